@@ -1,0 +1,8 @@
+//! The ClusterLabs fence-agent front: `fence_ipmilan` and its aliases, run
+//! as upstream's fence-agents 4.12 would be (argv and stdin parsing,
+//! validation, metadata XML, man page, result lines and exit codes 0/1/2).
+//!
+//! Everything is driven by the definitions under `agents/` ([`defs`]); the
+//! engine does the fencing. Entry points: [`run::main`] and [`run::known_agent`].
+
+pub mod defs;

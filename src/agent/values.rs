@@ -1,0 +1,246 @@
+//! The options an invocation set, by key, with upstream's semantics.
+//!
+//! fence-agents keeps every option as a string under its long name; a flag
+//! given on the command line holds `""`, one given on stdin `"1"` or `"0"`,
+//! and almost every check asks only whether the key is present. [`Values`]
+//! keeps that model (so `ssl_insecure=0` still turns the feature on, as
+//! upstream) and adds typed readers for the exceptions.
+
+use super::defs::{Agent, OptType, OptionDef, Truth};
+use std::collections::BTreeMap;
+
+/// Option values by key (`power_timeout`), as strings.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Values(BTreeMap<String, String>);
+
+impl Values {
+    /// An empty set.
+    pub fn new() -> Self {
+        Values::default()
+    }
+
+    /// Sets a value (the last one given wins).
+    pub fn set(&mut self, key: &str, value: impl Into<String>) {
+        self.0.insert(key.to_string(), value.into());
+    }
+
+    /// The value, if the key is set.
+    pub fn get(&self, key: &str) -> Option<&str> {
+        self.0.get(key).map(String::as_str)
+    }
+
+    /// True when the key is set, whatever its value.
+    pub fn has(&self, key: &str) -> bool {
+        self.0.contains_key(key)
+    }
+
+    /// Removes a key.
+    pub fn remove(&mut self, key: &str) -> Option<String> {
+        self.0.remove(key)
+    }
+
+    /// Keys and values in key order.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.0.iter().map(|(k, v)| (k.as_str(), v.as_str()))
+    }
+
+    /// Whether a flag is on, by the option's truth rule.
+    pub fn flag(&self, opt: &OptionDef) -> bool {
+        match (self.get(&opt.key()), opt.truth) {
+            (None, _) => false,
+            (Some(_), Truth::Presence) => true,
+            (Some(v), Truth::Value) => v.is_empty() || v == "1",
+        }
+    }
+
+    /// Whether the agent's flag `key` is on (false for an option the agent lacks).
+    pub fn flag_of(&self, agent: &Agent, key: &str) -> bool {
+        agent.option(key).is_some_and(|o| self.flag(o))
+    }
+
+    /// Fills in every default that is not set.
+    pub fn apply_defaults(&mut self, agent: &Agent) {
+        for o in &agent.family.options {
+            if let Some(d) = &o.default {
+                if !self.has(&o.key()) {
+                    self.set(&o.key(), d.clone());
+                }
+            }
+        }
+    }
+
+    /// An integer or seconds value, read as Python's `int()` reads it.
+    pub fn int(&self, key: &str) -> Option<i64> {
+        self.get(key).and_then(parse_int)
+    }
+}
+
+/// Python `int()` on a string: surrounding whitespace, an optional sign,
+/// decimal digits with single underscores between them. `None` when it
+/// would raise (or does not fit an `i64`).
+pub fn parse_int(s: &str) -> Option<i64> {
+    let t = s.trim();
+    let (neg, digits) = match t.as_bytes().first()? {
+        b'-' => (true, &t[1..]),
+        b'+' => (false, &t[1..]),
+        _ => (false, t),
+    };
+    if digits.is_empty()
+        || digits.starts_with('_')
+        || digits.ends_with('_')
+        || digits.contains("__")
+        || !digits.bytes().all(|b| b.is_ascii_digit() || b == b'_')
+    {
+        return None;
+    }
+    let n: i64 = digits.replace('_', "").parse().ok()?;
+    Some(if neg { -n } else { n })
+}
+
+/// Checks what upstream's `_validate_input` checks, in its order, and
+/// returns each failure's message (without the "Please use '-h'" line).
+/// Select values are upper-cased in place, as upstream does, and compared
+/// case-insensitively.
+pub fn validate(values: &mut Values, agent: &Agent) -> Vec<String> {
+    let fam = &agent.family;
+    let mut errors = Vec::new();
+    if fam.login_required && !values.has("username") {
+        errors.push("Failed: You have to set login name".to_string());
+    }
+    // Upstream also accepts --target in place of an address (it then fails
+    // later); fencekit refuses --target at run time.
+    if !values.has("ip") && !values.has("target") {
+        errors.push("Failed: You have to enter fence address".to_string());
+    }
+    if fam.password_required && !values.has("password") && !values.has("password_script") {
+        errors.push("Failed: You have to enter password or password script".to_string());
+    }
+    let action = values.get("action").unwrap_or_default();
+    if fam.plug_required
+        && !fam.port_as_ip
+        && !values.has("plug")
+        && !matches!(action, "list" | "list-status" | "monitor")
+    {
+        errors.push("Failed: You have to enter plug number or machine identification".to_string());
+    }
+    for o in fam.options.iter().filter(|o| o.ty == OptType::Select) {
+        if let Some(v) = values.get(&o.key()) {
+            let upper = v.to_uppercase();
+            let ok = o.choices.iter().any(|c| c.to_uppercase() == upper);
+            values.set(&o.key(), upper);
+            if !ok {
+                let list: Vec<String> = o.choices.iter().map(|c| format!("'{c}'")).collect();
+                errors.push(format!(
+                    "Failed: You have to enter a valid choice for --{} from the valid values: [{}]",
+                    o.long,
+                    list.join(", ")
+                ));
+            }
+        }
+    }
+    for o in &fam.options {
+        let Some(v) = values.get(&o.key()) else { continue };
+        let bad = matches!(o.ty, OptType::Integer | OptType::Second) && parse_int(v).is_none();
+        if bad && o.ty == OptType::Second {
+            errors.push(format!(
+                "Failed: The value you have entered for --{} is not a valid time in seconds",
+                o.long
+            ));
+        } else if bad {
+            errors.push(format!(
+                "Failed: The value you have entered for --{} is not a valid integer",
+                o.long
+            ));
+        }
+    }
+    errors
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent::defs::agent;
+
+    #[test]
+    fn int_follows_python() {
+        assert_eq!(parse_int("5"), Some(5));
+        assert_eq!(parse_int(" 5 "), Some(5));
+        assert_eq!(parse_int("+5"), Some(5));
+        assert_eq!(parse_int("-1"), Some(-1));
+        assert_eq!(parse_int("1_000"), Some(1000));
+        for bad in ["", " ", "1.5", "abc", "0x10", "_1", "1_", "1__0", "- 1", "--1", "99999999999999999999"] {
+            assert_eq!(parse_int(bad), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn flags_follow_their_truth_rule() {
+        let a = agent("fence_ipmilan").unwrap();
+        let lanplus = a.option("lanplus").unwrap();
+        let quiet = a.option("quiet").unwrap();
+        let mut v = Values::new();
+        assert!(!v.flag(lanplus) && !v.flag(quiet));
+        for (val, on) in [("", true), ("1", true), ("0", false)] {
+            v.set("lanplus", val);
+            v.set("quiet", val);
+            assert_eq!(v.flag(lanplus), on, "lanplus={val:?}");
+            assert!(v.flag(quiet), "quiet={val:?} is on by presence");
+        }
+    }
+
+    #[test]
+    fn defaults_fill_only_what_is_unset() {
+        let a = agent("fence_ilo3").unwrap();
+        let mut v = Values::new();
+        v.set("power_wait", "7");
+        v.apply_defaults(&a);
+        assert_eq!(v.get("power_wait"), Some("7"));
+        assert_eq!(v.get("lanplus"), Some("1"));
+        assert_eq!(v.get("action"), Some("reboot"));
+        assert_eq!(v.get("ipport"), Some("623"));
+        assert!(!v.has("ip") && !v.has("verbose"));
+    }
+
+    #[test]
+    fn validation_reports_upstream_messages_in_order() {
+        let a = agent("fence_ipmilan").unwrap();
+        let mut v = Values::new();
+        v.apply_defaults(&a);
+        v.set("privlvl", "foo");
+        v.set("power_timeout", "abc");
+        v.set("ipport", "x");
+        let e = validate(&mut v, &a);
+        assert_eq!(
+            e,
+            vec![
+                "Failed: You have to enter fence address",
+                "Failed: You have to enter a valid choice for --privlvl from the valid values: \
+                 ['callback', 'user', 'operator', 'administrator']",
+                "Failed: The value you have entered for --ipport is not a valid integer",
+                "Failed: The value you have entered for --power-timeout is not a valid time in seconds",
+            ]
+        );
+    }
+
+    #[test]
+    fn selects_are_case_insensitive_and_stored_upper_case() {
+        let a = agent("fence_ipmilan").unwrap();
+        let mut v = Values::new();
+        v.apply_defaults(&a);
+        v.set("ip", "h");
+        v.set("auth", "Md5");
+        assert!(validate(&mut v, &a).is_empty());
+        assert_eq!(v.get("auth"), Some("MD5"));
+        assert_eq!(v.get("privlvl"), Some("ADMINISTRATOR"));
+        assert_eq!(v.get("method"), Some("ONOFF"));
+    }
+
+    #[test]
+    fn target_stands_in_for_the_address_as_upstream() {
+        let a = agent("fence_ipmilan").unwrap();
+        let mut v = Values::new();
+        v.apply_defaults(&a);
+        v.set("target", "0x20");
+        assert!(validate(&mut v, &a).is_empty());
+    }
+}

@@ -1,0 +1,229 @@
+//! The native command line's options (clap derive).
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+const EXIT_CODES: &str = "\
+Exit status:
+  0   every target reached the requested state (status: every target is on)
+  1   at least one target could not be reached, authenticated or confirmed
+  2   status only: the targets are confirmed off, nothing failed
+  3   verify: the evidence does not prove the expected state
+  64  usage error: bad option, unknown target, unreadable input";
+
+/// Fencing (STONITH) toolkit: power-control BMCs and prove the result.
+#[derive(Parser, Debug)]
+#[command(name = "fencekit", version = crate::cli::run::VERSION_LINE, about, after_help = EXIT_CODES)]
+#[command(propagate_version = true)]
+pub struct Cli {
+    /// The command.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The native commands.
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Read the power state (exit 0 on, 2 off, 1 unreadable).
+    Status(ActionArgs),
+    /// Power on and confirm.
+    On(ActionArgs),
+    /// Hard power off and confirm: the fencing action.
+    Off(ActionArgs),
+    /// Power off (confirmed), then on (confirmed); or one cycle with --method cycle.
+    Reboot(ActionArgs),
+    /// Check that the BMC answers and authenticates, without touching power.
+    Monitor(ActionArgs),
+    /// Serve simulated BMCs on loopback until interrupted.
+    Lab(LabArgs),
+    /// Start an in-process lab and fence a simulated node, step by step.
+    Demo(DemoArgs),
+    /// Run as a ClusterLabs fence agent (same as invoking fencekit as NAME).
+    Agent {
+        /// Agent name, e.g. fence_ipmilan.
+        name: String,
+        /// The agent's own arguments.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<OsString>,
+    },
+}
+
+/// Output formats.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Default)]
+pub enum Output {
+    /// Short lines for people.
+    #[default]
+    Human,
+    /// One JSON document.
+    Json,
+}
+
+/// Reboot methods.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Default)]
+pub enum Method {
+    /// Off (confirmed) then on (confirmed).
+    #[default]
+    Onoff,
+    /// One power-cycle command; unverified.
+    Cycle,
+}
+
+/// Drivers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Default)]
+pub enum Driver {
+    /// IPMI over LAN (RMCP+ or 1.5).
+    #[default]
+    Ipmi,
+}
+
+/// IPMI versions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Default)]
+pub enum IpmiVersion {
+    /// RMCP+ (lanplus).
+    #[default]
+    #[value(name = "2.0")]
+    V20,
+    /// IPMI 1.5 (lan).
+    #[value(name = "1.5")]
+    V15,
+}
+
+/// Options shared by status/on/off/reboot/monitor.
+#[derive(Args, Debug, Clone)]
+pub struct ActionArgs {
+    /// Target: ipmi://[USER@]HOST[:PORT] (or use --ip).
+    pub targets: Vec<String>,
+
+    /// Driver for --ip targets.
+    #[arg(long, value_enum, default_value_t = Driver::Ipmi)]
+    pub driver: Driver,
+    /// BMC address (instead of a target URL).
+    #[arg(long, short = 'a', value_name = "HOST")]
+    pub ip: Option<String>,
+    /// BMC UDP port.
+    #[arg(long, short = 'u', value_name = "PORT")]
+    pub ipport: Option<u16>,
+    /// BMC user name.
+    #[arg(long, short = 'l', value_name = "USER")]
+    pub username: Option<String>,
+    /// Password on the command line: visible to other local users (prefer the
+    /// options below).
+    #[arg(long, short = 'p', value_name = "PASSWORD", hide_env_values = true)]
+    pub password: Option<String>,
+    /// Read the password from a file (first line).
+    #[arg(long, value_name = "PATH")]
+    pub password_file: Option<PathBuf>,
+    /// Read the password from this environment variable.
+    #[arg(long, value_name = "VAR")]
+    pub password_env: Option<String>,
+    /// Run this command (sh -c) and use its output as the password.
+    #[arg(long, short = 'S', value_name = "CMD")]
+    pub password_script: Option<String>,
+
+    /// RMCP+ cipher suite: auto (prefer 17), 3 or 17.
+    #[arg(long, short = 'C', value_name = "auto|3|17", default_value = "auto")]
+    pub cipher: String,
+    /// Session privilege level.
+    #[arg(long, short = 'L', value_name = "LEVEL", default_value = "administrator")]
+    pub privlvl: String,
+    /// IPMI version: 2.0 (RMCP+, default) or 1.5 (legacy BMCs).
+    #[arg(long, value_enum, default_value_t = IpmiVersion::V20)]
+    pub ipmi_version: IpmiVersion,
+    /// IPMI 1.5 authentication type (md5, password, none); implies --ipmi-version 1.5.
+    #[arg(long, short = 'A', value_name = "TYPE")]
+    pub auth: Option<String>,
+    /// BMC key K_g in hexadecimal.
+    #[arg(long, value_name = "HEX")]
+    pub hexadecimal_kg: Option<String>,
+
+    /// Blind wait after each power command before polling.
+    #[arg(long, value_name = "DUR", default_value = "0s", value_parser = crate::cli::duration::parse)]
+    pub power_wait: std::time::Duration,
+    /// How long a power transition may take to be observed.
+    #[arg(long, value_name = "DUR", default_value = "20s", value_parser = crate::cli::duration::parse)]
+    pub power_timeout: std::time::Duration,
+    /// First interval between status polls (grows up to 1s while nothing changes).
+    #[arg(long, value_name = "DUR", default_value = "40ms", value_parser = crate::cli::duration::parse)]
+    pub poll_interval: std::time::Duration,
+    /// Consecutive identical reads needed to confirm a state.
+    #[arg(long, value_name = "N", default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=20))]
+    pub confirm: u32,
+    /// Extra attempts of the power-on command.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub retry_on: u32,
+    /// Reboot method.
+    #[arg(long, short = 'm', value_enum, default_value_t = Method::Onoff)]
+    pub method: Method,
+    /// Deadline for the whole action.
+    #[arg(long, value_name = "DUR", default_value = "60s", value_parser = crate::cli::duration::parse)]
+    pub timeout: std::time::Duration,
+    /// Bound on session set-up and on each request.
+    #[arg(long, value_name = "DUR", default_value = "10s", value_parser = crate::cli::duration::parse)]
+    pub login_timeout: std::time::Duration,
+
+    /// Output format.
+    #[arg(long, short = 'o', value_enum, default_value_t = Output::Human)]
+    pub output: Output,
+    /// More detail on stderr (-v, -vv, -vvv); never shows secrets.
+    #[arg(long, short = 'v', action = clap::ArgAction::Count)]
+    pub verbose: u8,
+}
+
+/// `fencekit lab` options.
+#[derive(Args, Debug, Clone)]
+pub struct LabArgs {
+    /// Number of simulated BMCs.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=4096))]
+    pub nodes: u32,
+    /// Loopback address to serve on.
+    #[arg(long, default_value = "127.0.0.1")]
+    pub bind: String,
+    /// First UDP port (node N gets base+N-1); 0 picks free ports.
+    #[arg(long, default_value_t = 0)]
+    pub ipmi_port_base: u16,
+    /// User name the BMCs accept.
+    #[arg(long, default_value = "admin")]
+    pub username: String,
+    /// Password the BMCs accept.
+    #[arg(long, default_value = "lab")]
+    pub password: String,
+    /// Initial power state.
+    #[arg(long, default_value = "on", value_parser = ["on", "off"])]
+    pub power: String,
+    /// Drop this fraction of datagrams in each direction (0.0-1.0).
+    #[arg(long, default_value_t = 0.0)]
+    pub loss: f64,
+    /// Drop these received datagrams (1-based, per node), e.g. 1,3.
+    #[arg(long, value_delimiter = ',')]
+    pub drop: Vec<u64>,
+    /// Delay every answer by this much.
+    #[arg(long, value_name = "DUR", default_value = "0s", value_parser = crate::cli::duration::parse)]
+    pub delay: std::time::Duration,
+    /// A power change becomes visible this long after the command.
+    #[arg(long, value_name = "DUR", default_value = "0s", value_parser = crate::cli::duration::parse)]
+    pub transition: std::time::Duration,
+    /// Power never changes (commands are accepted and ignored).
+    #[arg(long)]
+    pub stuck: bool,
+    /// Answer Chassis Control off-when-off with D5h (like Dell).
+    #[arg(long)]
+    pub strict_state: bool,
+    /// Only offer these cipher suites (comma list of 3, 17).
+    #[arg(long, value_delimiter = ',', default_values_t = [3u8, 17u8])]
+    pub ciphers: Vec<u8>,
+    /// Never answer Get Channel Cipher Suites (like ipmi_sim).
+    #[arg(long)]
+    pub no_cipher_query: bool,
+    /// More detail on stderr.
+    #[arg(long, short = 'v', action = clap::ArgAction::Count)]
+    pub verbose: u8,
+}
+
+/// `fencekit demo` options.
+#[derive(Args, Debug, Clone)]
+pub struct DemoArgs {
+    /// Output format.
+    #[arg(long, short = 'o', value_enum, default_value_t = Output::Human)]
+    pub output: Output,
+}

@@ -1,0 +1,12 @@
+//! The native command line: `fencekit status|on|off|reboot|monitor|lab|demo|agent`.
+//!
+//! Parses options with clap, resolves targets and credentials, runs the
+//! engine, and renders results (human lines, JSON) and exit codes. The
+//! engine never prints; everything a person sees comes from here.
+
+pub mod args;
+pub mod credentials;
+pub mod duration;
+pub mod render;
+pub mod run;
+pub mod target;

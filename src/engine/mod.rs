@@ -1,0 +1,14 @@
+//! Protocol-independent fencing: what an action means, independent of how a
+//! BMC is spoken to.
+//!
+//! The engine owns the per-target state machine (read, send, wait, poll,
+//! confirm), deadlines, and the events it emits while it works. It knows no
+//! argv and no terminal; the fronts ([`crate::cli`], [`crate::agent`]) turn
+//! its events and outcomes into output.
+
+pub mod driver;
+pub mod error;
+pub mod event;
+pub mod policy;
+pub mod power;
+pub mod run;

@@ -1,0 +1,97 @@
+//! Timing and confirmation rules for one action.
+//!
+//! Native mode and agent mode differ only in these numbers and in how a
+//! reboot whose power-on failed is reported; the state machine is the same.
+
+use super::power::RebootMethod;
+use std::time::{Duration, Instant};
+
+/// How long to wait for a power transition to be observed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PowerTimeout {
+    /// Give up after this many status polls (fence-agents counts polls, not seconds).
+    Polls(u32),
+    /// Give up when this much time has passed since the command was sent.
+    Wall(Duration),
+    /// Poll until the overall deadline, or forever without one (Pacemaker's `disable_timeout`).
+    Unlimited,
+}
+
+/// Who asked, which decides how a half-successful reboot is reported.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// `fencekit …`: success means every step was observed.
+    Native,
+    /// `fence_*`: upstream's contract (a reboot whose off was confirmed succeeds
+    /// even when the power-on could not be confirmed).
+    Agent,
+}
+
+/// Timing, confirmation and retry rules for one action on one target.
+#[derive(Clone, Debug)]
+pub struct Policy {
+    /// Native or agent semantics.
+    pub mode: Mode,
+    /// Sleep after every power command before the first status poll.
+    pub power_wait: Duration,
+    /// How long a transition may take to be observed.
+    pub power_timeout: PowerTimeout,
+    /// Time between status polls while waiting for a transition.
+    pub poll_interval: Duration,
+    /// Upper bound the poll interval grows to (equal to `poll_interval` for a fixed interval).
+    pub poll_interval_max: Duration,
+    /// Consecutive reads of the target state needed to call it observed.
+    pub confirm: u32,
+    /// Extra attempts of the power-on command.
+    pub retry_on: u32,
+    /// How `reboot` is done.
+    pub method: RebootMethod,
+    /// Bound on each step that talks to the device (session set-up, one request).
+    pub step_timeout: Option<Duration>,
+    /// The whole action must end by then.
+    pub deadline: Option<Instant>,
+}
+
+impl Policy {
+    /// Native defaults: no blind sleep, fast polling with back-off, two
+    /// consecutive reads to confirm, 20 s per transition, 60 s in all.
+    pub fn native() -> Self {
+        Policy {
+            mode: Mode::Native,
+            power_wait: Duration::ZERO,
+            power_timeout: PowerTimeout::Wall(Duration::from_secs(20)),
+            poll_interval: Duration::from_millis(40),
+            poll_interval_max: Duration::from_secs(1),
+            confirm: 2,
+            retry_on: 1,
+            method: RebootMethod::OnOff,
+            step_timeout: Some(Duration::from_secs(10)),
+            deadline: Some(Instant::now() + Duration::from_secs(60)),
+        }
+    }
+
+    /// fence-agents defaults (power_wait is the agent's own, set by the caller).
+    pub fn agent() -> Self {
+        Policy {
+            mode: Mode::Agent,
+            power_wait: Duration::ZERO,
+            power_timeout: PowerTimeout::Polls(20),
+            poll_interval: Duration::from_secs(1),
+            poll_interval_max: Duration::from_secs(1),
+            confirm: 1,
+            retry_on: 1,
+            method: RebootMethod::OnOff,
+            step_timeout: Some(Duration::from_secs(20)),
+            deadline: None,
+        }
+    }
+
+    /// The deadline for one step starting now: the step bound, cut by the overall deadline.
+    pub fn step_deadline(&self) -> Option<Instant> {
+        let step = self.step_timeout.map(|d| Instant::now() + d);
+        match (step, self.deadline) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+}

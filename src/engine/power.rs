@@ -1,0 +1,115 @@
+//! Power states, commands and actions.
+
+use serde::Serialize;
+use std::fmt;
+
+/// An observed power state. There is deliberately no "unknown": a state
+/// that cannot be read is an error, never a guess.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PowerState {
+    /// The node has power.
+    On,
+    /// The node is powered off.
+    Off,
+}
+
+impl PowerState {
+    /// `"on"` or `"off"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PowerState::On => "on",
+            PowerState::Off => "off",
+        }
+    }
+}
+
+impl fmt::Display for PowerState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A power command sent to a device.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PowerCommand {
+    /// Hard power off (IPMI "power down").
+    Off,
+    /// Power on (IPMI "power up").
+    On,
+    /// Off then on inside the device (IPMI "power cycle").
+    Cycle,
+    /// Hard reset without a power transition.
+    Reset,
+    /// Diagnostic interrupt (NMI).
+    Diag,
+}
+
+impl PowerCommand {
+    /// The command's name as shown to people.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PowerCommand::Off => "off",
+            PowerCommand::On => "on",
+            PowerCommand::Cycle => "cycle",
+            PowerCommand::Reset => "reset",
+            PowerCommand::Diag => "diag",
+        }
+    }
+}
+
+impl fmt::Display for PowerCommand {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What a caller asks of one target.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Action {
+    /// Read the power state.
+    Status,
+    /// Power on and confirm.
+    On,
+    /// Hard power off and confirm.
+    Off,
+    /// Off (confirmed) then on, or one power cycle (`RebootMethod::Cycle`).
+    Reboot,
+    /// Check that the device answers and authenticates.
+    Monitor,
+    /// Send a diagnostic interrupt.
+    Diag,
+}
+
+impl Action {
+    /// The action's name as written on command lines.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Action::Status => "status",
+            Action::On => "on",
+            Action::Off => "off",
+            Action::Reboot => "reboot",
+            Action::Monitor => "monitor",
+            Action::Diag => "diag",
+        }
+    }
+}
+
+impl fmt::Display for Action {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// How `reboot` is carried out.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RebootMethod {
+    /// Off, confirmed; then on, confirmed. The default: every step is observed.
+    #[default]
+    OnOff,
+    /// One power-cycle command; nothing is observed in between, so it is unverified.
+    Cycle,
+}

@@ -1,0 +1,629 @@
+//! The per-target state machine: read, send, wait, poll, confirm.
+//!
+//! Safety rule: success means the new state was *observed* (`confirm`
+//! consecutive reads), never that a command was accepted. A command the
+//! device declines as "not in present state" leads to a fresh read, never
+//! straight to success.
+
+use super::driver::PowerDriver;
+use super::error::{DriverError, ErrorKind, Stage};
+use super::event::{Event, EventSink, Stamped};
+use super::policy::{Mode, Policy, PowerTimeout};
+use super::power::{Action, PowerCommand, PowerState, RebootMethod};
+use serde::Serialize;
+use std::future::Future;
+use std::time::{Duration, Instant};
+use tokio::sync::watch;
+
+/// What an action achieved.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "outcome", rename_all = "kebab-case")]
+pub enum Outcome {
+    /// `status`: the state read.
+    Status {
+        /// The state.
+        state: PowerState,
+    },
+    /// The target was already in the requested state (confirmed).
+    Already {
+        /// The state.
+        state: PowerState,
+    },
+    /// The requested state was reached and confirmed.
+    Reached {
+        /// The state.
+        state: PowerState,
+    },
+    /// `reboot` (on/off): off confirmed, then on confirmed.
+    Rebooted,
+    /// `reboot` (on/off): off confirmed, but the power-on was not confirmed.
+    /// The node is fenced; it did not come back.
+    FencedNotRestored {
+        /// Why the power-on failed.
+        error: String,
+    },
+    /// `reboot --method cycle`: the cycle command was accepted; nothing was observed.
+    CycleSent,
+    /// `monitor`: the device answered and authenticated.
+    Monitored,
+    /// `diag`: the diagnostic interrupt was accepted.
+    DiagSent,
+}
+
+impl Outcome {
+    /// The power state this outcome proves, if any.
+    pub fn state(&self) -> Option<PowerState> {
+        match self {
+            Outcome::Status { state } | Outcome::Already { state } | Outcome::Reached { state } => {
+                Some(*state)
+            }
+            Outcome::Rebooted => Some(PowerState::On),
+            Outcome::FencedNotRestored { .. } => None,
+            _ => None,
+        }
+    }
+}
+
+/// An action that failed, with the last state that was observed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Failure {
+    /// The classified error.
+    pub error: DriverError,
+    /// The last power state read before the failure, if any.
+    pub last_state: Option<PowerState>,
+}
+
+/// Lets a front stop an action (SIGINT/SIGTERM) so that the session is still closed.
+#[derive(Clone)]
+pub struct Cancel(watch::Receiver<bool>);
+
+/// The sending half of [`Cancel`].
+pub struct CancelHandle(watch::Sender<bool>);
+
+impl Cancel {
+    /// A new cancel pair.
+    pub fn new() -> (CancelHandle, Cancel) {
+        let (tx, rx) = watch::channel(false);
+        (CancelHandle(tx), Cancel(rx))
+    }
+
+    /// A cancel that never fires.
+    pub fn never() -> Cancel {
+        let (tx, rx) = watch::channel(false);
+        std::mem::forget(tx);
+        Cancel(rx)
+    }
+
+    async fn cancelled(&mut self) {
+        while !*self.0.borrow() {
+            if self.0.changed().await.is_err() {
+                std::future::pending::<()>().await;
+            }
+        }
+    }
+}
+
+impl CancelHandle {
+    /// Asks the action to stop at its next await point.
+    pub fn cancel(&self) {
+        let _ = self.0.send(true);
+    }
+}
+
+/// Runs `action` on one device and closes the session whatever happens.
+pub async fn run<D: PowerDriver>(
+    driver: &mut D,
+    action: Action,
+    policy: &Policy,
+    sink: &mut dyn EventSink,
+    cancel: Cancel,
+) -> Result<Outcome, Failure> {
+    let mut m = Machine {
+        driver,
+        policy,
+        sink,
+        cancel,
+        start: Instant::now(),
+        last_state: None,
+    };
+    m.emit(Event::Started { action });
+    let result = m.act(action).await;
+    m.driver.close().await;
+    result.map_err(|error| Failure {
+        error,
+        last_state: m.last_state,
+    })
+}
+
+struct Machine<'a, D> {
+    driver: &'a mut D,
+    policy: &'a Policy,
+    sink: &'a mut dyn EventSink,
+    cancel: Cancel,
+    start: Instant,
+    last_state: Option<PowerState>,
+}
+
+fn command_for(state: PowerState) -> PowerCommand {
+    match state {
+        PowerState::On => PowerCommand::On,
+        PowerState::Off => PowerCommand::Off,
+    }
+}
+
+impl<D: PowerDriver> Machine<'_, D> {
+    fn emit(&mut self, event: Event) {
+        let stamped = Stamped::new(self.start.elapsed(), event);
+        self.sink.emit(&stamped);
+    }
+
+    /// Awaits `fut`, or fails with `Interrupted` when cancelled.
+    async fn guard<T>(
+        &mut self,
+        stage: Stage,
+        fut: impl Future<Output = Result<T, DriverError>>,
+    ) -> Result<T, DriverError> {
+        let mut cancel = self.cancel.clone();
+        tokio::select! {
+            r = fut => r,
+            _ = cancel.cancelled() => Err(DriverError::new(
+                ErrorKind::Interrupted, stage, "stopped by a signal")),
+        }
+    }
+
+    /// Sleeps, bounded by the overall deadline and cancellable.
+    async fn sleep(&mut self, d: Duration, stage: Stage) -> Result<(), DriverError> {
+        if let Some(deadline) = self.policy.deadline {
+            if Instant::now() + d > deadline {
+                return Err(self.deadline_error(stage));
+            }
+        }
+        self.guard(stage, async {
+            tokio::time::sleep(d).await;
+            Ok(())
+        })
+        .await
+    }
+
+    fn deadline_error(&self, stage: Stage) -> DriverError {
+        let what = match self.last_state {
+            Some(s) => format!("; last state read: {s}"),
+            None => String::new(),
+        };
+        DriverError::new(
+            ErrorKind::Timeout,
+            stage,
+            format!(
+                "the action's deadline passed after {:.1}s{what}",
+                self.start.elapsed().as_secs_f64()
+            ),
+        )
+    }
+
+    fn overall_passed(&self) -> bool {
+        self.policy.deadline.is_some_and(|d| Instant::now() >= d)
+    }
+
+    async fn act(&mut self, action: Action) -> Result<Outcome, DriverError> {
+        let deadline = self.policy.step_deadline();
+        let detail = {
+            let fut = self.driver.connect(deadline);
+            let mut cancel = self.cancel.clone();
+            tokio::select! {
+                r = fut => r?,
+                _ = cancel.cancelled() => return Err(DriverError::new(
+                    ErrorKind::Interrupted, Stage::Authenticate, "stopped by a signal")),
+            }
+        };
+        self.emit(Event::Authenticated { detail });
+        match action {
+            Action::Status => Ok(Outcome::Status {
+                state: self.read().await?,
+            }),
+            Action::Monitor => {
+                self.read().await?;
+                Ok(Outcome::Monitored)
+            }
+            Action::Diag => {
+                self.read().await?;
+                self.send(PowerCommand::Diag).await?;
+                Ok(Outcome::DiagSent)
+            }
+            Action::Off => self.ensure(PowerState::Off, 1).await,
+            Action::On => self.ensure(PowerState::On, 1 + self.policy.retry_on).await,
+            Action::Reboot => match self.policy.method {
+                RebootMethod::OnOff => self.reboot_onoff().await,
+                RebootMethod::Cycle => self.reboot_cycle().await,
+            },
+        }
+    }
+
+    /// One status read, recorded.
+    async fn read(&mut self) -> Result<PowerState, DriverError> {
+        let deadline = self.policy.step_deadline();
+        let fut = self.driver.status(deadline);
+        let mut cancel = self.cancel.clone();
+        let state = tokio::select! {
+            r = fut => r?,
+            _ = cancel.cancelled() => return Err(DriverError::new(
+                ErrorKind::Interrupted, Stage::Status, "stopped by a signal")),
+        };
+        self.last_state = Some(state);
+        self.emit(Event::StateObserved { state });
+        Ok(state)
+    }
+
+    /// Sends a command, retrying transient refusals within the deadline.
+    /// Returns false when the device declined it as "not in present state".
+    async fn send(&mut self, command: PowerCommand) -> Result<bool, DriverError> {
+        let mut pause = Duration::from_millis(200);
+        loop {
+            let deadline = self.policy.step_deadline();
+            let fut = self.driver.command(command, deadline);
+            let mut cancel = self.cancel.clone();
+            let r = tokio::select! {
+                r = fut => r,
+                _ = cancel.cancelled() => return Err(DriverError::new(
+                    ErrorKind::Interrupted, Stage::Command, "stopped by a signal")),
+            };
+            match r {
+                Ok(()) => {
+                    self.emit(Event::CommandSent { command });
+                    return Ok(true);
+                }
+                Err(e) if e.kind == ErrorKind::NotInPresentState => {
+                    self.emit(Event::CommandDeclined {
+                        command,
+                        reason: e.message,
+                    });
+                    return Ok(false);
+                }
+                Err(e) if e.kind == ErrorKind::Busy && !self.overall_passed() => {
+                    // Quirk (openbmc#1810/#1812): transient errors during a
+                    // transition or while the BMC boots succeed on retry.
+                    self.emit(Event::Retry {
+                        stage: Stage::Command,
+                        reason: e.message,
+                    });
+                    self.sleep(pause, Stage::Command).await?;
+                    pause = (pause * 2).min(Duration::from_secs(2));
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// Confirms that `target` holds, reading until `confirm` consecutive reads agree.
+    /// Returns Ok(false) as soon as a read disagrees.
+    async fn confirm_already(&mut self, target: PowerState) -> Result<bool, DriverError> {
+        for _ in 1..self.policy.confirm {
+            self.sleep(self.policy.poll_interval, Stage::Status).await?;
+            if self.read().await? != target {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    /// Brings the target to `target`: already there (confirmed) or set and observed.
+    async fn ensure(&mut self, target: PowerState, attempts: u32) -> Result<Outcome, DriverError> {
+        if self.read().await? == target && self.confirm_already(target).await? {
+            return Ok(Outcome::Already { state: target });
+        }
+        self.set_power(target, attempts).await?;
+        Ok(Outcome::Reached { state: target })
+    }
+
+    async fn reboot_onoff(&mut self) -> Result<Outcome, DriverError> {
+        let first = self.read().await?;
+        let already_off = first == PowerState::Off && self.confirm_already(PowerState::Off).await?;
+        if !already_off {
+            self.set_power(PowerState::Off, 1).await?;
+        }
+        // The node is fenced now. Power-on failures no longer undo that.
+        let attempts = match self.policy.mode {
+            // fence-agents: set_power(on, retry_on) — retry_on=0 means no attempt.
+            Mode::Agent => self.policy.retry_on,
+            Mode::Native => 1 + self.policy.retry_on,
+        };
+        if attempts == 0 {
+            return Ok(Outcome::FencedNotRestored {
+                error: "no power-on attempt (retry_on is 0)".into(),
+            });
+        }
+        match self.set_power(PowerState::On, attempts).await {
+            Ok(()) => Ok(Outcome::Rebooted),
+            Err(e) if e.kind == ErrorKind::Interrupted => Err(e),
+            Err(e) => Ok(Outcome::FencedNotRestored {
+                error: e.to_string(),
+            }),
+        }
+    }
+
+    async fn reboot_cycle(&mut self) -> Result<Outcome, DriverError> {
+        let first = self.read().await?;
+        let mut last_err = None;
+        for _ in 0..(1 + self.policy.retry_on) {
+            match self.send(PowerCommand::Cycle).await {
+                Ok(true) => {
+                    self.sleep(self.policy.power_wait, Stage::Wait).await?;
+                    return Ok(Outcome::CycleSent);
+                }
+                Ok(false) => {
+                    // Quirk (fence-agents#596, bmclib#223): cycle on an off
+                    // chassis answers D5h. Read again; if off, power it on.
+                    if self.read().await? == PowerState::Off {
+                        self.set_power(PowerState::On, 1 + self.policy.retry_on)
+                            .await?;
+                        return Ok(Outcome::Rebooted);
+                    }
+                    last_err = Some(DriverError::new(
+                        ErrorKind::DeviceError,
+                        Stage::Command,
+                        format!("the BMC declined the power cycle while the node is {first}"),
+                    ));
+                }
+                Err(e) if e.kind == ErrorKind::Interrupted => return Err(e),
+                Err(e) => last_err = Some(e),
+            }
+        }
+        Err(last_err.unwrap_or_else(|| {
+            DriverError::new(ErrorKind::DeviceError, Stage::Command, "power cycle failed")
+        }))
+    }
+
+    /// fence-agents' set_power: per attempt, send, wait power_wait, poll until
+    /// the target state is observed `confirm` times in a row or the power
+    /// timeout passes.
+    async fn set_power(&mut self, target: PowerState, attempts: u32) -> Result<(), DriverError> {
+        let command = command_for(target);
+        for _ in 0..attempts.max(1) {
+            self.send(command).await?;
+            if !self.policy.power_wait.is_zero() {
+                self.emit(Event::Waiting {
+                    ms: self.policy.power_wait.as_millis() as u64,
+                    target,
+                });
+                self.sleep(self.policy.power_wait, Stage::Wait).await?;
+            }
+            if self.poll_until(target).await? {
+                return Ok(());
+            }
+        }
+        let word = match target {
+            PowerState::On => "ON",
+            PowerState::Off => "OFF",
+        };
+        let last = match self.last_state {
+            Some(s) => format!(" (last state read: {s})"),
+            None => String::new(),
+        };
+        Err(DriverError::new(
+            ErrorKind::TransitionTimeout,
+            Stage::Wait,
+            format!("timed out waiting to power {word}{last}"),
+        ))
+    }
+
+    /// Polls until `target` is confirmed (true) or the power timeout passes (false).
+    async fn poll_until(&mut self, target: PowerState) -> Result<bool, DriverError> {
+        let began = Instant::now();
+        let mut interval = self.policy.poll_interval;
+        let mut polls: u32 = 0;
+        let mut streak: u32 = 0;
+        loop {
+            polls += 1;
+            match self.read().await {
+                Ok(s) if s == target => streak += 1,
+                Ok(_) => streak = 0,
+                // A read that fails transiently during a transition is a
+                // missed poll, not the end of the action.
+                Err(e) if e.kind.is_transient() && !self.overall_passed() => {
+                    streak = 0;
+                    self.emit(Event::Retry {
+                        stage: Stage::Status,
+                        reason: e.message,
+                    });
+                }
+                Err(e) => return Err(e),
+            }
+            if streak >= self.policy.confirm.max(1) {
+                return Ok(true);
+            }
+            let exhausted = match self.policy.power_timeout {
+                PowerTimeout::Polls(n) => n > 0 && polls >= n,
+                PowerTimeout::Wall(d) => began.elapsed() >= d,
+                PowerTimeout::Unlimited => false,
+            };
+            if exhausted && streak == 0 {
+                return Ok(false);
+            }
+            if streak == 0 {
+                self.sleep(interval, Stage::Wait).await?;
+                interval = (interval.mul_f32(1.5)).min(self.policy.poll_interval_max);
+            } else {
+                // Confirmation reads are spaced by the base interval.
+                self.sleep(self.policy.poll_interval, Stage::Wait).await?;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::VecDeque;
+
+    /// A scripted device: a queue of status answers, a log of commands.
+    struct Scripted {
+        reads: VecDeque<Result<PowerState, ErrorKind>>,
+        commands: Vec<PowerCommand>,
+        command_answers: VecDeque<Result<(), ErrorKind>>,
+        closed: bool,
+    }
+
+    impl Scripted {
+        fn new(reads: &[Result<PowerState, ErrorKind>]) -> Self {
+            Scripted {
+                reads: reads.iter().cloned().collect(),
+                commands: vec![],
+                command_answers: VecDeque::new(),
+                closed: false,
+            }
+        }
+    }
+
+    impl PowerDriver for Scripted {
+        async fn connect(&mut self, _: Option<Instant>) -> Result<String, DriverError> {
+            Ok("scripted".into())
+        }
+        async fn status(&mut self, _: Option<Instant>) -> Result<PowerState, DriverError> {
+            match self.reads.pop_front() {
+                Some(Ok(s)) => Ok(s),
+                Some(Err(k)) => Err(DriverError::new(k, Stage::Status, "scripted error")),
+                None => panic!("no more scripted reads"),
+            }
+        }
+        async fn command(&mut self, c: PowerCommand, _: Option<Instant>) -> Result<(), DriverError> {
+            self.commands.push(c);
+            match self.command_answers.pop_front() {
+                Some(Err(k)) => Err(DriverError::new(k, Stage::Command, "scripted refusal")),
+                _ => Ok(()),
+            }
+        }
+        async fn close(&mut self) {
+            self.closed = true;
+        }
+    }
+
+    use PowerState::{Off, On};
+
+    fn native() -> Policy {
+        Policy {
+            poll_interval: Duration::from_millis(1),
+            poll_interval_max: Duration::from_millis(1),
+            ..Policy::native()
+        }
+    }
+
+    async fn go(d: &mut Scripted, a: Action, p: &Policy) -> Result<Outcome, Failure> {
+        run(d, a, p, &mut super::super::event::Discard, Cancel::never()).await
+    }
+
+    #[tokio::test]
+    async fn off_needs_consecutive_confirmation() {
+        // on, (off), off→on flap, off, off
+        let mut d = Scripted::new(&[Ok(On), Ok(Off), Ok(On), Ok(Off), Ok(Off)]);
+        let r = go(&mut d, Action::Off, &native()).await;
+        assert_eq!(r, Ok(Outcome::Reached { state: Off }));
+        assert_eq!(d.commands, vec![PowerCommand::Off]);
+        assert!(d.reads.is_empty(), "all five reads were needed");
+        assert!(d.closed);
+    }
+
+    #[tokio::test]
+    async fn already_off_is_confirmed_not_assumed() {
+        let mut d = Scripted::new(&[Ok(Off), Ok(On), Ok(Off), Ok(Off)]);
+        let r = go(&mut d, Action::Off, &native()).await;
+        assert_eq!(r, Ok(Outcome::Reached { state: Off }));
+        assert_eq!(d.commands, vec![PowerCommand::Off]);
+    }
+
+    #[tokio::test]
+    async fn declined_off_leads_to_a_fresh_read() {
+        let mut d = Scripted::new(&[Ok(On), Ok(On), Ok(On), Ok(On)]);
+        d.command_answers.push_back(Err(ErrorKind::NotInPresentState));
+        let p = Policy {
+            power_timeout: PowerTimeout::Polls(3),
+            ..native()
+        };
+        let r = go(&mut d, Action::Off, &p).await.unwrap_err();
+        assert_eq!(r.error.kind, ErrorKind::TransitionTimeout);
+        assert_eq!(r.last_state, Some(On));
+        assert!(r.error.message.contains("timed out waiting to power OFF"));
+    }
+
+    #[tokio::test]
+    async fn stuck_power_fails_after_the_poll_budget() {
+        let mut d = Scripted::new(&[Ok(On), Ok(On), Ok(On), Ok(On)]);
+        let p = Policy {
+            power_timeout: PowerTimeout::Polls(3),
+            ..Policy::agent()
+        };
+        let p = Policy {
+            poll_interval: Duration::from_millis(1),
+            ..p
+        };
+        let r = go(&mut d, Action::Off, &p).await.unwrap_err();
+        assert_eq!(r.error.kind, ErrorKind::TransitionTimeout);
+        assert_eq!(d.reads.len(), 0, "one initial read and three polls");
+    }
+
+    #[tokio::test]
+    async fn reboot_whose_power_on_fails_is_fenced_not_restored() {
+        let mut d = Scripted::new(&[Ok(On), Ok(Off), Ok(Off), Ok(Off), Ok(Off), Ok(Off)]);
+        let p = Policy {
+            power_timeout: PowerTimeout::Polls(1),
+            retry_on: 0,
+            ..native()
+        };
+        let r = go(&mut d, Action::Reboot, &p).await.unwrap();
+        assert!(matches!(r, Outcome::FencedNotRestored { .. }));
+        assert_eq!(d.commands, vec![PowerCommand::Off, PowerCommand::On]);
+    }
+
+    #[tokio::test]
+    async fn reboot_never_powers_on_before_off_is_confirmed() {
+        let mut d = Scripted::new(&[Ok(On), Ok(On), Ok(On)]);
+        let p = Policy {
+            power_timeout: PowerTimeout::Polls(2),
+            ..native()
+        };
+        let r = go(&mut d, Action::Reboot, &p).await.unwrap_err();
+        assert_eq!(r.error.kind, ErrorKind::TransitionTimeout);
+        assert_eq!(d.commands, vec![PowerCommand::Off]);
+    }
+
+    #[tokio::test]
+    async fn unreadable_status_is_a_failure() {
+        let mut d = Scripted::new(&[Err(ErrorKind::StatusUnreadable)]);
+        let r = go(&mut d, Action::Off, &native()).await.unwrap_err();
+        assert_eq!(r.error.kind, ErrorKind::StatusUnreadable);
+        assert!(d.commands.is_empty());
+    }
+
+    #[tokio::test]
+    async fn transient_poll_errors_are_missed_polls() {
+        let mut d = Scripted::new(&[Ok(On), Err(ErrorKind::Timeout), Ok(Off), Ok(Off)]);
+        let r = go(&mut d, Action::Off, &native()).await;
+        assert_eq!(r, Ok(Outcome::Reached { state: Off }));
+    }
+
+    #[tokio::test]
+    async fn cycle_on_an_off_chassis_powers_on() {
+        let mut d = Scripted::new(&[Ok(Off), Ok(Off), Ok(On), Ok(On)]);
+        d.command_answers.push_back(Err(ErrorKind::NotInPresentState));
+        let p = Policy {
+            method: RebootMethod::Cycle,
+            ..native()
+        };
+        let r = go(&mut d, Action::Reboot, &p).await;
+        assert_eq!(r, Ok(Outcome::Rebooted));
+        assert_eq!(d.commands, vec![PowerCommand::Cycle, PowerCommand::On]);
+    }
+
+    #[tokio::test]
+    async fn deadline_bounds_polling() {
+        let mut d = Scripted::new(&[Ok(On)]);
+        d.reads.extend(std::iter::repeat_n(Ok(On), 10_000));
+        let p = Policy {
+            power_timeout: PowerTimeout::Unlimited,
+            deadline: Some(Instant::now() + Duration::from_millis(100)),
+            ..native()
+        };
+        let t = Instant::now();
+        let r = go(&mut d, Action::Off, &p).await.unwrap_err();
+        assert_eq!(r.error.kind, ErrorKind::Timeout);
+        assert!(t.elapsed() < Duration::from_secs(2));
+    }
+}

@@ -1,0 +1,24 @@
+//! Exit codes of the native command line (`fencekit …`).
+//!
+//! Agent mode (`fence_ipmilan` & co.) uses upstream's 0 / 1 / 2 instead;
+//! those live in [`crate::agent`].
+
+/// Every target reached the requested state (for `status`: every target is on).
+pub const OK: i32 = 0;
+/// At least one target failed: it could not be reached, authenticated or confirmed.
+pub const FAILURE: i32 = 1;
+/// `status` only: every target is confirmed off and nothing failed (fence-agents convention).
+pub const STATUS_OFF: i32 = 2;
+/// `verify` ran, but the evidence does not prove the expected state.
+pub const UNPROVEN: i32 = 3;
+/// Usage error: a bad option, an unknown target, an unreadable inventory.
+pub const USAGE: i32 = 64;
+
+/// One line per exit code, for `--help` and the man page.
+pub const TABLE: &[(i32, &str)] = &[
+    (OK, "every target reached the requested state (status: every target is on)"),
+    (FAILURE, "at least one target could not be reached, authenticated or confirmed"),
+    (STATUS_OFF, "status only: the targets are confirmed off, nothing failed"),
+    (UNPROVEN, "verify: the evidence does not prove the expected state"),
+    (USAGE, "usage error: bad option, unknown target, unreadable input"),
+];

@@ -1,0 +1,15 @@
+//! IPMI over LAN: v2.0 RMCP+ (lanplus) and v1.5 (lan), natively.
+//!
+//! * [`codec`]: bytes ↔ typed messages, no I/O;
+//! * [`crypto`]: cipher suites 3 and 17, IPMI 1.5 authentication codes;
+//! * [`session`]: the client's session state machine, no I/O;
+//! * [`transport`]: tokio UDP, retransmission, deadlines;
+//! * [`driver`]: the engine's [`crate::engine::driver::PowerDriver`] over all of it;
+//! * [`config`]: what a caller sets (address, credentials, suite, privilege).
+
+pub mod codec;
+pub mod config;
+pub mod crypto;
+pub mod driver;
+pub mod session;
+pub mod transport;

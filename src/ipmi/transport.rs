@@ -1,0 +1,119 @@
+//! UDP transport: one connected socket per BMC, bounded waits, counters.
+//!
+//! A connected UDP socket only delivers datagrams from the BMC's address and
+//! port, so replies from anywhere else never reach the session layer. The
+//! transport decides nothing about content: the session says what is ours.
+
+use crate::engine::error::{DriverError, ErrorKind, Stage};
+use std::io;
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+use tokio::net::UdpSocket;
+
+/// Largest datagram accepted; IPMI messages are far smaller.
+const MAX_DATAGRAM: usize = 2048;
+
+/// What a bounded receive found.
+#[derive(Debug)]
+pub enum Received {
+    /// A datagram from the BMC's address.
+    Datagram(Vec<u8>),
+    /// Nothing before the wait ended.
+    Nothing,
+    /// The network reported the port unreachable (ICMP).
+    Refused,
+}
+
+/// A socket connected to one BMC.
+pub struct Transport {
+    sock: UdpSocket,
+    peer: SocketAddr,
+    buf: Vec<u8>,
+    /// Datagrams sent, retransmissions included.
+    pub sent: u32,
+    /// Datagrams received from the BMC's address.
+    pub received: u32,
+}
+
+impl Transport {
+    /// Resolves `host` and connects a UDP socket to it, within `deadline`.
+    pub async fn connect(
+        host: &str,
+        port: u16,
+        deadline: Option<Instant>,
+    ) -> Result<Self, DriverError> {
+        let unreachable = |m: String| DriverError::new(ErrorKind::Unreachable, Stage::Authenticate, m);
+        let lookup = tokio::net::lookup_host((host, port));
+        let addrs: Vec<SocketAddr> = match deadline {
+            Some(d) => match tokio::time::timeout_at(d.into(), lookup).await {
+                Ok(r) => r.map_err(|e| unreachable(format!("cannot resolve {host}: {e}")))?.collect(),
+                Err(_) => {
+                    return Err(DriverError::new(
+                        ErrorKind::Timeout,
+                        Stage::Authenticate,
+                        format!("resolving {host} took longer than the deadline"),
+                    ))
+                }
+            },
+            None => lookup
+                .await
+                .map_err(|e| unreachable(format!("cannot resolve {host}: {e}")))?
+                .collect(),
+        };
+        let peer = *addrs
+            .first()
+            .ok_or_else(|| unreachable(format!("{host} resolves to no address")))?;
+        let local: SocketAddr = if peer.is_ipv4() {
+            "0.0.0.0:0".parse().expect("literal")
+        } else {
+            "[::]:0".parse().expect("literal")
+        };
+        let sock = UdpSocket::bind(local)
+            .await
+            .map_err(|e| unreachable(format!("cannot open a UDP socket: {e}")))?;
+        sock.connect(peer)
+            .await
+            .map_err(|e| unreachable(format!("cannot reach {peer}: {e}")))?;
+        Ok(Transport {
+            sock,
+            peer,
+            buf: vec![0; MAX_DATAGRAM],
+            sent: 0,
+            received: 0,
+        })
+    }
+
+    /// The BMC's address.
+    pub fn peer(&self) -> SocketAddr {
+        self.peer
+    }
+
+    /// Sends one datagram. Send errors (e.g. an earlier ICMP error surfacing)
+    /// are reported as `Refused` by the next receive, not here.
+    pub async fn send(&mut self, d: &[u8]) {
+        self.sent += 1;
+        let _ = self.sock.send(d).await;
+    }
+
+    /// Waits for one datagram until `until`.
+    pub async fn recv_until(&mut self, until: Instant) -> Received {
+        let now = Instant::now();
+        if until <= now {
+            return Received::Nothing;
+        }
+        self.recv_for(until - now).await
+    }
+
+    /// Waits for one datagram for at most `wait`.
+    pub async fn recv_for(&mut self, wait: Duration) -> Received {
+        match tokio::time::timeout(wait, self.sock.recv(&mut self.buf)).await {
+            Ok(Ok(n)) => {
+                self.received += 1;
+                Received::Datagram(self.buf[..n].to_vec())
+            }
+            Ok(Err(e)) if e.kind() == io::ErrorKind::ConnectionRefused => Received::Refused,
+            Ok(Err(_)) => Received::Nothing,
+            Err(_) => Received::Nothing,
+        }
+    }
+}

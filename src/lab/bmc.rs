@@ -1,0 +1,175 @@
+//! A simulated BMC's chassis: power state, transitions, fault knobs and
+//! counters that tests read.
+
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+/// Fault knobs of one simulated BMC.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Faults {
+    /// Fraction of datagrams dropped, in each direction (0.0-1.0).
+    pub loss: f64,
+    /// Received datagrams (1-based count) that are dropped.
+    pub drop: Vec<u64>,
+    /// Delay before every answer.
+    pub delay: Duration,
+    /// A power change becomes visible this long after the command.
+    pub transition: Duration,
+    /// Power never changes; commands are accepted and ignored.
+    pub stuck: bool,
+    /// Off-when-off and cycle-when-off answer D5h (quirk 4/5: Dell and others).
+    pub strict_state: bool,
+    /// Never answer anything (a black hole that still owns the port).
+    pub silent: bool,
+    /// Never answer Get Channel Cipher Suites (quirk 1: ipmi_sim and some BMCs).
+    pub no_cipher_query: bool,
+}
+
+/// Counters a test can read.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Counters {
+    /// Datagrams received (before drops).
+    pub received: u64,
+    /// Datagrams answered.
+    pub answered: u64,
+    /// Sessions opened (RAKP 4 / Activate Session succeeded).
+    pub sessions: u64,
+    /// Sessions closed by Close Session.
+    pub closed: u64,
+    /// Authentication attempts (RAKP 3 / Activate Session), failed or not.
+    pub auth_attempts: u64,
+    /// Failed authentication attempts.
+    pub auth_failures: u64,
+    /// Chassis Control commands received.
+    pub commands: u64,
+    /// Get Chassis Status requests received.
+    pub status_reads: u64,
+}
+
+/// The chassis' power as the simulation sees it.
+#[derive(Debug)]
+pub struct Chassis {
+    on: bool,
+    /// A pending change: the new state and when it becomes visible.
+    pending: Vec<(bool, Instant)>,
+    /// Configured faults.
+    pub faults: Faults,
+    /// Counters.
+    pub counters: Counters,
+    /// Every power command, in order, for tests ("off", "on", "cycle", …).
+    pub log: Vec<&'static str>,
+}
+
+/// How long a power cycle keeps the node off (ipmi_sim uses 1 s).
+pub const CYCLE_OFF_TIME: Duration = Duration::from_millis(1000);
+
+impl Chassis {
+    fn settle(&mut self) {
+        let now = Instant::now();
+        self.pending.sort_by_key(|(_, t)| *t);
+        while let Some((on, t)) = self.pending.first().copied() {
+            if t > now {
+                break;
+            }
+            self.on = on;
+            self.pending.remove(0);
+        }
+    }
+
+    /// The visible power state.
+    pub fn is_on(&mut self) -> bool {
+        self.settle();
+        self.on
+    }
+
+    fn schedule(&mut self, on: bool, after: Duration) {
+        if after.is_zero() {
+            self.pending.clear();
+            self.on = on;
+        } else {
+            self.pending.push((on, Instant::now() + after));
+        }
+    }
+
+    /// Applies a Chassis Control request; returns the completion code.
+    pub fn control(&mut self, op: u8) -> u8 {
+        self.counters.commands += 1;
+        let on = self.is_on();
+        let name = match op {
+            0 => "off",
+            1 => "on",
+            2 => "cycle",
+            3 => "reset",
+            4 => "diag",
+            5 => "soft",
+            _ => return 0xcc,
+        };
+        self.log.push(name);
+        let t = self.faults.transition;
+        if self.faults.strict_state && !on && matches!(op, 0 | 2 | 5) {
+            return 0xd5;
+        }
+        if self.faults.stuck {
+            return 0;
+        }
+        match op {
+            0 | 5 => self.schedule(false, t),
+            1 => self.schedule(true, t),
+            2 => {
+                self.schedule(false, t);
+                self.pending.push((true, Instant::now() + t + CYCLE_OFF_TIME));
+            }
+            _ => {}
+        }
+        0
+    }
+}
+
+/// A shared handle on one simulated BMC's chassis.
+#[derive(Clone, Debug)]
+pub struct Bmc(Arc<Mutex<Chassis>>);
+
+impl Bmc {
+    /// A BMC with the given initial power and faults.
+    pub fn new(on: bool, faults: Faults) -> Self {
+        Bmc(Arc::new(Mutex::new(Chassis {
+            on,
+            pending: Vec::new(),
+            faults,
+            counters: Counters::default(),
+            log: Vec::new(),
+        })))
+    }
+
+    /// Locks the chassis (a poisoned lock is recovered: the simulation has no invariants to lose).
+    pub fn lock(&self) -> MutexGuard<'_, Chassis> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The visible power state.
+    pub fn is_on(&self) -> bool {
+        self.lock().is_on()
+    }
+
+    /// Sets the power state at once (a test's hand on the switch).
+    pub fn set_on(&self, on: bool) {
+        let mut c = self.lock();
+        c.pending.clear();
+        c.on = on;
+    }
+
+    /// Replaces the fault knobs.
+    pub fn set_faults(&self, f: Faults) {
+        self.lock().faults = f;
+    }
+
+    /// The counters.
+    pub fn counters(&self) -> Counters {
+        self.lock().counters
+    }
+
+    /// The power commands received, in order.
+    pub fn log(&self) -> Vec<&'static str> {
+        self.lock().log.clone()
+    }
+}

@@ -1,0 +1,127 @@
+//! `fencekit demo`: start an in-process lab and fence a simulated node,
+//! printing every step, so a newcomer sees what fencing means in seconds.
+
+use super::fleet::{Lab, LabSpec};
+use crate::cli::args::{DemoArgs, Output};
+use crate::cli::render::{Report, TargetResult, Traffic};
+use crate::engine::event::{Event, Stamped};
+use crate::engine::policy::Policy;
+use crate::engine::power::Action;
+use crate::engine::run::{run, Cancel};
+use crate::exit;
+use crate::ipmi::config::IpmiConfig;
+use crate::ipmi::driver::IpmiDriver;
+use crate::secret::Secret;
+use std::time::{Duration, Instant};
+
+fn describe(e: &Stamped) -> String {
+    let what = match &e.event {
+        Event::Started { action } => format!("start {action}"),
+        Event::Authenticated { detail } => format!("session established: {detail}"),
+        Event::CommandSent { command } => format!("power {command} accepted by the BMC"),
+        Event::CommandDeclined { command, reason } => {
+            format!("power {command} declined ({reason}); reading the state again")
+        }
+        Event::StateObserved { state } => format!("observed: power {state}"),
+        Event::Waiting { ms, target } => format!("waiting {ms} ms for power {target}"),
+        Event::Retry { stage, reason } => format!("retrying the {}: {reason}", stage.as_str()),
+    };
+    format!("  {:>6} ms  {what}", e.at_ms)
+}
+
+/// Entry point of `fencekit demo`.
+pub fn main(a: DemoArgs) -> i32 {
+    let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("fencekit demo: cannot start the async runtime: {e}");
+            return exit::FAILURE;
+        }
+    };
+    rt.block_on(async move {
+        let spec = LabSpec {
+            faults: super::bmc::Faults {
+                transition: Duration::from_millis(300),
+                ..Default::default()
+            },
+            ..LabSpec::default()
+        };
+        let lab = match Lab::start(&spec).await {
+            Ok(l) => l,
+            Err(e) => {
+                eprintln!("fencekit demo: cannot start the lab: {e}");
+                return exit::FAILURE;
+            }
+        };
+        let node = &lab.nodes[0];
+        let addr = node.addr();
+        let human = a.output == Output::Human;
+        if human {
+            println!(
+                "A simulated BMC is listening on ipmi://{addr} (user admin, password lab; power takes 300 ms to change).\n"
+            );
+        }
+        let mut results = Vec::new();
+        let mut code = exit::OK;
+        for action in [Action::Status, Action::Off, Action::Status, Action::Reboot] {
+            let cfg = IpmiConfig::new(
+                addr.ip().to_string(),
+                addr.port(),
+                "admin",
+                Secret::from_str_value("lab"),
+            );
+            let mut driver = match IpmiDriver::new(cfg) {
+                Ok(d) => d,
+                Err(m) => {
+                    eprintln!("fencekit demo: {m}");
+                    return exit::FAILURE;
+                }
+            };
+            let policy = Policy {
+                deadline: Some(Instant::now() + Duration::from_secs(30)),
+                ..Policy::native()
+            };
+            let mut timeline: Vec<Stamped> = Vec::new();
+            let began = Instant::now();
+            let mut sink = |e: &Stamped| timeline.push(e.clone());
+            let r = run(&mut driver, action, &policy, &mut sink, Cancel::never()).await;
+            let s = driver.stats();
+            let res = TargetResult::new(
+                format!("ipmi://{addr}"),
+                action,
+                &r,
+                began.elapsed(),
+                timeline,
+                Traffic {
+                    sent: s.sent,
+                    received: s.received,
+                    retransmits: s.retransmits,
+                },
+            );
+            if human {
+                println!("$ fencekit {action} ipmi://admin@{addr}");
+                for e in &res.timeline {
+                    println!("{}", describe(e));
+                }
+                println!("  => {}\n", res.human_line());
+            }
+            if !res.ok {
+                code = exit::FAILURE;
+            }
+            results.push(res);
+        }
+        if human {
+            println!(
+                "The BMC saw these power commands: {:?}.\n\
+                 Against a real BMC: fencekit off ipmi://admin@BMC-ADDRESS --password-file /etc/fencekit/bmc.pw",
+                node.bmc().log()
+            );
+        } else {
+            match serde_json::to_string_pretty(&Report { results: &results }) {
+                Ok(s) => println!("{s}"),
+                Err(e) => eprintln!("fencekit demo: {e}"),
+            }
+        }
+        code
+    })
+}

@@ -1,0 +1,713 @@
+//! The lab's IPMI BMC: RMCP+ (suites 3 and 17) and IPMI 1.5 (MD5, password,
+//! none) on one UDP socket, built on the same codec and crypto as the client.
+//!
+//! Real clients (`ipmitool -I lanplus`, `ipmitool -I lan`, FreeIPMI) are run
+//! against it in the interop tests, so a bug shared by our client and this
+//! server cannot pass unnoticed.
+
+use super::bmc::Bmc;
+use crate::ipmi::codec::{
+    self, cc, cmd, netfn, payload, Frame, OpenSessionRequest, OpenSessionResponse, Rakp1, Rakp2,
+    Rakp3, Rakp4, Rmcp, Session,
+};
+use crate::ipmi::crypto::{self, constant_time_eq, Rakp, SessionKeys, Suite};
+use rand::{Rng, RngCore, SeedableRng};
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+use tokio::net::UdpSocket;
+
+/// Credentials and protocol offer of a lab BMC.
+#[derive(Clone, Debug)]
+pub struct Offer {
+    /// The one user name accepted.
+    pub username: String,
+    /// Its password.
+    pub password: Vec<u8>,
+    /// Cipher suites offered (3 and/or 17).
+    pub suites: Vec<u8>,
+    /// The BMC GUID.
+    pub guid: [u8; 16],
+}
+
+/// Sessions idle longer than this are forgotten (IPMI suggests 60 s).
+const SESSION_IDLE: Duration = Duration::from_secs(60);
+/// At most this many sessions at once (real BMCs have few slots).
+const MAX_SESSIONS: usize = 16;
+
+enum Phase {
+    /// Open Session answered; waiting for RAKP 1.
+    Opened,
+    /// RAKP 2 sent; waiting for RAKP 3.
+    Rakp2Sent {
+        rm: [u8; 16],
+        rc: [u8; 16],
+        role: u8,
+        username: Vec<u8>,
+        rakp2: Vec<u8>,
+    },
+    /// Active RMCP+ session.
+    Active { keys: SessionKeys, rakp4: Vec<u8> },
+    /// IPMI 1.5 challenge issued.
+    Challenged { auth: u8, challenge: [u8; 16] },
+    /// Active IPMI 1.5 session.
+    Active15 { auth: u8 },
+}
+
+struct ServerSession {
+    suite: Option<Suite>,
+    console_sid: u32,
+    phase: Phase,
+    privilege: u8,
+    max_privilege: u8,
+    out_seq: u32,
+    last_in_seq: u32,
+    last_used: Instant,
+}
+
+/// One simulated BMC serving IPMI on a UDP socket.
+pub struct IpmiServer {
+    bmc: Bmc,
+    offer: Offer,
+    sessions: HashMap<u32, ServerSession>,
+    rng: rand::rngs::StdRng,
+}
+
+fn v20(payload_type: u8, sid: u32, p: &[u8]) -> Vec<u8> {
+    codec::encode_v20(payload_type, false, sid, 0, p, 0)
+}
+
+impl IpmiServer {
+    /// A server for `bmc` with `offer`.
+    pub fn new(bmc: Bmc, offer: Offer, seed: u64) -> Self {
+        IpmiServer {
+            bmc,
+            offer,
+            sessions: HashMap::new(),
+            rng: rand::rngs::StdRng::seed_from_u64(seed),
+        }
+    }
+
+    /// Serves until the socket fails (the task is aborted to stop it).
+    pub async fn serve(mut self, sock: UdpSocket) {
+        let mut buf = vec![0u8; 4096];
+        loop {
+            let Ok((n, from)) = sock.recv_from(&mut buf).await else {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+                continue;
+            };
+            let (drop_in, delay, silent) = {
+                let mut c = self.bmc.lock();
+                c.counters.received += 1;
+                let k = c.counters.received;
+                let f = &c.faults;
+                let lost = f.loss > 0.0 && self.rng.gen_bool(f.loss.clamp(0.0, 1.0));
+                (lost || f.drop.contains(&k), f.delay, f.silent)
+            };
+            if drop_in || silent {
+                continue;
+            }
+            let Some(reply) = self.handle(&buf[..n], from) else {
+                continue;
+            };
+            let lost = {
+                let f = &self.bmc.lock().faults;
+                f.loss > 0.0 && self.rng.gen_bool(f.loss.clamp(0.0, 1.0))
+            };
+            if lost {
+                continue;
+            }
+            if !delay.is_zero() {
+                tokio::time::sleep(delay).await;
+            }
+            if sock.send_to(&reply, from).await.is_ok() {
+                self.bmc.lock().counters.answered += 1;
+            }
+        }
+    }
+
+    /// Handles one datagram; returns the answer, if any. Never panics on input.
+    pub fn handle(&mut self, d: &[u8], _from: SocketAddr) -> Option<Vec<u8>> {
+        let now = Instant::now();
+        self.sessions
+            .retain(|_, s| now.duration_since(s.last_used) < SESSION_IDLE);
+        let body = match codec::decode_rmcp(d).ok()? {
+            Rmcp::Ipmi(b) => b,
+            Rmcp::Asf(b) => return asf_pong(b),
+        };
+        if body.first() == Some(&codec::AUTHTYPE_RMCPP) {
+            self.handle_v20(body)
+        } else {
+            self.handle_v15(body)
+        }
+    }
+
+    fn new_sid(&mut self) -> u32 {
+        loop {
+            let sid = self.rng.next_u32();
+            if sid != 0 && !self.sessions.contains_key(&sid) {
+                return sid;
+            }
+        }
+    }
+
+    fn handle_v20(&mut self, body: &[u8]) -> Option<Vec<u8>> {
+        // Peek at the header to find the session and its integrity length.
+        if body.len() < 12 {
+            return None;
+        }
+        let sid = u32::from_le_bytes([body[2], body[3], body[4], body[5]]);
+        let icv = self
+            .sessions
+            .get(&sid)
+            .and_then(|s| s.suite)
+            .map_or(0, |s| s.icv_len());
+        let p = match codec::decode_session(body, icv).ok()? {
+            Session::V20(p) => p,
+            Session::V15(_) => return None,
+        };
+        match p.payload_type {
+            payload::OPEN_SESSION_REQUEST => self.open_session(p.payload),
+            payload::RAKP1 => self.rakp1(p.payload),
+            payload::RAKP3 => self.rakp3(p.payload),
+            payload::IPMI if p.session_id == 0 => {
+                let f = Frame::decode(p.payload).ok()?;
+                let r = self.sessionless(&f)?;
+                Some(v20(payload::IPMI, 0, &r.encode()))
+            }
+            payload::IPMI => {
+                let s = self.sessions.get_mut(&p.session_id)?;
+                let Phase::Active { keys, .. } = &s.phase else {
+                    return None;
+                };
+                if !p.authenticated || !keys.verify_integrity(p.integrity_data, p.auth_code) {
+                    return None;
+                }
+                let plain = if p.encrypted {
+                    keys.decrypt(p.payload).ok()?
+                } else {
+                    p.payload.to_vec()
+                };
+                if p.seq == 0 || p.seq <= s.last_in_seq.saturating_sub(8) {
+                    return None;
+                }
+                s.last_in_seq = s.last_in_seq.max(p.seq);
+                s.last_used = Instant::now();
+                let f = Frame::decode(&plain).ok()?;
+                let sid = p.session_id;
+                let response = self.in_session(sid, &f);
+                let s = self.sessions.get_mut(&sid)?;
+                let Phase::Active { keys, .. } = &s.phase else {
+                    return None;
+                };
+                s.out_seq = s.out_seq.wrapping_add(1).max(1);
+                let mut iv = [0u8; 16];
+                self.rng.fill_bytes(&mut iv);
+                let enc = keys.encrypt(&response.encode(), iv);
+                let n = keys.suite().icv_len();
+                let mut out = codec::encode_v20(payload::IPMI, true, s.console_sid, s.out_seq, &enc, n);
+                let end = out.len() - n;
+                let code = keys.integrity(&out[4..end]);
+                out[end..].copy_from_slice(&code);
+                if matches!(f.cmd, cmd::CLOSE_SESSION) && f.netfn == netfn::APP {
+                    self.close_if_requested(sid, &f);
+                }
+                Some(out)
+            }
+            _ => None,
+        }
+    }
+
+    fn open_session(&mut self, p: &[u8]) -> Option<Vec<u8>> {
+        let rq = OpenSessionRequest::decode(p).ok()?;
+        let fail = |status| {
+            let r = OpenSessionResponse {
+                tag: rq.tag,
+                status,
+                max_privilege: 0,
+                console_sid: rq.console_sid,
+                managed_sid: 0,
+                algorithms: None,
+            };
+            Some(v20(payload::OPEN_SESSION_RESPONSE, 0, &r.encode()))
+        };
+        let suite = match Suite::from_algorithms(rq.auth_alg, rq.integrity_alg, rq.conf_alg) {
+            Some(s) if self.offer.suites.contains(&s.id()) => s,
+            _ => return fail(0x11),
+        };
+        if self.sessions.len() >= MAX_SESSIONS {
+            return fail(0x01);
+        }
+        let sid = self.new_sid();
+        self.sessions.insert(
+            sid,
+            ServerSession {
+                suite: Some(suite),
+                console_sid: rq.console_sid,
+                phase: Phase::Opened,
+                privilege: 2,
+                max_privilege: 4,
+                out_seq: 0,
+                last_in_seq: 0,
+                last_used: Instant::now(),
+            },
+        );
+        let r = OpenSessionResponse {
+            tag: rq.tag,
+            status: 0,
+            max_privilege: if rq.max_privilege == 0 { 4 } else { rq.max_privilege.min(4) },
+            console_sid: rq.console_sid,
+            managed_sid: sid,
+            algorithms: Some(suite.algorithms()),
+        };
+        Some(v20(payload::OPEN_SESSION_RESPONSE, 0, &r.encode()))
+    }
+
+    fn rakp1(&mut self, p: &[u8]) -> Option<Vec<u8>> {
+        let rq = Rakp1::decode(p).ok()?;
+        let mut rc = [0u8; 16];
+        self.rng.fill_bytes(&mut rc);
+        let guid = self.offer.guid;
+        let user_ok = rq.username == self.offer.username.as_bytes();
+        let password = self.offer.password.clone();
+        let s = self.sessions.get_mut(&rq.managed_sid)?;
+        let suite = s.suite?;
+        // A retransmitted RAKP 1 gets the same RAKP 2 again.
+        if let Phase::Rakp2Sent { rm, rakp2, .. } = &s.phase {
+            if *rm == rq.rm {
+                return Some(rakp2.clone());
+            }
+        }
+        if !matches!(s.phase, Phase::Opened) {
+            return None;
+        }
+        if !user_ok {
+            let r = Rakp2 {
+                tag: rq.tag,
+                status: 0x0d,
+                console_sid: s.console_sid,
+                rc: [0; 16],
+                guid: [0; 16],
+                auth_code: vec![],
+            };
+            let sid = rq.managed_sid;
+            let console = s.console_sid;
+            self.sessions.remove(&sid);
+            let _ = console;
+            return Some(v20(payload::RAKP2, 0, &r.encode()));
+        }
+        let code = Rakp {
+            console_sid: s.console_sid,
+            managed_sid: rq.managed_sid,
+            rm: &rq.rm,
+            rc: &rc,
+            guid: &guid,
+            role: rq.role,
+            username: &rq.username,
+        }
+        .rakp2_code(suite, crypto::kuid(&password));
+        let r = Rakp2 {
+            tag: rq.tag,
+            status: 0,
+            console_sid: s.console_sid,
+            rc,
+            guid,
+            auth_code: code,
+        };
+        let out = v20(payload::RAKP2, 0, &r.encode());
+        s.max_privilege = (rq.role & 0x0f).clamp(1, 4);
+        s.phase = Phase::Rakp2Sent {
+            rm: rq.rm,
+            rc,
+            role: rq.role,
+            username: rq.username,
+            rakp2: out.clone(),
+        };
+        s.last_used = Instant::now();
+        Some(out)
+    }
+
+    fn rakp3(&mut self, p: &[u8]) -> Option<Vec<u8>> {
+        let rq = Rakp3::decode(p).ok()?;
+        let guid = self.offer.guid;
+        let password = self.offer.password.clone();
+        let s = self.sessions.get_mut(&rq.managed_sid)?;
+        let suite = s.suite?;
+        if let Phase::Active { rakp4, .. } = &s.phase {
+            return Some(rakp4.clone());
+        }
+        let Phase::Rakp2Sent {
+            rm,
+            rc,
+            role,
+            username,
+            ..
+        } = &s.phase
+        else {
+            return None;
+        };
+        let console_sid = s.console_sid;
+        if rq.status != 0 {
+            // The console gave up (e.g. it found our RAKP 2 wrong).
+            self.sessions.remove(&rq.managed_sid);
+            return None;
+        }
+        let rakp = Rakp {
+            console_sid,
+            managed_sid: rq.managed_sid,
+            rm,
+            rc,
+            guid: &guid,
+            role: *role,
+            username,
+        };
+        let want = rakp.rakp3_code(suite, crypto::kuid(&password));
+        let ok = want.len() == rq.auth_code.len() && constant_time_eq(&want, &rq.auth_code);
+        {
+            let mut c = self.bmc.lock();
+            c.counters.auth_attempts += 1;
+            if !ok {
+                c.counters.auth_failures += 1;
+            }
+        }
+        if !ok {
+            let r = Rakp4 {
+                tag: rq.tag,
+                status: 0x0f,
+                console_sid,
+                icv: vec![],
+            };
+            self.sessions.remove(&rq.managed_sid);
+            return Some(v20(payload::RAKP4, 0, &r.encode()));
+        }
+        let sik = rakp.sik(suite, crypto::kuid(&password));
+        let icv = rakp.rakp4_icv(suite, &sik);
+        let keys = SessionKeys::derive(suite, &sik);
+        let r = Rakp4 {
+            tag: rq.tag,
+            status: 0,
+            console_sid,
+            icv,
+        };
+        let out = v20(payload::RAKP4, 0, &r.encode());
+        s.phase = Phase::Active {
+            keys,
+            rakp4: out.clone(),
+        };
+        s.last_used = Instant::now();
+        self.bmc.lock().counters.sessions += 1;
+        Some(out)
+    }
+
+    /// Requests that need no session.
+    fn sessionless(&mut self, f: &Frame) -> Option<Frame> {
+        if f.netfn != netfn::APP {
+            return Some(f.response(cc::INSUFFICIENT_PRIVILEGE, &[]));
+        }
+        match f.cmd {
+            cmd::GET_CHANNEL_AUTH_CAPS => {
+                let v2 = f.data.first().is_some_and(|b| b & 0x80 != 0);
+                // none, MD5, straight password; bit 7: extended (2.0) data present
+                let types = 0x01 | 0x04 | 0x10 | if v2 { 0x80 } else { 0 };
+                // non-null user names enabled; per-message and user-level auth on
+                let status = 0x04;
+                let ext = if v2 { 0x03 } else { 0x00 };
+                Some(f.response(cc::OK, &[0x01, types, status, ext, 0, 0, 0, 0]))
+            }
+            cmd::GET_CHANNEL_CIPHER_SUITES => {
+                if self.bmc.lock().faults.no_cipher_query {
+                    return None;
+                }
+                let index = f.data.get(2).copied().unwrap_or(0) & 0x3f;
+                let mut recs = Vec::new();
+                for id in &self.offer.suites {
+                    if let Some(s) = Suite::from_id(*id) {
+                        let (a, i, c) = s.algorithms();
+                        recs.extend_from_slice(&[0xc0, *id, a, 0x40 | i, 0x80 | c]);
+                    }
+                }
+                let start = (index as usize * 16).min(recs.len());
+                let end = (start + 16).min(recs.len());
+                let mut data = vec![0x01];
+                data.extend_from_slice(&recs[start..end]);
+                Some(f.response(cc::OK, &data))
+            }
+            cmd::GET_DEVICE_ID => Some(f.response(cc::OK, &device_id())),
+            _ => None,
+        }
+    }
+
+    /// Requests inside an active session (either version).
+    fn in_session(&mut self, sid: u32, f: &Frame) -> Frame {
+        let Some(s) = self.sessions.get_mut(&sid) else {
+            return f.response(cc::UNSPECIFIED, &[]);
+        };
+        match (f.netfn, f.cmd) {
+            (netfn::APP, cmd::SET_SESSION_PRIVILEGE) => {
+                let want = f.data.first().copied().unwrap_or(0) & 0x0f;
+                if want == 0 {
+                    return f.response(cc::OK, &[s.privilege]);
+                }
+                if !(1..=4).contains(&want) || want > s.max_privilege {
+                    return f.response(0x81, &[]);
+                }
+                s.privilege = want;
+                f.response(cc::OK, &[want])
+            }
+            (netfn::APP, cmd::CLOSE_SESSION) => {
+                if f.data.len() < 4 {
+                    return f.response(cc::BAD_LENGTH, &[]);
+                }
+                let target = u32::from_le_bytes([f.data[0], f.data[1], f.data[2], f.data[3]]);
+                if target != sid && !self.sessions.contains_key(&target) {
+                    return f.response(0x87, &[]);
+                }
+                f.response(cc::OK, &[])
+            }
+            (netfn::APP, cmd::GET_DEVICE_ID) => f.response(cc::OK, &device_id()),
+            (netfn::APP, cmd::GET_CHANNEL_AUTH_CAPS | cmd::GET_CHANNEL_CIPHER_SUITES) => {
+                self.sessionless(f).unwrap_or_else(|| f.response(cc::INVALID_COMMAND, &[]))
+            }
+            (netfn::CHASSIS, cmd::GET_CHASSIS_STATUS) => {
+                let mut c = self.bmc.lock();
+                c.counters.status_reads += 1;
+                let on = c.is_on();
+                // power byte: bit 0 on; restore policy "always off" (00b)
+                f.response(cc::OK, &[u8::from(on), 0x00, 0x00, 0x00])
+            }
+            (netfn::CHASSIS, cmd::CHASSIS_CONTROL) => {
+                if s.privilege < 3 {
+                    return f.response(cc::INSUFFICIENT_PRIVILEGE, &[]);
+                }
+                let Some(op) = f.data.first().copied() else {
+                    return f.response(cc::BAD_LENGTH, &[]);
+                };
+                let code = self.bmc.lock().control(op & 0x0f);
+                f.response(code, &[])
+            }
+            _ => f.response(cc::INVALID_COMMAND, &[]),
+        }
+    }
+
+    fn close_if_requested(&mut self, sid: u32, f: &Frame) {
+        if f.data.len() >= 4 {
+            let target = u32::from_le_bytes([f.data[0], f.data[1], f.data[2], f.data[3]]);
+            if self.sessions.remove(&target).is_some() || target == sid {
+                self.sessions.remove(&sid);
+                self.bmc.lock().counters.closed += 1;
+            }
+        }
+    }
+
+    fn handle_v15(&mut self, body: &[u8]) -> Option<Vec<u8>> {
+        let p = match codec::decode_session(body, 0).ok()? {
+            Session::V15(p) => p,
+            Session::V20(_) => return None,
+        };
+        let f = Frame::decode(p.payload).ok()?;
+        if p.session_id == 0 {
+            if f.netfn == netfn::APP && f.cmd == cmd::GET_SESSION_CHALLENGE {
+                return self.challenge(&f);
+            }
+            let r = self.sessionless(&f)?;
+            return Some(codec::encode_v15(0, 0, 0, None, &r.encode()));
+        }
+        let sid = p.session_id;
+        let password = self.offer.password.clone();
+        let s = self.sessions.get_mut(&sid)?;
+        match s.phase {
+            Phase::Challenged { auth, challenge } => {
+                if f.netfn != netfn::APP || f.cmd != cmd::ACTIVATE_SESSION || f.data.len() < 22 {
+                    return None;
+                }
+                let want = crypto::v15_code(p.auth_type, &password, sid, p.payload, p.seq);
+                let ok = p.auth_type == auth
+                    && match (want, p.auth_code) {
+                        (Some(w), Some(c)) => constant_time_eq(&w, &c),
+                        (None, None) => true,
+                        _ => false,
+                    }
+                    && f.data[2..18] == challenge;
+                {
+                    let mut c = self.bmc.lock();
+                    c.counters.auth_attempts += 1;
+                    if !ok {
+                        c.counters.auth_failures += 1;
+                    }
+                }
+                if !ok {
+                    // Real BMCs stay silent on a bad Activate Session auth code.
+                    self.sessions.remove(&sid);
+                    return None;
+                }
+                let max = (f.data[1] & 0x0f).clamp(1, 4);
+                let console_out = u32::from_le_bytes([f.data[18], f.data[19], f.data[20], f.data[21]]);
+                let mut expect = self.rng.next_u32();
+                if expect == 0 {
+                    expect = 1;
+                }
+                s.phase = Phase::Active15 { auth };
+                s.max_privilege = max;
+                s.out_seq = console_out.wrapping_sub(1);
+                s.last_in_seq = expect.wrapping_sub(1);
+                s.last_used = Instant::now();
+                let mut data = vec![auth];
+                data.extend_from_slice(&sid.to_le_bytes());
+                data.extend_from_slice(&expect.to_le_bytes());
+                data.push(max);
+                let r = f.response(cc::OK, &data);
+                self.bmc.lock().counters.sessions += 1;
+                Some(self.wrap15(sid, &r))
+            }
+            Phase::Active15 { auth } => {
+                if p.auth_type != auth {
+                    return None;
+                }
+                let want = crypto::v15_code(auth, &password, sid, p.payload, p.seq);
+                match (want, p.auth_code) {
+                    (Some(w), Some(c)) if constant_time_eq(&w, &c) => {}
+                    (None, None) => {}
+                    _ => return None,
+                }
+                if p.seq <= s.last_in_seq.saturating_sub(8) {
+                    return None;
+                }
+                s.last_in_seq = s.last_in_seq.max(p.seq);
+                s.last_used = Instant::now();
+                let r = self.in_session(sid, &f);
+                let out = self.wrap15(sid, &r);
+                if f.netfn == netfn::APP && f.cmd == cmd::CLOSE_SESSION {
+                    self.close_if_requested(sid, &f);
+                }
+                Some(out)
+            }
+            _ => None,
+        }
+    }
+
+    fn challenge(&mut self, f: &Frame) -> Option<Vec<u8>> {
+        if f.data.len() < 17 {
+            return Some(codec::encode_v15(0, 0, 0, None, &f.response(cc::BAD_LENGTH, &[]).encode()));
+        }
+        let auth = f.data[0] & 0x0f;
+        let name: Vec<u8> = f.data[1..17].iter().copied().take_while(|b| *b != 0).collect();
+        let respond = |r: Frame| Some(codec::encode_v15(0, 0, 0, None, &r.encode()));
+        if !matches!(auth, 0 | 2 | 4) {
+            return respond(f.response(cc::INVALID_DATA, &[]));
+        }
+        if name != self.offer.username.as_bytes() {
+            return respond(f.response(0x81, &[]));
+        }
+        if self.sessions.len() >= MAX_SESSIONS {
+            return respond(f.response(cc::OUT_OF_SPACE, &[]));
+        }
+        let sid = self.new_sid();
+        let mut challenge = [0u8; 16];
+        self.rng.fill_bytes(&mut challenge);
+        self.sessions.insert(
+            sid,
+            ServerSession {
+                suite: None,
+                console_sid: sid,
+                phase: Phase::Challenged { auth, challenge },
+                privilege: 2,
+                max_privilege: 4,
+                out_seq: 0,
+                last_in_seq: 0,
+                last_used: Instant::now(),
+            },
+        );
+        let mut data = sid.to_le_bytes().to_vec();
+        data.extend_from_slice(&challenge);
+        respond(f.response(cc::OK, &data))
+    }
+
+    fn wrap15(&mut self, sid: u32, r: &Frame) -> Vec<u8> {
+        let password = self.offer.password.clone();
+        let Some(s) = self.sessions.get_mut(&sid) else {
+            return codec::encode_v15(0, 0, sid, None, &r.encode());
+        };
+        let auth = match s.phase {
+            Phase::Active15 { auth } => auth,
+            _ => 0,
+        };
+        s.out_seq = s.out_seq.wrapping_add(1).max(1);
+        let msg = r.encode();
+        let code = crypto::v15_code(auth, &password, sid, &msg, s.out_seq);
+        codec::encode_v15(auth, s.out_seq, sid, code.as_ref(), &msg)
+    }
+}
+
+fn device_id() -> [u8; 11] {
+    // device ID 20h, revision 1, firmware 1.00, IPMI 2.0, chassis+bridge support,
+    // manufacturer 0 (none), product 0.
+    [0x20, 0x01, 0x01, 0x00, 0x02, 0x8f, 0x00, 0x00, 0x00, 0x00, 0x00]
+}
+
+/// Answers an ASF Presence Ping (RMCP class 6, type 80h) with a Presence Pong.
+fn asf_pong(b: &[u8]) -> Option<Vec<u8>> {
+    if b.len() < 8 || b[4] != 0x80 {
+        return None;
+    }
+    let tag = b[5];
+    let mut out = vec![codec::RMCP_VERSION, 0x00, 0xff, codec::RMCP_CLASS_ASF];
+    out.extend_from_slice(&[0x00, 0x00, 0x11, 0xbe, 0x40, tag, 0x00, 0x10]);
+    out.extend_from_slice(&[0x00, 0x00, 0x11, 0xbe, 0x00, 0x00, 0x00, 0x00, 0x81, 0x00]);
+    out.extend_from_slice(&[0; 6]);
+    Some(out)
+}
+
+/// A running lab BMC (IPMI side).
+pub struct LabIpmi {
+    /// Where it listens.
+    pub addr: SocketAddr,
+    /// Its chassis.
+    pub bmc: Bmc,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl LabIpmi {
+    /// Binds `addr` and serves `bmc` with `offer` until dropped.
+    pub async fn start(addr: SocketAddr, bmc: Bmc, offer: Offer) -> std::io::Result<Self> {
+        let sock = UdpSocket::bind(addr).await?;
+        let addr = sock.local_addr()?;
+        let seed = u64::from(addr.port()) ^ rand::random::<u64>();
+        let server = IpmiServer::new(bmc.clone(), offer, seed);
+        let task = tokio::spawn(server.serve(sock));
+        Ok(LabIpmi { addr, bmc, task })
+    }
+}
+
+impl Drop for LabIpmi {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn garbage_never_panics_the_server() {
+        let bmc = Bmc::new(true, Default::default());
+        let offer = Offer {
+            username: "admin".into(),
+            password: b"lab".to_vec(),
+            suites: vec![3, 17],
+            guid: [1; 16],
+        };
+        let mut s = IpmiServer::new(bmc, offer, 1);
+        let from: SocketAddr = "127.0.0.1:1".parse().unwrap();
+        let mut rng = rand::rngs::StdRng::seed_from_u64(7);
+        for n in 0..20_000 {
+            let len = rng.gen_range(0..80);
+            let mut d: Vec<u8> = (0..len).map(|_| rng.gen()).collect();
+            if n % 2 == 0 && d.len() > 5 {
+                d[..4].copy_from_slice(&codec::RMCP_IPMI_HEADER);
+                d[4] = if n % 4 == 0 { 6 } else { 0 };
+            }
+            let _ = s.handle(&d, from);
+        }
+    }
+}
