@@ -125,7 +125,12 @@ pub struct ActionArgs {
     #[arg(long, short = 'C', value_name = "auto|3|17", default_value = "auto")]
     pub cipher: String,
     /// Session privilege level.
-    #[arg(long, short = 'L', value_name = "LEVEL", default_value = "administrator")]
+    #[arg(
+        long,
+        short = 'L',
+        value_name = "LEVEL",
+        default_value = "administrator"
+    )]
     pub privlvl: String,
     /// IPMI version: 2.0 (RMCP+, default) or 1.5 (legacy BMCs).
     #[arg(long, value_enum, default_value_t = IpmiVersion::V20)]

@@ -41,7 +41,9 @@ pub fn resolve(s: &Sources) -> Result<Option<Secret>, String> {
     if let Some(var) = &s.env {
         return match std::env::var_os(var) {
             Some(v) => Ok(Some(Secret::new(v.into_encoded_bytes()))),
-            None => Err(format!("the environment variable {var} (from --password-env) is not set")),
+            None => Err(format!(
+                "the environment variable {var} (from --password-env) is not set"
+            )),
         };
     }
     if let Some(cmd) = &s.script {

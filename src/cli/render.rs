@@ -88,7 +88,12 @@ impl TargetResult {
                     _ => (true, Some(name.to_string()), None, None),
                 }
             }
-            Err(f) => (false, None, Some(f.error.to_string()), Some(f.error.kind.as_str())),
+            Err(f) => (
+                false,
+                None,
+                Some(f.error.to_string()),
+                Some(f.error.kind.as_str()),
+            ),
         };
         TargetResult {
             target,

@@ -30,7 +30,11 @@ pub fn main(args: Vec<OsString>) -> i32 {
         Ok(c) => c,
         Err(e) => {
             let _ = e.print();
-            return if e.use_stderr() { exit::USAGE } else { exit::OK };
+            return if e.use_stderr() {
+                exit::USAGE
+            } else {
+                exit::OK
+            };
         }
     };
     match cli.command {
@@ -57,7 +61,10 @@ pub fn init_logging(verbose: u8) {
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
-        .with_ansi(std::env::var_os("NO_COLOR").is_none() && std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .with_ansi(
+            std::env::var_os("NO_COLOR").is_none()
+                && std::io::IsTerminal::is_terminal(&std::io::stderr()),
+        )
         .with_target(false)
         .try_init();
 }
@@ -79,7 +86,12 @@ fn resolve(a: &ActionArgs) -> Result<Vec<Resolved>, Usage> {
     .unwrap_or_default();
     let privilege: Privilege = a.privlvl.parse().map_err(Usage)?;
     let cipher: CipherChoice = a.cipher.parse().map_err(Usage)?;
-    let auth: Option<AuthType> = a.auth.as_deref().map(str::parse).transpose().map_err(Usage)?;
+    let auth: Option<AuthType> = a
+        .auth
+        .as_deref()
+        .map(str::parse)
+        .transpose()
+        .map_err(Usage)?;
     let version = match (a.ipmi_version, auth) {
         (IpmiVersion::V15, auth) => Version::Lan15(auth),
         (IpmiVersion::V20, Some(auth)) => Version::Lan15(Some(auth)),
@@ -159,7 +171,10 @@ fn action(action: Action, a: ActionArgs) -> i32 {
             return exit::USAGE;
         }
     };
-    let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+    let rt = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("fencekit: cannot start the async runtime: {e}");
@@ -199,7 +214,13 @@ fn action(action: Action, a: ActionArgs) -> i32 {
     exit_code(action, &results)
 }
 
-async fn one(action: Action, t: Resolved, pol: &Policy, cancel: Cancel, progress: bool) -> TargetResult {
+async fn one(
+    action: Action,
+    t: Resolved,
+    pol: &Policy,
+    cancel: Cancel,
+    progress: bool,
+) -> TargetResult {
     let began = Instant::now();
     let mut rec = Recorder::new(&t.label, progress);
     let mut driver = match IpmiDriver::new(t.config) {
@@ -242,8 +263,10 @@ async fn one(action: Action, t: Resolved, pol: &Policy, cancel: Cancel, progress
 /// Cancels the running actions on SIGINT or SIGTERM.
 pub async fn watch_signals(handle: CancelHandle) {
     use tokio::signal::unix::{signal, SignalKind};
-    let (Ok(mut int), Ok(mut term)) = (signal(SignalKind::interrupt()), signal(SignalKind::terminate()))
-    else {
+    let (Ok(mut int), Ok(mut term)) = (
+        signal(SignalKind::interrupt()),
+        signal(SignalKind::terminate()),
+    ) else {
         return;
     };
     tokio::select! {

@@ -42,7 +42,11 @@ pub fn parse(s: &str) -> Result<IpmiTarget, String> {
                 "'{scheme}://' targets are not supported by this build yet (only ipmi://)"
             ))
         }
-        _ => return Err(format!("unknown target scheme '{scheme}://' (expected ipmi://)")),
+        _ => {
+            return Err(format!(
+                "unknown target scheme '{scheme}://' (expected ipmi://)"
+            ))
+        }
     }
     let rest = rest.trim_end_matches('/');
     if rest.contains('/') || rest.contains('?') || rest.contains('#') {
@@ -105,7 +109,10 @@ mod tests {
         assert_eq!((t.host.as_str(), t.port), ("127.0.0.1", Some(6230)));
         assert_eq!(parse("ipmi://bmc7/").unwrap().port, None);
         assert_eq!(parse("ipmi://[::1]:623").unwrap().host, "::1");
-        assert_eq!(parse("ipmi://[::1]:623").unwrap().to_string(), "ipmi://[::1]:623");
+        assert_eq!(
+            parse("ipmi://[::1]:623").unwrap().to_string(),
+            "ipmi://[::1]:623"
+        );
         assert!(parse("ipmi://a:b@h").unwrap_err().contains("passwords"));
         assert!(parse("ipmi://h:0").is_err());
         assert!(parse("ipmi://h:99999").is_err());

@@ -484,7 +484,11 @@ mod tests {
                 None => panic!("no more scripted reads"),
             }
         }
-        async fn command(&mut self, c: PowerCommand, _: Option<Instant>) -> Result<(), DriverError> {
+        async fn command(
+            &mut self,
+            c: PowerCommand,
+            _: Option<Instant>,
+        ) -> Result<(), DriverError> {
             self.commands.push(c);
             match self.command_answers.pop_front() {
                 Some(Err(k)) => Err(DriverError::new(k, Stage::Command, "scripted refusal")),
@@ -532,7 +536,8 @@ mod tests {
     #[tokio::test]
     async fn declined_off_leads_to_a_fresh_read() {
         let mut d = Scripted::new(&[Ok(On), Ok(On), Ok(On), Ok(On)]);
-        d.command_answers.push_back(Err(ErrorKind::NotInPresentState));
+        d.command_answers
+            .push_back(Err(ErrorKind::NotInPresentState));
         let p = Policy {
             power_timeout: PowerTimeout::Polls(3),
             ..native()
@@ -602,7 +607,8 @@ mod tests {
     #[tokio::test]
     async fn cycle_on_an_off_chassis_powers_on() {
         let mut d = Scripted::new(&[Ok(Off), Ok(Off), Ok(On), Ok(On)]);
-        d.command_answers.push_back(Err(ErrorKind::NotInPresentState));
+        d.command_answers
+            .push_back(Err(ErrorKind::NotInPresentState));
         let p = Policy {
             method: RebootMethod::Cycle,
             ..native()

@@ -187,7 +187,10 @@ fn le32(b: &[u8]) -> u32 {
 
 /// IPMI checksum: the two's complement of the byte sum (IPMI 2.0 §13.8).
 pub fn checksum(bytes: &[u8]) -> u8 {
-    bytes.iter().fold(0u8, |a, b| a.wrapping_add(*b)).wrapping_neg()
+    bytes
+        .iter()
+        .fold(0u8, |a, b| a.wrapping_add(*b))
+        .wrapping_neg()
 }
 
 /// The RMCP header for IPMI messages.
@@ -338,7 +341,9 @@ fn decode_v20(body: &[u8], auth_code_len: usize) -> Result<V20<'_>, Malformed> {
         });
     }
     if auth_code_len == 0 {
-        return Err(Malformed::BadField("authenticated packet outside a session"));
+        return Err(Malformed::BadField(
+            "authenticated packet outside a session",
+        ));
     }
     // trailer: pad (FFh…), pad length, next header (07h), auth code
     if body.len() < end + 2 + auth_code_len {
@@ -1021,7 +1026,14 @@ mod tests {
     #[test]
     fn truncations_never_panic() {
         let full = {
-            let mut d = encode_v20(0, false, 1, 1, &[0x20, 0x18, 0xc8, 0x81, 0x04, 0x01, 0x7a], 16);
+            let mut d = encode_v20(
+                0,
+                false,
+                1,
+                1,
+                &[0x20, 0x18, 0xc8, 0x81, 0x04, 0x01, 0x7a],
+                16,
+            );
             let n = d.len();
             d[n - 1] = 1;
             d

@@ -167,7 +167,12 @@ pub struct IpmiConfig {
 
 impl IpmiConfig {
     /// A configuration with fencekit's defaults for everything but the address and credentials.
-    pub fn new(host: impl Into<String>, port: u16, username: impl Into<String>, password: Secret) -> Self {
+    pub fn new(
+        host: impl Into<String>,
+        port: u16,
+        username: impl Into<String>,
+        password: Secret,
+    ) -> Self {
         IpmiConfig {
             host: host.into(),
             port,
@@ -220,7 +225,10 @@ impl IpmiConfig {
 /// Parses `--hexadecimal-kg` (hex digits, optional `0x`), into raw key bytes.
 pub fn parse_hex_kg(s: &str) -> Result<Secret, String> {
     let t = s.trim();
-    let t = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")).unwrap_or(t);
+    let t = t
+        .strip_prefix("0x")
+        .or_else(|| t.strip_prefix("0X"))
+        .unwrap_or(t);
     if t.len() % 2 != 0 || !t.bytes().all(|b| b.is_ascii_hexdigit()) {
         return Err("the K_g key must be an even number of hexadecimal digits".into());
     }
@@ -229,7 +237,10 @@ pub fn parse_hex_kg(s: &str) -> Result<Secret, String> {
         .map(|i| u8::from_str_radix(&t[i..i + 2], 16).unwrap_or(0))
         .collect();
     if bytes.len() > MAX_PASSWORD_V2 {
-        return Err(format!("the K_g key is {} bytes long; at most {MAX_PASSWORD_V2}", bytes.len()));
+        return Err(format!(
+            "the K_g key is {} bytes long; at most {MAX_PASSWORD_V2}",
+            bytes.len()
+        ));
     }
     Ok(Secret::new(bytes))
 }

@@ -65,7 +65,11 @@ impl Suite {
     /// (authentication, integrity, confidentiality) algorithm numbers.
     pub fn algorithms(self) -> (u8, u8, u8) {
         match self {
-            Suite::S3 => (AUTH_RAKP_HMAC_SHA1, INTEGRITY_HMAC_SHA1_96, CONF_AES_CBC_128),
+            Suite::S3 => (
+                AUTH_RAKP_HMAC_SHA1,
+                INTEGRITY_HMAC_SHA1_96,
+                CONF_AES_CBC_128,
+            ),
             Suite::S17 => (
                 AUTH_RAKP_HMAC_SHA256,
                 INTEGRITY_HMAC_SHA256_128,
@@ -101,8 +105,7 @@ impl Suite {
                 m.finalize().into_bytes().to_vec()
             }
             Suite::S17 => {
-                let mut m =
-                    <Hmac<Sha256> as Mac>::new_from_slice(key).expect("HMAC takes any key");
+                let mut m = <Hmac<Sha256> as Mac>::new_from_slice(key).expect("HMAC takes any key");
                 for p in parts {
                     m.update(p);
                 }

@@ -58,6 +58,7 @@ async fn exchange<S, R>(
     what: &str,
     first_wait: Duration,
     deadline: Option<Instant>,
+    max_tries: Option<u32>,
     mut make: impl FnMut(&mut S) -> Vec<u8>,
     mut accept: impl FnMut(&mut S, &[u8]) -> Result<Option<R>, DriverError>,
 ) -> Result<R, DriverError> {
@@ -91,7 +92,8 @@ async fn exchange<S, R>(
                 Received::Nothing => break,
             }
         }
-        if deadline.is_some_and(|dl| Instant::now() >= dl) {
+        let out_of_tries = max_tries.is_some_and(|m| tries >= m);
+        if out_of_tries || deadline.is_some_and(|dl| Instant::now() >= dl) {
             let why = if refused {
                 "the port is unreachable (ICMP port unreachable)"
             } else {
@@ -146,9 +148,13 @@ impl IpmiDriver {
         self.rq_seq
     }
 
-    async fn transport(&mut self, deadline: Option<Instant>) -> Result<&mut Transport, DriverError> {
+    async fn transport(
+        &mut self,
+        deadline: Option<Instant>,
+    ) -> Result<&mut Transport, DriverError> {
         if self.transport.is_none() {
-            self.transport = Some(Transport::connect(&self.cfg.host, self.cfg.port, deadline).await?);
+            self.transport =
+                Some(Transport::connect(&self.cfg.host, self.cfg.port, deadline).await?);
         }
         Ok(self.transport.as_mut().expect("just set"))
     }
@@ -173,6 +179,7 @@ impl IpmiDriver {
                 "Get Channel Cipher Suites",
                 first_wait,
                 Some(until),
+                None,
                 |_| {
                     session::sessionless_request(
                         netfn::APP,
@@ -241,6 +248,7 @@ impl IpmiDriver {
             &format!("Open Session (cipher suite {})", suite.id()),
             wait,
             deadline,
+            None,
             |h| h.open_session_request(),
             |h, d| h.on_open_session_response(d),
         )
@@ -253,6 +261,7 @@ impl IpmiDriver {
             "RAKP 1",
             wait,
             deadline,
+            None,
             |h| h.rakp1(),
             |h, d| h.on_rakp2(d),
         )
@@ -273,6 +282,7 @@ impl IpmiDriver {
             "RAKP 3",
             wait,
             deadline,
+            None,
             |h| h.rakp3(0),
             |h, d| h.on_rakp4(d),
         )
@@ -292,6 +302,7 @@ impl IpmiDriver {
             "Get Channel Authentication Capabilities",
             wait,
             deadline,
+            None,
             |_| {
                 session::sessionless_request(
                     netfn::APP,
@@ -376,6 +387,7 @@ impl IpmiDriver {
             "Get Session Challenge",
             wait,
             deadline,
+            None,
             |h| h.challenge_request(seq),
             |h, d| h.on_challenge(d, seq),
         )
@@ -390,6 +402,7 @@ impl IpmiDriver {
             "Activate Session",
             wait,
             deadline,
+            Some(3),
             |h| h.activate_request(seq2),
             |h, d| h.on_activate(d, seq2),
         )
@@ -439,6 +452,7 @@ impl IpmiDriver {
             what,
             wait,
             deadline,
+            None,
             |a| a.wrap(&frame),
             |a, d| match a.unwrap(d) {
                 Unwrapped::Frame(f) if f.answers(net_fn, command, seq) => Ok(Some(f)),
@@ -521,7 +535,7 @@ impl IpmiDriver {
         Ok(detail)
     }
 
-    async fn open_v20(&mut self, deadline: Option<Instant>) -> Result<Active, DriverError> {
+    async fn open_v20_inner(&mut self, deadline: Option<Instant>) -> Result<Active, DriverError> {
         match self.cfg.cipher {
             CipherChoice::Suite(id) => {
                 let suite = Suite::from_id(id).ok_or_else(|| {
@@ -582,9 +596,38 @@ impl IpmiDriver {
                     }
                 }
                 Err(last.unwrap_or_else(|| {
-                    DriverError::new(ErrorKind::CipherUnsupported, Stage::Negotiate, "no cipher suite worked")
+                    DriverError::new(
+                        ErrorKind::CipherUnsupported,
+                        Stage::Negotiate,
+                        "no cipher suite worked",
+                    )
                 }))
             }
+        }
+    }
+
+    /// Wraps [`Self::open_v20_inner`] so that a BMC that answered nothing at
+    /// all gets one message naming everything that was tried.
+    async fn open_v20(&mut self, deadline: Option<Instant>) -> Result<Active, DriverError> {
+        let started = Instant::now();
+        let auto = self.cfg.cipher == CipherChoice::Auto;
+        let before = self.stats().received;
+        let r = self.open_v20_inner(deadline).await;
+        match r {
+            Err(mut e)
+                if auto && e.kind == ErrorKind::Timeout && self.stats().received == before =>
+            {
+                e.message = format!(
+                    "no answer from {}:{} in {:.1}s (Get Channel Cipher Suites, then Open Session \
+                     for suites 17 and 3): check the address and port, and that IPMI over LAN is \
+                     enabled on the BMC",
+                    self.cfg.host,
+                    self.cfg.port,
+                    started.elapsed().as_secs_f64()
+                );
+                Err(e)
+            }
+            other => other,
         }
     }
 
@@ -612,6 +655,7 @@ impl IpmiDriver {
                 "Close Session",
                 CLOSE_WAIT / 2,
                 Some(until),
+                None,
                 |a| a.wrap(&frame),
                 |a, d| match a.unwrap(d) {
                     Unwrapped::Frame(f) if f.answers(netfn::APP, cmd::CLOSE_SESSION, seq) => {
@@ -640,7 +684,11 @@ impl IpmiDriver {
             cc::INSUFFICIENT_PRIVILEGE => ErrorKind::PrivilegeNotObtained,
             _ => ErrorKind::DeviceError,
         };
-        DriverError::new(kind, stage, format!("the BMC answered {what} with {text} ({c:#04x})"))
+        DriverError::new(
+            kind,
+            stage,
+            format!("the BMC answered {what} with {text} ({c:#04x})"),
+        )
     }
 }
 

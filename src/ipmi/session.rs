@@ -219,7 +219,11 @@ impl Handshake {
             return Ok(None);
         }
         if r.status != 0 {
-            return Err(rmcpp_error(Stage::Authenticate, "the user (RAKP 2)", r.status));
+            return Err(rmcpp_error(
+                Stage::Authenticate,
+                "the user (RAKP 2)",
+                r.status,
+            ));
         }
         self.rc = r.rc;
         self.guid = r.guid;
@@ -268,7 +272,11 @@ impl Handshake {
             return Ok(None);
         }
         if r.status != 0 {
-            return Err(rmcpp_error(Stage::Authenticate, "our proof (RAKP 4)", r.status));
+            return Err(rmcpp_error(
+                Stage::Authenticate,
+                "our proof (RAKP 4)",
+                r.status,
+            ));
         }
         let kg = match &self.kg {
             Some(k) => k.expose().to_vec(),
@@ -403,7 +411,13 @@ impl Handshake15 {
         data.extend_from_slice(&self.challenge);
         data.extend_from_slice(&self.initial_out_seq.to_le_bytes());
         let f = Frame::request(netfn::APP, cmd::ACTIVATE_SESSION, rq_seq, &data).encode();
-        let code = crypto::v15_code(self.auth as u8, self.password.expose(), self.temp_sid, &f, 0);
+        let code = crypto::v15_code(
+            self.auth as u8,
+            self.password.expose(),
+            self.temp_sid,
+            &f,
+            0,
+        );
         codec::encode_v15(self.auth as u8, 0, self.temp_sid, code.as_ref(), &f)
     }
 
@@ -448,7 +462,10 @@ impl Handshake15 {
                 return Err(err(
                     ErrorKind::DeviceError,
                     Stage::Authenticate,
-                    format!("Activate Session failed: {} ({c:#04x})", codec::completion_text(c)),
+                    format!(
+                        "Activate Session failed: {} ({c:#04x})",
+                        codec::completion_text(c)
+                    ),
                 ))
             }
             Err(_) => return Ok(None),
@@ -582,7 +599,8 @@ impl Active {
                 rand::thread_rng().fill_bytes(&mut iv);
                 let enc = s.keys.encrypt(&msg, iv);
                 let n = s.keys.suite().icv_len();
-                let mut d = codec::encode_v20(payload::IPMI, true, s.managed_sid, s.out_seq, &enc, n);
+                let mut d =
+                    codec::encode_v20(payload::IPMI, true, s.managed_sid, s.out_seq, &enc, n);
                 let end = d.len() - n;
                 let code = s.keys.integrity(&d[4..end]);
                 d[end..].copy_from_slice(&code);

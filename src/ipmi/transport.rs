@@ -42,11 +42,14 @@ impl Transport {
         port: u16,
         deadline: Option<Instant>,
     ) -> Result<Self, DriverError> {
-        let unreachable = |m: String| DriverError::new(ErrorKind::Unreachable, Stage::Authenticate, m);
+        let unreachable =
+            |m: String| DriverError::new(ErrorKind::Unreachable, Stage::Authenticate, m);
         let lookup = tokio::net::lookup_host((host, port));
         let addrs: Vec<SocketAddr> = match deadline {
             Some(d) => match tokio::time::timeout_at(d.into(), lookup).await {
-                Ok(r) => r.map_err(|e| unreachable(format!("cannot resolve {host}: {e}")))?.collect(),
+                Ok(r) => r
+                    .map_err(|e| unreachable(format!("cannot resolve {host}: {e}")))?
+                    .collect(),
                 Err(_) => {
                     return Err(DriverError::new(
                         ErrorKind::Timeout,

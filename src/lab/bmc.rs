@@ -117,7 +117,8 @@ impl Chassis {
             1 => self.schedule(true, t),
             2 => {
                 self.schedule(false, t);
-                self.pending.push((true, Instant::now() + t + CYCLE_OFF_TIME));
+                self.pending
+                    .push((true, Instant::now() + t + CYCLE_OFF_TIME));
             }
             _ => {}
         }

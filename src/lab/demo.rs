@@ -31,7 +31,10 @@ fn describe(e: &Stamped) -> String {
 
 /// Entry point of `fencekit demo`.
 pub fn main(a: DemoArgs) -> i32 {
-    let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+    let rt = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("fencekit demo: cannot start the async runtime: {e}");

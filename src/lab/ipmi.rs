@@ -205,7 +205,8 @@ impl IpmiServer {
                 self.rng.fill_bytes(&mut iv);
                 let enc = keys.encrypt(&response.encode(), iv);
                 let n = keys.suite().icv_len();
-                let mut out = codec::encode_v20(payload::IPMI, true, s.console_sid, s.out_seq, &enc, n);
+                let mut out =
+                    codec::encode_v20(payload::IPMI, true, s.console_sid, s.out_seq, &enc, n);
                 let end = out.len() - n;
                 let code = keys.integrity(&out[4..end]);
                 out[end..].copy_from_slice(&code);
@@ -255,7 +256,11 @@ impl IpmiServer {
         let r = OpenSessionResponse {
             tag: rq.tag,
             status: 0,
-            max_privilege: if rq.max_privilege == 0 { 4 } else { rq.max_privilege.min(4) },
+            max_privilege: if rq.max_privilege == 0 {
+                4
+            } else {
+                rq.max_privilege.min(4)
+            },
             console_sid: rq.console_sid,
             managed_sid: sid,
             algorithms: Some(suite.algorithms()),
@@ -465,9 +470,9 @@ impl IpmiServer {
                 f.response(cc::OK, &[])
             }
             (netfn::APP, cmd::GET_DEVICE_ID) => f.response(cc::OK, &device_id()),
-            (netfn::APP, cmd::GET_CHANNEL_AUTH_CAPS | cmd::GET_CHANNEL_CIPHER_SUITES) => {
-                self.sessionless(f).unwrap_or_else(|| f.response(cc::INVALID_COMMAND, &[]))
-            }
+            (netfn::APP, cmd::GET_CHANNEL_AUTH_CAPS | cmd::GET_CHANNEL_CIPHER_SUITES) => self
+                .sessionless(f)
+                .unwrap_or_else(|| f.response(cc::INVALID_COMMAND, &[])),
             (netfn::CHASSIS, cmd::GET_CHASSIS_STATUS) => {
                 let mut c = self.bmc.lock();
                 c.counters.status_reads += 1;
@@ -541,7 +546,8 @@ impl IpmiServer {
                     return None;
                 }
                 let max = (f.data[1] & 0x0f).clamp(1, 4);
-                let console_out = u32::from_le_bytes([f.data[18], f.data[19], f.data[20], f.data[21]]);
+                let console_out =
+                    u32::from_le_bytes([f.data[18], f.data[19], f.data[20], f.data[21]]);
                 let mut expect = self.rng.next_u32();
                 if expect == 0 {
                     expect = 1;
@@ -587,10 +593,20 @@ impl IpmiServer {
 
     fn challenge(&mut self, f: &Frame) -> Option<Vec<u8>> {
         if f.data.len() < 17 {
-            return Some(codec::encode_v15(0, 0, 0, None, &f.response(cc::BAD_LENGTH, &[]).encode()));
+            return Some(codec::encode_v15(
+                0,
+                0,
+                0,
+                None,
+                &f.response(cc::BAD_LENGTH, &[]).encode(),
+            ));
         }
         let auth = f.data[0] & 0x0f;
-        let name: Vec<u8> = f.data[1..17].iter().copied().take_while(|b| *b != 0).collect();
+        let name: Vec<u8> = f.data[1..17]
+            .iter()
+            .copied()
+            .take_while(|b| *b != 0)
+            .collect();
         let respond = |r: Frame| Some(codec::encode_v15(0, 0, 0, None, &r.encode()));
         if !matches!(auth, 0 | 2 | 4) {
             return respond(f.response(cc::INVALID_DATA, &[]));
@@ -641,7 +657,9 @@ impl IpmiServer {
 fn device_id() -> [u8; 11] {
     // device ID 20h, revision 1, firmware 1.00, IPMI 2.0, chassis+bridge support,
     // manufacturer 0 (none), product 0.
-    [0x20, 0x01, 0x01, 0x00, 0x02, 0x8f, 0x00, 0x00, 0x00, 0x00, 0x00]
+    [
+        0x20, 0x01, 0x01, 0x00, 0x02, 0x8f, 0x00, 0x00, 0x00, 0x00, 0x00,
+    ]
 }
 
 /// Answers an ASF Presence Ping (RMCP class 6, type 80h) with a Presence Pong.

@@ -54,7 +54,10 @@ pub fn main(a: LabArgs) -> i32 {
             return exit::USAGE;
         }
     };
-    let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+    let rt = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("fencekit lab: cannot start the async runtime: {e}");
@@ -85,11 +88,18 @@ pub fn main(a: LabArgs) -> i32 {
                 };
                 let _ = writeln!(out, "{} ipmi://{}:{}{hint}", n.name, a.ip(), a.port());
             }
-            let _ = writeln!(out, "ready: {} simulated BMC(s); Ctrl-C stops", lab.nodes.len());
+            let _ = writeln!(
+                out,
+                "ready: {} simulated BMC(s); Ctrl-C stops",
+                lab.nodes.len()
+            );
             let _ = out.flush();
         }
         use tokio::signal::unix::{signal, SignalKind};
-        match (signal(SignalKind::interrupt()), signal(SignalKind::terminate())) {
+        match (
+            signal(SignalKind::interrupt()),
+            signal(SignalKind::terminate()),
+        ) {
             (Ok(mut i), Ok(mut t)) => {
                 tokio::select! {
                     _ = i.recv() => {}

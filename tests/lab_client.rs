@@ -1,0 +1,446 @@
+//! Our IPMI client against the in-process lab BMC, with fault knobs:
+//! fast, deterministic, and independent of installed peers. (The lab itself
+//! is checked by real clients in `interop_lab.rs`.)
+
+use fencekit::engine::error::ErrorKind;
+use fencekit::engine::event::Discard;
+use fencekit::engine::policy::{Policy, PowerTimeout};
+use fencekit::engine::power::{Action, PowerState, RebootMethod};
+use fencekit::engine::run::{run, Cancel, Failure, Outcome};
+use fencekit::ipmi::codec::{cmd, netfn, Frame};
+use fencekit::ipmi::config::{AuthType, CipherChoice, IpmiConfig, Privilege, Version};
+use fencekit::ipmi::crypto::Suite;
+use fencekit::ipmi::driver::{IpmiDriver, Stats};
+use fencekit::ipmi::session::{Handshake, Unwrapped};
+use fencekit::lab::bmc::{Bmc, Faults};
+use fencekit::lab::fleet::{Lab, LabSpec};
+use fencekit::lab::ipmi::{IpmiServer, Offer};
+use fencekit::secret::Secret;
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+fn rt() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime")
+}
+
+fn config(addr: SocketAddr, password: &str) -> IpmiConfig {
+    let mut c = IpmiConfig::new(
+        addr.ip().to_string(),
+        addr.port(),
+        "admin",
+        Secret::from_str_value(password),
+    );
+    c.retransmit = Duration::from_millis(100);
+    c
+}
+
+fn fast_policy() -> Policy {
+    Policy {
+        poll_interval: Duration::from_millis(10),
+        poll_interval_max: Duration::from_millis(100),
+        power_timeout: PowerTimeout::Wall(Duration::from_secs(3)),
+        step_timeout: Some(Duration::from_secs(5)),
+        deadline: Some(Instant::now() + Duration::from_secs(30)),
+        ..Policy::native()
+    }
+}
+
+async fn act(
+    cfg: IpmiConfig,
+    action: Action,
+    policy: &Policy,
+) -> (Result<Outcome, Failure>, Stats) {
+    let mut d = IpmiDriver::new(cfg).expect("valid config");
+    let r = run(&mut d, action, policy, &mut Discard, Cancel::never()).await;
+    (r, d.stats())
+}
+
+async fn lab(faults: Faults) -> Lab {
+    Lab::start(&LabSpec {
+        faults,
+        ..LabSpec::default()
+    })
+    .await
+    .expect("lab starts")
+}
+
+#[test]
+fn every_session_type_fences_the_lab() {
+    rt().block_on(async {
+        let l = lab(Faults::default()).await;
+        let n = &l.nodes[0];
+        let kinds: Vec<(&str, Version, CipherChoice)> = vec![
+            ("suite 3", Version::Lanplus, CipherChoice::Suite(3)),
+            ("suite 17", Version::Lanplus, CipherChoice::Suite(17)),
+            ("auto", Version::Lanplus, CipherChoice::Auto),
+            (
+                "1.5 md5",
+                Version::Lan15(Some(AuthType::Md5)),
+                CipherChoice::Auto,
+            ),
+            (
+                "1.5 password",
+                Version::Lan15(Some(AuthType::Password)),
+                CipherChoice::Auto,
+            ),
+            (
+                "1.5 none",
+                Version::Lan15(Some(AuthType::None)),
+                CipherChoice::Auto,
+            ),
+            ("1.5 best", Version::Lan15(None), CipherChoice::Auto),
+        ];
+        for (name, version, cipher) in kinds {
+            n.bmc().set_on(true);
+            let mut c = config(n.addr(), "lab");
+            c.version = version;
+            c.cipher = cipher;
+            let p = fast_policy();
+            let (r, _) = act(c.clone(), Action::Off, &p).await;
+            assert_eq!(
+                r,
+                Ok(Outcome::Reached {
+                    state: PowerState::Off
+                }),
+                "{name}: off"
+            );
+            assert!(!n.bmc().is_on(), "{name}: the lab's power really went off");
+            let (r, _) = act(c.clone(), Action::Status, &p).await;
+            assert_eq!(
+                r,
+                Ok(Outcome::Status {
+                    state: PowerState::Off
+                }),
+                "{name}: status"
+            );
+            let (r, _) = act(c.clone(), Action::Reboot, &p).await;
+            assert_eq!(r, Ok(Outcome::Rebooted), "{name}: reboot");
+            assert!(n.bmc().is_on(), "{name}: back on after reboot");
+        }
+        let c = n.bmc().counters();
+        assert_eq!(c.sessions, c.closed, "every session was closed");
+    });
+}
+
+#[test]
+fn auto_prefers_suite_17_and_falls_back_to_3() {
+    rt().block_on(async {
+        let l = lab(Faults::default()).await;
+        let mut d = IpmiDriver::new(config(l.nodes[0].addr(), "lab")).unwrap();
+        let detail = fencekit::engine::driver::PowerDriver::connect(&mut d, None)
+            .await
+            .unwrap();
+        assert!(detail.contains("suite 17"), "{detail}");
+        fencekit::engine::driver::PowerDriver::close(&mut d).await;
+
+        // A BMC offering only 3, that also ignores the cipher query (ipmi_sim's quirk).
+        let l3 = Lab::start(&LabSpec {
+            suites: vec![3],
+            faults: Faults {
+                no_cipher_query: true,
+                ..Faults::default()
+            },
+            ..LabSpec::default()
+        })
+        .await
+        .unwrap();
+        let t = Instant::now();
+        let mut d = IpmiDriver::new(config(l3.nodes[0].addr(), "lab")).unwrap();
+        let detail = fencekit::engine::driver::PowerDriver::connect(&mut d, None)
+            .await
+            .unwrap();
+        assert!(detail.contains("suite 3"), "{detail}");
+        assert!(
+            t.elapsed() < Duration::from_secs(2),
+            "no long wait on the unanswered query"
+        );
+        fencekit::engine::driver::PowerDriver::close(&mut d).await;
+    });
+}
+
+#[test]
+fn a_status_costs_six_datagrams_with_a_fixed_suite() {
+    rt().block_on(async {
+        let l = lab(Faults::default()).await;
+        let mut c = config(l.nodes[0].addr(), "lab");
+        c.cipher = CipherChoice::Suite(3);
+        let (r, s) = act(c, Action::Status, &fast_policy()).await;
+        assert!(r.is_ok());
+        // Open Session, RAKP 1, RAKP 3, Set Privilege, Get Chassis Status, Close Session.
+        assert_eq!(s.sent, 6, "{s:?}");
+        let (r, s) = act(
+            config(l.nodes[0].addr(), "lab"),
+            Action::Status,
+            &fast_policy(),
+        )
+        .await;
+        assert!(r.is_ok());
+        assert_eq!(s.sent, 7, "one more for Get Channel Cipher Suites: {s:?}");
+    });
+}
+
+#[test]
+fn wrong_password_fails_once_fast_and_names_the_cause() {
+    rt().block_on(async {
+        let l = lab(Faults::default()).await;
+        let n = &l.nodes[0];
+        for cipher in [
+            CipherChoice::Auto,
+            CipherChoice::Suite(3),
+            CipherChoice::Suite(17),
+        ] {
+            let mut c = config(n.addr(), "not-the-password");
+            c.cipher = cipher;
+            let t = Instant::now();
+            let (r, _) = act(c, Action::Off, &fast_policy()).await;
+            let f = r.unwrap_err();
+            assert_eq!(f.error.kind, ErrorKind::PasswordInvalid, "{f:?}");
+            assert!(f.error.message.contains("password"), "{}", f.error.message);
+            assert!(t.elapsed() < Duration::from_secs(1));
+        }
+        // The wrong password was caught at RAKP 2: the BMC never saw a RAKP 3 guess.
+        assert_eq!(n.bmc().counters().auth_attempts, 0);
+        assert!(n.bmc().is_on(), "nothing was powered off");
+
+        let mut c = config(n.addr(), "not-the-password");
+        c.version = Version::Lan15(Some(AuthType::Md5));
+        let (r, _) = act(c, Action::Status, &fast_policy()).await;
+        assert_eq!(r.unwrap_err().error.kind, ErrorKind::PasswordInvalid);
+        let attempts = n.bmc().counters().auth_attempts;
+        assert!(
+            (1..=3).contains(&attempts),
+            "bounded IPMI 1.5 attempts: {attempts}"
+        );
+    });
+}
+
+#[test]
+fn wrong_username_is_named() {
+    rt().block_on(async {
+        let l = lab(Faults::default()).await;
+        let mut c = config(l.nodes[0].addr(), "lab");
+        c.username = "nobody".into();
+        let (r, _) = act(c.clone(), Action::Status, &fast_policy()).await;
+        assert_eq!(r.unwrap_err().error.kind, ErrorKind::UsernameInvalid);
+        c.version = Version::Lan15(Some(AuthType::Md5));
+        let (r, _) = act(c, Action::Status, &fast_policy()).await;
+        assert_eq!(r.unwrap_err().error.kind, ErrorKind::UsernameInvalid);
+    });
+}
+
+#[test]
+fn thirty_percent_loss_every_action_succeeds() {
+    rt().block_on(async {
+        let l = lab(Faults {
+            loss: 0.3,
+            ..Faults::default()
+        })
+        .await;
+        let n = &l.nodes[0];
+        let mut retransmits = 0;
+        for i in 0..6 {
+            let p = Policy {
+                deadline: Some(Instant::now() + Duration::from_secs(20)),
+                step_timeout: Some(Duration::from_secs(10)),
+                ..fast_policy()
+            };
+            let action = [Action::Off, Action::On, Action::Reboot][i % 3];
+            let (r, s) = act(config(n.addr(), "lab"), action, &p).await;
+            assert!(r.is_ok(), "run {i} ({action}): {r:?}");
+            retransmits += s.retransmits;
+        }
+        assert!(retransmits > 0, "loss was really injected");
+        assert!(n.bmc().is_on());
+    });
+}
+
+#[test]
+fn silent_bmc_fails_at_the_deadline_naming_the_stage() {
+    rt().block_on(async {
+        let l = lab(Faults {
+            silent: true,
+            ..Faults::default()
+        })
+        .await;
+        let p = Policy {
+            step_timeout: Some(Duration::from_millis(1500)),
+            ..fast_policy()
+        };
+        let t = Instant::now();
+        let (r, _) = act(config(l.nodes[0].addr(), "lab"), Action::Off, &p).await;
+        let e = r.unwrap_err().error;
+        let took = t.elapsed();
+        assert_eq!(e.kind, ErrorKind::Timeout);
+        assert!(e.message.contains("no answer"), "{}", e.message);
+        assert!(
+            took >= Duration::from_millis(1400) && took < Duration::from_millis(2500),
+            "{took:?}"
+        );
+    });
+}
+
+#[test]
+fn stuck_power_is_never_reported_as_success() {
+    rt().block_on(async {
+        let l = lab(Faults {
+            stuck: true,
+            ..Faults::default()
+        })
+        .await;
+        let p = Policy {
+            power_timeout: PowerTimeout::Wall(Duration::from_millis(500)),
+            ..fast_policy()
+        };
+        let (r, _) = act(config(l.nodes[0].addr(), "lab"), Action::Off, &p).await;
+        let f = r.unwrap_err();
+        assert_eq!(f.error.kind, ErrorKind::TransitionTimeout);
+        assert_eq!(f.last_state, Some(PowerState::On));
+        assert!(l.nodes[0].bmc().is_on());
+        // A reboot must not report success either, and never sends "on".
+        let (r, _) = act(config(l.nodes[0].addr(), "lab"), Action::Reboot, &p).await;
+        assert!(r.is_err());
+        assert!(!l.nodes[0].bmc().log().contains(&"on"));
+    });
+}
+
+#[test]
+fn lagging_status_is_waited_out_not_trusted() {
+    rt().block_on(async {
+        let l = lab(Faults {
+            transition: Duration::from_millis(300),
+            ..Faults::default()
+        })
+        .await;
+        let mut seen = Vec::new();
+        let mut sink = |e: &fencekit::engine::event::Stamped| {
+            if let fencekit::engine::event::Event::StateObserved { state } = e.event {
+                seen.push(state);
+            }
+        };
+        let mut d = IpmiDriver::new(config(l.nodes[0].addr(), "lab")).unwrap();
+        let r = run(
+            &mut d,
+            Action::Off,
+            &fast_policy(),
+            &mut sink,
+            Cancel::never(),
+        )
+        .await;
+        assert_eq!(
+            r,
+            Ok(Outcome::Reached {
+                state: PowerState::Off
+            })
+        );
+        let ons = seen.iter().filter(|s| **s == PowerState::On).count();
+        assert!(
+            ons >= 2,
+            "the old state was read after the command: {seen:?}"
+        );
+        assert_eq!(&seen[seen.len() - 2..], &[PowerState::Off, PowerState::Off]);
+    });
+}
+
+#[test]
+fn cycle_on_an_off_chassis_that_answers_d5_powers_on() {
+    rt().block_on(async {
+        let l = lab(Faults {
+            strict_state: true,
+            ..Faults::default()
+        })
+        .await;
+        let n = &l.nodes[0];
+        n.bmc().set_on(false);
+        let p = Policy {
+            method: RebootMethod::Cycle,
+            ..fast_policy()
+        };
+        let (r, _) = act(config(n.addr(), "lab"), Action::Reboot, &p).await;
+        assert_eq!(r, Ok(Outcome::Rebooted));
+        assert_eq!(n.bmc().log(), vec!["cycle", "on"]);
+        assert!(n.bmc().is_on());
+    });
+}
+
+#[test]
+fn user_privilege_cannot_control_power() {
+    rt().block_on(async {
+        let l = lab(Faults::default()).await;
+        let mut c = config(l.nodes[0].addr(), "lab");
+        c.privilege = Privilege::User;
+        let (r, _) = act(c.clone(), Action::Status, &fast_policy()).await;
+        assert!(r.is_ok(), "status works at user level");
+        let (r, _) = act(c, Action::Off, &fast_policy()).await;
+        assert_eq!(r.unwrap_err().error.kind, ErrorKind::PrivilegeNotObtained);
+        assert!(l.nodes[0].bmc().is_on());
+    });
+}
+
+/// Handshake through the server's `handle` with no sockets, then check that
+/// replayed, tampered and foreign datagrams are never accepted.
+#[test]
+fn forged_replayed_and_foreign_datagrams_are_ignored() {
+    let from: SocketAddr = "127.0.0.1:9".parse().unwrap();
+    let bmc = Bmc::new(true, Faults::default());
+    let offer = Offer {
+        username: "admin".into(),
+        password: b"lab".to_vec(),
+        suites: vec![3, 17],
+        guid: [7; 16],
+    };
+    for suite in [Suite::S3, Suite::S17] {
+        let mut server = IpmiServer::new(bmc.clone(), offer.clone(), 42);
+        let mut hs = Handshake::new(
+            suite,
+            Privilege::Administrator,
+            "admin",
+            Secret::from_str_value("lab"),
+            None,
+        );
+        let r = server.handle(&hs.open_session_request(), from).unwrap();
+        hs.on_open_session_response(&r).unwrap().unwrap();
+        let r = server.handle(&hs.rakp1(), from).unwrap();
+        hs.on_rakp2(&r).unwrap().unwrap();
+        let r = server.handle(&hs.rakp3(0), from).unwrap();
+        let mut active = hs.on_rakp4(&r).unwrap().unwrap();
+
+        let rq = Frame::request(netfn::CHASSIS, cmd::GET_CHASSIS_STATUS, 1, &[]);
+        let reply = server.handle(&active.wrap(&rq), from).unwrap();
+        // A flipped bit anywhere is rejected (integrity or structure).
+        for i in 4..reply.len() {
+            let mut bad = reply.clone();
+            bad[i] ^= 0x01;
+            assert!(
+                matches!(active.unwrap(&bad), Unwrapped::Ignored(_)),
+                "{suite:?}: flipped byte {i} accepted"
+            );
+        }
+        match active.unwrap(&reply) {
+            Unwrapped::Frame(f) => assert!(f.answers(netfn::CHASSIS, cmd::GET_CHASSIS_STATUS, 1)),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(
+            active.unwrap(&reply),
+            Unwrapped::Ignored("replayed or stale sequence number")
+        );
+        // Another session's valid reply is foreign to this one.
+        let mut other = Handshake::new(
+            suite,
+            Privilege::Administrator,
+            "admin",
+            Secret::from_str_value("lab"),
+            None,
+        );
+        let r = server.handle(&other.open_session_request(), from).unwrap();
+        other.on_open_session_response(&r).unwrap().unwrap();
+        let r = server.handle(&other.rakp1(), from).unwrap();
+        other.on_rakp2(&r).unwrap().unwrap();
+        let r = server.handle(&other.rakp3(0), from).unwrap();
+        let mut other = other.on_rakp4(&r).unwrap().unwrap();
+        let foreign = server.handle(&other.wrap(&rq), from).unwrap();
+        assert!(matches!(active.unwrap(&foreign), Unwrapped::Ignored(_)));
+    }
+}
