@@ -16,8 +16,10 @@ pub mod agent;
 pub mod cli;
 pub mod engine;
 pub mod exit;
+pub mod fleet;
 pub mod ipmi;
 pub mod lab;
+pub mod redfish;
 pub mod secret;
 
 /// True when `name` (argv[0]'s file name) is a fence agent this binary can be.

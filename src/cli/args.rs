@@ -57,6 +57,8 @@ pub enum Output {
     Human,
     /// One JSON document.
     Json,
+    /// One JSON object per event, as it happens, then one per result.
+    Jsonl,
 }
 
 /// Reboot methods.
@@ -92,8 +94,37 @@ pub enum IpmiVersion {
 /// Options shared by status/on/off/reboot/monitor.
 #[derive(Args, Debug, Clone)]
 pub struct ActionArgs {
-    /// Target: ipmi://[USER@]HOST[:PORT] (or use --ip).
+    /// Targets: ipmi://[USER@]HOST[:PORT] URLs, or node names and host
+    /// ranges (node[01-04]) from the inventory.
     pub targets: Vec<String>,
+
+    /// Inventory file (TOML) naming nodes and their fencing methods.
+    #[arg(long, short = 'i', value_name = "PATH", env = "FENCEKIT_INVENTORY")]
+    pub inventory: Option<PathBuf>,
+    /// Act on every node of the inventory.
+    #[arg(long)]
+    pub all: bool,
+    /// Most targets in flight at once.
+    #[arg(long, value_name = "N", default_value_t = 128, value_parser = clap::value_parser!(u32).range(1..=4096))]
+    pub parallel: u32,
+    /// For on and reboot: start node i after i × DUR (spreads inrush current).
+    #[arg(long, value_name = "DUR", default_value = "0s", value_parser = crate::cli::duration::parse)]
+    pub stagger: std::time::Duration,
+    /// Least time between two sessions on one BMC (nodes sharing a BMC).
+    #[arg(long, value_name = "DUR", default_value = "200ms", value_parser = crate::cli::duration::parse)]
+    pub bmc_interval: std::time::Duration,
+    /// Use only this fencing level of each inventory node (1 = first method).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=16))]
+    pub level: Option<u32>,
+    /// Append one JSON line per finished target to this file.
+    #[arg(long, value_name = "PATH", env = "FENCEKIT_AUDIT")]
+    pub audit: Option<PathBuf>,
+    /// Resolve targets, methods and credential references; print the plan; contact nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Do not take the per-BMC lock that serialises fencekit processes on this host.
+    #[arg(long)]
+    pub no_lock: bool,
 
     /// Driver for --ip targets.
     #[arg(long, value_enum, default_value_t = Driver::Ipmi)]
@@ -220,6 +251,14 @@ pub struct LabArgs {
     /// Never answer Get Channel Cipher Suites (like ipmi_sim).
     #[arg(long)]
     pub no_cipher_query: bool,
+    /// Faults for some nodes: PATTERN:KNOB[+KNOB…], e.g. 'node0[1-5]:stuck' or
+    /// 'node07:loss=0.5+delay=100ms'. Knobs: stuck, silent, strict-state,
+    /// no-cipher-query, off, loss=R, delay=DUR, transition=DUR. Repeatable.
+    #[arg(long = "fault", value_name = "SPEC")]
+    pub faults: Vec<String>,
+    /// Write an inventory of the lab's nodes to this file (and the password to PATH.password).
+    #[arg(long, value_name = "PATH")]
+    pub write_inventory: Option<PathBuf>,
     /// More detail on stderr.
     #[arg(long, short = 'v', action = clap::ArgAction::Count)]
     pub verbose: u8,

@@ -22,7 +22,16 @@ pub struct Sources {
 const MAX_FILE: u64 = 4096;
 
 /// Resolves the password; `None` when no source is given (an empty password).
+/// `FENCEKIT_PASSWORD` is consulted last.
 pub fn resolve(s: &Sources) -> Result<Option<Secret>, String> {
+    if let Some(p) = resolve_only(s)? {
+        return Ok(Some(p));
+    }
+    Ok(std::env::var_os("FENCEKIT_PASSWORD").map(|v| Secret::new(v.into_encoded_bytes())))
+}
+
+/// Like [`resolve`], without the `FENCEKIT_PASSWORD` fallback.
+pub fn resolve_only(s: &Sources) -> Result<Option<Secret>, String> {
     if let Some(p) = &s.argv {
         return Ok(Some(p.clone()));
     }
@@ -48,9 +57,6 @@ pub fn resolve(s: &Sources) -> Result<Option<Secret>, String> {
     }
     if let Some(cmd) = &s.script {
         return run_script(cmd).map(Some);
-    }
-    if let Some(v) = std::env::var_os("FENCEKIT_PASSWORD") {
-        return Ok(Some(Secret::new(v.into_encoded_bytes())));
     }
     Ok(None)
 }

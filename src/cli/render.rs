@@ -1,6 +1,6 @@
 //! Rendering results for people (short lines, progress) and programs (JSON).
 
-use crate::engine::event::{Event, EventSink, Stamped};
+use crate::engine::event::{Event, Stamped};
 use crate::engine::power::{Action, PowerState};
 use crate::engine::run::{Failure, Outcome};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -19,11 +19,38 @@ pub struct Traffic {
     pub retransmits: u32,
 }
 
+/// A level that was tried and did not fence the node.
+#[derive(Clone, Debug, Serialize)]
+pub struct Attempt {
+    /// Level number (1 = first method).
+    pub level: usize,
+    /// Driver name.
+    pub method: String,
+    /// Endpoint URL (no secret).
+    pub endpoint: String,
+    /// Why it did not succeed.
+    pub error: String,
+}
+
 /// One target's result, as printed in JSON.
 #[derive(Clone, Debug, Serialize)]
 pub struct TargetResult {
-    /// The target as written (no secret).
+    /// The node's name (the target URL when no inventory names it).
+    pub node: String,
+    /// The target as written or resolved (no secret).
     pub target: String,
+    /// The driver of the level that produced this result.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub method: Option<String>,
+    /// Its endpoint.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub endpoint: Option<String>,
+    /// The level (1-based) that produced this result.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub level: Option<usize>,
+    /// Earlier levels that failed, and why.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub attempts: Vec<Attempt>,
     /// The action.
     pub action: Action,
     /// Whether the requested state was reached and observed.
@@ -96,7 +123,12 @@ impl TargetResult {
             ),
         };
         TargetResult {
+            node: target.clone(),
             target,
+            method: None,
+            endpoint: None,
+            level: None,
+            attempts: Vec::new(),
             action,
             ok,
             state: last_seen,
@@ -122,7 +154,7 @@ impl TargetResult {
                 Action::Monitor => "reach the BMC",
                 Action::Diag => "send a diagnostic interrupt",
             };
-            return format!("{}: failed to {verb}: {e} ({secs:.2}s)", self.target);
+            return format!("{}: failed to {verb}: {e} ({secs:.2}s)", self.node);
         }
         let state = self.state.map_or("unknown", |s| s.as_str());
         let what = match self.outcome.as_deref() {
@@ -137,7 +169,23 @@ impl TargetResult {
             Some("diag-sent") => "diagnostic interrupt accepted".to_string(),
             _ => state.to_string(),
         };
-        format!("{}: {what} ({secs:.2}s)", self.target)
+        let via = match (self.level, &self.attempts) {
+            (Some(l), a) if !a.is_empty() => {
+                format!(" [level {l}, {}]", self.method.as_deref().unwrap_or("?"))
+            }
+            _ => String::new(),
+        };
+        format!("{}: {what}{via} ({secs:.2}s)", self.node)
+    }
+
+    /// The outcome as one word for tables.
+    pub fn outcome_word(&self) -> &str {
+        match (&self.error, self.outcome.as_deref()) {
+            (Some(_), Some("fenced-not-restored")) => "fenced, not restored",
+            (Some(_), _) => "FAILED",
+            (None, Some(o)) => o,
+            (None, None) => "-",
+        }
     }
 }
 
@@ -148,59 +196,146 @@ pub struct Report<'a> {
     pub results: &'a [TargetResult],
 }
 
-/// Collects the timeline and drives a progress spinner on a terminal.
-pub struct Recorder {
-    /// Events so far.
-    pub timeline: Vec<Stamped>,
-    bar: Option<ProgressBar>,
-    target: String,
+fn event_words(e: &Event) -> String {
+    match e {
+        Event::Started { action } => format!("{action}: starting"),
+        Event::Authenticated { detail } => format!("session up ({detail})"),
+        Event::CommandSent { command } => format!("power {command} sent"),
+        Event::CommandDeclined { command, .. } => {
+            format!("power {command} declined; reading the state")
+        }
+        Event::StateObserved { state } => format!("power is {state}"),
+        Event::Waiting { target, .. } => format!("waiting for power {target}"),
+        Event::Retry { stage, .. } => format!("retrying the {}", stage.as_str()),
+    }
 }
 
-impl Recorder {
-    /// A recorder; shows a spinner when `progress` and stderr is a terminal.
-    pub fn new(target: &str, progress: bool) -> Self {
-        let bar = (progress && std::io::stderr().is_terminal()).then(|| {
-            let b = ProgressBar::new_spinner();
-            b.set_style(
-                ProgressStyle::with_template("{spinner} {msg} [{elapsed}]")
-                    .unwrap_or_else(|_| ProgressStyle::default_spinner()),
-            );
+/// Progress on stderr while work is pending, only when stderr is a terminal:
+/// a spinner naming the current step for one target, a bar for several.
+pub struct Progress {
+    bar: Option<ProgressBar>,
+    single: bool,
+}
+
+impl Progress {
+    /// A progress display for `plans`.
+    pub fn new(plans: &[crate::fleet::plan::NodePlan], action: Action) -> Self {
+        let show = action != Action::Status || plans.len() > 1;
+        let single = plans.len() == 1;
+        let bar = (show && std::io::stderr().is_terminal()).then(|| {
+            let b = if single {
+                let b = ProgressBar::new_spinner();
+                b.set_style(
+                    ProgressStyle::with_template("{spinner} {msg} [{elapsed}]")
+                        .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+                );
+                b
+            } else {
+                let b = ProgressBar::new(plans.len() as u64);
+                b.set_style(
+                    ProgressStyle::with_template("{bar:30} {pos}/{len} {msg} [{elapsed}]")
+                        .unwrap_or_else(|_| ProgressStyle::default_bar()),
+                );
+                b
+            };
             b.enable_steady_tick(Duration::from_millis(100));
-            b.set_message(format!("{target}: connecting"));
+            b.set_message(format!("{action}"));
             b
         });
-        Recorder {
-            timeline: Vec::new(),
-            bar,
-            target: target.to_string(),
-        }
+        Progress { bar, single }
     }
+}
 
-    /// Removes the spinner.
-    pub fn finish(&mut self) {
+impl Drop for Progress {
+    fn drop(&mut self) {
         if let Some(b) = self.bar.take() {
             b.finish_and_clear();
         }
     }
 }
 
-impl EventSink for Recorder {
-    fn emit(&mut self, event: &Stamped) {
-        if let Some(b) = &self.bar {
-            let msg = match &event.event {
-                Event::Started { action } => format!("{action}: starting"),
-                Event::Authenticated { detail } => format!("session up ({detail})"),
-                Event::CommandSent { command } => format!("power {command} sent"),
-                Event::CommandDeclined { command, .. } => {
-                    format!("power {command} declined; reading the state")
-                }
-                Event::StateObserved { state } => format!("power is {state}"),
-                Event::Waiting { target, .. } => format!("waiting for power {target}"),
-                Event::Retry { stage, .. } => format!("retrying the {}", stage.as_str()),
-            };
-            b.set_message(format!("{}: {msg}", self.target));
+impl crate::fleet::fanout::Observer for Progress {
+    fn event(&self, node: &str, _level: usize, event: &Stamped) {
+        tracing::debug!(node, at_ms = event.at_ms, event = ?event.event, "engine event");
+        if let (Some(b), true) = (&self.bar, self.single) {
+            b.set_message(format!("{node}: {}", event_words(&event.event)));
         }
-        tracing::debug!(at_ms = event.at_ms, event = ?event.event, "engine event");
-        self.timeline.push(event.clone());
     }
+
+    fn done(&self, r: &TargetResult) {
+        if let (Some(b), false) = (&self.bar, self.single) {
+            b.inc(1);
+            if !r.ok {
+                b.set_message(format!("last failure: {}", r.node));
+            }
+        }
+    }
+}
+
+/// `--output jsonl`: one JSON object per event as it happens, then one per result.
+pub struct JsonLines;
+
+impl crate::fleet::fanout::Observer for JsonLines {
+    fn event(&self, node: &str, level: usize, event: &Stamped) {
+        #[derive(Serialize)]
+        struct Line<'a> {
+            node: &'a str,
+            level: usize,
+            #[serde(flatten)]
+            event: &'a Stamped,
+        }
+        if let Ok(s) = serde_json::to_string(&Line { node, level, event }) {
+            println!("{s}");
+        }
+    }
+
+    fn done(&self, r: &TargetResult) {
+        #[derive(Serialize)]
+        struct Done<'a> {
+            event: &'static str,
+            #[serde(flatten)]
+            result: &'a TargetResult,
+        }
+        let mut slim = r.clone();
+        slim.timeline.clear();
+        if let Ok(s) = serde_json::to_string(&Done {
+            event: "done",
+            result: &slim,
+        }) {
+            println!("{s}");
+        }
+    }
+}
+
+/// A table of results: node, method, state, outcome, time, error.
+pub fn table(results: &[TargetResult]) -> String {
+    let mut b = tabled::builder::Builder::default();
+    b.push_record(["node", "method", "state", "outcome", "time", "error"]);
+    for r in results {
+        let method = match (&r.method, r.level) {
+            (Some(m), Some(l)) if l > 1 || !r.attempts.is_empty() => format!("{m} (level {l})"),
+            (Some(m), _) => m.clone(),
+            _ => "-".into(),
+        };
+        let mut err = r.error.clone().unwrap_or_default();
+        if err.len() > 100 {
+            let mut cut = 100;
+            while !err.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            err.truncate(cut);
+            err.push('…');
+        }
+        b.push_record([
+            r.node.clone(),
+            method,
+            r.state.map_or("-".into(), |s| s.to_string()),
+            r.outcome_word().to_string(),
+            format!("{:.2}s", r.elapsed_ms as f64 / 1000.0),
+            err,
+        ]);
+    }
+    let mut t = b.build();
+    t.with(tabled::settings::Style::sharp());
+    t.to_string()
 }

@@ -1,28 +1,29 @@
 //! `fencekit …`: from parsed options to engine runs, output and exit code.
 
 use super::args::{ActionArgs, Cli, Command, IpmiVersion, Method, Output};
-use super::credentials::{self, Sources};
-use super::render::{Recorder, Report, TargetResult, Traffic};
+use super::render::{JsonLines, Progress, Report, TargetResult};
 use super::target;
 use crate::engine::policy::{Policy, PowerTimeout};
 use crate::engine::power::{Action, PowerState, RebootMethod};
-use crate::engine::run::{run, Cancel, CancelHandle};
+use crate::engine::run::{Cancel, CancelHandle};
 use crate::exit;
+use crate::fleet::audit::Audit;
+use crate::fleet::fanout::{run_fleet, FleetOptions, Observer, Quiet};
+use crate::fleet::inventory::Inventory;
+use crate::fleet::method::{CredentialRef, MethodSpec};
+use crate::fleet::plan::{select, NodePlan};
 use crate::ipmi::config::{self, AuthType, CipherChoice, IpmiConfig, Privilege, Version};
-use crate::ipmi::driver::IpmiDriver;
 use crate::secret::Secret;
 use clap::Parser;
 use std::ffi::OsString;
-use std::time::{Duration, Instant};
+use std::rc::Rc;
+use std::time::Duration;
 
 /// `fencekit --version` text.
 pub const VERSION_LINE: &str = concat!(
     env!("CARGO_PKG_VERSION"),
     " (IPMI 2.0 RMCP+ suites 3/17, IPMI 1.5; fence-agents 4.12 compatible)"
 );
-
-/// A usage problem: printed with the program name, exit 64.
-struct Usage(String);
 
 /// Entry point of the native command line.
 pub fn main(args: Vec<OsString>) -> i32 {
@@ -69,75 +70,52 @@ pub fn init_logging(verbose: u8) {
         .try_init();
 }
 
-/// One resolved target.
-struct Resolved {
-    label: String,
-    config: IpmiConfig,
-}
-
-fn resolve(a: &ActionArgs) -> Result<Vec<Resolved>, Usage> {
-    let password = credentials::resolve(&Sources {
-        argv: a.password.as_deref().map(Secret::from_str_value),
-        file: a.password_file.clone(),
-        env: a.password_env.clone(),
-        script: a.password_script.clone(),
-    })
-    .map_err(Usage)?
-    .unwrap_or_default();
-    let privilege: Privilege = a.privlvl.parse().map_err(Usage)?;
-    let cipher: CipherChoice = a.cipher.parse().map_err(Usage)?;
-    let auth: Option<AuthType> = a
-        .auth
-        .as_deref()
-        .map(str::parse)
-        .transpose()
-        .map_err(Usage)?;
-    let version = match (a.ipmi_version, auth) {
+/// The method a target URL (or `--ip`) gets from the command-line options.
+fn url_method(a: &ActionArgs, url: &str) -> Result<MethodSpec, String> {
+    let t = target::parse(url)?;
+    let credential = if let Some(p) = &a.password {
+        CredentialRef::Inline(Secret::from_str_value(p))
+    } else if let Some(f) = &a.password_file {
+        CredentialRef::File(f.clone())
+    } else if let Some(v) = &a.password_env {
+        CredentialRef::Env(v.clone())
+    } else if let Some(s) = &a.password_script {
+        CredentialRef::Script(s.clone())
+    } else if let Some(v) = std::env::var_os("FENCEKIT_PASSWORD") {
+        CredentialRef::Inline(Secret::new(v.into_encoded_bytes()))
+    } else {
+        CredentialRef::None
+    };
+    let auth: Option<AuthType> = a.auth.as_deref().map(str::parse).transpose()?;
+    let username = t
+        .username
+        .or_else(|| a.username.clone())
+        .unwrap_or_default();
+    let mut c = IpmiConfig::new(
+        t.host,
+        t.port.or(a.ipport).unwrap_or(623),
+        username,
+        Secret::default(),
+    );
+    c.privilege = a.privlvl.parse::<Privilege>()?;
+    c.cipher = a.cipher.parse::<CipherChoice>()?;
+    c.version = match (a.ipmi_version, auth) {
         (IpmiVersion::V15, auth) => Version::Lan15(auth),
         (IpmiVersion::V20, Some(auth)) => Version::Lan15(Some(auth)),
         (IpmiVersion::V20, None) => Version::Lanplus,
     };
-    let kg = a
+    c.kg = a
         .hexadecimal_kg
         .as_deref()
         .map(config::parse_hex_kg)
-        .transpose()
-        .map_err(Usage)?;
-    let mut specs: Vec<(String, Option<String>, Option<u16>)> = Vec::new();
-    for t in &a.targets {
-        let p = target::parse(t).map_err(Usage)?;
-        specs.push((p.host.clone(), p.username.clone(), p.port));
-    }
-    if let Some(ip) = &a.ip {
-        specs.push((ip.clone(), None, None));
-    }
-    if specs.is_empty() {
-        return Err(Usage(
-            "no target given: name one as ipmi://HOST[:PORT], or use --ip HOST".into(),
-        ));
-    }
-    let mut out = Vec::new();
-    for (host, user, port) in specs {
-        let port = port.or(a.ipport).unwrap_or(623);
-        let username = user.or_else(|| a.username.clone()).unwrap_or_default();
-        let mut c = IpmiConfig::new(host.clone(), port, username, password.clone());
-        c.privilege = privilege;
-        c.cipher = cipher;
-        c.version = version;
-        c.kg = kg.clone();
-        c.validate().map_err(Usage)?;
-        let label = target::IpmiTarget {
-            username: None,
-            host,
-            port: Some(port),
-        }
-        .to_string();
-        out.push(Resolved { label, config: c });
-    }
-    Ok(out)
+        .transpose()?;
+    Ok(MethodSpec::Ipmi {
+        config: c,
+        credential,
+    })
 }
 
-fn policy(a: &ActionArgs, start: Instant) -> Policy {
+fn policy(a: &ActionArgs) -> Policy {
     Policy {
         power_wait: a.power_wait,
         power_timeout: PowerTimeout::Wall(a.power_timeout),
@@ -150,23 +128,128 @@ fn policy(a: &ActionArgs, start: Instant) -> Policy {
             Method::Cycle => RebootMethod::Cycle,
         },
         step_timeout: Some(a.login_timeout),
-        deadline: Some(start + a.timeout),
+        deadline: None,
         ..Policy::native()
     }
 }
 
+fn plans(a: &ActionArgs) -> Result<Vec<NodePlan>, String> {
+    let inventory = a.inventory.as_deref().map(Inventory::load).transpose()?;
+    let mut words = a.targets.clone();
+    if let Some(ip) = &a.ip {
+        let host = if ip.contains(':') {
+            format!("[{ip}]")
+        } else {
+            ip.clone()
+        };
+        words.push(format!("ipmi://{host}"));
+    }
+    if words.is_empty() && !a.all {
+        return Err(
+            "no target given: name one as ipmi://HOST[:PORT], use --ip HOST, or name \
+                    inventory nodes (--inventory PATH) or --all"
+                .into(),
+        );
+    }
+    let p = select(&words, a.all, inventory.as_ref(), &|u| url_method(a, u))?;
+    if p.is_empty() {
+        return Err("the selection matches no node".into());
+    }
+    Ok(p)
+}
+
+/// Prints the plan of `--dry-run`; false when a credential reference is broken.
+fn print_plan(action: Action, plans: &[NodePlan], a: &ActionArgs) -> bool {
+    let mut ok = true;
+    let mut rows = Vec::new();
+    for p in plans {
+        for (i, m) in p.levels.iter().enumerate() {
+            if a.level.is_some_and(|l| l as usize != i + 1) {
+                continue;
+            }
+            let cred = m.credential();
+            let check = match cred.check() {
+                Ok(()) => "ok".to_string(),
+                Err(e) => {
+                    ok = false;
+                    format!("MISSING: {e}")
+                }
+            };
+            let detail = match m {
+                MethodSpec::Ipmi { config, .. } => match config.version {
+                    Version::Lanplus => format!(
+                        "RMCP+ cipher {}, privilege {}",
+                        match config.cipher {
+                            CipherChoice::Auto => "auto".to_string(),
+                            CipherChoice::Suite(n) => n.to_string(),
+                        },
+                        config.privilege
+                    ),
+                    Version::Lan15(auth) => format!(
+                        "IPMI 1.5 auth {}, privilege {}",
+                        auth.map_or("best offered", |x| x.as_str()),
+                        config.privilege
+                    ),
+                },
+            };
+            rows.push(serde_json::json!({
+                "node": p.name, "level": i + 1, "method": m.driver_name(), "endpoint": m.endpoint(),
+                "username": m.username(), "credential": cred.describe(), "credential_check": check,
+                "detail": detail,
+            }));
+        }
+    }
+    if a.output == Output::Human {
+        println!(
+            "plan: {action} on {} node(s), at most {} at once; nothing is contacted",
+            plans.len(),
+            a.parallel
+        );
+        for r in &rows {
+            println!(
+                "  {}  level {}  {} {}  user '{}'  password: {} ({})  {}",
+                r["node"].as_str().unwrap_or(""),
+                r["level"],
+                r["method"].as_str().unwrap_or(""),
+                r["endpoint"].as_str().unwrap_or(""),
+                r["username"].as_str().unwrap_or(""),
+                r["credential"].as_str().unwrap_or(""),
+                r["credential_check"].as_str().unwrap_or(""),
+                r["detail"].as_str().unwrap_or(""),
+            );
+        }
+    } else {
+        let doc = serde_json::json!({ "action": action, "plan": rows });
+        println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+    }
+    ok
+}
+
 fn action(action: Action, a: ActionArgs) -> i32 {
     init_logging(a.verbose);
-    let start = Instant::now();
     if a.password.is_some() {
         eprintln!(
             "fencekit: warning: --password is visible to other local users; prefer \
              --password-file, --password-env or FENCEKIT_PASSWORD"
         );
     }
-    let targets = match resolve(&a) {
-        Ok(t) => t,
-        Err(Usage(m)) => {
+    let plans = match plans(&a) {
+        Ok(p) => p,
+        Err(m) => {
+            eprintln!("fencekit: {m}");
+            return exit::USAGE;
+        }
+    };
+    if a.dry_run {
+        return if print_plan(action, &plans, &a) {
+            exit::OK
+        } else {
+            exit::USAGE
+        };
+    }
+    let audit = match a.audit.as_deref().map(Audit::open).transpose() {
+        Ok(x) => x,
+        Err(m) => {
             eprintln!("fencekit: {m}");
             return exit::USAGE;
         }
@@ -181,83 +264,58 @@ fn action(action: Action, a: ActionArgs) -> i32 {
             return exit::FAILURE;
         }
     };
-    let progress = a.output == Output::Human && action != Action::Status;
-    let pol = policy(&a, start);
+    let opts = FleetOptions {
+        parallel: a.parallel as usize,
+        stagger: a.stagger,
+        bmc_interval: a.bmc_interval,
+        level: a.level.map(|l| l as usize),
+        lock: !a.no_lock,
+        policy: policy(&a),
+        node_timeout: a.timeout,
+    };
+    let observer: Rc<dyn Observer> = match a.output {
+        Output::Jsonl => Rc::new(JsonLines),
+        Output::Human => Rc::new(Progress::new(&plans, action)),
+        Output::Json => Rc::new(Quiet),
+    };
     let results = rt.block_on(async {
         let (handle, cancel) = Cancel::new();
         let signals = tokio::spawn(watch_signals(handle));
-        let mut results = Vec::new();
-        for t in targets {
-            results.push(one(action, t, &pol, cancel.clone(), progress).await);
-        }
+        let r = run_fleet(plans, action, &opts, cancel, observer.clone()).await;
         signals.abort();
-        results
+        r
     });
+    drop(observer);
+    if let Some(audit) = &audit {
+        for r in &results {
+            if let Err(m) = audit.record(r) {
+                eprintln!("fencekit: warning: {m}");
+            }
+        }
+    }
     match a.output {
-        Output::Json => {
-            let doc = Report { results: &results };
-            match serde_json::to_string_pretty(&doc) {
-                Ok(s) => println!("{s}"),
-                Err(e) => eprintln!("fencekit: cannot encode JSON: {e}"),
+        Output::Json => match serde_json::to_string_pretty(&Report { results: &results }) {
+            Ok(s) => println!("{s}"),
+            Err(e) => eprintln!("fencekit: cannot encode JSON: {e}"),
+        },
+        Output::Jsonl => {}
+        Output::Human if results.len() == 1 => {
+            let r = &results[0];
+            if r.ok {
+                println!("{}", r.human_line());
+            } else {
+                eprintln!("fencekit: {}", r.human_line());
             }
         }
         Output::Human => {
-            for r in &results {
-                if r.ok {
-                    println!("{}", r.human_line());
-                } else {
-                    eprintln!("fencekit: {}", r.human_line());
-                }
+            println!("{}", super::render::table(&results));
+            let failed = results.iter().filter(|r| !r.ok).count();
+            if failed > 0 {
+                eprintln!("fencekit: {failed} of {} target(s) failed", results.len());
             }
         }
     }
     exit_code(action, &results)
-}
-
-async fn one(
-    action: Action,
-    t: Resolved,
-    pol: &Policy,
-    cancel: Cancel,
-    progress: bool,
-) -> TargetResult {
-    let began = Instant::now();
-    let mut rec = Recorder::new(&t.label, progress);
-    let mut driver = match IpmiDriver::new(t.config) {
-        Ok(d) => d,
-        Err(m) => {
-            return TargetResult::new(
-                t.label,
-                action,
-                &Err(crate::engine::run::Failure {
-                    error: crate::engine::error::DriverError::new(
-                        crate::engine::error::ErrorKind::Config,
-                        crate::engine::error::Stage::Authenticate,
-                        m,
-                    ),
-                    last_state: None,
-                }),
-                began.elapsed(),
-                vec![],
-                Traffic::default(),
-            )
-        }
-    };
-    let r = run(&mut driver, action, pol, &mut rec, cancel).await;
-    rec.finish();
-    let s = driver.stats();
-    TargetResult::new(
-        t.label,
-        action,
-        &r,
-        began.elapsed(),
-        std::mem::take(&mut rec.timeline),
-        Traffic {
-            sent: s.sent,
-            received: s.received,
-            retransmits: s.retransmits,
-        },
-    )
 }
 
 /// Cancels the running actions on SIGINT or SIGTERM.

@@ -229,7 +229,7 @@ pub fn parse_hex_kg(s: &str) -> Result<Secret, String> {
         .strip_prefix("0x")
         .or_else(|| t.strip_prefix("0X"))
         .unwrap_or(t);
-    if t.len() % 2 != 0 || !t.bytes().all(|b| b.is_ascii_hexdigit()) {
+    if !t.len().is_multiple_of(2) || !t.bytes().all(|b| b.is_ascii_hexdigit()) {
         return Err("the K_g key must be an even number of hexadecimal digits".into());
     }
     let bytes: Vec<u8> = (0..t.len())

@@ -250,7 +250,7 @@ impl SessionKeys {
 
     /// Reverses [`SessionKeys::encrypt`].
     pub fn decrypt(&self, data: &[u8]) -> Result<Vec<u8>, Malformed> {
-        if data.len() < 32 || data.len() % 16 != 0 {
+        if data.len() < 32 || !data.len().is_multiple_of(16) {
             return Err(Malformed::BadPadding);
         }
         let mut iv = [0u8; 16];

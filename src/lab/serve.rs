@@ -44,11 +44,112 @@ fn spec(a: &LabArgs) -> Result<LabSpec, String> {
     })
 }
 
+/// One `--fault` spec: the node names it applies to and how to change them.
+struct FaultSpec {
+    names: Vec<String>,
+    knobs: Vec<String>,
+}
+
+fn parse_fault(spec: &str) -> Result<FaultSpec, String> {
+    let (pattern, knobs) = spec
+        .rsplit_once(':')
+        .ok_or_else(|| format!("--fault '{spec}': expected PATTERN:KNOB[+KNOB…]"))?;
+    let names = crate::fleet::hostrange::expand(pattern)?;
+    let knobs: Vec<String> = knobs.split('+').map(|k| k.trim().to_string()).collect();
+    let mut probe = Faults::default();
+    let mut on = true;
+    for k in &knobs {
+        apply_knob(k, &mut probe, &mut on).map_err(|m| format!("--fault '{spec}': {m}"))?;
+    }
+    Ok(FaultSpec { names, knobs })
+}
+
+fn apply_knob(k: &str, f: &mut Faults, on: &mut bool) -> Result<(), String> {
+    let (name, value) = match k.split_once('=') {
+        Some((n, v)) => (n, Some(v)),
+        None => (k, None),
+    };
+    let dur = |v: Option<&str>| {
+        v.ok_or_else(|| format!("{name} needs a value"))
+            .and_then(crate::cli::duration::parse)
+    };
+    match name {
+        "stuck" => f.stuck = true,
+        "silent" => f.silent = true,
+        "strict-state" => f.strict_state = true,
+        "no-cipher-query" => f.no_cipher_query = true,
+        "off" => *on = false,
+        "loss" => {
+            let r: f64 = value
+                .and_then(|v| v.parse().ok())
+                .filter(|r| (0.0..=1.0).contains(r))
+                .ok_or("loss needs a ratio between 0 and 1")?;
+            f.loss = r;
+        }
+        "delay" => f.delay = dur(value)?,
+        "transition" => f.transition = dur(value)?,
+        other => return Err(format!("unknown fault knob '{other}'")),
+    }
+    Ok(())
+}
+
+/// The inventory text for a running lab (credentials by reference).
+pub fn inventory_text(lab: &Lab, spec: &LabSpec, password_file: &std::path::Path) -> String {
+    let mut s =
+        String::from("# Written by `fencekit lab --write-inventory`; valid while the lab runs.\n");
+    s.push_str(&format!(
+        "[defaults]\nusername = \"{}\"\npassword_file = \"{}\"\n",
+        spec.username,
+        password_file.display()
+    ));
+    for n in &lab.nodes {
+        let a = n.addr();
+        s.push_str(&format!(
+            "\n[[node]]\nname = \"{}\"\n  [[node.fence]]\n  endpoint = \"ipmi://{}:{}\"\n",
+            n.name,
+            a.ip(),
+            a.port()
+        ));
+    }
+    s
+}
+
+fn write_inventory(path: &std::path::Path, lab: &Lab, spec: &LabSpec) -> Result<(), String> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut pw_path = path.as_os_str().to_owned();
+    pw_path.push(".password");
+    let pw_path = std::path::PathBuf::from(pw_path);
+    let abs = std::path::absolute(&pw_path).unwrap_or(pw_path.clone());
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(true)
+        .write(true)
+        .mode(0o600)
+        .open(&pw_path)
+        .map_err(|e| format!("cannot write {}: {e}", pw_path.display()))?;
+    f.write_all(spec.password.as_bytes())
+        .map_err(|e| format!("cannot write {}: {e}", pw_path.display()))?;
+    std::fs::write(path, inventory_text(lab, spec, &abs))
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))
+}
+
 /// Entry point of `fencekit lab`.
 pub fn main(a: LabArgs) -> i32 {
     crate::cli::run::init_logging(a.verbose);
     let spec = match spec(&a) {
         Ok(s) => s,
+        Err(m) => {
+            eprintln!("fencekit lab: {m}");
+            return exit::USAGE;
+        }
+    };
+    let faults = match a
+        .faults
+        .iter()
+        .map(|f| parse_fault(f))
+        .collect::<Result<Vec<_>, _>>()
+    {
+        Ok(f) => f,
         Err(m) => {
             eprintln!("fencekit lab: {m}");
             return exit::USAGE;
@@ -72,6 +173,27 @@ pub fn main(a: LabArgs) -> i32 {
                 return exit::FAILURE;
             }
         };
+        for fs in &faults {
+            for name in &fs.names {
+                let Some(n) = lab.nodes.iter().find(|n| &n.name == name) else {
+                    eprintln!("fencekit lab: --fault names no node '{name}'");
+                    return exit::USAGE;
+                };
+                let mut f = n.bmc().lock().faults.clone();
+                let mut on = spec.power_on;
+                for k in &fs.knobs {
+                    let _ = apply_knob(k, &mut f, &mut on);
+                }
+                n.bmc().set_faults(f);
+                n.bmc().set_on(on);
+            }
+        }
+        if let Some(path) = &a.write_inventory {
+            if let Err(m) = write_inventory(path, &lab, &spec) {
+                eprintln!("fencekit lab: {m}");
+                return exit::FAILURE;
+            }
+        }
         {
             let mut out = std::io::stdout().lock();
             for n in &lab.nodes {

@@ -1,0 +1,185 @@
+//! The audit trail: one JSON line per completed target action.
+//!
+//! Each record is written with a single `write` on a file opened for
+//! append, then `fsync`ed, so concurrent fencekit processes never interleave
+//! or lose lines. Records carry no secret. Auditing is optional: nothing
+//! requires a writable filesystem unless `--audit` / `FENCEKIT_AUDIT` asks.
+
+use crate::cli::render::TargetResult;
+use crate::engine::event::Event;
+use serde::Serialize;
+use std::fs::OpenOptions;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// An audit file.
+#[derive(Clone, Debug)]
+pub struct Audit {
+    path: PathBuf,
+}
+
+/// What one record says about the evidence behind its outcome.
+#[derive(Serialize)]
+struct Evidence<'a> {
+    reads: usize,
+    last_state: Option<&'a str>,
+    commands: Vec<String>,
+    session: Option<&'a str>,
+    datagrams_sent: u32,
+    retransmits: u32,
+}
+
+#[derive(Serialize)]
+struct Record<'a> {
+    time: String,
+    user: String,
+    host: String,
+    pid: u32,
+    version: &'static str,
+    node: &'a str,
+    action: &'a str,
+    method: Option<&'a str>,
+    endpoint: Option<&'a str>,
+    level: Option<usize>,
+    ok: bool,
+    outcome: Option<&'a str>,
+    state: Option<&'a str>,
+    error_kind: Option<&'a str>,
+    error: Option<&'a str>,
+    evidence: Evidence<'a>,
+    duration_ms: u64,
+}
+
+/// RFC 3339 UTC time with milliseconds, from the system clock.
+pub fn utc_now() -> String {
+    let d = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default();
+    let secs = d.as_secs() as i64;
+    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    // civil-from-days (proleptic Gregorian), after Howard Hinnant's algorithm
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = if month <= 2 { y + 1 } else { y };
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60,
+        d.subsec_millis()
+    )
+}
+
+fn local_user() -> String {
+    for var in ["USER", "LOGNAME"] {
+        if let Ok(u) = std::env::var(var) {
+            if !u.is_empty() {
+                return u;
+            }
+        }
+    }
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("Uid:"))
+                .and_then(|l| l.split_whitespace().nth(1).map(|u| format!("uid {u}")))
+        })
+        .unwrap_or_else(|| "unknown".into())
+}
+
+fn host_name() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .or_else(|_| std::fs::read_to_string("/etc/hostname"))
+        .map(|s| s.trim().to_string())
+        .unwrap_or_else(|_| "unknown".into())
+}
+
+impl Audit {
+    /// An audit trail at `path`; checks now that it can be appended to.
+    pub fn open(path: &Path) -> Result<Audit, String> {
+        OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .map_err(|e| format!("cannot open the audit file {}: {e}", path.display()))?;
+        Ok(Audit {
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// Appends one record for a finished target action.
+    pub fn record(&self, r: &TargetResult) -> Result<(), String> {
+        let commands = r
+            .timeline
+            .iter()
+            .filter_map(|s| match &s.event {
+                Event::CommandSent { command } => Some(format!("{command}")),
+                Event::CommandDeclined { command, .. } => Some(format!("{command} (declined)")),
+                _ => None,
+            })
+            .collect();
+        let reads = r
+            .timeline
+            .iter()
+            .filter(|s| matches!(s.event, Event::StateObserved { .. }))
+            .count();
+        let rec = Record {
+            time: utc_now(),
+            user: local_user(),
+            host: host_name(),
+            pid: std::process::id(),
+            version: env!("CARGO_PKG_VERSION"),
+            node: &r.node,
+            action: r.action.as_str(),
+            method: r.method.as_deref(),
+            endpoint: r.endpoint.as_deref(),
+            level: r.level,
+            ok: r.ok,
+            outcome: r.outcome.as_deref(),
+            state: r.state.map(|s| s.as_str()),
+            error_kind: r.error_kind,
+            error: r.error.as_deref(),
+            evidence: Evidence {
+                reads,
+                last_state: r.state.map(|s| s.as_str()),
+                commands,
+                session: r.session.as_deref(),
+                datagrams_sent: r.traffic.sent,
+                retransmits: r.traffic.retransmits,
+            },
+            duration_ms: r.elapsed_ms,
+        };
+        let mut line =
+            serde_json::to_vec(&rec).map_err(|e| format!("cannot encode an audit record: {e}"))?;
+        line.push(b'\n');
+        let mut f = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&self.path)
+            .map_err(|e| format!("cannot open the audit file {}: {e}", self.path.display()))?;
+        f.write_all(&line)
+            .and_then(|_| f.sync_data())
+            .map_err(|e| format!("cannot write the audit file {}: {e}", self.path.display()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn utc_format_shape() {
+        let t = utc_now();
+        assert_eq!(t.len(), 24, "{t}");
+        assert!(t.starts_with("20") && t.ends_with('Z') && t.as_bytes()[10] == b'T');
+    }
+}

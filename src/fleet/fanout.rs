@@ -1,0 +1,300 @@
+//! Running a plan: every node concurrently up to `parallel`, each with its
+//! own deadline, its levels tried in order, and kindness to BMCs.
+//!
+//! Kindness: at most one session per BMC at a time (nodes that share a BMC
+//! wait for each other), a minimum interval between two sessions on one
+//! BMC, an optional stagger for power-on across a range (inrush), and an
+//! advisory lock per BMC between fencekit processes on this host. Nodes run
+//! as tasks on one thread: no thread per target, memory grows with the
+//! number of nodes in flight only.
+
+use super::lock;
+use super::method::MethodSpec;
+use super::plan::NodePlan;
+use crate::cli::render::{Attempt, TargetResult, Traffic};
+use crate::engine::error::{DriverError, ErrorKind};
+use crate::engine::event::{EventSink, Stamped};
+use crate::engine::policy::Policy;
+use crate::engine::power::Action;
+use crate::engine::run::{run, Cancel, Failure, Outcome};
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
+use std::time::{Duration, Instant};
+use tokio::sync::{Mutex, Semaphore};
+
+/// How a plan is run.
+#[derive(Clone, Debug)]
+pub struct FleetOptions {
+    /// Most nodes in flight at once.
+    pub parallel: usize,
+    /// For `on` and `reboot`: node i starts i × stagger after the first.
+    pub stagger: Duration,
+    /// Least time between two sessions on the same BMC.
+    pub bmc_interval: Duration,
+    /// Use only this level (1-based).
+    pub level: Option<usize>,
+    /// Take the per-BMC advisory lock.
+    pub lock: bool,
+    /// Timing for each action; `deadline` is set per node from `node_timeout`.
+    pub policy: Policy,
+    /// Each node's deadline, from the moment it starts.
+    pub node_timeout: Duration,
+}
+
+/// Watches a fleet run (progress, streaming output). Called on one thread.
+pub trait Observer {
+    /// An engine event of `node` at `level`.
+    fn event(&self, node: &str, level: usize, event: &Stamped);
+    /// `node` is finished.
+    fn done(&self, result: &TargetResult);
+}
+
+/// An observer that watches nothing.
+pub struct Quiet;
+
+impl Observer for Quiet {
+    fn event(&self, _: &str, _: usize, _: &Stamped) {}
+    fn done(&self, _: &TargetResult) {}
+}
+
+struct NodeSink<'a> {
+    node: &'a str,
+    level: usize,
+    timeline: Vec<Stamped>,
+    observer: &'a dyn Observer,
+}
+
+impl EventSink for NodeSink<'_> {
+    fn emit(&mut self, event: &Stamped) {
+        self.observer.event(self.node, self.level, event);
+        self.timeline.push(event.clone());
+    }
+}
+
+type BmcSlots = RefCell<HashMap<String, Rc<Mutex<Option<Instant>>>>>;
+
+/// Runs `action` on every node of `plans`; results come back in plan order.
+pub async fn run_fleet(
+    plans: Vec<NodePlan>,
+    action: Action,
+    opts: &FleetOptions,
+    cancel: Cancel,
+    observer: Rc<dyn Observer>,
+) -> Vec<TargetResult> {
+    let local = tokio::task::LocalSet::new();
+    let opts = Rc::new(opts.clone());
+    local
+        .run_until(async move {
+            let sem = Rc::new(Semaphore::new(opts.parallel.max(1)));
+            let slots: Rc<BmcSlots> = Rc::new(RefCell::new(HashMap::new()));
+            let mut handles = Vec::with_capacity(plans.len());
+            for (i, plan) in plans.into_iter().enumerate() {
+                let (sem, slots, opts, cancel, observer) = (
+                    sem.clone(),
+                    slots.clone(),
+                    opts.clone(),
+                    cancel.clone(),
+                    observer.clone(),
+                );
+                handles.push(tokio::task::spawn_local(async move {
+                    if matches!(action, Action::On | Action::Reboot) && !opts.stagger.is_zero() {
+                        tokio::time::sleep(opts.stagger * i as u32).await;
+                    }
+                    let _permit = sem.acquire().await;
+                    let r = node(plan, action, &opts, &slots, cancel, &*observer).await;
+                    observer.done(&r);
+                    r
+                }));
+            }
+            let mut out = Vec::with_capacity(handles.len());
+            for h in handles {
+                match h.await {
+                    Ok(r) => out.push(r),
+                    Err(e) => tracing::error!("a node task failed: {e}"),
+                }
+            }
+            out
+        })
+        .await
+}
+
+fn failed(node: &str, method: &MethodSpec, action: Action, error: DriverError) -> TargetResult {
+    TargetResult::new(
+        node.to_string(),
+        action,
+        &Err(Failure {
+            error,
+            last_state: None,
+        }),
+        Duration::ZERO,
+        vec![],
+        Traffic::default(),
+    )
+    .tap(|r| {
+        r.method = Some(method.driver_name().into());
+        r.endpoint = Some(method.endpoint());
+    })
+}
+
+trait Tap: Sized {
+    fn tap(mut self, f: impl FnOnce(&mut Self)) -> Self {
+        f(&mut self);
+        self
+    }
+}
+impl Tap for TargetResult {}
+
+async fn node(
+    plan: NodePlan,
+    action: Action,
+    opts: &FleetOptions,
+    slots: &BmcSlots,
+    cancel: Cancel,
+    observer: &dyn Observer,
+) -> TargetResult {
+    let began = Instant::now();
+    let levels: Vec<(usize, &MethodSpec)> = match opts.level {
+        Some(l) => plan
+            .levels
+            .get(l - 1)
+            .map(|m| vec![(l, m)])
+            .unwrap_or_default(),
+        None => plan
+            .levels
+            .iter()
+            .enumerate()
+            .map(|(i, m)| (i + 1, m))
+            .collect(),
+    };
+    if levels.is_empty() {
+        let mut r = TargetResult::new(
+            plan.name.clone(),
+            action,
+            &Err(Failure {
+                error: DriverError::new(
+                    ErrorKind::Config,
+                    crate::engine::error::Stage::Authenticate,
+                    format!(
+                        "node {} has no fencing level {}",
+                        plan.name,
+                        opts.level.unwrap_or(1)
+                    ),
+                ),
+                last_state: None,
+            }),
+            Duration::ZERO,
+            vec![],
+            Traffic::default(),
+        );
+        r.node = plan.name.clone();
+        return r;
+    }
+    let deadline = began + opts.node_timeout;
+    let mut attempts: Vec<Attempt> = Vec::new();
+    let mut last: Option<TargetResult> = None;
+    for (level, method) in levels {
+        let key = method.bmc_key();
+        let slot = slots
+            .borrow_mut()
+            .entry(key.clone())
+            .or_insert_with(|| Rc::new(Mutex::new(None)))
+            .clone();
+        let mut slot = slot.lock().await;
+        if let Some(t) = *slot {
+            let ready = t + opts.bmc_interval;
+            if ready > Instant::now() {
+                tokio::time::sleep_until(ready.into()).await;
+            }
+        }
+        let mut result = attempt(
+            &plan.name,
+            level,
+            method,
+            action,
+            opts,
+            deadline,
+            cancel.clone(),
+            observer,
+        )
+        .await;
+        *slot = Some(Instant::now());
+        drop(slot);
+        result.node = plan.name.clone();
+        result.level = Some(level);
+        result.elapsed_ms = began.elapsed().as_millis() as u64;
+        let next = !result.ok
+            && result.outcome.as_deref() != Some("fenced-not-restored")
+            && result.error_kind != Some("interrupted");
+        if next {
+            attempts.push(Attempt {
+                level,
+                method: method.driver_name().into(),
+                endpoint: method.endpoint(),
+                error: result.error.clone().unwrap_or_default(),
+            });
+            last = Some(result);
+            continue;
+        }
+        attempts.retain(|a| a.level != level);
+        result.attempts = attempts;
+        return result;
+    }
+    let mut r = last.expect("at least one level ran");
+    attempts.pop();
+    r.attempts = attempts;
+    r
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn attempt(
+    name: &str,
+    level: usize,
+    method: &MethodSpec,
+    action: Action,
+    opts: &FleetOptions,
+    deadline: Instant,
+    cancel: Cancel,
+    observer: &dyn Observer,
+) -> TargetResult {
+    let _lock = if opts.lock {
+        match lock::acquire(&method.bmc_key(), Some(deadline)).await {
+            Ok(l) => Some(l),
+            Err(e) => return failed(name, method, action, e),
+        }
+    } else {
+        None
+    };
+    let mut driver = match method.build() {
+        Ok(d) => d,
+        Err(e) => return failed(name, method, action, e),
+    };
+    let policy = Policy {
+        deadline: Some(deadline),
+        ..opts.policy.clone()
+    };
+    let began = Instant::now();
+    let mut sink = NodeSink {
+        node: name,
+        level,
+        timeline: Vec::new(),
+        observer,
+    };
+    let r: Result<Outcome, Failure> = run(&mut driver, action, &policy, &mut sink, cancel).await;
+    let (sent, received, retransmits) = driver.traffic();
+    let mut t = TargetResult::new(
+        method.endpoint(),
+        action,
+        &r,
+        began.elapsed(),
+        sink.timeline,
+        Traffic {
+            sent,
+            received,
+            retransmits,
+        },
+    );
+    t.method = Some(method.driver_name().into());
+    t.endpoint = Some(method.endpoint());
+    t
+}

@@ -1,0 +1,412 @@
+//! The inventory: nodes, their data-plane addresses and probe ports, and
+//! their fencing methods in level order, with shared defaults.
+//!
+//! ```toml
+//! [defaults]
+//! username = "admin"
+//! password_file = "/etc/fencekit/bmc.pw"
+//!
+//! [defaults.ipmi]
+//! cipher = 17
+//!
+//! [[node]]
+//! name = "node[01-04]"                      # a range: fields with ranges expand in step
+//! address = "10.0.1.[1-4]"
+//! probe_ports = [22, 10250]
+//!   [[node.fence]]
+//!   endpoint = "ipmi://10.0.7.[1-4]"
+//! ```
+//!
+//! Plain passwords are refused: credentials are references (a file, an
+//! environment variable, a script). Every error names the file and line.
+
+use super::hostrange;
+use serde::Deserialize;
+use std::path::{Path, PathBuf};
+use toml::Spanned;
+
+/// The fields of one fencing method, as written (all optional; merged with defaults).
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct MethodFields {
+    /// `ipmi` (redfish, ssh and manual are reserved for their drivers).
+    pub driver: Option<String>,
+    /// A target URL such as `ipmi://10.0.7.1:623`.
+    pub endpoint: Option<String>,
+    /// BMC address (instead of an endpoint).
+    pub ip: Option<String>,
+    /// BMC port.
+    pub ipport: Option<u16>,
+    /// BMC user name.
+    pub username: Option<String>,
+    /// Refused: present only to give a clear error.
+    pub password: Option<toml::Value>,
+    /// Password from the first line of this file.
+    pub password_file: Option<PathBuf>,
+    /// Password from this environment variable.
+    pub password_env: Option<String>,
+    /// Password from the output of this command (`sh -c`).
+    pub password_script: Option<String>,
+    /// IPMI cipher suite: `auto`, 3 or 17.
+    pub cipher: Option<toml::Value>,
+    /// IPMI privilege level.
+    pub privlvl: Option<String>,
+    /// IPMI version: "2.0" or "1.5".
+    pub ipmi_version: Option<String>,
+    /// IPMI 1.5 authentication type.
+    pub auth: Option<String>,
+    /// File holding the BMC key K_g in hexadecimal.
+    pub kg_file: Option<PathBuf>,
+    /// Redfish: CA or pinned certificate (reserved).
+    pub ca_cert: Option<PathBuf>,
+    /// Redfish: ComputerSystem URI (reserved).
+    pub systems_uri: Option<String>,
+    /// Plug: system, domain or outlet behind the endpoint (reserved).
+    pub plug: Option<String>,
+    /// Manual fencing: what a person must do (reserved).
+    pub instructions: Option<String>,
+}
+
+impl MethodFields {
+    /// `self` with every unset field taken from `base`.
+    pub fn over(&self, base: &MethodFields) -> MethodFields {
+        macro_rules! pick {
+            ($($f:ident),*) => { MethodFields { $($f: self.$f.clone().or_else(|| base.$f.clone()),)* } };
+        }
+        pick!(
+            driver,
+            endpoint,
+            ip,
+            ipport,
+            username,
+            password,
+            password_file,
+            password_env,
+            password_script,
+            cipher,
+            privlvl,
+            ipmi_version,
+            auth,
+            kg_file,
+            ca_cert,
+            systems_uri,
+            plug,
+            instructions
+        )
+    }
+
+    /// The driver named or implied by the endpoint's scheme.
+    pub fn driver_kind(&self) -> Option<String> {
+        if let Some(d) = &self.driver {
+            return Some(d.to_ascii_lowercase());
+        }
+        let scheme = self
+            .endpoint
+            .as_deref()?
+            .split_once("://")?
+            .0
+            .to_ascii_lowercase();
+        Some(match scheme.as_str() {
+            "ipmi" => "ipmi".into(),
+            s if s.contains("redfish") => "redfish".into(),
+            "ssh" => "ssh".into(),
+            other => other.to_string(),
+        })
+    }
+}
+
+/// One node of the inventory, with its methods merged over the defaults.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Node {
+    /// The node's name.
+    pub name: String,
+    /// Its own (data-plane) address.
+    pub address: Option<String>,
+    /// Ports its host answers on when it is up.
+    pub probe_ports: Vec<u16>,
+    /// Fencing methods, level 1 first.
+    pub methods: Vec<MethodFields>,
+    /// Line of the node's `name` in the file.
+    pub line: usize,
+}
+
+/// A parsed inventory.
+#[derive(Clone, Debug)]
+pub struct Inventory {
+    /// Where it was read from.
+    pub path: PathBuf,
+    /// Nodes, in file order (ranges expanded).
+    pub nodes: Vec<Node>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Doc {
+    defaults: Option<toml::Table>,
+    #[serde(default)]
+    node: Vec<NodeDoc>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NodeDoc {
+    name: Spanned<String>,
+    address: Option<String>,
+    probe_ports: Option<Vec<u16>>,
+    #[serde(default)]
+    fence: Vec<MethodFields>,
+}
+
+/// Default fields: common ones and per-driver tables.
+#[derive(Clone, Debug, Default)]
+struct Defaults {
+    common: MethodFields,
+    per_driver: Vec<(String, MethodFields)>,
+    probe_ports: Vec<u16>,
+}
+
+fn line_of(text: &str, offset: usize) -> usize {
+    text[..offset.min(text.len())]
+        .bytes()
+        .filter(|b| *b == b'\n')
+        .count()
+        + 1
+}
+
+fn parse_defaults(t: toml::Table, path: &Path) -> Result<Defaults, String> {
+    let mut t = t;
+    let mut d = Defaults::default();
+    if let Some(v) = t.remove("probe_ports") {
+        d.probe_ports = v
+            .try_into()
+            .map_err(|e| format!("{}: [defaults] probe_ports: {e}", path.display()))?;
+    }
+    for driver in ["ipmi", "redfish", "ssh", "manual"] {
+        if let Some(v) = t.remove(driver) {
+            let f: MethodFields = v
+                .try_into()
+                .map_err(|e| format!("{}: [defaults.{driver}]: {e}", path.display()))?;
+            d.per_driver.push((driver.to_string(), f));
+        }
+    }
+    d.common = toml::Value::Table(t)
+        .try_into()
+        .map_err(|e| format!("{}: [defaults]: {e}", path.display()))?;
+    Ok(d)
+}
+
+/// Picks the i-th of n expansions of a field that may hold a range.
+fn lockstep(
+    value: &Option<String>,
+    i: usize,
+    n: usize,
+    what: &str,
+) -> Result<Option<String>, String> {
+    let Some(v) = value else {
+        return Ok(None);
+    };
+    if !hostrange::is_range(v) {
+        return Ok(Some(v.clone()));
+    }
+    let all = hostrange::expand(v)?;
+    if all.len() != n {
+        return Err(format!(
+            "{what} '{v}' expands to {} values but the name to {n}",
+            all.len()
+        ));
+    }
+    Ok(Some(all[i].clone()))
+}
+
+fn check_method(m: &MethodFields) -> Result<(), String> {
+    if m.password.is_some() {
+        return Err(
+            "plain passwords are not accepted in an inventory: use password_file, \
+                    password_env or password_script"
+                .into(),
+        );
+    }
+    let refs = [
+        m.password_file.is_some(),
+        m.password_env.is_some(),
+        m.password_script.is_some(),
+    ];
+    if refs.iter().filter(|x| **x).count() > 1 {
+        return Err("give only one of password_file, password_env and password_script".into());
+    }
+    match m.driver_kind().as_deref() {
+        None => Err("no driver: set driver = \"ipmi\" or an endpoint such as ipmi://HOST".into()),
+        Some("ipmi") => {
+            if m.endpoint.is_none() && m.ip.is_none() {
+                return Err("an ipmi method needs endpoint = \"ipmi://HOST[:PORT]\" or ip".into());
+            }
+            Ok(())
+        }
+        Some(d @ ("redfish" | "ssh" | "manual")) => Err(format!(
+            "driver '{d}' is not available in this build yet (ipmi only)"
+        )),
+        Some(other) => Err(format!("unknown driver '{other}' (expected ipmi)")),
+    }
+}
+
+impl Inventory {
+    /// Reads and checks an inventory file.
+    pub fn load(path: &Path) -> Result<Inventory, String> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| format!("cannot read the inventory {}: {e}", path.display()))?;
+        Inventory::parse(&text, path)
+    }
+
+    /// Parses inventory text; `path` is only used in messages.
+    pub fn parse(text: &str, path: &Path) -> Result<Inventory, String> {
+        let doc: Doc = toml::from_str(text)
+            .map_err(|e| format!("{}: {}", path.display(), e.to_string().trim_end()))?;
+        let defaults = match doc.defaults {
+            Some(t) => parse_defaults(t, path)?,
+            None => Defaults::default(),
+        };
+        let mut nodes: Vec<Node> = Vec::new();
+        for nd in doc.node {
+            let line = line_of(text, nd.name.span().start);
+            let at = |m: String| format!("{}:{line}: {m}", path.display());
+            let pattern = nd.name.get_ref().trim().to_string();
+            if pattern.is_empty() {
+                return Err(at("a node has an empty name".into()));
+            }
+            let names = hostrange::expand(&pattern).map_err(&at)?;
+            let n = names.len();
+            for (i, name) in names.into_iter().enumerate() {
+                let ctx = |m: String| at(format!("node '{name}': {m}"));
+                let mut methods = Vec::new();
+                if nd.fence.is_empty() {
+                    return Err(ctx("no fencing method ([[node.fence]])".into()));
+                }
+                for (k, m) in nd.fence.iter().enumerate() {
+                    let mut m = m.clone();
+                    m.endpoint = lockstep(&m.endpoint, i, n, "endpoint").map_err(&ctx)?;
+                    m.ip = lockstep(&m.ip, i, n, "ip").map_err(&ctx)?;
+                    m.plug = lockstep(&m.plug, i, n, "plug").map_err(&ctx)?;
+                    m.systems_uri = lockstep(&m.systems_uri, i, n, "systems_uri").map_err(&ctx)?;
+                    let kind = m.over(&defaults.common).driver_kind();
+                    let base = defaults
+                        .per_driver
+                        .iter()
+                        .find(|(d, _)| Some(d) == kind.as_ref())
+                        .map(|(_, f)| f.over(&defaults.common))
+                        .unwrap_or_else(|| defaults.common.clone());
+                    let merged = m.over(&base);
+                    check_method(&merged)
+                        .map_err(|e| ctx(format!("fence method {}: {e}", k + 1)))?;
+                    methods.push(merged);
+                }
+                if nodes.iter().any(|x| x.name == name) {
+                    return Err(ctx("defined twice".into()));
+                }
+                nodes.push(Node {
+                    address: lockstep(&nd.address, i, n, "address").map_err(&ctx)?,
+                    probe_ports: nd
+                        .probe_ports
+                        .clone()
+                        .unwrap_or_else(|| defaults.probe_ports.clone()),
+                    name,
+                    methods,
+                    line,
+                });
+            }
+        }
+        Ok(Inventory {
+            path: path.to_path_buf(),
+            nodes,
+        })
+    }
+
+    /// The node named `name`.
+    pub fn node(&self, name: &str) -> Option<&Node> {
+        self.nodes.iter().find(|n| n.name == name)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GOOD: &str = r#"
+[defaults]
+username = "admin"
+password_env = "BMC_PW"
+probe_ports = [22]
+
+[defaults.ipmi]
+cipher = 17
+
+[[node]]
+name = "node[01-03]"
+address = "10.0.1.[1-3]"
+  [[node.fence]]
+  endpoint = "ipmi://10.0.7.[1-3]"
+
+[[node]]
+name = "db1"
+probe_ports = [5432]
+  [[node.fence]]
+  driver = "ipmi"
+  ip = "10.0.8.1"
+  username = "root"
+  password_file = "/etc/fencekit/db1.pw"
+"#;
+
+    #[test]
+    fn defaults_ranges_and_overrides() {
+        let inv = Inventory::parse(GOOD, Path::new("lab.toml")).unwrap();
+        assert_eq!(inv.nodes.len(), 4);
+        let n2 = inv.node("node02").unwrap();
+        assert_eq!(n2.address.as_deref(), Some("10.0.1.2"));
+        assert_eq!(n2.methods[0].endpoint.as_deref(), Some("ipmi://10.0.7.2"));
+        assert_eq!(n2.methods[0].username.as_deref(), Some("admin"));
+        assert_eq!(n2.methods[0].cipher, Some(toml::Value::Integer(17)));
+        assert_eq!(n2.probe_ports, vec![22]);
+        assert_eq!(n2.line, 11);
+        let db = inv.node("db1").unwrap();
+        assert_eq!(db.methods[0].username.as_deref(), Some("root"));
+        assert_eq!(db.probe_ports, vec![5432]);
+        assert!(db.methods[0].password_file.is_some());
+    }
+
+    #[test]
+    fn errors_name_file_and_line() {
+        let bad = "[[node]]\nname = \"a\"\n  [[node.fence]]\n  endpoint = \"ipmi://x\"\n  passwrd = \"x\"\n";
+        let e = Inventory::parse(bad, Path::new("i.toml")).unwrap_err();
+        assert!(
+            e.contains("i.toml") && e.contains("line 5") && e.contains("passwrd"),
+            "{e}"
+        );
+
+        let plain = "[[node]]\nname = \"a\"\n  [[node.fence]]\n  endpoint = \"ipmi://x\"\n  password = \"x\"\n";
+        let e = Inventory::parse(plain, Path::new("i.toml")).unwrap_err();
+        assert!(
+            e.starts_with("i.toml:2:") && e.contains("plain passwords"),
+            "{e}"
+        );
+
+        let mismatch =
+            "[[node]]\nname = \"n[1-3]\"\n  [[node.fence]]\n  endpoint = \"ipmi://h[1-2]\"\n";
+        let e = Inventory::parse(mismatch, Path::new("i.toml")).unwrap_err();
+        assert!(e.contains("expands to 2 values"), "{e}");
+
+        let twice = "[[node]]\nname = \"a\"\n[[node.fence]]\nip=\"h\"\ndriver=\"ipmi\"\n[[node]]\nname = \"a\"\n[[node.fence]]\nip=\"h\"\ndriver=\"ipmi\"\n";
+        let e = Inventory::parse(twice, Path::new("i.toml")).unwrap_err();
+        assert!(
+            e.starts_with("i.toml:7:") && e.contains("defined twice"),
+            "{e}"
+        );
+
+        let nodriver = "[[node]]\nname = \"a\"\n[[node.fence]]\nip = \"h\"\n";
+        assert!(Inventory::parse(nodriver, Path::new("i"))
+            .unwrap_err()
+            .contains("no driver"));
+        let nomethod = "[[node]]\nname = \"a\"\n";
+        assert!(Inventory::parse(nomethod, Path::new("i"))
+            .unwrap_err()
+            .contains("no fencing method"));
+    }
+}

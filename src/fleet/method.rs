@@ -1,0 +1,199 @@
+//! One fencing method: which driver, which endpoint, which credential
+//! reference — and the driver it builds when it is time to act.
+//!
+//! Credentials stay references (file, environment variable, script) until
+//! the moment a driver is built, so a plan can be printed and checked
+//! (`--dry-run`) without reading a secret.
+
+use crate::engine::driver::PowerDriver;
+use crate::engine::error::{DriverError, ErrorKind, Stage};
+use crate::engine::power::{PowerCommand, PowerState};
+use crate::ipmi::config::IpmiConfig;
+use crate::ipmi::driver::IpmiDriver;
+use crate::secret::Secret;
+use std::path::PathBuf;
+use std::time::Instant;
+
+/// Where a password comes from.
+#[derive(Clone, Debug, Default)]
+pub enum CredentialRef {
+    /// No password (the BMC's null password).
+    #[default]
+    None,
+    /// Given directly (command line or environment already read).
+    Inline(Secret),
+    /// The first line of a file.
+    File(PathBuf),
+    /// An environment variable.
+    Env(String),
+    /// The output of `sh -c CMD`.
+    Script(String),
+}
+
+impl CredentialRef {
+    /// Describes the reference without revealing a secret.
+    pub fn describe(&self) -> String {
+        match self {
+            CredentialRef::None => "none".into(),
+            CredentialRef::Inline(_) => "given on the command line or in FENCEKIT_PASSWORD".into(),
+            CredentialRef::File(p) => format!("file {}", p.display()),
+            CredentialRef::Env(v) => format!("environment variable {v}"),
+            CredentialRef::Script(_) => "password script".into(),
+        }
+    }
+
+    /// Checks that the reference can be resolved, without reading a secret
+    /// (scripts are not run).
+    pub fn check(&self) -> Result<(), String> {
+        match self {
+            CredentialRef::File(p) => std::fs::File::open(p)
+                .map(|_| ())
+                .map_err(|e| format!("password file {}: {e}", p.display())),
+            CredentialRef::Env(v) => std::env::var_os(v)
+                .map(|_| ())
+                .ok_or_else(|| format!("environment variable {v} is not set")),
+            _ => Ok(()),
+        }
+    }
+
+    /// Reads the secret.
+    pub fn resolve(&self) -> Result<Secret, String> {
+        let sources = crate::cli::credentials::Sources {
+            argv: match self {
+                CredentialRef::Inline(s) => Some(s.clone()),
+                _ => None,
+            },
+            file: match self {
+                CredentialRef::File(p) => Some(p.clone()),
+                _ => None,
+            },
+            env: match self {
+                CredentialRef::Env(v) => Some(v.clone()),
+                _ => None,
+            },
+            script: match self {
+                CredentialRef::Script(s) => Some(s.clone()),
+                _ => None,
+            },
+        };
+        if matches!(self, CredentialRef::None) {
+            return Ok(Secret::default());
+        }
+        crate::cli::credentials::resolve_only(&sources).map(|o| o.unwrap_or_default())
+    }
+}
+
+/// A method ready to build a driver.
+#[derive(Clone, Debug)]
+pub enum MethodSpec {
+    /// IPMI over LAN; the config's password is filled from `credential` at build time.
+    Ipmi {
+        /// Everything but the password.
+        config: IpmiConfig,
+        /// Where the password comes from.
+        credential: CredentialRef,
+    },
+}
+
+impl MethodSpec {
+    /// The driver's name.
+    pub fn driver_name(&self) -> &'static str {
+        match self {
+            MethodSpec::Ipmi { .. } => "ipmi",
+        }
+    }
+
+    /// The endpoint as a URL, without credentials.
+    pub fn endpoint(&self) -> String {
+        match self {
+            MethodSpec::Ipmi { config, .. } => {
+                let host = if config.host.contains(':') {
+                    format!("[{}]", config.host)
+                } else {
+                    config.host.clone()
+                };
+                format!("ipmi://{host}:{}", config.port)
+            }
+        }
+    }
+
+    /// The BMC this method talks to: methods with the same key share a BMC
+    /// (blades, several systems behind one service) and are serialised.
+    pub fn bmc_key(&self) -> String {
+        self.endpoint()
+    }
+
+    /// The user name, for plans and audit records.
+    pub fn username(&self) -> &str {
+        match self {
+            MethodSpec::Ipmi { config, .. } => &config.username,
+        }
+    }
+
+    /// The credential reference.
+    pub fn credential(&self) -> &CredentialRef {
+        match self {
+            MethodSpec::Ipmi { credential, .. } => credential,
+        }
+    }
+
+    /// Resolves the credential and builds the driver.
+    pub fn build(&self) -> Result<AnyDriver, DriverError> {
+        let config_err = |m: String| DriverError::new(ErrorKind::Config, Stage::Authenticate, m);
+        match self {
+            MethodSpec::Ipmi { config, credential } => {
+                let mut c = config.clone();
+                c.password = credential.resolve().map_err(config_err)?;
+                IpmiDriver::new(c).map(AnyDriver::Ipmi).map_err(config_err)
+            }
+        }
+    }
+}
+
+/// Any protocol driver, so fleets can mix them.
+pub enum AnyDriver {
+    /// IPMI.
+    Ipmi(IpmiDriver),
+}
+
+impl AnyDriver {
+    /// Datagrams or requests sent, received, retransmitted.
+    pub fn traffic(&self) -> (u32, u32, u32) {
+        match self {
+            AnyDriver::Ipmi(d) => {
+                let s = d.stats();
+                (s.sent, s.received, s.retransmits)
+            }
+        }
+    }
+}
+
+impl PowerDriver for AnyDriver {
+    async fn connect(&mut self, deadline: Option<Instant>) -> Result<String, DriverError> {
+        match self {
+            AnyDriver::Ipmi(d) => d.connect(deadline).await,
+        }
+    }
+
+    async fn status(&mut self, deadline: Option<Instant>) -> Result<PowerState, DriverError> {
+        match self {
+            AnyDriver::Ipmi(d) => d.status(deadline).await,
+        }
+    }
+
+    async fn command(
+        &mut self,
+        command: PowerCommand,
+        deadline: Option<Instant>,
+    ) -> Result<(), DriverError> {
+        match self {
+            AnyDriver::Ipmi(d) => d.command(command, deadline).await,
+        }
+    }
+
+    async fn close(&mut self) {
+        match self {
+            AnyDriver::Ipmi(d) => d.close().await,
+        }
+    }
+}

@@ -1,0 +1,18 @@
+//! Fleets and runbooks: inventories, host ranges, target selection, bounded
+//! fan-out with fencing levels, audit records and per-target locks.
+//!
+//! * [`hostrange`]: `node[01-64,70]` expansion;
+//! * [`method`]: one fencing method (driver, endpoint, credential reference) and the driver it builds;
+//! * [`inventory`]: the TOML inventory, with line-numbered errors;
+//! * [`plan`]: from command-line words to an ordered list of nodes and their levels;
+//! * [`fanout`]: running a plan, kind to BMCs, one result per node;
+//! * [`audit`]: the JSON-lines audit trail;
+//! * [`lock`]: per-target advisory locks between fencekit processes.
+
+pub mod audit;
+pub mod fanout;
+pub mod hostrange;
+pub mod inventory;
+pub mod lock;
+pub mod method;
+pub mod plan;

@@ -1,0 +1,161 @@
+//! From command-line words to an ordered list of nodes, each with its
+//! fencing levels: target URLs, node names, host ranges and `--all`.
+
+use super::hostrange;
+use super::inventory::{Inventory, MethodFields};
+use super::method::{CredentialRef, MethodSpec};
+use crate::cli::target;
+use crate::ipmi::config::{self, AuthType, CipherChoice, IpmiConfig, Privilege, Version};
+use crate::secret::Secret;
+
+/// One node to act on, with its methods in level order.
+#[derive(Clone, Debug)]
+pub struct NodePlan {
+    /// Node name (or the target URL when no inventory names it).
+    pub name: String,
+    /// The node's own address, for probes.
+    pub address: Option<String>,
+    /// Ports its host answers on.
+    pub probe_ports: Vec<u16>,
+    /// Fencing methods, level 1 first.
+    pub levels: Vec<MethodSpec>,
+}
+
+fn cipher_of(v: &Option<toml::Value>) -> Result<CipherChoice, String> {
+    match v {
+        None => Ok(CipherChoice::Auto),
+        Some(toml::Value::Integer(n)) => n.to_string().parse(),
+        Some(toml::Value::String(s)) => s.parse(),
+        Some(other) => Err(format!("cipher must be auto, 3 or 17, not {other:?}")),
+    }
+}
+
+/// Builds the IPMI method an inventory entry describes.
+pub fn method_from_fields(f: &MethodFields) -> Result<MethodSpec, String> {
+    let (host, url_user, port) = match (&f.endpoint, &f.ip) {
+        (Some(e), _) => {
+            let t = target::parse(e)?;
+            (t.host, t.username, t.port)
+        }
+        (None, Some(ip)) => (ip.clone(), None, None),
+        (None, None) => return Err("no endpoint or ip".into()),
+    };
+    let credential = if let Some(p) = &f.password_file {
+        CredentialRef::File(p.clone())
+    } else if let Some(v) = &f.password_env {
+        CredentialRef::Env(v.clone())
+    } else if let Some(s) = &f.password_script {
+        CredentialRef::Script(s.clone())
+    } else {
+        CredentialRef::None
+    };
+    let username = url_user.or_else(|| f.username.clone()).unwrap_or_default();
+    let mut c = IpmiConfig::new(
+        host,
+        port.or(f.ipport).unwrap_or(623),
+        username,
+        Secret::default(),
+    );
+    c.cipher = cipher_of(&f.cipher)?;
+    if let Some(p) = &f.privlvl {
+        c.privilege = p.parse::<Privilege>()?;
+    }
+    let auth = f.auth.as_deref().map(str::parse::<AuthType>).transpose()?;
+    c.version = match (f.ipmi_version.as_deref(), auth) {
+        (Some("1.5"), a) | (None, a @ Some(_)) => Version::Lan15(a),
+        (Some("2.0") | None, None) => Version::Lanplus,
+        (Some("2.0"), Some(_)) => return Err("auth applies to ipmi_version 1.5 only".into()),
+        (Some(v), _) => return Err(format!("ipmi_version '{v}' (expected 2.0 or 1.5)")),
+    };
+    if let Some(path) = &f.kg_file {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| format!("cannot read kg_file {}: {e}", path.display()))?;
+        c.kg = Some(config::parse_hex_kg(text.trim())?);
+    }
+    // Lengths are checked when the password is known (at build time).
+    Ok(MethodSpec::Ipmi {
+        config: c,
+        credential,
+    })
+}
+
+/// Resolves command-line words into node plans, in the order given
+/// (`--all`: inventory order), without duplicates.
+pub fn select(
+    words: &[String],
+    all: bool,
+    inventory: Option<&Inventory>,
+    url_method: &dyn Fn(&str) -> Result<MethodSpec, String>,
+) -> Result<Vec<NodePlan>, String> {
+    let mut out: Vec<NodePlan> = Vec::new();
+    let push = |p: NodePlan, out: &mut Vec<NodePlan>| {
+        if !out.iter().any(|x| x.name == p.name) {
+            out.push(p);
+        }
+    };
+    let from_inventory = |name: &str, inv: &Inventory| -> Result<NodePlan, String> {
+        let n = inv.node(name).ok_or_else(|| {
+            format!(
+                "unknown node '{name}' (not in the inventory {})",
+                inv.path.display()
+            )
+        })?;
+        let levels = n
+            .methods
+            .iter()
+            .enumerate()
+            .map(|(i, m)| {
+                method_from_fields(m).map_err(|e| {
+                    format!(
+                        "{}:{}: node '{name}': fence method {}: {e}",
+                        inv.path.display(),
+                        n.line,
+                        i + 1
+                    )
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(NodePlan {
+            name: n.name.clone(),
+            address: n.address.clone(),
+            probe_ports: n.probe_ports.clone(),
+            levels,
+        })
+    };
+    if all {
+        let inv =
+            inventory.ok_or("--all needs an inventory (--inventory PATH or FENCEKIT_INVENTORY)")?;
+        for n in &inv.nodes {
+            push(from_inventory(&n.name, inv)?, &mut out);
+        }
+    }
+    for w in words {
+        if w.contains("://") {
+            push(
+                NodePlan {
+                    name: w.clone(),
+                    address: None,
+                    probe_ports: vec![],
+                    levels: vec![url_method(w)?],
+                },
+                &mut out,
+            );
+            continue;
+        }
+        let inv = inventory.ok_or_else(|| {
+            format!(
+                "'{w}' is not a target URL (ipmi://HOST[:PORT]) and no inventory is given \
+                 (--inventory PATH or FENCEKIT_INVENTORY)"
+            )
+        })?;
+        let names = if hostrange::is_range(w) {
+            hostrange::expand(w)?
+        } else {
+            vec![w.clone()]
+        };
+        for name in names {
+            push(from_inventory(&name, inv)?, &mut out);
+        }
+    }
+    Ok(out)
+}
