@@ -70,6 +70,21 @@ pub struct MethodFields {
 impl MethodFields {
     /// `self` with every unset field taken from `base`.
     pub fn over(&self, base: &MethodFields) -> MethodFields {
+        // Credential references are one choice: a method that names its own
+        // source replaces the default source, whichever kind either is.
+        let own_credential = self.password_file.is_some()
+            || self.password_env.is_some()
+            || self.password_script.is_some();
+        let base = &if own_credential {
+            MethodFields {
+                password_file: None,
+                password_env: None,
+                password_script: None,
+                ..base.clone()
+            }
+        } else {
+            base.clone()
+        };
         macro_rules! pick {
             ($($f:ident),*) => { MethodFields { $($f: self.$f.clone().or_else(|| base.$f.clone()),)* } };
         }
