@@ -1,0 +1,368 @@
+//! Fleets and runbooks through the real binary against `fencekit lab`:
+//! inventories, ranges, levels, exit codes, output formats, audit, locks.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+use support::{bin, Lab};
+
+/// A lab that also wrote an inventory; the inventory lives in `dir`.
+struct InvLab {
+    lab: Lab,
+    inventory: PathBuf,
+    dir: tempfile::TempDir,
+}
+
+fn lab_with_inventory(args: &[&str]) -> InvLab {
+    let dir = tempfile::tempdir().unwrap();
+    let inventory = dir.path().join("lab.toml");
+    let mut argv: Vec<&str> = args.to_vec();
+    let inv = inventory.to_str().unwrap().to_string();
+    argv.extend(["--write-inventory", &inv]);
+    let lab = Lab::start(&argv);
+    assert!(inventory.exists(), "the lab wrote its inventory");
+    InvLab {
+        lab,
+        inventory,
+        dir,
+    }
+}
+
+fn fk(dir: &Path, args: &[&str]) -> Command {
+    let mut c = Command::new(bin());
+    c.args(args)
+        .env("NO_COLOR", "1")
+        .env("XDG_RUNTIME_DIR", dir)
+        .env_remove("FENCEKIT_PASSWORD")
+        .env_remove("FENCEKIT_INVENTORY")
+        .env_remove("FENCEKIT_AUDIT");
+    c
+}
+
+fn run(dir: &Path, args: &[&str]) -> support::Run {
+    support::run(fk(dir, args), Duration::from_secs(60))
+}
+
+fn json_results(r: &support::Run) -> Vec<serde_json::Value> {
+    r.json()["results"].as_array().cloned().unwrap_or_default()
+}
+
+#[test]
+fn ranges_select_nodes_and_exit_codes_follow_the_worst_result() {
+    let l = lab_with_inventory(&["--nodes", "4", "--fault", "node04:silent"]);
+    let (d, inv) = (l.dir.path(), l.inventory.to_str().unwrap());
+
+    let r = run(d, &["status", "-i", inv, "node[01-03]"]);
+    r.assert_code(0);
+    for n in ["node01", "node02", "node03"] {
+        assert!(r.text().contains(n), "{r}");
+    }
+    assert!(!r.text().contains("node04"), "{r}");
+
+    let r = run(
+        d,
+        &[
+            "status",
+            "-i",
+            inv,
+            "--all",
+            "-o",
+            "json",
+            "--login-timeout",
+            "1s",
+        ],
+    );
+    r.assert_code(1);
+    let res = json_results(&r);
+    assert_eq!(res.len(), 4);
+    let failed: Vec<&str> = res
+        .iter()
+        .filter(|x| x["ok"] == false)
+        .map(|x| x["node"].as_str().unwrap())
+        .collect();
+    assert_eq!(failed, ["node04"], "{r}");
+    assert_eq!(res[3]["error_kind"], "timeout");
+
+    run(d, &["off", "-i", inv, "node0[1-2]"]).assert_code(0);
+    run(d, &["status", "-i", inv, "node01"]).assert_code(2);
+    // some off, some on, none failed: status says 2 (not every target is on)
+    run(d, &["status", "-i", inv, "node0[1-3]"]).assert_code(2);
+    run(d, &["on", "-i", inv, "node01", "node02"]).assert_code(0);
+    run(d, &["status", "-i", inv, "node0[1-3]"]).assert_code(0);
+    drop(l.lab);
+}
+
+#[test]
+fn bad_inventories_are_usage_errors_naming_file_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let p = d.join("bad.toml");
+    std::fs::write(
+        &p,
+        "[[node]]\nname = \"n1\"\n  [[node.fence]]\n  endpoint = \"ipmi://127.0.0.1:1\"\n  password = \"hunter2\"\n",
+    )
+    .unwrap();
+    let inv = p.to_str().unwrap();
+    let r = run(d, &["status", "-i", inv, "n1"]);
+    r.assert_code(64);
+    assert!(
+        r.stderr.contains("bad.toml:2:") && r.stderr.contains("plain passwords"),
+        "{r}"
+    );
+    assert!(
+        !r.text().contains("hunter2"),
+        "the refused secret is not echoed"
+    );
+
+    std::fs::write(
+        &p,
+        "[[node]]\nname = \"n1\"\n[[node.fence]]\nendpoint = \"ipmi://h\"\ncolour = 1\n",
+    )
+    .unwrap();
+    let r = run(d, &["status", "-i", inv, "n1"]);
+    r.assert_code(64);
+    assert!(
+        r.stderr.contains("line 5") && r.stderr.contains("colour"),
+        "{r}"
+    );
+
+    std::fs::write(
+        &p,
+        "[[node]]\nname = \"n1\"\n[[node.fence]]\nendpoint = \"ipmi://127.0.0.1:1\"\n",
+    )
+    .unwrap();
+    let r = run(d, &["status", "-i", inv, "n2"]);
+    r.assert_code(64);
+    assert!(r.stderr.contains("unknown node 'n2'"), "{r}");
+    let r = run(d, &["status", "node01"]);
+    r.assert_code(64);
+    assert!(r.stderr.contains("no inventory"), "{r}");
+    run(d, &["status", "-i", "/nonexistent/inv.toml", "--all"]).assert_code(64);
+}
+
+#[test]
+fn dry_run_checks_references_and_contacts_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let p = d.join("inv.toml");
+    std::fs::write(
+        &p,
+        "[defaults]\nusername = \"admin\"\npassword_env = \"FK_TEST_PW\"\n\
+         [[node]]\nname = \"n[1-3]\"\n[[node.fence]]\nendpoint = \"ipmi://127.0.0.1:[1-3]\"\n",
+    )
+    .unwrap();
+    let inv = p.to_str().unwrap();
+    let t = Instant::now();
+    let r = support::run(
+        {
+            let mut c = fk(d, &["off", "-i", inv, "--all", "--dry-run"]);
+            c.env("FK_TEST_PW", "s3cret-value");
+            c
+        },
+        Duration::from_secs(20),
+    );
+    r.assert_code(0);
+    assert!(t.elapsed() < Duration::from_secs(5));
+    assert_eq!(r.stdout.matches("level 1").count(), 3, "{r}");
+    assert!(
+        r.stdout.contains("environment variable FK_TEST_PW (ok)"),
+        "{r}"
+    );
+    assert!(!r.text().contains("s3cret-value"));
+
+    let r = run(d, &["off", "-i", inv, "--all", "--dry-run"]);
+    r.assert_code(64);
+    assert!(r.stdout.contains("MISSING"), "{r}");
+}
+
+#[test]
+fn a_dead_first_level_falls_through_to_the_second() {
+    let l = lab_with_inventory(&["--nodes", "2", "--fault", "node01:silent"]);
+    let d = l.dir.path();
+    let good = &l.lab.nodes[1];
+    let dead = &l.lab.nodes[0];
+    let pw = format!("{}.password", l.inventory.display());
+    let p = d.join("levels.toml");
+    std::fs::write(
+        &p,
+        format!(
+            "[defaults]\nusername = \"admin\"\npassword_file = \"{pw}\"\n\
+             [[node]]\nname = \"db1\"\n\
+             [[node.fence]]\nendpoint = \"ipmi://127.0.0.1:{}\"\n\
+             [[node.fence]]\nendpoint = \"ipmi://127.0.0.1:{}\"\ncipher = 3\n",
+            dead.port, good.port
+        ),
+    )
+    .unwrap();
+    let inv = p.to_str().unwrap();
+    let r = run(
+        d,
+        &[
+            "off",
+            "-i",
+            inv,
+            "db1",
+            "-o",
+            "json",
+            "--login-timeout",
+            "1s",
+        ],
+    );
+    r.assert_code(0);
+    let res = &json_results(&r)[0];
+    assert_eq!(res["level"], 2, "{r}");
+    assert_eq!(res["state"], "off");
+    assert_eq!(res["attempts"][0]["level"], 1);
+    assert!(res["attempts"][0]["error"]
+        .as_str()
+        .unwrap()
+        .contains("no answer"));
+    assert!(res["session"].as_str().unwrap().contains("suite 3"));
+    // --level 1 forces the dead one
+    run(
+        d,
+        &[
+            "status",
+            "-i",
+            inv,
+            "db1",
+            "--level",
+            "1",
+            "--login-timeout",
+            "1s",
+        ],
+    )
+    .assert_code(1);
+}
+
+#[test]
+fn two_processes_on_one_bmc_are_serialised_and_the_second_finds_it_off() {
+    let l = lab_with_inventory(&["--nodes", "1", "--transition", "800ms"]);
+    let (d, inv) = (l.dir.path(), l.inventory.to_str().unwrap().to_string());
+    let spawn = || {
+        let mut c = fk(d, &["off", "-i", &inv, "node01"]);
+        c.stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        c.spawn().unwrap()
+    };
+    let a = spawn();
+    std::thread::sleep(Duration::from_millis(100));
+    let b = spawn();
+    let (a, b) = (a.wait_with_output().unwrap(), b.wait_with_output().unwrap());
+    let out = |o: &std::process::Output| String::from_utf8_lossy(&o.stdout).to_string();
+    assert!(
+        a.status.success() && b.status.success(),
+        "{} / {}",
+        out(&a),
+        out(&b)
+    );
+    assert!(out(&a).contains("powered off (confirmed)"), "{}", out(&a));
+    assert!(out(&b).contains("already off (confirmed)"), "{}", out(&b));
+    assert!(
+        d.join("fencekit").is_dir(),
+        "the lock lived under XDG_RUNTIME_DIR"
+    );
+}
+
+#[test]
+fn audit_lines_from_concurrent_processes_are_whole_and_secret_free() {
+    let l = lab_with_inventory(&["--nodes", "5", "--password", "audit-secret-pw"]);
+    let (d, inv) = (l.dir.path(), l.inventory.to_str().unwrap().to_string());
+    let audit = d.join("audit.jsonl");
+    let children: Vec<_> = (0..4)
+        .map(|_| {
+            let mut c = fk(
+                d,
+                &[
+                    "status",
+                    "-i",
+                    &inv,
+                    "--all",
+                    "--audit",
+                    audit.to_str().unwrap(),
+                ],
+            );
+            c.stdout(std::process::Stdio::null());
+            c.spawn().unwrap()
+        })
+        .collect();
+    for mut c in children {
+        assert!(c.wait().unwrap().success());
+    }
+    let text = std::fs::read_to_string(&audit).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 20);
+    for l in &lines {
+        let v: serde_json::Value = serde_json::from_str(l).expect("each line is one JSON record");
+        assert_eq!(v["action"], "status");
+        assert_eq!(v["ok"], true);
+        assert!(v["evidence"]["reads"].as_u64().unwrap() >= 1);
+        assert!(v["time"].as_str().unwrap().ends_with('Z'));
+    }
+    assert!(!text.contains("audit-secret-pw"));
+}
+
+#[test]
+fn json_lines_stream_events_then_results() {
+    let l = lab_with_inventory(&["--nodes", "2"]);
+    let (d, inv) = (l.dir.path(), l.inventory.to_str().unwrap());
+    let r = run(d, &["off", "-i", inv, "--all", "-o", "jsonl"]);
+    r.assert_code(0);
+    let events: Vec<serde_json::Value> = r
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("one JSON object per line"))
+        .collect();
+    for kind in [
+        "started",
+        "authenticated",
+        "command-sent",
+        "state-observed",
+        "done",
+    ] {
+        assert!(
+            events.iter().any(|e| e["event"] == kind),
+            "no {kind} event: {r}"
+        );
+    }
+    assert_eq!(events.iter().filter(|e| e["event"] == "done").count(), 2);
+}
+
+#[test]
+fn stagger_spreads_power_on() {
+    let l = lab_with_inventory(&["--nodes", "3", "--power", "off"]);
+    let (d, inv) = (l.dir.path(), l.inventory.to_str().unwrap());
+    let t = Instant::now();
+    run(d, &["on", "-i", inv, "--all", "--stagger", "400ms"]).assert_code(0);
+    assert!(
+        t.elapsed() >= Duration::from_millis(800),
+        "{:?}",
+        t.elapsed()
+    );
+}
+
+#[test]
+fn a_thousand_lab_bmcs_in_one_run() {
+    let l = lab_with_inventory(&["--nodes", "1000"]);
+    let (d, inv) = (l.dir.path(), l.inventory.to_str().unwrap());
+    let r = run(
+        d,
+        &[
+            "status",
+            "-i",
+            inv,
+            "--all",
+            "-o",
+            "json",
+            "--parallel",
+            "256",
+        ],
+    );
+    r.assert_code(0);
+    let res = json_results(&r);
+    assert_eq!(res.len(), 1000);
+    assert!(res.iter().all(|x| x["ok"] == true && x["state"] == "on"));
+    assert_eq!(res[999]["node"], "node1000");
+}
