@@ -16,9 +16,24 @@ pub const USAGE: i32 = 64;
 
 /// One line per exit code, for `--help` and the man page.
 pub const TABLE: &[(i32, &str)] = &[
-    (OK, "every target reached the requested state (status: every target is on)"),
-    (FAILURE, "at least one target could not be reached, authenticated or confirmed"),
-    (STATUS_OFF, "status only: the targets are confirmed off, nothing failed"),
-    (UNPROVEN, "verify: the evidence does not prove the expected state"),
-    (USAGE, "usage error: bad option, unknown target, unreadable input"),
+    (
+        OK,
+        "every target reached the requested state (status: every target is on)",
+    ),
+    (
+        FAILURE,
+        "at least one target could not be reached, authenticated or confirmed",
+    ),
+    (
+        STATUS_OFF,
+        "status only: the targets are confirmed off, nothing failed",
+    ),
+    (
+        UNPROVEN,
+        "verify: the evidence does not prove the expected state",
+    ),
+    (
+        USAGE,
+        "usage error: bad option, unknown target, unreadable input",
+    ),
 ];

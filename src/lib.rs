@@ -24,13 +24,10 @@ pub mod secret;
 
 /// True when `name` (argv[0]'s file name) is a fence agent this binary can be.
 pub fn agent_known(name: &str) -> bool {
-    let _ = name;
-    false
+    agent::run::known_agent(name)
 }
 
 /// Runs the fence-agent front as `name` with `args` (argv without argv[0]).
 pub fn agent_entry(name: &str, args: Vec<std::ffi::OsString>) -> i32 {
-    let _ = args;
-    eprintln!("fencekit: the fence agent front ({name}) is not available in this build");
-    1
+    agent::run::main(name, args)
 }

@@ -306,12 +306,17 @@ fn resolve(file: &str, f: FamilyFile, common: &[OptionDef]) -> Result<Family, St
     }
     for key in f.overrides.keys() {
         if !f.options.contains(key) {
-            return Err(format!("agents/{file}: override of `{key}`, which the agent does not offer"));
+            return Err(format!(
+                "agents/{file}: override of `{key}`, which the agent does not offer"
+            ));
         }
     }
     for o in &f.option {
         if !f.options.contains(&o.key()) {
-            return Err(format!("agents/{file}: option `{}` is defined but not listed in `options`", o.key()));
+            return Err(format!(
+                "agents/{file}: option `{}` is defined but not listed in `options`",
+                o.key()
+            ));
         }
     }
     Ok(Family {
@@ -339,7 +344,8 @@ fn resolve(file: &str, f: FamilyFile, common: &[OptionDef]) -> Result<Family, St
 pub fn defs() -> &'static Defs {
     static DEFS: OnceLock<Defs> = OnceLock::new();
     DEFS.get_or_init(|| {
-        load(COMMON, FAMILIES).unwrap_or_else(|e| panic!("embedded agent definitions are invalid: {e}"))
+        load(COMMON, FAMILIES)
+            .unwrap_or_else(|e| panic!("embedded agent definitions are invalid: {e}"))
     })
 }
 
@@ -396,8 +402,17 @@ mod tests {
             let mut seen = BTreeSet::new();
             for o in &f.options {
                 if let Some(s) = &o.short {
-                    assert_eq!(s.chars().count(), 1, "{}: short `{s}` is not one letter", o.long);
-                    assert!(s != ":" && s != "-", "{}: short `{s}` cannot be parsed", o.long);
+                    assert_eq!(
+                        s.chars().count(),
+                        1,
+                        "{}: short `{s}` is not one letter",
+                        o.long
+                    );
+                    assert!(
+                        s != ":" && s != "-",
+                        "{}: short `{s}` cannot be parsed",
+                        o.long
+                    );
                     assert!(seen.insert(s.clone()), "{}: short -{s} used twice", f.name);
                 }
             }
@@ -409,13 +424,25 @@ mod tests {
         for f in &defs().families {
             let mut seen = BTreeSet::new();
             for o in &f.options {
-                assert!(!o.long.is_empty() && !o.long.starts_with('-'), "bad long name {}", o.long);
-                assert!(!o.long.contains('_') && !o.long.contains('='), "bad long name {}", o.long);
+                assert!(
+                    !o.long.is_empty() && !o.long.starts_with('-'),
+                    "bad long name {}",
+                    o.long
+                );
+                assert!(
+                    !o.long.contains('_') && !o.long.contains('='),
+                    "bad long name {}",
+                    o.long
+                );
                 assert!(seen.insert(o.key()), "{}: key {} twice", f.name, o.key());
             }
             for o in &f.options {
                 if let Some(old) = &o.old_key {
-                    assert!(seen.insert(old.clone()), "{}: old key {old} clashes", f.name);
+                    assert!(
+                        seen.insert(old.clone()),
+                        "{}: old key {old} clashes",
+                        f.name
+                    );
                 }
             }
         }
@@ -427,7 +454,12 @@ mod tests {
             for o in &f.options {
                 if let Some(old) = &o.old_key {
                     assert_ne!(old, &o.key(), "{}: old key equals the key", o.long);
-                    assert_ne!(old.replace('_', "-"), o.long, "{}: old key is just a spelling", o.long);
+                    assert_ne!(
+                        old.replace('_', "-"),
+                        o.long,
+                        "{}: old key is just a spelling",
+                        o.long
+                    );
                 }
             }
         }
@@ -440,10 +472,18 @@ mod tests {
                 if o.ty == OptType::Select {
                     assert!(!o.choices.is_empty(), "{} has no choices", o.long);
                     if let Some(d) = &o.default {
-                        assert!(o.choices.contains(d), "{}: default {d} not a choice", o.long);
+                        assert!(
+                            o.choices.contains(d),
+                            "{}: default {d} not a choice",
+                            o.long
+                        );
                     }
                 } else {
-                    assert!(o.choices.is_empty(), "{} has choices but is no select", o.long);
+                    assert!(
+                        o.choices.is_empty(),
+                        "{} has choices but is no select",
+                        o.long
+                    );
                 }
             }
         }
@@ -459,7 +499,11 @@ mod tests {
                     assert_eq!(o.truth, Truth::Presence, "{}: truth is for flags", o.long);
                 }
                 if let Some(m) = &o.metavar {
-                    assert!(!m.is_empty() && !m.contains(']'), "{}: bad placeholder", o.long);
+                    assert!(
+                        !m.is_empty() && !m.contains(']'),
+                        "{}: bad placeholder",
+                        o.long
+                    );
                 }
             }
         }
@@ -486,7 +530,11 @@ mod tests {
             for a in &f.aliases {
                 assert!(a.name.starts_with("fence_"), "{}", a.name);
                 for k in a.defaults.keys() {
-                    assert!(keys.contains(k), "{}: default for unknown option {k}", a.name);
+                    assert!(
+                        keys.contains(k),
+                        "{}: default for unknown option {k}",
+                        a.name
+                    );
                 }
             }
         }
@@ -502,19 +550,49 @@ mod tests {
     #[test]
     fn actions_are_known_and_unique() {
         const KNOWN: &[&str] = &[
-            "on", "off", "reboot", "status", "monitor", "list", "list-status", "metadata",
-            "manpage", "validate-all", "diag",
+            "on",
+            "off",
+            "reboot",
+            "status",
+            "monitor",
+            "list",
+            "list-status",
+            "metadata",
+            "manpage",
+            "validate-all",
+            "diag",
         ];
         for f in &defs().families {
             let all: Vec<_> = f.actions.iter().chain(&f.hidden_actions).collect();
             let set: BTreeSet<_> = all.iter().collect();
-            assert_eq!(set.len(), all.len(), "{}: an action is listed twice", f.name);
+            assert_eq!(
+                set.len(),
+                all.len(),
+                "{}: an action is listed twice",
+                f.name
+            );
             for a in all {
-                assert!(KNOWN.contains(&a.as_str()), "{}: unknown action {a}", f.name);
+                assert!(
+                    KNOWN.contains(&a.as_str()),
+                    "{}: unknown action {a}",
+                    f.name
+                );
             }
-            assert_eq!(f.actions.first().map(String::as_str), Some("on"), "metadata lists on first");
-            let default = f.options.iter().find(|o| o.long == "action").and_then(|o| o.default.clone());
-            assert!(default.is_some_and(|d| f.actions.contains(&d)), "{}: default action", f.name);
+            assert_eq!(
+                f.actions.first().map(String::as_str),
+                Some("on"),
+                "metadata lists on first"
+            );
+            let default = f
+                .options
+                .iter()
+                .find(|o| o.long == "action")
+                .and_then(|o| o.default.clone());
+            assert!(
+                default.is_some_and(|d| f.actions.contains(&d)),
+                "{}: default action",
+                f.name
+            );
         }
     }
 
@@ -523,10 +601,27 @@ mod tests {
         for f in &defs().families {
             let keys = opt_keys(f);
             for k in [
-                "action", "ip", "ipport", "username", "password", "password_script", "plug",
-                "port_as_ip", "verbose", "verbose_level", "debug_file", "quiet", "version",
-                "help", "delay", "power_timeout", "power_wait", "stonith_status_sleep",
-                "retry_on", "disable_timeout", "login_timeout",
+                "action",
+                "ip",
+                "ipport",
+                "username",
+                "password",
+                "password_script",
+                "plug",
+                "port_as_ip",
+                "verbose",
+                "verbose_level",
+                "debug_file",
+                "quiet",
+                "version",
+                "help",
+                "delay",
+                "power_timeout",
+                "power_wait",
+                "stonith_status_sleep",
+                "retry_on",
+                "disable_timeout",
+                "login_timeout",
             ] {
                 assert!(keys.contains(k), "{}: missing {k}", f.name);
             }
@@ -538,7 +633,12 @@ mod tests {
         let d = |name: &str, key: &str| {
             agent(name).and_then(|a| a.option(key).and_then(|o| o.default.clone()))
         };
-        for n in ["fence_ipmilanplus", "fence_ilo3", "fence_ilo4", "fence_ilo5"] {
+        for n in [
+            "fence_ipmilanplus",
+            "fence_ilo3",
+            "fence_ilo4",
+            "fence_ilo5",
+        ] {
             assert_eq!(d(n, "lanplus").as_deref(), Some("1"), "{n}");
         }
         for n in ["fence_ipmilan", "fence_imm", "fence_idrac"] {

@@ -49,7 +49,9 @@ impl fmt::Display for GetoptError {
             GetoptError::NotRecognized(o) => write!(f, "option {o} not recognized"),
             GetoptError::NotUniquePrefix(o) => write!(f, "option {o} not a unique prefix"),
             GetoptError::RequiresArgument(o) => write!(f, "option {o} requires argument"),
-            GetoptError::MustNotHaveArgument(o) => write!(f, "option {o} must not have an argument"),
+            GetoptError::MustNotHaveArgument(o) => {
+                write!(f, "option {o} must not have an argument")
+            }
         }
     }
 }
@@ -124,7 +126,10 @@ fn find_long(name: &str, specs: &[Spec<'_>]) -> Result<usize, GetoptError> {
     if let Some(i) = specs.iter().position(|s| s.long == name) {
         return Ok(i);
     }
-    let mut hits = specs.iter().enumerate().filter(|(_, s)| s.long.starts_with(name));
+    let mut hits = specs
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| s.long.starts_with(name));
     match (hits.next(), hits.next()) {
         (Some((i, _)), None) => Ok(i),
         (Some(_), Some(_)) => Err(GetoptError::NotUniquePrefix(format!("--{name}"))),
@@ -137,14 +142,46 @@ mod tests {
     use super::*;
 
     const SPECS: &[Spec<'static>] = &[
-        Spec { short: Some('o'), long: "action", takes_value: true },
-        Spec { short: Some('a'), long: "ip", takes_value: true },
-        Spec { short: None, long: "ipport", takes_value: true },
-        Spec { short: Some('p'), long: "password", takes_value: true },
-        Spec { short: Some('S'), long: "password-script", takes_value: true },
-        Spec { short: Some('P'), long: "lanplus", takes_value: false },
-        Spec { short: Some('v'), long: "verbose", takes_value: false },
-        Spec { short: None, long: "verbose-level", takes_value: true },
+        Spec {
+            short: Some('o'),
+            long: "action",
+            takes_value: true,
+        },
+        Spec {
+            short: Some('a'),
+            long: "ip",
+            takes_value: true,
+        },
+        Spec {
+            short: None,
+            long: "ipport",
+            takes_value: true,
+        },
+        Spec {
+            short: Some('p'),
+            long: "password",
+            takes_value: true,
+        },
+        Spec {
+            short: Some('S'),
+            long: "password-script",
+            takes_value: true,
+        },
+        Spec {
+            short: Some('P'),
+            long: "lanplus",
+            takes_value: false,
+        },
+        Spec {
+            short: Some('v'),
+            long: "verbose",
+            takes_value: false,
+        },
+        Spec {
+            short: None,
+            long: "verbose-level",
+            takes_value: true,
+        },
     ];
 
     fn parse(args: &[&str]) -> Result<Parsed, GetoptError> {
@@ -167,7 +204,10 @@ mod tests {
 
     #[test]
     fn long_options_take_values_inline_or_separately() {
-        assert_eq!(opts(&["--ip=h", "--action", "off"]), vec![o("ip", "h"), o("action", "off")]);
+        assert_eq!(
+            opts(&["--ip=h", "--action", "off"]),
+            vec![o("ip", "h"), o("action", "off")]
+        );
         assert_eq!(opts(&["--password=a=b"]), vec![o("password", "a=b")]);
         assert_eq!(opts(&["--password="]), vec![o("password", "")]);
     }
@@ -186,8 +226,8 @@ mod tests {
         assert_eq!(opts(&["-ostatus"]), vec![o("action", "status")]);
         assert_eq!(opts(&["-o", "status"]), vec![o("action", "status")]);
         assert_eq!(
-            opts(&["-Pvoff"]),
-            vec![o("lanplus", ""), o("verbose", ""), o("action", "off")]
+            opts(&["-Pvostatus"]),
+            vec![o("lanplus", ""), o("verbose", ""), o("action", "status")]
         );
         assert_eq!(opts(&["-Pa", "h"]), vec![o("lanplus", ""), o("ip", "h")]);
     }
@@ -197,7 +237,10 @@ mod tests {
         assert_eq!(opts(&["--act=on"]), vec![o("action", "on")]);
         assert_eq!(opts(&["--ip=x"]), vec![o("ip", "x")]);
         assert_eq!(opts(&["--ipp=624"]), vec![o("ipport", "624")]);
-        assert_eq!(opts(&["--password-s", "x"]), vec![o("password-script", "x")]);
+        assert_eq!(
+            opts(&["--password-s", "x"]),
+            vec![o("password-script", "x")]
+        );
         assert_eq!(opts(&["--verbose"]), vec![o("verbose", "")]);
     }
 
@@ -205,14 +248,23 @@ mod tests {
     fn errors_carry_upstream_messages() {
         let msg = |a: &[&str]| parse(a).unwrap_err().to_string();
         assert_eq!(msg(&["--pass", "x"]), "option --pass not a unique prefix");
-        assert_eq!(msg(&["--lanplus=1"]), "option --lanplus must not have an argument");
-        assert_eq!(msg(&["--lan=1"]), "option --lanplus must not have an argument");
+        assert_eq!(
+            msg(&["--lanplus=1"]),
+            "option --lanplus must not have an argument"
+        );
+        assert_eq!(
+            msg(&["--lan=1"]),
+            "option --lanplus must not have an argument"
+        );
         assert_eq!(msg(&["--bogus"]), "option --bogus not recognized");
         assert_eq!(msg(&["-Z"]), "option -Z not recognized");
         assert_eq!(msg(&["-PZ"]), "option -Z not recognized");
         assert_eq!(msg(&["-o"]), "option -o requires argument");
         assert_eq!(msg(&["--act"]), "option --action requires argument");
-        assert_eq!(msg(&["--ip=h", "--action"]), "option --action requires argument");
+        assert_eq!(
+            msg(&["--ip=h", "--action"]),
+            "option --action requires argument"
+        );
     }
 
     #[test]
@@ -231,7 +283,10 @@ mod tests {
 
     #[test]
     fn non_ascii_short_letters_do_not_panic() {
-        assert_eq!(parse(&["-é"]).unwrap_err().to_string(), "option -é not recognized");
+        assert_eq!(
+            parse(&["-é"]).unwrap_err().to_string(),
+            "option -é not recognized"
+        );
         assert_eq!(opts(&["-oé"]), vec![o("action", "é")]);
     }
 }

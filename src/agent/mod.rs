@@ -6,3 +6,12 @@
 //! engine does the fencing. Entry points: [`run::main`] and [`run::known_agent`].
 
 pub mod defs;
+pub mod getopt;
+pub mod ipmilan;
+pub mod log;
+pub mod man;
+pub mod metadata;
+pub mod run;
+pub mod stdin;
+pub mod usage;
+pub mod values;

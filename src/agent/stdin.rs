@@ -33,11 +33,15 @@ pub fn parse(text: &str, agent: &Agent) -> StdinOptions {
         }
         let (name, value) = line.split_once('=').unwrap_or((line, ""));
         let value = unquote(value);
-        let Some(opt) = agent.family.options.iter().find(|o| {
-            name.replace('_', "-") == o.long || o.old_key.as_deref() == Some(name)
-        }) else {
+        let Some(opt) = agent
+            .family
+            .options
+            .iter()
+            .find(|o| name.replace('_', "-") == o.long || o.old_key.as_deref() == Some(name))
+        else {
             if name != "nodename" {
-                out.warnings.push(format!("Parse error: Ignoring unknown option '{line}'"));
+                out.warnings
+                    .push(format!("Parse error: Ignoring unknown option '{line}'"));
             }
             continue;
         };
@@ -92,7 +96,10 @@ mod tests {
         assert_eq!(r.values.get("password"), Some("secret"));
         assert_eq!(r.values.get("ipmitool_path"), Some("/x"));
         assert_eq!(r.values.get("plug"), Some("n1"));
-        assert_eq!(r.warnings, vec!["Parse error: Ignoring unknown option 'foo=bar'"]);
+        assert_eq!(
+            r.warnings,
+            vec!["Parse error: Ignoring unknown option 'foo=bar'"]
+        );
     }
 
     #[test]
@@ -102,7 +109,10 @@ mod tests {
         assert_eq!(r.values.get("stonith_status_sleep"), Some("2"));
         assert_eq!(r.values.get("hexadecimal_kg"), Some("01"));
         assert!(!r.values.has("action"));
-        assert_eq!(r.warnings, vec!["Parse error: Ignoring unknown option 'ACTION=off'"]);
+        assert_eq!(
+            r.warnings,
+            vec!["Parse error: Ignoring unknown option 'ACTION=off'"]
+        );
     }
 
     #[test]
@@ -132,7 +142,10 @@ mod tests {
     fn spaces_around_equals_make_an_unknown_key() {
         let r = read("username = bob\n");
         assert!(!r.values.has("username"));
-        assert_eq!(r.warnings, vec!["Parse error: Ignoring unknown option 'username = bob'"]);
+        assert_eq!(
+            r.warnings,
+            vec!["Parse error: Ignoring unknown option 'username = bob'"]
+        );
     }
 
     #[test]
@@ -156,14 +169,22 @@ mod tests {
         assert_eq!(read("verbose=1").values.get("verbose_level"), Some("1"));
         assert_eq!(read("verbose=0").values.get("verbose_level"), Some("0"));
         assert_eq!(read("").values.get("verbose_level"), Some("0"));
-        assert_eq!(read("verbose=1\nverbose_level=3").values.get("verbose_level"), Some("3"));
+        assert_eq!(
+            read("verbose=1\nverbose_level=3")
+                .values
+                .get("verbose_level"),
+            Some("3")
+        );
     }
 
     #[test]
     fn the_last_duplicate_wins_and_crlf_is_a_line_break() {
         let r = read("ip=a\r\nip=b\r\noption=off\r\n");
         assert_eq!(r.values.get("ip"), Some("b"));
-        assert_eq!(r.warnings, vec!["Parse error: Ignoring unknown option 'option=off'"]);
+        assert_eq!(
+            r.warnings,
+            vec!["Parse error: Ignoring unknown option 'option=off'"]
+        );
     }
 
     #[test]

@@ -139,7 +139,9 @@ pub fn validate(values: &mut Values, agent: &Agent) -> Vec<String> {
         }
     }
     for o in &fam.options {
-        let Some(v) = values.get(&o.key()) else { continue };
+        let Some(v) = values.get(&o.key()) else {
+            continue;
+        };
         let bad = matches!(o.ty, OptType::Integer | OptType::Second) && parse_int(v).is_none();
         if bad && o.ty == OptType::Second {
             errors.push(format!(
@@ -168,7 +170,19 @@ mod tests {
         assert_eq!(parse_int("+5"), Some(5));
         assert_eq!(parse_int("-1"), Some(-1));
         assert_eq!(parse_int("1_000"), Some(1000));
-        for bad in ["", " ", "1.5", "abc", "0x10", "_1", "1_", "1__0", "- 1", "--1", "99999999999999999999"] {
+        for bad in [
+            "",
+            " ",
+            "1.5",
+            "abc",
+            "0x10",
+            "_1",
+            "1_",
+            "1__0",
+            "- 1",
+            "--1",
+            "99999999999999999999",
+        ] {
             assert_eq!(parse_int(bad), None, "{bad:?}");
         }
     }

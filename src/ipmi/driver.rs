@@ -545,7 +545,31 @@ impl IpmiDriver {
                         format!("cipher suite {id} is not supported (3 or 17)"),
                     )
                 })?;
-                self.handshake_v20(suite, deadline).await
+                // Quirk (ipmi_sim, and BMCs without suite 17): an Open Session
+                // proposing unsupported algorithms is dropped, not refused.
+                // After a short silence, ask what the BMC offers; if the
+                // suite is not among them, say so now instead of at the deadline.
+                let probe = Instant::now() + SUITE_PROBE_WAIT;
+                let first = Some(deadline.map_or(probe, |d| d.min(probe)));
+                match self.handshake_v20(suite, first).await {
+                    Err(e) if e.kind == ErrorKind::Timeout && deadline.is_none_or(|d| Instant::now() < d) => {
+                        if let Some(offered) = self.query_suites(deadline).await {
+                            if !offered.contains(&id) {
+                                return Err(DriverError::new(
+                                    ErrorKind::CipherUnsupported,
+                                    Stage::Negotiate,
+                                    format!(
+                                        "the BMC ignores Open Session for cipher suite {id} and offers \
+                                         suites {offered:?}: choose one of them that fencekit speaks (3 or 17) \
+                                         with --cipher, or leave --cipher out"
+                                    ),
+                                ));
+                            }
+                        }
+                        self.handshake_v20(suite, deadline).await
+                    }
+                    other => other,
+                }
             }
             CipherChoice::Auto => {
                 let offered = self.query_suites(deadline).await;

@@ -10,4 +10,5 @@ pub mod bmc;
 pub mod demo;
 pub mod fleet;
 pub mod ipmi;
+pub mod redfish;
 pub mod serve;

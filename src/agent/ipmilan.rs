@@ -1,0 +1,192 @@
+//! The fence_ipmilan family's own part: options → [`IpmiConfig`] and the
+//! IPMI driver.
+//!
+//! Everything else an IPMI agent does (parsing, validation, timing, output)
+//! is shared and lives in [`crate::agent::run`]; this module only knows
+//! which option feeds which IPMI setting.
+
+use super::defs::Agent;
+use super::values::{parse_int, Values};
+use crate::ipmi::config::{parse_hex_kg, AuthType, CipherChoice, IpmiConfig, Privilege, Version};
+use crate::ipmi::driver::IpmiDriver;
+use crate::secret::Secret;
+
+/// Builds the IPMI configuration from validated option values (the password
+/// script, if any, has already replaced `password`). The error is a message
+/// that reads after "Failed: ".
+pub fn config(values: &Values, agent: &Agent) -> Result<IpmiConfig, String> {
+    if let Some(t) = values.get("target") {
+        return Err(format!(
+            "IPMI bridging (--target {t}) is not supported by fencekit; it would act on the \
+             controller's own chassis instead of the bridged one, so nothing was done"
+        ));
+    }
+    let host = values.get("ip").unwrap_or_default();
+    if host.is_empty() {
+        return Err("the fence device address (--ip) is empty".to_string());
+    }
+    let port_text = values.get("ipport").unwrap_or("623");
+    let port = parse_int(port_text)
+        .and_then(|p| u16::try_from(p).ok())
+        .filter(|p| *p != 0)
+        .ok_or_else(|| format!("the port {port_text} (--ipport) is not between 1 and 65535"))?;
+    let lanplus = values.flag_of(agent, "lanplus");
+    let mut cfg = IpmiConfig::new(
+        host,
+        port,
+        values.get("username").unwrap_or_default(),
+        Secret::from_str_value(values.get("password").unwrap_or_default()),
+    );
+    cfg.version = if lanplus {
+        Version::Lanplus
+    } else {
+        Version::Lan15(values.get("auth").map(str::parse::<AuthType>).transpose()?)
+    };
+    if lanplus {
+        if let Some(c) = values.get("cipher") {
+            cfg.cipher = c.parse::<CipherChoice>()?;
+        }
+    }
+    if let Some(p) = values.get("privlvl") {
+        cfg.privilege = p.parse::<Privilege>()?;
+    }
+    if let Some(kg) = values.get("hexadecimal_kg").filter(|k| !k.is_empty()) {
+        cfg.kg = Some(parse_hex_kg(kg)?);
+    }
+    cfg.validate()?;
+    Ok(cfg)
+}
+
+/// A one-line description of the configuration for `-v` (never the password).
+pub fn describe(cfg: &IpmiConfig) -> String {
+    let version = match cfg.version {
+        Version::Lanplus => "IPMI v2.0 RMCP+ (lanplus)".to_string(),
+        Version::Lan15(None) => "IPMI v1.5 (lan)".to_string(),
+        Version::Lan15(Some(a)) => format!("IPMI v1.5 (lan, {} authentication)", a.as_str()),
+    };
+    let cipher = match (cfg.version, cfg.cipher) {
+        (Version::Lanplus, CipherChoice::Auto) => ", cipher suite chosen with the BMC",
+        (Version::Lanplus, CipherChoice::Suite(3)) => ", cipher suite 3",
+        (Version::Lanplus, CipherChoice::Suite(_)) => ", cipher suite 17",
+        _ => "",
+    };
+    format!(
+        "{version} to {}:{} as {}, password {}, privilege {}{cipher}{}",
+        cfg.host,
+        cfg.port,
+        if cfg.username.is_empty() {
+            "the null user".to_string()
+        } else {
+            format!("'{}'", cfg.username)
+        },
+        if cfg.password.is_empty() {
+            "empty"
+        } else {
+            "[set]"
+        },
+        cfg.privilege,
+        if cfg.kg.is_some() { ", K_g [set]" } else { "" },
+    )
+}
+
+/// The real driver for a configuration.
+pub fn driver(cfg: IpmiConfig) -> Result<IpmiDriver, String> {
+    IpmiDriver::new(cfg)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent::defs::agent;
+    use crate::agent::values::validate;
+
+    fn cfg_of(name: &str, pairs: &[(&str, &str)]) -> Result<IpmiConfig, String> {
+        let a = agent(name).unwrap();
+        let mut v = Values::new();
+        for (k, val) in pairs {
+            v.set(k, *val);
+        }
+        v.apply_defaults(&a);
+        assert!(validate(&mut v, &a).is_empty());
+        config(&v, &a)
+    }
+
+    #[test]
+    fn defaults_give_a_lan15_session_as_administrator() {
+        let c = cfg_of("fence_ipmilan", &[("ip", "h")]).unwrap();
+        assert_eq!((c.host.as_str(), c.port), ("h", 623));
+        assert_eq!(c.version, Version::Lan15(None));
+        assert_eq!(c.privilege, Privilege::Administrator);
+        assert!(c.username.is_empty() && c.password.is_empty() && c.kg.is_none());
+    }
+
+    #[test]
+    fn lanplus_follows_the_alias_and_the_value_rule() {
+        let c = cfg_of("fence_ilo4", &[("ip", "h")]).unwrap();
+        assert_eq!(c.version, Version::Lanplus);
+        let c = cfg_of("fence_ilo4", &[("ip", "h"), ("lanplus", "0")]).unwrap();
+        assert_eq!(c.version, Version::Lan15(None));
+        let c = cfg_of("fence_ipmilan", &[("ip", "h"), ("lanplus", "")]).unwrap();
+        assert_eq!(c.version, Version::Lanplus);
+    }
+
+    #[test]
+    fn options_map_to_ipmi_settings() {
+        let c = cfg_of(
+            "fence_ipmilan",
+            &[
+                ("ip", "10.0.0.1"),
+                ("ipport", "6230"),
+                ("username", "admin"),
+                ("password", "pw"),
+                ("lanplus", "1"),
+                ("cipher", "17"),
+                ("privlvl", "operator"),
+                ("hexadecimal_kg", "0102"),
+            ],
+        )
+        .unwrap();
+        assert_eq!(c.port, 6230);
+        assert_eq!(c.cipher, CipherChoice::Suite(17));
+        assert_eq!(c.privilege, Privilege::Operator);
+        assert_eq!(c.kg.as_ref().map(|k| k.expose().to_vec()), Some(vec![1, 2]));
+        assert_eq!(c.password.expose(), b"pw");
+        let c = cfg_of("fence_ipmilan", &[("ip", "h"), ("auth", "md5")]).unwrap();
+        assert_eq!(c.version, Version::Lan15(Some(AuthType::Md5)));
+    }
+
+    #[test]
+    fn unusable_settings_are_refused_with_a_reason() {
+        let e = cfg_of(
+            "fence_ipmilan",
+            &[("ip", "h"), ("lanplus", "1"), ("cipher", "1")],
+        )
+        .unwrap_err();
+        assert!(e.contains("cipher suite '1' is not supported"), "{e}");
+        // Without lanplus the cipher is not used (as with ipmitool -I lan).
+        assert!(cfg_of("fence_ipmilan", &[("ip", "h"), ("cipher", "1")]).is_ok());
+        let e = cfg_of("fence_ipmilan", &[("ip", "h"), ("hexadecimal_kg", "xyz")]).unwrap_err();
+        assert!(e.contains("hexadecimal"), "{e}");
+        let e = cfg_of("fence_ipmilan", &[("ip", "h"), ("ipport", "70000")]).unwrap_err();
+        assert!(e.contains("70000"), "{e}");
+        let e = cfg_of("fence_ipmilan", &[("target", "0x20")]).unwrap_err();
+        assert!(e.contains("--target"), "{e}");
+        let long = "x".repeat(21);
+        let e = cfg_of("fence_ilo4", &[("ip", "h"), ("password", &long)]).unwrap_err();
+        assert!(e.contains("21 bytes") && !e.contains(&long), "{e}");
+    }
+
+    #[test]
+    fn the_description_never_shows_the_password() {
+        let c = cfg_of(
+            "fence_ilo4",
+            &[("ip", "h"), ("username", "u"), ("password", "hunter2")],
+        )
+        .unwrap();
+        let d = describe(&c);
+        assert!(
+            d.contains("password [set]") && !d.contains("hunter2"),
+            "{d}"
+        );
+    }
+}

@@ -1,0 +1,285 @@
+//! Agent-mode logging in fence-agents' shape:
+//! `YYYY-MM-DD HH:MM:SS,mmm LEVEL: message` on stderr (and in the
+//! `--debug-file`), warnings and errors always, debug and info lines only
+//! with `-v`; `-q` silences stderr.
+//!
+//! Timestamps are UTC (upstream uses local time; fencekit avoids reading the
+//! time zone database, and FAR's containers run in UTC anyway). Also bridges
+//! `tracing` events from the protocol drivers into the same lines while an
+//! action runs ([`Logger::tracing_guard`]). Callers must never pass a secret.
+
+use std::fmt::Write as _;
+use std::io::Write;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// Severity, as Python's logging names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Level {
+    /// Details for `-v`.
+    Debug,
+    /// Progress for `-v` (upstream logs commands at this level).
+    Info,
+    /// Something was ignored or looks wrong.
+    Warning,
+    /// The action failed.
+    Error,
+}
+
+impl Level {
+    /// The upper-case name printed in each line.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Level::Debug => "DEBUG",
+            Level::Info => "INFO",
+            Level::Warning => "WARNING",
+            Level::Error => "ERROR",
+        }
+    }
+}
+
+struct Inner {
+    stderr: Box<dyn Write + Send>,
+    file: Option<std::fs::File>,
+    threshold: Level,
+    quiet: bool,
+}
+
+/// Writes log lines to stderr and the debug file. Cheap to clone.
+#[derive(Clone)]
+pub struct Logger(Arc<Mutex<Inner>>);
+
+impl Logger {
+    /// A logger writing to `stderr`, showing warnings and errors.
+    pub fn new(stderr: Box<dyn Write + Send>) -> Self {
+        Logger(Arc::new(Mutex::new(Inner {
+            stderr,
+            file: None,
+            threshold: Level::Warning,
+            quiet: false,
+        })))
+    }
+
+    fn with<T>(&self, f: impl FnOnce(&mut Inner) -> T) -> T {
+        let mut g = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        f(&mut g)
+    }
+
+    /// Shows debug and info lines too (`-v`).
+    pub fn set_verbose(&self, on: bool) {
+        self.with(|i| i.threshold = if on { Level::Debug } else { Level::Warning });
+    }
+
+    /// True when debug lines are shown.
+    pub fn verbose(&self) -> bool {
+        self.with(|i| i.threshold == Level::Debug)
+    }
+
+    /// Stops writing to stderr (`-q`); the debug file still gets every line.
+    pub fn set_quiet(&self, on: bool) {
+        self.with(|i| i.quiet = on);
+    }
+
+    /// Also appends every shown line to this file.
+    pub fn set_file(&self, file: std::fs::File) {
+        self.with(|i| i.file = Some(file));
+    }
+
+    /// Logs one message (which must hold no secret).
+    pub fn log(&self, level: Level, msg: &str) {
+        self.with(|i| {
+            if level < i.threshold {
+                return;
+            }
+            let line = format!(
+                "{} {}: {msg}\n",
+                timestamp(SystemTime::now()),
+                level.as_str()
+            );
+            if !i.quiet {
+                let _ = i.stderr.write_all(line.as_bytes());
+                let _ = i.stderr.flush();
+            }
+            if let Some(f) = &mut i.file {
+                let _ = f.write_all(line.as_bytes());
+            }
+        })
+    }
+
+    /// Logs at debug level.
+    pub fn debug(&self, msg: &str) {
+        self.log(Level::Debug, msg)
+    }
+
+    /// Logs at info level.
+    pub fn info(&self, msg: &str) {
+        self.log(Level::Info, msg)
+    }
+
+    /// Logs at warning level.
+    pub fn warn(&self, msg: &str) {
+        self.log(Level::Warning, msg)
+    }
+
+    /// Logs at error level.
+    pub fn error(&self, msg: &str) {
+        self.log(Level::Error, msg)
+    }
+
+    /// Routes `tracing` events of this thread into this logger until the
+    /// guard is dropped (only when verbose; otherwise `None`).
+    pub fn tracing_guard(&self) -> Option<tracing::subscriber::DefaultGuard> {
+        use tracing_subscriber::layer::SubscriberExt;
+        if !self.verbose() {
+            return None;
+        }
+        let sub = tracing_subscriber::registry().with(Bridge(self.clone()));
+        Some(tracing::subscriber::set_default(sub))
+    }
+}
+
+/// A `tracing` layer that turns events into log lines.
+struct Bridge(Logger);
+
+impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for Bridge {
+    fn on_event(
+        &self,
+        event: &tracing::Event<'_>,
+        _ctx: tracing_subscriber::layer::Context<'_, S>,
+    ) {
+        let meta = event.metadata();
+        let level = match *meta.level() {
+            tracing::Level::ERROR => Level::Error,
+            tracing::Level::WARN => Level::Warning,
+            tracing::Level::INFO => Level::Info,
+            _ => Level::Debug,
+        };
+        let mut v = Fields::default();
+        event.record(&mut v);
+        self.0.log(level, &(v.message + &v.rest));
+    }
+}
+
+/// An event's message, then its other fields as ` key=value`.
+#[derive(Default)]
+struct Fields {
+    message: String,
+    rest: String,
+}
+
+impl tracing::field::Visit for Fields {
+    fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+        if field.name() == "message" {
+            let _ = write!(self.message, "{value:?}");
+        } else {
+            let _ = write!(self.rest, " {}={value:?}", field.name());
+        }
+    }
+}
+
+/// `YYYY-MM-DD HH:MM:SS,mmm` in UTC.
+pub fn timestamp(t: SystemTime) -> String {
+    let d = t.duration_since(UNIX_EPOCH).unwrap_or_default();
+    let secs = d.as_secs();
+    let (y, m, day) = civil_from_days((secs / 86_400) as i64);
+    let s = secs % 86_400;
+    format!(
+        "{y:04}-{m:02}-{day:02} {:02}:{:02}:{:02},{:03}",
+        s / 3600,
+        (s / 60) % 60,
+        s % 60,
+        d.subsec_millis()
+    )
+}
+
+/// Days since 1970-01-01 → (year, month, day), proleptic Gregorian
+/// (H. Hinnant's `civil_from_days`).
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (if m <= 2 { y + 1 } else { y }, m, d)
+}
+
+/// A `Write` into a shared buffer (for capturing stderr in-process).
+#[derive(Clone, Default)]
+pub struct SharedBuf(pub Arc<Mutex<Vec<u8>>>);
+
+impl SharedBuf {
+    /// The bytes written so far, as text.
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.0.lock().unwrap_or_else(PoisonError::into_inner)).into_owned()
+    }
+}
+
+impl Write for SharedBuf {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn timestamps_have_upstream_shape() {
+        let t = UNIX_EPOCH + Duration::from_millis(1_795_404_600_007);
+        assert_eq!(timestamp(t), "2026-11-23 03:30:00,007");
+        assert_eq!(timestamp(UNIX_EPOCH), "1970-01-01 00:00:00,000");
+        let leap = UNIX_EPOCH + Duration::from_secs(951_782_400); // 2000-02-29
+        assert_eq!(&timestamp(leap)[..10], "2000-02-29");
+    }
+
+    #[test]
+    fn thresholds_and_quiet_apply() {
+        let buf = SharedBuf::default();
+        let log = Logger::new(Box::new(buf.clone()));
+        log.debug("hidden");
+        log.warn("shown");
+        log.set_verbose(true);
+        log.debug("now shown");
+        log.set_quiet(true);
+        log.error("silenced");
+        let text = buf.text();
+        assert!(
+            !text.contains("hidden") && !text.contains("silenced"),
+            "{text}"
+        );
+        assert!(
+            text.contains(" WARNING: shown\n") && text.contains(" DEBUG: now shown\n"),
+            "{text}"
+        );
+        assert_eq!(text.lines().count(), 2);
+    }
+
+    #[test]
+    fn tracing_events_become_lines_only_when_verbose() {
+        let buf = SharedBuf::default();
+        let log = Logger::new(Box::new(buf.clone()));
+        assert!(log.tracing_guard().is_none());
+        log.set_verbose(true);
+        {
+            let _g = log.tracing_guard();
+            tracing::debug!(suite = 17, "session up");
+        }
+        tracing::debug!("after the guard");
+        let text = buf.text();
+        assert!(text.contains(" DEBUG: session up suite=17\n"), "{text}");
+        assert!(!text.contains("after the guard"));
+    }
+}

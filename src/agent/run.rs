@@ -1,0 +1,772 @@
+//! Running as a fence agent: the entry point, the order of upstream's
+//! steps, timing, signals, and the mapping of engine outcomes to result
+//! lines and exit codes.
+//!
+//! Order (fence-agents 4.12.1): read options (argv, or stdin when argv is
+//! empty) → defaults → `--help` / `metadata` / `--version` → verbosity →
+//! action check → validation (`validate-all` stops here) → debug file →
+//! password script → Pacemaker's `disable_timeout` → delay (off and reboot
+//! only) → one engine run. A tokio runtime is started only for actions that
+//! talk to the device.
+//!
+//! Exit codes are upstream's: [`EXIT_OK`], [`EXIT_FAILED`], [`EXIT_STATUS_OFF`].
+
+use super::defs::{self, Agent, DriverKind};
+use super::log::{Logger, SharedBuf};
+use super::values::{self, Values};
+use super::{getopt, ipmilan, metadata, stdin, usage};
+use crate::engine::driver::PowerDriver;
+use crate::engine::error::{ErrorKind, Stage};
+use crate::engine::event::{Event, Stamped};
+use crate::engine::policy::{Policy, PowerTimeout};
+use crate::engine::power::{Action, PowerState, RebootMethod};
+use crate::engine::run::{run, Cancel, Failure, Outcome};
+use crate::ipmi::config::IpmiConfig;
+use std::ffi::OsString;
+use std::io::{Read, Write};
+use std::time::{Duration, Instant};
+
+/// Success (for `status`: the machine is on).
+pub const EXIT_OK: i32 = 0;
+/// Any failure, including usage errors (upstream never exits 3–12).
+pub const EXIT_FAILED: i32 = 1;
+/// `status` only: the machine is off.
+pub const EXIT_STATUS_OFF: i32 = 2;
+
+/// The line upstream logs after every usage error.
+const USAGE_HINT: &str = "Please use '-h' for usage";
+/// Most stdin read (Pacemaker sends a few hundred bytes).
+const STDIN_LIMIT: u64 = 1 << 20;
+/// Longest per-step bound (about ten years): larger values mean "no practical limit".
+const MAX_STEP_SECS: i64 = 10 * 365 * 86_400;
+/// The notice upstream prints for `list` on agents without outlets.
+const LIST_NOTICE: &str = "NOTICE: List option is not working on this device yet";
+
+/// What an agent takes from its surroundings besides argv and stdin.
+#[derive(Clone, Debug)]
+pub struct AgentEnv {
+    /// The value of `PCMK_service` (`pacemaker-fenced` turns on `disable_timeout`).
+    pub pcmk_service: Option<String>,
+    /// When the process started (`delay` counts from here).
+    pub started: Instant,
+    /// Testing aid: behave as if SIGTERM arrived this long after the action began.
+    pub stop_after: Option<Duration>,
+}
+
+impl AgentEnv {
+    /// The real environment, with `started` = now.
+    pub fn from_process() -> Self {
+        AgentEnv {
+            pcmk_service: std::env::var("PCMK_service").ok(),
+            started: Instant::now(),
+            stop_after: None,
+        }
+    }
+
+    /// An environment with no Pacemaker variable, started now.
+    pub fn plain() -> Self {
+        AgentEnv {
+            pcmk_service: None,
+            started: Instant::now(),
+            stop_after: None,
+        }
+    }
+}
+
+/// True when `name` (a bare name such as `fence_ilo4`, or a path to one) is an
+/// agent this binary can be; for argv[0] dispatch.
+pub fn known_agent(name: &str) -> bool {
+    defs::agent(basename(name)).is_some()
+}
+
+/// Every agent name, main names and aliases (for installers and completions).
+pub fn agent_names() -> Vec<&'static str> {
+    defs::all_names()
+}
+
+/// Runs as the agent `name` (argv[0]'s file name, or NAME of `fencekit agent
+/// NAME`) with `args` (argv without argv[0]), on the process's stdin, stdout
+/// and stderr. Returns the exit code.
+pub fn main(name: &str, args: Vec<OsString>) -> i32 {
+    let env = AgentEnv::from_process();
+    let stdin = std::io::stdin();
+    let mut stdout = std::io::stdout();
+    run_with(
+        name,
+        args,
+        stdin.lock(),
+        &mut stdout,
+        Box::new(std::io::stderr()),
+        &env,
+    )
+}
+
+/// [`main`] with every input and output given: the in-process form used by tests.
+pub fn run_with(
+    name: &str,
+    args: Vec<OsString>,
+    stdin: impl Read,
+    stdout: &mut dyn Write,
+    stderr: Box<dyn Write + Send>,
+    env: &AgentEnv,
+) -> i32 {
+    run_with_driver(name, args, stdin, stdout, stderr, env, ipmilan::driver)
+}
+
+/// What one in-process run printed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Captured {
+    /// Exit code.
+    pub code: i32,
+    /// Everything written to stdout.
+    pub stdout: String,
+    /// Everything written to stderr.
+    pub stderr: String,
+}
+
+/// Runs in-process with string arguments and stdin, capturing the output.
+pub fn run_captured(name: &str, args: &[&str], stdin: &str, env: &AgentEnv) -> Captured {
+    capture(|out, err| {
+        let args = args.iter().map(OsString::from).collect();
+        run_with(name, args, stdin.as_bytes(), out, err, env)
+    })
+}
+
+fn capture(f: impl FnOnce(&mut dyn Write, Box<dyn Write + Send>) -> i32) -> Captured {
+    let err = SharedBuf::default();
+    let mut out = Vec::new();
+    let code = f(&mut out, Box::new(err.clone()));
+    Captured {
+        code,
+        stdout: String::from_utf8_lossy(&out).into_owned(),
+        stderr: err.text(),
+    }
+}
+
+/// [`run_with`] with the IPMI driver made by `make` (tests pass a simulated one).
+pub fn run_with_driver<D, F>(
+    name: &str,
+    args: Vec<OsString>,
+    stdin: impl Read,
+    stdout: &mut dyn Write,
+    stderr: Box<dyn Write + Send>,
+    env: &AgentEnv,
+    make: F,
+) -> i32
+where
+    D: PowerDriver,
+    F: FnOnce(IpmiConfig) -> Result<D, String>,
+{
+    let log = Logger::new(stderr);
+    let prepared = match prepare(name, args, stdin, stdout, &log, env) {
+        Ok(p) => p,
+        Err(code) => return code,
+    };
+    if prepared.agent.family.driver != DriverKind::Ipmi {
+        log.error("Failed: this agent's driver is not implemented yet");
+        return EXIT_FAILED;
+    }
+    let cfg = match ipmilan::config(&prepared.values, &prepared.agent) {
+        Ok(c) => c,
+        Err(e) => return fail(&log, &e),
+    };
+    log.debug(&ipmilan::describe(&cfg));
+    let driver = match make(cfg) {
+        Ok(d) => d,
+        Err(e) => return fail(&log, &e),
+    };
+    execute(prepared, driver, stdout, &log, env)
+}
+
+/// Logs `Failed: <msg>` and returns [`EXIT_FAILED`].
+fn fail(log: &Logger, msg: &str) -> i32 {
+    log.error(&format!("Failed: {msg}"));
+    EXIT_FAILED
+}
+
+/// Logs a usage error the way upstream does and returns [`EXIT_FAILED`].
+fn usage_error(log: &Logger, msg: &str) -> i32 {
+    log.error(msg);
+    log.error(USAGE_HINT);
+    EXIT_FAILED
+}
+
+fn basename(name: &str) -> &str {
+    name.rsplit('/').next().unwrap_or(name)
+}
+
+/// An invocation ready to act on the device.
+struct Prepared {
+    agent: Agent,
+    values: Values,
+    action: Action,
+}
+
+/// Everything before the device is contacted. `Err` carries the exit code
+/// of an invocation that is complete (help, metadata, validate-all, list,
+/// usage errors).
+fn prepare(
+    name: &str,
+    args: Vec<OsString>,
+    input: impl Read,
+    stdout: &mut dyn Write,
+    log: &Logger,
+    env: &AgentEnv,
+) -> Result<Prepared, i32> {
+    let Some(agent) = defs::agent(basename(name)) else {
+        log.error(&format!(
+            "unknown fence agent '{name}' (known: {})",
+            defs::all_names().join(", ")
+        ));
+        return Err(EXIT_FAILED);
+    };
+    let mut values = if args.is_empty() {
+        read_stdin(input, &agent, log)?
+    } else {
+        read_argv(args, &agent, log)?
+    };
+    if values.has("port_as_ip") {
+        if let Some(plug) = values.get("plug").map(str::to_string) {
+            values.set("ip", plug);
+        }
+    }
+    let given: Vec<String> = values.iter().map(|(k, _)| k.to_string()).collect();
+    values.apply_defaults(&agent);
+    let mut action = values.get("action").unwrap_or_default().to_lowercase();
+    if action == "meta-data" {
+        action = "metadata".to_string();
+    }
+    values.set("action", action.clone());
+
+    if values.has("help") {
+        return Err(print(stdout, &usage::render(&agent)));
+    }
+    if action == "metadata" || action == "manpage" {
+        return Err(print(stdout, &metadata::render(&agent)));
+    }
+    if values.has("version") {
+        return Err(print(stdout, &format!("{}\n", agent.family.compat_version)));
+    }
+
+    set_verbosity(&mut values, log);
+    if !agent.accepts_action(&action) {
+        return Err(usage_error(
+            log,
+            &format!("Failed: Unrecognised action '{action}'"),
+        ));
+    }
+    let errors = values::validate(&mut values, &agent);
+    if action == "validate-all" {
+        let mut errors = errors;
+        if errors.is_empty() {
+            if let Err(e) = check_device_config(&agent, &values) {
+                errors.push(format!("Failed: {e}"));
+            }
+        }
+        if errors.is_empty() {
+            return Err(EXIT_OK);
+        }
+        for e in &errors {
+            log.error(e);
+        }
+        return Err(usage_error(log, "validate-all failed"));
+    }
+    if let Some(first) = errors.first() {
+        return Err(usage_error(log, first));
+    }
+    if let Some(path) = values.get("debug_file") {
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path);
+        match file {
+            Ok(f) => log.set_file(f),
+            Err(e) => {
+                log.error(&format!("Unable to create file {path}: {e}"));
+                return Err(usage_error(
+                    log,
+                    &format!("Failed: Unable to create file {path}"),
+                ));
+            }
+        }
+    }
+    if let Some(script) = values.get("password_script").map(str::to_string) {
+        match run_password_script(&script, log) {
+            Ok(pw) => values.set("password", pw),
+            Err(e) => return Err(fail(log, &e)),
+        }
+    }
+    if env.pcmk_service.as_deref() == Some("pacemaker-fenced") && !values.has("disable_timeout") {
+        values.set("disable_timeout", "1");
+    }
+    let disabled = values
+        .get("disable_timeout")
+        .is_some_and(|v| matches!(v.to_lowercase().as_str(), "1" | "yes" | "on" | "true"));
+    if disabled {
+        log.debug("timeouts are disabled (disable_timeout): polling without limit until stopped");
+        for k in ["power_timeout", "shell_timeout", "login_timeout"] {
+            values.set(k, "0");
+        }
+    }
+    for o in &agent.family.options {
+        if let Some(why) = &o.ignored {
+            if given.contains(&o.key()) {
+                log.debug(&format!("ignoring --{}: {why}", o.long));
+            }
+        }
+    }
+    let action = match action.as_str() {
+        "on" => Action::On,
+        "off" => Action::Off,
+        "reboot" => Action::Reboot,
+        "status" => Action::Status,
+        "monitor" => Action::Monitor,
+        "diag" => Action::Diag,
+        "list" | "list-status" => return Err(print(stdout, &format!("{LIST_NOTICE}\n"))),
+        other => {
+            return Err(usage_error(
+                log,
+                &format!("Failed: Unrecognised action '{other}'"),
+            ))
+        }
+    };
+    Ok(Prepared {
+        agent,
+        values,
+        action,
+    })
+}
+
+/// fencekit's own checks of what the family's driver will be given (beyond
+/// upstream's validation), for `validate-all`.
+fn check_device_config(agent: &Agent, values: &Values) -> Result<(), String> {
+    match agent.family.driver {
+        DriverKind::Ipmi => ipmilan::config(values, agent).map(|_| ()),
+        DriverKind::Redfish | DriverKind::Ssh => {
+            Err("this agent's driver is not implemented yet".to_string())
+        }
+    }
+}
+
+/// Writes `text` to stdout; returns [`EXIT_OK`] (or [`EXIT_FAILED`] when stdout is gone).
+fn print(stdout: &mut dyn Write, text: &str) -> i32 {
+    match stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+    {
+        Ok(()) => EXIT_OK,
+        Err(_) => EXIT_FAILED,
+    }
+}
+
+fn read_stdin(mut input: impl Read, agent: &Agent, log: &Logger) -> Result<Values, i32> {
+    let mut buf = Vec::new();
+    if let Err(e) = (&mut input).take(STDIN_LIMIT + 1).read_to_end(&mut buf) {
+        log.debug(&format!(
+            "standard input is unreadable ({e}); reading it as empty"
+        ));
+        buf.clear();
+    }
+    if buf.len() as u64 > STDIN_LIMIT {
+        return Err(fail(log, "standard input is larger than 1 MiB"));
+    }
+    let Ok(text) = String::from_utf8(buf) else {
+        return Err(fail(log, "standard input is not valid UTF-8"));
+    };
+    let parsed = stdin::parse(&text, agent);
+    for w in &parsed.warnings {
+        log.warn(w);
+    }
+    Ok(parsed.values)
+}
+
+fn read_argv(args: Vec<OsString>, agent: &Agent, log: &Logger) -> Result<Values, i32> {
+    let mut words = Vec::with_capacity(args.len());
+    for a in args {
+        match a.into_string() {
+            Ok(s) => words.push(s),
+            Err(_) => {
+                return Err(usage_error(
+                    log,
+                    "Parse error: an argument is not valid UTF-8",
+                ))
+            }
+        }
+    }
+    let opts = &agent.family.options;
+    let specs: Vec<getopt::Spec<'_>> = opts
+        .iter()
+        .map(|o| getopt::Spec {
+            short: o.short_char(),
+            long: &o.long,
+            takes_value: o.takes_value(),
+        })
+        .collect();
+    let parsed = match getopt::gnu_getopt(&words, &specs) {
+        Ok(p) => p,
+        Err(e) => return Err(usage_error(log, &format!("Parse error: {e}"))),
+    };
+    if !parsed.positional.is_empty() {
+        log.warn(&format!(
+            "Unused arguments on command line: {}",
+            python_list(&parsed.positional)
+        ));
+    }
+    let mut values = Values::new();
+    let mut verbose = 0;
+    for (i, v) in parsed.opts {
+        let key = opts[i].key();
+        if key == "verbose" {
+            verbose += 1;
+        }
+        values.set(&key, v);
+    }
+    if !values.has("verbose_level") {
+        values.set("verbose_level", verbose.to_string());
+    }
+    // Upstream applies this to the command line only: on stdin, Pacemaker's
+    // `plug=<node>` must be accepted and ignored.
+    if agent.family.port_as_ip && !values.has("port_as_ip") && values.has("plug") {
+        return Err(usage_error(
+            log,
+            "Parser error: option -n/--plug is not recognized",
+        ));
+    }
+    Ok(values)
+}
+
+/// `['a', 'b']`, as Python prints a list of strings.
+fn python_list(words: &[String]) -> String {
+    let items: Vec<String> = words
+        .iter()
+        .map(|w| {
+            if w.contains('\'') && !w.contains('"') {
+                format!("\"{}\"", w.replace('\\', "\\\\"))
+            } else {
+                format!("'{}'", w.replace('\\', "\\\\").replace('\'', "\\'"))
+            }
+        })
+        .collect();
+    format!("[{}]", items.join(", "))
+}
+
+/// Upstream's `verbose_level` rules, then the logger's threshold and `-q`.
+fn set_verbosity(values: &mut Values, log: &Logger) {
+    let mut level = values.int("verbose_level").unwrap_or(-1);
+    if level < 0 {
+        log.warn(
+            "Parse error: Option 'verbose_level' must be an integer greater than or equal to 0. \
+             Setting verbose_level to 0.",
+        );
+        level = 0;
+    }
+    values.set("verbose_level", level.to_string());
+    if level == 0 && values.has("verbose") {
+        log.warn(
+            "Parse error: Ignoring option 'verbose' because it conflicts with verbose_level=0",
+        );
+        values.remove("verbose");
+    }
+    if level > 0 {
+        values.set("verbose", "1");
+    }
+    log.set_verbose(values.has("verbose"));
+    log.set_quiet(values.has("quiet"));
+}
+
+/// Runs the password script with `sh -c`, waits for it, and returns its
+/// standard output with trailing whitespace removed. Its stdout and stderr
+/// are captured (never inherited), so it can neither print into our result
+/// nor keep our output pipes open; what it writes to stderr is dropped.
+fn run_password_script(script: &str, log: &Logger) -> Result<String, String> {
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(script)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .env("LANG", "C")
+        .env("LC_ALL", "C")
+        .output()
+        .map_err(|e| format!("Unable to run the password script: {e}"))?;
+    if !out.status.success() {
+        log.warn(&format!("the password script exited with {}", out.status));
+    }
+    if !out.stderr.is_empty() {
+        log.debug(&format!(
+            "the password script wrote {} bytes to stderr (not shown)",
+            out.stderr.len()
+        ));
+    }
+    let text = String::from_utf8(out.stdout)
+        .map_err(|_| "the password script's output is not valid UTF-8".to_string())?;
+    Ok(text.trim_end().to_string())
+}
+
+/// The engine policy for the (post-processed) option values.
+pub fn policy(values: &Values) -> Policy {
+    let secs = |k: &str| Duration::from_secs(values.int(k).unwrap_or(0).max(0) as u64);
+    let power_timeout = values.int("power_timeout").unwrap_or(20);
+    let interval = secs("stonith_status_sleep");
+    let mut p = Policy::agent();
+    p.power_wait = secs("power_wait");
+    p.poll_interval = interval;
+    p.poll_interval_max = interval;
+    p.retry_on = values
+        .int("retry_on")
+        .unwrap_or(1)
+        .clamp(0, i64::from(u32::MAX)) as u32;
+    p.method = match values.get("method") {
+        Some(m) if m.eq_ignore_ascii_case("cycle") => RebootMethod::Cycle,
+        _ => RebootMethod::OnOff,
+    };
+    if power_timeout > 0 {
+        // Upstream counts polls, and kills each ipmitool after as many seconds.
+        p.power_timeout = PowerTimeout::Polls(power_timeout.min(i64::from(u32::MAX)) as u32);
+        // Clamped so that "now + step" cannot overflow an Instant.
+        p.step_timeout = Some(Duration::from_secs(power_timeout.min(MAX_STEP_SECS) as u64));
+    } else {
+        p.power_timeout = PowerTimeout::Unlimited;
+        p.step_timeout = None;
+    }
+    p.deadline = None;
+    p
+}
+
+/// How long to wait before contacting the device: `1 + delay − elapsed`,
+/// for off and reboot only, and only when `delay` is not the string "0".
+pub fn delay_for(values: &Values, action: Action, elapsed: Duration) -> Option<Duration> {
+    if !matches!(action, Action::Off | Action::Reboot) || values.get("delay") == Some("0") {
+        return None;
+    }
+    let delay = values.int("delay").unwrap_or(0) as f64;
+    let left = 1.0 + delay - elapsed.as_secs_f64();
+    (left > 0.0).then(|| Duration::from_secs_f64(left))
+}
+
+/// What to print for a result: an optional stdout line, log lines, exit code.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Report {
+    /// The one result line on stdout, if any.
+    pub stdout: Option<String>,
+    /// Lines for stderr: (is_error, message); warnings otherwise.
+    pub log: Vec<(bool, String)>,
+    /// Exit code.
+    pub code: i32,
+}
+
+/// Maps an engine result to upstream's output (plus fencekit's precise cause).
+pub fn report(action: Action, method: RebootMethod, result: &Result<Outcome, Failure>) -> Report {
+    let ok = |line: &str, code| Report {
+        stdout: Some(line.to_string()),
+        log: vec![],
+        code,
+    };
+    match result {
+        Ok(Outcome::Status {
+            state: PowerState::On,
+        }) => ok("Status: ON", EXIT_OK),
+        Ok(Outcome::Status {
+            state: PowerState::Off,
+        }) => ok("Status: OFF", EXIT_STATUS_OFF),
+        Ok(Outcome::Already {
+            state: PowerState::On,
+        }) => ok("Success: Already ON", EXIT_OK),
+        Ok(Outcome::Already {
+            state: PowerState::Off,
+        }) => ok("Success: Already OFF", EXIT_OK),
+        Ok(Outcome::Reached {
+            state: PowerState::On,
+        }) => ok("Success: Powered ON", EXIT_OK),
+        Ok(Outcome::Reached {
+            state: PowerState::Off,
+        }) => ok("Success: Powered OFF", EXIT_OK),
+        Ok(Outcome::Rebooted | Outcome::CycleSent | Outcome::DiagSent) => {
+            ok("Success: Rebooted", EXIT_OK)
+        }
+        Ok(Outcome::FencedNotRestored { error }) => Report {
+            stdout: Some("Success: Rebooted".to_string()),
+            log: vec![
+                (true, "Timed out waiting to power ON".to_string()),
+                (
+                    false,
+                    format!("the node was powered off (fenced) but did not come back on: {error}"),
+                ),
+            ],
+            code: EXIT_OK,
+        },
+        Ok(Outcome::Monitored) => Report {
+            stdout: None,
+            log: vec![],
+            code: EXIT_OK,
+        },
+        Err(f) => {
+            let e = &f.error;
+            let first = match e.kind {
+                ErrorKind::Interrupted => "Failed: Interrupted by a signal; the session was closed",
+                ErrorKind::Timeout => "Connection timed out",
+                ErrorKind::TransitionTimeout if e.message.contains("power ON") => {
+                    "Failed: Timed out waiting to power ON"
+                }
+                ErrorKind::TransitionTimeout => "Failed: Timed out waiting to power OFF",
+                _ if matches!(action, Action::Diag)
+                    || (action == Action::Reboot && method == RebootMethod::Cycle) =>
+                {
+                    if matches!(e.stage, Stage::Command | Stage::Wait) {
+                        "Connection timed out"
+                    } else {
+                        "Failed: Unable to obtain correct plug status or plug is not available"
+                    }
+                }
+                _ if matches!(e.stage, Stage::Command | Stage::Wait) => match action {
+                    Action::On => "Failed: Timed out waiting to power ON",
+                    _ => "Failed: Timed out waiting to power OFF",
+                },
+                _ => "Failed: Unable to obtain correct plug status or plug is not available",
+            };
+            let mut cause = format!("cause: {e}");
+            if let (ErrorKind::Interrupted, Some(s)) = (e.kind, f.last_state) {
+                cause.push_str(&format!("; last state read: {s}"));
+            }
+            Report {
+                stdout: None,
+                log: vec![(true, first.to_string()), (true, cause)],
+                code: EXIT_FAILED,
+            }
+        }
+    }
+}
+
+/// The device part: runtime, signals, delay, the engine run, the result.
+fn execute<D: PowerDriver>(
+    prepared: Prepared,
+    mut driver: D,
+    stdout: &mut dyn Write,
+    log: &Logger,
+    env: &AgentEnv,
+) -> i32 {
+    let Prepared { values, action, .. } = prepared;
+    let policy = policy(&values);
+    let rt = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => return fail(log, &format!("unable to start the I/O runtime: {e}")),
+    };
+    let _tracing = log.tracing_guard();
+    let delay = delay_for(&values, action, env.started.elapsed());
+    let result = rt.block_on(async {
+        let mut stop = Stop::new(env.stop_after);
+        if let Some(d) = delay {
+            log.info(&format!(
+                "Delay {} second(s) before logging in to the fence device",
+                d.as_secs()
+            ));
+            tokio::select! {
+                _ = tokio::time::sleep(d) => {}
+                s = stop.next() => {
+                    return Err(Failure {
+                        error: crate::engine::error::DriverError::new(
+                            ErrorKind::Interrupted,
+                            Stage::Authenticate,
+                            format!("stopped by {s} during the delay, before the device was contacted"),
+                        ),
+                        last_state: None,
+                    });
+                }
+            }
+        }
+        let (handle, cancel) = Cancel::new();
+        let mut sink = |e: &Stamped| log_event(log, e);
+        let work = run(&mut driver, action, &policy, &mut sink, cancel);
+        tokio::pin!(work);
+        let mut stopped = false;
+        loop {
+            tokio::select! {
+                r = &mut work => break r,
+                s = stop.next(), if !stopped => {
+                    log.warn(&format!("{s} received: stopping and closing the session"));
+                    stopped = true;
+                    handle.cancel();
+                }
+            }
+        }
+    });
+    let rep = report(action, policy.method, &result);
+    for (is_error, line) in &rep.log {
+        if *is_error {
+            log.error(line);
+        } else {
+            log.warn(line);
+        }
+    }
+    match &rep.stdout {
+        Some(line) if print(stdout, &format!("{line}\n")) != EXIT_OK => EXIT_FAILED,
+        _ => rep.code,
+    }
+}
+
+fn log_event(log: &Logger, e: &Stamped) {
+    let msg = match &e.event {
+        Event::Started { action } => format!("action {action} started"),
+        Event::Authenticated { detail } => format!("session established: {detail}"),
+        Event::CommandSent { command } => format!("power {command} command sent"),
+        Event::CommandDeclined { command, reason } => {
+            format!("power {command} command declined ({reason}); reading the state again")
+        }
+        Event::StateObserved { state } => format!("power state read: {state}"),
+        Event::Waiting { ms, target } => format!("waiting {ms} ms for power {target}"),
+        Event::Retry { stage, reason } => format!("retrying the {}: {reason}", stage.as_str()),
+    };
+    log.debug(&format!("[{:>6} ms] {msg}", e.at_ms));
+}
+
+/// SIGTERM / SIGINT (and the `stop_after` testing aid) as one stream.
+struct Stop {
+    term: Option<tokio::signal::unix::Signal>,
+    int: Option<tokio::signal::unix::Signal>,
+    at: Option<tokio::time::Instant>,
+}
+
+impl Stop {
+    fn new(after: Option<Duration>) -> Self {
+        use tokio::signal::unix::{signal, SignalKind};
+        Stop {
+            term: signal(SignalKind::terminate()).ok(),
+            int: signal(SignalKind::interrupt()).ok(),
+            at: after.map(|d| tokio::time::Instant::now() + d),
+        }
+    }
+
+    /// Resolves with the signal's name when one arrives.
+    async fn next(&mut self) -> &'static str {
+        async fn recv(s: &mut Option<tokio::signal::unix::Signal>) {
+            match s {
+                Some(s) => {
+                    if s.recv().await.is_none() {
+                        std::future::pending::<()>().await;
+                    }
+                }
+                None => std::future::pending::<()>().await,
+            }
+        }
+        let at = self.at;
+        tokio::select! {
+            _ = recv(&mut self.term) => "SIGTERM",
+            _ = recv(&mut self.int) => "SIGINT",
+            _ = async {
+                match at {
+                    Some(t) => tokio::time::sleep_until(t).await,
+                    None => std::future::pending::<()>().await,
+                }
+            } => {
+                self.at = None;
+                "SIGTERM"
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

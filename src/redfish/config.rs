@@ -1,0 +1,443 @@
+//! What a caller configures for one Redfish service, and the BMC URL forms
+//! Metal3/Ironic users already write (`redfish://host/redfish/v1/Systems/1`).
+
+use crate::secret::Secret;
+use std::fmt;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// The service root used when none is given (DSP0266 §6.2).
+pub const DEFAULT_REDFISH_URI: &str = "/redfish/v1";
+/// Per-request timeout used when none is given.
+pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// HTTP or HTTPS.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scheme {
+    /// TLS (the default).
+    Https,
+    /// Plain HTTP: credentials travel in clear text; only when asked for.
+    Http,
+}
+
+impl Scheme {
+    /// `"https"` or `"http"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Scheme::Https => "https",
+            Scheme::Http => "http",
+        }
+    }
+
+    /// 443 or 80.
+    pub fn default_port(self) -> u16 {
+        match self {
+            Scheme::Https => 443,
+            Scheme::Http => 80,
+        }
+    }
+}
+
+/// How the BMC's certificate is trusted.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TlsTrust {
+    /// Verify the chain and the name against the system's trust store, plus
+    /// the certificates in `ca_cert` (PEM). A certificate in that file is also
+    /// accepted when the BMC presents exactly it (pinning a self-signed BMC
+    /// certificate, which is often marked CA:TRUE and so unusable as a CA).
+    Verify {
+        /// Extra trusted certificates (PEM file).
+        ca_cert: Option<PathBuf>,
+    },
+    /// Accept any certificate (`--ssl-insecure`); the handshake signature is
+    /// still checked, but anyone on the path can impersonate the BMC.
+    Insecure,
+    /// Accept exactly the certificate whose DER has this SHA-256 digest.
+    Fingerprint([u8; 32]),
+}
+
+impl Default for TlsTrust {
+    fn default() -> Self {
+        TlsTrust::Verify { ca_cert: None }
+    }
+}
+
+/// Which variant of Redfish the URL named (informative: the driver decides
+/// from what the service offers, not from the vendor name).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Flavor {
+    /// `redfish://`.
+    Generic,
+    /// `idrac-redfish://`, `idrac-virtualmedia://`.
+    Idrac,
+    /// `ilo5-redfish://`.
+    Ilo5,
+}
+
+/// Everything needed to talk to one Redfish system.
+#[derive(Clone)]
+pub struct RedfishConfig {
+    /// HTTPS or HTTP.
+    pub scheme: Scheme,
+    /// Host name or IP address (IPv6 without brackets).
+    pub host: String,
+    /// TCP port.
+    pub port: u16,
+    /// User name.
+    pub username: String,
+    /// Password (never printed).
+    pub password: Secret,
+    /// Service root for discovery (default `/redfish/v1`).
+    pub redfish_uri: String,
+    /// The ComputerSystem resource, when known (skips discovery).
+    pub systems_uri: Option<String>,
+    /// Which of several systems: its Id, last path segment, `@odata.id`, Name or UUID.
+    pub plug: Option<String>,
+    /// Certificate trust.
+    pub tls: TlsTrust,
+    /// Use SessionService (X-Auth-Token) instead of HTTP Basic on every request.
+    pub session_auth: bool,
+    /// Upper bound for each HTTP request (cut further by the step deadline).
+    pub request_timeout: Duration,
+    /// The vendor the URL named, if any.
+    pub flavor: Flavor,
+}
+
+impl fmt::Debug for RedfishConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RedfishConfig")
+            .field("scheme", &self.scheme)
+            .field("host", &self.host)
+            .field("port", &self.port)
+            .field("username", &self.username)
+            .field("password", &self.password)
+            .field("redfish_uri", &self.redfish_uri)
+            .field("systems_uri", &self.systems_uri)
+            .field("plug", &self.plug)
+            .field("tls", &self.tls)
+            .field("session_auth", &self.session_auth)
+            .field("request_timeout", &self.request_timeout)
+            .finish()
+    }
+}
+
+impl RedfishConfig {
+    /// HTTPS on `port` with verified certificates, Basic auth and discovery.
+    pub fn new(host: &str, port: u16, username: &str, password: Secret) -> Self {
+        RedfishConfig {
+            scheme: Scheme::Https,
+            host: host.to_string(),
+            port,
+            username: username.to_string(),
+            password,
+            redfish_uri: DEFAULT_REDFISH_URI.to_string(),
+            systems_uri: None,
+            plug: None,
+            tls: TlsTrust::default(),
+            session_auth: false,
+            request_timeout: DEFAULT_REQUEST_TIMEOUT,
+            flavor: Flavor::Generic,
+        }
+    }
+
+    /// `scheme://host:port` (IPv6 hosts in brackets), without a path.
+    pub fn base_url(&self) -> String {
+        let host = if self.host.contains(':') {
+            format!("[{}]", self.host)
+        } else {
+            self.host.clone()
+        };
+        format!("{}://{}:{}", self.scheme.as_str(), host, self.port)
+    }
+
+    /// Checks what can be checked before any request.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.host.is_empty() {
+            return Err("no BMC address given".into());
+        }
+        if self.host.chars().any(|c| c.is_whitespace() || c == '/') {
+            return Err(format!("'{}' is not a host name or address", self.host));
+        }
+        if self.port == 0 {
+            return Err("port 0 is not a usable port".into());
+        }
+        if self.username.is_empty() {
+            return Err("no user name given (Redfish needs one)".into());
+        }
+        if self.username.contains(':') {
+            return Err("a user name cannot contain ':' with HTTP Basic authentication".into());
+        }
+        for (what, uri) in [
+            ("--redfish-uri", Some(&self.redfish_uri)),
+            ("--systems-uri", self.systems_uri.as_ref()),
+        ] {
+            if let Some(u) = uri {
+                if !u.starts_with('/') || u.chars().any(|c| c.is_whitespace() || c == '#') {
+                    return Err(format!(
+                        "{what} '{u}' must be an absolute path such as /redfish/v1"
+                    ));
+                }
+            }
+        }
+        if self.request_timeout.is_zero() {
+            return Err("the request timeout must be above zero".into());
+        }
+        Ok(())
+    }
+}
+
+/// A BMC URL split into its parts (no credentials: those come separately).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RedfishTarget {
+    /// HTTPS or HTTP.
+    pub scheme: Scheme,
+    /// Host (IPv6 without brackets).
+    pub host: String,
+    /// Port, or the scheme's default.
+    pub port: u16,
+    /// `user@` from the URL, if any.
+    pub username: Option<String>,
+    /// Service root for discovery.
+    pub redfish_uri: String,
+    /// The system's path, when the URL named one.
+    pub systems_uri: Option<String>,
+    /// The vendor the URL named.
+    pub flavor: Flavor,
+}
+
+impl RedfishTarget {
+    /// A configuration for this target with the given credentials (the
+    /// URL's user name wins over `username` when both are present).
+    pub fn config(&self, username: &str, password: Secret) -> RedfishConfig {
+        let user = self.username.as_deref().unwrap_or(username);
+        let mut c = RedfishConfig::new(&self.host, self.port, user, password);
+        c.scheme = self.scheme;
+        c.redfish_uri = self.redfish_uri.clone();
+        c.systems_uri = self.systems_uri.clone();
+        c.flavor = self.flavor;
+        c
+    }
+
+    /// True for plain HTTP (the front should warn: credentials in clear text).
+    pub fn is_plain_http(&self) -> bool {
+        self.scheme == Scheme::Http
+    }
+}
+
+/// True when `url` starts with one of the Redfish schemes [`parse_target`] takes.
+pub fn is_redfish_url(url: &str) -> bool {
+    url.split_once("://")
+        .is_some_and(|(s, _)| scheme_of(&s.to_ascii_lowercase()).is_some())
+}
+
+fn scheme_of(s: &str) -> Option<(Scheme, Flavor)> {
+    let (base, transport) = match s.split_once('+') {
+        Some((b, "https")) => (b, Some(Scheme::Https)),
+        Some((b, "http")) => (b, Some(Scheme::Http)),
+        Some(_) => return None,
+        None => (s, None),
+    };
+    let flavor = match base {
+        "redfish" | "redfish-virtualmedia" => Flavor::Generic,
+        "idrac-redfish" | "idrac-virtualmedia" => Flavor::Idrac,
+        "ilo5-redfish" => Flavor::Ilo5,
+        _ => return None,
+    };
+    Some((transport.unwrap_or(Scheme::Https), flavor))
+}
+
+/// Parses `redfish://[user@]host[:port][/redfish/v1[/Systems/ID]]` and the
+/// other Metal3/Ironic forms: `redfish+https://`, `redfish+http://`,
+/// `idrac-redfish://`, `idrac-virtualmedia://`, `ilo5-redfish://` (each also
+/// with `+http`/`+https`). A path without a system id means discovery; a
+/// path to a Manager is refused with a hint (quirk 25).
+pub fn parse_target(url: &str) -> Result<RedfishTarget, String> {
+    let (scheme_text, rest) = url
+        .split_once("://")
+        .ok_or_else(|| format!("'{url}' is not a URL (expected redfish://host/…)"))?;
+    let (scheme, flavor) = scheme_of(&scheme_text.to_ascii_lowercase()).ok_or_else(|| {
+        format!(
+            "unknown scheme '{scheme_text}' (expected redfish, redfish+https, redfish+http, \
+             idrac-redfish, idrac-virtualmedia or ilo5-redfish)"
+        )
+    })?;
+    if rest.contains('?') || rest.contains('#') {
+        return Err(format!(
+            "'{url}': a query or fragment is not part of a BMC address"
+        ));
+    }
+    let (authority, path) = match rest.find('/') {
+        Some(i) => (&rest[..i], &rest[i..]),
+        None => (rest, ""),
+    };
+    let (userinfo, hostport) = match authority.rsplit_once('@') {
+        Some((u, h)) => (Some(u), h),
+        None => (None, authority),
+    };
+    let username = match userinfo {
+        Some(u) if u.contains(':') => {
+            return Err(
+                "a password in the URL is not accepted (it would show in process lists); \
+                 use --password-file, --password-env or FENCEKIT_PASSWORD"
+                    .into(),
+            )
+        }
+        Some("") => return Err(format!("'{url}': empty user name before '@'")),
+        Some(u) => Some(u.to_string()),
+        None => None,
+    };
+    let (host, port) = split_host_port(hostport)?;
+    let port = port.unwrap_or(scheme.default_port());
+    let (redfish_uri, systems_uri) = split_path(path)?;
+    Ok(RedfishTarget {
+        scheme,
+        host,
+        port,
+        username,
+        redfish_uri,
+        systems_uri,
+        flavor,
+    })
+}
+
+fn split_host_port(s: &str) -> Result<(String, Option<u16>), String> {
+    let bad_port = |p: &str| format!("'{p}' is not a port number (1-65535)");
+    let parse_port = |p: &str| match p.parse::<u16>() {
+        Ok(0) | Err(_) => Err(bad_port(p)),
+        Ok(n) => Ok(n),
+    };
+    if let Some(v6) = s.strip_prefix('[') {
+        let (host, after) = v6
+            .split_once(']')
+            .ok_or_else(|| format!("'{s}': unclosed '[' in an IPv6 address"))?;
+        let port = match after {
+            "" => None,
+            p => Some(parse_port(p.strip_prefix(':').ok_or_else(|| bad_port(p))?)?),
+        };
+        if host.is_empty() {
+            return Err("no host in the URL".into());
+        }
+        return Ok((host.to_string(), port));
+    }
+    let (host, port) = match s.split_once(':') {
+        Some((h, p)) => (h, Some(parse_port(p)?)),
+        None => (s, None),
+    };
+    if host.is_empty() {
+        return Err("no host in the URL".into());
+    }
+    Ok((host.to_string(), port))
+}
+
+fn split_path(path: &str) -> Result<(String, Option<String>), String> {
+    let trimmed = path.trim_end_matches('/');
+    if trimmed.is_empty() {
+        return Ok((DEFAULT_REDFISH_URI.to_string(), None));
+    }
+    if trimmed.contains("//") {
+        return Err(format!("'{path}': empty path segment"));
+    }
+    let lower = trimmed.to_ascii_lowercase();
+    if let Some(i) = lower.find("/managers") {
+        let root = &trimmed[..i];
+        return Err(format!(
+            "'{path}' names a Manager, not a ComputerSystem; power is controlled through \
+             {}/Systems/ID (or leave the path out to discover the system)",
+            if root.is_empty() {
+                DEFAULT_REDFISH_URI
+            } else {
+                root
+            }
+        ));
+    }
+    if let Some(i) = lower.find("/systems") {
+        let root = &trimmed[..i];
+        let root = if root.is_empty() {
+            DEFAULT_REDFISH_URI
+        } else {
+            root
+        };
+        let after = &trimmed[i + "/systems".len()..];
+        return Ok(match after {
+            "" => (root.to_string(), None),
+            _ if after.starts_with('/') => (root.to_string(), Some(trimmed.to_string())),
+            // e.g. /redfish/v1/SystemsX: not a systems path, a root
+            _ => (trimmed.to_string(), None),
+        });
+    }
+    Ok((trimmed.to_string(), None))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn metal3_forms() {
+        let t = parse_target("redfish://10.1.2.3/redfish/v1/Systems/1").unwrap();
+        assert_eq!(t.scheme, Scheme::Https);
+        assert_eq!((t.host.as_str(), t.port), ("10.1.2.3", 443));
+        assert_eq!(t.redfish_uri, "/redfish/v1");
+        assert_eq!(t.systems_uri.as_deref(), Some("/redfish/v1/Systems/1"));
+
+        let t = parse_target("redfish+http://bmc:8000/redfish/v1/").unwrap();
+        assert_eq!((t.scheme, t.port), (Scheme::Http, 8000));
+        assert!(t.is_plain_http());
+        assert_eq!(t.systems_uri, None);
+
+        let t =
+            parse_target("idrac-redfish://admin@bmc/redfish/v1/Systems/System.Embedded.1").unwrap();
+        assert_eq!(t.flavor, Flavor::Idrac);
+        assert_eq!(t.username.as_deref(), Some("admin"));
+        assert_eq!(
+            t.systems_uri.as_deref(),
+            Some("/redfish/v1/Systems/System.Embedded.1")
+        );
+
+        let t = parse_target("ilo5-redfish://[fe80::1]:8443").unwrap();
+        assert_eq!((t.host.as_str(), t.port), ("fe80::1", 8443));
+        assert_eq!(t.flavor, Flavor::Ilo5);
+        assert_eq!(t.redfish_uri, "/redfish/v1");
+
+        let t = parse_target("redfish+https://h/redfish/v1/Systems").unwrap();
+        assert_eq!(t.systems_uri, None);
+        let t = parse_target("REDFISH://h").unwrap();
+        assert_eq!(t.scheme, Scheme::Https);
+    }
+
+    #[test]
+    fn refusals_say_why() {
+        let e = parse_target("redfish://u:pw@h/").unwrap_err();
+        assert!(e.contains("password in the URL"), "{e}");
+        assert!(!e.contains("pw@"));
+        assert!(parse_target("redfish://h/redfish/v1/Managers/1")
+            .unwrap_err()
+            .contains("names a Manager"));
+        assert!(parse_target("ipmi://h")
+            .unwrap_err()
+            .contains("unknown scheme"));
+        assert!(parse_target("redfish://h:0/").unwrap_err().contains("port"));
+        assert!(parse_target("redfish://h:x/").unwrap_err().contains("port"));
+        assert!(parse_target("redfish://:443/")
+            .unwrap_err()
+            .contains("no host"));
+        assert!(parse_target("redfish://h/?a=b").is_err());
+        assert!(parse_target("bmc").is_err());
+        assert!(is_redfish_url("idrac-redfish+https://x"));
+        assert!(!is_redfish_url("ipmi://x"));
+    }
+
+    #[test]
+    fn config_from_target_and_debug_redacts() {
+        let t = parse_target("redfish+http://[::1]:8000/redfish/v1/Systems/a").unwrap();
+        let c = t.config("root", Secret::from_str_value("hunter2"));
+        assert_eq!(c.base_url(), "http://[::1]:8000");
+        assert_eq!(c.username, "root");
+        c.validate().unwrap();
+        let dbg = format!("{c:?}");
+        assert!(!dbg.contains("hunter2"));
+        let mut bad = c.clone();
+        bad.systems_uri = Some("Systems/1".into());
+        assert!(bad.validate().is_err());
+    }
+}

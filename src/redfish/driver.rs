@@ -1,0 +1,588 @@
+//! The engine's [`PowerDriver`] for Redfish: discovery, authentication
+//! (Basic, or a SessionService token deleted afterwards), `PowerState`
+//! reads, and `ComputerSystem.Reset` with the reset type chosen from what
+//! the system offers, Task monitors followed to their end.
+//!
+//! Requests per action are kept to what is needed: `connect` reads the
+//! system once (that read also authenticates and yields the reset action),
+//! and the first `status` after it uses that read instead of asking again.
+
+use super::config::RedfishConfig;
+use super::http::{path_of, Http, Reply};
+use super::model::{self, Choice, Offered, ResetAction, TaskProgress};
+use crate::engine::driver::PowerDriver;
+use crate::engine::error::{DriverError, ErrorKind, Stage};
+use crate::engine::power::{PowerCommand, PowerState};
+use reqwest::Method;
+use serde_json::Value;
+use std::time::{Duration, Instant};
+
+/// How long deleting the session may take before it is abandoned.
+const CLOSE_WAIT: Duration = Duration::from_secs(1);
+/// Most systems read one by one when a plug names a system by Name or UUID.
+const MAX_LOOKUP: usize = 64;
+/// Longest pause between two Task monitor reads.
+const TASK_POLL_MAX: Duration = Duration::from_secs(1);
+
+/// Counters for the record and the tests.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// HTTP requests sent.
+    pub requests: u32,
+    /// Sessions created through SessionService.
+    pub sessions_created: u32,
+    /// Sessions deleted.
+    pub sessions_deleted: u32,
+    /// Task monitor reads.
+    pub task_polls: u32,
+}
+
+/// The reset types a system offers and the one each command would use.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ResetPlan {
+    /// What the system publishes (`None`: nothing published, standard types assumed).
+    pub offered: Option<Vec<String>>,
+    /// The choice per command (`Err`: no safe type, with what is offered).
+    pub choices: Vec<(PowerCommand, Result<String, String>)>,
+}
+
+/// One system behind a Redfish service (for `list`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SystemEntry {
+    /// Its `@odata.id`.
+    pub uri: String,
+    /// `Id`.
+    pub id: String,
+    /// `Name`, when given.
+    pub name: Option<String>,
+    /// Its power state, or why it could not be read.
+    pub power: Result<PowerState, String>,
+}
+
+struct System {
+    uri: String,
+    reset: Result<ResetAction, String>,
+    /// Reset types resolved from ActionInfo, once read.
+    resolved: Option<Option<Vec<String>>>,
+}
+
+/// A Redfish system as the engine drives it.
+pub struct RedfishDriver {
+    cfg: RedfishConfig,
+    http: Option<Http>,
+    system: Option<System>,
+    /// The system resource read during `connect`, used by the next `status`.
+    fresh: Option<Value>,
+    /// The session resource to delete, when SessionService is used.
+    session: Option<Option<String>>,
+    detail: Option<String>,
+    last_reset: Option<String>,
+    stats: Stats,
+}
+
+fn parse_json(reply: &Reply, stage: Stage, what: &str) -> Result<Value, DriverError> {
+    serde_json::from_slice(&reply.body).map_err(|e| {
+        let head = model::printable(&String::from_utf8_lossy(&reply.body), 60);
+        DriverError::new(
+            ErrorKind::Protocol,
+            stage,
+            format!("the answer to {what} is not JSON ({e}; it begins '{head}')"),
+        )
+    })
+}
+
+impl RedfishDriver {
+    /// A driver for one system; checks the configuration (no request yet).
+    pub fn new(cfg: RedfishConfig) -> Result<Self, String> {
+        cfg.validate()?;
+        if let super::config::TlsTrust::Verify {
+            ca_cert: Some(path),
+        } = &cfg.tls
+        {
+            // Fail at configuration time, not at the first fence.
+            super::tls::read_pem_certs(path)?;
+        }
+        Ok(RedfishDriver {
+            cfg,
+            http: None,
+            system: None,
+            fresh: None,
+            session: None,
+            detail: None,
+            last_reset: None,
+            stats: Stats::default(),
+        })
+    }
+
+    /// Counters so far.
+    pub fn stats(&self) -> Stats {
+        let mut s = self.stats;
+        if let Some(h) = &self.http {
+            s.requests += h.requests;
+        }
+        s
+    }
+
+    /// The system's path, once discovered.
+    pub fn system_uri(&self) -> Option<&str> {
+        self.system.as_ref().map(|s| s.uri.as_str())
+    }
+
+    /// The reset type sent by the last command.
+    pub fn last_reset_type(&self) -> Option<&str> {
+        self.last_reset.as_deref()
+    }
+
+    fn http(&mut self, stage: Stage) -> Result<&mut Http, DriverError> {
+        self.http
+            .as_mut()
+            .ok_or_else(|| DriverError::new(ErrorKind::Protocol, stage, "not connected"))
+    }
+
+    async fn get(
+        &mut self,
+        path: &str,
+        with_auth: bool,
+        stage: Stage,
+        deadline: Option<Instant>,
+    ) -> Result<Value, DriverError> {
+        let what = format!("GET {path}");
+        let r = self
+            .http(stage)?
+            .send(Method::GET, path, None, with_auth, stage, deadline)
+            .await?;
+        if !r.ok() {
+            return Err(model::classify(r.status, &r.body, stage, &what));
+        }
+        parse_json(&r, stage, &what)
+    }
+
+    async fn create_session(
+        &mut self,
+        root: &Value,
+        deadline: Option<Instant>,
+    ) -> Result<(), DriverError> {
+        let stage = Stage::Authenticate;
+        let path = model::sessions_link(root)
+            .unwrap_or_else(|| format!("{}/SessionService/Sessions", self.cfg.redfish_uri));
+        let password = std::str::from_utf8(self.cfg.password.expose()).map_err(|_| {
+            DriverError::new(
+                ErrorKind::Config,
+                stage,
+                "the password is not UTF-8, which a Redfish session request cannot carry",
+            )
+        })?;
+        let body = zeroize::Zeroizing::new(
+            serde_json::to_vec(&serde_json::json!({
+                "UserName": self.cfg.username,
+                "Password": password,
+            }))
+            .map_err(|e| DriverError::new(ErrorKind::Config, stage, e.to_string()))?,
+        );
+        // Quirk 20: some BMCs refuse a session request that also carries
+        // Basic credentials, so this one carries none.
+        let r = self
+            .http(stage)?
+            .send(Method::POST, &path, Some(&body), false, stage, deadline)
+            .await?;
+        let what = format!("POST {path}");
+        if matches!(r.status, 404 | 405 | 501) {
+            return Err(DriverError::new(
+                ErrorKind::Unsupported,
+                stage,
+                format!(
+                    "the BMC has no SessionService (http {} to {what}); use HTTP Basic authentication (leave out --redfish-session)",
+                    r.status
+                ),
+            ));
+        }
+        if !r.ok() {
+            return Err(model::classify(r.status, &r.body, stage, &what));
+        }
+        let token = r.token.clone().ok_or_else(|| {
+            DriverError::new(
+                ErrorKind::Protocol,
+                stage,
+                format!("the answer to {what} carries no X-Auth-Token"),
+            )
+        })?;
+        let uri = r.location.clone().or_else(|| {
+            serde_json::from_slice::<Value>(&r.body)
+                .ok()
+                .and_then(|v| model::odata_id(&v).map(path_of))
+        });
+        if uri.is_none() {
+            tracing::warn!("the BMC did not say where the session lives; it cannot be deleted");
+        }
+        self.session = Some(uri);
+        self.stats.sessions_created += 1;
+        self.http(stage)?.use_token(&token)
+    }
+
+    /// Finds the system: `systems_uri`, else the only member, else the plug.
+    async fn discover(
+        &mut self,
+        root: &Value,
+        deadline: Option<Instant>,
+    ) -> Result<(String, Option<Value>), DriverError> {
+        let stage = Stage::Authenticate;
+        let collection = model::systems_link(root).ok_or_else(|| {
+            DriverError::new(
+                ErrorKind::Unsupported,
+                stage,
+                format!(
+                    "the service root {} has no Systems collection",
+                    self.cfg.redfish_uri
+                ),
+            )
+        })?;
+        let collection = path_of(collection);
+        let list = self.get(&collection, true, stage, deadline).await?;
+        let members = model::members(&list);
+        let plug = self.cfg.plug.clone();
+        match model::choose_member(&members, plug.as_deref())
+            .map_err(|m| DriverError::new(ErrorKind::Config, stage, m))?
+        {
+            Choice::Member(m) => Ok((path_of(&m), None)),
+            Choice::LookUp => {
+                let plug = plug.unwrap_or_default();
+                for m in members.iter().take(MAX_LOOKUP) {
+                    let path = path_of(m);
+                    let sys = self.get(&path, true, stage, deadline).await?;
+                    if model::system_matches(&sys, &plug) {
+                        return Ok((path, Some(sys)));
+                    }
+                }
+                Err(DriverError::new(
+                    ErrorKind::Config,
+                    stage,
+                    model::no_such_plug(&plug, &members),
+                ))
+            }
+        }
+    }
+
+    async fn open(&mut self, deadline: Option<Instant>) -> Result<String, DriverError> {
+        let stage = Stage::Authenticate;
+        self.http = Some(Http::new(&self.cfg)?);
+        let need_root = self.cfg.systems_uri.is_none() || self.cfg.session_auth;
+        let root = if need_root {
+            let root_uri = self.cfg.redfish_uri.clone();
+            // The service root needs no credentials (DSP0266); in Basic mode
+            // they are sent anyway, as upstream does, for services that want them.
+            let with_auth = !self.cfg.session_auth;
+            Some(self.get(&root_uri, with_auth, stage, deadline).await?)
+        } else {
+            None
+        };
+        if self.cfg.session_auth {
+            let r = root.clone().unwrap_or(Value::Null);
+            self.create_session(&r, deadline).await?;
+        }
+        let (uri, body) = match self.cfg.systems_uri.clone() {
+            Some(u) => (u, None),
+            None => {
+                let r = root.unwrap_or(Value::Null);
+                self.discover(&r, deadline).await?
+            }
+        };
+        let body = match body {
+            Some(b) => b,
+            None => self.get(&uri, true, stage, deadline).await?,
+        };
+        let reset = model::reset_action(&body);
+        let plan = match &reset {
+            Ok(ResetAction {
+                offered: Offered::Listed(l),
+                ..
+            }) => format!("reset types {}", model::describe_plan(Some(l))),
+            Ok(ResetAction {
+                offered: Offered::ActionInfo(_),
+                ..
+            }) => "reset types listed in ActionInfo (read at the first command)".to_string(),
+            Ok(ResetAction {
+                offered: Offered::Unpublished,
+                ..
+            }) => format!(
+                "reset types not published, assuming {}",
+                model::describe_plan(None)
+            ),
+            Err(m) => m.clone(),
+        };
+        self.system = Some(System {
+            uri: uri.clone(),
+            reset,
+            resolved: None,
+        });
+        self.fresh = Some(body);
+        let auth = if self.cfg.session_auth {
+            "session token"
+        } else {
+            "basic auth"
+        };
+        let tls = self.http(stage)?.tls_record();
+        let detail = format!(
+            "redfish {}{uri}, {auth}, {tls}, {plan}",
+            self.cfg.base_url()
+        );
+        tracing::debug!(%detail, "redfish connected");
+        self.detail = Some(detail.clone());
+        Ok(detail)
+    }
+
+    async fn ensure_open(&mut self, deadline: Option<Instant>) -> Result<(), DriverError> {
+        if self.http.is_none() || self.system.is_none() {
+            self.open(deadline).await?;
+        }
+        Ok(())
+    }
+
+    /// The reset types on offer (reads ActionInfo once when needed).
+    async fn offered(
+        &mut self,
+        deadline: Option<Instant>,
+    ) -> Result<(String, Option<Vec<String>>), DriverError> {
+        let stage = Stage::Command;
+        let sys = self
+            .system
+            .as_ref()
+            .ok_or_else(|| DriverError::new(ErrorKind::Protocol, stage, "not connected"))?;
+        let action = sys
+            .reset
+            .clone()
+            .map_err(|m| DriverError::new(ErrorKind::Unsupported, stage, m))?;
+        let target = path_of(&action.target);
+        if let Some(r) = &sys.resolved {
+            return Ok((target, r.clone()));
+        }
+        let offered = match action.offered {
+            Offered::Listed(l) => Some(l),
+            Offered::Unpublished => None,
+            Offered::ActionInfo(info) => {
+                let v = self.get(&path_of(&info), true, stage, deadline).await?;
+                let values = model::action_info_values(&v);
+                if values.is_none() {
+                    tracing::warn!(
+                        "the ActionInfo lists no ResetType values; assuming the standard types"
+                    );
+                }
+                values
+            }
+        };
+        if let Some(s) = self.system.as_mut() {
+            s.resolved = Some(offered.clone());
+        }
+        Ok((target, offered))
+    }
+
+    /// The reset types on offer and the one each command would use (for a
+    /// fenceability check); connects when needed.
+    pub async fn reset_plan(
+        &mut self,
+        deadline: Option<Instant>,
+    ) -> Result<ResetPlan, DriverError> {
+        self.ensure_open(deadline).await?;
+        let (_, offered) = self.offered(deadline).await?;
+        let choices = [
+            PowerCommand::Off,
+            PowerCommand::On,
+            PowerCommand::Cycle,
+            PowerCommand::Diag,
+        ]
+        .into_iter()
+        .map(|c| (c, model::choose_reset(c, offered.as_deref())))
+        .collect();
+        Ok(ResetPlan { offered, choices })
+    }
+
+    /// Every system behind the service with its power state (for `list`).
+    /// Opens its own client; call [`PowerDriver::close`] afterwards.
+    pub async fn list_systems(
+        &mut self,
+        deadline: Option<Instant>,
+    ) -> Result<Vec<SystemEntry>, DriverError> {
+        let stage = Stage::Status;
+        if self.http.is_none() {
+            self.http = Some(Http::new(&self.cfg)?);
+        }
+        let root_uri = self.cfg.redfish_uri.clone();
+        let root = self.get(&root_uri, true, stage, deadline).await?;
+        let collection = model::systems_link(&root).map(path_of).ok_or_else(|| {
+            DriverError::new(
+                ErrorKind::Unsupported,
+                stage,
+                "the service root has no Systems collection",
+            )
+        })?;
+        let list = self.get(&collection, true, stage, deadline).await?;
+        let mut out = Vec::new();
+        for m in model::members(&list).iter().take(MAX_LOOKUP) {
+            let uri = path_of(m);
+            let sys = self.get(&uri, true, stage, deadline).await?;
+            out.push(SystemEntry {
+                id: sys
+                    .get("Id")
+                    .and_then(Value::as_str)
+                    .unwrap_or_else(|| model::last_segment(&uri))
+                    .to_string(),
+                name: sys.get("Name").and_then(Value::as_str).map(str::to_string),
+                power: model::power_state(&sys).map_err(|e| e.message),
+                uri,
+            });
+        }
+        Ok(out)
+    }
+
+    /// Follows a Task monitor until the task ends or the deadline passes.
+    async fn follow_task(
+        &mut self,
+        accepted: Reply,
+        deadline: Option<Instant>,
+    ) -> Result<(), DriverError> {
+        let stage = Stage::Command;
+        let first: Option<Value> = serde_json::from_slice(&accepted.body).ok();
+        if let Some(b) = &first {
+            if b.get("TaskState").is_some() {
+                match model::task_progress(200, Some(b)) {
+                    TaskProgress::Done => return Ok(()),
+                    TaskProgress::Failed(why) => return Err(task_failed(&why)),
+                    TaskProgress::Running(_) => {}
+                }
+            }
+        }
+        let monitor = accepted
+            .location
+            .clone()
+            .or_else(|| first.as_ref().and_then(model::odata_id).map(path_of));
+        let Some(monitor) = monitor else {
+            tracing::warn!(
+                "the reset was accepted (202) without a task to follow; the power state will tell"
+            );
+            return Ok(());
+        };
+        let mut pause = Duration::from_millis(100);
+        let mut last = String::from("accepted");
+        loop {
+            if let Some(d) = deadline {
+                let now = Instant::now();
+                if now >= d {
+                    return Err(DriverError::new(
+                        ErrorKind::Timeout,
+                        stage,
+                        format!(
+                            "the reset task at {monitor} did not end in time (last state: {last})"
+                        ),
+                    ));
+                }
+                pause = pause.min(d - now);
+            }
+            tokio::time::sleep(pause).await;
+            pause = (pause * 2).min(TASK_POLL_MAX);
+            self.stats.task_polls += 1;
+            let r = self
+                .http(stage)?
+                .send(Method::GET, &monitor, None, true, stage, deadline)
+                .await?;
+            if r.status == 404 {
+                // Some services drop a finished task at once; the power
+                // state read that follows is what counts.
+                tracing::debug!(%monitor, "the task monitor is gone");
+                return Ok(());
+            }
+            if !r.ok() {
+                return Err(model::classify(
+                    r.status,
+                    &r.body,
+                    stage,
+                    &format!("GET {monitor}"),
+                ));
+            }
+            let body: Option<Value> = serde_json::from_slice(&r.body).ok();
+            match model::task_progress(r.status, body.as_ref()) {
+                TaskProgress::Done => return Ok(()),
+                TaskProgress::Failed(why) => return Err(task_failed(&why)),
+                TaskProgress::Running(s) => last = s,
+            }
+        }
+    }
+}
+
+fn task_failed(why: &str) -> DriverError {
+    DriverError::new(
+        ErrorKind::DeviceError,
+        Stage::Command,
+        format!("the BMC's reset task failed: {why}"),
+    )
+}
+
+impl PowerDriver for RedfishDriver {
+    async fn connect(&mut self, deadline: Option<Instant>) -> Result<String, DriverError> {
+        if let (Some(_), Some(_), Some(d)) = (&self.http, &self.system, &self.detail) {
+            return Ok(d.clone());
+        }
+        self.open(deadline).await
+    }
+
+    async fn status(&mut self, deadline: Option<Instant>) -> Result<PowerState, DriverError> {
+        self.ensure_open(deadline).await?;
+        let body = match self.fresh.take() {
+            Some(b) => b,
+            None => {
+                let uri = self.system_uri().unwrap_or_default().to_string();
+                self.get(&uri, true, Stage::Status, deadline).await?
+            }
+        };
+        model::power_state(&body)
+    }
+
+    async fn command(
+        &mut self,
+        command: PowerCommand,
+        deadline: Option<Instant>,
+    ) -> Result<(), DriverError> {
+        self.ensure_open(deadline).await?;
+        self.fresh = None;
+        let stage = Stage::Command;
+        let (target, offered) = self.offered(deadline).await?;
+        let reset = model::choose_reset(command, offered.as_deref())
+            .map_err(|m| DriverError::new(ErrorKind::Unsupported, stage, m))?;
+        tracing::info!(%command, reset_type = %reset, %target, "sending ComputerSystem.Reset");
+        self.last_reset = Some(reset.clone());
+        let body = serde_json::to_vec(&serde_json::json!({ "ResetType": reset }))
+            .map_err(|e| DriverError::new(ErrorKind::Protocol, stage, e.to_string()))?;
+        let r = self
+            .http(stage)?
+            .send(Method::POST, &target, Some(&body), true, stage, deadline)
+            .await?;
+        match r.status {
+            202 => self.follow_task(r, deadline).await,
+            s if (200..300).contains(&s) => Ok(()),
+            s => {
+                let mut e = model::classify(s, &r.body, stage, &format!("POST {target}"));
+                e.message = format!("{} (ResetType {reset})", e.message);
+                Err(e)
+            }
+        }
+    }
+
+    async fn close(&mut self) {
+        if let (Some(http), Some(Some(uri))) = (self.http.as_mut(), self.session.take()) {
+            let until = Instant::now() + CLOSE_WAIT;
+            match http
+                .send(Method::DELETE, &uri, None, true, Stage::Close, Some(until))
+                .await
+            {
+                Ok(r) if r.ok() || r.status == 404 => self.stats.sessions_deleted += 1,
+                Ok(r) => tracing::debug!(status = r.status, "the session was not deleted"),
+                Err(e) => tracing::debug!(error = %e, "the session was not deleted"),
+            }
+        }
+        if let Some(h) = self.http.take() {
+            self.stats.requests += h.requests;
+        }
+        self.session = None;
+        self.system = None;
+        self.fresh = None;
+        self.detail = None;
+    }
+}

@@ -1,0 +1,583 @@
+//! The fence-agent front through the real binary, run under an agent name
+//! (a symlink named `fence_ipmilan` & co. in a temporary directory), the way
+//! Pacemaker and FAR run it: argv, stdin, stdout, stderr and exit code.
+//! Device actions run against the lab's simulated BMC, in this process.
+
+use fencekit::lab::bmc::{Bmc, Faults};
+use fencekit::lab::fleet::{Lab, LabSpec};
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// One run of the binary under an agent name.
+struct Run {
+    name: String,
+    args: Vec<String>,
+    stdin: String,
+    env: Vec<(String, String)>,
+}
+
+/// What a run produced.
+#[derive(Debug)]
+struct Out {
+    code: i32,
+    stdout: String,
+    stderr: String,
+    took: Duration,
+}
+
+fn agent(name: &str) -> Run {
+    Run {
+        name: name.to_string(),
+        args: vec![],
+        stdin: String::new(),
+        env: vec![],
+    }
+}
+
+/// A directory holding `fence_*` symlinks to the binary (made once).
+fn bin_dir() -> &'static PathBuf {
+    static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = tempfile::Builder::new()
+            .prefix("fencekit-agents")
+            .tempdir()
+            .unwrap()
+            .keep();
+        for name in fencekit::agent::run::agent_names() {
+            std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_fencekit"), dir.join(name)).unwrap();
+        }
+        dir
+    })
+}
+
+impl Run {
+    fn args(mut self, a: &[&str]) -> Self {
+        self.args.extend(a.iter().map(|s| s.to_string()));
+        self
+    }
+    fn stdin(mut self, s: &str) -> Self {
+        self.stdin = s.to_string();
+        self
+    }
+    fn env(mut self, k: &str, v: &str) -> Self {
+        self.env.push((k.into(), v.into()));
+        self
+    }
+    fn command(&self) -> Command {
+        let mut c = Command::new(bin_dir().join(&self.name));
+        c.args(&self.args)
+            .env_remove("PCMK_service")
+            .current_dir("/")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        for (k, v) in &self.env {
+            c.env(k, v);
+        }
+        c
+    }
+    fn run(self) -> Out {
+        let t = Instant::now();
+        let mut child = self.command().spawn().expect("spawn the agent");
+        let mut input = child.stdin.take().unwrap();
+        let _ = input.write_all(self.stdin.as_bytes());
+        drop(input);
+        let o = child.wait_with_output().unwrap();
+        Out {
+            code: o.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+            took: t.elapsed(),
+        }
+    }
+}
+
+impl Out {
+    fn ok(&self, code: i32, stdout: &str) -> &Self {
+        assert_eq!(
+            (self.code, self.stdout.as_str()),
+            (code, stdout),
+            "stderr:\n{}",
+            self.stderr
+        );
+        self
+    }
+    fn err_has(&self, s: &str) -> &Self {
+        assert!(
+            self.stderr.contains(s),
+            "{s:?} not in stderr:\n{}",
+            self.stderr
+        );
+        self
+    }
+}
+
+/// A lab BMC running on its own thread for the test's duration.
+struct TestBmc {
+    port: String,
+    bmc: Bmc,
+    stop: Option<std::sync::mpsc::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl TestBmc {
+    fn start(password: &str, faults: Faults) -> TestBmc {
+        let spec = LabSpec {
+            password: password.to_string(),
+            faults,
+            ..LabSpec::default()
+        };
+        let (tx, rx) = std::sync::mpsc::channel();
+        let (stop_tx, stop_rx) = std::sync::mpsc::channel::<()>();
+        let thread = std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            rt.block_on(async move {
+                let lab = Lab::start(&spec).await.unwrap();
+                tx.send((lab.nodes[0].addr().port(), lab.nodes[0].bmc().clone()))
+                    .unwrap();
+                let _ = tokio::task::spawn_blocking(move || stop_rx.recv()).await;
+                drop(lab);
+            });
+        });
+        let (port, bmc) = rx.recv().unwrap();
+        TestBmc {
+            port: port.to_string(),
+            bmc,
+            stop: Some(stop_tx),
+            thread: Some(thread),
+        }
+    }
+}
+
+impl Drop for TestBmc {
+    fn drop(&mut self) {
+        drop(self.stop.take());
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+#[test]
+fn metadata_for_every_name_equals_the_checked_in_file() {
+    for name in fencekit::agent::run::agent_names() {
+        let want = std::fs::read_to_string(format!(
+            "{}/agents/generated/{name}.metadata.xml",
+            env!("CARGO_MANIFEST_DIR")
+        ))
+        .unwrap();
+        agent(name).args(&["-o", "metadata"]).run().ok(0, &want);
+        agent(name).stdin("action=meta-data\n").run().ok(0, &want);
+        agent(name).args(&["--action=manpage"]).run().ok(0, &want);
+    }
+}
+
+#[test]
+fn help_and_version() {
+    for name in fencekit::agent::run::agent_names() {
+        let o = agent(name).args(&["-h"]).run();
+        assert_eq!(o.code, 0);
+        assert!(
+            o.stdout
+                .starts_with(&format!("Usage:\n\t{name} [options]\nOptions:\n")),
+            "{}",
+            o.stdout
+        );
+        agent(name).args(&["--version"]).run().ok(0, "4.12.1\n");
+    }
+    // --help wins over everything after parsing; --version over the action.
+    assert_eq!(
+        agent("fence_ipmilan")
+            .args(&["-o", "bogus", "--help"])
+            .run()
+            .code,
+        0
+    );
+    agent("fence_ipmilan")
+        .args(&["-o", "bogus", "-V"])
+        .run()
+        .ok(0, "4.12.1\n");
+}
+
+#[test]
+fn argv_parse_errors_exit_1() {
+    for (args, msg) in [
+        (
+            &["--pass", "x", "-a", "h"][..],
+            "Parse error: option --pass not a unique prefix",
+        ),
+        (
+            &["--lanplus=1", "-a", "h"],
+            "Parse error: option --lanplus must not have an argument",
+        ),
+        (&["--bogus"], "Parse error: option --bogus not recognized"),
+        (&["-Z"], "Parse error: option -Z not recognized"),
+        (
+            &["-a", "h", "-o"],
+            "Parse error: option -o requires argument",
+        ),
+        (
+            &["-a", "h", "-n", "node1"],
+            "Parser error: option -n/--plug is not recognized",
+        ),
+        (
+            &["-a", "h", "--plug=node1", "-o", "status"],
+            "Parser error: option -n/--plug is not recognized",
+        ),
+        (
+            &["-a", "h", "-o", "bogus"],
+            "Failed: Unrecognised action 'bogus'",
+        ),
+        (
+            &["-a", "h", "--power-wait=1.5"],
+            "--power-wait is not a valid time in seconds",
+        ),
+        (
+            &["-a", "h", "--retry-on=x"],
+            "--retry-on is not a valid integer",
+        ),
+        (
+            &["-a", "h", "--auth=foo"],
+            "valid choice for --auth from the valid values: ['md5', 'password', 'none']",
+        ),
+    ] {
+        let o = agent("fence_ipmilan").args(args).run();
+        o.ok(1, "")
+            .err_has(msg)
+            .err_has(" ERROR: Please use '-h' for usage\n");
+    }
+}
+
+#[test]
+fn validate_all() {
+    agent("fence_ipmilan")
+        .args(&["-a", "h", "-o", "validate-all"])
+        .run()
+        .ok(0, "");
+    agent("fence_ipmilan")
+        .stdin("action=validate-all\nip=h\nplug=node1\n")
+        .run()
+        .ok(0, "");
+    agent("fence_ipmilan")
+        .args(&["-o", "validate-all"])
+        .run()
+        .ok(1, "")
+        .err_has("Failed: You have to enter fence address")
+        .err_has("validate-all failed");
+    for bad in ["--privlvl=foo", "--power-timeout=abc", "--ipport=x"] {
+        agent("fence_ipmilan")
+            .args(&["-a", "h", "-o", "validate-all", bad])
+            .run()
+            .ok(1, "");
+    }
+}
+
+#[test]
+fn stdin_rules() {
+    // Upstream's own example: comments, blank lines, spaces, deprecated keys,
+    // nodename and port ignored, an unknown key warned about.
+    let o = agent("fence_ipmilan")
+        .stdin("# c\n\n  action=validate-all  \nipaddr=127.0.0.1\nlogin=admin\npasswd=secret\nnodename=n1\nfoo=bar\nport=n1\n")
+        .run();
+    o.ok(0, "");
+    assert_eq!(
+        o.stderr
+            .lines()
+            .map(|l| l.split_once(' ').unwrap().1.split_once(' ').unwrap().1)
+            .collect::<Vec<_>>(),
+        vec!["WARNING: Parse error: Ignoring unknown option 'foo=bar'"]
+    );
+    let o = agent("fence_ipmilan")
+        .stdin("ACTION=status\nhelp=1\n")
+        .run();
+    o.err_has("Ignoring unknown option 'ACTION=status'");
+    assert!(
+        o.stdout.starts_with("Usage:"),
+        "keys are case-sensitive; help=1 still works"
+    );
+    agent("fence_ipmilan")
+        .stdin("action=validate-all\nip=h\nlanplus\n")
+        .run()
+        .ok(0, "")
+        .err_has("Ignoring option 'lanplus' because it does not have value");
+    // argv present: stdin is never read.
+    agent("fence_ipmilan")
+        .args(&["-o", "validate-all"])
+        .stdin("ip=h\n")
+        .run()
+        .ok(1, "");
+    // Empty stdin: defaults only, which fail validation.
+    agent("fence_ipmilan")
+        .run()
+        .ok(1, "")
+        .err_has("You have to enter fence address");
+}
+
+#[test]
+fn positional_words_warn_only() {
+    agent("fence_ipmilan")
+        .args(&["-a", "h", "-o", "validate-all", "foo", "bar"])
+        .run()
+        .ok(0, "")
+        .err_has("WARNING: Unused arguments on command line: ['foo', 'bar']");
+}
+
+#[test]
+fn list_prints_the_notice() {
+    agent("fence_ipmilan")
+        .args(&["-a", "h", "-o", "list"])
+        .run()
+        .ok(0, "NOTICE: List option is not working on this device yet\n");
+}
+
+#[test]
+fn far_status_check_and_fencing_against_the_lab() {
+    let t = TestBmc::start("-dash", Faults::default());
+    let p = t.port.as_str();
+    // The template's status check: separate tokens, a password starting with '-'.
+    agent("fence_ipmilan")
+        .args(&[
+            "--action",
+            "status",
+            "--ip",
+            "127.0.0.1",
+            "--ipport",
+            p,
+            "--username",
+            "admin",
+            "--password",
+            "-dash",
+            "--lanplus",
+        ])
+        .run()
+        .ok(0, "Status: ON\n");
+    // The fencing call: --k=v and bare flags in random orders.
+    let orders: [&[String]; 2] = [
+        &[
+            format!("--ipport={p}"),
+            "--password=-dash".into(),
+            "--lanplus".into(),
+            "--action=off".into(),
+            "--ip=127.0.0.1".into(),
+            "--username=admin".into(),
+            "--power-wait=0".into(),
+        ],
+        &[
+            "--username=admin".into(),
+            "--power-wait=0".into(),
+            "--action=reboot".into(),
+            "--ip=127.0.0.1".into(),
+            format!("--ipport={p}"),
+            "--lanplus".into(),
+            "--password=-dash".into(),
+        ],
+    ];
+    let refs: Vec<&str> = orders[0].iter().map(String::as_str).collect();
+    agent("fence_ipmilan")
+        .args(&refs)
+        .run()
+        .ok(0, "Success: Powered OFF\n");
+    assert!(!t.bmc.is_on());
+    let refs: Vec<&str> = orders[1].iter().map(String::as_str).collect();
+    agent("fence_ipmilan")
+        .args(&refs)
+        .run()
+        .ok(0, "Success: Rebooted\n");
+    assert!(t.bmc.is_on());
+    // `--lanplus=1` is a parse error, before anything is sent.
+    let before = t.bmc.counters().received;
+    agent("fence_ipmilan")
+        .args(&["--lanplus=1", "--ip=127.0.0.1", "--action=off"])
+        .run()
+        .ok(1, "");
+    assert_eq!(t.bmc.counters().received, before);
+}
+
+#[test]
+fn pacemaker_stdin_against_the_lab() {
+    let t = TestBmc::start("secret", Faults::default());
+    let base = format!(
+        "ipaddr=127.0.0.1\nipport={}\nlogin=admin\npasswd=secret\nlanplus=1\nnodename=node1\nplug=node1\npower_wait=0\n",
+        t.port
+    );
+    let pcmk = |action: &str| {
+        agent("fence_ilo4")
+            .stdin(&format!("action={action}\n{base}"))
+            .env("PCMK_service", "pacemaker-fenced")
+            .run()
+    };
+    pcmk("status").ok(0, "Status: ON\n");
+    pcmk("monitor").ok(0, "");
+    pcmk("off").ok(0, "Success: Powered OFF\n");
+    pcmk("status").ok(2, "Status: OFF\n");
+    pcmk("off").ok(0, "Success: Already OFF\n");
+    pcmk("on").ok(0, "Success: Powered ON\n");
+    let o = pcmk("status");
+    o.ok(0, "Status: ON\n");
+    assert_eq!(o.stderr, "", "plug and nodename are accepted silently");
+}
+
+#[test]
+fn failures_name_the_cause_but_never_the_password() {
+    let t = TestBmc::start("right-one", Faults::default());
+    let o = agent("fence_ipmilanplus")
+        .args(&[
+            "-a",
+            "127.0.0.1",
+            "-u",
+            &t.port,
+            "-l",
+            "admin",
+            "-p",
+            "Wr0ng-Secret",
+            "-o",
+            "status",
+            "-vv",
+        ])
+        .run();
+    o.ok(1, "")
+        .err_has("Failed: Unable to obtain correct plug status or plug is not available");
+    assert!(o.stderr.contains(" ERROR: cause: "), "{}", o.stderr);
+    assert!(!o.stderr.contains("Wr0ng-Secret") && !o.stdout.contains("Wr0ng-Secret"));
+    assert!(
+        o.stderr.contains("password is wrong"),
+        "the cause is named: {}",
+        o.stderr
+    );
+    assert_eq!(t.bmc.counters().sessions, 0);
+    assert!(
+        t.bmc.counters().auth_attempts <= 1,
+        "one attempt, no retry storm"
+    );
+}
+
+#[test]
+fn an_unanswering_bmc_fails_after_power_timeout() {
+    let t = TestBmc::start(
+        "lab",
+        Faults {
+            silent: true,
+            ..Faults::default()
+        },
+    );
+    let o = agent("fence_ipmilanplus")
+        .args(&[
+            "-a",
+            "127.0.0.1",
+            "-u",
+            &t.port,
+            "-p",
+            "lab",
+            "-o",
+            "status",
+            "--power-timeout=1",
+        ])
+        .run();
+    o.ok(1, "").err_has(" ERROR: Connection timed out\n");
+    assert!(
+        o.took >= Duration::from_millis(900) && o.took < Duration::from_secs(6),
+        "{:?}",
+        o.took
+    );
+}
+
+#[test]
+fn delay_applies_to_off_even_when_the_device_is_unreachable() {
+    let t = TestBmc::start(
+        "lab",
+        Faults {
+            silent: true,
+            ..Faults::default()
+        },
+    );
+    let o = agent("fence_ipmilan")
+        .args(&[
+            "-a",
+            "127.0.0.1",
+            "-u",
+            &t.port,
+            "-o",
+            "off",
+            "--delay=1",
+            "--power-timeout=1",
+        ])
+        .run();
+    assert_eq!(o.code, 1);
+    assert!(
+        o.took >= Duration::from_millis(2900),
+        "delay (≈2 s) then a 1 s timeout: {:?}",
+        o.took
+    );
+    let o = agent("fence_ipmilan")
+        .args(&[
+            "-a",
+            "127.0.0.1",
+            "-u",
+            &t.port,
+            "-o",
+            "status",
+            "--delay=5",
+            "--power-timeout=1",
+        ])
+        .run();
+    assert!(
+        o.took < Duration::from_secs(4),
+        "status is never delayed: {:?}",
+        o.took
+    );
+}
+
+#[test]
+fn sigterm_stops_cleanly_even_without_timeouts() {
+    let t = TestBmc::start(
+        "lab",
+        Faults {
+            silent: true,
+            ..Faults::default()
+        },
+    );
+    let mut child = agent("fence_ipmilanplus")
+        .args(&["-a", "127.0.0.1", "-u", &t.port, "-p", "lab", "-o", "off"])
+        .env("PCMK_service", "pacemaker-fenced")
+        .command()
+        .stdin(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(700));
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "still waiting: no timeout under Pacemaker"
+    );
+    let kill = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let t0 = Instant::now();
+    let o = child.wait_with_output().unwrap();
+    assert!(t0.elapsed() < Duration::from_secs(3), "stopped promptly");
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("Failed: Interrupted by a signal"), "{err}");
+    assert!(o.stdout.is_empty());
+}
+
+#[test]
+fn fencekit_agent_name_is_the_same_as_argv0() {
+    let o = Command::new(env!("CARGO_BIN_EXE_fencekit"))
+        .args(["agent", "fence_ilo3", "-o", "metadata"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0));
+    let want = std::fs::read_to_string(format!(
+        "{}/agents/generated/fence_ilo3.metadata.xml",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .unwrap();
+    assert_eq!(String::from_utf8_lossy(&o.stdout), want);
+}

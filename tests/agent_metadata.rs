@@ -1,0 +1,277 @@
+//! Our metadata XML against the outside world: upstream's RelaxNG schema
+//! (via `xmllint`), upstream's own agents (same parameters, order, types,
+//! defaults, getopt strings, symlinks and actions), and Pacemaker's parser
+//! (`crm_resource --show-metadata`).
+//!
+//! Each check skips with a printed reason when its tool is missing, unless
+//! `FENCEKIT_REQUIRE_PEERS=1`, which turns a skip into a failure. The
+//! structural checks below the schema run everywhere.
+
+use fencekit::agent::defs::{agent, defs};
+use fencekit::agent::metadata;
+use std::path::Path;
+use std::process::Command;
+
+const RNG: &str = "/usr/share/cluster/relaxng/metadata.rng";
+
+fn skip(reason: &str) {
+    if std::env::var("FENCEKIT_REQUIRE_PEERS").is_ok_and(|v| v == "1") {
+        panic!("FENCEKIT_REQUIRE_PEERS=1 but {reason}");
+    }
+    eprintln!("skipped: {reason}");
+}
+
+fn names() -> Vec<&'static str> {
+    defs().families.iter().flat_map(|f| f.names()).collect()
+}
+
+fn ours(name: &str) -> String {
+    metadata::render(&agent(name).expect("known agent"))
+}
+
+/// What the schema and the callers care about, as comparable data.
+#[derive(Debug, PartialEq)]
+struct Shape {
+    name: String,
+    symlinks: Vec<(String, String)>,
+    /// name, required, deprecated, obsoletes, getopt, type, default, options
+    params: Vec<[String; 8]>,
+    /// name and attributes
+    actions: Vec<String>,
+}
+
+fn attr(n: roxmltree::Node<'_, '_>, a: &str) -> String {
+    n.attribute(a).unwrap_or("-").to_string()
+}
+
+fn child<'a, 'i>(n: roxmltree::Node<'a, 'i>, tag: &str) -> roxmltree::Node<'a, 'i> {
+    n.children()
+        .find(|c| c.has_tag_name(tag))
+        .unwrap_or_else(|| panic!("<{}> has no <{tag}>", n.tag_name().name()))
+}
+
+/// Parses metadata and checks the structure `metadata.rng` requires.
+fn shape(xml: &str) -> Shape {
+    let doc = roxmltree::Document::parse(xml).expect("well-formed XML");
+    let root = doc.root_element();
+    assert!(root.has_tag_name("resource-agent"));
+    let elems: Vec<_> = root.children().filter(|c| c.is_element()).collect();
+    let tags: Vec<&str> = elems.iter().map(|e| e.tag_name().name()).collect();
+    let first_other = tags
+        .iter()
+        .position(|t| *t != "symlink")
+        .unwrap_or(tags.len());
+    assert_eq!(
+        &tags[first_other..],
+        ["longdesc", "vendor-url", "parameters", "actions"],
+        "element order"
+    );
+    assert!(root.attribute("shortdesc").is_some());
+    let symlinks = elems[..first_other]
+        .iter()
+        .map(|s| (attr(*s, "name"), attr(*s, "shortdesc")))
+        .collect();
+    let mut params = Vec::new();
+    for p in child(root, "parameters")
+        .children()
+        .filter(|c| c.is_element())
+    {
+        assert!(p.has_tag_name("parameter"));
+        for a in ["unique", "required"] {
+            assert!(
+                matches!(p.attribute(a), Some("0" | "1")),
+                "{a} of {}",
+                attr(p, "name")
+            );
+        }
+        let content = child(p, "content");
+        let ty = attr(content, "type");
+        assert!(
+            ["boolean", "string", "second", "integer", "select"].contains(&ty.as_str()),
+            "content type {ty}"
+        );
+        let options: Vec<String> = content
+            .children()
+            .filter(|c| c.is_element())
+            .map(|o| {
+                assert!(o.has_tag_name("option") && ty == "select");
+                attr(o, "value")
+            })
+            .collect();
+        let sd = child(p, "shortdesc");
+        assert!(sd.attribute("lang").is_some() && sd.text().is_some_and(|t| !t.is_empty()));
+        params.push([
+            attr(p, "name"),
+            attr(p, "required"),
+            attr(p, "deprecated"),
+            attr(p, "obsoletes"),
+            attr(child(p, "getopt"), "mixed"),
+            ty,
+            attr(content, "default"),
+            options.join("|"),
+        ]);
+    }
+    assert!(!params.is_empty());
+    let actions: Vec<String> = child(root, "actions")
+        .children()
+        .filter(|c| c.is_element())
+        .map(|a| {
+            let mut s = attr(a, "name");
+            for extra in ["automatic", "on_target"] {
+                if let Some(v) = a.attribute(extra) {
+                    s.push_str(&format!(" {extra}={v}"));
+                }
+            }
+            s
+        })
+        .collect();
+    assert!(!actions.is_empty());
+    Shape {
+        name: attr(root, "name"),
+        symlinks,
+        params,
+        actions,
+    }
+}
+
+#[test]
+fn our_metadata_has_the_structure_the_schema_requires() {
+    for name in names() {
+        let s = shape(&ours(name));
+        assert_eq!(s.name, name);
+        let p: Vec<&str> = s.params.iter().map(|p| p[0].as_str()).collect();
+        assert!(
+            p.contains(&"plug") && p.contains(&"port"),
+            "Pacemaker looks for plug/port"
+        );
+        assert!(
+            s.actions.contains(&"reboot".to_string()) && s.actions.contains(&"status".to_string())
+        );
+        assert_eq!(s.actions[0], "on automatic=0");
+    }
+}
+
+#[test]
+fn our_metadata_validates_against_upstreams_schema() {
+    if !Path::new(RNG).exists() {
+        return skip(&format!(
+            "{RNG} is not installed (Debian package fence-agents-common)"
+        ));
+    }
+    let dir = tempfile::tempdir().unwrap();
+    for name in names() {
+        let path = dir.path().join(format!("{name}.xml"));
+        std::fs::write(&path, ours(name)).unwrap();
+        let o = match Command::new("xmllint")
+            .arg("--noout")
+            .arg("--relaxng")
+            .arg(RNG)
+            .arg(&path)
+            .output()
+        {
+            Ok(o) => o,
+            Err(_) => return skip("xmllint is not installed (Debian package libxml2-utils)"),
+        };
+        assert!(
+            o.status.success(),
+            "{name}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+}
+
+#[test]
+fn our_metadata_matches_upstreams_agents_except_for_wording() {
+    for name in names() {
+        let bin = format!("/usr/sbin/{name}");
+        if !Path::new(&bin).exists() {
+            return skip(&format!(
+                "{bin} is not installed (Debian package fence-agents)"
+            ));
+        }
+        let o = Command::new(&bin)
+            .args(["-o", "metadata"])
+            .env("PYTHONWARNINGS", "ignore")
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{bin} -o metadata failed");
+        let up = shape(&String::from_utf8_lossy(&o.stdout));
+        let us = shape(&ours(name));
+        assert_eq!(us.name, up.name);
+        assert_eq!(
+            us.symlinks, up.symlinks,
+            "{name}: symlinks and their shortdescs"
+        );
+        assert_eq!(us.actions, up.actions, "{name}: actions");
+        let names_of = |s: &Shape| s.params.iter().map(|p| p[0].clone()).collect::<Vec<_>>();
+        assert_eq!(
+            names_of(&us),
+            names_of(&up),
+            "{name}: parameter names and order"
+        );
+        for (a, b) in us.params.iter().zip(&up.params) {
+            assert_eq!(a, b, "{name}: parameter {} (name, required, deprecated, obsoletes, getopt, type, default, choices)", a[0]);
+        }
+    }
+}
+
+#[test]
+fn pacemaker_parses_our_metadata() {
+    if !Path::new("/usr/sbin/crm_resource").exists() {
+        return skip("crm_resource is not installed (Debian package pacemaker-cli-utils)");
+    }
+    let root = Command::new("id")
+        .arg("-u")
+        .output()
+        .map(|o| o.stdout == b"0\n")
+        .unwrap_or(false);
+    if !root {
+        return skip(
+            "not root: cannot bind-mount over /usr/sbin/fence_* in a private mount namespace",
+        );
+    }
+    for name in names() {
+        let target = format!("/usr/sbin/{name}");
+        if !Path::new(&target).exists() {
+            skip(&format!("{target} does not exist to be replaced"));
+            continue;
+        }
+        // Pacemaker runs the agent by its path, so argv[0] names the agent
+        // although the bind mount puts our binary there. Pacemaker rewrites
+        // what it reads (adds start/stop, relaxes `required`), so ours is
+        // compared with what it shows for upstream's agent.
+        let show = |script: &str| {
+            Command::new("unshare")
+                .args(["-m", "sh", "-c", script])
+                .output()
+        };
+        let plain = format!("crm_resource --show-metadata stonith:{name}");
+        let mounted = format!(
+            "mount --bind {bin} {target} && {plain}",
+            bin = env!("CARGO_BIN_EXE_fencekit"),
+        );
+        let (up, o) = match (show(&plain), show(&mounted)) {
+            (Ok(up), Ok(o)) => (up, o),
+            (Err(e), _) | (_, Err(e)) => return skip(&format!("unshare is unavailable: {e}")),
+        };
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        if !o.status.success() && stderr.contains("unshare failed") {
+            return skip(&format!("no mount namespaces here: {stderr}"));
+        }
+        assert!(
+            up.status.success(),
+            "{name}: crm_resource on upstream's agent failed"
+        );
+        assert!(o.status.success(), "{name}: crm_resource failed: {stderr}");
+        let s = shape(&String::from_utf8_lossy(&o.stdout));
+        assert_eq!(
+            s.name, name,
+            "Pacemaker ran our binary under the agent's name"
+        );
+        assert_eq!(
+            s,
+            shape(&String::from_utf8_lossy(&up.stdout)),
+            "{name}: Pacemaker's view of ours and upstream's"
+        );
+    }
+}

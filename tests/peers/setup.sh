@@ -1,0 +1,46 @@
+#!/bin/bash
+# Install every real test peer used by fencekit's interop tests and benchmarks
+# (Debian 12, as root). Idempotent: a second run with everything present does
+# no network access at all.
+#
+#   tests/peers/setup.sh          apt packages + a Python venv (pyghmi, sushy-tools)
+#
+# env: PEERS_DIR   where the venv and peer run directories live
+#                  (default /tmp/fencekit-peers)
+#
+# Copied from ../shared/peers/setup.sh (the project's peers) and adapted so
+# that CI needs nothing outside this repository: `apt-get update` runs at most
+# once, and only when a package is missing.
+set -euo pipefail
+PEERS_DIR=${PEERS_DIR:-/tmp/fencekit-peers}
+
+# IPMI peers and clients: openipmi (ipmi_sim), ipmitool, freeipmi-tools
+# (ipmipower), fence-agents (fence_ipmilan & co.); pacemaker-cli-utils
+# (crm_resource reads agent metadata); libxml2-utils (xmllint); SSH peers:
+# openssh-server, sshpass, libvirt-clients; measuring: time, hyperfine,
+# tcpdump; iproute2 (ss, used by ipmi_sim_start.sh); curl and openssl
+# (sushy_start.sh); python3-venv for the venv below.
+pkgs="time hyperfine openipmi ipmitool freeipmi-tools fence-agents openssh-server
+      sshpass libvirt-clients pacemaker-cli-utils libxml2-utils tcpdump iproute2
+      procps curl openssl python3-venv"
+missing=""
+for p in $pkgs; do
+  dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+  echo "setup.sh: installing$missing" >&2
+  apt-get update -qq
+  # shellcheck disable=SC2086
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -q $missing >/dev/null
+fi
+
+mkdir -p "$PEERS_DIR"
+venv="$PEERS_DIR/venv"
+if [ ! -x "$venv/bin/sushy-emulator" ] \
+   || ! "$venv/bin/python" -c 'import pyghmi, bcrypt' 2>/dev/null; then
+  echo "setup.sh: creating $venv" >&2
+  python3 -m venv "$venv"
+  "$venv/bin/pip" install -q --disable-pip-version-check \
+    'sushy-tools==2.2.0' 'pyghmi==1.6.19' bcrypt
+fi
+echo "peers ready in $PEERS_DIR"

@@ -1,0 +1,1002 @@
+//! Test harness for the real peers (used from tests with `mod support;`).
+//!
+//! It owns starting and stopping the external BMCs and clients the interop
+//! tests talk to — OpenIPMI `ipmi_sim`, the pyghmi BMC, the lossy UDP proxy
+//! and `fencekit lab` — and running commands with a hard time limit so that a
+//! hanging client fails its test instead of hanging the suite. It leaves the
+//! assertions to the tests.
+//!
+//! Rules it keeps:
+//! * only 127.0.0.0/8 addresses, ever;
+//! * every process it starts is killed on `Drop`, by PID or process group,
+//!   never by name;
+//! * a peer that is not installed makes [`peer_available`] print
+//!   `SKIP <test>: <peer> not installed (...)` and return false, unless
+//!   `FENCEKIT_REQUIRE_PEERS=1` (CI), where it panics instead;
+//! * ports come from a per-process range outside the kernel's ephemeral range,
+//!   each one checked free (UDP and TCP) before it is handed out, so parallel
+//!   tests and concurrent test binaries do not collide.
+//!
+//! The peer scripts live in `tests/peers/` (copies of the project's shared
+//! peers); the Python venv with pyghmi is `$PEERS_DIR/venv` (default
+//! `/tmp/fencekit-peers`), installed by `tests/peers/setup.sh`.
+#![allow(dead_code)]
+
+use std::collections::HashMap;
+use std::fs;
+use std::io::{BufRead, BufReader, Read};
+use std::net::{Ipv4Addr, TcpListener, UdpSocket};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicU16, Ordering};
+use std::sync::mpsc;
+use std::sync::{Mutex, OnceLock};
+use std::thread;
+use std::time::{Duration, Instant};
+
+/// The loopback address every peer binds to.
+pub const HOST: &str = "127.0.0.1";
+/// Credentials the IPMI peers are started with (the peers' own defaults).
+pub const USER: &str = "admin";
+/// Password of [`USER`] on `ipmi_sim` and the pyghmi BMC.
+pub const PASSWORD: &str = "password";
+/// `fencekit lab`'s default password (docs/design.md).
+pub const LAB_PASSWORD: &str = "lab";
+
+/// The `fencekit` binary under test.
+pub fn bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_fencekit"))
+}
+
+/// `tests/peers/` in this repository: the peer scripts.
+pub fn peer_scripts() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/peers")
+}
+
+/// `$PEERS_DIR` (default `/tmp/fencekit-peers`): the venv and peer state.
+pub fn peers_dir() -> PathBuf {
+    std::env::var_os("PEERS_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/tmp/fencekit-peers"))
+}
+
+/// The venv's Python (pyghmi, sushy-tools).
+pub fn venv_python() -> PathBuf {
+    peers_dir().join("venv/bin/python")
+}
+
+/// True when `FENCEKIT_REQUIRE_PEERS=1`: a missing peer is then a failure.
+pub fn require_peers() -> bool {
+    std::env::var("FENCEKIT_REQUIRE_PEERS").is_ok_and(|v| v == "1")
+}
+
+/// Name of the running test (libtest names the test thread after it).
+pub fn test_name() -> String {
+    thread::current().name().unwrap_or("?").to_string()
+}
+
+/// Finds `name` in `$PATH` (and the sbin directories, where Debian puts
+/// `ipmipower` and the fence agents).
+pub fn which(name: &str) -> Option<PathBuf> {
+    let path = std::env::var("PATH").unwrap_or_default();
+    let found = path
+        .split(':')
+        .chain(["/usr/sbin", "/sbin", "/usr/local/sbin"])
+        .filter(|d| !d.is_empty())
+        .map(|d| Path::new(d).join(name))
+        .find(|p| {
+            fs::metadata(p)
+                .map(|m| {
+                    m.is_file()
+                        && std::os::unix::fs::PermissionsExt::mode(&m.permissions()) & 0o111 != 0
+                })
+                .unwrap_or(false)
+        });
+    found
+}
+
+/// Why `peer` cannot be used here, or `None` when it can.
+fn missing_reason(peer: &str) -> Option<String> {
+    static CACHE: OnceLock<Mutex<HashMap<String, Option<String>>>> = OnceLock::new();
+    let cache = CACHE.get_or_init(Default::default);
+    if let Some(r) = cache.lock().unwrap().get(peer) {
+        return r.clone();
+    }
+    let needs_binary = |bin: &str, pkg: &str| {
+        which(bin)
+            .is_none()
+            .then(|| format!("no `{bin}` in PATH; Debian package {pkg}"))
+    };
+    let reason = match peer {
+        "ipmi_sim" => needs_binary("ipmi_sim", "openipmi"),
+        "ipmitool" => needs_binary("ipmitool", "ipmitool"),
+        "ipmipower" => needs_binary("ipmipower", "freeipmi-tools"),
+        "fence_ipmilan" => needs_binary("fence_ipmilan", "fence-agents"),
+        "python3" | "udp_proxy" => needs_binary("python3", "python3"),
+        "pyghmi" => {
+            let py = venv_python();
+            let ok = Command::new(&py)
+                .args(["-c", "import pyghmi.ipmi.bmc"])
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status()
+                .map(|s| s.success())
+                .unwrap_or(false);
+            (!ok).then(|| {
+                format!(
+                    "{} cannot import pyghmi; run tests/peers/setup.sh",
+                    py.display()
+                )
+            })
+        }
+        other => needs_binary(other, other),
+    };
+    cache
+        .lock()
+        .unwrap()
+        .insert(peer.to_string(), reason.clone());
+    reason
+}
+
+/// True when `peer` is installed. When it is not, prints
+/// `SKIP <test>: <peer> not installed (<why>)` and returns false — or panics
+/// when `FENCEKIT_REQUIRE_PEERS=1` (CI must not skip silently).
+pub fn peer_available(peer: &str) -> bool {
+    match missing_reason(peer) {
+        None => true,
+        Some(why) => {
+            let msg = format!("SKIP {}: {peer} not installed ({why})", test_name());
+            if require_peers() {
+                panic!("{msg}, and FENCEKIT_REQUIRE_PEERS=1");
+            }
+            eprintln!("{msg}");
+            println!("{msg}");
+            false
+        }
+    }
+}
+
+/// `return` from the test unless every listed peer is installed.
+#[macro_export]
+macro_rules! require {
+    ($($peer:expr),+ $(,)?) => {
+        if !( true $(&& $crate::support::peer_available($peer))+ ) {
+            return;
+        }
+    };
+}
+
+// ---------------------------------------------------------------- ports ----
+
+/// Ports this process hands out: a block of 200 chosen from the PID, below
+/// the ephemeral range (32768+) so that no client socket takes one meanwhile.
+const PORT_LO: u16 = 20000;
+const PORT_BLOCKS: u16 = 60;
+const PORT_BLOCK: u16 = 200;
+
+fn next_candidate() -> u16 {
+    static NEXT: OnceLock<AtomicU16> = OnceLock::new();
+    let next = NEXT.get_or_init(|| {
+        let block = (std::process::id() as u64 * 7919 % PORT_BLOCKS as u64) as u16;
+        AtomicU16::new(PORT_LO + block * PORT_BLOCK)
+    });
+    let p = next.fetch_add(1, Ordering::SeqCst);
+    // wrap within [PORT_LO, PORT_LO + PORT_BLOCKS * PORT_BLOCK)
+    PORT_LO + (p - PORT_LO) % (PORT_BLOCKS * PORT_BLOCK)
+}
+
+/// True when nobody holds `port` on 127.0.0.1 (UDP nor TCP).
+pub fn port_is_free(port: u16) -> bool {
+    UdpSocket::bind((Ipv4Addr::LOCALHOST, port)).is_ok()
+        && TcpListener::bind((Ipv4Addr::LOCALHOST, port)).is_ok()
+}
+
+/// A port on 127.0.0.1 that is free for UDP and TCP and that no other test in
+/// this process has been given.
+pub fn free_port() -> u16 {
+    free_ports(1)
+}
+
+/// The first of `n` consecutive free ports (for `fencekit lab --ipmi-port-base`).
+pub fn free_ports(n: u16) -> u16 {
+    static LOCK: Mutex<()> = Mutex::new(());
+    let _g = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    for _ in 0..(PORT_BLOCKS * PORT_BLOCK) {
+        let base = next_candidate();
+        if base.checked_add(n).is_none() {
+            continue;
+        }
+        if (0..n).all(|i| port_is_free(base + i)) {
+            // reserve the rest of the run
+            for _ in 1..n {
+                next_candidate();
+            }
+            return base;
+        }
+    }
+    panic!("no {n} free consecutive ports on 127.0.0.1");
+}
+
+/// Waits until some process binds UDP `port` on 127.0.0.1 (our own bind
+/// then fails with "address in use").
+pub fn wait_udp_bound(port: u16, limit: Duration) -> bool {
+    let t0 = Instant::now();
+    while t0.elapsed() < limit {
+        if UdpSocket::bind((Ipv4Addr::LOCALHOST, port)).is_err() {
+            return true;
+        }
+        thread::sleep(Duration::from_millis(20));
+    }
+    false
+}
+
+// ------------------------------------------------------------- commands ----
+
+/// What a finished (or killed) command did.
+#[derive(Debug, Clone)]
+pub struct Run {
+    /// What was run (for messages).
+    pub what: String,
+    /// Exit code; `None` when killed by a signal (or by the time limit).
+    pub code: Option<i32>,
+    /// Standard output, lossily decoded.
+    pub stdout: String,
+    /// Standard error, lossily decoded.
+    pub stderr: String,
+    /// Wall time from spawn to exit.
+    pub elapsed: Duration,
+    /// The time limit ran out and the command was killed.
+    pub timed_out: bool,
+}
+
+impl Run {
+    /// stdout and stderr together, lowercased (for "message names X" checks).
+    pub fn text(&self) -> String {
+        format!("{}\n{}", self.stdout, self.stderr).to_lowercase()
+    }
+
+    /// Panics with the whole run unless it exited with `code`.
+    #[track_caller]
+    pub fn assert_code(&self, code: i32) -> &Self {
+        assert!(
+            !self.timed_out && self.code == Some(code),
+            "expected exit {code}, got {:?}{}\n{self}",
+            self.code,
+            if self.timed_out {
+                " (killed at the time limit)"
+            } else {
+                ""
+            },
+        );
+        self
+    }
+
+    /// Panics unless the wall time was below `limit`.
+    #[track_caller]
+    pub fn assert_faster_than(&self, limit: Duration) -> &Self {
+        assert!(
+            self.elapsed < limit,
+            "took {:?}, limit {limit:?}\n{self}",
+            self.elapsed
+        );
+        self
+    }
+
+    /// Panics unless the wall time was within `[lo, hi]`.
+    #[track_caller]
+    pub fn assert_elapsed_within(&self, lo: Duration, hi: Duration) -> &Self {
+        assert!(
+            self.elapsed >= lo && self.elapsed <= hi,
+            "took {:?}, expected between {lo:?} and {hi:?}\n{self}",
+            self.elapsed
+        );
+        self
+    }
+
+    /// Panics unless stdout or stderr (case-insensitively) contains one of `words`.
+    #[track_caller]
+    pub fn assert_mentions(&self, words: &[&str]) -> &Self {
+        let t = self.text();
+        assert!(
+            words.iter().any(|w| t.contains(&w.to_lowercase())),
+            "output names none of {words:?}\n{self}"
+        );
+        self
+    }
+
+    /// stdout parsed as JSON (panics with the run when it is not).
+    #[track_caller]
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_str(self.stdout.trim())
+            .unwrap_or_else(|e| panic!("stdout is not JSON ({e})\n{self}"))
+    }
+
+    /// `results[0]` of the native JSON output (docs/design.md).
+    #[track_caller]
+    pub fn json_result(&self) -> serde_json::Value {
+        let v = self.json();
+        let results = v["results"]
+            .as_array()
+            .unwrap_or_else(|| panic!("no \"results\" array in JSON\n{self}"));
+        assert_eq!(results.len(), 1, "expected one result\n{self}");
+        results[0].clone()
+    }
+
+    /// The words of stdout, lowercased (split on anything not alphanumeric).
+    pub fn stdout_words(&self) -> Vec<String> {
+        self.stdout
+            .to_lowercase()
+            .split(|c: char| !c.is_ascii_alphanumeric())
+            .filter(|w| !w.is_empty())
+            .map(str::to_string)
+            .collect()
+    }
+}
+
+impl std::fmt::Display for Run {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "--- {} (exit {:?}, {:?}{})\n--- stdout:\n{}\n--- stderr:\n{}",
+            self.what,
+            self.code,
+            self.elapsed,
+            if self.timed_out {
+                ", KILLED at time limit"
+            } else {
+                ""
+            },
+            self.stdout,
+            self.stderr
+        )
+    }
+}
+
+fn describe(cmd: &Command) -> String {
+    let mut s = cmd.get_program().to_string_lossy().into_owned();
+    for a in cmd.get_args() {
+        s.push(' ');
+        s.push_str(&a.to_string_lossy());
+    }
+    s
+}
+
+fn drain<R: Read + Send + 'static>(r: Option<R>) -> thread::JoinHandle<Vec<u8>> {
+    thread::spawn(move || {
+        let mut buf = Vec::new();
+        if let Some(mut r) = r {
+            let _ = r.read_to_end(&mut buf);
+        }
+        buf
+    })
+}
+
+/// Runs `cmd` (stdin closed, in its own process group) and kills the whole
+/// group if it is still running after `limit`.
+pub fn run(mut cmd: Command, limit: Duration) -> Run {
+    let what = describe(&cmd);
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0);
+    let t0 = Instant::now();
+    let mut child = cmd
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot run {what}: {e}"));
+    let out = drain(child.stdout.take());
+    let err = drain(child.stderr.take());
+    let mut timed_out = false;
+    let status: ExitStatus = loop {
+        if let Some(st) = child.try_wait().expect("wait") {
+            break st;
+        }
+        if t0.elapsed() >= limit {
+            timed_out = true;
+            kill_group(child.id(), "KILL");
+            let _ = child.kill();
+            break child.wait().expect("wait");
+        }
+        thread::sleep(Duration::from_millis(2));
+    };
+    let elapsed = t0.elapsed();
+    Run {
+        what,
+        code: status.code(),
+        stdout: String::from_utf8_lossy(&out.join().unwrap_or_default()).into_owned(),
+        stderr: String::from_utf8_lossy(&err.join().unwrap_or_default()).into_owned(),
+        elapsed,
+        timed_out,
+    }
+}
+
+/// Sends SIG`sig` to the process group `pgid` (by number, never by name).
+pub fn kill_group(pgid: u32, sig: &str) {
+    let _ = Command::new("kill")
+        .arg(format!("-{sig}"))
+        .arg("--")
+        .arg(format!("-{pgid}"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status();
+}
+
+/// True while process `pid` exists (and is not a zombie of ours).
+pub fn pid_alive(pid: u32) -> bool {
+    match fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(s) => !s
+            .rsplit_once(')')
+            .map(|(_, rest)| rest.trim_start().starts_with('Z'))
+            .unwrap_or(false),
+        Err(_) => false,
+    }
+}
+
+/// `fencekit ARGS…` with the password in `FENCEKIT_PASSWORD` (not in argv),
+/// `RUST_BACKTRACE` off and no colour.
+pub fn fencekit_cmd(args: &[&str], password: &str) -> Command {
+    let mut c = Command::new(bin());
+    c.args(args)
+        .env("FENCEKIT_PASSWORD", password)
+        .env("NO_COLOR", "1")
+        .env_remove("RUST_LOG");
+    c
+}
+
+/// Runs `fencekit ARGS…` (password in the environment), killed after 30 s.
+pub fn fencekit(args: &[&str], password: &str) -> Run {
+    run(fencekit_cmd(args, password), Duration::from_secs(30))
+}
+
+/// `ipmi://USER@127.0.0.1:PORT`, the native target syntax.
+pub fn target(port: u16) -> String {
+    format!("ipmi://{USER}@{HOST}:{port}")
+}
+
+/// `ipmitool -I lanplus -H 127.0.0.1 -p PORT -U admin -P PASS [-C SUITE] ARGS…`.
+pub fn ipmitool(port: u16, password: &str, cipher: Option<u8>, args: &[&str]) -> Run {
+    let mut c = Command::new("ipmitool");
+    c.args(["-I", "lanplus", "-H", HOST, "-p", &port.to_string()])
+        .args(["-U", USER, "-P", password]);
+    if let Some(s) = cipher {
+        c.args(["-C", &s.to_string()]);
+    }
+    c.args(args);
+    run(c, Duration::from_secs(40))
+}
+
+/// Polls `f` every 20 ms until it returns true or `limit` passes.
+pub fn eventually(limit: Duration, mut f: impl FnMut() -> bool) -> bool {
+    let t0 = Instant::now();
+    loop {
+        if f() {
+            return true;
+        }
+        if t0.elapsed() >= limit {
+            return false;
+        }
+        thread::sleep(Duration::from_millis(20));
+    }
+}
+
+// ---------------------------------------------------------------- peers ----
+
+fn tempdir(prefix: &str) -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix(prefix)
+        .tempdir()
+        .expect("tempdir")
+}
+
+fn read_bit(path: &Path) -> bool {
+    fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()))
+        .trim()
+        == "1"
+}
+
+/// One OpenIPMI `ipmi_sim` BMC on 127.0.0.1 (suites 0-14, not 17), started by
+/// `tests/peers/ipmi_sim_start.sh` with its run directory in a tempdir. The
+/// power state lives in the `power` file (0/1), every set is appended to
+/// `ops`, and a `stuck` file makes power changes be ignored.
+pub struct IpmiSim {
+    /// UDP port on 127.0.0.1.
+    pub port: u16,
+    pid: u32,
+    run_dir: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl IpmiSim {
+    /// Starts a simulator for admin/password, power on or off.
+    pub fn start(power_on: bool) -> IpmiSim {
+        IpmiSim::start_with(USER, PASSWORD, power_on)
+    }
+
+    /// Starts a simulator with the given credentials.
+    pub fn start_with(user: &str, password: &str, power_on: bool) -> IpmiSim {
+        let dir = tempdir("fencekit-ipmisim-");
+        let port = free_port();
+        let mut c = Command::new("sh");
+        c.arg(peer_scripts().join("ipmi_sim_start.sh"))
+            .args([HOST, &port.to_string(), user, password])
+            .arg(if power_on { "1" } else { "0" })
+            .env("IPMI_SIM_RUNDIR", dir.path());
+        let r = run(c, Duration::from_secs(15));
+        let run_dir = dir.path().join(format!("{HOST}-{port}"));
+        let pid: Option<u32> = r.stdout.lines().last().and_then(|l| l.trim().parse().ok());
+        let Some(pid) = pid.filter(|_| r.code == Some(0)) else {
+            panic!("ipmi_sim_start.sh failed\n{r}");
+        };
+        let sim = IpmiSim {
+            port,
+            pid,
+            run_dir,
+            _dir: dir,
+        };
+        if !(wait_udp_bound(port, Duration::from_secs(5)) && pid_alive(pid)) {
+            let log = sim.log();
+            drop(sim);
+            panic!("ipmi_sim on port {port} did not come up; log:\n{log}");
+        }
+        sim
+    }
+
+    /// `ipmi://admin@127.0.0.1:PORT`.
+    pub fn target(&self) -> String {
+        target(self.port)
+    }
+
+    /// The simulator's own power state (its state file).
+    pub fn power(&self) -> bool {
+        read_bit(&self.run_dir.join("power"))
+    }
+
+    /// Sets the power state behind the simulator's back.
+    pub fn set_power(&self, on: bool) {
+        fs::write(self.run_dir.join("power"), if on { "1\n" } else { "0\n" }).unwrap();
+    }
+
+    /// A stuck BMC accepts power commands and never changes state.
+    pub fn set_stuck(&self, stuck: bool) {
+        let f = self.run_dir.join("stuck");
+        if stuck {
+            fs::write(f, "").unwrap();
+        } else {
+            let _ = fs::remove_file(f);
+        }
+    }
+
+    /// Power operations the simulator carried out, e.g. `["set power 0"]`.
+    pub fn ops(&self) -> Vec<String> {
+        fs::read_to_string(self.run_dir.join("ops"))
+            .unwrap_or_default()
+            .lines()
+            .map(str::to_string)
+            .collect()
+    }
+
+    /// The simulator's log (for failure messages).
+    pub fn log(&self) -> String {
+        fs::read_to_string(self.run_dir.join("log")).unwrap_or_default()
+    }
+}
+
+impl Drop for IpmiSim {
+    fn drop(&mut self) {
+        // ipmi_sim_start.sh starts it with setsid: its PGID is its PID.
+        kill_group(self.pid, "TERM");
+        if !eventually(Duration::from_secs(2), || !pid_alive(self.pid)) {
+            kill_group(self.pid, "KILL");
+        }
+    }
+}
+
+/// A child we spawned into its own process group, killed on drop.
+struct Guarded {
+    child: Child,
+}
+
+impl Guarded {
+    fn spawn(mut cmd: Command, what: &str) -> Guarded {
+        cmd.process_group(0);
+        let child = cmd
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {what}: {e}"));
+        Guarded { child }
+    }
+
+    fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    fn exited(&mut self) -> Option<ExitStatus> {
+        self.child.try_wait().ok().flatten()
+    }
+}
+
+impl Drop for Guarded {
+    fn drop(&mut self) {
+        if self.exited().is_some() {
+            return;
+        }
+        kill_group(self.child.id(), "TERM");
+        let t0 = Instant::now();
+        while t0.elapsed() < Duration::from_secs(2) {
+            if self.exited().is_some() {
+                return;
+            }
+            thread::sleep(Duration::from_millis(10));
+        }
+        kill_group(self.child.id(), "KILL");
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Waits until `file` contains `needle` (the peer printed its banner).
+fn wait_for_text(file: &Path, needle: &str, limit: Duration, proc: &mut Guarded) -> bool {
+    let t0 = Instant::now();
+    while t0.elapsed() < limit {
+        if fs::read_to_string(file).is_ok_and(|s| s.contains(needle)) {
+            return true;
+        }
+        if proc.exited().is_some() {
+            return false;
+        }
+        thread::sleep(Duration::from_millis(20));
+    }
+    false
+}
+
+/// The pyghmi BMC (`tests/peers/pyghmi_bmc.py`, a second independent BMC
+/// implementation) on 127.0.0.1 with suites 3 and/or 17 and its power state
+/// in a state file.
+pub struct Pyghmi {
+    /// UDP port on 127.0.0.1.
+    pub port: u16,
+    state_file: PathBuf,
+    log: PathBuf,
+    proc: Guarded,
+    _dir: tempfile::TempDir,
+}
+
+impl Pyghmi {
+    /// Starts a BMC for admin/password offering `ciphers` ("3", "17", "3,17").
+    pub fn start(ciphers: &str, power_on: bool) -> Pyghmi {
+        let dir = tempdir("fencekit-pyghmi-");
+        let port = free_port();
+        let state_file = dir.path().join("power");
+        let log = dir.path().join("log");
+        let mut c = Command::new(venv_python());
+        c.arg(peer_scripts().join("pyghmi_bmc.py"))
+            .args(["--address", HOST, "--port", &port.to_string()])
+            .args(["--user", USER, "--password", PASSWORD])
+            .args(["--ciphers", ciphers])
+            .args(["--power", if power_on { "on" } else { "off" }])
+            .arg("--state-file")
+            .arg(&state_file)
+            .env("PYTHONUNBUFFERED", "1")
+            .stdin(Stdio::null())
+            .stdout(fs::File::create(&log).unwrap())
+            .stderr(fs::File::create(dir.path().join("stderr")).unwrap());
+        let mut proc = Guarded::spawn(c, "pyghmi_bmc.py");
+        let up = wait_for_text(
+            &log,
+            "pyghmi fake BMC on",
+            Duration::from_secs(20),
+            &mut proc,
+        ) && wait_udp_bound(port, Duration::from_secs(5));
+        if !up {
+            let err = fs::read_to_string(dir.path().join("stderr")).unwrap_or_default();
+            panic!("pyghmi BMC on port {port} did not come up; stderr:\n{err}");
+        }
+        Pyghmi {
+            port,
+            state_file,
+            log,
+            proc,
+            _dir: dir,
+        }
+    }
+
+    /// `ipmi://admin@127.0.0.1:PORT`.
+    pub fn target(&self) -> String {
+        target(self.port)
+    }
+
+    /// The BMC's own power state (its state file).
+    pub fn power(&self) -> bool {
+        read_bit(&self.state_file)
+    }
+
+    /// Sets the power state behind the BMC's back.
+    pub fn set_power(&self, on: bool) {
+        fs::write(&self.state_file, if on { "1\n" } else { "0\n" }).unwrap();
+    }
+
+    /// Path of the state file (for watchers).
+    pub fn state_file(&self) -> &Path {
+        &self.state_file
+    }
+
+    /// PID of the BMC process.
+    pub fn pid(&self) -> u32 {
+        self.proc.pid()
+    }
+}
+
+/// One datagram seen by [`UdpProxy`] from the client.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Datagram {
+    /// 1-based index (as `--drop` counts).
+    pub index: usize,
+    /// Payload size.
+    pub bytes: usize,
+    /// Dropped by the proxy (a `--drop` index, or black hole).
+    pub dropped: bool,
+    /// Milliseconds since the proxy's first datagram.
+    pub at_ms: f64,
+}
+
+/// `tests/peers/udp_proxy.py`: forwards to a BMC on 127.0.0.1 dropping the
+/// listed client datagrams, or without a target a black hole; logs every
+/// datagram, which is how tests count what a client sends.
+pub struct UdpProxy {
+    /// UDP port on 127.0.0.1 that clients talk to.
+    pub port: u16,
+    log: PathBuf,
+    proc: Guarded,
+    _dir: tempfile::TempDir,
+}
+
+impl UdpProxy {
+    /// Starts a proxy to `target` (a port on 127.0.0.1), or a black hole.
+    pub fn start(target: Option<u16>, drop: &[usize]) -> UdpProxy {
+        let dir = tempdir("fencekit-proxy-");
+        let port = free_port();
+        let log = dir.path().join("log");
+        let py = if venv_python().exists() {
+            venv_python()
+        } else {
+            PathBuf::from("python3")
+        };
+        let mut c = Command::new(py);
+        c.arg(peer_scripts().join("udp_proxy.py"))
+            .arg("--listen")
+            .arg(format!("{HOST}:{port}"))
+            .arg("--log")
+            .arg(&log);
+        if let Some(t) = target {
+            c.arg("--target").arg(format!("{HOST}:{t}"));
+        }
+        if !drop.is_empty() {
+            let list: Vec<String> = drop.iter().map(|d| d.to_string()).collect();
+            c.arg("--drop").arg(list.join(","));
+        }
+        c.stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(fs::File::create(dir.path().join("stderr")).unwrap());
+        let mut proc = Guarded::spawn(c, "udp_proxy.py");
+        let up = wait_for_text(&log, "proxy ", Duration::from_secs(10), &mut proc)
+            && wait_udp_bound(port, Duration::from_secs(5));
+        if !up {
+            let err = fs::read_to_string(dir.path().join("stderr")).unwrap_or_default();
+            panic!("udp_proxy on port {port} did not come up; stderr:\n{err}");
+        }
+        UdpProxy {
+            port,
+            log,
+            proc,
+            _dir: dir,
+        }
+    }
+
+    /// `ipmi://admin@127.0.0.1:PORT` (through the proxy).
+    pub fn target(&self) -> String {
+        target(self.port)
+    }
+
+    /// Client datagrams so far, in order.
+    pub fn datagrams(&self) -> Vec<Datagram> {
+        // lines: "   12.3 ms  client#4 56 bytes fwd" / "... DROPPED"
+        fs::read_to_string(&self.log)
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| {
+                let mut it = l.split_whitespace();
+                let at_ms: f64 = it.next()?.parse().ok()?;
+                it.next()?; // "ms"
+                let index = it.next()?.strip_prefix("client#")?.parse().ok()?;
+                let bytes = it.next()?.parse().ok()?;
+                it.next()?; // "bytes"
+                let dropped = it.next()? == "DROPPED";
+                Some(Datagram {
+                    index,
+                    bytes,
+                    dropped,
+                    at_ms,
+                })
+            })
+            .collect()
+    }
+
+    /// Number of datagrams the client sent so far.
+    pub fn client_datagrams(&self) -> usize {
+        self.datagrams().len()
+    }
+
+    /// The raw log (for failure messages).
+    pub fn log(&self) -> String {
+        fs::read_to_string(&self.log).unwrap_or_default()
+    }
+}
+
+/// One simulated BMC announced by `fencekit lab`.
+#[derive(Debug, Clone)]
+pub struct LabNode {
+    /// First word of the line, e.g. `node01`.
+    pub name: String,
+    /// IPMI host from the `ipmi://` URL.
+    pub host: String,
+    /// IPMI UDP port from the `ipmi://` URL.
+    pub port: u16,
+    /// The whole line as printed.
+    pub line: String,
+}
+
+impl LabNode {
+    /// `ipmi://admin@HOST:PORT`.
+    pub fn target(&self) -> String {
+        format!("ipmi://{USER}@{}:{}", self.host, self.port)
+    }
+}
+
+/// `fencekit lab …` running as a child: its announced nodes, killed on drop.
+pub struct Lab {
+    /// Nodes in the order printed.
+    pub nodes: Vec<LabNode>,
+    /// Lines printed before `ready`.
+    pub banner: Vec<String>,
+    stderr: PathBuf,
+    proc: Guarded,
+    _dir: tempfile::TempDir,
+}
+
+/// Parses one `fencekit lab` node line: `NAME ipmi://[USER@]HOST:PORT …`.
+pub fn parse_lab_line(line: &str) -> Option<LabNode> {
+    let mut words = line.split_whitespace();
+    let name = words.next()?.to_string();
+    let url = line
+        .split_whitespace()
+        .find_map(|w| w.strip_prefix("ipmi://"))?;
+    let hostport = url.rsplit_once('@').map(|(_, h)| h).unwrap_or(url);
+    let hostport = hostport.trim_end_matches('/');
+    let (host, port) = hostport.rsplit_once(':')?;
+    Some(LabNode {
+        name,
+        host: host.to_string(),
+        port: port.parse().ok()?,
+        line: line.to_string(),
+    })
+}
+
+impl Lab {
+    /// Starts `fencekit lab ARGS…` (adding `--bind 127.0.0.1` unless `args`
+    /// has a `--bind`; without `--ipmi-port-base` the lab picks free ports
+    /// itself) and waits (≤ 15 s) for its `ready` line.
+    pub fn start(args: &[&str]) -> Lab {
+        let dir = tempdir("fencekit-lab-");
+        let mut argv: Vec<String> = vec!["lab".into()];
+        argv.extend(args.iter().map(|s| s.to_string()));
+        if !args.contains(&"--bind") {
+            argv.extend(["--bind".into(), HOST.into()]);
+        }
+        if let Some(b) = argv.iter().position(|a| a == "--bind") {
+            let addr = argv.get(b + 1).cloned().unwrap_or_default();
+            assert!(
+                addr.starts_with("127."),
+                "lab must bind to 127.0.0.0/8, got {addr}"
+            );
+        }
+        let stderr = dir.path().join("stderr");
+        let mut c = Command::new(bin());
+        c.args(&argv)
+            .env("NO_COLOR", "1")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(fs::File::create(&stderr).unwrap());
+        let mut proc = Guarded::spawn(c, "fencekit lab");
+        let out = proc.child.stdout.take().expect("lab stdout");
+        // Reader thread: forwards lines until EOF (keeps draining the pipe
+        // after `ready` so that the lab never blocks on a full pipe).
+        let (tx, rx) = mpsc::channel::<String>();
+        thread::spawn(move || {
+            for line in BufReader::new(out).lines() {
+                let Ok(line) = line else { break };
+                // once nobody listens any more, keep draining
+                let _ = tx.send(line);
+            }
+        });
+        let mut banner = Vec::new();
+        let mut found = Vec::new();
+        let t0 = Instant::now();
+        let mut ready = false;
+        while t0.elapsed() < Duration::from_secs(15) {
+            match rx.recv_timeout(Duration::from_millis(50)) {
+                Ok(line) => {
+                    // "ready" or "ready: N simulated BMC(s); …"
+                    if line.trim() == "ready" || line.starts_with("ready:") {
+                        ready = true;
+                        break;
+                    }
+                    if let Some(n) = parse_lab_line(&line) {
+                        found.push(n);
+                    }
+                    banner.push(line);
+                }
+                Err(mpsc::RecvTimeoutError::Timeout) => {
+                    if proc.exited().is_some() {
+                        break;
+                    }
+                }
+                Err(mpsc::RecvTimeoutError::Disconnected) => break,
+            }
+        }
+        if !ready {
+            let err = fs::read_to_string(&stderr).unwrap_or_default();
+            panic!(
+                "`fencekit {}` did not print `ready` within 15 s\nstdout so far:\n{}\nstderr:\n{err}",
+                argv.join(" "),
+                banner.join("\n")
+            );
+        }
+        for n in &found {
+            assert!(
+                n.host.starts_with("127."),
+                "lab node outside 127.0.0.0/8: {}",
+                n.line
+            );
+        }
+        Lab {
+            nodes: found,
+            banner,
+            stderr,
+            proc,
+            _dir: dir,
+        }
+    }
+
+    /// The lab's stderr so far.
+    pub fn stderr(&self) -> String {
+        fs::read_to_string(&self.stderr).unwrap_or_default()
+    }
+
+    /// PID of the `fencekit lab` process.
+    pub fn pid(&self) -> u32 {
+        self.proc.pid()
+    }
+
+    /// True while the lab process runs.
+    pub fn running(&mut self) -> bool {
+        self.proc.exited().is_none()
+    }
+
+    /// Sends SIGTERM to the lab (by PID) and waits up to `limit` for it to
+    /// exit; its exit status, or `None` if it is still running.
+    pub fn terminate(&mut self, limit: Duration) -> Option<ExitStatus> {
+        let _ = Command::new("kill")
+            .args(["-TERM", &self.proc.pid().to_string()])
+            .status();
+        let t0 = Instant::now();
+        loop {
+            if let Some(st) = self.proc.exited() {
+                return Some(st);
+            }
+            if t0.elapsed() >= limit {
+                return None;
+            }
+            thread::sleep(Duration::from_millis(10));
+        }
+    }
+}
