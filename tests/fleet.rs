@@ -366,3 +366,60 @@ fn a_thousand_lab_bmcs_in_one_run() {
     assert!(res.iter().all(|x| x["ok"] == true && x["state"] == "on"));
     assert_eq!(res[999]["node"], "node1000");
 }
+
+#[test]
+fn redfish_level_fences_the_same_chassis_ipmi_reads() {
+    let l = lab_with_inventory(&["--nodes", "1"]);
+    let (d, inv) = (l.dir.path(), l.inventory.to_str().unwrap());
+    let r = run(
+        d,
+        &["off", "-i", inv, "node01", "--level", "2", "-o", "json"],
+    );
+    r.assert_code(0);
+    let res = &json_results(&r)[0];
+    assert_eq!(res["method"], "redfish", "{r}");
+    assert_eq!(res["state"], "off");
+    let session = res["session"].as_str().unwrap();
+    assert!(
+        session.contains("tls verified against") && session.contains("off=ForceOff"),
+        "{session}"
+    );
+    run(d, &["status", "-i", inv, "node01", "--level", "1"]).assert_code(2);
+}
+
+#[test]
+fn redfish_certificates_are_verified_unless_trusted_explicitly() {
+    let l = lab_with_inventory(&["--nodes", "1"]);
+    let d = l.dir.path();
+    let url = l.lab.banner[0]
+        .split_whitespace()
+        .find(|w| w.starts_with("redfish://"))
+        .expect("the lab prints a redfish URL")
+        .replace("redfish://", "redfish://admin@");
+    let pem = format!("{}.certs/node01.pem", l.inventory.display());
+    let with_pw = |args: &[&str]| {
+        let mut c = fk(d, args);
+        c.env("FENCEKIT_PASSWORD", "lab");
+        support::run(c, Duration::from_secs(30))
+    };
+    let r = with_pw(&["status", &url]);
+    r.assert_code(1);
+    assert!(
+        r.stderr.contains("not trusted") && r.stderr.contains("--ca-cert"),
+        "{r}"
+    );
+    with_pw(&["status", &url, "--ca-cert", &pem]).assert_code(0);
+    let r = with_pw(&["status", &url, "--ssl-insecure", "--ca-cert", &pem]);
+    r.assert_code(64);
+    let r = with_pw(&[
+        "status",
+        &url.replace("admin@", "nobody@"),
+        "--ca-cert",
+        &pem,
+    ]);
+    r.assert_code(1);
+    assert!(
+        r.stderr.to_lowercase().contains("credentials") || r.stderr.contains("401"),
+        "{r}"
+    );
+}

@@ -77,6 +77,8 @@ pub enum Driver {
     /// IPMI over LAN (RMCP+ or 1.5).
     #[default]
     Ipmi,
+    /// Redfish over HTTPS.
+    Redfish,
 }
 
 /// IPMI versions.
@@ -94,8 +96,9 @@ pub enum IpmiVersion {
 /// Options shared by status/on/off/reboot/monitor.
 #[derive(Args, Debug, Clone)]
 pub struct ActionArgs {
-    /// Targets: ipmi://[USER@]HOST[:PORT] URLs, or node names and host
-    /// ranges (node[01-04]) from the inventory.
+    /// Targets: ipmi://[USER@]HOST[:PORT] or redfish://[USER@]HOST[:PORT][/redfish/v1/Systems/ID]
+    /// URLs (also redfish+http://, idrac-redfish://, ilo5-redfish://), or node
+    /// names and host ranges (node[01-04]) from the inventory.
     pub targets: Vec<String>,
 
     /// Inventory file (TOML) naming nodes and their fencing methods.
@@ -172,6 +175,28 @@ pub struct ActionArgs {
     /// BMC key K_g in hexadecimal.
     #[arg(long, value_name = "HEX")]
     pub hexadecimal_kg: Option<String>,
+
+    /// Redfish: the ComputerSystem URI (skips discovery).
+    #[arg(long, value_name = "URI")]
+    pub systems_uri: Option<String>,
+    /// Redfish: the service root used for discovery.
+    #[arg(long, value_name = "URI")]
+    pub redfish_uri: Option<String>,
+    /// Redfish: which of several systems (Id, Name, UUID or @odata.id).
+    #[arg(long, short = 'n', value_name = "SYSTEM")]
+    pub plug: Option<String>,
+    /// Redfish: trust this PEM file (a private CA, or the BMC's own self-signed certificate).
+    #[arg(long, value_name = "PATH")]
+    pub ca_cert: Option<PathBuf>,
+    /// Redfish: accept exactly the certificate with this SHA-256 fingerprint (SHA256:…).
+    #[arg(long, value_name = "FP")]
+    pub ssl_fingerprint: Option<String>,
+    /// Redfish: do not verify the certificate (anyone on the path can impersonate the BMC).
+    #[arg(long)]
+    pub ssl_insecure: bool,
+    /// Redfish: log in through SessionService (X-Auth-Token) and log out at the end.
+    #[arg(long)]
+    pub redfish_session: bool,
 
     /// Blind wait after each power command before polling.
     #[arg(long, value_name = "DUR", default_value = "0s", value_parser = crate::cli::duration::parse)]
@@ -256,9 +281,13 @@ pub struct LabArgs {
     /// no-cipher-query, off, loss=R, delay=DUR, transition=DUR. Repeatable.
     #[arg(long = "fault", value_name = "SPEC")]
     pub faults: Vec<String>,
-    /// Write an inventory of the lab's nodes to this file (and the password to PATH.password).
+    /// Write an inventory of the lab's nodes to this file (the password to
+    /// PATH.password, Redfish certificates to PATH.certs/).
     #[arg(long, value_name = "PATH")]
     pub write_inventory: Option<PathBuf>,
+    /// Redfish service per node: https (self-signed certificate), http, or none.
+    #[arg(long, default_value = "https", value_parser = ["https", "http", "none"])]
+    pub redfish: String,
     /// More detail on stderr.
     #[arg(long, short = 'v', action = clap::ArgAction::Count)]
     pub verbose: u8,

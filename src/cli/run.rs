@@ -1,6 +1,6 @@
 //! `fencekit …`: from parsed options to engine runs, output and exit code.
 
-use super::args::{ActionArgs, Cli, Command, IpmiVersion, Method, Output};
+use super::args::{ActionArgs, Cli, Command, Driver, IpmiVersion, Method, Output};
 use super::render::{JsonLines, Progress, Report, TargetResult};
 use super::target;
 use crate::engine::policy::{Policy, PowerTimeout};
@@ -13,6 +13,8 @@ use crate::fleet::inventory::Inventory;
 use crate::fleet::method::{CredentialRef, MethodSpec};
 use crate::fleet::plan::{select, NodePlan};
 use crate::ipmi::config::{self, AuthType, CipherChoice, IpmiConfig, Privilege, Version};
+use crate::redfish::config::{is_redfish_url, parse_target as parse_redfish_target, TlsTrust};
+use crate::redfish::tls::parse_fingerprint;
 use crate::secret::Secret;
 use clap::Parser;
 use std::ffi::OsString;
@@ -70,10 +72,9 @@ pub fn init_logging(verbose: u8) {
         .try_init();
 }
 
-/// The method a target URL (or `--ip`) gets from the command-line options.
-fn url_method(a: &ActionArgs, url: &str) -> Result<MethodSpec, String> {
-    let t = target::parse(url)?;
-    let credential = if let Some(p) = &a.password {
+/// The credential reference the command-line options name.
+fn cli_credential(a: &ActionArgs) -> CredentialRef {
+    if let Some(p) = &a.password {
         CredentialRef::Inline(Secret::from_str_value(p))
     } else if let Some(f) = &a.password_file {
         CredentialRef::File(f.clone())
@@ -85,7 +86,61 @@ fn url_method(a: &ActionArgs, url: &str) -> Result<MethodSpec, String> {
         CredentialRef::Inline(Secret::new(v.into_encoded_bytes()))
     } else {
         CredentialRef::None
-    };
+    }
+}
+
+/// Certificate trust from the command-line options.
+pub fn tls_trust(
+    insecure: bool,
+    ca_cert: Option<&std::path::Path>,
+    fingerprint: Option<&str>,
+) -> Result<TlsTrust, String> {
+    match (insecure, ca_cert, fingerprint) {
+        (true, None, None) => Ok(TlsTrust::Insecure),
+        (false, ca, None) => Ok(TlsTrust::Verify {
+            ca_cert: ca.map(|p| p.to_path_buf()),
+        }),
+        (false, None, Some(fp)) => Ok(TlsTrust::Fingerprint(parse_fingerprint(fp)?)),
+        _ => Err("give only one of --ssl-insecure, --ca-cert and --ssl-fingerprint".into()),
+    }
+}
+
+fn redfish_method(a: &ActionArgs, url: &str) -> Result<MethodSpec, String> {
+    let t = parse_redfish_target(url)?;
+    if t.is_plain_http() {
+        eprintln!(
+            "fencekit: warning: {url}: plain HTTP: the password and the power commands cross the \
+             network unprotected"
+        );
+    }
+    let mut c = t.config(a.username.as_deref().unwrap_or(""), Secret::default());
+    if let Some(u) = &a.systems_uri {
+        c.systems_uri = Some(u.clone());
+    }
+    if let Some(u) = &a.redfish_uri {
+        c.redfish_uri = u.clone();
+    }
+    c.plug = a.plug.clone();
+    c.tls = tls_trust(
+        a.ssl_insecure,
+        a.ca_cert.as_deref(),
+        a.ssl_fingerprint.as_deref(),
+    )?;
+    c.session_auth = a.redfish_session;
+    c.validate()?;
+    Ok(MethodSpec::Redfish {
+        config: c,
+        credential: cli_credential(a),
+    })
+}
+
+/// The method a target URL (or `--ip`) gets from the command-line options.
+fn url_method(a: &ActionArgs, url: &str) -> Result<MethodSpec, String> {
+    if is_redfish_url(url) {
+        return redfish_method(a, url);
+    }
+    let t = target::parse(url)?;
+    let credential = cli_credential(a);
     let auth: Option<AuthType> = a.auth.as_deref().map(str::parse).transpose()?;
     let username = t
         .username
@@ -142,7 +197,13 @@ fn plans(a: &ActionArgs) -> Result<Vec<NodePlan>, String> {
         } else {
             ip.clone()
         };
-        words.push(format!("ipmi://{host}"));
+        words.push(match a.driver {
+            Driver::Ipmi => format!("ipmi://{host}"),
+            Driver::Redfish => match a.ipport {
+                Some(p) => format!("redfish://{host}:{p}"),
+                None => format!("redfish://{host}"),
+            },
+        });
     }
     if words.is_empty() && !a.all {
         return Err(
@@ -191,6 +252,22 @@ fn print_plan(action: Action, plans: &[NodePlan], a: &ActionArgs) -> bool {
                         config.privilege
                     ),
                 },
+                MethodSpec::Redfish { config, .. } => format!(
+                    "{}, {}",
+                    match &config.tls {
+                        TlsTrust::Verify { ca_cert: None } =>
+                            "TLS verified (system trust store)".to_string(),
+                        TlsTrust::Verify { ca_cert: Some(p) } =>
+                            format!("TLS verified against {}", p.display()),
+                        TlsTrust::Insecure => "TLS NOT verified".to_string(),
+                        TlsTrust::Fingerprint(_) => "TLS pinned by fingerprint".to_string(),
+                    },
+                    if config.session_auth {
+                        "session auth"
+                    } else {
+                        "basic auth"
+                    }
+                ),
             };
             rows.push(serde_json::json!({
                 "node": p.name, "level": i + 1, "method": m.driver_name(), "endpoint": m.endpoint(),

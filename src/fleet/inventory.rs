@@ -57,11 +57,19 @@ pub struct MethodFields {
     pub auth: Option<String>,
     /// File holding the BMC key K_g in hexadecimal.
     pub kg_file: Option<PathBuf>,
-    /// Redfish: CA or pinned certificate (reserved).
+    /// Redfish: a CA, or the BMC's own certificate, to trust (PEM).
     pub ca_cert: Option<PathBuf>,
-    /// Redfish: ComputerSystem URI (reserved).
+    /// Redfish: accept exactly the certificate with this SHA-256 fingerprint.
+    pub ssl_fingerprint: Option<String>,
+    /// Redfish: do not verify the certificate.
+    pub ssl_insecure: Option<bool>,
+    /// Redfish: use SessionService instead of Basic auth.
+    pub redfish_session: Option<bool>,
+    /// Redfish: service root for discovery.
+    pub redfish_uri: Option<String>,
+    /// Redfish: ComputerSystem URI.
     pub systems_uri: Option<String>,
-    /// Plug: system, domain or outlet behind the endpoint (reserved).
+    /// Plug: system, domain or outlet behind the endpoint.
     pub plug: Option<String>,
     /// Manual fencing: what a person must do (reserved).
     pub instructions: Option<String>,
@@ -104,6 +112,10 @@ impl MethodFields {
             auth,
             kg_file,
             ca_cert,
+            ssl_fingerprint,
+            ssl_insecure,
+            redfish_session,
+            redfish_uri,
             systems_uri,
             plug,
             instructions
@@ -257,10 +269,29 @@ fn check_method(m: &MethodFields) -> Result<(), String> {
             }
             Ok(())
         }
-        Some(d @ ("redfish" | "ssh" | "manual")) => Err(format!(
-            "driver '{d}' is not available in this build yet (ipmi only)"
+        Some("redfish") => {
+            if m.endpoint.is_none() && m.ip.is_none() {
+                return Err(
+                    "a redfish method needs endpoint = \"redfish://HOST[:PORT][/redfish/v1/Systems/ID]\" or ip"
+                        .into(),
+                );
+            }
+            let trusts = [
+                m.ca_cert.is_some(),
+                m.ssl_fingerprint.is_some(),
+                m.ssl_insecure == Some(true),
+            ];
+            if trusts.iter().filter(|x| **x).count() > 1 {
+                return Err("give only one of ca_cert, ssl_fingerprint and ssl_insecure".into());
+            }
+            Ok(())
+        }
+        Some(d @ ("ssh" | "manual")) => Err(format!(
+            "driver '{d}' is not available in this build yet (ipmi and redfish only)"
         )),
-        Some(other) => Err(format!("unknown driver '{other}' (expected ipmi)")),
+        Some(other) => Err(format!(
+            "unknown driver '{other}' (expected ipmi or redfish)"
+        )),
     }
 }
 

@@ -10,6 +10,8 @@ use crate::engine::error::{DriverError, ErrorKind, Stage};
 use crate::engine::power::{PowerCommand, PowerState};
 use crate::ipmi::config::IpmiConfig;
 use crate::ipmi::driver::IpmiDriver;
+use crate::redfish::config::{RedfishConfig, Scheme};
+use crate::redfish::driver::RedfishDriver;
 use crate::secret::Secret;
 use std::path::PathBuf;
 use std::time::Instant;
@@ -93,6 +95,13 @@ pub enum MethodSpec {
         /// Where the password comes from.
         credential: CredentialRef,
     },
+    /// Redfish; the config's password is filled from `credential` at build time.
+    Redfish {
+        /// Everything but the password.
+        config: RedfishConfig,
+        /// Where the password comes from.
+        credential: CredentialRef,
+    },
 }
 
 impl MethodSpec {
@@ -100,6 +109,7 @@ impl MethodSpec {
     pub fn driver_name(&self) -> &'static str {
         match self {
             MethodSpec::Ipmi { .. } => "ipmi",
+            MethodSpec::Redfish { .. } => "redfish",
         }
     }
 
@@ -114,26 +124,44 @@ impl MethodSpec {
                 };
                 format!("ipmi://{host}:{}", config.port)
             }
+            MethodSpec::Redfish { config, .. } => {
+                let path = config
+                    .systems_uri
+                    .clone()
+                    .unwrap_or_else(|| config.redfish_uri.clone());
+                let plug = config
+                    .plug
+                    .as_deref()
+                    .map(|p| format!(" (system {p})"))
+                    .unwrap_or_default();
+                format!("{}{path}{plug}", config.base_url())
+            }
         }
     }
 
     /// The BMC this method talks to: methods with the same key share a BMC
     /// (blades, several systems behind one service) and are serialised.
     pub fn bmc_key(&self) -> String {
-        self.endpoint()
+        match self {
+            MethodSpec::Ipmi { .. } => self.endpoint(),
+            MethodSpec::Redfish { config, .. } => config.base_url(),
+        }
     }
 
     /// The user name, for plans and audit records.
     pub fn username(&self) -> &str {
         match self {
             MethodSpec::Ipmi { config, .. } => &config.username,
+            MethodSpec::Redfish { config, .. } => &config.username,
         }
     }
 
     /// The credential reference.
     pub fn credential(&self) -> &CredentialRef {
         match self {
-            MethodSpec::Ipmi { credential, .. } => credential,
+            MethodSpec::Ipmi { credential, .. } | MethodSpec::Redfish { credential, .. } => {
+                credential
+            }
         }
     }
 
@@ -146,14 +174,31 @@ impl MethodSpec {
                 c.password = credential.resolve().map_err(config_err)?;
                 IpmiDriver::new(c).map(AnyDriver::Ipmi).map_err(config_err)
             }
+            MethodSpec::Redfish { config, credential } => {
+                let mut c = config.clone();
+                c.password = credential.resolve().map_err(config_err)?;
+                if c.scheme == Scheme::Http {
+                    tracing::warn!(
+                        "{}: plain HTTP: the password and the power commands cross the network unprotected",
+                        c.base_url()
+                    );
+                }
+                RedfishDriver::new(c)
+                    .map(AnyDriver::Redfish)
+                    .map_err(config_err)
+            }
         }
     }
 }
 
-/// Any protocol driver, so fleets can mix them.
+/// Any protocol driver, so fleets can mix them. (One exists per node in
+/// flight, so the size difference between variants does not matter.)
+#[allow(clippy::large_enum_variant)]
 pub enum AnyDriver {
     /// IPMI.
     Ipmi(IpmiDriver),
+    /// Redfish.
+    Redfish(RedfishDriver),
 }
 
 impl AnyDriver {
@@ -164,6 +209,10 @@ impl AnyDriver {
                 let s = d.stats();
                 (s.sent, s.received, s.retransmits)
             }
+            AnyDriver::Redfish(d) => {
+                let s = d.stats();
+                (s.requests, s.requests, 0)
+            }
         }
     }
 }
@@ -172,12 +221,14 @@ impl PowerDriver for AnyDriver {
     async fn connect(&mut self, deadline: Option<Instant>) -> Result<String, DriverError> {
         match self {
             AnyDriver::Ipmi(d) => d.connect(deadline).await,
+            AnyDriver::Redfish(d) => d.connect(deadline).await,
         }
     }
 
     async fn status(&mut self, deadline: Option<Instant>) -> Result<PowerState, DriverError> {
         match self {
             AnyDriver::Ipmi(d) => d.status(deadline).await,
+            AnyDriver::Redfish(d) => d.status(deadline).await,
         }
     }
 
@@ -188,12 +239,14 @@ impl PowerDriver for AnyDriver {
     ) -> Result<(), DriverError> {
         match self {
             AnyDriver::Ipmi(d) => d.command(command, deadline).await,
+            AnyDriver::Redfish(d) => d.command(command, deadline).await,
         }
     }
 
     async fn close(&mut self) {
         match self {
             AnyDriver::Ipmi(d) => d.close().await,
+            AnyDriver::Redfish(d) => d.close().await,
         }
     }
 }

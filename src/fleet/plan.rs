@@ -30,8 +30,61 @@ fn cipher_of(v: &Option<toml::Value>) -> Result<CipherChoice, String> {
     }
 }
 
-/// Builds the IPMI method an inventory entry describes.
+fn credential_of(f: &MethodFields) -> CredentialRef {
+    if let Some(p) = &f.password_file {
+        CredentialRef::File(p.clone())
+    } else if let Some(v) = &f.password_env {
+        CredentialRef::Env(v.clone())
+    } else if let Some(s) = &f.password_script {
+        CredentialRef::Script(s.clone())
+    } else {
+        CredentialRef::None
+    }
+}
+
+fn redfish_from_fields(f: &MethodFields) -> Result<MethodSpec, String> {
+    let url = match (&f.endpoint, &f.ip) {
+        (Some(e), _) => e.clone(),
+        (None, Some(ip)) => {
+            let host = if ip.contains(':') {
+                format!("[{ip}]")
+            } else {
+                ip.clone()
+            };
+            match f.ipport {
+                Some(p) => format!("redfish://{host}:{p}"),
+                None => format!("redfish://{host}"),
+            }
+        }
+        (None, None) => return Err("no endpoint or ip".into()),
+    };
+    let t = crate::redfish::config::parse_target(&url)?;
+    let mut c = t.config(f.username.as_deref().unwrap_or(""), Secret::default());
+    if let Some(u) = &f.systems_uri {
+        c.systems_uri = Some(u.clone());
+    }
+    if let Some(u) = &f.redfish_uri {
+        c.redfish_uri = u.clone();
+    }
+    c.plug = f.plug.clone();
+    c.tls = crate::cli::run::tls_trust(
+        f.ssl_insecure == Some(true),
+        f.ca_cert.as_deref(),
+        f.ssl_fingerprint.as_deref(),
+    )?;
+    c.session_auth = f.redfish_session == Some(true);
+    c.validate()?;
+    Ok(MethodSpec::Redfish {
+        config: c,
+        credential: credential_of(f),
+    })
+}
+
+/// Builds the method an inventory entry describes.
 pub fn method_from_fields(f: &MethodFields) -> Result<MethodSpec, String> {
+    if f.driver_kind().as_deref() == Some("redfish") {
+        return redfish_from_fields(f);
+    }
     let (host, url_user, port) = match (&f.endpoint, &f.ip) {
         (Some(e), _) => {
             let t = target::parse(e)?;
@@ -40,15 +93,7 @@ pub fn method_from_fields(f: &MethodFields) -> Result<MethodSpec, String> {
         (None, Some(ip)) => (ip.clone(), None, None),
         (None, None) => return Err("no endpoint or ip".into()),
     };
-    let credential = if let Some(p) = &f.password_file {
-        CredentialRef::File(p.clone())
-    } else if let Some(v) = &f.password_env {
-        CredentialRef::Env(v.clone())
-    } else if let Some(s) = &f.password_script {
-        CredentialRef::Script(s.clone())
-    } else {
-        CredentialRef::None
-    };
+    let credential = credential_of(f);
     let username = url_user.or_else(|| f.username.clone()).unwrap_or_default();
     let mut c = IpmiConfig::new(
         host,

@@ -2,6 +2,7 @@
 
 use super::bmc::{Bmc, Faults};
 use super::ipmi::{LabIpmi, Offer};
+use super::redfish::{LabCert, LabRedfish, RedfishLabOptions};
 use std::net::{IpAddr, SocketAddr};
 
 /// What every node of a lab shares.
@@ -23,6 +24,10 @@ pub struct LabSpec {
     pub suites: Vec<u8>,
     /// Fault knobs for every node.
     pub faults: Faults,
+    /// Serve Redfish too: `Some(true)` HTTPS (self-signed), `Some(false)` plain HTTP.
+    pub redfish: Option<bool>,
+    /// Where to write each node's Redfish certificate (`DIR/NAME.pem`).
+    pub cert_dir: Option<std::path::PathBuf>,
 }
 
 impl Default for LabSpec {
@@ -36,6 +41,8 @@ impl Default for LabSpec {
             power_on: true,
             suites: vec![3, 17],
             faults: Faults::default(),
+            redfish: Some(true),
+            cert_dir: None,
         }
     }
 }
@@ -46,6 +53,8 @@ pub struct LabNode {
     pub name: String,
     /// Its IPMI BMC.
     pub ipmi: LabIpmi,
+    /// Its Redfish service (same chassis), if served.
+    pub redfish: Option<LabRedfish>,
 }
 
 impl LabNode {
@@ -100,10 +109,30 @@ impl Lab {
                 guid,
             };
             let bmc = Bmc::new(spec.power_on, spec.faults.clone());
-            let ipmi = LabIpmi::start(SocketAddr::new(spec.bind, port), bmc, offer).await?;
+            let name = node_name(i, spec.nodes);
+            let ipmi = LabIpmi::start(SocketAddr::new(spec.bind, port), bmc.clone(), offer).await?;
+            let redfish = match spec.redfish {
+                None => None,
+                Some(tls) => {
+                    let opts = RedfishLabOptions {
+                        username: spec.username.clone(),
+                        password: spec.password.clone(),
+                        tls: tls.then_some(LabCert::SelfSigned),
+                        cert_path: match (&spec.cert_dir, tls) {
+                            (Some(d), true) => Some(d.join(format!("{name}.pem"))),
+                            _ => None,
+                        },
+                        system_name: name.clone(),
+                        ..RedfishLabOptions::default()
+                    };
+                    // Same port number as IPMI when fixed (TCP and UDP do not collide).
+                    Some(LabRedfish::start(SocketAddr::new(spec.bind, port), bmc, opts).await?)
+                }
+            };
             nodes.push(LabNode {
-                name: node_name(i, spec.nodes),
+                name,
                 ipmi,
+                redfish,
             });
         }
         Ok(Lab { nodes })

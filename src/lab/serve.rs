@@ -31,6 +31,16 @@ fn spec(a: &LabArgs) -> Result<LabSpec, String> {
         password: a.password.clone(),
         power_on: a.power == "on",
         suites: a.ciphers.clone(),
+        redfish: match a.redfish.as_str() {
+            "https" => Some(true),
+            "http" => Some(false),
+            _ => None,
+        },
+        cert_dir: a.write_inventory.as_ref().map(|p| {
+            let mut d = p.as_os_str().to_owned();
+            d.push(".certs");
+            std::path::PathBuf::from(d)
+        }),
         faults: Faults {
             loss: a.loss,
             drop: a.drop.clone(),
@@ -110,6 +120,19 @@ pub fn inventory_text(lab: &Lab, spec: &LabSpec, password_file: &std::path::Path
             a.ip(),
             a.port()
         ));
+        if let Some(r) = &n.redfish {
+            s.push_str(&format!(
+                "  [[node.fence]]\n  endpoint = \"{}\"\n",
+                r.target()
+            ));
+            if let Some(d) = &spec.cert_dir {
+                if r.cert_pem().is_some() {
+                    let p = std::path::absolute(d.join(format!("{}.pem", n.name)))
+                        .unwrap_or_else(|_| d.join(format!("{}.pem", n.name)));
+                    s.push_str(&format!("  ca_cert = \"{}\"\n", p.display()));
+                }
+            }
+        }
     }
     s
 }
@@ -165,6 +188,12 @@ pub fn main(a: LabArgs) -> i32 {
             return exit::FAILURE;
         }
     };
+    if let Some(d) = &spec.cert_dir {
+        if let Err(e) = std::fs::create_dir_all(d) {
+            eprintln!("fencekit lab: cannot create {}: {e}", d.display());
+            return exit::FAILURE;
+        }
+    }
     rt.block_on(async {
         let lab = match Lab::start(&spec).await {
             Ok(l) => l,
@@ -208,7 +237,18 @@ pub fn main(a: LabArgs) -> i32 {
                 } else {
                     String::new()
                 };
-                let _ = writeln!(out, "{} ipmi://{}:{}{hint}", n.name, a.ip(), a.port());
+                let redfish = n
+                    .redfish
+                    .as_ref()
+                    .map(|r| format!(" {}", r.target()))
+                    .unwrap_or_default();
+                let _ = writeln!(
+                    out,
+                    "{} ipmi://{}:{}{redfish}{hint}",
+                    n.name,
+                    a.ip(),
+                    a.port()
+                );
             }
             let _ = writeln!(
                 out,
