@@ -4,7 +4,11 @@
 # See bench/README.md for what each row means and the targets (SPEC §10).
 #
 # usage: bench/ipmi.sh [--quick] [--bin PATH] [--runs N] [--no-agent] [--check]
+#                      [--bmc ipmi_sim|lab]
 #   --quick     few runs, for a smoke test (CI runs this on the debug binary)
+#   --bmc       the BMC everyone talks to: OpenIPMI ipmi_sim (default; its
+#               Get Chassis Status forks a shell hook, ~6 ms of the total) or
+#               `fencekit lab` (answers in microseconds: client-bound figures)
 #   --bin PATH  fencekit binary to measure (default: target/release/fencekit,
 #               built with `cargo build --release` if missing or stale)
 #   --runs N    timed runs per status command (default 30; off/reboot: 5)
@@ -17,7 +21,7 @@ ROOT="$(cd "$HERE/.." && pwd)"
 PEERS="$ROOT/tests/peers"
 export PATH="$PATH:/usr/sbin:/sbin"
 
-QUICK=0; BIN=""; RUNS=30; AGENT=1; CHECK=0
+QUICK=0; BIN=""; RUNS=30; AGENT=1; CHECK=0; BMC=ipmi_sim
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) QUICK=1; RUNS=3 ;;
@@ -25,7 +29,8 @@ while [ $# -gt 0 ]; do
     --runs) RUNS="$2"; shift ;;
     --no-agent) AGENT=0 ;;
     --check) CHECK=1 ;;
-    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
+    --bmc) BMC="$2"; shift ;;
+    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
     *) echo "unknown option $1" >&2; exit 64 ;;
   esac
   shift
@@ -44,7 +49,12 @@ BIN="$(cd "$(dirname "$BIN")" && pwd)/$(basename "$BIN")"
 PY="${PEERS_DIR:-/tmp/fencekit-peers}/venv/bin/python"
 [ -x "$PY" ] || PY=python3
 have() { command -v "$1" >/dev/null 2>&1; }
-have ipmi_sim || { echo "ipmi_sim not installed: run tests/peers/setup.sh" >&2; exit 1; }
+case "$BMC" in
+  ipmi_sim) have ipmi_sim || { echo "ipmi_sim not installed: run tests/peers/setup.sh" >&2; exit 1; } ;;
+  lab) ;;
+  *) echo "--bmc takes ipmi_sim or lab" >&2; exit 64 ;;
+esac
+have ipmitool || { echo "ipmitool not installed: run tests/peers/setup.sh" >&2; exit 1; }
 
 WORK="$(mktemp -d /tmp/fencekit-bench.XXXXXX)"
 PIDS=()
@@ -61,12 +71,25 @@ print(s.getsockname()[1])'
 }
 
 # --- the BMC ---------------------------------------------------------------
-SIM_PORT="$(free_port)"
-export IPMI_SIM_RUNDIR="$WORK/sim"
-SIM_PID="$(sh "$PEERS/ipmi_sim_start.sh" 127.0.0.1 "$SIM_PORT" admin password 1 | tail -1)"
-PIDS+=("$SIM_PID")
-SIM_DIR="$IPMI_SIM_RUNDIR/127.0.0.1-$SIM_PORT"
-power_on() { echo 1 > "$SIM_DIR/power"; }
+if [ "$BMC" = ipmi_sim ]; then
+  SIM_PORT="$(free_port)"
+  export IPMI_SIM_RUNDIR="$WORK/sim"
+  SIM_PID="$(sh "$PEERS/ipmi_sim_start.sh" 127.0.0.1 "$SIM_PORT" admin password 1 | tail -1)"
+  PIDS+=("$SIM_PID")
+  SIM_DIR="$IPMI_SIM_RUNDIR/127.0.0.1-$SIM_PORT"
+  BMC_DESC="ipmi_sim $(dpkg-query -W -f='${Version}' openipmi 2>/dev/null)"
+  # set the simulator's power file back to on (before each off/reboot run)
+  PREP="sh -c 'echo 1 > $SIM_DIR/power'"
+else
+  "$BIN" lab --nodes 1 --bind 127.0.0.1 --password password > "$WORK/lab.out" 2>"$WORK/lab.err" &
+  SIM_PID=$!; PIDS+=("$SIM_PID")
+  for _ in $(seq 200); do grep -q '^ready' "$WORK/lab.out" && break; sleep 0.05; done
+  SIM_PORT="$(grep -o 'ipmi://127.0.0.1:[0-9]*' "$WORK/lab.out" | head -1 | sed 's/.*://')"
+  [ -n "$SIM_PORT" ] || { echo "fencekit lab did not start:" >&2; cat "$WORK/lab.err" >&2; exit 1; }
+  BMC_DESC="fencekit lab ($BIN)"
+  PREP="ipmitool -I lanplus -H 127.0.0.1 -p $SIM_PORT -U admin -P password -C 3 chassis power on"
+fi
+power_on() { sh -c "$PREP" >/dev/null 2>&1; }
 export FENCEKIT_PASSWORD=password
 
 # our agent front: a symlink named fence_ipmilan (argv[0] dispatch)
@@ -96,7 +119,7 @@ median_ms() { # runs cmd [prepare]
   else
     local i t0 t1 f="$WORK/times"; : > "$f"
     for ((i = 0; i < runs; i++)); do
-      [ -n "$prep" ] && sh -c "$prep"
+      [ -n "$prep" ] && sh -c "$prep" >/dev/null 2>&1
       t0=$(date +%s%N); $cmd >/dev/null 2>&1 || true; t1=$(date +%s%N)
       echo $(( (t1 - t0) / 1000 )) >> "$f"
     done
@@ -108,7 +131,7 @@ median_ms() { # runs cmd [prepare]
 peak_rss() { # cmd [prepare]
   local cmd="$1" prep="${2:-}" max=0 kb i
   for ((i = 0; i < (QUICK ? 1 : 3); i++)); do
-    [ -n "$prep" ] && sh -c "$prep"
+    [ -n "$prep" ] && sh -c "$prep" >/dev/null 2>&1
     /usr/bin/time -f %M -o "$WORK/rss" $cmd >/dev/null 2>&1 || true
     kb=$(tail -1 "$WORK/rss"); [ "$kb" -gt "$max" ] 2>/dev/null && max=$kb
   done
@@ -144,7 +167,7 @@ check_works() { # cmd stdout-regex
   return 1
 }
 
-echo "measuring against ipmi_sim on 127.0.0.1:$SIM_PORT (runs: status $RUNS, off/reboot $SLOW_RUNS)..." >&2
+echo "measuring against $BMC on 127.0.0.1:$SIM_PORT (runs: status $RUNS, off/reboot $SLOW_RUNS)..." >&2
 
 # status
 power_on
@@ -181,7 +204,6 @@ if [ "$AGENT" = 1 ]; then
 fi
 
 # off / reboot, agent mode, same (default) power_wait on both sides
-PREP="sh -c 'echo 1 > $SIM_DIR/power'"
 for op in off reboot; do
   if have fence_ipmilan; then
     row "$op" "fence_ipmilan (upstream) -o $op" \
@@ -226,7 +248,7 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a+0 > 0 && b+0 > 0) printf "%.1fx
 FK_STATUS="$(value status "fencekit status" 3)"
 echo
 echo "fencekit IPMI bench — $(date -u +%FT%TZ) — $(nproc) cores — $("$BIN" --version 2>/dev/null | head -1)"
-echo "binary: $BIN ($SIZE_MIB MiB); BMC: ipmi_sim $(dpkg-query -W -f='${Version}' openipmi 2>/dev/null) on loopback"
+echo "binary: $BIN ($SIZE_MIB MiB); BMC: $BMC_DESC on loopback"
 [ "$QUICK" = 1 ] && echo "QUICK MODE: few runs, figures are indicative only"
 echo
 printf '%-7s %-40s %11s %9s %10s %14s\n' op tool "median ms" "RSS MiB" datagrams "x fencekit"

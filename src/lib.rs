@@ -21,6 +21,7 @@ pub mod ipmi;
 pub mod lab;
 pub mod redfish;
 pub mod secret;
+pub mod ssh;
 
 /// True when `name` (argv[0]'s file name) is a fence agent this binary can be.
 pub fn agent_known(name: &str) -> bool {

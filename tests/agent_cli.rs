@@ -581,3 +581,359 @@ fn fencekit_agent_name_is_the_same_as_argv0() {
     .unwrap();
     assert_eq!(String::from_utf8_lossy(&o.stdout), want);
 }
+
+// ------------------------------------------------------------ fence_redfish --
+
+/// A lab Redfish service (HTTPS, self-signed certificate written to a file)
+/// running on its own thread for the test's duration.
+struct TestRedfish {
+    port: String,
+    bmc: Bmc,
+    pem: PathBuf,
+    fingerprint: String,
+    stats: Box<dyn Fn() -> fencekit::lab::redfish::RedfishStats + Send>,
+    stop: Option<std::sync::mpsc::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+    _dir: tempfile::TempDir,
+}
+
+impl TestRedfish {
+    fn start(on: bool) -> TestRedfish {
+        use fencekit::lab::redfish::{LabRedfish, RedfishLabOptions};
+        let dir = tempfile::tempdir().unwrap();
+        let pem = dir.path().join("lab.pem");
+        let opts = RedfishLabOptions {
+            cert_path: Some(pem.clone()),
+            ..Default::default()
+        };
+        let (tx, rx) = std::sync::mpsc::channel();
+        let (stop_tx, stop_rx) = std::sync::mpsc::channel::<()>();
+        let thread = std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            rt.block_on(async move {
+                let bmc = Bmc::new(on, Faults::default());
+                let lab = std::sync::Arc::new(
+                    LabRedfish::start("127.0.0.1:0".parse().unwrap(), bmc.clone(), opts)
+                        .await
+                        .unwrap(),
+                );
+                let fp = lab.cert_fingerprint().expect("https lab");
+                let l2 = lab.clone();
+                let stats: Box<dyn Fn() -> _ + Send> = Box::new(move || l2.stats());
+                tx.send((lab.addr.port(), bmc, fp, stats)).unwrap();
+                let _ = tokio::task::spawn_blocking(move || stop_rx.recv()).await;
+                drop(lab);
+            });
+        });
+        let (port, bmc, fp, stats) = rx.recv().unwrap();
+        let hex: Vec<String> = fp.iter().map(|b| format!("{b:02X}")).collect();
+        TestRedfish {
+            port: port.to_string(),
+            bmc,
+            pem,
+            fingerprint: format!("SHA256:{}", hex.join(":")),
+            stats,
+            stop: Some(stop_tx),
+            thread: Some(thread),
+            _dir: dir,
+        }
+    }
+
+    fn resets(&self) -> Vec<String> {
+        (self.stats)().resets
+    }
+}
+
+impl Drop for TestRedfish {
+    fn drop(&mut self) {
+        if let Some(s) = self.stop.take() {
+            let _ = s.send(());
+        }
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+#[test]
+fn redfish_argv_errors_and_validation() {
+    for (args, msg) in [
+        (
+            &["-a", "h", "-l", "u", "-p", "p", "-m", "cycle"][..],
+            "Parse error: option -m not recognized",
+        ),
+        (
+            &["-a", "h", "-l", "u", "-p", "p", "-n", "node1"],
+            "Parser error: option -n/--plug is not recognized",
+        ),
+        (
+            &["-a", "h", "-l", "u", "-p", "p", "--ssl=1"],
+            "Parse error: option --ssl must not have an argument",
+        ),
+        (
+            &["-a", "h", "-p", "p", "-o", "status"],
+            "Failed: You have to set login name",
+        ),
+        (
+            &["-a", "h", "-l", "u", "-o", "status"],
+            "Failed: You have to enter password or password script",
+        ),
+        (
+            &["-a", "h", "-l", "u", "-p", "p", "--lanplus"],
+            "Parse error: option --lanplus not recognized",
+        ),
+    ] {
+        agent("fence_redfish")
+            .args(args)
+            .run()
+            .ok(1, "")
+            .err_has(msg)
+            .err_has(" ERROR: Please use '-h' for usage\n");
+    }
+    agent("fence_redfish")
+        .args(&["-a", "h", "-l", "u", "-p", "p", "-o", "validate-all"])
+        .run()
+        .ok(0, "");
+    agent("fence_redfish")
+        .stdin("action=validate-all\nipaddr=h\nlogin=u\npasswd=p\nplug=node1\nnodename=node1\nssl_insecure=0\n")
+        .run()
+        .ok(0, "");
+    agent("fence_redfish")
+        .args(&[
+            "-a",
+            "h",
+            "-l",
+            "u",
+            "-p",
+            "p",
+            "-o",
+            "validate-all",
+            "--ca-cert=/nonexistent/ca.pem",
+        ])
+        .run()
+        .ok(1, "")
+        .err_has("validate-all failed");
+    let help = agent("fence_redfish").args(&["-h"]).run();
+    for o in [
+        "--ssl-insecure",
+        "--systems-uri=[uri]",
+        "--ca-cert=[path]",
+        "--ssl-fingerprint=[sha256]",
+    ] {
+        assert!(help.stdout.contains(o), "{o} in\n{}", help.stdout);
+    }
+}
+
+#[test]
+fn redfish_against_the_lab_far_and_pacemaker_style() {
+    let t = TestRedfish::start(true);
+    let p = t.port.as_str();
+    // FAR template check: separate tokens.
+    agent("fence_redfish")
+        .args(&[
+            "--action",
+            "status",
+            "--ip",
+            "127.0.0.1",
+            "--ipport",
+            p,
+            "--username",
+            "admin",
+            "--password",
+            "lab",
+            "--ssl-insecure",
+        ])
+        .run()
+        .ok(0, "Status: ON\n");
+    // FAR fencing call: --k=v in random order, `host:port` form.
+    agent("fence_redfish")
+        .args(&[
+            "--password=lab",
+            "--ssl-insecure",
+            "--action=off",
+            &format!("--ip=127.0.0.1:{p}"),
+            "--username=admin",
+        ])
+        .run()
+        .ok(0, "Success: Powered OFF\n");
+    assert!(!t.bmc.is_on());
+    // Pacemaker: stdin, plug=<node> ignored, ssl_insecure=0 is insecure (upstream's rule).
+    let pcmk = |action: &str| {
+        agent("fence_redfish")
+            .stdin(&format!(
+                "action={action}\nipaddr=127.0.0.1\nipport={p}\nlogin=admin\npasswd=lab\n\
+                 ssl_insecure=0\nnodename=node1\nplug=node1\n"
+            ))
+            .env("PCMK_service", "pacemaker-fenced")
+            .run()
+    };
+    pcmk("status").ok(2, "Status: OFF\n");
+    pcmk("monitor").ok(0, "");
+    let o = pcmk("reboot");
+    o.ok(0, "Success: Rebooted\n");
+    assert_eq!(o.stderr, "");
+    assert!(t.bmc.is_on());
+    assert_eq!(
+        t.resets(),
+        vec!["ForceOff", "On"],
+        "reboot from off: one On"
+    );
+}
+
+#[test]
+fn redfish_certificates_are_verified_unless_told_otherwise() {
+    let t = TestRedfish::start(true);
+    let base = [
+        "-a",
+        "127.0.0.1",
+        "-u",
+        &t.port,
+        "-l",
+        "admin",
+        "-p",
+        "lab",
+        "-o",
+        "status",
+    ];
+    let run = |extra: &[&str]| {
+        let args: Vec<&str> = base.iter().copied().chain(extra.iter().copied()).collect();
+        agent("fence_redfish").args(&args).run()
+    };
+    run(&[])
+        .ok(1, "")
+        .err_has("Failed: Unable to obtain correct plug status")
+        .err_has("certificate");
+    run(&["--ssl-secure"]).ok(1, "");
+    run(&["--ssl"]).ok(1, "");
+    let pem = t.pem.to_str().unwrap();
+    run(&["--ca-cert", pem]).ok(0, "Status: ON\n");
+    run(&[&format!("--ssl-fingerprint={}", t.fingerprint)]).ok(0, "Status: ON\n");
+    let wrong = format!("--ssl-fingerprint=SHA256:{}", ["00"; 32].join(":"));
+    run(&[&wrong, "--ssl-insecure"]).ok(1, "");
+    assert!(t.resets().is_empty());
+}
+
+#[test]
+fn redfish_failures_never_show_the_password() {
+    let t = TestRedfish::start(true);
+    let o = agent("fence_redfish")
+        .args(&[
+            "-a",
+            "127.0.0.1",
+            "-u",
+            &t.port,
+            "-l",
+            "admin",
+            "-p",
+            "Wr0ng-Secret",
+            "--ssl-insecure",
+            "-o",
+            "off",
+            "-vvv",
+        ])
+        .run();
+    o.ok(1, "")
+        .err_has("Failed: Unable to obtain correct plug status")
+        .err_has("password [set]");
+    assert!(!o.stderr.contains("Wr0ng-Secret"), "{}", o.stderr);
+    assert!(t.bmc.is_on() && t.resets().is_empty());
+}
+
+#[test]
+fn redfish_list_shows_the_systems() {
+    let t = TestRedfish::start(false);
+    let o = agent("fence_redfish")
+        .args(&[
+            "-a",
+            "127.0.0.1",
+            "-u",
+            &t.port,
+            "-l",
+            "admin",
+            "-p",
+            "lab",
+            "--ssl-insecure",
+            "-o",
+            "list-status",
+        ])
+        .run();
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    let lines: Vec<&str> = o.stdout.lines().collect();
+    assert_eq!(lines.len(), 1, "{}", o.stdout);
+    assert!(
+        lines[0].starts_with("/redfish/v1/Systems/") && lines[0].ends_with(",off"),
+        "{}",
+        o.stdout
+    );
+}
+
+// -------------------------------------------------------------- fence_virsh --
+
+#[test]
+fn virsh_argv_stdin_and_validation() {
+    let base = ["-a", "127.0.0.1", "-l", "root", "-p", "pw"];
+    let run = |extra: &[&str]| {
+        let args: Vec<&str> = base.iter().copied().chain(extra.iter().copied()).collect();
+        agent("fence_virsh").args(&args).run()
+    };
+    run(&["-n", "vm1", "-o", "validate-all"]).ok(0, "");
+    run(&[
+        "-n",
+        "vm1",
+        "-o",
+        "validate-all",
+        "-x",
+        "-4",
+        "-C",
+        ";",
+        "--missing-as-off",
+        "--use-sudo",
+    ])
+    .ok(0, "");
+    run(&["-o", "status"])
+        .ok(1, "")
+        .err_has("Failed: You have to enter plug number or machine identification");
+    run(&["-n", "vm1", "-o", "diag"])
+        .ok(1, "")
+        .err_has("Failed: Unrecognised action 'diag'");
+    run(&["-n", "vm1", "-k", "/nonexistent/key"])
+        .ok(1, "")
+        .err_has("Failed: Identity file /nonexistent/key does not exist");
+    run(&["-n", "vm1", "--port-as-ip"])
+        .ok(1, "")
+        .err_has("Parse error: option --port-as-ip not recognized");
+    agent("fence_virsh")
+        .args(&["-a", "h", "-l", "root", "-n", "vm1", "-o", "validate-all"])
+        .run()
+        .ok(1, "")
+        .err_has("Failed: You have to enter password, password script or identity file");
+    let key = tempfile::NamedTempFile::new().unwrap();
+    agent("fence_virsh")
+        .args(&[
+            "-a",
+            "h",
+            "-l",
+            "root",
+            "-k",
+            key.path().to_str().unwrap(),
+            "-o",
+            "validate-all",
+            "-n",
+            "vm1",
+        ])
+        .run()
+        .ok(0, "");
+    // stdin: deprecated keys (secure, cmd_prompt, port as the plug); nodename is not a plug.
+    agent("fence_virsh")
+        .stdin("action=validate-all\nipaddr=h\nlogin=root\npasswd=pw\nport=vm1\nsecure=1\ncmd_prompt=#\n")
+        .run()
+        .ok(0, "");
+    agent("fence_virsh")
+        .stdin("action=status\nipaddr=h\nlogin=root\npasswd=pw\nnodename=vm1\n")
+        .run()
+        .ok(1, "")
+        .err_has("You have to enter plug number");
+}

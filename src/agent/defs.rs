@@ -12,7 +12,11 @@ use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
 const COMMON: &str = include_str!("../../agents/common.toml");
-const FAMILIES: &[(&str, &str)] = &[("ipmilan.toml", include_str!("../../agents/ipmilan.toml"))];
+const FAMILIES: &[(&str, &str)] = &[
+    ("ipmilan.toml", include_str!("../../agents/ipmilan.toml")),
+    ("redfish.toml", include_str!("../../agents/redfish.toml")),
+    ("virsh.toml", include_str!("../../agents/virsh.toml")),
+];
 
 /// The value type of an option.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
@@ -60,9 +64,9 @@ pub enum Truth {
 pub enum DriverKind {
     /// IPMI over LAN (v1.5 and v2.0 RMCP+).
     Ipmi,
-    /// Redfish over HTTPS (not implemented yet).
+    /// Redfish over HTTPS.
     Redfish,
-    /// SSH to a hypervisor running virsh (not implemented yet).
+    /// SSH to a hypervisor running virsh.
     Ssh,
 }
 
@@ -101,6 +105,11 @@ pub struct OptionDef {
     /// Why fencekit accepts but does not use this option.
     #[serde(default)]
     pub ignored: Option<String>,
+    /// A fencekit-only option that upstream's agent does not have: it is
+    /// listed in the metadata after upstream's parameters (its `order` must
+    /// put it there) and left out of comparisons with upstream.
+    #[serde(default)]
+    pub extension: bool,
     /// One-line description.
     pub desc: String,
 }
@@ -148,6 +157,8 @@ struct Override {
     metavar: Option<String>,
     desc: Option<String>,
     required: Option<bool>,
+    /// Replaces the shared option's `ignored` reason; `""` means this agent uses it.
+    ignored: Option<String>,
 }
 
 /// An alias as written in a definition file.
@@ -300,6 +311,9 @@ fn resolve(file: &str, f: FamilyFile, common: &[OptionDef]) -> Result<Family, St
             }
             if let Some(r) = ov.required {
                 o.required = r;
+            }
+            if let Some(i) = &ov.ignored {
+                o.ignored = (!i.is_empty()).then(|| i.clone());
             }
         }
         options.push(o);
@@ -454,12 +468,16 @@ mod tests {
             for o in &f.options {
                 if let Some(old) = &o.old_key {
                     assert_ne!(old, &o.key(), "{}: old key equals the key", o.long);
-                    assert_ne!(
-                        old.replace('_', "-"),
-                        o.long,
-                        "{}: old key is just a spelling",
-                        o.long
-                    );
+                    // Upstream's one exception: fence_redfish's internal keys
+                    // `redfish-uri` / `systems-uri` are the long names themselves.
+                    if !["redfish-uri", "systems-uri"].contains(&old.as_str()) {
+                        assert_ne!(
+                            old.replace('_', "-"),
+                            o.long,
+                            "{}: old key is just a spelling",
+                            o.long
+                        );
+                    }
                 }
             }
         }
@@ -608,7 +626,6 @@ mod tests {
                 "password",
                 "password_script",
                 "plug",
-                "port_as_ip",
                 "verbose",
                 "verbose_level",
                 "debug_file",
@@ -624,6 +641,33 @@ mod tests {
                 "login_timeout",
             ] {
                 assert!(keys.contains(k), "{}: missing {k}", f.name);
+            }
+            assert_eq!(
+                keys.contains("port_as_ip"),
+                f.port_as_ip,
+                "{}: --port-as-ip exactly on port-as-ip agents",
+                f.name
+            );
+        }
+    }
+
+    #[test]
+    fn extensions_come_after_every_upstream_option() {
+        for f in &defs().families {
+            let last_upstream = f
+                .options
+                .iter()
+                .filter(|o| !o.extension)
+                .map(|o| o.order)
+                .max()
+                .unwrap_or(0);
+            for o in f.options.iter().filter(|o| o.extension) {
+                assert!(
+                    o.order > last_upstream && o.old_key.is_none() && o.short.is_none(),
+                    "{}: extension --{} must sort last and have no short letter or old key",
+                    f.name,
+                    o.long
+                );
             }
         }
     }

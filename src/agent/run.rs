@@ -6,18 +6,19 @@
 //! empty) → defaults → `--help` / `metadata` / `--version` → verbosity →
 //! action check → validation (`validate-all` stops here) → debug file →
 //! password script → Pacemaker's `disable_timeout` → delay (off and reboot
-//! only) → one engine run. A tokio runtime is started only for actions that
-//! talk to the device.
+//! only) → one engine run (or, for `list`, one listing of the device's
+//! plugs). A tokio runtime is started only for actions that talk to the
+//! device. The family's driver is chosen by [`device::real`].
 //!
 //! Exit codes are upstream's: [`EXIT_OK`], [`EXIT_FAILED`], [`EXIT_STATUS_OFF`].
 
 use super::defs::{self, Agent, DriverKind};
+use super::device::{self, AgentDriver, DeviceConfig, PlugEntry};
 use super::log::{Logger, SharedBuf};
 use super::values::{self, Values};
-use super::{getopt, ipmilan, metadata, stdin, usage};
-use crate::engine::driver::PowerDriver;
+use super::{getopt, ipmilan, metadata, redfish, stdin, usage, virsh};
 use crate::engine::error::{ErrorKind, Stage};
-use crate::engine::event::{Event, Stamped};
+use crate::engine::event::Stamped;
 use crate::engine::policy::{Policy, PowerTimeout};
 use crate::engine::power::{Action, PowerState, RebootMethod};
 use crate::engine::run::{run, Cancel, Failure, Outcome};
@@ -110,7 +111,7 @@ pub fn run_with(
     stderr: Box<dyn Write + Send>,
     env: &AgentEnv,
 ) -> i32 {
-    run_with_driver(name, args, stdin, stdout, stderr, env, ipmilan::driver)
+    run_with_device(name, args, stdin, stdout, stderr, env, device::real)
 }
 
 /// What one in-process run printed.
@@ -143,7 +144,8 @@ fn capture(f: impl FnOnce(&mut dyn Write, Box<dyn Write + Send>) -> i32) -> Capt
     }
 }
 
-/// [`run_with`] with the IPMI driver made by `make` (tests pass a simulated one).
+/// [`run_with`] for an IPMI agent with the driver made by `make` (tests
+/// pass a simulated one); other families fail before any driver is made.
 pub fn run_with_driver<D, F>(
     name: &str,
     args: Vec<OsString>,
@@ -154,28 +156,54 @@ pub fn run_with_driver<D, F>(
     make: F,
 ) -> i32
 where
-    D: PowerDriver,
+    D: AgentDriver,
     F: FnOnce(IpmiConfig) -> Result<D, String>,
+{
+    run_with_device(name, args, stdin, stdout, stderr, env, |cfg| match cfg {
+        DeviceConfig::Ipmi(c) => make(c),
+        _ => Err("this test driver serves IPMI agents only".to_string()),
+    })
+}
+
+/// [`run_with`] with the driver made by `make` from the family's
+/// configuration (the real drivers: [`device::real`]).
+pub fn run_with_device<D, F>(
+    name: &str,
+    args: Vec<OsString>,
+    stdin: impl Read,
+    stdout: &mut dyn Write,
+    stderr: Box<dyn Write + Send>,
+    env: &AgentEnv,
+    make: F,
+) -> i32
+where
+    D: AgentDriver,
+    F: FnOnce(DeviceConfig) -> Result<D, String>,
 {
     let log = Logger::new(stderr);
     let prepared = match prepare(name, args, stdin, stdout, &log, env) {
         Ok(p) => p,
         Err(code) => return code,
     };
-    if prepared.agent.family.driver != DriverKind::Ipmi {
-        log.error("Failed: this agent's driver is not implemented yet");
-        return EXIT_FAILED;
-    }
-    let cfg = match ipmilan::config(&prepared.values, &prepared.agent) {
+    let cfg = match device_config(&prepared.agent, &prepared.values) {
         Ok(c) => c,
         Err(e) => return fail(&log, &e),
     };
-    log.debug(&ipmilan::describe(&cfg));
+    log.debug(&cfg.describe());
     let driver = match make(cfg) {
         Ok(d) => d,
         Err(e) => return fail(&log, &e),
     };
     execute(prepared, driver, stdout, &log, env)
+}
+
+/// The family's device configuration from validated option values.
+fn device_config(agent: &Agent, values: &Values) -> Result<DeviceConfig, String> {
+    match agent.family.driver {
+        DriverKind::Ipmi => ipmilan::config(values, agent).map(DeviceConfig::Ipmi),
+        DriverKind::Redfish => redfish::config(values, agent).map(DeviceConfig::Redfish),
+        DriverKind::Ssh => virsh::config(values, agent).map(DeviceConfig::Virsh),
+    }
 }
 
 /// Logs `Failed: <msg>` and returns [`EXIT_FAILED`].
@@ -195,11 +223,22 @@ fn basename(name: &str) -> &str {
     name.rsplit('/').next().unwrap_or(name)
 }
 
+/// What an invocation asks of the device.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Job {
+    /// One engine action.
+    Power(Action),
+    /// List the plugs: `list` (`print`, no state), `list-status` (`print`
+    /// and `state`), or a plug-based agent's `monitor` (neither: the listing
+    /// only proves the device answers, as upstream does it).
+    List { print: bool, state: bool },
+}
+
 /// An invocation ready to act on the device.
 struct Prepared {
     agent: Agent,
     values: Values,
-    action: Action,
+    job: Job,
 }
 
 /// Everything before the device is contacted. `Err` carries the exit code
@@ -315,14 +354,31 @@ fn prepare(
             }
         }
     }
-    let action = match action.as_str() {
-        "on" => Action::On,
-        "off" => Action::Off,
-        "reboot" => Action::Reboot,
-        "status" => Action::Status,
-        "monitor" => Action::Monitor,
-        "diag" => Action::Diag,
-        "list" | "list-status" => return Err(print(stdout, &format!("{LIST_NOTICE}\n"))),
+    // Upstream lists plugs only on agents with outlets; the IPMI family
+    // prints a notice instead. A plug-based agent's monitor is a listing.
+    let plug_based = !agent.family.port_as_ip;
+    let job = match action.as_str() {
+        "on" => Job::Power(Action::On),
+        "off" => Job::Power(Action::Off),
+        "reboot" => Job::Power(Action::Reboot),
+        "status" => Job::Power(Action::Status),
+        "monitor" if plug_based => Job::List {
+            print: false,
+            state: false,
+        },
+        "monitor" => Job::Power(Action::Monitor),
+        "diag" => Job::Power(Action::Diag),
+        "list" | "list-status" if agent.family.driver == DriverKind::Ipmi => {
+            return Err(print(stdout, &format!("{LIST_NOTICE}\n")))
+        }
+        "list" => Job::List {
+            print: true,
+            state: false,
+        },
+        "list-status" => Job::List {
+            print: true,
+            state: true,
+        },
         other => {
             return Err(usage_error(
                 log,
@@ -330,22 +386,13 @@ fn prepare(
             ))
         }
     };
-    Ok(Prepared {
-        agent,
-        values,
-        action,
-    })
+    Ok(Prepared { agent, values, job })
 }
 
 /// fencekit's own checks of what the family's driver will be given (beyond
 /// upstream's validation), for `validate-all`.
 fn check_device_config(agent: &Agent, values: &Values) -> Result<(), String> {
-    match agent.family.driver {
-        DriverKind::Ipmi => ipmilan::config(values, agent).map(|_| ()),
-        DriverKind::Redfish | DriverKind::Ssh => {
-            Err("this agent's driver is not implemented yet".to_string())
-        }
-    }
+    device::check(device_config(agent, values)?)
 }
 
 /// Writes `text` to stdout; returns [`EXIT_OK`] (or [`EXIT_FAILED`] when stdout is gone).
@@ -638,14 +685,14 @@ pub fn report(action: Action, method: RebootMethod, result: &Result<Outcome, Fai
 }
 
 /// The device part: runtime, signals, delay, the engine run, the result.
-fn execute<D: PowerDriver>(
+fn execute<D: AgentDriver>(
     prepared: Prepared,
     mut driver: D,
     stdout: &mut dyn Write,
     log: &Logger,
     env: &AgentEnv,
 ) -> i32 {
-    let Prepared { values, action, .. } = prepared;
+    let Prepared { values, job, .. } = prepared;
     let policy = policy(&values);
     let rt = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -655,6 +702,24 @@ fn execute<D: PowerDriver>(
         Err(e) => return fail(log, &format!("unable to start the I/O runtime: {e}")),
     };
     let _tracing = log.tracing_guard();
+    let action = match job {
+        Job::Power(a) => a,
+        Job::List { print: show, state } => {
+            let sep = values.get("separator").unwrap_or(",").to_string();
+            let listed = rt.block_on(list(&mut driver, &policy, env));
+            return match listed {
+                Ok(plugs) if show => print(stdout, &list_lines(&plugs, &sep, state)),
+                Ok(_) => EXIT_OK,
+                Err(e) => {
+                    log.error(
+                        "Failed: Unable to obtain correct plug status or plug is not available",
+                    );
+                    log.error(&format!("cause: {e}"));
+                    EXIT_FAILED
+                }
+            };
+        }
+    };
     let delay = delay_for(&values, action, env.started.elapsed());
     let result = rt.block_on(async {
         let mut stop = Stop::new(env.stop_after);
@@ -707,18 +772,49 @@ fn execute<D: PowerDriver>(
     }
 }
 
-fn log_event(log: &Logger, e: &Stamped) {
-    let msg = match &e.event {
-        Event::Started { action } => format!("action {action} started"),
-        Event::Authenticated { detail } => format!("session established: {detail}"),
-        Event::CommandSent { command } => format!("power {command} command sent"),
-        Event::CommandDeclined { command, reason } => {
-            format!("power {command} command declined ({reason}); reading the state again")
-        }
-        Event::StateObserved { state } => format!("power state read: {state}"),
-        Event::Waiting { ms, target } => format!("waiting {ms} ms for power {target}"),
-        Event::Retry { stage, reason } => format!("retrying the {}: {reason}", stage.as_str()),
+/// Lists the plugs within one step deadline, stopping on a signal; the
+/// session is closed either way.
+async fn list<D: AgentDriver>(
+    driver: &mut D,
+    policy: &Policy,
+    env: &AgentEnv,
+) -> Result<Vec<PlugEntry>, crate::engine::error::DriverError> {
+    let mut stop = Stop::new(env.stop_after);
+    let result = tokio::select! {
+        r = driver.plugs(policy.step_deadline()) => r,
+        s = stop.next() => Err(crate::engine::error::DriverError::new(
+            ErrorKind::Interrupted,
+            Stage::Status,
+            format!("stopped by {s} while listing"),
+        )),
     };
+    driver.close().await;
+    result
+}
+
+/// Upstream's list lines: `id<sep>alias`, and with `state` a third column
+/// `on`, `off` or `UNKNOWN`.
+pub fn list_lines(plugs: &[PlugEntry], sep: &str, state: bool) -> String {
+    let mut out = String::new();
+    for p in plugs {
+        out.push_str(&p.id);
+        out.push_str(sep);
+        out.push_str(&p.alias);
+        if state {
+            out.push_str(sep);
+            out.push_str(match p.state {
+                Some(PowerState::On) => "on",
+                Some(PowerState::Off) => "off",
+                None => "UNKNOWN",
+            });
+        }
+        out.push('\n');
+    }
+    out
+}
+
+fn log_event(log: &Logger, e: &Stamped) {
+    let msg = e.event.describe();
     log.debug(&format!("[{:>6} ms] {msg}", e.at_ms));
 }
 

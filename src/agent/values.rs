@@ -112,8 +112,31 @@ pub fn validate(values: &mut Values, agent: &Agent) -> Vec<String> {
     if !values.has("ip") && !values.has("target") {
         errors.push("Failed: You have to enter fence address".to_string());
     }
-    if fam.password_required && !values.has("password") && !values.has("password_script") {
-        errors.push("Failed: You have to enter password or password script".to_string());
+    // Agents with an identity file (fence_virsh) accept it in place of a password.
+    let keyed = agent.option("identity_file").is_some();
+    if fam.password_required
+        && !values.has("password")
+        && !values.has("password_script")
+        && !(keyed && values.has("identity_file"))
+    {
+        errors.push(if keyed {
+            "Failed: You have to enter password, password script or identity file".to_string()
+        } else {
+            "Failed: You have to enter password or password script".to_string()
+        });
+    }
+    if keyed {
+        if let Some(file) = values.get("identity_file") {
+            if agent.option("ssh").is_some() && !values.has("ssh") {
+                errors.push(
+                    "Failed: You have to use identity file together with ssh connection (-x)"
+                        .to_string(),
+                );
+            }
+            if !std::path::Path::new(file).is_file() {
+                errors.push(format!("Failed: Identity file {file} does not exist"));
+            }
+        }
     }
     let action = values.get("action").unwrap_or_default();
     if fam.plug_required
@@ -247,6 +270,58 @@ mod tests {
         assert_eq!(v.get("auth"), Some("MD5"));
         assert_eq!(v.get("privlvl"), Some("ADMINISTRATOR"));
         assert_eq!(v.get("method"), Some("ONOFF"));
+    }
+
+    #[test]
+    fn virsh_needs_login_password_or_key_and_a_plug() {
+        let a = agent("fence_virsh").unwrap();
+        let mut v = Values::new();
+        v.apply_defaults(&a);
+        assert_eq!(
+            validate(&mut v, &a),
+            vec![
+                "Failed: You have to set login name",
+                "Failed: You have to enter fence address",
+                "Failed: You have to enter password, password script or identity file",
+                "Failed: You have to enter plug number or machine identification",
+            ]
+        );
+        v.set("username", "root");
+        v.set("ip", "h");
+        v.set("identity_file", "/nonexistent/key");
+        v.set("action", "list");
+        assert_eq!(
+            validate(&mut v, &a),
+            vec!["Failed: Identity file /nonexistent/key does not exist"]
+        );
+        let key = tempfile::NamedTempFile::new().unwrap();
+        v.set("identity_file", key.path().to_str().unwrap());
+        assert!(validate(&mut v, &a).is_empty(), "list needs no plug");
+        v.set("action", "status");
+        assert_eq!(
+            validate(&mut v, &a),
+            vec!["Failed: You have to enter plug number or machine identification"]
+        );
+        v.set("plug", "vm1");
+        assert!(validate(&mut v, &a).is_empty());
+    }
+
+    #[test]
+    fn redfish_needs_login_and_password() {
+        let a = agent("fence_redfish").unwrap();
+        let mut v = Values::new();
+        v.apply_defaults(&a);
+        v.set("ip", "h");
+        assert_eq!(
+            validate(&mut v, &a),
+            vec![
+                "Failed: You have to set login name",
+                "Failed: You have to enter password or password script",
+            ]
+        );
+        v.set("username", "u");
+        v.set("password_script", "echo x");
+        assert!(validate(&mut v, &a).is_empty());
     }
 
     #[test]

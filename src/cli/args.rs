@@ -35,6 +35,19 @@ pub enum Command {
     Reboot(ActionArgs),
     /// Check that the BMC answers and authenticates, without touching power.
     Monitor(ActionArgs),
+    /// Prove a node is off (or back on) with independent evidence (exit 0 proven, 3 not, 1 no evidence).
+    Verify(VerifyArgs),
+    /// Check that every fencing level would work, without touching power (exit 0 all fine).
+    Check(ActionArgs),
+    /// Acknowledge that a node was fenced by hand (manual method).
+    Ack {
+        /// The nodes.
+        #[arg(required = true)]
+        nodes: Vec<String>,
+        /// Who acknowledges (default: the local user).
+        #[arg(long, value_name = "NAME")]
+        by: Option<String>,
+    },
     /// Serve simulated BMCs on loopback until interrupted.
     Lab(LabArgs),
     /// Start an in-process lab and fence a simulated node, step by step.
@@ -128,6 +141,15 @@ pub struct ActionArgs {
     /// Do not take the per-BMC lock that serialises fencekit processes on this host.
     #[arg(long)]
     pub no_lock: bool,
+    /// The node's own (data-plane) address, probed by verify (URL targets; inventories set `address`).
+    #[arg(long, value_name = "HOST")]
+    pub address: Option<String>,
+    /// A TCP port the node's host answers on when up (repeatable).
+    #[arg(long = "probe-port", value_name = "PORT")]
+    pub probe_ports: Vec<u16>,
+    /// After off / reboot: verify the result (off, or back on) and fold it into the result.
+    #[arg(long)]
+    pub verify: bool,
 
     /// Driver for --ip targets.
     #[arg(long, value_enum, default_value_t = Driver::Ipmi)]
@@ -231,6 +253,29 @@ pub struct ActionArgs {
     pub verbose: u8,
 }
 
+/// `fencekit verify` options.
+#[derive(Args, Debug, Clone)]
+pub struct VerifyArgs {
+    /// Targets and connection options, as for the other commands.
+    #[command(flatten)]
+    pub action: ActionArgs,
+    /// The state to prove.
+    #[arg(long, default_value = "off", value_parser = ["off", "on"])]
+    pub expect: String,
+    /// Consecutive BMC reads per channel.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub samples: u32,
+    /// Time between two BMC reads.
+    #[arg(long, value_name = "DUR", default_value = "1s", value_parser = crate::cli::duration::parse)]
+    pub interval: std::time::Duration,
+    /// Bound on one TCP probe of the host.
+    #[arg(long, value_name = "DUR", default_value = "1s", value_parser = crate::cli::duration::parse)]
+    pub probe_timeout: std::time::Duration,
+    /// --expect on: how long the host may take to answer after power-on.
+    #[arg(long, value_name = "DUR", default_value = "120s", value_parser = crate::cli::duration::parse)]
+    pub boot_timeout: std::time::Duration,
+}
+
 /// `fencekit lab` options.
 #[derive(Args, Debug, Clone)]
 pub struct LabArgs {
@@ -278,13 +323,21 @@ pub struct LabArgs {
     pub no_cipher_query: bool,
     /// Faults for some nodes: PATTERN:KNOB[+KNOB…], e.g. 'node0[1-5]:stuck' or
     /// 'node07:loss=0.5+delay=100ms'. Knobs: stuck, silent, strict-state,
-    /// no-cipher-query, off, loss=R, delay=DUR, transition=DUR. Repeatable.
+    /// no-cipher-query, ipmi-silent, lying, redfish-no-forceoff, off, loss=R,
+    /// delay=DUR, transition=DUR. Repeatable.
     #[arg(long = "fault", value_name = "SPEC")]
     pub faults: Vec<String>,
     /// Write an inventory of the lab's nodes to this file (the password to
     /// PATH.password, Redfish certificates to PATH.certs/).
     #[arg(long, value_name = "PATH")]
     pub write_inventory: Option<PathBuf>,
+    /// Simulate each node's host: a TCP listener on 127.1.x.y:PORT while the
+    /// node's real power is on (for verify).
+    #[arg(long, value_name = "PORT", num_args = 0..=1, default_missing_value = "10250")]
+    pub hosts: Option<u16>,
+    /// How long a simulated host takes to answer after power-on.
+    #[arg(long, value_name = "DUR", default_value = "1s", value_parser = crate::cli::duration::parse)]
+    pub boot_delay: std::time::Duration,
     /// Redfish service per node: https (self-signed certificate), http, or none.
     #[arg(long, default_value = "https", value_parser = ["https", "http", "none"])]
     pub redfish: String,

@@ -10,3 +10,4 @@ pub mod duration;
 pub mod render;
 pub mod run;
 pub mod target;
+pub mod verify;

@@ -71,6 +71,9 @@ pub struct TargetResult {
     pub traffic: Traffic,
     /// Every step with its time: the evidence behind `ok`.
     pub timeline: Vec<Stamped>,
+    /// `--verify`: the independent verification that followed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub verify: Option<crate::fleet::verify::VerifyReport>,
 }
 
 impl TargetResult {
@@ -139,6 +142,7 @@ impl TargetResult {
             session,
             traffic,
             timeline,
+            verify: None,
         }
     }
 
@@ -157,7 +161,15 @@ impl TargetResult {
             return format!("{}: failed to {verb}: {e} ({secs:.2}s)", self.node);
         }
         let state = self.state.map_or("unknown", |s| s.as_str());
+        let acked = self.timeline.iter().find_map(|s| match &s.event {
+            Event::Acknowledged { by, .. } => Some(by.clone()),
+            _ => None,
+        });
         let what = match self.outcome.as_deref() {
+            Some("reached") if acked.is_some() => format!(
+                "powered {state} by hand (acknowledged by {})",
+                acked.as_deref().unwrap_or("?")
+            ),
             Some("status") => state.to_string(),
             Some("already") => format!("already {state} (confirmed)"),
             Some("reached") => format!("powered {state} (confirmed)"),
@@ -194,20 +206,6 @@ impl TargetResult {
 pub struct Report<'a> {
     /// One entry per target.
     pub results: &'a [TargetResult],
-}
-
-fn event_words(e: &Event) -> String {
-    match e {
-        Event::Started { action } => format!("{action}: starting"),
-        Event::Authenticated { detail } => format!("session up ({detail})"),
-        Event::CommandSent { command } => format!("power {command} sent"),
-        Event::CommandDeclined { command, .. } => {
-            format!("power {command} declined; reading the state")
-        }
-        Event::StateObserved { state } => format!("power is {state}"),
-        Event::Waiting { target, .. } => format!("waiting for power {target}"),
-        Event::Retry { stage, .. } => format!("retrying the {}", stage.as_str()),
-    }
 }
 
 /// Progress on stderr while work is pending, only when stderr is a terminal:
@@ -257,8 +255,15 @@ impl Drop for Progress {
 impl crate::fleet::fanout::Observer for Progress {
     fn event(&self, node: &str, _level: usize, event: &Stamped) {
         tracing::debug!(node, at_ms = event.at_ms, event = ?event.event, "engine event");
+        if let Event::AwaitingAcknowledgment { instructions } = &event.event {
+            // A person must read this, terminal or not.
+            match &self.bar {
+                Some(b) => b.suspend(|| eprintln!("{instructions}")),
+                None => eprintln!("{instructions}"),
+            }
+        }
         if let (Some(b), true) = (&self.bar, self.single) {
-            b.set_message(format!("{node}: {}", event_words(&event.event)));
+            b.set_message(format!("{node}: {}", event.event.describe()));
         }
     }
 

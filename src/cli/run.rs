@@ -46,6 +46,21 @@ pub fn main(args: Vec<OsString>) -> i32 {
         Command::Off(a) => action(Action::Off, a),
         Command::Reboot(a) => action(Action::Reboot, a),
         Command::Monitor(a) => action(Action::Monitor, a),
+        Command::Verify(v) => super::verify::verify(v),
+        Command::Check(a) => super::verify::check(a),
+        Command::Ack { nodes, by } => {
+            let mut code = exit::OK;
+            for n in nodes {
+                match crate::fleet::manual::acknowledge(&n, by.as_deref()) {
+                    Ok(_) => println!("{n}: acknowledged as fenced by hand"),
+                    Err(m) => {
+                        eprintln!("fencekit: cannot acknowledge {n}: {m}");
+                        code = exit::FAILURE;
+                    }
+                }
+            }
+            code
+        }
         Command::Lab(l) => crate::lab::serve::main(l),
         Command::Demo(d) => crate::lab::demo::main(d),
         Command::Agent { name, args } => crate::agent_entry(&name, args),
@@ -170,7 +185,8 @@ fn url_method(a: &ActionArgs, url: &str) -> Result<MethodSpec, String> {
     })
 }
 
-fn policy(a: &ActionArgs) -> Policy {
+/// Native timing from the command-line options.
+pub fn policy(a: &ActionArgs) -> Policy {
     Policy {
         power_wait: a.power_wait,
         power_timeout: PowerTimeout::Wall(a.power_timeout),
@@ -188,7 +204,8 @@ fn policy(a: &ActionArgs) -> Policy {
     }
 }
 
-fn plans(a: &ActionArgs) -> Result<Vec<NodePlan>, String> {
+/// Resolves the targets of a command into node plans.
+pub fn plans(a: &ActionArgs) -> Result<Vec<NodePlan>, String> {
     let inventory = a.inventory.as_deref().map(Inventory::load).transpose()?;
     let mut words = a.targets.clone();
     if let Some(ip) = &a.ip {
@@ -212,9 +229,17 @@ fn plans(a: &ActionArgs) -> Result<Vec<NodePlan>, String> {
                 .into(),
         );
     }
-    let p = select(&words, a.all, inventory.as_ref(), &|u| url_method(a, u))?;
+    let mut p = select(&words, a.all, inventory.as_ref(), &|u| url_method(a, u))?;
     if p.is_empty() {
         return Err("the selection matches no node".into());
+    }
+    for n in &mut p {
+        if n.address.is_none() {
+            n.address = a.address.clone();
+        }
+        if n.probe_ports.is_empty() {
+            n.probe_ports = a.probe_ports.clone();
+        }
     }
     Ok(p)
 }
@@ -252,6 +277,7 @@ fn print_plan(action: Action, plans: &[NodePlan], a: &ActionArgs) -> bool {
                         config.privilege
                     ),
                 },
+                MethodSpec::Manual { instructions, .. } => format!("by hand: {instructions}"),
                 MethodSpec::Redfish { config, .. } => format!(
                     "{}, {}",
                     match &config.tls {
@@ -355,13 +381,35 @@ fn action(action: Action, a: ActionArgs) -> i32 {
         Output::Human => Rc::new(Progress::new(&plans, action)),
         Output::Json => Rc::new(Quiet),
     };
-    let results = rt.block_on(async {
+    let verify_plans =
+        (a.verify && matches!(action, Action::Off | Action::Reboot)).then(|| plans.clone());
+    let mut results = rt.block_on(async {
         let (handle, cancel) = Cancel::new();
         let signals = tokio::spawn(watch_signals(handle));
         let r = run_fleet(plans, action, &opts, cancel, observer.clone()).await;
         signals.abort();
         r
     });
+    if let Some(vp) = verify_plans {
+        let done: Vec<NodePlan> = vp
+            .into_iter()
+            .filter(|p| results.iter().any(|r| r.node == p.name && r.ok))
+            .collect();
+        let vopts = super::verify::default_options(
+            &a,
+            if action == Action::Off {
+                PowerState::Off
+            } else {
+                PowerState::On
+            },
+        );
+        let reports = rt.block_on(crate::fleet::verify::verify_all(&done, &vopts));
+        for rep in reports {
+            if let Some(r) = results.iter_mut().find(|r| r.node == rep.node) {
+                r.verify = Some(rep);
+            }
+        }
+    }
     drop(observer);
     if let Some(audit) = &audit {
         for r in &results {
@@ -383,9 +431,17 @@ fn action(action: Action, a: ActionArgs) -> i32 {
             } else {
                 eprintln!("fencekit: {}", r.human_line());
             }
+            if let Some(v) = &r.verify {
+                super::verify::print_report(v);
+            }
         }
         Output::Human => {
             println!("{}", super::render::table(&results));
+            for r in &results {
+                if let Some(v) = r.verify.as_ref().filter(|v| v.exit_code() != 0) {
+                    super::verify::print_report(v);
+                }
+            }
             let failed = results.iter().filter(|r| !r.ok).count();
             if failed > 0 {
                 eprintln!("fencekit: {failed} of {} target(s) failed", results.len());
@@ -415,6 +471,10 @@ pub async fn watch_signals(handle: CancelHandle) {
 pub fn exit_code(action: Action, results: &[TargetResult]) -> i32 {
     if results.iter().any(|r| !r.ok) {
         return exit::FAILURE;
+    }
+    let verify = super::verify::worst(results.iter().filter_map(|r| r.verify.as_ref()));
+    if verify != exit::OK {
+        return verify;
     }
     if action == Action::Status && results.iter().any(|r| r.state == Some(PowerState::Off)) {
         return exit::STATUS_OFF;

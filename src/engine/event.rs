@@ -48,6 +48,18 @@ pub enum Event {
         /// The state being waited for.
         target: PowerState,
     },
+    /// Manual fencing: a person must act, then acknowledge.
+    AwaitingAcknowledgment {
+        /// What the person must do.
+        instructions: String,
+    },
+    /// Manual fencing: a person acknowledged.
+    Acknowledged {
+        /// Who (user, host, terminal).
+        by: String,
+        /// When (RFC 3339, UTC).
+        at: String,
+    },
     /// A step failed in a way that is retried within the deadline.
     Retry {
         /// Where.
@@ -55,6 +67,25 @@ pub enum Event {
         /// Why.
         reason: String,
     },
+}
+
+impl Event {
+    /// The event in words, for logs and progress lines (no secret).
+    pub fn describe(&self) -> String {
+        match self {
+            Event::Started { action } => format!("{action} started"),
+            Event::Authenticated { detail } => format!("session established: {detail}"),
+            Event::CommandSent { command } => format!("power {command} accepted by the device"),
+            Event::CommandDeclined { command, reason } => {
+                format!("power {command} declined ({reason}); reading the state again")
+            }
+            Event::StateObserved { state } => format!("observed: power {state}"),
+            Event::Waiting { ms, target } => format!("waiting {ms} ms for power {target}"),
+            Event::AwaitingAcknowledgment { instructions } => instructions.clone(),
+            Event::Acknowledged { by, at } => format!("acknowledged by {by} at {at}"),
+            Event::Retry { stage, reason } => format!("retrying the {}: {reason}", stage.as_str()),
+        }
+    }
 }
 
 /// An event and when it happened, relative to the start of the action.

@@ -28,6 +28,8 @@ struct Evidence<'a> {
     session: Option<&'a str>,
     datagrams_sent: u32,
     retransmits: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    acknowledged_by: Option<String>,
 }
 
 #[derive(Serialize)]
@@ -78,7 +80,8 @@ pub fn utc_now() -> String {
     )
 }
 
-fn local_user() -> String {
+/// The local user, for records.
+pub fn local_user() -> String {
     for var in ["USER", "LOGNAME"] {
         if let Ok(u) = std::env::var(var) {
             if !u.is_empty() {
@@ -96,7 +99,8 @@ fn local_user() -> String {
         .unwrap_or_else(|| "unknown".into())
 }
 
-fn host_name() -> String {
+/// This host's name, for records.
+pub fn host_name() -> String {
     std::fs::read_to_string("/proc/sys/kernel/hostname")
         .or_else(|_| std::fs::read_to_string("/etc/hostname"))
         .map(|s| s.trim().to_string())
@@ -155,6 +159,10 @@ impl Audit {
                 session: r.session.as_deref(),
                 datagrams_sent: r.traffic.sent,
                 retransmits: r.traffic.retransmits,
+                acknowledged_by: r.timeline.iter().find_map(|s| match &s.event {
+                    Event::Acknowledged { by, at } => Some(format!("{by} at {at}")),
+                    _ => None,
+                }),
             },
             duration_ms: r.elapsed_ms,
         };

@@ -257,6 +257,27 @@ async fn attempt(
     cancel: Cancel,
     observer: &dyn Observer,
 ) -> TargetResult {
+    if let MethodSpec::Manual { instructions, .. } = method {
+        let began = Instant::now();
+        let mut sink = NodeSink {
+            node: name,
+            level,
+            timeline: Vec::new(),
+            observer,
+        };
+        let r = super::manual::fence_by_hand(name, action, instructions, deadline, &mut sink).await;
+        let mut t = TargetResult::new(
+            method.endpoint(),
+            action,
+            &r,
+            began.elapsed(),
+            sink.timeline,
+            Traffic::default(),
+        );
+        t.method = Some("manual".into());
+        t.endpoint = Some(method.endpoint());
+        return t;
+    }
     let _lock = if opts.lock {
         match lock::acquire(&method.bmc_key(), Some(deadline)).await {
             Ok(l) => Some(l),

@@ -286,11 +286,13 @@ fn check_method(m: &MethodFields) -> Result<(), String> {
             }
             Ok(())
         }
-        Some(d @ ("ssh" | "manual")) => Err(format!(
-            "driver '{d}' is not available in this build yet (ipmi and redfish only)"
-        )),
+        Some("manual") => Ok(()),
+        Some("ssh") => Err(
+            "driver 'ssh' is not available in this build yet (ipmi, redfish and manual only)"
+                .into(),
+        ),
         Some(other) => Err(format!(
-            "unknown driver '{other}' (expected ipmi or redfish)"
+            "unknown driver '{other}' (expected ipmi, redfish or manual)"
         )),
     }
 }

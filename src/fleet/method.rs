@@ -95,6 +95,13 @@ pub enum MethodSpec {
         /// Where the password comes from.
         credential: CredentialRef,
     },
+    /// A person fences the node by hand and acknowledges (`fencekit ack`).
+    Manual {
+        /// The node (acknowledgments are per node).
+        node: String,
+        /// What the person must do.
+        instructions: String,
+    },
     /// Redfish; the config's password is filled from `credential` at build time.
     Redfish {
         /// Everything but the password.
@@ -110,6 +117,7 @@ impl MethodSpec {
         match self {
             MethodSpec::Ipmi { .. } => "ipmi",
             MethodSpec::Redfish { .. } => "redfish",
+            MethodSpec::Manual { .. } => "manual",
         }
     }
 
@@ -136,6 +144,7 @@ impl MethodSpec {
                     .unwrap_or_default();
                 format!("{}{path}{plug}", config.base_url())
             }
+            MethodSpec::Manual { node, .. } => format!("manual:{node}"),
         }
     }
 
@@ -145,6 +154,7 @@ impl MethodSpec {
         match self {
             MethodSpec::Ipmi { .. } => self.endpoint(),
             MethodSpec::Redfish { config, .. } => config.base_url(),
+            MethodSpec::Manual { .. } => self.endpoint(),
         }
     }
 
@@ -153,22 +163,31 @@ impl MethodSpec {
         match self {
             MethodSpec::Ipmi { config, .. } => &config.username,
             MethodSpec::Redfish { config, .. } => &config.username,
+            MethodSpec::Manual { .. } => "",
         }
     }
 
     /// The credential reference.
     pub fn credential(&self) -> &CredentialRef {
+        const NONE: &CredentialRef = &CredentialRef::None;
         match self {
+            MethodSpec::Manual { .. } => NONE,
             MethodSpec::Ipmi { credential, .. } | MethodSpec::Redfish { credential, .. } => {
                 credential
             }
         }
     }
 
-    /// Resolves the credential and builds the driver.
+    /// Resolves the credential and builds the driver (not for manual methods,
+    /// which have none).
     pub fn build(&self) -> Result<AnyDriver, DriverError> {
         let config_err = |m: String| DriverError::new(ErrorKind::Config, Stage::Authenticate, m);
         match self {
+            MethodSpec::Manual { .. } => Err(DriverError::new(
+                ErrorKind::Unsupported,
+                Stage::Status,
+                "a manual method has no device to talk to",
+            )),
             MethodSpec::Ipmi { config, credential } => {
                 let mut c = config.clone();
                 c.password = credential.resolve().map_err(config_err)?;

@@ -7,12 +7,15 @@
 //! * [`plan`]: from command-line words to an ordered list of nodes and their levels;
 //! * [`fanout`]: running a plan, kind to BMCs, one result per node;
 //! * [`audit`]: the JSON-lines audit trail;
-//! * [`lock`]: per-target advisory locks between fencekit processes.
+//! * [`lock`]: per-target advisory locks between fencekit processes;
+//! * [`verify`]: evidence that a node is off or on, and fenceability checks.
 
 pub mod audit;
 pub mod fanout;
 pub mod hostrange;
 pub mod inventory;
 pub mod lock;
+pub mod manual;
 pub mod method;
 pub mod plan;
+pub mod verify;

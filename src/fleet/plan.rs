@@ -80,10 +80,20 @@ fn redfish_from_fields(f: &MethodFields) -> Result<MethodSpec, String> {
     })
 }
 
-/// Builds the method an inventory entry describes.
-pub fn method_from_fields(f: &MethodFields) -> Result<MethodSpec, String> {
-    if f.driver_kind().as_deref() == Some("redfish") {
-        return redfish_from_fields(f);
+/// Builds the method an inventory entry of node `node` describes.
+pub fn method_from_fields(node: &str, f: &MethodFields) -> Result<MethodSpec, String> {
+    match f.driver_kind().as_deref() {
+        Some("redfish") => return redfish_from_fields(f),
+        Some("manual") => {
+            return Ok(MethodSpec::Manual {
+                node: node.to_string(),
+                instructions: f
+                    .instructions
+                    .clone()
+                    .unwrap_or_else(|| "(the inventory gives no instructions)".into()),
+            })
+        }
+        _ => {}
     }
     let (host, url_user, port) = match (&f.endpoint, &f.ip) {
         (Some(e), _) => {
@@ -150,7 +160,7 @@ pub fn select(
             .iter()
             .enumerate()
             .map(|(i, m)| {
-                method_from_fields(m).map_err(|e| {
+                method_from_fields(name, m).map_err(|e| {
                     format!(
                         "{}:{}: node '{name}': fence method {}: {e}",
                         inv.path.display(),

@@ -552,7 +552,10 @@ impl IpmiDriver {
                 let probe = Instant::now() + SUITE_PROBE_WAIT;
                 let first = Some(deadline.map_or(probe, |d| d.min(probe)));
                 match self.handshake_v20(suite, first).await {
-                    Err(e) if e.kind == ErrorKind::Timeout && deadline.is_none_or(|d| Instant::now() < d) => {
+                    Err(e)
+                        if e.kind == ErrorKind::Timeout
+                            && deadline.is_none_or(|d| Instant::now() < d) =>
+                    {
                         if let Some(offered) = self.query_suites(deadline).await {
                             if !offered.contains(&id) {
                                 return Err(DriverError::new(

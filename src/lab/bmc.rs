@@ -23,6 +23,12 @@ pub struct Faults {
     pub silent: bool,
     /// Never answer Get Channel Cipher Suites (quirk 1: ipmi_sim and some BMCs).
     pub no_cipher_query: bool,
+    /// Only the IPMI side is silent (the Redfish side still answers).
+    pub ipmi_silent: bool,
+    /// The BMC lies: it accepts power commands and reports the commanded
+    /// state, but the node's real power never changes (the host keeps
+    /// answering). The case `verify` exists to catch.
+    pub lying: bool,
 }
 
 /// Counters a test can read.
@@ -50,6 +56,8 @@ pub struct Counters {
 #[derive(Debug)]
 pub struct Chassis {
     on: bool,
+    /// What a lying BMC claims (see [`Faults::lying`]).
+    claimed: Option<bool>,
     /// A pending change: the new state and when it becomes visible.
     pending: Vec<(bool, Instant)>,
     /// Configured faults.
@@ -76,8 +84,17 @@ impl Chassis {
         }
     }
 
-    /// The visible power state.
+    /// The power state the BMC reports (a lying BMC reports what it was told).
     pub fn is_on(&mut self) -> bool {
+        self.settle();
+        match (self.faults.lying, self.claimed) {
+            (true, Some(c)) => c,
+            _ => self.on,
+        }
+    }
+
+    /// The node's real power state (what its host experiences).
+    pub fn truly_on(&mut self) -> bool {
         self.settle();
         self.on
     }
@@ -109,6 +126,14 @@ impl Chassis {
         if self.faults.strict_state && !on && matches!(op, 0 | 2 | 5) {
             return 0xd5;
         }
+        if self.faults.lying {
+            match op {
+                0 | 5 => self.claimed = Some(false),
+                1 => self.claimed = Some(true),
+                _ => {}
+            }
+            return 0;
+        }
         if self.faults.stuck {
             return 0;
         }
@@ -135,6 +160,7 @@ impl Bmc {
     pub fn new(on: bool, faults: Faults) -> Self {
         Bmc(Arc::new(Mutex::new(Chassis {
             on,
+            claimed: None,
             pending: Vec::new(),
             faults,
             counters: Counters::default(),
@@ -156,7 +182,13 @@ impl Bmc {
     pub fn set_on(&self, on: bool) {
         let mut c = self.lock();
         c.pending.clear();
+        c.claimed = None;
         c.on = on;
+    }
+
+    /// The node's real power state (what its host experiences).
+    pub fn truly_on(&self) -> bool {
+        self.lock().truly_on()
     }
 
     /// Replaces the fault knobs.

@@ -4,7 +4,7 @@
 use super::fleet::{Lab, LabSpec};
 use crate::cli::args::{DemoArgs, Output};
 use crate::cli::render::{Report, TargetResult, Traffic};
-use crate::engine::event::{Event, Stamped};
+use crate::engine::event::Stamped;
 use crate::engine::policy::Policy;
 use crate::engine::power::Action;
 use crate::engine::run::{run, Cancel};
@@ -15,17 +15,7 @@ use crate::secret::Secret;
 use std::time::{Duration, Instant};
 
 fn describe(e: &Stamped) -> String {
-    let what = match &e.event {
-        Event::Started { action } => format!("start {action}"),
-        Event::Authenticated { detail } => format!("session established: {detail}"),
-        Event::CommandSent { command } => format!("power {command} accepted by the BMC"),
-        Event::CommandDeclined { command, reason } => {
-            format!("power {command} declined ({reason}); reading the state again")
-        }
-        Event::StateObserved { state } => format!("observed: power {state}"),
-        Event::Waiting { ms, target } => format!("waiting {ms} ms for power {target}"),
-        Event::Retry { stage, reason } => format!("retrying the {}: {reason}", stage.as_str()),
-    };
+    let what = e.event.describe();
     format!("  {:>6} ms  {what}", e.at_ms)
 }
 

@@ -1,6 +1,7 @@
 //! Starting several simulated BMCs at once, in-process.
 
 use super::bmc::{Bmc, Faults};
+use super::host::{host_ip, LabHost};
 use super::ipmi::{LabIpmi, Offer};
 use super::redfish::{LabCert, LabRedfish, RedfishLabOptions};
 use std::net::{IpAddr, SocketAddr};
@@ -28,6 +29,10 @@ pub struct LabSpec {
     pub redfish: Option<bool>,
     /// Where to write each node's Redfish certificate (`DIR/NAME.pem`).
     pub cert_dir: Option<std::path::PathBuf>,
+    /// Simulate each node's host on 127.1.x.y:PORT, up after this boot delay.
+    pub hosts: Option<(u16, std::time::Duration)>,
+    /// Nodes whose Redfish service offers no ForceOff (a firmware quirk).
+    pub no_forceoff: Vec<String>,
 }
 
 impl Default for LabSpec {
@@ -43,6 +48,8 @@ impl Default for LabSpec {
             faults: Faults::default(),
             redfish: Some(true),
             cert_dir: None,
+            hosts: None,
+            no_forceoff: Vec::new(),
         }
     }
 }
@@ -55,6 +62,8 @@ pub struct LabNode {
     pub ipmi: LabIpmi,
     /// Its Redfish service (same chassis), if served.
     pub redfish: Option<LabRedfish>,
+    /// Its simulated host, if any.
+    pub host: Option<LabHost>,
 }
 
 impl LabNode {
@@ -125,14 +134,26 @@ impl Lab {
                         system_name: name.clone(),
                         ..RedfishLabOptions::default()
                     };
+                    let mut opts = opts;
+                    if spec.no_forceoff.contains(&name) {
+                        opts.reset_types.retain(|t| t != "ForceOff");
+                    }
                     // Same port number as IPMI when fixed (TCP and UDP do not collide).
                     Some(LabRedfish::start(SocketAddr::new(spec.bind, port), bmc, opts).await?)
                 }
+            };
+            let host = match spec.hosts {
+                Some((port, boot)) => Some(
+                    LabHost::start(SocketAddr::new(host_ip(i), port), ipmi.bmc.clone(), boot)
+                        .await?,
+                ),
+                None => None,
             };
             nodes.push(LabNode {
                 name,
                 ipmi,
                 redfish,
+                host,
             });
         }
         Ok(Lab { nodes })

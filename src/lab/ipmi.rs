@@ -102,7 +102,11 @@ impl IpmiServer {
                 let k = c.counters.received;
                 let f = &c.faults;
                 let lost = f.loss > 0.0 && self.rng.gen_bool(f.loss.clamp(0.0, 1.0));
-                (lost || f.drop.contains(&k), f.delay, f.silent)
+                (
+                    lost || f.drop.contains(&k),
+                    f.delay,
+                    f.silent || f.ipmi_silent,
+                )
             };
             if drop_in || silent {
                 continue;

@@ -2,6 +2,8 @@
 //!
 //! * [`bmc`]: the simulated chassis (power, transitions, faults, counters);
 //! * [`ipmi`]: an IPMI BMC (RMCP+ suites 3/17 and IPMI 1.5) on one UDP socket;
+//! * [`redfish`]: a Redfish service (HTTP/HTTPS) on the same chassis;
+//! * [`host`]: the node's own host, answering on a TCP port while really powered;
 //! * [`fleet`]: starting N nodes at once, in-process;
 //! * [`serve`]: `fencekit lab`;
 //! * [`demo`]: `fencekit demo`.
@@ -9,6 +11,7 @@
 pub mod bmc;
 pub mod demo;
 pub mod fleet;
+pub mod host;
 pub mod ipmi;
 pub mod redfish;
 pub mod serve;

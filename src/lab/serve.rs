@@ -36,6 +36,14 @@ fn spec(a: &LabArgs) -> Result<LabSpec, String> {
             "http" => Some(false),
             _ => None,
         },
+        hosts: a.hosts.map(|p| (p, a.boot_delay)),
+        no_forceoff: a
+            .faults
+            .iter()
+            .filter_map(|f| parse_fault(f).ok())
+            .filter(|f| f.knobs.iter().any(|k| k == "redfish-no-forceoff"))
+            .flat_map(|f| f.names)
+            .collect(),
         cert_dir: a.write_inventory.as_ref().map(|p| {
             let mut d = p.as_os_str().to_owned();
             d.push(".certs");
@@ -50,6 +58,7 @@ fn spec(a: &LabArgs) -> Result<LabSpec, String> {
             strict_state: a.strict_state,
             silent: false,
             no_cipher_query: a.no_cipher_query,
+            ..Faults::default()
         },
     })
 }
@@ -88,6 +97,10 @@ fn apply_knob(k: &str, f: &mut Faults, on: &mut bool) -> Result<(), String> {
         "silent" => f.silent = true,
         "strict-state" => f.strict_state = true,
         "no-cipher-query" => f.no_cipher_query = true,
+        "ipmi-silent" => f.ipmi_silent = true,
+        "lying" => f.lying = true,
+        // applied when the lab starts (see `spec`)
+        "redfish-no-forceoff" => {}
         "off" => *on = false,
         "loss" => {
             let r: f64 = value
@@ -114,9 +127,16 @@ pub fn inventory_text(lab: &Lab, spec: &LabSpec, password_file: &std::path::Path
     ));
     for n in &lab.nodes {
         let a = n.addr();
+        s.push_str(&format!("\n[[node]]\nname = \"{}\"\n", n.name));
+        if let Some(h) = &n.host {
+            s.push_str(&format!(
+                "address = \"{}\"\nprobe_ports = [{}]\n",
+                h.addr.ip(),
+                h.addr.port()
+            ));
+        }
         s.push_str(&format!(
-            "\n[[node]]\nname = \"{}\"\n  [[node.fence]]\n  endpoint = \"ipmi://{}:{}\"\n",
-            n.name,
+            "  [[node.fence]]\n  endpoint = \"ipmi://{}:{}\"\n",
             a.ip(),
             a.port()
         ));
@@ -237,11 +257,14 @@ pub fn main(a: LabArgs) -> i32 {
                 } else {
                     String::new()
                 };
-                let redfish = n
+                let mut redfish = n
                     .redfish
                     .as_ref()
                     .map(|r| format!(" {}", r.target()))
                     .unwrap_or_default();
+                if let Some(h) = &n.host {
+                    redfish.push_str(&format!(" host={}", h.addr));
+                }
                 let _ = writeln!(
                     out,
                     "{} ipmi://{}:{}{redfish}{hint}",

@@ -2,6 +2,7 @@
 //! command sequences, timing, output) and against the lab's IPMI BMC.
 
 use super::*;
+use crate::engine::driver::PowerDriver;
 use crate::engine::error::DriverError;
 use crate::engine::power::PowerCommand;
 use std::sync::{Arc, Mutex};
@@ -25,6 +26,10 @@ struct SimState {
     connected_at: Option<Instant>,
     step_deadlines: Vec<Option<Instant>>,
     closed: bool,
+    /// What `list` finds.
+    plugs: Vec<PlugEntry>,
+    /// Every power command fails this way (after being recorded).
+    command_error: Option<ErrorKind>,
 }
 
 impl Sim {
@@ -80,6 +85,10 @@ impl PowerDriver for Sim {
     async fn command(&mut self, c: PowerCommand, _: Option<Instant>) -> Result<(), DriverError> {
         tokio::task::yield_now().await;
         let mut s = self.st();
+        if let Some(k) = s.command_error {
+            s.calls.push("refused");
+            return Err(DriverError::new(k, Stage::Command, "simulated http 501"));
+        }
         match c {
             PowerCommand::Off => {
                 s.calls.push("off");
@@ -102,6 +111,17 @@ impl PowerDriver for Sim {
 
     async fn close(&mut self) {
         self.st().closed = true;
+    }
+}
+
+impl AgentDriver for Sim {
+    async fn plugs(&mut self, _: Option<Instant>) -> Result<Vec<PlugEntry>, DriverError> {
+        let mut s = self.st();
+        s.calls.push("list");
+        match s.status_error {
+            Some(k) => Err(DriverError::new(k, Stage::Status, "simulated list error")),
+            None => Ok(s.plugs.clone()),
+        }
     }
 }
 
@@ -140,6 +160,8 @@ fn run_fast(args: &[&str], sim: &Sim) -> Ran {
     let refs: Vec<&str> = v.iter().map(String::as_str).collect();
     run_sim("fence_ipmilan", &refs, sim)
 }
+
+mod families;
 
 #[test]
 fn status_prints_the_state_and_exits_0_or_2() {

@@ -1,0 +1,7 @@
+//! Fuzz target `agent_argv`: a thin shim; the body is [`common::agent_argv`], shared
+//! with the corpus replay test (`tests/fuzz_corpus.rs`).
+#![no_main]
+
+mod common;
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| common::agent_argv(data));

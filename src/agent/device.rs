@@ -1,0 +1,156 @@
+//! The protocol drivers as the agent front sees them: one configuration
+//! type per family ([`DeviceConfig`]), the listing of plugs some devices
+//! offer ([`AgentDriver`]), and the real drivers behind one enum
+//! ([`RealDriver`]) so that the front is generic over a single type and the
+//! tests can put a simulated device in its place.
+//!
+//! What each family's options mean is decided in [`super::ipmilan`],
+//! [`super::redfish`] and [`super::virsh`]; what is printed, in
+//! [`super::run`].
+
+use super::virsh::VirshConfig;
+use crate::engine::driver::PowerDriver;
+use crate::engine::error::{DriverError, ErrorKind, Stage};
+use crate::engine::power::{PowerCommand, PowerState};
+use crate::ipmi::config::IpmiConfig;
+use crate::ipmi::driver::IpmiDriver;
+use crate::redfish::config::RedfishConfig;
+use crate::redfish::driver::RedfishDriver;
+use std::time::Instant;
+
+/// The configuration of one device, by family.
+#[derive(Clone, Debug)]
+pub enum DeviceConfig {
+    /// fence_ipmilan and its aliases.
+    Ipmi(IpmiConfig),
+    /// fence_redfish.
+    Redfish(RedfishConfig),
+    /// fence_virsh.
+    Virsh(VirshConfig),
+}
+
+impl DeviceConfig {
+    /// A one-line description for `-v` (never a secret).
+    pub fn describe(&self) -> String {
+        match self {
+            DeviceConfig::Ipmi(c) => super::ipmilan::describe(c),
+            DeviceConfig::Redfish(c) => super::redfish::describe(c),
+            DeviceConfig::Virsh(c) => super::virsh::describe(c),
+        }
+    }
+}
+
+/// One plug behind a device, as `list` / `list-status` print it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PlugEntry {
+    /// What `--plug` (or, for Redfish, `--systems-uri`) takes.
+    pub id: String,
+    /// Upstream's alias column (often empty).
+    pub alias: String,
+    /// Its power state, when it could be read.
+    pub state: Option<PowerState>,
+}
+
+/// A [`PowerDriver`] that may also list the plugs behind its device.
+#[allow(async_fn_in_trait)]
+pub trait AgentDriver: PowerDriver {
+    /// Every plug with its state. The default: the device has none to list.
+    async fn plugs(&mut self, _deadline: Option<Instant>) -> Result<Vec<PlugEntry>, DriverError> {
+        Err(DriverError::new(
+            ErrorKind::Unsupported,
+            Stage::Status,
+            "this device has no plugs to list",
+        ))
+    }
+}
+
+impl AgentDriver for IpmiDriver {}
+
+impl AgentDriver for RedfishDriver {
+    /// The systems behind the service: their paths (what `--systems-uri`
+    /// takes), their `Name`, their `PowerState`.
+    async fn plugs(&mut self, deadline: Option<Instant>) -> Result<Vec<PlugEntry>, DriverError> {
+        let systems = self.list_systems(deadline).await?;
+        Ok(systems
+            .into_iter()
+            .map(|s| PlugEntry {
+                id: s.uri,
+                alias: s.name.unwrap_or_default(),
+                state: s.power.ok(),
+            })
+            .collect())
+    }
+}
+
+/// The real driver for a configuration.
+pub enum RealDriver {
+    /// IPMI over LAN.
+    Ipmi(IpmiDriver),
+    /// Redfish over HTTPS.
+    Redfish(RedfishDriver),
+}
+
+/// Makes the real driver for `cfg` (checks what can be checked offline).
+pub fn real(cfg: DeviceConfig) -> Result<RealDriver, String> {
+    match cfg {
+        DeviceConfig::Ipmi(c) => IpmiDriver::new(c).map(RealDriver::Ipmi),
+        DeviceConfig::Redfish(c) => RedfishDriver::new(c).map(RealDriver::Redfish),
+        DeviceConfig::Virsh(_) => Err(SSH_UNAVAILABLE.to_string()),
+    }
+}
+
+/// Why fence_virsh cannot act yet.
+pub const SSH_UNAVAILABLE: &str =
+    "SSH driver not available: this fencekit build cannot run virsh on a hypervisor, so nothing was done";
+
+/// Checks a configuration the way [`real`] would, without keeping a driver
+/// (for `validate-all`). fence_virsh validates without its driver.
+pub fn check(cfg: DeviceConfig) -> Result<(), String> {
+    match cfg {
+        DeviceConfig::Virsh(_) => Ok(()),
+        other => real(other).map(|_| ()),
+    }
+}
+
+impl PowerDriver for RealDriver {
+    async fn connect(&mut self, deadline: Option<Instant>) -> Result<String, DriverError> {
+        match self {
+            RealDriver::Ipmi(d) => d.connect(deadline).await,
+            RealDriver::Redfish(d) => d.connect(deadline).await,
+        }
+    }
+
+    async fn status(&mut self, deadline: Option<Instant>) -> Result<PowerState, DriverError> {
+        match self {
+            RealDriver::Ipmi(d) => d.status(deadline).await,
+            RealDriver::Redfish(d) => d.status(deadline).await,
+        }
+    }
+
+    async fn command(
+        &mut self,
+        command: PowerCommand,
+        deadline: Option<Instant>,
+    ) -> Result<(), DriverError> {
+        match self {
+            RealDriver::Ipmi(d) => d.command(command, deadline).await,
+            RealDriver::Redfish(d) => d.command(command, deadline).await,
+        }
+    }
+
+    async fn close(&mut self) {
+        match self {
+            RealDriver::Ipmi(d) => d.close().await,
+            RealDriver::Redfish(d) => d.close().await,
+        }
+    }
+}
+
+impl AgentDriver for RealDriver {
+    async fn plugs(&mut self, deadline: Option<Instant>) -> Result<Vec<PlugEntry>, DriverError> {
+        match self {
+            RealDriver::Ipmi(d) => d.plugs(deadline).await,
+            RealDriver::Redfish(d) => d.plugs(deadline).await,
+        }
+    }
+}

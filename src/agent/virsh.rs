@@ -1,0 +1,428 @@
+//! The fence_virsh family's own part: options → [`VirshConfig`], what the
+//! SSH driver needs to run virsh on a hypervisor for one domain.
+//!
+//! Parsing, validation, timing and output are shared ([`crate::agent::run`]).
+//! Kept from upstream: the plug is the domain name or UUID (a UUID is
+//! normalised to lower-case hyphenated form), `--missing-as-off`,
+//! `--use-sudo`/`--sudo-path` (virsh run through sudo on the hypervisor),
+//! `-4`/`-6`, the identity file with `--password` as its passphrase.
+//!
+//! Deliberate difference: host keys. Upstream answers "yes" to an unknown
+//! host key; fencekit checks the key against `known_hosts` and accepts an
+//! unknown one only when `--ssh-options` carries `StrictHostKeyChecking=no`
+//! (any key) or `=accept-new` (an unknown key, never a changed one), or when
+//! the key is pinned with the fencekit-only `--ssh-host-key`.
+
+use super::defs::Agent;
+use super::values::{parse_int, Values};
+use crate::secret::Secret;
+use std::fmt;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// How the hypervisor's host key is checked.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum HostKeyPolicy {
+    /// The key must be in `known_hosts` (`None`: the user's `~/.ssh/known_hosts`).
+    Strict {
+        /// The known_hosts file.
+        known_hosts: Option<PathBuf>,
+    },
+    /// A key absent from `known_hosts` is accepted (and not recorded: the
+    /// file may be read-only); a key that differs from a recorded one is refused.
+    AcceptNew {
+        /// The known_hosts file.
+        known_hosts: Option<PathBuf>,
+    },
+    /// Any key is accepted (`StrictHostKeyChecking=no`).
+    AcceptAny,
+    /// Exactly the key with this fingerprint (`SHA256:…`, as `ssh-keygen -l` prints).
+    Pinned(String),
+}
+
+/// Which address family to connect over.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IpFamily {
+    /// Whatever the name resolves to.
+    Any,
+    /// `-4`.
+    V4,
+    /// `-6`.
+    V6,
+}
+
+/// What the SSH driver needs for one fence_virsh invocation.
+#[derive(Clone)]
+pub struct VirshConfig {
+    /// Hypervisor address or name.
+    pub host: String,
+    /// SSH port.
+    pub port: u16,
+    /// User to log in as.
+    pub username: String,
+    /// Password, or the identity file's passphrase (never printed).
+    pub password: Option<Secret>,
+    /// Private key file.
+    pub identity_file: Option<PathBuf>,
+    /// Domain name or UUID (`None` for list, list-status and monitor).
+    pub domain: Option<String>,
+    /// Host key checking.
+    pub host_keys: HostKeyPolicy,
+    /// Address family.
+    pub ip_family: IpFamily,
+    /// Run virsh through this sudo (`--use-sudo`, path from `--sudo-path`).
+    pub sudo: Option<String>,
+    /// A domain virsh does not know is off (`--missing-as-off`).
+    pub missing_as_off: bool,
+    /// Bound for connecting and logging in (`--login-timeout`; `None`: unlimited).
+    pub login_timeout: Option<Duration>,
+    /// Bound for one status or list command (`--shell-timeout`; `None`: unlimited).
+    pub shell_timeout: Option<Duration>,
+}
+
+impl fmt::Debug for VirshConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("VirshConfig")
+            .field("host", &self.host)
+            .field("port", &self.port)
+            .field("username", &self.username)
+            .field("password", &self.password.as_ref().map(|_| "[set]"))
+            .field("identity_file", &self.identity_file)
+            .field("domain", &self.domain)
+            .field("host_keys", &self.host_keys)
+            .field("ip_family", &self.ip_family)
+            .field("sudo", &self.sudo)
+            .field("missing_as_off", &self.missing_as_off)
+            .field("login_timeout", &self.login_timeout)
+            .field("shell_timeout", &self.shell_timeout)
+            .finish()
+    }
+}
+
+/// Builds the configuration from validated option values (the password
+/// script, if any, has already replaced `password`). The error is a message
+/// that reads after "Failed: ".
+pub fn config(values: &Values, agent: &Agent) -> Result<VirshConfig, String> {
+    let host = values.get("ip").unwrap_or_default().to_string();
+    if host.is_empty() {
+        return Err("the hypervisor address (--ip) is empty".to_string());
+    }
+    let port_text = values.get("ipport").unwrap_or("22");
+    let port = parse_int(port_text)
+        .and_then(|p| u16::try_from(p).ok())
+        .filter(|p| *p != 0)
+        .ok_or_else(|| format!("the port {port_text} (--ipport) is not between 1 and 65535"))?;
+    let username = values.get("username").unwrap_or_default().to_string();
+    if username.is_empty() {
+        return Err("the user name (--username) is empty".to_string());
+    }
+    let domain = match values.get("plug") {
+        None => None,
+        Some(p) => Some(domain(p, values.get("plug_separator").unwrap_or(","))?),
+    };
+    let flag = |k: &str| values.flag_of(agent, k);
+    if flag("inet4_only") && flag("inet6_only") {
+        return Err("--inet4-only and --inet6-only exclude each other".to_string());
+    }
+    let secs = |k: &str| match values.int(k) {
+        Some(n) if n > 0 => Some(Duration::from_secs(n.min(86_400) as u64)),
+        _ => None,
+    };
+    Ok(VirshConfig {
+        host,
+        port,
+        username,
+        password: values.get("password").map(Secret::from_str_value),
+        identity_file: values.get("identity_file").map(PathBuf::from),
+        domain,
+        host_keys: host_keys(values)?,
+        ip_family: if flag("inet4_only") {
+            IpFamily::V4
+        } else if flag("inet6_only") {
+            IpFamily::V6
+        } else {
+            IpFamily::Any
+        },
+        sudo: flag("use_sudo").then(|| {
+            values
+                .get("sudo_path")
+                .unwrap_or("/usr/bin/sudo")
+                .to_string()
+        }),
+        missing_as_off: flag("missing_as_off"),
+        login_timeout: secs("login_timeout"),
+        shell_timeout: secs("shell_timeout"),
+    })
+}
+
+/// The domain a plug names: one plug (several, split by the plug
+/// separator, are refused), a UUID normalised as upstream does.
+pub fn domain(plug: &str, separator: &str) -> Result<String, String> {
+    if !separator.is_empty() && plug.contains(separator) {
+        return Err(format!(
+            "the plug '{plug}' names several virtual machines (separated by '{separator}'); \
+             fencekit fences one per invocation"
+        ));
+    }
+    if plug.is_empty() {
+        return Err("the plug (--plug) is empty".to_string());
+    }
+    Ok(normalise_uuid(plug).unwrap_or_else(|| plug.to_string()))
+}
+
+/// `Some(lower-case hyphenated)` when `s` reads as a UUID the way Python's
+/// `uuid.UUID` reads one (optional `urn:uuid:` and braces, hyphens anywhere).
+pub fn normalise_uuid(s: &str) -> Option<String> {
+    let t = s.trim();
+    let t = t.strip_prefix("urn:").unwrap_or(t);
+    let t = t.strip_prefix("uuid:").unwrap_or(t);
+    let t = t.trim_start_matches('{').trim_end_matches('}');
+    let hex: String = t.chars().filter(|c| *c != '-').collect();
+    if hex.len() != 32 || !hex.chars().all(|c| c.is_ascii_hexdigit()) {
+        return None;
+    }
+    let h = hex.to_ascii_lowercase();
+    Some(format!(
+        "{}-{}-{}-{}-{}",
+        &h[0..8],
+        &h[8..12],
+        &h[12..16],
+        &h[16..20],
+        &h[20..32]
+    ))
+}
+
+/// Host key policy: `--ssh-host-key` pins; otherwise `--ssh-options`'
+/// `StrictHostKeyChecking` and `UserKnownHostsFile` (the last of each wins,
+/// as with `ssh -o`), then `--ssh-known-hosts`.
+fn host_keys(values: &Values) -> Result<HostKeyPolicy, String> {
+    if let Some(fp) = values.get("ssh_host_key").filter(|s| !s.is_empty()) {
+        let fp = fp.trim();
+        if !fp.starts_with("SHA256:") || fp.len() < 20 {
+            return Err(format!(
+                "--ssh-host-key '{fp}' is not a SHA256:… fingerprint as ssh-keygen -l prints it"
+            ));
+        }
+        return Ok(HostKeyPolicy::Pinned(fp.to_string()));
+    }
+    let opts = ssh_options(values.get("ssh_options").unwrap_or_default());
+    let mut strict = None;
+    let mut from_opts = None;
+    for (k, v) in opts {
+        match k.to_ascii_lowercase().as_str() {
+            "stricthostkeychecking" => strict = Some(v.to_ascii_lowercase()),
+            "userknownhostsfile" if !v.is_empty() => from_opts = Some(PathBuf::from(v)),
+            _ => {}
+        }
+    }
+    let known_hosts = values
+        .get("ssh_known_hosts")
+        .filter(|s| !s.is_empty())
+        .map(PathBuf::from)
+        .or(from_opts);
+    Ok(match strict.as_deref() {
+        Some("no" | "off") => HostKeyPolicy::AcceptAny,
+        Some("accept-new") => HostKeyPolicy::AcceptNew { known_hosts },
+        _ => HostKeyPolicy::Strict { known_hosts },
+    })
+}
+
+/// The `-o Key=Value` / `-oKey=Value` / `-o Key Value` settings in an
+/// OpenSSH option string (quotes are not interpreted beyond stripping).
+pub fn ssh_options(text: &str) -> Vec<(String, String)> {
+    let words: Vec<&str> = text.split_whitespace().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < words.len() {
+        let w = words[i];
+        i += 1;
+        let setting = if w == "-o" {
+            let Some(next) = words.get(i) else { break };
+            i += 1;
+            next.to_string()
+        } else if let Some(rest) = w.strip_prefix("-o") {
+            rest.to_string()
+        } else {
+            continue;
+        };
+        let setting = setting.trim_matches(|c| c == '\'' || c == '"');
+        let (k, v) = match setting.split_once('=') {
+            Some((k, v)) => (k.trim(), v.trim()),
+            None => match words.get(i) {
+                Some(v) => {
+                    i += 1;
+                    (setting, *v)
+                }
+                None => (setting, ""),
+            },
+        };
+        out.push((
+            k.to_string(),
+            v.trim_matches(|c| c == '\'' || c == '"').to_string(),
+        ));
+    }
+    out
+}
+
+/// A one-line description of the configuration for `-v` (never the password).
+pub fn describe(cfg: &VirshConfig) -> String {
+    let keys = match &cfg.host_keys {
+        HostKeyPolicy::Strict { known_hosts: None } => {
+            "host key checked against ~/.ssh/known_hosts".to_string()
+        }
+        HostKeyPolicy::Strict {
+            known_hosts: Some(p),
+        } => format!("host key checked against {}", p.display()),
+        HostKeyPolicy::AcceptNew { .. } => {
+            "unknown host key accepted, a changed one refused (accept-new)".to_string()
+        }
+        HostKeyPolicy::AcceptAny => "any host key accepted (StrictHostKeyChecking=no)".into(),
+        HostKeyPolicy::Pinned(fp) => format!("host key pinned to {fp}"),
+    };
+    format!(
+        "SSH to {}@{}:{}{}, {}, {keys}, domain {}{}{}",
+        cfg.username,
+        cfg.host,
+        cfg.port,
+        match cfg.ip_family {
+            IpFamily::Any => "",
+            IpFamily::V4 => " (IPv4 only)",
+            IpFamily::V6 => " (IPv6 only)",
+        },
+        match (&cfg.identity_file, &cfg.password) {
+            (Some(f), Some(_)) => format!("key {} with passphrase [set]", f.display()),
+            (Some(f), None) => format!("key {}", f.display()),
+            (None, Some(_)) => "password [set]".to_string(),
+            (None, None) => "no credentials".to_string(),
+        },
+        cfg.domain.as_deref().unwrap_or("(none: listing)"),
+        match &cfg.sudo {
+            Some(s) => format!(", virsh through {s}"),
+            None => String::new(),
+        },
+        if cfg.missing_as_off {
+            ", a missing domain counts as off"
+        } else {
+            ""
+        },
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent::defs::agent;
+
+    fn cfg_of(pairs: &[(&str, &str)]) -> Result<VirshConfig, String> {
+        let a = agent("fence_virsh").unwrap();
+        let mut v = Values::new();
+        for (k, val) in [("ip", "h"), ("username", "root"), ("password", "pw")]
+            .iter()
+            .chain(pairs)
+        {
+            v.set(k, *val);
+        }
+        v.apply_defaults(&a);
+        config(&v, &a)
+    }
+
+    #[test]
+    fn defaults_are_strict_host_keys_port_22_no_sudo() {
+        let c = cfg_of(&[("plug", "vm1")]).unwrap();
+        assert_eq!((c.host.as_str(), c.port), ("h", 22));
+        assert_eq!(c.domain.as_deref(), Some("vm1"));
+        assert_eq!(c.host_keys, HostKeyPolicy::Strict { known_hosts: None });
+        assert_eq!(c.ip_family, IpFamily::Any);
+        assert_eq!((c.sudo.clone(), c.missing_as_off), (None, false));
+        assert_eq!(c.login_timeout, Some(Duration::from_secs(5)));
+        assert_eq!(c.shell_timeout, Some(Duration::from_secs(3)));
+        assert_eq!(
+            c.password.as_ref().map(|p| p.expose().to_vec()),
+            Some(b"pw".to_vec())
+        );
+    }
+
+    #[test]
+    fn ssh_options_decide_host_key_acceptance() {
+        for (opts, want) in [
+            ("-o StrictHostKeyChecking=no", HostKeyPolicy::AcceptAny),
+            ("-oStrictHostKeyChecking=accept-new", HostKeyPolicy::AcceptNew { known_hosts: None }),
+            (
+                "-t '/bin/bash' -o StrictHostKeyChecking=yes",
+                HostKeyPolicy::Strict { known_hosts: None },
+            ),
+            (
+                "-o StrictHostKeyChecking no -o UserKnownHostsFile=/k -o StrictHostKeyChecking=accept-new",
+                HostKeyPolicy::AcceptNew {
+                    known_hosts: Some(PathBuf::from("/k")),
+                },
+            ),
+        ] {
+            let c = cfg_of(&[("ssh_options", opts)]).unwrap();
+            assert_eq!(c.host_keys, want, "{opts}");
+        }
+        let c = cfg_of(&[("ssh_known_hosts", "/etc/fk_hosts")]).unwrap();
+        assert_eq!(
+            c.host_keys,
+            HostKeyPolicy::Strict {
+                known_hosts: Some(PathBuf::from("/etc/fk_hosts"))
+            }
+        );
+        let c = cfg_of(&[
+            (
+                "ssh_host_key",
+                "SHA256:uNiVztksCsDhcc0u9e8BujQXVUpKZIDTMczCvj3tD2s",
+            ),
+            ("ssh_options", "-o StrictHostKeyChecking=no"),
+        ])
+        .unwrap();
+        assert!(
+            matches!(c.host_keys, HostKeyPolicy::Pinned(_)),
+            "a pin wins"
+        );
+        assert!(cfg_of(&[("ssh_host_key", "md5:aa")]).is_err());
+    }
+
+    #[test]
+    fn uuids_are_normalised_and_several_plugs_refused() {
+        assert_eq!(
+            domain("0E4E3F2A1B2C4D5E8F90A1B2C3D4E5F6", ",").unwrap(),
+            "0e4e3f2a-1b2c-4d5e-8f90-a1b2c3d4e5f6"
+        );
+        assert_eq!(
+            domain("{0e4e3f2a-1b2c-4d5e-8f90-a1b2c3d4e5f6}", ",").unwrap(),
+            "0e4e3f2a-1b2c-4d5e-8f90-a1b2c3d4e5f6"
+        );
+        assert_eq!(domain("web-01", ",").unwrap(), "web-01");
+        assert!(domain("vm1,vm2", ",").unwrap_err().contains("several"));
+        assert_eq!(domain("vm1,x", ";").unwrap(), "vm1,x");
+    }
+
+    #[test]
+    fn flags_map_by_presence() {
+        let c = cfg_of(&[
+            ("use_sudo", "0"),
+            ("sudo_path", "/bin/sudo"),
+            ("missing_as_off", "0"),
+            ("inet6_only", "1"),
+            ("login_timeout", "0"),
+        ])
+        .unwrap();
+        assert_eq!(c.sudo.as_deref(), Some("/bin/sudo"));
+        assert!(c.missing_as_off);
+        assert_eq!(c.ip_family, IpFamily::V6);
+        assert_eq!(c.login_timeout, None);
+        assert!(cfg_of(&[("inet6_only", ""), ("inet4_only", "")]).is_err());
+    }
+
+    #[test]
+    fn the_description_never_shows_the_password() {
+        let c = cfg_of(&[("plug", "vm1"), ("password", "hunter2")]).unwrap();
+        let d = describe(&c);
+        assert!(
+            d.contains("password [set]") && !d.contains("hunter2"),
+            "{d}"
+        );
+        assert!(!format!("{c:?}").contains("hunter2"));
+    }
+}

@@ -1,0 +1,183 @@
+//! `fencekit verify` and `fencekit check`: rendering and exit codes around
+//! [`crate::fleet::verify`].
+
+use super::args::{ActionArgs, Output, VerifyArgs};
+use super::run::{init_logging, plans};
+use crate::engine::power::PowerState;
+use crate::exit;
+use crate::fleet::verify::{check_all, verify_all, CheckRow, Verdict, VerifyOptions, VerifyReport};
+
+/// Verification options from the action options, with the default sampling.
+pub fn default_options(a: &ActionArgs, expect: PowerState) -> VerifyOptions {
+    VerifyOptions {
+        expect,
+        samples: 3,
+        interval: std::time::Duration::from_secs(1),
+        probe_timeout: std::time::Duration::from_secs(1),
+        boot_timeout: a.timeout,
+        step_timeout: a.login_timeout,
+        parallel: a.parallel as usize,
+    }
+}
+
+/// The exit code of a set of reports: 3 if anything is contradicted or
+/// unproven, else 1 if evidence was missing, else 0.
+pub fn worst<'a>(reports: impl Iterator<Item = &'a VerifyReport>) -> i32 {
+    let codes: Vec<i32> = reports.map(VerifyReport::exit_code).collect();
+    if codes.contains(&exit::UNPROVEN) {
+        exit::UNPROVEN
+    } else if codes.contains(&exit::FAILURE) {
+        exit::FAILURE
+    } else {
+        exit::OK
+    }
+}
+
+/// Prints one report for people.
+pub fn print_report(r: &VerifyReport) {
+    let word = match r.verdict {
+        Verdict::Proven => "PROVEN",
+        Verdict::Contradiction => "CONTRADICTION",
+        Verdict::Unproven => "NOT PROVEN",
+        Verdict::NoEvidence => "NO EVIDENCE",
+    };
+    let line = format!("{}: verify {}: {word}: {}", r.node, r.expect, r.reason);
+    if r.verdict == Verdict::Proven {
+        println!("{line}");
+    } else {
+        eprintln!("fencekit: {line}");
+    }
+    for e in &r.evidence {
+        let mark = match e.agrees {
+            Some(true) => "+",
+            Some(false) => "!",
+            None => "?",
+        };
+        println!(
+            "  {mark} {:>6} ms  {}  {}",
+            e.at_ms, e.source, e.observation
+        );
+    }
+}
+
+/// Entry point of `fencekit verify`.
+pub fn verify(v: VerifyArgs) -> i32 {
+    let a = &v.action;
+    init_logging(a.verbose);
+    let plans = match plans(a) {
+        Ok(p) => p,
+        Err(m) => {
+            eprintln!("fencekit: {m}");
+            return exit::USAGE;
+        }
+    };
+    let mut opts = default_options(
+        a,
+        if v.expect == "on" {
+            PowerState::On
+        } else {
+            PowerState::Off
+        },
+    );
+    opts.samples = v.samples;
+    opts.interval = v.interval;
+    opts.probe_timeout = v.probe_timeout;
+    opts.boot_timeout = v.boot_timeout;
+    let rt = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("fencekit: cannot start the async runtime: {e}");
+            return exit::FAILURE;
+        }
+    };
+    let reports = rt.block_on(verify_all(&plans, &opts));
+    match a.output {
+        Output::Json | Output::Jsonl => {
+            let doc = serde_json::json!({ "results": reports });
+            println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+        }
+        Output::Human => reports.iter().for_each(print_report),
+    }
+    worst(reports.iter())
+}
+
+fn shorten(mut s: String, max: usize) -> String {
+    if s.len() > max {
+        let mut cut = max;
+        while !s.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        s.truncate(cut);
+        s.push('…');
+    }
+    s
+}
+
+/// Entry point of `fencekit check`.
+pub fn check(a: ActionArgs) -> i32 {
+    init_logging(a.verbose);
+    let plans = match plans(&a) {
+        Ok(p) => p,
+        Err(m) => {
+            eprintln!("fencekit: {m}");
+            return exit::USAGE;
+        }
+    };
+    let rt = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("fencekit: cannot start the async runtime: {e}");
+            return exit::FAILURE;
+        }
+    };
+    let rows: Vec<CheckRow> = rt.block_on(check_all(&plans, a.login_timeout, a.parallel as usize));
+    match a.output {
+        Output::Json | Output::Jsonl => {
+            let doc = serde_json::json!({ "checks": rows });
+            println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+        }
+        Output::Human => {
+            let mut b = tabled::builder::Builder::default();
+            b.push_record(["node", "level", "method", "endpoint", "result", "detail"]);
+            for r in &rows {
+                b.push_record([
+                    r.node.clone(),
+                    r.level.to_string(),
+                    r.method.clone(),
+                    r.endpoint.clone(),
+                    if r.ok {
+                        "ok".into()
+                    } else {
+                        "WOULD FAIL".into()
+                    },
+                    shorten(
+                        r.error
+                            .clone()
+                            .or_else(|| r.detail.clone())
+                            .unwrap_or_default(),
+                        110,
+                    ),
+                ]);
+            }
+            let mut t = b.build();
+            t.with(tabled::settings::Style::sharp());
+            println!("{t}");
+        }
+    }
+    if rows.iter().all(|r| r.ok) {
+        exit::OK
+    } else {
+        let bad = rows.iter().filter(|r| !r.ok).count();
+        eprintln!(
+            "fencekit: {bad} of {} fencing level(s) would fail",
+            rows.len()
+        );
+        exit::FAILURE
+    }
+}

@@ -1,0 +1,193 @@
+//! Manual ("meatware") fencing: fencekit tells a person what to do, then
+//! waits — within the deadline — for `fencekit ack NODE` from another
+//! terminal or process (or a typed confirmation when stdin is a terminal).
+//! Who acknowledged, when and from where goes into the result and the audit
+//! trail. Acknowledgments are small JSON files under the lock directory.
+
+use super::lock::lock_dir;
+use crate::engine::error::{DriverError, ErrorKind, Stage};
+use crate::engine::event::{Event, EventSink, Stamped};
+use crate::engine::power::{Action, PowerState};
+use crate::engine::run::{Failure, Outcome};
+use serde::{Deserialize, Serialize};
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::time::{Duration, Instant, SystemTime};
+
+/// One acknowledgment.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Ack {
+    /// The node.
+    pub node: String,
+    /// Who (local user, or `--by`).
+    pub by: String,
+    /// Host the acknowledgment was given on.
+    pub host: String,
+    /// Terminal, if any.
+    pub tty: Option<String>,
+    /// When (RFC 3339, UTC).
+    pub at: String,
+    /// Seconds since the epoch, for freshness checks.
+    pub epoch: u64,
+}
+
+/// Where acknowledgments for `node` are written.
+pub fn ack_path(node: &str) -> PathBuf {
+    lock_dir()
+        .join("ack")
+        .join(super::lock::file_name(node).replace(".lock", ".json"))
+}
+
+fn epoch_now() -> u64 {
+    SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
+
+/// `fencekit ack NODE`: records that a person has done what was asked.
+pub fn acknowledge(node: &str, by: Option<&str>) -> Result<PathBuf, String> {
+    let path = ack_path(node);
+    let dir = path.parent().map(PathBuf::from).unwrap_or_else(lock_dir);
+    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let tty = std::fs::read_link("/proc/self/fd/0")
+        .ok()
+        .filter(|_| std::io::stdin().is_terminal())
+        .map(|p| p.display().to_string());
+    let ack = Ack {
+        node: node.to_string(),
+        by: by
+            .map(str::to_string)
+            .unwrap_or_else(super::audit::local_user),
+        host: super::audit::host_name(),
+        tty,
+        at: super::audit::utc_now(),
+        epoch: epoch_now(),
+    };
+    let tmp = dir.join(format!(".{}.{}", std::process::id(), epoch_now()));
+    let text = serde_json::to_vec(&ack).map_err(|e| e.to_string())?;
+    std::fs::write(&tmp, text).map_err(|e| format!("cannot write {}: {e}", tmp.display()))?;
+    std::fs::rename(&tmp, &path).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    Ok(path)
+}
+
+fn read_fresh(node: &str, since: u64) -> Option<Ack> {
+    let path = ack_path(node);
+    let text = std::fs::read(&path).ok()?;
+    let ack: Ack = serde_json::from_slice(&text).ok()?;
+    if ack.node == node && ack.epoch + 1 >= since {
+        let _ = std::fs::remove_file(&path);
+        Some(ack)
+    } else {
+        None
+    }
+}
+
+/// Waits for a person to fence `node` by hand. Returns the outcome as the
+/// engine would, with the acknowledgment in the timeline.
+pub async fn fence_by_hand(
+    node: &str,
+    action: Action,
+    instructions: &str,
+    deadline: Instant,
+    sink: &mut dyn EventSink,
+) -> Result<Outcome, Failure> {
+    let start = Instant::now();
+    let emit = |sink: &mut dyn EventSink, e: Event| sink.emit(&Stamped::new(start.elapsed(), e));
+    emit(sink, Event::Started { action });
+    let target = match action {
+        Action::Off => PowerState::Off,
+        Action::On => PowerState::On,
+        Action::Reboot => PowerState::On,
+        other => {
+            return Err(Failure {
+                error: DriverError::new(
+                    ErrorKind::Unsupported,
+                    Stage::Status,
+                    format!("a manual method cannot {other}: nothing reads the power state; use off, on or reboot"),
+                ),
+                last_state: None,
+            })
+        }
+    };
+    let verb = match action {
+        Action::Off => "power it off",
+        Action::On => "power it on",
+        _ => "power-cycle it",
+    };
+    let text = format!(
+        "MANUAL FENCING of {node}: {verb} by hand. {instructions}\n\
+         Then confirm with: fencekit ack {node}{}",
+        if std::io::stdin().is_terminal() {
+            " (or answer the prompt here)"
+        } else {
+            ""
+        }
+    );
+    emit(sink, Event::AwaitingAcknowledgment { instructions: text });
+    let since = epoch_now();
+    // A stale acknowledgment from an earlier run never counts.
+    let _ = std::fs::remove_file(ack_path(node));
+    let typed = if std::io::stdin().is_terminal() {
+        let (tx, rx) = tokio::sync::oneshot::channel::<bool>();
+        let prompt_node = node.to_string();
+        std::thread::spawn(move || {
+            eprint!("Type the node name ({prompt_node}) once it is done: ");
+            let mut line = String::new();
+            let ok = std::io::stdin().read_line(&mut line).is_ok() && line.trim() == prompt_node;
+            let _ = tx.send(ok);
+        });
+        Some(rx)
+    } else {
+        None
+    };
+    let mut typed = typed;
+    loop {
+        if let Some(ack) = read_fresh(node, since) {
+            let by = format!(
+                "{} on {}{}",
+                ack.by,
+                ack.host,
+                ack.tty.map(|t| format!(" ({t})")).unwrap_or_default()
+            );
+            emit(sink, Event::Acknowledged { by, at: ack.at });
+            emit(sink, Event::StateObserved { state: target });
+            return Ok(Outcome::Reached { state: target });
+        }
+        if let Some(rx) = typed.as_mut() {
+            if let Ok(ok) = rx.try_recv() {
+                typed = None;
+                if ok {
+                    let by = format!(
+                        "{} on {} (typed at the prompt)",
+                        super::audit::local_user(),
+                        super::audit::host_name()
+                    );
+                    emit(
+                        sink,
+                        Event::Acknowledged {
+                            by,
+                            at: super::audit::utc_now(),
+                        },
+                    );
+                    emit(sink, Event::StateObserved { state: target });
+                    return Ok(Outcome::Reached { state: target });
+                }
+            }
+        }
+        if Instant::now() >= deadline {
+            return Err(Failure {
+                error: DriverError::new(
+                    ErrorKind::Timeout,
+                    Stage::Wait,
+                    format!(
+                        "nobody acknowledged the manual fencing of {node} within {:.0}s (fencekit ack {node})",
+                        start.elapsed().as_secs_f64()
+                    ),
+                ),
+                last_state: None,
+            });
+        }
+        tokio::time::sleep(Duration::from_millis(200).min(deadline - Instant::now())).await;
+    }
+}

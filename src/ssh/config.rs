@@ -1,0 +1,359 @@
+//! What a caller configures for one SSH-reached power target, and the
+//! target URL forms of the native CLI (`ssh://user@host[:port]/virsh/DOMAIN`,
+//! `ssh://user@host/host`).
+//!
+//! Checking happens here, before any connection ([`SshConfig::validate`]);
+//! what the settings mean on the wire is [`crate::ssh::session`]'s and
+//! [`crate::ssh::profile`]'s business.
+
+use super::hostkey;
+use super::profile;
+use crate::secret::Secret;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// The SSH port used when none is given.
+pub const DEFAULT_PORT: u16 = 22;
+/// Default bound on TCP connect + SSH handshake + authentication.
+pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// Default bound on one remote command (virsh can hang: quirk 27).
+pub const DEFAULT_COMMAND_TIMEOUT: Duration = Duration::from_secs(30);
+/// Upstream's default `--sudo-path`.
+pub const DEFAULT_SUDO_PATH: &str = "/usr/bin/sudo";
+
+/// How the client proves who it is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SshAuth {
+    /// Password authentication (keyboard-interactive when the server only
+    /// offers that), one attempt.
+    Password(Secret),
+    /// A private key file (OpenSSH or PEM format), one attempt.
+    Key {
+        /// The private key file (`--identity-file`).
+        path: PathBuf,
+        /// Its passphrase, when it is encrypted.
+        passphrase: Option<Secret>,
+    },
+    /// The keys held by a running ssh-agent (`SshConfig::agent_socket`, else
+    /// `$SSH_AUTH_SOCK`), tried in the agent's order.
+    Agent,
+}
+
+impl SshAuth {
+    /// A short name for the record: "password", "key FILE", "ssh-agent".
+    pub fn describe(&self) -> String {
+        match self {
+            SshAuth::Password(_) => "password auth".into(),
+            SshAuth::Key { path, .. } => format!("key auth ({})", path.display()),
+            SshAuth::Agent => "ssh-agent auth".into(),
+        }
+    }
+}
+
+/// How the server's host key is trusted. Every variant but [`AcceptAny`]
+/// refuses a key that differs from a recorded one.
+///
+/// [`AcceptAny`]: HostKeyPolicy::AcceptAny
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum HostKeyPolicy {
+    /// The key must be listed in this known_hosts file (`None`:
+    /// `~/.ssh/known_hosts`, then `/etc/ssh/ssh_known_hosts`). Hashed
+    /// entries and `[host]:port` entries are understood; `@revoked` keys
+    /// are refused.
+    KnownHosts(Option<PathBuf>),
+    /// The key's SHA-256 fingerprint must be this (`SHA256:` + base64, as
+    /// `ssh-keygen -lf` prints it; the prefix and `=` padding are optional).
+    Pinned(String),
+    /// As `KnownHosts`, but a host with no recorded key is trusted and its
+    /// key appended to the file (OpenSSH's `StrictHostKeyChecking
+    /// accept-new`). A changed key is still refused. On a read-only file
+    /// system the key is trusted for this run only.
+    AcceptNew(Option<PathBuf>),
+    /// No check at all. Only for fence-agent compatibility when explicitly
+    /// asked for (upstream's ssh answers "yes" to unknown keys); warned about.
+    AcceptAny,
+}
+
+/// What runs on the remote side.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Profile {
+    /// A libvirt hypervisor: `virsh domstate|destroy|start|list --all`
+    /// (`fence_virsh`). `plug` is a domain name or UUID (UUIDs are sent
+    /// lower-case and hyphenated); it may be absent for `list`.
+    Virsh {
+        /// Domain name or UUID.
+        plug: Option<String>,
+    },
+    /// The node itself: status is "SSH login works and `true` runs" (on) or
+    /// "TCP connect refused or timed out" (off) — reachability only, so
+    /// trustworthy only together with `verify`; off is
+    /// `systemctl poweroff --force --force`; on is impossible.
+    Host,
+    /// Command templates (from an agent definition). `{plug}` in a
+    /// template becomes the plug as one quoted shell word; the status
+    /// command's output lines are matched against the patterns (exact
+    /// lines, `*` as wildcard).
+    Custom {
+        /// Status command template.
+        status: String,
+        /// Power-on command template.
+        on: String,
+        /// Power-off command template.
+        off: String,
+        /// A status output line matching this means on.
+        on_pattern: String,
+        /// A status output line matching this means off.
+        off_pattern: String,
+        /// What `{plug}` stands for.
+        plug: Option<String>,
+    },
+}
+
+impl Profile {
+    /// "virsh", "host" or "custom".
+    pub fn name(&self) -> &'static str {
+        match self {
+            Profile::Virsh { .. } => "virsh",
+            Profile::Host => "host",
+            Profile::Custom { .. } => "custom",
+        }
+    }
+}
+
+/// Everything needed to fence through one SSH server.
+#[derive(Clone, Debug)]
+pub struct SshConfig {
+    /// Host name or address (IPv6 without brackets).
+    pub host: String,
+    /// TCP port (22).
+    pub port: u16,
+    /// Remote user.
+    pub username: String,
+    /// How to authenticate.
+    pub auth: SshAuth,
+    /// How to trust the host key.
+    pub host_keys: HostKeyPolicy,
+    /// What to run.
+    pub profile: Profile,
+    /// Prefix every command with `sudo_path` (upstream `--use-sudo`).
+    pub use_sudo: bool,
+    /// The remote sudo (`/usr/bin/sudo`).
+    pub sudo_path: String,
+    /// Bound on TCP connect, handshake and authentication (cut further by
+    /// the step deadline).
+    pub connect_timeout: Duration,
+    /// Bound on one remote command (cut further by the step deadline).
+    pub command_timeout: Duration,
+    /// virsh: a domain that does not exist counts as off (`--missing-as-off`).
+    pub missing_as_off: bool,
+    /// The ssh-agent socket for [`SshAuth::Agent`] (`None`: `$SSH_AUTH_SOCK`).
+    pub agent_socket: Option<PathBuf>,
+}
+
+impl SshConfig {
+    /// Port 22, host key checked against `~/.ssh/known_hosts`, no sudo,
+    /// default timeouts.
+    pub fn new(host: &str, username: &str, auth: SshAuth, profile: Profile) -> Self {
+        SshConfig {
+            host: host.to_string(),
+            port: DEFAULT_PORT,
+            username: username.to_string(),
+            auth,
+            host_keys: HostKeyPolicy::KnownHosts(None),
+            profile,
+            use_sudo: false,
+            sudo_path: DEFAULT_SUDO_PATH.to_string(),
+            connect_timeout: DEFAULT_CONNECT_TIMEOUT,
+            command_timeout: DEFAULT_COMMAND_TIMEOUT,
+            missing_as_off: false,
+            agent_socket: None,
+        }
+    }
+
+    /// `user@host:port` for messages (IPv6 in brackets).
+    pub fn endpoint(&self) -> String {
+        let host = if self.host.contains(':') {
+            format!("[{}]", self.host)
+        } else {
+            self.host.clone()
+        };
+        format!("{}@{host}:{}", self.username, self.port)
+    }
+
+    /// The sudo prefix when `use_sudo` is set.
+    pub fn sudo(&self) -> Option<&str> {
+        self.use_sudo.then_some(self.sudo_path.as_str())
+    }
+
+    /// Checks everything that can be checked without connecting.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.host.is_empty() {
+            return Err("no SSH host given".into());
+        }
+        if self
+            .host
+            .chars()
+            .any(|c| c.is_whitespace() || c.is_control() || c == '/' || c == '@')
+        {
+            return Err(format!(
+                "'{}' is not a host name or address",
+                profile::printable(&self.host, 80)
+            ));
+        }
+        if self.port == 0 {
+            return Err("port 0 is not a usable port".into());
+        }
+        if self.username.is_empty() {
+            return Err("no SSH user name given".into());
+        }
+        if self.username.chars().any(char::is_control) {
+            return Err("the SSH user name contains control characters".into());
+        }
+        match &self.auth {
+            SshAuth::Password(p) => {
+                let s = std::str::from_utf8(p.expose())
+                    .map_err(|_| "the password is not UTF-8, which SSH cannot carry".to_string())?;
+                if s.contains('\0') {
+                    return Err("the password contains a NUL byte".into());
+                }
+            }
+            SshAuth::Key { path, passphrase } => {
+                if !path.is_file() {
+                    return Err(format!("identity file {} does not exist", path.display()));
+                }
+                if let Some(p) = passphrase {
+                    let s = std::str::from_utf8(p.expose())
+                        .map_err(|_| "the key passphrase is not UTF-8".to_string())?;
+                    if s.contains('\0') {
+                        return Err("the key passphrase contains a NUL byte".into());
+                    }
+                }
+            }
+            SshAuth::Agent => {
+                if self.agent_socket.is_none() && std::env::var_os("SSH_AUTH_SOCK").is_none() {
+                    return Err("ssh-agent authentication asked for, but SSH_AUTH_SOCK is not set (no agent to ask)".into());
+                }
+            }
+        }
+        if let HostKeyPolicy::Pinned(fp) = &self.host_keys {
+            hostkey::parse_fingerprint(fp)?;
+        }
+        match &self.profile {
+            Profile::Virsh { plug: Some(p) } => {
+                profile::virsh_plug(p)?;
+            }
+            Profile::Virsh { plug: None } | Profile::Host => {}
+            Profile::Custom {
+                status,
+                on,
+                off,
+                on_pattern,
+                off_pattern,
+                plug,
+            } => {
+                for (what, t) in [("status", status), ("on", on), ("off", off)] {
+                    if t.trim().is_empty() {
+                        return Err(format!("the custom {what} command is empty"));
+                    }
+                    profile::expand_template(t, plug.as_deref())?;
+                }
+                if on_pattern.is_empty() || off_pattern.is_empty() {
+                    return Err("the custom on and off patterns must not be empty".into());
+                }
+                if on_pattern == off_pattern {
+                    return Err(format!(
+                        "the custom on and off patterns are the same ('{on_pattern}')"
+                    ));
+                }
+            }
+        }
+        if self.use_sudo && self.sudo_path.trim().is_empty() {
+            return Err("--use-sudo needs a sudo path".into());
+        }
+        if self.sudo_path.chars().any(char::is_control) {
+            return Err("the sudo path contains control characters".into());
+        }
+        if self.connect_timeout.is_zero() || self.command_timeout.is_zero() {
+            return Err("the SSH timeouts must be above zero".into());
+        }
+        Ok(())
+    }
+}
+
+/// An `ssh://` target split into its parts (credentials come separately).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SshTarget {
+    /// Host (IPv6 without brackets).
+    pub host: String,
+    /// Port, or 22.
+    pub port: u16,
+    /// `user@` from the URL, if any.
+    pub username: Option<String>,
+    /// The profile named by the path.
+    pub profile: Profile,
+}
+
+/// Parses `ssh://[user@]host[:port]/virsh[/DOMAIN]` and
+/// `ssh://[user@]host[:port]/host`. (A custom profile comes from an agent
+/// definition, not from a URL.)
+pub fn parse_target(url: &str) -> Result<SshTarget, String> {
+    let rest = url
+        .strip_prefix("ssh://")
+        .ok_or_else(|| format!("'{url}' is not an ssh:// target"))?;
+    let (authority, path) = rest.split_once('/').unwrap_or((rest, ""));
+    let (username, hostport) = match authority.rsplit_once('@') {
+        Some((u, h)) if !u.is_empty() => (Some(u.to_string()), h),
+        Some((_, h)) => (None, h),
+        None => (None, authority),
+    };
+    let (host, port) = if let Some(v6) = hostport.strip_prefix('[') {
+        let (h, after) = v6
+            .split_once(']')
+            .ok_or_else(|| format!("'{url}': unclosed '[' in the host"))?;
+        let port = match after.strip_prefix(':') {
+            Some(p) => Some(p),
+            None if after.is_empty() => None,
+            None => return Err(format!("'{url}': unexpected '{after}' after the host")),
+        };
+        (h.to_string(), port)
+    } else {
+        match hostport.rsplit_once(':') {
+            Some((h, p)) => (h.to_string(), Some(p)),
+            None => (hostport.to_string(), None),
+        }
+    };
+    if host.is_empty() {
+        return Err(format!("'{url}' names no host"));
+    }
+    let port = match port {
+        Some(p) => p
+            .parse::<u16>()
+            .ok()
+            .filter(|p| *p != 0)
+            .ok_or_else(|| format!("'{url}': '{p}' is not a port"))?,
+        None => DEFAULT_PORT,
+    };
+    let mut parts = path.splitn(2, '/');
+    let kind = parts.next().unwrap_or("");
+    let arg = parts.next().map(|s| s.trim_end_matches('/')).unwrap_or("");
+    let profile = match kind {
+        "virsh" => Profile::Virsh {
+            plug: (!arg.is_empty()).then(|| arg.to_string()),
+        },
+        "host" if arg.is_empty() => Profile::Host,
+        other => {
+            return Err(format!(
+                "'{url}': unknown SSH profile '{other}' (the path must be /virsh/DOMAIN or /host)"
+            ))
+        }
+    };
+    if let Profile::Virsh { plug: Some(p) } = &profile {
+        profile::virsh_plug(p)?;
+    }
+    Ok(SshTarget {
+        host,
+        port,
+        username,
+        profile,
+    })
+}

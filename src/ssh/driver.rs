@@ -1,0 +1,518 @@
+//! The engine's [`PowerDriver`] over SSH: one connection per action, kept
+//! between the steps and re-opened when lost; each status read or power
+//! command is one remote command on its own exec channel, interpreted by
+//! the configured [`Profile`].
+//!
+//! libssh2 blocks, so every connection step and every command runs on
+//! tokio's blocking pool ([`tokio::task::spawn_blocking`]); many targets can
+//! be fenced at once, each in its own thread while it waits. Every step has
+//! a concrete deadline — the engine's step deadline, cut by the configured
+//! connect or command timeout — enforced twice: inside libssh2 (session
+//! timeout) and from the async side, which shuts the socket down if the
+//! blocking call has not returned shortly after the deadline or when the
+//! action is abandoned (a dropped future).
+
+use super::config::{Profile, SshConfig};
+use super::profile::{self, Output};
+use super::session::{self, Conn, ExecError, Killer, OpenError, Phase};
+use crate::engine::driver::PowerDriver;
+use crate::engine::error::{DriverError, ErrorKind, Stage};
+use crate::engine::power::{PowerCommand, PowerState};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// How long after its deadline a blocking step may still take before the
+/// async side shuts its socket down.
+const GRACE: Duration = Duration::from_millis(250);
+/// `host` profile: after the power-off was started, how long to wait for
+/// the command to report back before taking the silence as "accepted"
+/// (the machine normally dies before it can answer).
+const HOST_OFF_WAIT: Duration = Duration::from_secs(3);
+
+/// Counters for the record and the tests.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// SSH connections opened (authenticated).
+    pub sessions: u32,
+    /// Connection attempts that failed.
+    pub failed_sessions: u32,
+    /// Authentication attempts (each one appears in the server's log).
+    pub auth_attempts: u32,
+    /// Remote commands started.
+    pub commands: u32,
+}
+
+/// One SSH-reached power target as the engine drives it.
+pub struct SshDriver {
+    cfg: Arc<SshConfig>,
+    /// The plug as sent (validated, UUID normalised).
+    plug: Option<String>,
+    conn: Option<Conn>,
+    killer: Killer,
+    detail: Option<String>,
+    stats: Stats,
+}
+
+/// Shuts the socket down unless disarmed: the blocking call it guards is
+/// abandoned (deadline passed, or the future was dropped).
+struct KillOnDrop(Option<Killer>);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        if let Some(k) = self.0.take() {
+            k.kill();
+        }
+    }
+}
+
+/// Runs `f` on the blocking pool; gives up shortly after `until`.
+async fn blocking<T: Send + 'static>(
+    killer: &Killer,
+    until: Instant,
+    stage: Stage,
+    what: &str,
+    f: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, DriverError> {
+    let mut guard = KillOnDrop(Some(killer.clone()));
+    let started = Instant::now();
+    let handle = tokio::task::spawn_blocking(f);
+    match tokio::time::timeout_at((until + GRACE).into(), handle).await {
+        Ok(Ok(v)) => {
+            guard.0 = None;
+            Ok(v)
+        }
+        Ok(Err(e)) => Err(DriverError::new(
+            ErrorKind::Protocol,
+            stage,
+            format!("{what}: the SSH worker failed ({e})"),
+        )),
+        Err(_) => Err(DriverError::new(
+            ErrorKind::Timeout,
+            stage,
+            format!(
+                "{what}: no result within {:.1}s",
+                started.elapsed().as_secs_f64()
+            ),
+        )),
+    }
+}
+
+fn until(deadline: Option<Instant>, bound: Duration) -> Instant {
+    let b = Instant::now() + bound;
+    match deadline {
+        Some(d) => d.min(b),
+        None => b,
+    }
+}
+
+impl SshDriver {
+    /// A driver for one target; checks the configuration (no connection yet).
+    pub fn new(cfg: SshConfig) -> Result<Self, String> {
+        cfg.validate()?;
+        let plug = match &cfg.profile {
+            Profile::Virsh { plug: Some(p) } => Some(profile::virsh_plug(p)?),
+            Profile::Custom { plug: Some(p), .. } => Some(p.clone()),
+            _ => None,
+        };
+        Ok(SshDriver {
+            cfg: Arc::new(cfg),
+            plug,
+            conn: None,
+            killer: Killer::default(),
+            detail: None,
+            stats: Stats::default(),
+        })
+    }
+
+    /// Counters so far.
+    pub fn stats(&self) -> Stats {
+        self.stats
+    }
+
+    /// The configuration in use.
+    pub fn config(&self) -> &SshConfig {
+        &self.cfg
+    }
+
+    /// The plug as it is sent (virsh: UUIDs normalised).
+    pub fn plug(&self) -> Option<&str> {
+        self.plug.as_deref()
+    }
+
+    /// Opens a connection (bounded by the connect timeout).
+    async fn open(&mut self, deadline: Option<Instant>) -> Result<(), OpenError> {
+        let cfg = self.cfg.clone();
+        let until = until(deadline, cfg.connect_timeout);
+        let killer = Killer::default();
+        self.killer = killer.clone();
+        let k = killer.clone();
+        let r = blocking(&killer, until, Stage::Authenticate, "SSH connection", move || {
+            session::open(&cfg, until, &k)
+        })
+        .await;
+        match r {
+            Ok(Ok(conn)) => {
+                self.stats.sessions += 1;
+                self.stats.auth_attempts += conn.auth_attempts;
+                tracing::debug!(detail = %conn.detail, "ssh connected");
+                self.detail = Some(self.describe(&conn));
+                self.conn = Some(conn);
+                Ok(())
+            }
+            Ok(Err(e)) => {
+                self.stats.failed_sessions += 1;
+                self.stats.auth_attempts += e.auth_attempts;
+                Err(e)
+            }
+            Err(error) => {
+                self.stats.failed_sessions += 1;
+                Err(OpenError {
+                    error,
+                    phase: Phase::Ssh,
+                    auth_attempts: 0,
+                })
+            }
+        }
+    }
+
+    fn describe(&self, conn: &Conn) -> String {
+        let what = match (&self.cfg.profile, &self.plug) {
+            (Profile::Virsh { .. }, Some(p)) => format!("profile virsh, domain {p}"),
+            (Profile::Virsh { .. }, None) => "profile virsh".into(),
+            (Profile::Host, _) => "profile host (status is reachability only: trustworthy only with verify)".into(),
+            (Profile::Custom { .. }, Some(p)) => format!("profile custom, plug {p}"),
+            (Profile::Custom { .. }, None) => "profile custom".into(),
+        };
+        let sudo = if self.cfg.use_sudo { ", via sudo" } else { "" };
+        format!("{}, {what}{sudo}", conn.detail)
+    }
+
+    async fn ensure_open(&mut self, deadline: Option<Instant>) -> Result<(), DriverError> {
+        if self.conn.is_none() {
+            self.open(deadline).await.map_err(|e| e.error)?;
+        }
+        Ok(())
+    }
+
+    /// Runs one command on the open connection (opening it if needed);
+    /// a connection found dead before the command started is re-opened once.
+    async fn run(
+        &mut self,
+        command: String,
+        deadline: Option<Instant>,
+        bound: Duration,
+        stage: Stage,
+    ) -> Result<Output, ExecError> {
+        let mut reopened = false;
+        loop {
+            if let Err(error) = self.ensure_open(deadline).await {
+                return Err(ExecError {
+                    error,
+                    started: false,
+                    session_lost: true,
+                });
+            }
+            let Some(conn) = self.conn.take() else {
+                return Err(ExecError {
+                    error: DriverError::new(ErrorKind::Protocol, stage, "no SSH connection"),
+                    started: false,
+                    session_lost: true,
+                });
+            };
+            let until = until(deadline, bound);
+            let cmd = command.clone();
+            tracing::debug!(command = %cmd, "ssh exec");
+            self.stats.commands += 1;
+            let r = blocking(&self.killer, until, stage, "remote command", move || {
+                let r = conn.exec(&cmd, until, stage);
+                (conn, r)
+            })
+            .await;
+            match r {
+                Ok((conn, Ok(out))) => {
+                    self.conn = Some(conn);
+                    tracing::debug!(status = ?out.status, output = %out.brief(), "ssh exec done");
+                    return Ok(out);
+                }
+                Ok((conn, Err(e))) => {
+                    if e.session_lost {
+                        drop(conn);
+                        self.killer.kill();
+                    } else {
+                        self.conn = Some(conn);
+                    }
+                    if !e.started && e.session_lost && !reopened {
+                        // A connection that died while idle (server restart,
+                        // idle timeout): open a fresh one and try again.
+                        tracing::debug!(error = %e.error, "ssh connection lost; reconnecting");
+                        reopened = true;
+                        self.stats.commands -= 1;
+                        continue;
+                    }
+                    return Err(e);
+                }
+                Err(error) => {
+                    // The worker was abandoned (and its socket shut down).
+                    return Err(ExecError {
+                        error,
+                        started: true,
+                        session_lost: true,
+                    });
+                }
+            }
+        }
+    }
+
+    fn plug_required(&self, stage: Stage) -> Result<String, DriverError> {
+        self.plug.clone().ok_or_else(|| {
+            DriverError::new(
+                ErrorKind::Config,
+                stage,
+                "no plug given (the domain name or UUID of the virtual machine)",
+            )
+        })
+    }
+
+    /// The domains on a virsh host with their states (`virsh list --all`,
+    /// parsed as upstream `fence_virsh` does). Connects when needed; call
+    /// [`PowerDriver::close`] afterwards.
+    pub async fn list(
+        &mut self,
+        deadline: Option<Instant>,
+    ) -> Result<Vec<(String, Option<PowerState>)>, DriverError> {
+        let stage = Stage::Status;
+        if !matches!(self.cfg.profile, Profile::Virsh { .. }) {
+            return Err(DriverError::new(
+                ErrorKind::Unsupported,
+                stage,
+                format!(
+                    "the {} profile has no list of plugs (only virsh does)",
+                    self.cfg.profile.name()
+                ),
+            ));
+        }
+        let cmd = profile::virsh_command(self.cfg.sudo(), &["list", "--all"]);
+        let out = self
+            .run(cmd, deadline, self.cfg.command_timeout, stage)
+            .await
+            .map_err(|e| e.error)?;
+        if !out.success() {
+            return Err(DriverError::new(
+                ErrorKind::DeviceError,
+                stage,
+                format!(
+                    "virsh list --all failed ({}): {}",
+                    out.describe_exit(),
+                    out.brief()
+                ),
+            ));
+        }
+        Ok(profile::virsh_list(&out.text)
+            .into_iter()
+            .map(|d| (d.name, d.state))
+            .collect())
+    }
+
+    /// `host` profile: on when a login works and `true` runs; off when the
+    /// TCP connection is refused or unanswered.
+    async fn host_status(&mut self, deadline: Option<Instant>) -> Result<PowerState, DriverError> {
+        let stage = Stage::Status;
+        let probe = profile::with_sudo(None, profile::HOST_PROBE);
+        for _ in 0..2 {
+            if self.conn.is_none() {
+                match self.open(deadline).await {
+                    Ok(()) => {}
+                    Err(e) if e.phase == Phase::Tcp => {
+                        tracing::debug!(error = %e.error, "host profile: unreachable, reading off");
+                        return Ok(PowerState::Off);
+                    }
+                    Err(e) => return Err(e.error),
+                }
+            }
+            match self
+                .run(probe.clone(), deadline, self.cfg.command_timeout, stage)
+                .await
+            {
+                Ok(out) if out.success() => return Ok(PowerState::On),
+                Ok(out) => {
+                    return Err(DriverError::new(
+                        ErrorKind::StatusUnreadable,
+                        stage,
+                        format!(
+                            "the host answered, but `true` failed ({}): {}",
+                            out.describe_exit(),
+                            out.brief()
+                        ),
+                    ))
+                }
+                // The connection died under us: look again with a fresh one.
+                Err(e) if e.session_lost && e.error.kind == ErrorKind::Unreachable => {
+                    self.conn = None;
+                    continue;
+                }
+                Err(e) => return Err(e.error),
+            }
+        }
+        Err(DriverError::new(
+            ErrorKind::StatusUnreadable,
+            stage,
+            "the host keeps dropping the SSH connection",
+        ))
+    }
+
+    /// `host` profile: a command that kills the machine (and so the
+    /// connection): once started, a dropped connection or silence means
+    /// accepted; a reported failure is an error.
+    async fn host_kill(
+        &mut self,
+        cmd: &str,
+        deadline: Option<Instant>,
+    ) -> Result<(), DriverError> {
+        let stage = Stage::Command;
+        let cmd = profile::with_sudo(self.cfg.sudo(), cmd);
+        let r = self.run(cmd.clone(), deadline, HOST_OFF_WAIT, stage).await;
+        // Whatever happened, this connection is done.
+        self.conn = None;
+        self.killer.kill();
+        match r {
+            // Killed by a signal or no status at all: the machine went
+            // down under the command, which is what was asked.
+            Ok(out) if out.success() || out.status.is_none() || out.signal.is_some() => Ok(()),
+            Ok(out) => Err(DriverError::new(
+                ErrorKind::DeviceError,
+                stage,
+                format!("`{cmd}` failed ({}): {}", out.describe_exit(), out.brief()),
+            )),
+            Err(e) if e.started => {
+                tracing::debug!(error = %e.error, "host profile: connection gone after the power command, as expected");
+                Ok(())
+            }
+            Err(e) => Err(e.error),
+        }
+    }
+}
+
+impl PowerDriver for SshDriver {
+    async fn connect(&mut self, deadline: Option<Instant>) -> Result<String, DriverError> {
+        if let (Some(_), Some(d)) = (&self.conn, &self.detail) {
+            return Ok(d.clone());
+        }
+        match self.open(deadline).await {
+            Ok(()) => Ok(self.detail.clone().unwrap_or_default()),
+            Err(e) if e.phase == Phase::Tcp && matches!(self.cfg.profile, Profile::Host) => {
+                // The host profile reads an unreachable host as off; the
+                // status step says so.
+                Ok(format!(
+                    "ssh {}: {} (profile host: status reads off; trustworthy only with verify)",
+                    self.cfg.endpoint(),
+                    e.error.message
+                ))
+            }
+            Err(e) => Err(e.error),
+        }
+    }
+
+    async fn status(&mut self, deadline: Option<Instant>) -> Result<PowerState, DriverError> {
+        let stage = Stage::Status;
+        let cfg = self.cfg.clone();
+        match &cfg.profile {
+            Profile::Virsh { .. } => {
+                let plug = self.plug_required(stage)?;
+                let cmd = profile::virsh_command(
+                    cfg.sudo(),
+                    &["domstate", &profile::shell_word(&plug)],
+                );
+                let out = self
+                    .run(cmd, deadline, cfg.command_timeout, stage)
+                    .await
+                    .map_err(|e| e.error)?;
+                profile::virsh_domstate(&out, &plug, cfg.missing_as_off)
+            }
+            Profile::Host => self.host_status(deadline).await,
+            Profile::Custom {
+                status,
+                on_pattern,
+                off_pattern,
+                ..
+            } => {
+                let cmd = profile::expand_template(status, self.plug.as_deref())
+                    .map_err(|m| DriverError::new(ErrorKind::Config, stage, m))?;
+                let cmd = profile::with_sudo(cfg.sudo(), &cmd);
+                let out = self
+                    .run(cmd, deadline, cfg.command_timeout, stage)
+                    .await
+                    .map_err(|e| e.error)?;
+                profile::custom_status(&out, on_pattern, off_pattern)
+            }
+        }
+    }
+
+    async fn command(
+        &mut self,
+        command: PowerCommand,
+        deadline: Option<Instant>,
+    ) -> Result<(), DriverError> {
+        let stage = Stage::Command;
+        let cfg = self.cfg.clone();
+        let unsupported = |why: String| Err(DriverError::new(ErrorKind::Unsupported, stage, why));
+        match &cfg.profile {
+            Profile::Virsh { .. } => {
+                let Some(verb) = profile::virsh_verb(command) else {
+                    return unsupported(format!(
+                        "virsh has no {command} command (use reboot with the on/off method)"
+                    ));
+                };
+                let plug = self.plug_required(stage)?;
+                let cmd = profile::virsh_command(cfg.sudo(), &[verb, &profile::shell_word(&plug)]);
+                tracing::info!(%command, %cmd, "sending virsh command");
+                let out = self
+                    .run(cmd, deadline, cfg.command_timeout, stage)
+                    .await
+                    .map_err(|e| e.error)?;
+                profile::virsh_command_result(&out, verb, &plug, cfg.missing_as_off)
+            }
+            Profile::Host => match command {
+                PowerCommand::Off => self.host_kill(profile::HOST_OFF, deadline).await,
+                PowerCommand::Reset | PowerCommand::Cycle => {
+                    self.host_kill(profile::HOST_RESET, deadline).await
+                }
+                PowerCommand::On => unsupported(
+                    "the host profile cannot power a machine on (nothing answers SSH while it is off); use a BMC method for on".into(),
+                ),
+                PowerCommand::Diag => {
+                    unsupported("the host profile has no diagnostic interrupt".into())
+                }
+            },
+            Profile::Custom { on, off, .. } => {
+                let (template, what) = match command {
+                    PowerCommand::On => (on, "on"),
+                    PowerCommand::Off => (off, "off"),
+                    other => {
+                        return unsupported(format!(
+                            "the custom profile defines no {other} command"
+                        ))
+                    }
+                };
+                let cmd = profile::expand_template(template, self.plug.as_deref())
+                    .map_err(|m| DriverError::new(ErrorKind::Config, stage, m))?;
+                let cmd = profile::with_sudo(cfg.sudo(), &cmd);
+                tracing::info!(%command, %cmd, "sending custom command");
+                let out = self
+                    .run(cmd, deadline, cfg.command_timeout, stage)
+                    .await
+                    .map_err(|e| e.error)?;
+                profile::custom_command_result(&out, what)
+            }
+        }
+    }
+
+    async fn close(&mut self) {
+        self.detail = None;
+        if let Some(conn) = self.conn.take() {
+            let until = Instant::now() + session::CLOSE_WAIT;
+            let killer = self.killer.clone();
+            let _ = blocking(&killer, until, Stage::Close, "SSH close", move || conn.close()).await;
+        }
+        self.killer.disarm();
+    }
+}

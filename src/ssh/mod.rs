@@ -1,0 +1,26 @@
+//! Fencing over SSH (libssh2 through the `ssh2` crate): a libvirt
+//! hypervisor (`virsh`, the `fence_virsh` behaviour), the node itself
+//! (`host`), or command templates from an agent definition (`custom`).
+//!
+//! The same split as [`crate::redfish`], as far as a blocking C library
+//! allows:
+//!
+//! * [`config`]: what a caller sets (endpoint, credentials, host key trust,
+//!   profile, timeouts) and the `ssh://` target forms;
+//! * [`profile`]: pure decisions — the command line for each intent, plug
+//!   validation and shell quoting, and the reading of `virsh` and custom
+//!   command output into power states and
+//!   [`crate::engine::error::ErrorKind`]s; no I/O;
+//! * [`hostkey`]: fingerprints, known_hosts (plain, hashed, `[host]:port`,
+//!   `@revoked`), pinning and accept-new;
+//! * [`session`]: one blocking connection — TCP, handshake, host key check,
+//!   authentication, exec channels with bounded output — every call bounded
+//!   by a deadline;
+//! * [`driver`]: the engine's [`crate::engine::driver::PowerDriver`], running
+//!   the blocking parts on tokio's blocking pool.
+
+pub mod config;
+pub mod driver;
+pub mod hostkey;
+pub mod profile;
+pub mod session;

@@ -1,0 +1,923 @@
+//! The SSH driver against a real OpenSSH server (`tests/peers/sshd_start.sh`):
+//! user `fencetest` with a password and a key, and behind it a state-keeping
+//! `virsh` on libvirt's test driver (node1 on, node2 off) and a `power`
+//! script. Every power change is checked on the server's side (the shim's
+//! own `virsh domstate`, or the power script's state files), not only
+//! through our driver.
+//!
+//! The peer keeps its state in `~fencetest`, shared by every sshd started
+//! from the script, so the tests here run one at a time (a process-wide
+//! lock) and each starts its own sshd (which resets the state) and stops it
+//! on drop. A missing peer skips its test with a `SKIP` line, or fails it
+//! when `FENCEKIT_REQUIRE_PEERS=1`. Everything runs on 127.0.0.1.
+
+mod support;
+
+use fencekit::engine::driver::PowerDriver;
+use fencekit::engine::error::{DriverError, ErrorKind};
+use fencekit::engine::event::Discard;
+use fencekit::engine::policy::Policy;
+use fencekit::engine::power::{Action, PowerCommand, PowerState};
+use fencekit::engine::run::{run, Cancel, Outcome};
+use fencekit::secret::Secret;
+use fencekit::ssh::config::{HostKeyPolicy, Profile, SshAuth, SshConfig};
+use fencekit::ssh::driver::SshDriver;
+use fencekit::ssh::hostkey;
+use std::fs;
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::{Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+use support::{
+    free_port, kill_group, peer_available, peer_scripts, peers_dir, pid_alive, require_peers,
+    run as run_cmd, test_name, Run,
+};
+
+const USER: &str = "fencetest";
+const PASS: &str = "fencepass";
+const HOST: &str = "127.0.0.1";
+const LIMIT: Duration = Duration::from_secs(60);
+
+/// Prints why a test is skipped, or panics under `FENCEKIT_REQUIRE_PEERS=1`.
+fn skip(why: &str) {
+    let msg = format!("SKIP {}: {why}", test_name());
+    if require_peers() {
+        panic!("{msg}, and FENCEKIT_REQUIRE_PEERS=1");
+    }
+    eprintln!("{msg}");
+    println!("{msg}");
+}
+
+/// One test at a time: the peer's virsh and power state is per user, not per sshd.
+fn serial() -> MutexGuard<'static, ()> {
+    static LOCK: Mutex<()> = Mutex::new(());
+    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// A private sshd on 127.0.0.1, stopped (by its PID, through
+/// `sshd_stop.sh`) on drop.
+struct Sshd {
+    port: u16,
+    dir: PathBuf,
+    pid: u32,
+}
+
+impl Sshd {
+    /// Starts one, or returns `None` (after a SKIP line) when the peer
+    /// cannot run here.
+    fn start() -> Option<Sshd> {
+        if !(peer_available("sshd") && peer_available("ssh") && peer_available("virsh")) {
+            return None;
+        }
+        if !is_root() {
+            skip("sshd_start.sh must run as root (it creates the user fencetest)");
+            return None;
+        }
+        let port = free_port();
+        let mut c = Command::new("bash");
+        c.arg(peer_scripts().join("sshd_start.sh"))
+            .arg(port.to_string())
+            .env("PEERS_DIR", peers_dir());
+        let r = run_cmd(c, Duration::from_secs(30));
+        let pid: Option<u32> = r.stdout.lines().last().and_then(|l| l.trim().parse().ok());
+        let Some(pid) = pid.filter(|_| r.code == Some(0)) else {
+            panic!("sshd_start.sh {port} failed\n{r}");
+        };
+        let dir = peers_dir().join(format!("run/sshd-{port}"));
+        Some(Sshd { port, dir, pid })
+    }
+
+    fn key(&self) -> PathBuf {
+        self.dir.join("client_ed25519")
+    }
+
+    fn known_hosts(&self) -> PathBuf {
+        self.dir.join("known_hosts")
+    }
+
+    fn host_pub(&self) -> PathBuf {
+        self.dir.join("ssh_host_ed25519_key.pub")
+    }
+
+    fn log(&self) -> String {
+        fs::read_to_string(self.dir.join("sshd.log")).unwrap_or_default()
+    }
+
+    /// OpenSSH's own fingerprint of the server's host key.
+    fn fingerprint(&self) -> String {
+        let r = run_cmd(
+            {
+                let mut c = Command::new("ssh-keygen");
+                c.arg("-lf").arg(self.host_pub());
+                c
+            },
+            Duration::from_secs(10),
+        );
+        r.stdout
+            .split_whitespace()
+            .nth(1)
+            .unwrap_or_else(|| panic!("ssh-keygen -lf: {r}"))
+            .to_string()
+    }
+
+    /// Runs `cmd` on the server with OpenSSH's client (key auth).
+    fn ssh(&self, cmd: &str) -> Run {
+        let mut c = Command::new(self.dir.join("ssh-wrap"));
+        c.arg("-i")
+            .arg(self.key())
+            .args(["-o", "BatchMode=yes", "-p", &self.port.to_string()])
+            .arg(format!("{USER}@{HOST}"))
+            .arg(cmd);
+        run_cmd(c, Duration::from_secs(20))
+    }
+
+    /// The domain's state as the server's own virsh reports it.
+    fn domstate(&self, domain: &str) -> String {
+        let r = self.ssh(&format!("virsh domstate {domain}"));
+        r.stdout.trim().to_string()
+    }
+
+    /// The power script's state for `name` ("on"/"off").
+    fn power(&self, name: &str) -> String {
+        self.ssh(&format!("power status {name}")).stdout.trim().to_string()
+    }
+
+    fn cfg(&self, auth: SshAuth, profile: Profile) -> SshConfig {
+        let mut c = SshConfig::new(HOST, USER, auth, profile);
+        c.port = self.port;
+        c.host_keys = HostKeyPolicy::KnownHosts(Some(self.known_hosts()));
+        c.connect_timeout = Duration::from_secs(10);
+        c.command_timeout = Duration::from_secs(20);
+        c
+    }
+
+    fn key_auth(&self) -> SshAuth {
+        SshAuth::Key {
+            path: self.key(),
+            passphrase: None,
+        }
+    }
+
+    fn virsh(&self, auth: SshAuth, plug: &str) -> SshConfig {
+        self.cfg(
+            auth,
+            Profile::Virsh {
+                plug: Some(plug.to_string()),
+            },
+        )
+    }
+}
+
+impl Drop for Sshd {
+    fn drop(&mut self) {
+        let mut c = Command::new("bash");
+        c.arg(peer_scripts().join("sshd_stop.sh"))
+            .arg(self.port.to_string())
+            .env("PEERS_DIR", peers_dir());
+        let _ = run_cmd(c, Duration::from_secs(15));
+        if pid_alive(self.pid) {
+            // setsid in the start script: its process group is its PID.
+            kill_group(self.pid, "KILL");
+        }
+    }
+}
+
+fn is_root() -> bool {
+    Command::new("id")
+        .arg("-u")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
+        .unwrap_or(false)
+}
+
+fn tempdir() -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix("fencekit-ssh-")
+        .tempdir()
+        .expect("tempdir")
+}
+
+fn rt() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime")
+}
+
+fn native() -> Policy {
+    Policy {
+        deadline: Some(Instant::now() + LIMIT),
+        ..Policy::native()
+    }
+}
+
+/// Runs one action through the engine with a fresh driver.
+fn act(cfg: SshConfig, action: Action) -> Result<Outcome, DriverError> {
+    let mut d = SshDriver::new(cfg).expect("config");
+    rt().block_on(async {
+        run(&mut d, action, &native(), &mut Discard, Cancel::never())
+            .await
+            .map_err(|f| f.error)
+    })
+}
+
+/// Connects with a fresh driver (host key and authentication only).
+fn connect(cfg: SshConfig, limit: Duration) -> (Result<String, DriverError>, SshDriver) {
+    let mut d = SshDriver::new(cfg).expect("config");
+    let r = rt().block_on(async {
+        let r = d.connect(Some(Instant::now() + limit)).await;
+        d.close().await;
+        r
+    });
+    (r, d)
+}
+
+fn status(cfg: SshConfig) -> Result<PowerState, DriverError> {
+    match act(cfg, Action::Status)? {
+        Outcome::Status { state } => Ok(state),
+        other => panic!("status gave {other:?}"),
+    }
+}
+
+// ------------------------------------------------------------ the actions --
+
+#[test]
+fn key_auth_status_off_on_reboot() {
+    let _g = serial();
+    let Some(s) = Sshd::start() else { return };
+    assert_eq!(status(s.virsh(s.key_auth(), "node1")), Ok(PowerState::On));
+    assert_eq!(status(s.virsh(s.key_auth(), "node2")), Ok(PowerState::Off));
+
+    let r = act(s.virsh(s.key_auth(), "node1"), Action::Off);
+    assert_eq!(r, Ok(Outcome::Reached { state: PowerState::Off }));
+    assert_eq!(s.domstate("node1"), "shut off");
+
+    let r = act(s.virsh(s.key_auth(), "node1"), Action::Off);
+    assert_eq!(r, Ok(Outcome::Already { state: PowerState::Off }));
+
+    let r = act(s.virsh(s.key_auth(), "node1"), Action::On);
+    assert_eq!(r, Ok(Outcome::Reached { state: PowerState::On }));
+    assert_eq!(s.domstate("node1"), "running");
+
+    let r = act(s.virsh(s.key_auth(), "node1"), Action::Reboot);
+    assert_eq!(r, Ok(Outcome::Rebooted));
+    assert_eq!(s.domstate("node1"), "running");
+
+    // reboot of a stopped domain: off is already confirmed, then on.
+    let r = act(s.virsh(s.key_auth(), "node2"), Action::Reboot);
+    assert_eq!(r, Ok(Outcome::Rebooted));
+    assert_eq!(s.domstate("node2"), "running");
+    // the destroys and starts really happened on the server
+    let log = s.log();
+    assert!(log.contains("Accepted publickey for fencetest"), "{log}");
+}
+
+#[test]
+fn one_session_per_action() {
+    let _g = serial();
+    let Some(s) = Sshd::start() else { return };
+    let mut d = SshDriver::new(s.virsh(s.key_auth(), "node1")).unwrap();
+    let r = rt().block_on(run(&mut d, Action::Reboot, &native(), &mut Discard, Cancel::never()));
+    assert_eq!(r.map_err(|f| f.error), Ok(Outcome::Rebooted));
+    let st = d.stats();
+    assert_eq!(st.sessions, 1, "{st:?}");
+    assert_eq!(st.auth_attempts, 1, "{st:?}");
+    // domstate, destroy, (domstate ×2 confirm), start, (domstate ×2)
+    assert!(st.commands >= 5, "{st:?}");
+}
+
+#[test]
+fn password_auth_status_and_off() {
+    let _g = serial();
+    let Some(s) = Sshd::start() else { return };
+    let pw = || SshAuth::Password(Secret::from_str_value(PASS));
+    assert_eq!(status(s.virsh(pw(), "node1")), Ok(PowerState::On));
+    let r = act(s.virsh(pw(), "node1"), Action::Off);
+    assert_eq!(r, Ok(Outcome::Reached { state: PowerState::Off }));
+    assert_eq!(s.domstate("node1"), "shut off");
+    let r = act(s.virsh(pw(), "node2"), Action::On);
+    assert_eq!(r, Ok(Outcome::Reached { state: PowerState::On }));
+    assert_eq!(s.domstate("node2"), "running");
+    assert!(s.log().contains("Accepted password for fencetest"));
+}
+
+/// An ssh-agent of our own (its socket in a tempdir), killed on drop.
+struct Agent {
+    child: std::process::Child,
+    sock: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl Agent {
+    fn start(key: &Path) -> Agent {
+        use std::os::unix::process::CommandExt;
+        let dir = tempdir();
+        let sock = dir.path().join("agent.sock");
+        let child = Command::new("ssh-agent")
+            .arg("-D")
+            .arg("-a")
+            .arg(&sock)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .process_group(0)
+            .spawn()
+            .expect("ssh-agent");
+        assert!(
+            support::eventually(Duration::from_secs(5), || sock.exists()),
+            "ssh-agent did not create its socket"
+        );
+        let mut add = Command::new("ssh-add");
+        add.arg(key).env("SSH_AUTH_SOCK", &sock);
+        run_cmd(add, Duration::from_secs(10)).assert_code(0);
+        Agent {
+            child,
+            sock,
+            _dir: dir,
+        }
+    }
+}
+
+impl Drop for Agent {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn agent_auth_status_and_off() {
+    let _g = serial();
+    if !(peer_available("ssh-agent") && peer_available("ssh-add")) {
+        return;
+    }
+    let Some(s) = Sshd::start() else { return };
+    let agent = Agent::start(&s.key());
+    let cfg = || {
+        let mut c = s.virsh(SshAuth::Agent, "node1");
+        c.agent_socket = Some(agent.sock.clone());
+        c
+    };
+    assert_eq!(status(cfg()), Ok(PowerState::On));
+    let r = act(cfg(), Action::Off);
+    assert_eq!(r, Ok(Outcome::Reached { state: PowerState::Off }));
+    assert_eq!(s.domstate("node1"), "shut off");
+    drop(agent);
+    // with the agent gone, the failure names it
+    let e = status(cfg()).unwrap_err();
+    assert_eq!(e.kind, ErrorKind::Config, "{e}");
+    assert!(e.message.contains("ssh-agent"), "{e}");
+}
+
+#[test]
+fn uuid_plug_is_normalised_and_missing_domains_are_classified() {
+    let _g = serial();
+    let Some(s) = Sshd::start() else { return };
+    // upper case, no hyphens: virsh gets the canonical form
+    for spelling in [
+        "00000000000040008000000000000001",
+        "{00000000-0000-4000-8000-000000000001}",
+    ] {
+        assert_eq!(status(s.virsh(s.key_auth(), spelling)), Ok(PowerState::On), "{spelling}");
+    }
+    let r = status(s.virsh(s.key_auth(), "00000000-0000-4000-8000-00000000000A"));
+    let e = r.unwrap_err();
+    assert_eq!(e.kind, ErrorKind::DeviceError, "{e}");
+    assert!(e.message.contains("domain not found"), "{e}");
+    let mut cfg = s.virsh(s.key_auth(), "no-such-vm");
+    cfg.missing_as_off = true;
+    assert_eq!(status(cfg.clone()), Ok(PowerState::Off));
+    // off of a missing domain with --missing-as-off: already off
+    assert_eq!(
+        act(cfg, Action::Off),
+        Ok(Outcome::Already { state: PowerState::Off })
+    );
+}
+
+#[test]
+fn destroy_of_a_stopped_domain_is_not_in_present_state() {
+    let _g = serial();
+    let Some(s) = Sshd::start() else { return };
+    let mut d = SshDriver::new(s.virsh(s.key_auth(), "node2")).unwrap();
+    let e = rt()
+        .block_on(async {
+            let deadline = Some(Instant::now() + LIMIT);
+            d.connect(deadline).await?;
+            let r = d.command(PowerCommand::Off, deadline).await;
+            d.close().await;
+            r
+        })
+        .unwrap_err();
+    assert_eq!(e.kind, ErrorKind::NotInPresentState, "{e}");
+    assert!(e.message.contains("domain is not running"), "{e}");
+}
+
+#[test]
+fn list_shows_every_domain() {
+    let _g = serial();
+    let Some(s) = Sshd::start() else { return };
+    let mut d = SshDriver::new(s.cfg(s.key_auth(), Profile::Virsh { plug: None })).unwrap();
+    let list = rt()
+        .block_on(async {
+            let r = d.list(Some(Instant::now() + LIMIT)).await;
+            d.close().await;
+            r
+        })
+        .unwrap();
+    assert_eq!(
+        list,
+        vec![
+            ("node1".to_string(), Some(PowerState::On)),
+            ("node2".to_string(), Some(PowerState::Off)),
+        ]
+    );
+}
+
+// ------------------------------------------------------------ host keys --
+
+#[test]
+fn unknown_host_key_is_rejected_with_its_fingerprint() {
+    let _g = serial();
+    let Some(s) = Sshd::start() else { return };
+    let dir = tempdir();
+    let empty = dir.path().join("known_hosts");
+    fs::write(&empty, "").unwrap();
+    let mut cfg = s.virsh(s.key_auth(), "node1");
+    cfg.host_keys = HostKeyPolicy::KnownHosts(Some(empty.clone()));
+    let (r, d) = connect(cfg, Duration::from_secs(10));
+    let e = r.unwrap_err();
+    let fp = s.fingerprint();
+    assert!(matches!(e.kind, ErrorKind::Protocol), "{e}");
+    assert!(e.message.contains(&fp), "message lacks {fp}: {e}");
+    assert!(e.message.contains("not known"), "{e}");
+    assert!(e.message.contains("--ssh-accept-new"), "{e}");
+    assert_eq!(d.stats().auth_attempts, 0, "no credential goes to an unknown host");
+    assert!(
+        !s.log().contains("Accepted"),
+        "nothing authenticated: {}",
+        s.log()
+    );
+}
+
+/// A known_hosts line for the server's address with a key that is not its own.
+fn other_key_line(port: u16, dir: &Path) -> String {
+    let key = dir.join("other");
+    let mut c = Command::new("ssh-keygen");
+    c.args(["-q", "-t", "ed25519", "-N", "", "-f"]).arg(&key);
+    run_cmd(c, Duration::from_secs(10)).assert_code(0);
+    let public = fs::read_to_string(key.with_extension("pub")).unwrap();
+    let mut words = public.split_whitespace();
+    format!(
+        "[127.0.0.1]:{port} {} {}\n",
+        words.next().unwrap(),
+        words.next().unwrap()
+    )
+}
+
+#[test]
+fn changed_host_key_is_rejected() {
+    let _g = serial();
+    let Some(s) = Sshd::start() else { return };
+    let dir = tempdir();
+    let file = dir.path().join("known_hosts");
+    fs::write(&file, format!("# comment\n{}", other_key_line(s.port, dir.path()))).unwrap();
+    for policy in [
+        HostKeyPolicy::KnownHosts(Some(file.clone())),
+        HostKeyPolicy::AcceptNew(Some(file.clone())),
+    ] {
+        let mut cfg = s.virsh(s.key_auth(), "node1");
+        cfg.host_keys = policy.clone();
+        let (r, _) = connect(cfg, Duration::from_secs(10));
+        let e = r.unwrap_err();
+        assert_eq!(e.kind, ErrorKind::Protocol, "{policy:?}: {e}");
+        assert!(e.message.contains("CHANGED"), "{e}");
+        assert!(e.message.contains(&s.fingerprint()), "{e}");
+        assert!(e.message.contains(&format!("{}:2", file.display())), "{e}");
+    }
+    // accept-new never replaces a recorded key
+    let text = fs::read_to_string(&file).unwrap();
+    assert_eq!(text.lines().count(), 2, "{text}");
+}
+
+#[test]
+fn hashed_known_hosts_entries_are_understood() {
+    let _g = serial();
+    let Some(s) = Sshd::start() else { return };
+    let dir = tempdir();
+    let file = dir.path().join("known_hosts");
+    fs::copy(s.known_hosts(), &file).unwrap();
+    let mut c = Command::new("ssh-keygen");
+    c.arg("-H").arg("-f").arg(&file);
+    run_cmd(c, Duration::from_secs(10)).assert_code(0);
+    let text = fs::read_to_string(&file).unwrap();
+    assert!(text.starts_with("|1|"), "not hashed: {text}");
+    let mut cfg = s.virsh(s.key_auth(), "node1");
+    cfg.host_keys = HostKeyPolicy::KnownHosts(Some(file));
+    let (r, _) = connect(cfg, Duration::from_secs(10));
+    let detail = r.unwrap();
+    assert!(detail.contains(&s.fingerprint()), "{detail}");
+
+    // an entry for the plain host (port 22) does not vouch for another port
+    let plain = dir.path().join("plain");
+    let own = fs::read_to_string(s.host_pub()).unwrap();
+    fs::write(&plain, format!("127.0.0.1 {own}")).unwrap();
+    let mut cfg = s.virsh(s.key_auth(), "node1");
+    cfg.host_keys = HostKeyPolicy::KnownHosts(Some(plain));
+    let (r, _) = connect(cfg, Duration::from_secs(10));
+    assert!(r.unwrap_err().message.contains("not known"));
+}
+
+#[test]
+fn pinned_fingerprint_is_accepted_or_rejected() {
+    let _g = serial();
+    let Some(s) = Sshd::start() else { return };
+    let mut cfg = s.virsh(s.key_auth(), "node1");
+    cfg.host_keys = HostKeyPolicy::Pinned(s.fingerprint());
+    assert_eq!(status(cfg.clone()), Ok(PowerState::On));
+
+    let wrong = hostkey::fingerprint_sha256(b"not the host key");
+    cfg.host_keys = HostKeyPolicy::Pinned(wrong.clone());
+    let (r, _) = connect(cfg, Duration::from_secs(10));
+    let e = r.unwrap_err();
+    assert_eq!(e.kind, ErrorKind::Protocol);
+    assert!(e.message.contains(&wrong), "{e}");
+    assert!(e.message.contains(&s.fingerprint()), "{e}");
+}
+
+#[test]
+fn accept_new_records_an_unknown_key() {
+    let _g = serial();
+    let Some(s) = Sshd::start() else { return };
+    let dir = tempdir();
+    let file = dir.path().join("sub/known_hosts");
+    let mut cfg = s.virsh(s.key_auth(), "node1");
+    cfg.host_keys = HostKeyPolicy::AcceptNew(Some(file.clone()));
+    let (r, _) = connect(cfg.clone(), Duration::from_secs(10));
+    let detail = r.unwrap();
+    assert!(detail.contains("added to"), "{detail}");
+    let text = fs::read_to_string(&file).unwrap();
+    let own: Vec<String> = fs::read_to_string(s.host_pub())
+        .unwrap()
+        .split_whitespace()
+        .take(2)
+        .map(str::to_string)
+        .collect();
+    assert_eq!(
+        text,
+        format!("[127.0.0.1]:{} {} {}\n", s.port, own[0], own[1])
+    );
+    // OpenSSH's client agrees with what was written
+    let mut c = Command::new("ssh");
+    c.args(["-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=yes"])
+        .arg("-o")
+        .arg(format!("UserKnownHostsFile={}", file.display()))
+        .args(["-o", "GlobalKnownHostsFile=/dev/null", "-i"])
+        .arg(s.key())
+        .args(["-p", &s.port.to_string(), &format!("{USER}@{HOST}"), "true"]);
+    run_cmd(c, Duration::from_secs(20)).assert_code(0);
+    // the second time it is simply known, and nothing is appended
+    let (r, _) = connect(cfg, Duration::from_secs(10));
+    assert!(r.unwrap().contains("known in"));
+    assert_eq!(fs::read_to_string(&file).unwrap(), text);
+}
+
+#[test]
+fn accept_new_on_a_read_only_location_trusts_for_this_run() {
+    let _g = serial();
+    let Some(s) = Sshd::start() else { return };
+    let mut cfg = s.virsh(s.key_auth(), "node1");
+    // /proc refuses every write, even root's.
+    cfg.host_keys = HostKeyPolicy::AcceptNew(Some(PathBuf::from("/proc/fencekit-known_hosts")));
+    let (r, _) = connect(cfg, Duration::from_secs(10));
+    assert!(r.unwrap().contains("this run only"));
+}
+
+// --------------------------------------------------------- authentication --
+
+fn count(text: &str, needle: &str) -> usize {
+    text.matches(needle).count()
+}
+
+#[test]
+fn wrong_password_fails_fast_with_one_attempt() {
+    let _g = serial();
+    let Some(s) = Sshd::start() else { return };
+    let before = count(&s.log(), "Failed password");
+    let cfg = s.virsh(SshAuth::Password(Secret::from_str_value("wrong-pass")), "node1");
+    let t = Instant::now();
+    let (r, d) = connect(cfg, Duration::from_secs(20));
+    let e = r.unwrap_err();
+    assert_eq!(e.kind, ErrorKind::PasswordInvalid, "{e}");
+    assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
+    assert!(!e.message.contains("wrong-pass"), "secret in message: {e}");
+    assert_eq!(d.stats().auth_attempts, 1);
+    assert!(
+        support::eventually(Duration::from_secs(2), || count(&s.log(), "Failed password")
+            == before + 1),
+        "expected exactly one failed password in the server log:\n{}",
+        s.log()
+    );
+}
+
+#[test]
+fn wrong_key_is_password_invalid_and_bad_passphrase_is_config() {
+    let _g = serial();
+    let Some(s) = Sshd::start() else { return };
+    let dir = tempdir();
+    let key = dir.path().join("stranger");
+    let mut c = Command::new("ssh-keygen");
+    c.args(["-q", "-t", "ed25519", "-N", "sesame", "-f"]).arg(&key);
+    run_cmd(c, Duration::from_secs(10)).assert_code(0);
+    let cfg = s.virsh(
+        SshAuth::Key {
+            path: key.clone(),
+            passphrase: Some(Secret::from_str_value("sesame")),
+        },
+        "node1",
+    );
+    let (r, d) = connect(cfg, Duration::from_secs(10));
+    let e = r.unwrap_err();
+    assert_eq!(e.kind, ErrorKind::PasswordInvalid, "{e}");
+    assert_eq!(d.stats().auth_attempts, 1);
+
+    let cfg = s.virsh(
+        SshAuth::Key {
+            path: key,
+            passphrase: Some(Secret::from_str_value("not-sesame")),
+        },
+        "node1",
+    );
+    let (r, _) = connect(cfg, Duration::from_secs(10));
+    let e = r.unwrap_err();
+    assert_eq!(e.kind, ErrorKind::Config, "{e}");
+    assert!(!e.message.contains("sesame"), "secret in message: {e}");
+}
+
+#[test]
+fn encrypted_key_with_its_passphrase_logs_in() {
+    let _g = serial();
+    let Some(s) = Sshd::start() else { return };
+    let dir = tempdir();
+    let key = dir.path().join("locked");
+    fs::copy(s.key(), &key).unwrap();
+    let mut c = Command::new("ssh-keygen");
+    c.args(["-q", "-p", "-N", "open sesame", "-P", "", "-f"]).arg(&key);
+    run_cmd(c, Duration::from_secs(10)).assert_code(0);
+    let cfg = s.virsh(
+        SshAuth::Key {
+            path: key,
+            passphrase: Some(Secret::from_str_value("open sesame")),
+        },
+        "node1",
+    );
+    assert_eq!(status(cfg), Ok(PowerState::On));
+}
+
+// ------------------------------------------------------------- injection --
+
+#[test]
+fn shell_metacharacters_in_a_plug_do_no_harm() {
+    let _g = serial();
+    let Some(s) = Sshd::start() else { return };
+    let dir = tempdir();
+    let pwned = |n: usize| PathBuf::from(format!("/tmp/fencekit-pwned-{}-{n}", std::process::id()));
+    let plugs = [
+        format!("node1; touch {}", pwned(0).display()),
+        format!("node1 && touch {}", pwned(1).display()),
+        format!("$(touch {})", pwned(2).display()),
+        format!("`touch {}`", pwned(3).display()),
+        format!("node1' ; touch {} ; '", pwned(4).display()),
+        format!("node1\"; touch {}; \"", pwned(5).display()),
+        format!("node1|touch {}", pwned(6).display()),
+    ];
+    for (i, plug) in plugs.iter().enumerate() {
+        let _ = fs::remove_file(pwned(i));
+        let e = status(s.virsh(s.key_auth(), plug)).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::DeviceError, "{plug}: {e}");
+        assert!(e.message.contains("domain not found"), "{plug}: {e}");
+        let custom = s.cfg(s.key_auth(), power_profile(plug));
+        let e = status(custom).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::DeviceError, "{plug}: {e}");
+        assert!(!pwned(i).exists(), "{plug} ran a command on the server");
+    }
+    // newlines and leading dashes never reach a command line
+    for plug in ["node1\ntouch /tmp/x", "--help", ""] {
+        assert!(SshDriver::new(s.virsh(s.key_auth(), plug)).is_err(), "{plug:?}");
+    }
+    drop(dir);
+    assert_eq!(s.domstate("node1"), "running");
+}
+
+// ----------------------------------------------------------------- custom --
+
+fn power_profile(plug: &str) -> Profile {
+    Profile::Custom {
+        status: "power status {plug}".into(),
+        on: "power on {plug}".into(),
+        off: "power off {plug}".into(),
+        on_pattern: "on".into(),
+        off_pattern: "off".into(),
+        plug: Some(plug.into()),
+    }
+}
+
+#[test]
+fn custom_profile_drives_the_power_script() {
+    let _g = serial();
+    let Some(s) = Sshd::start() else { return };
+    let cfg = || s.cfg(s.key_auth(), power_profile("node1"));
+    assert_eq!(status(cfg()), Ok(PowerState::On));
+    assert_eq!(
+        status(s.cfg(s.key_auth(), power_profile("node2"))),
+        Ok(PowerState::Off)
+    );
+    assert_eq!(
+        act(cfg(), Action::Off),
+        Ok(Outcome::Reached { state: PowerState::Off })
+    );
+    assert_eq!(s.power("node1"), "off");
+    assert_eq!(act(cfg(), Action::Reboot), Ok(Outcome::Rebooted));
+    assert_eq!(s.power("node1"), "on");
+    // an unknown node: the script fails, and so do we
+    let e = status(s.cfg(s.key_auth(), power_profile("node9"))).unwrap_err();
+    assert_eq!(e.kind, ErrorKind::DeviceError);
+    assert!(e.message.contains("unknown node"), "{e}");
+}
+
+// ------------------------------------------------------------------- host --
+
+#[test]
+fn host_profile_reads_reachability() {
+    let _g = serial();
+    let Some(s) = Sshd::start() else { return };
+    let detail = {
+        let (r, _) = connect(s.cfg(s.key_auth(), Profile::Host), Duration::from_secs(10));
+        r.unwrap()
+    };
+    assert!(detail.contains("trustworthy only with verify"), "{detail}");
+    assert_eq!(status(s.cfg(s.key_auth(), Profile::Host)), Ok(PowerState::On));
+    // nothing listens: off
+    let mut cfg = s.cfg(s.key_auth(), Profile::Host);
+    cfg.port = free_port();
+    assert_eq!(status(cfg), Ok(PowerState::Off));
+    // on is impossible over SSH
+    let e = act(s.cfg(s.key_auth(), Profile::Host), Action::On).unwrap_err();
+    assert_eq!(e.kind, ErrorKind::Unsupported, "{e}");
+}
+
+#[test]
+fn host_profile_power_off_accepts_a_dying_connection() {
+    let _g = serial();
+    let Some(s) = Sshd::start() else { return };
+    // Not a real power-off: "sudo" is a harmless stand-in, so the command
+    // sent is `/bin/echo systemctl poweroff --force --force` (exit 0), and a
+    // second one whose "sudo" kills the session's shell, as a dying host does.
+    let mut cfg = s.cfg(s.key_auth(), Profile::Host);
+    cfg.use_sudo = true;
+    cfg.sudo_path = "/bin/echo".into();
+    let mut d = SshDriver::new(cfg).unwrap();
+    let deadline = Some(Instant::now() + LIMIT);
+    rt().block_on(async {
+        d.connect(deadline).await.unwrap();
+        d.command(PowerCommand::Off, deadline).await.unwrap();
+        d.close().await;
+    });
+    let mut cfg = s.cfg(s.key_auth(), Profile::Host);
+    cfg.use_sudo = true;
+    cfg.sudo_path = "kill -9 $$; :".into();
+    let mut d = SshDriver::new(cfg).unwrap();
+    rt().block_on(async {
+        d.connect(deadline).await.unwrap();
+        d.command(PowerCommand::Off, deadline).await.unwrap();
+        d.close().await;
+    });
+}
+
+// ------------------------------------------------------------- deadlines --
+
+#[test]
+fn a_peer_that_never_speaks_ssh_fails_at_the_deadline() {
+    let listener = TcpListener::bind((HOST, 0)).unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let mut cfg = SshConfig::new(
+        HOST,
+        USER,
+        SshAuth::Password(Secret::from_str_value(PASS)),
+        Profile::Virsh {
+            plug: Some("node1".into()),
+        },
+    );
+    cfg.port = port;
+    let mut d = SshDriver::new(cfg).unwrap();
+    let t = Instant::now();
+    let e = rt()
+        .block_on(d.connect(Some(Instant::now() + Duration::from_millis(1500))))
+        .unwrap_err();
+    let took = t.elapsed();
+    assert_eq!(e.kind, ErrorKind::Timeout, "{e}");
+    assert!(e.message.contains("SSH handshake"), "{e}");
+    assert!(e.to_string().contains("session set-up"), "{e}");
+    assert!(
+        took >= Duration::from_millis(1400) && took < Duration::from_millis(2500),
+        "{took:?}"
+    );
+    drop(listener);
+}
+
+#[test]
+fn a_closed_port_is_unreachable_at_once() {
+    let port = free_port();
+    let mut cfg = SshConfig::new(
+        HOST,
+        USER,
+        SshAuth::Password(Secret::from_str_value(PASS)),
+        Profile::Virsh {
+            plug: Some("node1".into()),
+        },
+    );
+    cfg.port = port;
+    let t = Instant::now();
+    let (r, _) = connect(cfg, Duration::from_secs(10));
+    let e = r.unwrap_err();
+    assert_eq!(e.kind, ErrorKind::Unreachable, "{e}");
+    assert!(e.message.contains("refused"), "{e}");
+    assert!(t.elapsed() < Duration::from_secs(1));
+}
+
+#[test]
+fn a_hanging_command_is_cut_at_the_command_timeout() {
+    let _g = serial();
+    let Some(s) = Sshd::start() else { return };
+    let mut cfg = s.cfg(
+        s.key_auth(),
+        Profile::Custom {
+            status: "sleep 30; echo on".into(),
+            on: "true".into(),
+            off: "true".into(),
+            on_pattern: "on".into(),
+            off_pattern: "off".into(),
+            plug: None,
+        },
+    );
+    cfg.command_timeout = Duration::from_millis(1200);
+    let t = Instant::now();
+    let e = status(cfg).unwrap_err();
+    assert_eq!(e.kind, ErrorKind::Timeout, "{e}");
+    assert!(e.message.contains("sleep 30"), "{e}");
+    assert!(t.elapsed() < Duration::from_secs(4), "{:?}", t.elapsed());
+}
+
+#[test]
+fn endless_output_is_cut() {
+    let _g = serial();
+    let Some(s) = Sshd::start() else { return };
+    let cfg = s.cfg(
+        s.key_auth(),
+        Profile::Custom {
+            status: "yes on".into(),
+            on: "true".into(),
+            off: "true".into(),
+            on_pattern: "on".into(),
+            off_pattern: "off".into(),
+            plug: None,
+        },
+    );
+    let t = Instant::now();
+    let e = status(cfg).unwrap_err();
+    assert_eq!(e.kind, ErrorKind::Protocol, "{e}");
+    assert!(e.message.contains("more than"), "{e}");
+    assert!(t.elapsed() < Duration::from_secs(10));
+}
+
+// --------------------------------------------------------------- upstream --
+
+#[test]
+fn upstream_fence_virsh_sees_what_we_did() {
+    let _g = serial();
+    if !peer_available("fence_virsh") {
+        return;
+    }
+    let Some(s) = Sshd::start() else { return };
+    let upstream = |action: &str| {
+        let mut c = Command::new("fence_virsh");
+        c.args(["--ip", HOST, "--ipport", &s.port.to_string()])
+            .args(["--username", USER, "--identity-file"])
+            .arg(s.key())
+            .arg("--ssh-path")
+            .arg(s.dir.join("ssh-wrap"))
+            .args(["--plug", "node1", "--action", action]);
+        run_cmd(c, Duration::from_secs(30))
+    };
+    let r = upstream("status");
+    assert!(r.stdout.contains("Status: ON"), "{r}");
+    assert_eq!(
+        act(s.virsh(s.key_auth(), "node1"), Action::Off),
+        Ok(Outcome::Reached { state: PowerState::Off })
+    );
+    let r = upstream("status");
+    assert!(r.stdout.contains("Status: OFF"), "{r}");
+    // and the other way round
+    upstream("on").assert_code(0);
+    assert_eq!(status(s.virsh(s.key_auth(), "node1")), Ok(PowerState::On));
+}
