@@ -52,6 +52,16 @@ pub enum Command {
     Lab(LabArgs),
     /// Start an in-process lab and fence a simulated node, step by step.
     Demo(DemoArgs),
+    /// Print shell completions (bash, zsh, fish, powershell, elvish).
+    Completions {
+        /// The shell.
+        shell: String,
+    },
+    /// Print a man page (fencekit, fencekit-SUBCOMMAND, or a fence agent name).
+    Man {
+        /// The page; `fencekit` by default.
+        page: Option<String>,
+    },
     /// Run as a ClusterLabs fence agent (same as invoking fencekit as NAME).
     Agent {
         /// Agent name, e.g. fence_ipmilan.

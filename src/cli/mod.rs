@@ -7,6 +7,7 @@
 pub mod args;
 pub mod credentials;
 pub mod duration;
+pub mod generate;
 pub mod render;
 pub mod run;
 pub mod target;

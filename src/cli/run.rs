@@ -62,6 +62,8 @@ pub fn main(args: Vec<OsString>) -> i32 {
             code
         }
         Command::Lab(l) => crate::lab::serve::main(l),
+        Command::Completions { shell } => super::generate::completions_main(&shell),
+        Command::Man { page } => super::generate::man_main(page.as_deref()),
         Command::Demo(d) => crate::lab::demo::main(d),
         Command::Agent { name, args } => crate::agent_entry(&name, args),
     }
