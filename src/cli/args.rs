@@ -237,7 +237,7 @@ pub struct ActionArgs {
     #[arg(long, value_name = "DUR", default_value = "20s", value_parser = crate::cli::duration::parse)]
     pub power_timeout: std::time::Duration,
     /// First interval between status polls (grows up to 1s while nothing changes).
-    #[arg(long, value_name = "DUR", default_value = "40ms", value_parser = crate::cli::duration::parse)]
+    #[arg(long, value_name = "DUR", default_value = "25ms", value_parser = crate::cli::duration::parse)]
     pub poll_interval: std::time::Duration,
     /// Consecutive identical reads needed to confirm a state.
     #[arg(long, value_name = "N", default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=20))]

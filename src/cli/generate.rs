@@ -9,6 +9,9 @@ pub fn completions_main(shell: &str) -> i32 {
 
 /// `fencekit man [PAGE]`.
 pub fn man_main(page: Option<&str>) -> i32 {
-    eprintln!("fencekit: the man page {} is not generated yet", page.unwrap_or("fencekit"));
+    eprintln!(
+        "fencekit: the man page {} is not generated yet",
+        page.unwrap_or("fencekit")
+    );
     crate::exit::FAILURE
 }

@@ -60,7 +60,7 @@ impl Policy {
             mode: Mode::Native,
             power_wait: Duration::ZERO,
             power_timeout: PowerTimeout::Wall(Duration::from_secs(20)),
-            poll_interval: Duration::from_millis(40),
+            poll_interval: Duration::from_millis(25),
             poll_interval_max: Duration::from_secs(1),
             confirm: 2,
             retry_on: 1,

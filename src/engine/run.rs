@@ -204,17 +204,38 @@ impl<D: PowerDriver> Machine<'_, D> {
         self.policy.deadline.is_some_and(|d| Instant::now() >= d)
     }
 
-    async fn act(&mut self, action: Action) -> Result<Outcome, DriverError> {
+    /// Opens the session; a BMC that answers "busy" (OpenBMC 503 just after
+    /// a reboot, no free session slot) is asked again within the step deadline.
+    async fn connect(&mut self) -> Result<String, DriverError> {
         let deadline = self.policy.step_deadline();
-        let detail = {
+        let mut pause = Duration::from_millis(250);
+        loop {
             let fut = self.driver.connect(deadline);
             let mut cancel = self.cancel.clone();
-            tokio::select! {
-                r = fut => r?,
+            let r = tokio::select! {
+                r = fut => r,
                 _ = cancel.cancelled() => return Err(DriverError::new(
                     ErrorKind::Interrupted, Stage::Authenticate, "stopped by a signal")),
+            };
+            match r {
+                Err(e)
+                    if e.kind == ErrorKind::Busy
+                        && deadline.is_some_and(|d| Instant::now() + pause < d) =>
+                {
+                    self.emit(Event::Retry {
+                        stage: e.stage,
+                        reason: e.message,
+                    });
+                    self.sleep(pause, Stage::Authenticate).await?;
+                    pause = (pause * 2).min(Duration::from_secs(2));
+                }
+                other => return other,
             }
-        };
+        }
+    }
+
+    async fn act(&mut self, action: Action) -> Result<Outcome, DriverError> {
+        let detail = self.connect().await?;
         self.emit(Event::Authenticated { detail });
         match action {
             Action::Status => Ok(Outcome::Status {
@@ -257,6 +278,10 @@ impl<D: PowerDriver> Machine<'_, D> {
     /// Returns false when the device declined it as "not in present state".
     async fn send(&mut self, command: PowerCommand) -> Result<bool, DriverError> {
         let mut pause = Duration::from_millis(200);
+        // Busy answers are retried until the step deadline (or 30 times when
+        // timeouts are disabled), never forever.
+        let give_up = self.policy.step_deadline();
+        let mut busy_left = 30u32;
         loop {
             let deadline = self.policy.step_deadline();
             let fut = self.driver.command(command, deadline);
@@ -278,7 +303,13 @@ impl<D: PowerDriver> Machine<'_, D> {
                     });
                     return Ok(false);
                 }
-                Err(e) if e.kind == ErrorKind::Busy && !self.overall_passed() => {
+                Err(e)
+                    if e.kind == ErrorKind::Busy
+                        && !self.overall_passed()
+                        && give_up.is_none_or(|g| Instant::now() + pause < g)
+                        && busy_left > 0 =>
+                {
+                    busy_left -= 1;
                     // Quirk (openbmc#1810/#1812): transient errors during a
                     // transition or while the BMC boots succeed on retry.
                     self.emit(Event::Retry {

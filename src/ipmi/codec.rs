@@ -601,10 +601,23 @@ pub struct OpenSessionResponse {
 }
 
 impl OpenSessionResponse {
-    /// Decodes the payload. Error responses may be as short as 8 bytes.
+    /// Decodes the payload. Error responses may be as short as 2 bytes
+    /// (quirk: ipmi_sim answers an unsupported proposal with tag and status
+    /// only); then `console_sid` is 0.
     pub fn decode(p: &[u8]) -> Result<Self, Malformed> {
-        need("Open Session Response", p, 8)?;
+        need("Open Session Response", p, 2)?;
         let status = p[1];
+        if status != 0 && p.len() < 8 {
+            return Ok(OpenSessionResponse {
+                tag: p[0],
+                status,
+                max_privilege: 0,
+                console_sid: 0,
+                managed_sid: 0,
+                algorithms: None,
+            });
+        }
+        need("Open Session Response", p, 8)?;
         let console_sid = le32(&p[4..8]);
         if status != 0 {
             return Ok(OpenSessionResponse {

@@ -160,7 +160,10 @@ impl Handshake {
         let Ok(r) = OpenSessionResponse::decode(&p) else {
             return Ok(None);
         };
-        if r.console_sid != self.console_sid || r.tag != self.tag {
+        // A short error reply carries no session ID: the tag must do. (A
+        // forged refusal can only make us fail or try the other secure suite.)
+        let short_error = r.status != 0 && r.console_sid == 0;
+        if r.tag != self.tag || (r.console_sid != self.console_sid && !short_error) {
             return Ok(None);
         }
         if r.status != 0 {
