@@ -29,6 +29,9 @@ pub struct Faults {
     /// state, but the node's real power never changes (the host keeps
     /// answering). The case `verify` exists to catch.
     pub lying: bool,
+    /// The BMC flaps: after a power command its reports alternate between
+    /// the new and the old state on every read (no two reads agree).
+    pub flap: bool,
 }
 
 /// Counters a test can read.
@@ -58,6 +61,8 @@ pub struct Chassis {
     on: bool,
     /// What a lying BMC claims (see [`Faults::lying`]).
     claimed: Option<bool>,
+    /// Reads since the last command (for [`Faults::flap`]).
+    reads: u64,
     /// A pending change: the new state and when it becomes visible.
     pending: Vec<(bool, Instant)>,
     /// Configured faults.
@@ -84,13 +89,21 @@ impl Chassis {
         }
     }
 
-    /// The power state the BMC reports (a lying BMC reports what it was told).
+    /// The power state the BMC reports (a lying BMC reports what it was
+    /// told; a flapping one alternates after a command).
     pub fn is_on(&mut self) -> bool {
         self.settle();
-        match (self.faults.lying, self.claimed) {
+        let reported = match (self.faults.lying, self.claimed) {
             (true, Some(c)) => c,
             _ => self.on,
+        };
+        if self.faults.flap && !self.log.is_empty() {
+            self.reads += 1;
+            if self.reads % 2 == 0 {
+                return !reported;
+            }
         }
+        reported
     }
 
     /// The node's real power state (what its host experiences).
@@ -111,6 +124,7 @@ impl Chassis {
     /// Applies a Chassis Control request; returns the completion code.
     pub fn control(&mut self, op: u8) -> u8 {
         self.counters.commands += 1;
+        self.reads = 0;
         let on = self.is_on();
         let name = match op {
             0 => "off",
@@ -161,6 +175,7 @@ impl Bmc {
         Bmc(Arc::new(Mutex::new(Chassis {
             on,
             claimed: None,
+            reads: 0,
             pending: Vec::new(),
             faults,
             counters: Counters::default(),

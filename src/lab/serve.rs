@@ -99,6 +99,7 @@ fn apply_knob(k: &str, f: &mut Faults, on: &mut bool) -> Result<(), String> {
         "no-cipher-query" => f.no_cipher_query = true,
         "ipmi-silent" => f.ipmi_silent = true,
         "lying" => f.lying = true,
+        "flap" => f.flap = true,
         // applied when the lab starts (see `spec`)
         "redfish-no-forceoff" => {}
         "off" => *on = false,
