@@ -298,9 +298,6 @@ fn pacemaker_parses_our_metadata() {
         let ext = extensions(name);
         let mut s = s;
         s.params.retain(|p| !ext.contains(&p[0]));
-        assert_eq!(
-            s, theirs,
-            "{name}: Pacemaker's view of ours and upstream's"
-        );
+        assert_eq!(s, theirs, "{name}: Pacemaker's view of ours and upstream's");
     }
 }

@@ -117,7 +117,7 @@ pub fn validate(values: &mut Values, agent: &Agent) -> Vec<String> {
     if fam.password_required
         && !values.has("password")
         && !values.has("password_script")
-        && !(keyed && values.has("identity_file"))
+        && (!keyed || !values.has("identity_file"))
     {
         errors.push(if keyed {
             "Failed: You have to enter password, password script or identity file".to_string()

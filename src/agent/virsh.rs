@@ -16,6 +16,10 @@
 use super::defs::Agent;
 use super::values::{parse_int, Values};
 use crate::secret::Secret;
+use crate::ssh::config::{
+    HostKeyPolicy as SshHostKeys, Profile, SshAuth, SshConfig, DEFAULT_COMMAND_TIMEOUT,
+    DEFAULT_CONNECT_TIMEOUT,
+};
 use std::fmt;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -78,6 +82,8 @@ pub struct VirshConfig {
     pub login_timeout: Option<Duration>,
     /// Bound for one status or list command (`--shell-timeout`; `None`: unlimited).
     pub shell_timeout: Option<Duration>,
+    /// Bound for `virsh start` / `destroy` (`--power-timeout`; `None`: unlimited).
+    pub power_timeout: Option<Duration>,
 }
 
 impl fmt::Debug for VirshConfig {
@@ -95,6 +101,7 @@ impl fmt::Debug for VirshConfig {
             .field("missing_as_off", &self.missing_as_off)
             .field("login_timeout", &self.login_timeout)
             .field("shell_timeout", &self.shell_timeout)
+            .field("power_timeout", &self.power_timeout)
             .finish()
     }
 }
@@ -152,7 +159,54 @@ pub fn config(values: &Values, agent: &Agent) -> Result<VirshConfig, String> {
         missing_as_off: flag("missing_as_off"),
         login_timeout: secs("login_timeout"),
         shell_timeout: secs("shell_timeout"),
+        power_timeout: secs("power_timeout"),
     })
+}
+
+/// The SSH driver's configuration for `cfg`.
+///
+/// Timeouts: the login bound is `--login-timeout`; the driver has one bound
+/// per remote command, so it is the larger of `--shell-timeout` (upstream's
+/// bound for domstate and list) and `--power-timeout` (its bound for start
+/// and destroy). Where a timeout is disabled (Pacemaker's
+/// `disable_timeout`), the driver's defaults still bound every call
+/// (upstream would wait forever). `-4`/`-6` are not passed on: the driver
+/// connects to the address as given.
+pub fn ssh_config(cfg: &VirshConfig) -> SshConfig {
+    let auth = match (&cfg.identity_file, &cfg.password) {
+        (Some(path), passphrase) => SshAuth::Key {
+            path: path.clone(),
+            passphrase: passphrase.clone(),
+        },
+        (None, Some(pw)) => SshAuth::Password(pw.clone()),
+        (None, None) => SshAuth::Agent,
+    };
+    let mut c = SshConfig::new(
+        &cfg.host,
+        &cfg.username,
+        auth,
+        Profile::Virsh {
+            plug: cfg.domain.clone(),
+        },
+    );
+    c.port = cfg.port;
+    c.host_keys = match &cfg.host_keys {
+        HostKeyPolicy::Strict { known_hosts } => SshHostKeys::KnownHosts(known_hosts.clone()),
+        HostKeyPolicy::AcceptNew { known_hosts } => SshHostKeys::AcceptNew(known_hosts.clone()),
+        HostKeyPolicy::AcceptAny => SshHostKeys::AcceptAny,
+        HostKeyPolicy::Pinned(fp) => SshHostKeys::Pinned(fp.clone()),
+    };
+    if let Some(sudo) = &cfg.sudo {
+        c.use_sudo = true;
+        c.sudo_path = sudo.clone();
+    }
+    c.missing_as_off = cfg.missing_as_off;
+    c.connect_timeout = cfg.login_timeout.unwrap_or(DEFAULT_CONNECT_TIMEOUT);
+    c.command_timeout = match (cfg.shell_timeout, cfg.power_timeout) {
+        (Some(a), Some(b)) => a.max(b),
+        _ => DEFAULT_COMMAND_TIMEOUT,
+    };
+    c
 }
 
 /// The domain a plug names: one plug (several, split by the plug
@@ -413,6 +467,57 @@ mod tests {
         assert_eq!(c.ip_family, IpFamily::V6);
         assert_eq!(c.login_timeout, None);
         assert!(cfg_of(&[("inet6_only", ""), ("inet4_only", "")]).is_err());
+    }
+
+    #[test]
+    fn the_ssh_driver_gets_every_setting() {
+        let key = tempfile::NamedTempFile::new().unwrap();
+        let k = key.path().to_str().unwrap();
+        let c = cfg_of(&[
+            ("plug", "vm1"),
+            ("identity_file", k),
+            ("ipport", "2222"),
+            ("use_sudo", ""),
+            ("missing_as_off", ""),
+            ("ssh_options", "-o StrictHostKeyChecking=no"),
+            ("power_timeout", "7"),
+        ])
+        .unwrap();
+        let s = ssh_config(&c);
+        assert_eq!(
+            (s.host.as_str(), s.port, s.username.as_str()),
+            ("h", 2222, "root")
+        );
+        assert!(
+            matches!(&s.auth, SshAuth::Key { path, passphrase: Some(_) } if path == key.path())
+        );
+        assert_eq!(
+            s.profile,
+            Profile::Virsh {
+                plug: Some("vm1".into())
+            }
+        );
+        assert_eq!(s.host_keys, SshHostKeys::AcceptAny);
+        assert_eq!(
+            (s.use_sudo, s.sudo_path.as_str(), s.missing_as_off),
+            (true, "/usr/bin/sudo", true)
+        );
+        assert_eq!(s.connect_timeout, Duration::from_secs(5));
+        assert_eq!(
+            s.command_timeout,
+            Duration::from_secs(7),
+            "max(shell 3, power 7)"
+        );
+        s.validate().unwrap();
+        let c = cfg_of(&[("plug", "vm1"), ("power_timeout", "0")]).unwrap();
+        let s = ssh_config(&c);
+        assert!(matches!(s.auth, SshAuth::Password(_)));
+        assert_eq!(
+            s.host_keys,
+            SshHostKeys::KnownHosts(None),
+            "strict by default"
+        );
+        assert_eq!(s.command_timeout, DEFAULT_COMMAND_TIMEOUT);
     }
 
     #[test]

@@ -455,21 +455,31 @@ fn virsh_lists_domains_in_upstreams_format() {
 }
 
 #[test]
-fn virsh_without_the_ssh_driver_fails_cleanly() {
+fn virsh_validate_all_checks_the_ssh_settings() {
+    let env = AgentEnv::plain();
     let r = run_captured(
         "fence_virsh",
-        &vs(&["-n", "vm1", "-o", "off"]),
+        &vs(&[
+            "-n",
+            "vm1",
+            "-o",
+            "validate-all",
+            "--ssh-host-key=SHA256:!!",
+        ]),
         "",
-        &AgentEnv::plain(),
+        &env,
     );
-    if r.stderr.contains("SSH driver not available") {
-        assert_eq!((r.code, r.stdout.as_str()), (1, ""));
-        assert!(
-            r.stderr
-                .contains(" ERROR: Failed: SSH driver not available"),
-            "{}",
-            r.stderr
-        );
-    }
-    assert!(!r.stderr.contains("pw\n") && !r.stdout.contains("pw"));
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(
+        r.stderr.contains(" ERROR: validate-all failed\n"),
+        "{}",
+        r.stderr
+    );
+    let r = run_captured(
+        "fence_virsh",
+        &vs(&["-n", "-vm1", "-o", "validate-all"]),
+        "",
+        &env,
+    );
+    assert_eq!(r.code, 1, "a plug the SSH driver refuses: {}", r.stderr);
 }
