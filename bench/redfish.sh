@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# Side-by-side Redfish benchmark (issue 4, SPEC §10), loopback only: fencekit
+# (native and as fence_redfish) vs upstream fence_redfish vs curl doing the
+# same GETs, against one sushy-tools emulator over TLS.
+#
+#   bench/redfish.sh [--bin PATH] [--runs N]
+#
+# Rows: status with --systems-uri and with discovery (median wall), off and
+# reboot (median wall), and HTTP requests per action counted from the
+# emulator's trace. Targets: status >= 5x faster than fence_redfish, within
+# 1.5x of curl doing the same GETs; fewer requests than upstream everywhere.
+# Needs: sushy-tools venv and fence-agents (tests/peers/setup.sh), hyperfine.
+set -euo pipefail
+HERE="$(cd "$(dirname "$0")" && pwd)"
+ROOT="$(cd "$HERE/.." && pwd)"
+BIN="$ROOT/target/release/fencekit"
+RUNS=15
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --bin) BIN=$2; shift 2 ;;
+    --runs) RUNS=$2; shift 2 ;;
+    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
+    *) echo "unknown option $1" >&2; exit 64 ;;
+  esac
+done
+[ -x "$BIN" ] || (cd "$ROOT" && cargo build --release --quiet)
+BIN="$(cd "$(dirname "$BIN")" && pwd)/$(basename "$BIN")"
+command -v hyperfine >/dev/null || { echo "hyperfine is needed (apt-get install hyperfine)" >&2; exit 1; }
+export PATH="$PATH:/usr/sbin"
+PORT=$(( 20000 + RANDOM % 20000 ))
+PEERS_DIR=${PEERS_DIR:-/tmp/fencekit-peers}
+D="$PEERS_DIR/run/sushy-$PORT"
+WORK=$(mktemp -d /tmp/fencekit-rf-bench.XXXXXX)
+cleanup() { bash "$ROOT/tests/peers/sushy_stop.sh" "$PORT" >/dev/null 2>&1 || true; rm -rf "$WORK"; }
+trap cleanup EXIT
+bash "$ROOT/tests/peers/sushy_start.sh" "$PORT" on >/dev/null
+ln -s "$BIN" "$WORK/fence_redfish"
+SYS=/redfish/v1/Systems/00000000-0000-4000-8000-000000000001
+URL="https://127.0.0.1:$PORT"
+CA="$D/cert.pem"
+AUTH=(--username admin --password fencepass)
+
+median() { # label, command…  → prints median ms
+  local label=$1; shift
+  hyperfine -N -i --style none --warmup 2 --runs "$RUNS" --export-json "$WORK/h.json" "$*" >"$WORK/h.log" 2>&1 || { cat "$WORK/h.log" >&2; return 1; }
+  python3 -c "import json;print('%.1f' % (json.load(open('$WORK/h.json'))['results'][0]['median']*1000))"
+}
+requests() { # command… → number of requests the emulator saw
+  : > "$D/trace.jsonl"
+  "$@" >/dev/null 2>&1 || true
+  wc -l < "$D/trace.jsonl"
+}
+
+echo "== status (TLS, sushy-tools, median of $RUNS)"
+up_sys=$(median up "/usr/sbin/fence_redfish --ip 127.0.0.1 --ipport $PORT ${AUTH[*]} --ssl-insecure --systems-uri $SYS -o status")
+up_disc=$(median up "/usr/sbin/fence_redfish --ip 127.0.0.1 --ipport $PORT ${AUTH[*]} --ssl-insecure -o status")
+fk_sys=$(median fk "$WORK/fence_redfish --ip 127.0.0.1 --ipport $PORT ${AUTH[*]} --ssl-insecure --systems-uri $SYS -o status")
+fk_disc=$(median fk "$WORK/fence_redfish --ip 127.0.0.1 --ipport $PORT ${AUTH[*]} --ssl-insecure -o status")
+nat_sys=$(FENCEKIT_PASSWORD=fencepass median nat "$BIN status redfish://admin@127.0.0.1:$PORT$SYS --ca-cert $CA")
+curl_sys=$(median curl "curl -s -k -u admin:fencepass -H OData-Version:4.0 $URL$SYS")
+curl_disc=$(median curl "curl -s -k -u admin:fencepass -H OData-Version:4.0 $URL/redfish/v1 $URL/redfish/v1/Systems $URL$SYS")
+ratio() { python3 -c "print('%.1f' % ($1/$2))"; }
+printf '%-46s %8s ms\n' "upstream fence_redfish, --systems-uri" "$up_sys"
+printf '%-46s %8s ms   %sx faster than upstream, %sx of curl\n' "fencekit as fence_redfish, --systems-uri" "$fk_sys" "$(ratio "$up_sys" "$fk_sys")" "$(ratio "$fk_sys" "$curl_sys")"
+printf '%-46s %8s ms   %sx of curl (verified TLS with --ca-cert)\n' "fencekit status (native), systems URI" "$nat_sys" "$(ratio "$nat_sys" "$curl_sys")"
+printf '%-46s %8s ms\n' "curl, the same GET" "$curl_sys"
+printf '%-46s %8s ms\n' "upstream fence_redfish, discovery" "$up_disc"
+printf '%-46s %8s ms   %sx faster than upstream, %sx of curl\n' "fencekit as fence_redfish, discovery" "$fk_disc" "$(ratio "$up_disc" "$fk_disc")" "$(ratio "$fk_disc" "$curl_disc")"
+printf '%-46s %8s ms\n' "curl, the same 3 GETs on one connection" "$curl_disc"
+
+echo
+echo "== off and reboot (median of 3; sushy applies resets at once)"
+offon() { # tool → "off_ms reboot_ms"
+  local t=$1 o r
+  o=$(RUNS=3 median x "sh -c '$t -o on >/dev/null 2>&1; $t -o off'")
+  r=$(RUNS=3 median x "$t -o reboot")
+  echo "$o $r"
+}
+UP="/usr/sbin/fence_redfish --ip 127.0.0.1 --ipport $PORT ${AUTH[*]} --ssl-insecure --systems-uri $SYS"
+FK="$WORK/fence_redfish --ip 127.0.0.1 --ipport $PORT ${AUTH[*]} --ssl-insecure --systems-uri $SYS"
+read -r up_off up_reboot < <(offon "$UP")
+read -r fk_off fk_reboot < <(offon "$FK")
+printf '%-46s %8s ms (on+off)  reboot %8s ms\n' "upstream fence_redfish" "$up_off" "$up_reboot"
+printf '%-46s %8s ms (on+off)  reboot %8s ms\n' "fencekit as fence_redfish" "$fk_off" "$fk_reboot"
+
+echo
+echo "== HTTP requests per action (from the emulator's trace)"
+for act in status off on reboot; do
+  [ "$act" = off ] && $UP -o on >/dev/null 2>&1 || true
+  [ "$act" = on ] && $UP -o off >/dev/null 2>&1 || true
+  u=$(requests $UP -o "$act")
+  [ "$act" = off ] && $UP -o on >/dev/null 2>&1 || true
+  [ "$act" = on ] && $UP -o off >/dev/null 2>&1 || true
+  f=$(requests $FK -o "$act")
+  printf '%-10s upstream %3s   fencekit %3s\n' "$act" "$u" "$f"
+done
