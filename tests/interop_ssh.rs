@@ -123,8 +123,14 @@ impl Sshd {
 
     /// Runs `cmd` on the server with OpenSSH's client (key auth).
     fn ssh(&self, cmd: &str) -> Run {
+        self.ssh_with(&[], cmd)
+    }
+
+    /// [`Sshd::ssh`] with extra client options.
+    fn ssh_with(&self, opts: &[&str], cmd: &str) -> Run {
         let mut c = Command::new(self.dir.join("ssh-wrap"));
-        c.arg("-i")
+        c.args(opts)
+            .arg("-i")
             .arg(self.key())
             .args(["-o", "BatchMode=yes", "-p", &self.port.to_string()])
             .arg(format!("{USER}@{HOST}"))
@@ -140,7 +146,10 @@ impl Sshd {
 
     /// The power script's state for `name` ("on"/"off").
     fn power(&self, name: &str) -> String {
-        self.ssh(&format!("power status {name}")).stdout.trim().to_string()
+        self.ssh(&format!("power status {name}"))
+            .stdout
+            .trim()
+            .to_string()
     }
 
     fn cfg(&self, auth: SshAuth, profile: Profile) -> SshConfig {
@@ -179,6 +188,10 @@ impl Drop for Sshd {
         if pid_alive(self.pid) {
             // setsid in the start script: its process group is its PID.
             kill_group(self.pid, "KILL");
+        }
+        // Keep the run directory (sshd.log) of a failed test for reading.
+        if !std::thread::panicking() {
+            let _ = fs::remove_dir_all(&self.dir);
         }
     }
 }
@@ -250,14 +263,29 @@ fn key_auth_status_off_on_reboot() {
     assert_eq!(status(s.virsh(s.key_auth(), "node2")), Ok(PowerState::Off));
 
     let r = act(s.virsh(s.key_auth(), "node1"), Action::Off);
-    assert_eq!(r, Ok(Outcome::Reached { state: PowerState::Off }));
+    assert_eq!(
+        r,
+        Ok(Outcome::Reached {
+            state: PowerState::Off
+        })
+    );
     assert_eq!(s.domstate("node1"), "shut off");
 
     let r = act(s.virsh(s.key_auth(), "node1"), Action::Off);
-    assert_eq!(r, Ok(Outcome::Already { state: PowerState::Off }));
+    assert_eq!(
+        r,
+        Ok(Outcome::Already {
+            state: PowerState::Off
+        })
+    );
 
     let r = act(s.virsh(s.key_auth(), "node1"), Action::On);
-    assert_eq!(r, Ok(Outcome::Reached { state: PowerState::On }));
+    assert_eq!(
+        r,
+        Ok(Outcome::Reached {
+            state: PowerState::On
+        })
+    );
     assert_eq!(s.domstate("node1"), "running");
 
     let r = act(s.virsh(s.key_auth(), "node1"), Action::Reboot);
@@ -278,7 +306,13 @@ fn one_session_per_action() {
     let _g = serial();
     let Some(s) = Sshd::start() else { return };
     let mut d = SshDriver::new(s.virsh(s.key_auth(), "node1")).unwrap();
-    let r = rt().block_on(run(&mut d, Action::Reboot, &native(), &mut Discard, Cancel::never()));
+    let r = rt().block_on(run(
+        &mut d,
+        Action::Reboot,
+        &native(),
+        &mut Discard,
+        Cancel::never(),
+    ));
     assert_eq!(r.map_err(|f| f.error), Ok(Outcome::Rebooted));
     let st = d.stats();
     assert_eq!(st.sessions, 1, "{st:?}");
@@ -294,10 +328,20 @@ fn password_auth_status_and_off() {
     let pw = || SshAuth::Password(Secret::from_str_value(PASS));
     assert_eq!(status(s.virsh(pw(), "node1")), Ok(PowerState::On));
     let r = act(s.virsh(pw(), "node1"), Action::Off);
-    assert_eq!(r, Ok(Outcome::Reached { state: PowerState::Off }));
+    assert_eq!(
+        r,
+        Ok(Outcome::Reached {
+            state: PowerState::Off
+        })
+    );
     assert_eq!(s.domstate("node1"), "shut off");
     let r = act(s.virsh(pw(), "node2"), Action::On);
-    assert_eq!(r, Ok(Outcome::Reached { state: PowerState::On }));
+    assert_eq!(
+        r,
+        Ok(Outcome::Reached {
+            state: PowerState::On
+        })
+    );
     assert_eq!(s.domstate("node2"), "running");
     assert!(s.log().contains("Accepted password for fencetest"));
 }
@@ -354,14 +398,20 @@ fn agent_auth_status_and_off() {
     }
     let Some(s) = Sshd::start() else { return };
     let agent = Agent::start(&s.key());
+    let sock = agent.sock.clone();
     let cfg = || {
         let mut c = s.virsh(SshAuth::Agent, "node1");
-        c.agent_socket = Some(agent.sock.clone());
+        c.agent_socket = Some(sock.clone());
         c
     };
     assert_eq!(status(cfg()), Ok(PowerState::On));
     let r = act(cfg(), Action::Off);
-    assert_eq!(r, Ok(Outcome::Reached { state: PowerState::Off }));
+    assert_eq!(
+        r,
+        Ok(Outcome::Reached {
+            state: PowerState::Off
+        })
+    );
     assert_eq!(s.domstate("node1"), "shut off");
     drop(agent);
     // with the agent gone, the failure names it
@@ -379,7 +429,11 @@ fn uuid_plug_is_normalised_and_missing_domains_are_classified() {
         "00000000000040008000000000000001",
         "{00000000-0000-4000-8000-000000000001}",
     ] {
-        assert_eq!(status(s.virsh(s.key_auth(), spelling)), Ok(PowerState::On), "{spelling}");
+        assert_eq!(
+            status(s.virsh(s.key_auth(), spelling)),
+            Ok(PowerState::On),
+            "{spelling}"
+        );
     }
     let r = status(s.virsh(s.key_auth(), "00000000-0000-4000-8000-00000000000A"));
     let e = r.unwrap_err();
@@ -391,7 +445,9 @@ fn uuid_plug_is_normalised_and_missing_domains_are_classified() {
     // off of a missing domain with --missing-as-off: already off
     assert_eq!(
         act(cfg, Action::Off),
-        Ok(Outcome::Already { state: PowerState::Off })
+        Ok(Outcome::Already {
+            state: PowerState::Off
+        })
     );
 }
 
@@ -440,6 +496,7 @@ fn list_shows_every_domain() {
 fn unknown_host_key_is_rejected_with_its_fingerprint() {
     let _g = serial();
     let Some(s) = Sshd::start() else { return };
+    let accepted_before = count(&s.log(), "Accepted");
     let dir = tempdir();
     let empty = dir.path().join("known_hosts");
     fs::write(&empty, "").unwrap();
@@ -452,9 +509,14 @@ fn unknown_host_key_is_rejected_with_its_fingerprint() {
     assert!(e.message.contains(&fp), "message lacks {fp}: {e}");
     assert!(e.message.contains("not known"), "{e}");
     assert!(e.message.contains("--ssh-accept-new"), "{e}");
-    assert_eq!(d.stats().auth_attempts, 0, "no credential goes to an unknown host");
-    assert!(
-        !s.log().contains("Accepted"),
+    assert_eq!(
+        d.stats().auth_attempts,
+        0,
+        "no credential goes to an unknown host"
+    );
+    assert_eq!(
+        count(&s.log(), "Accepted"),
+        accepted_before,
         "nothing authenticated: {}",
         s.log()
     );
@@ -481,7 +543,11 @@ fn changed_host_key_is_rejected() {
     let Some(s) = Sshd::start() else { return };
     let dir = tempdir();
     let file = dir.path().join("known_hosts");
-    fs::write(&file, format!("# comment\n{}", other_key_line(s.port, dir.path()))).unwrap();
+    fs::write(
+        &file,
+        format!("# comment\n{}", other_key_line(s.port, dir.path())),
+    )
+    .unwrap();
     for policy in [
         HostKeyPolicy::KnownHosts(Some(file.clone())),
         HostKeyPolicy::AcceptNew(Some(file.clone())),
@@ -604,7 +670,10 @@ fn wrong_password_fails_fast_with_one_attempt() {
     let _g = serial();
     let Some(s) = Sshd::start() else { return };
     let before = count(&s.log(), "Failed password");
-    let cfg = s.virsh(SshAuth::Password(Secret::from_str_value("wrong-pass")), "node1");
+    let cfg = s.virsh(
+        SshAuth::Password(Secret::from_str_value("wrong-pass")),
+        "node1",
+    );
     let t = Instant::now();
     let (r, d) = connect(cfg, Duration::from_secs(20));
     let e = r.unwrap_err();
@@ -613,8 +682,10 @@ fn wrong_password_fails_fast_with_one_attempt() {
     assert!(!e.message.contains("wrong-pass"), "secret in message: {e}");
     assert_eq!(d.stats().auth_attempts, 1);
     assert!(
-        support::eventually(Duration::from_secs(2), || count(&s.log(), "Failed password")
-            == before + 1),
+        support::eventually(Duration::from_secs(2), || count(
+            &s.log(),
+            "Failed password"
+        ) == before + 1),
         "expected exactly one failed password in the server log:\n{}",
         s.log()
     );
@@ -627,7 +698,8 @@ fn wrong_key_is_password_invalid_and_bad_passphrase_is_config() {
     let dir = tempdir();
     let key = dir.path().join("stranger");
     let mut c = Command::new("ssh-keygen");
-    c.args(["-q", "-t", "ed25519", "-N", "sesame", "-f"]).arg(&key);
+    c.args(["-q", "-t", "ed25519", "-N", "sesame", "-f"])
+        .arg(&key);
     run_cmd(c, Duration::from_secs(10)).assert_code(0);
     let cfg = s.virsh(
         SshAuth::Key {
@@ -662,7 +734,8 @@ fn encrypted_key_with_its_passphrase_logs_in() {
     let key = dir.path().join("locked");
     fs::copy(s.key(), &key).unwrap();
     let mut c = Command::new("ssh-keygen");
-    c.args(["-q", "-p", "-N", "open sesame", "-P", "", "-f"]).arg(&key);
+    c.args(["-q", "-p", "-N", "open sesame", "-P", "", "-f"])
+        .arg(&key);
     run_cmd(c, Duration::from_secs(10)).assert_code(0);
     let cfg = s.virsh(
         SshAuth::Key {
@@ -703,7 +776,10 @@ fn shell_metacharacters_in_a_plug_do_no_harm() {
     }
     // newlines and leading dashes never reach a command line
     for plug in ["node1\ntouch /tmp/x", "--help", ""] {
-        assert!(SshDriver::new(s.virsh(s.key_auth(), plug)).is_err(), "{plug:?}");
+        assert!(
+            SshDriver::new(s.virsh(s.key_auth(), plug)).is_err(),
+            "{plug:?}"
+        );
     }
     drop(dir);
     assert_eq!(s.domstate("node1"), "running");
@@ -734,7 +810,9 @@ fn custom_profile_drives_the_power_script() {
     );
     assert_eq!(
         act(cfg(), Action::Off),
-        Ok(Outcome::Reached { state: PowerState::Off })
+        Ok(Outcome::Reached {
+            state: PowerState::Off
+        })
     );
     assert_eq!(s.power("node1"), "off");
     assert_eq!(act(cfg(), Action::Reboot), Ok(Outcome::Rebooted));
@@ -756,13 +834,25 @@ fn host_profile_reads_reachability() {
         r.unwrap()
     };
     assert!(detail.contains("trustworthy only with verify"), "{detail}");
-    assert_eq!(status(s.cfg(s.key_auth(), Profile::Host)), Ok(PowerState::On));
+    assert_eq!(
+        status(s.cfg(s.key_auth(), Profile::Host)),
+        Ok(PowerState::On)
+    );
     // nothing listens: off
     let mut cfg = s.cfg(s.key_auth(), Profile::Host);
     cfg.port = free_port();
     assert_eq!(status(cfg), Ok(PowerState::Off));
     // on is impossible over SSH
-    let e = act(s.cfg(s.key_auth(), Profile::Host), Action::On).unwrap_err();
+    let mut d = SshDriver::new(s.cfg(s.key_auth(), Profile::Host)).unwrap();
+    let deadline = Some(Instant::now() + LIMIT);
+    let e = rt()
+        .block_on(async {
+            d.connect(deadline).await?;
+            let r = d.command(PowerCommand::On, deadline).await;
+            d.close().await;
+            r
+        })
+        .unwrap_err();
     assert_eq!(e.kind, ErrorKind::Unsupported, "{e}");
 }
 
@@ -869,6 +959,42 @@ fn a_hanging_command_is_cut_at_the_command_timeout() {
 }
 
 #[test]
+fn a_cancelled_action_stops_at_once() {
+    let _g = serial();
+    let Some(s) = Sshd::start() else { return };
+    let cfg = s.cfg(
+        s.key_auth(),
+        Profile::Custom {
+            status: "sleep 30; echo on".into(),
+            on: "true".into(),
+            off: "true".into(),
+            on_pattern: "on".into(),
+            off_pattern: "off".into(),
+            plug: None,
+        },
+    );
+    let mut d = SshDriver::new(cfg).unwrap();
+    let (handle, cancel) = Cancel::new();
+    let t = Instant::now();
+    let policy = native();
+    let mut sink = Discard;
+    let r = rt().block_on(async {
+        let stop = async {
+            tokio::time::sleep(Duration::from_millis(500)).await;
+            handle.cancel();
+            std::future::pending::<()>().await
+        };
+        tokio::select! {
+            r = run(&mut d, Action::Status, &policy, &mut sink, cancel) => r,
+            _ = stop => unreachable!(),
+        }
+    });
+    let e = r.unwrap_err().error;
+    assert_eq!(e.kind, ErrorKind::Interrupted, "{e}");
+    assert!(t.elapsed() < Duration::from_secs(3), "{:?}", t.elapsed());
+}
+
+#[test]
 fn endless_output_is_cut() {
     let _g = serial();
     let Some(s) = Sshd::start() else { return };
@@ -913,11 +1039,88 @@ fn upstream_fence_virsh_sees_what_we_did() {
     assert!(r.stdout.contains("Status: ON"), "{r}");
     assert_eq!(
         act(s.virsh(s.key_auth(), "node1"), Action::Off),
-        Ok(Outcome::Reached { state: PowerState::Off })
+        Ok(Outcome::Reached {
+            state: PowerState::Off
+        })
     );
     let r = upstream("status");
     assert!(r.stdout.contains("Status: OFF"), "{r}");
     // and the other way round
     upstream("on").assert_code(0);
     assert_eq!(status(s.virsh(s.key_auth(), "node1")), Ok(PowerState::On));
+}
+
+// ------------------------------------------------------------ measurement --
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+/// Wall time of one status (median of 5): our driver in-process, OpenSSH's
+/// `ssh … virsh domstate node1`, upstream `fence_virsh -o status`; all with
+/// key auth against the same sshd.
+/// `cargo test --test interop_ssh -- --ignored --nocapture measure_status`
+#[test]
+#[ignore]
+fn measure_status() {
+    let _g = serial();
+    if !peer_available("fence_virsh") {
+        return;
+    }
+    let Some(s) = Sshd::start() else { return };
+    let ours: Vec<Duration> = (0..5)
+        .map(|_| {
+            let t = Instant::now();
+            assert_eq!(status(s.virsh(s.key_auth(), "node1")), Ok(PowerState::On));
+            t.elapsed()
+        })
+        .collect();
+    let ssh: Vec<Duration> = (0..5)
+        .map(|_| {
+            let r = s.ssh("virsh domstate node1");
+            assert_eq!(r.stdout.trim(), "running");
+            r.elapsed
+        })
+        .collect();
+    let upstream: Vec<Duration> = (0..5)
+        .map(|_| {
+            let mut c = Command::new("fence_virsh");
+            c.args(["--ip", HOST, "--ipport", &s.port.to_string()])
+                .args(["--username", USER, "--identity-file"])
+                .arg(s.key())
+                .arg("--ssh-path")
+                .arg(s.dir.join("ssh-wrap"))
+                .args(["--plug", "node1", "--action", "status"]);
+            let r = run_cmd(c, Duration::from_secs(30));
+            assert!(r.stdout.contains("Status: ON"), "{r}");
+            r.elapsed
+        })
+        .collect();
+    let ssh_curve: Vec<Duration> = (0..5)
+        .map(|_| {
+            let r = s.ssh_with(
+                &["-o", "KexAlgorithms=curve25519-sha256"],
+                "virsh domstate node1",
+            );
+            assert_eq!(r.stdout.trim(), "running");
+            r.elapsed
+        })
+        .collect();
+    let ssh_true: Vec<Duration> = (0..5)
+        .map(|_| {
+            s.ssh_with(&["-o", "KexAlgorithms=curve25519-sha256"], "true")
+                .elapsed
+        })
+        .collect();
+    let (detail, _) = connect(s.virsh(s.key_auth(), "node1"), Duration::from_secs(10));
+    println!("negotiated: {}", detail.unwrap());
+    println!(
+        "status median of 5: fencekit driver {:?}, ssh+virsh {:?} (curve25519 kex: {:?}; `true` alone: {:?}), fence_virsh {:?}",
+        median(ours),
+        median(ssh),
+        median(ssh_curve),
+        median(ssh_true),
+        median(upstream)
+    );
 }

@@ -99,7 +99,7 @@ impl Chassis {
         };
         if self.faults.flap && !self.log.is_empty() {
             self.reads += 1;
-            if self.reads % 2 == 0 {
+            if self.reads.is_multiple_of(2) {
                 return !reported;
             }
         }

@@ -50,6 +50,9 @@ pub struct SshDriver {
     conn: Option<Conn>,
     killer: Killer,
     detail: Option<String>,
+    /// `host` profile: `connect` found the host unreachable just now, which
+    /// the next status read reports as off without trying again.
+    unreachable: bool,
     stats: Stats,
 }
 
@@ -120,6 +123,7 @@ impl SshDriver {
             conn: None,
             killer: Killer::default(),
             detail: None,
+            unreachable: false,
             stats: Stats::default(),
         })
     }
@@ -146,9 +150,13 @@ impl SshDriver {
         let killer = Killer::default();
         self.killer = killer.clone();
         let k = killer.clone();
-        let r = blocking(&killer, until, Stage::Authenticate, "SSH connection", move || {
-            session::open(&cfg, until, &k)
-        })
+        let r = blocking(
+            &killer,
+            until,
+            Stage::Authenticate,
+            "SSH connection",
+            move || session::open(&cfg, until, &k),
+        )
         .await;
         match r {
             Ok(Ok(conn)) => {
@@ -160,6 +168,8 @@ impl SshDriver {
                 Ok(())
             }
             Ok(Err(e)) => {
+                // Let go of the socket now (the killer holds a duplicate).
+                killer.kill();
                 self.stats.failed_sessions += 1;
                 self.stats.auth_attempts += e.auth_attempts;
                 Err(e)
@@ -179,7 +189,9 @@ impl SshDriver {
         let what = match (&self.cfg.profile, &self.plug) {
             (Profile::Virsh { .. }, Some(p)) => format!("profile virsh, domain {p}"),
             (Profile::Virsh { .. }, None) => "profile virsh".into(),
-            (Profile::Host, _) => "profile host (status is reachability only: trustworthy only with verify)".into(),
+            (Profile::Host, _) => {
+                "profile host (status is reachability only: trustworthy only with verify)".into()
+            }
             (Profile::Custom { .. }, Some(p)) => format!("profile custom, plug {p}"),
             (Profile::Custom { .. }, None) => "profile custom".into(),
         };
@@ -307,7 +319,7 @@ impl SshDriver {
                 ),
             ));
         }
-        Ok(profile::virsh_list(&out.text)
+        Ok(profile::virsh_list(&out.stdout)
             .into_iter()
             .map(|d| (d.name, d.state))
             .collect())
@@ -317,7 +329,10 @@ impl SshDriver {
     /// TCP connection is refused or unanswered.
     async fn host_status(&mut self, deadline: Option<Instant>) -> Result<PowerState, DriverError> {
         let stage = Stage::Status;
-        let probe = profile::with_sudo(None, profile::HOST_PROBE);
+        if std::mem::take(&mut self.unreachable) {
+            return Ok(PowerState::Off);
+        }
+        let probe = profile::HOST_PROBE.to_string();
         for _ in 0..2 {
             if self.conn.is_none() {
                 match self.open(deadline).await {
@@ -363,11 +378,7 @@ impl SshDriver {
     /// `host` profile: a command that kills the machine (and so the
     /// connection): once started, a dropped connection or silence means
     /// accepted; a reported failure is an error.
-    async fn host_kill(
-        &mut self,
-        cmd: &str,
-        deadline: Option<Instant>,
-    ) -> Result<(), DriverError> {
+    async fn host_kill(&mut self, cmd: &str, deadline: Option<Instant>) -> Result<(), DriverError> {
         let stage = Stage::Command;
         let cmd = profile::with_sudo(self.cfg.sudo(), cmd);
         let r = self.run(cmd.clone(), deadline, HOST_OFF_WAIT, stage).await;
@@ -402,6 +413,7 @@ impl PowerDriver for SshDriver {
             Err(e) if e.phase == Phase::Tcp && matches!(self.cfg.profile, Profile::Host) => {
                 // The host profile reads an unreachable host as off; the
                 // status step says so.
+                self.unreachable = true;
                 Ok(format!(
                     "ssh {}: {} (profile host: status reads off; trustworthy only with verify)",
                     self.cfg.endpoint(),
@@ -418,10 +430,8 @@ impl PowerDriver for SshDriver {
         match &cfg.profile {
             Profile::Virsh { .. } => {
                 let plug = self.plug_required(stage)?;
-                let cmd = profile::virsh_command(
-                    cfg.sudo(),
-                    &["domstate", &profile::shell_word(&plug)],
-                );
+                let cmd =
+                    profile::virsh_command(cfg.sudo(), &["domstate", &profile::shell_word(&plug)]);
                 let out = self
                     .run(cmd, deadline, cfg.command_timeout, stage)
                     .await
@@ -508,10 +518,14 @@ impl PowerDriver for SshDriver {
 
     async fn close(&mut self) {
         self.detail = None;
+        self.unreachable = false;
         if let Some(conn) = self.conn.take() {
             let until = Instant::now() + session::CLOSE_WAIT;
             let killer = self.killer.clone();
-            let _ = blocking(&killer, until, Stage::Close, "SSH close", move || conn.close()).await;
+            let _ = blocking(&killer, until, Stage::Close, "SSH close", move || {
+                conn.close()
+            })
+            .await;
         }
         self.killer.disarm();
     }

@@ -180,9 +180,9 @@ pub fn lookup(
             // One line at a time, so that a line libssh2 cannot parse (a key
             // type it does not know) skips only itself, and so that a
             // mismatch can be reported with its line number.
-            let mut kh = sess.known_hosts().map_err(|e| {
-                untrusted(format!("cannot set up the known_hosts check: {e}"))
-            })?;
+            let mut kh = sess
+                .known_hosts()
+                .map_err(|e| untrusted(format!("cannot set up the known_hosts check: {e}")))?;
             if kh.read_str(t, KnownHostFileKind::OpenSSH).is_err() {
                 tracing::debug!(file = %file.display(), line = n, "known_hosts line skipped");
                 continue;
@@ -195,10 +195,7 @@ pub fn lookup(
                 }
                 CheckResult::Mismatch => {
                     if changed.is_none() {
-                        let recorded = t
-                            .split_whitespace()
-                            .nth(1)
-                            .map(str::to_string);
+                        let recorded = t.split_whitespace().nth(1).map(str::to_string);
                         changed = Some(Lookup::Changed(file.clone(), n, recorded));
                     }
                 }

@@ -34,8 +34,10 @@ pub struct Output {
     pub status: Option<i32>,
     /// The signal that ended it, when the server reported one.
     pub signal: Option<String>,
-    /// stdout and stderr as they arrived (merged, as upstream's pty sees them).
-    pub text: String,
+    /// Standard output.
+    pub stdout: String,
+    /// Standard error.
+    pub stderr: String,
 }
 
 impl Output {
@@ -44,9 +46,19 @@ impl Output {
         self.status == Some(0) && self.signal.is_none()
     }
 
-    /// The non-empty lines, trimmed.
+    /// The non-empty lines of stdout, then of stderr, trimmed (upstream
+    /// reads both through one pty).
     pub fn lines(&self) -> impl Iterator<Item = &str> {
-        self.text.lines().map(str::trim).filter(|l| !l.is_empty())
+        self.stdout
+            .lines()
+            .chain(self.stderr.lines())
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+    }
+
+    /// True when stdout or stderr contains `needle`.
+    pub fn contains(&self, needle: &str) -> bool {
+        self.stdout.contains(needle) || self.stderr.contains(needle)
     }
 
     /// The output shortened to one readable line for a message.
@@ -197,11 +209,11 @@ pub fn virsh_verb(command: PowerCommand) -> Option<&'static str> {
     }
 }
 
-/// True when a line carries virsh's "no such domain" error.
-fn is_missing_domain(line: &str) -> bool {
-    line.contains("error: failed to get domain")
-        || line.contains("Domain not found")
-        || line.contains("domain not found")
+/// True when virsh said it knows no such domain.
+fn is_missing_domain(out: &Output) -> bool {
+    out.contains("failed to get domain")
+        || out.contains("Domain not found")
+        || out.contains("domain not found")
 }
 
 /// The first `error:` line of virsh's output (or the whole output).
@@ -230,7 +242,7 @@ pub fn virsh_domstate(
     missing_as_off: bool,
 ) -> Result<PowerState, DriverError> {
     let stage = Stage::Status;
-    if out.lines().any(is_missing_domain) {
+    if is_missing_domain(out) {
         if missing_as_off {
             return Ok(PowerState::Off);
         }
@@ -290,7 +302,7 @@ pub fn virsh_command_result(
     if out.success() {
         return Ok(());
     }
-    let text = out.text.to_ascii_lowercase();
+    let text = format!("{}\n{}", out.stdout, out.stderr).to_ascii_lowercase();
     if text.contains("domain is not running") || text.contains("already active") {
         return Err(DriverError::new(
             ErrorKind::NotInPresentState,
@@ -298,7 +310,7 @@ pub fn virsh_command_result(
             format!("virsh {verb} declined: {}", virsh_error(out)),
         ));
     }
-    if out.lines().any(is_missing_domain) {
+    if is_missing_domain(out) {
         let kind = if missing_as_off && verb == "destroy" {
             // A domain that does not exist is off (--missing-as-off); let
             // the engine read that again rather than call it done here.
@@ -490,7 +502,8 @@ mod tests {
         Output {
             status: Some(status),
             signal: None,
-            text: text.into(),
+            stdout: text.into(),
+            stderr: String::new(),
         }
     }
 

@@ -17,7 +17,7 @@ use super::config::{SshAuth, SshConfig};
 use super::hostkey::{self, Trust};
 use super::profile::Output;
 use crate::engine::error::{DriverError, ErrorKind, Stage};
-use ssh2::{ErrorCode, ExtendedData, KeyboardInteractivePrompt, Prompt, Session};
+use ssh2::{ErrorCode, KeyboardInteractivePrompt, MethodType, Prompt, Session};
 use std::io::Read;
 use std::net::{Shutdown, SocketAddr, TcpStream, ToSocketAddrs};
 use std::sync::{Arc, Mutex};
@@ -375,15 +375,16 @@ impl Opener<'_> {
             }
             SshAuth::Agent => {
                 self.arm(sess, "authentication", Phase::Ssh)?;
-                let config_err = |msg: String| {
-                    DriverError::new(ErrorKind::Config, stage, msg)
-                };
+                let config_err = |msg: String| DriverError::new(ErrorKind::Config, stage, msg);
                 let mut agent = sess
                     .agent()
                     .map_err(|e| self.fail(config_err(format!("ssh-agent: {e}")), Phase::Ssh))?;
                 if let Some(p) = &self.cfg.agent_socket {
                     agent.set_identity_path(p).map_err(|e| {
-                        self.fail(config_err(format!("ssh-agent socket {}: {e}", p.display())), Phase::Ssh)
+                        self.fail(
+                            config_err(format!("ssh-agent socket {}: {e}", p.display())),
+                            Phase::Ssh,
+                        )
                     })?;
                 }
                 let where_ = self
@@ -404,7 +405,10 @@ impl Opener<'_> {
                 })?;
                 agent.list_identities().map_err(|e| {
                     self.fail(
-                        config_err(format!("the ssh-agent did not list its keys: {}", e.message())),
+                        config_err(format!(
+                            "the ssh-agent did not list its keys: {}",
+                            e.message()
+                        )),
                         Phase::Ssh,
                     )
                 })?;
@@ -453,8 +457,8 @@ impl Opener<'_> {
     fn auth_error(&self, e: &ssh2::Error, what: &str) -> OpenError {
         let stage = Stage::Authenticate;
         match raw_code(e) {
-            code::AUTHENTICATION_FAILED | code::PUBLICKEY_UNVERIFIED | code::METHOD_NONE => {
-                self.fail(
+            code::AUTHENTICATION_FAILED | code::PUBLICKEY_UNVERIFIED | code::METHOD_NONE => self
+                .fail(
                     DriverError::new(
                         ErrorKind::PasswordInvalid,
                         stage,
@@ -464,8 +468,7 @@ impl Opener<'_> {
                         ),
                     ),
                     Phase::Ssh,
-                )
-            }
+                ),
             code::PASSWORD_EXPIRED => self.fail(
                 DriverError::new(
                     ErrorKind::PasswordInvalid,
@@ -564,8 +567,10 @@ pub fn open(cfg: &SshConfig, until: Instant, killer: &Killer) -> Result<Conn, Op
         ));
     }
     let banner = sess.banner().unwrap_or("").trim().to_string();
+    let kex = sess.methods(MethodType::Kex).unwrap_or("?").to_string();
+    let cipher = sess.methods(MethodType::CryptCs).unwrap_or("?").to_string();
     let detail = format!(
-        "ssh {} ({banner}), host key {host_key} {}, {}",
+        "ssh {} ({banner}), kex {kex}, cipher {cipher}, host key {host_key} {}, {}",
         o.endpoint,
         trust.describe(),
         cfg.auth.describe()
@@ -587,10 +592,17 @@ impl Conn {
         let started_at = Instant::now();
         let short = super::profile::printable(command, 80);
         let mut started = false;
-        let err = |e: DriverError, started: bool, lost: bool| ExecError {
-            error: e,
-            started,
-            session_lost: lost,
+        let err = |e: DriverError, started: bool, lost: bool| {
+            if lost {
+                // The channel and session are dropped next; in blocking mode
+                // freeing a channel whose command still runs waits for it.
+                self.sess.set_blocking(false);
+            }
+            ExecError {
+                error: e,
+                started,
+                session_lost: lost,
+            }
         };
         let timeout = |started: bool| {
             err(
@@ -617,10 +629,17 @@ impl Conn {
                     ErrorKind::DeviceError,
                     "the server refused to run it".to_string(),
                 ),
-                _ => (ErrorKind::Unreachable, format!("connection lost: {}", e.message())),
+                _ => (
+                    ErrorKind::Unreachable,
+                    format!("connection lost: {}", e.message()),
+                ),
             };
             Some(err(
-                DriverError::new(kind, stage, format!("`{short}` on {}: {what}", self.endpoint)),
+                DriverError::new(
+                    kind,
+                    stage,
+                    format!("`{short}` on {}: {what}", self.endpoint),
+                ),
                 started,
                 kind == ErrorKind::Unreachable,
             ))
@@ -639,23 +658,23 @@ impl Conn {
             Err(e) => return Err(lost(&e, false).unwrap_or_else(|| timeout(false))),
         };
         budget!();
-        if let Err(e) = ch.handle_extended_data(ExtendedData::Merge) {
-            return Err(lost(&e, false).unwrap_or_else(|| timeout(false)));
-        }
-        budget!();
         if let Err(e) = ch.exec(command) {
             return Err(lost(&e, false).unwrap_or_else(|| timeout(false)));
         }
         started = true;
         let mut buf = vec![0u8; 16 * 1024];
-        let mut text: Vec<u8> = Vec::new();
-        loop {
-            budget!();
-            match ch.read(&mut buf) {
-                Ok(0) => break,
-                Ok(n) => {
-                    if text.len() + n > MAX_OUTPUT {
-                        return Err(err(
+        // stdout to its end, then stderr: libssh2 queues stderr meanwhile
+        // (a command that floods stderr beyond the channel window before
+        // closing stdout stalls until the deadline, which then ends it).
+        let mut texts: [Vec<u8>; 2] = [Vec::new(), Vec::new()];
+        for (i, stream) in [ch.stream(0), ch.stderr()].iter_mut().enumerate() {
+            loop {
+                budget!();
+                match stream.read(&mut buf) {
+                    Ok(0) => break,
+                    Ok(n) => {
+                        if texts[0].len() + texts[1].len() + n > MAX_OUTPUT {
+                            return Err(err(
                             DriverError::new(
                                 ErrorKind::Protocol,
                                 stage,
@@ -668,21 +687,24 @@ impl Conn {
                             true,
                             true,
                         ));
+                        }
+                        texts[i].extend_from_slice(&buf[..n]);
                     }
-                    text.extend_from_slice(&buf[..n]);
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::TimedOut => return Err(timeout(true)),
-                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
-                Err(e) => {
-                    return Err(err(
-                        DriverError::new(
-                            ErrorKind::Unreachable,
-                            stage,
-                            format!("`{short}` on {}: connection lost: {e}", self.endpoint),
-                        ),
-                        true,
-                        true,
-                    ))
+                    Err(e) if e.kind() == std::io::ErrorKind::TimedOut => {
+                        return Err(timeout(true))
+                    }
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
+                    Err(e) => {
+                        return Err(err(
+                            DriverError::new(
+                                ErrorKind::Unreachable,
+                                stage,
+                                format!("`{short}` on {}: connection lost: {e}", self.endpoint),
+                            ),
+                            true,
+                            true,
+                        ))
+                    }
                 }
             }
         }
@@ -698,19 +720,18 @@ impl Conn {
             Ok(()) => ch.exit_status().ok(),
             Err(_) => None,
         };
+        let [stdout, stderr] = texts;
         Ok(Output {
             status,
             signal,
-            text: String::from_utf8_lossy(&text).into_owned(),
+            stdout: String::from_utf8_lossy(&stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&stderr).into_owned(),
         })
     }
 
     /// Says goodbye (bounded by [`CLOSE_WAIT`]).
     pub fn close(self) {
-        self.sess
-            .set_timeout(CLOSE_WAIT.as_millis() as u32);
-        let _ = self
-            .sess
-            .disconnect(None, "fencekit done", None);
+        self.sess.set_timeout(CLOSE_WAIT.as_millis() as u32);
+        let _ = self.sess.disconnect(None, "fencekit done", None);
     }
 }

@@ -19,10 +19,12 @@ PEERS_DIR=${PEERS_DIR:-/tmp/fencekit-peers}
 # (crm_resource reads agent metadata); libxml2-utils (xmllint); SSH peers:
 # openssh-server, sshpass, libvirt-clients; measuring: time, hyperfine,
 # tcpdump; iproute2 (ss, used by ipmi_sim_start.sh); curl and openssl
-# (sushy_start.sh); python3-venv for the venv below.
+# (sushy_start.sh); python3-venv for the venv below; bc (bench/fleet.sh);
+# building: libssl-dev and pkg-config (the ssh2 crate's bundled libssh2).
 pkgs="time hyperfine openipmi ipmitool freeipmi-tools fence-agents openssh-server
       sshpass libvirt-clients pacemaker-cli-utils libxml2-utils tcpdump iproute2
-      procps curl openssl python3-venv"
+      procps curl openssl python3-venv bc
+      libssl-dev pkg-config"
 missing=""
 for p in $pkgs; do
   dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"
