@@ -39,6 +39,8 @@ pub enum Command {
     Verify(VerifyArgs),
     /// Check that every fencing level would work, without touching power (exit 0 all fine).
     Check(ActionArgs),
+    /// List what is behind a device: systems of a Redfish service, domains of a hypervisor.
+    List(ActionArgs),
     /// Acknowledge that a node was fenced by hand (manual method).
     Ack {
         /// The nodes.
@@ -102,6 +104,8 @@ pub enum Driver {
     Ipmi,
     /// Redfish over HTTPS.
     Redfish,
+    /// SSH to a hypervisor (virsh; --plug names the domain).
+    Ssh,
 }
 
 /// IPMI versions.
@@ -120,7 +124,8 @@ pub enum IpmiVersion {
 #[derive(Args, Debug, Clone)]
 pub struct ActionArgs {
     /// Targets: ipmi://[USER@]HOST[:PORT] or redfish://[USER@]HOST[:PORT][/redfish/v1/Systems/ID]
-    /// URLs (also redfish+http://, idrac-redfish://, ilo5-redfish://), or node
+    /// URLs (also redfish+http://, idrac-redfish://, ilo5-redfish://),
+    /// ssh://USER@HOST[:PORT]/virsh/DOMAIN or ssh://USER@HOST/host, or node
     /// names and host ranges (node[01-04]) from the inventory.
     pub targets: Vec<String>,
 
@@ -229,6 +234,27 @@ pub struct ActionArgs {
     /// Redfish: log in through SessionService (X-Auth-Token) and log out at the end.
     #[arg(long)]
     pub redfish_session: bool,
+    /// SSH: authenticate with this private key (its passphrase from the password options).
+    #[arg(long, short = 'k', value_name = "PATH")]
+    pub identity_file: Option<PathBuf>,
+    /// SSH: authenticate through the ssh-agent ($SSH_AUTH_SOCK).
+    #[arg(long)]
+    pub ssh_agent: bool,
+    /// SSH: check the host key against this known_hosts file (default ~/.ssh/known_hosts).
+    #[arg(long, value_name = "PATH")]
+    pub ssh_known_hosts: Option<PathBuf>,
+    /// SSH: accept exactly the host key with this fingerprint (SHA256:…).
+    #[arg(long, value_name = "FP")]
+    pub ssh_host_key: Option<String>,
+    /// SSH: accept and record an unknown host key (a changed one is still refused).
+    #[arg(long)]
+    pub ssh_accept_new: bool,
+    /// SSH: run the remote commands through sudo.
+    #[arg(long)]
+    pub use_sudo: bool,
+    /// SSH (virsh): a domain that does not exist counts as off.
+    #[arg(long)]
+    pub missing_as_off: bool,
 
     /// Blind wait after each power command before polling.
     #[arg(long, value_name = "DUR", default_value = "0s", value_parser = crate::cli::duration::parse)]

@@ -16,6 +16,7 @@ use crate::ipmi::config::{self, AuthType, CipherChoice, IpmiConfig, Privilege, V
 use crate::redfish::config::{is_redfish_url, parse_target as parse_redfish_target, TlsTrust};
 use crate::redfish::tls::parse_fingerprint;
 use crate::secret::Secret;
+use crate::ssh::config::{HostKeyPolicy, SshAuth, SshConfig};
 use clap::Parser;
 use std::ffi::OsString;
 use std::rc::Rc;
@@ -48,6 +49,7 @@ pub fn main(args: Vec<OsString>) -> i32 {
         Command::Monitor(a) => action(Action::Monitor, a),
         Command::Verify(v) => super::verify::verify(v),
         Command::Check(a) => super::verify::check(a),
+        Command::List(a) => super::verify::list(a),
         Command::Ack { nodes, by } => {
             let mut code = exit::OK;
             for n in nodes {
@@ -151,10 +153,63 @@ fn redfish_method(a: &ActionArgs, url: &str) -> Result<MethodSpec, String> {
     })
 }
 
+/// Host-key policy from the command-line options (or inventory fields).
+pub fn host_key_policy(
+    known_hosts: Option<&std::path::Path>,
+    pinned: Option<&str>,
+    accept_new: bool,
+) -> Result<HostKeyPolicy, String> {
+    match (pinned, accept_new) {
+        (Some(_), true) => Err("give only one of --ssh-host-key and --ssh-accept-new".into()),
+        (Some(fp), false) => Ok(HostKeyPolicy::Pinned(
+            crate::ssh::hostkey::parse_fingerprint(fp)?,
+        )),
+        (None, true) => Ok(HostKeyPolicy::AcceptNew(
+            known_hosts.map(|p| p.to_path_buf()),
+        )),
+        (None, false) => Ok(HostKeyPolicy::KnownHosts(
+            known_hosts.map(|p| p.to_path_buf()),
+        )),
+    }
+}
+
+fn ssh_method(a: &ActionArgs, url: &str) -> Result<MethodSpec, String> {
+    let t = crate::ssh::config::parse_target(url)?;
+    let username = t
+        .username
+        .or_else(|| a.username.clone())
+        .ok_or("an SSH target needs a user name: ssh://USER@HOST/… or --username")?;
+    let mut profile = t.profile;
+    if let (crate::ssh::config::Profile::Virsh { plug }, Some(p)) = (&mut profile, &a.plug) {
+        if plug.is_none() {
+            *plug = Some(p.clone());
+        }
+    }
+    let mut c = SshConfig::new(&t.host, &username, SshAuth::Agent, profile);
+    c.port = t.port;
+    c.host_keys = host_key_policy(
+        a.ssh_known_hosts.as_deref(),
+        a.ssh_host_key.as_deref(),
+        a.ssh_accept_new,
+    )?;
+    c.use_sudo = a.use_sudo;
+    c.missing_as_off = a.missing_as_off;
+    c.connect_timeout = a.login_timeout;
+    Ok(MethodSpec::Ssh {
+        config: c,
+        identity: a.identity_file.clone(),
+        agent: a.ssh_agent,
+        credential: cli_credential(a),
+    })
+}
+
 /// The method a target URL (or `--ip`) gets from the command-line options.
 fn url_method(a: &ActionArgs, url: &str) -> Result<MethodSpec, String> {
     if is_redfish_url(url) {
         return redfish_method(a, url);
+    }
+    if url.to_ascii_lowercase().starts_with("ssh://") {
+        return ssh_method(a, url);
     }
     let t = target::parse(url)?;
     let credential = cli_credential(a);
@@ -222,6 +277,15 @@ pub fn plans(a: &ActionArgs) -> Result<Vec<NodePlan>, String> {
                 Some(p) => format!("redfish://{host}:{p}"),
                 None => format!("redfish://{host}"),
             },
+            Driver::Ssh => format!(
+                "ssh://{}{host}:{}/virsh/{}",
+                a.username
+                    .as_deref()
+                    .map(|u| format!("{u}@"))
+                    .unwrap_or_default(),
+                a.ipport.unwrap_or(22),
+                a.plug.as_deref().unwrap_or("")
+            ),
         });
     }
     if words.is_empty() && !a.all {
@@ -280,6 +344,30 @@ fn print_plan(action: Action, plans: &[NodePlan], a: &ActionArgs) -> bool {
                     ),
                 },
                 MethodSpec::Manual { instructions, .. } => format!("by hand: {instructions}"),
+                MethodSpec::Ssh {
+                    config,
+                    identity,
+                    agent,
+                    ..
+                } => format!(
+                    "{} profile, {}, host key {}",
+                    config.profile.name(),
+                    match (identity, agent) {
+                        (Some(p), _) => format!("key {}", p.display()),
+                        (None, true) => "ssh-agent".into(),
+                        (None, false) => "password".into(),
+                    },
+                    match &config.host_keys {
+                        crate::ssh::config::HostKeyPolicy::KnownHosts(None) =>
+                            "checked against ~/.ssh/known_hosts".to_string(),
+                        crate::ssh::config::HostKeyPolicy::KnownHosts(Some(p)) =>
+                            format!("checked against {}", p.display()),
+                        crate::ssh::config::HostKeyPolicy::Pinned(fp) => format!("pinned {fp}"),
+                        crate::ssh::config::HostKeyPolicy::AcceptNew(_) =>
+                            "accepted if new".to_string(),
+                        crate::ssh::config::HostKeyPolicy::AcceptAny => "NOT checked".to_string(),
+                    }
+                ),
                 MethodSpec::Redfish { config, .. } => format!(
                     "{}, {}",
                     match &config.tls {

@@ -181,3 +181,135 @@ pub fn check(a: ActionArgs) -> i32 {
         exit::FAILURE
     }
 }
+
+/// One thing behind a device, for `fencekit list`.
+#[derive(serde::Serialize)]
+struct Listed {
+    target: String,
+    name: String,
+    uri: Option<String>,
+    state: Option<PowerState>,
+    error: Option<String>,
+}
+
+async fn list_one(
+    p: &crate::fleet::plan::NodePlan,
+    level: usize,
+    step: std::time::Duration,
+) -> Vec<Listed> {
+    use crate::engine::driver::PowerDriver;
+    use crate::fleet::method::AnyDriver;
+    let Some(m) = p.levels.get(level) else {
+        return vec![];
+    };
+    let target = m.endpoint();
+    let fail = |e: String| {
+        vec![Listed {
+            target: target.clone(),
+            name: "-".into(),
+            uri: None,
+            state: None,
+            error: Some(e),
+        }]
+    };
+    let mut driver = match m.build() {
+        Ok(d) => d,
+        Err(e) => return fail(e.to_string()),
+    };
+    let deadline = Some(std::time::Instant::now() + step);
+    let out = match &mut driver {
+        AnyDriver::Redfish(d) => match d.list_systems(deadline).await {
+            Ok(systems) => systems
+                .into_iter()
+                .map(|s| Listed {
+                    target: target.clone(),
+                    name: s.name.clone().unwrap_or_else(|| s.id.clone()),
+                    uri: Some(s.uri),
+                    state: s.power.as_ref().ok().copied(),
+                    error: s.power.err(),
+                })
+                .collect(),
+            Err(e) => fail(e.to_string()),
+        },
+        AnyDriver::Ssh(d) => match d.list(deadline).await {
+            Ok(domains) => domains
+                .into_iter()
+                .map(|(name, state)| Listed {
+                    target: target.clone(),
+                    name,
+                    uri: None,
+                    state,
+                    error: None,
+                })
+                .collect(),
+            Err(e) => fail(e.to_string()),
+        },
+        AnyDriver::Ipmi(_) => {
+            fail("an IPMI BMC controls one chassis: there is nothing behind it to list".into())
+        }
+    };
+    driver.close().await;
+    out
+}
+
+/// Entry point of `fencekit list`.
+pub fn list(a: ActionArgs) -> i32 {
+    init_logging(a.verbose);
+    let plans = match plans(&a) {
+        Ok(p) => p,
+        Err(m) => {
+            eprintln!("fencekit: {m}");
+            return exit::USAGE;
+        }
+    };
+    let rt = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("fencekit: cannot start the async runtime: {e}");
+            return exit::FAILURE;
+        }
+    };
+    let level = a.level.map_or(0, |l| l as usize - 1);
+    let rows: Vec<Listed> = rt.block_on(async {
+        let mut all = Vec::new();
+        for p in &plans {
+            all.extend(list_one(p, level, a.login_timeout).await);
+        }
+        all
+    });
+    match a.output {
+        Output::Json | Output::Jsonl => {
+            let doc = serde_json::json!({ "list": rows });
+            println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+        }
+        Output::Human => {
+            let mut b = tabled::builder::Builder::default();
+            b.push_record(["target", "name", "state", "path / error"]);
+            for r in &rows {
+                b.push_record([
+                    r.target.clone(),
+                    r.name.clone(),
+                    r.state.map_or("-".into(), |s| s.to_string()),
+                    shorten(
+                        r.error
+                            .clone()
+                            .or_else(|| r.uri.clone())
+                            .unwrap_or_default(),
+                        100,
+                    ),
+                ]);
+            }
+            let mut t = b.build();
+            t.with(tabled::settings::Style::sharp());
+            println!("{t}");
+        }
+    }
+    if rows.iter().any(|r| r.name == "-") {
+        exit::FAILURE
+    } else {
+        exit::OK
+    }
+}

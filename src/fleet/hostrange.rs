@@ -25,16 +25,18 @@ pub fn expand(pattern: &str) -> Result<Vec<String>, String> {
             .map(|i| open + i)
             .ok_or_else(|| format!("'{pattern}': '[' without ']'"))?;
         let items = parse_set(&rest[open + 1..close]).map_err(|m| format!("'{pattern}': {m}"))?;
+        // Checked before allocating (found by fuzzing: `a[0-99999]b[0-99999]`
+        // asked for 10^10 names at once and aborted).
+        if out.len().saturating_mul(items.len()) > MAX_EXPANSION {
+            return Err(format!(
+                "'{pattern}' expands to more than {MAX_EXPANSION} names"
+            ));
+        }
         let mut next = Vec::with_capacity(out.len() * items.len());
         for base in &out {
             for item in &items {
                 next.push(format!("{base}{prefix}{item}"));
             }
-        }
-        if next.len() > MAX_EXPANSION {
-            return Err(format!(
-                "'{pattern}' expands to more than {MAX_EXPANSION} names"
-            ));
         }
         out = next;
         rest = &rest[close + 1..];
@@ -73,6 +75,11 @@ fn parse_set(set: &str) -> Result<Vec<String>, String> {
                 } else {
                     0
                 };
+                // Bounded over all the parts, not only per part (found by
+                // fuzzing: forty `0-99999` parts made four million names).
+                if items.len() as u64 + (hi - lo) >= MAX_EXPANSION as u64 {
+                    return Err(format!("'{set}' has more than {MAX_EXPANSION} items"));
+                }
                 for n in lo..=hi {
                     items.push(format!("{n:0width$}"));
                 }
@@ -126,5 +133,15 @@ mod tests {
             assert!(expand(bad).is_err(), "{bad}");
         }
         assert!(expand("n[0-99999]x[0-9]").is_err(), "bounded expansion");
+    }
+
+    #[test]
+    fn huge_expansions_are_refused_before_allocation() {
+        // fuzz/corpus/targets/crash-hostrange-product and -parts
+        assert!(expand("a[0-99999]b[0-99999]").is_err());
+        let parts = vec!["0-99999"; 40].join(",");
+        assert!(expand(&format!("h[{parts}]")).is_err());
+        assert_eq!(expand("h[0-49999,0-49999]").unwrap().len(), 100_000);
+        assert_eq!(expand("h[0-99999]").unwrap().len(), 100_000);
     }
 }

@@ -71,6 +71,20 @@ pub struct MethodFields {
     pub systems_uri: Option<String>,
     /// Plug: system, domain or outlet behind the endpoint.
     pub plug: Option<String>,
+    /// SSH: private key file (its passphrase from the credential reference).
+    pub identity_file: Option<PathBuf>,
+    /// SSH: authenticate through the ssh-agent.
+    pub ssh_agent: Option<bool>,
+    /// SSH: known_hosts file to check the host key against.
+    pub ssh_known_hosts: Option<PathBuf>,
+    /// SSH: pinned host key fingerprint (SHA256:…).
+    pub ssh_host_key: Option<String>,
+    /// SSH: accept and record an unknown host key.
+    pub ssh_accept_new: Option<bool>,
+    /// SSH: run remote commands through sudo.
+    pub use_sudo: Option<bool>,
+    /// SSH (virsh): a missing domain counts as off.
+    pub missing_as_off: Option<bool>,
     /// Manual fencing: what a person must do (reserved).
     pub instructions: Option<String>,
 }
@@ -118,6 +132,13 @@ impl MethodFields {
             redfish_uri,
             systems_uri,
             plug,
+            identity_file,
+            ssh_agent,
+            ssh_known_hosts,
+            ssh_host_key,
+            ssh_accept_new,
+            use_sudo,
+            missing_as_off,
             instructions
         )
     }
@@ -287,12 +308,16 @@ fn check_method(m: &MethodFields) -> Result<(), String> {
             Ok(())
         }
         Some("manual") => Ok(()),
-        Some("ssh") => Err(
-            "driver 'ssh' is not available in this build yet (ipmi, redfish and manual only)"
-                .into(),
-        ),
+        Some("ssh") => {
+            if m.endpoint.is_none() {
+                return Err(
+                    "an ssh method needs endpoint = \"ssh://USER@HOST[:PORT]/virsh/DOMAIN\" (or /host)".into(),
+                );
+            }
+            Ok(())
+        }
         Some(other) => Err(format!(
-            "unknown driver '{other}' (expected ipmi, redfish or manual)"
+            "unknown driver '{other}' (expected ipmi, redfish, ssh or manual)"
         )),
     }
 }

@@ -13,6 +13,8 @@ use crate::ipmi::driver::IpmiDriver;
 use crate::redfish::config::{RedfishConfig, Scheme};
 use crate::redfish::driver::RedfishDriver;
 use crate::secret::Secret;
+use crate::ssh::config::{SshAuth, SshConfig};
+use crate::ssh::driver::SshDriver;
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -95,6 +97,19 @@ pub enum MethodSpec {
         /// Where the password comes from.
         credential: CredentialRef,
     },
+    /// SSH (virsh, host or custom profile). `config.auth` is completed at
+    /// build time: a key (`identity`, with `credential` as its passphrase),
+    /// the ssh-agent (`agent`), or a password from `credential`.
+    Ssh {
+        /// Everything but the secret.
+        config: SshConfig,
+        /// A private key file.
+        identity: Option<PathBuf>,
+        /// Use the ssh-agent.
+        agent: bool,
+        /// The password, or the key's passphrase.
+        credential: CredentialRef,
+    },
     /// A person fences the node by hand and acknowledges (`fencekit ack`).
     Manual {
         /// The node (acknowledgments are per node).
@@ -118,6 +133,7 @@ impl MethodSpec {
             MethodSpec::Ipmi { .. } => "ipmi",
             MethodSpec::Redfish { .. } => "redfish",
             MethodSpec::Manual { .. } => "manual",
+            MethodSpec::Ssh { .. } => "ssh",
         }
     }
 
@@ -145,6 +161,16 @@ impl MethodSpec {
                 format!("{}{path}{plug}", config.base_url())
             }
             MethodSpec::Manual { node, .. } => format!("manual:{node}"),
+            MethodSpec::Ssh { config, .. } => {
+                let path = match &config.profile {
+                    crate::ssh::config::Profile::Virsh { plug } => {
+                        format!("/virsh/{}", plug.as_deref().unwrap_or(""))
+                    }
+                    crate::ssh::config::Profile::Host => "/host".into(),
+                    crate::ssh::config::Profile::Custom { .. } => "/custom".into(),
+                };
+                format!("ssh://{}{path}", config.endpoint())
+            }
         }
     }
 
@@ -155,6 +181,7 @@ impl MethodSpec {
             MethodSpec::Ipmi { .. } => self.endpoint(),
             MethodSpec::Redfish { config, .. } => config.base_url(),
             MethodSpec::Manual { .. } => self.endpoint(),
+            MethodSpec::Ssh { config, .. } => format!("ssh://{}", config.endpoint()),
         }
     }
 
@@ -164,6 +191,7 @@ impl MethodSpec {
             MethodSpec::Ipmi { config, .. } => &config.username,
             MethodSpec::Redfish { config, .. } => &config.username,
             MethodSpec::Manual { .. } => "",
+            MethodSpec::Ssh { config, .. } => &config.username,
         }
     }
 
@@ -172,9 +200,9 @@ impl MethodSpec {
         const NONE: &CredentialRef = &CredentialRef::None;
         match self {
             MethodSpec::Manual { .. } => NONE,
-            MethodSpec::Ipmi { credential, .. } | MethodSpec::Redfish { credential, .. } => {
-                credential
-            }
+            MethodSpec::Ipmi { credential, .. }
+            | MethodSpec::Redfish { credential, .. }
+            | MethodSpec::Ssh { credential, .. } => credential,
         }
     }
 
@@ -183,6 +211,26 @@ impl MethodSpec {
     pub fn build(&self) -> Result<AnyDriver, DriverError> {
         let config_err = |m: String| DriverError::new(ErrorKind::Config, Stage::Authenticate, m);
         match self {
+            MethodSpec::Ssh {
+                config,
+                identity,
+                agent,
+                credential,
+            } => {
+                let mut c = config.clone();
+                c.auth = match (identity, agent) {
+                    (Some(path), _) => SshAuth::Key {
+                        path: path.clone(),
+                        passphrase: match credential {
+                            CredentialRef::None => None,
+                            other => Some(other.resolve().map_err(config_err)?),
+                        },
+                    },
+                    (None, true) => SshAuth::Agent,
+                    (None, false) => SshAuth::Password(credential.resolve().map_err(config_err)?),
+                };
+                SshDriver::new(c).map(AnyDriver::Ssh).map_err(config_err)
+            }
             MethodSpec::Manual { .. } => Err(DriverError::new(
                 ErrorKind::Unsupported,
                 Stage::Status,
@@ -218,6 +266,8 @@ pub enum AnyDriver {
     Ipmi(IpmiDriver),
     /// Redfish.
     Redfish(RedfishDriver),
+    /// SSH.
+    Ssh(SshDriver),
 }
 
 impl AnyDriver {
@@ -232,6 +282,10 @@ impl AnyDriver {
                 let s = d.stats();
                 (s.requests, s.requests, 0)
             }
+            AnyDriver::Ssh(d) => {
+                let s = d.stats();
+                (s.commands, s.commands, 0)
+            }
         }
     }
 }
@@ -241,6 +295,7 @@ impl PowerDriver for AnyDriver {
         match self {
             AnyDriver::Ipmi(d) => d.connect(deadline).await,
             AnyDriver::Redfish(d) => d.connect(deadline).await,
+            AnyDriver::Ssh(d) => d.connect(deadline).await,
         }
     }
 
@@ -248,6 +303,7 @@ impl PowerDriver for AnyDriver {
         match self {
             AnyDriver::Ipmi(d) => d.status(deadline).await,
             AnyDriver::Redfish(d) => d.status(deadline).await,
+            AnyDriver::Ssh(d) => d.status(deadline).await,
         }
     }
 
@@ -259,6 +315,7 @@ impl PowerDriver for AnyDriver {
         match self {
             AnyDriver::Ipmi(d) => d.command(command, deadline).await,
             AnyDriver::Redfish(d) => d.command(command, deadline).await,
+            AnyDriver::Ssh(d) => d.command(command, deadline).await,
         }
     }
 
@@ -266,6 +323,7 @@ impl PowerDriver for AnyDriver {
         match self {
             AnyDriver::Ipmi(d) => d.close().await,
             AnyDriver::Redfish(d) => d.close().await,
+            AnyDriver::Ssh(d) => d.close().await,
         }
     }
 }

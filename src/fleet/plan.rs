@@ -80,10 +80,42 @@ fn redfish_from_fields(f: &MethodFields) -> Result<MethodSpec, String> {
     })
 }
 
+fn ssh_from_fields(f: &MethodFields) -> Result<MethodSpec, String> {
+    use crate::ssh::config::{Profile, SshAuth, SshConfig};
+    let url = f.endpoint.as_deref().ok_or("no endpoint")?;
+    let t = crate::ssh::config::parse_target(url)?;
+    let username = t
+        .username
+        .or_else(|| f.username.clone())
+        .ok_or("an ssh method needs a user name (ssh://USER@HOST/… or username)")?;
+    let mut profile = t.profile;
+    if let (Profile::Virsh { plug }, Some(p)) = (&mut profile, &f.plug) {
+        if plug.is_none() {
+            *plug = Some(p.clone());
+        }
+    }
+    let mut c = SshConfig::new(&t.host, &username, SshAuth::Agent, profile);
+    c.port = t.port;
+    c.host_keys = crate::cli::run::host_key_policy(
+        f.ssh_known_hosts.as_deref(),
+        f.ssh_host_key.as_deref(),
+        f.ssh_accept_new == Some(true),
+    )?;
+    c.use_sudo = f.use_sudo == Some(true);
+    c.missing_as_off = f.missing_as_off == Some(true);
+    Ok(MethodSpec::Ssh {
+        config: c,
+        identity: f.identity_file.clone(),
+        agent: f.ssh_agent == Some(true),
+        credential: credential_of(f),
+    })
+}
+
 /// Builds the method an inventory entry of node `node` describes.
 pub fn method_from_fields(node: &str, f: &MethodFields) -> Result<MethodSpec, String> {
     match f.driver_kind().as_deref() {
         Some("redfish") => return redfish_from_fields(f),
+        Some("ssh") => return ssh_from_fields(f),
         Some("manual") => {
             return Ok(MethodSpec::Manual {
                 node: node.to_string(),

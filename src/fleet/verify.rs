@@ -491,6 +491,7 @@ pub async fn check_level(node: &str, level: usize, m: &MethodSpec, step: Duratio
                     }
                 }
             }
+            super::method::AnyDriver::Ssh(_) => {}
             super::method::AnyDriver::Ipmi(_) => {
                 let detail = row.detail.as_deref().unwrap_or("");
                 if !(detail.contains("privilege administrator")

@@ -22,6 +22,7 @@
 //! `/tmp/fencekit-peers`), installed by `tests/peers/setup.sh`.
 #![allow(dead_code)]
 
+use fencekit::ssh::config::{HostKeyPolicy, Profile, SshAuth, SshConfig};
 use std::collections::HashMap;
 use std::fs;
 use std::io::{BufRead, BufReader, Read};
@@ -31,7 +32,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicU16, Ordering};
 use std::sync::mpsc;
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Mutex, MutexGuard, OnceLock};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -999,4 +1000,179 @@ impl Lab {
             thread::sleep(Duration::from_millis(10));
         }
     }
+}
+
+// ---------------------------------------------------------------------------
+// The OpenSSH peer (tests/peers/sshd_start.sh)
+
+/// The SSH peer's user.
+pub const SSH_USER: &str = "fencetest";
+/// Its password.
+pub const SSH_PASS: &str = "fencepass";
+
+/// Prints why a test is skipped, or panics under `FENCEKIT_REQUIRE_PEERS=1`.
+pub fn skip(why: &str) {
+    let msg = format!("SKIP {}: {why}", test_name());
+    if require_peers() {
+        panic!("{msg}, and FENCEKIT_REQUIRE_PEERS=1");
+    }
+    eprintln!("{msg}");
+    println!("{msg}");
+}
+
+/// One test at a time: the peer's virsh and power state is per user, not per sshd.
+pub fn serial() -> MutexGuard<'static, ()> {
+    static LOCK: Mutex<()> = Mutex::new(());
+    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// A private sshd on 127.0.0.1, stopped (by its PID, through
+/// `sshd_stop.sh`) on drop.
+pub struct Sshd {
+    /// Its port.
+    pub port: u16,
+    /// Its run directory.
+    pub dir: PathBuf,
+    pid: u32,
+}
+
+impl Sshd {
+    /// Starts one, or returns `None` (after a SKIP line) when the peer
+    /// cannot run here.
+    pub fn start() -> Option<Sshd> {
+        if !(peer_available("sshd") && peer_available("ssh") && peer_available("virsh")) {
+            return None;
+        }
+        if !is_root() {
+            skip("sshd_start.sh must run as root (it creates the user fencetest)");
+            return None;
+        }
+        let port = free_port();
+        let mut c = Command::new("bash");
+        c.arg(peer_scripts().join("sshd_start.sh"))
+            .arg(port.to_string())
+            .env("PEERS_DIR", peers_dir());
+        let r = run(c, Duration::from_secs(30));
+        let pid: Option<u32> = r.stdout.lines().last().and_then(|l| l.trim().parse().ok());
+        let Some(pid) = pid.filter(|_| r.code == Some(0)) else {
+            panic!("sshd_start.sh {port} failed\n{r}");
+        };
+        let dir = peers_dir().join(format!("run/sshd-{port}"));
+        Some(Sshd { port, dir, pid })
+    }
+
+    pub fn key(&self) -> PathBuf {
+        self.dir.join("client_ed25519")
+    }
+
+    pub fn known_hosts(&self) -> PathBuf {
+        self.dir.join("known_hosts")
+    }
+
+    pub fn host_pub(&self) -> PathBuf {
+        self.dir.join("ssh_host_ed25519_key.pub")
+    }
+
+    pub fn log(&self) -> String {
+        fs::read_to_string(self.dir.join("sshd.log")).unwrap_or_default()
+    }
+
+    /// OpenSSH's own fingerprint of the server's host key.
+    pub fn fingerprint(&self) -> String {
+        let r = run(
+            {
+                let mut c = Command::new("ssh-keygen");
+                c.arg("-lf").arg(self.host_pub());
+                c
+            },
+            Duration::from_secs(10),
+        );
+        r.stdout
+            .split_whitespace()
+            .nth(1)
+            .unwrap_or_else(|| panic!("ssh-keygen -lf: {r}"))
+            .to_string()
+    }
+
+    /// Runs `cmd` on the server with OpenSSH's client (key auth).
+    pub fn ssh(&self, cmd: &str) -> Run {
+        self.ssh_with(&[], cmd)
+    }
+
+    /// [`Sshd::ssh`] with extra client options.
+    pub fn ssh_with(&self, opts: &[&str], cmd: &str) -> Run {
+        let mut c = Command::new(self.dir.join("ssh-wrap"));
+        c.args(opts)
+            .arg("-i")
+            .arg(self.key())
+            .args(["-o", "BatchMode=yes", "-p", &self.port.to_string()])
+            .arg(format!("{SSH_USER}@{HOST}"))
+            .arg(cmd);
+        run(c, Duration::from_secs(20))
+    }
+
+    /// The domain's state as the server's own virsh reports it.
+    pub fn domstate(&self, domain: &str) -> String {
+        let r = self.ssh(&format!("virsh domstate {domain}"));
+        r.stdout.trim().to_string()
+    }
+
+    /// The power script's state for `name` ("on"/"off").
+    pub fn power(&self, name: &str) -> String {
+        self.ssh(&format!("power status {name}"))
+            .stdout
+            .trim()
+            .to_string()
+    }
+
+    pub fn cfg(&self, auth: SshAuth, profile: Profile) -> SshConfig {
+        let mut c = SshConfig::new(HOST, SSH_USER, auth, profile);
+        c.port = self.port;
+        c.host_keys = HostKeyPolicy::KnownHosts(Some(self.known_hosts()));
+        c.connect_timeout = Duration::from_secs(10);
+        c.command_timeout = Duration::from_secs(20);
+        c
+    }
+
+    pub fn key_auth(&self) -> SshAuth {
+        SshAuth::Key {
+            path: self.key(),
+            passphrase: None,
+        }
+    }
+
+    pub fn virsh(&self, auth: SshAuth, plug: &str) -> SshConfig {
+        self.cfg(
+            auth,
+            Profile::Virsh {
+                plug: Some(plug.to_string()),
+            },
+        )
+    }
+}
+
+impl Drop for Sshd {
+    fn drop(&mut self) {
+        let mut c = Command::new("bash");
+        c.arg(peer_scripts().join("sshd_stop.sh"))
+            .arg(self.port.to_string())
+            .env("PEERS_DIR", peers_dir());
+        let _ = run(c, Duration::from_secs(15));
+        if pid_alive(self.pid) {
+            // setsid in the start script: its process group is its PID.
+            kill_group(self.pid, "KILL");
+        }
+        // Keep the run directory (sshd.log) of a failed test for reading.
+        if !std::thread::panicking() {
+            let _ = fs::remove_dir_all(&self.dir);
+        }
+    }
+}
+
+pub fn is_root() -> bool {
+    Command::new("id")
+        .arg("-u")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
+        .unwrap_or(false)
 }
