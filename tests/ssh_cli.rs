@@ -114,3 +114,84 @@ fn ssh_targets_inventory_levels_and_host_keys() {
         "{r}"
     );
 }
+
+#[test]
+fn rejoin_checks_record_a_baseline_and_report_drift() {
+    let _one = serial();
+    let Some(s) = Sshd::start() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let lab_inv = d.join("lab.toml");
+    let lab = support::Lab::start(&[
+        "--nodes",
+        "1",
+        "--write-inventory",
+        lab_inv.to_str().unwrap(),
+    ]);
+    let node = &lab.nodes[0];
+    let inv = d.join("inv.toml");
+    std::fs::write(
+        &inv,
+        format!(
+            "[[node]]\nname = \"n1\"\n\
+             [[node.fence]]\nendpoint = \"ipmi://admin@127.0.0.1:{port}\"\npassword_file = \"{pw}.password\"\n\
+             [node.ssh]\nendpoint = \"ssh://{SSH_USER}@127.0.0.1:{sp}/host\"\nidentity_file = \"{key}\"\nssh_known_hosts = \"{kh}\"\n\
+             [[node.check]]\nname = \"power-config\"\ncommand = \"cat ~/state/node2\"\n\
+             [[node.check]]\nname = \"kernel\"\ncommand = \"uname -sr\"\n",
+            port = node.port,
+            pw = lab_inv.display(),
+            sp = s.port,
+            key = s.key().display(),
+            kh = s.known_hosts().display(),
+        ),
+    )
+    .unwrap();
+    let (inv, base) = (inv.to_str().unwrap().to_string(), d.join("baseline.json"));
+    let base = base.to_str().unwrap();
+    let verify = |extra: &[&str]| {
+        let mut a = vec![
+            "verify",
+            "-i",
+            &inv,
+            "n1",
+            "--expect",
+            "on",
+            "--samples",
+            "1",
+            "-o",
+            "json",
+        ];
+        a.extend(extra);
+        fk(d, &a)
+    };
+    let r = verify(&["--record-baseline", base]);
+    r.assert_code(0);
+    let recorded: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(base).unwrap()).unwrap();
+    assert!(
+        recorded["n1"]["power-config"]
+            .as_str()
+            .unwrap()
+            .starts_with("sha256:"),
+        "{recorded}"
+    );
+
+    // after a reboot, proven on and no drift
+    fk(d, &["reboot", "-i", &inv, "n1"]).assert_code(0);
+    let r = verify(&["--baseline", base]);
+    r.assert_code(0);
+    let rep = &r.json()["results"][0];
+    assert_eq!(rep["verdict"], "proven", "{r}");
+    assert!(rep["reason"].as_str().unwrap().contains("no drift"), "{r}");
+
+    // a changed file on the node is drift, named per check
+    s.ssh("power on node2").assert_code(0);
+    let r = verify(&["--baseline", base]);
+    r.assert_code(3);
+    let rep = &r.json()["results"][0];
+    assert_eq!(rep["verdict"], "drift", "{r}");
+    let checks = rep["checks"].as_array().unwrap();
+    let drift = |n: &str| checks.iter().find(|c| c["name"] == n).unwrap()["drift"].clone();
+    assert_eq!(drift("power-config"), true);
+    assert_eq!(drift("kernel"), false);
+}

@@ -310,6 +310,12 @@ pub struct VerifyArgs {
     /// --expect on: how long the host may take to answer after power-on.
     #[arg(long, value_name = "DUR", default_value = "120s", value_parser = crate::cli::duration::parse)]
     pub boot_timeout: std::time::Duration,
+    /// --expect on: compare the nodes' [[node.check]] digests with this baseline file.
+    #[arg(long, value_name = "PATH")]
+    pub baseline: Option<std::path::PathBuf>,
+    /// --expect on: run the checks and record their digests in this file (merged per node).
+    #[arg(long, value_name = "PATH")]
+    pub record_baseline: Option<std::path::PathBuf>,
 }
 
 /// `fencekit lab` options.

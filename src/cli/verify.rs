@@ -17,6 +17,7 @@ pub fn default_options(a: &ActionArgs, expect: PowerState) -> VerifyOptions {
         boot_timeout: a.timeout,
         step_timeout: a.login_timeout,
         parallel: a.parallel as usize,
+        baseline: None,
     }
 }
 
@@ -40,6 +41,7 @@ pub fn print_report(r: &VerifyReport) {
         Verdict::Contradiction => "CONTRADICTION",
         Verdict::Unproven => "NOT PROVEN",
         Verdict::NoEvidence => "NO EVIDENCE",
+        Verdict::Drift => "DRIFT",
     };
     let line = format!("{}: verify {}: {word}: {}", r.node, r.expect, r.reason);
     if r.verdict == Verdict::Proven {
@@ -83,6 +85,22 @@ pub fn verify(v: VerifyArgs) -> i32 {
     opts.interval = v.interval;
     opts.probe_timeout = v.probe_timeout;
     opts.boot_timeout = v.boot_timeout;
+    if let Some(path) = &v.baseline {
+        match std::fs::read(path)
+            .map_err(|e| e.to_string())
+            .and_then(|t| serde_json::from_slice(&t).map_err(|e| e.to_string()))
+        {
+            Ok(b) => opts.baseline = Some(b),
+            Err(e) => {
+                eprintln!("fencekit: cannot read the baseline {}: {e}", path.display());
+                return exit::USAGE;
+            }
+        }
+    }
+    if v.record_baseline.is_some() && v.expect != "on" {
+        eprintln!("fencekit: --record-baseline goes with --expect on");
+        return exit::USAGE;
+    }
     let rt = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -94,6 +112,28 @@ pub fn verify(v: VerifyArgs) -> i32 {
         }
     };
     let reports = rt.block_on(verify_all(&plans, &opts));
+    if let Some(path) = &v.record_baseline {
+        let mut base: crate::fleet::verify::Baseline = std::fs::read(path)
+            .ok()
+            .and_then(|t| serde_json::from_slice(&t).ok())
+            .unwrap_or_default();
+        for r in &reports {
+            let entry = base.entry(r.node.clone()).or_default();
+            for c in &r.checks {
+                if let Some(d) = &c.digest {
+                    entry.insert(c.name.clone(), d.clone());
+                }
+            }
+        }
+        let text = serde_json::to_vec_pretty(&base).unwrap_or_default();
+        if let Err(e) = std::fs::write(path, text) {
+            eprintln!(
+                "fencekit: cannot write the baseline {}: {e}",
+                path.display()
+            );
+            return exit::FAILURE;
+        }
+    }
     match a.output {
         Output::Json | Output::Jsonl => {
             let doc = serde_json::json!({ "results": reports });

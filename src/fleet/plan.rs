@@ -19,6 +19,10 @@ pub struct NodePlan {
     pub probe_ports: Vec<u16>,
     /// Fencing methods, level 1 first.
     pub levels: Vec<MethodSpec>,
+    /// How to reach the node itself (SSH), for rejoin checks.
+    pub node_ssh: Option<MethodSpec>,
+    /// Rejoin configuration checks.
+    pub checks: Vec<super::inventory::CheckDef>,
 }
 
 fn cipher_of(v: &Option<toml::Value>) -> Result<CipherChoice, String> {
@@ -202,11 +206,26 @@ pub fn select(
                 })
             })
             .collect::<Result<Vec<_>, _>>()?;
+        let node_ssh = n
+            .ssh
+            .as_ref()
+            .map(|m| {
+                ssh_from_fields(m).map_err(|e| {
+                    format!(
+                        "{}:{}: node '{name}': [node.ssh]: {e}",
+                        inv.path.display(),
+                        n.line
+                    )
+                })
+            })
+            .transpose()?;
         Ok(NodePlan {
             name: n.name.clone(),
             address: n.address.clone(),
             probe_ports: n.probe_ports.clone(),
             levels,
+            node_ssh,
+            checks: n.checks.clone(),
         })
     };
     if all {
@@ -224,6 +243,8 @@ pub fn select(
                     address: None,
                     probe_ports: vec![],
                     levels: vec![url_method(w)?],
+                    node_ssh: None,
+                    checks: vec![],
                 },
                 &mut out,
             );

@@ -35,6 +35,28 @@ pub struct VerifyOptions {
     pub step_timeout: Duration,
     /// Most nodes verified at once.
     pub parallel: usize,
+    /// Recorded check digests to compare with: node → check → `sha256:…`.
+    pub baseline: Option<Baseline>,
+}
+
+/// Recorded rejoin-check digests: node → check name → `sha256:HEX`.
+pub type Baseline = std::collections::BTreeMap<String, std::collections::BTreeMap<String, String>>;
+
+/// One rejoin configuration check's result.
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct CheckOutcome {
+    /// The check's name.
+    pub name: String,
+    /// `sha256:HEX` of its standard output (absent if it could not run).
+    pub digest: Option<String>,
+    /// Its exit status.
+    pub exit_status: Option<i32>,
+    /// The recorded digest it was compared with.
+    pub baseline: Option<String>,
+    /// True when it differs from the baseline.
+    pub drift: bool,
+    /// Why it could not run.
+    pub error: Option<String>,
 }
 
 /// One piece of evidence.
@@ -62,6 +84,8 @@ pub enum Verdict {
     Unproven,
     /// No evidence could be gathered.
     NoEvidence,
+    /// The node is on, but its configuration differs from the baseline.
+    Drift,
 }
 
 /// Verification of one node.
@@ -77,6 +101,9 @@ pub struct VerifyReport {
     pub reason: String,
     /// Every observation.
     pub evidence: Vec<Evidence>,
+    /// Rejoin configuration checks (expect on, when the inventory has them).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub checks: Vec<CheckOutcome>,
     /// Wall time.
     pub elapsed_ms: u64,
 }
@@ -86,7 +113,7 @@ impl VerifyReport {
     pub fn exit_code(&self) -> i32 {
         match self.verdict {
             Verdict::Proven => crate::exit::OK,
-            Verdict::Contradiction | Verdict::Unproven => crate::exit::UNPROVEN,
+            Verdict::Contradiction | Verdict::Unproven | Verdict::Drift => crate::exit::UNPROVEN,
             Verdict::NoEvidence => crate::exit::FAILURE,
         }
     }
@@ -385,15 +412,147 @@ pub async fn verify_node(plan: &NodePlan, opts: &VerifyOptions) -> VerifyReport 
             probes.push((source, p));
         }
     }
-    let (verdict, reason) = decide(opts.expect, &bmc, &probes);
+    let (mut verdict, mut reason) = decide(opts.expect, &bmc, &probes);
+    let mut checks = Vec::new();
+    if opts.expect == PowerState::On && verdict == Verdict::Proven && !plan.checks.is_empty() {
+        checks = run_checks(plan, opts, t0, &mut evidence).await;
+        let failed: Vec<&str> = checks
+            .iter()
+            .filter(|c| c.digest.is_none())
+            .map(|c| c.name.as_str())
+            .collect();
+        let drifted: Vec<&str> = checks
+            .iter()
+            .filter(|c| c.drift)
+            .map(|c| c.name.as_str())
+            .collect();
+        if !failed.is_empty() {
+            verdict = Verdict::Unproven;
+            reason = format!(
+                "{reason}; but check(s) could not run: {}",
+                failed.join(", ")
+            );
+        } else if !drifted.is_empty() {
+            verdict = Verdict::Drift;
+            reason = format!(
+                "{reason}; but the configuration drifted from the baseline: {} (re-run set-up before it rejoins)",
+                drifted.join(", ")
+            );
+        } else if opts.baseline.is_some() {
+            reason = format!(
+                "{reason}; {} check(s) match the baseline (no drift)",
+                checks.len()
+            );
+        }
+    }
     VerifyReport {
         node: plan.name.clone(),
         expect: opts.expect,
         verdict,
         reason,
         evidence,
+        checks,
         elapsed_ms: t0.elapsed().as_millis() as u64,
     }
+}
+
+fn sha256_hex(data: &[u8]) -> String {
+    use sha2::Digest;
+    let d = sha2::Sha256::digest(data);
+    let mut s = String::from("sha256:");
+    for b in d {
+        s.push_str(&format!("{b:02x}"));
+    }
+    s
+}
+
+/// Runs the node's rejoin checks over SSH and compares their digests.
+async fn run_checks(
+    plan: &NodePlan,
+    opts: &VerifyOptions,
+    t0: Instant,
+    evidence: &mut Vec<Evidence>,
+) -> Vec<CheckOutcome> {
+    let recorded = opts.baseline.as_ref().and_then(|b| b.get(&plan.name));
+    let source = plan
+        .node_ssh
+        .as_ref()
+        .map(|m| m.endpoint())
+        .unwrap_or_default();
+    let fail_all = |why: String| {
+        plan.checks
+            .iter()
+            .map(|c| CheckOutcome {
+                name: c.name.clone(),
+                digest: None,
+                exit_status: None,
+                baseline: None,
+                drift: false,
+                error: Some(why.clone()),
+            })
+            .collect::<Vec<_>>()
+    };
+    let Some(m) = &plan.node_ssh else {
+        return fail_all("no [node.ssh] to reach the node".into());
+    };
+    let mut driver = match m.build() {
+        Ok(super::method::AnyDriver::Ssh(d)) => d,
+        Ok(_) => return fail_all("[node.ssh] is not an SSH method".into()),
+        Err(e) => return fail_all(e.to_string()),
+    };
+    let mut out = Vec::new();
+    for c in &plan.checks {
+        let deadline = Some(Instant::now() + opts.step_timeout);
+        let r = driver.exec(&c.command, deadline).await;
+        let at_ms = t0.elapsed().as_millis() as u64;
+        let outcome = match r {
+            Ok(o) => {
+                let digest = sha256_hex(o.stdout.as_bytes());
+                let base = recorded.and_then(|b| b.get(&c.name)).cloned();
+                let drift = base.as_ref().is_some_and(|b| *b != digest);
+                evidence.push(Evidence {
+                    source: format!("{source} check {}", c.name),
+                    observation: match (&base, drift) {
+                        (None, _) => format!(
+                            "{digest} (exit {}); no baseline to compare",
+                            o.status.unwrap_or(-1)
+                        ),
+                        (Some(_), false) => format!("{digest} matches the baseline"),
+                        (Some(b), true) => format!("{digest} differs from the baseline {b}"),
+                    },
+                    at_ms,
+                    agrees: base.as_ref().map(|_| !drift),
+                });
+                CheckOutcome {
+                    name: c.name.clone(),
+                    digest: Some(digest),
+                    exit_status: o.status,
+                    baseline: base,
+                    drift,
+                    error: None,
+                }
+            }
+            Err(e) => {
+                evidence.push(Evidence {
+                    source: format!("{source} check {}", c.name),
+                    observation: format!("could not run: {e}"),
+                    at_ms,
+                    agrees: None,
+                });
+                CheckOutcome {
+                    name: c.name.clone(),
+                    digest: None,
+                    exit_status: None,
+                    baseline: None,
+                    drift: false,
+                    error: Some(e.to_string()),
+                }
+            }
+        };
+        out.push(outcome);
+    }
+    crate::engine::driver::PowerDriver::close(&mut driver).await;
+    out
 }
 
 /// Verifies every node, at most `opts.parallel` at once, in plan order.

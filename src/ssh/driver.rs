@@ -275,6 +275,20 @@ impl SshDriver {
         }
     }
 
+    /// Runs one command (rejoin configuration checks), bounded by the
+    /// command timeout and `deadline`; returns its output whatever its exit
+    /// status. Connects when needed; call [`PowerDriver::close`] afterwards.
+    pub async fn exec(
+        &mut self,
+        command: &str,
+        deadline: Option<Instant>,
+    ) -> Result<crate::ssh::profile::Output, DriverError> {
+        let bound = self.cfg.command_timeout;
+        self.run(command.to_string(), deadline, bound, Stage::Status)
+            .await
+            .map_err(|e| e.error)
+    }
+
     fn plug_required(&self, stage: Stage) -> Result<String, DriverError> {
         self.plug.clone().ok_or_else(|| {
             DriverError::new(
