@@ -12,6 +12,20 @@
 //!   driven by the definitions under `agents/`;
 //! * [`lab`]: simulated BMCs for rehearsal, demos and tests.
 
+/// Prints a line to stdout, ignoring a closed pipe (`fencekit … | head`):
+/// a fencing action must never die half-way because its reader went away.
+#[macro_export]
+macro_rules! outln {
+    () => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout());
+    }};
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout(), $($arg)*);
+    }};
+}
+
 pub mod agent;
 pub mod cli;
 pub mod engine;

@@ -65,6 +65,7 @@ pub enum Command {
         page: Option<String>,
     },
     /// Run as a ClusterLabs fence agent (same as invoking fencekit as NAME).
+    #[command(disable_help_flag = true, disable_version_flag = true)]
     Agent {
         /// Agent name, e.g. fence_ipmilan.
         name: String,

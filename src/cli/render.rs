@@ -290,7 +290,7 @@ impl crate::fleet::fanout::Observer for JsonLines {
             event: &'a Stamped,
         }
         if let Ok(s) = serde_json::to_string(&Line { node, level, event }) {
-            println!("{s}");
+            crate::outln!("{s}");
         }
     }
 
@@ -307,7 +307,7 @@ impl crate::fleet::fanout::Observer for JsonLines {
             event: "done",
             result: &slim,
         }) {
-            println!("{s}");
+            crate::outln!("{s}");
         }
     }
 }

@@ -54,7 +54,7 @@ pub fn main(args: Vec<OsString>) -> i32 {
             let mut code = exit::OK;
             for n in nodes {
                 match crate::fleet::manual::acknowledge(&n, by.as_deref()) {
-                    Ok(_) => println!("{n}: acknowledged as fenced by hand"),
+                    Ok(_) => crate::outln!("{n}: acknowledged as fenced by hand"),
                     Err(m) => {
                         eprintln!("fencekit: cannot acknowledge {n}: {m}");
                         code = exit::FAILURE;
@@ -393,13 +393,13 @@ fn print_plan(action: Action, plans: &[NodePlan], a: &ActionArgs) -> bool {
         }
     }
     if a.output == Output::Human {
-        println!(
+        crate::outln!(
             "plan: {action} on {} node(s), at most {} at once; nothing is contacted",
             plans.len(),
             a.parallel
         );
         for r in &rows {
-            println!(
+            crate::outln!(
                 "  {}  level {}  {} {}  user '{}'  password: {} ({})  {}",
                 r["node"].as_str().unwrap_or(""),
                 r["level"],
@@ -413,7 +413,7 @@ fn print_plan(action: Action, plans: &[NodePlan], a: &ActionArgs) -> bool {
         }
     } else {
         let doc = serde_json::json!({ "action": action, "plan": rows });
-        println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+        crate::outln!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
     }
     ok
 }
@@ -510,14 +510,14 @@ fn action(action: Action, a: ActionArgs) -> i32 {
     }
     match a.output {
         Output::Json => match serde_json::to_string_pretty(&Report { results: &results }) {
-            Ok(s) => println!("{s}"),
+            Ok(s) => crate::outln!("{s}"),
             Err(e) => eprintln!("fencekit: cannot encode JSON: {e}"),
         },
         Output::Jsonl => {}
         Output::Human if results.len() == 1 => {
             let r = &results[0];
             if r.ok {
-                println!("{}", r.human_line());
+                crate::outln!("{}", r.human_line());
             } else {
                 eprintln!("fencekit: {}", r.human_line());
             }
@@ -526,7 +526,7 @@ fn action(action: Action, a: ActionArgs) -> i32 {
             }
         }
         Output::Human => {
-            println!("{}", super::render::table(&results));
+            crate::outln!("{}", super::render::table(&results));
             for r in &results {
                 if let Some(v) = r.verify.as_ref().filter(|v| v.exit_code() != 0) {
                     super::verify::print_report(v);

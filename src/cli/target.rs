@@ -82,6 +82,14 @@ pub fn parse(s: &str) -> Result<IpmiTarget, String> {
     if host.is_empty() {
         return Err(format!("'{s}': the host is missing"));
     }
+    // Found by fuzzing: `h[::1]:623` was taken whole as a host, which then
+    // displayed as `ipmi://[h[::1]:623]` and did not read back.
+    if host
+        .chars()
+        .any(|c| c == '[' || c == ']' || c.is_whitespace() || c.is_control())
+    {
+        return Err(format!("'{s}': '{host}' is not a host name or address"));
+    }
     let port = match port {
         Some(p) => Some(
             p.parse::<u16>()
@@ -119,5 +127,20 @@ mod tests {
         assert!(parse("http://h").is_err());
         assert!(parse("node07").is_err());
         assert!(parse("ipmi://").is_err());
+    }
+
+    #[test]
+    fn hosts_with_brackets_or_control_characters_are_refused() {
+        // fuzz/corpus/targets/crash-ipmi-host-brackets
+        for bad in [
+            "ipmi://\u{1}1[::1]:623/",
+            "ipmi://h[1]",
+            "ipmi://[[]",
+            "ipmi://a b",
+        ] {
+            assert!(parse(bad).is_err(), "{bad:?}");
+        }
+        let t = parse("ipmi://[fe80::1]:623").unwrap();
+        assert_eq!(parse(&t.to_string()).unwrap(), t);
     }
 }

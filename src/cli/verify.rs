@@ -45,7 +45,7 @@ pub fn print_report(r: &VerifyReport) {
     };
     let line = format!("{}: verify {}: {word}: {}", r.node, r.expect, r.reason);
     if r.verdict == Verdict::Proven {
-        println!("{line}");
+        crate::outln!("{line}");
     } else {
         eprintln!("fencekit: {line}");
     }
@@ -55,7 +55,7 @@ pub fn print_report(r: &VerifyReport) {
             Some(false) => "!",
             None => "?",
         };
-        println!(
+        crate::outln!(
             "  {mark} {:>6} ms  {}  {}",
             e.at_ms, e.source, e.observation
         );
@@ -137,7 +137,7 @@ pub fn verify(v: VerifyArgs) -> i32 {
     match a.output {
         Output::Json | Output::Jsonl => {
             let doc = serde_json::json!({ "results": reports });
-            println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+            crate::outln!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
         }
         Output::Human => reports.iter().for_each(print_report),
     }
@@ -180,7 +180,7 @@ pub fn check(a: ActionArgs) -> i32 {
     match a.output {
         Output::Json | Output::Jsonl => {
             let doc = serde_json::json!({ "checks": rows });
-            println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+            crate::outln!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
         }
         Output::Human => {
             let mut b = tabled::builder::Builder::default();
@@ -207,7 +207,7 @@ pub fn check(a: ActionArgs) -> i32 {
             }
             let mut t = b.build();
             t.with(tabled::settings::Style::sharp());
-            println!("{t}");
+            crate::outln!("{t}");
         }
     }
     if rows.iter().all(|r| r.ok) {
@@ -323,7 +323,7 @@ pub fn list(a: ActionArgs) -> i32 {
     match a.output {
         Output::Json | Output::Jsonl => {
             let doc = serde_json::json!({ "list": rows });
-            println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+            crate::outln!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
         }
         Output::Human => {
             let mut b = tabled::builder::Builder::default();
@@ -344,7 +344,7 @@ pub fn list(a: ActionArgs) -> i32 {
             }
             let mut t = b.build();
             t.with(tabled::settings::Style::sharp());
-            println!("{t}");
+            crate::outln!("{t}");
         }
     }
     if rows.iter().any(|r| r.name == "-") {

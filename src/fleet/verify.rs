@@ -314,6 +314,24 @@ async fn sample(
             return vec![None];
         }
     };
+    if opts.expect == PowerState::On {
+        // Right after a reboot or a power cycle the BMC may still read off:
+        // wait (within the boot timeout) for "on" before sampling.
+        let until = t0 + opts.boot_timeout;
+        loop {
+            let deadline = Some(Instant::now() + opts.step_timeout);
+            let r = match driver.connect(deadline).await {
+                Ok(_) => driver.status(deadline).await,
+                Err(e) => Err(e),
+            };
+            match r {
+                Ok(PowerState::Off) if Instant::now() + opts.interval < until => {
+                    tokio::time::sleep(opts.interval).await;
+                }
+                _ => break,
+            }
+        }
+    }
     for i in 0..opts.samples.max(1) {
         if i > 0 {
             tokio::time::sleep(opts.interval).await;

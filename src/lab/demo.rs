@@ -50,7 +50,7 @@ pub fn main(a: DemoArgs) -> i32 {
         let addr = node.addr();
         let human = a.output == Output::Human;
         if human {
-            println!(
+            crate::outln!(
                 "A simulated BMC is listening on ipmi://{addr} (user admin, password lab; power takes 300 ms to change).\n"
             );
         }
@@ -92,11 +92,11 @@ pub fn main(a: DemoArgs) -> i32 {
                 },
             );
             if human {
-                println!("$ fencekit {action} ipmi://admin@{addr}");
+                crate::outln!("$ fencekit {action} ipmi://admin@{addr}");
                 for e in &res.timeline {
-                    println!("{}", describe(e));
+                    crate::outln!("{}", describe(e));
                 }
-                println!("  => {}\n", res.human_line());
+                crate::outln!("  => {}\n", res.human_line());
             }
             if !res.ok {
                 code = exit::FAILURE;
@@ -104,14 +104,14 @@ pub fn main(a: DemoArgs) -> i32 {
             results.push(res);
         }
         if human {
-            println!(
+            crate::outln!(
                 "The BMC saw these power commands: {:?}.\n\
                  Against a real BMC: fencekit off ipmi://admin@BMC-ADDRESS --password-file /etc/fencekit/bmc.pw",
                 node.bmc().log()
             );
         } else {
             match serde_json::to_string_pretty(&Report { results: &results }) {
-                Ok(s) => println!("{s}"),
+                Ok(s) => crate::outln!("{s}"),
                 Err(e) => eprintln!("fencekit demo: {e}"),
             }
         }

@@ -431,7 +431,18 @@ pub fn classify(status: u16, raw: &[u8], stage: Stage, what: &str) -> DriverErro
     let kind = if has_id("ResourceNotReadyRetry") {
         // Quirk 21 (iLO): explicitly retryable.
         ErrorKind::Busy
-    } else if matches!(status, 401 | 403) {
+    } else if status == 403 {
+        // Authenticated, but the account may not do this (DSP0266:
+        // InsufficientPrivilege); a different password would not help.
+        return DriverError::new(
+            ErrorKind::PrivilegeNotObtained,
+            stage,
+            format!(
+                "the BMC refused {what} with http 403 (forbidden): the account lacks the \
+                 privilege for it{shown}"
+            ),
+        );
+    } else if status == 401 {
         return DriverError::new(
             ErrorKind::PasswordInvalid,
             stage,

@@ -1,0 +1,543 @@
+# Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
+function __fish_fencekit_global_optspecs
+    string join \n h/help V/version
+end
+
+function __fish_fencekit_needs_command
+    # Figure out if the current invocation already has a command.
+    set -l cmd (commandline -opc)
+    set -e cmd[1]
+    argparse -s (__fish_fencekit_global_optspecs) -- $cmd 2>/dev/null
+    or return
+    if set -q argv[1]
+        # Also print the command, so this can be used to figure out what it is.
+        echo $argv[1]
+        return 1
+    end
+    return 0
+end
+
+function __fish_fencekit_using_subcommand
+    set -l cmd (__fish_fencekit_needs_command)
+    test -z "$cmd"
+    and return 1
+    contains -- $cmd[1] $argv
+end
+
+complete -c fencekit -n "__fish_fencekit_needs_command" -s h -l help -d 'Print help'
+complete -c fencekit -n "__fish_fencekit_needs_command" -s V -l version -d 'Print version'
+complete -c fencekit -n "__fish_fencekit_needs_command" -f -a "status" -d 'Read the power state (exit 0 on, 2 off, 1 unreadable)'
+complete -c fencekit -n "__fish_fencekit_needs_command" -f -a "on" -d 'Power on and confirm'
+complete -c fencekit -n "__fish_fencekit_needs_command" -f -a "off" -d 'Hard power off and confirm: the fencing action'
+complete -c fencekit -n "__fish_fencekit_needs_command" -f -a "reboot" -d 'Power off (confirmed), then on (confirmed); or one cycle with --method cycle'
+complete -c fencekit -n "__fish_fencekit_needs_command" -f -a "monitor" -d 'Check that the BMC answers and authenticates, without touching power'
+complete -c fencekit -n "__fish_fencekit_needs_command" -f -a "verify" -d 'Prove a node is off (or back on) with independent evidence (exit 0 proven, 3 not, 1 no evidence)'
+complete -c fencekit -n "__fish_fencekit_needs_command" -f -a "check" -d 'Check that every fencing level would work, without touching power (exit 0 all fine)'
+complete -c fencekit -n "__fish_fencekit_needs_command" -f -a "list" -d 'List what is behind a device: systems of a Redfish service, domains of a hypervisor'
+complete -c fencekit -n "__fish_fencekit_needs_command" -f -a "ack" -d 'Acknowledge that a node was fenced by hand (manual method)'
+complete -c fencekit -n "__fish_fencekit_needs_command" -f -a "lab" -d 'Serve simulated BMCs on loopback until interrupted'
+complete -c fencekit -n "__fish_fencekit_needs_command" -f -a "demo" -d 'Start an in-process lab and fence a simulated node, step by step'
+complete -c fencekit -n "__fish_fencekit_needs_command" -f -a "agent" -d 'Run as a ClusterLabs fence agent (same as invoking fencekit as NAME)'
+complete -c fencekit -n "__fish_fencekit_needs_command" -f -a "completions" -d 'Print shell completions (bash, zsh, fish, powershell, elvish)'
+complete -c fencekit -n "__fish_fencekit_needs_command" -f -a "man" -d 'Print a man page (fencekit, fencekit-SUBCOMMAND, or a fence agent name)'
+complete -c fencekit -n "__fish_fencekit_using_subcommand status" -s i -l inventory -d 'Inventory file (TOML) naming nodes and their fencing methods' -r -F
+complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l parallel -d 'Most targets in flight at once' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l stagger -d 'For on and reboot: start node i after i × DUR (spreads inrush current)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l bmc-interval -d 'Least time between two sessions on one BMC (nodes sharing a BMC)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l level -d 'Use only this fencing level of each inventory node (1 = first method)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l audit -d 'Append one JSON line per finished target to this file' -r -F
+complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l address -d 'The node\'s own (data-plane) address, probed by verify (URL targets; inventories set `address`)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l probe-port -d 'A TCP port the node\'s host answers on when up (repeatable)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l driver -d 'Driver for --ip targets' -r -f -a "ipmi\t'IPMI over LAN (RMCP+ or 1.5)'
+redfish\t'Redfish over HTTPS'
+ssh\t'SSH to a hypervisor (virsh; --plug names the domain)'"
+complete -c fencekit -n "__fish_fencekit_using_subcommand status" -s a -l ip -d 'BMC address (instead of a target URL)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand status" -s u -l ipport -d 'BMC UDP port' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand status" -s l -l username -d 'BMC user name' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand status" -s p -l password -d 'Password on the command line: visible to other local users (prefer the options below)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l password-file -d 'Read the password from a file (first line)' -r -F
+complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l password-env -d 'Read the password from this environment variable' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand status" -s S -l password-script -d 'Run this command (sh -c) and use its output as the password' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand status" -s C -l cipher -d 'RMCP+ cipher suite: auto (prefer 17), 3 or 17' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand status" -s L -l privlvl -d 'Session privilege level' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l ipmi-version -d 'IPMI version: 2.0 (RMCP+, default) or 1.5 (legacy BMCs)' -r -f -a "2.0\t'RMCP+ (lanplus)'
+1.5\t'IPMI 1.5 (lan)'"
+complete -c fencekit -n "__fish_fencekit_using_subcommand status" -s A -l auth -d 'IPMI 1.5 authentication type (md5, password, none); implies --ipmi-version 1.5' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l hexadecimal-kg -d 'BMC key K_g in hexadecimal' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l systems-uri -d 'Redfish: the ComputerSystem URI (skips discovery)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l redfish-uri -d 'Redfish: the service root used for discovery' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand status" -s n -l plug -d 'Redfish: which of several systems (Id, Name, UUID or @odata.id)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l ca-cert -d 'Redfish: trust this PEM file (a private CA, or the BMC\'s own self-signed certificate)' -r -F
+complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l ssl-fingerprint -d 'Redfish: accept exactly the certificate with this SHA-256 fingerprint (SHA256:…)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand status" -s k -l identity-file -d 'SSH: authenticate with this private key (its passphrase from the password options)' -r -F
+complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l ssh-known-hosts -d 'SSH: check the host key against this known_hosts file (default ~/.ssh/known_hosts)' -r -F
+complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l ssh-host-key -d 'SSH: accept exactly the host key with this fingerprint (SHA256:…)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l power-wait -d 'Blind wait after each power command before polling' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l power-timeout -d 'How long a power transition may take to be observed' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l poll-interval -d 'First interval between status polls (grows up to 1s while nothing changes)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l confirm -d 'Consecutive identical reads needed to confirm a state' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l retry-on -d 'Extra attempts of the power-on command' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand status" -s m -l method -d 'Reboot method' -r -f -a "onoff\t'Off (confirmed) then on (confirmed)'
+cycle\t'One power-cycle command; unverified'"
+complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l timeout -d 'Deadline for the whole action' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l login-timeout -d 'Bound on session set-up and on each request' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand status" -s o -l output -d 'Output format' -r -f -a "human\t'Short lines for people'
+json\t'One JSON document'
+jsonl\t'One JSON object per event, as it happens, then one per result'"
+complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l all -d 'Act on every node of the inventory'
+complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l dry-run -d 'Resolve targets, methods and credential references; print the plan; contact nothing'
+complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l no-lock -d 'Do not take the per-BMC lock that serialises fencekit processes on this host'
+complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l verify -d 'After off / reboot: verify the result (off, or back on) and fold it into the result'
+complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l ssl-insecure -d 'Redfish: do not verify the certificate (anyone on the path can impersonate the BMC)'
+complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l redfish-session -d 'Redfish: log in through SessionService (X-Auth-Token) and log out at the end'
+complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l ssh-agent -d 'SSH: authenticate through the ssh-agent ($SSH_AUTH_SOCK)'
+complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l ssh-accept-new -d 'SSH: accept and record an unknown host key (a changed one is still refused)'
+complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l use-sudo -d 'SSH: run the remote commands through sudo'
+complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l missing-as-off -d 'SSH (virsh): a domain that does not exist counts as off'
+complete -c fencekit -n "__fish_fencekit_using_subcommand status" -s v -l verbose -d 'More detail on stderr (-v, -vv, -vvv); never shows secrets'
+complete -c fencekit -n "__fish_fencekit_using_subcommand status" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c fencekit -n "__fish_fencekit_using_subcommand status" -s V -l version -d 'Print version'
+complete -c fencekit -n "__fish_fencekit_using_subcommand on" -s i -l inventory -d 'Inventory file (TOML) naming nodes and their fencing methods' -r -F
+complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l parallel -d 'Most targets in flight at once' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l stagger -d 'For on and reboot: start node i after i × DUR (spreads inrush current)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l bmc-interval -d 'Least time between two sessions on one BMC (nodes sharing a BMC)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l level -d 'Use only this fencing level of each inventory node (1 = first method)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l audit -d 'Append one JSON line per finished target to this file' -r -F
+complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l address -d 'The node\'s own (data-plane) address, probed by verify (URL targets; inventories set `address`)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l probe-port -d 'A TCP port the node\'s host answers on when up (repeatable)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l driver -d 'Driver for --ip targets' -r -f -a "ipmi\t'IPMI over LAN (RMCP+ or 1.5)'
+redfish\t'Redfish over HTTPS'
+ssh\t'SSH to a hypervisor (virsh; --plug names the domain)'"
+complete -c fencekit -n "__fish_fencekit_using_subcommand on" -s a -l ip -d 'BMC address (instead of a target URL)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand on" -s u -l ipport -d 'BMC UDP port' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand on" -s l -l username -d 'BMC user name' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand on" -s p -l password -d 'Password on the command line: visible to other local users (prefer the options below)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l password-file -d 'Read the password from a file (first line)' -r -F
+complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l password-env -d 'Read the password from this environment variable' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand on" -s S -l password-script -d 'Run this command (sh -c) and use its output as the password' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand on" -s C -l cipher -d 'RMCP+ cipher suite: auto (prefer 17), 3 or 17' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand on" -s L -l privlvl -d 'Session privilege level' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l ipmi-version -d 'IPMI version: 2.0 (RMCP+, default) or 1.5 (legacy BMCs)' -r -f -a "2.0\t'RMCP+ (lanplus)'
+1.5\t'IPMI 1.5 (lan)'"
+complete -c fencekit -n "__fish_fencekit_using_subcommand on" -s A -l auth -d 'IPMI 1.5 authentication type (md5, password, none); implies --ipmi-version 1.5' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l hexadecimal-kg -d 'BMC key K_g in hexadecimal' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l systems-uri -d 'Redfish: the ComputerSystem URI (skips discovery)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l redfish-uri -d 'Redfish: the service root used for discovery' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand on" -s n -l plug -d 'Redfish: which of several systems (Id, Name, UUID or @odata.id)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l ca-cert -d 'Redfish: trust this PEM file (a private CA, or the BMC\'s own self-signed certificate)' -r -F
+complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l ssl-fingerprint -d 'Redfish: accept exactly the certificate with this SHA-256 fingerprint (SHA256:…)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand on" -s k -l identity-file -d 'SSH: authenticate with this private key (its passphrase from the password options)' -r -F
+complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l ssh-known-hosts -d 'SSH: check the host key against this known_hosts file (default ~/.ssh/known_hosts)' -r -F
+complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l ssh-host-key -d 'SSH: accept exactly the host key with this fingerprint (SHA256:…)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l power-wait -d 'Blind wait after each power command before polling' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l power-timeout -d 'How long a power transition may take to be observed' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l poll-interval -d 'First interval between status polls (grows up to 1s while nothing changes)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l confirm -d 'Consecutive identical reads needed to confirm a state' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l retry-on -d 'Extra attempts of the power-on command' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand on" -s m -l method -d 'Reboot method' -r -f -a "onoff\t'Off (confirmed) then on (confirmed)'
+cycle\t'One power-cycle command; unverified'"
+complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l timeout -d 'Deadline for the whole action' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l login-timeout -d 'Bound on session set-up and on each request' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand on" -s o -l output -d 'Output format' -r -f -a "human\t'Short lines for people'
+json\t'One JSON document'
+jsonl\t'One JSON object per event, as it happens, then one per result'"
+complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l all -d 'Act on every node of the inventory'
+complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l dry-run -d 'Resolve targets, methods and credential references; print the plan; contact nothing'
+complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l no-lock -d 'Do not take the per-BMC lock that serialises fencekit processes on this host'
+complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l verify -d 'After off / reboot: verify the result (off, or back on) and fold it into the result'
+complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l ssl-insecure -d 'Redfish: do not verify the certificate (anyone on the path can impersonate the BMC)'
+complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l redfish-session -d 'Redfish: log in through SessionService (X-Auth-Token) and log out at the end'
+complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l ssh-agent -d 'SSH: authenticate through the ssh-agent ($SSH_AUTH_SOCK)'
+complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l ssh-accept-new -d 'SSH: accept and record an unknown host key (a changed one is still refused)'
+complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l use-sudo -d 'SSH: run the remote commands through sudo'
+complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l missing-as-off -d 'SSH (virsh): a domain that does not exist counts as off'
+complete -c fencekit -n "__fish_fencekit_using_subcommand on" -s v -l verbose -d 'More detail on stderr (-v, -vv, -vvv); never shows secrets'
+complete -c fencekit -n "__fish_fencekit_using_subcommand on" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c fencekit -n "__fish_fencekit_using_subcommand on" -s V -l version -d 'Print version'
+complete -c fencekit -n "__fish_fencekit_using_subcommand off" -s i -l inventory -d 'Inventory file (TOML) naming nodes and their fencing methods' -r -F
+complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l parallel -d 'Most targets in flight at once' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l stagger -d 'For on and reboot: start node i after i × DUR (spreads inrush current)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l bmc-interval -d 'Least time between two sessions on one BMC (nodes sharing a BMC)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l level -d 'Use only this fencing level of each inventory node (1 = first method)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l audit -d 'Append one JSON line per finished target to this file' -r -F
+complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l address -d 'The node\'s own (data-plane) address, probed by verify (URL targets; inventories set `address`)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l probe-port -d 'A TCP port the node\'s host answers on when up (repeatable)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l driver -d 'Driver for --ip targets' -r -f -a "ipmi\t'IPMI over LAN (RMCP+ or 1.5)'
+redfish\t'Redfish over HTTPS'
+ssh\t'SSH to a hypervisor (virsh; --plug names the domain)'"
+complete -c fencekit -n "__fish_fencekit_using_subcommand off" -s a -l ip -d 'BMC address (instead of a target URL)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand off" -s u -l ipport -d 'BMC UDP port' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand off" -s l -l username -d 'BMC user name' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand off" -s p -l password -d 'Password on the command line: visible to other local users (prefer the options below)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l password-file -d 'Read the password from a file (first line)' -r -F
+complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l password-env -d 'Read the password from this environment variable' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand off" -s S -l password-script -d 'Run this command (sh -c) and use its output as the password' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand off" -s C -l cipher -d 'RMCP+ cipher suite: auto (prefer 17), 3 or 17' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand off" -s L -l privlvl -d 'Session privilege level' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l ipmi-version -d 'IPMI version: 2.0 (RMCP+, default) or 1.5 (legacy BMCs)' -r -f -a "2.0\t'RMCP+ (lanplus)'
+1.5\t'IPMI 1.5 (lan)'"
+complete -c fencekit -n "__fish_fencekit_using_subcommand off" -s A -l auth -d 'IPMI 1.5 authentication type (md5, password, none); implies --ipmi-version 1.5' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l hexadecimal-kg -d 'BMC key K_g in hexadecimal' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l systems-uri -d 'Redfish: the ComputerSystem URI (skips discovery)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l redfish-uri -d 'Redfish: the service root used for discovery' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand off" -s n -l plug -d 'Redfish: which of several systems (Id, Name, UUID or @odata.id)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l ca-cert -d 'Redfish: trust this PEM file (a private CA, or the BMC\'s own self-signed certificate)' -r -F
+complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l ssl-fingerprint -d 'Redfish: accept exactly the certificate with this SHA-256 fingerprint (SHA256:…)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand off" -s k -l identity-file -d 'SSH: authenticate with this private key (its passphrase from the password options)' -r -F
+complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l ssh-known-hosts -d 'SSH: check the host key against this known_hosts file (default ~/.ssh/known_hosts)' -r -F
+complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l ssh-host-key -d 'SSH: accept exactly the host key with this fingerprint (SHA256:…)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l power-wait -d 'Blind wait after each power command before polling' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l power-timeout -d 'How long a power transition may take to be observed' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l poll-interval -d 'First interval between status polls (grows up to 1s while nothing changes)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l confirm -d 'Consecutive identical reads needed to confirm a state' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l retry-on -d 'Extra attempts of the power-on command' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand off" -s m -l method -d 'Reboot method' -r -f -a "onoff\t'Off (confirmed) then on (confirmed)'
+cycle\t'One power-cycle command; unverified'"
+complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l timeout -d 'Deadline for the whole action' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l login-timeout -d 'Bound on session set-up and on each request' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand off" -s o -l output -d 'Output format' -r -f -a "human\t'Short lines for people'
+json\t'One JSON document'
+jsonl\t'One JSON object per event, as it happens, then one per result'"
+complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l all -d 'Act on every node of the inventory'
+complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l dry-run -d 'Resolve targets, methods and credential references; print the plan; contact nothing'
+complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l no-lock -d 'Do not take the per-BMC lock that serialises fencekit processes on this host'
+complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l verify -d 'After off / reboot: verify the result (off, or back on) and fold it into the result'
+complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l ssl-insecure -d 'Redfish: do not verify the certificate (anyone on the path can impersonate the BMC)'
+complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l redfish-session -d 'Redfish: log in through SessionService (X-Auth-Token) and log out at the end'
+complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l ssh-agent -d 'SSH: authenticate through the ssh-agent ($SSH_AUTH_SOCK)'
+complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l ssh-accept-new -d 'SSH: accept and record an unknown host key (a changed one is still refused)'
+complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l use-sudo -d 'SSH: run the remote commands through sudo'
+complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l missing-as-off -d 'SSH (virsh): a domain that does not exist counts as off'
+complete -c fencekit -n "__fish_fencekit_using_subcommand off" -s v -l verbose -d 'More detail on stderr (-v, -vv, -vvv); never shows secrets'
+complete -c fencekit -n "__fish_fencekit_using_subcommand off" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c fencekit -n "__fish_fencekit_using_subcommand off" -s V -l version -d 'Print version'
+complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -s i -l inventory -d 'Inventory file (TOML) naming nodes and their fencing methods' -r -F
+complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l parallel -d 'Most targets in flight at once' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l stagger -d 'For on and reboot: start node i after i × DUR (spreads inrush current)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l bmc-interval -d 'Least time between two sessions on one BMC (nodes sharing a BMC)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l level -d 'Use only this fencing level of each inventory node (1 = first method)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l audit -d 'Append one JSON line per finished target to this file' -r -F
+complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l address -d 'The node\'s own (data-plane) address, probed by verify (URL targets; inventories set `address`)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l probe-port -d 'A TCP port the node\'s host answers on when up (repeatable)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l driver -d 'Driver for --ip targets' -r -f -a "ipmi\t'IPMI over LAN (RMCP+ or 1.5)'
+redfish\t'Redfish over HTTPS'
+ssh\t'SSH to a hypervisor (virsh; --plug names the domain)'"
+complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -s a -l ip -d 'BMC address (instead of a target URL)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -s u -l ipport -d 'BMC UDP port' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -s l -l username -d 'BMC user name' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -s p -l password -d 'Password on the command line: visible to other local users (prefer the options below)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l password-file -d 'Read the password from a file (first line)' -r -F
+complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l password-env -d 'Read the password from this environment variable' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -s S -l password-script -d 'Run this command (sh -c) and use its output as the password' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -s C -l cipher -d 'RMCP+ cipher suite: auto (prefer 17), 3 or 17' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -s L -l privlvl -d 'Session privilege level' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l ipmi-version -d 'IPMI version: 2.0 (RMCP+, default) or 1.5 (legacy BMCs)' -r -f -a "2.0\t'RMCP+ (lanplus)'
+1.5\t'IPMI 1.5 (lan)'"
+complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -s A -l auth -d 'IPMI 1.5 authentication type (md5, password, none); implies --ipmi-version 1.5' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l hexadecimal-kg -d 'BMC key K_g in hexadecimal' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l systems-uri -d 'Redfish: the ComputerSystem URI (skips discovery)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l redfish-uri -d 'Redfish: the service root used for discovery' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -s n -l plug -d 'Redfish: which of several systems (Id, Name, UUID or @odata.id)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l ca-cert -d 'Redfish: trust this PEM file (a private CA, or the BMC\'s own self-signed certificate)' -r -F
+complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l ssl-fingerprint -d 'Redfish: accept exactly the certificate with this SHA-256 fingerprint (SHA256:…)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -s k -l identity-file -d 'SSH: authenticate with this private key (its passphrase from the password options)' -r -F
+complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l ssh-known-hosts -d 'SSH: check the host key against this known_hosts file (default ~/.ssh/known_hosts)' -r -F
+complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l ssh-host-key -d 'SSH: accept exactly the host key with this fingerprint (SHA256:…)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l power-wait -d 'Blind wait after each power command before polling' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l power-timeout -d 'How long a power transition may take to be observed' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l poll-interval -d 'First interval between status polls (grows up to 1s while nothing changes)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l confirm -d 'Consecutive identical reads needed to confirm a state' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l retry-on -d 'Extra attempts of the power-on command' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -s m -l method -d 'Reboot method' -r -f -a "onoff\t'Off (confirmed) then on (confirmed)'
+cycle\t'One power-cycle command; unverified'"
+complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l timeout -d 'Deadline for the whole action' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l login-timeout -d 'Bound on session set-up and on each request' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -s o -l output -d 'Output format' -r -f -a "human\t'Short lines for people'
+json\t'One JSON document'
+jsonl\t'One JSON object per event, as it happens, then one per result'"
+complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l all -d 'Act on every node of the inventory'
+complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l dry-run -d 'Resolve targets, methods and credential references; print the plan; contact nothing'
+complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l no-lock -d 'Do not take the per-BMC lock that serialises fencekit processes on this host'
+complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l verify -d 'After off / reboot: verify the result (off, or back on) and fold it into the result'
+complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l ssl-insecure -d 'Redfish: do not verify the certificate (anyone on the path can impersonate the BMC)'
+complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l redfish-session -d 'Redfish: log in through SessionService (X-Auth-Token) and log out at the end'
+complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l ssh-agent -d 'SSH: authenticate through the ssh-agent ($SSH_AUTH_SOCK)'
+complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l ssh-accept-new -d 'SSH: accept and record an unknown host key (a changed one is still refused)'
+complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l use-sudo -d 'SSH: run the remote commands through sudo'
+complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l missing-as-off -d 'SSH (virsh): a domain that does not exist counts as off'
+complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -s v -l verbose -d 'More detail on stderr (-v, -vv, -vvv); never shows secrets'
+complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -s V -l version -d 'Print version'
+complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -s i -l inventory -d 'Inventory file (TOML) naming nodes and their fencing methods' -r -F
+complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l parallel -d 'Most targets in flight at once' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l stagger -d 'For on and reboot: start node i after i × DUR (spreads inrush current)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l bmc-interval -d 'Least time between two sessions on one BMC (nodes sharing a BMC)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l level -d 'Use only this fencing level of each inventory node (1 = first method)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l audit -d 'Append one JSON line per finished target to this file' -r -F
+complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l address -d 'The node\'s own (data-plane) address, probed by verify (URL targets; inventories set `address`)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l probe-port -d 'A TCP port the node\'s host answers on when up (repeatable)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l driver -d 'Driver for --ip targets' -r -f -a "ipmi\t'IPMI over LAN (RMCP+ or 1.5)'
+redfish\t'Redfish over HTTPS'
+ssh\t'SSH to a hypervisor (virsh; --plug names the domain)'"
+complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -s a -l ip -d 'BMC address (instead of a target URL)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -s u -l ipport -d 'BMC UDP port' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -s l -l username -d 'BMC user name' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -s p -l password -d 'Password on the command line: visible to other local users (prefer the options below)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l password-file -d 'Read the password from a file (first line)' -r -F
+complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l password-env -d 'Read the password from this environment variable' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -s S -l password-script -d 'Run this command (sh -c) and use its output as the password' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -s C -l cipher -d 'RMCP+ cipher suite: auto (prefer 17), 3 or 17' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -s L -l privlvl -d 'Session privilege level' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l ipmi-version -d 'IPMI version: 2.0 (RMCP+, default) or 1.5 (legacy BMCs)' -r -f -a "2.0\t'RMCP+ (lanplus)'
+1.5\t'IPMI 1.5 (lan)'"
+complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -s A -l auth -d 'IPMI 1.5 authentication type (md5, password, none); implies --ipmi-version 1.5' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l hexadecimal-kg -d 'BMC key K_g in hexadecimal' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l systems-uri -d 'Redfish: the ComputerSystem URI (skips discovery)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l redfish-uri -d 'Redfish: the service root used for discovery' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -s n -l plug -d 'Redfish: which of several systems (Id, Name, UUID or @odata.id)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l ca-cert -d 'Redfish: trust this PEM file (a private CA, or the BMC\'s own self-signed certificate)' -r -F
+complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l ssl-fingerprint -d 'Redfish: accept exactly the certificate with this SHA-256 fingerprint (SHA256:…)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -s k -l identity-file -d 'SSH: authenticate with this private key (its passphrase from the password options)' -r -F
+complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l ssh-known-hosts -d 'SSH: check the host key against this known_hosts file (default ~/.ssh/known_hosts)' -r -F
+complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l ssh-host-key -d 'SSH: accept exactly the host key with this fingerprint (SHA256:…)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l power-wait -d 'Blind wait after each power command before polling' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l power-timeout -d 'How long a power transition may take to be observed' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l poll-interval -d 'First interval between status polls (grows up to 1s while nothing changes)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l confirm -d 'Consecutive identical reads needed to confirm a state' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l retry-on -d 'Extra attempts of the power-on command' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -s m -l method -d 'Reboot method' -r -f -a "onoff\t'Off (confirmed) then on (confirmed)'
+cycle\t'One power-cycle command; unverified'"
+complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l timeout -d 'Deadline for the whole action' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l login-timeout -d 'Bound on session set-up and on each request' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -s o -l output -d 'Output format' -r -f -a "human\t'Short lines for people'
+json\t'One JSON document'
+jsonl\t'One JSON object per event, as it happens, then one per result'"
+complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l all -d 'Act on every node of the inventory'
+complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l dry-run -d 'Resolve targets, methods and credential references; print the plan; contact nothing'
+complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l no-lock -d 'Do not take the per-BMC lock that serialises fencekit processes on this host'
+complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l verify -d 'After off / reboot: verify the result (off, or back on) and fold it into the result'
+complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l ssl-insecure -d 'Redfish: do not verify the certificate (anyone on the path can impersonate the BMC)'
+complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l redfish-session -d 'Redfish: log in through SessionService (X-Auth-Token) and log out at the end'
+complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l ssh-agent -d 'SSH: authenticate through the ssh-agent ($SSH_AUTH_SOCK)'
+complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l ssh-accept-new -d 'SSH: accept and record an unknown host key (a changed one is still refused)'
+complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l use-sudo -d 'SSH: run the remote commands through sudo'
+complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l missing-as-off -d 'SSH (virsh): a domain that does not exist counts as off'
+complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -s v -l verbose -d 'More detail on stderr (-v, -vv, -vvv); never shows secrets'
+complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -s V -l version -d 'Print version'
+complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -s i -l inventory -d 'Inventory file (TOML) naming nodes and their fencing methods' -r -F
+complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l parallel -d 'Most targets in flight at once' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l stagger -d 'For on and reboot: start node i after i × DUR (spreads inrush current)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l bmc-interval -d 'Least time between two sessions on one BMC (nodes sharing a BMC)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l level -d 'Use only this fencing level of each inventory node (1 = first method)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l audit -d 'Append one JSON line per finished target to this file' -r -F
+complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l address -d 'The node\'s own (data-plane) address, probed by verify (URL targets; inventories set `address`)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l probe-port -d 'A TCP port the node\'s host answers on when up (repeatable)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l driver -d 'Driver for --ip targets' -r -f -a "ipmi\t'IPMI over LAN (RMCP+ or 1.5)'
+redfish\t'Redfish over HTTPS'
+ssh\t'SSH to a hypervisor (virsh; --plug names the domain)'"
+complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -s a -l ip -d 'BMC address (instead of a target URL)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -s u -l ipport -d 'BMC UDP port' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -s l -l username -d 'BMC user name' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -s p -l password -d 'Password on the command line: visible to other local users (prefer the options below)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l password-file -d 'Read the password from a file (first line)' -r -F
+complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l password-env -d 'Read the password from this environment variable' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -s S -l password-script -d 'Run this command (sh -c) and use its output as the password' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -s C -l cipher -d 'RMCP+ cipher suite: auto (prefer 17), 3 or 17' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -s L -l privlvl -d 'Session privilege level' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l ipmi-version -d 'IPMI version: 2.0 (RMCP+, default) or 1.5 (legacy BMCs)' -r -f -a "2.0\t'RMCP+ (lanplus)'
+1.5\t'IPMI 1.5 (lan)'"
+complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -s A -l auth -d 'IPMI 1.5 authentication type (md5, password, none); implies --ipmi-version 1.5' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l hexadecimal-kg -d 'BMC key K_g in hexadecimal' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l systems-uri -d 'Redfish: the ComputerSystem URI (skips discovery)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l redfish-uri -d 'Redfish: the service root used for discovery' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -s n -l plug -d 'Redfish: which of several systems (Id, Name, UUID or @odata.id)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l ca-cert -d 'Redfish: trust this PEM file (a private CA, or the BMC\'s own self-signed certificate)' -r -F
+complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l ssl-fingerprint -d 'Redfish: accept exactly the certificate with this SHA-256 fingerprint (SHA256:…)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -s k -l identity-file -d 'SSH: authenticate with this private key (its passphrase from the password options)' -r -F
+complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l ssh-known-hosts -d 'SSH: check the host key against this known_hosts file (default ~/.ssh/known_hosts)' -r -F
+complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l ssh-host-key -d 'SSH: accept exactly the host key with this fingerprint (SHA256:…)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l power-wait -d 'Blind wait after each power command before polling' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l power-timeout -d 'How long a power transition may take to be observed' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l poll-interval -d 'First interval between status polls (grows up to 1s while nothing changes)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l confirm -d 'Consecutive identical reads needed to confirm a state' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l retry-on -d 'Extra attempts of the power-on command' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -s m -l method -d 'Reboot method' -r -f -a "onoff\t'Off (confirmed) then on (confirmed)'
+cycle\t'One power-cycle command; unverified'"
+complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l timeout -d 'Deadline for the whole action' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l login-timeout -d 'Bound on session set-up and on each request' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -s o -l output -d 'Output format' -r -f -a "human\t'Short lines for people'
+json\t'One JSON document'
+jsonl\t'One JSON object per event, as it happens, then one per result'"
+complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l expect -d 'The state to prove' -r -f -a "off\t''
+on\t''"
+complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l samples -d 'Consecutive BMC reads per channel' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l interval -d 'Time between two BMC reads' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l probe-timeout -d 'Bound on one TCP probe of the host' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l boot-timeout -d '--expect on: how long the host may take to answer after power-on' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l baseline -d '--expect on: compare the nodes\' [[node.check]] digests with this baseline file' -r -F
+complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l record-baseline -d '--expect on: run the checks and record their digests in this file (merged per node)' -r -F
+complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l all -d 'Act on every node of the inventory'
+complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l dry-run -d 'Resolve targets, methods and credential references; print the plan; contact nothing'
+complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l no-lock -d 'Do not take the per-BMC lock that serialises fencekit processes on this host'
+complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l verify -d 'After off / reboot: verify the result (off, or back on) and fold it into the result'
+complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l ssl-insecure -d 'Redfish: do not verify the certificate (anyone on the path can impersonate the BMC)'
+complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l redfish-session -d 'Redfish: log in through SessionService (X-Auth-Token) and log out at the end'
+complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l ssh-agent -d 'SSH: authenticate through the ssh-agent ($SSH_AUTH_SOCK)'
+complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l ssh-accept-new -d 'SSH: accept and record an unknown host key (a changed one is still refused)'
+complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l use-sudo -d 'SSH: run the remote commands through sudo'
+complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l missing-as-off -d 'SSH (virsh): a domain that does not exist counts as off'
+complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -s v -l verbose -d 'More detail on stderr (-v, -vv, -vvv); never shows secrets'
+complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -s V -l version -d 'Print version'
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -s i -l inventory -d 'Inventory file (TOML) naming nodes and their fencing methods' -r -F
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l parallel -d 'Most targets in flight at once' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l stagger -d 'For on and reboot: start node i after i × DUR (spreads inrush current)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l bmc-interval -d 'Least time between two sessions on one BMC (nodes sharing a BMC)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l level -d 'Use only this fencing level of each inventory node (1 = first method)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l audit -d 'Append one JSON line per finished target to this file' -r -F
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l address -d 'The node\'s own (data-plane) address, probed by verify (URL targets; inventories set `address`)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l probe-port -d 'A TCP port the node\'s host answers on when up (repeatable)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l driver -d 'Driver for --ip targets' -r -f -a "ipmi\t'IPMI over LAN (RMCP+ or 1.5)'
+redfish\t'Redfish over HTTPS'
+ssh\t'SSH to a hypervisor (virsh; --plug names the domain)'"
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -s a -l ip -d 'BMC address (instead of a target URL)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -s u -l ipport -d 'BMC UDP port' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -s l -l username -d 'BMC user name' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -s p -l password -d 'Password on the command line: visible to other local users (prefer the options below)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l password-file -d 'Read the password from a file (first line)' -r -F
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l password-env -d 'Read the password from this environment variable' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -s S -l password-script -d 'Run this command (sh -c) and use its output as the password' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -s C -l cipher -d 'RMCP+ cipher suite: auto (prefer 17), 3 or 17' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -s L -l privlvl -d 'Session privilege level' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l ipmi-version -d 'IPMI version: 2.0 (RMCP+, default) or 1.5 (legacy BMCs)' -r -f -a "2.0\t'RMCP+ (lanplus)'
+1.5\t'IPMI 1.5 (lan)'"
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -s A -l auth -d 'IPMI 1.5 authentication type (md5, password, none); implies --ipmi-version 1.5' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l hexadecimal-kg -d 'BMC key K_g in hexadecimal' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l systems-uri -d 'Redfish: the ComputerSystem URI (skips discovery)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l redfish-uri -d 'Redfish: the service root used for discovery' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -s n -l plug -d 'Redfish: which of several systems (Id, Name, UUID or @odata.id)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l ca-cert -d 'Redfish: trust this PEM file (a private CA, or the BMC\'s own self-signed certificate)' -r -F
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l ssl-fingerprint -d 'Redfish: accept exactly the certificate with this SHA-256 fingerprint (SHA256:…)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -s k -l identity-file -d 'SSH: authenticate with this private key (its passphrase from the password options)' -r -F
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l ssh-known-hosts -d 'SSH: check the host key against this known_hosts file (default ~/.ssh/known_hosts)' -r -F
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l ssh-host-key -d 'SSH: accept exactly the host key with this fingerprint (SHA256:…)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l power-wait -d 'Blind wait after each power command before polling' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l power-timeout -d 'How long a power transition may take to be observed' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l poll-interval -d 'First interval between status polls (grows up to 1s while nothing changes)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l confirm -d 'Consecutive identical reads needed to confirm a state' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l retry-on -d 'Extra attempts of the power-on command' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -s m -l method -d 'Reboot method' -r -f -a "onoff\t'Off (confirmed) then on (confirmed)'
+cycle\t'One power-cycle command; unverified'"
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l timeout -d 'Deadline for the whole action' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l login-timeout -d 'Bound on session set-up and on each request' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -s o -l output -d 'Output format' -r -f -a "human\t'Short lines for people'
+json\t'One JSON document'
+jsonl\t'One JSON object per event, as it happens, then one per result'"
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l all -d 'Act on every node of the inventory'
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l dry-run -d 'Resolve targets, methods and credential references; print the plan; contact nothing'
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l no-lock -d 'Do not take the per-BMC lock that serialises fencekit processes on this host'
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l verify -d 'After off / reboot: verify the result (off, or back on) and fold it into the result'
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l ssl-insecure -d 'Redfish: do not verify the certificate (anyone on the path can impersonate the BMC)'
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l redfish-session -d 'Redfish: log in through SessionService (X-Auth-Token) and log out at the end'
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l ssh-agent -d 'SSH: authenticate through the ssh-agent ($SSH_AUTH_SOCK)'
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l ssh-accept-new -d 'SSH: accept and record an unknown host key (a changed one is still refused)'
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l use-sudo -d 'SSH: run the remote commands through sudo'
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l missing-as-off -d 'SSH (virsh): a domain that does not exist counts as off'
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -s v -l verbose -d 'More detail on stderr (-v, -vv, -vvv); never shows secrets'
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -s V -l version -d 'Print version'
+complete -c fencekit -n "__fish_fencekit_using_subcommand list" -s i -l inventory -d 'Inventory file (TOML) naming nodes and their fencing methods' -r -F
+complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l parallel -d 'Most targets in flight at once' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l stagger -d 'For on and reboot: start node i after i × DUR (spreads inrush current)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l bmc-interval -d 'Least time between two sessions on one BMC (nodes sharing a BMC)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l level -d 'Use only this fencing level of each inventory node (1 = first method)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l audit -d 'Append one JSON line per finished target to this file' -r -F
+complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l address -d 'The node\'s own (data-plane) address, probed by verify (URL targets; inventories set `address`)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l probe-port -d 'A TCP port the node\'s host answers on when up (repeatable)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l driver -d 'Driver for --ip targets' -r -f -a "ipmi\t'IPMI over LAN (RMCP+ or 1.5)'
+redfish\t'Redfish over HTTPS'
+ssh\t'SSH to a hypervisor (virsh; --plug names the domain)'"
+complete -c fencekit -n "__fish_fencekit_using_subcommand list" -s a -l ip -d 'BMC address (instead of a target URL)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand list" -s u -l ipport -d 'BMC UDP port' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand list" -s l -l username -d 'BMC user name' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand list" -s p -l password -d 'Password on the command line: visible to other local users (prefer the options below)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l password-file -d 'Read the password from a file (first line)' -r -F
+complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l password-env -d 'Read the password from this environment variable' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand list" -s S -l password-script -d 'Run this command (sh -c) and use its output as the password' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand list" -s C -l cipher -d 'RMCP+ cipher suite: auto (prefer 17), 3 or 17' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand list" -s L -l privlvl -d 'Session privilege level' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l ipmi-version -d 'IPMI version: 2.0 (RMCP+, default) or 1.5 (legacy BMCs)' -r -f -a "2.0\t'RMCP+ (lanplus)'
+1.5\t'IPMI 1.5 (lan)'"
+complete -c fencekit -n "__fish_fencekit_using_subcommand list" -s A -l auth -d 'IPMI 1.5 authentication type (md5, password, none); implies --ipmi-version 1.5' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l hexadecimal-kg -d 'BMC key K_g in hexadecimal' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l systems-uri -d 'Redfish: the ComputerSystem URI (skips discovery)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l redfish-uri -d 'Redfish: the service root used for discovery' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand list" -s n -l plug -d 'Redfish: which of several systems (Id, Name, UUID or @odata.id)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l ca-cert -d 'Redfish: trust this PEM file (a private CA, or the BMC\'s own self-signed certificate)' -r -F
+complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l ssl-fingerprint -d 'Redfish: accept exactly the certificate with this SHA-256 fingerprint (SHA256:…)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand list" -s k -l identity-file -d 'SSH: authenticate with this private key (its passphrase from the password options)' -r -F
+complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l ssh-known-hosts -d 'SSH: check the host key against this known_hosts file (default ~/.ssh/known_hosts)' -r -F
+complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l ssh-host-key -d 'SSH: accept exactly the host key with this fingerprint (SHA256:…)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l power-wait -d 'Blind wait after each power command before polling' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l power-timeout -d 'How long a power transition may take to be observed' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l poll-interval -d 'First interval between status polls (grows up to 1s while nothing changes)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l confirm -d 'Consecutive identical reads needed to confirm a state' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l retry-on -d 'Extra attempts of the power-on command' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand list" -s m -l method -d 'Reboot method' -r -f -a "onoff\t'Off (confirmed) then on (confirmed)'
+cycle\t'One power-cycle command; unverified'"
+complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l timeout -d 'Deadline for the whole action' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l login-timeout -d 'Bound on session set-up and on each request' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand list" -s o -l output -d 'Output format' -r -f -a "human\t'Short lines for people'
+json\t'One JSON document'
+jsonl\t'One JSON object per event, as it happens, then one per result'"
+complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l all -d 'Act on every node of the inventory'
+complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l dry-run -d 'Resolve targets, methods and credential references; print the plan; contact nothing'
+complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l no-lock -d 'Do not take the per-BMC lock that serialises fencekit processes on this host'
+complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l verify -d 'After off / reboot: verify the result (off, or back on) and fold it into the result'
+complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l ssl-insecure -d 'Redfish: do not verify the certificate (anyone on the path can impersonate the BMC)'
+complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l redfish-session -d 'Redfish: log in through SessionService (X-Auth-Token) and log out at the end'
+complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l ssh-agent -d 'SSH: authenticate through the ssh-agent ($SSH_AUTH_SOCK)'
+complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l ssh-accept-new -d 'SSH: accept and record an unknown host key (a changed one is still refused)'
+complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l use-sudo -d 'SSH: run the remote commands through sudo'
+complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l missing-as-off -d 'SSH (virsh): a domain that does not exist counts as off'
+complete -c fencekit -n "__fish_fencekit_using_subcommand list" -s v -l verbose -d 'More detail on stderr (-v, -vv, -vvv); never shows secrets'
+complete -c fencekit -n "__fish_fencekit_using_subcommand list" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c fencekit -n "__fish_fencekit_using_subcommand list" -s V -l version -d 'Print version'
+complete -c fencekit -n "__fish_fencekit_using_subcommand ack" -l by -d 'Who acknowledges (default: the local user)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand ack" -s h -l help -d 'Print help'
+complete -c fencekit -n "__fish_fencekit_using_subcommand ack" -s V -l version -d 'Print version'
+complete -c fencekit -n "__fish_fencekit_using_subcommand lab" -l nodes -d 'Number of simulated BMCs' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand lab" -l bind -d 'Loopback address to serve on' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand lab" -l ipmi-port-base -d 'First UDP port (node N gets base+N-1); 0 picks free ports' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand lab" -l username -d 'User name the BMCs accept' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand lab" -l password -d 'Password the BMCs accept' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand lab" -l power -d 'Initial power state' -r -f -a "on\t''
+off\t''"
+complete -c fencekit -n "__fish_fencekit_using_subcommand lab" -l loss -d 'Drop this fraction of datagrams in each direction (0.0-1.0)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand lab" -l drop -d 'Drop these received datagrams (1-based, per node), e.g. 1,3' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand lab" -l delay -d 'Delay every answer by this much' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand lab" -l transition -d 'A power change becomes visible this long after the command' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand lab" -l ciphers -d 'Only offer these cipher suites (comma list of 3, 17)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand lab" -l fault -d 'Faults for some nodes: PATTERN:KNOB[+KNOB…], e.g. \'node0[1-5]:stuck\' or \'node07:loss=0.5+delay=100ms\'. Knobs: stuck, silent, strict-state, no-cipher-query, ipmi-silent, lying, flap, redfish-no-forceoff, off, loss=R, delay=DUR, transition=DUR. Repeatable' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand lab" -l write-inventory -d 'Write an inventory of the lab\'s nodes to this file (the password to PATH.password, Redfish certificates to PATH.certs/)' -r -F
+complete -c fencekit -n "__fish_fencekit_using_subcommand lab" -l hosts -d 'Simulate each node\'s host: a TCP listener on 127.1.x.y:PORT while the node\'s real power is on (for verify)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand lab" -l boot-delay -d 'How long a simulated host takes to answer after power-on' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand lab" -l redfish -d 'Redfish service per node: https (self-signed certificate), http, or none' -r -f -a "https\t''
+http\t''
+none\t''"
+complete -c fencekit -n "__fish_fencekit_using_subcommand lab" -l stuck -d 'Power never changes (commands are accepted and ignored)'
+complete -c fencekit -n "__fish_fencekit_using_subcommand lab" -l strict-state -d 'Answer Chassis Control off-when-off with D5h (like Dell)'
+complete -c fencekit -n "__fish_fencekit_using_subcommand lab" -l no-cipher-query -d 'Never answer Get Channel Cipher Suites (like ipmi_sim)'
+complete -c fencekit -n "__fish_fencekit_using_subcommand lab" -s v -l verbose -d 'More detail on stderr'
+complete -c fencekit -n "__fish_fencekit_using_subcommand lab" -s h -l help -d 'Print help'
+complete -c fencekit -n "__fish_fencekit_using_subcommand lab" -s V -l version -d 'Print version'
+complete -c fencekit -n "__fish_fencekit_using_subcommand demo" -s o -l output -d 'Output format' -r -f -a "human\t'Short lines for people'
+json\t'One JSON document'
+jsonl\t'One JSON object per event, as it happens, then one per result'"
+complete -c fencekit -n "__fish_fencekit_using_subcommand demo" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c fencekit -n "__fish_fencekit_using_subcommand demo" -s V -l version -d 'Print version'
+complete -c fencekit -n "__fish_fencekit_using_subcommand completions" -s h -l help -d 'Print help'
+complete -c fencekit -n "__fish_fencekit_using_subcommand completions" -s V -l version -d 'Print version'
+complete -c fencekit -n "__fish_fencekit_using_subcommand man" -s h -l help -d 'Print help'
+complete -c fencekit -n "__fish_fencekit_using_subcommand man" -s V -l version -d 'Print version'

@@ -1,0 +1,455 @@
+//! Every command the user documentation shows is run here.
+//!
+//! Convention for fenced blocks in `docs/*.md` (all but `docs/design.md`,
+//! which is for contributors) — the first word of the info string is the
+//! language, the rest tells this harness what to do:
+//!
+//! * ```` ```sh test ```` — run, in document order, by one `bash` per page
+//!   (`set -Eeuo pipefail`, so a failing command fails the test unless the
+//!   page handles its exit status, e.g. `|| echo "exit $?"`). Add `cwd=repo`
+//!   to run a block in the source tree (in a subshell) instead of the page's
+//!   scratch directory.
+//! * ```` ```sh lab ```` — the `fencekit lab …` command a page asks the reader
+//!   to start in a second terminal; the harness starts exactly that lab
+//!   (through `tests/support`), with three rewrites so that tests can run
+//!   side by side: `--ipmi-port-base P` gets free ports (and the page's
+//!   mentions of ports P, P+1, … are rewritten to match), `--hosts` gets a
+//!   free host port, and `--write-inventory FILE` lands in the scratch dir.
+//! * ```` ```sh untested: REASON ```` — shown only (real hardware, a
+//!   container build, a privileged install); the reason is mandatory.
+//! * A bare ```` ```sh ```` (or `bash`, `shell`, `console`) is an error.
+//!
+//! Each page runs in a fresh scratch directory with `HOME` and
+//! `XDG_RUNTIME_DIR` inside it, `examples/` copied into it, `fencekit` and
+//! `fence_*` symlinks to it first on `PATH`, no `FENCEKIT_*` variables, and
+//! `FENCEKIT_BIN` naming the binary under test (for `install.sh`).
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Mutex;
+use std::time::Duration;
+
+/// The user documentation; `docs_are_all_listed` keeps this complete.
+const PAGES: &[&str] = &[
+    "docs/README.md",
+    "docs/quickstart.md",
+    "docs/install.md",
+    "docs/operator.md",
+    "docs/runbooks.md",
+    "docs/pacemaker.md",
+    "docs/far.md",
+    "docs/security.md",
+    "docs/performance.md",
+];
+
+/// What a fenced block is for.
+#[derive(Debug, Clone, PartialEq)]
+enum Kind {
+    Test { repo: bool },
+    Lab,
+    Untested,
+    Other,
+}
+
+#[derive(Debug, Clone)]
+struct Block {
+    kind: Kind,
+    /// 1-based line of the block's first content line.
+    line: usize,
+    text: String,
+}
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The fenced blocks of a page; `Err` for a block that breaks the convention.
+fn blocks(page: &str, md: &str) -> Result<Vec<Block>, String> {
+    let mut out = Vec::new();
+    let mut lines = md.lines().enumerate();
+    while let Some((i, line)) = lines.next() {
+        let t = line.trim_start();
+        let Some(info) = t.strip_prefix("```") else {
+            continue;
+        };
+        let fence = "```";
+        let info = info.trim();
+        let mut words = info.split_whitespace();
+        let lang = words.next().unwrap_or("");
+        let rest: Vec<&str> = words.collect();
+        let kind = match lang {
+            "sh" | "bash" | "shell" | "console" => {
+                if lang != "sh" {
+                    return Err(format!("{page}:{}: use ```sh, not ```{lang}", i + 1));
+                }
+                match rest.first().copied() {
+                    Some("test") => Kind::Test {
+                        repo: rest[1..].contains(&"cwd=repo"),
+                    },
+                    Some("lab") => Kind::Lab,
+                    Some(w) if w.starts_with("untested") => {
+                        if rest.len() < 2 {
+                            return Err(format!(
+                                "{page}:{}: ```sh untested needs a reason (```sh untested: real BMC)",
+                                i + 1
+                            ));
+                        }
+                        Kind::Untested
+                    }
+                    _ => {
+                        return Err(format!(
+                            "{page}:{}: a sh block must say `test`, `lab` or `untested: REASON`",
+                            i + 1
+                        ))
+                    }
+                }
+            }
+            _ => Kind::Other,
+        };
+        let mut text = String::new();
+        let mut closed = false;
+        for (_, l) in lines.by_ref() {
+            if l.trim_start().starts_with(fence) {
+                closed = true;
+                break;
+            }
+            text.push_str(l);
+            text.push('\n');
+        }
+        if !closed {
+            return Err(format!("{page}:{}: unclosed code block", i + 1));
+        }
+        out.push(Block {
+            kind,
+            line: i + 2,
+            text,
+        });
+    }
+    Ok(out)
+}
+
+fn read(page: &str) -> String {
+    std::fs::read_to_string(root().join(page)).unwrap_or_else(|e| panic!("{page}: {e}"))
+}
+
+/// Splits a one-line command into words (single and double quotes).
+fn words(cmd: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut quote: Option<char> = None;
+    let mut any = false;
+    for c in cmd.chars() {
+        match quote {
+            Some(q) if c == q => quote = None,
+            Some(_) => cur.push(c),
+            None if c == '\'' || c == '"' => {
+                quote = Some(c);
+                any = true;
+            }
+            None if c.is_whitespace() => {
+                if any || !cur.is_empty() {
+                    out.push(std::mem::take(&mut cur));
+                    any = false;
+                }
+            }
+            None => cur.push(c),
+        }
+    }
+    if any || !cur.is_empty() {
+        out.push(cur);
+    }
+    out
+}
+
+/// Replaces the whole decimal number `from` with `to` wherever it stands alone.
+fn replace_number(text: &str, from: u16, to: u16) -> String {
+    let from = from.to_string();
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(pos) = rest.find(&from) {
+        let before = rest[..pos].chars().last();
+        let after = rest[pos + from.len()..].chars().next();
+        out.push_str(&rest[..pos]);
+        if before.is_some_and(|c| c.is_ascii_digit()) || after.is_some_and(|c| c.is_ascii_digit()) {
+            out.push_str(&from);
+        } else {
+            out.push_str(&to.to_string());
+        }
+        rest = &rest[pos + from.len()..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Labs with simulated hosts share the 127.1.x.y addresses: one page at a time.
+static LABS: Mutex<()> = Mutex::new(());
+
+/// Runs every `sh test` block of `page`, against its `sh lab` lab if any.
+fn run_page(page: &str) {
+    let md = read(page);
+    let blocks = blocks(page, &md).unwrap_or_else(|e| panic!("{e}"));
+    let tests: Vec<&Block> = blocks
+        .iter()
+        .filter(|b| matches!(b.kind, Kind::Test { .. }))
+        .collect();
+    assert!(
+        !tests.is_empty() || page == "docs/README.md",
+        "{page}: no `sh test` block"
+    );
+    let labs: Vec<&Block> = blocks.iter().filter(|b| b.kind == Kind::Lab).collect();
+    assert!(labs.len() <= 1, "{page}: more than one `sh lab` block");
+
+    let scratch = tempfile::Builder::new()
+        .prefix("fencekit-docs-")
+        .tempdir()
+        .unwrap();
+    let work = scratch.path().join("work");
+    let home = scratch.path().join("home");
+    let run_dir = scratch.path().join("run");
+    let agents = scratch.path().join("agents");
+    for d in [&work, &home, &run_dir, &agents] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    for name in fencekit::agent::run::agent_names() {
+        std::os::unix::fs::symlink(support::bin(), agents.join(name)).unwrap();
+    }
+    std::os::unix::fs::symlink(support::bin(), agents.join("fencekit")).unwrap();
+
+    let _serial = LABS.lock().unwrap_or_else(|e| e.into_inner());
+    let mut ports: Vec<(u16, u16)> = Vec::new();
+    let _lab = labs.first().map(|b| {
+        let line = b.text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+        let w = words(line);
+        assert!(
+            w.len() >= 2 && w[0] == "fencekit" && w[1] == "lab",
+            "{page}:{}: a `sh lab` block holds one `fencekit lab …` command",
+            b.line
+        );
+        let mut args: Vec<String> = Vec::new();
+        let nodes: u16 = w
+            .iter()
+            .position(|a| a == "--nodes")
+            .and_then(|i| w.get(i + 1))
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(1);
+        let mut i = 2;
+        while i < w.len() {
+            let a = &w[i];
+            match a.as_str() {
+                "--ipmi-port-base" => {
+                    let doc: u16 = w[i + 1].parse().expect("numeric port base");
+                    // The page's own ports when they are free, so that the
+                    // numbers a reader sees are the ones used.
+                    let real = if (0..nodes).all(|k| support::port_is_free(doc + k)) {
+                        doc
+                    } else {
+                        support::free_ports(nodes)
+                    };
+                    ports.extend((0..nodes).map(|k| (doc + k, real + k)));
+                    args.extend([a.clone(), real.to_string()]);
+                    i += 2;
+                }
+                "--hosts" => {
+                    let explicit = w.get(i + 1).and_then(|n| n.parse::<u16>().ok());
+                    let doc = explicit.unwrap_or(10250);
+                    let real = if host_port_is_free(doc, nodes) {
+                        doc
+                    } else {
+                        support::free_port()
+                    };
+                    ports.push((doc, real));
+                    args.extend([a.clone(), real.to_string()]);
+                    i += if explicit.is_some() { 2 } else { 1 };
+                }
+                "--write-inventory" => {
+                    args.extend([a.clone(), work.join(&w[i + 1]).display().to_string()]);
+                    i += 2;
+                }
+                _ => {
+                    args.push(a.clone());
+                    i += 1;
+                }
+            }
+        }
+        let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+        support::Lab::start(&refs)
+    });
+
+    copy_dir(&root().join("examples"), &work.join("examples"), &ports);
+
+    // One script, with a table from its lines back to the page's lines.
+    let mut script = String::from(
+        "set -Eeuo pipefail\ntrap 'echo \"DOCS-FAILED-AT-LINE $LINENO: $BASH_COMMAND\" >&2' ERR\n",
+    );
+    let mut origin: Vec<usize> = vec![0, 0];
+    for b in &tests {
+        let mut text = b.text.clone();
+        for (doc, real) in ports.iter().rev() {
+            text = replace_number(&text, *doc, *real);
+        }
+        let repo = matches!(b.kind, Kind::Test { repo: true });
+        if repo {
+            script.push_str(&format!("( cd '{}'\n", root().display()));
+            origin.push(b.line);
+        }
+        for (k, l) in text.lines().enumerate() {
+            script.push_str(l);
+            script.push('\n');
+            origin.push(b.line + k);
+        }
+        if repo {
+            script.push_str(")\n");
+            origin.push(b.line);
+        }
+    }
+    let bindir = support::bin().parent().unwrap().to_path_buf();
+    let path = format!(
+        "{}:{}:{}",
+        agents.display(),
+        bindir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let mut c = Command::new("bash");
+    c.arg("-c")
+        .arg(&script)
+        .current_dir(&work)
+        .env("PATH", path)
+        .env("HOME", &home)
+        .env("XDG_RUNTIME_DIR", &run_dir)
+        .env("NO_COLOR", "1")
+        .env("FENCEKIT_BIN", support::bin())
+        .env_remove("FENCEKIT_PASSWORD")
+        .env_remove("FENCEKIT_INVENTORY")
+        .env_remove("FENCEKIT_AUDIT")
+        .env_remove("RUST_LOG");
+    let r = support::run(c, Duration::from_secs(300));
+    if r.code != Some(0) {
+        let at = r
+            .stderr
+            .lines()
+            .filter_map(|l| l.strip_prefix("DOCS-FAILED-AT-LINE "))
+            .filter_map(|n| n.split(':').next()?.trim().parse::<usize>().ok())
+            .next()
+            .and_then(|n| origin.get(n).copied())
+            .map(|l| format!("{page}:{l}"))
+            .unwrap_or_else(|| page.to_string());
+        panic!("a documented command failed at {at}\n{r}");
+    }
+}
+
+/// True when TCP `port` is free on the simulated hosts' addresses (127.1.0.N).
+fn host_port_is_free(port: u16, nodes: u16) -> bool {
+    (1..=nodes.min(250)).all(|n| {
+        std::net::TcpListener::bind((std::net::Ipv4Addr::new(127, 1, 0, n as u8), port)).is_ok()
+    })
+}
+
+/// Copies `examples/` into the scratch dir, with the lab's ports rewritten
+/// as in the page's commands.
+fn copy_dir(from: &Path, to: &Path, ports: &[(u16, u16)]) {
+    std::fs::create_dir_all(to).unwrap();
+    let Ok(entries) = std::fs::read_dir(from) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            copy_dir(&p, &to.join(e.file_name()), ports);
+        } else {
+            let mut text = std::fs::read_to_string(&p).unwrap();
+            for (doc, real) in ports.iter().rev() {
+                text = replace_number(&text, *doc, *real);
+            }
+            std::fs::write(to.join(e.file_name()), text).unwrap();
+        }
+    }
+}
+
+#[test]
+fn docs_are_all_listed_and_follow_the_convention() {
+    let mut found: Vec<PathBuf> = std::fs::read_dir(root().join("docs"))
+        .unwrap()
+        .flatten()
+        .map(|e| PathBuf::from("docs").join(e.file_name()))
+        .filter(|p| p.extension().is_some_and(|x| x == "md"))
+        .filter(|p| p != Path::new("docs/design.md"))
+        .collect();
+    found.sort();
+    let mut listed: Vec<PathBuf> = PAGES.iter().map(PathBuf::from).collect();
+    listed.sort();
+    assert_eq!(found, listed, "docs/*.md and PAGES in tests/docs.rs differ");
+    for page in PAGES {
+        blocks(page, &read(page)).unwrap_or_else(|e| panic!("{e}"));
+    }
+}
+
+#[test]
+fn the_convention_is_enforced() {
+    assert!(blocks("x", "```sh\nls\n```\n").is_err());
+    assert!(blocks("x", "```bash test\nls\n```\n").is_err());
+    assert!(blocks("x", "```sh untested\nls\n```\n").is_err());
+    assert!(blocks("x", "```sh test\nls\n").is_err());
+    let b = blocks(
+        "x",
+        "a\n```sh untested: real BMC\nls\n```\n```toml\nx=1\n```\n",
+    )
+    .unwrap();
+    assert_eq!(b[0].kind, Kind::Untested);
+    assert_eq!(b[0].line, 3);
+    assert_eq!(b[1].kind, Kind::Other);
+    assert_eq!(
+        replace_number("127.0.0.1:16231 116231 162311 =16231", 16231, 20001),
+        "127.0.0.1:20001 116231 162311 =20001"
+    );
+    assert_eq!(
+        words("fencekit lab --fault 'node0[1-2]:stuck' x"),
+        ["fencekit", "lab", "--fault", "node0[1-2]:stuck", "x"]
+    );
+}
+
+#[test]
+fn quickstart() {
+    run_page("docs/quickstart.md");
+}
+
+#[test]
+fn install() {
+    run_page("docs/install.md");
+}
+
+#[test]
+fn operator_guide() {
+    run_page("docs/operator.md");
+}
+
+#[test]
+fn runbooks() {
+    run_page("docs/runbooks.md");
+}
+
+#[test]
+fn pacemaker() {
+    run_page("docs/pacemaker.md");
+}
+
+#[test]
+fn far() {
+    run_page("docs/far.md");
+}
+
+#[test]
+fn security() {
+    run_page("docs/security.md");
+}
+
+#[test]
+fn performance() {
+    run_page("docs/performance.md");
+}
+
+#[test]
+fn index_has_no_commands() {
+    run_page("docs/README.md");
+}
