@@ -57,7 +57,9 @@ pub fn print_report(r: &VerifyReport) {
         };
         crate::outln!(
             "  {mark} {:>6} ms  {}  {}",
-            e.at_ms, e.source, e.observation
+            e.at_ms,
+            e.source,
+            e.observation
         );
     }
 }
