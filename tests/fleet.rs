@@ -423,3 +423,26 @@ fn redfish_certificates_are_verified_unless_trusted_explicitly() {
         "{r}"
     );
 }
+
+#[test]
+fn parallel_is_cut_to_the_open_files_limit_instead_of_failing_targets() {
+    let l = lab_with_inventory(&["--nodes", "120", "--redfish", "none"]);
+    let (d, inv) = (l.dir.path(), l.inventory.to_str().unwrap());
+    let script = format!(
+        "ulimit -n 160 && exec {} status -i {inv} --all --parallel 1000 -o json",
+        bin().display()
+    );
+    let mut sh = Command::new("/bin/sh");
+    sh.args(["-c", &script])
+        .env("NO_COLOR", "1")
+        .env("XDG_RUNTIME_DIR", d);
+    let r = support::run(sh, Duration::from_secs(60));
+    r.assert_code(0);
+    assert!(
+        r.stderr.contains("open files") && r.stderr.contains("ulimit -n"),
+        "{r}"
+    );
+    let res = json_results(&r);
+    assert_eq!(res.len(), 120);
+    assert!(res.iter().all(|x| x["ok"] == true), "{r}");
+}

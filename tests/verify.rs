@@ -122,6 +122,29 @@ fn a_lying_bmc_is_a_contradiction() {
     );
     let r = run(d, &["off", "-i", inv, "node01", "--verify"]);
     r.assert_code(3);
+    // verify leaves an audit record with its verdict
+    let audit = d.join("audit.jsonl");
+    let mut args = vec![
+        "verify",
+        "-i",
+        inv,
+        "node01",
+        "--audit",
+        audit.to_str().unwrap(),
+    ];
+    args.extend(FAST);
+    run(d, &args).assert_code(3);
+    let rec: serde_json::Value = serde_json::from_str(
+        std::fs::read_to_string(&audit)
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(rec["action"], "verify");
+    assert_eq!(rec["verdict"], "contradiction");
+    assert_eq!(rec["ok"], false);
 }
 
 #[test]

@@ -418,14 +418,19 @@ fn print_plan(action: Action, plans: &[NodePlan], a: &ActionArgs) -> bool {
     ok
 }
 
-fn action(action: Action, a: ActionArgs) -> i32 {
-    init_logging(a.verbose);
+/// Warns once that `--password` is visible to other local users.
+pub fn warn_visible_password(a: &ActionArgs) {
     if a.password.is_some() {
         eprintln!(
             "fencekit: warning: --password is visible to other local users; prefer \
              --password-file, --password-env or FENCEKIT_PASSWORD"
         );
     }
+}
+
+fn action(action: Action, a: ActionArgs) -> i32 {
+    init_logging(a.verbose);
+    warn_visible_password(&a);
     let plans = match plans(&a) {
         Ok(p) => p,
         Err(m) => {
@@ -457,8 +462,12 @@ fn action(action: Action, a: ActionArgs) -> i32 {
             return exit::FAILURE;
         }
     };
+    let (parallel, cut) = crate::fleet::fanout::bounded_parallel(a.parallel as usize);
+    if let Some(why) = cut {
+        eprintln!("fencekit: warning: {why}");
+    }
     let opts = FleetOptions {
-        parallel: a.parallel as usize,
+        parallel,
         stagger: a.stagger,
         bmc_interval: a.bmc_interval,
         level: a.level.map(|l| l as usize),

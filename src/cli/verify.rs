@@ -2,7 +2,7 @@
 //! [`crate::fleet::verify`].
 
 use super::args::{ActionArgs, Output, VerifyArgs};
-use super::run::{init_logging, plans};
+use super::run::{init_logging, plans, warn_visible_password};
 use crate::engine::power::PowerState;
 use crate::exit;
 use crate::fleet::verify::{check_all, verify_all, CheckRow, Verdict, VerifyOptions, VerifyReport};
@@ -16,7 +16,7 @@ pub fn default_options(a: &ActionArgs, expect: PowerState) -> VerifyOptions {
         probe_timeout: std::time::Duration::from_secs(1),
         boot_timeout: a.timeout,
         step_timeout: a.login_timeout,
-        parallel: a.parallel as usize,
+        parallel: crate::fleet::fanout::bounded_parallel(a.parallel as usize).0,
         baseline: None,
     }
 }
@@ -68,6 +68,19 @@ pub fn print_report(r: &VerifyReport) {
 pub fn verify(v: VerifyArgs) -> i32 {
     let a = &v.action;
     init_logging(a.verbose);
+    warn_visible_password(a);
+    let audit = match a
+        .audit
+        .as_deref()
+        .map(crate::fleet::audit::Audit::open)
+        .transpose()
+    {
+        Ok(x) => x,
+        Err(m) => {
+            eprintln!("fencekit: {m}");
+            return exit::USAGE;
+        }
+    };
     let plans = match plans(a) {
         Ok(p) => p,
         Err(m) => {
@@ -114,6 +127,13 @@ pub fn verify(v: VerifyArgs) -> i32 {
         }
     };
     let reports = rt.block_on(verify_all(&plans, &opts));
+    if let Some(audit) = &audit {
+        for r in &reports {
+            if let Err(m) = audit.record_verify(r) {
+                eprintln!("fencekit: warning: {m}");
+            }
+        }
+    }
     if let Some(path) = &v.record_baseline {
         let mut base: crate::fleet::verify::Baseline = std::fs::read(path)
             .ok()
@@ -161,6 +181,7 @@ fn shorten(mut s: String, max: usize) -> String {
 /// Entry point of `fencekit check`.
 pub fn check(a: ActionArgs) -> i32 {
     init_logging(a.verbose);
+    warn_visible_password(&a);
     let plans = match plans(&a) {
         Ok(p) => p,
         Err(m) => {
@@ -178,7 +199,8 @@ pub fn check(a: ActionArgs) -> i32 {
             return exit::FAILURE;
         }
     };
-    let rows: Vec<CheckRow> = rt.block_on(check_all(&plans, a.login_timeout, a.parallel as usize));
+    let parallel = crate::fleet::fanout::bounded_parallel(a.parallel as usize).0;
+    let rows: Vec<CheckRow> = rt.block_on(check_all(&plans, a.login_timeout, parallel));
     match a.output {
         Output::Json | Output::Jsonl => {
             let doc = serde_json::json!({ "checks": rows });
@@ -297,6 +319,7 @@ async fn list_one(
 /// Entry point of `fencekit list`.
 pub fn list(a: ActionArgs) -> i32 {
     init_logging(a.verbose);
+    warn_visible_password(&a);
     let plans = match plans(&a) {
         Ok(p) => p,
         Err(m) => {

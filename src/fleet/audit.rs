@@ -166,8 +166,59 @@ impl Audit {
             },
             duration_ms: r.elapsed_ms,
         };
+        self.append(&rec)
+    }
+}
+
+#[derive(Serialize)]
+struct VerifyRecord<'a> {
+    time: String,
+    user: String,
+    host: String,
+    pid: u32,
+    version: &'static str,
+    node: &'a str,
+    action: &'static str,
+    expect: crate::engine::power::PowerState,
+    ok: bool,
+    verdict: crate::fleet::verify::Verdict,
+    reason: &'a str,
+    evidence: usize,
+    drifted_checks: Vec<&'a str>,
+    duration_ms: u64,
+}
+
+impl Audit {
+    /// Appends one record for a finished verification.
+    pub fn record_verify(&self, r: &crate::fleet::verify::VerifyReport) -> Result<(), String> {
+        let rec = VerifyRecord {
+            time: utc_now(),
+            user: local_user(),
+            host: host_name(),
+            pid: std::process::id(),
+            version: env!("CARGO_PKG_VERSION"),
+            node: &r.node,
+            action: "verify",
+            expect: r.expect,
+            ok: r.exit_code() == 0,
+            verdict: r.verdict,
+            reason: &r.reason,
+            evidence: r.evidence.len(),
+            drifted_checks: r
+                .checks
+                .iter()
+                .filter(|c| c.drift)
+                .map(|c| c.name.as_str())
+                .collect(),
+            duration_ms: r.elapsed_ms,
+        };
+        self.append(&rec)
+    }
+
+    /// One write of one line on a file opened for append, then fsync.
+    fn append(&self, rec: &impl Serialize) -> Result<(), String> {
         let mut line =
-            serde_json::to_vec(&rec).map_err(|e| format!("cannot encode an audit record: {e}"))?;
+            serde_json::to_vec(rec).map_err(|e| format!("cannot encode an audit record: {e}"))?;
         line.push(b'\n');
         let mut f = OpenOptions::new()
             .create(true)

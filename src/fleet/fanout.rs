@@ -42,6 +42,40 @@ pub struct FleetOptions {
     pub node_timeout: Duration,
 }
 
+/// File descriptors one target in flight may hold (socket, lock file, TLS).
+const FDS_PER_TARGET: u64 = 3;
+/// File descriptors kept free for everything else.
+const FDS_RESERVED: u64 = 64;
+
+/// The soft limit on open files, from `/proc/self/limits`.
+fn open_files_limit() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/self/limits").ok()?;
+    let line = text.lines().find(|l| l.starts_with("Max open files"))?;
+    let soft = line.split_whitespace().nth(3)?;
+    soft.parse().ok()
+}
+
+/// `requested` cut to what the open-files limit allows, with the reason
+/// when it was cut: a fan-out that runs out of descriptors fails targets
+/// for nothing (and could lose its per-BMC locks).
+pub fn bounded_parallel(requested: usize) -> (usize, Option<String>) {
+    let Some(limit) = open_files_limit() else {
+        return (requested, None);
+    };
+    let max = (limit.saturating_sub(FDS_RESERVED) / FDS_PER_TARGET).max(1) as usize;
+    if requested > max {
+        (
+            max,
+            Some(format!(
+                "--parallel {requested} needs more open files than the limit of {limit} allows; \
+                 running {max} at a time (raise `ulimit -n` for more)"
+            )),
+        )
+    } else {
+        (requested, None)
+    }
+}
+
 /// Watches a fleet run (progress, streaming output). Called on one thread.
 pub trait Observer {
     /// An engine event of `node` at `level`.

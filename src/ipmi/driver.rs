@@ -228,9 +228,14 @@ impl IpmiDriver {
         Some(all)
     }
 
+    /// RMCP+ set-up for one suite. `open_deadline` bounds only the Open
+    /// Session exchange (a short probe when the suite may be unsupported);
+    /// once the BMC has answered it, the rest runs to `deadline`, so a lossy
+    /// network never leaves a half-authenticated session behind.
     async fn handshake_v20(
         &mut self,
         suite: Suite,
+        open_deadline: Option<Instant>,
         deadline: Option<Instant>,
     ) -> Result<Active, DriverError> {
         let mut hs = Handshake::new(
@@ -250,7 +255,7 @@ impl IpmiDriver {
             Stage::Negotiate,
             &format!("Open Session (cipher suite {})", suite.id()),
             wait,
-            deadline,
+            open_deadline,
             None,
             |h| h.open_session_request(),
             |h, d| h.on_open_session_response(d),
@@ -554,7 +559,7 @@ impl IpmiDriver {
                 // suite is not among them, say so now instead of at the deadline.
                 let probe = Instant::now() + SUITE_PROBE_WAIT;
                 let first = Some(deadline.map_or(probe, |d| d.min(probe)));
-                match self.handshake_v20(suite, first).await {
+                match self.handshake_v20(suite, first, deadline).await {
                     Err(e)
                         if e.kind == ErrorKind::Timeout
                             && deadline.is_none_or(|d| Instant::now() < d) =>
@@ -572,7 +577,7 @@ impl IpmiDriver {
                                 ));
                             }
                         }
-                        self.handshake_v20(suite, deadline).await
+                        self.handshake_v20(suite, deadline, deadline).await
                     }
                     other => other,
                 }
@@ -610,7 +615,7 @@ impl IpmiDriver {
                     } else {
                         deadline
                     };
-                    match self.handshake_v20(*suite, dl).await {
+                    match self.handshake_v20(*suite, dl, deadline).await {
                         Ok(a) => return Ok(a),
                         // Quirks 2 and 3 (xcat#6002, ipmitool#350/#376): a
                         // suite refused or advertised-but-broken: try the next.
