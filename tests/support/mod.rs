@@ -114,6 +114,7 @@ fn missing_reason(peer: &str) -> Option<String> {
         "ipmitool" => needs_binary("ipmitool", "ipmitool"),
         "ipmipower" => needs_binary("ipmipower", "freeipmi-tools"),
         "fence_ipmilan" => needs_binary("fence_ipmilan", "fence-agents"),
+        "fence_virsh" => needs_binary("fence_virsh", "fence-agents"),
         "python3" | "udp_proxy" => needs_binary("python3", "python3"),
         "pyghmi" => {
             let py = venv_python();
