@@ -11,7 +11,7 @@
 use super::virsh::VirshConfig;
 use crate::engine::driver::PowerDriver;
 use crate::engine::error::{DriverError, ErrorKind, Stage};
-use crate::engine::power::{PowerCommand, PowerState};
+use crate::engine::power::PowerState;
 use crate::ipmi::config::IpmiConfig;
 use crate::ipmi::driver::IpmiDriver;
 use crate::redfish::config::RedfishConfig;
@@ -99,17 +99,9 @@ impl AgentDriver for SshDriver {
     }
 }
 
-/// The real driver for a configuration.
-// One per process, never moved in a loop: boxing the large variants buys nothing.
-#[allow(clippy::large_enum_variant)]
-pub enum RealDriver {
-    /// IPMI over LAN.
-    Ipmi(IpmiDriver),
-    /// Redfish over HTTPS.
-    Redfish(RedfishDriver),
-    /// virsh over SSH.
-    Ssh(SshDriver),
-}
+/// The real driver for a configuration: the same enum fleets use, so a
+/// protocol is wired once.
+pub use crate::fleet::method::AnyDriver as RealDriver;
 
 /// Makes the real driver for `cfg` (checks what can be checked offline;
 /// connects to nothing).
@@ -125,44 +117,6 @@ pub fn real(cfg: DeviceConfig) -> Result<RealDriver, String> {
 /// (for `validate-all`).
 pub fn check(cfg: DeviceConfig) -> Result<(), String> {
     real(cfg).map(|_| ())
-}
-
-impl PowerDriver for RealDriver {
-    async fn connect(&mut self, deadline: Option<Instant>) -> Result<String, DriverError> {
-        match self {
-            RealDriver::Ipmi(d) => d.connect(deadline).await,
-            RealDriver::Redfish(d) => d.connect(deadline).await,
-            RealDriver::Ssh(d) => d.connect(deadline).await,
-        }
-    }
-
-    async fn status(&mut self, deadline: Option<Instant>) -> Result<PowerState, DriverError> {
-        match self {
-            RealDriver::Ipmi(d) => d.status(deadline).await,
-            RealDriver::Redfish(d) => d.status(deadline).await,
-            RealDriver::Ssh(d) => d.status(deadline).await,
-        }
-    }
-
-    async fn command(
-        &mut self,
-        command: PowerCommand,
-        deadline: Option<Instant>,
-    ) -> Result<(), DriverError> {
-        match self {
-            RealDriver::Ipmi(d) => d.command(command, deadline).await,
-            RealDriver::Redfish(d) => d.command(command, deadline).await,
-            RealDriver::Ssh(d) => d.command(command, deadline).await,
-        }
-    }
-
-    async fn close(&mut self) {
-        match self {
-            RealDriver::Ipmi(d) => d.close().await,
-            RealDriver::Redfish(d) => d.close().await,
-            RealDriver::Ssh(d) => d.close().await,
-        }
-    }
 }
 
 impl AgentDriver for RealDriver {

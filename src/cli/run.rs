@@ -71,6 +71,22 @@ pub fn main(args: Vec<OsString>) -> i32 {
     }
 }
 
+/// A single-threaded tokio runtime, built only by commands that talk to
+/// devices (so `--version`, help and metadata never start one). `None`
+/// after printing why, prefixed with `who`.
+pub fn runtime(who: &str) -> Option<tokio::runtime::Runtime> {
+    match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => Some(rt),
+        Err(e) => {
+            eprintln!("{who}: cannot start the async runtime: {e}");
+            None
+        }
+    }
+}
+
 /// Installs the stderr logger at the requested verbosity.
 pub fn init_logging(verbose: u8) {
     let level = match verbose {
@@ -452,15 +468,8 @@ fn action(action: Action, a: ActionArgs) -> i32 {
             return exit::USAGE;
         }
     };
-    let rt = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("fencekit: cannot start the async runtime: {e}");
-            return exit::FAILURE;
-        }
+    let Some(rt) = crate::cli::run::runtime("fencekit") else {
+        return exit::FAILURE;
     };
     let (parallel, cut) = crate::fleet::fanout::bounded_parallel(a.parallel as usize);
     if let Some(why) = cut {

@@ -116,15 +116,8 @@ pub fn verify(v: VerifyArgs) -> i32 {
         eprintln!("fencekit: --record-baseline goes with --expect on");
         return exit::USAGE;
     }
-    let rt = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("fencekit: cannot start the async runtime: {e}");
-            return exit::FAILURE;
-        }
+    let Some(rt) = crate::cli::run::runtime("fencekit") else {
+        return exit::FAILURE;
     };
     let reports = rt.block_on(verify_all(&plans, &opts));
     if let Some(audit) = &audit {
@@ -189,15 +182,8 @@ pub fn check(a: ActionArgs) -> i32 {
             return exit::USAGE;
         }
     };
-    let rt = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("fencekit: cannot start the async runtime: {e}");
-            return exit::FAILURE;
-        }
+    let Some(rt) = crate::cli::run::runtime("fencekit") else {
+        return exit::FAILURE;
     };
     let parallel = crate::fleet::fanout::bounded_parallel(a.parallel as usize).0;
     let rows: Vec<CheckRow> = rt.block_on(check_all(&plans, a.login_timeout, parallel));
@@ -327,15 +313,8 @@ pub fn list(a: ActionArgs) -> i32 {
             return exit::USAGE;
         }
     };
-    let rt = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("fencekit: cannot start the async runtime: {e}");
-            return exit::FAILURE;
-        }
+    let Some(rt) = crate::cli::run::runtime("fencekit") else {
+        return exit::FAILURE;
     };
     let level = a.level.map_or(0, |l| l as usize - 1);
     let rows: Vec<Listed> = rt.block_on(async {

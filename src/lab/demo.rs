@@ -21,15 +21,8 @@ fn describe(e: &Stamped) -> String {
 
 /// Entry point of `fencekit demo`.
 pub fn main(a: DemoArgs) -> i32 {
-    let rt = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("fencekit demo: cannot start the async runtime: {e}");
-            return exit::FAILURE;
-        }
+    let Some(rt) = crate::cli::run::runtime("fencekit demo") else {
+        return exit::FAILURE;
     };
     rt.block_on(async move {
         let spec = LabSpec {

@@ -199,15 +199,8 @@ pub fn main(a: LabArgs) -> i32 {
             return exit::USAGE;
         }
     };
-    let rt = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("fencekit lab: cannot start the async runtime: {e}");
-            return exit::FAILURE;
-        }
+    let Some(rt) = crate::cli::run::runtime("fencekit lab") else {
+        return exit::FAILURE;
     };
     if let Some(d) = &spec.cert_dir {
         if let Err(e) = std::fs::create_dir_all(d) {
