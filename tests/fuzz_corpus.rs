@@ -359,7 +359,12 @@ mod seeds {
         let mut out = Seeds::new();
         let sessionless = vec![
             rq(1, netfn::APP, cmd::GET_CHANNEL_AUTH_CAPS, &[0x8e, 4]),
-            rq(1, netfn::APP, cmd::GET_CHANNEL_CIPHER_SUITES, &[0x0e, 0, 0x80]),
+            rq(
+                1,
+                netfn::APP,
+                cmd::GET_CHANNEL_CIPHER_SUITES,
+                &[0x0e, 0, 0x80],
+            ),
             rq(1, netfn::APP, cmd::GET_DEVICE_ID, &[]),
             rq(1, netfn::APP, cmd::GET_SESSION_CHALLENGE, &{
                 let mut d = vec![2];
@@ -471,6 +476,18 @@ mod seeds {
             "lanplus=YES\nquiet=off\nverbose=True\nlanplus=maybe\nlanplus\nsudo=1\n",
         ),
         (
+            "redfish",
+            "#!fence_redfish\naction=reboot\nip=10.0.0.1:8443\nusername=root\npassword=calvin\n\
+             ssl_insecure=1\nsystems_uri=/redfish/v1/Systems/1\nredfish_uri=/redfish/v1\n\
+             ssl_fingerprint=AB:CD\npower_timeout=30\n",
+        ),
+        (
+            "virsh",
+            "#!fence_virsh\naction=status\nip=hv1\nusername=root\nplug={0F0E0D0C-0B0A-0908-0706-050403020100}\n\
+             ssh_options=-oStrictHostKeyChecking=accept-new -o UserKnownHostsFile=/tmp/k\n\
+             inet4_only=1\nuse_sudo=1\nmissing_as_off=1\nplug_separator=;\n",
+        ),
+        (
             "hostile",
             "action=metadata\nipport=99999\npower_timeout=9223372036854775807\n\
              delay=-1\nverbose_level=-2\nretry_on=1_000\nhexadecimal_kg=0x\ncipher=0\n\
@@ -492,27 +509,102 @@ mod seeds {
         ),
         (
             "short",
-            &["-a", "h", "-l", "admin", "-p", "-dash", "-Pvo", "reboot", "-m", "cycle"],
+            &[
+                "-a", "h", "-l", "admin", "-p", "-dash", "-Pvo", "reboot", "-m", "cycle",
+            ],
         ),
         (
             "prefixes",
-            &["--act=on", "--ip", "h", "--pass", "x", "--verbose-level=2", "--", "-v"],
+            &[
+                "--act=on",
+                "--ip",
+                "h",
+                "--pass",
+                "x",
+                "--verbose-level=2",
+                "--",
+                "-v",
+            ],
         ),
         (
             "argv0-ilo4",
-            &["fence_ilo4", "-o", "off", "-a", "h", "-l", "u", "-p", "p", "--delay=3"],
+            &[
+                "fence_ilo4",
+                "-o",
+                "off",
+                "-a",
+                "h",
+                "-l",
+                "u",
+                "-p",
+                "p",
+                "--delay=3",
+            ],
         ),
         ("plug-without-port-as-ip", &["-n", "node1", "-a", "h"]),
         (
             "port-as-ip",
-            &["--port-as-ip", "-n", "10.0.0.1", "-l", "u", "-p", "p", "-o", "status"],
+            &[
+                "--port-as-ip",
+                "-n",
+                "10.0.0.1",
+                "-l",
+                "u",
+                "-p",
+                "p",
+                "-o",
+                "status",
+            ],
         ),
         ("flag-with-value", &["--lanplus=1", "-o"]),
         (
             "kg-cipher",
             &[
-                "-P", "-C", "17", "-L", "operator", "--hexadecimal-kg=0x0102", "-a", "h",
-                "--power-timeout", "0",
+                "-P",
+                "-C",
+                "17",
+                "-L",
+                "operator",
+                "--hexadecimal-kg=0x0102",
+                "-a",
+                "h",
+                "--power-timeout",
+                "0",
+            ],
+        ),
+        (
+            "argv0-redfish",
+            &[
+                "fence_redfish",
+                "-a",
+                "[fe80::1]",
+                "-u",
+                "8443",
+                "-l",
+                "u",
+                "-p",
+                "p",
+                "--systems-uri=/redfish/v1/Systems/1",
+                "--ssl-insecure",
+                "-o",
+                "off",
+            ],
+        ),
+        (
+            "argv0-virsh",
+            &[
+                "fence_virsh",
+                "-a",
+                "hv",
+                "-l",
+                "root",
+                "-n",
+                "vm1",
+                "-x",
+                "--missing-as-off",
+                "--ssh-options=-o StrictHostKeyChecking=no",
+                "-o",
+                "list-status",
             ],
         ),
         ("utf8", &["-é", "--ip=\u{1F600}", "stray", "-"]),
@@ -563,7 +655,10 @@ mod seeds {
             "idrac-already-on",
             r##"409 {"error": {"@Message.ExtendedInfo": [{"Message": "Server is already powered ON.", "MessageId": "IDRAC.2.1.PSU501"}], "code": "Base.1.0.GeneralError", "message": "A general error has occurred. See ExtendedInfo for more information"}}"##,
         ),
-        ("busy-html", "503 <html><body>Service Unavailable</body></html>"),
+        (
+            "busy-html",
+            "503 <html><body>Service Unavailable</body></html>",
+        ),
         ("not-json", "500 the BMC is busy, try again\r\n\u{0}"),
         ("no-redfish", "404 "),
         (

@@ -357,8 +357,8 @@ impl Inventory {
             None => Defaults::default(),
         };
         let mut nodes: Vec<Node> = Vec::new();
-        // A set, not a scan of `nodes` (found by fuzzing: one 100,000-name
-        // range made the duplicate check quadratic, 30 s for 70 bytes).
+        // A set, not a scan of `nodes` (found with the `targets` fuzz target:
+        // one 100,000-name range made the check quadratic, 30 s for 70 bytes).
         let mut node_names = std::collections::HashSet::new();
         for nd in doc.node {
             let line = line_of(text, nd.name.span().start);
@@ -369,8 +369,8 @@ impl Inventory {
             }
             let names = hostrange::expand(&pattern).map_err(&at)?;
             let n = names.len();
-            // One bound for the whole file, not only per range (found by
-            // fuzzing: each [[node]] could add 100,000 nodes).
+            // One bound for the whole file, not only per range (found with
+            // the `targets` fuzz target: each [[node]] could add 100,000 nodes).
             if nodes.len() + n > hostrange::MAX_EXPANSION {
                 return Err(at(format!(
                     "the inventory names more than {} nodes",

@@ -269,7 +269,10 @@ pub enum Session<'a> {
 /// trailer of authenticated 2.0 packets.
 pub fn decode_session(body: &[u8], auth_code_len: usize) -> Result<Session<'_>, Malformed> {
     need("session header", body, 1)?;
-    if body[0] == AUTHTYPE_RMCPP {
+    // Bits 7:4 are reserved (IPMI 2.0 table 13-8): dispatch on the auth type
+    // nibble, as the 1.5 decoder reads it (found by fuzzing: A6h was taken as
+    // a 1.5 packet of auth type 6, which re-encoded as RMCP+).
+    if body[0] & 0x0f == AUTHTYPE_RMCPP {
         decode_v20(body, auth_code_len).map(Session::V20)
     } else {
         decode_v15(body).map(Session::V15)
@@ -1063,6 +1066,20 @@ mod tests {
                 let _ = Frame::decode(body);
             }
         }
+    }
+
+    #[test]
+    fn reserved_auth_type_bits_do_not_turn_rmcpp_into_v15() {
+        // fuzz/corpus/ipmi_codec/crash-authtype-reserved-bits
+        let mut d = encode_v20(payload::RAKP1, false, 0, 0, &[0; 32], 0);
+        d[4] = 0xa6;
+        let Rmcp::Ipmi(body) = decode_rmcp(&d).unwrap() else {
+            panic!()
+        };
+        let Session::V20(p) = decode_session(body, 0).unwrap() else {
+            panic!("decoded as IPMI 1.5")
+        };
+        assert_eq!(p.payload_type, payload::RAKP1);
     }
 
     #[test]

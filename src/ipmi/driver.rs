@@ -297,7 +297,9 @@ impl IpmiDriver {
         .await
     }
 
-    async fn auth_caps(&mut self, deadline: Option<Instant>) -> Result<u8, DriverError> {
+    /// Get Channel Authentication Capabilities: (auth types offered, status
+    /// flags byte; bit 4 set = per-message authentication disabled).
+    async fn auth_caps(&mut self, deadline: Option<Instant>) -> Result<(u8, u8), DriverError> {
         let seq = self.next_seq();
         let privilege = self.cfg.privilege as u8;
         let wait = self.cfg.retransmit;
@@ -330,7 +332,8 @@ impl IpmiDriver {
         )
         .await?;
         match f.completion_code() {
-            Ok(cc::OK) if f.data.len() >= 3 => Ok(f.data[2]),
+            Ok(cc::OK) if f.data.len() >= 4 => Ok((f.data[2], f.data[3])),
+            Ok(cc::OK) if f.data.len() >= 3 => Ok((f.data[2], 0)),
             Ok(c) => Err(DriverError::new(
                 ErrorKind::DeviceError,
                 Stage::Negotiate,
@@ -352,7 +355,8 @@ impl IpmiDriver {
         auth: Option<AuthType>,
         deadline: Option<Instant>,
     ) -> Result<Active, DriverError> {
-        let offered = self.auth_caps(deadline).await?;
+        let (offered, flags) = self.auth_caps(deadline).await?;
+        let per_message_auth_disabled = flags & 0x10 != 0;
         let supports = |a: AuthType| offered & (1 << (a as u8)) != 0;
         let auth = match auth {
             Some(a) if supports(a) => a,
@@ -383,6 +387,7 @@ impl IpmiDriver {
             &self.cfg.username,
             self.cfg.password.clone(),
         );
+        hs.accept_unauthenticated_replies(per_message_auth_disabled);
         let seq = self.next_seq();
         let wait = self.cfg.retransmit;
         let t = self.transport.as_mut().expect("transport is open");

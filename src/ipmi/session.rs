@@ -336,6 +336,7 @@ pub struct Handshake15 {
     temp_sid: u32,
     challenge: [u8; 16],
     initial_out_seq: u32,
+    unauthenticated_ok: bool,
 }
 
 impl Handshake15 {
@@ -356,7 +357,16 @@ impl Handshake15 {
             temp_sid: 0,
             challenge: [0; 16],
             initial_out_seq: seq,
+            unauthenticated_ok: false,
         }
+    }
+
+    /// Accept replies without an authentication code in the session: only
+    /// when the BMC said per-message authentication is disabled (Get
+    /// Channel Authentication Capabilities). Otherwise anyone who sees the
+    /// session ID could forge a status reply.
+    pub fn accept_unauthenticated_replies(&mut self, yes: bool) {
+        self.unauthenticated_ok = yes;
     }
 
     /// The Get Session Challenge datagram.
@@ -493,6 +503,7 @@ impl Handshake15 {
             // The BMC tells us the first sequence number it expects from us.
             out_seq: in_seq.wrapping_sub(1),
             window: ReplayWindow::default(),
+            unauthenticated_ok: self.unauthenticated_ok,
         })))
     }
 }
@@ -547,6 +558,7 @@ pub struct ActiveV15 {
     session_id: u32,
     out_seq: u32,
     window: ReplayWindow,
+    unauthenticated_ok: bool,
 }
 
 /// An authenticated session of either version.
@@ -672,9 +684,15 @@ impl Active {
                         p.payload,
                         p.seq,
                     );
-                    // A BMC may answer with per-message authentication off
-                    // (auth type none); accept only our own type or none.
-                    if p.auth_type != 0 {
+                    // Replies carry our auth type, or none only where the
+                    // BMC declared per-message authentication disabled.
+                    if p.auth_type == 0 {
+                        if !s.unauthenticated_ok {
+                            return Unwrapped::Ignored(
+                                "unauthenticated reply in an authenticated session",
+                            );
+                        }
+                    } else {
                         if p.auth_type != s.auth_type {
                             return Unwrapped::Ignored("unexpected auth type");
                         }
@@ -684,13 +702,14 @@ impl Active {
                         }
                     }
                 }
+                let Ok(f) = Frame::decode(p.payload) else {
+                    return Unwrapped::Ignored("malformed message");
+                };
+                // Only an intact message moves the replay window.
                 if !s.window.accept(p.seq) && p.seq != 0 {
                     return Unwrapped::Ignored("replayed or stale sequence number");
                 }
-                match Frame::decode(p.payload) {
-                    Ok(f) => Unwrapped::Frame(f),
-                    Err(_) => Unwrapped::Ignored("malformed message"),
-                }
+                Unwrapped::Frame(f)
             }
         }
     }

@@ -80,12 +80,25 @@ fn sensitive(bytes: &[u8]) -> Result<HeaderValue, DriverError> {
 /// The path of a `Location` or link, whatever host it names: requests only
 /// ever go to the configured BMC.
 pub fn path_of(uri: &str) -> String {
-    match uri.split_once("://") {
-        Some((_, rest)) => match rest.find('/') {
+    let is_scheme = |s: &str| {
+        !s.is_empty()
+            && s.chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
+    };
+    let path = match uri.split_once("://") {
+        Some((scheme, rest)) if is_scheme(scheme) => match rest.find('/') {
             Some(i) => rest[i..].to_string(),
             None => "/".into(),
         },
-        None => uri.to_string(),
+        _ => uri.to_string(),
+    };
+    // The path is appended to the BMC's base URL: one that does not start
+    // with '/' could change the host (`@evil.example/x` makes
+    // `https://bmc:443@evil.example/x`, credentials included). Found by fuzzing.
+    if path.starts_with('/') {
+        path
+    } else {
+        format!("/{path}")
     }
 }
 
@@ -417,5 +430,26 @@ mod tests {
         );
         assert_eq!(path_of("/redfish/v1/T/1"), "/redfish/v1/T/1");
         assert_eq!(path_of("http://h"), "/");
+    }
+
+    #[test]
+    fn links_never_change_the_host() {
+        // fuzz/corpus/redfish_json/crash-odata-id-host
+        for (link, path) in [
+            (
+                "@evil.example/redfish/v1/Systems/1",
+                "/@evil.example/redfish/v1/Systems/1",
+            ),
+            ("redfish/v1/Systems/1", "/redfish/v1/Systems/1"),
+            (
+                "/a?next=http://evil.example/b",
+                "/a?next=http://evil.example/b",
+            ),
+        ] {
+            assert_eq!(path_of(link), path);
+            let url = reqwest::Url::parse(&format!("https://bmc.example:443{}", path_of(link)))
+                .expect("a URL");
+            assert_eq!(url.host_str(), Some("bmc.example"), "{link}");
+        }
     }
 }
