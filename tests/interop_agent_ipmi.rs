@@ -19,12 +19,11 @@
 
 mod support;
 
-use std::io::Write;
-use std::os::unix::process::CommandExt;
+use support::AgentOut as Out;
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use support::{IpmiSim, PASSWORD, USER};
 
 const LIMIT: Duration = Duration::from_secs(60);
@@ -47,56 +46,10 @@ fn ours_dir() -> &'static PathBuf {
     })
 }
 
-#[derive(Debug, Clone)]
-struct Out {
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
-    took: Duration,
-}
-
 /// Runs `prog ARGS` with `stdin` (closed when `None`), cwd `/`, in its own
-/// process group, whole group killed at the time limit.
+/// process group, killed at the time limit.
 fn exec(prog: &Path, args: &[String], stdin: Option<&str>) -> Out {
-    let mut cmd = Command::new(prog);
-    cmd.args(args)
-        .current_dir("/")
-        .env("PYTHONWARNINGS", "ignore")
-        .env_remove("PCMK_service")
-        .stdin(if stdin.is_some() {
-            Stdio::piped()
-        } else {
-            Stdio::null()
-        })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0);
-    let t0 = Instant::now();
-    let mut child = cmd.spawn().expect("spawn the agent");
-    if let Some(text) = stdin {
-        let mut pipe = child.stdin.take().unwrap();
-        let _ = pipe.write_all(text.as_bytes());
-    }
-    let pid = child.id();
-    let guard = std::thread::spawn(move || {
-        let t = Instant::now();
-        while t.elapsed() < LIMIT {
-            if !support::pid_alive(pid) {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        support::kill_group(pid, "KILL");
-    });
-    let o = child.wait_with_output().expect("wait");
-    let took = t0.elapsed();
-    let _ = guard.join();
-    Out {
-        code: o.status.code(),
-        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
-        took,
-    }
+    support::exec_agent(prog, args, stdin, LIMIT)
 }
 
 /// One case: the agent name, its arguments (`{PORT}` is replaced by the

@@ -21,12 +21,12 @@
 
 mod support;
 
+use support::AgentOut as Out;
+
 use serde_json::Value;
-use std::io::Write;
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 use support::{free_port, peer_scripts, peers_dir, require_peers, test_name, which};
 
 const UPSTREAM: &str = "/usr/sbin/fence_redfish";
@@ -155,57 +155,10 @@ impl Drop for Sushy {
     }
 }
 
-/// What one agent run produced.
-#[derive(Debug, Clone)]
-struct Out {
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
-    took: Duration,
-}
-
 /// Runs `prog ARGS` with `stdin` (closed when `None`), cwd `/`, in its own
 /// process group, killed at the time limit.
 fn exec(prog: &Path, args: &[String], stdin: Option<&str>) -> Out {
-    let mut cmd = Command::new(prog);
-    cmd.args(args)
-        .current_dir("/")
-        .env("PYTHONWARNINGS", "ignore")
-        .env_remove("PCMK_service")
-        .stdin(if stdin.is_some() {
-            Stdio::piped()
-        } else {
-            Stdio::null()
-        })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0);
-    let t0 = Instant::now();
-    let mut child = cmd.spawn().expect("spawn the agent");
-    if let Some(text) = stdin {
-        let mut pipe = child.stdin.take().unwrap();
-        let _ = pipe.write_all(text.as_bytes());
-    }
-    let pid = child.id();
-    let guard = std::thread::spawn(move || {
-        let t = Instant::now();
-        while t.elapsed() < LIMIT {
-            if !support::pid_alive(pid) {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        support::kill_group(pid, "KILL");
-    });
-    let o = child.wait_with_output().expect("wait");
-    let took = t0.elapsed();
-    let _ = guard.join();
-    Out {
-        code: o.status.code(),
-        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
-        took,
-    }
+    support::exec_agent(prog, args, stdin, LIMIT)
 }
 
 /// Both agents on the same case, each from the same starting power state

@@ -1177,3 +1177,65 @@ pub fn is_root() -> bool {
         .map(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
         .unwrap_or(false)
 }
+
+// ---------------------------------------------------------------------------
+// Running fence agents (ours and upstream) side by side
+
+/// What one agent run produced.
+#[derive(Debug, Clone)]
+pub struct AgentOut {
+    /// Exit code (`None`: killed by a signal).
+    pub code: Option<i32>,
+    /// Standard output.
+    pub stdout: String,
+    /// Standard error.
+    pub stderr: String,
+    /// Wall time.
+    pub took: Duration,
+}
+
+/// Runs `prog ARGS` with `stdin` (closed when `None`), cwd `/`, in its own
+/// process group, whole group killed at `limit`.
+pub fn exec_agent(prog: &Path, args: &[String], stdin: Option<&str>, limit: Duration) -> AgentOut {
+    use std::io::Write as _;
+    let mut cmd = Command::new(prog);
+    cmd.args(args)
+        .current_dir("/")
+        .env("PYTHONWARNINGS", "ignore")
+        .env_remove("PCMK_service")
+        .stdin(if stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0);
+    let t0 = Instant::now();
+    let mut child = cmd.spawn().expect("spawn the agent");
+    if let Some(text) = stdin {
+        if let Some(mut pipe) = child.stdin.take() {
+            let _ = pipe.write_all(text.as_bytes());
+        }
+    }
+    let pid = child.id();
+    let guard = thread::spawn(move || {
+        let t = Instant::now();
+        while t.elapsed() < limit {
+            if !pid_alive(pid) {
+                return;
+            }
+            thread::sleep(Duration::from_millis(50));
+        }
+        kill_group(pid, "KILL");
+    });
+    let o = child.wait_with_output().expect("wait");
+    let took = t0.elapsed();
+    let _ = guard.join();
+    AgentOut {
+        code: o.status.code(),
+        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+        took,
+    }
+}
