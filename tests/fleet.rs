@@ -446,3 +446,43 @@ fn parallel_is_cut_to_the_open_files_limit_instead_of_failing_targets() {
     assert_eq!(res.len(), 120);
     assert!(res.iter().all(|x| x["ok"] == true), "{r}");
 }
+
+#[test]
+fn two_agents_on_one_bmc_are_serialised_by_the_lock() {
+    let l = lab_with_inventory(&["--nodes", "1", "--transition", "800ms", "--redfish", "none"]);
+    let d = l.dir.path();
+    let port = l.lab.nodes[0].port.to_string();
+    let agent = d.join("fence_ipmilan");
+    std::os::unix::fs::symlink(bin(), &agent).unwrap();
+    let spawn_agent = || {
+        let mut c = Command::new(&agent);
+        c.args([
+            "--ip=127.0.0.1",
+            &format!("--ipport={port}"),
+            "--username=admin",
+            "--password=lab",
+        ])
+        .args(["--lanplus", "--power-wait=0", "-o", "off"])
+        .env("XDG_RUNTIME_DIR", d)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+        c.spawn().unwrap()
+    };
+    let a = spawn_agent();
+    std::thread::sleep(Duration::from_millis(150));
+    let b = spawn_agent();
+    let (a, b) = (a.wait_with_output().unwrap(), b.wait_with_output().unwrap());
+    let out = |o: &std::process::Output| String::from_utf8_lossy(&o.stdout).trim().to_string();
+    assert!(
+        a.status.success() && b.status.success(),
+        "{} / {}",
+        out(&a),
+        out(&b)
+    );
+    assert_eq!(out(&a), "Success: Powered OFF");
+    assert_eq!(
+        out(&b),
+        "Success: Already OFF",
+        "the second agent waited for the first"
+    );
+}

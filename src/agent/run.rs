@@ -190,11 +190,12 @@ where
         Err(e) => return fail(&log, &e),
     };
     log.debug(&cfg.describe());
+    let lock_key = cfg.lock_key();
     let driver = match make(cfg) {
         Ok(d) => d,
         Err(e) => return fail(&log, &e),
     };
-    execute(prepared, driver, stdout, &log, env)
+    execute(prepared, driver, Some(lock_key), stdout, &log, env)
 }
 
 /// The family's device configuration from validated option values.
@@ -688,6 +689,7 @@ pub fn report(action: Action, method: RebootMethod, result: &Result<Outcome, Fai
 fn execute<D: AgentDriver>(
     prepared: Prepared,
     mut driver: D,
+    lock_key: Option<String>,
     stdout: &mut dyn Write,
     log: &Logger,
     env: &AgentEnv,
@@ -742,6 +744,27 @@ fn execute<D: AgentDriver>(
                 }
             }
         }
+        // Serialise with other fencekit processes acting on this BMC
+        // (skipped, with a debug line, where nothing can be written).
+        let _lock = match &lock_key {
+            Some(key) => tokio::select! {
+                l = crate::fleet::lock::acquire(key, policy.step_deadline()) => match l {
+                    Ok(l) => Some(l),
+                    Err(error) => return Err(Failure { error, last_state: None }),
+                },
+                s = stop.next() => {
+                    return Err(Failure {
+                        error: crate::engine::error::DriverError::new(
+                            ErrorKind::Interrupted,
+                            Stage::Authenticate,
+                            format!("stopped by {s} while waiting for another fencekit process"),
+                        ),
+                        last_state: None,
+                    });
+                }
+            },
+            None => None,
+        };
         let (handle, cancel) = Cancel::new();
         let mut sink = |e: &Stamped| log_event(log, e);
         let work = run(&mut driver, action, &policy, &mut sink, cancel);
