@@ -602,6 +602,23 @@ fn deadline_row(mut row: Row, runs: &[Ran], lo: Duration, hi: Duration, words: &
     row
 }
 
+/// A loopback address no test binds, so a port released there cannot be
+/// taken again by a lab started in a parallel section (on 127.0.0.1 it can,
+/// and then the "dead" peer answers).
+const DEAD_HOST: &str = "127.9.9.9";
+
+/// A UDP port on [`DEAD_HOST`] with nothing behind it (ICMP port unreachable).
+fn refused_udp() -> std::net::SocketAddr {
+    let s = std::net::UdpSocket::bind((DEAD_HOST, 0)).unwrap();
+    s.local_addr().unwrap()
+}
+
+/// A TCP port on [`DEAD_HOST`] with nothing behind it (connection refused).
+fn refused_tcp() -> std::net::SocketAddr {
+    let s = TcpListener::bind((DEAD_HOST, 0)).unwrap();
+    s.local_addr().unwrap()
+}
+
 /// One run against a dead peer: `proto` 0 IPMI, 1 Redfish, 2 SSH; `kind`
 /// 0 black hole, 1 accepts (or owns the port) and never answers, 2 refused.
 async fn dead_run(proto: usize, kind: usize, action: Action, policy: Policy) -> Ran {
@@ -616,11 +633,7 @@ async fn dead_run(proto: usize, kind: usize, action: Action, policy: Policy) -> 
             let addr = match kind {
                 0 => hole.local_addr().unwrap(),
                 1 => sim.addr,
-                _ => {
-                    let a = hole.local_addr().unwrap();
-                    drop(hole);
-                    a
-                }
+                _ => refused_udp(),
             };
             ipmi_run(ipmi_cfg(addr, PASSWORD), &sim.bmc, action, &policy).await
         }
@@ -634,11 +647,7 @@ async fn dead_run(proto: usize, kind: usize, action: Action, policy: Policy) -> 
             let addr = match kind {
                 0 => hole.local_addr().unwrap(),
                 1 => lab.addr,
-                _ => {
-                    let a = hole.local_addr().unwrap();
-                    drop(hole);
-                    a
-                }
+                _ => refused_tcp(),
             };
             let mut cfg = redfish_cfg(addr, PASSWORD, Some(lab.system_uri()));
             cfg.request_timeout = Duration::from_secs(10);
