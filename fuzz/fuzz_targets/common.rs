@@ -771,15 +771,7 @@ pub fn agent_argv(data: &[u8]) {
         ),
     };
     let opts = &agent.family.options;
-    // As agent::run builds them from the definitions.
-    let specs: Vec<getopt::Spec<'_>> = opts
-        .iter()
-        .map(|o| getopt::Spec {
-            short: o.short_char(),
-            long: &o.long,
-            takes_value: o.takes_value(),
-        })
-        .collect();
+    let specs = agent.family.getopt_specs();
     let parsed = match getopt::gnu_getopt(args, &specs) {
         Ok(p) => p,
         Err(e) => {

@@ -271,6 +271,18 @@ impl Agent {
 }
 
 impl Family {
+    /// The getopt table of this family's options (argv parsing).
+    pub fn getopt_specs(&self) -> Vec<super::getopt::Spec<'_>> {
+        self.options
+            .iter()
+            .map(|o| super::getopt::Spec {
+                short: o.short_char(),
+                long: &o.long,
+                takes_value: o.takes_value(),
+            })
+            .collect()
+    }
+
     /// Every name this family answers to: its own, then its aliases.
     pub fn names(&self) -> impl Iterator<Item = &str> {
         std::iter::once(self.name.as_str()).chain(self.aliases.iter().map(|a| a.name.as_str()))

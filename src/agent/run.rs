@@ -442,14 +442,7 @@ fn read_argv(args: Vec<OsString>, agent: &Agent, log: &Logger) -> Result<Values,
         }
     }
     let opts = &agent.family.options;
-    let specs: Vec<getopt::Spec<'_>> = opts
-        .iter()
-        .map(|o| getopt::Spec {
-            short: o.short_char(),
-            long: &o.long,
-            takes_value: o.takes_value(),
-        })
-        .collect();
+    let specs = agent.family.getopt_specs();
     let parsed = match getopt::gnu_getopt(&words, &specs) {
         Ok(p) => p,
         Err(e) => return Err(usage_error(log, &format!("Parse error: {e}"))),

@@ -142,12 +142,6 @@ pub fn tls_trust(
 
 fn redfish_method(a: &ActionArgs, url: &str) -> Result<MethodSpec, String> {
     let t = parse_redfish_target(url)?;
-    if t.is_plain_http() {
-        eprintln!(
-            "fencekit: warning: {url}: plain HTTP: the password and the power commands cross the \
-             network unprotected"
-        );
-    }
     let mut c = t.config(a.username.as_deref().unwrap_or(""), Secret::default());
     if let Some(u) = &a.systems_uri {
         c.systems_uri = Some(u.clone());
@@ -315,6 +309,17 @@ pub fn plans(a: &ActionArgs) -> Result<Vec<NodePlan>, String> {
     if p.is_empty() {
         return Err("the selection matches no node".into());
     }
+    let mut warned: Vec<String> = Vec::new();
+    for m in p.iter().flat_map(|n| &n.levels).filter(|m| m.cleartext()) {
+        if !warned.contains(&m.endpoint()) {
+            eprintln!(
+                "fencekit: warning: {}: plain HTTP: the password and the power commands cross \
+                 the network unprotected",
+                m.endpoint()
+            );
+            warned.push(m.endpoint());
+        }
+    }
     for n in &mut p {
         if n.address.is_none() {
             n.address = a.address.clone();
@@ -444,15 +449,21 @@ pub fn warn_visible_password(a: &ActionArgs) {
     }
 }
 
-fn action(action: Action, a: ActionArgs) -> i32 {
+/// What every command acting on targets does first: logging, the
+/// `--password` warning, and the plan. `Err` is the exit code (usage).
+pub fn begin(a: &ActionArgs) -> Result<Vec<NodePlan>, i32> {
     init_logging(a.verbose);
-    warn_visible_password(&a);
-    let plans = match plans(&a) {
+    warn_visible_password(a);
+    plans(a).map_err(|m| {
+        eprintln!("fencekit: {m}");
+        exit::USAGE
+    })
+}
+
+fn action(action: Action, a: ActionArgs) -> i32 {
+    let plans = match begin(&a) {
         Ok(p) => p,
-        Err(m) => {
-            eprintln!("fencekit: {m}");
-            return exit::USAGE;
-        }
+        Err(code) => return code,
     };
     if a.dry_run {
         return if print_plan(action, &plans, &a) {

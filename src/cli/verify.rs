@@ -2,7 +2,7 @@
 //! [`crate::fleet::verify`].
 
 use super::args::{ActionArgs, Output, VerifyArgs};
-use super::run::{init_logging, plans, warn_visible_password};
+use super::run::begin;
 use crate::engine::power::PowerState;
 use crate::exit;
 use crate::fleet::verify::{check_all, verify_all, CheckRow, Verdict, VerifyOptions, VerifyReport};
@@ -67,8 +67,10 @@ pub fn print_report(r: &VerifyReport) {
 /// Entry point of `fencekit verify`.
 pub fn verify(v: VerifyArgs) -> i32 {
     let a = &v.action;
-    init_logging(a.verbose);
-    warn_visible_password(a);
+    let plans = match begin(a) {
+        Ok(p) => p,
+        Err(code) => return code,
+    };
     let audit = match a
         .audit
         .as_deref()
@@ -76,13 +78,6 @@ pub fn verify(v: VerifyArgs) -> i32 {
         .transpose()
     {
         Ok(x) => x,
-        Err(m) => {
-            eprintln!("fencekit: {m}");
-            return exit::USAGE;
-        }
-    };
-    let plans = match plans(a) {
-        Ok(p) => p,
         Err(m) => {
             eprintln!("fencekit: {m}");
             return exit::USAGE;
@@ -173,14 +168,9 @@ fn shorten(mut s: String, max: usize) -> String {
 
 /// Entry point of `fencekit check`.
 pub fn check(a: ActionArgs) -> i32 {
-    init_logging(a.verbose);
-    warn_visible_password(&a);
-    let plans = match plans(&a) {
+    let plans = match begin(&a) {
         Ok(p) => p,
-        Err(m) => {
-            eprintln!("fencekit: {m}");
-            return exit::USAGE;
-        }
+        Err(code) => return code,
     };
     let Some(rt) = crate::cli::run::runtime("fencekit") else {
         return exit::FAILURE;
@@ -304,14 +294,9 @@ async fn list_one(
 
 /// Entry point of `fencekit list`.
 pub fn list(a: ActionArgs) -> i32 {
-    init_logging(a.verbose);
-    warn_visible_password(&a);
-    let plans = match plans(&a) {
+    let plans = match begin(&a) {
         Ok(p) => p,
-        Err(m) => {
-            eprintln!("fencekit: {m}");
-            return exit::USAGE;
-        }
+        Err(code) => return code,
     };
     let Some(rt) = crate::cli::run::runtime("fencekit") else {
         return exit::FAILURE;

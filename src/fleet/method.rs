@@ -10,7 +10,7 @@ use crate::engine::error::{DriverError, ErrorKind, Stage};
 use crate::engine::power::{PowerCommand, PowerState};
 use crate::ipmi::config::IpmiConfig;
 use crate::ipmi::driver::IpmiDriver;
-use crate::redfish::config::{RedfishConfig, Scheme};
+use crate::redfish::config::RedfishConfig;
 use crate::redfish::driver::RedfishDriver;
 use crate::secret::Secret;
 use crate::ssh::config::{SshAuth, SshConfig};
@@ -62,28 +62,17 @@ impl CredentialRef {
 
     /// Reads the secret.
     pub fn resolve(&self) -> Result<Secret, String> {
-        let sources = crate::cli::credentials::Sources {
-            argv: match self {
-                CredentialRef::Inline(s) => Some(s.clone()),
-                _ => None,
-            },
-            file: match self {
-                CredentialRef::File(p) => Some(p.clone()),
-                _ => None,
-            },
-            env: match self {
-                CredentialRef::Env(v) => Some(v.clone()),
-                _ => None,
-            },
-            script: match self {
-                CredentialRef::Script(s) => Some(s.clone()),
-                _ => None,
-            },
-        };
-        if matches!(self, CredentialRef::None) {
-            return Ok(Secret::default());
+        match self {
+            CredentialRef::None => Ok(Secret::default()),
+            CredentialRef::Inline(s) => Ok(s.clone()),
+            CredentialRef::File(p) => crate::cli::credentials::read_file(p),
+            CredentialRef::Env(v) => std::env::var_os(v)
+                .map(|x| Secret::new(x.into_encoded_bytes()))
+                .ok_or_else(|| {
+                    format!("the environment variable {v} (from --password-env) is not set")
+                }),
+            CredentialRef::Script(cmd) => crate::cli::credentials::run_script(cmd),
         }
-        crate::cli::credentials::resolve_only(&sources).map(|o| o.unwrap_or_default())
     }
 }
 
@@ -185,6 +174,13 @@ impl MethodSpec {
         }
     }
 
+    /// True when the method sends credentials in clear text (Redfish over
+    /// plain HTTP), which a front should say.
+    pub fn cleartext(&self) -> bool {
+        matches!(self, MethodSpec::Redfish { config, .. }
+            if config.scheme == crate::redfish::config::Scheme::Http)
+    }
+
     /// The user name, for plans and audit records.
     pub fn username(&self) -> &str {
         match self {
@@ -244,12 +240,6 @@ impl MethodSpec {
             MethodSpec::Redfish { config, credential } => {
                 let mut c = config.clone();
                 c.password = credential.resolve().map_err(config_err)?;
-                if c.scheme == Scheme::Http {
-                    tracing::warn!(
-                        "{}: plain HTTP: the password and the power commands cross the network unprotected",
-                        c.base_url()
-                    );
-                }
                 RedfishDriver::new(c)
                     .map(AnyDriver::Redfish)
                     .map_err(config_err)
