@@ -1,7 +1,8 @@
 //! The interface every protocol driver implements for the engine.
 
 use super::error::DriverError;
-use super::power::{PowerCommand, PowerState};
+use super::identity::Identity;
+use super::power::{PowerCommand, PowerReading, PowerState};
 use std::time::Instant;
 
 /// One device (BMC, hypervisor) as the engine drives it.
@@ -24,6 +25,22 @@ pub trait PowerDriver {
         command: PowerCommand,
         deadline: Option<Instant>,
     ) -> Result<(), DriverError>;
+
+    /// Reads who the device says the machine is (system UUID, serial), in
+    /// the current session. The default reports nothing, which a caller
+    /// that expects an identity treats as a mismatch.
+    async fn identity(&mut self, _deadline: Option<Instant>) -> Result<Identity, DriverError> {
+        Ok(Identity::default())
+    }
+
+    /// Reads the machine's power draw, where the device measures it.
+    /// `Ok(None)`: the device cannot tell (no evidence, not a failure).
+    async fn power_reading(
+        &mut self,
+        _deadline: Option<Instant>,
+    ) -> Result<Option<PowerReading>, DriverError> {
+        Ok(None)
+    }
 
     /// Ends the session; best effort, bounded by a short timeout of its own.
     async fn close(&mut self);

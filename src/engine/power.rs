@@ -30,6 +30,16 @@ impl fmt::Display for PowerState {
     }
 }
 
+/// A measured power draw: independent evidence of whether a machine is
+/// really off (a node reported off that draws load is not off).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct PowerReading {
+    /// Watts drawn now (or averaged over the device's sampling period).
+    pub watts: f64,
+    /// Where the figure comes from (e.g. "dcmi", "/redfish/v1/Chassis/1/Power").
+    pub source: String,
+}
+
 /// A power command sent to a device.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]

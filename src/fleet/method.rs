@@ -309,6 +309,28 @@ impl PowerDriver for AnyDriver {
         }
     }
 
+    async fn identity(
+        &mut self,
+        deadline: Option<Instant>,
+    ) -> Result<crate::engine::identity::Identity, DriverError> {
+        match self {
+            AnyDriver::Ipmi(d) => d.identity(deadline).await,
+            AnyDriver::Redfish(d) => d.identity(deadline).await,
+            AnyDriver::Ssh(d) => d.identity(deadline).await,
+        }
+    }
+
+    async fn power_reading(
+        &mut self,
+        deadline: Option<Instant>,
+    ) -> Result<Option<crate::engine::power::PowerReading>, DriverError> {
+        match self {
+            AnyDriver::Ipmi(d) => d.power_reading(deadline).await,
+            AnyDriver::Redfish(d) => d.power_reading(deadline).await,
+            AnyDriver::Ssh(d) => d.power_reading(deadline).await,
+        }
+    }
+
     async fn close(&mut self) {
         match self {
             AnyDriver::Ipmi(d) => d.close().await,

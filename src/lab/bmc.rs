@@ -32,7 +32,48 @@ pub struct Faults {
     /// The BMC flaps: after a power command its reports alternate between
     /// the new and the old state on every read (no two reads agree).
     pub flap: bool,
+    /// The power meter lies: it reports the draw of a running machine
+    /// whatever the real power is (`verify` must not trust it blindly).
+    pub draw_lies: bool,
 }
+
+/// Who a simulated machine is: what its BMC reports as the system UUID
+/// (Redfish `UUID`, IPMI Get System GUID) and serial number.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LabIdentity {
+    /// Canonical lower-case 8-4-4-4-12 text (RFC 4122 field order).
+    pub uuid: String,
+    /// Serial number.
+    pub serial: String,
+}
+
+impl LabIdentity {
+    /// The identity of lab node `index` (0-based): distinct per node, the
+    /// same on every run, so a recorded inventory stays valid.
+    pub fn for_node(index: u32) -> Self {
+        let n = index + 1;
+        LabIdentity {
+            uuid: format!(
+                "4c414230-{:04x}-4{:03x}-8000-{:012x}",
+                n >> 12 & 0xffff,
+                n & 0xfff,
+                0xfe00_0000_0000u64 | n as u64
+            ),
+            serial: format!("LAB{n:05}"),
+        }
+    }
+}
+
+impl Default for LabIdentity {
+    fn default() -> Self {
+        LabIdentity::for_node(0)
+    }
+}
+
+/// Watts a simulated running machine draws.
+pub const WATTS_ON: f64 = 212.0;
+/// Watts a simulated machine draws while off (BMC and fans on standby power).
+pub const WATTS_STANDBY: f64 = 9.0;
 
 /// Counters a test can read.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -71,6 +112,8 @@ pub struct Chassis {
     pub counters: Counters,
     /// Every power command, in order, for tests ("off", "on", "cycle", …).
     pub log: Vec<&'static str>,
+    /// Who the machine is (a test or a fault may change it: a swapped cable).
+    pub identity: LabIdentity,
 }
 
 /// How long a power cycle keeps the node off (ipmi_sim uses 1 s).
@@ -110,6 +153,16 @@ impl Chassis {
     pub fn truly_on(&mut self) -> bool {
         self.settle();
         self.on
+    }
+
+    /// The power draw the BMC's meter reports: the real draw, unless the
+    /// meter lies ([`Faults::draw_lies`]).
+    pub fn watts(&mut self) -> f64 {
+        if self.truly_on() || self.faults.draw_lies {
+            WATTS_ON
+        } else {
+            WATTS_STANDBY
+        }
     }
 
     fn schedule(&mut self, on: bool, after: Duration) {
@@ -180,6 +233,7 @@ impl Bmc {
             faults,
             counters: Counters::default(),
             log: Vec::new(),
+            identity: LabIdentity::default(),
         })))
     }
 
@@ -216,8 +270,58 @@ impl Bmc {
         self.lock().counters
     }
 
+    /// Who the machine is.
+    pub fn identity(&self) -> LabIdentity {
+        self.lock().identity.clone()
+    }
+
+    /// Changes who the machine is (a replaced mainboard, a swapped cable).
+    pub fn set_identity(&self, id: LabIdentity) {
+        self.lock().identity = id;
+    }
+
     /// The power commands received, in order.
     pub fn log(&self) -> Vec<&'static str> {
         self.lock().log.clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn identities_are_distinct_uuids() {
+        let a = LabIdentity::for_node(0);
+        let b = LabIdentity::for_node(1);
+        let c = LabIdentity::for_node(4095);
+        assert_ne!(a, b);
+        assert_ne!(b.uuid, c.uuid);
+        for id in [&a, &b, &c] {
+            assert_eq!(
+                crate::engine::identity::normalise_uuid(&id.uuid).as_deref(),
+                Some(id.uuid.as_str())
+            );
+        }
+        assert_eq!(a.serial, "LAB00001");
+    }
+
+    #[test]
+    fn the_meter_follows_real_power_unless_it_lies() {
+        let bmc = Bmc::new(
+            true,
+            Faults {
+                lying: true,
+                ..Faults::default()
+            },
+        );
+        assert_eq!(bmc.lock().watts(), WATTS_ON);
+        bmc.lock().control(0);
+        assert!(!bmc.is_on(), "a lying BMC reports off");
+        assert_eq!(bmc.lock().watts(), WATTS_ON, "the host still draws power");
+        bmc.set_on(false);
+        assert_eq!(bmc.lock().watts(), WATTS_STANDBY);
+        bmc.lock().faults.draw_lies = true;
+        assert_eq!(bmc.lock().watts(), WATTS_ON);
     }
 }

@@ -1,6 +1,6 @@
 //! Starting several simulated BMCs at once, in-process.
 
-use super::bmc::{Bmc, Faults};
+use super::bmc::{Bmc, Faults, LabIdentity};
 use super::host::{host_ip, LabHost};
 use super::ipmi::{LabIpmi, Offer};
 use super::redfish::{LabCert, LabRedfish, RedfishLabOptions};
@@ -118,6 +118,7 @@ impl Lab {
                 guid,
             };
             let bmc = Bmc::new(spec.power_on, spec.faults.clone());
+            bmc.set_identity(LabIdentity::for_node(i));
             let name = node_name(i, spec.nodes);
             let ipmi = LabIpmi::start(SocketAddr::new(spec.bind, port), bmc.clone(), offer).await?;
             let redfish = match spec.redfish {

@@ -100,8 +100,15 @@ fn apply_knob(k: &str, f: &mut Faults, on: &mut bool) -> Result<(), String> {
         "ipmi-silent" => f.ipmi_silent = true,
         "lying" => f.lying = true,
         "flap" => f.flap = true,
+        "draw-lies" => f.draw_lies = true,
         // applied when the lab starts (see `spec`)
         "redfish-no-forceoff" => {}
+        // applied once every node exists (see `main`)
+        "identity-of" => {
+            value
+                .filter(|v| !v.is_empty())
+                .ok_or("identity-of needs a node name")?;
+        }
         "off" => *on = false,
         "loss" => {
             let r: f64 = value
@@ -226,6 +233,15 @@ pub fn main(a: LabArgs) -> i32 {
                 let mut on = spec.power_on;
                 for k in &fs.knobs {
                     let _ = apply_knob(k, &mut f, &mut on);
+                    // A swapped cable or a reused address: this BMC answers
+                    // with another node's identity.
+                    if let Some(other) = k.strip_prefix("identity-of=") {
+                        let Some(o) = lab.nodes.iter().find(|o| o.name == other) else {
+                            eprintln!("fencekit lab: identity-of names no node '{other}'");
+                            return exit::USAGE;
+                        };
+                        n.bmc().set_identity(o.bmc().identity());
+                    }
                 }
                 n.bmc().set_faults(f);
                 n.bmc().set_on(on);

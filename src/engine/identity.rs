@@ -1,0 +1,248 @@
+//! Which machine a device says it controls, and whether that is the one
+//! the caller expects: the guard against powering off the wrong machine.
+//!
+//! Drivers report an [`Identity`] (system UUID in every byte order the
+//! protocol may have used, serial number); callers state an
+//! [`ExpectedIdentity`]; [`ExpectedIdentity::check`] compares the two. The
+//! byte-order knowledge lives with each protocol (IPMI's GUID encodings in
+//! `ipmi`); here a UUID is always the canonical lower-case hyphenated text.
+
+use serde::Serialize;
+use std::fmt;
+
+/// One reading of the system UUID: the canonical text and how the device's
+/// bytes were read to get it (e.g. `"as reported"`, `"smbios"`, `"rfc4122"`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct UuidForm {
+    /// Lower-case, hyphenated 8-4-4-4-12.
+    pub uuid: String,
+    /// The encoding that produced this text.
+    pub encoding: &'static str,
+}
+
+/// What a device reports about the machine behind it. Empty fields mean
+/// the device cannot report them (never a guess).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Identity {
+    /// The system UUID, once per plausible encoding; the first is the one
+    /// to show when a single value is wanted.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub uuid: Vec<UuidForm>,
+    /// The serial number, trimmed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub serial: Option<String>,
+}
+
+impl Identity {
+    /// The UUID to show (the first form), if any.
+    pub fn primary_uuid(&self) -> Option<&str> {
+        self.uuid.first().map(|f| f.uuid.as_str())
+    }
+
+    /// True when the device reported nothing.
+    pub fn is_empty(&self) -> bool {
+        self.uuid.is_empty() && self.serial.is_none()
+    }
+}
+
+impl fmt::Display for Identity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut parts = Vec::new();
+        if let Some(u) = self.primary_uuid() {
+            parts.push(format!("uuid {u}"));
+        }
+        if let Some(s) = &self.serial {
+            parts.push(format!("serial {s}"));
+        }
+        if parts.is_empty() {
+            f.write_str("no identity reported")
+        } else {
+            f.write_str(&parts.join(", "))
+        }
+    }
+}
+
+/// The identity a caller expects (either part optional).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct ExpectedIdentity {
+    /// Canonical UUID (see [`normalise_uuid`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub uuid: Option<String>,
+    /// Serial number, compared case-insensitively after trimming.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub serial: Option<String>,
+}
+
+/// How an expected identity was matched.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct IdentityMatch {
+    /// The encoding under which the UUID matched (`None`: no UUID expected).
+    pub uuid_encoding: Option<&'static str>,
+    /// True when a serial was expected and matched.
+    pub serial: bool,
+}
+
+impl ExpectedIdentity {
+    /// Builds an expectation; `uuid` must read as a UUID.
+    pub fn new(uuid: Option<&str>, serial: Option<&str>) -> Result<Self, String> {
+        let uuid = match uuid {
+            Some(u) => Some(normalise_uuid(u).ok_or_else(|| {
+                format!("'{u}' is not a UUID (expected 32 hex digits, as 8-4-4-4-12)")
+            })?),
+            None => None,
+        };
+        let serial = match serial.map(str::trim) {
+            Some("") => return Err("the expected serial number is empty".into()),
+            s => s.map(str::to_string),
+        };
+        Ok(ExpectedIdentity { uuid, serial })
+    }
+
+    /// True when nothing is expected.
+    pub fn is_empty(&self) -> bool {
+        self.uuid.is_none() && self.serial.is_none()
+    }
+
+    /// Compares with what the device reported. `Err` names expected vs found.
+    /// A device that cannot report a part that is expected is a mismatch.
+    pub fn check(&self, found: &Identity) -> Result<IdentityMatch, String> {
+        let mut m = IdentityMatch {
+            uuid_encoding: None,
+            serial: false,
+        };
+        if let Some(want) = &self.uuid {
+            if found.uuid.is_empty() {
+                return Err(format!(
+                    "expected uuid {want}, but the device does not report a system uuid"
+                ));
+            }
+            match found.uuid.iter().find(|f| &f.uuid == want) {
+                Some(f) => m.uuid_encoding = Some(f.encoding),
+                None => {
+                    let seen: Vec<String> = found
+                        .uuid
+                        .iter()
+                        .map(|f| format!("{} ({})", f.uuid, f.encoding))
+                        .collect();
+                    return Err(format!("expected uuid {want}, found {}", seen.join(" or ")));
+                }
+            }
+        }
+        if let Some(want) = &self.serial {
+            match &found.serial {
+                None => {
+                    return Err(format!(
+                        "expected serial {want}, but the device does not report a serial number"
+                    ))
+                }
+                Some(s) if s.trim().eq_ignore_ascii_case(want.trim()) => m.serial = true,
+                Some(s) => return Err(format!("expected serial {want}, found {s}")),
+            }
+        }
+        Ok(m)
+    }
+}
+
+/// `Some(lower-case 8-4-4-4-12)` when `s` reads as a UUID the way Python's
+/// `uuid.UUID` reads one: surrounding blanks, an optional `urn:uuid:`
+/// prefix, optional braces, hyphens anywhere, either case. The one UUID
+/// normaliser of the project.
+pub fn normalise_uuid(s: &str) -> Option<String> {
+    let t = s.trim();
+    let t = t.strip_prefix("urn:").unwrap_or(t);
+    let t = t.strip_prefix("uuid:").unwrap_or(t);
+    let t = t.trim_start_matches('{').trim_end_matches('}');
+    let hex: String = t.chars().filter(|c| *c != '-').collect();
+    if hex.len() != 32 || !hex.chars().all(|c| c.is_ascii_hexdigit()) {
+        return None;
+    }
+    let h = hex.to_ascii_lowercase();
+    Some(format!(
+        "{}-{}-{}-{}-{}",
+        &h[0..8],
+        &h[8..12],
+        &h[12..16],
+        &h[16..20],
+        &h[20..32]
+    ))
+}
+
+/// A UUID as reported by a device that spells it as text (Redfish, virsh).
+pub fn reported_uuid(text: &str) -> Option<UuidForm> {
+    normalise_uuid(text).map(|uuid| UuidForm {
+        uuid,
+        encoding: "as reported",
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn uuids_read_like_python() {
+        let want = Some("00112233-4455-6677-8899-aabbccddeeff".to_string());
+        for s in [
+            "00112233-4455-6677-8899-aabbccddeeff",
+            "00112233445566778899AABBCCDDEEFF",
+            "{00112233-4455-6677-8899-AABBCCDDEEFF}",
+            "urn:uuid:00112233-4455-6677-8899-aabbccddeeff",
+            " 0011-2233-4455-6677-8899-aabb-ccdd-eeff ",
+        ] {
+            assert_eq!(normalise_uuid(s), want, "{s}");
+        }
+        for s in ["", "0011", "g0112233-4455-6677-8899-aabbccddeeff", "node01"] {
+            assert_eq!(normalise_uuid(s), None, "{s}");
+        }
+    }
+
+    fn found(uuids: &[(&str, &'static str)], serial: Option<&str>) -> Identity {
+        Identity {
+            uuid: uuids
+                .iter()
+                .map(|(u, e)| UuidForm {
+                    uuid: u.to_string(),
+                    encoding: e,
+                })
+                .collect(),
+            serial: serial.map(str::to_string),
+        }
+    }
+
+    #[test]
+    fn check_names_the_matching_encoding_and_every_mismatch() {
+        let want =
+            ExpectedIdentity::new(Some("00112233-4455-6677-8899-AABBCCDDEEFF"), None).unwrap();
+        let dev = found(
+            &[
+                ("33221100-5544-7766-8899-aabbccddeeff", "smbios"),
+                ("00112233-4455-6677-8899-aabbccddeeff", "rfc4122"),
+            ],
+            None,
+        );
+        assert_eq!(want.check(&dev).unwrap().uuid_encoding, Some("rfc4122"));
+
+        let other = found(
+            &[("ffffffff-4455-6677-8899-aabbccddeeff", "as reported")],
+            None,
+        );
+        let e = want.check(&other).unwrap_err();
+        assert!(
+            e.contains("00112233-4455-6677-8899-aabbccddeeff") && e.contains("ffffffff"),
+            "{e}"
+        );
+
+        let e = want.check(&Identity::default()).unwrap_err();
+        assert!(e.contains("does not report"), "{e}");
+    }
+
+    #[test]
+    fn serials_compare_trimmed_and_case_insensitively() {
+        let want = ExpectedIdentity::new(None, Some(" ABC123 ")).unwrap();
+        assert!(want.check(&found(&[], Some("abc123"))).unwrap().serial);
+        assert!(want.check(&found(&[], Some("ABC124"))).is_err());
+        assert!(want.check(&found(&[], None)).is_err());
+        assert!(ExpectedIdentity::new(None, Some("  ")).is_err());
+        assert!(ExpectedIdentity::new(Some("node01"), None).is_err());
+    }
+}
