@@ -9,7 +9,7 @@ use crate::exit;
 use crate::fleet::audit::Audit;
 use crate::fleet::fanout::{run_fleet, FleetOptions, Observer};
 use crate::fleet::plan::NodePlan;
-use crate::fleet::result::{Report, TargetResult};
+use crate::fleet::result::{Report, TargetOutcome, TargetResult};
 use crate::ipmi::config::{CipherChoice, Version};
 use crate::method::spec::MethodSpec;
 use crate::redfish::config::TlsTrust;
@@ -177,6 +177,10 @@ fn action(action: Action, a: ActionArgs) -> i32 {
         Ok(p) => p,
         Err(code) => return code,
     };
+    if let Err(m) = refuse_host_only(action, &plans, &a) {
+        eprintln!("fencekit: {m}");
+        return exit::USAGE;
+    }
     if a.dry_run {
         return if print_plan(action, &plans, &a) {
             exit::OK
@@ -214,6 +218,7 @@ fn action(action: Action, a: ActionArgs) -> i32 {
     };
     let verify_plans =
         (a.verify && matches!(action, Action::Off | Action::Reboot)).then(|| plans.clone());
+
     let mut results = rt.block_on(async {
         let (handle, cancel) = Cancel::new();
         let signals = tokio::spawn(crate::runtime::watch_signals(handle));
@@ -222,24 +227,7 @@ fn action(action: Action, a: ActionArgs) -> i32 {
         r
     });
     if let Some(vp) = verify_plans {
-        let done: Vec<NodePlan> = vp
-            .into_iter()
-            .filter(|p| results.iter().any(|r| r.node == p.name && r.ok))
-            .collect();
-        let vopts = super::verify::default_options(
-            &a,
-            if action == Action::Off {
-                PowerState::Off
-            } else {
-                PowerState::On
-            },
-        );
-        let reports = rt.block_on(crate::fleet::verify::verify_all(&done, &vopts));
-        for rep in reports {
-            if let Some(r) = results.iter_mut().find(|r| r.node == rep.node) {
-                r.verify = Some(rep);
-            }
-        }
+        verify_results(&rt, vp, action, &a, &mut results);
     }
     drop(observer);
     if let Some(audit) = &audit {
@@ -257,7 +245,9 @@ fn action(action: Action, a: ActionArgs) -> i32 {
         Output::Jsonl => {}
         Output::Human if results.len() == 1 => {
             let r = &results[0];
-            if r.ok {
+            // A result (proven or not, sent or confirmed) goes to stdout;
+            // a failure to act goes to stderr.
+            if r.ok || r.verdict.is_some() || r.outcome.is_some_and(|o| o.unverified()) {
                 crate::outln!("{}", human_line(r));
             } else {
                 eprintln!("fencekit: {}", human_line(r));
@@ -273,26 +263,103 @@ fn action(action: Action, a: ActionArgs) -> i32 {
                     super::verify::print_report(v);
                 }
             }
-            let failed = results.iter().filter(|r| !r.ok).count();
+            let failed = results
+                .iter()
+                .filter(|r| r.exit_code() == exit::FAILURE)
+                .count();
+            let unproven = results
+                .iter()
+                .filter(|r| r.exit_code() == exit::UNPROVEN)
+                .count();
             if failed > 0 {
                 eprintln!("fencekit: {failed} of {} target(s) failed", results.len());
+            }
+            if unproven > 0 {
+                eprintln!(
+                    "fencekit: {unproven} of {} target(s) not proven (see the outcome column)",
+                    results.len()
+                );
             }
         }
     }
     exit_code(action, &results)
 }
 
-/// The overall exit code (SPEC §3).
+/// The overall exit code (SPEC §3): 1 when any target failed, else 3 when
+/// any result is not proven (a verify verdict, a command sent unverified),
+/// else 2 for `status` with a target off, else 0.
 pub fn exit_code(action: Action, results: &[TargetResult]) -> i32 {
-    if results.iter().any(|r| !r.ok) {
+    let codes: Vec<i32> = results.iter().map(TargetResult::exit_code).collect();
+    if codes.contains(&exit::FAILURE) {
         return exit::FAILURE;
     }
-    let verify = super::verify::worst(results.iter().filter_map(|r| r.verify.as_ref()));
-    if verify != exit::OK {
-        return verify;
+    if codes.contains(&exit::UNPROVEN) {
+        return exit::UNPROVEN;
     }
     if action == Action::Status && results.iter().any(|r| r.state == Some(PowerState::Off)) {
         return exit::STATUS_OFF;
     }
     exit::OK
+}
+
+/// Refuses an `off` or `reboot` of a node whose only fencing level is the
+/// SSH `host` profile, unless the operator opted in: such a node is only
+/// asked to power itself off, which nothing can observe.
+fn refuse_host_only(action: Action, plans: &[NodePlan], a: &ActionArgs) -> Result<(), String> {
+    if !matches!(action, Action::Off | Action::Reboot) || a.allow_host_only {
+        return Ok(());
+    }
+    let level = a.level.map(|l| l as usize);
+    match plans
+        .iter()
+        .find(|p| p.host_only(level) && !p.allow_host_only)
+    {
+        None => Ok(()),
+        Some(p) => Err(format!(
+            "{}: its only fencing level is the ssh host profile, which asks the node to power \
+             itself off and cannot observe it off (a hung or partitioned node is not fenced); add \
+             a BMC or PDU level, or opt in with --allow-host-only (inventory: allow_host_only = \
+             true) and prove each result with --verify",
+            p.name
+        )),
+    }
+}
+
+/// `--verify` after `off` / `reboot`: verifies every node whose action
+/// completed or was sent unverified, and folds each report into its result.
+fn verify_results(
+    rt: &crate::runtime::Runtime,
+    plans: Vec<NodePlan>,
+    action: Action,
+    a: &ActionArgs,
+    results: &mut [TargetResult],
+) {
+    let expect_of = |r: &TargetResult| match (action, r.outcome) {
+        // A reboot through a method that cannot observe off stopped at the off.
+        (_, Some(TargetOutcome::OffSent)) | (Action::Off, _) => PowerState::Off,
+        _ => PowerState::On,
+    };
+    for expect in [PowerState::Off, PowerState::On] {
+        let todo: Vec<NodePlan> = plans
+            .iter()
+            .filter(|p| {
+                results.iter().any(|r| {
+                    r.node == p.name
+                        && (r.ok || r.outcome.is_some_and(TargetOutcome::unverified))
+                        && expect_of(r) == expect
+                })
+            })
+            .cloned()
+            .collect();
+        if todo.is_empty() {
+            continue;
+        }
+        let opts = super::verify::default_options(a, expect);
+        let reports = rt.block_on(crate::fleet::verify::verify_all(&todo, &opts));
+        for rep in reports {
+            if let Some(r) = results.iter_mut().find(|r| r.node == rep.node) {
+                r.fold_verify(rep);
+            }
+        }
+    }
 }

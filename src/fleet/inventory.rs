@@ -189,6 +189,14 @@ pub struct Node {
     pub ssh: Option<MethodFields>,
     /// Rejoin configuration checks.
     pub checks: Vec<CheckDef>,
+    /// `verify` may accept the BMC's reads alone as proof for this node
+    /// (`accept_bmc_only = true`): recorded in the evidence and the audit.
+    pub accept_bmc_only: bool,
+    /// The SSH `host` profile may be this node's only fencing level
+    /// (`allow_host_only = true`): off is then sent, unverified.
+    pub allow_host_only: bool,
+    /// The most watts this node may draw while reported off (`verify`).
+    pub max_off_watts: Option<f64>,
     /// Line of the node's `name` in the file.
     pub line: usize,
 }
@@ -221,6 +229,9 @@ struct NodeDoc {
     ssh: Option<MethodFields>,
     #[serde(default)]
     check: Vec<CheckDef>,
+    accept_bmc_only: Option<bool>,
+    allow_host_only: Option<bool>,
+    max_off_watts: Option<f64>,
 }
 
 /// Default fields: common ones and per-driver tables.
@@ -229,6 +240,9 @@ struct Defaults {
     common: MethodFields,
     per_driver: Vec<(String, MethodFields)>,
     probe_ports: Vec<u16>,
+    accept_bmc_only: bool,
+    allow_host_only: bool,
+    max_off_watts: Option<f64>,
 }
 
 fn line_of(text: &str, offset: usize) -> usize {
@@ -247,6 +261,34 @@ fn parse_defaults(t: toml::Table, path: &Path) -> Result<Defaults, String> {
             .try_into()
             .map_err(|e| format!("{}: [defaults] probe_ports: {e}", path.display()))?;
     }
+    for key in ["accept_bmc_only", "allow_host_only"] {
+        if let Some(v) = t.remove(key) {
+            let b = v.as_bool().ok_or_else(|| {
+                format!(
+                    "{}: [defaults] {key}: expected true or false",
+                    path.display()
+                )
+            })?;
+            if key == "accept_bmc_only" {
+                d.accept_bmc_only = b;
+            } else {
+                d.allow_host_only = b;
+            }
+        }
+    }
+    if let Some(v) = t.remove("max_off_watts") {
+        let w = v
+            .as_float()
+            .or_else(|| v.as_integer().map(|i| i as f64))
+            .ok_or_else(|| {
+                format!(
+                    "{}: [defaults] max_off_watts: expected a number of watts",
+                    path.display()
+                )
+            })?;
+        d.max_off_watts =
+            Some(check_watts(w).map_err(|e| format!("{}: [defaults] {e}", path.display()))?);
+    }
     for driver in ["ipmi", "redfish", "ssh", "manual"] {
         if let Some(v) = t.remove(driver) {
             let f: MethodFields = v
@@ -259,6 +301,17 @@ fn parse_defaults(t: toml::Table, path: &Path) -> Result<Defaults, String> {
         .try_into()
         .map_err(|e| format!("{}: [defaults]: {e}", path.display()))?;
     Ok(d)
+}
+
+/// A `max_off_watts` that makes sense: a finite number, not negative.
+fn check_watts(w: f64) -> Result<f64, String> {
+    if w.is_finite() && w >= 0.0 {
+        Ok(w)
+    } else {
+        Err(format!(
+            "max_off_watts {w} is not a number of watts (0 or more)"
+        ))
+    }
 }
 
 /// Picks the i-th of n expansions of a field that may hold a range.
@@ -431,6 +484,10 @@ impl Inventory {
                 if names.windows(2).any(|w| w[0] == w[1]) {
                     return Err(ctx("two checks have the same name".into()));
                 }
+                let max_off_watts = match nd.max_off_watts {
+                    Some(w) => Some(check_watts(w).map_err(&ctx)?),
+                    None => defaults.max_off_watts,
+                };
                 nodes.push(Node {
                     address: lockstep(&nd.address, i, n, "address").map_err(&ctx)?,
                     probe_ports: nd
@@ -441,6 +498,9 @@ impl Inventory {
                     methods,
                     ssh,
                     checks: nd.check.clone(),
+                    accept_bmc_only: nd.accept_bmc_only.unwrap_or(defaults.accept_bmc_only),
+                    allow_host_only: nd.allow_host_only.unwrap_or(defaults.allow_host_only),
+                    max_off_watts,
                     line,
                 });
             }

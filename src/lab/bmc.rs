@@ -35,6 +35,12 @@ pub struct Faults {
     /// The power meter lies: it reports the draw of a running machine
     /// whatever the real power is (`verify` must not trust it blindly).
     pub draw_lies: bool,
+    /// The simulated host's kernel is alive but its service stopped: while
+    /// the node is on, its port answers with an RST (see [`super::host`]).
+    pub host_rst: bool,
+    /// The simulated host accepts connections whatever the chassis' power
+    /// (the BMC controls another machine, or cut the wrong power).
+    pub host_alive: bool,
 }
 
 /// Who a simulated machine is: what its BMC reports as the system UUID
