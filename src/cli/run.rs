@@ -1,8 +1,9 @@
 //! `fencekit …`: from parsed options to engine runs, output and exit code.
 
-use super::args::{ActionArgs, Cli, Command, Output};
+use super::args::{ActionArgs, Cli, Command, Method, Output};
 use super::plan::{begin, policy};
 use super::render::{human_line, JsonLines, Progress, Silent};
+use crate::engine::error::ErrorKind;
 use crate::engine::power::{Action, PowerState};
 use crate::engine::run::Cancel;
 use crate::exit;
@@ -211,24 +212,33 @@ fn action(action: Action, a: ActionArgs) -> i32 {
         policy: policy(&a),
         node_timeout: a.timeout,
     };
+    let verify = a.verify && matches!(action, Action::Off | Action::Reboot);
     let observer: Rc<dyn Observer> = match a.output {
+        // With --verify a node's result is known only once it is verified:
+        // its `done` line waits until then.
+        Output::Jsonl if verify => Rc::new(EventsOnly(JsonLines)),
         Output::Jsonl => Rc::new(JsonLines),
         Output::Human => Rc::new(Progress::new(&plans, action)),
         Output::Json => Rc::new(Silent),
     };
-    let verify_plans =
-        (a.verify && matches!(action, Action::Off | Action::Reboot)).then(|| plans.clone());
-
-    let mut results = rt.block_on(async {
-        let (handle, cancel) = Cancel::new();
-        let signals = tokio::spawn(crate::runtime::watch_signals(handle));
-        let r = run_fleet(plans, action, &opts, cancel, observer.clone()).await;
-        signals.abort();
+    let run_phase = |plans: Vec<NodePlan>, action: Action| {
+        rt.block_on(async {
+            let (handle, cancel) = Cancel::new();
+            let signals = tokio::spawn(crate::runtime::watch_signals(handle));
+            let r = run_fleet(plans, action, &opts, cancel, observer.clone()).await;
+            signals.abort();
+            r
+        })
+    };
+    let results = if verify && action == Action::Reboot && a.method == Method::Onoff {
+        reboot_verified(&run_phase, &rt, plans, &a)
+    } else {
+        let mut r = run_phase(plans.clone(), action);
+        if verify {
+            verify_results(&rt, plans, action, &a, &mut r);
+        }
         r
-    });
-    if let Some(vp) = verify_plans {
-        verify_results(&rt, vp, action, &a, &mut results);
-    }
+    };
     drop(observer);
     if let Some(audit) = &audit {
         for r in &results {
@@ -242,6 +252,7 @@ fn action(action: Action, a: ActionArgs) -> i32 {
             Ok(s) => crate::outln!("{s}"),
             Err(e) => eprintln!("fencekit: cannot encode JSON: {e}"),
         },
+        Output::Jsonl if verify => results.iter().for_each(|r| JsonLines.done(r)),
         Output::Jsonl => {}
         Output::Human if results.len() == 1 => {
             let r = &results[0];
@@ -322,6 +333,60 @@ fn refuse_host_only(action: Action, plans: &[NodePlan], a: &ActionArgs) -> Resul
              true) and prove each result with --verify",
             p.name
         )),
+    }
+}
+
+/// `reboot --verify` (on/off method): an off, verified, then an on,
+/// verified, so that a BMC that only claims the off cannot pass a reboot.
+/// A node whose off is not proven is left as it is (not powered on).
+fn reboot_verified(
+    run_phase: &dyn Fn(Vec<NodePlan>, Action) -> Vec<TargetResult>,
+    rt: &crate::runtime::Runtime,
+    plans: Vec<NodePlan>,
+    a: &ActionArgs,
+) -> Vec<TargetResult> {
+    let mut offs = run_phase(plans.clone(), Action::Off);
+    verify_results(rt, plans.clone(), Action::Off, a, &mut offs);
+    let interrupted = offs
+        .iter()
+        .any(|r| r.error_kind == Some(ErrorKind::Interrupted));
+    let on_plans: Vec<NodePlan> = plans
+        .into_iter()
+        .filter(|p| {
+            !interrupted
+                && offs.iter().any(|r| {
+                    r.node == p.name && r.ok && r.action_outcome.is_some_and(|o| !o.unverified())
+                })
+        })
+        .collect();
+    let mut ons = if on_plans.is_empty() {
+        Vec::new()
+    } else {
+        run_phase(on_plans.clone(), Action::On)
+    };
+    verify_results(rt, on_plans, Action::On, a, &mut ons);
+    offs.into_iter()
+        .map(|off| {
+            let on = ons
+                .iter()
+                .position(|r| r.node == off.node)
+                .map(|i| ons.swap_remove(i));
+            TargetResult::join_reboot(off, on)
+        })
+        .collect()
+}
+
+/// An observer that passes events on but keeps results back (they are
+/// printed once verified).
+struct EventsOnly<O>(O);
+
+impl<O: Observer> Observer for EventsOnly<O> {
+    fn event(&self, node: &str, level: usize, event: &crate::engine::event::Stamped) {
+        self.0.event(node, level, event)
+    }
+    fn done(&self, _: &TargetResult) {}
+    fn prompt(&self) -> Option<&dyn crate::fleet::manual::Prompt> {
+        self.0.prompt()
     }
 }
 

@@ -189,9 +189,14 @@ pub struct TargetResult {
     pub traffic: Traffic,
     /// Every step with its time: the evidence behind `ok`.
     pub timeline: Vec<Stamped>,
-    /// `--verify`: the independent verification that followed.
+    /// `--verify`: the independent verification that followed (for a
+    /// verified reboot, of the node back on).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub verify: Option<VerifyReport>,
+    /// `reboot --verify`: the verification of the off, which came first
+    /// (present when it proved the node off and the node was powered on).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub verify_off: Option<VerifyReport>,
 }
 
 impl TargetResult {
@@ -252,6 +257,7 @@ impl TargetResult {
             traffic,
             timeline,
             verify: None,
+            verify_off: None,
         }
     }
 
@@ -274,6 +280,52 @@ impl TargetResult {
             self.error_kind = None;
         }
         self.verify = Some(report);
+    }
+
+    /// `reboot --verify`, run as an off (verified) then an on (verified):
+    /// one result for the reboot. `on` is `None` when the node was not
+    /// powered on: its off failed, was not proven, or cannot be observed.
+    pub fn join_reboot(mut off: TargetResult, on: Option<TargetResult>) -> TargetResult {
+        off.action = Action::Reboot;
+        let Some(mut r) = on else {
+            if off.verdict.is_some() && !off.ok {
+                if let Some(e) = &mut off.error {
+                    e.push_str(
+                        "; the node was left as it is, not powered on (its off is not proven)",
+                    );
+                }
+            }
+            return off;
+        };
+        let shift = off.elapsed_ms;
+        let mut timeline = std::mem::take(&mut off.timeline);
+        timeline.extend(r.timeline.drain(..).map(|mut s| {
+            s.at_ms += shift;
+            s
+        }));
+        r.timeline = timeline;
+        r.action = Action::Reboot;
+        r.elapsed_ms += shift;
+        r.traffic = Traffic {
+            sent: off.traffic.sent + r.traffic.sent,
+            received: off.traffic.received + r.traffic.received,
+            retransmits: off.traffic.retransmits + r.traffic.retransmits,
+        };
+        let mut attempts = std::mem::take(&mut off.attempts);
+        attempts.append(&mut r.attempts);
+        r.attempts = attempts;
+        r.verify_off = off.verify.take();
+        if r.verify.is_some() {
+            // Off proven, on done and verified: a reboot, with the on's verdict.
+            r.action_outcome = Some(TargetOutcome::Rebooted);
+        } else if !r.ok {
+            r.outcome = Some(TargetOutcome::FencedNotRestored);
+            r.error = Some(format!(
+                "the node is fenced (off, proven) but did not come back on: {}",
+                r.error.as_deref().unwrap_or("unknown error")
+            ));
+        }
+        r
     }
 
     /// The exit code this result calls for on its own (SPEC §3): 0 ok, 3

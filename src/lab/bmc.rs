@@ -41,6 +41,9 @@ pub struct Faults {
     /// The simulated host accepts connections whatever the chassis' power
     /// (the BMC controls another machine, or cut the wrong power).
     pub host_alive: bool,
+    /// The BMC has no power meter: power readings are unsupported (see
+    /// [`Chassis::meter`]).
+    pub no_meter: bool,
 }
 
 /// Who a simulated machine is: what its BMC reports as the system UUID
@@ -169,6 +172,11 @@ impl Chassis {
         } else {
             WATTS_STANDBY
         }
+    }
+
+    /// What the BMC's power meter shows, if it has one ([`Faults::no_meter`]).
+    pub fn meter(&mut self) -> Option<f64> {
+        (!self.faults.no_meter).then(|| self.watts())
     }
 
     fn schedule(&mut self, on: bool, after: Duration) {

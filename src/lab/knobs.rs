@@ -50,6 +50,7 @@ pub fn apply_knob(k: &str, f: &mut Faults, on: &mut bool) -> Result<(), String> 
         "draw-lies" => f.draw_lies = true,
         "host-rst" => f.host_rst = true,
         "host-alive" => f.host_alive = true,
+        "no-meter" => f.no_meter = true,
         // applied when the lab starts (see `spec`)
         "redfish-no-forceoff" => {}
         // applied once every node exists (see `main`)
