@@ -89,12 +89,12 @@ pub enum Command {
 /// a probe's answer means.
 fn verify_help() -> String {
     format!(
-        "{}\nProbes (TCP to the node's address on its probe ports): accepted = the host is \
-         up; reset (RST) = a network stack answers there, the kernel is alive: never \
-         evidence of off; unreachable (EHOSTUNREACH/ENETUNREACH) = evidence of off; \
-         silent (no answer within --probe-timeout) = weak evidence of off (a firewall \
-         also drops). A power draw above --max-off-watts while the BMC reports off is a \
-         contradiction.",
+        "{}\nProbes (TCP to the node's address on its probe ports):\n  \
+         accepted: the host is up\n  \
+         reset (RST): a network stack answers there, the kernel is alive; never evidence of off\n  \
+         unreachable (EHOSTUNREACH/ENETUNREACH): evidence of off\n  \
+         silent (no answer within --probe-timeout): weak evidence of off (a firewall also drops)\n\
+         A power draw above --max-off-watts while the BMC reports off is a contradiction.",
         crate::fleet::verify::verdict_table_text()
     )
 }

@@ -176,8 +176,7 @@ pub const VERDICTS: &[(Verdict, &str, &str)] = &[
         Verdict::BmcOnly,
         "the BMC reports the state on every read (over every channel to it); nothing \
          independent was checked",
-        "3, or 0 where BMC-only proof is accepted (--accept-bmc-only, inventory \
-         accept_bmc_only)",
+        "3 (0 when accepted: --accept-bmc-only, inventory accept_bmc_only)",
     ),
     (
         Verdict::Contradiction,
@@ -202,9 +201,9 @@ pub const VERDICTS: &[(Verdict, &str, &str)] = &[
 
 /// The verdict table as plain text (for `--help` and the man page).
 pub fn verdict_table_text() -> String {
-    let mut s = String::from("Verdicts (verdict: meaning → exit status):\n");
+    let mut s = String::from("Verdicts (verdict → exit status: meaning):\n");
     for (v, meaning, code) in VERDICTS {
-        s.push_str(&format!("  {:<14}{meaning} → {code}\n", v.as_str()));
+        s.push_str(&format!("  {} → exit {code}\n      {meaning}\n", v.as_str()));
     }
     s
 }
@@ -917,6 +916,15 @@ pub async fn verify_node(plan: &NodePlan, opts: &VerifyOptions) -> VerifyReport 
                 }
             }
             Role::Nothing => {}
+        }
+    }
+    // The node's own SSH (rejoin checks) is the node itself too.
+    if let Some(MethodSpec::Ssh { config, .. }) = &plan.node_ssh {
+        if !probe_targets
+            .iter()
+            .any(|(h, p, _)| *h == config.host && *p == config.port)
+        {
+            probe_targets.push((config.host.clone(), config.port, " (ssh, the node's own)"));
         }
     }
     if let Some(addr) = &plan.address {
