@@ -306,7 +306,11 @@ fn hand_written(sub: Option<&str>) -> String {
     if sub == Some("verify") {
         section(&mut m, "VERDICTS");
         for (v, meaning, code) in crate::fleet::verify::VERDICTS {
-            tagged(&mut m, v.as_str(), &format!("{meaning}. Exit status {code}."));
+            tagged(
+                &mut m,
+                v.as_str(),
+                &format!("{meaning}. Exit status {code}."),
+            );
         }
         m.push_str(&format!(
             ".PP

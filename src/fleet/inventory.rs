@@ -619,4 +619,34 @@ probe_ports = [5432]
         let e = Inventory::parse(&more, Path::new("i.toml")).unwrap_err();
         assert!(e.contains("more than 100000 nodes"), "{e}");
     }
+
+    #[test]
+    fn proof_policy_keys_per_node_and_in_defaults() {
+        let text = r#"
+[defaults]
+max_off_watts = 40
+[[node]]
+name = "a"
+accept_bmc_only = true
+  [[node.fence]]
+  endpoint = "ipmi://10.0.7.1"
+[[node]]
+name = "b"
+allow_host_only = true
+max_off_watts = 12.5
+  [[node.fence]]
+  endpoint = "ssh://root@10.0.1.2/host"
+"#;
+        let inv = Inventory::parse(text, Path::new("p.toml")).unwrap();
+        let (a, b) = (inv.node("a").unwrap(), inv.node("b").unwrap());
+        assert!(a.accept_bmc_only && !a.allow_host_only);
+        assert_eq!(a.max_off_watts, Some(40.0));
+        assert!(!b.accept_bmc_only && b.allow_host_only);
+        assert_eq!(b.max_off_watts, Some(12.5));
+        let bad = text.replace("max_off_watts = 12.5", "max_off_watts = -3.0");
+        let e = Inventory::parse(&bad, Path::new("p.toml")).unwrap_err();
+        assert!(e.contains("p.toml:") && e.contains("max_off_watts"), "{e}");
+        let bad = text.replace("accept_bmc_only = true", "accept_bmc_only = \"yes\"");
+        assert!(Inventory::parse(&bad, Path::new("p.toml")).is_err());
+    }
 }

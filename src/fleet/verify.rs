@@ -203,7 +203,10 @@ pub const VERDICTS: &[(Verdict, &str, &str)] = &[
 pub fn verdict_table_text() -> String {
     let mut s = String::from("Verdicts (verdict → exit status: meaning):\n");
     for (v, meaning, code) in VERDICTS {
-        s.push_str(&format!("  {} → exit {code}\n      {meaning}\n", v.as_str()));
+        s.push_str(&format!(
+            "  {} → exit {code}\n      {meaning}\n",
+            v.as_str()
+        ));
     }
     s
 }
