@@ -736,3 +736,74 @@ fn power_draw_above_the_threshold_while_off_is_a_contradiction() {
         "{r}"
     );
 }
+
+/// sushy-tools (a Redfish emulator, an independent peer) serves no
+/// `Chassis/*/Power`: verify records "no power reading" as evidence, which
+/// is neither a witness nor a failure, and says the BMC's word is all it had.
+#[test]
+fn a_bmc_without_a_power_meter_gives_no_power_reading_not_a_failure() {
+    let emulator = support::peers_dir().join("venv/bin/sushy-emulator");
+    if !emulator.exists() {
+        let msg = format!(
+            "SKIP {}: sushy-tools not installed ({} missing; run tests/peers/setup.sh)",
+            support::test_name(),
+            emulator.display()
+        );
+        assert!(
+            !support::require_peers(),
+            "{msg}, and FENCEKIT_REQUIRE_PEERS=1"
+        );
+        println!("{msg}");
+        return;
+    }
+    let port = support::free_port();
+    let start = || {
+        let mut c = Command::new("bash");
+        c.arg(support::peer_scripts().join("sushy_start.sh"))
+            .arg(port.to_string())
+            .arg("off")
+            .env("SUSHY_POWER", "Off");
+        support::run(c, Duration::from_secs(60))
+    };
+    struct Stop(u16);
+    impl Drop for Stop {
+        fn drop(&mut self) {
+            let mut c = Command::new("bash");
+            c.arg(support::peer_scripts().join("sushy_stop.sh"))
+                .arg(self.0.to_string());
+            let _ = support::run(c, Duration::from_secs(15));
+        }
+    }
+    let r = start();
+    let _stop = Stop(port);
+    r.assert_code(0);
+    let dir = tempfile::tempdir().unwrap();
+    let target = format!(
+        "redfish+http://admin@127.0.0.1:{port}/redfish/v1/Systems/00000000-0000-4000-8000-000000000001"
+    );
+    let mut args = vec![
+        "verify",
+        target.as_str(),
+        "--password-script",
+        "echo fencepass",
+        "-o",
+        "json",
+    ];
+    args.extend(FAST);
+    let r = run(dir.path(), &args);
+    r.assert_code(3);
+    let rep = &results(&r)[0];
+    assert_eq!(rep["verdict"], "bmc-only", "{r}");
+    let draw = evidence_of(rep)
+        .into_iter()
+        .find(|e| e["source"].as_str().unwrap().ends_with(" power"))
+        .unwrap_or_else(|| panic!("no power evidence: {r}"));
+    assert!(
+        draw["observation"]
+            .as_str()
+            .unwrap()
+            .starts_with("no power reading"),
+        "{draw}"
+    );
+    assert_eq!(draw["agrees"], serde_json::Value::Null);
+}
