@@ -512,6 +512,19 @@ fn a_contradiction_is_never_reported_as_fenced() {
         );
     }
 
+    // JSON lines: the result line waits for the verdict.
+    let r = run(d, &["off", "-i", inv, "node01", "--verify", "-o", "jsonl"]);
+    r.assert_code(3);
+    let done: Vec<serde_json::Value> = r
+        .stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|v| v["event"] == "done")
+        .collect();
+    assert_eq!(done.len(), 1, "{r}");
+    assert_eq!(done[0]["ok"], false, "{r}");
+    assert_eq!(done[0]["verdict"], "contradiction", "{r}");
+
     // The table: two nodes, one contradicted, one proven.
     let r = run(
         d,
