@@ -6,7 +6,7 @@ use fencekit::engine::driver::PowerDriver;
 use fencekit::engine::error::{ErrorKind, Stage};
 use fencekit::engine::event::{Event, Stamped};
 use fencekit::engine::policy::{Policy, PowerTimeout};
-use fencekit::engine::power::{Action, PowerCommand, PowerState, RebootMethod};
+use fencekit::engine::power::{Action, PowerCommand, PowerState, RebootMethod, Transition};
 use fencekit::engine::run::{run, Cancel, Failure, Outcome};
 use fencekit::lab::bmc::{Bmc, Faults};
 use fencekit::lab::redfish::{
@@ -105,6 +105,16 @@ impl Ran {
             .iter()
             .filter_map(|e| match e.event {
                 Event::StateObserved { state } => Some(state),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn transitions(&self) -> Vec<Transition> {
+        self.events
+            .iter()
+            .filter_map(|e| match e.event {
+                Event::TransitionObserved { transition } => Some(transition),
                 _ => None,
             })
             .collect()
@@ -373,17 +383,20 @@ async fn transitional_states_are_never_the_target() {
         })
     );
     assert!(t.elapsed() >= Duration::from_millis(300));
-    let retries = r.retries();
+    let seen = r.transitions();
     assert!(
-        retries.iter().any(|m| m.contains("PoweringOff")),
-        "polls during the transition are missed polls: {retries:?}"
+        seen.contains(&Transition::PoweringOff),
+        "the transition was read and waited through: {:?}",
+        r.events
     );
+    assert!(r.retries().is_empty(), "{:?}", r.retries());
     assert_eq!(
         r.observed(),
         vec![PowerState::On, PowerState::Off, PowerState::Off]
     );
 
-    // A service stuck in PoweringOff never yields success.
+    // A service stuck in PoweringOff: status says so; `on` waits for it to
+    // settle and fails naming it, sending nothing.
     l.lab.bmc.set_on(true);
     l.lab.set_faults(RedfishFaults {
         system_body: SystemBody::PowerState(Some("PoweringOff".into())),
@@ -394,12 +407,19 @@ async fn transitional_states_are_never_the_target() {
         ..policy()
     };
     let r = go(l.cfg(), Action::Status, &short).await;
-    assert_eq!(r.err().error.kind, ErrorKind::Busy);
-    assert!(r
-        .err()
-        .error
-        .message
-        .contains("transitional state PoweringOff"));
+    assert_eq!(
+        r.result,
+        Ok(Outcome::InTransition {
+            transition: Transition::PoweringOff
+        })
+    );
+    let r = go(l.cfg(), Action::On, &short).await;
+    assert_eq!(r.err().error.kind, ErrorKind::TransitionTimeout);
+    assert!(
+        r.err().error.message.contains("powering off"),
+        "{}",
+        r.err().error
+    );
     // Unknown and missing states are failures, never guesses.
     for (body, what) in [
         (
@@ -533,14 +553,35 @@ async fn other_error_answers_fail_with_their_text() {
     .await;
     let r = go(l.cfg(), Action::Off, &policy()).await;
     let e = &r.err().error;
-    assert_eq!(e.kind, ErrorKind::DeviceError);
+    assert_eq!(e.kind, ErrorKind::Unsupported);
     assert!(
-        e.message.contains("http 400") && e.message.contains("invalid parameter ResetType"),
+        e.message.contains("http 400")
+            && e.message.contains("Base.1.8.ActionParameterUnknown")
+            && e.message.contains("invalid parameter ResetType"),
         "{}",
         e.message
     );
     assert!(e.message.contains("ResetType ForceOff"), "{}", e.message);
     assert_eq!(l.lab.stats().resets.len(), 1, "not retried");
+    // A refusal nobody documented fails too, quoting the vendor's MessageId.
+    l.lab.set_faults(RedfishFaults {
+        reset_error: Some(LabErrorAnswer {
+            status: 400,
+            message_id: "Contoso.1.0.PowerLocked".into(),
+            message: "Power control is locked by the chassis manager.".into(),
+            times: 0,
+        }),
+        ..Default::default()
+    });
+    let r = go(l.cfg(), Action::Off, &policy()).await;
+    let e = &r.err().error;
+    assert_eq!(e.kind, ErrorKind::DeviceError);
+    assert!(
+        e.message.contains("Contoso.1.0.PowerLocked"),
+        "{}",
+        e.message
+    );
+    assert_eq!(l.lab.stats().resets.len(), 2, "not retried");
 }
 
 #[tokio::test]

@@ -1,7 +1,7 @@
 //! Rendering results for people (short lines, progress) and programs (JSON).
 
 use crate::engine::event::{Event, Stamped};
-use crate::engine::power::{Action, PowerState};
+use crate::engine::power::{Action, PowerState, Transition};
 use crate::engine::run::{Failure, Outcome};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
@@ -57,7 +57,11 @@ pub struct TargetResult {
     pub ok: bool,
     /// The last observed power state.
     pub state: Option<PowerState>,
-    /// What happened: status, already, reached, rebooted, fenced-not-restored, cycle-sent, monitored, diag-sent.
+    /// `status` only: the power change the device reports under way (the
+    /// node is neither on nor off yet; `state` is then null).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub transition: Option<Transition>,
+    /// What happened: status, in-transition, already, reached, rebooted, fenced-not-restored, cycle-sent, monitored, diag-sent.
     pub outcome: Option<String>,
     /// The failure, if any.
     pub error: Option<String>,
@@ -98,6 +102,7 @@ impl TargetResult {
             Ok(o) => {
                 let name = match o {
                     Outcome::Status { .. } => "status",
+                    Outcome::InTransition { .. } => "in-transition",
                     Outcome::Already { .. } => "already",
                     Outcome::Reached { .. } => "reached",
                     Outcome::Rebooted => "rebooted",
@@ -125,6 +130,10 @@ impl TargetResult {
                 Some(f.error.kind.as_str()),
             ),
         };
+        let transition = match result {
+            Ok(Outcome::InTransition { transition }) => Some(*transition),
+            _ => None,
+        };
         TargetResult {
             node: target.clone(),
             target,
@@ -134,7 +143,14 @@ impl TargetResult {
             attempts: Vec::new(),
             action,
             ok,
-            state: last_seen,
+            // A status that read a transition shows no settled state, not
+            // an older one.
+            state: if transition.is_some() {
+                None
+            } else {
+                last_seen
+            },
+            transition,
             outcome,
             error,
             error_kind,
@@ -171,6 +187,10 @@ impl TargetResult {
                 acked.as_deref().unwrap_or("?")
             ),
             Some("status") => state.to_string(),
+            Some("in-transition") => format!(
+                "{} (a transition under way: neither on nor off yet)",
+                self.transition.map_or("in transition", |t| t.words())
+            ),
             Some("already") => format!("already {state} (confirmed)"),
             Some("reached") => format!("powered {state} (confirmed)"),
             Some("rebooted") => "rebooted: off confirmed, then on confirmed".to_string(),
@@ -334,7 +354,11 @@ pub fn table(results: &[TargetResult]) -> String {
         b.push_record([
             r.node.clone(),
             method,
-            r.state.map_or("-".into(), |s| s.to_string()),
+            match (r.state, r.transition) {
+                (Some(s), _) => s.to_string(),
+                (None, Some(t)) => t.words().to_string(),
+                (None, None) => "-".into(),
+            },
             r.outcome_word().to_string(),
             format!("{:.2}s", r.elapsed_ms as f64 / 1000.0),
             err,
