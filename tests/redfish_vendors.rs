@@ -925,7 +925,18 @@ fn render(rows: &[Row], took: Duration) -> String {
          --vendor`, *lab*). Power changes take 1.5 s. Every row checks the exit\n\
          code and the result line, that the node is in the reported state when\n\
          fencekit exits, its state once every transition has ended, and the\n\
-         number of reset POSTs (exactly what the vendor needs).\n\n",
+         number of reset POSTs (exactly what the vendor needs).\n\n\
+         Families that keep the old PowerState during a power change (XCC,\n\
+         Supermicro, AMI) cannot show a boot or a shutdown under way: there\n\
+         fencekit sends its reset even when the state already reads as the\n\
+         target (a no-op for them), hence one POST in the \"already\" rows.\n\
+         Measured before this handling existed (the build of commit 5c1e676,\n\
+         `FENCEKIT_VENDOR_BIN`), the trees gave 118 of 176 passes: every\n\
+         transition case on iDRAC, iLO and OpenBMC failed at the first read\n\
+         without sending anything, iLO's stale-read refusal was re-sent 8\n\
+         (native) and 13 (agent) times, and off while booting on XCC,\n\
+         Supermicro and AMI printed `Success: Already OFF` for a node that\n\
+         then came up.\n\n",
     );
     let passed = rows.iter().filter(|r| r.pass).count();
     let _ = writeln!(
@@ -944,7 +955,11 @@ fn render(rows: &[Row], took: Duration) -> String {
             s,
             "{} {} | {} | {} | {:.2} s | {} |",
             r.key(),
-            r.tree,
+            if r.backend == "lab" {
+                "(profile)"
+            } else {
+                r.tree
+            },
             r.code.map_or("killed".into(), |c| c.to_string()),
             r.posts,
             r.took.as_secs_f64(),
@@ -997,6 +1012,13 @@ fn vendor_matrix() {
         .filter(|r| !r.pass)
         .map(|r| format!("{} {}", r.key(), r.what))
         .collect();
+    if !failed.is_empty() {
+        let _ = std::fs::create_dir_all(Path::new(env!("CARGO_MANIFEST_DIR")).join("target"));
+        let _ = std::fs::write(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("target/vendor-matrix-failures.txt"),
+            failed.join("\n\n"),
+        );
+    }
     let section = render(&rows, took);
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let _ = std::fs::create_dir_all(root.join("target"));
@@ -1027,4 +1049,68 @@ fn vendor_matrix() {
         rows.len(),
         failed.join("\n\n")
     );
+}
+
+/// `fencekit lab --vendor` and the per-node `vendor=` knob, through the CLI.
+#[test]
+fn lab_cli_serves_vendor_profiles() {
+    let lab = support::Lab::start(&[
+        "--nodes",
+        "3",
+        "--vendor",
+        "idrac",
+        "--fault",
+        "node02:vendor=ilo",
+        "--fault",
+        "node03:vendor=ami+off",
+    ]);
+    let url = |i: usize| {
+        lab.banner[i]
+            .split_whitespace()
+            .find(|w| w.starts_with("redfish://"))
+            .unwrap_or_else(|| panic!("no redfish URL in {:?}", lab.banner))
+            .to_string()
+    };
+    assert!(
+        url(0).ends_with("/redfish/v1/Systems/System.Embedded.1"),
+        "{}",
+        url(0)
+    );
+    assert!(url(1).ends_with("/redfish/v1/Systems/1"), "{}", url(1));
+    assert!(url(2).ends_with("/redfish/v1/Systems/DGX"), "{}", url(2));
+    let with_user = |u: String| u.replacen("redfish://", "redfish://admin@", 1);
+    // iDRAC shows transitions: an "on" of a node that reads on is confirmed, nothing sent.
+    let r = support::fencekit(
+        &["on", &with_user(url(0)), "--ssl-insecure", "-vv"],
+        support::LAB_PASSWORD,
+    );
+    r.assert_code(0).assert_mentions(&["already on"]);
+    // AMI hides transitions: the quirk is named in the session record.
+    let r = support::fencekit(
+        &[
+            "off",
+            &with_user(url(2)),
+            "--ssl-insecure",
+            "--output",
+            "json",
+        ],
+        support::LAB_PASSWORD,
+    );
+    r.assert_code(0);
+    let res = r.json_result();
+    assert_eq!(res["outcome"], "already", "{r}");
+    assert!(
+        res["session"]
+            .as_str()
+            .is_some_and(|s| s.contains("hidden-transitions (AMI MegaRAC")),
+        "{r}"
+    );
+    // An unknown profile is a usage error.
+    let r = support::fencekit(&["lab", "--vendor", "cisco"], support::LAB_PASSWORD);
+    r.assert_code(64);
+    let r = support::fencekit(
+        &["lab", "--fault", "node01:vendor=cisco"],
+        support::LAB_PASSWORD,
+    );
+    r.assert_code(64).assert_mentions(&["vendor=cisco"]);
 }

@@ -1388,8 +1388,11 @@ fn reset(shared: &Shared, id: &str, body: &[u8]) -> Answer {
         // quirks.md 15: iLO refuses during a transition.
         return answers::ilo("Power transition in progress. Retry later");
     }
-    let no_op = moving.is_none() && ((op == 1 && on) || (op == 0 && !on) || (op == 2 && !on));
-    if no_op {
+    // A request that changes nothing: iDRAC and iLO refuse it (also a
+    // restart while off); the others accept it and do nothing.
+    let settled = moving.is_none();
+    let no_op = settled && ((op == 1 && on) || (op == 0 && !on));
+    if no_op || (settled && op == 2 && !on) {
         if let Some(a) = answers::already(vendor, op == 1) {
             return a;
         }

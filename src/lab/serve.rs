@@ -2,6 +2,7 @@
 
 use super::bmc::Faults;
 use super::fleet::{Lab, LabSpec};
+use super::redfish::Vendor;
 use crate::cli::args::LabArgs;
 use crate::exit;
 use std::io::Write;
@@ -43,6 +44,22 @@ fn spec(a: &LabArgs) -> Result<LabSpec, String> {
             .filter_map(|f| parse_fault(f).ok())
             .filter(|f| f.knobs.iter().any(|k| k == "redfish-no-forceoff"))
             .flat_map(|f| f.names)
+            .collect(),
+        vendor: Vendor::parse(&a.vendor)
+            .ok_or_else(|| format!("--vendor '{}' is not a known profile", a.vendor))?,
+        node_vendors: a
+            .faults
+            .iter()
+            .filter_map(|f| parse_fault(f).ok())
+            .flat_map(|f| {
+                let v = f
+                    .knobs
+                    .iter()
+                    .filter_map(|k| k.strip_prefix("vendor="))
+                    .filter_map(Vendor::parse)
+                    .next_back();
+                f.names.into_iter().filter_map(move |n| v.map(|v| (n, v)))
+            })
             .collect(),
         cert_dir: a.write_inventory.as_ref().map(|p| {
             let mut d = p.as_os_str().to_owned();
@@ -103,6 +120,15 @@ fn apply_knob(k: &str, f: &mut Faults, on: &mut bool) -> Result<(), String> {
         "draw-lies" => f.draw_lies = true,
         // applied when the lab starts (see `spec`)
         "redfish-no-forceoff" => {}
+        "vendor" => {
+            let v = value.unwrap_or_default();
+            if Vendor::parse(v).is_none() {
+                return Err(format!(
+                    "vendor={v}: not a profile (generic, idrac, ilo, xcc, smc, bmcweb, \
+                     bmcweb204, ami, ami-task)"
+                ));
+            }
+        }
         // applied once every node exists (see `main`)
         "identity-of" => {
             value

@@ -665,7 +665,7 @@ pub fn refusal(status: u16, body: Option<&Value>) -> Refusal {
     {
         return Refusal::ResetTypeRefused;
     }
-    let all: String = msgs.iter().map(|m| words(m)).collect::<Vec<_>>().join(" ");
+    let all: String = msgs.iter().map(words).collect::<Vec<_>>().join(" ");
     let top = body
         .map(|b| b.get("error").unwrap_or(b))
         .and_then(|e| e.get("message").or_else(|| e.get("Message")))

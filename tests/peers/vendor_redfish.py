@@ -427,6 +427,9 @@ def make_handler(inst):
             n = int(self.headers.get("Content-Length") or 0)
             body = self.rfile.read(n) if n > 0 else b""
             status, headers, doc, rt = inst.handle(method, self.path, self.headers, body)
+            # Recorded before the answer leaves: a client that exits on it
+            # finds its request in the log.
+            inst.record(method, self.path, status, rt)
             data = b"" if doc is None else json.dumps(doc).encode("utf-8")
             self.send_response(status)
             for k, v in headers.items():
@@ -438,7 +441,6 @@ def make_handler(inst):
             self.end_headers()
             if data:
                 self.wfile.write(data)
-            inst.record(method, self.path, status, rt)
 
         def do_GET(self):
             self.serve("GET")
