@@ -590,6 +590,17 @@ fn tree_jobs(certs: &Certs) -> Option<(TreeServer, Vec<Job>)> {
             bmc: Box::new(TreeBmc { port, log, state }),
         });
     }
+    let server = start_tree_server(dir, &trees, certs, instances);
+    Some((server, jobs))
+}
+
+/// Starts `vendor_redfish.py` with these instances (files in `dir`).
+fn start_tree_server(
+    dir: tempfile::TempDir,
+    trees: &Path,
+    certs: &Certs,
+    instances: Vec<Value>,
+) -> TreeServer {
     let spec = serde_json::json!({
         "trees": trees,
         "cert": certs.cert,
@@ -617,7 +628,7 @@ fn tree_jobs(certs: &Certs) -> Option<(TreeServer, Vec<Job>)> {
         let err = std::fs::read_to_string(server._dir.path().join("stderr")).unwrap_or_default();
         panic!("vendor_redfish.py did not start:\n{err}");
     }
-    Some((server, jobs))
+    server
 }
 
 // --------------------------------------------------------- lab backend ----
@@ -1113,4 +1124,151 @@ fn lab_cli_serves_vendor_profiles() {
         support::LAB_PASSWORD,
     );
     r.assert_code(64).assert_mentions(&["vendor=cisco"]);
+}
+
+/// The driver reads each captured system's identity (no request of its
+/// own), an expected UUID chooses between the DGX's two systems, and the
+/// captures' missing Chassis mean "no power reading", not a failure.
+#[test]
+fn identity_and_power_draw_from_the_trees() {
+    use fencekit::engine::driver::PowerDriver;
+    use fencekit::redfish::config::{RedfishConfig, TlsTrust};
+    use fencekit::redfish::driver::RedfishDriver;
+    use fencekit::secret::Secret;
+    let Some(trees) = vendors_dir() else {
+        support::skip("../shared/vendors is not there (the captured trees)");
+        return;
+    };
+    if !support::peer_available("python3") {
+        return;
+    }
+    let certs = certs();
+    let dir = tempfile::tempdir().unwrap();
+    let mut seen = Vec::new();
+    let profiles: Vec<Profile> = PROFILES
+        .into_iter()
+        .filter(|p| {
+            let fresh = !seen.contains(&p.tree);
+            seen.push(p.tree);
+            fresh
+        })
+        .collect();
+    let base = support::free_ports(profiles.len() as u16);
+    let instances = profiles
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            serde_json::json!({
+                "port": base + i as u16, "tree": p.tree, "profile": p.name,
+                "system": p.system, "power": "On", "scenario": null,
+                "log": dir.path().join(format!("{i}.log")),
+                "state": dir.path().join(format!("{i}.state")),
+            })
+        })
+        .collect();
+    let server = start_tree_server(dir, &trees, &certs, instances);
+    let cfg = |port: u16, system: Option<&str>| {
+        let mut c = RedfishConfig::new("127.0.0.1", port, USER, Secret::from_str_value(PASSWORD));
+        c.tls = TlsTrust::Verify {
+            ca_cert: Some(certs.cert.clone()),
+        };
+        c.systems_uri = system.map(str::to_string);
+        c
+    };
+    let captured = |tree: &str, system: &str| -> Value {
+        let f = trees
+            .join(tree)
+            .join(system.trim_start_matches('/'))
+            .join("index.json");
+        serde_json::from_str(&std::fs::read_to_string(f).unwrap()).unwrap()
+    };
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        for (i, p) in profiles.iter().enumerate() {
+            let port = base + i as u16;
+            let doc = captured(p.tree, p.system);
+            let mut d = RedfishDriver::new(cfg(port, Some(p.system))).unwrap();
+            d.connect(None).await.unwrap();
+            let before = d.stats().requests;
+            let id = d.identity(None).await.unwrap();
+            assert_eq!(
+                d.stats().requests,
+                before,
+                "{}: no request of its own",
+                p.tree
+            );
+            let want_uuid = doc["UUID"]
+                .as_str()
+                .and_then(fencekit::engine::identity::normalise_uuid);
+            assert_eq!(
+                id.primary_uuid().map(str::to_string),
+                want_uuid,
+                "{}",
+                p.tree
+            );
+            assert_eq!(
+                id.serial.as_deref(),
+                doc["SerialNumber"]
+                    .as_str()
+                    .filter(|s| !s.trim().is_empty()),
+                "{}",
+                p.tree
+            );
+            assert_eq!(
+                d.hidden_transitions().is_some(),
+                !p.shows,
+                "{}: the hidden-transitions quirk follows vendors.md",
+                p.tree
+            );
+            // The captures hold no Chassis resources: no evidence, no failure.
+            assert_eq!(d.power_reading(None).await, Ok(None), "{}", p.tree);
+            d.close().await;
+        }
+        // The DGX capture: two systems; the expected UUID chooses.
+        let (i, p) = profiles
+            .iter()
+            .enumerate()
+            .find(|(_, p)| p.tree == "dgxh100-ami")
+            .unwrap();
+        let port = base + i as u16;
+        for (system, uuid) in [
+            (
+                "/redfish/v1/Systems/DGX",
+                "b11dd4f2-bfde-1000-02bc-5cff35fbe6e9",
+            ),
+            (
+                "/redfish/v1/Systems/HGX_Baseboard_0",
+                "0bd03ed4-3f75-04e8-9c62-3d4652b78d87",
+            ),
+        ] {
+            assert_eq!(
+                captured(p.tree, system)["UUID"]
+                    .as_str()
+                    .and_then(fencekit::engine::identity::normalise_uuid)
+                    .as_deref(),
+                Some(uuid)
+            );
+            let mut c = cfg(port, None);
+            c.expect_uuid = Some(uuid.to_uppercase());
+            let mut d = RedfishDriver::new(c).unwrap();
+            d.connect(None).await.unwrap();
+            assert_eq!(d.system_uri(), Some(system));
+            d.close().await;
+        }
+        let mut c = cfg(port, None);
+        c.expect_uuid = Some("00000000-0000-0000-0000-000000000001".into());
+        let mut d = RedfishDriver::new(c).unwrap();
+        let e = d.connect(None).await.unwrap_err();
+        assert!(
+            e.message.contains("/redfish/v1/Systems/DGX (uuid B11DD4F2")
+                && e.message
+                    .contains("/redfish/v1/Systems/HGX_Baseboard_0 (uuid 0bd03ed4"),
+            "{e}"
+        );
+        d.close().await;
+    });
+    drop(server);
 }
