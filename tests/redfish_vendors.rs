@@ -943,11 +943,12 @@ fn render(rows: &[Row], took: Duration) -> String {
          target (a no-op for them), hence one POST in the \"already\" rows.\n\
          Measured before this handling existed (the build of commit 5c1e676,\n\
          `FENCEKIT_VENDOR_BIN`), the trees gave 118 of 176 passes: every\n\
-         transition case on iDRAC, iLO and OpenBMC failed at the first read\n\
-         without sending anything, iLO's stale-read refusal was re-sent 8\n\
-         (native) and 13 (agent) times, and off while booting on XCC,\n\
-         Supermicro and AMI printed `Success: Already OFF` for a node that\n\
-         then came up.\n\n",
+         transition case on iDRAC, iLO and OpenBMC (24 runs) failed at the\n\
+         first read without sending anything, iLO's stale-read refusal was\n\
+         re-sent 8 (native) and 13 (agent) times, off while booting and on\n\
+         while powering off on XCC, Supermicro and AMI (16 runs) reported\n\
+         success for a node that then went the other way, and 16 \"already\"\n\
+         runs on those families differed only by the quirk's POST.\n\n",
     );
     let passed = rows.iter().filter(|r| r.pass).count();
     let _ = writeln!(
