@@ -2039,6 +2039,22 @@ fn section_verify() -> Vec<Row> {
             0,
         ),
         (
+            "BMC off, host silent, meter reads a running machine (draw-lies)",
+            f(|x| x.draw_lies = true),
+            true,
+            false,
+            Verdict::Contradiction,
+            3,
+        ),
+        (
+            "BMC off, no probe, meter at standby",
+            Faults::default(),
+            false,
+            false,
+            Verdict::Proven,
+            0,
+        ),
+        (
             "IPMI channel unreadable (Redfish reads off)",
             f(|x| x.ipmi_silent = true),
             true,
