@@ -33,6 +33,7 @@ pub mod exit;
 pub mod fingerprint;
 pub mod fleet;
 pub mod ipmi;
+pub mod kdump;
 pub mod lab;
 pub mod lock;
 pub mod method;

@@ -36,9 +36,9 @@ pub enum Command {
     /// Power on and confirm.
     On(ActionArgs),
     /// Hard power off and confirm: the fencing action.
-    Off(ActionArgs),
+    Off(FenceArgs),
     /// Power off (confirmed), then on (confirmed); or one cycle with --method cycle.
-    Reboot(ActionArgs),
+    Reboot(FenceArgs),
     /// Check that the BMC answers and authenticates, without touching power.
     Monitor(ActionArgs),
     /// Prove a node is off (or back on) with independent evidence (exit 0 proven, 3 not, 1 no evidence).
@@ -47,6 +47,10 @@ pub enum Command {
     Check(ActionArgs),
     /// List what is behind a device: systems of a Redfish service, domains of a hypervisor.
     List(ActionArgs),
+    /// Hold nodes: refuse on/off/reboot on them until released or expired (exit 1 when refused).
+    Hold(super::safety::HoldArgs),
+    /// Release held nodes.
+    Release(super::safety::ReleaseArgs),
     /// Acknowledge that a node was fenced by hand (manual method).
     Ack {
         /// The nodes.
@@ -294,6 +298,17 @@ pub struct ActionArgs {
     /// More detail on stderr (-v, -vv, -vvv); never shows secrets.
     #[arg(long, short = 'v', action = clap::ArgAction::Count)]
     pub verbose: u8,
+}
+
+/// Options of `off` and `reboot`: the common ones and operator safety.
+#[derive(Args, Debug, Clone)]
+pub struct FenceArgs {
+    /// Targets and connection options, as for the other commands.
+    #[command(flatten)]
+    pub action: ActionArgs,
+    /// The mass-fencing guard, the confirmed-off hook, crash dump first.
+    #[command(flatten)]
+    pub safety: super::safety::SafetyArgs,
 }
 
 /// `fencekit verify` options.
