@@ -53,9 +53,15 @@ pub fn human_line(r: &TargetResult) -> String {
     };
     let mut extra = String::new();
     if let Some(d) = &r.crashdump {
+        let how = match d.ended.as_str() {
+            "dump-done" => "the dump finished",
+            "no-message" => "no kdump message before the wait ended",
+            "limit" => "still dumping when the wait ended",
+            _ => "no wait",
+        };
         extra.push_str(&format!(
-            "; crash dump: NMI {}, {} kdump message(s), {}",
-            d.nmi, d.messages, d.ended
+            "; crash dump: NMI {}, {} kdump message(s), {how}",
+            d.nmi, d.messages
         ));
     }
     if let Some(h) = &r.hook {

@@ -140,6 +140,15 @@ impl Prepared {
     }
 }
 
+fn verb(action: Action) -> &'static str {
+    match action {
+        Action::Off => "power off",
+        Action::Reboot => "reboot",
+        Action::On => "power on",
+        _ => action.as_str(),
+    }
+}
+
 fn usage(m: impl std::fmt::Display) -> i32 {
     eprintln!("fencekit: {m}");
     exit::USAGE
@@ -260,7 +269,7 @@ pub fn prepare(
             on_despite_failure: s.on_despite_hook_failure,
             scrub: secret_variables(a, plans),
         },
-        crashdump: s.crashdump.then(|| CrashdumpOptions {
+        crashdump: s.crashdump.then_some(CrashdumpOptions {
             wait: s.crashdump_wait,
             quiet: s.kdump_quiet,
             port: s.kdump_port,
@@ -311,10 +320,11 @@ pub fn enforce<'a>(
             }
         }
         eprintln!(
-            "fencekit: refusing to {action} {} node(s): that is more than the mass-fencing \
+            "fencekit: refusing to {} {} node(s): that is more than the mass-fencing \
              guard allows ({}). Nothing was contacted. Check the selection (a host range \
              typo? half the cluster unreachable?); if it is really meant, add --force \
              --reason TEXT (recorded in the audit trail).",
+            verb(action),
             count.acting,
             count.describe()
         );
@@ -335,7 +345,7 @@ pub fn enforce<'a>(
         return Err(exit::FAILURE);
     }
     eprintln!(
-        "fencekit: warning: --force: {action} on {} by {}, beyond the mass-fencing guard ({}); \
+        "fencekit: warning: --force: {action} of {} node(s) by {}, beyond the mass-fencing guard ({}); \
          reason: {reason} (recorded)",
         count.acting,
         local_user(),

@@ -16,9 +16,9 @@
 use serde::Serialize;
 use std::fmt;
 
-/// The most nodes one `off`/`reboot` may act on.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
+/// The most nodes one `off`/`reboot` may act on. Serialised as written
+/// (`"8"`, `"25%"`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Limit {
     /// At most this many nodes.
     Nodes(u32),
@@ -59,6 +59,12 @@ impl std::str::FromStr for Limit {
             ));
         }
         Ok(Limit::Nodes(n))
+    }
+}
+
+impl Serialize for Limit {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
     }
 }
 

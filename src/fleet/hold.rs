@@ -61,7 +61,8 @@ impl Hold {
             reason: reason.to_string(),
             since: crate::time::utc(now),
             until: crate::time::utc(until),
-            until_epoch: epoch(until),
+            // Rounded up: a hold never ends before the time it names.
+            until_epoch: epoch(until + Duration::from_millis(999)),
         }
     }
 

@@ -282,28 +282,49 @@ pub async fn run_script(s: &Script<'_>) -> ScriptRun {
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     let out = capture(child.stdout.take(), s.capture, stop_rx.clone());
     let err = capture(child.stderr.take(), s.capture, stop_rx);
+    tokio::pin!(out, err);
+    let (mut stdout, mut stderr) = (None, None);
     let deadline = began + s.limit;
-    let waiter = async {
-        let end = match tokio::time::timeout_at(deadline.into(), child.wait()).await {
-            Ok(Ok(st)) => match st.code() {
-                Some(c) => End::Exited(c),
-                None => End::Signalled,
-            },
-            Ok(Err(e)) => End::NotStarted(e.to_string()),
-            Err(_) => {
-                kill_group(pid);
-                let _ = child.wait().await;
-                End::TimedOut
+    // The readers run while the script does (a full pipe would stall it).
+    let end = {
+        let wait = tokio::time::timeout_at(deadline.into(), child.wait());
+        tokio::pin!(wait);
+        loop {
+            tokio::select! {
+                r = &mut out, if stdout.is_none() => stdout = Some(r),
+                r = &mut err, if stderr.is_none() => stderr = Some(r),
+                w = &mut wait => break match w {
+                    Ok(Ok(st)) => match st.code() {
+                        Some(c) => End::Exited(c),
+                        None => End::Signalled,
+                    },
+                    Ok(Err(e)) => End::NotStarted(e.to_string()),
+                    Err(_) => End::TimedOut,
+                },
             }
-        };
-        let elapsed = began.elapsed();
-        // Output still in the pipes is read; a grandchild that keeps them
-        // open is not waited for.
-        tokio::time::sleep(DRAIN_GRACE).await;
-        let _ = stop_tx.send(true);
-        (end, elapsed)
+        }
     };
-    let (stdout, stderr, (end, elapsed)) = tokio::join!(out, err, waiter);
+    if end == End::TimedOut {
+        kill_group(pid);
+        let _ = child.wait().await;
+    }
+    let elapsed = began.elapsed();
+    // What is still in the pipes is read; a grandchild that keeps them open
+    // is not waited for beyond a short grace.
+    let grace = tokio::time::sleep(DRAIN_GRACE);
+    tokio::pin!(grace);
+    let mut stopped = false;
+    while stdout.is_none() || stderr.is_none() {
+        tokio::select! {
+            r = &mut out, if stdout.is_none() => stdout = Some(r),
+            r = &mut err, if stderr.is_none() => stderr = Some(r),
+            _ = &mut grace, if !stopped => {
+                stopped = true;
+                let _ = stop_tx.send(true);
+            }
+        }
+    }
+    let (stdout, stderr) = (stdout.unwrap_or_default(), stderr.unwrap_or_default());
     ScriptRun {
         end,
         stdout,
@@ -359,6 +380,19 @@ mod tests {
             began.elapsed()
         );
         assert_eq!(r.stdout.text, "");
+    }
+
+    #[tokio::test]
+    async fn a_background_child_holding_the_pipes_is_not_waited_for() {
+        let began = Instant::now();
+        let r = run_script(&script("sleep 5 & echo done", &[], Duration::from_secs(10))).await;
+        assert_eq!(r.end, End::Exited(0));
+        assert_eq!(r.stdout.text, "done\n");
+        assert!(
+            began.elapsed() < Duration::from_secs(3),
+            "{:?}",
+            began.elapsed()
+        );
     }
 
     #[tokio::test]

@@ -328,7 +328,9 @@ async fn crashdump<D: PowerDriver>(
     let mut limit = now + opts.wait;
     if let Some(d) = policy.deadline {
         let latest = d.checked_sub(off_reserve(policy)).unwrap_or(now);
-        if latest < limit {
+        // The front checks that the wait fits; a cut of a few milliseconds
+        // (time already spent on the NMI) is not worth a warning.
+        if latest + Duration::from_millis(500) < limit {
             limit = latest.max(now);
             tl.note(Event::Warning {
                 message: format!(
@@ -337,6 +339,8 @@ async fn crashdump<D: PowerDriver>(
                     limit.saturating_duration_since(now).as_secs_f64()
                 ),
             });
+        } else if latest < limit {
+            limit = latest.max(now);
         }
     }
     tl.note(Event::AwaitingCrashdump {
