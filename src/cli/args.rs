@@ -8,9 +8,11 @@ const EXIT_CODES: &str = "\
 Exit status:
   0   every target reached the requested state (status: every target is on)
   1   at least one target could not be reached, authenticated or confirmed
+      (or is held, or its confirmed-off hook failed)
   2   status only: the targets are confirmed off, nothing failed
   3   verify: the evidence does not prove the expected state
-  64  usage error: bad option, unknown target, unreadable input";
+  64  usage error: bad option, unknown target, unreadable input; or beyond
+      --max-fence (nothing contacted)";
 
 /// `fencekit --version` text.
 pub const VERSION_LINE: &str = concat!(
