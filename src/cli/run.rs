@@ -1,9 +1,8 @@
 //! `fencekit …`: from parsed options to engine runs, output and exit code.
 
-use super::args::{ActionArgs, Cli, Command, Output};
+use super::args::{ActionArgs, Cli, Command, Output, SafetyArgs};
 use super::plan::{begin, policy};
 use super::render::{human_line, JsonLines, Progress, Silent};
-use super::safety::SafetyArgs;
 use crate::engine::power::{Action, PowerState};
 use crate::engine::run::Cancel;
 use crate::exit;

@@ -7,13 +7,13 @@
 //! [`crate::fleet::hold`]); this module turns them into messages, audit
 //! records and exit codes.
 
-use super::args::{ActionArgs, Method, Output};
+use super::args::{ActionArgs, HoldArgs, Method, Output, ReleaseArgs, SafetyArgs};
 use crate::engine::error::{DriverError, ErrorKind, Stage};
 use crate::engine::power::Action;
 use crate::engine::run::Failure;
 use crate::exit;
 use crate::fleet::audit::{local_user, Audit};
-use crate::fleet::guard::{Count, Limit, Population};
+use crate::fleet::guard::{Count, Population};
 use crate::fleet::hold::{self, Hold};
 use crate::fleet::hook::HookOptions;
 use crate::fleet::inventory::Inventory;
@@ -21,61 +21,10 @@ use crate::fleet::plan::NodePlan;
 use crate::fleet::result::{TargetResult, Traffic};
 use crate::fleet::sequence::CrashdumpOptions;
 use crate::method::credential::CredentialRef;
-use clap::{Args, Parser};
+use clap::Parser;
 use serde::Serialize;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
-
-/// Options of `off` and `reboot` that guard against mistakes and integrate
-/// with what runs around fencing.
-#[derive(Args, Debug, Clone, Default)]
-#[command(next_help_heading = "Operator safety")]
-pub struct SafetyArgs {
-    /// Refuse (exit 64, nothing contacted) to act on more nodes than N, or
-    /// than P% of the inventory (of the targets named, without one);
-    /// default: the inventory's `max_fence`.
-    #[arg(long, value_name = "N|P%", value_parser = parse_limit)]
-    pub max_fence: Option<Limit>,
-    /// Act beyond --max-fence anyway; needs --reason and an audit trail.
-    #[arg(long, requires = "reason")]
-    pub force: bool,
-    /// Why --force is used (recorded in the audit trail with who used it).
-    #[arg(long, value_name = "TEXT", requires = "force")]
-    pub reason: Option<String>,
-    /// Run CMD (sh -c) once while the node is observed off: after off is
-    /// confirmed; during reboot, between the confirmed off and the power-on.
-    /// It gets FENCEKIT_NODE, FENCEKIT_ACTION, FENCEKIT_METHOD, FENCEKIT_LEVEL,
-    /// FENCEKIT_EVIDENCE and more, never a secret. Default: the inventory's
-    /// `on_confirmed_off`.
-    #[arg(long, value_name = "CMD")]
-    pub on_confirmed_off: Option<String>,
-    /// Time limit of the confirmed-off hook (cut to the action's deadline).
-    #[arg(long, value_name = "DUR", default_value = "30s", value_parser = crate::time::parse_duration)]
-    pub hook_timeout: Duration,
-    /// reboot: power the node on even if the confirmed-off hook failed (the
-    /// result still fails); without it the node is left off.
-    #[arg(long)]
-    pub on_despite_hook_failure: bool,
-    /// Send an NMI first and let the node's kdump save a crash dump (it
-    /// reports with fence_kdump_send) before the hard power-off.
-    #[arg(long)]
-    pub crashdump: bool,
-    /// --crashdump: the longest wait for the dump, from the NMI; it must
-    /// fit in --timeout with the power-off (--power-timeout, --login-timeout).
-    #[arg(long, value_name = "DUR", default_value = "30s", value_parser = crate::time::parse_duration)]
-    pub crashdump_wait: Duration,
-    /// --crashdump: UDP port the node's fence_kdump_send messages arrive on.
-    #[arg(long, value_name = "PORT", default_value_t = crate::kdump::codec::DEFAULT_PORT)]
-    pub kdump_port: u16,
-    /// --crashdump: once the node reports, the dump counts as done when no
-    /// message came for this long (fence_kdump_send repeats every 10s by default).
-    #[arg(long, value_name = "DUR", default_value = "30s", value_parser = crate::time::parse_duration)]
-    pub kdump_quiet: Duration,
-}
-
-fn parse_limit(s: &str) -> Result<Limit, String> {
-    s.parse()
-}
 
 /// What [`prepare`] found out before anything is contacted.
 pub struct Prepared {
@@ -373,54 +322,6 @@ pub fn held_result(node: &str, h: &Hold, action: Action) -> TargetResult {
 }
 
 // ---- fencekit hold / release -------------------------------------------
-
-/// `fencekit hold` options.
-#[derive(Args, Debug, Clone)]
-pub struct HoldArgs {
-    /// Nodes: inventory names, host ranges (node[01-04]) or target URLs.
-    #[arg(required_unless_present = "list")]
-    pub targets: Vec<String>,
-    /// How long the hold lasts (it then expires by itself), e.g. 2h.
-    #[arg(long = "for", value_name = "DUR", value_parser = crate::time::parse_duration,
-          required_unless_present = "list")]
-    pub duration: Option<Duration>,
-    /// Why (shown to whoever is refused, and recorded).
-    #[arg(long, value_name = "TEXT", required_unless_present = "list")]
-    pub reason: Option<String>,
-    /// Who holds (default: the local user).
-    #[arg(long, value_name = "NAME")]
-    pub by: Option<String>,
-    /// Show the holds in force (who, why, until when) instead.
-    #[arg(long, conflicts_with_all = ["targets", "duration", "reason", "by"])]
-    pub list: bool,
-    /// Inventory: names and ranges resolve there, and the nodes' BMC
-    /// endpoints are held too.
-    #[arg(long, short = 'i', value_name = "PATH", env = "FENCEKIT_INVENTORY")]
-    pub inventory: Option<PathBuf>,
-    /// Append one JSON line per hold to this file.
-    #[arg(long, value_name = "PATH", env = "FENCEKIT_AUDIT")]
-    pub audit: Option<PathBuf>,
-    /// Output format.
-    #[arg(long, short = 'o', value_enum, default_value_t = Output::Human)]
-    pub output: Output,
-}
-
-/// `fencekit release` options.
-#[derive(Args, Debug, Clone)]
-pub struct ReleaseArgs {
-    /// Held nodes: names, host ranges or target URLs, as given to `hold`.
-    #[arg(required = true)]
-    pub targets: Vec<String>,
-    /// Who releases (default: the local user).
-    #[arg(long, value_name = "NAME")]
-    pub by: Option<String>,
-    /// Inventory (names and ranges resolve there).
-    #[arg(long, short = 'i', value_name = "PATH", env = "FENCEKIT_INVENTORY")]
-    pub inventory: Option<PathBuf>,
-    /// Append one JSON line per release to this file.
-    #[arg(long, value_name = "PATH", env = "FENCEKIT_AUDIT")]
-    pub audit: Option<PathBuf>,
-}
 
 /// Target words as a command acting on targets would read them.
 #[derive(Parser)]
