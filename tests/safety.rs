@@ -16,6 +16,8 @@ use std::time::{Duration, Instant};
 /// naming them, and a private runtime directory (locks, holds).
 struct InLab {
     nodes: Vec<(String, u16, Bmc)>,
+    /// Each node's Redfish port, when the lab serves Redfish.
+    redfish: Vec<Option<u16>>,
     dir: tempfile::TempDir,
     stop: Option<std::sync::mpsc::Sender<()>>,
     thread: Option<std::thread::JoinHandle<()>>,
@@ -23,11 +25,17 @@ struct InLab {
 
 impl InLab {
     fn start(n: u32, defaults: &str) -> InLab {
-        let spec = LabSpec {
-            nodes: n,
-            redfish: None,
-            ..LabSpec::default()
-        };
+        InLab::with(
+            LabSpec {
+                nodes: n,
+                redfish: None,
+                ..LabSpec::default()
+            },
+            defaults,
+        )
+    }
+
+    fn with(spec: LabSpec, defaults: &str) -> InLab {
         let (tx, rx) = std::sync::mpsc::channel();
         let (stop_tx, stop_rx) = std::sync::mpsc::channel::<()>();
         let thread = std::thread::spawn(move || {
@@ -42,12 +50,17 @@ impl InLab {
                     .iter()
                     .map(|n| (n.name.clone(), n.addr().port(), n.bmc().clone()))
                     .collect();
-                tx.send(nodes).unwrap();
+                let redfish: Vec<Option<u16>> = lab
+                    .nodes
+                    .iter()
+                    .map(|n| n.redfish.as_ref().map(|r| r.addr.port()))
+                    .collect();
+                tx.send((nodes, redfish)).unwrap();
                 let _ = tokio::task::spawn_blocking(move || stop_rx.recv()).await;
                 drop(lab);
             });
         });
-        let nodes = rx.recv().unwrap();
+        let (nodes, redfish) = rx.recv().unwrap();
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("pw"), "lab\n").unwrap();
         std::fs::create_dir(dir.path().join("run")).unwrap();
@@ -64,6 +77,7 @@ impl InLab {
         std::fs::write(dir.path().join("lab.toml"), inv).unwrap();
         InLab {
             nodes,
+            redfish,
             dir,
             stop: Some(stop_tx),
             thread: Some(thread),
@@ -619,4 +633,65 @@ fn crashdump_without_a_message_powers_off_after_the_wait() {
         .assert_code(64)
         .assert_mentions(&["needs the node's own address"]);
     assert_eq!(lab.bmc(0).log().len(), 3, "usage errors contact nothing");
+}
+
+#[test]
+fn a_bmc_without_nmi_support_is_fenced_without_waiting() {
+    // IPMI answers the diagnostic interrupt with CCh; Redfish offers no Nmi.
+    let lab = InLab::with(
+        LabSpec {
+            nodes: 1,
+            redfish: Some(false),
+            faults: Faults {
+                no_nmi: true,
+                ..Faults::default()
+            },
+            ..LabSpec::default()
+        },
+        "",
+    );
+    let port = support::free_port().to_string();
+    let redfish = format!(
+        "redfish+http://admin@127.0.0.1:{}/redfish/v1/Systems/1",
+        lab.redfish[0].unwrap()
+    );
+    for target in [lab.url(0), redfish] {
+        lab.bmc(0).set_on(true);
+        let mut c = lab.cmd(&[
+            "off",
+            &target,
+            "--password-file",
+            "pw",
+            "--address",
+            "127.0.0.1",
+            "--crashdump",
+            "--crashdump-wait",
+            "20s",
+            "--kdump-port",
+            &port,
+            "--timeout",
+            "60s",
+            "-o",
+            "json",
+        ]);
+        c.env_remove("FENCEKIT_INVENTORY");
+        let r = support::run(c, Duration::from_secs(60));
+        r.assert_code(0);
+        r.assert_faster_than(Duration::from_secs(10));
+        assert!(
+            r.stderr.contains("warning") && r.stderr.contains("no NMI"),
+            "{r}"
+        );
+        let res = r.json_result();
+        assert!(
+            res["crashdump"]["nmi"]
+                .as_str()
+                .is_some_and(|n| n.starts_with("not sent")),
+            "{r}"
+        );
+        assert_eq!(res["crashdump"]["ended"], "skipped");
+        assert_eq!(res["state"], "off");
+        assert!(!lab.bmc(0).is_on());
+        assert!(!lab.bmc(0).log().contains(&"diag"));
+    }
 }

@@ -488,7 +488,7 @@ pub struct LabArgs {
     pub no_cipher_query: bool,
     /// Faults for some nodes: PATTERN:KNOB[+KNOB…], e.g. 'node0[1-5]:stuck' or
     /// 'node07:loss=0.5+delay=100ms'. Knobs: stuck, silent, strict-state,
-    /// no-cipher-query, ipmi-silent, lying, flap, draw-lies, redfish-no-forceoff, off,
+    /// no-cipher-query, ipmi-silent, lying, flap, draw-lies, no-nmi, redfish-no-forceoff, off,
     /// loss=R, delay=DUR, transition=DUR, identity-of=NODE. Repeatable.
     #[arg(long = "fault", value_name = "SPEC")]
     pub faults: Vec<String>,
