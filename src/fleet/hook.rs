@@ -245,6 +245,17 @@ fn kill_group(pid: Option<u32>) {
     }
 }
 
+/// Kills the script's process group when dropped before it was reaped: a
+/// run stopped half-way (SIGINT, the caller's deadline) leaves no process
+/// behind, grandchildren included.
+struct Group(Option<u32>);
+
+impl Drop for Group {
+    fn drop(&mut self) {
+        kill_group(self.0.take());
+    }
+}
+
 /// Runs `/bin/sh -c COMMAND` with stdin closed, a cleaned environment and
 /// a time limit; waits for it (no child outlives a timeout: its process
 /// group is killed).
@@ -279,6 +290,7 @@ pub async fn run_script(s: &Script<'_>) -> ScriptRun {
         }
     };
     let pid = child.id();
+    let mut group = Group(pid);
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     let out = capture(child.stdout.take(), s.capture, stop_rx.clone());
     let err = capture(child.stderr.take(), s.capture, stop_rx);
@@ -308,6 +320,8 @@ pub async fn run_script(s: &Script<'_>) -> ScriptRun {
         kill_group(pid);
         let _ = child.wait().await;
     }
+    // Reaped: the group id may be reused from now on, so never signal it again.
+    group.0 = None;
     let elapsed = began.elapsed();
     // What is still in the pipes is read; a grandchild that keeps them open
     // is not waited for beyond a short grace.
@@ -380,6 +394,30 @@ mod tests {
             began.elapsed()
         );
         assert_eq!(r.stdout.text, "");
+    }
+
+    #[tokio::test]
+    async fn a_run_dropped_half_way_leaves_no_process_behind() {
+        let d = tempfile::tempdir().unwrap();
+        let pidfile = d.path().join("pid");
+        let cmd = format!("sleep 30 & echo $! > {}; wait", pidfile.display());
+        let spec = script(&cmd, &[], Duration::from_secs(30));
+        let run = run_script(&spec);
+        // Dropped when the timeout fires, as a cancelled fencing run drops it.
+        assert!(tokio::time::timeout(Duration::from_millis(500), run)
+            .await
+            .is_err());
+        let pid = std::fs::read_to_string(&pidfile).unwrap();
+        let gone = |p: &str| {
+            std::fs::read_to_string(format!("/proc/{}/stat", p.trim()))
+                .map(|s| s.contains(") Z "))
+                .unwrap_or(true)
+        };
+        let t = Instant::now();
+        while !gone(&pid) && t.elapsed() < Duration::from_secs(5) {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        assert!(gone(&pid), "the grandchild {pid} outlived the run");
     }
 
     #[tokio::test]
