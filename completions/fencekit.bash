@@ -371,7 +371,7 @@ _fencekit() {
             return 0
             ;;
         fencekit__subcmd__hold)
-            opts="-i -o -h -V --for --reason --by --list --inventory --audit --output --help --version"
+            opts="-i -o -h -V --all --for --reason --by --list --inventory --audit --output --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1655,7 +1655,7 @@ _fencekit() {
             return 0
             ;;
         fencekit__subcmd__release)
-            opts="-i -h -V --by --inventory --audit --help --version"
+            opts="-i -h -V --all --by --inventory --audit --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

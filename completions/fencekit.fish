@@ -534,12 +534,14 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand hold" -l audit -d 'App
 complete -c fencekit -n "__fish_fencekit_using_subcommand hold" -s o -l output -d 'Output format' -r -f -a "human\t'Short lines for people'
 json\t'One JSON document'
 jsonl\t'One JSON object per event, as it happens, then one per result'"
+complete -c fencekit -n "__fish_fencekit_using_subcommand hold" -l all -d 'Hold every node of the inventory (a planned shutdown of the cluster)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand hold" -l list -d 'Show the holds in force (who, why, until when) instead'
 complete -c fencekit -n "__fish_fencekit_using_subcommand hold" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c fencekit -n "__fish_fencekit_using_subcommand hold" -s V -l version -d 'Print version'
 complete -c fencekit -n "__fish_fencekit_using_subcommand release" -l by -d 'Who releases (default: the local user)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand release" -s i -l inventory -d 'Inventory (names and ranges resolve there)' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand release" -l audit -d 'Append one JSON line per release to this file' -r -F
+complete -c fencekit -n "__fish_fencekit_using_subcommand release" -l all -d 'Release every hold in force on this host'
 complete -c fencekit -n "__fish_fencekit_using_subcommand release" -s h -l help -d 'Print help'
 complete -c fencekit -n "__fish_fencekit_using_subcommand release" -s V -l version -d 'Print version'
 complete -c fencekit -n "__fish_fencekit_using_subcommand ack" -l by -d 'Who acknowledges (default: the local user)' -r

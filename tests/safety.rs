@@ -331,6 +331,26 @@ fn holds_refuse_power_changes_across_processes_until_released_or_expired() {
         .assert_code(0)
         .assert_mentions(&["no holds"]);
 
+    // A planned shutdown: everything held, then everything released.
+    lab.run(&[
+        "hold",
+        "--all",
+        "--for",
+        "1h",
+        "--reason",
+        "planned shutdown",
+    ])
+    .assert_code(0);
+    let before = lab.bmc(0).counters().received;
+    lab.run(&["on", "--all"]).assert_code(1);
+    assert_eq!(lab.bmc(0).counters().received, before);
+    let r = lab.run(&["release", "--all"]);
+    r.assert_code(0);
+    for n in ["node01", "node02", "node03"] {
+        assert!(r.stdout.contains(&format!("{n}: released")), "{r}");
+    }
+    lab.run(&["on", "--all"]).assert_code(0);
+
     let rec = lab.audit();
     let events: Vec<String> = rec
         .iter()

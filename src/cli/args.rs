@@ -368,8 +368,11 @@ fn parse_limit(s: &str) -> Result<crate::fleet::guard::Limit, String> {
 #[derive(Args, Debug, Clone)]
 pub struct HoldArgs {
     /// Nodes: inventory names, host ranges (node[01-04]) or target URLs.
-    #[arg(required_unless_present = "list")]
+    #[arg(required_unless_present_any = ["list", "all"])]
     pub targets: Vec<String>,
+    /// Hold every node of the inventory (a planned shutdown of the cluster).
+    #[arg(long, conflicts_with = "list")]
+    pub all: bool,
     /// How long the hold lasts (it then expires by itself), e.g. 2h.
     #[arg(long = "for", value_name = "DUR", value_parser = crate::time::parse_duration,
           required_unless_present = "list")]
@@ -399,8 +402,11 @@ pub struct HoldArgs {
 #[derive(Args, Debug, Clone)]
 pub struct ReleaseArgs {
     /// Held nodes: names, host ranges or target URLs, as given to `hold`.
-    #[arg(required = true)]
+    #[arg(required_unless_present = "all")]
     pub targets: Vec<String>,
+    /// Release every hold in force on this host.
+    #[arg(long, conflicts_with = "targets")]
+    pub all: bool,
     /// Who releases (default: the local user).
     #[arg(long, value_name = "NAME")]
     pub by: Option<String>,

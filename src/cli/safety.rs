@@ -337,6 +337,7 @@ struct Bare {
 /// when one is given, and stand for themselves otherwise.
 fn resolve(
     words: &[String],
+    all: bool,
     inventory: Option<&Path>,
 ) -> Result<Vec<(String, Vec<String>)>, String> {
     let mut out: Vec<(String, Vec<String>)> = Vec::new();
@@ -345,26 +346,11 @@ fn resolve(
             out.push((n, e));
         }
     };
-    for w in words {
-        if w.contains("://") || inventory.is_some() {
-            let mut argv = vec!["fencekit".to_string()];
-            if let Some(i) = inventory {
-                argv.push("--inventory".into());
-                argv.push(i.display().to_string());
-            }
-            argv.push("--".into());
-            argv.push(w.clone());
-            let bare = Bare::try_parse_from(argv).map_err(|e| e.to_string())?;
-            for p in super::plan::plans(&bare.a)? {
-                let eps: Vec<String> = p.levels.iter().map(|m| m.endpoint()).collect();
-                if p.name.contains("://") {
-                    let key = eps.first().cloned().unwrap_or_else(|| p.name.clone());
-                    push(key, eps);
-                } else {
-                    push(p.name, eps);
-                }
-            }
-        } else {
+    // `None` stands for --all (every node of the inventory).
+    let requests = words.iter().map(Some).chain(all.then_some(None));
+    for w in requests {
+        let bare_word = w.filter(|w| !w.contains("://") && inventory.is_none());
+        if let Some(w) = bare_word {
             let names = if crate::fleet::hostrange::is_range(w) {
                 crate::fleet::hostrange::expand(w)?
             } else {
@@ -372,6 +358,25 @@ fn resolve(
             };
             for n in names {
                 push(n, Vec::new());
+            }
+            continue;
+        }
+        let mut argv = vec!["fencekit".to_string()];
+        if let Some(i) = inventory {
+            argv.extend(["--inventory".to_string(), i.display().to_string()]);
+        }
+        match w {
+            Some(w) => argv.extend(["--".to_string(), w.clone()]),
+            None => argv.push("--all".into()),
+        }
+        let bare = Bare::try_parse_from(argv).map_err(|e| e.to_string())?;
+        for p in super::plan::plans(&bare.a)? {
+            let eps: Vec<String> = p.levels.iter().map(|m| m.endpoint()).collect();
+            if p.name.contains("://") {
+                let key = eps.first().cloned().unwrap_or_else(|| p.name.clone());
+                push(key, eps);
+            } else {
+                push(p.name, eps);
             }
         }
     }
@@ -422,7 +427,7 @@ pub fn hold_main(h: HoldArgs) -> i32 {
     if reason.trim().is_empty() {
         return usage("--reason must say why");
     }
-    let nodes = match resolve(&h.targets, h.inventory.as_deref()) {
+    let nodes = match resolve(&h.targets, h.all, h.inventory.as_deref()) {
         Ok(n) => n,
         Err(m) => return usage(m),
     };
@@ -491,9 +496,19 @@ fn list(h: &HoldArgs) -> i32 {
 
 /// `fencekit release`.
 pub fn release_main(r: ReleaseArgs) -> i32 {
-    let nodes = match resolve(&r.targets, r.inventory.as_deref()) {
-        Ok(n) => n,
-        Err(m) => return usage(m),
+    let nodes = if r.all {
+        match hold::active() {
+            Ok(holds) => holds.into_iter().map(|h| (h.node, h.endpoints)).collect(),
+            Err(m) => {
+                eprintln!("fencekit: {m}");
+                return exit::FAILURE;
+            }
+        }
+    } else {
+        match resolve(&r.targets, false, r.inventory.as_deref()) {
+            Ok(n) => n,
+            Err(m) => return usage(m),
+        }
     };
     let audit = match open_audit(r.audit.as_deref()) {
         Ok(a) => a,
