@@ -715,3 +715,51 @@ fn a_bmc_without_nmi_support_is_fenced_without_waiting() {
         assert!(!lab.bmc(0).log().contains(&"diag"));
     }
 }
+
+#[test]
+fn a_later_level_does_not_send_a_second_nmi() {
+    // Level 1 (IPMI) sends the NMI but cannot confirm the off in time (a
+    // slow transition); level 2 (Redfish, same chassis) powers off without
+    // interrupting the node again.
+    let lab = InLab::with(
+        LabSpec {
+            nodes: 1,
+            redfish: Some(false),
+            faults: Faults {
+                transition: Duration::from_millis(2500),
+                ..Faults::default()
+            },
+            ..LabSpec::default()
+        },
+        "",
+    );
+    let inv = format!(
+        "[defaults]\nusername = \"admin\"\npassword_file = \"pw\"\n[[node]]\nname = \"n1\"\n\
+         address = \"127.0.0.1\"\n  [[node.fence]]\n  endpoint = \"ipmi://127.0.0.1:{}\"\n  \
+         [[node.fence]]\n  endpoint = \"redfish+http://127.0.0.1:{}/redfish/v1/Systems/1\"\n",
+        lab.nodes[0].1,
+        lab.redfish[0].unwrap()
+    );
+    std::fs::write(lab.d().join("two.toml"), inv).unwrap();
+    let port = support::free_port().to_string();
+    let r = lab.run(&[
+        "off",
+        "-i",
+        "two.toml",
+        "n1",
+        "--crashdump",
+        "--crashdump-wait",
+        "500ms",
+        "--kdump-port",
+        &port,
+        "--power-timeout",
+        "1s",
+        "-o",
+        "json",
+    ]);
+    r.assert_code(0);
+    let res = r.json_result();
+    assert_eq!(res["level"], 2, "{r}");
+    assert_eq!(lab.bmc(0).log(), vec!["diag", "off", "off"]);
+    assert!(!lab.bmc(0).is_on());
+}

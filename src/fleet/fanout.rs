@@ -250,6 +250,8 @@ async fn node(
     }
     let deadline = began + opts.node_timeout;
     let mut attempts: Vec<Attempt> = Vec::new();
+    // One NMI per node: a later level does not interrupt a dump under way.
+    let mut nmi_sent = false;
     let mut last: Option<TargetResult> = None;
     for (level, method) in levels {
         let key = method.bmc_key();
@@ -272,11 +274,12 @@ async fn node(
             action,
             opts,
             deadline,
-            kdump,
+            kdump.as_ref().filter(|_| !nmi_sent),
             cancel.clone(),
             observer,
         )
         .await;
+        nmi_sent |= result.crashdump.as_ref().is_some_and(|c| c.nmi == "sent");
         *slot = Some(Instant::now());
         drop(slot);
         result.node = plan.name.clone();
@@ -316,7 +319,7 @@ async fn attempt(
     action: Action,
     opts: &FleetOptions,
     deadline: Instant,
-    kdump: &KdumpListener,
+    kdump: Option<&Result<crate::kdump::listen::Listener, String>>,
     cancel: Cancel,
     observer: &dyn Observer,
 ) -> TargetResult {
