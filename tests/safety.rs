@@ -521,7 +521,8 @@ fn during_reboot_the_hook_runs_between_off_and_on_and_a_failure_leaves_the_node_
     .unwrap();
     let r = lab.run(&["reboot", "node02"]);
     r.assert_code(1);
-    r.assert_mentions(&["left off", "exit status 5"]);
+    r.assert_mentions(&["left off"]);
+    r.assert_mentions(&["exit status 5; stderr: taint failed"]);
     assert!(!lab.bmc(1).is_on());
     assert_eq!(lab.bmc(1).log(), vec!["off"], "never powered on");
     let rec = lab.audit();

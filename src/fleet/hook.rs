@@ -143,6 +143,15 @@ pub async fn run_hook(
         ),
         End::NotStarted(e) => (false, format!("could not be started: {e}")),
     };
+    // A failure names what the hook said last on stderr, for the one-line
+    // result a person reads (the whole capture is in the timeline).
+    let detail = match run.stderr.text.lines().rev().find(|l| !l.trim().is_empty()) {
+        Some(last) if !ok => {
+            let last: String = last.trim().chars().take(200).collect();
+            format!("{detail}; stderr: {last}")
+        }
+        _ => detail,
+    };
     emit(Event::HookFinished {
         ok,
         detail: detail.clone(),
