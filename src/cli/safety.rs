@@ -39,7 +39,7 @@ pub struct Prepared {
 }
 
 impl Prepared {
-    /// True when the guard refuses (and nothing forces it).
+    /// True when the count is beyond the limit (whether or not `--force` overrides it).
     pub fn exceeds(&self) -> bool {
         self.count.as_ref().is_some_and(Count::exceeded)
     }
