@@ -719,17 +719,13 @@ fn a_bmc_without_nmi_support_is_fenced_without_waiting() {
 
 #[test]
 fn a_later_level_does_not_send_a_second_nmi() {
-    // Level 1 (IPMI) sends the NMI but cannot confirm the off in time (a
-    // slow transition); level 2 (Redfish, same chassis) powers off without
-    // interrupting the node again.
+    // Level 1 (IPMI) sends the NMI, then its power-off is ignored (the
+    // chassis is stuck just then); level 2 (Redfish, same chassis) powers
+    // off without interrupting the node again.
     let lab = InLab::with(
         LabSpec {
             nodes: 1,
             redfish: Some(false),
-            faults: Faults {
-                transition: Duration::from_millis(2500),
-                ..Faults::default()
-            },
             ..LabSpec::default()
         },
         "",
@@ -743,7 +739,7 @@ fn a_later_level_does_not_send_a_second_nmi() {
     );
     std::fs::write(lab.d().join("two.toml"), inv).unwrap();
     let port = support::free_port().to_string();
-    let r = lab.run(&[
+    let mut c = lab.cmd(&[
         "off",
         "-i",
         "two.toml",
@@ -758,9 +754,30 @@ fn a_later_level_does_not_send_a_second_nmi() {
         "-o",
         "json",
     ]);
-    r.assert_code(0);
-    let res = r.json_result();
-    assert_eq!(res["level"], 2, "{r}");
-    assert_eq!(lab.bmc(0).log(), vec!["diag", "off", "off"]);
-    assert!(!lab.bmc(0).is_on());
+    let out = lab.d().join("off.json");
+    c.stdout(std::fs::File::create(&out).unwrap())
+        .stderr(std::process::Stdio::null());
+    let mut off = c.spawn().unwrap();
+    let bmc = lab.bmc(0);
+    let wait_for = |n: usize| {
+        let t0 = Instant::now();
+        while bmc.log().len() < n {
+            assert!(t0.elapsed() < Duration::from_secs(20), "{:?}", bmc.log());
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    };
+    wait_for(1);
+    assert_eq!(bmc.log(), vec!["diag"]);
+    bmc.set_faults(Faults {
+        stuck: true,
+        ..Faults::default()
+    });
+    wait_for(2);
+    bmc.set_faults(Faults::default());
+    assert_eq!(off.wait().unwrap().code(), Some(0));
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    assert_eq!(doc["results"][0]["level"], 2, "{doc:#}");
+    assert_eq!(bmc.log(), vec!["diag", "off", "off"]);
+    assert!(!bmc.is_on());
 }
