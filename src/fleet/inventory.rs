@@ -5,6 +5,8 @@
 //! [defaults]
 //! username = "admin"
 //! password_file = "/etc/fencekit/bmc.pw"
+//! max_fence = "25%"                          # the mass-fencing guard (or a number of nodes)
+//! on_confirmed_off = "/etc/fencekit/taint.sh" # run while a fenced node is observed off
 //!
 //! [defaults.ipmi]
 //! cipher = 17
@@ -158,7 +160,7 @@ impl MethodFields {
             "ipmi" => "ipmi".into(),
             s if s.contains("redfish") => "redfish".into(),
             "ssh" => "ssh".into(),
-            other => other.to_string(),
+            other => format!("{other:?}"),
         })
     }
 }
@@ -197,6 +199,9 @@ pub struct Node {
     pub allow_host_only: bool,
     /// The most watts this node may draw while reported off (`verify`).
     pub max_off_watts: Option<f64>,
+    /// Command run while the node is observed off (`on_confirmed_off`,
+    /// or the `[defaults]` one).
+    pub on_confirmed_off: Option<String>,
     /// Line of the node's `name` in the file.
     pub line: usize,
 }
@@ -208,6 +213,8 @@ pub struct Inventory {
     pub path: PathBuf,
     /// Nodes, in file order (ranges expanded).
     pub nodes: Vec<Node>,
+    /// The mass-fencing limit (`[defaults] max_fence`), if set.
+    pub max_fence: Option<super::guard::Limit>,
 }
 
 #[derive(Deserialize)]
@@ -232,6 +239,7 @@ struct NodeDoc {
     accept_bmc_only: Option<bool>,
     allow_host_only: Option<bool>,
     max_off_watts: Option<f64>,
+    on_confirmed_off: Option<String>,
 }
 
 /// Default fields: common ones and per-driver tables.
@@ -243,6 +251,8 @@ struct Defaults {
     accept_bmc_only: bool,
     allow_host_only: bool,
     max_off_watts: Option<f64>,
+    max_fence: Option<super::guard::Limit>,
+    on_confirmed_off: Option<String>,
 }
 
 fn line_of(text: &str, offset: usize) -> usize {
@@ -288,6 +298,24 @@ fn parse_defaults(t: toml::Table, path: &Path) -> Result<Defaults, String> {
             })?;
         d.max_off_watts =
             Some(check_watts(w).map_err(|e| format!("{}: [defaults] {e}", path.display()))?);
+    }
+    // Safety settings live beside the method defaults but are not method fields.
+    if let Some(v) = t.remove("max_fence") {
+        let text = match v {
+            toml::Value::Integer(n) => n.to_string(),
+            toml::Value::String(s) => s,
+            other => format!("{other:?}"),
+        };
+        d.max_fence = Some(
+            text.parse()
+                .map_err(|e| format!("{}: [defaults] {e}", path.display()))?,
+        );
+    }
+    if let Some(v) = t.remove("on_confirmed_off") {
+        d.on_confirmed_off = Some(
+            v.try_into()
+                .map_err(|e| format!("{}: [defaults] on_confirmed_off: {e}", path.display()))?,
+        );
     }
     for driver in ["ipmi", "redfish", "ssh", "manual"] {
         if let Some(v) = t.remove(driver) {
@@ -501,6 +529,10 @@ impl Inventory {
                     accept_bmc_only: nd.accept_bmc_only.unwrap_or(defaults.accept_bmc_only),
                     allow_host_only: nd.allow_host_only.unwrap_or(defaults.allow_host_only),
                     max_off_watts,
+                    on_confirmed_off: nd
+                        .on_confirmed_off
+                        .clone()
+                        .or_else(|| defaults.on_confirmed_off.clone()),
                     line,
                 });
             }
@@ -508,6 +540,7 @@ impl Inventory {
         Ok(Inventory {
             path: path.to_path_buf(),
             nodes,
+            max_fence: defaults.max_fence,
         })
     }
 
@@ -599,6 +632,27 @@ probe_ports = [5432]
         assert!(Inventory::parse(nomethod, Path::new("i"))
             .unwrap_err()
             .contains("no fencing method"));
+    }
+
+    #[test]
+    fn safety_settings_are_read_and_checked() {
+        let text = "[defaults]\nmax_fence = \"25%\"\non_confirmed_off = \"taint\"\n\
+                    [[node]]\nname = \"a\"\n[[node.fence]]\nendpoint = \"ipmi://h\"\n\
+                    [[node]]\nname = \"b\"\non_confirmed_off = \"own\"\n[[node.fence]]\nendpoint = \"ipmi://h2\"\n";
+        let inv = Inventory::parse(text, Path::new("i.toml")).unwrap();
+        assert_eq!(inv.max_fence, Some(super::super::guard::Limit::Percent(25)));
+        assert_eq!(
+            inv.node("a").unwrap().on_confirmed_off.as_deref(),
+            Some("taint")
+        );
+        assert_eq!(
+            inv.node("b").unwrap().on_confirmed_off.as_deref(),
+            Some("own")
+        );
+        let n = Inventory::parse(&text.replace("\"25%\"", "3"), Path::new("i.toml")).unwrap();
+        assert_eq!(n.max_fence, Some(super::super::guard::Limit::Nodes(3)));
+        let e = Inventory::parse(&text.replace("25%", "250%"), Path::new("i.toml")).unwrap_err();
+        assert!(e.starts_with("i.toml: [defaults] max-fence '250%'"), "{e}");
     }
 
     #[test]

@@ -30,6 +30,8 @@ pub struct NodePlan {
     pub allow_host_only: bool,
     /// The most watts the node may draw while reported off (`verify`).
     pub max_off_watts: Option<f64>,
+    /// The inventory's confirmed-off hook for this node (`on_confirmed_off`).
+    pub on_confirmed_off: Option<String>,
 }
 
 impl NodePlan {
@@ -252,6 +254,7 @@ pub fn select(
             accept_bmc_only: n.accept_bmc_only,
             allow_host_only: n.allow_host_only,
             max_off_watts: n.max_off_watts,
+            on_confirmed_off: n.on_confirmed_off.clone(),
         })
     };
     if all {

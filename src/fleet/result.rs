@@ -206,6 +206,12 @@ pub struct TargetResult {
     /// (present when it proved the node off and the node was powered on).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub verify_off: Option<VerifyReport>,
+    /// `--crashdump`: the NMI and the wait for the dump before the power-off.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub crashdump: Option<crate::fleet::sequence::CrashdumpReport>,
+    /// `--on-confirmed-off`: the hook run while the node was observed off.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hook: Option<crate::fleet::hook::HookReport>,
 }
 
 impl TargetResult {
@@ -278,6 +284,8 @@ impl TargetResult {
             timeline,
             verify: None,
             verify_off: None,
+            crashdump: None,
+            hook: None,
         }
     }
 
@@ -285,18 +293,25 @@ impl TargetResult {
     /// outcome (the action's moves to `action_outcome`), `ok` follows the
     /// verdict, and a verdict that is not proof becomes the error.
     pub fn fold_verify(&mut self, report: VerifyReport) {
-        let ok = report.exit_code() == crate::exit::OK;
+        let proven = report.exit_code() == crate::exit::OK;
+        // What the verdict cannot undo: a failure of its own (a failed
+        // confirmed-off hook) stays a failure, with its error.
+        let acted = self.ok || self.outcome.is_some_and(TargetOutcome::unverified);
         self.action_outcome = self.outcome;
         self.outcome = Some(TargetOutcome::of_verdict(report.verdict));
         self.verdict = Some(report.verdict);
-        self.ok = ok;
-        self.error = (!ok).then(|| {
-            format!(
+        self.ok = acted && proven;
+        if !proven {
+            let text = format!(
                 "verify {}: {}: {}",
                 report.expect, report.verdict, report.reason
-            )
-        });
-        if ok {
+            );
+            self.error = Some(match (&self.error, acted) {
+                (Some(e), false) => format!("{text}; and {e}"),
+                _ => text,
+            });
+        } else if acted {
+            self.error = None;
             self.error_kind = None;
         }
         self.verify = Some(report);
@@ -335,10 +350,22 @@ impl TargetResult {
         attempts.append(&mut r.attempts);
         r.attempts = attempts;
         r.verify_off = off.verify.take();
+        // The off's extra steps (crash dump, confirmed-off hook) belong to the reboot.
+        r.crashdump = off.crashdump.take();
+        if let Some(mut h) = off.hook.take() {
+            if !h.ok {
+                // Powered on although the hook failed (--on-despite-hook-failure).
+                h.powered_on_anyway = true;
+                r.ok = false;
+                r.error_kind = off.error_kind;
+                r.error = off.error.take();
+            }
+            r.hook = Some(h);
+        }
         if r.verify.is_some() {
             // Off proven, on done and verified: a reboot, with the on's verdict.
             r.action_outcome = Some(TargetOutcome::Rebooted);
-        } else if !r.ok {
+        } else if r.error_kind != Some(ErrorKind::HookFailed) && !r.ok {
             r.outcome = Some(TargetOutcome::FencedNotRestored);
             r.error = Some(format!(
                 "the node is fenced (off, proven) but did not come back on: {}",
@@ -353,8 +380,10 @@ impl TargetResult {
     /// 1 a failure (or no evidence at all).
     pub fn exit_code(&self) -> i32 {
         match (&self.verify, self.ok) {
-            (Some(v), _) => v.exit_code(),
-            (None, true) => crate::exit::OK,
+            (_, true) => crate::exit::OK,
+            (Some(v), false) if v.exit_code() != crate::exit::OK => v.exit_code(),
+            // Proven, but something else failed (a confirmed-off hook).
+            (Some(_), false) => crate::exit::FAILURE,
             (None, false) if self.outcome.is_some_and(TargetOutcome::unverified) => {
                 crate::exit::UNPROVEN
             }
@@ -548,5 +577,20 @@ mod tests {
         let mut r = result(Outcome::CycleSent, Action::Reboot);
         r.fold_verify(report(Verdict::NoEvidence, false));
         assert_eq!(r.exit_code(), crate::exit::FAILURE);
+        // A proof does not undo a failure of its own (a confirmed-off hook).
+        let mut r = result(
+            Outcome::Reached {
+                state: PowerState::Off,
+            },
+            Action::Off,
+        );
+        r.ok = false;
+        r.error_kind = Some(ErrorKind::HookFailed);
+        r.error = Some("the node is off (confirmed), but the confirmed-off hook failed".into());
+        r.fold_verify(report(Verdict::Proven, false));
+        assert!(!r.ok);
+        assert_eq!(r.exit_code(), crate::exit::FAILURE);
+        assert!(r.error.as_deref().unwrap().contains("hook failed"));
+        assert_eq!(r.verdict, Some(Verdict::Proven));
     }
 }

@@ -51,6 +51,7 @@ pub fn apply_knob(k: &str, f: &mut Faults, on: &mut bool) -> Result<(), String> 
         "host-rst" => f.host_rst = true,
         "host-alive" => f.host_alive = true,
         "no-meter" => f.no_meter = true,
+        "no-nmi" => f.no_nmi = true,
         // applied when the lab starts (see `spec`)
         "redfish-no-forceoff" => {}
         "vendor" => {
