@@ -95,7 +95,7 @@ mod seeds {
     use fencekit::ipmi::codec::{self, cmd, netfn, Frame};
     use fencekit::ipmi::config::{AuthType, Privilege};
     use fencekit::ipmi::crypto::Suite;
-    use fencekit::ipmi::session::{self, Active, Handshake, Handshake15};
+    use fencekit::ipmi::session::{self, Active, ExpectChallenge, ExpectOpenSessionResponse};
     use fencekit::lab::bmc::{Bmc, Faults};
     use fencekit::lab::ipmi::IpmiServer;
     use fencekit::secret::Secret;
@@ -206,35 +206,38 @@ mod seeds {
             &[0x0e, 0x00, 0x80],
         );
         rec.send(&format!("{tag}-cipher-suites"), d);
-        let mut hs = Handshake::new(
+        let mut hs = ExpectOpenSessionResponse::new(
             suite,
             Privilege::Administrator,
             "admin",
             Secret::from_str_value("lab"),
             None,
         );
-        let r = rec.send(&format!("{tag}-open-session"), hs.open_session_request());
-        hs.on_open_session_response(&r).unwrap().unwrap();
-        let r = rec.send(&format!("{tag}-rakp1"), hs.rakp1());
-        hs.on_rakp2(&r).unwrap().unwrap();
-        let r = rec.send(&format!("{tag}-rakp3"), hs.rakp3(0));
-        let active = hs.on_rakp4(&r).unwrap().unwrap();
-        in_session(rec, active, &tag);
+        let r = rec.send(&format!("{tag}-open-session"), hs.request());
+        let opened = hs.on_response(&r).unwrap().unwrap();
+        let mut hs = hs.into_rakp(opened);
+        let r = rec.send(&format!("{tag}-rakp1"), hs.request());
+        let verified = hs.on_response(&r).unwrap().unwrap();
+        let mut hs = hs.into_rakp3(verified);
+        let r = rec.send(&format!("{tag}-rakp3"), hs.request());
+        let keys = hs.on_response(&r).unwrap().unwrap();
+        in_session(rec, hs.into_active(keys), &tag);
     }
 
     fn v15(rec: &mut Recorder, auth: AuthType) {
         let tag = format!("v15-{}", auth.as_str());
-        let mut hs = Handshake15::new(
+        let mut hs = ExpectChallenge::new(
             auth,
             Privilege::Administrator,
             "admin",
             Secret::from_str_value("lab"),
         );
-        let r = rec.send(&format!("{tag}-challenge"), hs.challenge_request(1));
-        hs.on_challenge(&r, 1).unwrap().unwrap();
-        let r = rec.send(&format!("{tag}-activate"), hs.activate_request(2));
-        let active = hs.on_activate(&r, 2).unwrap().unwrap();
-        in_session(rec, active, &tag);
+        let r = rec.send(&format!("{tag}-challenge"), hs.request(1));
+        let challenge = hs.on_response(&r).unwrap().unwrap();
+        let mut hs = hs.into_activation(challenge);
+        let r = rec.send(&format!("{tag}-activate"), hs.request(2));
+        let activated = hs.on_response(&r).unwrap().unwrap();
+        in_session(rec, hs.into_active(activated), &tag);
     }
 
     /// Every datagram of our client's exchanges with the lab, and the bare

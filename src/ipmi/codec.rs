@@ -54,7 +54,14 @@ pub mod netfn {
     pub const CHASSIS: u8 = 0x00;
     /// Application.
     pub const APP: u8 = 0x06;
+    /// Group extension (IPMI 2.0 table 5-1: 2Ch); the first data byte names
+    /// the group (DCMI: [`super::DCMI_GROUP`]).
+    pub const GROUP_EXT: u8 = 0x2c;
 }
+
+/// DCMI's group extension ID (DCMI 1.5 §6.1: DCh), first byte of every DCMI
+/// request and response.
+pub const DCMI_GROUP: u8 = 0xdc;
 
 /// Command numbers (IPMI 2.0 appendix G).
 pub mod cmd {
@@ -76,6 +83,10 @@ pub mod cmd {
     pub const CLOSE_SESSION: u8 = 0x3c;
     /// App: Get Channel Cipher Suites.
     pub const GET_CHANNEL_CIPHER_SUITES: u8 = 0x54;
+    /// App: Get System GUID (IPMI 2.0 §22.14).
+    pub const GET_SYSTEM_GUID: u8 = 0x37;
+    /// Group extension DCMI: Get Power Reading (DCMI 1.5 §6.6.1).
+    pub const DCMI_GET_POWER_READING: u8 = 0x02;
 }
 
 /// Completion codes (IPMI 2.0 table 5-2) that the client acts on.
@@ -98,6 +109,9 @@ pub mod cc {
     pub const INSUFFICIENT_PRIVILEGE: u8 = 0xd4;
     /// Command not supported in present state.
     pub const NOT_IN_PRESENT_STATE: u8 = 0xd5;
+    /// Cannot execute a duplicated request (IPMI 2.0 table 5-2: a BMC that
+    /// recognised a re-sent request it already carried out).
+    pub const DUPLICATE_REQUEST: u8 = 0xcf;
     /// Unspecified error.
     pub const UNSPECIFIED: u8 = 0xff;
 }
@@ -968,6 +982,220 @@ pub fn parse_cipher_suite_records(data: &[u8]) -> Vec<CipherSuiteRecord> {
         }
     }
     out
+}
+
+/// How a BMC laid out the 16 bytes of a GUID. BMCs disagree, so the
+/// system GUID is read under each (see [`SystemGuid`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GuidEncoding {
+    /// SMBIOS (3.0 §7.2.1): time_low, time_mid, time_hi_and_version
+    /// little-endian, the rest in network order — the bytes of the SMBIOS
+    /// system UUID as `dmidecode` and Redfish `ComputerSystem.UUID` print
+    /// them. ipmitool 1.8.19 names it the most common BMC encoding ("Most
+    /// implementations like AMI MegaRAC do it the SMBIOS way",
+    /// include/ipmitool/ipmi_mc.h) and prefers it when guessing.
+    Smbios,
+    /// RFC 4122 §4.1.2: every field in network order, the bytes as printed.
+    Rfc4122,
+    /// The IPMI specification's own layout (IPMI 2.0 §20.8, table 20-10;
+    /// used by §22.14): all 16 bytes least-significant first, i.e. the
+    /// RFC 4122 bytes fully reversed.
+    Ipmi,
+}
+
+impl GuidEncoding {
+    /// Every encoding, in the order a guess prefers them (ipmitool's: SMBIOS, IPMI, RFC 4122).
+    pub const ALL: [GuidEncoding; 3] = [
+        GuidEncoding::Smbios,
+        GuidEncoding::Ipmi,
+        GuidEncoding::Rfc4122,
+    ];
+
+    /// The name shown with a UUID read this way.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            GuidEncoding::Smbios => "smbios",
+            GuidEncoding::Rfc4122 => "rfc4122",
+            GuidEncoding::Ipmi => "ipmi",
+        }
+    }
+
+    /// The RFC 4122 (network-order) bytes of a GUID stored this way.
+    pub fn to_network_order(self, raw: &[u8; 16]) -> [u8; 16] {
+        let mut b = *raw;
+        match self {
+            GuidEncoding::Rfc4122 => {}
+            GuidEncoding::Smbios => {
+                b[0..4].reverse();
+                b[4..6].reverse();
+                b[6..8].reverse();
+            }
+            GuidEncoding::Ipmi => b.reverse(),
+        }
+        b
+    }
+
+    /// The 16 bytes a BMC using this encoding sends for the UUID whose
+    /// network-order bytes are `uuid` (the inverse of [`Self::to_network_order`]).
+    pub fn encode(self, uuid: &[u8; 16]) -> [u8; 16] {
+        // each transformation is its own inverse
+        self.to_network_order(uuid)
+    }
+}
+
+/// Get System GUID response data after the completion code (IPMI 2.0 §22.14:
+/// 16 bytes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SystemGuid {
+    /// The bytes as the BMC sent them.
+    pub raw: [u8; 16],
+}
+
+impl SystemGuid {
+    /// Decodes the data following the completion code (exactly 16 bytes;
+    /// ipmitool refuses any other length too).
+    pub fn decode(data: &[u8]) -> Result<Self, Malformed> {
+        if data.len() != 16 {
+            return Err(Malformed::BadLength {
+                field: 16,
+                actual: data.len(),
+            });
+        }
+        let mut raw = [0u8; 16];
+        raw.copy_from_slice(data);
+        Ok(SystemGuid { raw })
+    }
+
+    /// The canonical 8-4-4-4-12 text of the GUID read under `enc`.
+    pub fn text(&self, enc: GuidEncoding) -> String {
+        let b = enc.to_network_order(&self.raw);
+        let h: String = b.iter().map(|x| format!("{x:02x}")).collect();
+        format!(
+            "{}-{}-{}-{}-{}",
+            &h[0..8],
+            &h[8..12],
+            &h[12..16],
+            &h[16..20],
+            &h[20..32]
+        )
+    }
+
+    /// The encoding a reader would guess, as ipmitool 1.8.19 `mc guid`
+    /// (auto) does: among the encodings whose version nibble is valid
+    /// (1-5), a time-based (version 1) one whose timestamp lies between
+    /// 1970 and `now_unix` wins at once (in RFC 4122, IPMI, SMBIOS order);
+    /// otherwise the last valid in that order, so SMBIOS beats IPMI beats
+    /// RFC 4122. `None`: no encoding gives a valid version.
+    pub fn guess(&self, now_unix: i64) -> Option<GuidEncoding> {
+        let mut pick = None;
+        for enc in [
+            GuidEncoding::Rfc4122,
+            GuidEncoding::Ipmi,
+            GuidEncoding::Smbios,
+        ] {
+            let b = enc.to_network_order(&self.raw);
+            let version = b[6] >> 4;
+            if !(1..=5).contains(&version) {
+                continue;
+            }
+            pick = Some(enc);
+            if version == 1 {
+                let time_hi = u64::from(u16::from_be_bytes([b[6], b[7]]) & 0x0fff);
+                let time_mid = u64::from(u16::from_be_bytes([b[4], b[5]]));
+                let time_low = u64::from(u32::from_be_bytes([b[0], b[1], b[2], b[3]]));
+                let t100ns = (time_hi << 48) | (time_mid << 32) | time_low;
+                // 100 ns intervals since 1582-10-15; 12219292800 s to 1970
+                let unix = (t100ns / 10_000_000) as i64 - 12_219_292_800;
+                if (0..=now_unix).contains(&unix) {
+                    break;
+                }
+            }
+        }
+        pick
+    }
+
+    /// The GUID under every encoding, the guessed one first, without
+    /// repeats (a GUID can read the same two ways).
+    pub fn readings(&self, now_unix: i64) -> Vec<(GuidEncoding, String)> {
+        let first = self.guess(now_unix);
+        let order = first
+            .into_iter()
+            .chain(GuidEncoding::ALL.into_iter().filter(|e| Some(*e) != first));
+        let mut out: Vec<(GuidEncoding, String)> = Vec::new();
+        for enc in order {
+            let t = self.text(enc);
+            if !out.iter().any(|(_, x)| *x == t) {
+                out.push((enc, t));
+            }
+        }
+        out
+    }
+}
+
+/// DCMI Get Power Reading request data, mode 01h "system power statistics"
+/// (DCMI 1.5 table 6-16; what `ipmitool dcmi power reading` sends).
+pub fn dcmi_power_reading_request() -> [u8; 4] {
+    [DCMI_GROUP, 0x01, 0x00, 0x00]
+}
+
+/// DCMI Get Power Reading response data after the completion code (DCMI
+/// 1.5 table 6-16), all figures least-significant byte first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DcmiPowerReading {
+    /// Current power, watts.
+    pub current: u16,
+    /// Minimum over the sampling period, watts.
+    pub minimum: u16,
+    /// Maximum over the sampling period, watts.
+    pub maximum: u16,
+    /// Average over the sampling period, watts.
+    pub average: u16,
+    /// IPMI timestamp of the reading.
+    pub timestamp: u32,
+    /// Statistics reporting period, milliseconds.
+    pub period_ms: u32,
+    /// Power reading state byte; bit 6 set = power measurement active.
+    pub state: u8,
+}
+
+impl DcmiPowerReading {
+    /// Bytes of the response data after the completion code.
+    pub const LEN: usize = 18;
+
+    /// Decodes the data following the completion code (group ID first).
+    pub fn decode(data: &[u8]) -> Result<Self, Malformed> {
+        need("DCMI Get Power Reading response", data, Self::LEN)?;
+        if data[0] != DCMI_GROUP {
+            return Err(Malformed::BadField("DCMI group extension ID"));
+        }
+        let u16le = |i: usize| u16::from_le_bytes([data[i], data[i + 1]]);
+        Ok(DcmiPowerReading {
+            current: u16le(1),
+            minimum: u16le(3),
+            maximum: u16le(5),
+            average: u16le(7),
+            timestamp: le32(&data[9..13]),
+            period_ms: le32(&data[13..17]),
+            state: data[17],
+        })
+    }
+
+    /// Encodes the data after the completion code (lab side).
+    pub fn encode(&self) -> Vec<u8> {
+        let mut d = vec![DCMI_GROUP];
+        for w in [self.current, self.minimum, self.maximum, self.average] {
+            d.extend_from_slice(&w.to_le_bytes());
+        }
+        d.extend_from_slice(&self.timestamp.to_le_bytes());
+        d.extend_from_slice(&self.period_ms.to_le_bytes());
+        d.push(self.state);
+        d
+    }
+
+    /// The BMC says the figures are a live measurement (state bit 6).
+    pub fn active(&self) -> bool {
+        self.state & 0x40 != 0
+    }
 }
 
 #[cfg(test)]
