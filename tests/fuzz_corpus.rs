@@ -170,6 +170,19 @@ mod seeds {
                 Frame::request(netfn::APP, cmd::SET_SESSION_PRIVILEGE, 3, &[4]),
             ),
             (
+                "system-guid",
+                Frame::request(netfn::APP, cmd::GET_SYSTEM_GUID, 7, &[]),
+            ),
+            (
+                "dcmi-power-reading",
+                Frame::request(
+                    netfn::GROUP_EXT,
+                    cmd::DCMI_GET_POWER_READING,
+                    8,
+                    &codec::dcmi_power_reading_request(),
+                ),
+            ),
+            (
                 "chassis-status",
                 Frame::request(netfn::CHASSIS, cmd::GET_CHASSIS_STATUS, 4, &[]),
             ),
@@ -267,6 +280,29 @@ mod seeds {
         ));
         // Get Chassis Status data after the completion code (power on).
         out.push(("chassis-status-data".into(), vec![0x01, 0x00, 0x40, 0x00]));
+        // Get System GUID data: the lab's node 1 in SMBIOS order.
+        out.push((
+            "system-guid-data".into(),
+            codec::GuidEncoding::Smbios
+                .encode(&[
+                    0x4c, 0x41, 0x42, 0x30, 0, 0, 0x40, 0x01, 0x80, 0, 0xfe, 0, 0, 0, 0, 1,
+                ])
+                .to_vec(),
+        ));
+        // DCMI Get Power Reading data: 212 W, measurement active.
+        out.push((
+            "dcmi-power-reading-data".into(),
+            codec::DcmiPowerReading {
+                current: 212,
+                minimum: 9,
+                maximum: 212,
+                average: 150,
+                timestamp: 0x6000_0000,
+                period_ms: 1000,
+                state: 0x40,
+            }
+            .encode(),
+        ));
         out
     }
 
@@ -295,6 +331,13 @@ mod seeds {
             rq(1, netfn::CHASSIS, cmd::GET_CHASSIS_STATUS, &[]),
             rq(1, netfn::CHASSIS, cmd::CHASSIS_CONTROL, &[2]),
             rq(1, netfn::APP, cmd::GET_DEVICE_ID, &[]),
+            rq(1, netfn::APP, cmd::GET_SYSTEM_GUID, &[]),
+            rq(
+                1,
+                netfn::GROUP_EXT,
+                cmd::DCMI_GET_POWER_READING,
+                &codec::dcmi_power_reading_request(),
+            ),
             rq(1, netfn::APP, cmd::CLOSE_SESSION, &[0, 0, 0, 0]),
         ] {
             chunks.push(c);
@@ -369,6 +412,13 @@ mod seeds {
                 &[0x0e, 0, 0x80],
             ),
             rq(1, netfn::APP, cmd::GET_DEVICE_ID, &[]),
+            rq(1, netfn::APP, cmd::GET_SYSTEM_GUID, &[]),
+            rq(
+                1,
+                netfn::GROUP_EXT,
+                cmd::DCMI_GET_POWER_READING,
+                &codec::dcmi_power_reading_request(),
+            ),
             rq(1, netfn::APP, cmd::GET_SESSION_CHALLENGE, &{
                 let mut d = vec![2];
                 d.extend_from_slice(b"admin\0\0\0\0\0\0\0\0\0\0\0");

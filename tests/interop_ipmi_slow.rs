@@ -153,3 +153,75 @@ slow_cases! {
     upstream_off_1s: upstream, Op::Off, "1s", "fence_ipmilan";
     upstream_cycle_1s: upstream, Op::Cycle, "1s", "fence_ipmilan";
 }
+
+// --------------------------------------------------- lost power commands ----
+
+/// Runs `fencekit ARGS… --cipher 3` against ipmi_sim through a proxy started
+/// with `proxy_args`; returns the settled command log, the run and the
+/// proxy's log.
+fn lossy(op: Op, proxy_args: &[&str]) -> (Vec<String>, Run, String) {
+    let sim = IpmiSim::start(op.initial_power());
+    let proxy = UdpProxy::start_with(Some(sim.port), &[], proxy_args);
+    let target = proxy.target();
+    let mut args = op.native_args().to_vec();
+    args.extend([target.as_str(), "--cipher", "3", "-vv"]);
+    let r = fencekit(&args, PASSWORD);
+    let ops = settled_ops(&sim, op);
+    (ops, r, proxy.log())
+}
+
+// With `--cipher 3` the sixth exchange of off and of `reboot --method
+// cycle` is the power command (Open Session, RAKP 1, RAKP 3, Set Session
+// Privilege Level, Get Chassis Status, Chassis Control).
+
+#[test]
+fn lost_answer_to_off_is_read_not_resent() {
+    require!("ipmi_sim", "udp_proxy");
+    let (ops, r, log) = lossy(Op::Off, &["--drop-replies", "6"]);
+    assert!(log.contains("reply#6") && log.contains("DROPPED"), "{log}");
+    r.assert_code(0);
+    assert_eq!(ops, Op::Off.once(), "off carried out {ops:?}\n{r}\n{log}");
+    assert!(
+        r.stderr.contains("not sent again"),
+        "the chassis read should have ended it\n{r}"
+    );
+}
+
+#[test]
+fn lost_answer_to_cycle_is_read_not_resent() {
+    require!("ipmi_sim", "udp_proxy");
+    let (ops, r, log) = lossy(Op::Cycle, &["--drop-replies", "6"]);
+    assert!(log.contains("reply#6") && log.contains("DROPPED"), "{log}");
+    r.assert_code(0);
+    assert_eq!(
+        ops,
+        Op::Cycle.once(),
+        "cycle carried out {ops:?}\n{r}\n{log}"
+    );
+}
+
+#[test]
+fn lost_cycle_request_is_sent_again_after_a_read() {
+    require!("ipmi_sim", "udp_proxy");
+    let sim = IpmiSim::start(true);
+    let proxy = UdpProxy::start(Some(sim.port), &[6]);
+    let target = proxy.target();
+    let r = fencekit(
+        &[
+            "reboot", "--method", "cycle", &target, "--cipher", "3", "-vv",
+        ],
+        PASSWORD,
+    );
+    let ops = settled_ops(&sim, Op::Cycle);
+    let log = proxy.log();
+    r.assert_code(0);
+    assert_eq!(
+        ops,
+        Op::Cycle.once(),
+        "cycle carried out {ops:?}\n{r}\n{log}"
+    );
+    assert!(
+        r.stderr.contains("sending it again"),
+        "the re-send should follow a read\n{r}"
+    );
+}

@@ -219,6 +219,11 @@ pub fn ipmi_codec(data: &[u8]) {
     if let Ok(c) = codec::ChassisStatus::decode(data) {
         assert_eq!(c.is_on(), data[0] & 1 == 1);
     }
+    system_guid(data);
+    if let Ok(p) = codec::DcmiPowerReading::decode(data) {
+        assert_eq!(codec::DcmiPowerReading::decode(&p.encode()), Ok(p));
+        assert_eq!(p.active(), data[17] & 0x40 != 0);
+    }
     for suite in [Suite::S3, Suite::S17] {
         let keys = SessionKeys::derive(suite, b"fuzz");
         if let Ok(plain) = keys.decrypt(data) {
@@ -227,6 +232,37 @@ pub fn ipmi_codec(data: &[u8]) {
         let sealed = keys.encrypt(data, [0x5a; 16]);
         assert_eq!(keys.decrypt(&sealed).as_deref(), Ok(data));
         assert!(keys.verify_integrity(data, &keys.integrity(data)));
+    }
+}
+
+/// Get System GUID data: every reading is a canonical UUID that encodes
+/// back to the same 16 bytes; readings are distinct, the guess first.
+fn system_guid(data: &[u8]) {
+    let Ok(g) = codec::SystemGuid::decode(data) else {
+        return;
+    };
+    for enc in codec::GuidEncoding::ALL {
+        let text = g.text(enc);
+        assert_eq!(
+            fencekit::engine::identity::normalise_uuid(&text).as_deref(),
+            Some(text.as_str())
+        );
+        let hex: Vec<u8> = text.bytes().filter(|b| *b != b'-').collect();
+        let mut net = [0u8; 16];
+        for (i, pair) in hex.chunks(2).enumerate() {
+            net[i] = u8::from_str_radix(std::str::from_utf8(pair).unwrap(), 16).unwrap();
+        }
+        assert_eq!(enc.encode(&net), g.raw, "{enc:?}");
+    }
+    for now in [0i64, 1_700_000_000, i64::MAX] {
+        let r = g.readings(now);
+        assert!(!r.is_empty() && r.len() <= 3);
+        if let Some(first) = g.guess(now) {
+            assert_eq!(r[0].0, first);
+        }
+        for (i, a) in r.iter().enumerate() {
+            assert!(r[i + 1..].iter().all(|b| b.1 != a.1), "repeated reading");
+        }
     }
 }
 

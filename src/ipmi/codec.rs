@@ -1349,4 +1349,133 @@ mod tests {
         );
         assert!(parse_cipher_suite_records(&[0xc0]).is_empty());
     }
+
+    /// One GUID, 00112233-4455-6677-8899-aabbccddeeff, as each encoding
+    /// stores it (SMBIOS 3.0 §7.2.1 gives this example for its layout).
+    const SMBIOS_BYTES: [u8; 16] = [
+        0x33, 0x22, 0x11, 0x00, 0x55, 0x44, 0x77, 0x66, 0x88, 0x99, 0xaa, 0xbb, 0xcc, 0xdd, 0xee,
+        0xff,
+    ];
+    const RFC4122_BYTES: [u8; 16] = [
+        0x00, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88, 0x99, 0xaa, 0xbb, 0xcc, 0xdd, 0xee,
+        0xff,
+    ];
+    const IPMI_BYTES: [u8; 16] = [
+        0xff, 0xee, 0xdd, 0xcc, 0xbb, 0xaa, 0x99, 0x88, 0x77, 0x66, 0x55, 0x44, 0x33, 0x22, 0x11,
+        0x00,
+    ];
+    const GUID: &str = "00112233-4455-6677-8899-aabbccddeeff";
+
+    #[test]
+    fn one_guid_in_each_encoding_reads_the_same() {
+        for (enc, raw) in [
+            (GuidEncoding::Smbios, SMBIOS_BYTES),
+            (GuidEncoding::Rfc4122, RFC4122_BYTES),
+            (GuidEncoding::Ipmi, IPMI_BYTES),
+        ] {
+            let g = SystemGuid::decode(&raw).unwrap();
+            assert_eq!(g.text(enc), GUID, "{enc:?}");
+            assert_eq!(enc.encode(&RFC4122_BYTES), raw, "{enc:?}");
+            // every encoding is among the readings, each named once
+            let r = g.readings(0);
+            assert!(r.contains(&(enc, GUID.to_string())), "{enc:?}: {r:?}");
+            assert_eq!(r.len(), 3);
+        }
+        // the other readings of the SMBIOS bytes are what a wrong guess prints
+        let g = SystemGuid::decode(&SMBIOS_BYTES).unwrap();
+        assert_eq!(
+            g.text(GuidEncoding::Rfc4122),
+            "33221100-5544-7766-8899-aabbccddeeff"
+        );
+        assert_eq!(
+            g.text(GuidEncoding::Ipmi),
+            "ffeeddcc-bbaa-9988-6677-445500112233"
+        );
+    }
+
+    #[test]
+    fn the_guess_follows_ipmitool() {
+        // a version-4 GUID (the lab's node 1) stored each way is guessed right
+        let uuid = [
+            0x4c, 0x41, 0x42, 0x30, 0x00, 0x00, 0x40, 0x01, 0x80, 0x00, 0xfe, 0x00, 0x00, 0x00,
+            0x00, 0x01,
+        ];
+        for enc in GuidEncoding::ALL {
+            let g = SystemGuid::decode(&enc.encode(&uuid)).unwrap();
+            assert_eq!(g.guess(0), Some(enc), "{enc:?}");
+            let first = &g.readings(0)[0];
+            assert_eq!(
+                first,
+                &(enc, "4c414230-0000-4001-8000-fe0000000001".to_string())
+            );
+        }
+        // when several readings have a valid version, SMBIOS wins (ipmitool:
+        // "GUID_SMBIOS ... will take precedence")
+        let both = [
+            0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x40, 0x40, 0x80, 0, 0, 0, 0, 0, 0, 1,
+        ];
+        assert_eq!(
+            SystemGuid::decode(&both).unwrap().guess(0),
+            Some(GuidEncoding::Smbios)
+        );
+        // a time-based GUID with a plausible timestamp is taken at once:
+        // RFC 4122 order, 2020-ish time (time_hi 0x1ea, version 1)
+        let t = [
+            0x6b, 0xa7, 0xb8, 0x10, 0x9d, 0xad, 0x11, 0xea, 0x80, 0xb4, 0x00, 0xc0, 0x4f, 0xd4,
+            0x30, 0xc8,
+        ];
+        assert_eq!(
+            SystemGuid::decode(&t).unwrap().guess(2_000_000_000),
+            Some(GuidEncoding::Rfc4122)
+        );
+        // nothing valid: no guess, every reading still offered
+        let none = SystemGuid::decode(&[0u8; 16]).unwrap();
+        assert_eq!(none.guess(0), None);
+        assert_eq!(none.readings(0).len(), 1, "all three read the same");
+    }
+
+    #[test]
+    fn system_guid_needs_exactly_sixteen_bytes() {
+        assert!(SystemGuid::decode(&[0; 15]).is_err());
+        assert!(SystemGuid::decode(&[0; 17]).is_err());
+        assert!(SystemGuid::decode(&[]).is_err());
+    }
+
+    #[test]
+    fn dcmi_power_reading_roundtrip_and_state() {
+        let r = DcmiPowerReading {
+            current: 212,
+            minimum: 9,
+            maximum: 300,
+            average: 150,
+            timestamp: 0x5f5e_1000,
+            period_ms: 1000,
+            state: 0x40,
+        };
+        let d = r.encode();
+        assert_eq!(d.len(), DcmiPowerReading::LEN);
+        assert_eq!(&d[..3], &[DCMI_GROUP, 212, 0]);
+        assert_eq!(DcmiPowerReading::decode(&d), Ok(r));
+        assert!(r.active());
+        assert!(!DcmiPowerReading { state: 0, ..r }.active());
+        // a reading from ipmitool's struct layout: group, cur 0x0102, ...
+        let wire = [
+            0xdc, 0x02, 0x01, 0x01, 0x00, 0x03, 0x00, 0x02, 0x01, 0x01, 0x02, 0x03, 0x04, 0xe8,
+            0x03, 0x00, 0x00, 0x40,
+        ];
+        let p = DcmiPowerReading::decode(&wire).unwrap();
+        assert_eq!(
+            (p.current, p.minimum, p.maximum, p.average),
+            (0x0102, 1, 3, 0x0102)
+        );
+        assert_eq!((p.timestamp, p.period_ms), (0x04030201, 1000));
+        // not DCMI, or short: typed errors
+        let mut other = wire;
+        other[0] = 0x00;
+        assert!(DcmiPowerReading::decode(&other).is_err());
+        for n in 0..wire.len() {
+            assert!(DcmiPowerReading::decode(&wire[..n]).is_err());
+        }
+        assert_eq!(dcmi_power_reading_request(), [0xdc, 0x01, 0x00, 0x00]);
+    }
 }

@@ -180,6 +180,45 @@ async fn exchange<S, R>(
     }
 }
 
+/// The IPMI 1.5 authentication type to use: the one asked for if the BMC
+/// offers it (`offered`: the Get Channel Authentication Capabilities mask);
+/// without a request MD5, then straight password, never "none" (a session
+/// without authentication codes lets anyone on the path forge its answers).
+pub fn choose_auth(asked: Option<AuthType>, offered: u8) -> Result<AuthType, DriverError> {
+    let supports = |a: AuthType| offered & (1 << (a as u8)) != 0;
+    match asked {
+        Some(a) if supports(a) => Ok(a),
+        Some(a) => Err(DriverError::new(
+            ErrorKind::CipherUnsupported,
+            Stage::Negotiate,
+            format!(
+                "the BMC does not offer IPMI 1.5 authentication type {} (offered mask {offered:#04x})",
+                a.as_str()
+            ),
+        )),
+        None => [AuthType::Md5, AuthType::Password]
+            .into_iter()
+            .find(|a| supports(*a))
+            .ok_or_else(|| {
+                DriverError::new(
+                    ErrorKind::CipherUnsupported,
+                    Stage::Negotiate,
+                    if supports(AuthType::None) {
+                        format!(
+                            "the BMC offers IPMI 1.5 authentication type none only (mask {offered:#04x}); \
+                             fencekit never chooses it by itself (anyone on the path could forge the \
+                             BMC's answers): ask for it with --auth none, or use IPMI 2.0"
+                        )
+                    } else {
+                        format!(
+                            "the BMC offers no usable IPMI 1.5 authentication type (mask {offered:#04x})"
+                        )
+                    },
+                )
+            }),
+    }
+}
+
 /// Did an unanswered `command` take effect, judging by the state read
 /// before it (`before`) and now?
 fn took_effect(command: PowerCommand, before: Option<PowerState>, now: PowerState) -> bool {
@@ -479,41 +518,7 @@ impl IpmiDriver {
     ) -> Result<Active, DriverError> {
         let (offered, flags) = self.auth_caps(deadline).await?;
         let per_message_auth_disabled = flags & 0x10 != 0;
-        let supports = |a: AuthType| offered & (1 << (a as u8)) != 0;
-        let auth = match auth {
-            Some(a) if supports(a) => a,
-            Some(a) => {
-                return Err(DriverError::new(
-                    ErrorKind::CipherUnsupported,
-                    Stage::Negotiate,
-                    format!(
-                        "the BMC does not offer IPMI 1.5 authentication type {} (offered mask {offered:#04x})",
-                        a.as_str()
-                    ),
-                ))
-            }
-            None => [AuthType::Md5, AuthType::Password]
-                .into_iter()
-                .find(|a| supports(*a))
-                .ok_or_else(|| {
-                    let only_none = supports(AuthType::None);
-                    DriverError::new(
-                        ErrorKind::CipherUnsupported,
-                        Stage::Negotiate,
-                        if only_none {
-                            format!(
-                                "the BMC offers IPMI 1.5 authentication type none only (mask {offered:#04x}); \
-                                 fencekit never chooses it by itself (anyone on the path could forge the \
-                                 BMC's answers): ask for it with --auth none, or use IPMI 2.0"
-                            )
-                        } else {
-                            format!(
-                                "the BMC offers no usable IPMI 1.5 authentication type (mask {offered:#04x})"
-                            )
-                        },
-                    )
-                })?,
-        };
+        let auth = choose_auth(auth, offered)?;
         let mut hs = ExpectChallenge::new(
             auth,
             self.cfg.privilege,
@@ -1299,6 +1304,61 @@ impl PowerDriver for IpmiDriver {
         if let Some(t) = self.transport.take() {
             self.stats.sent += t.sent;
             self.stats.received += t.received;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn automatic_authentication_never_picks_none() {
+        // mask bits: 0 none, 2 MD5, 4 straight password
+        assert_eq!(choose_auth(None, 0x15).unwrap(), AuthType::Md5);
+        assert_eq!(choose_auth(None, 0x11).unwrap(), AuthType::Password);
+        let e = choose_auth(None, 0x01).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::CipherUnsupported);
+        assert!(e.message.contains("--auth none"), "{e}");
+        // only when asked
+        assert_eq!(
+            choose_auth(Some(AuthType::None), 0x15).unwrap(),
+            AuthType::None
+        );
+        assert!(choose_auth(Some(AuthType::Md5), 0x01).is_err());
+        assert!(choose_auth(None, 0x00)
+            .unwrap_err()
+            .message
+            .contains("no usable"));
+    }
+
+    #[test]
+    fn only_a_visible_effect_ends_an_unanswered_command() {
+        use PowerCommand::*;
+        use PowerState::{Off as IsOff, On as IsOn};
+        assert!(took_effect(Off, Some(IsOn), IsOff));
+        assert!(!took_effect(Off, Some(IsOn), IsOn));
+        assert!(took_effect(On, Some(IsOff), IsOn));
+        assert!(!took_effect(On, None, IsOff));
+        // a cycle shows as off only when it was on before
+        assert!(took_effect(Cycle, Some(IsOn), IsOff));
+        assert!(!took_effect(Cycle, Some(IsOff), IsOff));
+        assert!(!took_effect(Cycle, None, IsOff));
+        assert!(!took_effect(Cycle, Some(IsOn), IsOn));
+        // a reset or an NMI is never seen
+        for s in [IsOn, IsOff] {
+            assert!(!took_effect(Reset, Some(IsOn), s));
+            assert!(!took_effect(Diag, Some(IsOn), s));
+        }
+    }
+
+    #[test]
+    fn unsupported_answers_are_no_evidence() {
+        for c in [0xc1, 0xc2, 0xcb, 0xcc, 0xd5, 0xd6, 0x80, 0x8f] {
+            assert!(unsupported(c), "{c:#04x}");
+        }
+        for c in [0x00, 0xc0, 0xc3, 0xd4, 0xff] {
+            assert!(!unsupported(c), "{c:#04x}");
         }
     }
 }

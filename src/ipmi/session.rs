@@ -9,6 +9,15 @@
 //! RAKP 4) does not compile. IPMI 1.5 set-up (§22.15-22.17) is the same
 //! shape: [`ExpectChallenge`] → [`ExpectActivation`] → [`Active`].
 //!
+//! ```compile_fail
+//! # use fencekit::ipmi::{config::Privilege, crypto::Suite, session::*};
+//! # use fencekit::secret::Secret;
+//! let hs = ExpectOpenSessionResponse::new(
+//!     Suite::S17, Privilege::Administrator, "admin", Secret::from_str_value("pw"), None);
+//! // RAKP 3 before the BMC's RAKP 2 was verified: there is no such step.
+//! let next = hs.into_rakp3(todo!());
+//! ```
+//!
 //! The active session wraps requests and unwraps responses, checking
 //! session IDs, sequence numbers (a replay window, every number included)
 //! and integrity or authentication codes on every datagram. The transport

@@ -90,6 +90,7 @@ impl IpmiServer {
 
     /// Serves until the socket fails (the task is aborted to stop it).
     pub async fn serve(mut self, sock: UdpSocket) {
+        let sock = std::sync::Arc::new(sock);
         let mut buf = vec![0u8; 4096];
         loop {
             let Ok((n, from)) = sock.recv_from(&mut buf).await else {
@@ -122,7 +123,17 @@ impl IpmiServer {
                 continue;
             }
             if !delay.is_zero() {
-                tokio::time::sleep(delay).await;
+                // A late answer, not a stalled BMC: requests arriving
+                // meanwhile are handled at once (answers keep their order,
+                // all being held as long).
+                let (sock, bmc) = (sock.clone(), self.bmc.clone());
+                tokio::spawn(async move {
+                    tokio::time::sleep(delay).await;
+                    if sock.send_to(&reply, from).await.is_ok() {
+                        bmc.lock().counters.answered += 1;
+                    }
+                });
+                continue;
             }
             if sock.send_to(&reply, from).await.is_ok() {
                 self.bmc.lock().counters.answered += 1;
