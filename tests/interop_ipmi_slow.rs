@@ -80,6 +80,13 @@ fn agent(op: Op, delay: &str) -> (Vec<String>, Run, usize) {
     agent_run(None, op, delay)
 }
 
+/// Ours with `--ipmitool-timeout=1`: each request waits at most 1 s, less
+/// than a 1 s BMC needs, so the power command's wait ends before its answer
+/// comes — and the chassis is read, not the command re-sent.
+fn agent_short(op: Op, delay: &str) -> (Vec<String>, Run, usize) {
+    agent_run_with(None, op, delay, &["--ipmitool-timeout=1"])
+}
+
 /// Upstream's `fence_ipmilan` (ipmitool), for comparison.
 fn upstream(op: Op, delay: &str) -> (Vec<String>, Run, usize) {
     agent_run(which("fence_ipmilan"), op, delay)
@@ -88,6 +95,15 @@ fn upstream(op: Op, delay: &str) -> (Vec<String>, Run, usize) {
 /// `fence_ipmilan -P -C 3` through a slow proxy: ours (a symlink to
 /// fencekit) when `prog` is `None`, else `prog`.
 fn agent_run(prog: Option<std::path::PathBuf>, op: Op, delay: &str) -> (Vec<String>, Run, usize) {
+    agent_run_with(prog, op, delay, &[])
+}
+
+fn agent_run_with(
+    prog: Option<std::path::PathBuf>,
+    op: Op,
+    delay: &str,
+    extra: &[&str],
+) -> (Vec<String>, Run, usize) {
     let sim = IpmiSim::start(op.initial_power());
     let proxy = UdpProxy::start_with(Some(sim.port), &[], &["--delay", delay]);
     let port = proxy.port.to_string();
@@ -95,6 +111,7 @@ fn agent_run(prog: Option<std::path::PathBuf>, op: Op, delay: &str) -> (Vec<Stri
         "-a", HOST, "-u", &port, "-l", USER, "-p", PASSWORD, "-P", "-C", "3",
     ];
     args.extend(op.agent_args());
+    args.extend(extra);
     let dir = tempfile::tempdir().unwrap();
     let prog = prog.unwrap_or_else(|| {
         let link = dir.path().join("fence_ipmilan");
@@ -150,6 +167,8 @@ slow_cases! {
     agent_off_1s: agent, Op::Off, "1s";
     agent_on_1s: agent, Op::On, "1s";
     agent_cycle_1s: agent, Op::Cycle, "1s";
+    agent_off_1s_ipmitool_timeout_1: agent_short, Op::Off, "1s";
+    agent_cycle_1s_ipmitool_timeout_1: agent_short, Op::Cycle, "1s";
     upstream_off_1s: upstream, Op::Off, "1s", "fence_ipmilan";
     upstream_cycle_1s: upstream, Op::Cycle, "1s", "fence_ipmilan";
 }
