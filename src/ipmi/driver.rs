@@ -1160,7 +1160,7 @@ impl IpmiDriver {
                     ),
                 ));
             }
-            wait = self.pacing.backoff(wait);
+            wait = self.pacing.grown(wait);
             must_read = true;
         }
     }

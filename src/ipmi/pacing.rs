@@ -88,12 +88,20 @@ impl Pacing {
         self.current
     }
 
-    /// The wait after one of `waited` that ended without an answer.
+    /// The wait after one of `waited` that ended without an answer, kept
+    /// for the next exchange too (Karn) until a clean sample.
     pub fn backoff(&mut self, waited: Duration) -> Duration {
-        let cap = BACKOFF_CAP.max(self.rto()).min(self.ceiling);
-        let next = waited.mul_f32(1.5).min(cap).max(waited.min(cap));
+        let next = self.grown(waited);
         self.current = next;
         next
+    }
+
+    /// The wait after one of `waited` that ended without an answer, for a
+    /// request that keeps its own back-off (a power command, whose silence
+    /// is followed by a chassis read that must not wait longer for it).
+    pub fn grown(&self, waited: Duration) -> Duration {
+        let cap = BACKOFF_CAP.max(self.rto()).min(self.ceiling);
+        waited.mul_f32(1.5).min(cap).max(waited.min(cap))
     }
 
     /// An answer came that may answer any of several transmissions while
