@@ -117,7 +117,7 @@ _fencekit() {
             return 0
             ;;
         fencekit__subcmd__check)
-            opts="-i -a -u -l -p -S -C -L -A -n -k -m -o -v -h -V --inventory --all --parallel --stagger --bmc-interval --level --audit --dry-run --no-lock --address --probe-port --verify --driver --ip --ipport --username --password --password-file --password-env --password-script --cipher --privlvl --ipmi-version --auth --hexadecimal-kg --systems-uri --redfish-uri --plug --ca-cert --ssl-fingerprint --ssl-insecure --redfish-session --identity-file --ssh-agent --ssh-known-hosts --ssh-host-key --ssh-accept-new --use-sudo --missing-as-off --power-wait --power-timeout --poll-interval --confirm --retry-on --method --timeout --login-timeout --output --verbose --help --version"
+            opts="-i -a -u -l -p -S -C -L -A -n -k -m -o -v -h -V --inventory --all --parallel --stagger --bmc-interval --level --audit --dry-run --no-lock --address --probe-port --verify --driver --ip --ipport --username --password --password-file --password-env --password-script --cipher --privlvl --ipmi-version --auth --hexadecimal-kg --accept-unauthenticated-replies --systems-uri --redfish-uri --plug --ca-cert --ssl-fingerprint --ssl-insecure --redfish-session --identity-file --ssh-agent --ssh-known-hosts --ssh-host-key --ssh-accept-new --use-sudo --missing-as-off --power-wait --power-timeout --poll-interval --confirm --retry-on --method --timeout --login-timeout --output --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -499,7 +499,7 @@ _fencekit() {
             return 0
             ;;
         fencekit__subcmd__list)
-            opts="-i -a -u -l -p -S -C -L -A -n -k -m -o -v -h -V --inventory --all --parallel --stagger --bmc-interval --level --audit --dry-run --no-lock --address --probe-port --verify --driver --ip --ipport --username --password --password-file --password-env --password-script --cipher --privlvl --ipmi-version --auth --hexadecimal-kg --systems-uri --redfish-uri --plug --ca-cert --ssl-fingerprint --ssl-insecure --redfish-session --identity-file --ssh-agent --ssh-known-hosts --ssh-host-key --ssh-accept-new --use-sudo --missing-as-off --power-wait --power-timeout --poll-interval --confirm --retry-on --method --timeout --login-timeout --output --verbose --help --version"
+            opts="-i -a -u -l -p -S -C -L -A -n -k -m -o -v -h -V --inventory --all --parallel --stagger --bmc-interval --level --audit --dry-run --no-lock --address --probe-port --verify --driver --ip --ipport --username --password --password-file --password-env --password-script --cipher --privlvl --ipmi-version --auth --hexadecimal-kg --accept-unauthenticated-replies --systems-uri --redfish-uri --plug --ca-cert --ssl-fingerprint --ssl-insecure --redfish-session --identity-file --ssh-agent --ssh-known-hosts --ssh-host-key --ssh-accept-new --use-sudo --missing-as-off --power-wait --power-timeout --poll-interval --confirm --retry-on --method --timeout --login-timeout --output --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -731,7 +731,7 @@ _fencekit() {
             return 0
             ;;
         fencekit__subcmd__monitor)
-            opts="-i -a -u -l -p -S -C -L -A -n -k -m -o -v -h -V --inventory --all --parallel --stagger --bmc-interval --level --audit --dry-run --no-lock --address --probe-port --verify --driver --ip --ipport --username --password --password-file --password-env --password-script --cipher --privlvl --ipmi-version --auth --hexadecimal-kg --systems-uri --redfish-uri --plug --ca-cert --ssl-fingerprint --ssl-insecure --redfish-session --identity-file --ssh-agent --ssh-known-hosts --ssh-host-key --ssh-accept-new --use-sudo --missing-as-off --power-wait --power-timeout --poll-interval --confirm --retry-on --method --timeout --login-timeout --output --verbose --help --version"
+            opts="-i -a -u -l -p -S -C -L -A -n -k -m -o -v -h -V --inventory --all --parallel --stagger --bmc-interval --level --audit --dry-run --no-lock --address --probe-port --verify --driver --ip --ipport --username --password --password-file --password-env --password-script --cipher --privlvl --ipmi-version --auth --hexadecimal-kg --accept-unauthenticated-replies --systems-uri --redfish-uri --plug --ca-cert --ssl-fingerprint --ssl-insecure --redfish-session --identity-file --ssh-agent --ssh-known-hosts --ssh-host-key --ssh-accept-new --use-sudo --missing-as-off --power-wait --power-timeout --poll-interval --confirm --retry-on --method --timeout --login-timeout --output --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -949,7 +949,7 @@ _fencekit() {
             return 0
             ;;
         fencekit__subcmd__off)
-            opts="-i -a -u -l -p -S -C -L -A -n -k -m -o -v -h -V --inventory --all --parallel --stagger --bmc-interval --level --audit --dry-run --no-lock --address --probe-port --verify --driver --ip --ipport --username --password --password-file --password-env --password-script --cipher --privlvl --ipmi-version --auth --hexadecimal-kg --systems-uri --redfish-uri --plug --ca-cert --ssl-fingerprint --ssl-insecure --redfish-session --identity-file --ssh-agent --ssh-known-hosts --ssh-host-key --ssh-accept-new --use-sudo --missing-as-off --power-wait --power-timeout --poll-interval --confirm --retry-on --method --timeout --login-timeout --output --verbose --max-fence --force --reason --on-confirmed-off --hook-timeout --on-despite-hook-failure --crashdump --crashdump-wait --kdump-port --kdump-quiet --help --version"
+            opts="-i -a -u -l -p -S -C -L -A -n -k -m -o -v -h -V --inventory --all --parallel --stagger --bmc-interval --level --audit --dry-run --no-lock --address --probe-port --verify --driver --ip --ipport --username --password --password-file --password-env --password-script --cipher --privlvl --ipmi-version --auth --hexadecimal-kg --accept-unauthenticated-replies --systems-uri --redfish-uri --plug --ca-cert --ssl-fingerprint --ssl-insecure --redfish-session --identity-file --ssh-agent --ssh-known-hosts --ssh-host-key --ssh-accept-new --use-sudo --missing-as-off --power-wait --power-timeout --poll-interval --confirm --retry-on --method --timeout --login-timeout --output --verbose --max-fence --force --reason --on-confirmed-off --hook-timeout --on-despite-hook-failure --crashdump --crashdump-wait --kdump-port --kdump-quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1195,7 +1195,7 @@ _fencekit() {
             return 0
             ;;
         fencekit__subcmd__on)
-            opts="-i -a -u -l -p -S -C -L -A -n -k -m -o -v -h -V --inventory --all --parallel --stagger --bmc-interval --level --audit --dry-run --no-lock --address --probe-port --verify --driver --ip --ipport --username --password --password-file --password-env --password-script --cipher --privlvl --ipmi-version --auth --hexadecimal-kg --systems-uri --redfish-uri --plug --ca-cert --ssl-fingerprint --ssl-insecure --redfish-session --identity-file --ssh-agent --ssh-known-hosts --ssh-host-key --ssh-accept-new --use-sudo --missing-as-off --power-wait --power-timeout --poll-interval --confirm --retry-on --method --timeout --login-timeout --output --verbose --help --version"
+            opts="-i -a -u -l -p -S -C -L -A -n -k -m -o -v -h -V --inventory --all --parallel --stagger --bmc-interval --level --audit --dry-run --no-lock --address --probe-port --verify --driver --ip --ipport --username --password --password-file --password-env --password-script --cipher --privlvl --ipmi-version --auth --hexadecimal-kg --accept-unauthenticated-replies --systems-uri --redfish-uri --plug --ca-cert --ssl-fingerprint --ssl-insecure --redfish-session --identity-file --ssh-agent --ssh-known-hosts --ssh-host-key --ssh-accept-new --use-sudo --missing-as-off --power-wait --power-timeout --poll-interval --confirm --retry-on --method --timeout --login-timeout --output --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1413,7 +1413,7 @@ _fencekit() {
             return 0
             ;;
         fencekit__subcmd__reboot)
-            opts="-i -a -u -l -p -S -C -L -A -n -k -m -o -v -h -V --inventory --all --parallel --stagger --bmc-interval --level --audit --dry-run --no-lock --address --probe-port --verify --driver --ip --ipport --username --password --password-file --password-env --password-script --cipher --privlvl --ipmi-version --auth --hexadecimal-kg --systems-uri --redfish-uri --plug --ca-cert --ssl-fingerprint --ssl-insecure --redfish-session --identity-file --ssh-agent --ssh-known-hosts --ssh-host-key --ssh-accept-new --use-sudo --missing-as-off --power-wait --power-timeout --poll-interval --confirm --retry-on --method --timeout --login-timeout --output --verbose --max-fence --force --reason --on-confirmed-off --hook-timeout --on-despite-hook-failure --crashdump --crashdump-wait --kdump-port --kdump-quiet --help --version"
+            opts="-i -a -u -l -p -S -C -L -A -n -k -m -o -v -h -V --inventory --all --parallel --stagger --bmc-interval --level --audit --dry-run --no-lock --address --probe-port --verify --driver --ip --ipport --username --password --password-file --password-env --password-script --cipher --privlvl --ipmi-version --auth --hexadecimal-kg --accept-unauthenticated-replies --systems-uri --redfish-uri --plug --ca-cert --ssl-fingerprint --ssl-insecure --redfish-session --identity-file --ssh-agent --ssh-known-hosts --ssh-host-key --ssh-accept-new --use-sudo --missing-as-off --power-wait --power-timeout --poll-interval --confirm --retry-on --method --timeout --login-timeout --output --verbose --max-fence --force --reason --on-confirmed-off --hook-timeout --on-despite-hook-failure --crashdump --crashdump-wait --kdump-port --kdump-quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1689,7 +1689,7 @@ _fencekit() {
             return 0
             ;;
         fencekit__subcmd__status)
-            opts="-i -a -u -l -p -S -C -L -A -n -k -m -o -v -h -V --inventory --all --parallel --stagger --bmc-interval --level --audit --dry-run --no-lock --address --probe-port --verify --driver --ip --ipport --username --password --password-file --password-env --password-script --cipher --privlvl --ipmi-version --auth --hexadecimal-kg --systems-uri --redfish-uri --plug --ca-cert --ssl-fingerprint --ssl-insecure --redfish-session --identity-file --ssh-agent --ssh-known-hosts --ssh-host-key --ssh-accept-new --use-sudo --missing-as-off --power-wait --power-timeout --poll-interval --confirm --retry-on --method --timeout --login-timeout --output --verbose --help --version"
+            opts="-i -a -u -l -p -S -C -L -A -n -k -m -o -v -h -V --inventory --all --parallel --stagger --bmc-interval --level --audit --dry-run --no-lock --address --probe-port --verify --driver --ip --ipport --username --password --password-file --password-env --password-script --cipher --privlvl --ipmi-version --auth --hexadecimal-kg --accept-unauthenticated-replies --systems-uri --redfish-uri --plug --ca-cert --ssl-fingerprint --ssl-insecure --redfish-session --identity-file --ssh-agent --ssh-known-hosts --ssh-host-key --ssh-accept-new --use-sudo --missing-as-off --power-wait --power-timeout --poll-interval --confirm --retry-on --method --timeout --login-timeout --output --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1907,7 +1907,7 @@ _fencekit() {
             return 0
             ;;
         fencekit__subcmd__verify)
-            opts="-i -a -u -l -p -S -C -L -A -n -k -m -o -v -h -V --inventory --all --parallel --stagger --bmc-interval --level --audit --dry-run --no-lock --address --probe-port --verify --driver --ip --ipport --username --password --password-file --password-env --password-script --cipher --privlvl --ipmi-version --auth --hexadecimal-kg --systems-uri --redfish-uri --plug --ca-cert --ssl-fingerprint --ssl-insecure --redfish-session --identity-file --ssh-agent --ssh-known-hosts --ssh-host-key --ssh-accept-new --use-sudo --missing-as-off --power-wait --power-timeout --poll-interval --confirm --retry-on --method --timeout --login-timeout --output --verbose --expect --samples --interval --probe-timeout --boot-timeout --baseline --record-baseline --help --version"
+            opts="-i -a -u -l -p -S -C -L -A -n -k -m -o -v -h -V --inventory --all --parallel --stagger --bmc-interval --level --audit --dry-run --no-lock --address --probe-port --verify --driver --ip --ipport --username --password --password-file --password-env --password-script --cipher --privlvl --ipmi-version --auth --hexadecimal-kg --accept-unauthenticated-replies --systems-uri --redfish-uri --plug --ca-cert --ssl-fingerprint --ssl-insecure --redfish-session --identity-file --ssh-agent --ssh-known-hosts --ssh-host-key --ssh-accept-new --use-sudo --missing-as-off --power-wait --power-timeout --poll-interval --confirm --retry-on --method --timeout --login-timeout --output --verbose --expect --samples --interval --probe-timeout --boot-timeout --baseline --record-baseline --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
