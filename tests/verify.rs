@@ -727,10 +727,19 @@ fn power_draw_above_the_threshold_while_off_is_a_contradiction() {
         .into_iter()
         .filter(|e| e["source"].as_str().unwrap().ends_with(" power"))
         .collect();
-    // Every meter that answered reads a running machine (a BMC without one
-    // says "no power reading").
-    assert!(draws.iter().any(|e| e["agrees"] == false), "{r}");
-    assert!(!draws.iter().any(|e| e["agrees"] == true), "{r}");
+    // Both channels read the meter (IPMI DCMI, Redfish Chassis Power), and
+    // both read a running machine.
+    assert_eq!(draws.len(), 2, "{r}");
+    assert!(draws.iter().all(|e| e["agrees"] == false), "{r}");
+    assert!(
+        draws
+            .iter()
+            .any(|e| e["source"].as_str().unwrap().starts_with("ipmi://"))
+            && draws
+                .iter()
+                .any(|e| e["source"].as_str().unwrap().contains("/redfish/")),
+        "{r}"
+    );
     // The threshold is the operator's: above the machine's draw, it agrees.
     let mut high = args.clone();
     high.extend(["--max-off-watts", "500"]);
