@@ -35,6 +35,7 @@ pub mod ipmi;
 pub mod lab;
 pub mod redfish;
 pub mod secret;
+pub mod snmp;
 pub mod ssh;
 
 /// Every name this binary answers to as a fence agent. Matching argv[0]

@@ -425,10 +425,13 @@ impl<D: PowerDriver> Machine<'_, D> {
             PowerState::On => "ON",
             PowerState::Off => "OFF",
         };
-        let last = match self.last_state {
+        let mut last = match self.last_state {
             Some(s) => format!(" (last state read: {s})"),
             None => String::new(),
         };
+        if let Some(detail) = self.driver.state_detail() {
+            last.push_str(&format!("; {detail}"));
+        }
         Err(DriverError::new(
             ErrorKind::TransitionTimeout,
             Stage::Wait,
