@@ -216,7 +216,7 @@ struct MasterKeys {
 }
 
 /// The client state of one conversation with one agent.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Session {
     security: Security,
     master: MasterKeys,
