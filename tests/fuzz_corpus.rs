@@ -717,7 +717,11 @@ mod snmp {
 
     type Seeds = Vec<(String, Vec<u8>)>;
 
-    fn exchange(agent: &mut PduAgent, sec: Security, kind: PduKind) -> (Vec<Vec<u8>>, Vec<Vec<u8>>) {
+    fn exchange(
+        agent: &mut PduAgent,
+        sec: Security,
+        kind: PduKind,
+    ) -> (Vec<Vec<u8>>, Vec<Vec<u8>>) {
         let now = Instant::now();
         let mut s = Session::new(sec).expect("session");
         let (mut requests, mut replies) = (Vec::new(), Vec::new());
@@ -729,11 +733,17 @@ mod snmp {
             replies.push(r);
         }
         let rid = s.new_request_id();
-        let mut pdu = get_pdu(rid, &[Oid(vec![1, 3, 6, 1, 4, 1, 318, 1, 1, 12, 3, 5, 1, 1, 4, 1])]);
+        let mut pdu = get_pdu(
+            rid,
+            &[Oid(vec![1, 3, 6, 1, 4, 1, 318, 1, 1, 12, 3, 5, 1, 1, 4, 1])],
+        );
         pdu.kind = kind;
         let o = s.request(&pdu, now).expect("request");
         let r = agent.handle(&o.bytes).expect("answer");
-        assert!(matches!(s.accept(&r, &[o.clone()], now), Ok(Some(Reply::Response(_)))));
+        assert!(matches!(
+            s.accept(&r, &[o.clone()], now),
+            Ok(Some(Reply::Response(_)))
+        ));
         requests.push(o.bytes);
         replies.push(r);
         (requests, replies)
@@ -742,8 +752,22 @@ mod snmp {
     pub fn write_all(write: fn(&str, Seeds)) {
         let mut agent = PduAgent::new(LabPduState::new(4), PduSpec::lab(4, "fuzzpass1"), 7);
         let cases = [
-            ("v1-get", Security::Community { version: Version::V1, community: Secret::from_str_value("private") }, PduKind::Get),
-            ("v2c-getnext", Security::Community { version: Version::V2c, community: Secret::from_str_value("private") }, PduKind::GetNext),
+            (
+                "v1-get",
+                Security::Community {
+                    version: Version::V1,
+                    community: Secret::from_str_value("private"),
+                },
+                PduKind::Get,
+            ),
+            (
+                "v2c-getnext",
+                Security::Community {
+                    version: Version::V2c,
+                    community: Secret::from_str_value("private"),
+                },
+                PduKind::GetNext,
+            ),
             (
                 "v3-authpriv-get",
                 Security::Usm(UsmUser {

@@ -1028,7 +1028,9 @@ pub fn snmp_session(data: &[u8]) {
     })
     .expect("v2c session");
     let rid = c.new_request_id();
-    let out = c.request(&get_pdu(rid, std::slice::from_ref(&oid)), now).expect("request");
+    let out = c
+        .request(&get_pdu(rid, std::slice::from_ref(&oid)), now)
+        .expect("request");
     for chunk in split(data) {
         let _ = c.accept(chunk, std::slice::from_ref(&out), now);
     }

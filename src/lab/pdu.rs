@@ -146,7 +146,8 @@ impl PduState {
 
     fn switch(&mut self, i: usize, on: bool) {
         self.counters.sets += 1;
-        self.log.push(format!("{} {}", i + 1, if on { "on" } else { "off" }));
+        self.log
+            .push(format!("{} {}", i + 1, if on { "on" } else { "off" }));
         if self.faults.refuse.contains(&(i as u32 + 1)) {
             return;
         }
@@ -237,7 +238,10 @@ impl LabPduState {
 
     /// Whether outlet `n` (1-based) really feeds power.
     pub fn relay(&self, n: u32) -> bool {
-        self.lock().outlets.get(n as usize - 1).is_some_and(|o| o.relay)
+        self.lock()
+            .outlets
+            .get(n as usize - 1)
+            .is_some_and(|o| o.relay)
     }
 
     /// Switches outlet `n` at once (a hand on the PDU's front panel).
@@ -340,13 +344,18 @@ impl PduAgent {
         let s = self.state.lock();
         let mut m = BTreeMap::new();
         let sys = |n| Oid(vec![1, 3, 6, 1, 2, 1, 1, n, 0]);
-        m.insert(sys(1), Value::OctetString(b"fencekit lab PDU (APC rPDU model)".to_vec()));
+        m.insert(
+            sys(1),
+            Value::OctetString(b"fencekit lab PDU (APC rPDU model)".to_vec()),
+        );
         if let Ok(o) = Oid::parse(SYS_OBJECT_ID) {
             m.insert(sys(2), Value::Oid(o));
         }
         m.insert(
             sys(3),
-            Value::TimeTicks(u32::try_from(self.started.elapsed().as_millis() / 10).unwrap_or(u32::MAX)),
+            Value::TimeTicks(
+                u32::try_from(self.started.elapsed().as_millis() / 10).unwrap_or(u32::MAX),
+            ),
         );
         for i in 0..s.outlets.len() {
             let n = i as u32 + 1;
@@ -357,7 +366,10 @@ impl PduAgent {
                 .map(|(name, _)| name.clone())
                 .unwrap_or_else(|| format!("outlet{n}"));
             m.insert(control_oid(n), Value::Integer(state));
-            m.insert(apc(&[12, 3, 5, 1, 1, 2, n]), Value::OctetString(name.into_bytes()));
+            m.insert(
+                apc(&[12, 3, 5, 1, 1, 2, n]),
+                Value::OctetString(name.into_bytes()),
+            );
             m.insert(apc(&[12, 3, 5, 1, 1, 4, n]), Value::Integer(state));
             m.insert(apc(&[26, 9, 4, 3, 1, 7, n]), Value::Integer(s.watts(i)));
         }
@@ -391,7 +403,13 @@ impl PduAgent {
         )
     }
 
-    fn report(&mut self, msg_id: i32, request_id: i32, stat: u32, user: Option<usize>) -> Option<Vec<u8>> {
+    fn report(
+        &mut self,
+        msg_id: i32,
+        request_id: i32,
+        stat: u32,
+        user: Option<usize>,
+    ) -> Option<Vec<u8>> {
         let pdu = Pdu {
             kind: PduKind::Report,
             request_id,
@@ -455,7 +473,13 @@ impl PduAgent {
         self.reply_v3(m.msg_id, Some(ui), has_priv, pdu)
     }
 
-    fn reply_v3(&mut self, msg_id: i32, user: Option<usize>, encrypt: bool, pdu: Pdu) -> Option<Vec<u8>> {
+    fn reply_v3(
+        &mut self,
+        msg_id: i32,
+        user: Option<usize>,
+        encrypt: bool,
+        pdu: Pdu,
+    ) -> Option<Vec<u8>> {
         let time = self.engine_time();
         let scoped = ScopedPdu {
             context_engine_id: self.engine_id.clone(),
@@ -480,7 +504,9 @@ impl PduAgent {
             if encrypt {
                 if let Some((p, k)) = &u.privacy {
                     self.salt = self.salt.wrapping_add(1);
-                    let (ct, params) = p.encrypt(k, self.boots, time, self.salt, &scoped.encode()).ok()?;
+                    let (ct, params) = p
+                        .encrypt(k, self.boots, time, self.salt, &scoped.encode())
+                        .ok()?;
                     f |= flags::PRIV;
                     usm.privacy = params;
                     data = ScopedData::Encrypted(ct);
@@ -540,23 +566,40 @@ impl PduAgent {
             PduKind::GetNext | PduKind::GetBulk => {
                 let mib = self.mib();
                 let bulk = req.kind == PduKind::GetBulk && !v1;
-                let non_rep = if bulk { req.error_status.clamp(0, 64) as usize } else { req.varbinds.len() };
-                let reps = if bulk { req.error_index.clamp(1, 64) as usize } else { 1 };
+                let non_rep = if bulk {
+                    req.error_status.clamp(0, 64) as usize
+                } else {
+                    req.varbinds.len()
+                };
+                let reps = if bulk {
+                    req.error_index.clamp(1, 64) as usize
+                } else {
+                    1
+                };
                 for (i, vb) in req.varbinds.iter().enumerate() {
                     let count = if i < non_rep { 1 } else { reps };
                     let mut cursor = vb.oid.clone();
                     for _ in 0..count {
                         let next = mib
-                            .range((std::ops::Bound::Excluded(cursor.clone()), std::ops::Bound::Unbounded))
+                            .range((
+                                std::ops::Bound::Excluded(cursor.clone()),
+                                std::ops::Bound::Unbounded,
+                            ))
                             .next();
                         match next {
                             Some((o, v)) => {
-                                resp.varbinds.push(VarBind { oid: o.clone(), value: v.clone() });
+                                resp.varbinds.push(VarBind {
+                                    oid: o.clone(),
+                                    value: v.clone(),
+                                });
                                 cursor = o.clone();
                             }
                             None if v1 => return Some(fail(resp, error_status::NO_SUCH_NAME, i)),
                             None => {
-                                resp.varbinds.push(VarBind { oid: cursor.clone(), value: Value::EndOfMibView });
+                                resp.varbinds.push(VarBind {
+                                    oid: cursor.clone(),
+                                    value: Value::EndOfMibView,
+                                });
                                 break;
                             }
                         }
@@ -568,23 +611,39 @@ impl PduAgent {
                 let mut changes = Vec::new();
                 for (i, vb) in req.varbinds.iter().enumerate() {
                     if !writable {
-                        let status = if v1 { error_status::NO_SUCH_NAME } else { error_status::NO_ACCESS };
+                        let status = if v1 {
+                            error_status::NO_SUCH_NAME
+                        } else {
+                            error_status::NO_ACCESS
+                        };
                         return Some(fail(resp, status, i));
                     }
                     let outlet = (1..=n_outlets).find(|&n| control_oid(n) == vb.oid);
                     let Some(n) = outlet else {
-                        let status = if v1 { error_status::NO_SUCH_NAME } else { error_status::NOT_WRITABLE };
+                        let status = if v1 {
+                            error_status::NO_SUCH_NAME
+                        } else {
+                            error_status::NOT_WRITABLE
+                        };
                         return Some(fail(resp, status, i));
                     };
                     match vb.value {
                         Value::Integer(1) => changes.push((n, true)),
                         Value::Integer(2) => changes.push((n, false)),
                         Value::Integer(_) => {
-                            let status = if v1 { error_status::BAD_VALUE } else { error_status::WRONG_VALUE };
+                            let status = if v1 {
+                                error_status::BAD_VALUE
+                            } else {
+                                error_status::WRONG_VALUE
+                            };
                             return Some(fail(resp, status, i));
                         }
                         _ => {
-                            let status = if v1 { error_status::BAD_VALUE } else { error_status::WRONG_TYPE };
+                            let status = if v1 {
+                                error_status::BAD_VALUE
+                            } else {
+                                error_status::WRONG_TYPE
+                            };
                             return Some(fail(resp, status, i));
                         }
                     }
@@ -614,7 +673,11 @@ pub struct LabPdu {
 
 impl LabPdu {
     /// Serves `state` per `spec` on `addr` (loopback only).
-    pub async fn start(addr: SocketAddr, spec: PduSpec, state: LabPduState) -> std::io::Result<LabPdu> {
+    pub async fn start(
+        addr: SocketAddr,
+        spec: PduSpec,
+        state: LabPduState,
+    ) -> std::io::Result<LabPdu> {
         if !addr.ip().is_loopback() {
             return Err(std::io::Error::new(
                 std::io::ErrorKind::InvalidInput,
@@ -655,7 +718,9 @@ async fn serve(sock: UdpSocket, mut agent: PduAgent) {
             s.counters.received += 1;
             let count = s.counters.received;
             let f = &s.faults;
-            let lost_in = f.silent || f.drop.contains(&count) || (f.loss > 0.0 && rng.gen_bool(f.loss.min(1.0)));
+            let lost_in = f.silent
+                || f.drop.contains(&count)
+                || (f.loss > 0.0 && rng.gen_bool(f.loss.min(1.0)));
             let lost_out = f.loss > 0.0 && rng.gen_bool(f.loss.min(1.0));
             (lost_in, lost_out)
         };
