@@ -615,7 +615,7 @@ set edit:completion:arg-completer[fencekit] = {|@words|
             cand --delay 'Delay every answer by this much'
             cand --transition 'A power change becomes visible this long after the command'
             cand --ciphers 'Only offer these cipher suites (comma list of 3, 17)'
-            cand --fault 'Faults for some nodes: PATTERN:KNOB[+KNOB…], e.g. ''node0[1-5]:stuck'' or ''node07:loss=0.5+delay=100ms''. Knobs: stuck, silent, strict-state, no-cipher-query, ipmi-silent, lying, flap, redfish-no-forceoff, off, loss=R, delay=DUR, transition=DUR. Repeatable'
+            cand --fault 'Faults for some nodes: PATTERN:KNOB[+KNOB…], e.g. ''node0[1-5]:stuck'' or ''node07:loss=0.5+delay=100ms''. Knobs: stuck, silent, strict-state, no-cipher-query, ipmi-silent, lying, flap, draw-lies, redfish-no-forceoff, off, loss=R, delay=DUR, transition=DUR, identity-of=NODE. Repeatable'
             cand --write-inventory 'Write an inventory of the lab''s nodes to this file (the password to PATH.password, Redfish certificates to PATH.certs/)'
             cand --hosts 'Simulate each node''s host: a TCP listener on 127.1.x.y:PORT while the node''s real power is on (for verify)'
             cand --boot-delay 'How long a simulated host takes to answer after power-on'

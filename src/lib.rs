@@ -30,13 +30,18 @@ pub mod agent;
 pub mod cli;
 pub mod engine;
 pub mod exit;
+pub mod fingerprint;
 pub mod fleet;
 pub mod ipmi;
 pub mod lab;
+pub mod lock;
+pub mod method;
 pub mod redfish;
+pub mod runtime;
 pub mod secret;
 pub mod snmp;
 pub mod ssh;
+pub mod time;
 
 /// Every name this binary answers to as a fence agent. Matching argv[0]
 /// against this list costs nothing, so native commands never parse the

@@ -8,13 +8,13 @@ use fencekit::engine::event::{Event, Stamped};
 use fencekit::engine::policy::{Policy, PowerTimeout};
 use fencekit::engine::power::{Action, PowerCommand, PowerState, RebootMethod};
 use fencekit::engine::run::{run, Cancel, Failure, Outcome};
+use fencekit::fingerprint::format_hex as format_fingerprint;
 use fencekit::lab::bmc::{Bmc, Faults};
 use fencekit::lab::redfish::{
     LabCert, LabErrorAnswer, LabRedfish, LabTask, RedfishFaults, RedfishLabOptions, SystemBody,
 };
 use fencekit::redfish::config::{RedfishConfig, Scheme, TlsTrust};
 use fencekit::redfish::driver::{RedfishDriver, Stats};
-use fencekit::redfish::tls::format_fingerprint;
 use fencekit::secret::Secret;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};

@@ -35,8 +35,9 @@ use fencekit::lab::redfish::{
 use fencekit::redfish::config::{RedfishConfig, Scheme};
 use fencekit::redfish::driver::RedfishDriver;
 use fencekit::secret::Secret;
-use fencekit::ssh::config::{HostKeyPolicy, Profile, SshAuth, SshConfig};
+use fencekit::ssh::config::{Profile, SshAuth, SshConfig};
 use fencekit::ssh::driver::SshDriver;
+use fencekit::ssh::hostkey::HostKeyPolicy;
 use rand::{Rng, SeedableRng};
 use std::fmt::Write as _;
 use std::io::{Read, Write};

@@ -18,13 +18,13 @@
 use fencekit::agent::defs::{self, Agent, DriverKind};
 use fencekit::agent::values::{self, Values};
 use fencekit::agent::{getopt, ipmilan, redfish as agent_redfish, run as agent_run, stdin, virsh};
-use fencekit::cli::{duration, target};
 use fencekit::engine::error::Stage;
 use fencekit::engine::power::{Action, PowerCommand, PowerState};
 use fencekit::fleet::{hostrange, inventory::Inventory, plan};
 use fencekit::ipmi::codec::{
     self, Frame, OpenSessionRequest, OpenSessionResponse, Rakp1, Rakp2, Rakp3, Rakp4, Rmcp, Session,
 };
+use fencekit::ipmi::config::parse_target as ipmi_parse_target;
 use fencekit::ipmi::config::{AuthType, Privilege};
 use fencekit::ipmi::crypto::{SessionKeys, Suite};
 use fencekit::ipmi::session::{self, Active, Handshake, Handshake15, Unwrapped};
@@ -32,6 +32,7 @@ use fencekit::lab::bmc::{Bmc, Faults};
 use fencekit::lab::ipmi::{IpmiServer, Offer};
 use fencekit::redfish::{self, model};
 use fencekit::secret::Secret;
+use fencekit::time::parse_duration;
 use serde_json::Value;
 use std::net::SocketAddr;
 use std::path::Path;
@@ -886,7 +887,7 @@ pub fn targets(data: &[u8]) {
 }
 
 fn ipmi_target(s: &str) {
-    let Ok(t) = target::parse(s) else { return };
+    let Ok(t) = ipmi_parse_target(s) else { return };
     assert!(!t.host.is_empty());
     assert_ne!(t.port, Some(0));
     assert!(!t
@@ -895,7 +896,8 @@ fn ipmi_target(s: &str) {
         .is_some_and(|u| u.contains(':') || u.is_empty()));
     // What is shown for a target reads back as the same host and port.
     let shown = t.to_string();
-    let back = target::parse(&shown).unwrap_or_else(|e| panic!("{shown:?} does not parse: {e}"));
+    let back =
+        ipmi_parse_target(&shown).unwrap_or_else(|e| panic!("{shown:?} does not parse: {e}"));
     assert_eq!((&back.host, back.port), (&t.host, t.port), "{shown:?}");
 }
 
@@ -928,7 +930,7 @@ fn host_range(s: &str) {
 }
 
 fn duration_text(s: &str) {
-    if let Ok(d) = duration::parse(s) {
+    if let Ok(d) = parse_duration(s) {
         assert!(d <= Duration::from_secs(7 * 86_400));
     }
 }

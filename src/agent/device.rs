@@ -118,7 +118,7 @@ impl AgentDriver for SshDriver {
 
 /// The real driver for a configuration: the same enum fleets use, so a
 /// protocol is wired once.
-pub use crate::fleet::method::AnyDriver as RealDriver;
+pub use crate::method::driver::AnyDriver as RealDriver;
 
 /// Makes the real driver for `cfg` (checks what can be checked offline;
 /// connects to nothing).

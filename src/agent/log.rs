@@ -8,10 +8,11 @@
 //! `tracing` events from the protocol drivers into the same lines while an
 //! action runs ([`Logger::tracing_guard`]). Callers must never pass a secret.
 
+use crate::time::timestamp;
 use std::fmt::Write as _;
 use std::io::Write;
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::SystemTime;
 
 /// Severity, as Python's logging names it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -177,36 +178,6 @@ impl tracing::field::Visit for Fields {
     }
 }
 
-/// `YYYY-MM-DD HH:MM:SS,mmm` in UTC.
-pub fn timestamp(t: SystemTime) -> String {
-    let d = t.duration_since(UNIX_EPOCH).unwrap_or_default();
-    let secs = d.as_secs();
-    let (y, m, day) = civil_from_days((secs / 86_400) as i64);
-    let s = secs % 86_400;
-    format!(
-        "{y:04}-{m:02}-{day:02} {:02}:{:02}:{:02},{:03}",
-        s / 3600,
-        (s / 60) % 60,
-        s % 60,
-        d.subsec_millis()
-    )
-}
-
-/// Days since 1970-01-01 → (year, month, day), proleptic Gregorian
-/// (H. Hinnant's `civil_from_days`).
-pub fn civil_from_days(z: i64) -> (i64, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let y = yoe + era * 400;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    (if m <= 2 { y + 1 } else { y }, m, d)
-}
-
 /// A `Write` into a shared buffer (for capturing stderr in-process).
 #[derive(Clone, Default)]
 pub struct SharedBuf(pub Arc<Mutex<Vec<u8>>>);
@@ -234,16 +205,6 @@ impl Write for SharedBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::time::Duration;
-
-    #[test]
-    fn timestamps_have_upstream_shape() {
-        let t = UNIX_EPOCH + Duration::from_millis(1_795_404_600_007);
-        assert_eq!(timestamp(t), "2026-11-23 03:30:00,007");
-        assert_eq!(timestamp(UNIX_EPOCH), "1970-01-01 00:00:00,000");
-        let leap = UNIX_EPOCH + Duration::from_secs(951_782_400); // 2000-02-29
-        assert_eq!(&timestamp(leap)[..10], "2000-02-29");
-    }
 
     #[test]
     fn thresholds_and_quiet_apply() {

@@ -14,8 +14,8 @@
 
 use super::defs::Agent;
 use super::values::{parse_int, Values};
+use crate::fingerprint::{format_hex as format_fingerprint, parse_sha256 as parse_fingerprint};
 use crate::redfish::config::{RedfishConfig, TlsTrust};
-use crate::redfish::tls::{format_fingerprint, parse_fingerprint};
 use crate::secret::Secret;
 use std::path::PathBuf;
 use std::time::Duration;

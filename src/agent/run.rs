@@ -689,10 +689,7 @@ fn execute<D: AgentDriver>(
 ) -> i32 {
     let Prepared { values, job, .. } = prepared;
     let policy = policy(&values);
-    let rt = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
+    let rt = match crate::runtime::Runtime::new() {
         Ok(rt) => rt,
         Err(e) => return fail(log, &format!("unable to start the I/O runtime: {e}")),
     };
@@ -741,7 +738,7 @@ fn execute<D: AgentDriver>(
         // (skipped, with a debug line, where nothing can be written).
         let _lock = match &lock_key {
             Some(key) => tokio::select! {
-                l = crate::fleet::lock::acquire(key, policy.step_deadline()) => match l {
+                l = crate::lock::acquire(key, policy.step_deadline()) => match l {
                     Ok(l) => Some(l),
                     Err(error) => return Err(Failure { error, last_state: None }),
                 },

@@ -17,9 +17,9 @@ use super::defs::Agent;
 use super::values::{parse_int, Values};
 use crate::secret::Secret;
 use crate::ssh::config::{
-    HostKeyPolicy as SshHostKeys, Profile, SshAuth, SshConfig, DEFAULT_COMMAND_TIMEOUT,
-    DEFAULT_CONNECT_TIMEOUT,
+    Profile, SshAuth, SshConfig, DEFAULT_COMMAND_TIMEOUT, DEFAULT_CONNECT_TIMEOUT,
 };
+use crate::ssh::hostkey::HostKeyPolicy as SshHostKeys;
 use std::fmt;
 use std::path::PathBuf;
 use std::time::Duration;

@@ -12,9 +12,15 @@ Exit status:
   3   verify: the evidence does not prove the expected state
   64  usage error: bad option, unknown target, unreadable input";
 
+/// `fencekit --version` text.
+pub const VERSION_LINE: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (IPMI 2.0 RMCP+ suites 3/17, IPMI 1.5; fence-agents 4.12 compatible)"
+);
+
 /// Fencing (STONITH) toolkit: power-control BMCs and prove the result.
 #[derive(Parser, Debug)]
-#[command(name = "fencekit", version = crate::cli::run::VERSION_LINE, about, after_help = EXIT_CODES)]
+#[command(name = "fencekit", version = VERSION_LINE, about, after_help = EXIT_CODES)]
 #[command(propagate_version = true)]
 pub struct Cli {
     /// The command.
@@ -140,10 +146,10 @@ pub struct ActionArgs {
     #[arg(long, value_name = "N", default_value_t = 128, value_parser = clap::value_parser!(u32).range(1..=4096))]
     pub parallel: u32,
     /// For on and reboot: start node i after i × DUR (spreads inrush current).
-    #[arg(long, value_name = "DUR", default_value = "0s", value_parser = crate::cli::duration::parse)]
+    #[arg(long, value_name = "DUR", default_value = "0s", value_parser = crate::time::parse_duration)]
     pub stagger: std::time::Duration,
     /// Least time between two sessions on one BMC (nodes sharing a BMC).
-    #[arg(long, value_name = "DUR", default_value = "200ms", value_parser = crate::cli::duration::parse)]
+    #[arg(long, value_name = "DUR", default_value = "200ms", value_parser = crate::time::parse_duration)]
     pub bmc_interval: std::time::Duration,
     /// Use only this fencing level of each inventory node (1 = first method).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=16))]
@@ -258,13 +264,13 @@ pub struct ActionArgs {
     pub missing_as_off: bool,
 
     /// Blind wait after each power command before polling.
-    #[arg(long, value_name = "DUR", default_value = "0s", value_parser = crate::cli::duration::parse)]
+    #[arg(long, value_name = "DUR", default_value = "0s", value_parser = crate::time::parse_duration)]
     pub power_wait: std::time::Duration,
     /// How long a power transition may take to be observed.
-    #[arg(long, value_name = "DUR", default_value = "20s", value_parser = crate::cli::duration::parse)]
+    #[arg(long, value_name = "DUR", default_value = "20s", value_parser = crate::time::parse_duration)]
     pub power_timeout: std::time::Duration,
     /// First interval between status polls (grows up to 1s while nothing changes).
-    #[arg(long, value_name = "DUR", default_value = "25ms", value_parser = crate::cli::duration::parse)]
+    #[arg(long, value_name = "DUR", default_value = "25ms", value_parser = crate::time::parse_duration)]
     pub poll_interval: std::time::Duration,
     /// Consecutive identical reads needed to confirm a state.
     #[arg(long, value_name = "N", default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=20))]
@@ -276,10 +282,10 @@ pub struct ActionArgs {
     #[arg(long, short = 'm', value_enum, default_value_t = Method::Onoff)]
     pub method: Method,
     /// Deadline for the whole action.
-    #[arg(long, value_name = "DUR", default_value = "60s", value_parser = crate::cli::duration::parse)]
+    #[arg(long, value_name = "DUR", default_value = "60s", value_parser = crate::time::parse_duration)]
     pub timeout: std::time::Duration,
     /// Bound on session set-up and on each request.
-    #[arg(long, value_name = "DUR", default_value = "10s", value_parser = crate::cli::duration::parse)]
+    #[arg(long, value_name = "DUR", default_value = "10s", value_parser = crate::time::parse_duration)]
     pub login_timeout: std::time::Duration,
 
     /// Output format.
@@ -303,13 +309,13 @@ pub struct VerifyArgs {
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=100))]
     pub samples: u32,
     /// Time between two BMC reads.
-    #[arg(long, value_name = "DUR", default_value = "1s", value_parser = crate::cli::duration::parse)]
+    #[arg(long, value_name = "DUR", default_value = "1s", value_parser = crate::time::parse_duration)]
     pub interval: std::time::Duration,
     /// Bound on one TCP probe of the host.
-    #[arg(long, value_name = "DUR", default_value = "1s", value_parser = crate::cli::duration::parse)]
+    #[arg(long, value_name = "DUR", default_value = "1s", value_parser = crate::time::parse_duration)]
     pub probe_timeout: std::time::Duration,
     /// --expect on: how long the host may take to answer after power-on.
-    #[arg(long, value_name = "DUR", default_value = "120s", value_parser = crate::cli::duration::parse)]
+    #[arg(long, value_name = "DUR", default_value = "120s", value_parser = crate::time::parse_duration)]
     pub boot_timeout: std::time::Duration,
     /// --expect on: compare the nodes' [[node.check]] digests with this baseline file.
     #[arg(long, value_name = "PATH")]
@@ -347,10 +353,10 @@ pub struct LabArgs {
     #[arg(long, value_delimiter = ',')]
     pub drop: Vec<u64>,
     /// Delay every answer by this much.
-    #[arg(long, value_name = "DUR", default_value = "0s", value_parser = crate::cli::duration::parse)]
+    #[arg(long, value_name = "DUR", default_value = "0s", value_parser = crate::time::parse_duration)]
     pub delay: std::time::Duration,
     /// A power change becomes visible this long after the command.
-    #[arg(long, value_name = "DUR", default_value = "0s", value_parser = crate::cli::duration::parse)]
+    #[arg(long, value_name = "DUR", default_value = "0s", value_parser = crate::time::parse_duration)]
     pub transition: std::time::Duration,
     /// Power never changes (commands are accepted and ignored).
     #[arg(long)]
@@ -379,7 +385,7 @@ pub struct LabArgs {
     #[arg(long, value_name = "PORT", num_args = 0..=1, default_missing_value = "10250")]
     pub hosts: Option<u16>,
     /// How long a simulated host takes to answer after power-on.
-    #[arg(long, value_name = "DUR", default_value = "1s", value_parser = crate::cli::duration::parse)]
+    #[arg(long, value_name = "DUR", default_value = "1s", value_parser = crate::time::parse_duration)]
     pub boot_delay: std::time::Duration,
     /// Redfish service per node: https (self-signed certificate), http, or none.
     #[arg(long, default_value = "https", value_parser = ["https", "http", "none"])]

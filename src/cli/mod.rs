@@ -5,10 +5,10 @@
 //! engine never prints; everything a person sees comes from here.
 
 pub mod args;
-pub mod credentials;
-pub mod duration;
+pub mod demo;
 pub mod generate;
+pub mod lab;
+pub mod plan;
 pub mod render;
 pub mod run;
-pub mod target;
 pub mod verify;

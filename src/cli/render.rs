@@ -1,211 +1,105 @@
 //! Rendering results for people (short lines, progress) and programs (JSON).
 
 use crate::engine::event::{Event, Stamped};
-use crate::engine::power::{Action, PowerState};
-use crate::engine::run::{Failure, Outcome};
+use crate::engine::power::Action;
+use crate::fleet::fanout::Observer;
+use crate::fleet::manual::Prompt;
+use crate::fleet::result::{TargetOutcome, TargetResult};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 use std::io::IsTerminal;
 use std::time::Duration;
 
-/// Datagram counters for the record.
-#[derive(Clone, Copy, Debug, Default, Serialize)]
-pub struct Traffic {
-    /// Datagrams sent (retransmissions included).
-    pub sent: u32,
-    /// Datagrams received.
-    pub received: u32,
-    /// Retransmissions.
-    pub retransmits: u32,
-}
-
-/// A level that was tried and did not fence the node.
-#[derive(Clone, Debug, Serialize)]
-pub struct Attempt {
-    /// Level number (1 = first method).
-    pub level: usize,
-    /// Driver name.
-    pub method: String,
-    /// Endpoint URL (no secret).
-    pub endpoint: String,
-    /// Why it did not succeed.
-    pub error: String,
-}
-
-/// One target's result, as printed in JSON.
-#[derive(Clone, Debug, Serialize)]
-pub struct TargetResult {
-    /// The node's name (the target URL when no inventory names it).
-    pub node: String,
-    /// The target as written or resolved (no secret).
-    pub target: String,
-    /// The driver of the level that produced this result.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub method: Option<String>,
-    /// Its endpoint.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub endpoint: Option<String>,
-    /// The level (1-based) that produced this result.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub level: Option<usize>,
-    /// Earlier levels that failed, and why.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub attempts: Vec<Attempt>,
-    /// The action.
-    pub action: Action,
-    /// Whether the requested state was reached and observed.
-    pub ok: bool,
-    /// The last observed power state.
-    pub state: Option<PowerState>,
-    /// What happened: status, already, reached, rebooted, fenced-not-restored, cycle-sent, monitored, diag-sent.
-    pub outcome: Option<String>,
-    /// The failure, if any.
-    pub error: Option<String>,
-    /// The failure's class (timeout, password-invalid, …).
-    pub error_kind: Option<&'static str>,
-    /// Wall time of the action.
-    pub elapsed_ms: u64,
-    /// The session that was used (cipher suite, privilege).
-    pub session: Option<String>,
-    /// Datagram counters.
-    pub traffic: Traffic,
-    /// Every step with its time: the evidence behind `ok`.
-    pub timeline: Vec<Stamped>,
-    /// `--verify`: the independent verification that followed.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub verify: Option<crate::fleet::verify::VerifyReport>,
-}
-
-impl TargetResult {
-    /// Builds a result from the engine's answer.
-    pub fn new(
-        target: String,
-        action: Action,
-        result: &Result<Outcome, Failure>,
-        elapsed: Duration,
-        timeline: Vec<Stamped>,
-        traffic: Traffic,
-    ) -> Self {
-        let session = timeline.iter().find_map(|s| match &s.event {
-            Event::Authenticated { detail } => Some(detail.clone()),
-            _ => None,
-        });
-        let last_seen = timeline.iter().rev().find_map(|s| match s.event {
-            Event::StateObserved { state } => Some(state),
-            _ => None,
-        });
-        let (ok, outcome, error, error_kind) = match result {
-            Ok(o) => {
-                let name = match o {
-                    Outcome::Status { .. } => "status",
-                    Outcome::Already { .. } => "already",
-                    Outcome::Reached { .. } => "reached",
-                    Outcome::Rebooted => "rebooted",
-                    Outcome::FencedNotRestored { .. } => "fenced-not-restored",
-                    Outcome::CycleSent => "cycle-sent",
-                    Outcome::Monitored => "monitored",
-                    Outcome::DiagSent => "diag-sent",
-                };
-                match o {
-                    Outcome::FencedNotRestored { error } => (
-                        false,
-                        Some(name.to_string()),
-                        Some(format!(
-                            "the node is fenced (off, confirmed) but did not come back on: {error}"
-                        )),
-                        Some("transition-timeout"),
-                    ),
-                    _ => (true, Some(name.to_string()), None, None),
-                }
-            }
-            Err(f) => (
-                false,
-                None,
-                Some(f.error.to_string()),
-                Some(f.error.kind.as_str()),
-            ),
+/// The one-line human summary of a result.
+pub fn human_line(r: &TargetResult) -> String {
+    let secs = r.elapsed_ms as f64 / 1000.0;
+    if let Some(e) = &r.error {
+        let verb = match r.action {
+            Action::Status => "read the power state",
+            Action::On => "power on",
+            Action::Off => "power off",
+            Action::Reboot => "reboot",
+            Action::Monitor => "reach the BMC",
+            Action::Diag => "send a diagnostic interrupt",
         };
-        TargetResult {
-            node: target.clone(),
-            target,
-            method: None,
-            endpoint: None,
-            level: None,
-            attempts: Vec::new(),
-            action,
-            ok,
-            state: last_seen,
-            outcome,
-            error,
-            error_kind,
-            elapsed_ms: elapsed.as_millis() as u64,
-            session,
-            traffic,
-            timeline,
-            verify: None,
-        }
+        return format!("{}: failed to {verb}: {e} ({secs:.2}s)", r.node);
     }
-
-    /// The one-line human summary.
-    pub fn human_line(&self) -> String {
-        let secs = self.elapsed_ms as f64 / 1000.0;
-        if let Some(e) = &self.error {
-            let verb = match self.action {
-                Action::Status => "read the power state",
-                Action::On => "power on",
-                Action::Off => "power off",
-                Action::Reboot => "reboot",
-                Action::Monitor => "reach the BMC",
-                Action::Diag => "send a diagnostic interrupt",
-            };
-            return format!("{}: failed to {verb}: {e} ({secs:.2}s)", self.node);
+    let state = r.state.map_or("unknown", |s| s.as_str());
+    let acked = r.timeline.iter().find_map(|s| match &s.event {
+        Event::Acknowledged { by, .. } => Some(by.clone()),
+        _ => None,
+    });
+    let what = match r.outcome {
+        Some(TargetOutcome::Reached) if acked.is_some() => format!(
+            "powered {state} by hand (acknowledged by {})",
+            acked.as_deref().unwrap_or("?")
+        ),
+        Some(TargetOutcome::Status) => state.to_string(),
+        Some(TargetOutcome::Already) => format!("already {state} (confirmed)"),
+        Some(TargetOutcome::Reached) => format!("powered {state} (confirmed)"),
+        Some(TargetOutcome::Rebooted) => "rebooted: off confirmed, then on confirmed".to_string(),
+        Some(TargetOutcome::CycleSent) => {
+            "power cycle accepted (unverified: nothing observed the node off)".to_string()
         }
-        let state = self.state.map_or("unknown", |s| s.as_str());
-        let acked = self.timeline.iter().find_map(|s| match &s.event {
-            Event::Acknowledged { by, .. } => Some(by.clone()),
-            _ => None,
-        });
-        let what = match self.outcome.as_deref() {
-            Some("reached") if acked.is_some() => format!(
-                "powered {state} by hand (acknowledged by {})",
-                acked.as_deref().unwrap_or("?")
-            ),
-            Some("status") => state.to_string(),
-            Some("already") => format!("already {state} (confirmed)"),
-            Some("reached") => format!("powered {state} (confirmed)"),
-            Some("rebooted") => "rebooted: off confirmed, then on confirmed".to_string(),
-            Some("cycle-sent") => {
-                "power cycle accepted (unverified: nothing observed the node off)".to_string()
-            }
-            Some("monitored") => format!("BMC answers and authenticates (power {state})"),
-            Some("diag-sent") => "diagnostic interrupt accepted".to_string(),
-            _ => state.to_string(),
-        };
-        let via = match (self.level, &self.attempts) {
-            (Some(l), a) if !a.is_empty() => {
-                format!(" [level {l}, {}]", self.method.as_deref().unwrap_or("?"))
-            }
-            _ => String::new(),
-        };
-        format!("{}: {what}{via} ({secs:.2}s)", self.node)
-    }
-
-    /// The outcome as one word for tables.
-    pub fn outcome_word(&self) -> &str {
-        match (&self.error, self.outcome.as_deref()) {
-            (Some(_), Some("fenced-not-restored")) => "fenced, not restored",
-            (Some(_), _) => "FAILED",
-            (None, Some(o)) => o,
-            (None, None) => "-",
+        Some(TargetOutcome::Monitored) => format!("BMC answers and authenticates (power {state})"),
+        Some(TargetOutcome::DiagSent) => "diagnostic interrupt accepted".to_string(),
+        _ => state.to_string(),
+    };
+    let via = match (r.level, &r.attempts) {
+        (Some(l), a) if !a.is_empty() => {
+            format!(" [level {l}, {}]", r.method.as_deref().unwrap_or("?"))
         }
+        _ => String::new(),
+    };
+    format!("{}: {what}{via} ({secs:.2}s)", r.node)
+}
+
+/// A result's outcome as one word for tables.
+pub fn outcome_word(r: &TargetResult) -> &str {
+    match (&r.error, r.outcome) {
+        (Some(_), Some(TargetOutcome::FencedNotRestored)) => "fenced, not restored",
+        (Some(_), _) => "FAILED",
+        (None, Some(o)) => o.as_str(),
+        (None, None) => "-",
     }
 }
 
-/// The JSON document printed by `--output json`.
-#[derive(Serialize)]
-pub struct Report<'a> {
-    /// One entry per target.
-    pub results: &'a [TargetResult],
+/// Manual fencing confirmed by typing the node's name on this terminal.
+pub struct TerminalPrompt;
+
+impl Prompt for TerminalPrompt {
+    fn ask(&self, node: &str) -> tokio::sync::oneshot::Receiver<bool> {
+        let (tx, rx) = tokio::sync::oneshot::channel::<bool>();
+        let node = node.to_string();
+        // A blocking read on a thread of its own: the reader ends with the
+        // process if nobody types (the wait itself is bounded by the deadline).
+        std::thread::spawn(move || {
+            eprint!("Type the node name ({node}) once it is done: ");
+            let mut line = String::new();
+            let ok = std::io::stdin().read_line(&mut line).is_ok() && line.trim() == node;
+            let _ = tx.send(ok);
+        });
+        rx
+    }
+}
+
+/// The terminal prompt, offered only when stdin is a terminal.
+pub fn terminal_prompt() -> Option<&'static dyn Prompt> {
+    std::io::stdin()
+        .is_terminal()
+        .then_some(&TerminalPrompt as &dyn Prompt)
+}
+
+/// `--output json`: nothing while work is pending (the document comes at
+/// the end), but the manual-fencing prompt is still offered.
+pub struct Silent;
+
+impl Observer for Silent {
+    fn event(&self, _: &str, _: usize, _: &Stamped) {}
+    fn done(&self, _: &TargetResult) {}
+    fn prompt(&self) -> Option<&dyn Prompt> {
+        terminal_prompt()
+    }
 }
 
 /// Progress on stderr while work is pending, only when stderr is a terminal:
@@ -252,7 +146,11 @@ impl Drop for Progress {
     }
 }
 
-impl crate::fleet::fanout::Observer for Progress {
+impl Observer for Progress {
+    fn prompt(&self) -> Option<&dyn Prompt> {
+        terminal_prompt()
+    }
+
     fn event(&self, node: &str, _level: usize, event: &Stamped) {
         tracing::debug!(node, at_ms = event.at_ms, event = ?event.event, "engine event");
         if let Event::AwaitingAcknowledgment { instructions } = &event.event {
@@ -280,7 +178,11 @@ impl crate::fleet::fanout::Observer for Progress {
 /// `--output jsonl`: one JSON object per event as it happens, then one per result.
 pub struct JsonLines;
 
-impl crate::fleet::fanout::Observer for JsonLines {
+impl Observer for JsonLines {
+    fn prompt(&self) -> Option<&dyn Prompt> {
+        terminal_prompt()
+    }
+
     fn event(&self, node: &str, level: usize, event: &Stamped) {
         #[derive(Serialize)]
         struct Line<'a> {
@@ -335,7 +237,7 @@ pub fn table(results: &[TargetResult]) -> String {
             r.node.clone(),
             method,
             r.state.map_or("-".into(), |s| s.to_string()),
-            r.outcome_word().to_string(),
+            outcome_word(r).to_string(),
             format!("{:.2}s", r.elapsed_ms as f64 / 1000.0),
             err,
         ]);

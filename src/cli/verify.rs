@@ -2,7 +2,7 @@
 //! [`crate::fleet::verify`].
 
 use super::args::{ActionArgs, Output, VerifyArgs};
-use super::run::begin;
+use super::plan::begin;
 use crate::engine::power::PowerState;
 use crate::exit;
 use crate::fleet::verify::{check_all, verify_all, CheckRow, Verdict, VerifyOptions, VerifyReport};
@@ -111,7 +111,7 @@ pub fn verify(v: VerifyArgs) -> i32 {
         eprintln!("fencekit: --record-baseline goes with --expect on");
         return exit::USAGE;
     }
-    let Some(rt) = crate::cli::run::runtime("fencekit") else {
+    let Some(rt) = crate::runtime::runtime("fencekit") else {
         return exit::FAILURE;
     };
     let reports = rt.block_on(verify_all(&plans, &opts));
@@ -172,7 +172,7 @@ pub fn check(a: ActionArgs) -> i32 {
         Ok(p) => p,
         Err(code) => return code,
     };
-    let Some(rt) = crate::cli::run::runtime("fencekit") else {
+    let Some(rt) = crate::runtime::runtime("fencekit") else {
         return exit::FAILURE;
     };
     let parallel = crate::fleet::fanout::bounded_parallel(a.parallel as usize).0;
@@ -238,7 +238,7 @@ async fn list_one(
     step: std::time::Duration,
 ) -> Vec<Listed> {
     use crate::engine::driver::PowerDriver;
-    use crate::fleet::method::AnyDriver;
+    use crate::method::driver::AnyDriver;
     let Some(m) = p.levels.get(level) else {
         return vec![];
     };
@@ -298,7 +298,7 @@ pub fn list(a: ActionArgs) -> i32 {
         Ok(p) => p,
         Err(code) => return code,
     };
-    let Some(rt) = crate::cli::run::runtime("fencekit") else {
+    let Some(rt) = crate::runtime::runtime("fencekit") else {
         return exit::FAILURE;
     };
     let level = a.level.map_or(0, |l| l as usize - 1);

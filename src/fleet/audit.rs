@@ -5,13 +5,13 @@
 //! or lose lines. Records carry no secret. Auditing is optional: nothing
 //! requires a writable filesystem unless `--audit` / `FENCEKIT_AUDIT` asks.
 
-use crate::cli::render::TargetResult;
+use super::result::TargetResult;
 use crate::engine::event::Event;
+use crate::time::utc_now;
 use serde::Serialize;
 use std::fs::OpenOptions;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::time::{SystemTime, UNIX_EPOCH};
 
 /// An audit file.
 #[derive(Clone, Debug)]
@@ -51,23 +51,6 @@ struct Record<'a> {
     error: Option<&'a str>,
     evidence: Evidence<'a>,
     duration_ms: u64,
-}
-
-/// RFC 3339 UTC time with milliseconds, from the system clock.
-pub fn utc_now() -> String {
-    let d = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap_or_default();
-    let secs = d.as_secs() as i64;
-    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    let (year, month, day) = crate::agent::log::civil_from_days(days);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60,
-        d.subsec_millis()
-    )
 }
 
 /// The local user, for records.
@@ -138,9 +121,9 @@ impl Audit {
             endpoint: r.endpoint.as_deref(),
             level: r.level,
             ok: r.ok,
-            outcome: r.outcome.as_deref(),
+            outcome: r.outcome.map(|o| o.as_str()),
             state: r.state.map(|s| s.as_str()),
-            error_kind: r.error_kind,
+            error_kind: r.error_kind.map(|k| k.as_str()),
             error: r.error.as_deref(),
             evidence: Evidence {
                 reads,

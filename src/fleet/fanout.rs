@@ -8,15 +8,15 @@
 //! as tasks on one thread: no thread per target, memory grows with the
 //! number of nodes in flight only.
 
-use super::lock;
-use super::method::MethodSpec;
 use super::plan::NodePlan;
-use crate::cli::render::{Attempt, TargetResult, Traffic};
+use super::result::{Attempt, TargetOutcome, TargetResult, Traffic};
 use crate::engine::error::{DriverError, ErrorKind};
 use crate::engine::event::{EventSink, Stamped};
 use crate::engine::policy::Policy;
 use crate::engine::power::Action;
 use crate::engine::run::{run, Cancel, Failure, Outcome};
+use crate::lock;
+use crate::method::spec::MethodSpec;
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -82,6 +82,10 @@ pub trait Observer {
     fn event(&self, node: &str, level: usize, event: &Stamped);
     /// `node` is finished.
     fn done(&self, result: &TargetResult);
+    /// Where a person can confirm a manual fencing, if the front offers it.
+    fn prompt(&self) -> Option<&dyn super::manual::Prompt> {
+        None
+    }
 }
 
 /// An observer that watches nothing.
@@ -258,8 +262,8 @@ async fn node(
         result.level = Some(level);
         result.elapsed_ms = began.elapsed().as_millis() as u64;
         let next = !result.ok
-            && result.outcome.as_deref() != Some("fenced-not-restored")
-            && result.error_kind != Some("interrupted");
+            && result.outcome != Some(TargetOutcome::FencedNotRestored)
+            && result.error_kind != Some(ErrorKind::Interrupted);
         if next {
             attempts.push(Attempt {
                 level,
@@ -299,7 +303,15 @@ async fn attempt(
             timeline: Vec::new(),
             observer,
         };
-        let r = super::manual::fence_by_hand(name, action, instructions, deadline, &mut sink).await;
+        let r = super::manual::fence_by_hand(
+            name,
+            action,
+            instructions,
+            deadline,
+            &mut sink,
+            observer.prompt(),
+        )
+        .await;
         let mut t = TargetResult::new(
             method.endpoint(),
             action,

@@ -1,16 +1,17 @@
 //! Manual ("meatware") fencing: fencekit tells a person what to do, then
 //! waits — within the deadline — for `fencekit ack NODE` from another
-//! terminal or process (or a typed confirmation when stdin is a terminal).
+//! terminal or process, or for a confirmation typed at a [`Prompt`] the
+//! front offers (the CLI does when stdin is a terminal; this module never
+//! touches stdin or the terminal itself).
 //! Who acknowledged, when and from where goes into the result and the audit
 //! trail. Acknowledgments are small JSON files under the lock directory.
 
-use super::lock::lock_dir;
 use crate::engine::error::{DriverError, ErrorKind, Stage};
 use crate::engine::event::{Event, EventSink, Stamped};
 use crate::engine::power::{Action, PowerState};
 use crate::engine::run::{Failure, Outcome};
+use crate::lock::lock_dir;
 use serde::{Deserialize, Serialize};
-use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::time::{Duration, Instant, SystemTime};
 
@@ -35,7 +36,7 @@ pub struct Ack {
 pub fn ack_path(node: &str) -> PathBuf {
     lock_dir()
         .join("ack")
-        .join(super::lock::file_name(node).replace(".lock", ".json"))
+        .join(crate::lock::file_name(node).replace(".lock", ".json"))
 }
 
 fn epoch_now() -> u64 {
@@ -45,15 +46,20 @@ fn epoch_now() -> u64 {
         .unwrap_or(0)
 }
 
-/// `fencekit ack NODE`: records that a person has done what was asked.
-pub fn acknowledge(node: &str, by: Option<&str>) -> Result<PathBuf, String> {
+/// A front's way of letting a person confirm a manual fencing where they
+/// sit (a terminal prompt), besides `fencekit ack` from elsewhere.
+pub trait Prompt {
+    /// Starts asking the person to confirm that `node` is done; the
+    /// receiver yields true once they did (false or dropped: they did not).
+    fn ask(&self, node: &str) -> tokio::sync::oneshot::Receiver<bool>;
+}
+
+/// `fencekit ack NODE`: records that a person has done what was asked
+/// (`tty`: the terminal they typed it on, if any, for the record).
+pub fn acknowledge(node: &str, by: Option<&str>, tty: Option<String>) -> Result<PathBuf, String> {
     let path = ack_path(node);
     let dir = path.parent().map(PathBuf::from).unwrap_or_else(lock_dir);
     std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    let tty = std::fs::read_link("/proc/self/fd/0")
-        .ok()
-        .filter(|_| std::io::stdin().is_terminal())
-        .map(|p| p.display().to_string());
     let ack = Ack {
         node: node.to_string(),
         by: by
@@ -61,7 +67,7 @@ pub fn acknowledge(node: &str, by: Option<&str>) -> Result<PathBuf, String> {
             .unwrap_or_else(super::audit::local_user),
         host: super::audit::host_name(),
         tty,
-        at: super::audit::utc_now(),
+        at: crate::time::utc_now(),
         epoch: epoch_now(),
     };
     let tmp = dir.join(format!(".{}.{}", std::process::id(), epoch_now()));
@@ -91,6 +97,7 @@ pub async fn fence_by_hand(
     instructions: &str,
     deadline: Instant,
     sink: &mut dyn EventSink,
+    prompt: Option<&dyn Prompt>,
 ) -> Result<Outcome, Failure> {
     let start = Instant::now();
     let emit = |sink: &mut dyn EventSink, e: Event| sink.emit(&Stamped::new(start.elapsed(), e));
@@ -118,7 +125,7 @@ pub async fn fence_by_hand(
     let text = format!(
         "MANUAL FENCING of {node}: {verb} by hand. {instructions}\n\
          Then confirm with: fencekit ack {node}{}",
-        if std::io::stdin().is_terminal() {
+        if prompt.is_some() {
             " (or answer the prompt here)"
         } else {
             ""
@@ -128,20 +135,7 @@ pub async fn fence_by_hand(
     let since = epoch_now();
     // A stale acknowledgment from an earlier run never counts.
     let _ = std::fs::remove_file(ack_path(node));
-    let typed = if std::io::stdin().is_terminal() {
-        let (tx, rx) = tokio::sync::oneshot::channel::<bool>();
-        let prompt_node = node.to_string();
-        std::thread::spawn(move || {
-            eprint!("Type the node name ({prompt_node}) once it is done: ");
-            let mut line = String::new();
-            let ok = std::io::stdin().read_line(&mut line).is_ok() && line.trim() == prompt_node;
-            let _ = tx.send(ok);
-        });
-        Some(rx)
-    } else {
-        None
-    };
-    let mut typed = typed;
+    let mut typed = prompt.map(|p| p.ask(node));
     loop {
         if let Some(ack) = read_fresh(node, since) {
             let by = format!(
@@ -167,7 +161,7 @@ pub async fn fence_by_hand(
                         sink,
                         Event::Acknowledged {
                             by,
-                            at: super::audit::utc_now(),
+                            at: crate::time::utc_now(),
                         },
                     );
                     emit(sink, Event::StateObserved { state: target });

@@ -3,8 +3,9 @@
 
 use super::hostrange;
 use super::inventory::{Inventory, MethodFields};
-use super::method::{CredentialRef, MethodSpec};
-use crate::cli::target;
+use crate::method::credential::CredentialRef;
+use crate::method::spec::MethodSpec;
+
 use crate::ipmi::config::{self, AuthType, CipherChoice, IpmiConfig, Privilege, Version};
 use crate::secret::Secret;
 
@@ -71,7 +72,7 @@ fn redfish_from_fields(f: &MethodFields) -> Result<MethodSpec, String> {
         c.redfish_uri = u.clone();
     }
     c.plug = f.plug.clone();
-    c.tls = crate::cli::run::tls_trust(
+    c.tls = crate::redfish::config::tls_trust(
         f.ssl_insecure == Some(true),
         f.ca_cert.as_deref(),
         f.ssl_fingerprint.as_deref(),
@@ -100,7 +101,7 @@ fn ssh_from_fields(f: &MethodFields) -> Result<MethodSpec, String> {
     }
     let mut c = SshConfig::new(&t.host, &username, SshAuth::Agent, profile);
     c.port = t.port;
-    c.host_keys = crate::cli::run::host_key_policy(
+    c.host_keys = crate::ssh::hostkey::host_key_policy(
         f.ssh_known_hosts.as_deref(),
         f.ssh_host_key.as_deref(),
         f.ssh_accept_new == Some(true),
@@ -133,7 +134,7 @@ pub fn method_from_fields(node: &str, f: &MethodFields) -> Result<MethodSpec, St
     }
     let (host, url_user, port) = match (&f.endpoint, &f.ip) {
         (Some(e), _) => {
-            let t = target::parse(e)?;
+            let t = config::parse_target(e)?;
             (t.host, t.username, t.port)
         }
         (None, Some(ip)) => (ip.clone(), None, None),

@@ -8,11 +8,11 @@
 //! exists to catch. Evidence for **on**: the BMC reads on, and the host
 //! answers on its probe ports within the boot timeout.
 
-use super::method::MethodSpec;
 use super::plan::NodePlan;
 use crate::engine::driver::PowerDriver;
 use crate::engine::error::{DriverError, ErrorKind};
 use crate::engine::power::PowerState;
+use crate::method::spec::MethodSpec;
 use serde::Serialize;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
@@ -514,7 +514,7 @@ async fn run_checks(
         return fail_all("no [node.ssh] to reach the node".into());
     };
     let mut driver = match m.build() {
-        Ok(super::method::AnyDriver::Ssh(d)) => d,
+        Ok(crate::method::driver::AnyDriver::Ssh(d)) => d,
         Ok(_) => return fail_all("[node.ssh] is not an SSH method".into()),
         Err(e) => return fail_all(e.to_string()),
     };
@@ -657,7 +657,7 @@ pub async fn check_level(node: &str, level: usize, m: &MethodSpec, step: Duratio
         row.detail = Some(detail);
         row.state = Some(driver.status(deadline).await.map_err(|e| e.to_string())?);
         match &mut driver {
-            super::method::AnyDriver::Redfish(d) => {
+            crate::method::driver::AnyDriver::Redfish(d) => {
                 let plan = d.reset_plan(deadline).await.map_err(|e| e.to_string())?;
                 use crate::engine::power::PowerCommand;
                 for (cmd, choice) in &plan.choices {
@@ -668,8 +668,8 @@ pub async fn check_level(node: &str, level: usize, m: &MethodSpec, step: Duratio
                     }
                 }
             }
-            super::method::AnyDriver::Ssh(_) => {}
-            super::method::AnyDriver::Ipmi(_) => {
+            crate::method::driver::AnyDriver::Ssh(_) => {}
+            crate::method::driver::AnyDriver::Ipmi(_) => {
                 let detail = row.detail.as_deref().unwrap_or("");
                 if !(detail.contains("privilege administrator")
                     || detail.contains("privilege operator"))

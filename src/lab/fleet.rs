@@ -159,4 +159,46 @@ impl Lab {
         }
         Ok(Lab { nodes })
     }
+
+    /// The inventory text for this running lab (credentials by reference).
+    pub fn inventory_text(&self, spec: &LabSpec, password_file: &std::path::Path) -> String {
+        let mut s = String::from(
+            "# Written by `fencekit lab --write-inventory`; valid while the lab runs.\n",
+        );
+        s.push_str(&format!(
+            "[defaults]\nusername = \"{}\"\npassword_file = \"{}\"\n",
+            spec.username,
+            password_file.display()
+        ));
+        for n in &self.nodes {
+            let a = n.addr();
+            s.push_str(&format!("\n[[node]]\nname = \"{}\"\n", n.name));
+            if let Some(h) = &n.host {
+                s.push_str(&format!(
+                    "address = \"{}\"\nprobe_ports = [{}]\n",
+                    h.addr.ip(),
+                    h.addr.port()
+                ));
+            }
+            s.push_str(&format!(
+                "  [[node.fence]]\n  endpoint = \"ipmi://{}:{}\"\n",
+                a.ip(),
+                a.port()
+            ));
+            if let Some(r) = &n.redfish {
+                s.push_str(&format!(
+                    "  [[node.fence]]\n  endpoint = \"{}\"\n",
+                    r.target()
+                ));
+                if let Some(d) = &spec.cert_dir {
+                    if r.cert_pem().is_some() {
+                        let p = std::path::absolute(d.join(format!("{}.pem", n.name)))
+                            .unwrap_or_else(|_| d.join(format!("{}.pem", n.name)));
+                        s.push_str(&format!("  ca_cert = \"{}\"\n", p.display()));
+                    }
+                }
+            }
+        }
+        s
+    }
 }

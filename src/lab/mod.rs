@@ -6,14 +6,15 @@
 //! * [`pdu`]: a switched PDU (SNMP v1/v2c/v3) whose outlets feed lab machines;
 //! * [`host`]: the node's own host, answering on a TCP port while really powered;
 //! * [`fleet`]: starting N nodes at once, in-process;
-//! * [`serve`]: `fencekit lab`;
-//! * [`demo`]: `fencekit demo`.
+//! * [`knobs`]: the `--fault` knobs, parsed and applied.
+//!
+//! `fencekit lab` and `fencekit demo` live in the CLI front
+//! (`cli::lab`, `cli::demo`); the lab is only the model.
 
 pub mod bmc;
-pub mod demo;
 pub mod fleet;
 pub mod host;
 pub mod ipmi;
+pub mod knobs;
 pub mod pdu;
 pub mod redfish;
-pub mod serve;

@@ -368,6 +368,23 @@ fn split_path(path: &str) -> Result<(String, Option<String>), String> {
     Ok((trimmed.to_string(), None))
 }
 
+/// Certificate trust from the command-line options or inventory fields
+/// (`--ssl-insecure`, `--ca-cert`, `--ssl-fingerprint`: at most one).
+pub fn tls_trust(
+    insecure: bool,
+    ca_cert: Option<&std::path::Path>,
+    fingerprint: Option<&str>,
+) -> Result<TlsTrust, String> {
+    match (insecure, ca_cert, fingerprint) {
+        (true, None, None) => Ok(TlsTrust::Insecure),
+        (false, ca, None) => Ok(TlsTrust::Verify {
+            ca_cert: ca.map(|p| p.to_path_buf()),
+        }),
+        (false, None, Some(fp)) => Ok(TlsTrust::Fingerprint(crate::fingerprint::parse_sha256(fp)?)),
+        _ => Err("give only one of --ssl-insecure, --ca-cert and --ssl-fingerprint".into()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

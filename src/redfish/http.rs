@@ -165,7 +165,7 @@ impl Http {
             Some(fp) => format!(
                 "{}, certificate {}",
                 self.trust,
-                tls::format_fingerprint(&fp)
+                crate::fingerprint::format_hex(&fp)
             ),
             None => self.trust.clone(),
         }

@@ -43,47 +43,6 @@ impl SeenCert {
     }
 }
 
-/// `SHA256:AB:CD:…` (the form `openssl x509 -fingerprint -sha256` prints).
-pub fn format_fingerprint(fp: &[u8; 32]) -> String {
-    let hex: Vec<String> = fp.iter().map(|b| format!("{b:02X}")).collect();
-    format!("SHA256:{}", hex.join(":"))
-}
-
-/// Parses a SHA-256 fingerprint: optional `SHA256:` / `sha256=` prefix, then
-/// 64 hex digits (colons allowed) or 43-44 characters of base64 (OpenSSH style).
-pub fn parse_fingerprint(s: &str) -> Result<[u8; 32], String> {
-    use base64::Engine;
-    let t = s.trim();
-    let body = [
-        "SHA256:",
-        "sha256:",
-        "SHA256=",
-        "sha256=",
-        "sha256 Fingerprint=",
-    ]
-    .iter()
-    .find_map(|p| t.strip_prefix(p))
-    .unwrap_or(t);
-    let hex: String = body.chars().filter(|c| *c != ':').collect();
-    if hex.len() == 64 && hex.chars().all(|c| c.is_ascii_hexdigit()) {
-        let mut out = [0u8; 32];
-        for (i, o) in out.iter_mut().enumerate() {
-            *o = u8::from_str_radix(&hex[2 * i..2 * i + 2], 16)
-                .map_err(|_| format!("'{s}' is not a SHA-256 fingerprint"))?;
-        }
-        return Ok(out);
-    }
-    let b64 = body.trim_end_matches('=');
-    if let Ok(v) = base64::engine::general_purpose::STANDARD_NO_PAD.decode(b64) {
-        if let Ok(a) = <[u8; 32]>::try_from(v.as_slice()) {
-            return Ok(a);
-        }
-    }
-    Err(format!(
-        "'{s}' is not a SHA-256 fingerprint (expected SHA256: and 64 hex digits, colons allowed)"
-    ))
-}
-
 /// Reads every certificate of a PEM file.
 pub fn read_pem_certs(path: &Path) -> Result<Vec<CertificateDer<'static>>, String> {
     let iter = CertificateDer::pem_file_iter(path)
@@ -159,8 +118,8 @@ impl ServerCertVerifier for BmcVerifier {
                     Err(rustls::Error::InvalidCertificate(CertificateError::Other(
                         OtherError(Arc::new(Mismatch(format!(
                             "the certificate's fingerprint is {}, not the pinned {}",
-                            format_fingerprint(&fp),
-                            format_fingerprint(want)
+                            crate::fingerprint::format_hex(&fp),
+                            crate::fingerprint::format_hex(want)
                         )))),
                     )))
                 }
@@ -233,7 +192,7 @@ pub fn client_config(trust: &TlsTrust) -> Result<(rustls::ClientConfig, SeenCert
         ),
         TlsTrust::Fingerprint(fp) => (
             Check::Fingerprint(*fp),
-            format!("tls pinned to {}", format_fingerprint(fp)),
+            format!("tls pinned to {}", crate::fingerprint::format_hex(fp)),
         ),
         TlsTrust::Verify { ca_cert } => {
             let mut roots = RootCertStore::empty();
@@ -339,19 +298,6 @@ pub fn explain(e: &rustls::Error) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn fingerprints_round_trip() {
-        let fp = [0xabu8; 32];
-        let s = format_fingerprint(&fp);
-        assert!(s.starts_with("SHA256:AB:AB"));
-        assert_eq!(parse_fingerprint(&s), Ok(fp));
-        assert_eq!(parse_fingerprint(&"ab".repeat(32)), Ok(fp));
-        use base64::Engine;
-        let b = base64::engine::general_purpose::STANDARD_NO_PAD.encode(fp);
-        assert_eq!(parse_fingerprint(&format!("SHA256:{b}")), Ok(fp));
-        assert!(parse_fingerprint("SHA256:abcd").is_err());
-    }
 
     #[test]
     fn configs_build() {

@@ -6,7 +6,7 @@
 //! what the settings mean on the wire is [`crate::ssh::session`]'s and
 //! [`crate::ssh::profile`]'s business.
 
-use super::hostkey;
+use super::hostkey::{self, HostKeyPolicy};
 use super::profile;
 use crate::secret::Secret;
 use std::path::PathBuf;
@@ -48,30 +48,6 @@ impl SshAuth {
             SshAuth::Agent => "ssh-agent auth".into(),
         }
     }
-}
-
-/// How the server's host key is trusted. Every variant but [`AcceptAny`]
-/// refuses a key that differs from a recorded one.
-///
-/// [`AcceptAny`]: HostKeyPolicy::AcceptAny
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum HostKeyPolicy {
-    /// The key must be listed in this known_hosts file (`None`:
-    /// `~/.ssh/known_hosts`, then `/etc/ssh/ssh_known_hosts`). Hashed
-    /// entries and `[host]:port` entries are understood; `@revoked` keys
-    /// are refused.
-    KnownHosts(Option<PathBuf>),
-    /// The key's SHA-256 fingerprint must be this (`SHA256:` + base64, as
-    /// `ssh-keygen -lf` prints it; the prefix and `=` padding are optional).
-    Pinned(String),
-    /// As `KnownHosts`, but a host with no recorded key is trusted and its
-    /// key appended to the file (OpenSSH's `StrictHostKeyChecking
-    /// accept-new`). A changed key is still refused. On a read-only file
-    /// system the key is trusted for this run only.
-    AcceptNew(Option<PathBuf>),
-    /// No check at all. Only for fence-agent compatibility when explicitly
-    /// asked for (upstream's ssh answers "yes" to unknown keys); warned about.
-    AcceptAny,
 }
 
 /// What runs on the remote side.

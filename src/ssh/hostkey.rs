@@ -9,7 +9,6 @@
 //! do with the answer is decided here, the way OpenSSH does it: port 22 is
 //! looked up as `host`, any other port only as `[host]:port`.
 
-use super::config::HostKeyPolicy;
 use crate::engine::error::{DriverError, ErrorKind, Stage};
 use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD};
 use base64::Engine;
@@ -18,6 +17,47 @@ use ssh2::{CheckResult, KnownHostFileKind, Session};
 use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+
+/// How the server's host key is trusted. Every variant but [`AcceptAny`]
+/// refuses a key that differs from a recorded one.
+///
+/// [`AcceptAny`]: HostKeyPolicy::AcceptAny
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum HostKeyPolicy {
+    /// The key must be listed in this known_hosts file (`None`:
+    /// `~/.ssh/known_hosts`, then `/etc/ssh/ssh_known_hosts`). Hashed
+    /// entries and `[host]:port` entries are understood; `@revoked` keys
+    /// are refused.
+    KnownHosts(Option<PathBuf>),
+    /// The key's SHA-256 fingerprint must be this (`SHA256:` + base64, as
+    /// `ssh-keygen -lf` prints it; the prefix and `=` padding are optional).
+    Pinned(String),
+    /// As `KnownHosts`, but a host with no recorded key is trusted and its
+    /// key appended to the file (OpenSSH's `StrictHostKeyChecking
+    /// accept-new`). A changed key is still refused. On a read-only file
+    /// system the key is trusted for this run only.
+    AcceptNew(Option<PathBuf>),
+    /// No check at all. Only for fence-agent compatibility when explicitly
+    /// asked for (upstream's ssh answers "yes" to unknown keys); warned about.
+    AcceptAny,
+}
+
+/// Host-key policy from the command-line options or inventory fields:
+/// a pinned fingerprint, accept-new, or known_hosts (the default).
+pub fn host_key_policy(
+    known_hosts: Option<&Path>,
+    pinned: Option<&str>,
+    accept_new: bool,
+) -> Result<HostKeyPolicy, String> {
+    match (pinned, accept_new) {
+        (Some(_), true) => Err("give only one of --ssh-host-key and --ssh-accept-new".into()),
+        (Some(fp), false) => Ok(HostKeyPolicy::Pinned(parse_fingerprint(fp)?)),
+        (None, true) => Ok(HostKeyPolicy::AcceptNew(known_hosts.map(Path::to_path_buf))),
+        (None, false) => Ok(HostKeyPolicy::KnownHosts(
+            known_hosts.map(Path::to_path_buf),
+        )),
+    }
+}
 
 /// OpenSSH's system-wide known_hosts file.
 pub const GLOBAL_KNOWN_HOSTS: &str = "/etc/ssh/ssh_known_hosts";

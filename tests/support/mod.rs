@@ -22,7 +22,8 @@
 //! `/tmp/fencekit-peers`), installed by `tests/peers/setup.sh`.
 #![allow(dead_code)]
 
-use fencekit::ssh::config::{HostKeyPolicy, Profile, SshAuth, SshConfig};
+use fencekit::ssh::config::{Profile, SshAuth, SshConfig};
+use fencekit::ssh::hostkey::HostKeyPolicy;
 use std::collections::HashMap;
 use std::fs;
 use std::io::{BufRead, BufReader, Read};

@@ -1,80 +1,20 @@
 //! One fencing method: which driver, which endpoint, which credential
-//! reference — and the driver it builds when it is time to act.
+//! reference — and the driver ([`AnyDriver`]) it builds when it is time to act.
 //!
 //! Credentials stay references (file, environment variable, script) until
 //! the moment a driver is built, so a plan can be printed and checked
 //! (`--dry-run`) without reading a secret.
 
-use crate::engine::driver::PowerDriver;
+use super::credential::CredentialRef;
+use super::driver::AnyDriver;
 use crate::engine::error::{DriverError, ErrorKind, Stage};
-use crate::engine::power::{PowerCommand, PowerState};
 use crate::ipmi::config::IpmiConfig;
 use crate::ipmi::driver::IpmiDriver;
 use crate::redfish::config::RedfishConfig;
 use crate::redfish::driver::RedfishDriver;
-use crate::secret::Secret;
 use crate::ssh::config::{SshAuth, SshConfig};
 use crate::ssh::driver::SshDriver;
 use std::path::PathBuf;
-use std::time::Instant;
-
-/// Where a password comes from.
-#[derive(Clone, Debug, Default)]
-pub enum CredentialRef {
-    /// No password (the BMC's null password).
-    #[default]
-    None,
-    /// Given directly (command line or environment already read).
-    Inline(Secret),
-    /// The first line of a file.
-    File(PathBuf),
-    /// An environment variable.
-    Env(String),
-    /// The output of `sh -c CMD`.
-    Script(String),
-}
-
-impl CredentialRef {
-    /// Describes the reference without revealing a secret.
-    pub fn describe(&self) -> String {
-        match self {
-            CredentialRef::None => "none".into(),
-            CredentialRef::Inline(_) => "given on the command line or in FENCEKIT_PASSWORD".into(),
-            CredentialRef::File(p) => format!("file {}", p.display()),
-            CredentialRef::Env(v) => format!("environment variable {v}"),
-            CredentialRef::Script(_) => "password script".into(),
-        }
-    }
-
-    /// Checks that the reference can be resolved, without reading a secret
-    /// (scripts are not run).
-    pub fn check(&self) -> Result<(), String> {
-        match self {
-            CredentialRef::File(p) => std::fs::File::open(p)
-                .map(|_| ())
-                .map_err(|e| format!("password file {}: {e}", p.display())),
-            CredentialRef::Env(v) => std::env::var_os(v)
-                .map(|_| ())
-                .ok_or_else(|| format!("environment variable {v} is not set")),
-            _ => Ok(()),
-        }
-    }
-
-    /// Reads the secret.
-    pub fn resolve(&self) -> Result<Secret, String> {
-        match self {
-            CredentialRef::None => Ok(Secret::default()),
-            CredentialRef::Inline(s) => Ok(s.clone()),
-            CredentialRef::File(p) => crate::cli::credentials::read_file(p),
-            CredentialRef::Env(v) => std::env::var_os(v)
-                .map(|x| Secret::new(x.into_encoded_bytes()))
-                .ok_or_else(|| {
-                    format!("the environment variable {v} (from --password-env) is not set")
-                }),
-            CredentialRef::Script(cmd) => crate::cli::credentials::run_script(cmd),
-        }
-    }
-}
 
 /// A method ready to build a driver.
 #[derive(Clone, Debug)]
@@ -244,98 +184,6 @@ impl MethodSpec {
                     .map(AnyDriver::Redfish)
                     .map_err(config_err)
             }
-        }
-    }
-}
-
-/// Any protocol driver, so fleets can mix them. (One exists per node in
-/// flight, so the size difference between variants does not matter.)
-#[allow(clippy::large_enum_variant)]
-pub enum AnyDriver {
-    /// IPMI.
-    Ipmi(IpmiDriver),
-    /// Redfish.
-    Redfish(RedfishDriver),
-    /// SSH.
-    Ssh(SshDriver),
-}
-
-impl AnyDriver {
-    /// Datagrams or requests sent, received, retransmitted.
-    pub fn traffic(&self) -> (u32, u32, u32) {
-        match self {
-            AnyDriver::Ipmi(d) => {
-                let s = d.stats();
-                (s.sent, s.received, s.retransmits)
-            }
-            AnyDriver::Redfish(d) => {
-                let s = d.stats();
-                (s.requests, s.requests, 0)
-            }
-            AnyDriver::Ssh(d) => {
-                let s = d.stats();
-                (s.commands, s.commands, 0)
-            }
-        }
-    }
-}
-
-impl PowerDriver for AnyDriver {
-    async fn connect(&mut self, deadline: Option<Instant>) -> Result<String, DriverError> {
-        match self {
-            AnyDriver::Ipmi(d) => d.connect(deadline).await,
-            AnyDriver::Redfish(d) => d.connect(deadline).await,
-            AnyDriver::Ssh(d) => d.connect(deadline).await,
-        }
-    }
-
-    async fn status(&mut self, deadline: Option<Instant>) -> Result<PowerState, DriverError> {
-        match self {
-            AnyDriver::Ipmi(d) => d.status(deadline).await,
-            AnyDriver::Redfish(d) => d.status(deadline).await,
-            AnyDriver::Ssh(d) => d.status(deadline).await,
-        }
-    }
-
-    async fn command(
-        &mut self,
-        command: PowerCommand,
-        deadline: Option<Instant>,
-    ) -> Result<(), DriverError> {
-        match self {
-            AnyDriver::Ipmi(d) => d.command(command, deadline).await,
-            AnyDriver::Redfish(d) => d.command(command, deadline).await,
-            AnyDriver::Ssh(d) => d.command(command, deadline).await,
-        }
-    }
-
-    async fn identity(
-        &mut self,
-        deadline: Option<Instant>,
-    ) -> Result<crate::engine::identity::Identity, DriverError> {
-        match self {
-            AnyDriver::Ipmi(d) => d.identity(deadline).await,
-            AnyDriver::Redfish(d) => d.identity(deadline).await,
-            AnyDriver::Ssh(d) => d.identity(deadline).await,
-        }
-    }
-
-    async fn power_reading(
-        &mut self,
-        deadline: Option<Instant>,
-    ) -> Result<Option<crate::engine::power::PowerReading>, DriverError> {
-        match self {
-            AnyDriver::Ipmi(d) => d.power_reading(deadline).await,
-            AnyDriver::Redfish(d) => d.power_reading(deadline).await,
-            AnyDriver::Ssh(d) => d.power_reading(deadline).await,
-        }
-    }
-
-    async fn close(&mut self) {
-        match self {
-            AnyDriver::Ipmi(d) => d.close().await,
-            AnyDriver::Redfish(d) => d.close().await,
-            AnyDriver::Ssh(d) => d.close().await,
         }
     }
 }

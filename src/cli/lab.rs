@@ -1,9 +1,10 @@
 //! `fencekit lab`: serve simulated BMCs until SIGINT/SIGTERM.
 
-use super::bmc::Faults;
-use super::fleet::{Lab, LabSpec};
-use crate::cli::args::LabArgs;
+use super::args::LabArgs;
 use crate::exit;
+use crate::lab::bmc::Faults;
+use crate::lab::fleet::{Lab, LabSpec};
+use crate::lab::knobs::{apply_knob, parse_fault};
 use std::io::Write;
 use std::net::IpAddr;
 
@@ -63,108 +64,6 @@ fn spec(a: &LabArgs) -> Result<LabSpec, String> {
     })
 }
 
-/// One `--fault` spec: the node names it applies to and how to change them.
-struct FaultSpec {
-    names: Vec<String>,
-    knobs: Vec<String>,
-}
-
-fn parse_fault(spec: &str) -> Result<FaultSpec, String> {
-    let (pattern, knobs) = spec
-        .rsplit_once(':')
-        .ok_or_else(|| format!("--fault '{spec}': expected PATTERN:KNOB[+KNOB…]"))?;
-    let names = crate::fleet::hostrange::expand(pattern)?;
-    let knobs: Vec<String> = knobs.split('+').map(|k| k.trim().to_string()).collect();
-    let mut probe = Faults::default();
-    let mut on = true;
-    for k in &knobs {
-        apply_knob(k, &mut probe, &mut on).map_err(|m| format!("--fault '{spec}': {m}"))?;
-    }
-    Ok(FaultSpec { names, knobs })
-}
-
-fn apply_knob(k: &str, f: &mut Faults, on: &mut bool) -> Result<(), String> {
-    let (name, value) = match k.split_once('=') {
-        Some((n, v)) => (n, Some(v)),
-        None => (k, None),
-    };
-    let dur = |v: Option<&str>| {
-        v.ok_or_else(|| format!("{name} needs a value"))
-            .and_then(crate::cli::duration::parse)
-    };
-    match name {
-        "stuck" => f.stuck = true,
-        "silent" => f.silent = true,
-        "strict-state" => f.strict_state = true,
-        "no-cipher-query" => f.no_cipher_query = true,
-        "ipmi-silent" => f.ipmi_silent = true,
-        "lying" => f.lying = true,
-        "flap" => f.flap = true,
-        "draw-lies" => f.draw_lies = true,
-        // applied when the lab starts (see `spec`)
-        "redfish-no-forceoff" => {}
-        // applied once every node exists (see `main`)
-        "identity-of" => {
-            value
-                .filter(|v| !v.is_empty())
-                .ok_or("identity-of needs a node name")?;
-        }
-        "off" => *on = false,
-        "loss" => {
-            let r: f64 = value
-                .and_then(|v| v.parse().ok())
-                .filter(|r| (0.0..=1.0).contains(r))
-                .ok_or("loss needs a ratio between 0 and 1")?;
-            f.loss = r;
-        }
-        "delay" => f.delay = dur(value)?,
-        "transition" => f.transition = dur(value)?,
-        other => return Err(format!("unknown fault knob '{other}'")),
-    }
-    Ok(())
-}
-
-/// The inventory text for a running lab (credentials by reference).
-pub fn inventory_text(lab: &Lab, spec: &LabSpec, password_file: &std::path::Path) -> String {
-    let mut s =
-        String::from("# Written by `fencekit lab --write-inventory`; valid while the lab runs.\n");
-    s.push_str(&format!(
-        "[defaults]\nusername = \"{}\"\npassword_file = \"{}\"\n",
-        spec.username,
-        password_file.display()
-    ));
-    for n in &lab.nodes {
-        let a = n.addr();
-        s.push_str(&format!("\n[[node]]\nname = \"{}\"\n", n.name));
-        if let Some(h) = &n.host {
-            s.push_str(&format!(
-                "address = \"{}\"\nprobe_ports = [{}]\n",
-                h.addr.ip(),
-                h.addr.port()
-            ));
-        }
-        s.push_str(&format!(
-            "  [[node.fence]]\n  endpoint = \"ipmi://{}:{}\"\n",
-            a.ip(),
-            a.port()
-        ));
-        if let Some(r) = &n.redfish {
-            s.push_str(&format!(
-                "  [[node.fence]]\n  endpoint = \"{}\"\n",
-                r.target()
-            ));
-            if let Some(d) = &spec.cert_dir {
-                if r.cert_pem().is_some() {
-                    let p = std::path::absolute(d.join(format!("{}.pem", n.name)))
-                        .unwrap_or_else(|_| d.join(format!("{}.pem", n.name)));
-                    s.push_str(&format!("  ca_cert = \"{}\"\n", p.display()));
-                }
-            }
-        }
-    }
-    s
-}
-
 fn write_inventory(path: &std::path::Path, lab: &Lab, spec: &LabSpec) -> Result<(), String> {
     use std::os::unix::fs::OpenOptionsExt;
     let mut pw_path = path.as_os_str().to_owned();
@@ -180,13 +79,13 @@ fn write_inventory(path: &std::path::Path, lab: &Lab, spec: &LabSpec) -> Result<
         .map_err(|e| format!("cannot write {}: {e}", pw_path.display()))?;
     f.write_all(spec.password.as_bytes())
         .map_err(|e| format!("cannot write {}: {e}", pw_path.display()))?;
-    std::fs::write(path, inventory_text(lab, spec, &abs))
+    std::fs::write(path, lab.inventory_text(spec, &abs))
         .map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
 
 /// Entry point of `fencekit lab`.
 pub fn main(a: LabArgs) -> i32 {
-    crate::cli::run::init_logging(a.verbose);
+    crate::runtime::init_logging(a.verbose);
     let spec = match spec(&a) {
         Ok(s) => s,
         Err(m) => {
@@ -206,7 +105,7 @@ pub fn main(a: LabArgs) -> i32 {
             return exit::USAGE;
         }
     };
-    let Some(rt) = crate::cli::run::runtime("fencekit lab") else {
+    let Some(rt) = crate::runtime::runtime("fencekit lab") else {
         return exit::FAILURE;
     };
     if let Some(d) = &spec.cert_dir {
@@ -290,19 +189,7 @@ pub fn main(a: LabArgs) -> i32 {
             );
             let _ = out.flush();
         }
-        use tokio::signal::unix::{signal, SignalKind};
-        match (
-            signal(SignalKind::interrupt()),
-            signal(SignalKind::terminate()),
-        ) {
-            (Ok(mut i), Ok(mut t)) => {
-                tokio::select! {
-                    _ = i.recv() => {}
-                    _ = t.recv() => {}
-                }
-            }
-            _ => std::future::pending::<()>().await,
-        }
+        crate::runtime::terminated().await;
         drop(lab);
         exit::OK
     })

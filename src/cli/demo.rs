@@ -1,16 +1,17 @@
 //! `fencekit demo`: start an in-process lab and fence a simulated node,
 //! printing every step, so a newcomer sees what fencing means in seconds.
 
-use super::fleet::{Lab, LabSpec};
-use crate::cli::args::{DemoArgs, Output};
-use crate::cli::render::{Report, TargetResult, Traffic};
+use super::args::{DemoArgs, Output};
+use super::render::human_line;
 use crate::engine::event::Stamped;
 use crate::engine::policy::Policy;
 use crate::engine::power::Action;
 use crate::engine::run::{run, Cancel};
 use crate::exit;
+use crate::fleet::result::{Report, TargetResult, Traffic};
 use crate::ipmi::config::IpmiConfig;
 use crate::ipmi::driver::IpmiDriver;
+use crate::lab::fleet::{Lab, LabSpec};
 use crate::secret::Secret;
 use std::time::{Duration, Instant};
 
@@ -21,12 +22,12 @@ fn describe(e: &Stamped) -> String {
 
 /// Entry point of `fencekit demo`.
 pub fn main(a: DemoArgs) -> i32 {
-    let Some(rt) = crate::cli::run::runtime("fencekit demo") else {
+    let Some(rt) = crate::runtime::runtime("fencekit demo") else {
         return exit::FAILURE;
     };
     rt.block_on(async move {
         let spec = LabSpec {
-            faults: super::bmc::Faults {
+            faults: crate::lab::bmc::Faults {
                 transition: Duration::from_millis(300),
                 ..Default::default()
             },
@@ -89,7 +90,7 @@ pub fn main(a: DemoArgs) -> i32 {
                 for e in &res.timeline {
                     crate::outln!("{}", describe(e));
                 }
-                crate::outln!("  => {}\n", res.human_line());
+                crate::outln!("  => {}\n", human_line(&res));
             }
             if !res.ok {
                 code = exit::FAILURE;

@@ -1,0 +1,102 @@
+//! Any protocol driver behind one type, so fleets can mix them and the
+//! agent front can hold whichever its definition names.
+
+use crate::engine::driver::PowerDriver;
+use crate::engine::error::DriverError;
+use crate::engine::power::{PowerCommand, PowerState};
+use crate::ipmi::driver::IpmiDriver;
+use crate::redfish::driver::RedfishDriver;
+use crate::ssh::driver::SshDriver;
+use std::time::Instant;
+
+/// Any protocol driver. (One exists per node in
+/// flight, so the size difference between variants does not matter.)
+#[allow(clippy::large_enum_variant)]
+pub enum AnyDriver {
+    /// IPMI.
+    Ipmi(IpmiDriver),
+    /// Redfish.
+    Redfish(RedfishDriver),
+    /// SSH.
+    Ssh(SshDriver),
+}
+
+impl AnyDriver {
+    /// Datagrams or requests sent, received, retransmitted.
+    pub fn traffic(&self) -> (u32, u32, u32) {
+        match self {
+            AnyDriver::Ipmi(d) => {
+                let s = d.stats();
+                (s.sent, s.received, s.retransmits)
+            }
+            AnyDriver::Redfish(d) => {
+                let s = d.stats();
+                (s.requests, s.requests, 0)
+            }
+            AnyDriver::Ssh(d) => {
+                let s = d.stats();
+                (s.commands, s.commands, 0)
+            }
+        }
+    }
+}
+
+impl PowerDriver for AnyDriver {
+    async fn connect(&mut self, deadline: Option<Instant>) -> Result<String, DriverError> {
+        match self {
+            AnyDriver::Ipmi(d) => d.connect(deadline).await,
+            AnyDriver::Redfish(d) => d.connect(deadline).await,
+            AnyDriver::Ssh(d) => d.connect(deadline).await,
+        }
+    }
+
+    async fn status(&mut self, deadline: Option<Instant>) -> Result<PowerState, DriverError> {
+        match self {
+            AnyDriver::Ipmi(d) => d.status(deadline).await,
+            AnyDriver::Redfish(d) => d.status(deadline).await,
+            AnyDriver::Ssh(d) => d.status(deadline).await,
+        }
+    }
+
+    async fn command(
+        &mut self,
+        command: PowerCommand,
+        deadline: Option<Instant>,
+    ) -> Result<(), DriverError> {
+        match self {
+            AnyDriver::Ipmi(d) => d.command(command, deadline).await,
+            AnyDriver::Redfish(d) => d.command(command, deadline).await,
+            AnyDriver::Ssh(d) => d.command(command, deadline).await,
+        }
+    }
+
+    async fn identity(
+        &mut self,
+        deadline: Option<Instant>,
+    ) -> Result<crate::engine::identity::Identity, DriverError> {
+        match self {
+            AnyDriver::Ipmi(d) => d.identity(deadline).await,
+            AnyDriver::Redfish(d) => d.identity(deadline).await,
+            AnyDriver::Ssh(d) => d.identity(deadline).await,
+        }
+    }
+
+    async fn power_reading(
+        &mut self,
+        deadline: Option<Instant>,
+    ) -> Result<Option<crate::engine::power::PowerReading>, DriverError> {
+        match self {
+            AnyDriver::Ipmi(d) => d.power_reading(deadline).await,
+            AnyDriver::Redfish(d) => d.power_reading(deadline).await,
+            AnyDriver::Ssh(d) => d.power_reading(deadline).await,
+        }
+    }
+
+    async fn close(&mut self) {
+        match self {
+            AnyDriver::Ipmi(d) => d.close().await,
+            AnyDriver::Redfish(d) => d.close().await,
+            AnyDriver::Ssh(d) => d.close().await,
+        }
+    }
+}

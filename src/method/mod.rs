@@ -1,0 +1,8 @@
+//! Fencing methods, below both fronts: what one method is
+//! ([`spec::MethodSpec`]: driver, endpoint, credential reference), where its
+//! password comes from ([`credential`]), and the driver it builds
+//! ([`driver::AnyDriver`]). The fleet runs them; the agent front builds one.
+
+pub mod credential;
+pub mod driver;
+pub mod spec;

@@ -1,0 +1,113 @@
+//! What both fronts need before they talk to a device: a single-threaded
+//! tokio runtime that never waits long for its blocking work when it is
+//! dropped, the stderr logger of the native command line, and the SIGINT /
+//! SIGTERM watch that turns a signal into the engine's cancellation.
+//!
+//! The fronts build the runtime only for commands that talk to devices, so
+//! `--version`, help and metadata never start one.
+
+use crate::engine::run::CancelHandle;
+use std::time::Duration;
+
+/// How long dropping a [`Runtime`] waits for its blocking-pool work (a DNS
+/// lookup in `getaddrinfo`, a libssh2 call) before it leaves it behind:
+/// the process is exiting, and a stuck resolver must not keep it alive past
+/// the deadline it already reported.
+pub const SHUTDOWN_TIMEOUT: Duration = Duration::from_millis(100);
+
+/// A current-thread tokio runtime that shuts down with [`SHUTDOWN_TIMEOUT`]
+/// when dropped (a plain tokio runtime waits for its blocking tasks forever).
+pub struct Runtime {
+    inner: Option<tokio::runtime::Runtime>,
+}
+
+impl Runtime {
+    /// Builds the runtime (I/O and timers enabled).
+    pub fn new() -> std::io::Result<Self> {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map(|rt| Runtime { inner: Some(rt) })
+    }
+
+    /// Runs `future` to completion on this thread.
+    pub fn block_on<F: std::future::Future>(&self, future: F) -> F::Output {
+        match &self.inner {
+            Some(rt) => rt.block_on(future),
+            None => unreachable!("the runtime is only taken in drop"),
+        }
+    }
+
+    /// The tokio handle (to spawn from synchronous code).
+    pub fn handle(&self) -> &tokio::runtime::Handle {
+        match &self.inner {
+            Some(rt) => rt.handle(),
+            None => unreachable!("the runtime is only taken in drop"),
+        }
+    }
+}
+
+impl Drop for Runtime {
+    fn drop(&mut self) {
+        if let Some(rt) = self.inner.take() {
+            rt.shutdown_timeout(SHUTDOWN_TIMEOUT);
+        }
+    }
+}
+
+/// The runtime, or `None` after printing why, prefixed with `who`.
+pub fn runtime(who: &str) -> Option<Runtime> {
+    match Runtime::new() {
+        Ok(rt) => Some(rt),
+        Err(e) => {
+            eprintln!("{who}: cannot start the async runtime: {e}");
+            None
+        }
+    }
+}
+
+/// Installs the native command line's stderr logger at the requested
+/// verbosity (`-v` info, `-vv` debug, `-vvv` trace). The agent front logs
+/// through its own upstream-shaped logger instead.
+pub fn init_logging(verbose: u8) {
+    let level = match verbose {
+        0 => "warn",
+        1 => "info",
+        2 => "debug",
+        _ => "trace",
+    };
+    let filter = tracing_subscriber::EnvFilter::new(format!("fencekit={level}"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(
+            std::env::var_os("NO_COLOR").is_none()
+                && std::io::IsTerminal::is_terminal(&std::io::stderr()),
+        )
+        .with_target(false)
+        .try_init();
+}
+
+/// Waits for SIGINT or SIGTERM. Never returns when the handlers cannot be
+/// installed (then the default disposition, termination, applies).
+pub async fn terminated() {
+    use tokio::signal::unix::{signal, SignalKind};
+    match (
+        signal(SignalKind::interrupt()),
+        signal(SignalKind::terminate()),
+    ) {
+        (Ok(mut int), Ok(mut term)) => {
+            tokio::select! {
+                _ = int.recv() => {}
+                _ = term.recv() => {}
+            }
+        }
+        _ => std::future::pending::<()>().await,
+    }
+}
+
+/// Cancels the running actions on SIGINT or SIGTERM.
+pub async fn watch_signals(handle: CancelHandle) {
+    terminated().await;
+    handle.cancel();
+}
