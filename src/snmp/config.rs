@@ -116,12 +116,10 @@ pub struct SnmpConfig {
 }
 
 impl SnmpConfig {
-    /// Offline checks: at least one outlet, every outlet on a known PDU,
-    /// no outlet twice, v3 settings complete.
+    /// Offline checks: every outlet on a known PDU, no outlet twice, v3
+    /// settings complete. (No outlet at all is allowed for listing; an
+    /// action on outlets fails then.)
     pub fn validate(&self) -> Result<(), String> {
-        if self.outlets.is_empty() {
-            return Err("no outlet is given (the plug or outlets setting)".into());
-        }
         for (i, o) in self.outlets.iter().enumerate() {
             if o.pdu >= self.pdus.len() {
                 return Err(format!("outlet {} refers to no PDU", o.plug));
@@ -261,7 +259,7 @@ pub fn parse_endpoint(url: &str) -> Result<(String, u16), String> {
 
 /// The v1/v2c version for fence-agents' `--snmp-version` (`1`, `2c`, `3`).
 pub fn parse_version(s: &str) -> Option<Version> {
-    match s {
+    match s.to_ascii_lowercase().as_str() {
         "1" => Some(Version::V1),
         "2c" | "2" => Some(Version::V2c),
         "3" => Some(Version::V3),

@@ -59,6 +59,8 @@ pub struct SnmpDriver {
     conns: Vec<Option<Conn>>,
     resolved: Vec<Option<Resolved>>,
     last: Vec<Option<PowerState>>,
+    /// Traffic of sessions already closed.
+    spent: super::client::Stats,
 }
 
 impl SnmpDriver {
@@ -72,7 +74,20 @@ impl SnmpDriver {
             conns: (0..n).map(|_| None).collect(),
             resolved: vec![None; m],
             last: vec![None; m],
+            spent: super::client::Stats::default(),
         })
+    }
+
+    /// Datagrams sent, received and retransmitted, over every PDU session.
+    pub fn stats(&self) -> super::client::Stats {
+        let mut t = self.spent;
+        for c in self.conns.iter().flatten() {
+            let s = c.client.stats();
+            t.sent += s.sent;
+            t.received += s.received;
+            t.retransmits += s.retransmits;
+        }
+        t
     }
 
     /// The configuration.
@@ -132,6 +147,13 @@ impl SnmpDriver {
     /// Connects to every PDU and resolves every outlet (names are looked up
     /// in the device's names table).
     async fn prepare(&mut self, deadline: Option<Instant>) -> Result<(), DriverError> {
+        if self.cfg.outlets.is_empty() {
+            return Err(DriverError::new(
+                ErrorKind::Config,
+                Stage::Authenticate,
+                "no outlet is given (the plug or outlets setting)",
+            ));
+        }
         for i in 0..self.cfg.outlets.len() {
             if self.resolved[i].is_some() {
                 continue;
@@ -531,9 +553,11 @@ impl PowerDriver for SnmpDriver {
 
     async fn close(&mut self) {
         // UDP has no session to close; dropping the sockets is enough.
+        let total = self.stats();
         for c in &mut self.conns {
             *c = None;
         }
+        self.spent = total;
         self.resolved.iter_mut().for_each(|r| *r = None);
     }
 }
