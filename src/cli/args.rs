@@ -390,6 +390,15 @@ pub struct LabArgs {
     /// Redfish service per node: https (self-signed certificate), http, or none.
     #[arg(long, default_value = "https", value_parser = ["https", "http", "none"])]
     pub redfish: String,
+    /// Switched PDUs feeding the nodes (SNMP v1/v2c/v3): node N hangs on
+    /// outlet N of each; with 2, every node has two power supplies.
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u32).range(0..=2))]
+    pub pdus: u32,
+    /// Faults for a PDU: NAME:KNOB[+KNOB…], e.g. 'B:refuse=1' or 'A:loss=0.3'.
+    /// Knobs: refuse=N[,N…] (outlets that never switch), lying (reports off,
+    /// keeps feeding), silent, loss=R. Repeatable.
+    #[arg(long = "pdu-fault", value_name = "SPEC")]
+    pub pdu_faults: Vec<String>,
     /// More detail on stderr.
     #[arg(long, short = 'v', action = clap::ArgAction::Count)]
     pub verbose: u8,

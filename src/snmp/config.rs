@@ -120,6 +120,12 @@ impl SnmpConfig {
     /// settings complete. (No outlet at all is allowed for listing; an
     /// action on outlets fails then.)
     pub fn validate(&self) -> Result<(), String> {
+        self.validate_structure()?;
+        self.validate_secrets()
+    }
+
+    /// The checks that need no secret: outlets, PDUs, v3 user names.
+    pub fn validate_structure(&self) -> Result<(), String> {
         for (i, o) in self.outlets.iter().enumerate() {
             if o.pdu >= self.pdus.len() {
                 return Err(format!("outlet {} refers to no PDU", o.plug));
@@ -141,6 +147,15 @@ impl SnmpConfig {
                 if u.name.is_empty() {
                     return Err("SNMPv3 needs a user name (--username)".into());
                 }
+            }
+        }
+        Ok(())
+    }
+
+    /// The checks of the secrets themselves (once they are read).
+    pub fn validate_secrets(&self) -> Result<(), String> {
+        for p in &self.pdus {
+            if let Security::Usm(u) = &p.security {
                 if u.level != SecLevel::NoAuthNoPriv
                     && u.auth.as_ref().is_none_or(|(_, pw)| pw.is_empty())
                 {
