@@ -4,8 +4,8 @@ use super::args::LabArgs;
 use crate::exit;
 use crate::lab::bmc::Faults;
 use crate::lab::fleet::{pdu_name, Lab, LabSpec};
-use crate::lab::pdu::PduFaults;
 use crate::lab::knobs::{apply_knob, parse_fault};
+use crate::lab::pdu::PduFaults;
 use std::io::Write;
 use std::net::IpAddr;
 
@@ -104,7 +104,9 @@ fn parse_pdu_fault(spec: &str) -> Result<(String, PduFaults), String> {
                     .parse()
                     .ok()
                     .filter(|r| (0.0..=1.0).contains(r))
-                    .ok_or_else(|| format!("--pdu-fault '{spec}': loss needs a ratio between 0 and 1"))?
+                    .ok_or_else(|| {
+                        format!("--pdu-fault '{spec}': loss needs a ratio between 0 and 1")
+                    })?
             }
             ("refuse", Some(v)) => {
                 for n in v.split(',') {

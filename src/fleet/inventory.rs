@@ -366,7 +366,11 @@ fn check_method(m: &MethodFields) -> Result<(), String> {
                 return Err("an snmp method needs endpoint = \"snmp://HOST[:PORT]\" for outlets that name no [pdu.NAME]".into());
             }
             for (name, p) in std::iter::once(&(String::new(), m.clone())).chain(&m.pdus) {
-                let what = if name.is_empty() { String::new() } else { format!("[pdu.{name}]: ") };
+                let what = if name.is_empty() {
+                    String::new()
+                } else {
+                    format!("[pdu.{name}]: ")
+                };
                 if name.is_empty() && !on_own {
                     continue;
                 }
@@ -379,7 +383,9 @@ fn check_method(m: &MethodFields) -> Result<(), String> {
                 if let Some(e) = &p.endpoint {
                     crate::snmp::config::parse_endpoint(e).map_err(|e| format!("{what}{e}"))?;
                 } else {
-                    return Err(format!("{what}a PDU needs endpoint = \"snmp://HOST[:PORT]\""));
+                    return Err(format!(
+                        "{what}a PDU needs endpoint = \"snmp://HOST[:PORT]\""
+                    ));
                 }
             }
             Ok(())

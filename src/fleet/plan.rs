@@ -117,7 +117,11 @@ fn ssh_from_fields(f: &MethodFields) -> Result<MethodSpec, String> {
     })
 }
 
-fn reference(file: &Option<std::path::PathBuf>, env: &Option<String>, script: &Option<String>) -> CredentialRef {
+fn reference(
+    file: &Option<std::path::PathBuf>,
+    env: &Option<String>,
+    script: &Option<String>,
+) -> CredentialRef {
     if let Some(p) = file {
         CredentialRef::File(p.clone())
     } else if let Some(v) = env {
@@ -134,7 +138,10 @@ fn pdu_from_fields(
     label: Option<&str>,
     f: &MethodFields,
 ) -> Result<(PduEndpoint, SnmpCredentials), String> {
-    let endpoint = f.endpoint.as_deref().ok_or("a PDU needs endpoint = \"snmp://HOST[:PORT]\"")?;
+    let endpoint = f
+        .endpoint
+        .as_deref()
+        .ok_or("a PDU needs endpoint = \"snmp://HOST[:PORT]\"")?;
     let (host, port) = snmp::config::parse_endpoint(endpoint)?;
     let profile = snmp::profile::Profile::load(f.profile.as_deref().unwrap_or("apc"))?;
     let version_text = f.snmp_version.as_deref().unwrap_or("2c");
@@ -143,8 +150,9 @@ fn pdu_from_fields(
     let security = match version {
         snmp::message::Version::V3 => {
             let level = match f.security_level.as_deref() {
-                Some(l) => snmp::session::SecLevel::parse(l)
-                    .ok_or_else(|| format!("security_level '{l}' (expected noAuthNoPriv, authNoPriv or authPriv)"))?,
+                Some(l) => snmp::session::SecLevel::parse(l).ok_or_else(|| {
+                    format!("security_level '{l}' (expected noAuthNoPriv, authNoPriv or authPriv)")
+                })?,
                 None => snmp::session::SecLevel::AuthPriv,
             };
             let auth = match f.auth_protocol.as_deref() {
@@ -177,7 +185,11 @@ fn pdu_from_fields(
     let creds = SnmpCredentials {
         community: reference(&f.community_file, &f.community_env, &f.community_script),
         auth: credential_of(f),
-        privacy: reference(&f.priv_password_file, &f.priv_password_env, &f.priv_password_script),
+        privacy: reference(
+            &f.priv_password_file,
+            &f.priv_password_env,
+            &f.priv_password_script,
+        ),
     };
     Ok((
         PduEndpoint {
@@ -201,15 +213,19 @@ fn snmp_from_fields(f: &MethodFields) -> Result<MethodSpec, String> {
     // The method's own endpoint, made on first use.
     let mut own: Option<usize> = None;
     for o in f.outlets.as_deref().unwrap_or_default() {
-        let named = o
-            .split_once(':')
-            .and_then(|(p, rest)| f.pdus.iter().find(|(n, _)| n == p).map(|(n, t)| (n, t, rest)));
+        let named = o.split_once(':').and_then(|(p, rest)| {
+            f.pdus
+                .iter()
+                .find(|(n, _)| n == p)
+                .map(|(n, t)| (n, t, rest))
+        });
         let (idx, plug) = match named {
             Some((name, table, rest)) => {
                 let idx = match pdus.iter().position(|p: &PduEndpoint| &p.label == name) {
                     Some(i) => i,
                     None => {
-                        let (p, c) = pdu_from_fields(Some(name), table).map_err(|e| format!("[pdu.{name}]: {e}"))?;
+                        let (p, c) = pdu_from_fields(Some(name), table)
+                            .map_err(|e| format!("[pdu.{name}]: {e}"))?;
                         pdus.push(p);
                         credentials.push(c);
                         pdus.len() - 1

@@ -242,7 +242,12 @@ impl Lab {
                 }
             }
             if !self.pdus.is_empty() {
-                let k = self.nodes.iter().position(|m| m.name == n.name).unwrap_or(0) + 1;
+                let k = self
+                    .nodes
+                    .iter()
+                    .position(|m| m.name == n.name)
+                    .unwrap_or(0)
+                    + 1;
                 let outlets: Vec<String> = (0..self.pdus.len())
                     .map(|i| format!("\"{}:{k}\"", pdu_name(i)))
                     .collect();

@@ -105,7 +105,10 @@ fn fill_snmp(config: &SnmpConfig, credentials: &[SnmpCredentials]) -> Result<Snm
             Security::Community { community, .. } => {
                 *community = cred.community.resolve().map_err(what)?;
                 if community.is_empty() {
-                    return Err(format!("PDU {}: no community (community_file, community_env or community_script)", p.label));
+                    return Err(format!(
+                        "PDU {}: no community (community_file, community_env or community_script)",
+                        p.label
+                    ));
                 }
             }
             Security::Usm(u) => {
