@@ -728,7 +728,10 @@ mod snmp {
         if s.needs_discovery() {
             let d = s.discovery();
             let r = agent.handle(&d.bytes).expect("discovery answer");
-            assert_eq!(s.accept(&r, &[d.clone()], now), Ok(Some(Reply::Resend)));
+            assert_eq!(
+                s.accept(&r, std::slice::from_ref(&d), now),
+                Ok(Some(Reply::Resend))
+            );
             requests.push(d.bytes);
             replies.push(r);
         }
@@ -741,7 +744,7 @@ mod snmp {
         let o = s.request(&pdu, now).expect("request");
         let r = agent.handle(&o.bytes).expect("answer");
         assert!(matches!(
-            s.accept(&r, &[o.clone()], now),
+            s.accept(&r, std::slice::from_ref(&o), now),
             Ok(Some(Reply::Response(_)))
         ));
         requests.push(o.bytes);

@@ -162,7 +162,7 @@ fn fencing_through_both_pdus_cuts_the_machine() {
             assert_eq!(w.watts, 0.0, "{}", w.source);
             // Node 1's IPMI is silent now: the BMC has no power.
             let ipmi = fencekit::ipmi::config::IpmiConfig::new(
-                &lab.nodes[0].addr().ip().to_string(),
+                lab.nodes[0].addr().ip().to_string(),
                 lab.nodes[0].addr().port(),
                 "admin",
                 Secret::from_str_value("lab"),

@@ -833,6 +833,12 @@ fn after_parse(mut values: Values, agent: &Agent) {
         }
     }
     match agent.family.driver {
+        DriverKind::Snmp => {
+            if let Ok(cfg) = fencekit::agent::snmp::config(&values, agent) {
+                assert!(cfg.validate_structure().is_ok());
+                let _ = fencekit::agent::snmp::describe(&cfg);
+            }
+        }
         DriverKind::Ipmi => {
             if let Ok(cfg) = ipmilan::config(&values, agent) {
                 assert!(cfg.validate().is_ok());

@@ -14,6 +14,9 @@ use serde::Deserialize;
 use std::path::Path;
 use std::sync::Arc;
 
+/// Largest profile file read.
+const MAX_PROFILE: u64 = 1 << 20;
+
 /// The built-in profiles, by name.
 const BUILTIN: &[(&str, &str)] = &[
     ("apc", include_str!("../../agents/pdu/apc.toml")),
@@ -311,7 +314,12 @@ impl Profile {
                 Profile::builtin_names().join(", ")
             ));
         }
-        let text = std::fs::read_to_string(path)
+        // Bounded: a profile is a few kilobytes; a device file must not hang us.
+        let mut text = String::new();
+        std::fs::File::open(path)
+            .and_then(|f| {
+                std::io::Read::read_to_string(&mut std::io::Read::take(f, MAX_PROFILE), &mut text)
+            })
             .map_err(|e| format!("cannot read PDU profile {}: {e}", path.display()))?;
         Profile::parse(&text)
     }

@@ -298,7 +298,7 @@ impl PrivProtocol {
         }
         match self {
             PrivProtocol::Des => {
-                if cipher_text.len() % 8 != 0 || cipher_text.is_empty() {
+                if !cipher_text.len().is_multiple_of(8) || cipher_text.is_empty() {
                     return Err(UsmError::BadPrivacyParams);
                 }
                 let mut iv = [0u8; 8];
