@@ -190,6 +190,11 @@ where
         Err(e) => return fail(&log, &e),
     };
     log.debug(&cfg.describe());
+    if let DeviceConfig::Snmp(c) = &cfg {
+        for w in c.legacy_warnings() {
+            log.warn(&w);
+        }
+    }
     let lock_key = cfg.lock_key();
     let driver = match make(cfg) {
         Ok(d) => d,

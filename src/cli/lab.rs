@@ -242,7 +242,7 @@ pub fn main(a: LabArgs) -> i32 {
             for (i, p) in lab.pdus.iter().enumerate() {
                 let _ = writeln!(
                     out,
-                    "pdu {} {} (outlets 1-{}: node N on outlet N; v2c community private, v3 user fence SHA-256/AES)",
+                    "pdu {} {} (outlets 1-{}: node N on outlet N; v2c community private, v3 users fence SHA-256/AES and fencesha SHA/AES)",
                     pdu_name(i),
                     p.endpoint(),
                     crate::lab::fleet::pdu_outlets(spec.nodes)

@@ -57,18 +57,26 @@ pub struct PduSpec {
 
 impl PduSpec {
     /// The lab's default: `outlets` outlets, community `private` (read-write)
-    /// and `public` (read-only), and v3 user `fence` (SHA-256/AES) with
+    /// and `public` (read-only), and v3 users `fence` (SHA-256/AES) and
+    /// `fencesha` (SHA-1/AES, what fence_apc_snmp's options can name), with
     /// `password` as both passwords.
     pub fn lab(outlets: u32, password: &str) -> Self {
         PduSpec {
             outlets,
             community: Secret::from_str_value("private"),
             read_community: Secret::from_str_value("public"),
-            users: vec![PduUser {
-                name: "fence".into(),
-                auth: (AuthProtocol::Sha256, Secret::from_str_value(password)),
-                privacy: Some((PrivProtocol::Aes128, Secret::from_str_value(password))),
-            }],
+            users: vec![
+                PduUser {
+                    name: "fence".into(),
+                    auth: (AuthProtocol::Sha256, Secret::from_str_value(password)),
+                    privacy: Some((PrivProtocol::Aes128, Secret::from_str_value(password))),
+                },
+                PduUser {
+                    name: "fencesha".into(),
+                    auth: (AuthProtocol::Sha1, Secret::from_str_value(password)),
+                    privacy: Some((PrivProtocol::Aes128, Secret::from_str_value(password))),
+                },
+            ],
         }
     }
 }
