@@ -148,7 +148,8 @@ pub struct ActionArgs {
     /// For on and reboot: start node i after i × DUR (spreads inrush current).
     #[arg(long, value_name = "DUR", default_value = "0s", value_parser = crate::time::parse_duration)]
     pub stagger: std::time::Duration,
-    /// Least time between two sessions on one BMC (nodes sharing a BMC).
+    /// Least time between two sessions on one BMC (nodes sharing a BMC; not
+    /// PDUs, which serve their rack one request at a time).
     #[arg(long, value_name = "DUR", default_value = "200ms", value_parser = crate::time::parse_duration)]
     pub bmc_interval: std::time::Duration,
     /// Use only this fencing level of each inventory node (1 = first method).

@@ -251,8 +251,14 @@ async fn node(
             guards.push(slot.lock().await);
         }
         let latest = guards.iter().filter_map(|g| **g).max();
+        // The pause protects BMCs that wedge under bursts; a PDU serves a
+        // whole rack's outlets and one request at a time already spares it.
+        let interval = match method {
+            MethodSpec::Snmp { .. } => Duration::ZERO,
+            _ => opts.bmc_interval,
+        };
         if let Some(t) = latest {
-            let ready = t + opts.bmc_interval;
+            let ready = t + interval;
             if ready > Instant::now() {
                 tokio::time::sleep_until(ready.into()).await;
             }
