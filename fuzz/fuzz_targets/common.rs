@@ -834,6 +834,9 @@ fn after_parse(mut values: Values, agent: &Agent) {
     }
     match agent.family.driver {
         DriverKind::Snmp => {
+            // A profile path would read a file: only built-in profiles here.
+            let mut values = values.clone();
+            values.remove("pdu_profile");
             if let Ok(cfg) = fencekit::agent::snmp::config(&values, agent) {
                 assert!(cfg.validate_structure().is_ok());
                 let _ = fencekit::agent::snmp::describe(&cfg);
