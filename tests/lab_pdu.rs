@@ -41,9 +41,11 @@ fn endpoint(p: &LabPdu, label: &str, security: Security) -> PduEndpoint {
         port: p.addr.port(),
         security,
         profile: Arc::new(Profile::builtin("apc").expect("apc")),
+        // Many tries: under 30 % loss each way a try succeeds about half
+        // the time, and this test is about fencing through that.
         timing: Timing {
             timeout: Duration::from_millis(100),
-            tries: 6,
+            tries: 14,
         },
     }
 }
@@ -263,7 +265,8 @@ fn lossy_pdu_still_fences() {
         for sec in [v2c as fn() -> Security, v3] {
             let mut d = node_driver(&a, &b, 1, sec);
             let mut p = policy();
-            p.power_timeout = PowerTimeout::Wall(Duration::from_secs(5));
+            p.power_timeout = PowerTimeout::Wall(Duration::from_secs(15));
+            p.deadline = Some(Instant::now() + Duration::from_secs(60));
             let r = run(&mut d, Action::Reboot, &p, &mut Discard, Cancel::never()).await;
             assert_eq!(
                 r.map_err(|f| f.error.to_string()),

@@ -98,15 +98,16 @@ pub fn config(values: &Values, agent: &Agent) -> Result<SnmpConfig, String> {
     Ok(cfg)
 }
 
-/// Per-request timing: net-snmp's 1 s per try, as many tries as fit in
-/// upstream's per-command bound (`login_timeout` + `shell_timeout`).
+/// Per-request timing: net-snmp's 1 s per try and at most its 6 tries, as
+/// many as fit in upstream's per-command bound (`login_timeout` +
+/// `shell_timeout`, 8 s by default).
 fn timing(values: &Values) -> Timing {
     let secs = |k: &str, d: i64| values.int(k).unwrap_or(d).max(0);
     let bound = secs("login_timeout", 5) + secs("shell_timeout", 3);
     let tries = if bound == 0 {
         6
     } else {
-        (bound / 2).clamp(1, 6) as u32
+        bound.clamp(1, 6) as u32
     };
     Timing {
         timeout: Duration::from_secs(1),
