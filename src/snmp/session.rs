@@ -182,8 +182,9 @@ impl fmt::Display for SessionError {
 
 impl std::error::Error for SessionError {}
 
-/// One datagram to send, and what identifies its answer.
-#[derive(Clone, Debug)]
+/// One datagram to send, and what identifies its answer. (Its bytes can
+/// hold a community in clear: `Debug` shows their length only.)
+#[derive(Clone)]
 pub struct Outgoing {
     /// The bytes.
     pub bytes: Vec<u8>,
@@ -191,6 +192,16 @@ pub struct Outgoing {
     pub request_id: i32,
     /// The v3 msgID (0 for v1/v2c).
     pub msg_id: i32,
+}
+
+impl fmt::Debug for Outgoing {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Outgoing")
+            .field("bytes", &format_args!("[{} bytes]", self.bytes.len()))
+            .field("request_id", &self.request_id)
+            .field("msg_id", &self.msg_id)
+            .finish()
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -631,6 +642,23 @@ mod tests {
             Session::new(Security::Usm(u)).err(),
             Some(SessionError::Usm(UsmError::EmptyPassword))
         );
+    }
+
+    #[test]
+    fn debug_output_shows_no_secret() {
+        let sec = Security::Community {
+            version: Version::V2c,
+            community: Secret::from_str_value("s3cret-community"),
+        };
+        let mut s = Session::new(sec).unwrap();
+        let rid = s.new_request_id();
+        let out = s.request(&get_pdu(rid, &[]), Instant::now()).unwrap();
+        let mut u = Session::new(Security::Usm(usm_user(SecLevel::AuthPriv))).unwrap();
+        let _ = u.discovery();
+        let text = format!("{s:?} {out:?} {u:?}");
+        for secret in ["s3cret-community", "authpass1", "privpass1"] {
+            assert!(!text.contains(secret), "{text}");
+        }
     }
 
     #[test]
