@@ -4,7 +4,7 @@ use super::bmc::{Bmc, Faults, LabIdentity};
 use super::host::{host_ip, LabHost};
 use super::ipmi::{LabIpmi, Offer};
 use super::pdu::{LabPdu, LabPduState, PduSpec};
-use super::redfish::{LabCert, LabRedfish, RedfishLabOptions};
+use super::redfish::{LabCert, LabRedfish, RedfishLabOptions, Vendor};
 use std::net::{IpAddr, SocketAddr};
 
 /// What every node of a lab shares.
@@ -37,6 +37,10 @@ pub struct LabSpec {
     /// Switched PDUs feeding the nodes (0, 1 or 2): node N hangs on outlet
     /// N of each, so with 2 every node has two power supplies.
     pub pdus: u32,
+    /// The BMC family every node's Redfish service answers like.
+    pub vendor: Vendor,
+    /// Nodes that answer like another family than `vendor`.
+    pub node_vendors: Vec<(String, Vendor)>,
 }
 
 impl Default for LabSpec {
@@ -55,6 +59,8 @@ impl Default for LabSpec {
             hosts: None,
             no_forceoff: Vec::new(),
             pdus: 0,
+            vendor: Vendor::Generic,
+            node_vendors: Vec::new(),
         }
     }
 }
@@ -141,6 +147,13 @@ impl Lab {
             let redfish = match spec.redfish {
                 None => None,
                 Some(tls) => {
+                    let vendor = spec
+                        .node_vendors
+                        .iter()
+                        .rev()
+                        .find(|(n, _)| *n == name)
+                        .map_or(spec.vendor, |(_, v)| *v);
+                    let profile = RedfishLabOptions::vendor(vendor);
                     let opts = RedfishLabOptions {
                         username: spec.username.clone(),
                         password: spec.password.clone(),
@@ -150,7 +163,7 @@ impl Lab {
                             _ => None,
                         },
                         system_name: name.clone(),
-                        ..RedfishLabOptions::default()
+                        ..profile
                     };
                     let mut opts = opts;
                     if spec.no_forceoff.contains(&name) {
