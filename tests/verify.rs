@@ -831,3 +831,57 @@ fn a_bmc_without_a_power_meter_gives_no_power_reading_not_a_failure() {
     );
     assert_eq!(draw["agrees"], serde_json::Value::Null);
 }
+
+/// A PDU outlet is a witness independent of the BMC: an outlet that reads
+/// off proves the node off (its BMC, fed by the same supplies, goes dark,
+/// which is no gap); a PDU that reports off while it keeps feeding the
+/// node is a contradiction.
+#[test]
+fn a_pdu_outlet_is_an_independent_witness() {
+    let l = lab(&["--nodes", "1", "--pdus", "1", "--hosts"]);
+    let (d, inv) = (l.dir.path(), l.inventory.to_str().unwrap());
+    run(d, &["off", "-i", inv, "node01", "--level", "3"]).assert_code(0);
+    let mut args = vec![
+        "verify",
+        "-i",
+        inv,
+        "node01",
+        "-o",
+        "json",
+        "--login-timeout",
+        "500ms",
+    ];
+    args.extend(FAST);
+    let r = run(d, &args);
+    r.assert_code(0);
+    let rep = &results(&r)[0];
+    assert_eq!(rep["verdict"], "proven", "{r}");
+    let reason = rep["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("(outlet off)") && reason.contains("as expected with its power cut"),
+        "{reason}"
+    );
+    let outlet = evidence_of(rep)
+        .into_iter()
+        .find(|e| e["source"].as_str().unwrap().starts_with("snmp://"))
+        .expect("the outlet is evidence");
+    assert_eq!(outlet["independent"], true);
+
+    // A lying PDU: it reports the outlet off and keeps feeding the node.
+    let l = lab(&[
+        "--nodes",
+        "1",
+        "--pdus",
+        "1",
+        "--hosts",
+        "--pdu-fault",
+        "A:lying",
+    ]);
+    let (d, inv) = (l.dir.path(), l.inventory.to_str().unwrap());
+    run(d, &["off", "-i", inv, "node01", "--level", "3"]).assert_code(0);
+    let mut args = vec!["verify", "-i", inv, "node01", "-o", "json"];
+    args.extend(FAST);
+    let r = run(d, &args);
+    r.assert_code(3);
+    assert_eq!(results(&r)[0]["verdict"], "contradiction", "{r}");
+}

@@ -451,9 +451,28 @@ pub fn decide(o: &Observations) -> (Verdict, String) {
         })
         .collect();
     // Channels that did not give all their reads.
+    // Outlets that read off on every read, with no meter above the
+    // threshold: the node's power is cut from outside, so its BMC (fed by
+    // the same supplies) going dark is what off looks like, not a gap.
+    let cut = o.expect == PowerState::Off
+        && hot.is_empty()
+        && o.channels.iter().any(|c| c.kind == ChannelKind::Outlet)
+        && o.channels
+            .iter()
+            .filter(|c| c.kind == ChannelKind::Outlet)
+            .all(|c| c.reads.len() >= n && c.reads.iter().all(|r| *r == Some(PowerState::Off)));
+    let dark =
+        |c: &ChannelReads| cut && c.kind == ChannelKind::Bmc && c.reads.iter().all(Option::is_none);
+    let darkened: Vec<String> = o
+        .channels
+        .iter()
+        .filter(|c| dark(c))
+        .map(|c| c.source.clone())
+        .collect();
     let incomplete: Vec<String> = o
         .channels
         .iter()
+        .filter(|c| !dark(c))
         .filter_map(|c| {
             let got = c.reads.iter().flatten().count();
             if got == 0 {
@@ -471,7 +490,7 @@ pub fn decide(o: &Observations) -> (Verdict, String) {
     let bmcs: Vec<String> = o
         .channels
         .iter()
-        .filter(|c| c.kind == ChannelKind::Bmc)
+        .filter(|c| c.kind == ChannelKind::Bmc && !dark(c))
         .map(|c| c.source.clone())
         .collect();
     let through = match bmcs.len() {
@@ -562,11 +581,20 @@ pub fn decide(o: &Observations) -> (Verdict, String) {
                     .filter(|c| c.kind == ChannelKind::Outlet)
                     .map(|c| format!("{} (outlet off)", c.source)),
             );
-            let bmc_part = if bmcs.is_empty() {
+            let mut bmc_part = if bmcs.is_empty() {
                 String::new()
             } else {
                 format!("the BMC reports off on {n} consecutive read(s){through}")
             };
+            if !darkened.is_empty() {
+                if !bmc_part.is_empty() {
+                    bmc_part.push_str("; ");
+                }
+                bmc_part.push_str(&format!(
+                    "{} cannot be read, as expected with its power cut at the outlet",
+                    list(&darkened)
+                ));
+            }
             if witnesses.is_empty() {
                 if bmcs.is_empty() {
                     return (
@@ -730,6 +758,8 @@ fn role(m: &MethodSpec) -> Role {
             // A hypervisor (or a custom command) is the node's controller.
             _ => Role::Channel(ChannelKind::Bmc),
         },
+        // A PDU cuts the node's power from outside: independent of the BMC.
+        MethodSpec::Snmp { .. } => Role::Channel(ChannelKind::Outlet),
         MethodSpec::Manual { .. } => Role::Nothing,
     }
 }
@@ -1234,6 +1264,10 @@ pub async fn check_level(node: &str, level: usize, m: &MethodSpec, step: Duratio
                 }
             }
             crate::method::driver::AnyDriver::Ssh(_) => {}
+            // connect() resolved every outlet (names through the PDU's names
+            // table) and status() read each one; write access cannot be
+            // tested without switching, so it is left to the first action.
+            crate::method::driver::AnyDriver::Snmp(_) => {}
             crate::method::driver::AnyDriver::Ipmi(_) => {
                 let detail = row.detail.as_deref().unwrap_or("");
                 if !(detail.contains("privilege administrator")
@@ -1505,6 +1539,50 @@ mod tests {
         let (v, why) = decide(&obs(Off, chans, vec![], vec![]));
         assert_eq!(v, Verdict::Proven);
         assert!(why.contains("snmp://pdu/7 (outlet off)"), "{why}");
+    }
+
+    #[test]
+    fn a_bmc_dark_behind_an_outlet_that_reads_off_is_no_gap() {
+        let outlet = |reads: &[Option<PowerState>]| ChannelReads {
+            source: "snmp://pdu/7".into(),
+            kind: ChannelKind::Outlet,
+            reads: reads.to_vec(),
+        };
+        // The outlet cut the power, and the BMC went dark with it.
+        let chans = vec![bmc("ipmi://a", &[None; 3]), outlet(&[Some(Off); 3])];
+        let (v, why) = decide(&obs(Off, chans, p(Probe::Silent), vec![]));
+        assert_eq!(v, Verdict::Proven);
+        assert!(
+            why.contains("ipmi://a cannot be read, as expected with its power cut"),
+            "{why}"
+        );
+        // Not when the outlet itself has a gap, or still draws power.
+        let chans = vec![
+            bmc("ipmi://a", &[None; 3]),
+            outlet(&[Some(Off), None, Some(Off)]),
+        ];
+        assert_eq!(
+            verdict(&obs(Off, chans, p(Probe::Silent), vec![])),
+            Verdict::Unproven
+        );
+        let chans = vec![bmc("ipmi://a", &[None; 3]), outlet(&[Some(Off); 3])];
+        let hot = vec![("snmp://pdu/7 power".to_string(), Draw::Watts(212.0))];
+        assert_eq!(
+            verdict(&obs(Off, chans, vec![], hot)),
+            Verdict::Contradiction
+        );
+        // A BMC with a gap (it answered, then not) is still a gap.
+        let chans = vec![
+            bmc("ipmi://a", &[Some(Off), None, None]),
+            outlet(&[Some(Off); 3]),
+        ];
+        assert_eq!(verdict(&obs(Off, chans, vec![], vec![])), Verdict::Unproven);
+        // And a host that answers contradicts the outlet (the wrong outlet?).
+        let chans = vec![bmc("ipmi://a", &[None; 3]), outlet(&[Some(Off); 3])];
+        assert_eq!(
+            verdict(&obs(Off, chans, p(Probe::Accepted), vec![])),
+            Verdict::Contradiction
+        );
     }
 
     #[test]
