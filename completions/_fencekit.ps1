@@ -618,7 +618,7 @@ Register-ArgumentCompleter -Native -CommandName 'fencekit' -ScriptBlock {
         }
         'fencekit;lab' {
             [CompletionResult]::new('--nodes', '--nodes', [CompletionResultType]::ParameterName, 'Number of simulated BMCs')
-            [CompletionResult]::new('--bind', '--bind', [CompletionResultType]::ParameterName, 'Loopback address to serve on')
+            [CompletionResult]::new('--bind', '--bind', [CompletionResultType]::ParameterName, 'Loopback address of node01''s BMC; node N gets this address + N-1 (every simulated BMC has an address of its own, as real ones do)')
             [CompletionResult]::new('--ipmi-port-base', '--ipmi-port-base', [CompletionResultType]::ParameterName, 'First UDP port (node N gets base+N-1); 0 picks free ports')
             [CompletionResult]::new('--username', '--username', [CompletionResultType]::ParameterName, 'User name the BMCs accept')
             [CompletionResult]::new('--password', '--password', [CompletionResultType]::ParameterName, 'Password the BMCs accept')

@@ -605,7 +605,7 @@ set edit:completion:arg-completer[fencekit] = {|@words|
         }
         &'fencekit;lab'= {
             cand --nodes 'Number of simulated BMCs'
-            cand --bind 'Loopback address to serve on'
+            cand --bind 'Loopback address of node01''s BMC; node N gets this address + N-1 (every simulated BMC has an address of its own, as real ones do)'
             cand --ipmi-port-base 'First UDP port (node N gets base+N-1); 0 picks free ports'
             cand --username 'User name the BMCs accept'
             cand --password 'Password the BMCs accept'

@@ -508,7 +508,7 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand ack" -l by -d 'Who ack
 complete -c fencekit -n "__fish_fencekit_using_subcommand ack" -s h -l help -d 'Print help'
 complete -c fencekit -n "__fish_fencekit_using_subcommand ack" -s V -l version -d 'Print version'
 complete -c fencekit -n "__fish_fencekit_using_subcommand lab" -l nodes -d 'Number of simulated BMCs' -r
-complete -c fencekit -n "__fish_fencekit_using_subcommand lab" -l bind -d 'Loopback address to serve on' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand lab" -l bind -d 'Loopback address of node01\'s BMC; node N gets this address + N-1 (every simulated BMC has an address of its own, as real ones do)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand lab" -l ipmi-port-base -d 'First UDP port (node N gets base+N-1); 0 picks free ports' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand lab" -l username -d 'User name the BMCs accept' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand lab" -l password -d 'Password the BMCs accept' -r

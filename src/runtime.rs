@@ -88,21 +88,39 @@ pub fn init_logging(verbose: u8) {
         .try_init();
 }
 
+/// SIGINT and SIGTERM, caught from the moment [`Termination::install`]
+/// returns (install before announcing readiness, so a signal sent right
+/// after the announcement is not lost to the default disposition).
+pub struct Termination {
+    int: tokio::signal::unix::Signal,
+    term: tokio::signal::unix::Signal,
+}
+
+impl Termination {
+    /// Installs the handlers (inside a runtime).
+    pub fn install() -> std::io::Result<Self> {
+        use tokio::signal::unix::{signal, SignalKind};
+        Ok(Termination {
+            int: signal(SignalKind::interrupt())?,
+            term: signal(SignalKind::terminate())?,
+        })
+    }
+
+    /// Waits for the next SIGINT or SIGTERM.
+    pub async fn recv(&mut self) {
+        tokio::select! {
+            _ = self.int.recv() => {}
+            _ = self.term.recv() => {}
+        }
+    }
+}
+
 /// Waits for SIGINT or SIGTERM. Never returns when the handlers cannot be
 /// installed (then the default disposition, termination, applies).
 pub async fn terminated() {
-    use tokio::signal::unix::{signal, SignalKind};
-    match (
-        signal(SignalKind::interrupt()),
-        signal(SignalKind::terminate()),
-    ) {
-        (Ok(mut int), Ok(mut term)) => {
-            tokio::select! {
-                _ = int.recv() => {}
-                _ = term.recv() => {}
-            }
-        }
-        _ => std::future::pending::<()>().await,
+    match Termination::install() {
+        Ok(mut t) => t.recv().await,
+        Err(_) => std::future::pending::<()>().await,
     }
 }
 

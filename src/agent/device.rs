@@ -34,18 +34,11 @@ impl DeviceConfig {
     /// The key of the per-BMC lock, the same a native fencekit takes for
     /// this endpoint (so agents and native runs serialise with each other).
     pub fn lock_key(&self) -> String {
-        match self {
-            DeviceConfig::Ipmi(c) => {
-                let host = if c.host.contains(':') {
-                    format!("[{}]", c.host)
-                } else {
-                    c.host.clone()
-                };
-                format!("ipmi://{host}:{}", c.port)
-            }
-            DeviceConfig::Redfish(c) => c.base_url(),
-            DeviceConfig::Virsh(c) => format!("ssh://{}", super::virsh::ssh_config(c).endpoint()),
-        }
+        crate::lock::bmc_key(match self {
+            DeviceConfig::Ipmi(c) => &c.host,
+            DeviceConfig::Redfish(c) => &c.host,
+            DeviceConfig::Virsh(c) => &c.host,
+        })
     }
 
     /// A one-line description for `-v` (never a secret).

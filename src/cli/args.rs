@@ -331,7 +331,7 @@ pub struct LabArgs {
     /// Number of simulated BMCs.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=4096))]
     pub nodes: u32,
-    /// Loopback address to serve on.
+    /// Loopback address of node01's BMC; node N gets this address + N-1 (every simulated BMC has an address of its own, as real ones do)
     #[arg(long, default_value = "127.0.0.1")]
     pub bind: String,
     /// First UDP port (node N gets base+N-1); 0 picks free ports.

@@ -146,6 +146,7 @@ pub fn main(a: LabArgs) -> i32 {
                 n.bmc().set_on(on);
             }
         }
+        let signals = crate::runtime::Termination::install().ok();
         if let Some(path) = &a.write_inventory {
             if let Err(m) = write_inventory(path, &lab, &spec) {
                 eprintln!("fencekit lab: {m}");
@@ -189,7 +190,10 @@ pub fn main(a: LabArgs) -> i32 {
             );
             let _ = out.flush();
         }
-        crate::runtime::terminated().await;
+        match signals {
+            Some(mut s) => s.recv().await,
+            None => std::future::pending::<()>().await,
+        }
         drop(lab);
         exit::OK
     })

@@ -103,14 +103,15 @@ impl MethodSpec {
         }
     }
 
-    /// The BMC this method talks to: methods with the same key share a BMC
-    /// (blades, several systems behind one service) and are serialised.
+    /// The BMC this method talks to, as [`crate::lock::bmc_key`] spells it:
+    /// methods with the same key share a BMC (blades, several systems behind
+    /// one service, IPMI and Redfish on one controller) and are serialised.
     pub fn bmc_key(&self) -> String {
         match self {
-            MethodSpec::Ipmi { .. } => self.endpoint(),
-            MethodSpec::Redfish { config, .. } => config.base_url(),
-            MethodSpec::Manual { .. } => self.endpoint(),
-            MethodSpec::Ssh { config, .. } => format!("ssh://{}", config.endpoint()),
+            MethodSpec::Ipmi { config, .. } => crate::lock::bmc_key(&config.host),
+            MethodSpec::Redfish { config, .. } => crate::lock::bmc_key(&config.host),
+            MethodSpec::Ssh { config, .. } => crate::lock::bmc_key(&config.host),
+            MethodSpec::Manual { node, .. } => format!("manual/{node}"),
         }
     }
 

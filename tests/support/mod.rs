@@ -46,6 +46,21 @@ pub const PASSWORD: &str = "password";
 /// `fencekit lab`'s default password (docs/design.md).
 pub const LAB_PASSWORD: &str = "lab";
 
+/// A loopback address of the calling test's own (`127.100-199.x.y`, from the
+/// process id and a counter), for simulated BMCs: the per-BMC lock is keyed
+/// by address, so BMCs of concurrent tests on one address would wait for
+/// each other. Outside the lab's defaults (127.0.x.x BMCs, 127.1.x.x hosts).
+pub fn own_loopback() -> Ipv4Addr {
+    static NEXT: AtomicU16 = AtomicU16::new(0);
+    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    Ipv4Addr::new(
+        127,
+        100 + (std::process::id() % 100) as u8,
+        (n / 250) as u8,
+        (n % 250 + 1) as u8,
+    )
+}
+
 /// The `fencekit` binary under test.
 pub fn bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_fencekit"))
@@ -191,8 +206,19 @@ fn next_candidate() -> u16 {
 
 /// True when nobody holds `port` on 127.0.0.1 (UDP nor TCP).
 pub fn port_is_free(port: u16) -> bool {
-    UdpSocket::bind((Ipv4Addr::LOCALHOST, port)).is_ok()
-        && TcpListener::bind((Ipv4Addr::LOCALHOST, port)).is_ok()
+    port_is_free_at(Ipv4Addr::LOCALHOST, port)
+}
+
+/// As [`port_is_free`], on `host`.
+pub fn port_is_free_at(host: Ipv4Addr, port: u16) -> bool {
+    UdpSocket::bind((host, port)).is_ok() && TcpListener::bind((host, port)).is_ok()
+}
+
+impl LabNode {
+    /// The node's address (each lab BMC has its own).
+    pub fn ip(&self) -> Ipv4Addr {
+        self.host.parse().expect("lab nodes have IPv4 addresses")
+    }
 }
 
 /// A port on 127.0.0.1 that is free for UDP and TCP and that no other test in
@@ -224,9 +250,14 @@ pub fn free_ports(n: u16) -> u16 {
 /// Waits until some process binds UDP `port` on 127.0.0.1 (our own bind
 /// then fails with "address in use").
 pub fn wait_udp_bound(port: u16, limit: Duration) -> bool {
+    wait_udp_bound_at(Ipv4Addr::LOCALHOST, port, limit)
+}
+
+/// As [`wait_udp_bound`], on `host` (a lab node's own address).
+pub fn wait_udp_bound_at(host: Ipv4Addr, port: u16, limit: Duration) -> bool {
     let t0 = Instant::now();
     while t0.elapsed() < limit {
-        if UdpSocket::bind((Ipv4Addr::LOCALHOST, port)).is_err() {
+        if UdpSocket::bind((host, port)).is_err() {
             return true;
         }
         thread::sleep(Duration::from_millis(20));
@@ -458,8 +489,19 @@ pub fn target(port: u16) -> String {
 
 /// `ipmitool -I lanplus -H 127.0.0.1 -p PORT -U admin -P PASS [-C SUITE] ARGS…`.
 pub fn ipmitool(port: u16, password: &str, cipher: Option<u8>, args: &[&str]) -> Run {
+    ipmitool_at(HOST, port, password, cipher, args)
+}
+
+/// As [`ipmitool`], against `host` (a lab node's own address).
+pub fn ipmitool_at(
+    host: &str,
+    port: u16,
+    password: &str,
+    cipher: Option<u8>,
+    args: &[&str],
+) -> Run {
     let mut c = Command::new("ipmitool");
-    c.args(["-I", "lanplus", "-H", HOST, "-p", &port.to_string()])
+    c.args(["-I", "lanplus", "-H", host, "-p", &port.to_string()])
         .args(["-U", USER, "-P", password]);
     if let Some(s) = cipher {
         c.args(["-C", &s.to_string()]);
