@@ -448,12 +448,13 @@ fn two_agents_on_one_bmc_are_serialised_by_the_lock() {
     let l = lab_with_inventory(&["--nodes", "1", "--transition", "800ms", "--redfish", "none"]);
     let d = l.dir.path();
     let port = l.lab.nodes[0].port.to_string();
+    let host = l.lab.nodes[0].host.clone();
     let agent = d.join("fence_ipmilan");
     std::os::unix::fs::symlink(bin(), &agent).unwrap();
     let spawn_agent = || {
         let mut c = Command::new(&agent);
         c.args([
-            "--ip=127.0.0.1",
+            &format!("--ip={host}"),
             &format!("--ipport={port}"),
             "--username=admin",
             "--password=lab",

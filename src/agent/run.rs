@@ -515,33 +515,35 @@ fn set_verbosity(values: &mut Values, log: &Logger) {
     log.set_quiet(values.has("quiet"));
 }
 
-/// Runs the password script with `sh -c`, waits for it, and returns its
-/// standard output with trailing whitespace removed. Its stdout and stderr
-/// are captured (never inherited), so it can neither print into our result
-/// nor keep our output pipes open; what it writes to stderr is dropped.
+/// Runs the password script through the one script runner
+/// ([`crate::method::credential::run_script`]: stdin closed, output captured,
+/// killed with its children after [`crate::method::credential::SCRIPT_TIMEOUT`]
+/// or on SIGINT/SIGTERM) and returns its standard output with trailing
+/// whitespace removed. As upstream, a failing exit status is only warned about;
+/// what it writes to stderr is never shown.
 fn run_password_script(script: &str, log: &Logger) -> Result<String, String> {
-    let out = std::process::Command::new("sh")
-        .arg("-c")
-        .arg(script)
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .env("LANG", "C")
-        .env("LC_ALL", "C")
-        .output()
-        .map_err(|e| format!("Unable to run the password script: {e}"))?;
+    use crate::method::credential::run_script;
+    let rt = crate::runtime::Runtime::new()
+        .map_err(|e| format!("unable to start the I/O runtime: {e}"))?;
+    let out = rt.block_on(async {
+        tokio::select! {
+            r = run_script(script, None) => r.map_err(|e| format!("Unable to run the password script: {e}")),
+            _ = crate::runtime::terminated() => {
+                Err("stopped by a signal while the password script ran".to_string())
+            }
+        }
+    })?;
     if !out.status.success() {
         log.warn(&format!("the password script exited with {}", out.status));
     }
-    if !out.stderr.is_empty() {
+    if out.stderr_len > 0 {
         log.debug(&format!(
             "the password script wrote {} bytes to stderr (not shown)",
-            out.stderr.len()
+            out.stderr_len
         ));
     }
-    let text = String::from_utf8(out.stdout)
-        .map_err(|_| "the password script's output is not valid UTF-8".to_string())?;
-    Ok(text.trim_end().to_string())
+    String::from_utf8(out.stdout.expose().to_vec())
+        .map_err(|_| "the password script's output is not valid UTF-8".to_string())
 }
 
 /// The engine policy for the (post-processed) option values.

@@ -94,7 +94,10 @@ impl Cancel {
         Cancel(rx)
     }
 
-    async fn cancelled(&mut self) {
+    /// Resolves once the action is cancelled (never, for [`Cancel::never`]):
+    /// every wait outside the engine (stagger, slots, locks, manual fencing)
+    /// selects on it too.
+    pub async fn cancelled(&mut self) {
         while !*self.0.borrow() {
             if self.0.changed().await.is_err() {
                 std::future::pending::<()>().await;

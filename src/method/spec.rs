@@ -5,7 +5,7 @@
 //! the moment a driver is built, so a plan can be printed and checked
 //! (`--dry-run`) without reading a secret.
 
-use super::credential::CredentialRef;
+use super::credential::{CredentialError, CredentialRef};
 use super::driver::AnyDriver;
 use crate::engine::error::{DriverError, ErrorKind, Stage};
 use crate::ipmi::config::IpmiConfig;
@@ -15,6 +15,7 @@ use crate::redfish::driver::RedfishDriver;
 use crate::ssh::config::{SshAuth, SshConfig};
 use crate::ssh::driver::SshDriver;
 use std::path::PathBuf;
+use std::time::Instant;
 
 /// A method ready to build a driver.
 #[derive(Clone, Debug)]
@@ -143,10 +144,12 @@ impl MethodSpec {
         }
     }
 
-    /// Resolves the credential and builds the driver (not for manual methods,
-    /// which have none).
-    pub fn build(&self) -> Result<AnyDriver, DriverError> {
+    /// Resolves the credential (a script gets until `deadline`) and builds
+    /// the driver (not for manual methods, which have none).
+    pub async fn build(&self, deadline: Option<Instant>) -> Result<AnyDriver, DriverError> {
         let config_err = |m: String| DriverError::new(ErrorKind::Config, Stage::Authenticate, m);
+        let cred_err =
+            |e: CredentialError| DriverError::new(e.kind(), Stage::Authenticate, e.to_string());
         match self {
             MethodSpec::Ssh {
                 config,
@@ -160,11 +163,13 @@ impl MethodSpec {
                         path: path.clone(),
                         passphrase: match credential {
                             CredentialRef::None => None,
-                            other => Some(other.resolve().map_err(config_err)?),
+                            other => Some(other.resolve(deadline).await.map_err(cred_err)?),
                         },
                     },
                     (None, true) => SshAuth::Agent,
-                    (None, false) => SshAuth::Password(credential.resolve().map_err(config_err)?),
+                    (None, false) => {
+                        SshAuth::Password(credential.resolve(deadline).await.map_err(cred_err)?)
+                    }
                 };
                 SshDriver::new(c).map(AnyDriver::Ssh).map_err(config_err)
             }
@@ -175,12 +180,12 @@ impl MethodSpec {
             )),
             MethodSpec::Ipmi { config, credential } => {
                 let mut c = config.clone();
-                c.password = credential.resolve().map_err(config_err)?;
+                c.password = credential.resolve(deadline).await.map_err(cred_err)?;
                 IpmiDriver::new(c).map(AnyDriver::Ipmi).map_err(config_err)
             }
             MethodSpec::Redfish { config, credential } => {
                 let mut c = config.clone();
-                c.password = credential.resolve().map_err(config_err)?;
+                c.password = credential.resolve(deadline).await.map_err(cred_err)?;
                 RedfishDriver::new(c)
                     .map(AnyDriver::Redfish)
                     .map_err(config_err)

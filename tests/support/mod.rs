@@ -51,14 +51,101 @@ pub const LAB_PASSWORD: &str = "lab";
 /// by address, so BMCs of concurrent tests on one address would wait for
 /// each other. Outside the lab's defaults (127.0.x.x BMCs, 127.1.x.x hosts).
 pub fn own_loopback() -> Ipv4Addr {
+    // Each call gets a /24 of its own (x.y.n.1, .2, … for a lab of several nodes).
     static NEXT: AtomicU16 = AtomicU16::new(0);
     let n = NEXT.fetch_add(1, Ordering::Relaxed);
-    Ipv4Addr::new(
-        127,
-        100 + (std::process::id() % 100) as u8,
-        (n / 250) as u8,
-        (n % 250 + 1) as u8,
-    )
+    Ipv4Addr::new(127, 100 + (std::process::id() % 100) as u8, n as u8, 1)
+}
+
+/// One node of an [`InProcessLab`].
+#[derive(Clone)]
+pub struct InProcessNode {
+    /// IPMI address.
+    pub ipmi: std::net::SocketAddr,
+    /// Redfish address, when the lab serves Redfish.
+    pub redfish: Option<std::net::SocketAddr>,
+    /// The simulated chassis (power, command log, faults).
+    pub bmc: fencekit::lab::bmc::Bmc,
+}
+
+/// `fencekit::lab::fleet::Lab` served from a thread of its own (so tests
+/// can run blocking commands against it), on [`own_loopback`] addresses
+/// unless `spec.bind` says otherwise; stopped on drop.
+pub struct InProcessLab {
+    /// The nodes, in order.
+    pub nodes: Vec<InProcessNode>,
+    stop: Option<mpsc::Sender<()>>,
+    thread: Option<thread::JoinHandle<()>>,
+}
+
+impl InProcessLab {
+    /// Starts `spec` (its `bind` replaced by an own loopback address when it
+    /// is the default 127.0.0.1).
+    pub fn start(mut spec: fencekit::lab::fleet::LabSpec) -> InProcessLab {
+        if spec.bind == std::net::IpAddr::from(Ipv4Addr::LOCALHOST) {
+            spec.bind = own_loopback().into();
+        }
+        let (tx, rx) = mpsc::channel();
+        let (stop_tx, stop_rx) = mpsc::channel::<()>();
+        let thread = thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            rt.block_on(async move {
+                let lab = fencekit::lab::fleet::Lab::start(&spec).await.unwrap();
+                let nodes = lab
+                    .nodes
+                    .iter()
+                    .map(|n| InProcessNode {
+                        ipmi: n.addr(),
+                        redfish: n.redfish.as_ref().map(|r| r.addr),
+                        bmc: n.bmc().clone(),
+                    })
+                    .collect::<Vec<_>>();
+                tx.send(nodes).unwrap();
+                let _ = tokio::task::spawn_blocking(move || stop_rx.recv()).await;
+                drop(lab);
+            });
+        });
+        let nodes = rx.recv().expect("the lab started");
+        InProcessLab {
+            nodes,
+            stop: Some(stop_tx),
+            thread: Some(thread),
+        }
+    }
+}
+
+impl Drop for InProcessLab {
+    fn drop(&mut self) {
+        drop(self.stop.take());
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// True when the test runs as root with `tools` installed; otherwise
+/// skips through [`skip`] (a failure under `FENCEKIT_REQUIRE_PEERS=1`).
+pub fn root_with(tools: &[&str]) -> bool {
+    let euid = fs::read_to_string("/proc/self/status")
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| l.strip_prefix("Uid:"))
+        .and_then(|v| v.split_whitespace().nth(1).map(str::to_string))
+        .unwrap_or_default();
+    if euid != "0" {
+        skip(&format!("needs root for mount namespaces (euid {euid})"));
+        return false;
+    }
+    for tool in tools {
+        if which(tool).is_none() {
+            skip(&format!("no `{tool}` in PATH (Debian package util-linux)"));
+            return false;
+        }
+    }
+    true
 }
 
 /// The `fencekit` binary under test.
@@ -927,15 +1014,16 @@ pub fn parse_lab_line(line: &str) -> Option<LabNode> {
 }
 
 impl Lab {
-    /// Starts `fencekit lab ARGS…` (adding `--bind 127.0.0.1` unless `args`
-    /// has a `--bind`; without `--ipmi-port-base` the lab picks free ports
+    /// Starts `fencekit lab ARGS…` (adding `--bind` [`own_loopback`] unless
+    /// `args` has a `--bind`, so labs of concurrent tests never share a
+    /// per-BMC lock; without `--ipmi-port-base` the lab picks free ports
     /// itself) and waits (≤ 15 s) for its `ready` line.
     pub fn start(args: &[&str]) -> Lab {
         let dir = tempdir("fencekit-lab-");
         let mut argv: Vec<String> = vec!["lab".into()];
         argv.extend(args.iter().map(|s| s.to_string()));
         if !args.contains(&"--bind") {
-            argv.extend(["--bind".into(), HOST.into()]);
+            argv.extend(["--bind".into(), own_loopback().to_string()]);
         }
         if let Some(b) = argv.iter().position(|a| a == "--bind") {
             let addr = argv.get(b + 1).cloned().unwrap_or_default();
