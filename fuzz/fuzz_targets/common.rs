@@ -854,8 +854,11 @@ fn after_parse(mut values: Values, agent: &Agent) {
             }
             if let Some(p) = values.get("plug") {
                 let _ = virsh::domain(p, values.get("plug_separator").unwrap_or(","));
-                if let Some(u) = virsh::normalise_uuid(p) {
-                    assert_eq!(virsh::normalise_uuid(&u).as_ref(), Some(&u));
+                if let Some(u) = fencekit::engine::identity::normalise_uuid(p) {
+                    assert_eq!(
+                        fencekit::engine::identity::normalise_uuid(&u).as_ref(),
+                        Some(&u)
+                    );
                 }
             }
         }

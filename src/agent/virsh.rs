@@ -19,30 +19,10 @@ use crate::secret::Secret;
 use crate::ssh::config::{
     Profile, SshAuth, SshConfig, DEFAULT_COMMAND_TIMEOUT, DEFAULT_CONNECT_TIMEOUT,
 };
-use crate::ssh::hostkey::HostKeyPolicy as SshHostKeys;
+use crate::ssh::hostkey::HostKeyPolicy;
 use std::fmt;
 use std::path::PathBuf;
 use std::time::Duration;
-
-/// How the hypervisor's host key is checked.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum HostKeyPolicy {
-    /// The key must be in `known_hosts` (`None`: the user's `~/.ssh/known_hosts`).
-    Strict {
-        /// The known_hosts file.
-        known_hosts: Option<PathBuf>,
-    },
-    /// A key absent from `known_hosts` is accepted (and not recorded: the
-    /// file may be read-only); a key that differs from a recorded one is refused.
-    AcceptNew {
-        /// The known_hosts file.
-        known_hosts: Option<PathBuf>,
-    },
-    /// Any key is accepted (`StrictHostKeyChecking=no`).
-    AcceptAny,
-    /// Exactly the key with this fingerprint (`SHA256:…`, as `ssh-keygen -l` prints).
-    Pinned(String),
-}
 
 /// Which address family to connect over.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -190,12 +170,7 @@ pub fn ssh_config(cfg: &VirshConfig) -> SshConfig {
         },
     );
     c.port = cfg.port;
-    c.host_keys = match &cfg.host_keys {
-        HostKeyPolicy::Strict { known_hosts } => SshHostKeys::KnownHosts(known_hosts.clone()),
-        HostKeyPolicy::AcceptNew { known_hosts } => SshHostKeys::AcceptNew(known_hosts.clone()),
-        HostKeyPolicy::AcceptAny => SshHostKeys::AcceptAny,
-        HostKeyPolicy::Pinned(fp) => SshHostKeys::Pinned(fp.clone()),
-    };
+    c.host_keys = cfg.host_keys.clone();
     if let Some(sudo) = &cfg.sudo {
         c.use_sudo = true;
         c.sudo_path = sudo.clone();
@@ -221,29 +196,7 @@ pub fn domain(plug: &str, separator: &str) -> Result<String, String> {
     if plug.is_empty() {
         return Err("the plug (--plug) is empty".to_string());
     }
-    Ok(normalise_uuid(plug).unwrap_or_else(|| plug.to_string()))
-}
-
-/// `Some(lower-case hyphenated)` when `s` reads as a UUID the way Python's
-/// `uuid.UUID` reads one (optional `urn:uuid:` and braces, hyphens anywhere).
-pub fn normalise_uuid(s: &str) -> Option<String> {
-    let t = s.trim();
-    let t = t.strip_prefix("urn:").unwrap_or(t);
-    let t = t.strip_prefix("uuid:").unwrap_or(t);
-    let t = t.trim_start_matches('{').trim_end_matches('}');
-    let hex: String = t.chars().filter(|c| *c != '-').collect();
-    if hex.len() != 32 || !hex.chars().all(|c| c.is_ascii_hexdigit()) {
-        return None;
-    }
-    let h = hex.to_ascii_lowercase();
-    Some(format!(
-        "{}-{}-{}-{}-{}",
-        &h[0..8],
-        &h[8..12],
-        &h[12..16],
-        &h[16..20],
-        &h[20..32]
-    ))
+    Ok(crate::engine::identity::normalise_uuid(plug).unwrap_or_else(|| plug.to_string()))
 }
 
 /// Host key policy: `--ssh-host-key` pins; otherwise `--ssh-options`'
@@ -252,12 +205,11 @@ pub fn normalise_uuid(s: &str) -> Option<String> {
 fn host_keys(values: &Values) -> Result<HostKeyPolicy, String> {
     if let Some(fp) = values.get("ssh_host_key").filter(|s| !s.is_empty()) {
         let fp = fp.trim();
-        if !fp.starts_with("SHA256:") || fp.len() < 20 {
-            return Err(format!(
-                "--ssh-host-key '{fp}' is not a SHA256:… fingerprint as ssh-keygen -l prints it"
-            ));
-        }
-        return Ok(HostKeyPolicy::Pinned(fp.to_string()));
+        return crate::ssh::hostkey::parse_fingerprint(fp)
+            .map(HostKeyPolicy::Pinned)
+            .map_err(|_| {
+                format!("--ssh-host-key '{fp}' is not a SHA256:… fingerprint as ssh-keygen -l prints it")
+            });
     }
     let opts = ssh_options(values.get("ssh_options").unwrap_or_default());
     let mut strict = None;
@@ -276,8 +228,8 @@ fn host_keys(values: &Values) -> Result<HostKeyPolicy, String> {
         .or(from_opts);
     Ok(match strict.as_deref() {
         Some("no" | "off") => HostKeyPolicy::AcceptAny,
-        Some("accept-new") => HostKeyPolicy::AcceptNew { known_hosts },
-        _ => HostKeyPolicy::Strict { known_hosts },
+        Some("accept-new") => HostKeyPolicy::AcceptNew(known_hosts),
+        _ => HostKeyPolicy::KnownHosts(known_hosts),
     })
 }
 
@@ -321,13 +273,11 @@ pub fn ssh_options(text: &str) -> Vec<(String, String)> {
 /// A one-line description of the configuration for `-v` (never the password).
 pub fn describe(cfg: &VirshConfig) -> String {
     let keys = match &cfg.host_keys {
-        HostKeyPolicy::Strict { known_hosts: None } => {
+        HostKeyPolicy::KnownHosts(None) => {
             "host key checked against ~/.ssh/known_hosts".to_string()
         }
-        HostKeyPolicy::Strict {
-            known_hosts: Some(p),
-        } => format!("host key checked against {}", p.display()),
-        HostKeyPolicy::AcceptNew { .. } => {
+        HostKeyPolicy::KnownHosts(Some(p)) => format!("host key checked against {}", p.display()),
+        HostKeyPolicy::AcceptNew(_) => {
             "unknown host key accepted, a changed one refused (accept-new)".to_string()
         }
         HostKeyPolicy::AcceptAny => "any host key accepted (StrictHostKeyChecking=no)".into(),
@@ -385,7 +335,7 @@ mod tests {
         let c = cfg_of(&[("plug", "vm1")]).unwrap();
         assert_eq!((c.host.as_str(), c.port), ("h", 22));
         assert_eq!(c.domain.as_deref(), Some("vm1"));
-        assert_eq!(c.host_keys, HostKeyPolicy::Strict { known_hosts: None });
+        assert_eq!(c.host_keys, HostKeyPolicy::KnownHosts(None));
         assert_eq!(c.ip_family, IpFamily::Any);
         assert_eq!((c.sudo.clone(), c.missing_as_off), (None, false));
         assert_eq!(c.login_timeout, Some(Duration::from_secs(5)));
@@ -400,16 +350,14 @@ mod tests {
     fn ssh_options_decide_host_key_acceptance() {
         for (opts, want) in [
             ("-o StrictHostKeyChecking=no", HostKeyPolicy::AcceptAny),
-            ("-oStrictHostKeyChecking=accept-new", HostKeyPolicy::AcceptNew { known_hosts: None }),
+            ("-oStrictHostKeyChecking=accept-new", HostKeyPolicy::AcceptNew(None)),
             (
                 "-t '/bin/bash' -o StrictHostKeyChecking=yes",
-                HostKeyPolicy::Strict { known_hosts: None },
+                HostKeyPolicy::KnownHosts(None),
             ),
             (
                 "-o StrictHostKeyChecking no -o UserKnownHostsFile=/k -o StrictHostKeyChecking=accept-new",
-                HostKeyPolicy::AcceptNew {
-                    known_hosts: Some(PathBuf::from("/k")),
-                },
+                HostKeyPolicy::AcceptNew(Some(PathBuf::from("/k"))),
             ),
         ] {
             let c = cfg_of(&[("ssh_options", opts)]).unwrap();
@@ -418,9 +366,7 @@ mod tests {
         let c = cfg_of(&[("ssh_known_hosts", "/etc/fk_hosts")]).unwrap();
         assert_eq!(
             c.host_keys,
-            HostKeyPolicy::Strict {
-                known_hosts: Some(PathBuf::from("/etc/fk_hosts"))
-            }
+            HostKeyPolicy::KnownHosts(Some(PathBuf::from("/etc/fk_hosts")))
         );
         let c = cfg_of(&[
             (
@@ -497,7 +443,7 @@ mod tests {
                 plug: Some("vm1".into())
             }
         );
-        assert_eq!(s.host_keys, SshHostKeys::AcceptAny);
+        assert_eq!(s.host_keys, HostKeyPolicy::AcceptAny);
         assert_eq!(
             (s.use_sudo, s.sudo_path.as_str(), s.missing_as_off),
             (true, "/usr/bin/sudo", true)
@@ -514,7 +460,7 @@ mod tests {
         assert!(matches!(s.auth, SshAuth::Password(_)));
         assert_eq!(
             s.host_keys,
-            SshHostKeys::KnownHosts(None),
+            HostKeyPolicy::KnownHosts(None),
             "strict by default"
         );
         assert_eq!(s.command_timeout, DEFAULT_COMMAND_TIMEOUT);
