@@ -4,13 +4,6 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::ffi::OsString;
 use std::path::PathBuf;
 
-const EXIT_CODES: &str = "\
-Exit status:
-  0   every target reached the requested state (status: every target is on)
-  1   at least one target could not be reached, authenticated or confirmed
-  2   status only: the targets are confirmed off, nothing failed
-  3   verify: the evidence does not prove the expected state
-  64  usage error: bad option, unknown target, unreadable input";
 
 /// `fencekit --version` text.
 pub const VERSION_LINE: &str = concat!(
@@ -20,7 +13,7 @@ pub const VERSION_LINE: &str = concat!(
 
 /// Fencing (STONITH) toolkit: power-control BMCs and prove the result.
 #[derive(Parser, Debug)]
-#[command(name = "fencekit", version = VERSION_LINE, about, after_help = EXIT_CODES)]
+#[command(name = "fencekit", version = VERSION_LINE, about, after_help = crate::exit::help_text())]
 #[command(propagate_version = true)]
 pub struct Cli {
     /// The command.
