@@ -60,7 +60,7 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l password-en
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -s S -l password-script -d 'Run this command (sh -c) and use its output as the password' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -s C -l cipher -d 'RMCP+ cipher suite: auto (prefer 17), 3 or 17' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -s L -l privlvl -d 'Session privilege level' -r
-complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l ipmi-version -d 'IPMI version: 2.0 (RMCP+, default) or 1.5 (legacy BMCs)' -r -f -a "2.0\t'RMCP+ (lanplus)'
+complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l ipmi-version -d 'IPMI version: 2.0 (RMCP+, the default) or 1.5 (legacy BMCs); --auth alone implies 1.5' -r -f -a "2.0\t'RMCP+ (lanplus)'
 1.5\t'IPMI 1.5 (lan)'"
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -s A -l auth -d 'IPMI 1.5 authentication type (md5, password, none); implies --ipmi-version 1.5' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l hexadecimal-kg -d 'BMC key K_g in hexadecimal' -r
@@ -117,7 +117,7 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l password-env -d
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -s S -l password-script -d 'Run this command (sh -c) and use its output as the password' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -s C -l cipher -d 'RMCP+ cipher suite: auto (prefer 17), 3 or 17' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -s L -l privlvl -d 'Session privilege level' -r
-complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l ipmi-version -d 'IPMI version: 2.0 (RMCP+, default) or 1.5 (legacy BMCs)' -r -f -a "2.0\t'RMCP+ (lanplus)'
+complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l ipmi-version -d 'IPMI version: 2.0 (RMCP+, the default) or 1.5 (legacy BMCs); --auth alone implies 1.5' -r -f -a "2.0\t'RMCP+ (lanplus)'
 1.5\t'IPMI 1.5 (lan)'"
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -s A -l auth -d 'IPMI 1.5 authentication type (md5, password, none); implies --ipmi-version 1.5' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l hexadecimal-kg -d 'BMC key K_g in hexadecimal' -r
@@ -174,7 +174,7 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l password-env -
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -s S -l password-script -d 'Run this command (sh -c) and use its output as the password' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -s C -l cipher -d 'RMCP+ cipher suite: auto (prefer 17), 3 or 17' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -s L -l privlvl -d 'Session privilege level' -r
-complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l ipmi-version -d 'IPMI version: 2.0 (RMCP+, default) or 1.5 (legacy BMCs)' -r -f -a "2.0\t'RMCP+ (lanplus)'
+complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l ipmi-version -d 'IPMI version: 2.0 (RMCP+, the default) or 1.5 (legacy BMCs); --auth alone implies 1.5' -r -f -a "2.0\t'RMCP+ (lanplus)'
 1.5\t'IPMI 1.5 (lan)'"
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -s A -l auth -d 'IPMI 1.5 authentication type (md5, password, none); implies --ipmi-version 1.5' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l hexadecimal-kg -d 'BMC key K_g in hexadecimal' -r
@@ -231,7 +231,7 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l password-en
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -s S -l password-script -d 'Run this command (sh -c) and use its output as the password' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -s C -l cipher -d 'RMCP+ cipher suite: auto (prefer 17), 3 or 17' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -s L -l privlvl -d 'Session privilege level' -r
-complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l ipmi-version -d 'IPMI version: 2.0 (RMCP+, default) or 1.5 (legacy BMCs)' -r -f -a "2.0\t'RMCP+ (lanplus)'
+complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l ipmi-version -d 'IPMI version: 2.0 (RMCP+, the default) or 1.5 (legacy BMCs); --auth alone implies 1.5' -r -f -a "2.0\t'RMCP+ (lanplus)'
 1.5\t'IPMI 1.5 (lan)'"
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -s A -l auth -d 'IPMI 1.5 authentication type (md5, password, none); implies --ipmi-version 1.5' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l hexadecimal-kg -d 'BMC key K_g in hexadecimal' -r
@@ -288,7 +288,7 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l password-e
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -s S -l password-script -d 'Run this command (sh -c) and use its output as the password' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -s C -l cipher -d 'RMCP+ cipher suite: auto (prefer 17), 3 or 17' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -s L -l privlvl -d 'Session privilege level' -r
-complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l ipmi-version -d 'IPMI version: 2.0 (RMCP+, default) or 1.5 (legacy BMCs)' -r -f -a "2.0\t'RMCP+ (lanplus)'
+complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l ipmi-version -d 'IPMI version: 2.0 (RMCP+, the default) or 1.5 (legacy BMCs); --auth alone implies 1.5' -r -f -a "2.0\t'RMCP+ (lanplus)'
 1.5\t'IPMI 1.5 (lan)'"
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -s A -l auth -d 'IPMI 1.5 authentication type (md5, password, none); implies --ipmi-version 1.5' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l hexadecimal-kg -d 'BMC key K_g in hexadecimal' -r
@@ -345,7 +345,7 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l password-en
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -s S -l password-script -d 'Run this command (sh -c) and use its output as the password' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -s C -l cipher -d 'RMCP+ cipher suite: auto (prefer 17), 3 or 17' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -s L -l privlvl -d 'Session privilege level' -r
-complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l ipmi-version -d 'IPMI version: 2.0 (RMCP+, default) or 1.5 (legacy BMCs)' -r -f -a "2.0\t'RMCP+ (lanplus)'
+complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l ipmi-version -d 'IPMI version: 2.0 (RMCP+, the default) or 1.5 (legacy BMCs); --auth alone implies 1.5' -r -f -a "2.0\t'RMCP+ (lanplus)'
 1.5\t'IPMI 1.5 (lan)'"
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -s A -l auth -d 'IPMI 1.5 authentication type (md5, password, none); implies --ipmi-version 1.5' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l hexadecimal-kg -d 'BMC key K_g in hexadecimal' -r
@@ -410,7 +410,7 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l password-env
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -s S -l password-script -d 'Run this command (sh -c) and use its output as the password' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -s C -l cipher -d 'RMCP+ cipher suite: auto (prefer 17), 3 or 17' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -s L -l privlvl -d 'Session privilege level' -r
-complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l ipmi-version -d 'IPMI version: 2.0 (RMCP+, default) or 1.5 (legacy BMCs)' -r -f -a "2.0\t'RMCP+ (lanplus)'
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l ipmi-version -d 'IPMI version: 2.0 (RMCP+, the default) or 1.5 (legacy BMCs); --auth alone implies 1.5' -r -f -a "2.0\t'RMCP+ (lanplus)'
 1.5\t'IPMI 1.5 (lan)'"
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -s A -l auth -d 'IPMI 1.5 authentication type (md5, password, none); implies --ipmi-version 1.5' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l hexadecimal-kg -d 'BMC key K_g in hexadecimal' -r
@@ -467,7 +467,7 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l password-env 
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -s S -l password-script -d 'Run this command (sh -c) and use its output as the password' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -s C -l cipher -d 'RMCP+ cipher suite: auto (prefer 17), 3 or 17' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -s L -l privlvl -d 'Session privilege level' -r
-complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l ipmi-version -d 'IPMI version: 2.0 (RMCP+, default) or 1.5 (legacy BMCs)' -r -f -a "2.0\t'RMCP+ (lanplus)'
+complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l ipmi-version -d 'IPMI version: 2.0 (RMCP+, the default) or 1.5 (legacy BMCs); --auth alone implies 1.5' -r -f -a "2.0\t'RMCP+ (lanplus)'
 1.5\t'IPMI 1.5 (lan)'"
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -s A -l auth -d 'IPMI 1.5 authentication type (md5, password, none); implies --ipmi-version 1.5' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l hexadecimal-kg -d 'BMC key K_g in hexadecimal' -r

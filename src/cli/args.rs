@@ -4,7 +4,6 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::ffi::OsString;
 use std::path::PathBuf;
 
-
 /// `fencekit --version` text.
 pub const VERSION_LINE: &str = concat!(
     env!("CARGO_PKG_VERSION"),
@@ -203,9 +202,9 @@ pub struct ActionArgs {
         default_value = "administrator"
     )]
     pub privlvl: String,
-    /// IPMI version: 2.0 (RMCP+, default) or 1.5 (legacy BMCs).
-    #[arg(long, value_enum, default_value_t = IpmiVersion::V20)]
-    pub ipmi_version: IpmiVersion,
+    /// IPMI version: 2.0 (RMCP+, the default) or 1.5 (legacy BMCs); --auth alone implies 1.5.
+    #[arg(long, value_enum)]
+    pub ipmi_version: Option<IpmiVersion>,
     /// IPMI 1.5 authentication type (md5, password, none); implies --ipmi-version 1.5.
     #[arg(long, short = 'A', value_name = "TYPE")]
     pub auth: Option<String>,

@@ -116,6 +116,16 @@ impl MethodSpec {
         }
     }
 
+    /// Applies a run's login timeout (`--login-timeout`) to the method: the
+    /// bound on an SSH connection's TCP connect, handshake and
+    /// authentication (IPMI and Redfish take theirs from the engine's step
+    /// deadline). The same for methods from URLs and from an inventory.
+    pub fn set_login_timeout(&mut self, timeout: std::time::Duration) {
+        if let MethodSpec::Ssh { config, .. } = self {
+            config.connect_timeout = timeout;
+        }
+    }
+
     /// True when the method sends credentials in clear text (Redfish over
     /// plain HTTP), which a front should say.
     pub fn cleartext(&self) -> bool {
