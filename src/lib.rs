@@ -33,6 +33,7 @@ pub mod exit;
 pub mod fingerprint;
 pub mod fleet;
 pub mod ipmi;
+#[cfg(feature = "lab")]
 pub mod lab;
 pub mod lock;
 pub mod method;

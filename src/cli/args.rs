@@ -49,8 +49,10 @@ pub enum Command {
         by: Option<String>,
     },
     /// Serve simulated BMCs on loopback until interrupted.
+    #[cfg(feature = "lab")]
     Lab(LabArgs),
     /// Start an in-process lab and fence a simulated node, step by step.
+    #[cfg(feature = "lab")]
     Demo(DemoArgs),
     /// Print shell completions (bash, zsh, fish, powershell, elvish).
     Completions {
