@@ -14,6 +14,7 @@
 //! the key is pinned with the fencekit-only `--ssh-host-key`.
 
 use super::defs::Agent;
+use super::key::Key;
 use super::values::{parse_int, Values};
 use crate::secret::Secret;
 use crate::ssh::config::{
@@ -90,28 +91,28 @@ impl fmt::Debug for VirshConfig {
 /// script, if any, has already replaced `password`). The error is a message
 /// that reads after "Failed: ".
 pub fn config(values: &Values, agent: &Agent) -> Result<VirshConfig, String> {
-    let host = values.get("ip").unwrap_or_default().to_string();
+    let host = values.get(Key::Ip).unwrap_or_default().to_string();
     if host.is_empty() {
         return Err("the hypervisor address (--ip) is empty".to_string());
     }
-    let port_text = values.get("ipport").unwrap_or("22");
+    let port_text = values.get(Key::Ipport).unwrap_or("22");
     let port = parse_int(port_text)
         .and_then(|p| u16::try_from(p).ok())
         .filter(|p| *p != 0)
         .ok_or_else(|| format!("the port {port_text} (--ipport) is not between 1 and 65535"))?;
-    let username = values.get("username").unwrap_or_default().to_string();
+    let username = values.get(Key::Username).unwrap_or_default().to_string();
     if username.is_empty() {
         return Err("the user name (--username) is empty".to_string());
     }
-    let domain = match values.get("plug") {
+    let domain = match values.get(Key::Plug) {
         None => None,
-        Some(p) => Some(domain(p, values.get("plug_separator").unwrap_or(","))?),
+        Some(p) => Some(domain(p, values.get(Key::PlugSeparator).unwrap_or(","))?),
     };
-    let flag = |k: &str| values.flag_of(agent, k);
-    if flag("inet4_only") && flag("inet6_only") {
+    let flag = |k: Key| values.flag_of(agent, k);
+    if flag(Key::Inet4Only) && flag(Key::Inet6Only) {
         return Err("--inet4-only and --inet6-only exclude each other".to_string());
     }
-    let secs = |k: &str| match values.int(k) {
+    let secs = |k: Key| match values.int(k) {
         Some(n) if n > 0 => Some(Duration::from_secs(n.min(86_400) as u64)),
         _ => None,
     };
@@ -119,27 +120,27 @@ pub fn config(values: &Values, agent: &Agent) -> Result<VirshConfig, String> {
         host,
         port,
         username,
-        password: values.get("password").map(Secret::from_str_value),
-        identity_file: values.get("identity_file").map(PathBuf::from),
+        password: values.get(Key::Password).map(Secret::from_str_value),
+        identity_file: values.get(Key::IdentityFile).map(PathBuf::from),
         domain,
         host_keys: host_keys(values)?,
-        ip_family: if flag("inet4_only") {
+        ip_family: if flag(Key::Inet4Only) {
             IpFamily::V4
-        } else if flag("inet6_only") {
+        } else if flag(Key::Inet6Only) {
             IpFamily::V6
         } else {
             IpFamily::Any
         },
-        sudo: flag("use_sudo").then(|| {
+        sudo: flag(Key::UseSudo).then(|| {
             values
-                .get("sudo_path")
+                .get(Key::SudoPath)
                 .unwrap_or("/usr/bin/sudo")
                 .to_string()
         }),
-        missing_as_off: flag("missing_as_off"),
-        login_timeout: secs("login_timeout"),
-        shell_timeout: secs("shell_timeout"),
-        power_timeout: secs("power_timeout"),
+        missing_as_off: flag(Key::MissingAsOff),
+        login_timeout: secs(Key::LoginTimeout),
+        shell_timeout: secs(Key::ShellTimeout),
+        power_timeout: secs(Key::PowerTimeout),
     })
 }
 
@@ -203,7 +204,7 @@ pub fn domain(plug: &str, separator: &str) -> Result<String, String> {
 /// `StrictHostKeyChecking` and `UserKnownHostsFile` (the last of each wins,
 /// as with `ssh -o`), then `--ssh-known-hosts`.
 fn host_keys(values: &Values) -> Result<HostKeyPolicy, String> {
-    if let Some(fp) = values.get("ssh_host_key").filter(|s| !s.is_empty()) {
+    if let Some(fp) = values.get(Key::SshHostKey).filter(|s| !s.is_empty()) {
         let fp = fp.trim();
         return crate::ssh::hostkey::parse_fingerprint(fp)
             .map(HostKeyPolicy::Pinned)
@@ -211,7 +212,7 @@ fn host_keys(values: &Values) -> Result<HostKeyPolicy, String> {
                 format!("--ssh-host-key '{fp}' is not a SHA256:… fingerprint as ssh-keygen -l prints it")
             });
     }
-    let opts = ssh_options(values.get("ssh_options").unwrap_or_default());
+    let opts = ssh_options(values.get(Key::SshOptions).unwrap_or_default());
     let mut strict = None;
     let mut from_opts = None;
     for (k, v) in opts {
@@ -222,7 +223,7 @@ fn host_keys(values: &Values) -> Result<HostKeyPolicy, String> {
         }
     }
     let known_hosts = values
-        .get("ssh_known_hosts")
+        .get(Key::SshKnownHosts)
         .filter(|s| !s.is_empty())
         .map(PathBuf::from)
         .or(from_opts);
@@ -324,7 +325,7 @@ mod tests {
             .iter()
             .chain(pairs)
         {
-            v.set(k, *val);
+            v.set_named(k, *val);
         }
         v.apply_defaults(&a);
         config(&v, &a)
