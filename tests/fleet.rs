@@ -248,7 +248,11 @@ fn two_processes_on_one_bmc_are_serialised_and_the_second_finds_it_off() {
         c.spawn().unwrap()
     };
     let a = spawn();
-    std::thread::sleep(Duration::from_millis(100));
+    // Readiness: the first one holds the BMC's lock before the second starts.
+    let host = l.lab.nodes[0].host.clone();
+    assert!(support::eventually(Duration::from_secs(10), || {
+        support::bmc_lock_held(&host)
+    }));
     let b = spawn();
     let (a, b) = (a.wait_with_output().unwrap(), b.wait_with_output().unwrap());
     let out = |o: &std::process::Output| String::from_utf8_lossy(&o.stdout).to_string();
@@ -466,7 +470,9 @@ fn two_agents_on_one_bmc_are_serialised_by_the_lock() {
         c.spawn().unwrap()
     };
     let a = spawn_agent();
-    std::thread::sleep(Duration::from_millis(150));
+    assert!(support::eventually(Duration::from_secs(10), || {
+        support::bmc_lock_held(&host)
+    }));
     let b = spawn_agent();
     let (a, b) = (a.wait_with_output().unwrap(), b.wait_with_output().unwrap());
     let out = |o: &std::process::Output| String::from_utf8_lossy(&o.stdout).trim().to_string();

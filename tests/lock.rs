@@ -83,23 +83,7 @@ impl Drop for TestBmc {
 /// True when this test can build the FAR-like sandbox; otherwise skips
 /// (loudly, and as a failure under `FENCEKIT_REQUIRE_PEERS=1`).
 fn sandbox_available() -> bool {
-    let euid = std::fs::read_to_string("/proc/self/status")
-        .unwrap_or_default()
-        .lines()
-        .find_map(|l| l.strip_prefix("Uid:"))
-        .and_then(|v| v.split_whitespace().nth(1).map(str::to_string))
-        .unwrap_or_default();
-    if euid != "0" {
-        support::skip(&format!("needs root for unshare -m (euid {euid})"));
-        return false;
-    }
-    for tool in ["unshare", "setpriv"] {
-        if support::which(tool).is_none() {
-            support::skip(&format!("no `{tool}` (Debian package util-linux)"));
-            return false;
-        }
-    }
-    true
+    support::root_with(&["unshare", "setpriv"])
 }
 
 /// A directory, readable by UID 65532, with agent symlinks to the binary.

@@ -402,14 +402,7 @@ fn the_agent_needs_no_writable_file_system() {
     }
     assert!(t.bmc.is_on());
 
-    let euid = std::fs::read_to_string("/proc/self/status")
-        .unwrap_or_default()
-        .lines()
-        .find_map(|l| l.strip_prefix("Uid:"))
-        .and_then(|v| v.split_whitespace().nth(1).map(str::to_string))
-        .unwrap_or_default();
-    if euid != "0" || support::which("unshare").is_none() {
-        println!("SKIP read-only root: needs root and unshare(1) (euid {euid})");
+    if !support::root_with(&["unshare"]) {
         return;
     }
     // A private mount namespace whose root is remounted read-only; the
@@ -445,7 +438,9 @@ fn the_agent_needs_no_writable_file_system() {
     };
     let (code, out, err) = ro(agent_argv("reboot"));
     if code == Some(90) {
-        println!("SKIP read-only root: this kernel refuses the remount: {err}");
+        support::skip(&format!(
+            "read-only root: this kernel refuses the remount: {err}"
+        ));
         return;
     }
     assert_eq!(
