@@ -88,14 +88,6 @@ pub trait Observer {
     }
 }
 
-/// An observer that watches nothing.
-pub struct Quiet;
-
-impl Observer for Quiet {
-    fn event(&self, _: &str, _: usize, _: &Stamped) {}
-    fn done(&self, _: &TargetResult) {}
-}
-
 struct NodeSink<'a> {
     node: &'a str,
     level: usize,
