@@ -88,40 +88,42 @@ pub fn init_logging(verbose: u8) {
         .try_init();
 }
 
-/// SIGINT and SIGTERM, caught from the moment [`Termination::install`]
-/// returns (install before announcing readiness, so a signal sent right
-/// after the announcement is not lost to the default disposition).
-pub struct Termination {
-    int: tokio::signal::unix::Signal,
-    term: tokio::signal::unix::Signal,
-}
+/// SIGINT and SIGTERM handlers, installed: from then on those signals are
+/// caught, never the default termination. Install before announcing
+/// readiness, so a caller that signals right after "ready" is heard.
+pub struct Terminations(Option<(tokio::signal::unix::Signal, tokio::signal::unix::Signal)>);
 
-impl Termination {
-    /// Installs the handlers (inside a runtime).
-    pub fn install() -> std::io::Result<Self> {
+impl Terminations {
+    /// Installs the handlers (must run inside the runtime).
+    pub fn install() -> Self {
         use tokio::signal::unix::{signal, SignalKind};
-        Ok(Termination {
-            int: signal(SignalKind::interrupt())?,
-            term: signal(SignalKind::terminate())?,
-        })
+        match (
+            signal(SignalKind::interrupt()),
+            signal(SignalKind::terminate()),
+        ) {
+            (Ok(int), Ok(term)) => Terminations(Some((int, term))),
+            _ => Terminations(None),
+        }
     }
 
-    /// Waits for the next SIGINT or SIGTERM.
-    pub async fn recv(&mut self) {
-        tokio::select! {
-            _ = self.int.recv() => {}
-            _ = self.term.recv() => {}
+    /// Waits for SIGINT or SIGTERM. Never returns when the handlers could
+    /// not be installed (then the default disposition, termination, applies).
+    pub async fn wait(mut self) {
+        match &mut self.0 {
+            Some((int, term)) => {
+                tokio::select! {
+                    _ = int.recv() => {}
+                    _ = term.recv() => {}
+                }
+            }
+            None => std::future::pending::<()>().await,
         }
     }
 }
 
-/// Waits for SIGINT or SIGTERM. Never returns when the handlers cannot be
-/// installed (then the default disposition, termination, applies).
+/// Waits for SIGINT or SIGTERM (handlers installed now).
 pub async fn terminated() {
-    match Termination::install() {
-        Ok(mut t) => t.recv().await,
-        Err(_) => std::future::pending::<()>().await,
-    }
+    Terminations::install().wait().await
 }
 
 /// Cancels the running actions on SIGINT or SIGTERM.

@@ -5,6 +5,7 @@ use crate::exit;
 use crate::lab::bmc::Faults;
 use crate::lab::fleet::{Lab, LabSpec};
 use crate::lab::knobs::{apply_knob, parse_fault};
+use crate::lab::redfish::Vendor;
 use std::io::Write;
 use std::net::IpAddr;
 
@@ -44,6 +45,22 @@ fn spec(a: &LabArgs) -> Result<LabSpec, String> {
             .filter_map(|f| parse_fault(f).ok())
             .filter(|f| f.knobs.iter().any(|k| k == "redfish-no-forceoff"))
             .flat_map(|f| f.names)
+            .collect(),
+        vendor: Vendor::parse(&a.vendor)
+            .ok_or_else(|| format!("--vendor '{}' is not a known profile", a.vendor))?,
+        node_vendors: a
+            .faults
+            .iter()
+            .filter_map(|f| parse_fault(f).ok())
+            .flat_map(|f| {
+                let v = f
+                    .knobs
+                    .iter()
+                    .filter_map(|k| k.strip_prefix("vendor="))
+                    .filter_map(Vendor::parse)
+                    .next_back();
+                f.names.into_iter().filter_map(move |n| v.map(|v| (n, v)))
+            })
             .collect(),
         cert_dir: a.write_inventory.as_ref().map(|p| {
             let mut d = p.as_os_str().to_owned();
@@ -115,6 +132,9 @@ pub fn main(a: LabArgs) -> i32 {
         }
     }
     rt.block_on(async {
+        // Before "ready" is printed: a SIGTERM right after it must stop the
+        // lab cleanly, not kill it by default disposition.
+        let signals = crate::runtime::Terminations::install();
         let lab = match Lab::start(&spec).await {
             Ok(l) => l,
             Err(e) => {
@@ -146,7 +166,6 @@ pub fn main(a: LabArgs) -> i32 {
                 n.bmc().set_on(on);
             }
         }
-        let signals = crate::runtime::Termination::install().ok();
         if let Some(path) = &a.write_inventory {
             if let Err(m) = write_inventory(path, &lab, &spec) {
                 eprintln!("fencekit lab: {m}");
@@ -190,10 +209,7 @@ pub fn main(a: LabArgs) -> i32 {
             );
             let _ = out.flush();
         }
-        match signals {
-            Some(mut s) => s.recv().await,
-            None => std::future::pending::<()>().await,
-        }
+        signals.wait().await;
         drop(lab);
         exit::OK
     })
