@@ -147,7 +147,13 @@ fn lab_ipmitool_without_cipher_is_quick() {
     require!("ipmitool");
     let lab = two_node_lab();
     let n1 = &lab.nodes[0];
-    let r = ipmitool(n1.port, LAB_PASSWORD, None, &["chassis", "power", "status"]);
+    let r = ipmitool_at(
+        &n1.host,
+        n1.port,
+        LAB_PASSWORD,
+        None,
+        &["chassis", "power", "status"],
+    );
     r.assert_code(0).assert_faster_than(FAST);
     assert_eq!(r.stdout.trim(), "Chassis Power is on", "{r}");
 
@@ -393,7 +399,13 @@ fn lab_stuck_knob_seen_by_ipmitool() {
     require!("ipmitool");
     let lab = Lab::start(&["--nodes", "1", "--stuck"]);
     let n1 = &lab.nodes[0];
-    let r = ipmitool(n1.port, LAB_PASSWORD, Some(3), &["chassis", "power", "off"]);
+    let r = ipmitool_at(
+        &n1.host,
+        n1.port,
+        LAB_PASSWORD,
+        Some(3),
+        &["chassis", "power", "off"],
+    );
     r.assert_code(0).assert_faster_than(FAST);
     std::thread::sleep(Duration::from_millis(500));
     assert!(ipmitool_power(n1, 3), "a --stuck node switched off");
