@@ -21,7 +21,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ),
     ("engine", &["engine"]),
     ("process services", &["lock", "runtime"]),
-    ("protocols", &["ipmi", "redfish", "ssh", "snmp"]),
+    ("protocols", &["ipmi", "redfish", "ssh", "snmp", "kdump"]),
     ("methods", &["method"]),
     ("fleet", &["fleet"]),
     ("lab model", &["lab"]),

@@ -41,6 +41,10 @@ pub enum ErrorKind {
     Unsupported,
     /// Stopped by a signal.
     Interrupted,
+    /// Refused before contacting anything: the node is held (`fencekit hold`).
+    Held,
+    /// The power action was confirmed, but the confirmed-off hook failed.
+    HookFailed,
 }
 
 impl ErrorKind {
@@ -67,6 +71,8 @@ impl ErrorKind {
             ErrorKind::Config => "config",
             ErrorKind::Unsupported => "unsupported",
             ErrorKind::Interrupted => "interrupted",
+            ErrorKind::Held => "held",
+            ErrorKind::HookFailed => "hook-failed",
         }
     }
 }

@@ -22,6 +22,8 @@ pub struct NodePlan {
     pub node_ssh: Option<MethodSpec>,
     /// Rejoin configuration checks.
     pub checks: Vec<super::inventory::CheckDef>,
+    /// The inventory's confirmed-off hook for this node (`on_confirmed_off`).
+    pub on_confirmed_off: Option<String>,
 }
 
 /// The method options an inventory entry gives.
@@ -51,6 +53,7 @@ fn options_of(f: &MethodFields) -> Result<MethodOptions, String> {
         auth: f.auth.clone(),
         kg_hex: None,
         kg_file: f.kg_file.clone(),
+        accept_unauthenticated_replies: false,
         systems_uri: f.systems_uri.clone(),
         redfish_uri: f.redfish_uri.clone(),
         plug: f.plug.clone(),
@@ -147,6 +150,7 @@ pub fn select(
             levels,
             node_ssh,
             checks: n.checks.clone(),
+            on_confirmed_off: n.on_confirmed_off.clone(),
         })
     };
     if all {
@@ -166,6 +170,7 @@ pub fn select(
                     levels: vec![url_method(w)?],
                     node_ssh: None,
                     checks: vec![],
+                    on_confirmed_off: None,
                 },
                 &mut out,
             );

@@ -35,6 +35,10 @@ pub struct Faults {
     /// The power meter lies: it reports the draw of a running machine
     /// whatever the real power is (`verify` must not trust it blindly).
     pub draw_lies: bool,
+    /// No diagnostic interrupt (many BMCs): IPMI answers Chassis Control
+    /// "pulse diagnostic interrupt" with CCh (invalid data field) and logs
+    /// nothing; Redfish leaves `Nmi` out of the reset types.
+    pub no_nmi: bool,
 }
 
 /// Who a simulated machine is: what its BMC reports as the system UUID
@@ -224,6 +228,9 @@ impl Chassis {
         self.counters.commands += 1;
         self.reads = 0;
         let on = self.is_on();
+        if op == 4 && self.faults.no_nmi {
+            return 0xcc;
+        }
         let name = match op {
             0 => "off",
             1 => "on",

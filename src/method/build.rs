@@ -36,6 +36,9 @@ pub struct MethodOptions {
     pub kg_hex: Option<String>,
     /// IPMI: a file holding K_g in hexadecimal.
     pub kg_file: Option<PathBuf>,
+    /// IPMI 1.5: trust replies without an authentication code when the BMC
+    /// says per-message authentication is disabled.
+    pub accept_unauthenticated_replies: bool,
     /// Redfish: the system's URI.
     pub systems_uri: Option<String>,
     /// Redfish: the service root.
@@ -172,6 +175,7 @@ fn ipmi(
         }
         (None, None) => None,
     };
+    c.accept_unauthenticated_replies = o.accept_unauthenticated_replies;
     // Lengths are checked when the password is known (at build time).
     Ok(MethodSpec::Ipmi {
         config: c,
