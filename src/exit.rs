@@ -60,6 +60,6 @@ mod tests {
         for (code, text) in super::TABLE {
             assert_eq!(h.matches(text).count(), 1, "{code}");
         }
-        assert!(h.ends_with("64  usage error: bad option, unknown target, unreadable input"));
+        assert!(h.ends_with(&format!("64  {}", super::TABLE[4].1)), "{h}");
     }
 }

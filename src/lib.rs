@@ -41,6 +41,7 @@ pub mod lock;
 pub mod method;
 pub mod redfish;
 pub mod runtime;
+pub mod script;
 pub mod secret;
 pub mod ssh;
 pub mod time;

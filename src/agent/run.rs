@@ -534,8 +534,11 @@ fn run_password_script(script: &str, log: &Logger) -> Result<String, String> {
             }
         }
     })?;
-    if !out.status.success() {
-        log.warn(&format!("the password script exited with {}", out.status));
+    if out.code != 0 {
+        log.warn(&format!(
+            "the password script exited with status {}",
+            out.code
+        ));
     }
     if out.stderr_len > 0 {
         log.debug(&format!(

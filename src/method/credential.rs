@@ -6,7 +6,6 @@ use crate::engine::error::ErrorKind;
 use crate::secret::Secret;
 use std::io::Read;
 use std::path::PathBuf;
-use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 /// Where a password comes from.
@@ -63,8 +62,8 @@ impl CredentialRef {
                 .ok_or_else(|| CredentialError::EnvNotSet(v.clone())),
             CredentialRef::Script(cmd) => {
                 let out = run_script(cmd, deadline).await?;
-                if !out.status.success() {
-                    return Err(CredentialError::ScriptFailed(out.status));
+                if out.code != 0 {
+                    return Err(CredentialError::ScriptFailed(out.code));
                 }
                 Ok(out.stdout)
             }
@@ -92,9 +91,12 @@ pub enum CredentialError {
     /// The script did not finish in time (it was killed, with its children).
     #[error("the password script did not finish within {:.1}s (it was stopped)", .0.as_secs_f64())]
     Timeout(Duration),
-    /// The script exited unsuccessfully.
-    #[error("the password script failed ({0})")]
-    ScriptFailed(std::process::ExitStatus),
+    /// The script exited unsuccessfully (its exit code; -1: a signal).
+    #[error("the password script failed (exit status {0})")]
+    ScriptFailed(i32),
+    /// The script printed more than a password.
+    #[error("the password script printed more than {0} bytes")]
+    TooLong(usize),
 }
 
 impl CredentialError {
@@ -128,101 +130,66 @@ pub fn read_file(path: &std::path::Path) -> Result<Secret, CredentialError> {
 /// The longest a password script may run, whatever the caller's deadline.
 pub const SCRIPT_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// Largest script output read (a password is short; this bounds memory).
-const MAX_SCRIPT_OUTPUT: u64 = 64 * 1024;
-
-/// Environment variables a password script never inherits: fencekit's own
-/// password source (a script that fetches the password needs no password).
-pub const SCRIPT_ENV_REMOVED: &[&str] = &["FENCEKIT_PASSWORD"];
+/// Largest script output kept (a password is short; a longer output is an error).
+const MAX_SCRIPT_OUTPUT: usize = 4096;
 
 /// What a password script produced.
 #[derive(Debug)]
 pub struct ScriptOutput {
     /// Its standard output, trailing whitespace removed: the password.
     pub stdout: Secret,
-    /// How it exited.
-    pub status: std::process::ExitStatus,
+    /// Its exit code.
+    pub code: i32,
     /// How much it wrote to stderr (never shown: it may echo a secret).
     pub stderr_len: usize,
 }
 
-/// Runs a password script through `sh -c` — the one runner of both fronts:
-/// stdin closed, stdout and stderr captured (bounded), `LANG=C`, without the
-/// [`SCRIPT_ENV_REMOVED`] variables, in a process group of its own that is
-/// killed whole (`SIGKILL`) at `deadline` (at most [`SCRIPT_TIMEOUT`] from
-/// now) or when the caller stops waiting (a signal). Whether a failing exit
-/// status is an error is the caller's call (agents use the output anyway,
-/// as upstream does).
+/// Runs a password script through the one script runner
+/// ([`crate::script::run_script`]: stdin closed, no `FENCEKIT_*` variable,
+/// its process group killed at the deadline or when the caller stops
+/// waiting), with `LANG=C`, until `deadline` and at most [`SCRIPT_TIMEOUT`].
+/// Whether a failing exit code is an error is the caller's call (agents use
+/// the output anyway, as upstream does).
 pub async fn run_script(
     cmd: &str,
     deadline: Option<Instant>,
 ) -> Result<ScriptOutput, CredentialError> {
-    use tokio::io::AsyncReadExt;
-    let started = Instant::now();
-    let limit = started + SCRIPT_TIMEOUT;
-    let until = deadline.map_or(limit, |d| d.min(limit));
-    let mut c = tokio::process::Command::new("/bin/sh");
-    c.arg("-c")
-        .arg(cmd)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .env("LANG", "C")
-        .env("LC_ALL", "C")
-        .process_group(0)
-        .kill_on_drop(true);
-    for v in SCRIPT_ENV_REMOVED {
-        c.env_remove(v);
-    }
-    let mut child = c.spawn().map_err(CredentialError::Spawn)?;
-    // Kills the script's whole process group however this function ends.
-    let _group = GroupKiller(child.id());
-    let (Some(out), Some(err)) = (child.stdout.take(), child.stderr.take()) else {
-        return Err(CredentialError::Spawn(std::io::Error::other(
-            "the script's pipes are missing",
-        )));
-    };
-    let work = async {
-        let (mut stdout, mut stderr) = (Vec::new(), Vec::new());
-        let (mut out, mut err) = (out.take(MAX_SCRIPT_OUTPUT), err.take(MAX_SCRIPT_OUTPUT));
-        let (_, _, status) = tokio::join!(
-            out.read_to_end(&mut stdout),
-            err.read_to_end(&mut stderr),
-            child.wait()
-        );
-        status.map(|s| (s, stdout, stderr.len()))
-    };
-    match tokio::time::timeout_at(until.into(), work).await {
-        Ok(Ok((status, mut stdout, stderr_len))) => {
-            while stdout.last().is_some_and(|b| b.is_ascii_whitespace()) {
-                stdout.pop();
-            }
-            Ok(ScriptOutput {
-                stdout: Secret::new(stdout),
-                status,
-                stderr_len,
-            })
+    let now = Instant::now();
+    let limit = deadline
+        .map_or(SCRIPT_TIMEOUT, |d| d.saturating_duration_since(now))
+        .min(SCRIPT_TIMEOUT);
+    let env = [
+        ("LANG".to_string(), "C".to_string()),
+        ("LC_ALL".to_string(), "C".to_string()),
+    ];
+    let run = crate::script::run_script(&crate::script::Script {
+        command: cmd,
+        env: &env,
+        remove: &[],
+        limit,
+        capture: MAX_SCRIPT_OUTPUT,
+    })
+    .await;
+    let code = match run.end {
+        crate::script::End::Exited(c) => c,
+        crate::script::End::Signalled => -1,
+        crate::script::End::TimedOut => return Err(CredentialError::Timeout(run.elapsed)),
+        crate::script::End::NotStarted(e) => {
+            return Err(CredentialError::Spawn(std::io::Error::other(e)))
         }
-        Ok(Err(e)) => Err(CredentialError::Spawn(e)),
-        Err(_) => Err(CredentialError::Timeout(started.elapsed())),
+    };
+    if run.stdout.truncated {
+        return Err(CredentialError::TooLong(MAX_SCRIPT_OUTPUT));
     }
-}
-
-/// Sends SIGKILL to a process group when dropped: the script and whatever
-/// it started (`kill_on_drop` alone would leave grandchildren running).
-struct GroupKiller(Option<u32>);
-
-impl Drop for GroupKiller {
-    fn drop(&mut self) {
-        if let Some(pgid) = self.0.and_then(|p| i32::try_from(p).ok()) {
-            // SAFETY: kill(2) with a negative pid signals only that process
-            // group, the script's own (process_group(0) above); a group that
-            // is already gone gives ESRCH, which is ignored.
-            unsafe {
-                libc::kill(-pgid, libc::SIGKILL);
-            }
-        }
+    let mut stdout = run.stdout.text.into_bytes();
+    while stdout.last().is_some_and(|b| b.is_ascii_whitespace()) {
+        stdout.pop();
     }
+    Ok(ScriptOutput {
+        stdout: Secret::new(stdout),
+        code,
+        stderr_len: run.stderr.text.len(),
+    })
 }
 
 #[cfg(test)]
@@ -253,7 +220,7 @@ mod tests {
         )
         .await
         .unwrap();
-        assert!(out.status.success());
+        assert_eq!(out.code, 0);
         assert_eq!(out.stdout.expose(), b"pw-unset");
         assert_eq!(out.stderr_len, 6);
         let failed = CredentialRef::Script("echo x; exit 3".into())
