@@ -18,6 +18,12 @@
 //! are unavailable (another OS, a seccomp filter), the lock falls back to a
 //! `flock`ed file under `$XDG_RUNTIME_DIR/fencekit` or `/run/fencekit`; where
 //! that fails too, the action runs unlocked and says so with a warning.
+//!
+//! `FENCEKIT_LOCK_SCOPE`, when set, puts the locks in a namespace of their
+//! own: processes with different scopes never wait for each other. It is
+//! for test suites, whose many simulated BMCs share one loopback address
+//! (and for independent fencing domains on one host); leave it unset in
+//! production, where every process must see every other one's locks.
 
 use crate::engine::error::{DriverError, ErrorKind, Stage};
 use std::fs::{File, OpenOptions, TryLockError};
@@ -111,8 +117,24 @@ pub fn file_name(key: &str) -> String {
     s + ".lock"
 }
 
+/// The lock namespace (`FENCEKIT_LOCK_SCOPE`), if any.
+fn scope() -> Option<String> {
+    std::env::var("FENCEKIT_LOCK_SCOPE")
+        .ok()
+        .filter(|s| !s.is_empty())
+}
+
+/// `key` within the lock namespace.
+fn scoped(key: &str) -> String {
+    match scope() {
+        Some(s) => format!("scope/{s}/{key}"),
+        None => key.to_string(),
+    }
+}
+
 /// The abstract socket name for `key`.
 pub fn abstract_name(key: &str) -> String {
+    let key = scoped(key);
     let name = format!("fencekit/{key}");
     if name.len() <= MAX_ABSTRACT {
         return name;
@@ -149,7 +171,7 @@ fn try_abstract(_name: &str) -> std::io::Result<Option<Held>> {
 fn open_file(key: &str) -> Result<(File, PathBuf), String> {
     let dir = lock_dir();
     std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    let path = dir.join(file_name(key));
+    let path = dir.join(file_name(&scoped(key)));
     OpenOptions::new()
         .create(true)
         .truncate(false)

@@ -563,13 +563,28 @@ pub fn pid_alive(pid: u32) -> bool {
     }
 }
 
+/// A per-BMC lock namespace of the command's own (`FENCEKIT_LOCK_SCOPE`):
+/// the peers of concurrent tests (and of one test's threads) all listen on
+/// 127.0.0.1, which fencekit would otherwise take for one BMC. Tests of the
+/// lock itself (tests/lock.rs, fleet's serialisation tests) build their
+/// commands without it.
+pub fn lock_scope() -> String {
+    static NEXT: AtomicU16 = AtomicU16::new(0);
+    format!(
+        "{}-{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
 /// `fencekit ARGS…` with the password in `FENCEKIT_PASSWORD` (not in argv),
-/// `RUST_BACKTRACE` off and no colour.
+/// `RUST_BACKTRACE` off, no colour, and the test's own lock scope.
 pub fn fencekit_cmd(args: &[&str], password: &str) -> Command {
     let mut c = Command::new(bin());
     c.args(args)
         .env("FENCEKIT_PASSWORD", password)
         .env("NO_COLOR", "1")
+        .env("FENCEKIT_LOCK_SCOPE", lock_scope())
         .env_remove("RUST_LOG");
     c
 }
@@ -1350,6 +1365,7 @@ pub fn exec_agent(prog: &Path, args: &[String], stdin: Option<&str>, limit: Dura
     cmd.args(args)
         .current_dir("/")
         .env("PYTHONWARNINGS", "ignore")
+        .env("FENCEKIT_LOCK_SCOPE", lock_scope())
         .env_remove("PCMK_service")
         .stdin(if stdin.is_some() {
             Stdio::piped()
