@@ -43,6 +43,7 @@ pub mod redfish;
 pub mod runtime;
 pub mod script;
 pub mod secret;
+pub mod snmp;
 pub mod ssh;
 pub mod time;
 
@@ -59,6 +60,9 @@ pub const AGENT_NAMES: &[&str] = &[
     "fence_ipmilanplus",
     "fence_redfish",
     "fence_virsh",
+    "fence_apc_snmp",
+    "fence_tripplite_snmp",
+    "fence_eaton_snmp",
 ];
 
 /// True when `name` (argv[0]'s file name) is a fence agent this binary can be.

@@ -16,6 +16,7 @@ use crate::ipmi::config::IpmiConfig;
 use crate::ipmi::driver::IpmiDriver;
 use crate::redfish::config::RedfishConfig;
 use crate::redfish::driver::RedfishDriver;
+use crate::snmp::driver::SnmpDriver;
 use crate::ssh::driver::SshDriver;
 use std::time::Instant;
 
@@ -28,17 +29,20 @@ pub enum DeviceConfig {
     Redfish(RedfishConfig),
     /// fence_virsh.
     Virsh(VirshConfig),
+    /// fence_apc_snmp, fence_eaton_snmp.
+    Snmp(crate::snmp::config::SnmpConfig),
 }
 
 impl DeviceConfig {
     /// The key of the per-BMC lock, the same a native fencekit takes for
     /// this endpoint (so agents and native runs serialise with each other).
     pub fn lock_key(&self) -> String {
-        crate::lock::bmc_key(match self {
-            DeviceConfig::Ipmi(c) => &c.host,
-            DeviceConfig::Redfish(c) => &c.host,
-            DeviceConfig::Virsh(c) => &c.host,
-        })
+        match self {
+            DeviceConfig::Ipmi(c) => crate::lock::bmc_key(&c.host),
+            DeviceConfig::Redfish(c) => crate::lock::bmc_key(&c.host),
+            DeviceConfig::Virsh(c) => crate::lock::bmc_key(&c.host),
+            DeviceConfig::Snmp(c) => c.pdus.first().map(|p| p.lock_key()).unwrap_or_default(),
+        }
     }
 
     /// A one-line description for `-v` (never a secret).
@@ -47,6 +51,7 @@ impl DeviceConfig {
             DeviceConfig::Ipmi(c) => super::ipmilan::describe(c),
             DeviceConfig::Redfish(c) => super::redfish::describe(c),
             DeviceConfig::Virsh(c) => super::virsh::describe(c),
+            DeviceConfig::Snmp(c) => super::snmp::describe(c),
         }
     }
 }
@@ -109,6 +114,22 @@ impl AgentDriver for SshDriver {
     }
 }
 
+impl AgentDriver for SnmpDriver {
+    /// The PDU's outlets: number (or SWITCH:OUTLET), name, state.
+    async fn plugs(&mut self, deadline: Option<Instant>) -> Result<Vec<PlugEntry>, DriverError> {
+        Ok(self
+            .list(0, deadline)
+            .await?
+            .into_iter()
+            .map(|o| PlugEntry {
+                id: o.id,
+                alias: o.alias,
+                state: o.state,
+            })
+            .collect())
+    }
+}
+
 /// The real driver for a configuration: the same enum fleets use, so a
 /// protocol is wired once.
 pub use crate::method::driver::AnyDriver as RealDriver;
@@ -120,6 +141,7 @@ pub fn real(cfg: DeviceConfig) -> Result<RealDriver, String> {
         DeviceConfig::Ipmi(c) => IpmiDriver::new(c).map(RealDriver::Ipmi),
         DeviceConfig::Redfish(c) => RedfishDriver::new(c).map(RealDriver::Redfish),
         DeviceConfig::Virsh(c) => SshDriver::new(super::virsh::ssh_config(&c)).map(RealDriver::Ssh),
+        DeviceConfig::Snmp(c) => SnmpDriver::new(c).map(RealDriver::Snmp),
     }
 }
 
@@ -135,6 +157,7 @@ impl AgentDriver for RealDriver {
             RealDriver::Ipmi(d) => d.plugs(deadline).await,
             RealDriver::Redfish(d) => d.plugs(deadline).await,
             RealDriver::Ssh(d) => d.plugs(deadline).await,
+            RealDriver::Snmp(d) => d.plugs(deadline).await,
         }
     }
 }

@@ -96,6 +96,17 @@ keys! {
     Verbose => "verbose",
     VerboseLevel => "verbose_level",
     Version => "version",
+    Community => "community",
+    PduProfile => "pdu_profile",
+    SnmpAuthProt => "snmp_auth_prot",
+    SnmpPrivPasswd => "snmp_priv_passwd",
+    SnmpPrivPasswdScript => "snmp_priv_passwd_script",
+    SnmpPrivProt => "snmp_priv_prot",
+    SnmpSecLevel => "snmp_sec_level",
+    SnmpVersion => "snmp_version",
+    SnmpgetPath => "snmpget_path",
+    SnmpsetPath => "snmpset_path",
+    SnmpwalkPath => "snmpwalk_path",
 }
 
 impl std::fmt::Display for Key {

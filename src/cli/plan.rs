@@ -12,6 +12,7 @@ use crate::fleet::inventory::Inventory;
 use crate::fleet::plan::{select, NodePlan};
 use crate::method::build::{self, MethodOptions};
 use crate::method::credential::CredentialRef;
+use crate::method::spec::MethodSpec;
 use crate::secret::Secret;
 use std::time::Duration;
 
@@ -138,6 +139,17 @@ pub fn plans(a: &ActionArgs) -> Result<Vec<NodePlan>, String> {
                 m.endpoint()
             );
             warned.push(m.endpoint());
+        }
+    }
+    // SNMP: v1/v2c communities and MD5/DES are accepted for old PDUs, said once per PDU.
+    for m in p.iter().flat_map(|n| &n.levels) {
+        if let MethodSpec::Snmp { config, .. } = m {
+            for w in config.legacy_warnings() {
+                if !warned.contains(&w) {
+                    eprintln!("fencekit: warning: {w}");
+                    warned.push(w);
+                }
+            }
         }
     }
     for n in &mut p {

@@ -284,6 +284,23 @@ async fn list_one(
                 .collect(),
             Err(e) => fail(e.to_string()),
         },
+        AnyDriver::Snmp(d) => {
+            let mut rows = Vec::new();
+            for pdu in 0..d.config().pdus.len() {
+                let label = d.config().pdus[pdu].lock_key();
+                match d.list(pdu, deadline).await {
+                    Ok(outlets) => rows.extend(outlets.into_iter().map(|o| Listed {
+                        target: label.clone(),
+                        name: format!("{} {}", o.id, o.alias),
+                        uri: None,
+                        state: o.state,
+                        error: None,
+                    })),
+                    Err(e) => rows.extend(fail(e.to_string())),
+                }
+            }
+            rows
+        }
         AnyDriver::Ipmi(_) => {
             fail("an IPMI BMC controls one chassis: there is nothing behind it to list".into())
         }

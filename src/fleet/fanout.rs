@@ -314,24 +314,42 @@ async fn node(
     let mut nmi_sent = false;
     let mut last: Option<TargetResult> = None;
     for (level, method) in levels {
-        let key = method.bmc_key();
-        let slot = slots
-            .borrow_mut()
-            .entry(key.clone())
-            .or_insert_with(|| Rc::new(Mutex::new(None)))
-            .clone();
+        // One slot per device the method talks to (several for outlets on
+        // several PDUs), taken in sorted key order so that no two nodes
+        // sharing devices can each hold one the other waits for.
+        let held: Vec<_> = method
+            .bmc_keys()
+            .into_iter()
+            .map(|key| {
+                slots
+                    .borrow_mut()
+                    .entry(key)
+                    .or_insert_with(|| Rc::new(Mutex::new(None)))
+                    .clone()
+            })
+            .collect();
+        // The pause protects BMCs that wedge under bursts; a PDU serves a
+        // whole rack's outlets and one request at a time already spares it.
+        let interval = match method {
+            MethodSpec::Snmp { .. } => Duration::ZERO,
+            _ => opts.bmc_interval,
+        };
         let turn = async {
-            let slot = slot.lock().await;
-            if let Some(t) = *slot {
-                let ready = t + opts.bmc_interval;
+            let mut guards = Vec::with_capacity(held.len());
+            for slot in &held {
+                guards.push(slot.lock().await);
+            }
+            let latest = guards.iter().filter_map(|g| **g).max();
+            if let Some(t) = latest {
+                let ready = t + interval;
                 if ready > Instant::now() {
                     tokio::time::sleep_until(ready.into()).await;
                 }
             }
-            slot
+            guards
         };
-        let mut slot = match bounded(turn, Some(deadline), &cancel).await {
-            Ok(s) => s,
+        let mut guards = match bounded(turn, Some(deadline), &cancel).await {
+            Ok(g) => g,
             Err(why) => {
                 let mut r = stopped(
                     &plan.name,
@@ -360,8 +378,11 @@ async fn node(
         )
         .await;
         nmi_sent |= result.crashdump.as_ref().is_some_and(|c| c.nmi == "sent");
-        *slot = Some(Instant::now());
-        drop(slot);
+        let done = Instant::now();
+        for g in &mut guards {
+            **g = Some(done);
+        }
+        drop(guards);
         result.node = plan.name.clone();
         result.level = Some(level);
         result.elapsed_ms = began.elapsed().as_millis() as u64;
@@ -434,26 +455,23 @@ async fn attempt(
         t.endpoint = Some(method.endpoint());
         return t;
     }
-    let _lock = if opts.lock {
-        match bounded(
-            lock::acquire(&method.bmc_key(), Some(deadline)),
-            None,
-            &cancel,
-        )
-        .await
-        {
-            Ok(Ok(l)) => Some(l),
-            Ok(Err(e)) => return failed(name, method, action, e),
-            Err(why) => {
-                let mut r = stopped(name, action, why, "another fencekit process on this BMC");
-                r.method = Some(method.driver_name().into());
-                r.endpoint = Some(method.endpoint());
-                return r;
+    // Every device's lock, in the sorted order of bmc_keys (no lock-order
+    // deadlock between processes), each wait bounded and cancellable.
+    let mut _locks = Vec::new();
+    if opts.lock {
+        for key in method.bmc_keys() {
+            match bounded(lock::acquire(&key, Some(deadline)), None, &cancel).await {
+                Ok(Ok(l)) => _locks.push(l),
+                Ok(Err(e)) => return failed(name, method, action, e),
+                Err(why) => {
+                    let mut r = stopped(name, action, why, "another fencekit process on this BMC");
+                    r.method = Some(method.driver_name().into());
+                    r.endpoint = Some(method.endpoint());
+                    return r;
+                }
             }
         }
-    } else {
-        None
-    };
+    }
     let mut driver = match method.build(Some(deadline)).await {
         Ok(d) => d,
         Err(e) => return failed(name, method, action, e),

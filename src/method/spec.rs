@@ -12,6 +12,9 @@ use crate::ipmi::config::IpmiConfig;
 use crate::ipmi::driver::IpmiDriver;
 use crate::redfish::config::RedfishConfig;
 use crate::redfish::driver::RedfishDriver;
+use crate::snmp::config::SnmpConfig;
+use crate::snmp::driver::SnmpDriver;
+use crate::snmp::session::Security;
 use crate::ssh::config::{SshAuth, SshConfig};
 use crate::ssh::driver::SshDriver;
 use std::path::PathBuf;
@@ -54,6 +57,76 @@ pub enum MethodSpec {
         /// Where the password comes from.
         credential: CredentialRef,
     },
+    /// SNMP to one or more switched PDUs; each PDU's secrets are filled
+    /// from its [`SnmpCredentials`] at build time.
+    Snmp {
+        /// Everything but the secrets (their slots hold empty secrets).
+        config: SnmpConfig,
+        /// Per PDU, in the order of `config.pdus`.
+        credentials: Vec<SnmpCredentials>,
+    },
+}
+
+/// Where one PDU's secrets come from.
+#[derive(Clone, Debug, Default)]
+pub struct SnmpCredentials {
+    /// v1/v2c community.
+    pub community: CredentialRef,
+    /// v3 authentication password.
+    pub auth: CredentialRef,
+    /// v3 privacy password.
+    pub privacy: CredentialRef,
+}
+
+impl SnmpCredentials {
+    /// The references that apply to `security`.
+    pub fn used(&self, security: &Security) -> Vec<&CredentialRef> {
+        match security {
+            Security::Community { .. } => vec![&self.community],
+            Security::Usm(u) => {
+                let mut v = Vec::new();
+                if u.auth.is_some() {
+                    v.push(&self.auth);
+                }
+                if u.privacy.is_some() {
+                    v.push(&self.privacy);
+                }
+                v
+            }
+        }
+    }
+}
+
+/// Fills the secrets of `config` from `credentials` (scripts until `deadline`).
+async fn fill_snmp(
+    config: &SnmpConfig,
+    credentials: &[SnmpCredentials],
+    deadline: Option<Instant>,
+) -> Result<SnmpConfig, String> {
+    let mut c = config.clone();
+    for (p, cred) in c.pdus.iter_mut().zip(credentials) {
+        let what = |e: super::credential::CredentialError| format!("PDU {}: {e}", p.label);
+        match &mut p.security {
+            Security::Community { community, .. } => {
+                *community = cred.community.resolve(deadline).await.map_err(what)?;
+                if community.is_empty() {
+                    return Err(format!(
+                        "PDU {}: no community (community_file, community_env or community_script)",
+                        p.label
+                    ));
+                }
+            }
+            Security::Usm(u) => {
+                if let Some((_, pw)) = &mut u.auth {
+                    *pw = cred.auth.resolve(deadline).await.map_err(what)?;
+                }
+                if let Some((_, pw)) = &mut u.privacy {
+                    *pw = cred.privacy.resolve(deadline).await.map_err(what)?;
+                }
+            }
+        }
+    }
+    Ok(c)
 }
 
 impl MethodSpec {
@@ -64,6 +137,7 @@ impl MethodSpec {
             MethodSpec::Redfish { .. } => "redfish",
             MethodSpec::Manual { .. } => "manual",
             MethodSpec::Ssh { .. } => "ssh",
+            MethodSpec::Snmp { .. } => "snmp",
         }
     }
 
@@ -101,6 +175,23 @@ impl MethodSpec {
                 };
                 format!("ssh://{}{path}", config.endpoint())
             }
+            MethodSpec::Snmp { config, .. } => {
+                let parts: Vec<String> = config
+                    .pdus
+                    .iter()
+                    .enumerate()
+                    .map(|(i, p)| {
+                        let outlets: Vec<String> = config
+                            .outlets
+                            .iter()
+                            .filter(|o| o.pdu == i)
+                            .map(|o| o.plug.to_string())
+                            .collect();
+                        format!("{}/{}", p.lock_key(), outlets.join(","))
+                    })
+                    .collect();
+                parts.join(" ")
+            }
         }
     }
 
@@ -113,6 +204,7 @@ impl MethodSpec {
             MethodSpec::Redfish { config, .. } => crate::lock::bmc_key(&config.host),
             MethodSpec::Ssh { config, .. } => crate::lock::bmc_key(&config.host),
             MethodSpec::Manual { node, .. } => format!("manual/{node}"),
+            MethodSpec::Snmp { .. } => self.bmc_keys().join(" "),
         }
     }
 
@@ -123,6 +215,21 @@ impl MethodSpec {
     pub fn set_login_timeout(&mut self, timeout: std::time::Duration) {
         if let MethodSpec::Ssh { config, .. } = self {
             config.connect_timeout = timeout;
+        }
+    }
+
+    /// Every device this method talks to (one for all but an SNMP method
+    /// whose outlets are on several PDUs), sorted: one session at a time
+    /// per device, taken in this order by everyone (no lock-order deadlock).
+    pub fn bmc_keys(&self) -> Vec<String> {
+        match self {
+            MethodSpec::Snmp { config, .. } => {
+                let mut keys: Vec<String> = config.pdus.iter().map(|p| p.lock_key()).collect();
+                keys.sort();
+                keys.dedup();
+                keys
+            }
+            _ => vec![self.bmc_key()],
         }
     }
 
@@ -140,6 +247,10 @@ impl MethodSpec {
             MethodSpec::Redfish { config, .. } => &config.username,
             MethodSpec::Manual { .. } => "",
             MethodSpec::Ssh { config, .. } => &config.username,
+            MethodSpec::Snmp { config, .. } => match config.pdus.first().map(|p| &p.security) {
+                Some(Security::Usm(u)) => &u.name,
+                _ => "",
+            },
         }
     }
 
@@ -151,6 +262,13 @@ impl MethodSpec {
             MethodSpec::Ipmi { credential, .. }
             | MethodSpec::Redfish { credential, .. }
             | MethodSpec::Ssh { credential, .. } => credential,
+            MethodSpec::Snmp {
+                config,
+                credentials,
+            } => match (config.pdus.first(), credentials.first()) {
+                (Some(p), Some(c)) => c.used(&p.security).first().copied().unwrap_or(NONE),
+                _ => NONE,
+            },
         }
     }
 
@@ -199,6 +317,15 @@ impl MethodSpec {
                 RedfishDriver::new(c)
                     .map(AnyDriver::Redfish)
                     .map_err(config_err)
+            }
+            MethodSpec::Snmp {
+                config,
+                credentials,
+            } => {
+                let c = fill_snmp(config, credentials, deadline)
+                    .await
+                    .map_err(config_err)?;
+                SnmpDriver::new(c).map(AnyDriver::Snmp).map_err(config_err)
             }
         }
     }
