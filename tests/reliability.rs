@@ -314,7 +314,7 @@ async fn sim_redfish(on: bool, faults: Faults, rf: RedfishFaults) -> LabRedfish 
 
 fn redfish_cfg(addr: SocketAddr, password: &str, system: Option<String>) -> RedfishConfig {
     let mut c = RedfishConfig::new(
-        "127.0.0.1",
+        &addr.ip().to_string(),
         addr.port(),
         "admin",
         Secret::from_str_value(password),

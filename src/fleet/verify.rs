@@ -514,9 +514,14 @@ pub fn decide(o: &Observations) -> (Verdict, String) {
                 ));
             }
             if off > 0 && !alive.is_empty() {
+                let rst = if o.probes.iter().any(|(_, p)| *p == Probe::Reset) {
+                    " (an RST is a live network stack, not a dead host)"
+                } else {
+                    ""
+                };
                 contra.push(format!(
-                    "the BMC reports off, but the host answers on {}: the node may not be fenced \
-                     (an RST is a live network stack, not a dead host)",
+                    "the BMC reports off, but the host answers on {}: the node may not be \
+                     fenced{rst}",
                     list(&alive)
                 ));
             }
