@@ -35,6 +35,15 @@ pub struct Faults {
     /// The power meter lies: it reports the draw of a running machine
     /// whatever the real power is (`verify` must not trust it blindly).
     pub draw_lies: bool,
+    /// The simulated host's kernel is alive but its service stopped: while
+    /// the node is on, its port answers with an RST (see [`super::host`]).
+    pub host_rst: bool,
+    /// The simulated host accepts connections whatever the chassis' power
+    /// (the BMC controls another machine, or cut the wrong power).
+    pub host_alive: bool,
+    /// The BMC has no power meter: power readings are unsupported (see
+    /// [`Chassis::meter`]).
+    pub no_meter: bool,
     /// No diagnostic interrupt (many BMCs): IPMI answers Chassis Control
     /// "pulse diagnostic interrupt" with CCh (invalid data field) and logs
     /// nothing; Redfish leaves `Nmi` out of the reset types.
@@ -201,6 +210,11 @@ impl Chassis {
         } else {
             WATTS_STANDBY
         }
+    }
+
+    /// What the BMC's power meter shows, if it has one ([`Faults::no_meter`]).
+    pub fn meter(&mut self) -> Option<f64> {
+        (!self.faults.no_meter).then(|| self.watts())
     }
 
     /// Schedules a power change; it replaces any change still pending (a
