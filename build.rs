@@ -1,7 +1,6 @@
 //! Build script: compiles the agent definitions (`agents/*.toml`) into
 //! static Rust tables, so that an agent call parses no TOML at start-up
-//! (issue 17; `src/agent/defs.rs` includes the output), and links the
-//! binary with packed relative relocations where the toolchain has them.
+//! (issue 17; `src/agent/defs.rs` includes the output).
 //!
 //! A definition that does not parse or resolve fails the build with the
 //! file's name and the problem (the rules live in `src/agent/defs_source.rs`,
@@ -37,7 +36,6 @@ fn main() {
         // A panic's message is what cargo shows: the file and the problem.
         panic!("invalid agent definitions: {e}");
     }
-    link_args();
 }
 
 /// Reads, resolves and writes `$OUT_DIR/agent_defs.rs`.
@@ -149,20 +147,4 @@ fn emit_option(s: &mut String, o: &SrcOption) {
         o.extension,
         o.desc
     );
-}
-
-/// Packed relative relocations (`DT_RELR`) for the `fencekit` binary only
-/// (never for proc macros or build scripts, which global flags would reach):
-/// the dynamic loader then applies the binary's ~7,000 relative relocations
-/// from a bitmap of a few KiB instead of a 170 KiB table. The binary stays a
-/// position-independent executable (ASLR kept). Needs binutils >= 2.38 and
-/// glibc >= 2.36 where the binary runs; set `FENCEKIT_NO_RELR=1` to build for
-/// an older glibc.
-fn link_args() {
-    println!("cargo:rerun-if-env-changed=FENCEKIT_NO_RELR");
-    let os = std::env::var("CARGO_CFG_TARGET_OS").unwrap_or_default();
-    let env = std::env::var("CARGO_CFG_TARGET_ENV").unwrap_or_default();
-    if os == "linux" && env == "gnu" && std::env::var_os("FENCEKIT_NO_RELR").is_none() {
-        println!("cargo:rustc-link-arg-bins=-Wl,-z,pack-relative-relocs");
-    }
 }
