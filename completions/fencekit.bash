@@ -111,7 +111,7 @@ _fencekit() {
             return 0
             ;;
         fencekit__subcmd__check)
-            opts="-i -a -u -l -p -S -C -L -A -n -k -m -o -v -h -V --inventory --all --parallel --stagger --bmc-interval --level --audit --dry-run --no-lock --address --probe-port --verify --driver --ip --ipport --username --password --password-file --password-env --password-script --cipher --privlvl --ipmi-version --auth --hexadecimal-kg --systems-uri --redfish-uri --plug --ca-cert --ssl-fingerprint --ssl-insecure --redfish-session --identity-file --ssh-agent --ssh-known-hosts --ssh-host-key --ssh-accept-new --use-sudo --missing-as-off --power-wait --power-timeout --poll-interval --confirm --retry-on --method --timeout --login-timeout --output --verbose --help --version"
+            opts="-i -a -u -l -p -S -C -L -A -n -k -m -o -v -h -V --inventory --all --parallel --stagger --bmc-interval --level --audit --dry-run --no-lock --address --probe-port --verify --expect-uuid --expect-serial --driver --ip --ipport --username --password --password-file --password-env --password-script --cipher --privlvl --ipmi-version --auth --hexadecimal-kg --systems-uri --redfish-uri --plug --ca-cert --ssl-fingerprint --ssl-insecure --redfish-session --identity-file --ssh-agent --ssh-known-hosts --ssh-host-key --ssh-accept-new --use-sudo --missing-as-off --power-wait --power-timeout --poll-interval --confirm --retry-on --method --timeout --login-timeout --output --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -150,6 +150,14 @@ _fencekit() {
                     return 0
                     ;;
                 --probe-port)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --expect-uuid)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --expect-serial)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -443,7 +451,7 @@ _fencekit() {
             return 0
             ;;
         fencekit__subcmd__list)
-            opts="-i -a -u -l -p -S -C -L -A -n -k -m -o -v -h -V --inventory --all --parallel --stagger --bmc-interval --level --audit --dry-run --no-lock --address --probe-port --verify --driver --ip --ipport --username --password --password-file --password-env --password-script --cipher --privlvl --ipmi-version --auth --hexadecimal-kg --systems-uri --redfish-uri --plug --ca-cert --ssl-fingerprint --ssl-insecure --redfish-session --identity-file --ssh-agent --ssh-known-hosts --ssh-host-key --ssh-accept-new --use-sudo --missing-as-off --power-wait --power-timeout --poll-interval --confirm --retry-on --method --timeout --login-timeout --output --verbose --help --version"
+            opts="-i -a -u -l -p -S -C -L -A -n -k -m -o -v -h -V --inventory --all --parallel --stagger --bmc-interval --level --audit --dry-run --no-lock --address --probe-port --verify --expect-uuid --expect-serial --driver --ip --ipport --username --password --password-file --password-env --password-script --cipher --privlvl --ipmi-version --auth --hexadecimal-kg --systems-uri --redfish-uri --plug --ca-cert --ssl-fingerprint --ssl-insecure --redfish-session --identity-file --ssh-agent --ssh-known-hosts --ssh-host-key --ssh-accept-new --use-sudo --missing-as-off --power-wait --power-timeout --poll-interval --confirm --retry-on --method --timeout --login-timeout --output --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -482,6 +490,14 @@ _fencekit() {
                     return 0
                     ;;
                 --probe-port)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --expect-uuid)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --expect-serial)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -675,7 +691,7 @@ _fencekit() {
             return 0
             ;;
         fencekit__subcmd__monitor)
-            opts="-i -a -u -l -p -S -C -L -A -n -k -m -o -v -h -V --inventory --all --parallel --stagger --bmc-interval --level --audit --dry-run --no-lock --address --probe-port --verify --driver --ip --ipport --username --password --password-file --password-env --password-script --cipher --privlvl --ipmi-version --auth --hexadecimal-kg --systems-uri --redfish-uri --plug --ca-cert --ssl-fingerprint --ssl-insecure --redfish-session --identity-file --ssh-agent --ssh-known-hosts --ssh-host-key --ssh-accept-new --use-sudo --missing-as-off --power-wait --power-timeout --poll-interval --confirm --retry-on --method --timeout --login-timeout --output --verbose --help --version"
+            opts="-i -a -u -l -p -S -C -L -A -n -k -m -o -v -h -V --inventory --all --parallel --stagger --bmc-interval --level --audit --dry-run --no-lock --address --probe-port --verify --expect-uuid --expect-serial --driver --ip --ipport --username --password --password-file --password-env --password-script --cipher --privlvl --ipmi-version --auth --hexadecimal-kg --systems-uri --redfish-uri --plug --ca-cert --ssl-fingerprint --ssl-insecure --redfish-session --identity-file --ssh-agent --ssh-known-hosts --ssh-host-key --ssh-accept-new --use-sudo --missing-as-off --power-wait --power-timeout --poll-interval --confirm --retry-on --method --timeout --login-timeout --output --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -714,6 +730,14 @@ _fencekit() {
                     return 0
                     ;;
                 --probe-port)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --expect-uuid)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --expect-serial)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -893,7 +917,7 @@ _fencekit() {
             return 0
             ;;
         fencekit__subcmd__off)
-            opts="-i -a -u -l -p -S -C -L -A -n -k -m -o -v -h -V --inventory --all --parallel --stagger --bmc-interval --level --audit --dry-run --no-lock --address --probe-port --verify --driver --ip --ipport --username --password --password-file --password-env --password-script --cipher --privlvl --ipmi-version --auth --hexadecimal-kg --systems-uri --redfish-uri --plug --ca-cert --ssl-fingerprint --ssl-insecure --redfish-session --identity-file --ssh-agent --ssh-known-hosts --ssh-host-key --ssh-accept-new --use-sudo --missing-as-off --power-wait --power-timeout --poll-interval --confirm --retry-on --method --timeout --login-timeout --output --verbose --help --version"
+            opts="-i -a -u -l -p -S -C -L -A -n -k -m -o -v -h -V --inventory --all --parallel --stagger --bmc-interval --level --audit --dry-run --no-lock --address --probe-port --verify --expect-uuid --expect-serial --driver --ip --ipport --username --password --password-file --password-env --password-script --cipher --privlvl --ipmi-version --auth --hexadecimal-kg --systems-uri --redfish-uri --plug --ca-cert --ssl-fingerprint --ssl-insecure --redfish-session --identity-file --ssh-agent --ssh-known-hosts --ssh-host-key --ssh-accept-new --use-sudo --missing-as-off --power-wait --power-timeout --poll-interval --confirm --retry-on --method --timeout --login-timeout --output --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -932,6 +956,14 @@ _fencekit() {
                     return 0
                     ;;
                 --probe-port)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --expect-uuid)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --expect-serial)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1111,7 +1143,7 @@ _fencekit() {
             return 0
             ;;
         fencekit__subcmd__on)
-            opts="-i -a -u -l -p -S -C -L -A -n -k -m -o -v -h -V --inventory --all --parallel --stagger --bmc-interval --level --audit --dry-run --no-lock --address --probe-port --verify --driver --ip --ipport --username --password --password-file --password-env --password-script --cipher --privlvl --ipmi-version --auth --hexadecimal-kg --systems-uri --redfish-uri --plug --ca-cert --ssl-fingerprint --ssl-insecure --redfish-session --identity-file --ssh-agent --ssh-known-hosts --ssh-host-key --ssh-accept-new --use-sudo --missing-as-off --power-wait --power-timeout --poll-interval --confirm --retry-on --method --timeout --login-timeout --output --verbose --help --version"
+            opts="-i -a -u -l -p -S -C -L -A -n -k -m -o -v -h -V --inventory --all --parallel --stagger --bmc-interval --level --audit --dry-run --no-lock --address --probe-port --verify --expect-uuid --expect-serial --driver --ip --ipport --username --password --password-file --password-env --password-script --cipher --privlvl --ipmi-version --auth --hexadecimal-kg --systems-uri --redfish-uri --plug --ca-cert --ssl-fingerprint --ssl-insecure --redfish-session --identity-file --ssh-agent --ssh-known-hosts --ssh-host-key --ssh-accept-new --use-sudo --missing-as-off --power-wait --power-timeout --poll-interval --confirm --retry-on --method --timeout --login-timeout --output --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1150,6 +1182,14 @@ _fencekit() {
                     return 0
                     ;;
                 --probe-port)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --expect-uuid)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --expect-serial)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1329,7 +1369,7 @@ _fencekit() {
             return 0
             ;;
         fencekit__subcmd__reboot)
-            opts="-i -a -u -l -p -S -C -L -A -n -k -m -o -v -h -V --inventory --all --parallel --stagger --bmc-interval --level --audit --dry-run --no-lock --address --probe-port --verify --driver --ip --ipport --username --password --password-file --password-env --password-script --cipher --privlvl --ipmi-version --auth --hexadecimal-kg --systems-uri --redfish-uri --plug --ca-cert --ssl-fingerprint --ssl-insecure --redfish-session --identity-file --ssh-agent --ssh-known-hosts --ssh-host-key --ssh-accept-new --use-sudo --missing-as-off --power-wait --power-timeout --poll-interval --confirm --retry-on --method --timeout --login-timeout --output --verbose --help --version"
+            opts="-i -a -u -l -p -S -C -L -A -n -k -m -o -v -h -V --inventory --all --parallel --stagger --bmc-interval --level --audit --dry-run --no-lock --address --probe-port --verify --expect-uuid --expect-serial --driver --ip --ipport --username --password --password-file --password-env --password-script --cipher --privlvl --ipmi-version --auth --hexadecimal-kg --systems-uri --redfish-uri --plug --ca-cert --ssl-fingerprint --ssl-insecure --redfish-session --identity-file --ssh-agent --ssh-known-hosts --ssh-host-key --ssh-accept-new --use-sudo --missing-as-off --power-wait --power-timeout --poll-interval --confirm --retry-on --method --timeout --login-timeout --output --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1368,6 +1408,14 @@ _fencekit() {
                     return 0
                     ;;
                 --probe-port)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --expect-uuid)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --expect-serial)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1547,7 +1595,7 @@ _fencekit() {
             return 0
             ;;
         fencekit__subcmd__status)
-            opts="-i -a -u -l -p -S -C -L -A -n -k -m -o -v -h -V --inventory --all --parallel --stagger --bmc-interval --level --audit --dry-run --no-lock --address --probe-port --verify --driver --ip --ipport --username --password --password-file --password-env --password-script --cipher --privlvl --ipmi-version --auth --hexadecimal-kg --systems-uri --redfish-uri --plug --ca-cert --ssl-fingerprint --ssl-insecure --redfish-session --identity-file --ssh-agent --ssh-known-hosts --ssh-host-key --ssh-accept-new --use-sudo --missing-as-off --power-wait --power-timeout --poll-interval --confirm --retry-on --method --timeout --login-timeout --output --verbose --help --version"
+            opts="-i -a -u -l -p -S -C -L -A -n -k -m -o -v -h -V --inventory --all --parallel --stagger --bmc-interval --level --audit --dry-run --no-lock --address --probe-port --verify --expect-uuid --expect-serial --driver --ip --ipport --username --password --password-file --password-env --password-script --cipher --privlvl --ipmi-version --auth --hexadecimal-kg --systems-uri --redfish-uri --plug --ca-cert --ssl-fingerprint --ssl-insecure --redfish-session --identity-file --ssh-agent --ssh-known-hosts --ssh-host-key --ssh-accept-new --use-sudo --missing-as-off --power-wait --power-timeout --poll-interval --confirm --retry-on --method --timeout --login-timeout --output --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1586,6 +1634,14 @@ _fencekit() {
                     return 0
                     ;;
                 --probe-port)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --expect-uuid)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --expect-serial)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1765,7 +1821,7 @@ _fencekit() {
             return 0
             ;;
         fencekit__subcmd__verify)
-            opts="-i -a -u -l -p -S -C -L -A -n -k -m -o -v -h -V --inventory --all --parallel --stagger --bmc-interval --level --audit --dry-run --no-lock --address --probe-port --verify --driver --ip --ipport --username --password --password-file --password-env --password-script --cipher --privlvl --ipmi-version --auth --hexadecimal-kg --systems-uri --redfish-uri --plug --ca-cert --ssl-fingerprint --ssl-insecure --redfish-session --identity-file --ssh-agent --ssh-known-hosts --ssh-host-key --ssh-accept-new --use-sudo --missing-as-off --power-wait --power-timeout --poll-interval --confirm --retry-on --method --timeout --login-timeout --output --verbose --expect --samples --interval --probe-timeout --boot-timeout --baseline --record-baseline --help --version"
+            opts="-i -a -u -l -p -S -C -L -A -n -k -m -o -v -h -V --inventory --all --parallel --stagger --bmc-interval --level --audit --dry-run --no-lock --address --probe-port --verify --expect-uuid --expect-serial --driver --ip --ipport --username --password --password-file --password-env --password-script --cipher --privlvl --ipmi-version --auth --hexadecimal-kg --systems-uri --redfish-uri --plug --ca-cert --ssl-fingerprint --ssl-insecure --redfish-session --identity-file --ssh-agent --ssh-known-hosts --ssh-host-key --ssh-accept-new --use-sudo --missing-as-off --power-wait --power-timeout --poll-interval --confirm --retry-on --method --timeout --login-timeout --output --verbose --expect --samples --interval --probe-timeout --boot-timeout --baseline --record-baseline --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1804,6 +1860,14 @@ _fencekit() {
                     return 0
                     ;;
                 --probe-port)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --expect-uuid)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --expect-serial)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -2045,7 +2109,7 @@ _fencekit_with_nodes() {
         *) return 0 ;;
     esac
     [[ "$cur" == -* ]] && return 0
-    case " --address --audit --auth --baseline --bind --bmc-interval --boot-delay --boot-timeout --by --ca-cert --cipher --ciphers --confirm --delay --driver --drop --expect --fault --hexadecimal-kg --hosts --identity-file --interval --inventory --ip --ipmi-port-base --ipmi-version --ipport --level --login-timeout --loss --method --nodes --output --parallel --password --password-env --password-file --password-script --plug --poll-interval --power --power-timeout --power-wait --privlvl --probe-port --probe-timeout --record-baseline --redfish --redfish-uri --retry-on --samples --ssh-host-key --ssh-known-hosts --ssl-fingerprint --stagger --systems-uri --timeout --transition --username --write-inventory -A -C -L -S -a -i -k -l -m -n -o -p -u " in
+    case " --address --audit --auth --baseline --bind --bmc-interval --boot-delay --boot-timeout --by --ca-cert --cipher --ciphers --confirm --delay --driver --drop --expect --expect-serial --expect-uuid --fault --hexadecimal-kg --hosts --identity-file --interval --inventory --ip --ipmi-port-base --ipmi-version --ipport --level --login-timeout --loss --method --nodes --output --parallel --password --password-env --password-file --password-script --plug --poll-interval --power --power-timeout --power-wait --privlvl --probe-port --probe-timeout --record-baseline --redfish --redfish-uri --retry-on --samples --ssh-host-key --ssh-known-hosts --ssl-fingerprint --stagger --systems-uri --timeout --transition --username --write-inventory -A -C -L -S -a -i -k -l -m -n -o -p -u " in
         *" $prev "*) return 0 ;;
     esac
     local IFS=$'\n'

@@ -48,6 +48,8 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l level -d 'U
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l audit -d 'Append one JSON line per finished target to this file' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l address -d 'The node\'s own (data-plane) address, probed by verify (URL targets; inventories set `address`)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l probe-port -d 'A TCP port the node\'s host answers on when up (repeatable)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l expect-uuid -d 'Refuse to act unless the machine reports this system UUID (read in the same session, before any power command; IPMI GUIDs match in either byte order). For one URL or --ip target; inventories use `uuid = "…"`' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l expect-serial -d 'Refuse to act unless the machine reports this serial number (same rules as --expect-uuid)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l driver -d 'Driver for --ip targets' -r -f -a "ipmi\t'IPMI over LAN (RMCP+ or 1.5)'
 redfish\t'Redfish over HTTPS'
 ssh\t'SSH to a hypervisor (virsh; --plug names the domain)'"
@@ -105,6 +107,8 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l level -d 'Use o
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l audit -d 'Append one JSON line per finished target to this file' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l address -d 'The node\'s own (data-plane) address, probed by verify (URL targets; inventories set `address`)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l probe-port -d 'A TCP port the node\'s host answers on when up (repeatable)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l expect-uuid -d 'Refuse to act unless the machine reports this system UUID (read in the same session, before any power command; IPMI GUIDs match in either byte order). For one URL or --ip target; inventories use `uuid = "…"`' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l expect-serial -d 'Refuse to act unless the machine reports this serial number (same rules as --expect-uuid)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l driver -d 'Driver for --ip targets' -r -f -a "ipmi\t'IPMI over LAN (RMCP+ or 1.5)'
 redfish\t'Redfish over HTTPS'
 ssh\t'SSH to a hypervisor (virsh; --plug names the domain)'"
@@ -162,6 +166,8 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l level -d 'Use 
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l audit -d 'Append one JSON line per finished target to this file' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l address -d 'The node\'s own (data-plane) address, probed by verify (URL targets; inventories set `address`)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l probe-port -d 'A TCP port the node\'s host answers on when up (repeatable)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l expect-uuid -d 'Refuse to act unless the machine reports this system UUID (read in the same session, before any power command; IPMI GUIDs match in either byte order). For one URL or --ip target; inventories use `uuid = "…"`' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l expect-serial -d 'Refuse to act unless the machine reports this serial number (same rules as --expect-uuid)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l driver -d 'Driver for --ip targets' -r -f -a "ipmi\t'IPMI over LAN (RMCP+ or 1.5)'
 redfish\t'Redfish over HTTPS'
 ssh\t'SSH to a hypervisor (virsh; --plug names the domain)'"
@@ -219,6 +225,8 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l level -d 'U
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l audit -d 'Append one JSON line per finished target to this file' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l address -d 'The node\'s own (data-plane) address, probed by verify (URL targets; inventories set `address`)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l probe-port -d 'A TCP port the node\'s host answers on when up (repeatable)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l expect-uuid -d 'Refuse to act unless the machine reports this system UUID (read in the same session, before any power command; IPMI GUIDs match in either byte order). For one URL or --ip target; inventories use `uuid = "…"`' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l expect-serial -d 'Refuse to act unless the machine reports this serial number (same rules as --expect-uuid)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l driver -d 'Driver for --ip targets' -r -f -a "ipmi\t'IPMI over LAN (RMCP+ or 1.5)'
 redfish\t'Redfish over HTTPS'
 ssh\t'SSH to a hypervisor (virsh; --plug names the domain)'"
@@ -276,6 +284,8 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l level -d '
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l audit -d 'Append one JSON line per finished target to this file' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l address -d 'The node\'s own (data-plane) address, probed by verify (URL targets; inventories set `address`)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l probe-port -d 'A TCP port the node\'s host answers on when up (repeatable)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l expect-uuid -d 'Refuse to act unless the machine reports this system UUID (read in the same session, before any power command; IPMI GUIDs match in either byte order). For one URL or --ip target; inventories use `uuid = "…"`' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l expect-serial -d 'Refuse to act unless the machine reports this serial number (same rules as --expect-uuid)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l driver -d 'Driver for --ip targets' -r -f -a "ipmi\t'IPMI over LAN (RMCP+ or 1.5)'
 redfish\t'Redfish over HTTPS'
 ssh\t'SSH to a hypervisor (virsh; --plug names the domain)'"
@@ -333,6 +343,8 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l level -d 'U
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l audit -d 'Append one JSON line per finished target to this file' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l address -d 'The node\'s own (data-plane) address, probed by verify (URL targets; inventories set `address`)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l probe-port -d 'A TCP port the node\'s host answers on when up (repeatable)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l expect-uuid -d 'Refuse to act unless the machine reports this system UUID (read in the same session, before any power command; IPMI GUIDs match in either byte order). For one URL or --ip target; inventories use `uuid = "…"`' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l expect-serial -d 'Refuse to act unless the machine reports this serial number (same rules as --expect-uuid)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l driver -d 'Driver for --ip targets' -r -f -a "ipmi\t'IPMI over LAN (RMCP+ or 1.5)'
 redfish\t'Redfish over HTTPS'
 ssh\t'SSH to a hypervisor (virsh; --plug names the domain)'"
@@ -398,6 +410,8 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l level -d 'Us
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l audit -d 'Append one JSON line per finished target to this file' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l address -d 'The node\'s own (data-plane) address, probed by verify (URL targets; inventories set `address`)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l probe-port -d 'A TCP port the node\'s host answers on when up (repeatable)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l expect-uuid -d 'Refuse to act unless the machine reports this system UUID (read in the same session, before any power command; IPMI GUIDs match in either byte order). For one URL or --ip target; inventories use `uuid = "…"`' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l expect-serial -d 'Refuse to act unless the machine reports this serial number (same rules as --expect-uuid)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l driver -d 'Driver for --ip targets' -r -f -a "ipmi\t'IPMI over LAN (RMCP+ or 1.5)'
 redfish\t'Redfish over HTTPS'
 ssh\t'SSH to a hypervisor (virsh; --plug names the domain)'"
@@ -455,6 +469,8 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l level -d 'Use
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l audit -d 'Append one JSON line per finished target to this file' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l address -d 'The node\'s own (data-plane) address, probed by verify (URL targets; inventories set `address`)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l probe-port -d 'A TCP port the node\'s host answers on when up (repeatable)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l expect-uuid -d 'Refuse to act unless the machine reports this system UUID (read in the same session, before any power command; IPMI GUIDs match in either byte order). For one URL or --ip target; inventories use `uuid = "…"`' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l expect-serial -d 'Refuse to act unless the machine reports this serial number (same rules as --expect-uuid)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l driver -d 'Driver for --ip targets' -r -f -a "ipmi\t'IPMI over LAN (RMCP+ or 1.5)'
 redfish\t'Redfish over HTTPS'
 ssh\t'SSH to a hypervisor (virsh; --plug names the domain)'"

@@ -173,6 +173,15 @@ pub struct ActionArgs {
     #[arg(long)]
     pub verify: bool,
 
+    /// Refuse to act unless the machine reports this system UUID (read in the
+    /// same session, before any power command; IPMI GUIDs match in either
+    /// byte order). For one URL or --ip target; inventories use `uuid = "…"`.
+    #[arg(long, value_name = "UUID")]
+    pub expect_uuid: Option<String>,
+    /// Refuse to act unless the machine reports this serial number (same rules as --expect-uuid).
+    #[arg(long, value_name = "SERIAL")]
+    pub expect_serial: Option<String>,
+
     /// Driver for --ip targets.
     #[arg(long, value_enum, default_value_t = Driver::Ipmi)]
     pub driver: Driver,

@@ -5,6 +5,7 @@
 //! `verify|check|list` ([`super::verify`]).
 
 use super::args::{ActionArgs, Driver, IpmiVersion, Method};
+use crate::engine::identity::ExpectedIdentity;
 use crate::engine::policy::{Policy, PowerTimeout};
 use crate::engine::power::RebootMethod;
 use crate::exit;
@@ -55,6 +56,7 @@ fn redfish_method(a: &ActionArgs, url: &str) -> Result<MethodSpec, String> {
     Ok(MethodSpec::Redfish {
         config: c,
         credential: cli_credential(a),
+        expect: Default::default(),
     })
 }
 
@@ -85,11 +87,25 @@ fn ssh_method(a: &ActionArgs, url: &str) -> Result<MethodSpec, String> {
         identity: a.identity_file.clone(),
         agent: a.ssh_agent,
         credential: cli_credential(a),
+        expect: Default::default(),
     })
 }
 
-/// The method a target URL (or `--ip`) gets from the command-line options.
+/// The identity `--expect-uuid` / `--expect-serial` name.
+fn cli_expected(a: &ActionArgs) -> Result<ExpectedIdentity, String> {
+    ExpectedIdentity::new(a.expect_uuid.as_deref(), a.expect_serial.as_deref())
+        .map_err(|e| format!("--expect-uuid/--expect-serial: {e}"))
+}
+
+/// The method a target URL (or `--ip`) gets from the command-line options,
+/// pinned to `--expect-uuid` / `--expect-serial`.
 fn url_method(a: &ActionArgs, url: &str) -> Result<MethodSpec, String> {
+    let mut m = unpinned_url_method(a, url)?;
+    m.set_expected(cli_expected(a)?)?;
+    Ok(m)
+}
+
+fn unpinned_url_method(a: &ActionArgs, url: &str) -> Result<MethodSpec, String> {
     if is_redfish_url(url) {
         return redfish_method(a, url);
     }
@@ -124,6 +140,7 @@ fn url_method(a: &ActionArgs, url: &str) -> Result<MethodSpec, String> {
     Ok(MethodSpec::Ipmi {
         config: c,
         credential,
+        expect: Default::default(),
     })
 }
 
@@ -179,6 +196,19 @@ pub fn plans(a: &ActionArgs) -> Result<Vec<NodePlan>, String> {
                     inventory nodes (--inventory PATH) or --all"
                 .into(),
         );
+    }
+    if !cli_expected(a)?.is_empty() {
+        // One expected identity names one machine: one URL target, no
+        // inventory names (those are pinned in the inventory).
+        let urls = words.iter().filter(|w| w.contains("://")).count();
+        if a.all || urls != words.len() || urls != 1 {
+            return Err(
+                "--expect-uuid/--expect-serial name one machine: give exactly one target URL \
+                 (or --ip); pin inventory nodes with uuid = \"…\" / serial = \"…\" in the \
+                 inventory"
+                    .into(),
+            );
+        }
     }
     let mut p = select(&words, a.all, inventory.as_ref(), &|u| url_method(a, u))?;
     if p.is_empty() {

@@ -139,10 +139,20 @@ fn print_plan(action: Action, plans: &[NodePlan], a: &ActionArgs) -> bool {
                     }
                 ),
             };
+            let pin = m.expected();
+            let detail = match (&pin.uuid, &pin.serial) {
+                (None, None) => detail,
+                (u, s) => {
+                    let mut parts = vec![];
+                    parts.extend(u.as_ref().map(|u| format!("uuid {u}")));
+                    parts.extend(s.as_ref().map(|s| format!("serial {s}")));
+                    format!("{detail}, pinned to {}", parts.join(" and "))
+                }
+            };
             rows.push(serde_json::json!({
                 "node": p.name, "level": i + 1, "method": m.driver_name(), "endpoint": m.endpoint(),
                 "username": m.username(), "credential": cred.describe(), "credential_check": check,
-                "detail": detail,
+                "detail": detail, "expect": pin,
             }));
         }
     }

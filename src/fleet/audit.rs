@@ -30,6 +30,19 @@ struct Evidence<'a> {
     retransmits: u32,
     #[serde(skip_serializing_if = "Option::is_none")]
     acknowledged_by: Option<String>,
+    /// The identity check before any power command, when one was expected.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    identity: Option<IdentityEvidence<'a>>,
+}
+
+/// What the identity check compared, as recorded.
+#[derive(Serialize)]
+struct IdentityEvidence<'a> {
+    expected: &'a crate::engine::identity::ExpectedIdentity,
+    found: &'a crate::engine::identity::Identity,
+    matched: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    encoding: Option<&'static str>,
 }
 
 #[derive(Serialize)]
@@ -134,6 +147,20 @@ impl Audit {
                 retransmits: r.traffic.retransmits,
                 acknowledged_by: r.timeline.iter().find_map(|s| match &s.event {
                     Event::Acknowledged { by, at } => Some(format!("{by} at {at}")),
+                    _ => None,
+                }),
+                identity: r.timeline.iter().find_map(|s| match &s.event {
+                    Event::Identity {
+                        expected,
+                        found,
+                        matched,
+                        encoding,
+                    } => Some(IdentityEvidence {
+                        expected,
+                        found,
+                        matched: *matched,
+                        encoding: *encoding,
+                    }),
                     _ => None,
                 }),
             },

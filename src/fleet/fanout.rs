@@ -7,6 +7,13 @@
 //! advisory lock per BMC between fencekit processes on this host. Nodes run
 //! as tasks on one thread: no thread per target, memory grows with the
 //! number of nodes in flight only.
+//!
+//! Levels stop at a wrong machine: a level whose device reports a different
+//! identity than the one pinned means the configuration is wrong for that
+//! node, and the next level (a different device, possibly with the same
+//! mistake, or the right machine while the wrong one stays unexplained) is
+//! not tried. A device that only cannot report its identity is no evidence
+//! of a wrong machine, and the next level is tried.
 
 use super::plan::NodePlan;
 use super::result::{Attempt, TargetOutcome, TargetResult, Traffic};
@@ -261,9 +268,30 @@ async fn node(
         result.node = plan.name.clone();
         result.level = Some(level);
         result.elapsed_ms = began.elapsed().as_millis() as u64;
+        let wrong_machine = result.error_kind == Some(ErrorKind::IdentityMismatch);
         let next = !result.ok
             && result.outcome != Some(TargetOutcome::FencedNotRestored)
-            && result.error_kind != Some(ErrorKind::Interrupted);
+            && result.error_kind != Some(ErrorKind::Interrupted)
+            && !wrong_machine;
+        if wrong_machine {
+            let skipped: Vec<String> = plan
+                .levels
+                .iter()
+                .enumerate()
+                .skip(level)
+                .filter(|_| opts.level.is_none())
+                .map(|(i, _)| (i + 1).to_string())
+                .collect();
+            let e = result.error.get_or_insert_with(String::new);
+            e.push_str(&format!(
+                "; the configuration of node {} is wrong: level {level} ({}) controls another machine",
+                plan.name,
+                method.endpoint()
+            ));
+            if !skipped.is_empty() {
+                e.push_str(&format!("; level(s) {} not tried", skipped.join(", ")));
+            }
+        }
         if next {
             attempts.push(Attempt {
                 level,
@@ -338,6 +366,7 @@ async fn attempt(
     };
     let policy = Policy {
         deadline: Some(deadline),
+        expect: method.expected().clone(),
         ..opts.policy.clone()
     };
     let began = Instant::now();

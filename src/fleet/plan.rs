@@ -3,6 +3,7 @@
 
 use super::hostrange;
 use super::inventory::{Inventory, MethodFields};
+use crate::engine::identity::ExpectedIdentity;
 use crate::method::credential::CredentialRef;
 use crate::method::spec::MethodSpec;
 
@@ -82,6 +83,7 @@ fn redfish_from_fields(f: &MethodFields) -> Result<MethodSpec, String> {
     Ok(MethodSpec::Redfish {
         config: c,
         credential: credential_of(f),
+        expect: Default::default(),
     })
 }
 
@@ -113,11 +115,22 @@ fn ssh_from_fields(f: &MethodFields) -> Result<MethodSpec, String> {
         identity: f.identity_file.clone(),
         agent: f.ssh_agent == Some(true),
         credential: credential_of(f),
+        expect: Default::default(),
     })
 }
 
-/// Builds the method an inventory entry of node `node` describes.
+/// Builds the method an inventory entry of node `node` describes, pinned
+/// to the identity it names (`uuid`, `serial`).
 pub fn method_from_fields(node: &str, f: &MethodFields) -> Result<MethodSpec, String> {
+    let mut m = unpinned_method(node, f)?;
+    m.set_expected(ExpectedIdentity::new(
+        f.uuid.as_deref(),
+        f.serial.as_deref(),
+    )?)?;
+    Ok(m)
+}
+
+fn unpinned_method(node: &str, f: &MethodFields) -> Result<MethodSpec, String> {
     match f.driver_kind().as_deref() {
         Some("redfish") => return redfish_from_fields(f),
         Some("ssh") => return ssh_from_fields(f),
@@ -168,6 +181,7 @@ pub fn method_from_fields(node: &str, f: &MethodFields) -> Result<MethodSpec, St
     Ok(MethodSpec::Ipmi {
         config: c,
         credential,
+        expect: Default::default(),
     })
 }
 

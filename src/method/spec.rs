@@ -8,6 +8,7 @@
 use super::credential::CredentialRef;
 use super::driver::AnyDriver;
 use crate::engine::error::{DriverError, ErrorKind, Stage};
+use crate::engine::identity::ExpectedIdentity;
 use crate::ipmi::config::IpmiConfig;
 use crate::ipmi::driver::IpmiDriver;
 use crate::redfish::config::RedfishConfig;
@@ -25,6 +26,8 @@ pub enum MethodSpec {
         config: IpmiConfig,
         /// Where the password comes from.
         credential: CredentialRef,
+        /// Who the machine behind it must be (empty: not checked).
+        expect: ExpectedIdentity,
     },
     /// SSH (virsh, host or custom profile). `config.auth` is completed at
     /// build time: a key (`identity`, with `credential` as its passphrase),
@@ -38,6 +41,8 @@ pub enum MethodSpec {
         agent: bool,
         /// The password, or the key's passphrase.
         credential: CredentialRef,
+        /// Who the machine behind it must be (empty: not checked).
+        expect: ExpectedIdentity,
     },
     /// A person fences the node by hand and acknowledges (`fencekit ack`).
     Manual {
@@ -52,6 +57,9 @@ pub enum MethodSpec {
         config: RedfishConfig,
         /// Where the password comes from.
         credential: CredentialRef,
+        /// Who the machine behind it must be (empty: not checked). With a
+        /// UUID and no systems URI, it also chooses the system.
+        expect: ExpectedIdentity,
     },
 }
 
@@ -142,6 +150,38 @@ impl MethodSpec {
         }
     }
 
+    /// Who the machine behind this method must be (empty for manual
+    /// methods and when nothing is pinned).
+    pub fn expected(&self) -> &ExpectedIdentity {
+        const NONE: &ExpectedIdentity = &ExpectedIdentity {
+            uuid: None,
+            serial: None,
+        };
+        match self {
+            MethodSpec::Manual { .. } => NONE,
+            MethodSpec::Ipmi { expect, .. }
+            | MethodSpec::Redfish { expect, .. }
+            | MethodSpec::Ssh { expect, .. } => expect,
+        }
+    }
+
+    /// Pins the method to `identity`. `Err` for a manual method, which has
+    /// no device that could report one.
+    pub fn set_expected(&mut self, identity: ExpectedIdentity) -> Result<(), String> {
+        match self {
+            MethodSpec::Manual { .. } if identity.is_empty() => Ok(()),
+            MethodSpec::Manual { .. } => {
+                Err("a manual method has no device that could report an identity".into())
+            }
+            MethodSpec::Ipmi { expect, .. }
+            | MethodSpec::Redfish { expect, .. }
+            | MethodSpec::Ssh { expect, .. } => {
+                *expect = identity;
+                Ok(())
+            }
+        }
+    }
+
     /// Resolves the credential and builds the driver (not for manual methods,
     /// which have none).
     pub fn build(&self) -> Result<AnyDriver, DriverError> {
@@ -152,6 +192,7 @@ impl MethodSpec {
                 identity,
                 agent,
                 credential,
+                ..
             } => {
                 let mut c = config.clone();
                 c.auth = match (identity, agent) {
@@ -172,12 +213,16 @@ impl MethodSpec {
                 Stage::Status,
                 "a manual method has no device to talk to",
             )),
-            MethodSpec::Ipmi { config, credential } => {
+            MethodSpec::Ipmi {
+                config, credential, ..
+            } => {
                 let mut c = config.clone();
                 c.password = credential.resolve().map_err(config_err)?;
                 IpmiDriver::new(c).map(AnyDriver::Ipmi).map_err(config_err)
             }
-            MethodSpec::Redfish { config, credential } => {
+            MethodSpec::Redfish {
+                config, credential, ..
+            } => {
                 let mut c = config.clone();
                 c.password = credential.resolve().map_err(config_err)?;
                 RedfishDriver::new(c)
