@@ -44,7 +44,7 @@ pub enum Command {
     /// Prove a node is off (or back on) with independent evidence (exit 0 proven, 3 not, 1 no evidence).
     Verify(VerifyArgs),
     /// Check that every fencing level would work, without touching power (exit 0 all fine).
-    Check(ActionArgs),
+    Check(CheckArgs),
     /// List what is behind a device: systems of a Redfish service, domains of a hypervisor.
     List(ActionArgs),
     /// Acknowledge that a node was fenced by hand (manual method).
@@ -334,6 +334,20 @@ pub struct VerifyArgs {
     pub record_baseline: Option<std::path::PathBuf>,
 }
 
+/// `fencekit check` options.
+#[derive(Args, Debug, Clone)]
+pub struct CheckArgs {
+    /// Targets and connection options, as for the other commands.
+    #[command(flatten)]
+    pub action: ActionArgs,
+    /// Print, on stdout, an `[identity.NODE]` table for each inventory node
+    /// that is not pinned yet and whose levels agree about who it is, ready
+    /// to append to the inventory (`>> inventory.toml`); the check table
+    /// goes to stderr. Exit 1 when a node could not be recorded.
+    #[arg(long)]
+    pub record_identity: bool,
+}
+
 /// `fencekit lab` options.
 #[derive(Args, Debug, Clone)]
 pub struct LabArgs {
@@ -382,7 +396,7 @@ pub struct LabArgs {
     /// Faults for some nodes: PATTERN:KNOB[+KNOB…], e.g. 'node0[1-5]:stuck' or
     /// 'node07:loss=0.5+delay=100ms'. Knobs: stuck, silent, strict-state,
     /// no-cipher-query, ipmi-silent, lying, flap, draw-lies, redfish-no-forceoff, off,
-    /// loss=R, delay=DUR, transition=DUR, identity-of=NODE. Repeatable.
+    /// loss=R, delay=DUR, transition=DUR, identity-of=NODE, no-identity. Repeatable.
     #[arg(long = "fault", value_name = "SPEC")]
     pub faults: Vec<String>,
     /// Write an inventory of the lab's nodes to this file (the password to

@@ -37,7 +37,7 @@ pub fn main(args: Vec<OsString>) -> i32 {
         Command::Reboot(a) => action(Action::Reboot, a),
         Command::Monitor(a) => action(Action::Monitor, a),
         Command::Verify(v) => super::verify::verify(v),
-        Command::Check(a) => super::verify::check(a),
+        Command::Check(c) => super::verify::check(c),
         Command::List(a) => super::verify::list(a),
         Command::Ack { nodes, by } => {
             let mut code = exit::OK;

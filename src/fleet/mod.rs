@@ -8,11 +8,13 @@
 //! * [`fanout`]: running a plan, kind to BMCs, one result per node;
 //! * [`audit`]: the JSON-lines audit trail;
 //! * [`lock`]: per-target advisory locks between fencekit processes;
-//! * [`verify`]: evidence that a node is off or on, and fenceability checks.
+//! * [`verify`]: evidence that a node is off or on, and fenceability checks;
+//! * [`identity`]: whether a node's levels agree about who it is, and the pins `check --record-identity` prints.
 
 pub mod audit;
 pub mod fanout;
 pub mod hostrange;
+pub mod identity;
 pub mod inventory;
 pub mod manual;
 pub mod plan;

@@ -48,6 +48,7 @@ pub fn apply_knob(k: &str, f: &mut Faults, on: &mut bool) -> Result<(), String> 
         "lying" => f.lying = true,
         "flap" => f.flap = true,
         "draw-lies" => f.draw_lies = true,
+        "no-identity" => f.no_identity = true,
         // applied when the lab starts (see `spec`)
         "redfish-no-forceoff" => {}
         // applied once every node exists (see `main`)
