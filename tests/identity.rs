@@ -11,7 +11,7 @@
 
 mod support;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 use support::{bin, serial, Sshd, SSH_PASS, SSH_USER};
@@ -232,4 +232,159 @@ fn an_expected_identity_names_one_machine() {
             .contains(&format!("pinned to uuid {u} and serial S1")),
         "{r}"
     );
+}
+
+/// An inventory of SSH levels on the peer (password from a file).
+fn ssh_inventory(d: &Path, s: &Sshd, body: &str) -> PathBuf {
+    let pw = d.join("pw");
+    std::fs::write(&pw, SSH_PASS).unwrap();
+    let inv = d.join("inv.toml");
+    std::fs::write(
+        &inv,
+        format!(
+            "[defaults]\npassword_file = \"{}\"\nssh_known_hosts = \"{}\"\n\n{body}",
+            pw.display(),
+            s.known_hosts().display()
+        ),
+    )
+    .unwrap();
+    inv
+}
+
+#[test]
+fn levels_stop_at_a_wrong_machine_and_check_pins_a_rack() {
+    let _one = serial();
+    let Some(s) = Sshd::start() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let dom = |name: &str| format!("ssh://{SSH_USER}@127.0.0.1:{}/virsh/{name}", s.port);
+    s.ssh("virsh start node1 >/dev/null 2>&1; virsh start node2 >/dev/null 2>&1; true");
+
+    // vm1 is node1; level 1 points at node2 by mistake (a swapped plug),
+    // level 2 at node1. Level 2 must not be tried: the configuration is wrong.
+    let inv = ssh_inventory(
+        d,
+        &s,
+        &format!(
+            "[[node]]\nname = \"vm1\"\nuuid = \"{NODE1_UUID}\"\n\
+             [[node.fence]]\nendpoint = \"{}\"\n[[node.fence]]\nendpoint = \"{}\"\n",
+            dom("node2"),
+            dom("node1")
+        ),
+    );
+    let audit = d.join("audit.jsonl");
+    let (inv_s, audit_s) = (inv.to_str().unwrap(), audit.to_str().unwrap());
+    let r = fk(
+        d,
+        &["off", "-i", inv_s, "vm1", "-o", "json", "--audit", audit_s],
+    );
+    r.assert_code(1);
+    let res = &r.json()["results"][0];
+    assert_eq!(res["error_kind"], "identity-mismatch", "{r}");
+    assert_eq!(res["level"], 1, "{r}");
+    let e = res["error"].as_str().unwrap();
+    assert!(
+        e.contains("the configuration of node vm1 is wrong") && e.contains("level(s) 2 not tried"),
+        "{e}"
+    );
+    assert_eq!(s.domstate("node1"), "running", "level 2 was not tried");
+    assert_eq!(
+        s.domstate("node2"),
+        "running",
+        "the wrong machine is untouched"
+    );
+    let rec: serde_json::Value = serde_json::from_str(
+        std::fs::read_to_string(&audit)
+            .unwrap()
+            .lines()
+            .last()
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(rec["error_kind"], "identity-mismatch");
+    assert_eq!(rec["evidence"]["identity"]["matched"], false, "{rec}");
+    assert_eq!(rec["evidence"]["identity"]["expected"]["uuid"], NODE1_UUID);
+    assert_eq!(
+        rec["evidence"]["identity"]["found"]["uuid"][0]["uuid"],
+        NODE2_UUID
+    );
+    assert_eq!(rec["evidence"]["commands"], serde_json::json!([]));
+
+    // check flags the node whose levels name two machines, and records nothing for it.
+    let unpinned = ssh_inventory(
+        d,
+        &s,
+        &format!(
+            "[[node]]\nname = \"vm1\"\n[[node.fence]]\nendpoint = \"{}\"\n\
+             [[node.fence]]\nendpoint = \"{}\"\n\n\
+             [[node]]\nname = \"vm2\"\n[[node.fence]]\nendpoint = \"{}\"\n",
+            dom("node1"),
+            dom("node2"),
+            dom("node2"),
+        ),
+    );
+    let r = fk(
+        d,
+        &[
+            "check",
+            "-i",
+            unpinned.to_str().unwrap(),
+            "--all",
+            "--record-identity",
+        ],
+    );
+    r.assert_code(1);
+    assert!(
+        r.stderr.contains("level 1 (") && r.stderr.contains("report different machines"),
+        "{r}"
+    );
+    assert!(r.stderr.contains("not recorded: vm1:"), "{r}");
+    assert!(
+        r.stdout
+            .contains(&format!("[identity.vm2]\nuuid = \"{NODE2_UUID}\"\n")),
+        "{r}"
+    );
+    assert!(!r.stdout.contains("[identity.vm1]"), "{r}");
+
+    // Round trip: record a correct inventory, append, fence with it.
+    let good = ssh_inventory(
+        d,
+        &s,
+        &format!(
+            "[[node]]\nname = \"vm[1-2]\"\n[[node.fence]]\nendpoint = \"{}\"\n",
+            dom("node[1-2]")
+        ),
+    );
+    let good_s = good.to_str().unwrap();
+    let r = fk(d, &["check", "-i", good_s, "--all", "--record-identity"]);
+    r.assert_code(0);
+    let mut text = std::fs::read_to_string(&good).unwrap();
+    text.push_str(&r.stdout);
+    std::fs::write(&good, &text).unwrap();
+    assert!(
+        text.contains(&format!("[identity.vm1]\nuuid = \"{NODE1_UUID}\"")),
+        "{text}"
+    );
+    let r = fk(d, &["off", "-i", good_s, "vm1", "-o", "json"]);
+    r.assert_code(0);
+    assert_eq!(
+        timeline_identity(&r.json()["results"][0])["matched"],
+        true,
+        "{r}"
+    );
+    assert_eq!(s.domstate("node1"), "shut off");
+    // Recording again adds nothing: every node is pinned.
+    let r = fk(d, &["check", "-i", good_s, "--all", "--record-identity"]);
+    r.assert_code(0);
+    assert!(!r.stdout.contains("[identity."), "{r}");
+
+    // The plugs get swapped in the inventory: the pin refuses, nothing changes.
+    std::fs::write(&good, text.replace("virsh/node[1-2]", "virsh/node[2,1]")).unwrap();
+    let r = fk(d, &["off", "-i", good_s, "vm[1-2]", "-o", "json"]);
+    r.assert_code(1);
+    for res in r.json()["results"].as_array().unwrap() {
+        assert_eq!(res["error_kind"], "identity-mismatch", "{r}");
+    }
+    assert_eq!(s.domstate("node1"), "shut off");
+    assert_eq!(s.domstate("node2"), "running");
 }
