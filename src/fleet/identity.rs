@@ -112,7 +112,9 @@ pub fn pin_for(levels: &[LevelIdentity<'_>]) -> Result<ExpectedIdentity, String>
             .filter(|(_, f)| f.is_empty())
             .map(|(l, _)| format!("level {} ({})", l.level, l.endpoint))
             .collect();
-        return Err(if silent.is_empty() {
+        return Err(if silent.len() == levels.len() {
+            "no level reports an identity (nothing to pin)".into()
+        } else if silent.is_empty() {
             "the levels report no identity part in common (a uuid on one, a serial on \
              another): pin each [[node.fence]] with its own uuid or serial"
                 .into()
