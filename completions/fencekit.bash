@@ -111,7 +111,7 @@ _fencekit() {
             return 0
             ;;
         fencekit__subcmd__check)
-            opts="-i -a -u -l -p -S -C -L -A -n -k -m -o -v -h -V --inventory --all --parallel --stagger --bmc-interval --level --audit --dry-run --no-lock --address --probe-port --verify --expect-uuid --expect-serial --driver --ip --ipport --username --password --password-file --password-env --password-script --cipher --privlvl --ipmi-version --auth --hexadecimal-kg --systems-uri --redfish-uri --plug --ca-cert --ssl-fingerprint --ssl-insecure --redfish-session --identity-file --ssh-agent --ssh-known-hosts --ssh-host-key --ssh-accept-new --use-sudo --missing-as-off --power-wait --power-timeout --poll-interval --confirm --retry-on --method --timeout --login-timeout --output --verbose --help --version"
+            opts="-i -a -u -l -p -S -C -L -A -n -k -m -o -v -h -V --inventory --all --parallel --stagger --bmc-interval --level --audit --dry-run --no-lock --address --probe-port --verify --expect-uuid --expect-serial --driver --ip --ipport --username --password --password-file --password-env --password-script --cipher --privlvl --ipmi-version --auth --hexadecimal-kg --systems-uri --redfish-uri --plug --ca-cert --ssl-fingerprint --ssl-insecure --redfish-session --identity-file --ssh-agent --ssh-known-hosts --ssh-host-key --ssh-accept-new --use-sudo --missing-as-off --power-wait --power-timeout --poll-interval --confirm --retry-on --method --timeout --login-timeout --output --verbose --record-identity --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -373,7 +373,7 @@ _fencekit() {
             return 0
             ;;
         fencekit__subcmd__lab)
-            opts="-v -h -V --nodes --bind --ipmi-port-base --username --password --power --loss --drop --delay --transition --stuck --strict-state --ciphers --no-cipher-query --fault --write-inventory --hosts --boot-delay --redfish --verbose --help --version"
+            opts="-v -h -V --nodes --bind --ipmi-port-base --username --password --power --loss --drop --delay --transition --stuck --strict-state --ciphers --no-cipher-query --fault --write-inventory --hosts --boot-delay --redfish --vendor --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -441,6 +441,10 @@ _fencekit() {
                     ;;
                 --redfish)
                     COMPREPLY=($(compgen -W "https http none" -- "${cur}"))
+                    return 0
+                    ;;
+                --vendor)
+                    COMPREPLY=($(compgen -W "generic idrac ilo xcc smc supermicro bmcweb openbmc bmcweb204 ami ami-task" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -2109,7 +2113,7 @@ _fencekit_with_nodes() {
         *) return 0 ;;
     esac
     [[ "$cur" == -* ]] && return 0
-    case " --address --audit --auth --baseline --bind --bmc-interval --boot-delay --boot-timeout --by --ca-cert --cipher --ciphers --confirm --delay --driver --drop --expect --expect-serial --expect-uuid --fault --hexadecimal-kg --hosts --identity-file --interval --inventory --ip --ipmi-port-base --ipmi-version --ipport --level --login-timeout --loss --method --nodes --output --parallel --password --password-env --password-file --password-script --plug --poll-interval --power --power-timeout --power-wait --privlvl --probe-port --probe-timeout --record-baseline --redfish --redfish-uri --retry-on --samples --ssh-host-key --ssh-known-hosts --ssl-fingerprint --stagger --systems-uri --timeout --transition --username --write-inventory -A -C -L -S -a -i -k -l -m -n -o -p -u " in
+    case " --address --audit --auth --baseline --bind --bmc-interval --boot-delay --boot-timeout --by --ca-cert --cipher --ciphers --confirm --delay --driver --drop --expect --expect-serial --expect-uuid --fault --hexadecimal-kg --hosts --identity-file --interval --inventory --ip --ipmi-port-base --ipmi-version --ipport --level --login-timeout --loss --method --nodes --output --parallel --password --password-env --password-file --password-script --plug --poll-interval --power --power-timeout --power-wait --privlvl --probe-port --probe-timeout --record-baseline --redfish --redfish-uri --retry-on --samples --ssh-host-key --ssh-known-hosts --ssl-fingerprint --stagger --systems-uri --timeout --transition --username --vendor --write-inventory -A -C -L -S -a -i -k -l -m -n -o -p -u " in
         *" $prev "*) return 0 ;;
     esac
     local IFS=$'\n'

@@ -459,6 +459,7 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l ssh-accept-n
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l use-sudo -d 'SSH: run the remote commands through sudo'
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l missing-as-off -d 'SSH (virsh): a domain that does not exist counts as off'
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -s v -l verbose -d 'More detail on stderr (-v, -vv, -vvv); never shows secrets'
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l record-identity -d 'Print, on stdout, an `[identity.NODE]` table for each inventory node that is not pinned yet and whose levels agree about who it is, ready to append to the inventory (`>> inventory.toml`); the check table goes to stderr. Exit 1 when a node could not be recorded'
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -s V -l version -d 'Print version'
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -s i -l inventory -d 'Inventory file (TOML) naming nodes and their fencing methods' -r -F
@@ -535,13 +536,24 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand lab" -l drop -d 'Drop 
 complete -c fencekit -n "__fish_fencekit_using_subcommand lab" -l delay -d 'Delay every answer by this much' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand lab" -l transition -d 'A power change becomes visible this long after the command' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand lab" -l ciphers -d 'Only offer these cipher suites (comma list of 3, 17)' -r
-complete -c fencekit -n "__fish_fencekit_using_subcommand lab" -l fault -d 'Faults for some nodes: PATTERN:KNOB[+KNOB…], e.g. \'node0[1-5]:stuck\' or \'node07:loss=0.5+delay=100ms\'. Knobs: stuck, silent, strict-state, no-cipher-query, ipmi-silent, lying, flap, draw-lies, redfish-no-forceoff, off, loss=R, delay=DUR, transition=DUR, identity-of=NODE. Repeatable' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand lab" -l fault -d 'Faults for some nodes: PATTERN:KNOB[+KNOB…], e.g. \'node0[1-5]:stuck\' or \'node07:loss=0.5+delay=100ms\'. Knobs: stuck, silent, strict-state, no-cipher-query, ipmi-silent, lying, flap, draw-lies, redfish-no-forceoff, off, loss=R, delay=DUR, transition=DUR, identity-of=NODE, no-identity, vendor=NAME. Repeatable' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand lab" -l write-inventory -d 'Write an inventory of the lab\'s nodes to this file (the password to PATH.password, Redfish certificates to PATH.certs/)' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand lab" -l hosts -d 'Simulate each node\'s host: a TCP listener on 127.1.x.y:PORT while the node\'s real power is on (for verify)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand lab" -l boot-delay -d 'How long a simulated host takes to answer after power-on' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand lab" -l redfish -d 'Redfish service per node: https (self-signed certificate), http, or none' -r -f -a "https\t''
 http\t''
 none\t''"
+complete -c fencekit -n "__fish_fencekit_using_subcommand lab" -l vendor -d 'Make every node\'s Redfish service answer like this BMC family (system path, reset types, success and refusal bodies, transitions shown or hidden, 202 + Task); per node: --fault \'PATTERN:vendor=NAME\'' -r -f -a "generic\t''
+idrac\t''
+ilo\t''
+xcc\t''
+smc\t''
+supermicro\t''
+bmcweb\t''
+openbmc\t''
+bmcweb204\t''
+ami\t''
+ami-task\t''"
 complete -c fencekit -n "__fish_fencekit_using_subcommand lab" -l stuck -d 'Power never changes (commands are accepted and ignored)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand lab" -l strict-state -d 'Answer Chassis Control off-when-off with D5h (like Dell)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand lab" -l no-cipher-query -d 'Never answer Get Channel Cipher Suites (like ipmi_sim)'

@@ -3,7 +3,8 @@
 //! Agent mode (`fence_ipmilan` & co.) uses upstream's 0 / 1 / 2 instead;
 //! those live in [`crate::agent`].
 
-/// Every target reached the requested state (for `status`: every target is on).
+/// Every target reached the requested state (for `status`: no target is
+/// off: each is on, or in a power transition, which the output names).
 pub const OK: i32 = 0;
 /// At least one target failed: it could not be reached, authenticated or confirmed.
 pub const FAILURE: i32 = 1;
@@ -18,7 +19,7 @@ pub const USAGE: i32 = 64;
 pub const TABLE: &[(i32, &str)] = &[
     (
         OK,
-        "every target reached the requested state (status: every target is on)",
+        "every target reached the requested state (status: none is off; each is on or in a transition)",
     ),
     (
         FAILURE,

@@ -582,3 +582,49 @@ fn status_wall_time_side_by_side_against_sushy() {
         "ours {ours:?} vs fence_redfish {upstream:?}"
     );
 }
+
+#[test]
+fn sushy_identity_uuid_choice_and_no_power_reading() {
+    if !sushy_available(false) {
+        return;
+    }
+    use fencekit::engine::driver::PowerDriver;
+    let s = Sushy::start(false, 2, "On");
+    // An expected UUID chooses among several systems (no --systems-uri).
+    let mut c = s.cfg();
+    c.expect_uuid = Some("00000000-0000-4000-8000-000000000002".into());
+    assert_eq!(
+        engine(c.clone(), Action::Off),
+        Ok(Outcome::Reached {
+            state: PowerState::Off
+        })
+    );
+    assert_eq!((s.power(1).as_str(), s.power(2).as_str()), ("On", "Off"));
+    rt().block_on(async {
+        let mut d = RedfishDriver::new(c.clone()).unwrap();
+        d.connect(None).await.unwrap();
+        assert_eq!(d.system_uri(), Some(s.system_uri(2).as_str()));
+        let before = d.stats().requests;
+        let id = d.identity(None).await.unwrap();
+        assert_eq!(
+            id.primary_uuid(),
+            Some("00000000-0000-4000-8000-000000000002")
+        );
+        assert_eq!(d.stats().requests, before, "no request of its own");
+        // sushy-tools 2.2.0 serves Chassis without Power: no reading, no failure.
+        assert_eq!(d.power_reading(None).await, Ok(None));
+        d.close().await;
+    });
+    // No system reports the UUID: refused, both named, nothing sent.
+    let posts = posted_reset_types(&s.trace()).len();
+    c.expect_uuid = Some("11111111-2222-3333-4444-555555555555".into());
+    let e = engine(c, Action::Off).unwrap_err().error;
+    assert_eq!(e.kind, ErrorKind::Config);
+    assert!(
+        e.message.contains("no system")
+            && e.message.contains(&s.system_uri(1))
+            && e.message.contains(&s.system_uri(2)),
+        "{e}"
+    );
+    assert_eq!(posted_reset_types(&s.trace()).len(), posts);
+}

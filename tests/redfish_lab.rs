@@ -6,7 +6,7 @@ use fencekit::engine::driver::PowerDriver;
 use fencekit::engine::error::{ErrorKind, Stage};
 use fencekit::engine::event::{Event, Stamped};
 use fencekit::engine::policy::{Policy, PowerTimeout};
-use fencekit::engine::power::{Action, PowerCommand, PowerState, RebootMethod};
+use fencekit::engine::power::{Action, PowerCommand, PowerState, RebootMethod, Transition};
 use fencekit::engine::run::{run, Cancel, Failure, Outcome};
 use fencekit::fingerprint::format_hex as format_fingerprint;
 use fencekit::lab::bmc::{Bmc, Faults};
@@ -105,6 +105,16 @@ impl Ran {
             .iter()
             .filter_map(|e| match e.event {
                 Event::StateObserved { state } => Some(state),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn transitions(&self) -> Vec<Transition> {
+        self.events
+            .iter()
+            .filter_map(|e| match e.event {
+                Event::TransitionObserved { transition } => Some(transition),
                 _ => None,
             })
             .collect()
@@ -373,17 +383,20 @@ async fn transitional_states_are_never_the_target() {
         })
     );
     assert!(t.elapsed() >= Duration::from_millis(300));
-    let retries = r.retries();
+    let seen = r.transitions();
     assert!(
-        retries.iter().any(|m| m.contains("PoweringOff")),
-        "polls during the transition are missed polls: {retries:?}"
+        seen.contains(&Transition::PoweringOff),
+        "the transition was read and waited through: {:?}",
+        r.events
     );
+    assert!(r.retries().is_empty(), "{:?}", r.retries());
     assert_eq!(
         r.observed(),
         vec![PowerState::On, PowerState::Off, PowerState::Off]
     );
 
-    // A service stuck in PoweringOff never yields success.
+    // A service stuck in PoweringOff: status says so; `on` waits for it to
+    // settle and fails naming it, sending nothing.
     l.lab.bmc.set_on(true);
     l.lab.set_faults(RedfishFaults {
         system_body: SystemBody::PowerState(Some("PoweringOff".into())),
@@ -394,12 +407,19 @@ async fn transitional_states_are_never_the_target() {
         ..policy()
     };
     let r = go(l.cfg(), Action::Status, &short).await;
-    assert_eq!(r.err().error.kind, ErrorKind::Busy);
-    assert!(r
-        .err()
-        .error
-        .message
-        .contains("transitional state PoweringOff"));
+    assert_eq!(
+        r.result,
+        Ok(Outcome::InTransition {
+            transition: Transition::PoweringOff
+        })
+    );
+    let r = go(l.cfg(), Action::On, &short).await;
+    assert_eq!(r.err().error.kind, ErrorKind::TransitionTimeout);
+    assert!(
+        r.err().error.message.contains("powering off"),
+        "{}",
+        r.err().error
+    );
     // Unknown and missing states are failures, never guesses.
     for (body, what) in [
         (
@@ -533,14 +553,35 @@ async fn other_error_answers_fail_with_their_text() {
     .await;
     let r = go(l.cfg(), Action::Off, &policy()).await;
     let e = &r.err().error;
-    assert_eq!(e.kind, ErrorKind::DeviceError);
+    assert_eq!(e.kind, ErrorKind::Unsupported);
     assert!(
-        e.message.contains("http 400") && e.message.contains("invalid parameter ResetType"),
+        e.message.contains("http 400")
+            && e.message.contains("Base.1.8.ActionParameterUnknown")
+            && e.message.contains("invalid parameter ResetType"),
         "{}",
         e.message
     );
     assert!(e.message.contains("ResetType ForceOff"), "{}", e.message);
     assert_eq!(l.lab.stats().resets.len(), 1, "not retried");
+    // A refusal nobody documented fails too, quoting the vendor's MessageId.
+    l.lab.set_faults(RedfishFaults {
+        reset_error: Some(LabErrorAnswer {
+            status: 400,
+            message_id: "Contoso.1.0.PowerLocked".into(),
+            message: "Power control is locked by the chassis manager.".into(),
+            times: 0,
+        }),
+        ..Default::default()
+    });
+    let r = go(l.cfg(), Action::Off, &policy()).await;
+    let e = &r.err().error;
+    assert_eq!(e.kind, ErrorKind::DeviceError);
+    assert!(
+        e.message.contains("Contoso.1.0.PowerLocked"),
+        "{}",
+        e.message
+    );
+    assert_eq!(l.lab.stats().resets.len(), 2, "not retried");
 }
 
 #[tokio::test]
@@ -936,5 +977,128 @@ async fn list_and_reset_plan() {
         (PowerCommand::Off, Ok("ForceOff".to_string()))
     );
     assert!(plan.offered.unwrap().contains(&"Nmi".to_string()));
+    d.close().await;
+}
+
+#[tokio::test]
+async fn identity_comes_with_the_system_read() {
+    use fencekit::lab::bmc::LabIdentity;
+    let l = lab_on().await;
+    let mut d = RedfishDriver::new(l.cfg()).unwrap();
+    d.connect(None).await.unwrap();
+    let before = d.stats().requests;
+    let id = d.identity(None).await.unwrap();
+    let want = l.lab.bmc.identity();
+    assert_eq!(id.primary_uuid(), Some(want.uuid.as_str()));
+    assert_eq!(id.serial.as_deref(), Some(want.serial.as_str()));
+    assert_eq!(d.stats().requests, before, "no extra GET");
+    assert_eq!(
+        d.status(None).await.unwrap(),
+        PowerState::On,
+        "the first status still uses the read connect made"
+    );
+    assert_eq!(d.stats().requests, before);
+    d.close().await;
+    // A swapped cable: the BMC answers with another machine's identity.
+    l.lab.bmc.set_identity(LabIdentity::for_node(6));
+    let mut d = RedfishDriver::new(l.cfg()).unwrap();
+    let id = d.identity(None).await.unwrap();
+    assert_eq!(
+        id.primary_uuid(),
+        Some(LabIdentity::for_node(6).uuid.as_str())
+    );
+    d.close().await;
+}
+
+#[tokio::test]
+async fn an_expected_uuid_chooses_among_several_systems() {
+    use fencekit::lab::bmc::LabIdentity;
+    let main = LabIdentity::for_node(0);
+    let second = LabIdentity::for_node(1);
+    let start_with = |extra: Vec<LabIdentity>| {
+        start(
+            true,
+            Faults::default(),
+            RedfishLabOptions {
+                extra_systems: extra.len() as u32,
+                extra_identities: extra,
+                ..Default::default()
+            },
+        )
+    };
+    let l = start_with(vec![second.clone(), LabIdentity::for_node(2)]).await;
+    l.lab.bmc.set_identity(main.clone());
+    let mut c = l.discovering();
+    // Any spelling of the UUID.
+    c.expect_uuid = Some(second.uuid.to_uppercase());
+    let mut d = RedfishDriver::new(c.clone()).unwrap();
+    d.connect(None).await.unwrap();
+    assert_eq!(d.system_uri(), Some("/redfish/v1/Systems/1-2"));
+    assert_eq!(
+        d.identity(None).await.unwrap().primary_uuid(),
+        Some(second.uuid.as_str())
+    );
+    d.close().await;
+    c.expect_uuid = Some(main.uuid.clone());
+    let r = go(c.clone(), Action::Off, &policy()).await;
+    assert_eq!(
+        r.result,
+        Ok(Outcome::Reached {
+            state: PowerState::Off
+        })
+    );
+    assert!(!l.lab.bmc.is_on(), "the main system, chosen by its UUID");
+    // Nobody reports it: refused, every candidate named with its UUID.
+    l.lab.bmc.set_on(true);
+    c.expect_uuid = Some("12345678-1234-1234-1234-123456789abc".into());
+    let r = go(c, Action::Off, &policy()).await;
+    let e = &r.err().error;
+    // None of them is the pinned machine: a wrong machine, not a typo.
+    assert_eq!(e.kind, ErrorKind::IdentityMismatch);
+    for want in [
+        "/redfish/v1/Systems/1 (uuid",
+        "/redfish/v1/Systems/1-2 (uuid",
+        "/redfish/v1/Systems/1-3 (uuid",
+        &main.uuid,
+    ] {
+        assert!(e.message.contains(want), "{want}: {}", e.message);
+    }
+    // Two systems claim the UUID: refused, both named, nothing sent.
+    let l2 = start_with(vec![main.clone()]).await;
+    l2.lab.bmc.set_identity(main.clone());
+    let mut c = l2.discovering();
+    c.expect_uuid = Some(main.uuid.clone());
+    let r = go(c, Action::Off, &policy()).await;
+    let e = &r.err().error;
+    assert_eq!(e.kind, ErrorKind::Config);
+    assert!(
+        e.message.starts_with("2 systems report uuid")
+            && e.message.contains("/redfish/v1/Systems/1 (uuid")
+            && e.message.contains("/redfish/v1/Systems/1-2 (uuid"),
+        "{}",
+        e.message
+    );
+    assert!(l2.lab.stats().resets.is_empty());
+    assert!(l2.lab.bmc.is_on());
+}
+
+#[tokio::test]
+async fn power_draw_is_read_from_the_chassis() {
+    let l = lab_on().await;
+    let mut d = RedfishDriver::new(l.cfg()).unwrap();
+    let r = d.power_reading(None).await.unwrap().expect("a reading");
+    assert_eq!(r.watts, fencekit::lab::bmc::WATTS_ON);
+    assert_eq!(r.source, "/redfish/v1/Chassis/1/Power");
+    d.close().await;
+    l.lab.bmc.set_on(false);
+    let mut d = RedfishDriver::new(l.cfg()).unwrap();
+    let r = d.power_reading(None).await.unwrap().expect("a reading");
+    assert_eq!(r.watts, fencekit::lab::bmc::WATTS_STANDBY);
+    d.close().await;
+    // A meter that lies reports a running machine's draw while off.
+    l.lab.bmc.lock().faults.draw_lies = true;
+    let mut d = RedfishDriver::new(l.cfg()).unwrap();
+    let r = d.power_reading(None).await.unwrap().expect("a reading");
+    assert_eq!(r.watts, fencekit::lab::bmc::WATTS_ON);
     d.close().await;
 }

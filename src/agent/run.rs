@@ -632,6 +632,12 @@ pub fn report(action: Action, method: RebootMethod, result: &Result<Outcome, Fai
         Ok(Outcome::Status {
             state: PowerState::Off,
         }) => ok("Status: OFF", EXIT_STATUS_OFF),
+        // Upstream fence_redfish maps every PowerState but "Off" to "on", so
+        // PoweringOn and PoweringOff print `Status: ON` (exit 0). Kept: it is
+        // safe, since it never says OFF before the node is off (Pacemaker
+        // and FAR read OFF as fenced). The engine itself never takes a
+        // transition for a state (README, differences from upstream).
+        Ok(Outcome::InTransition { .. }) => ok("Status: ON", EXIT_OK),
         Ok(Outcome::Already {
             state: PowerState::On,
         }) => ok("Success: Already ON", EXIT_OK),

@@ -396,7 +396,8 @@ pub struct LabArgs {
     /// Faults for some nodes: PATTERN:KNOB[+KNOB…], e.g. 'node0[1-5]:stuck' or
     /// 'node07:loss=0.5+delay=100ms'. Knobs: stuck, silent, strict-state,
     /// no-cipher-query, ipmi-silent, lying, flap, draw-lies, redfish-no-forceoff, off,
-    /// loss=R, delay=DUR, transition=DUR, identity-of=NODE, no-identity. Repeatable.
+    /// loss=R, delay=DUR, transition=DUR, identity-of=NODE, no-identity, vendor=NAME.
+    /// Repeatable.
     #[arg(long = "fault", value_name = "SPEC")]
     pub faults: Vec<String>,
     /// Write an inventory of the lab's nodes to this file (the password to
@@ -413,6 +414,14 @@ pub struct LabArgs {
     /// Redfish service per node: https (self-signed certificate), http, or none.
     #[arg(long, default_value = "https", value_parser = ["https", "http", "none"])]
     pub redfish: String,
+    /// Make every node's Redfish service answer like this BMC family
+    /// (system path, reset types, success and refusal bodies, transitions
+    /// shown or hidden, 202 + Task); per node: --fault 'PATTERN:vendor=NAME'.
+    #[arg(long, value_name = "NAME", default_value = "generic", value_parser = [
+        "generic", "idrac", "ilo", "xcc", "smc", "supermicro", "bmcweb", "openbmc",
+        "bmcweb204", "ami", "ami-task",
+    ])]
+    pub vendor: String,
     /// More detail on stderr.
     #[arg(long, short = 'v', action = clap::ArgAction::Count)]
     pub verbose: u8,

@@ -5,6 +5,7 @@ use crate::exit;
 use crate::lab::bmc::Faults;
 use crate::lab::fleet::{Lab, LabSpec};
 use crate::lab::knobs::{apply_knob, parse_fault};
+use crate::lab::redfish::Vendor;
 use std::io::Write;
 use std::net::IpAddr;
 
@@ -44,6 +45,22 @@ fn spec(a: &LabArgs) -> Result<LabSpec, String> {
             .filter_map(|f| parse_fault(f).ok())
             .filter(|f| f.knobs.iter().any(|k| k == "redfish-no-forceoff"))
             .flat_map(|f| f.names)
+            .collect(),
+        vendor: Vendor::parse(&a.vendor)
+            .ok_or_else(|| format!("--vendor '{}' is not a known profile", a.vendor))?,
+        node_vendors: a
+            .faults
+            .iter()
+            .filter_map(|f| parse_fault(f).ok())
+            .flat_map(|f| {
+                let v = f
+                    .knobs
+                    .iter()
+                    .filter_map(|k| k.strip_prefix("vendor="))
+                    .filter_map(Vendor::parse)
+                    .next_back();
+                f.names.into_iter().filter_map(move |n| v.map(|v| (n, v)))
+            })
             .collect(),
         cert_dir: a.write_inventory.as_ref().map(|p| {
             let mut d = p.as_os_str().to_owned();

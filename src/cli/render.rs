@@ -35,6 +35,10 @@ pub fn human_line(r: &TargetResult) -> String {
             acked.as_deref().unwrap_or("?")
         ),
         Some(TargetOutcome::Status) => state.to_string(),
+        Some(TargetOutcome::InTransition) => format!(
+            "{} (a transition under way: neither on nor off yet)",
+            r.transition.map_or("in transition", |t| t.words())
+        ),
         Some(TargetOutcome::Already) => format!("already {state} (confirmed)"),
         Some(TargetOutcome::Reached) => format!("powered {state} (confirmed)"),
         Some(TargetOutcome::Rebooted) => "rebooted: off confirmed, then on confirmed".to_string(),
@@ -236,7 +240,11 @@ pub fn table(results: &[TargetResult]) -> String {
         b.push_record([
             r.node.clone(),
             method,
-            r.state.map_or("-".into(), |s| s.to_string()),
+            match (r.state, r.transition) {
+                (Some(s), _) => s.to_string(),
+                (None, Some(t)) => t.words().to_string(),
+                (None, None) => "-".into(),
+            },
             outcome_word(r).to_string(),
             format!("{:.2}s", r.elapsed_ms as f64 / 1000.0),
             err,

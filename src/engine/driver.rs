@@ -2,7 +2,7 @@
 
 use super::error::DriverError;
 use super::identity::Identity;
-use super::power::{PowerCommand, PowerReading, PowerState};
+use super::power::{Observed, PowerCommand, PowerReading, PowerState};
 use std::time::Instant;
 
 /// One device (BMC, hypervisor) as the engine drives it.
@@ -17,6 +17,25 @@ pub trait PowerDriver {
 
     /// Reads the power state. A state that is neither on nor off is an error.
     async fn status(&mut self, deadline: Option<Instant>) -> Result<PowerState, DriverError>;
+
+    /// Reads the power state, a transition under way included (Redfish
+    /// `PoweringOn`/`PoweringOff`). The engine reads through this method.
+    /// The default reads [`status`](Self::status): a device that cannot
+    /// report transitions only ever reports settled states.
+    async fn observe(&mut self, deadline: Option<Instant>) -> Result<Observed, DriverError> {
+        self.status(deadline).await.map(Observed::Settled)
+    }
+
+    /// False when the device may keep reporting the *old* state while a
+    /// power change is under way (some BMC families do not show
+    /// transitions: `shared/reference/vendors.md`). Then a first reading
+    /// that already shows an action's target cannot rule out a boot or a
+    /// shutdown in progress, and the engine sends the command anyway (such
+    /// devices accept it as a no-op) before confirming. Meaningful after
+    /// [`connect`](Self::connect); the default trusts the reading.
+    fn shows_transitions(&self) -> bool {
+        true
+    }
 
     /// Sends a power command. `Err` with `ErrorKind::NotInPresentState` means the
     /// device declined it in a way that may only mean "already there".

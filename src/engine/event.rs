@@ -6,7 +6,7 @@
 
 use super::error::Stage;
 use super::identity::{ExpectedIdentity, Identity};
-use super::power::{Action, PowerCommand, PowerState};
+use super::power::{Action, PowerCommand, PowerState, Transition};
 use serde::Serialize;
 use std::time::Duration;
 
@@ -54,6 +54,12 @@ pub enum Event {
     StateObserved {
         /// The state.
         state: PowerState,
+    },
+    /// The device reported a power change under way (a state to wait
+    /// through; it never counts as the state it leads to).
+    TransitionObserved {
+        /// The transition.
+        transition: Transition,
     },
     /// The engine waits for a transition (power_wait, or between polls).
     Waiting {
@@ -106,6 +112,9 @@ impl Event {
                 format!("power {command} declined ({reason}); reading the state again")
             }
             Event::StateObserved { state } => format!("observed: power {state}"),
+            Event::TransitionObserved { transition } => {
+                format!("observed: {transition} (a transition under way)")
+            }
             Event::Waiting { ms, target } => format!("waiting {ms} ms for power {target}"),
             Event::AwaitingAcknowledgment { instructions } => instructions.clone(),
             Event::Acknowledged { by, at } => format!("acknowledged by {by} at {at}"),

@@ -30,6 +30,83 @@ impl fmt::Display for PowerState {
     }
 }
 
+/// A power change a device reports as under way (Redfish `PoweringOn` /
+/// `PoweringOff`). A transition is a state to wait through, never an
+/// answer: it never counts as the state it leads to (SPEC §4).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Transition {
+    /// The node is being powered on (booting).
+    PoweringOn,
+    /// The node is being powered off (shutting down).
+    PoweringOff,
+}
+
+impl Transition {
+    /// `"powering-on"` or `"powering-off"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Transition::PoweringOn => "powering-on",
+            Transition::PoweringOff => "powering-off",
+        }
+    }
+
+    /// The transition in words (`"powering on"`).
+    pub fn words(self) -> &'static str {
+        match self {
+            Transition::PoweringOn => "powering on",
+            Transition::PoweringOff => "powering off",
+        }
+    }
+
+    /// The settled state the transition heads for (which it does not count as).
+    pub fn heading_for(self) -> PowerState {
+        match self {
+            Transition::PoweringOn => PowerState::On,
+            Transition::PoweringOff => PowerState::Off,
+        }
+    }
+}
+
+impl fmt::Display for Transition {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.words())
+    }
+}
+
+/// One reading of a device's power: settled, or a transition under way.
+///
+/// [`PowerState`] keeps meaning a settled on/off; a driver that can see a
+/// transition reports it here instead of as an error, so the engine can wait
+/// through it (and `status` can say so) rather than give up.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", content = "value", rename_all = "kebab-case")]
+pub enum Observed {
+    /// On or off.
+    Settled(PowerState),
+    /// A power change is under way.
+    InTransition(Transition),
+}
+
+impl Observed {
+    /// The settled state, if the reading is one.
+    pub fn settled(self) -> Option<PowerState> {
+        match self {
+            Observed::Settled(s) => Some(s),
+            Observed::InTransition(_) => None,
+        }
+    }
+}
+
+impl fmt::Display for Observed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Observed::Settled(s) => s.fmt(f),
+            Observed::InTransition(t) => t.fmt(f),
+        }
+    }
+}
+
 /// A measured power draw: independent evidence of whether a machine is
 /// really off (a node reported off that draws load is not off).
 #[derive(Clone, Debug, PartialEq, Serialize)]

@@ -5,6 +5,15 @@
 //! device declines as "not in present state" leads to a fresh read, never
 //! straight to success.
 //!
+//! Transitions (a device's `PoweringOn`/`PoweringOff`, [`Observed::InTransition`])
+//! are states to wait through, never answers, first reading included:
+//! `off` sends its hard power-off at once (fencing does not wait for a boot
+//! or a hung shutdown to finish; a device that refuses a command during a
+//! transition is read again and waited through), `on` waits for a settled
+//! state first (an "on" sent while a node powers off may be dropped:
+//! quirk 15), and `status` reports the transition. A refused command is
+//! never re-sent before the state has been read again.
+//!
 //! Identity rule: when the policy names an expected identity, it is read in
 //! the session just opened and compared before anything else happens
 //! (status read included), so a mismatch leaves the machine exactly as it
@@ -15,7 +24,7 @@ use super::error::{DriverError, ErrorKind, Stage};
 use super::event::{Event, EventSink, Stamped};
 use super::identity::Comparison;
 use super::policy::{Mode, Policy, PowerTimeout};
-use super::power::{Action, PowerCommand, PowerState, RebootMethod};
+use super::power::{Action, Observed, PowerCommand, PowerState, RebootMethod, Transition};
 use serde::Serialize;
 use std::future::Future;
 use std::time::{Duration, Instant};
@@ -29,6 +38,12 @@ pub enum Outcome {
     Status {
         /// The state.
         state: PowerState,
+    },
+    /// `status`: the device reports a power change under way (neither on
+    /// nor off yet).
+    InTransition {
+        /// The transition.
+        transition: Transition,
     },
     /// The target was already in the requested state (confirmed).
     Already {
@@ -131,6 +146,7 @@ pub async fn run<D: PowerDriver>(
         cancel,
         start: Instant::now(),
         last_state: None,
+        last_transition: None,
     };
     m.emit(Event::Started { action });
     let result = m.act(action).await;
@@ -148,6 +164,8 @@ struct Machine<'a, D> {
     cancel: Cancel,
     start: Instant,
     last_state: Option<PowerState>,
+    /// The transition of the last reading, when it was one (for messages).
+    last_transition: Option<Transition>,
 }
 
 /// `uuid U, serial S` for messages.
@@ -204,9 +222,10 @@ impl<D: PowerDriver> Machine<'_, D> {
     }
 
     fn deadline_error(&self, stage: Stage) -> DriverError {
-        let what = match self.last_state {
-            Some(s) => format!("; last state read: {s}"),
-            None => String::new(),
+        let what = match (self.last_transition, self.last_state) {
+            (Some(t), _) => format!("; last reading: {t}, a transition under way"),
+            (None, Some(s)) => format!("; last state read: {s}"),
+            (None, None) => String::new(),
         };
         DriverError::new(
             ErrorKind::Timeout,
@@ -257,8 +276,9 @@ impl<D: PowerDriver> Machine<'_, D> {
         self.emit(Event::Authenticated { detail });
         self.pin().await?;
         match action {
-            Action::Status => Ok(Outcome::Status {
-                state: self.read().await?,
+            Action::Status => Ok(match self.read().await? {
+                Observed::Settled(state) => Outcome::Status { state },
+                Observed::InTransition(transition) => Outcome::InTransition { transition },
             }),
             Action::Monitor => {
                 self.read().await?;
@@ -266,7 +286,7 @@ impl<D: PowerDriver> Machine<'_, D> {
             }
             Action::Diag => {
                 self.read().await?;
-                self.send(PowerCommand::Diag).await?;
+                self.send(PowerCommand::Diag, None).await?;
                 Ok(Outcome::DiagSent)
             }
             Action::Off => self.ensure(PowerState::Off, 1).await,
@@ -347,28 +367,103 @@ impl<D: PowerDriver> Machine<'_, D> {
         }
     }
 
-    /// One status read, recorded.
-    async fn read(&mut self) -> Result<PowerState, DriverError> {
+    /// One status read, recorded: a settled state or a transition.
+    async fn read(&mut self) -> Result<Observed, DriverError> {
         let deadline = self.policy.step_deadline();
-        let fut = self.driver.status(deadline);
+        let fut = self.driver.observe(deadline);
         let mut cancel = self.cancel.clone();
-        let state = tokio::select! {
+        let observed = tokio::select! {
             r = fut => r?,
             _ = cancel.cancelled() => return Err(DriverError::new(
                 ErrorKind::Interrupted, Stage::Status, "stopped by a signal")),
         };
-        self.last_state = Some(state);
-        self.emit(Event::StateObserved { state });
-        Ok(state)
+        match observed {
+            Observed::Settled(state) => {
+                self.last_state = Some(state);
+                self.last_transition = None;
+                self.emit(Event::StateObserved { state });
+            }
+            Observed::InTransition(transition) => {
+                self.last_transition = Some(transition);
+                self.emit(Event::TransitionObserved { transition });
+            }
+        }
+        Ok(observed)
     }
 
-    /// Sends a command, retrying transient refusals within the deadline.
-    /// Returns false when the device declined it as "not in present state".
-    async fn send(&mut self, command: PowerCommand) -> Result<bool, DriverError> {
+    /// A read while waiting: an error that is transient and leaves time is
+    /// a missed read (`None`), not the end of the action.
+    async fn poll_read(&mut self) -> Result<Option<Observed>, DriverError> {
+        match self.read().await {
+            Ok(o) => Ok(Some(o)),
+            Err(e) if e.kind.is_transient() && !self.overall_passed() => {
+                self.emit(Event::Retry {
+                    stage: Stage::Status,
+                    reason: e.message,
+                });
+                Ok(None)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// True when the power timeout counted from `began` after `polls` reads is used up.
+    fn transition_budget_spent(&self, began: Instant, polls: u32) -> bool {
+        match self.policy.power_timeout {
+            PowerTimeout::Polls(n) => n > 0 && polls >= n,
+            PowerTimeout::Wall(d) => began.elapsed() >= d,
+            PowerTimeout::Unlimited => false,
+        }
+    }
+
+    /// Reads again while the device reports `seen` (a transition), until a
+    /// settled state is read (returned) or the power timeout passes
+    /// (`TransitionTimeout` naming the transition).
+    async fn wait_settled(&mut self, mut seen: Transition) -> Result<PowerState, DriverError> {
+        let began = Instant::now();
+        let mut interval = self.policy.poll_interval;
+        let mut polls: u32 = 0;
+        loop {
+            if self.transition_budget_spent(began, polls) {
+                return Err(DriverError::new(
+                    ErrorKind::TransitionTimeout,
+                    Stage::Wait,
+                    format!(
+                        "the BMC still reports the node {seen} after {:.1}s; it never settled \
+                         on or off",
+                        began.elapsed().as_secs_f64()
+                    ),
+                ));
+            }
+            self.sleep(interval, Stage::Wait).await?;
+            interval = (interval.mul_f32(1.5)).min(self.policy.poll_interval_max);
+            polls += 1;
+            match self.poll_read().await? {
+                Some(Observed::Settled(s)) => return Ok(s),
+                Some(Observed::InTransition(t)) => seen = t,
+                None => {}
+            }
+        }
+    }
+
+    /// Sends a command. Returns false when the device declined it as "not in
+    /// present state", or refused it while the node reached `target` (the
+    /// settled state the command leads to; `None` for cycle and diag): the
+    /// caller then polls for the state rather than assume it.
+    ///
+    /// A refusal that means "busy" or "a transition is in progress" is
+    /// never answered by re-sending blindly: the state is read first; a
+    /// transition is waited through; the command is sent again only when
+    /// the node is still not where it should be, within the deadline.
+    async fn send(
+        &mut self,
+        command: PowerCommand,
+        target: Option<PowerState>,
+    ) -> Result<bool, DriverError> {
         let mut pause = Duration::from_millis(200);
         // Busy answers are retried until the step deadline (or 30 times when
         // timeouts are disabled), never forever.
-        let give_up = self.policy.step_deadline();
+        let mut give_up = self.policy.step_deadline();
         let mut busy_left = 30u32;
         loop {
             let deadline = self.policy.step_deadline();
@@ -399,13 +494,37 @@ impl<D: PowerDriver> Machine<'_, D> {
                 {
                     busy_left -= 1;
                     // Quirk (openbmc#1810/#1812): transient errors during a
-                    // transition or while the BMC boots succeed on retry.
+                    // transition or while the BMC boots succeed on retry;
+                    // quirk 15 (iLO): "power transition in progress".
                     self.emit(Event::Retry {
                         stage: Stage::Command,
                         reason: e.message,
                     });
-                    self.sleep(pause, Stage::Command).await?;
-                    pause = (pause * 2).min(Duration::from_secs(2));
+                    // Read before deciding: the refusal may mean the node
+                    // got there meanwhile, or is in a transition.
+                    let now = match self.poll_read().await? {
+                        Some(Observed::InTransition(t)) => {
+                            let s = self.wait_settled(t).await?;
+                            // Waiting through a transition was progress,
+                            // not a busy device: the retry budget restarts.
+                            give_up = self.policy.step_deadline();
+                            pause = Duration::from_millis(200);
+                            Some(s)
+                        }
+                        Some(Observed::Settled(s)) => {
+                            self.sleep(pause, Stage::Command).await?;
+                            pause = (pause * 2).min(Duration::from_secs(2));
+                            Some(s)
+                        }
+                        None => {
+                            self.sleep(pause, Stage::Command).await?;
+                            pause = (pause * 2).min(Duration::from_secs(2));
+                            None
+                        }
+                    };
+                    if now.is_some() && now == target {
+                        return Ok(false);
+                    }
                 }
                 Err(e) => return Err(e),
             }
@@ -417,7 +536,7 @@ impl<D: PowerDriver> Machine<'_, D> {
     async fn confirm_already(&mut self, target: PowerState) -> Result<bool, DriverError> {
         for _ in 1..self.policy.confirm {
             self.sleep(self.policy.poll_interval, Stage::Status).await?;
-            if self.read().await? != target {
+            if self.read().await? != Observed::Settled(target) {
                 return Ok(false);
             }
         }
@@ -426,19 +545,43 @@ impl<D: PowerDriver> Machine<'_, D> {
 
     /// Brings the target to `target`: already there (confirmed) or set and observed.
     async fn ensure(&mut self, target: PowerState, attempts: u32) -> Result<Outcome, DriverError> {
-        if self.read().await? == target && self.confirm_already(target).await? {
-            return Ok(Outcome::Already { state: target });
+        let settled = match self.read().await? {
+            Observed::Settled(s) => s,
+            // Fencing does not wait for a boot (or a hung shutdown) to end:
+            // the hard power-off goes now. A device that refuses it during
+            // the transition (iLO) is read again and waited through (`send`).
+            Observed::InTransition(_) if target == PowerState::Off => {
+                self.set_power(target, attempts).await?;
+                return Ok(Outcome::Reached { state: target });
+            }
+            // An "on" sent while the node powers off can be accepted and
+            // dropped (quirk 15): wait for the node to settle, then decide.
+            Observed::InTransition(t) => self.wait_settled(t).await?,
+        };
+        if settled == target {
+            if !self.driver.shows_transitions() {
+                // The device may show the old state during a transition
+                // (vendors.md: XCC, Supermicro, AMI), so "already there"
+                // cannot rule out a boot or shutdown under way. Such devices
+                // accept the command as a no-op: send it, then confirm.
+                self.send(command_for(target), Some(target)).await?;
+                if !self.poll_until(target).await? {
+                    return Err(self.transition_timeout(target));
+                }
+                return Ok(Outcome::Already { state: target });
+            }
+            if self.confirm_already(target).await? {
+                return Ok(Outcome::Already { state: target });
+            }
         }
         self.set_power(target, attempts).await?;
         Ok(Outcome::Reached { state: target })
     }
 
     async fn reboot_onoff(&mut self) -> Result<Outcome, DriverError> {
-        let first = self.read().await?;
-        let already_off = first == PowerState::Off && self.confirm_already(PowerState::Off).await?;
-        if !already_off {
-            self.set_power(PowerState::Off, 1).await?;
-        }
+        // The off half is `off` itself: transitions, refusals and devices
+        // that hide transitions are handled the same way.
+        self.ensure(PowerState::Off, 1).await?;
         // The node is fenced now. Power-on failures no longer undo that.
         let attempts = match self.policy.mode {
             // fence-agents: set_power(on, retry_on) — retry_on=0 means no attempt.
@@ -460,10 +603,15 @@ impl<D: PowerDriver> Machine<'_, D> {
     }
 
     async fn reboot_cycle(&mut self) -> Result<Outcome, DriverError> {
-        let first = self.read().await?;
+        // One command that cannot be observed half-way: start it from a
+        // settled state.
+        let first = match self.read().await? {
+            Observed::Settled(s) => s,
+            Observed::InTransition(t) => self.wait_settled(t).await?,
+        };
         let mut last_err = None;
         for _ in 0..(1 + self.policy.retry_on) {
-            match self.send(PowerCommand::Cycle).await {
+            match self.send(PowerCommand::Cycle, None).await {
                 Ok(true) => {
                     self.sleep(self.policy.power_wait, Stage::Wait).await?;
                     return Ok(Outcome::CycleSent);
@@ -471,7 +619,7 @@ impl<D: PowerDriver> Machine<'_, D> {
                 Ok(false) => {
                     // Quirk (fence-agents#596, bmclib#223): cycle on an off
                     // chassis answers D5h. Read again; if off, power it on.
-                    if self.read().await? == PowerState::Off {
+                    if self.read().await? == Observed::Settled(PowerState::Off) {
                         self.set_power(PowerState::On, 1 + self.policy.retry_on)
                             .await?;
                         return Ok(Outcome::Rebooted);
@@ -497,7 +645,7 @@ impl<D: PowerDriver> Machine<'_, D> {
     async fn set_power(&mut self, target: PowerState, attempts: u32) -> Result<(), DriverError> {
         let command = command_for(target);
         for _ in 0..attempts.max(1) {
-            self.send(command).await?;
+            self.send(command, Some(target)).await?;
             if !self.policy.power_wait.is_zero() {
                 self.emit(Event::Waiting {
                     ms: self.policy.power_wait.as_millis() as u64,
@@ -509,22 +657,28 @@ impl<D: PowerDriver> Machine<'_, D> {
                 return Ok(());
             }
         }
+        Err(self.transition_timeout(target))
+    }
+
+    fn transition_timeout(&self, target: PowerState) -> DriverError {
         let word = match target {
             PowerState::On => "ON",
             PowerState::Off => "OFF",
         };
-        let last = match self.last_state {
-            Some(s) => format!(" (last state read: {s})"),
-            None => String::new(),
+        let last = match (self.last_transition, self.last_state) {
+            (Some(t), _) => format!(" (last reading: {t}, a transition under way)"),
+            (None, Some(s)) => format!(" (last state read: {s})"),
+            (None, None) => String::new(),
         };
-        Err(DriverError::new(
+        DriverError::new(
             ErrorKind::TransitionTimeout,
             Stage::Wait,
             format!("timed out waiting to power {word}{last}"),
-        ))
+        )
     }
 
-    /// Polls until `target` is confirmed (true) or the power timeout passes (false).
+    /// Polls until `target` is confirmed (true) or the power timeout passes
+    /// (false). A transition is not the target: it breaks a streak.
     async fn poll_until(&mut self, target: PowerState) -> Result<bool, DriverError> {
         let began = Instant::now();
         let mut interval = self.policy.poll_interval;
@@ -532,29 +686,15 @@ impl<D: PowerDriver> Machine<'_, D> {
         let mut streak: u32 = 0;
         loop {
             polls += 1;
-            match self.read().await {
-                Ok(s) if s == target => streak += 1,
-                Ok(_) => streak = 0,
-                // A read that fails transiently during a transition is a
-                // missed poll, not the end of the action.
-                Err(e) if e.kind.is_transient() && !self.overall_passed() => {
-                    streak = 0;
-                    self.emit(Event::Retry {
-                        stage: Stage::Status,
-                        reason: e.message,
-                    });
-                }
-                Err(e) => return Err(e),
+            match self.poll_read().await? {
+                Some(Observed::Settled(s)) if s == target => streak += 1,
+                // Another state, a transition, or a missed read.
+                _ => streak = 0,
             }
             if streak >= self.policy.confirm.max(1) {
                 return Ok(true);
             }
-            let exhausted = match self.policy.power_timeout {
-                PowerTimeout::Polls(n) => n > 0 && polls >= n,
-                PowerTimeout::Wall(d) => began.elapsed() >= d,
-                PowerTimeout::Unlimited => false,
-            };
-            if exhausted && streak == 0 {
+            if streak == 0 && self.transition_budget_spent(began, polls) {
                 return Ok(false);
             }
             if streak == 0 {
@@ -576,9 +716,11 @@ mod tests {
 
     /// A scripted device: a queue of status answers, a log of commands.
     struct Scripted {
-        reads: VecDeque<Result<PowerState, ErrorKind>>,
+        reads: VecDeque<Result<Observed, ErrorKind>>,
         commands: Vec<PowerCommand>,
         command_answers: VecDeque<Result<(), ErrorKind>>,
+        /// The device may show the old state during a transition.
+        hides: bool,
         closed: bool,
         /// What `identity()` answers, and how often it was asked.
         identity: Result<Identity, ErrorKind>,
@@ -587,10 +729,16 @@ mod tests {
 
     impl Scripted {
         fn new(reads: &[Result<PowerState, ErrorKind>]) -> Self {
+            let reads: Vec<_> = reads.iter().map(|r| r.map(Observed::Settled)).collect();
+            Scripted::observing(&reads)
+        }
+
+        fn observing(reads: &[Result<Observed, ErrorKind>]) -> Self {
             Scripted {
                 reads: reads.iter().cloned().collect(),
                 commands: vec![],
                 command_answers: VecDeque::new(),
+                hides: false,
                 closed: false,
                 identity: Ok(Identity::default()),
                 identity_reads: 0,
@@ -603,11 +751,17 @@ mod tests {
             Ok("scripted".into())
         }
         async fn status(&mut self, _: Option<Instant>) -> Result<PowerState, DriverError> {
+            unreachable!("the engine reads through observe()")
+        }
+        async fn observe(&mut self, _: Option<Instant>) -> Result<Observed, DriverError> {
             match self.reads.pop_front() {
                 Some(Ok(s)) => Ok(s),
                 Some(Err(k)) => Err(DriverError::new(k, Stage::Status, "scripted error")),
                 None => panic!("no more scripted reads"),
             }
+        }
+        fn shows_transitions(&self) -> bool {
+            !self.hides
         }
         async fn command(
             &mut self,
@@ -749,10 +903,138 @@ mod tests {
         assert_eq!(d.commands, vec![PowerCommand::Cycle, PowerCommand::On]);
     }
 
+    use Transition::{PoweringOff, PoweringOn};
+
+    fn on() -> Result<Observed, ErrorKind> {
+        Ok(Observed::Settled(On))
+    }
+    fn off() -> Result<Observed, ErrorKind> {
+        Ok(Observed::Settled(Off))
+    }
+    fn moving(t: Transition) -> Result<Observed, ErrorKind> {
+        Ok(Observed::InTransition(t))
+    }
+
+    #[tokio::test]
+    async fn status_reports_a_transition() {
+        let mut d = Scripted::observing(&[moving(PoweringOff)]);
+        let r = go(&mut d, Action::Status, &native()).await;
+        assert_eq!(
+            r,
+            Ok(Outcome::InTransition {
+                transition: PoweringOff
+            })
+        );
+        assert!(d.commands.is_empty());
+        assert_eq!(r.unwrap().state(), None, "a transition is no state");
+    }
+
+    #[tokio::test]
+    async fn off_of_a_booting_node_powers_off_at_once() {
+        let mut d = Scripted::observing(&[moving(PoweringOn), moving(PoweringOff), off(), off()]);
+        let r = go(&mut d, Action::Off, &native()).await;
+        assert_eq!(r, Ok(Outcome::Reached { state: Off }));
+        assert_eq!(d.commands, vec![PowerCommand::Off]);
+        assert!(d.reads.is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_refusal_during_a_transition_is_read_and_waited_through() {
+        // iLO: "power transition in progress" to a ForceOff while booting.
+        let mut d = Scripted::observing(&[
+            moving(PoweringOn),
+            moving(PoweringOn), // the read after the refusal
+            moving(PoweringOn),
+            on(), // settled: now the ForceOff is sent again
+            off(),
+            off(),
+        ]);
+        d.command_answers.push_back(Err(ErrorKind::Busy));
+        let r = go(&mut d, Action::Off, &native()).await;
+        assert_eq!(r, Ok(Outcome::Reached { state: Off }));
+        assert_eq!(d.commands, vec![PowerCommand::Off, PowerCommand::Off]);
+        assert!(d.reads.is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_refusal_is_not_resent_when_the_node_got_there() {
+        let mut d = Scripted::new(&[Ok(On), Ok(Off), Ok(Off), Ok(Off)]);
+        d.command_answers.push_back(Err(ErrorKind::Busy));
+        let r = go(&mut d, Action::Off, &native()).await;
+        assert_eq!(r, Ok(Outcome::Reached { state: Off }));
+        assert_eq!(d.commands, vec![PowerCommand::Off], "one command only");
+    }
+
+    #[tokio::test]
+    async fn on_waits_for_a_power_off_to_end_before_powering_on() {
+        let mut d =
+            Scripted::observing(&[moving(PoweringOff), moving(PoweringOff), off(), on(), on()]);
+        let r = go(&mut d, Action::On, &native()).await;
+        assert_eq!(r, Ok(Outcome::Reached { state: On }));
+        assert_eq!(d.commands, vec![PowerCommand::On]);
+        assert!(d.reads.is_empty());
+        // A boot that completes is "already on", and nothing is sent.
+        let mut d = Scripted::observing(&[moving(PoweringOn), on(), on()]);
+        let r = go(&mut d, Action::On, &native()).await;
+        assert_eq!(r, Ok(Outcome::Already { state: On }));
+        assert!(d.commands.is_empty());
+    }
+
+    #[tokio::test]
+    async fn transitions_while_polling_are_not_the_target() {
+        let mut d = Scripted::observing(&[
+            on(),
+            moving(PoweringOff),
+            off(),
+            moving(PoweringOff),
+            off(),
+            off(),
+        ]);
+        let r = go(&mut d, Action::Off, &native()).await;
+        assert_eq!(r, Ok(Outcome::Reached { state: Off }));
+        assert!(d.reads.is_empty(), "a transition breaks a streak");
+    }
+
+    #[tokio::test]
+    async fn a_transition_that_never_ends_fails_naming_it() {
+        let mut d = Scripted::observing(&[moving(PoweringOff); 8]);
+        let p = Policy {
+            power_timeout: PowerTimeout::Polls(3),
+            ..native()
+        };
+        let e = go(&mut d, Action::On, &p).await.unwrap_err();
+        assert_eq!(e.error.kind, ErrorKind::TransitionTimeout);
+        assert!(e.error.message.contains("powering off"), "{}", e.error);
+        assert!(d.commands.is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_device_that_hides_transitions_gets_the_command_anyway() {
+        let mut d = Scripted::new(&[Ok(Off), Ok(Off), Ok(Off)]);
+        d.hides = true;
+        let r = go(&mut d, Action::Off, &native()).await;
+        assert_eq!(r, Ok(Outcome::Already { state: Off }));
+        assert_eq!(d.commands, vec![PowerCommand::Off]);
+        assert!(d.reads.is_empty());
+        // ... and one that shows them does not.
+        let mut d = Scripted::new(&[Ok(Off), Ok(Off)]);
+        let r = go(&mut d, Action::Off, &native()).await;
+        assert_eq!(r, Ok(Outcome::Already { state: Off }));
+        assert!(d.commands.is_empty());
+    }
+
+    #[tokio::test]
+    async fn reboot_of_a_booting_node_powers_off_then_on() {
+        let mut d = Scripted::observing(&[moving(PoweringOn), off(), off(), on(), on()]);
+        let r = go(&mut d, Action::Reboot, &native()).await;
+        assert_eq!(r, Ok(Outcome::Rebooted));
+        assert_eq!(d.commands, vec![PowerCommand::Off, PowerCommand::On]);
+    }
+
     #[tokio::test]
     async fn deadline_bounds_polling() {
         let mut d = Scripted::new(&[Ok(On)]);
-        d.reads.extend(std::iter::repeat_n(Ok(On), 10_000));
+        d.reads.extend(std::iter::repeat_n(on(), 10_000));
         let p = Policy {
             power_timeout: PowerTimeout::Unlimited,
             deadline: Some(Instant::now() + Duration::from_millis(100)),

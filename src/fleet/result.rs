@@ -6,20 +6,22 @@
 
 use crate::engine::error::ErrorKind;
 use crate::engine::event::{Event, Stamped};
-use crate::engine::power::{Action, PowerState};
+use crate::engine::power::{Action, PowerState, Transition};
 use crate::engine::run::{Failure, Outcome};
 use serde::Serialize;
 use std::time::Duration;
 
 /// What a finished action amounts to, as recorded: the engine's
 /// [`Outcome`] without its payload. Serialised (JSON, audit) as the
-/// kebab-case words `status`, `already`, `reached`, `rebooted`,
-/// `fenced-not-restored`, `cycle-sent`, `monitored`, `diag-sent`.
+/// kebab-case words `status`, `in-transition`, `already`, `reached`,
+/// `rebooted`, `fenced-not-restored`, `cycle-sent`, `monitored`, `diag-sent`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum TargetOutcome {
     /// The power state was read.
     Status,
+    /// `status` read a power change under way (see [`TargetResult::transition`]).
+    InTransition,
     /// The node was already in the requested state (confirmed).
     Already,
     /// The requested state was reached (confirmed).
@@ -41,6 +43,7 @@ impl TargetOutcome {
     pub fn of(o: &Outcome) -> Self {
         match o {
             Outcome::Status { .. } => TargetOutcome::Status,
+            Outcome::InTransition { .. } => TargetOutcome::InTransition,
             Outcome::Already { .. } => TargetOutcome::Already,
             Outcome::Reached { .. } => TargetOutcome::Reached,
             Outcome::Rebooted => TargetOutcome::Rebooted,
@@ -55,6 +58,7 @@ impl TargetOutcome {
     pub fn as_str(self) -> &'static str {
         match self {
             TargetOutcome::Status => "status",
+            TargetOutcome::InTransition => "in-transition",
             TargetOutcome::Already => "already",
             TargetOutcome::Reached => "reached",
             TargetOutcome::Rebooted => "rebooted",
@@ -115,6 +119,10 @@ pub struct TargetResult {
     pub ok: bool,
     /// The last observed power state.
     pub state: Option<PowerState>,
+    /// `status` only: the power change the device reports under way (the
+    /// node is neither on nor off yet; `state` is then null).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub transition: Option<Transition>,
     /// What happened (absent when the action failed without an outcome).
     pub outcome: Option<TargetOutcome>,
     /// The failure, if any.
@@ -166,6 +174,10 @@ impl TargetResult {
             },
             Err(f) => (false, None, Some(f.error.to_string()), Some(f.error.kind)),
         };
+        let transition = match result {
+            Ok(Outcome::InTransition { transition }) => Some(*transition),
+            _ => None,
+        };
         TargetResult {
             node: target.clone(),
             target,
@@ -175,7 +187,14 @@ impl TargetResult {
             attempts: Vec::new(),
             action,
             ok,
-            state: last_seen,
+            // A status that read a transition shows no settled state, not
+            // an older one.
+            state: if transition.is_some() {
+                None
+            } else {
+                last_seen
+            },
+            transition,
             outcome,
             error,
             error_kind,
@@ -204,6 +223,7 @@ mod tests {
         use TargetOutcome::*;
         for o in [
             Status,
+            InTransition,
             Already,
             Reached,
             Rebooted,
@@ -217,6 +237,30 @@ mod tests {
                 serde_json::Value::String(o.as_str().into())
             );
         }
+    }
+
+    #[test]
+    fn a_transition_is_no_state() {
+        let r = TargetResult::new(
+            "n".into(),
+            Action::Status,
+            &Ok(Outcome::InTransition {
+                transition: Transition::PoweringOff,
+            }),
+            Duration::ZERO,
+            vec![Stamped::new(
+                Duration::ZERO,
+                Event::StateObserved {
+                    state: PowerState::On,
+                },
+            )],
+            Traffic::default(),
+        );
+        assert!(r.ok);
+        let v = serde_json::to_value(&r).unwrap();
+        assert_eq!(v["outcome"], "in-transition");
+        assert_eq!(v["transition"], "powering-off");
+        assert_eq!(v["state"], serde_json::Value::Null);
     }
 
     #[test]

@@ -118,6 +118,9 @@ pub struct Chassis {
     pub log: Vec<&'static str>,
     /// Who the machine is (a test or a fault may change it: a swapped cable).
     pub identity: LabIdentity,
+    /// A commanded change still under way: where it heads and when it is
+    /// done (what a BMC that shows transitions reports as PoweringOn/Off).
+    transit: Option<(bool, Instant)>,
 }
 
 /// How long a power cycle keeps the node off (ipmi_sim uses 1 s).
@@ -169,13 +172,55 @@ impl Chassis {
         }
     }
 
+    /// Schedules a power change; it replaces any change still pending (a
+    /// ForceOff during a boot cancels the boot, as on real BMCs).
     fn schedule(&mut self, on: bool, after: Duration) {
+        self.pending.clear();
         if after.is_zero() {
-            self.pending.clear();
             self.on = on;
+            self.transit = None;
         } else {
-            self.pending.push((on, Instant::now() + after));
+            let until = Instant::now() + after;
+            self.pending.push((on, until));
+            self.transit = Some((on, until));
         }
+    }
+
+    /// The change under way, if any: `Some(true)` powering on, `Some(false)`
+    /// powering off (the node still shows its old state meanwhile).
+    pub fn transition(&mut self) -> Option<bool> {
+        self.settle();
+        match self.transit {
+            Some((target, until)) if Instant::now() < until && self.on != target => Some(target),
+            _ => {
+                self.transit = None;
+                None
+            }
+        }
+    }
+
+    /// Starts a power change of `faults.transition` as another actor would
+    /// (the power button, a watchdog): not a command this BMC received.
+    pub fn begin_transition(&mut self, on: bool) {
+        let t = self.faults.transition;
+        self.schedule(on, t);
+    }
+
+    /// The real power at `at`, the power once every pending change is done,
+    /// and when that is (for tests that look at the node after a client).
+    pub fn forecast(&mut self, at: Instant) -> (bool, bool, Instant) {
+        self.settle();
+        let mut now_on = self.on;
+        let mut last = self.on;
+        let mut ends = Instant::now();
+        for (on, t) in &self.pending {
+            if *t <= at {
+                now_on = *on;
+            }
+            last = *on;
+            ends = ends.max(*t);
+        }
+        (now_on, last, ends)
     }
 
     /// Applies a Chassis Control request; returns the completion code.
@@ -238,6 +283,7 @@ impl Bmc {
             counters: Counters::default(),
             log: Vec::new(),
             identity: LabIdentity::default(),
+            transit: None,
         })))
     }
 
@@ -255,6 +301,7 @@ impl Bmc {
     pub fn set_on(&self, on: bool) {
         let mut c = self.lock();
         c.pending.clear();
+        c.transit = None;
         c.claimed = None;
         c.on = on;
     }

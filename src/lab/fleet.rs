@@ -3,7 +3,7 @@
 use super::bmc::{Bmc, Faults, LabIdentity};
 use super::host::{host_ip, LabHost};
 use super::ipmi::{LabIpmi, Offer};
-use super::redfish::{LabCert, LabRedfish, RedfishLabOptions};
+use super::redfish::{LabCert, LabRedfish, RedfishLabOptions, Vendor};
 use std::net::{IpAddr, SocketAddr};
 
 /// What every node of a lab shares.
@@ -33,6 +33,10 @@ pub struct LabSpec {
     pub hosts: Option<(u16, std::time::Duration)>,
     /// Nodes whose Redfish service offers no ForceOff (a firmware quirk).
     pub no_forceoff: Vec<String>,
+    /// The BMC family every node's Redfish service answers like.
+    pub vendor: Vendor,
+    /// Nodes that answer like another family than `vendor`.
+    pub node_vendors: Vec<(String, Vendor)>,
 }
 
 impl Default for LabSpec {
@@ -50,6 +54,8 @@ impl Default for LabSpec {
             cert_dir: None,
             hosts: None,
             no_forceoff: Vec::new(),
+            vendor: Vendor::Generic,
+            node_vendors: Vec::new(),
         }
     }
 }
@@ -124,6 +130,13 @@ impl Lab {
             let redfish = match spec.redfish {
                 None => None,
                 Some(tls) => {
+                    let vendor = spec
+                        .node_vendors
+                        .iter()
+                        .rev()
+                        .find(|(n, _)| *n == name)
+                        .map_or(spec.vendor, |(_, v)| *v);
+                    let profile = RedfishLabOptions::vendor(vendor);
                     let opts = RedfishLabOptions {
                         username: spec.username.clone(),
                         password: spec.password.clone(),
@@ -133,7 +146,7 @@ impl Lab {
                             _ => None,
                         },
                         system_name: name.clone(),
-                        ..RedfishLabOptions::default()
+                        ..profile
                     };
                     let mut opts = opts;
                     if spec.no_forceoff.contains(&name) {

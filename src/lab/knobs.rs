@@ -29,7 +29,7 @@ pub fn parse_fault(spec: &str) -> Result<FaultSpec, String> {
 }
 
 /// Applies knob `k` to `f` (`off` clears `on`). Knobs the lab applies
-/// elsewhere (`redfish-no-forceoff`, `identity-of`) are only checked here.
+/// elsewhere (`redfish-no-forceoff`, `vendor`, `identity-of`) are only checked here.
 pub fn apply_knob(k: &str, f: &mut Faults, on: &mut bool) -> Result<(), String> {
     let (name, value) = match k.split_once('=') {
         Some((n, v)) => (n, Some(v)),
@@ -51,6 +51,15 @@ pub fn apply_knob(k: &str, f: &mut Faults, on: &mut bool) -> Result<(), String> 
         "no-identity" => f.no_identity = true,
         // applied when the lab starts (see `spec`)
         "redfish-no-forceoff" => {}
+        "vendor" => {
+            let v = value.unwrap_or_default();
+            if super::redfish::Vendor::parse(v).is_none() {
+                return Err(format!(
+                    "vendor={v}: not a profile (generic, idrac, ilo, xcc, smc, bmcweb, \
+                     bmcweb204, ami, ami-task)"
+                ));
+            }
+        }
         // applied once every node exists (see `main`)
         "identity-of" => {
             value

@@ -11,10 +11,20 @@
 //! accepts connections and never answers. `curl` and upstream
 //! `fence_redfish` are run against it in `tests/interop_redfish.rs`.
 //!
+//! Vendor profiles ([`Vendor`]: iDRAC, iLO, XCC, Supermicro, OpenBMC, AMI)
+//! make the service answer like each family (`shared/reference/vendors.md`):
+//! its system paths and reset types, its success bodies, its no-op refusals
+//! (iDRAC 409 PSU501/PSU502, iLO 400 InvalidOperationForSystemState with the
+//! reason only in MessageArgs), iLO's refusal during a transition, whether a
+//! read during a transition shows PoweringOn/PoweringOff or the old state,
+//! and 202 + Task for AMI with asynchronous operations. Every system also
+//! serves its identity (`UUID`, `SerialNumber` from the chassis) and a
+//! Chassis with a `Power` resource (`PowerConsumedWatts` from its meter).
+//!
 //! HTTP/1.1 framing, keep-alive and `Connection: close` are hyper's; this
 //! module only decides what to answer, and never panics on what it reads.
 
-use super::bmc::Bmc;
+use super::bmc::{Bmc, LabIdentity};
 use base64::Engine;
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::{Bytes, Incoming};
@@ -29,7 +39,7 @@ use std::io;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpListener;
 use tokio::task::JoinSet;
@@ -55,13 +65,119 @@ pub const STANDARD_RESET_TYPES: &[&str] = &[
 ];
 
 /// Which certificate an HTTPS lab serves.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum LabCert {
     /// One self-signed certificate marked CA:TRUE, like many BMCs' and
     /// sushy-tools' (webpki refuses it as an end-entity: clients must pin it).
     SelfSigned,
     /// A leaf issued by a CA generated alongside; the CA is what to trust.
     Issued,
+    /// This certificate (PEM) and PKCS#8 key (PEM), made elsewhere.
+    Given {
+        /// The certificate, PEM.
+        cert_pem: String,
+        /// Its private key, PEM.
+        key_pem: String,
+    },
+}
+
+/// Which BMC family the service answers like (`shared/reference/vendors.md`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Vendor {
+    /// fencekit's own: the fault knobs decide (204 on success).
+    #[default]
+    Generic,
+    /// Dell iDRAC 8/9: 204; 409 PSU501/PSU502 for no-ops; shows transitions.
+    Idrac,
+    /// HPE iLO 5/6: 200 with an `error`-shaped Success body; 400
+    /// InvalidOperationForSystemState (MessageArgs only) for no-ops and
+    /// during a transition; shows transitions.
+    Ilo,
+    /// Lenovo XCC: 204, accepts no-ops, keeps the old state during a transition.
+    Xcc,
+    /// Supermicro X12/X13: 200 `{"Success": …}`, accepts no-ops, keeps the old state.
+    Smc,
+    /// OpenBMC bmcweb: 200 + Base Success, accepts no-ops, shows transitions.
+    Bmcweb,
+    /// OpenBMC builds that answer 204 (BlueField).
+    Bmcweb204,
+    /// AMI MegaRAC (NVIDIA DGX): 204, two systems, keeps the old state.
+    Ami,
+    /// AMI MegaRAC with asynchronous operations: 202 + a Task that runs
+    /// until the transition ends.
+    AmiTask,
+}
+
+impl Vendor {
+    /// Every profile, in the order `--vendor` lists them.
+    pub const ALL: [Vendor; 9] = [
+        Vendor::Generic,
+        Vendor::Idrac,
+        Vendor::Ilo,
+        Vendor::Xcc,
+        Vendor::Smc,
+        Vendor::Bmcweb,
+        Vendor::Bmcweb204,
+        Vendor::Ami,
+        Vendor::AmiTask,
+    ];
+
+    /// The profile's name on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Vendor::Generic => "generic",
+            Vendor::Idrac => "idrac",
+            Vendor::Ilo => "ilo",
+            Vendor::Xcc => "xcc",
+            Vendor::Smc => "smc",
+            Vendor::Bmcweb => "bmcweb",
+            Vendor::Bmcweb204 => "bmcweb204",
+            Vendor::Ami => "ami",
+            Vendor::AmiTask => "ami-task",
+        }
+    }
+
+    /// Reads a profile name (`supermicro` and `openbmc` are accepted for
+    /// `smc` and `bmcweb`).
+    pub fn parse(name: &str) -> Option<Vendor> {
+        match name.to_ascii_lowercase().as_str() {
+            "supermicro" => Some(Vendor::Smc),
+            "openbmc" => Some(Vendor::Bmcweb),
+            n => Vendor::ALL.into_iter().find(|v| v.name() == n),
+        }
+    }
+
+    /// A read during a transition shows PoweringOn/PoweringOff (the others
+    /// keep reporting the old state).
+    pub fn shows_transitions(self) -> bool {
+        !matches!(
+            self,
+            Vendor::Xcc | Vendor::Smc | Vendor::Ami | Vendor::AmiTask
+        )
+    }
+
+    /// The `Oem` key of the family's ComputerSystem (how clients tell them apart).
+    fn oem(self) -> Option<&'static str> {
+        match self {
+            Vendor::Idrac => Some("Dell"),
+            Vendor::Ilo => Some("Hpe"),
+            Vendor::Xcc => Some("Lenovo"),
+            Vendor::Smc => Some("Supermicro"),
+            Vendor::Ami | Vendor::AmiTask => Some("Ami"),
+            _ => None,
+        }
+    }
+
+    fn manufacturer(self) -> &'static str {
+        match self {
+            Vendor::Idrac => "Dell Inc.",
+            Vendor::Ilo => "HPE",
+            Vendor::Xcc => "Lenovo",
+            Vendor::Smc => "Supermicro",
+            Vendor::Ami | Vendor::AmiTask => "NVIDIA",
+            _ => "fencekit lab",
+        }
+    }
 }
 
 /// An error answer the lab gives instead of performing a reset.
@@ -112,6 +228,14 @@ pub struct RedfishFaults {
     pub conflict_when_already: bool,
     /// What the system resource looks like.
     pub system_body: SystemBody,
+    /// Another actor flips the power (settled, at once) right after the
+    /// first read of the system: the client's next command meets a state it
+    /// did not read (a stale read).
+    pub flip_after_read: bool,
+    /// Another actor starts a boot (`Some(true)`) or a shutdown
+    /// (`Some(false)`) of the chassis' `transition` when the first request
+    /// arrives: the client meets a node whose power is changing.
+    pub transition_at_first_request: Option<bool>,
 }
 
 /// How a lab Redfish service is set up.
@@ -131,6 +255,12 @@ pub struct RedfishLabOptions {
     pub system_name: String,
     /// More systems in the collection (each on its own always-on chassis).
     pub extra_systems: u32,
+    /// The identities of the extra systems, in order (a missing one is
+    /// made up, distinct from every other; repeat the main system's to
+    /// model two systems claiming one UUID).
+    pub extra_identities: Vec<LabIdentity>,
+    /// The BMC family the service answers like.
+    pub vendor: Vendor,
     /// `ResetType@Redfish.AllowableValues`.
     pub reset_types: Vec<String>,
     /// Publish the reset types only through `@Redfish.ActionInfo`.
@@ -151,10 +281,102 @@ impl Default for RedfishLabOptions {
             system_id: "1".into(),
             system_name: "node01".into(),
             extra_systems: 0,
+            extra_identities: Vec::new(),
+            vendor: Vendor::Generic,
             reset_types: STANDARD_RESET_TYPES.iter().map(|s| s.to_string()).collect(),
             action_info: false,
             sessions: true,
             faults: RedfishFaults::default(),
+        }
+    }
+}
+
+impl RedfishLabOptions {
+    /// The options of a vendor profile: the family's system path, its reset
+    /// types as its captured tree publishes them (inline or ActionInfo),
+    /// and (AMI) its second system without a reset action.
+    pub fn vendor(vendor: Vendor) -> Self {
+        let types = |l: &[&str]| l.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let d = RedfishLabOptions {
+            vendor,
+            ..RedfishLabOptions::default()
+        };
+        match vendor {
+            Vendor::Generic => d,
+            Vendor::Idrac => RedfishLabOptions {
+                system_id: "System.Embedded.1".into(),
+                reset_types: types(&[
+                    "On",
+                    "ForceOff",
+                    "ForceRestart",
+                    "GracefulRestart",
+                    "GracefulShutdown",
+                    "PushPowerButton",
+                    "Nmi",
+                    "PowerCycle",
+                ]),
+                ..d
+            },
+            Vendor::Ilo => RedfishLabOptions {
+                reset_types: types(&[
+                    "On",
+                    "ForceOff",
+                    "GracefulShutdown",
+                    "ForceRestart",
+                    "Nmi",
+                    "PushPowerButton",
+                    "GracefulRestart",
+                ]),
+                ..d
+            },
+            Vendor::Xcc => RedfishLabOptions {
+                reset_types: types(&[
+                    "On",
+                    "ForceOff",
+                    "GracefulShutdown",
+                    "GracefulRestart",
+                    "ForceRestart",
+                    "Nmi",
+                    "ForceOn",
+                ]),
+                ..d
+            },
+            Vendor::Smc => RedfishLabOptions {
+                action_info: true,
+                reset_types: types(&[
+                    "On",
+                    "ForceOff",
+                    "GracefulShutdown",
+                    "GracefulRestart",
+                    "ForceRestart",
+                    "Nmi",
+                    "ForceOn",
+                    "PowerCycle",
+                ]),
+                ..d
+            },
+            Vendor::Bmcweb | Vendor::Bmcweb204 => RedfishLabOptions {
+                system_id: "system".into(),
+                action_info: true,
+                reset_types: types(&[
+                    "On",
+                    "ForceOff",
+                    "ForceOn",
+                    "ForceRestart",
+                    "GracefulRestart",
+                    "GracefulShutdown",
+                    "PowerCycle",
+                    "Nmi",
+                ]),
+                ..d
+            },
+            Vendor::Ami | Vendor::AmiTask => RedfishLabOptions {
+                system_id: "DGX".into(),
+                action_info: true,
+                extra_systems: 1,
+                reset_types: types(&["ForceOff", "ForceRestart", "GracefulShutdown", "On"]),
+                ..d
+            },
         }
     }
 }
@@ -191,6 +413,9 @@ struct Task {
     polls_left: u32,
     fail: bool,
     done: bool,
+    /// The reset was applied when accepted; the task runs until the
+    /// chassis' transition ends (AMI with asynchronous operations).
+    follows_transition: bool,
 }
 
 struct Inner {
@@ -199,9 +424,11 @@ struct Inner {
     next_session: u64,
     tasks: HashMap<u64, Task>,
     next_task: u64,
-    /// The power state a reset is heading to, and until when it is in transit.
-    transit: Option<(bool, Instant)>,
     reset_errors_sent: u32,
+    /// The stale-read flip happened.
+    flipped: bool,
+    /// The first request arrived.
+    begun: bool,
     stats: RedfishStats,
 }
 
@@ -241,11 +468,30 @@ fn cert_error(e: rcgen::Error) -> io::Error {
     io::Error::other(format!("cannot generate the lab certificate: {e}"))
 }
 
-fn generate(kind: LabCert) -> io::Result<Generated> {
+fn generate(kind: &LabCert) -> io::Result<Generated> {
     use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, KeyPair};
     let names = vec!["127.0.0.1".to_string(), "localhost".to_string()];
     let key = KeyPair::generate().map_err(cert_error)?;
     match kind {
+        LabCert::Given { cert_pem, key_pem } => {
+            let bad = |what: &str| {
+                io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    format!("the given {what} is not PEM"),
+                )
+            };
+            use rustls::pki_types::pem::PemObject;
+            let der = rustls::pki_types::CertificateDer::from_pem_slice(cert_pem.as_bytes())
+                .map_err(|_| bad("certificate"))?;
+            let key = rustls::pki_types::PrivatePkcs8KeyDer::from_pem_slice(key_pem.as_bytes())
+                .map_err(|_| bad("key"))?;
+            Ok(Generated {
+                leaf_der: der.to_vec(),
+                chain: vec![der],
+                key: key.secret_pkcs8_der().to_vec(),
+                trust_pem: cert_pem.clone(),
+            })
+        }
         LabCert::SelfSigned => {
             let mut p = CertificateParams::new(names).map_err(cert_error)?;
             p.distinguished_name
@@ -310,7 +556,7 @@ impl LabRedfish {
                 "the system id must be one non-empty path segment",
             ));
         }
-        let generated = opts.tls.map(generate).transpose()?;
+        let generated = opts.tls.as_ref().map(generate).transpose()?;
         if let (Some(g), Some(path)) = (&generated, &opts.cert_path) {
             std::fs::write(path, &g.trust_pem)?;
         }
@@ -319,10 +565,19 @@ impl LabRedfish {
         let addr = listener.local_addr()?;
         let decoys = (0..opts.extra_systems)
             .map(|i| {
-                (
-                    format!("{}-{}", opts.system_id, i + 2),
-                    Bmc::new(true, Default::default()),
-                )
+                let id = match opts.vendor {
+                    // The DGX capture: the baseboard is a second system.
+                    Vendor::Ami | Vendor::AmiTask if i == 0 => "HGX_Baseboard_0".to_string(),
+                    _ => format!("{}-{}", opts.system_id, i + 2),
+                };
+                let b = Bmc::new(true, Default::default());
+                b.set_identity(
+                    opts.extra_identities
+                        .get(i as usize)
+                        .cloned()
+                        .unwrap_or_else(|| LabIdentity::for_node(0x8000 + i)),
+                );
+                (id, b)
             })
             .collect();
         let shared = Arc::new(Shared {
@@ -333,8 +588,9 @@ impl LabRedfish {
                 next_session: 1,
                 tasks: HashMap::new(),
                 next_task: 1,
-                transit: None,
                 reset_errors_sent: 0,
+                flipped: false,
+                begun: false,
                 stats: RedfishStats::default(),
             }),
             opts,
@@ -394,11 +650,26 @@ impl LabRedfish {
         self.shared.inner().stats.clone()
     }
 
+    /// Starts a power change under way (a boot with `true`, a shutdown
+    /// with `false`) as another actor would, lasting the chassis'
+    /// `transition`; the family shows it as it would.
+    pub fn begin_transition(&self, on: bool) {
+        self.bmc.set_on(!on);
+        self.bmc.lock().begin_transition(on);
+    }
+
+    /// The service's vendor profile.
+    pub fn vendor(&self) -> Vendor {
+        self.shared.opts.vendor
+    }
+
     /// Replaces the Redfish fault knobs (the chassis' own are on [`Bmc`]).
     pub fn set_faults(&self, faults: RedfishFaults) {
         let mut i = self.shared.inner();
         i.faults = faults;
         i.reset_errors_sent = 0;
+        i.flipped = false;
+        i.begun = false;
     }
 }
 
@@ -537,7 +808,17 @@ async fn handle(shared: &Arc<Shared>, req: Request<Incoming>) -> Answer {
         c.counters.received += 1;
         (c.faults.delay, c.faults.silent)
     };
-    shared.inner().stats.requests += 1;
+    let begin = {
+        let mut i = shared.inner();
+        i.stats.requests += 1;
+        let first = !i.begun;
+        i.begun = true;
+        i.faults.transition_at_first_request.filter(|_| first)
+    };
+    if let Some(on) = begin {
+        shared.bmc.set_on(!on);
+        shared.bmc.lock().begin_transition(on);
+    }
     if silent {
         // Accepted, read, and never answered: clients must give up on their own.
         std::future::pending::<()>().await;
@@ -701,6 +982,11 @@ async fn route(shared: &Arc<Shared>, req: Request<Incoming>) -> Answer {
             }
         }
         (Method::GET, ["redfish", "v1", "TaskService", "Tasks", n]) => task(shared, n, &path),
+        (Method::GET, ["redfish", "v1", "Chassis"]) => respond(200, &chassis_collection(shared)),
+        (Method::GET, ["redfish", "v1", "Chassis", id]) => chassis(shared, id, &path),
+        (Method::GET, ["redfish", "v1", "Chassis", id, "Power"]) => {
+            chassis_power(shared, id, &path)
+        }
         (
             _,
             ["redfish", "v1", "Systems", ..]
@@ -736,6 +1022,7 @@ fn service_root(shared: &Shared) -> Value {
         "RedfishVersion": "1.6.0",
         "UUID": "00000000-0000-4000-8000-00000000fe00",
         "Systems": {"@odata.id": "/redfish/v1/Systems"},
+        "Chassis": {"@odata.id": "/redfish/v1/Chassis"},
     });
     if shared.opts.sessions {
         root["SessionService"] = json!({"@odata.id": "/redfish/v1/SessionService"});
@@ -762,18 +1049,18 @@ fn systems(shared: &Shared) -> Value {
     })
 }
 
-/// The visible PowerState, transitional while a reset is in transit.
+/// The visible PowerState: a change under way shows as PoweringOn /
+/// PoweringOff where the family shows transitions, as the old state where
+/// it does not (vendors.md "GET during a transition").
 fn power_word(shared: &Shared, bmc: &Bmc, main: bool) -> &'static str {
-    let (on, stuck) = {
+    let (on, moving) = {
         let mut c = bmc.lock();
         c.counters.status_reads += 1;
-        (c.is_on(), c.faults.stuck)
+        (c.is_on(), c.transition())
     };
-    if main && !stuck {
-        if let Some((target, until)) = shared.inner().transit {
-            if Instant::now() < until && on != target {
-                return if target { "PoweringOn" } else { "PoweringOff" };
-            }
+    if main && shared.opts.vendor.shows_transitions() {
+        if let Some(target) = moving {
+            return if target { "PoweringOn" } else { "PoweringOff" };
         }
     }
     if on {
@@ -783,7 +1070,12 @@ fn power_word(shared: &Shared, bmc: &Bmc, main: bool) -> &'static str {
     }
 }
 
+fn chassis_id(system_id: &str) -> String {
+    system_id.to_string()
+}
+
 fn system(shared: &Shared, id: &str, path: &str) -> Answer {
+    let vendor = shared.opts.vendor;
     let (bmc, name, main) = if id == shared.opts.system_id {
         (&shared.bmc, shared.opts.system_name.clone(), true)
     } else if let Some((_, b)) = shared.decoys.iter().find(|(d, _)| d == id) {
@@ -792,6 +1084,7 @@ fn system(shared: &Shared, id: &str, path: &str) -> Answer {
         return not_found(path);
     };
     let power = power_word(shared, bmc, main);
+    let identity = bmc.identity();
     let reset_target = format!("{path}/Actions/ComputerSystem.Reset");
     let action = if shared.opts.action_info {
         json!({"target": reset_target, "@Redfish.ActionInfo": format!("{path}/ResetActionInfo")})
@@ -803,20 +1096,42 @@ fn system(shared: &Shared, id: &str, path: &str) -> Answer {
         "@odata.type": "#ComputerSystem.v1_13_0.ComputerSystem",
         "Id": id,
         "Name": name,
-        "UUID": format!("00000000-0000-4000-8000-{:012}", if main { 1 } else { 2 }),
+        "UUID": identity.uuid,
+        "SerialNumber": identity.serial,
+        "Manufacturer": vendor.manufacturer(),
         "SystemType": "Physical",
         "PowerState": power,
         "Status": {"State": "Enabled", "Health": "OK"},
+        "Links": {"Chassis": [{"@odata.id": format!("/redfish/v1/Chassis/{}", chassis_id(id))}]},
         "Actions": {"#ComputerSystem.Reset": action},
     });
+    if let Some(key) = vendor.oem() {
+        body["Oem"] = json!({ key: {} });
+    }
     if !main {
+        if matches!(vendor, Vendor::Ami | Vendor::AmiTask) {
+            // The DGX capture's HGX_Baseboard_0 has no reset action.
+            if let Some(o) = body.as_object_mut() {
+                o.remove("Actions");
+            }
+            body["Oem"] = json!({"Nvidia": {}});
+        }
         return respond(200, &body);
     }
-    let shape = {
+    let (shape, flip) = {
         let mut i = shared.inner();
         i.stats.system_reads += 1;
-        i.faults.system_body.clone()
+        let flip = i.faults.flip_after_read && !i.flipped;
+        if flip {
+            i.flipped = true;
+        }
+        (i.faults.system_body.clone(), flip)
     };
+    if flip {
+        // Another actor, right after this read: the power changes at once.
+        let now = shared.bmc.is_on();
+        shared.bmc.set_on(!now);
+    }
     match shape {
         SystemBody::Normal => respond(200, &body),
         SystemBody::NotJson => {
@@ -845,24 +1160,173 @@ fn system(shared: &Shared, id: &str, path: &str) -> Answer {
     }
 }
 
-/// Applies a chassis operation (IPMI chassis control codes) and records the
-/// transit window; returns the completion code.
-fn apply(shared: &Shared, op: u8) -> u8 {
-    let (cc, transition) = {
-        let mut c = shared.bmc.lock();
-        let cc = c.control(op);
-        (cc, c.faults.transition)
+/// The bmc behind a system id (the main one or a decoy).
+fn bmc_of<'a>(shared: &'a Shared, id: &str) -> Option<&'a Bmc> {
+    if id == chassis_id(&shared.opts.system_id) {
+        Some(&shared.bmc)
+    } else {
+        shared
+            .decoys
+            .iter()
+            .find(|(d, _)| chassis_id(d) == id)
+            .map(|(_, b)| b)
+    }
+}
+
+fn chassis_collection(shared: &Shared) -> Value {
+    let mut ids = vec![chassis_id(&shared.opts.system_id)];
+    ids.extend(shared.decoys.iter().map(|(d, _)| chassis_id(d)));
+    let members: Vec<Value> = ids
+        .iter()
+        .map(|i| json!({"@odata.id": format!("/redfish/v1/Chassis/{i}")}))
+        .collect();
+    json!({
+        "@odata.id": "/redfish/v1/Chassis",
+        "@odata.type": "#ChassisCollection.ChassisCollection",
+        "Name": "Chassis Collection",
+        "Members@odata.count": members.len(),
+        "Members": members,
+    })
+}
+
+fn chassis(shared: &Shared, id: &str, path: &str) -> Answer {
+    let Some(bmc) = bmc_of(shared, id) else {
+        return not_found(path);
     };
-    if cc == 0 && !transition.is_zero() {
-        let target = op == 1;
-        if op <= 2 {
-            shared.inner().transit = Some((target, Instant::now() + transition));
+    let identity = bmc.identity();
+    respond(
+        200,
+        &json!({
+            "@odata.id": path,
+            "@odata.type": "#Chassis.v1_14_0.Chassis",
+            "Id": id,
+            "Name": format!("chassis {id}"),
+            "ChassisType": "RackMount",
+            "SerialNumber": identity.serial,
+            "PowerState": if bmc.truly_on() { "On" } else { "Off" },
+            "Power": {"@odata.id": format!("{path}/Power")},
+            "Links": {"ComputerSystems": [{"@odata.id": format!("/redfish/v1/Systems/{id}")}]},
+        }),
+    )
+}
+
+/// `Power`: the meter's reading (the real draw, unless it lies: `draw-lies`).
+fn chassis_power(shared: &Shared, id: &str, path: &str) -> Answer {
+    let Some(bmc) = bmc_of(shared, id) else {
+        return not_found(path);
+    };
+    let watts = bmc.lock().watts();
+    respond(
+        200,
+        &json!({
+            "@odata.id": path,
+            "@odata.type": "#Power.v1_7_0.Power",
+            "Id": "Power",
+            "Name": "Power",
+            "PowerControl": [{
+                "@odata.id": format!("{path}#/PowerControl/0"),
+                "MemberId": "0",
+                "Name": "System Power Control",
+                "PowerConsumedWatts": watts,
+            }],
+        }),
+    )
+}
+
+/// Applies a chassis operation (IPMI chassis control codes); returns the
+/// completion code. The chassis keeps the transition window.
+fn apply(shared: &Shared, op: u8) -> u8 {
+    shared.bmc.lock().control(op)
+}
+
+/// Each family's answers to a reset (vendors.md).
+mod answers {
+    use super::{empty, error, respond, Answer, Vendor};
+    use serde_json::json;
+
+    /// The success answer ("success answer" column).
+    pub fn success(v: Vendor) -> Answer {
+        match v {
+            // Captured iLO 5 transcript: 200 with an `error`-shaped Success.
+            Vendor::Ilo => respond(
+                200,
+                &json!({"error": {"code": "iLO.0.10.ExtendedInfo",
+                    "message": "See @Message.ExtendedInfo for more information.",
+                    "@Message.ExtendedInfo": [{"MessageId": "Base.1.4.Success"}]}}),
+            ),
+            Vendor::Smc => respond(
+                200,
+                &json!({"Success": {"code": "Base.v1_4_0.Success",
+                    "Message": "Successfully Completed Request."}}),
+            ),
+            Vendor::Bmcweb => respond(
+                200,
+                &json!({"@Message.ExtendedInfo": [{
+                    "@odata.type": "#Message.v1_1_1.Message",
+                    "Message": "The request completed successfully.",
+                    "MessageArgs": [],
+                    "MessageId": "Base.1.16.0.Success",
+                    "MessageSeverity": "OK",
+                    "Resolution": "None"}]}),
+            ),
+            _ => empty(204),
         }
     }
-    cc
+
+    /// iLO's refusal: the reason only in MessageArgs, no Message.
+    pub fn ilo(reason: &str) -> Answer {
+        respond(
+            400,
+            &json!({"error": {"code": "iLO.0.10.ExtendedInfo",
+                "message": "See @Message.ExtendedInfo for more information.",
+                "@Message.ExtendedInfo": [{"MessageArgs": [reason],
+                    "MessageId": "iLO.2.16.InvalidOperationForSystemState"}]}}),
+        )
+    }
+
+    /// The answer to a request that would change nothing, or `None` where
+    /// the family accepts it.
+    pub fn already(v: Vendor, on: bool) -> Option<Answer> {
+        match v {
+            Vendor::Idrac => {
+                let (id, text) = if on {
+                    ("IDRAC.2.8.PSU501", "Server is already powered ON.")
+                } else {
+                    ("IDRAC.2.8.PSU502", "Server is already powered OFF.")
+                };
+                Some(respond(
+                    409,
+                    &json!({"error": {"code": "Base.1.12.GeneralError",
+                        "message": "A general error has occurred. See ExtendedInfo for more information",
+                        "@Message.ExtendedInfo": [{"Message": text, "MessageArgs": [],
+                            "MessageId": id, "Resolution": "No response action is required.",
+                            "Severity": "Informational"}]}}),
+                ))
+            }
+            Vendor::Ilo => Some(ilo(if on { "Power is on" } else { "Power is off" })),
+            _ => None,
+        }
+    }
+
+    /// A ResetType the system does not publish.
+    pub fn not_in_list(v: Vendor, rt: &str) -> Answer {
+        match v {
+            Vendor::Bmcweb | Vendor::Bmcweb204 => error(
+                400,
+                "Base.1.16.0.ActionParameterNotSupported",
+                &format!("The parameter {rt} for the action ComputerSystem.Reset is not supported on the target resource."),
+            ),
+            _ => error(
+                400,
+                "Base.1.8.ActionParameterNotSupported",
+                &format!("The parameter {rt} for the action ComputerSystem.Reset is not supported on the target resource."),
+            ),
+        }
+    }
 }
 
 fn reset(shared: &Shared, id: &str, body: &[u8]) -> Answer {
+    let vendor = shared.opts.vendor;
     let Ok(v) = serde_json::from_slice::<Value>(body) else {
         return error(
             400,
@@ -880,13 +1344,14 @@ fn reset(shared: &Shared, id: &str, body: &[u8]) -> Answer {
     let rt = rt.to_string();
     shared.inner().stats.resets.push(rt.clone());
     if !shared.opts.reset_types.contains(&rt) {
-        return error(
-            400,
-            "Base.1.8.ActionParameterNotSupported",
-            &format!("The parameter {rt} for the action ComputerSystem.Reset is not supported on the target resource."),
-        );
+        return answers::not_in_list(vendor, &rt);
     }
     if id != shared.opts.system_id {
+        if matches!(vendor, Vendor::Ami | Vendor::AmiTask) {
+            return not_found(&format!(
+                "/redfish/v1/Systems/{id}/Actions/ComputerSystem.Reset"
+            ));
+        }
         // Decoys accept resets and stay as they are.
         return empty(204);
     }
@@ -901,11 +1366,14 @@ fn reset(shared: &Shared, id: &str, body: &[u8]) -> Answer {
         }
         f
     };
-    let on = shared.bmc.is_on();
+    let (on, moving) = {
+        let mut c = shared.bmc.lock();
+        (c.is_on(), c.transition())
+    };
     let op = match rt.as_str() {
         "On" | "ForceOn" => 1,
         "ForceOff" | "GracefulShutdown" => 0,
-        "PushPowerButton" => u8::from(!on),
+        "PushPowerButton" => u8::from(!moving.unwrap_or(on)),
         "ForceRestart" | "GracefulRestart" | "PowerCycle" => 2,
         "Nmi" => 4,
         _ => {
@@ -916,6 +1384,19 @@ fn reset(shared: &Shared, id: &str, body: &[u8]) -> Answer {
             )
         }
     };
+    if vendor == Vendor::Ilo && moving.is_some() {
+        // quirks.md 15: iLO refuses during a transition.
+        return answers::ilo("Power transition in progress. Retry later");
+    }
+    // A request that changes nothing: iDRAC and iLO refuse it (also a
+    // restart while off); the others accept it and do nothing.
+    let settled = moving.is_none();
+    let no_op = settled && ((op == 1 && on) || (op == 0 && !on));
+    if no_op || (settled && op == 2 && !on) {
+        if let Some(a) = answers::already(vendor, op == 1) {
+            return a;
+        }
+    }
     if faults.conflict_when_already && ((op == 1 && on) || (op == 0 && !on)) {
         let word = if on { "ON" } else { "OFF" };
         return error(
@@ -924,28 +1405,23 @@ fn reset(shared: &Shared, id: &str, body: &[u8]) -> Answer {
             &format!("Server is already powered {word}."),
         );
     }
-    if let Some(t) = faults.task {
-        let n = {
-            let mut i = shared.inner();
-            let n = i.next_task;
-            i.next_task += 1;
-            i.tasks.insert(
-                n,
-                Task {
-                    op,
-                    polls_left: t.polls,
-                    fail: t.fail,
-                    done: false,
-                },
-            );
-            n
-        };
-        let uri = format!("/redfish/v1/TaskService/Tasks/{n}");
-        let mut r = respond(202, &task_body(&uri, n, "Running", "OK", None));
-        if let Ok(v) = HeaderValue::from_str(&uri) {
-            r.headers_mut().insert(LOCATION, v);
+    let heading_there = moving.is_some_and(|t| (op == 1 && t) || (op == 0 && !t));
+    if vendor == Vendor::AmiTask {
+        // Applied now; the task runs until the transition ends.
+        if !no_op && !heading_there {
+            apply(shared, op);
         }
-        return r;
+        return new_task(shared, op, 0, false, true);
+    }
+    if let Some(t) = faults.task {
+        return new_task(shared, op, t.polls, t.fail, false);
+    }
+    if vendor != Vendor::Generic {
+        // These families accept no-ops and requests during a transition.
+        if !no_op && !heading_there {
+            apply(shared, op);
+        }
+        return answers::success(vendor);
     }
     match apply(shared, op) {
         0 => empty(204),
@@ -963,6 +1439,31 @@ fn reset(shared: &Shared, id: &str, body: &[u8]) -> Answer {
             "The chassis refused the request.",
         ),
     }
+}
+
+fn new_task(shared: &Shared, op: u8, polls: u32, fail: bool, follows: bool) -> Answer {
+    let n = {
+        let mut i = shared.inner();
+        let n = i.next_task;
+        i.next_task += 1;
+        i.tasks.insert(
+            n,
+            Task {
+                op,
+                polls_left: polls,
+                fail,
+                done: follows,
+                follows_transition: follows,
+            },
+        );
+        n
+    };
+    let uri = format!("/redfish/v1/TaskService/Tasks/{n}");
+    let mut r = respond(202, &task_body(&uri, n, "Running", "OK", None));
+    if let Ok(v) = HeaderValue::from_str(&uri) {
+        r.headers_mut().insert(LOCATION, v);
+    }
+    r
 }
 
 fn task_body(uri: &str, n: u64, state: &str, status: &str, message: Option<&str>) -> Value {
@@ -991,9 +1492,29 @@ fn task(shared: &Shared, n: &str, path: &str) -> Answer {
         Apply(u8),
         Done,
     }
-    let step = {
+    let follows = {
         let mut i = shared.inner();
         i.stats.task_polls += 1;
+        match i.tasks.get(&n) {
+            None => return not_found(path),
+            Some(t) => t.follows_transition,
+        }
+    };
+    if follows {
+        // DSP0266 asynchronous operations: 202 while running, then 200.
+        let moving = shared.bmc.lock().transition().is_some();
+        return if moving {
+            let mut r = respond(202, &task_body(path, n, "Running", "OK", None));
+            if let Ok(v) = HeaderValue::from_str(path) {
+                r.headers_mut().insert(LOCATION, v);
+            }
+            r
+        } else {
+            respond(200, &task_body(path, n, "Completed", "OK", None))
+        };
+    }
+    let step = {
+        let mut i = shared.inner();
         match i.tasks.get_mut(&n) {
             None => return not_found(path),
             Some(t) if t.polls_left > 0 => {

@@ -58,6 +58,25 @@ impl PowerDriver for AnyDriver {
         }
     }
 
+    async fn observe(
+        &mut self,
+        deadline: Option<Instant>,
+    ) -> Result<crate::engine::power::Observed, DriverError> {
+        match self {
+            AnyDriver::Ipmi(d) => d.observe(deadline).await,
+            AnyDriver::Redfish(d) => d.observe(deadline).await,
+            AnyDriver::Ssh(d) => d.observe(deadline).await,
+        }
+    }
+
+    fn shows_transitions(&self) -> bool {
+        match self {
+            AnyDriver::Ipmi(d) => d.shows_transitions(),
+            AnyDriver::Redfish(d) => d.shows_transitions(),
+            AnyDriver::Ssh(d) => d.shows_transitions(),
+        }
+    }
+
     async fn command(
         &mut self,
         command: PowerCommand,

@@ -227,6 +227,10 @@ impl MethodSpec {
             } => {
                 let mut c = config.clone();
                 c.password = credential.resolve().map_err(config_err)?;
+                // The pinned UUID also chooses among several systems.
+                if c.expect_uuid.is_none() {
+                    c.expect_uuid = self.expected().uuid.clone();
+                }
                 RedfishDriver::new(c)
                     .map(AnyDriver::Redfish)
                     .map_err(config_err)

@@ -93,6 +93,12 @@ pub struct RedfishConfig {
     pub systems_uri: Option<String>,
     /// Which of several systems: its Id, last path segment, `@odata.id`, Name or UUID.
     pub plug: Option<String>,
+    /// The system UUID the caller expects (any spelling
+    /// [`crate::engine::identity::normalise_uuid`] reads). Without `systems_uri`
+    /// and `plug`, it selects the system among several: exactly one member
+    /// must report it, or discovery refuses and names the candidates.
+    /// (Comparing it with the fenced system is the engine's identity check.)
+    pub expect_uuid: Option<String>,
     /// Certificate trust.
     pub tls: TlsTrust,
     /// Use SessionService (X-Auth-Token) instead of HTTP Basic on every request.
@@ -114,6 +120,7 @@ impl fmt::Debug for RedfishConfig {
             .field("redfish_uri", &self.redfish_uri)
             .field("systems_uri", &self.systems_uri)
             .field("plug", &self.plug)
+            .field("expect_uuid", &self.expect_uuid)
             .field("tls", &self.tls)
             .field("session_auth", &self.session_auth)
             .field("request_timeout", &self.request_timeout)
@@ -133,6 +140,7 @@ impl RedfishConfig {
             redfish_uri: DEFAULT_REDFISH_URI.to_string(),
             systems_uri: None,
             plug: None,
+            expect_uuid: None,
             tls: TlsTrust::default(),
             session_auth: false,
             request_timeout: DEFAULT_REQUEST_TIMEOUT,
@@ -177,6 +185,13 @@ impl RedfishConfig {
                         "{what} '{u}' must be an absolute path such as /redfish/v1"
                     ));
                 }
+            }
+        }
+        if let Some(u) = &self.expect_uuid {
+            if crate::engine::identity::normalise_uuid(u).is_none() {
+                return Err(format!(
+                    "'{u}' is not a UUID (expected 32 hex digits, as 8-4-4-4-12)"
+                ));
             }
         }
         if self.request_timeout.is_zero() {

@@ -4,15 +4,20 @@
 //! the system offers, Task monitors followed to their end.
 //!
 //! Requests per action are kept to what is needed: `connect` reads the
-//! system once (that read also authenticates and yields the reset action),
-//! and the first `status` after it uses that read instead of asking again.
+//! system once (that read also authenticates and yields the reset action,
+//! the system's identity and its vendor family), and the first `status`
+//! after it uses that read instead of asking again.
+//!
+//! `PoweringOn`/`PoweringOff` are reported to the engine as transitions
+//! ([`Observed::InTransition`]), never as errors or states.
 
 use super::config::RedfishConfig;
 use super::http::{path_of, Http, Reply};
 use super::model::{self, Choice, Offered, ResetAction, TaskProgress};
 use crate::engine::driver::PowerDriver;
 use crate::engine::error::{DriverError, ErrorKind, Stage};
-use crate::engine::power::{PowerCommand, PowerState};
+use crate::engine::identity::{normalise_uuid, Identity};
+use crate::engine::power::{Observed, PowerCommand, PowerReading, PowerState};
 use reqwest::Method;
 use serde_json::Value;
 use std::time::{Duration, Instant};
@@ -78,6 +83,12 @@ pub struct RedfishDriver {
     detail: Option<String>,
     last_reset: Option<String>,
     stats: Stats,
+    /// Who the system says it is (from the last read of its resource).
+    identity: Option<Identity>,
+    /// The vendor family, when it is one that hides transitions.
+    hides: Option<&'static str>,
+    /// The chassis the system links to (for its power draw).
+    chassis: Vec<String>,
 }
 
 fn parse_json(reply: &Reply, stage: Stage, what: &str) -> Result<Value, DriverError> {
@@ -111,6 +122,9 @@ impl RedfishDriver {
             detail: None,
             last_reset: None,
             stats: Stats::default(),
+            identity: None,
+            hides: None,
+            chassis: Vec::new(),
         })
     }
 
@@ -131,6 +145,32 @@ impl RedfishDriver {
     /// The reset type sent by the last command.
     pub fn last_reset_type(&self) -> Option<&str> {
         self.last_reset.as_deref()
+    }
+
+    /// The vendor family whose quirk "hidden transitions" applies, if any.
+    pub fn hidden_transitions(&self) -> Option<&'static str> {
+        self.hides
+    }
+
+    /// Records what a read of the system resource tells beyond its power.
+    fn note_system(&mut self, system: &Value) {
+        self.identity = Some(model::identity(system));
+        self.hides = model::hides_transitions(system);
+        self.chassis = model::chassis_links(system);
+    }
+
+    /// Reads the system resource (the one read during `connect` first).
+    async fn system_body(&mut self, deadline: Option<Instant>) -> Result<Value, DriverError> {
+        self.ensure_open(deadline).await?;
+        let body = match self.fresh.take() {
+            Some(b) => b,
+            None => {
+                let uri = self.system_uri().unwrap_or_default().to_string();
+                self.get(&uri, true, Stage::Status, deadline).await?
+            }
+        };
+        self.note_system(&body);
+        Ok(body)
     }
 
     fn http(&mut self, stage: Stage) -> Result<&mut Http, DriverError> {
@@ -155,6 +195,27 @@ impl RedfishDriver {
             return Err(model::classify(r.status, &r.body, stage, &what));
         }
         parse_json(&r, stage, &what)
+    }
+
+    /// GET that reads "not there" (404, 405, 501) as `None`.
+    async fn get_optional(
+        &mut self,
+        path: &str,
+        stage: Stage,
+        deadline: Option<Instant>,
+    ) -> Result<Option<Value>, DriverError> {
+        let what = format!("GET {path}");
+        let r = self
+            .http(stage)?
+            .send(Method::GET, path, None, true, stage, deadline)
+            .await?;
+        if matches!(r.status, 404 | 405 | 501) {
+            return Ok(None);
+        }
+        if !r.ok() {
+            return Err(model::classify(r.status, &r.body, stage, &what));
+        }
+        parse_json(&r, stage, &what).map(Some)
     }
 
     async fn create_session(
@@ -240,6 +301,39 @@ impl RedfishDriver {
         let list = self.get(&collection, true, stage, deadline).await?;
         let members = model::members(&list);
         let plug = self.cfg.plug.clone();
+        if let (None, Some(want), [_, _, ..]) = (&plug, &self.cfg.expect_uuid, members.as_slice()) {
+            // Several systems and an expected UUID: the UUID chooses.
+            let want = normalise_uuid(want).unwrap_or_else(|| want.clone());
+            let mut candidates = Vec::new();
+            let mut bodies = Vec::new();
+            for m in members.iter().take(MAX_LOOKUP) {
+                let path = path_of(m);
+                let sys = self.get(&path, true, stage, deadline).await?;
+                let uuid = sys.get("UUID").and_then(Value::as_str).map(str::to_string);
+                candidates.push((path.clone(), uuid));
+                bodies.push((path, sys));
+            }
+            let chosen = model::choose_by_uuid(&candidates, &want).map_err(|m| {
+                // No system is the pinned machine: this service does not
+                // control it (the fleet then tries no further level). Several
+                // claiming it is ambiguity, not evidence of a wrong machine.
+                let reported = candidates.iter().filter(|(_, u)| u.is_some()).count();
+                let hits = candidates
+                    .iter()
+                    .filter(|(_, u)| u.as_deref().and_then(normalise_uuid) == Some(want.clone()))
+                    .count();
+                match (hits, reported) {
+                    (0, 0) => DriverError::new(ErrorKind::IdentityUnavailable, Stage::Identity, m),
+                    (0, _) => DriverError::new(ErrorKind::IdentityMismatch, Stage::Identity, m),
+                    _ => DriverError::new(ErrorKind::Config, stage, m),
+                }
+            })?;
+            let body = bodies
+                .into_iter()
+                .find(|(p, _)| *p == chosen)
+                .map(|(_, b)| b);
+            return Ok((chosen, body));
+        }
         match model::choose_member(&members, plug.as_deref())
             .map_err(|m| DriverError::new(ErrorKind::Config, stage, m))?
         {
@@ -314,7 +408,15 @@ impl RedfishDriver {
             reset,
             resolved: None,
         });
+        self.note_system(&body);
         self.fresh = Some(body);
+        let plan = match self.hides {
+            Some(family) => format!(
+                "{plan}; quirk hidden-transitions ({family}: the old state is reported during \
+                 a power change, so commands are sent even when the state already matches)"
+            ),
+            None => plan,
+        };
         let auth = if self.cfg.session_auth {
             "session token"
         } else {
@@ -524,15 +626,65 @@ impl PowerDriver for RedfishDriver {
     }
 
     async fn status(&mut self, deadline: Option<Instant>) -> Result<PowerState, DriverError> {
-        self.ensure_open(deadline).await?;
-        let body = match self.fresh.take() {
-            Some(b) => b,
-            None => {
-                let uri = self.system_uri().unwrap_or_default().to_string();
-                self.get(&uri, true, Stage::Status, deadline).await?
-            }
-        };
+        let body = self.system_body(deadline).await?;
         model::power_state(&body)
+    }
+
+    async fn observe(&mut self, deadline: Option<Instant>) -> Result<Observed, DriverError> {
+        let body = self.system_body(deadline).await?;
+        model::observe(&body)
+    }
+
+    fn shows_transitions(&self) -> bool {
+        self.hides.is_none()
+    }
+
+    /// `UUID` and `SerialNumber` of the system, from the read `connect`
+    /// (or the last status read) made: no request of its own.
+    async fn identity(&mut self, deadline: Option<Instant>) -> Result<Identity, DriverError> {
+        self.ensure_open(deadline).await?;
+        match &self.identity {
+            Some(i) => Ok(i.clone()),
+            None => {
+                let body = self.system_body(deadline).await?;
+                // `system_body` consumed the fresh read; keep it for `status`.
+                self.fresh = Some(body);
+                Ok(self.identity.clone().unwrap_or_default())
+            }
+        }
+    }
+
+    /// The chassis' power draw: `Links.Chassis` → `Power`
+    /// (`PowerControl[].PowerConsumedWatts`), else `EnvironmentMetrics`
+    /// (`PowerWatts.Reading`). `Ok(None)` when the service publishes none
+    /// (sushy-tools, for one): no evidence, not a failure.
+    async fn power_reading(
+        &mut self,
+        deadline: Option<Instant>,
+    ) -> Result<Option<PowerReading>, DriverError> {
+        self.ensure_open(deadline).await?;
+        let stage = Stage::Status;
+        for chassis in self.chassis.clone().iter().take(4) {
+            let Some(doc) = self
+                .get_optional(&path_of(chassis), stage, deadline)
+                .await?
+            else {
+                continue;
+            };
+            for source in model::power_sources(&doc) {
+                let (uri, parse): (&str, fn(&Value) -> Option<f64>) = match &source {
+                    model::PowerSource::Power(u) => (u, model::power_control_watts),
+                    model::PowerSource::EnvironmentMetrics(u) => (u, model::environment_watts),
+                };
+                let uri = path_of(uri);
+                if let Some(v) = self.get_optional(&uri, stage, deadline).await? {
+                    if let Some(watts) = parse(&v) {
+                        return Ok(Some(PowerReading { watts, source: uri }));
+                    }
+                }
+            }
+        }
+        Ok(None)
     }
 
     async fn command(
@@ -584,5 +736,8 @@ impl PowerDriver for RedfishDriver {
         self.system = None;
         self.fresh = None;
         self.detail = None;
+        self.identity = None;
+        self.hides = None;
+        self.chassis.clear();
     }
 }

@@ -6,7 +6,8 @@
 //! Quirk numbers refer to `shared/reference/quirks.md`.
 
 use crate::engine::error::{DriverError, ErrorKind, Stage};
-use crate::engine::power::{PowerCommand, PowerState};
+use crate::engine::identity::{normalise_uuid, reported_uuid, Identity};
+use crate::engine::power::{Observed, PowerCommand, PowerState, Transition};
 use serde_json::Value;
 
 /// The `@odata.id` of a resource or link object.
@@ -116,27 +117,25 @@ pub fn system_matches(system: &Value, plug: &str) -> bool {
     })
 }
 
-/// Reads `PowerState`. `On`/`Off` are states; the transitional
-/// `PoweringOn`/`PoweringOff` are [`ErrorKind::Busy`] (a missed poll, never
-/// the target state: quirk 14 — Ironic maps PoweringOff to off); anything
-/// else, or nothing, is [`ErrorKind::StatusUnreadable`] (never a guess).
-pub fn power_state(system: &Value) -> Result<PowerState, DriverError> {
+/// Reads `PowerState` as an observation: `On`/`Off` are settled states,
+/// `PoweringOn`/`PoweringOff` a transition under way (never the state it
+/// leads to: quirk 14 — Ironic maps PoweringOff to off); anything else, or
+/// nothing, is [`ErrorKind::StatusUnreadable`] (never a guess).
+pub fn observe(system: &Value) -> Result<Observed, DriverError> {
     let unreadable = |m: String| DriverError::new(ErrorKind::StatusUnreadable, Stage::Status, m);
     match system.get("PowerState") {
         None | Some(Value::Null) => Err(unreadable("the system resource has no PowerState".into())),
         Some(Value::String(s)) => {
             let t = s.trim();
-            if t.eq_ignore_ascii_case("On") {
-                Ok(PowerState::On)
-            } else if t.eq_ignore_ascii_case("Off") {
-                Ok(PowerState::Off)
-            } else if t.eq_ignore_ascii_case("PoweringOn") || t.eq_ignore_ascii_case("PoweringOff")
-            {
-                Err(DriverError::new(
-                    ErrorKind::Busy,
-                    Stage::Status,
-                    format!("the BMC reports the transitional state {t}"),
-                ))
+            let is = |w: &str| t.eq_ignore_ascii_case(w);
+            if is("On") {
+                Ok(Observed::Settled(PowerState::On))
+            } else if is("Off") {
+                Ok(Observed::Settled(PowerState::Off))
+            } else if is("PoweringOn") {
+                Ok(Observed::InTransition(Transition::PoweringOn))
+            } else if is("PoweringOff") {
+                Ok(Observed::InTransition(Transition::PoweringOff))
             } else {
                 Err(unreadable(format!(
                     "unknown PowerState '{}'",
@@ -149,6 +148,152 @@ pub fn power_state(system: &Value) -> Result<PowerState, DriverError> {
             printable(&other.to_string(), 40)
         ))),
     }
+}
+
+/// Reads `PowerState` as a settled state: a transition is
+/// [`ErrorKind::Busy`] here (for callers that want on or off, such as
+/// `verify`'s samples); the engine reads [`observe`] instead.
+pub fn power_state(system: &Value) -> Result<PowerState, DriverError> {
+    match observe(system)? {
+        Observed::Settled(s) => Ok(s),
+        Observed::InTransition(t) => Err(DriverError::new(
+            ErrorKind::Busy,
+            Stage::Status,
+            format!(
+                "the BMC reports the transitional state {}",
+                match t {
+                    Transition::PoweringOn => "PoweringOn",
+                    Transition::PoweringOff => "PoweringOff",
+                }
+            ),
+        )),
+    }
+}
+
+/// Vendor quirk "hidden transitions": BMC families that keep reporting the
+/// *old* `PowerState` while a power change is under way
+/// (`shared/reference/vendors.md`: Lenovo XCC, Supermicro, AMI MegaRAC),
+/// recognised by the `Oem` key of their ComputerSystem. Returns the family.
+/// For these the engine sends a command even when the state already reads
+/// as its target (they accept it as a no-op), so a boot or a shutdown in
+/// progress cannot hide behind "already off".
+pub fn hides_transitions(system: &Value) -> Option<&'static str> {
+    let oem = system.get("Oem")?.as_object()?;
+    [
+        ("Lenovo", "Lenovo XCC"),
+        ("Supermicro", "Supermicro"),
+        ("Ami", "AMI MegaRAC"),
+        ("AMI", "AMI MegaRAC"),
+    ]
+    .iter()
+    .find(|(key, _)| oem.contains_key(*key))
+    .map(|(_, family)| *family)
+}
+
+/// Who a ComputerSystem says it is: `UUID` (as reported) and `SerialNumber`.
+pub fn identity(system: &Value) -> Identity {
+    Identity {
+        uuid: system
+            .get("UUID")
+            .and_then(Value::as_str)
+            .and_then(reported_uuid)
+            .into_iter()
+            .collect(),
+        serial: system
+            .get("SerialNumber")
+            .and_then(Value::as_str)
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(|s| printable(s, 64)),
+    }
+}
+
+/// Picks the system whose `UUID` is `want` (canonical form) among
+/// `(uri, reported UUID)` candidates. Err names every candidate when none
+/// or several match: two systems claiming one UUID is a reason to stop,
+/// not to guess.
+pub fn choose_by_uuid(
+    candidates: &[(String, Option<String>)],
+    want: &str,
+) -> Result<String, String> {
+    let hits: Vec<&String> = candidates
+        .iter()
+        .filter(|(_, u)| u.as_deref().and_then(normalise_uuid).as_deref() == Some(want))
+        .map(|(uri, _)| uri)
+        .collect();
+    let named = || {
+        candidates
+            .iter()
+            .take(16)
+            .map(|(uri, u)| format!("{uri} (uuid {})", u.as_deref().unwrap_or("not reported")))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    match hits.as_slice() {
+        [one] => Ok((*one).clone()),
+        [] => Err(format!(
+            "no system behind this service reports uuid {want} (systems: {})",
+            named()
+        )),
+        many => Err(format!(
+            "{} systems report uuid {want}; refusing to choose one (systems: {})",
+            many.len(),
+            named()
+        )),
+    }
+}
+
+/// The chassis a system links to (`Links.Chassis`), in order.
+pub fn chassis_links(system: &Value) -> Vec<String> {
+    system
+        .get("Links")
+        .and_then(|l| l.get("Chassis"))
+        .and_then(Value::as_array)
+        .map(|a| a.iter().filter_map(odata_id).map(str::to_string).collect())
+        .unwrap_or_default()
+}
+
+/// Where a chassis publishes its power draw.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PowerSource {
+    /// `Power` (`PowerControl[].PowerConsumedWatts`; deprecated, ubiquitous).
+    Power(String),
+    /// `EnvironmentMetrics` (`PowerWatts.Reading`; the newer model, where
+    /// `PowerSubsystem` replaces `Power`).
+    EnvironmentMetrics(String),
+}
+
+/// The power-draw resources of a chassis, best first.
+pub fn power_sources(chassis: &Value) -> Vec<PowerSource> {
+    let mut out = Vec::new();
+    if let Some(p) = chassis.get("Power").and_then(odata_id) {
+        out.push(PowerSource::Power(p.to_string()));
+    }
+    if let Some(e) = chassis.get("EnvironmentMetrics").and_then(odata_id) {
+        out.push(PowerSource::EnvironmentMetrics(e.to_string()));
+    }
+    out
+}
+
+fn watts(v: Option<&Value>) -> Option<f64> {
+    v.and_then(Value::as_f64)
+        .filter(|w| w.is_finite() && *w >= 0.0)
+}
+
+/// The draw in a `Power` resource: the first `PowerControl` entry with a
+/// reading (by convention the whole chassis; the others, when present, are
+/// parts of it and adding them would count twice).
+pub fn power_control_watts(power: &Value) -> Option<f64> {
+    power
+        .get("PowerControl")?
+        .as_array()?
+        .iter()
+        .find_map(|c| watts(c.get("PowerConsumedWatts")))
+}
+
+/// The draw in an `EnvironmentMetrics` resource (`PowerWatts.Reading`).
+pub fn environment_watts(metrics: &Value) -> Option<f64> {
+    watts(metrics.get("PowerWatts").and_then(|p| p.get("Reading")))
 }
 
 /// Where the reset types are published.
@@ -323,28 +468,124 @@ fn task_messages(body: &Value) -> Option<String> {
     (!text.is_empty()).then(|| text.join("; "))
 }
 
-/// The human text of a Redfish error body: `error.message` and every
-/// `@Message.ExtendedInfo[].Message`.
+/// One message of a Redfish error answer.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Message {
+    /// `MessageId` (iLO 4 spells the key `MessageID`), e.g.
+    /// `iLO.2.16.InvalidOperationForSystemState`.
+    pub id: Option<String>,
+    /// `MessageArgs`: where iLO puts the reason ("Power is off").
+    pub args: Vec<String>,
+    /// `Message`, when the service sends one (iLO does not).
+    pub text: Option<String>,
+}
+
+impl Message {
+    /// The registry-independent part of the MessageId (its last segment:
+    /// `iLO.2.16.InvalidOperationForSystemState` → `InvalidOperationForSystemState`,
+    /// `IDRAC.2.8.PSU501` → `PSU501`).
+    pub fn key(&self) -> Option<&str> {
+        self.id
+            .as_deref()
+            .map(|i| i.rsplit('.').next().unwrap_or(i))
+    }
+
+    /// `ID: text`, or `ID (args)` when there is no text.
+    pub fn describe(&self) -> String {
+        let id = self.id.as_deref().map(|i| printable(i, 80));
+        let args = (!self.args.is_empty()).then(|| {
+            self.args
+                .iter()
+                .map(|a| printable(a, 80))
+                .collect::<Vec<_>>()
+                .join(", ")
+        });
+        match (id, &self.text, args) {
+            (Some(i), Some(t), _) => format!("{i}: {}", printable(t, 200)),
+            (Some(i), None, Some(a)) => format!("{i} ({a})"),
+            (Some(i), None, None) => i,
+            (None, Some(t), _) => printable(t, 200),
+            (None, None, Some(a)) => a,
+            (None, None, None) => String::new(),
+        }
+    }
+}
+
+fn message_of(m: &Value) -> Option<Message> {
+    let str_of = |k: &str| m.get(k).and_then(Value::as_str).map(str::to_string);
+    let msg = Message {
+        id: str_of("MessageId").or_else(|| str_of("MessageID")),
+        args: m
+            .get("MessageArgs")
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .map(|v| match v {
+                        Value::String(s) => s.clone(),
+                        other => other.to_string(),
+                    })
+                    .collect()
+            })
+            .unwrap_or_default(),
+        text: str_of("Message"),
+    };
+    (msg.id.is_some() || msg.text.is_some() || !msg.args.is_empty()).then_some(msg)
+}
+
+/// Every message of an error body: `error.@Message.ExtendedInfo[]`, a
+/// top-level `@Message.ExtendedInfo[]`, and iLO 4's top-level `Messages[]`
+/// (duplicates dropped).
+pub fn messages(body: &Value) -> Vec<Message> {
+    let mut out: Vec<Message> = Vec::new();
+    let lists = [
+        body.get("error")
+            .and_then(|e| e.get("@Message.ExtendedInfo")),
+        body.get("@Message.ExtendedInfo"),
+        body.get("Messages"),
+    ];
+    for list in lists.into_iter().flatten() {
+        let items: Vec<&Value> = match list {
+            Value::Array(a) => a.iter().collect(),
+            one @ Value::Object(_) => vec![one],
+            _ => vec![],
+        };
+        for m in items.into_iter().filter_map(message_of) {
+            if !out.contains(&m) {
+                out.push(m);
+            }
+        }
+    }
+    out
+}
+
+/// The human text of a Redfish error body: `error.message` (or
+/// Supermicro's `error.Message`) unless it only points at the extended
+/// info, and every message with its MessageId (so the vendor's id is quoted
+/// even when, like iLO, it sends no text).
 pub fn error_text(body: &Value) -> Option<String> {
     let err = body.get("error").unwrap_or(body);
     let mut parts = Vec::new();
-    let info = err
-        .get("@Message.ExtendedInfo")
-        .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(|m| m.get("Message").and_then(Value::as_str))
-                .map(|m| printable(m, 200))
-                .collect::<Vec<_>>()
-        })
-        .unwrap_or_default();
-    if let Some(m) = err.get("message").and_then(Value::as_str) {
+    let msgs: Vec<String> = messages(body)
+        .iter()
+        .map(Message::describe)
+        .filter(|d| !d.is_empty())
+        .collect();
+    let top = err
+        .get("message")
+        .or_else(|| err.get("Message"))
+        .and_then(Value::as_str);
+    if let Some(m) = top {
         // The generic "see ExtendedInfo" line says nothing on its own.
-        if info.is_empty() || !m.contains("ExtendedInfo") {
+        if msgs.is_empty() || !m.contains("ExtendedInfo") {
             parts.push(printable(m, 200));
         }
     }
-    parts.extend(info);
+    if msgs.is_empty() {
+        if let Some(c) = err.get("code").and_then(Value::as_str) {
+            parts.push(printable(c, 80));
+        }
+    }
+    parts.extend(msgs);
     (!parts.is_empty()).then(|| parts.join("; "))
 }
 
@@ -355,14 +596,102 @@ pub fn message_ids(body: &Value) -> Vec<String> {
     if let Some(c) = err.get("code").and_then(Value::as_str) {
         ids.push(c.to_string());
     }
-    if let Some(a) = err.get("@Message.ExtendedInfo").and_then(Value::as_array) {
-        ids.extend(
-            a.iter()
-                .filter_map(|m| m.get("MessageId").and_then(Value::as_str))
-                .map(str::to_string),
-        );
-    }
+    ids.extend(messages(body).into_iter().filter_map(|m| m.id));
     ids
+}
+
+/// What a refused request means, read from MessageIds and MessageArgs
+/// first and the English text only as a fallback.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Refusal {
+    /// The node is already in the requested state (iDRAC `PSU501`/`PSU502`
+    /// "Server is already powered ON/OFF."; iLO `InvalidOperationForSystemState`
+    /// with MessageArgs "Power is on"/"Power is off").
+    AlreadyThere,
+    /// Busy, not ready, or a power transition in progress (iLO
+    /// `InvalidOperationForSystemState` "Power transition in progress";
+    /// `ResourceNotReadyRetry`; any other reason iLO gives for refusing in
+    /// the present power state): read the state again before deciding.
+    Busy,
+    /// The reset type is not accepted (`ActionParameterNotSupported` on
+    /// OpenBMC, `ActionParameterValueNotInList`, `ActionParameterUnknown`).
+    ResetTypeRefused,
+    /// Nothing known.
+    Other,
+}
+
+/// Reads what a refusal means (see [`Refusal`]).
+pub fn refusal(status: u16, body: Option<&Value>) -> Refusal {
+    let msgs = body.map(messages).unwrap_or_default();
+    let keyed = |k: &str| msgs.iter().any(|m| m.key() == Some(k));
+    let words = |m: &Message| {
+        let mut w = m.args.join(" ");
+        if let Some(t) = &m.text {
+            w.push(' ');
+            w.push_str(t);
+        }
+        w.to_ascii_lowercase()
+    };
+    let already_words =
+        |w: &str| w.contains("already") || w.contains("power is off") || w.contains("power is on");
+    if keyed("PSU501") || keyed("PSU502") {
+        return Refusal::AlreadyThere;
+    }
+    if let Some(m) = msgs
+        .iter()
+        .find(|m| m.key() == Some("InvalidOperationForSystemState"))
+    {
+        // iLO: the reason is in MessageArgs only. "Power is off/on" means
+        // the state is already what the command leads to; anything else
+        // (a transition in progress) means: read again, then decide.
+        return if already_words(&words(m)) {
+            Refusal::AlreadyThere
+        } else {
+            Refusal::Busy
+        };
+    }
+    if keyed("ResourceNotReadyRetry") || keyed("ServiceTemporarilyUnavailable") {
+        return Refusal::Busy;
+    }
+    if [
+        "ActionParameterNotSupported",
+        "ActionParameterValueNotInList",
+        "ActionParameterUnknown",
+        "ActionParameterValueError",
+        "ActionParameterValueTypeError",
+    ]
+    .iter()
+    .any(|k| keyed(k))
+    {
+        return Refusal::ResetTypeRefused;
+    }
+    let all: String = msgs.iter().map(words).collect::<Vec<_>>().join(" ");
+    let top = body
+        .map(|b| b.get("error").unwrap_or(b))
+        .and_then(|e| e.get("message").or_else(|| e.get("Message")))
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    let text = format!("{all} {top}");
+    if status == 409 && text.contains("already") {
+        // Quirk 17 (iDRAC) without its MessageId.
+        return Refusal::AlreadyThere;
+    }
+    let busy_words = [
+        "busy",
+        "try again",
+        "retry",
+        "in progress",
+        "not ready",
+        "temporarily",
+    ]
+    .iter()
+    .any(|w| text.contains(w));
+    if matches!(status, 503 | 429) || (status == 500 && busy_words) {
+        // Quirks 20/21: iDRAC 500 busy / 503 queue full; OpenBMC 503 after reboot.
+        return Refusal::Busy;
+    }
+    Refusal::Other
 }
 
 /// At most `max` characters of `s`, control characters replaced.
@@ -398,7 +727,9 @@ fn reason_phrase(status: u16) -> &'static str {
 }
 
 /// Classifies a non-success HTTP answer. `what` is the request (`POST /x`);
-/// `raw` the body as received (shown when it is not a Redfish error).
+/// `raw` the body as received (shown when it is not a Redfish error). The
+/// vendor's MessageIds are quoted in the message, so an unknown refusal
+/// still names what the BMC said.
 pub fn classify(status: u16, raw: &[u8], stage: Stage, what: &str) -> DriverError {
     let body: Option<Value> = serde_json::from_slice(raw).ok();
     let text = body.as_ref().and_then(error_text).or_else(|| {
@@ -406,9 +737,6 @@ pub fn classify(status: u16, raw: &[u8], stage: Stage, what: &str) -> DriverErro
         let t = printable(&t, 160);
         (!t.is_empty() && !t.starts_with('<')).then_some(t)
     });
-    let ids = body.as_ref().map(message_ids).unwrap_or_default();
-    let has_id = |needle: &str| ids.iter().any(|i| i.contains(needle));
-    let lower = text.as_deref().unwrap_or("").to_ascii_lowercase();
     let shown = match &text {
         Some(t) => format!(": {t}"),
         None => String::new(),
@@ -417,21 +745,7 @@ pub fn classify(status: u16, raw: &[u8], stage: Stage, what: &str) -> DriverErro
         "the BMC answered {what} with http {status} ({}){shown}",
         reason_phrase(status)
     );
-    let already = lower.contains("already") || has_id("PSU501");
-    let busy_words = [
-        "busy",
-        "try again",
-        "retry",
-        "in progress",
-        "not ready",
-        "temporarily",
-    ]
-    .iter()
-    .any(|w| lower.contains(w));
-    let kind = if has_id("ResourceNotReadyRetry") {
-        // Quirk 21 (iLO): explicitly retryable.
-        ErrorKind::Busy
-    } else if status == 403 {
+    if status == 403 {
         // Authenticated, but the account may not do this (DSP0266:
         // InsufficientPrivilege); a different password would not help.
         return DriverError::new(
@@ -442,7 +756,8 @@ pub fn classify(status: u16, raw: &[u8], stage: Stage, what: &str) -> DriverErro
                  privilege for it{shown}"
             ),
         );
-    } else if status == 401 {
+    }
+    if status == 401 {
         return DriverError::new(
             ErrorKind::PasswordInvalid,
             stage,
@@ -451,23 +766,12 @@ pub fn classify(status: u16, raw: &[u8], stage: Stage, what: &str) -> DriverErro
                 reason_phrase(status)
             ),
         );
-    } else if has_id("InvalidOperationForSystemState") {
-        // Quirks 15/16 (iLO): "power is off" to a reset while off means the
-        // state is already reached or the command does not apply; "power
-        // transition in progress" means busy.
-        if already || lower.contains("power is off") {
-            ErrorKind::NotInPresentState
-        } else {
-            ErrorKind::Busy
-        }
-    } else if status == 409 && already {
-        // Quirk 17 (iDRAC): 409 "Server is already powered ON".
-        ErrorKind::NotInPresentState
-    } else if matches!(status, 503 | 429) || (status == 500 && busy_words) {
-        // Quirks 20/21: iDRAC 500 busy / 503 queue full; OpenBMC 503 after reboot.
-        ErrorKind::Busy
-    } else {
-        ErrorKind::DeviceError
+    }
+    let kind = match refusal(status, body.as_ref()) {
+        Refusal::AlreadyThere => ErrorKind::NotInPresentState,
+        Refusal::Busy => ErrorKind::Busy,
+        Refusal::ResetTypeRefused => ErrorKind::Unsupported,
+        Refusal::Other => ErrorKind::DeviceError,
     };
     let message = if status == 404 && what.ends_with("/redfish/v1") {
         format!("{base}; is Redfish enabled on the BMC? (quirk: disabled Redfish answers 404)")
@@ -654,54 +958,170 @@ mod tests {
         assert_eq!(f, TaskProgress::Failed("power fault".into()));
     }
 
+    fn kind(status: u16, body: Value) -> ErrorKind {
+        classify(
+            status,
+            body.to_string().as_bytes(),
+            Stage::Command,
+            "POST /r",
+        )
+        .kind
+    }
+
+    // Bodies as real BMCs send them (shared/reference/vendors.md evidence).
+    fn ilo5(args: &[&str]) -> Value {
+        // iLO 5 2.x: reason only in MessageArgs, no Message
+        // (captured redfish-bash.sh transcript, On while on).
+        json!({"error": {"code": "iLO.0.10.ExtendedInfo",
+            "message": "See @Message.ExtendedInfo for more information.",
+            "@Message.ExtendedInfo": [{"MessageArgs": args,
+                "MessageId": "iLO.2.16.InvalidOperationForSystemState"}]}})
+    }
+
+    fn ilo4(args: &[&str]) -> Value {
+        // iLO 4 1.30 spells the key MessageID and repeats it in `Messages`
+        // (goldyfruit/ansible-ilo#1, reset while off).
+        json!({"Messages": [{"MessageArgs": args,
+                "MessageID": "iLO.0.10.InvalidOperationForSystemState"}],
+            "Type": "ExtendedError.1.0.0",
+            "error": {"@Message.ExtendedInfo": [{"MessageArgs": args,
+                "MessageID": "iLO.0.10.InvalidOperationForSystemState"}],
+                "code": "iLO.0.10.ExtendedInfo",
+                "message": "See @Message.ExtendedInfo for more information."}})
+    }
+
+    fn idrac(id: &str, text: &str) -> Value {
+        // iDRAC9: Base GeneralError with the PSU message in ExtendedInfo
+        // (dell/dellemc-openmanage-ansible-modules#132).
+        json!({"error": {"@Message.ExtendedInfo": [{"Message": text, "MessageArgs": [],
+                "MessageArgs@odata.count": 0, "MessageId": id, "RelatedProperties": [],
+                "RelatedProperties@odata.count": 0,
+                "Resolution": "No response action is required.", "Severity": "Informational"}],
+            "code": "Base.1.12.GeneralError",
+            "message": "A general error has occurred. See ExtendedInfo for more information"}})
+    }
+
     #[test]
-    fn classification() {
-        let k = |s: u16, b: Value| {
-            classify(s, b.to_string().as_bytes(), Stage::Command, "POST /r").kind
-        };
+    fn refusals_are_read_from_message_ids_and_args() {
+        use ErrorKind::*;
+        assert_eq!(kind(400, ilo5(&["Power is off"])), NotInPresentState);
+        assert_eq!(kind(400, ilo5(&["Power is on"])), NotInPresentState);
+        assert_eq!(kind(400, ilo4(&["Power is off"])), NotInPresentState);
         assert_eq!(
-            k(
+            kind(400, ilo5(&["Power transition in progress. Retry later"])),
+            Busy
+        );
+        assert_eq!(kind(400, ilo5(&[])), Busy, "unknown reason: read again");
+        assert_eq!(
+            kind(
+                409,
+                idrac("IDRAC.2.8.PSU501", "Server is already powered ON.")
+            ),
+            NotInPresentState
+        );
+        assert_eq!(
+            kind(
+                409,
+                idrac("IDRAC.2.8.PSU502", "Server is already powered OFF.")
+            ),
+            NotInPresentState
+        );
+        // OpenBMC bmcweb: a reset type it does not take.
+        let bmcweb = json!({"error": {"code": "Base.1.16.0.ActionParameterNotSupported",
+            "message": "The parameter ForceOn for the action ComputerSystem.Reset is not supported on the target resource.",
+            "@Message.ExtendedInfo": [{"@odata.type": "#Message.v1_1_1.Message",
+                "Message": "The parameter ForceOn for the action ComputerSystem.Reset is not supported on the target resource.",
+                "MessageArgs": ["ForceOn", "ComputerSystem.Reset"],
+                "MessageId": "Base.1.16.0.ActionParameterNotSupported",
+                "MessageSeverity": "Warning",
+                "Resolution": "Remove the parameter supplied and resubmit the request if the operation failed."}]}});
+        assert_eq!(kind(400, bmcweb.clone()), Unsupported);
+        // Supermicro spells the top-level text `Message`.
+        let smc = json!({"error": {"code": "Base.v1_4_0.GeneralError",
+            "Message": "A general error has occurred. See ExtendedInfo for more information.",
+            "@Message.ExtendedInfo": [{"MessageId": "Base.v1_4_0.ActionParameterValueNotInList",
+                "Severity": "Warning", "MessageArgs": ["PushPowerButton", "ResetType", "ComputerSystem.Reset"],
+                "Message": "The value PushPowerButton for the property ResetType is not in the list of acceptable values.",
+                "Resolution": "Choose a value from the enumeration list that the implementation can support and resubmit the request if the operation failed."}]}});
+        assert_eq!(kind(400, smc.clone()), Unsupported);
+        // Text only, no MessageId (older iDRAC): still "already".
+        assert_eq!(
+            kind(
                 409,
                 json!({"error": {"message": "Server is already powered ON."}})
             ),
-            ErrorKind::NotInPresentState
+            NotInPresentState
         );
         assert_eq!(
-            k(409, json!({"error": {"message": "conflict"}})),
-            ErrorKind::DeviceError
+            kind(409, json!({"error": {"message": "conflict"}})),
+            DeviceError
+        );
+        assert_eq!(kind(503, json!({})), Busy);
+        assert_eq!(
+            kind(500, json!({"error": {"message": "the BMC is busy"}})),
+            Busy
         );
         assert_eq!(
-            k(
-                400,
-                json!({"error": {"code": "iLO.0.10.ExtendedInfo", "@Message.ExtendedInfo": [
-                {"MessageId": "iLO.2.14.InvalidOperationForSystemState", "Message": "Power transition in progress. Retry later."}]}})
-            ),
-            ErrorKind::Busy
+            kind(500, json!({"error": {"message": "internal"}})),
+            DeviceError
         );
         assert_eq!(
-            k(
-                400,
-                json!({"error": {"@Message.ExtendedInfo": [
-                {"MessageId": "iLO.2.14.InvalidOperationForSystemState", "Message": "Power is off."}]}})
-            ),
-            ErrorKind::NotInPresentState
-        );
-        assert_eq!(k(503, json!({})), ErrorKind::Busy);
-        assert_eq!(
-            k(500, json!({"error": {"message": "the BMC is busy"}})),
-            ErrorKind::Busy
-        );
-        assert_eq!(
-            k(500, json!({"error": {"message": "internal"}})),
-            ErrorKind::DeviceError
-        );
-        assert_eq!(
-            k(
+            kind(
                 400,
                 json!({"error": {"@Message.ExtendedInfo": [{"MessageId": "Base.1.0.ResourceNotReadyRetry"}]}})
             ),
-            ErrorKind::Busy
+            Busy
         );
+    }
+
+    #[test]
+    fn messages_quote_the_vendor_id_even_without_text() {
+        let e = classify(
+            400,
+            ilo5(&["Power is off"]).to_string().as_bytes(),
+            Stage::Command,
+            "POST /r",
+        );
+        assert!(
+            e.message
+                .contains("iLO.2.16.InvalidOperationForSystemState (Power is off)"),
+            "{}",
+            e.message
+        );
+        assert!(!e.message.contains("See @Message"), "{}", e.message);
+        let e = classify(
+            400,
+            json!({"error": {"code": "Vendor.1.0.Weird",
+                "@Message.ExtendedInfo": [{"MessageId": "Vendor.1.0.PowerLocked"}]}})
+            .to_string()
+            .as_bytes(),
+            Stage::Command,
+            "POST /r",
+        );
+        assert_eq!(e.kind, ErrorKind::DeviceError);
+        assert!(
+            e.message.contains("Vendor.1.0.PowerLocked"),
+            "{}",
+            e.message
+        );
+        let e = classify(
+            409,
+            idrac("IDRAC.2.8.PSU501", "Server is already powered ON.")
+                .to_string()
+                .as_bytes(),
+            Stage::Command,
+            "POST /r",
+        );
+        assert!(
+            e.message
+                .ends_with(": IDRAC.2.8.PSU501: Server is already powered ON."),
+            "{}",
+            e.message
+        );
+    }
+
+    #[test]
+    fn classification() {
         let e = classify(401, b"", Stage::Status, "GET /s");
         assert_eq!(e.kind, ErrorKind::PasswordInvalid);
         assert!(
@@ -722,8 +1142,121 @@ mod tests {
             Stage::Command,
             "POST /r",
         );
-        assert_eq!(e.kind, ErrorKind::DeviceError);
+        assert_eq!(e.kind, ErrorKind::Unsupported);
         assert!(e.message.ends_with(": bad ResetType"), "{}", e.message);
+    }
+
+    #[test]
+    fn transitions_are_observations() {
+        use crate::engine::power::{Observed, Transition};
+        assert_eq!(
+            observe(&json!({"PowerState": "PoweringOn"})),
+            Ok(Observed::InTransition(Transition::PoweringOn))
+        );
+        assert_eq!(
+            observe(&json!({"PowerState": "poweringoff"})),
+            Ok(Observed::InTransition(Transition::PoweringOff))
+        );
+        assert_eq!(
+            observe(&json!({"PowerState": "Off"})),
+            Ok(Observed::Settled(PowerState::Off))
+        );
+        assert_eq!(
+            observe(&json!({"PowerState": "Paused"})).unwrap_err().kind,
+            ErrorKind::StatusUnreadable
+        );
+    }
+
+    #[test]
+    fn vendor_families_that_hide_transitions() {
+        for (oem, fam) in [
+            ("Lenovo", Some("Lenovo XCC")),
+            ("Supermicro", Some("Supermicro")),
+            ("Ami", Some("AMI MegaRAC")),
+            ("Dell", None),
+            ("Hpe", None),
+        ] {
+            assert_eq!(hides_transitions(&json!({"Oem": {oem: {}}})), fam, "{oem}");
+        }
+        assert_eq!(hides_transitions(&json!({"Id": "system"})), None);
+    }
+
+    #[test]
+    fn identity_and_uuid_selection() {
+        let id = identity(&json!({"UUID": "6173ECEC-6EF5-11EE-834A-0A8FC3A58A71",
+            "SerialNumber": " J105958B "}));
+        assert_eq!(
+            id.primary_uuid(),
+            Some("6173ecec-6ef5-11ee-834a-0a8fc3a58a71")
+        );
+        assert_eq!(id.serial.as_deref(), Some("J105958B"));
+        assert!(identity(&json!({"UUID": "not-a-uuid", "SerialNumber": ""})).is_empty());
+        let c = |l: &[(&str, Option<&str>)]| {
+            l.iter()
+                .map(|(u, id)| (u.to_string(), id.map(str::to_string)))
+                .collect::<Vec<_>>()
+        };
+        let want = "b11dd4f2-bfde-1000-02bc-5cff35fbe6e9";
+        let two = c(&[
+            (
+                "/redfish/v1/Systems/DGX",
+                Some("B11DD4F2-BFDE-1000-02BC-5CFF35FBE6E9"),
+            ),
+            (
+                "/redfish/v1/Systems/HGX_Baseboard_0",
+                Some("0bd03ed4-3f75-04e8-9c62-3d4652b78d87"),
+            ),
+        ]);
+        assert_eq!(
+            choose_by_uuid(&two, want).unwrap(),
+            "/redfish/v1/Systems/DGX"
+        );
+        let e = choose_by_uuid(&two, "00000000-0000-0000-0000-000000000001").unwrap_err();
+        assert!(
+            e.contains("no system") && e.contains("HGX_Baseboard_0") && e.contains("/DGX"),
+            "{e}"
+        );
+        let dup = c(&[("/a", Some(want)), ("/b", Some(want)), ("/c", None)]);
+        let e = choose_by_uuid(&dup, want).unwrap_err();
+        assert!(
+            e.starts_with("2 systems report uuid")
+                && e.contains("/a (uuid")
+                && e.contains("/b (uuid"),
+            "{e}"
+        );
+        assert!(e.contains("/c (uuid not reported)"), "{e}");
+    }
+
+    #[test]
+    fn power_draw_documents() {
+        let chassis = json!({"Power": {"@odata.id": "/redfish/v1/Chassis/1/Power"},
+            "EnvironmentMetrics": {"@odata.id": "/redfish/v1/Chassis/1/EnvironmentMetrics"}});
+        assert_eq!(
+            power_sources(&chassis),
+            vec![
+                PowerSource::Power("/redfish/v1/Chassis/1/Power".into()),
+                PowerSource::EnvironmentMetrics("/redfish/v1/Chassis/1/EnvironmentMetrics".into())
+            ]
+        );
+        let power = json!({"PowerControl": [{"Name": "System Power Control"},
+            {"PowerConsumedWatts": 212}, {"PowerConsumedWatts": 40}]});
+        assert_eq!(power_control_watts(&power), Some(212.0));
+        assert_eq!(
+            power_control_watts(&json!({"PowerControl": [{"PowerConsumedWatts": null}]})),
+            None
+        );
+        assert_eq!(
+            power_control_watts(&json!({"PowerControl": [{"PowerConsumedWatts": -3}]})),
+            None
+        );
+        assert_eq!(
+            environment_watts(&json!({"PowerWatts": {"Reading": 9.5}})),
+            Some(9.5)
+        );
+        assert_eq!(
+            chassis_links(&json!({"Links": {"Chassis": [{"@odata.id": "/redfish/v1/Chassis/1"}]}})),
+            vec!["/redfish/v1/Chassis/1"]
+        );
     }
 
     #[test]
@@ -738,6 +1271,14 @@ mod tests {
             json!({"Parameters": "x"}),
         ] {
             let _ = power_state(&b);
+            let _ = observe(&b);
+            let _ = hides_transitions(&b);
+            let _ = identity(&b);
+            let _ = chassis_links(&b);
+            let _ = power_sources(&b);
+            let _ = power_control_watts(&b);
+            let _ = environment_watts(&b);
+            let _ = messages(&b);
             let _ = members(&b);
             let _ = reset_action(&b);
             let _ = action_info_values(&b);
