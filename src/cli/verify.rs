@@ -290,7 +290,16 @@ fn record_identity(plans: &[NodePlan], rows: &[CheckRow]) -> (String, Vec<String
             ));
             continue;
         }
-        let pin = match pin_for(&levels) {
+        // A level that would fail (a disagreement, a machine another node
+        // also reports, no answer) leaves the node unrecorded.
+        let failing = rows.iter().find(|r| r.node == p.name && !r.ok).map(|r| {
+            format!(
+                "level {} would fail: {}",
+                r.level,
+                r.error.as_deref().unwrap_or("?")
+            )
+        });
+        let pin = match failing.map_or_else(|| pin_for(&levels), Err) {
             Ok(pin) => pin,
             Err(why) => {
                 toml.push_str(&format!("# {}: not recorded: {why}\n", p.name));

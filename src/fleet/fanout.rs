@@ -273,7 +273,8 @@ async fn node(
             && result.outcome != Some(TargetOutcome::FencedNotRestored)
             && result.error_kind != Some(ErrorKind::Interrupted)
             && !wrong_machine;
-        if wrong_machine {
+        // (A URL target has one level and no configuration to blame.)
+        if wrong_machine && !plan.name.contains("://") {
             let skipped: Vec<String> = plan
                 .levels
                 .iter()

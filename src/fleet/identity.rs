@@ -51,6 +51,44 @@ pub fn disagreements(levels: &[LevelIdentity<'_>]) -> Vec<(usize, usize, String)
     out
 }
 
+/// Pairs of levels of *different* nodes that report the same system UUID
+/// (under any encoding): two nodes that claim one machine, a reused address
+/// or a swapped cable. `(index a, index b, message)` into `rows`, given as
+/// (node, level, endpoint, identity). Linear in the number of UUID forms.
+pub fn same_machine_elsewhere(
+    rows: &[(&str, usize, &str, Option<&Identity>)],
+) -> Vec<(usize, usize, String)> {
+    let mut seen: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    let mut out: Vec<(usize, usize, String)> = Vec::new();
+    for (i, (node, level, endpoint, found)) in rows.iter().enumerate() {
+        let Some(found) = found else { continue };
+        for form in &found.uuid {
+            match seen.get(form.uuid.as_str()) {
+                Some(&j) if rows[j].0 != *node => {
+                    if !out.iter().any(|(a, b, _)| (*a, *b) == (j, i)) {
+                        let (n2, l2, e2, _) = rows[j];
+                        out.push((
+                            j,
+                            i,
+                            format!(
+                                "node {n2} level {l2} ({e2}) and node {node} level {level} \
+                                 ({endpoint}) report the same machine (uuid {}): one of them \
+                                 points at the wrong BMC",
+                                form.uuid
+                            ),
+                        ));
+                    }
+                }
+                Some(_) => {}
+                None => {
+                    seen.insert(form.uuid.as_str(), i);
+                }
+            }
+        }
+    }
+    out
+}
+
 /// Every UUID form and the serial, for messages.
 pub fn describe(id: &Identity) -> String {
     let mut parts = Vec::new();
@@ -284,6 +322,34 @@ mod tests {
         assert_eq!(
             identity_table("db.1", &pin),
             "[identity.\"db.1\"]\nserial = \"A\\\"B\"\n"
+        );
+    }
+
+    #[test]
+    fn two_nodes_claiming_one_machine_are_found_once() {
+        let a = id(&[(SMBIOS, "smbios"), (RFC, "rfc4122")], None);
+        let b = id(&[(RFC, "as reported")], None);
+        let c = id(
+            &[("4c414230-0000-4002-8000-fe0000000002", "as reported")],
+            None,
+        );
+        let rows = [
+            ("node01", 1, "ipmi://a", Some(&a)),
+            ("node01", 2, "redfish://a", Some(&b)),
+            ("node02", 1, "redfish://b", Some(&b)),
+            ("node03", 1, "redfish://c", Some(&c)),
+            ("node04", 1, "redfish://d", None),
+        ];
+        let found = same_machine_elsewhere(&rows);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!((found[0].0, found[0].1), (0, 2));
+        assert!(
+            found[0]
+                .2
+                .contains("node node01 level 1 (ipmi://a) and node node02 level 1")
+                && found[0].2.contains(RFC),
+            "{}",
+            found[0].2
         );
     }
 }

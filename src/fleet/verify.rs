@@ -774,9 +774,36 @@ pub async fn check_all(plans: &[NodePlan], step: Duration, parallel: usize) -> V
                     out.extend(r);
                 }
             }
+            flag_shared_machines(&mut out);
             out
         })
         .await
+}
+
+/// Marks the levels of different nodes that report one machine.
+fn flag_shared_machines(rows: &mut [CheckRow]) {
+    let view: Vec<(&str, usize, &str, Option<&Identity>)> = rows
+        .iter()
+        .map(|r| {
+            (
+                r.node.as_str(),
+                r.level,
+                r.endpoint.as_str(),
+                r.identity.as_ref(),
+            )
+        })
+        .collect();
+    let shared = super::identity::same_machine_elsewhere(&view);
+    for (a, b, why) in shared {
+        for i in [a, b] {
+            let r = &mut rows[i];
+            r.ok = false;
+            r.error = Some(match r.error.take() {
+                Some(e) => format!("{e}; {why}"),
+                None => why.clone(),
+            });
+        }
+    }
 }
 
 #[cfg(test)]
