@@ -302,7 +302,9 @@ fn record_identity(plans: &[NodePlan], rows: &[CheckRow]) -> (String, Vec<String
         let pin = match failing.map_or_else(|| pin_for(&levels), Err) {
             Ok(pin) => pin,
             Err(why) => {
-                toml.push_str(&format!("# {}: not recorded: {why}\n", p.name));
+                // A comment stays one line whatever the device said.
+                let line = why.replace(['\n', '\r'], " ");
+                toml.push_str(&format!("# {}: not recorded: {line}\n", p.name));
                 skipped.push(format!("{}: {why}", p.name));
                 continue;
             }
