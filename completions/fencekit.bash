@@ -31,6 +31,9 @@ _fencekit() {
             fencekit,demo)
                 cmd="fencekit__subcmd__demo"
                 ;;
+            fencekit,hold)
+                cmd="fencekit__subcmd__hold"
+                ;;
             fencekit,lab)
                 cmd="fencekit__subcmd__lab"
                 ;;
@@ -52,6 +55,9 @@ _fencekit() {
             fencekit,reboot)
                 cmd="fencekit__subcmd__reboot"
                 ;;
+            fencekit,release)
+                cmd="fencekit__subcmd__release"
+                ;;
             fencekit,status)
                 cmd="fencekit__subcmd__status"
                 ;;
@@ -65,7 +71,7 @@ _fencekit() {
 
     case "${cmd}" in
         fencekit)
-            opts="-h -V --help --version status on off reboot monitor verify check list ack lab demo agent completions man"
+            opts="-h -V --help --version status on off reboot monitor verify check list hold release ack lab demo agent completions man"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -357,6 +363,52 @@ _fencekit() {
                 return 0
             fi
             case "${prev}" in
+                --output)
+                    COMPREPLY=($(compgen -W "human json jsonl" -- "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -W "human json jsonl" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        fencekit__subcmd__hold)
+            opts="-i -o -h -V --all --for --reason --by --list --inventory --audit --output --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --for)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --reason)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --by)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --inventory)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -i)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --audit)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --output)
                     COMPREPLY=($(compgen -W "human json jsonl" -- "${cur}"))
                     return 0
@@ -681,7 +733,7 @@ _fencekit() {
             return 0
             ;;
         fencekit__subcmd__man)
-            opts="-h -V --help --version fencekit fencekit-status fencekit-on fencekit-off fencekit-reboot fencekit-monitor fencekit-verify fencekit-check fencekit-list fencekit-ack fencekit-lab fencekit-demo fencekit-completions fencekit-man fencekit-agent fence_ipmilan fence_ilo3 fence_ilo4 fence_ilo5 fence_ipmilanplus fence_imm fence_idrac fence_redfish fence_virsh"
+            opts="-h -V --help --version fencekit fencekit-status fencekit-on fencekit-off fencekit-reboot fencekit-monitor fencekit-verify fencekit-check fencekit-list fencekit-hold fencekit-release fencekit-ack fencekit-lab fencekit-demo fencekit-completions fencekit-man fencekit-agent fence_ipmilan fence_ilo3 fence_ilo4 fence_ilo5 fence_ipmilanplus fence_imm fence_idrac fence_redfish fence_virsh"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -921,7 +973,7 @@ _fencekit() {
             return 0
             ;;
         fencekit__subcmd__off)
-            opts="-i -a -u -l -p -S -C -L -A -n -k -m -o -v -h -V --inventory --all --parallel --stagger --bmc-interval --level --audit --dry-run --no-lock --address --probe-port --verify --expect-uuid --expect-serial --driver --ip --ipport --username --password --password-file --password-env --password-script --cipher --privlvl --ipmi-version --auth --hexadecimal-kg --systems-uri --redfish-uri --plug --ca-cert --ssl-fingerprint --ssl-insecure --redfish-session --identity-file --ssh-agent --ssh-known-hosts --ssh-host-key --ssh-accept-new --use-sudo --missing-as-off --power-wait --power-timeout --poll-interval --confirm --retry-on --method --timeout --login-timeout --output --verbose --help --version"
+            opts="-i -a -u -l -p -S -C -L -A -n -k -m -o -v -h -V --inventory --all --parallel --stagger --bmc-interval --level --audit --dry-run --no-lock --address --probe-port --verify --expect-uuid --expect-serial --driver --ip --ipport --username --password --password-file --password-env --password-script --cipher --privlvl --ipmi-version --auth --hexadecimal-kg --systems-uri --redfish-uri --plug --ca-cert --ssl-fingerprint --ssl-insecure --redfish-session --identity-file --ssh-agent --ssh-known-hosts --ssh-host-key --ssh-accept-new --use-sudo --missing-as-off --power-wait --power-timeout --poll-interval --confirm --retry-on --method --timeout --login-timeout --output --verbose --max-fence --force --reason --on-confirmed-off --hook-timeout --on-despite-hook-failure --crashdump --crashdump-wait --kdump-port --kdump-quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1137,6 +1189,34 @@ _fencekit() {
                     ;;
                 -o)
                     COMPREPLY=($(compgen -W "human json jsonl" -- "${cur}"))
+                    return 0
+                    ;;
+                --max-fence)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --reason)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --on-confirmed-off)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --hook-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --crashdump-wait)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kdump-port)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kdump-quiet)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1373,7 +1453,7 @@ _fencekit() {
             return 0
             ;;
         fencekit__subcmd__reboot)
-            opts="-i -a -u -l -p -S -C -L -A -n -k -m -o -v -h -V --inventory --all --parallel --stagger --bmc-interval --level --audit --dry-run --no-lock --address --probe-port --verify --expect-uuid --expect-serial --driver --ip --ipport --username --password --password-file --password-env --password-script --cipher --privlvl --ipmi-version --auth --hexadecimal-kg --systems-uri --redfish-uri --plug --ca-cert --ssl-fingerprint --ssl-insecure --redfish-session --identity-file --ssh-agent --ssh-known-hosts --ssh-host-key --ssh-accept-new --use-sudo --missing-as-off --power-wait --power-timeout --poll-interval --confirm --retry-on --method --timeout --login-timeout --output --verbose --help --version"
+            opts="-i -a -u -l -p -S -C -L -A -n -k -m -o -v -h -V --inventory --all --parallel --stagger --bmc-interval --level --audit --dry-run --no-lock --address --probe-port --verify --expect-uuid --expect-serial --driver --ip --ipport --username --password --password-file --password-env --password-script --cipher --privlvl --ipmi-version --auth --hexadecimal-kg --systems-uri --redfish-uri --plug --ca-cert --ssl-fingerprint --ssl-insecure --redfish-session --identity-file --ssh-agent --ssh-known-hosts --ssh-host-key --ssh-accept-new --use-sudo --missing-as-off --power-wait --power-timeout --poll-interval --confirm --retry-on --method --timeout --login-timeout --output --verbose --max-fence --force --reason --on-confirmed-off --hook-timeout --on-despite-hook-failure --crashdump --crashdump-wait --kdump-port --kdump-quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1589,6 +1669,64 @@ _fencekit() {
                     ;;
                 -o)
                     COMPREPLY=($(compgen -W "human json jsonl" -- "${cur}"))
+                    return 0
+                    ;;
+                --max-fence)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --reason)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --on-confirmed-off)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --hook-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --crashdump-wait)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kdump-port)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kdump-quiet)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        fencekit__subcmd__release)
+            opts="-i -h -V --all --by --inventory --audit --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --by)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --inventory)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -i)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --audit)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -2109,11 +2247,11 @@ _fencekit_with_nodes() {
     _fencekit "$@"
     local cur="${COMP_WORDS[COMP_CWORD]}" prev="${COMP_WORDS[COMP_CWORD-1]}"
     case "${COMP_WORDS[1]-}" in
-        status|on|off|reboot|monitor|verify|check|list|ack) ;;
+        status|on|off|reboot|monitor|verify|check|list|ack|hold|release) ;;
         *) return 0 ;;
     esac
     [[ "$cur" == -* ]] && return 0
-    case " --address --audit --auth --baseline --bind --bmc-interval --boot-delay --boot-timeout --by --ca-cert --cipher --ciphers --confirm --delay --driver --drop --expect --expect-serial --expect-uuid --fault --hexadecimal-kg --hosts --identity-file --interval --inventory --ip --ipmi-port-base --ipmi-version --ipport --level --login-timeout --loss --method --nodes --output --parallel --password --password-env --password-file --password-script --plug --poll-interval --power --power-timeout --power-wait --privlvl --probe-port --probe-timeout --record-baseline --redfish --redfish-uri --retry-on --samples --ssh-host-key --ssh-known-hosts --ssl-fingerprint --stagger --systems-uri --timeout --transition --username --vendor --write-inventory -A -C -L -S -a -i -k -l -m -n -o -p -u " in
+    case " --address --audit --auth --baseline --bind --bmc-interval --boot-delay --boot-timeout --by --ca-cert --cipher --ciphers --confirm --crashdump-wait --delay --driver --drop --expect --expect-serial --expect-uuid --fault --for --hexadecimal-kg --hook-timeout --hosts --identity-file --interval --inventory --ip --ipmi-port-base --ipmi-version --ipport --kdump-port --kdump-quiet --level --login-timeout --loss --max-fence --method --nodes --on-confirmed-off --output --parallel --password --password-env --password-file --password-script --plug --poll-interval --power --power-timeout --power-wait --privlvl --probe-port --probe-timeout --reason --record-baseline --redfish --redfish-uri --retry-on --samples --ssh-host-key --ssh-known-hosts --ssl-fingerprint --stagger --systems-uri --timeout --transition --username --vendor --write-inventory -A -C -L -S -a -i -k -l -m -n -o -p -u " in
         *" $prev "*) return 0 ;;
     esac
     local IFS=$'\n'

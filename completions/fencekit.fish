@@ -34,6 +34,8 @@ complete -c fencekit -n "__fish_fencekit_needs_command" -f -a "monitor" -d 'Chec
 complete -c fencekit -n "__fish_fencekit_needs_command" -f -a "verify" -d 'Prove a node is off (or back on) with independent evidence (exit 0 proven, 3 not, 1 no evidence)'
 complete -c fencekit -n "__fish_fencekit_needs_command" -f -a "check" -d 'Check that every fencing level would work, without touching power (exit 0 all fine)'
 complete -c fencekit -n "__fish_fencekit_needs_command" -f -a "list" -d 'List what is behind a device: systems of a Redfish service, domains of a hypervisor'
+complete -c fencekit -n "__fish_fencekit_needs_command" -f -a "hold" -d 'Hold nodes: refuse on/off/reboot on them until released or expired (exit 1 when refused)'
+complete -c fencekit -n "__fish_fencekit_needs_command" -f -a "release" -d 'Release held nodes'
 complete -c fencekit -n "__fish_fencekit_needs_command" -f -a "ack" -d 'Acknowledge that a node was fenced by hand (manual method)'
 complete -c fencekit -n "__fish_fencekit_needs_command" -f -a "lab" -d 'Serve simulated BMCs on loopback until interrupted'
 complete -c fencekit -n "__fish_fencekit_needs_command" -f -a "demo" -d 'Start an in-process lab and fence a simulated node, step by step'
@@ -204,6 +206,13 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l login-timeout 
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -s o -l output -d 'Output format' -r -f -a "human\t'Short lines for people'
 json\t'One JSON document'
 jsonl\t'One JSON object per event, as it happens, then one per result'"
+complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l max-fence -d 'Refuse (exit 64, nothing contacted) to act on more nodes than N, or than P% of the inventory (of the targets named, without one); default: the inventory\'s `max_fence`' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l reason -d 'Why --force is used (recorded in the audit trail with who used it)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l on-confirmed-off -d 'Run CMD (sh -c) once while the node is observed off: after off is confirmed; during reboot, between the confirmed off and the power-on. It gets FENCEKIT_NODE, FENCEKIT_ACTION, FENCEKIT_METHOD, FENCEKIT_LEVEL, FENCEKIT_EVIDENCE and more, never a secret. Default: the inventory\'s `on_confirmed_off`' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l hook-timeout -d 'Time limit of the confirmed-off hook (cut to the action\'s deadline)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l crashdump-wait -d '--crashdump: the longest wait for the dump, from the NMI; it must fit in --timeout with the power-off (--power-timeout, --login-timeout)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l kdump-port -d '--crashdump: UDP port the node\'s fence_kdump_send messages arrive on' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l kdump-quiet -d '--crashdump: once the node reports, the dump counts as done when no message came for this long (fence_kdump_send repeats every 10s by default)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l all -d 'Act on every node of the inventory'
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l dry-run -d 'Resolve targets, methods and credential references; print the plan; contact nothing'
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l no-lock -d 'Do not take the per-BMC lock that serialises fencekit processes on this host'
@@ -215,6 +224,9 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l ssh-accept-new
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l use-sudo -d 'SSH: run the remote commands through sudo'
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l missing-as-off -d 'SSH (virsh): a domain that does not exist counts as off'
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -s v -l verbose -d 'More detail on stderr (-v, -vv, -vvv); never shows secrets'
+complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l force -d 'Act beyond --max-fence anyway; needs --reason and an audit trail'
+complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l on-despite-hook-failure -d 'reboot: power the node on even if the confirmed-off hook failed (the result still fails); without it the node is left off'
+complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l crashdump -d 'Send an NMI first and let the node\'s kdump save a crash dump (it reports with fence_kdump_send) before the hard power-off'
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -s V -l version -d 'Print version'
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -s i -l inventory -d 'Inventory file (TOML) naming nodes and their fencing methods' -r -F
@@ -263,6 +275,13 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l login-timeo
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -s o -l output -d 'Output format' -r -f -a "human\t'Short lines for people'
 json\t'One JSON document'
 jsonl\t'One JSON object per event, as it happens, then one per result'"
+complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l max-fence -d 'Refuse (exit 64, nothing contacted) to act on more nodes than N, or than P% of the inventory (of the targets named, without one); default: the inventory\'s `max_fence`' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l reason -d 'Why --force is used (recorded in the audit trail with who used it)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l on-confirmed-off -d 'Run CMD (sh -c) once while the node is observed off: after off is confirmed; during reboot, between the confirmed off and the power-on. It gets FENCEKIT_NODE, FENCEKIT_ACTION, FENCEKIT_METHOD, FENCEKIT_LEVEL, FENCEKIT_EVIDENCE and more, never a secret. Default: the inventory\'s `on_confirmed_off`' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l hook-timeout -d 'Time limit of the confirmed-off hook (cut to the action\'s deadline)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l crashdump-wait -d '--crashdump: the longest wait for the dump, from the NMI; it must fit in --timeout with the power-off (--power-timeout, --login-timeout)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l kdump-port -d '--crashdump: UDP port the node\'s fence_kdump_send messages arrive on' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l kdump-quiet -d '--crashdump: once the node reports, the dump counts as done when no message came for this long (fence_kdump_send repeats every 10s by default)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l all -d 'Act on every node of the inventory'
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l dry-run -d 'Resolve targets, methods and credential references; print the plan; contact nothing'
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l no-lock -d 'Do not take the per-BMC lock that serialises fencekit processes on this host'
@@ -274,6 +293,9 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l ssh-accept-
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l use-sudo -d 'SSH: run the remote commands through sudo'
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l missing-as-off -d 'SSH (virsh): a domain that does not exist counts as off'
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -s v -l verbose -d 'More detail on stderr (-v, -vv, -vvv); never shows secrets'
+complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l force -d 'Act beyond --max-fence anyway; needs --reason and an audit trail'
+complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l on-despite-hook-failure -d 'reboot: power the node on even if the confirmed-off hook failed (the result still fails); without it the node is left off'
+complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l crashdump -d 'Send an NMI first and let the node\'s kdump save a crash dump (it reports with fence_kdump_send) before the hard power-off'
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -s V -l version -d 'Print version'
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -s i -l inventory -d 'Inventory file (TOML) naming nodes and their fencing methods' -r -F
@@ -521,6 +543,24 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l missing-as-of
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -s v -l verbose -d 'More detail on stderr (-v, -vv, -vvv); never shows secrets'
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -s V -l version -d 'Print version'
+complete -c fencekit -n "__fish_fencekit_using_subcommand hold" -l for -d 'How long the hold lasts (it then expires by itself), e.g. 2h' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand hold" -l reason -d 'Why (shown to whoever is refused, and recorded)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand hold" -l by -d 'Who holds (default: the local user)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand hold" -s i -l inventory -d 'Inventory: names and ranges resolve there, and the nodes\' BMC endpoints are held too' -r -F
+complete -c fencekit -n "__fish_fencekit_using_subcommand hold" -l audit -d 'Append one JSON line per hold to this file' -r -F
+complete -c fencekit -n "__fish_fencekit_using_subcommand hold" -s o -l output -d 'Output format' -r -f -a "human\t'Short lines for people'
+json\t'One JSON document'
+jsonl\t'One JSON object per event, as it happens, then one per result'"
+complete -c fencekit -n "__fish_fencekit_using_subcommand hold" -l all -d 'Hold every node of the inventory (a planned shutdown of the cluster)'
+complete -c fencekit -n "__fish_fencekit_using_subcommand hold" -l list -d 'Show the holds in force (who, why, until when) instead'
+complete -c fencekit -n "__fish_fencekit_using_subcommand hold" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c fencekit -n "__fish_fencekit_using_subcommand hold" -s V -l version -d 'Print version'
+complete -c fencekit -n "__fish_fencekit_using_subcommand release" -l by -d 'Who releases (default: the local user)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand release" -s i -l inventory -d 'Inventory (names and ranges resolve there)' -r -F
+complete -c fencekit -n "__fish_fencekit_using_subcommand release" -l audit -d 'Append one JSON line per release to this file' -r -F
+complete -c fencekit -n "__fish_fencekit_using_subcommand release" -l all -d 'Release every hold in force on this host'
+complete -c fencekit -n "__fish_fencekit_using_subcommand release" -s h -l help -d 'Print help'
+complete -c fencekit -n "__fish_fencekit_using_subcommand release" -s V -l version -d 'Print version'
 complete -c fencekit -n "__fish_fencekit_using_subcommand ack" -l by -d 'Who acknowledges (default: the local user)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand ack" -s h -l help -d 'Print help'
 complete -c fencekit -n "__fish_fencekit_using_subcommand ack" -s V -l version -d 'Print version'
@@ -536,7 +576,7 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand lab" -l drop -d 'Drop 
 complete -c fencekit -n "__fish_fencekit_using_subcommand lab" -l delay -d 'Delay every answer by this much' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand lab" -l transition -d 'A power change becomes visible this long after the command' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand lab" -l ciphers -d 'Only offer these cipher suites (comma list of 3, 17)' -r
-complete -c fencekit -n "__fish_fencekit_using_subcommand lab" -l fault -d 'Faults for some nodes: PATTERN:KNOB[+KNOB…], e.g. \'node0[1-5]:stuck\' or \'node07:loss=0.5+delay=100ms\'. Knobs: stuck, silent, strict-state, no-cipher-query, ipmi-silent, lying, flap, draw-lies, redfish-no-forceoff, off, loss=R, delay=DUR, transition=DUR, identity-of=NODE, no-identity, vendor=NAME. Repeatable' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand lab" -l fault -d 'Faults for some nodes: PATTERN:KNOB[+KNOB…], e.g. \'node0[1-5]:stuck\' or \'node07:loss=0.5+delay=100ms\'. Knobs: stuck, silent, strict-state, no-cipher-query, ipmi-silent, lying, flap, draw-lies, no-nmi, redfish-no-forceoff, off, loss=R, delay=DUR, transition=DUR, identity-of=NODE, no-identity, vendor=NAME. Repeatable' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand lab" -l write-inventory -d 'Write an inventory of the lab\'s nodes to this file (the password to PATH.password, Redfish certificates to PATH.certs/)' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand lab" -l hosts -d 'Simulate each node\'s host: a TCP listener on 127.1.x.y:PORT while the node\'s real power is on (for verify)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand lab" -l boot-delay -d 'How long a simulated host takes to answer after power-on' -r

@@ -6,13 +6,15 @@
 /// Every target reached the requested state (for `status`: no target is
 /// off: each is on, or in a power transition, which the output names).
 pub const OK: i32 = 0;
-/// At least one target failed: it could not be reached, authenticated or confirmed.
+/// At least one target failed: it could not be reached, authenticated or
+/// confirmed; it is held (`fencekit hold`); or its confirmed-off hook failed.
 pub const FAILURE: i32 = 1;
 /// `status` only: every target is confirmed off and nothing failed (fence-agents convention).
 pub const STATUS_OFF: i32 = 2;
 /// `verify` ran, but the evidence does not prove the expected state.
 pub const UNPROVEN: i32 = 3;
-/// Usage error: a bad option, an unknown target, an unreadable inventory.
+/// Usage error: a bad option, an unknown target, an unreadable inventory; or
+/// an `off`/`reboot` beyond the mass-fencing guard (refused before any contact).
 pub const USAGE: i32 = 64;
 
 /// One line per exit code, for `--help` and the man page.
@@ -23,7 +25,7 @@ pub const TABLE: &[(i32, &str)] = &[
     ),
     (
         FAILURE,
-        "at least one target could not be reached, authenticated or confirmed",
+        "at least one target could not be reached, authenticated or confirmed (or is held, or its confirmed-off hook failed)",
     ),
     (
         STATUS_OFF,
@@ -35,6 +37,6 @@ pub const TABLE: &[(i32, &str)] = &[
     ),
     (
         USAGE,
-        "usage error: bad option, unknown target, unreadable input",
+        "usage error: bad option, unknown target, unreadable input; or beyond --max-fence (nothing contacted)",
     ),
 ];

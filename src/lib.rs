@@ -10,6 +10,7 @@
 //! * [`cli`]: the native command-line front (`fencekit status|on|off|…`);
 //! * [`agent`]: the ClusterLabs fence-agent front (`fence_ipmilan` & co.),
 //!   driven by the definitions under `agents/`;
+//! * [`kdump`]: the fence_kdump protocol's receiving side (crash dump first);
 //! * [`lab`]: simulated BMCs for rehearsal, demos and tests.
 
 /// Prints a line to stdout, ignoring a closed pipe (`fencekit … | head`):
@@ -33,6 +34,7 @@ pub mod exit;
 pub mod fingerprint;
 pub mod fleet;
 pub mod ipmi;
+pub mod kdump;
 pub mod lab;
 pub mod lock;
 pub mod method;

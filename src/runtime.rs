@@ -88,22 +88,42 @@ pub fn init_logging(verbose: u8) {
         .try_init();
 }
 
-/// Waits for SIGINT or SIGTERM. Never returns when the handlers cannot be
-/// installed (then the default disposition, termination, applies).
-pub async fn terminated() {
-    use tokio::signal::unix::{signal, SignalKind};
-    match (
-        signal(SignalKind::interrupt()),
-        signal(SignalKind::terminate()),
-    ) {
-        (Ok(mut int), Ok(mut term)) => {
-            tokio::select! {
-                _ = int.recv() => {}
-                _ = term.recv() => {}
-            }
+/// SIGINT and SIGTERM handlers, installed: from then on those signals are
+/// caught, never the default termination. Install before announcing
+/// readiness, so a caller that signals right after "ready" is heard.
+pub struct Terminations(Option<(tokio::signal::unix::Signal, tokio::signal::unix::Signal)>);
+
+impl Terminations {
+    /// Installs the handlers (must run inside the runtime).
+    pub fn install() -> Self {
+        use tokio::signal::unix::{signal, SignalKind};
+        match (
+            signal(SignalKind::interrupt()),
+            signal(SignalKind::terminate()),
+        ) {
+            (Ok(int), Ok(term)) => Terminations(Some((int, term))),
+            _ => Terminations(None),
         }
-        _ => std::future::pending::<()>().await,
     }
+
+    /// Waits for SIGINT or SIGTERM. Never returns when the handlers could
+    /// not be installed (then the default disposition, termination, applies).
+    pub async fn wait(mut self) {
+        match &mut self.0 {
+            Some((int, term)) => {
+                tokio::select! {
+                    _ = int.recv() => {}
+                    _ = term.recv() => {}
+                }
+            }
+            None => std::future::pending::<()>().await,
+        }
+    }
+}
+
+/// Waits for SIGINT or SIGTERM (handlers installed now).
+pub async fn terminated() {
+    Terminations::install().wait().await
 }
 
 /// Cancels the running actions on SIGINT or SIGTERM.

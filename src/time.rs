@@ -61,9 +61,12 @@ pub fn civil_from_days(z: i64) -> (i64, u32, u32) {
 
 /// RFC 3339 UTC time with milliseconds, from the system clock.
 pub fn utc_now() -> String {
-    let d = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap_or_default();
+    utc(SystemTime::now())
+}
+
+/// RFC 3339 UTC time with milliseconds of `t` (e.g. when a hold expires).
+pub fn utc(t: SystemTime) -> String {
+    let d = t.duration_since(UNIX_EPOCH).unwrap_or_default();
     let secs = d.as_secs() as i64;
     let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
     let (year, month, day) = civil_from_days(days);

@@ -20,7 +20,7 @@ const LAYERS: &[(&str, &[&str])] = &[
         &["secret", "exit", "time", "fingerprint"],
     ),
     ("engine", &["engine"]),
-    ("protocols", &["ipmi", "redfish", "ssh", "snmp"]),
+    ("protocols", &["ipmi", "redfish", "ssh", "snmp", "kdump"]),
     (
         "methods and process services",
         &["method", "lock", "runtime"],

@@ -8,9 +8,11 @@ const EXIT_CODES: &str = "\
 Exit status:
   0   every target reached the requested state (status: every target is on)
   1   at least one target could not be reached, authenticated or confirmed
+      (or is held, or its confirmed-off hook failed)
   2   status only: the targets are confirmed off, nothing failed
   3   verify: the evidence does not prove the expected state
-  64  usage error: bad option, unknown target, unreadable input";
+  64  usage error: bad option, unknown target, unreadable input; or beyond
+      --max-fence (nothing contacted)";
 
 /// `fencekit --version` text.
 pub const VERSION_LINE: &str = concat!(
@@ -36,9 +38,9 @@ pub enum Command {
     /// Power on and confirm.
     On(ActionArgs),
     /// Hard power off and confirm: the fencing action.
-    Off(ActionArgs),
+    Off(FenceArgs),
     /// Power off (confirmed), then on (confirmed); or one cycle with --method cycle.
-    Reboot(ActionArgs),
+    Reboot(FenceArgs),
     /// Check that the BMC answers and authenticates, without touching power.
     Monitor(ActionArgs),
     /// Prove a node is off (or back on) with independent evidence (exit 0 proven, 3 not, 1 no evidence).
@@ -47,6 +49,10 @@ pub enum Command {
     Check(CheckArgs),
     /// List what is behind a device: systems of a Redfish service, domains of a hypervisor.
     List(ActionArgs),
+    /// Hold nodes: refuse on/off/reboot on them until released or expired (exit 1 when refused).
+    Hold(HoldArgs),
+    /// Release held nodes.
+    Release(ReleaseArgs),
     /// Acknowledge that a node was fenced by hand (manual method).
     Ack {
         /// The nodes.
@@ -305,6 +311,122 @@ pub struct ActionArgs {
     pub verbose: u8,
 }
 
+/// Options of `off` and `reboot`: the common ones and operator safety.
+#[derive(Args, Debug, Clone)]
+pub struct FenceArgs {
+    /// Targets and connection options, as for the other commands.
+    #[command(flatten)]
+    pub action: ActionArgs,
+    /// The mass-fencing guard, the confirmed-off hook, crash dump first.
+    #[command(flatten)]
+    pub safety: SafetyArgs,
+}
+
+/// Options of `off` and `reboot` that guard against mistakes and integrate
+/// with what runs around fencing.
+#[derive(Args, Debug, Clone, Default)]
+#[command(next_help_heading = "Operator safety")]
+pub struct SafetyArgs {
+    /// Refuse (exit 64, nothing contacted) to act on more nodes than N, or
+    /// than P% of the inventory (of the targets named, without one);
+    /// default: the inventory's `max_fence`.
+    #[arg(long, value_name = "N|P%", value_parser = parse_limit)]
+    pub max_fence: Option<crate::fleet::guard::Limit>,
+    /// Act beyond --max-fence anyway; needs --reason and an audit trail.
+    #[arg(long, requires = "reason")]
+    pub force: bool,
+    /// Why --force is used (recorded in the audit trail with who used it).
+    #[arg(long, value_name = "TEXT", requires = "force")]
+    pub reason: Option<String>,
+    /// Run CMD (sh -c) once while the node is observed off: after off is
+    /// confirmed; during reboot, between the confirmed off and the power-on.
+    /// It gets FENCEKIT_NODE, FENCEKIT_ACTION, FENCEKIT_METHOD, FENCEKIT_LEVEL,
+    /// FENCEKIT_EVIDENCE and more, never a secret. Default: the inventory's
+    /// `on_confirmed_off`.
+    #[arg(long, value_name = "CMD")]
+    pub on_confirmed_off: Option<String>,
+    /// Time limit of the confirmed-off hook (cut to the action's deadline).
+    #[arg(long, value_name = "DUR", default_value = "30s", value_parser = crate::time::parse_duration)]
+    pub hook_timeout: std::time::Duration,
+    /// reboot: power the node on even if the confirmed-off hook failed (the
+    /// result still fails); without it the node is left off.
+    #[arg(long)]
+    pub on_despite_hook_failure: bool,
+    /// Send an NMI first and let the node's kdump save a crash dump (it
+    /// reports with fence_kdump_send) before the hard power-off.
+    #[arg(long)]
+    pub crashdump: bool,
+    /// --crashdump: the longest wait for the dump, from the NMI; it must
+    /// fit in --timeout with the power-off (--power-timeout, --login-timeout).
+    #[arg(long, value_name = "DUR", default_value = "30s", value_parser = crate::time::parse_duration)]
+    pub crashdump_wait: std::time::Duration,
+    /// --crashdump: UDP port the node's fence_kdump_send messages arrive on.
+    #[arg(long, value_name = "PORT", default_value_t = crate::kdump::codec::DEFAULT_PORT)]
+    pub kdump_port: u16,
+    /// --crashdump: once the node reports, the dump counts as done when no
+    /// message came for this long (fence_kdump_send repeats every 10s by default).
+    #[arg(long, value_name = "DUR", default_value = "30s", value_parser = crate::time::parse_duration)]
+    pub kdump_quiet: std::time::Duration,
+}
+
+fn parse_limit(s: &str) -> Result<crate::fleet::guard::Limit, String> {
+    s.parse()
+}
+
+/// `fencekit hold` options.
+#[derive(Args, Debug, Clone)]
+pub struct HoldArgs {
+    /// Nodes: inventory names, host ranges (node[01-04]) or target URLs.
+    #[arg(required_unless_present_any = ["list", "all"])]
+    pub targets: Vec<String>,
+    /// Hold every node of the inventory (a planned shutdown of the cluster).
+    #[arg(long, conflicts_with = "list")]
+    pub all: bool,
+    /// How long the hold lasts (it then expires by itself), e.g. 2h.
+    #[arg(long = "for", value_name = "DUR", value_parser = crate::time::parse_duration,
+          required_unless_present = "list")]
+    pub duration: Option<std::time::Duration>,
+    /// Why (shown to whoever is refused, and recorded).
+    #[arg(long, value_name = "TEXT", required_unless_present = "list")]
+    pub reason: Option<String>,
+    /// Who holds (default: the local user).
+    #[arg(long, value_name = "NAME")]
+    pub by: Option<String>,
+    /// Show the holds in force (who, why, until when) instead.
+    #[arg(long, conflicts_with_all = ["targets", "duration", "reason", "by"])]
+    pub list: bool,
+    /// Inventory: names and ranges resolve there, and the nodes' BMC
+    /// endpoints are held too.
+    #[arg(long, short = 'i', value_name = "PATH", env = "FENCEKIT_INVENTORY")]
+    pub inventory: Option<PathBuf>,
+    /// Append one JSON line per hold to this file.
+    #[arg(long, value_name = "PATH", env = "FENCEKIT_AUDIT")]
+    pub audit: Option<PathBuf>,
+    /// Output format.
+    #[arg(long, short = 'o', value_enum, default_value_t = Output::Human)]
+    pub output: Output,
+}
+
+/// `fencekit release` options.
+#[derive(Args, Debug, Clone)]
+pub struct ReleaseArgs {
+    /// Held nodes: names, host ranges or target URLs, as given to `hold`.
+    #[arg(required_unless_present = "all")]
+    pub targets: Vec<String>,
+    /// Release every hold in force on this host.
+    #[arg(long, conflicts_with = "targets")]
+    pub all: bool,
+    /// Who releases (default: the local user).
+    #[arg(long, value_name = "NAME")]
+    pub by: Option<String>,
+    /// Inventory (names and ranges resolve there).
+    #[arg(long, short = 'i', value_name = "PATH", env = "FENCEKIT_INVENTORY")]
+    pub inventory: Option<PathBuf>,
+    /// Append one JSON line per release to this file.
+    #[arg(long, value_name = "PATH", env = "FENCEKIT_AUDIT")]
+    pub audit: Option<PathBuf>,
+}
+
 /// `fencekit verify` options.
 #[derive(Args, Debug, Clone)]
 pub struct VerifyArgs {
@@ -395,7 +517,7 @@ pub struct LabArgs {
     pub no_cipher_query: bool,
     /// Faults for some nodes: PATTERN:KNOB[+KNOB…], e.g. 'node0[1-5]:stuck' or
     /// 'node07:loss=0.5+delay=100ms'. Knobs: stuck, silent, strict-state,
-    /// no-cipher-query, ipmi-silent, lying, flap, draw-lies, redfish-no-forceoff, off,
+    /// no-cipher-query, ipmi-silent, lying, flap, draw-lies, no-nmi, redfish-no-forceoff, off,
     /// loss=R, delay=DUR, transition=DUR, identity-of=NODE, no-identity, vendor=NAME.
     /// Repeatable.
     #[arg(long = "fault", value_name = "SPEC")]

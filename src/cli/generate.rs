@@ -194,7 +194,7 @@ else
     complete -F _fencekit_with_nodes -o bashdefault -o default fencekit
 fi
 "#,
-        commands = TARGET_COMMANDS.join("|"),
+        commands = [TARGET_COMMANDS, &["hold", "release"]].concat().join("|"),
         valued = valued.join(" "),
     )
 }
@@ -355,6 +355,17 @@ fn hand_written(sub: Option<&str>) -> String {
             );
             tagged(&mut m, "NO_COLOR", "When set, no colour in log output.");
         }
+        if matches!(sub, Some("off") | Some("reboot")) {
+            tagged(
+                &mut m,
+                "FENCEKIT_NODE, FENCEKIT_ACTION, FENCEKIT_METHOD, FENCEKIT_LEVEL",
+                "Set for the --on-confirmed-off hook (with FENCEKIT_ENDPOINT, FENCEKIT_ADDRESS, \
+                 FENCEKIT_STATE=off, FENCEKIT_OUTCOME and FENCEKIT_EVIDENCE): the node, off or \
+                 reboot, the driver and level that fenced it. The hook never sees \
+                 FENCEKIT_PASSWORD, any other inherited FENCEKIT_ variable, or a variable a \
+                 credential reference names.",
+            );
+        }
         if sub.is_none() || sub == Some("agent") {
             tagged(
                 &mut m,
@@ -362,6 +373,25 @@ fn hand_written(sub: Option<&str>) -> String {
                 "Agent mode: pacemaker-fenced turns on disable_timeout, as in fence-agents.",
             );
         }
+    }
+    if matches!(sub, Some("hold") | Some("release")) {
+        section(&mut m, "ENVIRONMENT");
+        tagged(
+            &mut m,
+            "FENCEKIT_INVENTORY",
+            "The inventory (same as --inventory): names and ranges resolve there.",
+        );
+        tagged(
+            &mut m,
+            "FENCEKIT_AUDIT",
+            "Append one JSON line per hold or release to this file (same as --audit).",
+        );
+        tagged(
+            &mut m,
+            "XDG_RUNTIME_DIR",
+            "Holds live in $XDG_RUNTIME_DIR/fencekit/hold (/run/fencekit/hold when unset), \
+             beside the per-BMC locks; where that cannot be written, hold fails (exit 1).",
+        );
     }
     if acts_on_targets(sub) {
         section(&mut m, "FILES");
@@ -375,6 +405,11 @@ fn hand_written(sub: Option<&str>) -> String {
             &mut m,
             "$XDG_RUNTIME_DIR/fencekit/ack/",
             "Acknowledgments written by fencekit ack for manual fencing methods.",
+        );
+        tagged(
+            &mut m,
+            "$XDG_RUNTIME_DIR/fencekit/hold/",
+            "Holds placed by fencekit hold: on, off and reboot refuse held nodes (exit 1).",
         );
         tagged(
             &mut m,
@@ -394,7 +429,7 @@ fn hand_written(sub: Option<&str>) -> String {
         also.push(".BR fencekit (1)".into());
     } else {
         for s in [
-            "status", "off", "reboot", "verify", "check", "ack", "lab", "agent",
+            "status", "off", "reboot", "verify", "check", "hold", "ack", "lab", "agent",
         ] {
             also.push(format!(".BR fencekit\\-{s} (1)"));
         }
@@ -456,10 +491,40 @@ fn examples(sub: Option<&str>) -> Vec<(&'static str, &'static str)> {
                 "A BMC given by URL, password from a file:",
                 "fencekit off redfish://admin@10.0.7.17/redfish/v1/Systems/1 --password-file bmc.pw",
             ),
+            (
+                "Never more than a quarter of the rack by mistake (exit 64, nothing contacted):",
+                "fencekit off --inventory rack.toml 'node[01-16]' --max-fence 25%",
+            ),
+            (
+                "Taint the Kubernetes node while it is observed off:",
+                "fencekit off --inventory rack.toml node07 --on-confirmed-off \\\n    \
+                 'kubectl taint nodes \"$FENCEKIT_NODE\" node.kubernetes.io/out-of-service=nodeshutdown:NoExecute'",
+            ),
+            (
+                "NMI first, let kdump save a crash dump (up to 5 minutes), then power off:",
+                "fencekit off --inventory rack.toml node07 --crashdump --crashdump-wait 5m --timeout 6m",
+            ),
         ],
-        Some("reboot") => vec![(
-            "Off (confirmed), then on (confirmed), as JSON with the timeline:",
-            "fencekit reboot --inventory rack.toml node07 --output json",
+        Some("reboot") => vec![
+            (
+                "Off (confirmed), then on (confirmed), as JSON with the timeline:",
+                "fencekit reboot --inventory rack.toml node07 --output json",
+            ),
+            (
+                "Clean up while the node is off; a failing clean-up leaves it off:",
+                "fencekit reboot --inventory rack.toml node07 --on-confirmed-off /etc/fencekit/cleanup.sh",
+            ),
+        ],
+        Some("hold") => vec![
+            (
+                "Keep node07 from being fenced or powered during its maintenance:",
+                "fencekit hold --inventory rack.toml node07 --for 2h --reason 'DIMM swap, ticket 4711'",
+            ),
+            ("Who holds what, why and until when:", "fencekit hold --list"),
+        ],
+        Some("release") => vec![(
+            "End the maintenance early:",
+            "fencekit release --inventory rack.toml node07",
         )],
         Some("monitor") => vec![(
             "Does the BMC answer and accept the credentials?",

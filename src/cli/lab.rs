@@ -132,6 +132,9 @@ pub fn main(a: LabArgs) -> i32 {
         }
     }
     rt.block_on(async {
+        // Before "ready" is printed: a SIGTERM right after it must stop the
+        // lab cleanly, not kill it by default disposition.
+        let signals = crate::runtime::Terminations::install();
         let lab = match Lab::start(&spec).await {
             Ok(l) => l,
             Err(e) => {
@@ -209,7 +212,7 @@ pub fn main(a: LabArgs) -> i32 {
             );
             let _ = out.flush();
         }
-        crate::runtime::terminated().await;
+        signals.wait().await;
         drop(lab);
         exit::OK
     })

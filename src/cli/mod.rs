@@ -11,4 +11,5 @@ pub mod lab;
 pub mod plan;
 pub mod render;
 pub mod run;
+pub mod safety;
 pub mod verify;

@@ -55,7 +55,23 @@ pub fn human_line(r: &TargetResult) -> String {
         }
         _ => String::new(),
     };
-    format!("{}: {what}{via} ({secs:.2}s)", r.node)
+    let mut extra = String::new();
+    if let Some(d) = &r.crashdump {
+        let how = match d.ended.as_str() {
+            "dump-done" => "the dump finished",
+            "no-message" => "no kdump message before the wait ended",
+            "limit" => "still dumping when the wait ended",
+            _ => "no wait",
+        };
+        extra.push_str(&format!(
+            "; crash dump: NMI {}, {} kdump message(s), {how}",
+            d.nmi, d.messages
+        ));
+    }
+    if let Some(h) = &r.hook {
+        extra.push_str(&format!("; confirmed-off hook: {}", h.detail));
+    }
+    format!("{}: {what}{via}{extra} ({secs:.2}s)", r.node)
 }
 
 /// A result's outcome as one word for tables.
@@ -99,7 +115,12 @@ pub fn terminal_prompt() -> Option<&'static dyn Prompt> {
 pub struct Silent;
 
 impl Observer for Silent {
-    fn event(&self, _: &str, _: usize, _: &Stamped) {}
+    fn event(&self, node: &str, _: usize, event: &Stamped) {
+        // Warnings still reach a person; stdout stays one JSON document.
+        if let Event::Warning { message } = &event.event {
+            eprintln!("fencekit: warning: {node}: {message}");
+        }
+    }
     fn done(&self, _: &TargetResult) {}
     fn prompt(&self) -> Option<&dyn Prompt> {
         terminal_prompt()
@@ -157,11 +178,16 @@ impl Observer for Progress {
 
     fn event(&self, node: &str, _level: usize, event: &Stamped) {
         tracing::debug!(node, at_ms = event.at_ms, event = ?event.event, "engine event");
-        if let Event::AwaitingAcknowledgment { instructions } = &event.event {
+        let say = match &event.event {
             // A person must read this, terminal or not.
+            Event::AwaitingAcknowledgment { instructions } => Some(instructions.clone()),
+            Event::Warning { message } => Some(format!("fencekit: warning: {node}: {message}")),
+            _ => None,
+        };
+        if let Some(text) = say {
             match &self.bar {
-                Some(b) => b.suspend(|| eprintln!("{instructions}")),
-                None => eprintln!("{instructions}"),
+                Some(b) => b.suspend(|| eprintln!("{text}")),
+                None => eprintln!("{text}"),
             }
         }
         if let (Some(b), true) = (&self.bar, self.single) {

@@ -1,6 +1,6 @@
 //! `fencekit …`: from parsed options to engine runs, output and exit code.
 
-use super::args::{ActionArgs, Cli, Command, Output};
+use super::args::{ActionArgs, Cli, Command, Output, SafetyArgs};
 use super::plan::{begin, policy};
 use super::render::{human_line, JsonLines, Progress, Silent};
 use crate::engine::power::{Action, PowerState};
@@ -31,11 +31,13 @@ pub fn main(args: Vec<OsString>) -> i32 {
         }
     };
     match cli.command {
-        Command::Status(a) => action(Action::Status, a),
-        Command::On(a) => action(Action::On, a),
-        Command::Off(a) => action(Action::Off, a),
-        Command::Reboot(a) => action(Action::Reboot, a),
-        Command::Monitor(a) => action(Action::Monitor, a),
+        Command::Status(a) => action(Action::Status, a, &SafetyArgs::default()),
+        Command::On(a) => action(Action::On, a, &SafetyArgs::default()),
+        Command::Off(f) => action(Action::Off, f.action, &f.safety),
+        Command::Reboot(f) => action(Action::Reboot, f.action, &f.safety),
+        Command::Monitor(a) => action(Action::Monitor, a, &SafetyArgs::default()),
+        Command::Hold(h) => super::safety::hold_main(h),
+        Command::Release(r) => super::safety::release_main(r),
         Command::Verify(v) => super::verify::verify(v),
         Command::Check(c) => super::verify::check(c),
         Command::List(a) => super::verify::list(a),
@@ -64,8 +66,14 @@ pub fn main(args: Vec<OsString>) -> i32 {
     }
 }
 
-/// Prints the plan of `--dry-run`; false when a credential reference is broken.
-fn print_plan(action: Action, plans: &[NodePlan], a: &ActionArgs) -> bool {
+/// Prints the plan of `--dry-run` (with `extra` lines, or fields in JSON);
+/// false when a credential reference is broken.
+fn print_plan(
+    action: Action,
+    plans: &[NodePlan],
+    a: &ActionArgs,
+    extra: (Vec<String>, serde_json::Map<String, serde_json::Value>),
+) -> bool {
     let mut ok = true;
     let mut rows = Vec::new();
     for p in plans {
@@ -175,20 +183,37 @@ fn print_plan(action: Action, plans: &[NodePlan], a: &ActionArgs) -> bool {
                 r["detail"].as_str().unwrap_or(""),
             );
         }
+        for line in &extra.0 {
+            crate::outln!("{line}");
+        }
     } else {
-        let doc = serde_json::json!({ "action": action, "plan": rows });
+        let mut doc = serde_json::json!({ "action": action, "plan": rows });
+        if let Some(o) = doc.as_object_mut() {
+            o.extend(extra.1);
+        }
         crate::outln!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
     }
     ok
 }
 
-fn action(action: Action, a: ActionArgs) -> i32 {
+fn action(action: Action, a: ActionArgs, safety: &SafetyArgs) -> i32 {
     let plans = match begin(&a) {
         Ok(p) => p,
         Err(code) => return code,
     };
+    // Holds, the mass-fencing guard and the extra steps' options: decided
+    // before anything is contacted.
+    let prep = match super::safety::prepare(action, &a, safety, &plans) {
+        Ok(p) => p,
+        Err(code) => return code,
+    };
     if a.dry_run {
-        return if print_plan(action, &plans, &a) {
+        let extra = (
+            prep.dry_run_lines(action, safety.force),
+            prep.dry_run_json(safety.force),
+        );
+        let refused = prep.exceeds() && !safety.force;
+        return if print_plan(action, &plans, &a, extra) && !refused {
             exit::OK
         } else {
             exit::USAGE
@@ -201,6 +226,21 @@ fn action(action: Action, a: ActionArgs) -> i32 {
             return exit::USAGE;
         }
     };
+    if let Err(code) = super::safety::enforce(&prep, action, safety, &plans, audit.as_ref()) {
+        return code;
+    }
+    // Held nodes are refused here; the others go on. Results keep plan order.
+    let order: Vec<String> = plans.iter().map(|p| p.name.clone()).collect();
+    let (plans, held): (Vec<NodePlan>, Vec<NodePlan>) = plans
+        .into_iter()
+        .partition(|p| !prep.held.iter().any(|(n, _)| *n == p.name));
+    let mut refused: Vec<TargetResult> = held
+        .iter()
+        .filter_map(|p| {
+            let (_, h) = prep.held.iter().find(|(n, _)| *n == p.name)?;
+            Some(super::safety::held_result(&p.name, h, action))
+        })
+        .collect();
     let Some(rt) = crate::runtime::runtime("fencekit") else {
         return exit::FAILURE;
     };
@@ -216,6 +256,8 @@ fn action(action: Action, a: ActionArgs) -> i32 {
         lock: !a.no_lock,
         policy: policy(&a),
         node_timeout: a.timeout,
+        hook: prep.hook.clone(),
+        crashdump: prep.crashdump.clone(),
     };
     let observer: Rc<dyn Observer> = match a.output {
         Output::Jsonl => Rc::new(JsonLines),
@@ -252,6 +294,10 @@ fn action(action: Action, a: ActionArgs) -> i32 {
         }
     }
     drop(observer);
+    if !refused.is_empty() {
+        results.append(&mut refused);
+        results.sort_by_key(|r| order.iter().position(|n| *n == r.node));
+    }
     if let Some(audit) = &audit {
         for r in &results {
             if let Err(m) = audit.record(r) {

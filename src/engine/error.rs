@@ -48,6 +48,10 @@ pub enum ErrorKind {
     /// An identity is expected but the device cannot report it (no GUID,
     /// no UUID, no serial): nothing was powered.
     IdentityUnavailable,
+    /// Refused before contacting anything: the node is held (`fencekit hold`).
+    Held,
+    /// The power action was confirmed, but the confirmed-off hook failed.
+    HookFailed,
 }
 
 impl ErrorKind {
@@ -76,6 +80,8 @@ impl ErrorKind {
             ErrorKind::Interrupted => "interrupted",
             ErrorKind::IdentityMismatch => "identity-mismatch",
             ErrorKind::IdentityUnavailable => "identity-unavailable",
+            ErrorKind::Held => "held",
+            ErrorKind::HookFailed => "hook-failed",
         }
     }
 }

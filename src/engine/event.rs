@@ -87,6 +87,53 @@ pub enum Event {
         /// Why.
         reason: String,
     },
+    /// Something optional could not be done; the action goes on (e.g. a
+    /// BMC without NMI support: no crash dump, straight to power-off).
+    Warning {
+        /// What, and what happens instead.
+        message: String,
+    },
+    /// Crash dump first: waiting for the node's kdump kernel to report
+    /// (fence_kdump messages over UDP) before the hard power-off.
+    AwaitingCrashdump {
+        /// The UDP port listened on.
+        port: u16,
+        /// The longest wait, in milliseconds.
+        ms: u64,
+    },
+    /// Crash dump first: the first valid fence_kdump message from the node.
+    CrashdumpMessage {
+        /// The sender's address.
+        from: String,
+    },
+    /// Crash dump first: the wait is over (the power-off follows).
+    CrashdumpWaitEnded {
+        /// Valid messages received from the node.
+        messages: u32,
+        /// Why the wait ended.
+        reason: String,
+    },
+    /// The confirmed-off hook was started (the node is observed off).
+    HookStarted {
+        /// Its time limit, in milliseconds.
+        timeout_ms: u64,
+    },
+    /// What the confirmed-off hook printed (bounded).
+    HookOutput {
+        /// `stdout` or `stderr`.
+        stream: String,
+        /// The text (lossy UTF-8), cut at the capture limit.
+        text: String,
+        /// True when output beyond the limit was dropped.
+        truncated: bool,
+    },
+    /// The confirmed-off hook ended.
+    HookFinished {
+        /// It exited 0 within its time limit.
+        ok: bool,
+        /// Exit status, or why it failed.
+        detail: String,
+    },
 }
 
 impl Event {
@@ -119,6 +166,32 @@ impl Event {
             Event::AwaitingAcknowledgment { instructions } => instructions.clone(),
             Event::Acknowledged { by, at } => format!("acknowledged by {by} at {at}"),
             Event::Retry { stage, reason } => format!("retrying the {}: {reason}", stage.as_str()),
+            Event::Warning { message } => format!("warning: {message}"),
+            Event::AwaitingCrashdump { port, ms } => format!(
+                "waiting up to {:.1}s for the node's kdump to report (fence_kdump, UDP port {port})",
+                *ms as f64 / 1000.0
+            ),
+            Event::CrashdumpMessage { from } => {
+                format!("fence_kdump message from {from}: the node is dumping")
+            }
+            Event::CrashdumpWaitEnded { messages, reason } => {
+                format!("crash dump wait over ({messages} message(s)): {reason}")
+            }
+            Event::HookStarted { timeout_ms } => format!(
+                "confirmed-off hook started (limit {:.1}s)",
+                *timeout_ms as f64 / 1000.0
+            ),
+            Event::HookOutput {
+                stream,
+                text,
+                truncated,
+            } => format!(
+                "hook {stream}: {}{}",
+                text.trim_end(),
+                if *truncated { " […]" } else { "" }
+            ),
+            Event::HookFinished { ok: true, detail } => format!("confirmed-off hook succeeded ({detail})"),
+            Event::HookFinished { ok: false, detail } => format!("confirmed-off hook failed: {detail}"),
         }
     }
 }

@@ -115,7 +115,8 @@ impl Cancel {
         Cancel(rx)
     }
 
-    async fn cancelled(&mut self) {
+    /// Resolves once the action is asked to stop (never, for [`Cancel::never`]).
+    pub async fn cancelled(&mut self) {
         while !*self.0.borrow() {
             if self.0.changed().await.is_err() {
                 std::future::pending::<()>().await;

@@ -64,6 +64,10 @@ struct Record<'a> {
     error: Option<&'a str>,
     evidence: Evidence<'a>,
     duration_ms: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    crashdump: Option<&'a super::sequence::CrashdumpReport>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    hook: Option<&'a super::hook::HookReport>,
 }
 
 /// The local user, for records.
@@ -165,8 +169,35 @@ impl Audit {
                 }),
             },
             duration_ms: r.elapsed_ms,
+            crashdump: r.crashdump.as_ref(),
+            hook: r.hook.as_ref(),
         };
         self.append(&rec)
+    }
+
+    /// Appends a record of an operator's safety decision that is not a
+    /// target action (a hold placed or released, the mass-fencing guard
+    /// refusing or being forced): the common header (time, user, host,
+    /// pid, version), then `event`'s own fields.
+    pub fn record_event(&self, event: &impl Serialize) -> Result<(), String> {
+        #[derive(Serialize)]
+        struct Rec<'a, E: Serialize> {
+            time: String,
+            user: String,
+            host: String,
+            pid: u32,
+            version: &'static str,
+            #[serde(flatten)]
+            event: &'a E,
+        }
+        self.append(&Rec {
+            time: utc_now(),
+            user: local_user(),
+            host: host_name(),
+            pid: std::process::id(),
+            version: env!("CARGO_PKG_VERSION"),
+            event,
+        })
     }
 }
 

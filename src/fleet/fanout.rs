@@ -17,6 +17,7 @@
 
 use super::plan::NodePlan;
 use super::result::{Attempt, TargetOutcome, TargetResult, Traffic};
+use super::sequence::{run_with_extras, Extras, NodeInfo, Reports};
 use crate::engine::error::{DriverError, ErrorKind};
 use crate::engine::event::{EventSink, Stamped};
 use crate::engine::policy::Policy;
@@ -47,6 +48,11 @@ pub struct FleetOptions {
     pub policy: Policy,
     /// Each node's deadline, from the moment it starts.
     pub node_timeout: Duration,
+    /// `off`/`reboot`: the confirmed-off hook (the command, or each node's
+    /// inventory one when `command` is `None`).
+    pub hook: super::hook::HookOptions,
+    /// `off`/`reboot`: crash dump first.
+    pub crashdump: Option<super::sequence::CrashdumpOptions>,
 }
 
 /// File descriptors one target in flight may hold (socket, lock file, TLS).
@@ -119,6 +125,9 @@ impl EventSink for NodeSink<'_> {
 
 type BmcSlots = RefCell<HashMap<String, Rc<Mutex<Option<Instant>>>>>;
 
+/// The run's kdump listener, when crash dump first is asked (or why there is none).
+type KdumpListener = Option<Result<crate::kdump::listen::Listener, String>>;
+
 /// Runs `action` on every node of `plans`; results come back in plan order.
 pub async fn run_fleet(
     plans: Vec<NodePlan>,
@@ -133,21 +142,31 @@ pub async fn run_fleet(
         .run_until(async move {
             let sem = Rc::new(Semaphore::new(opts.parallel.max(1)));
             let slots: Rc<BmcSlots> = Rc::new(RefCell::new(HashMap::new()));
+            // One kdump socket for the whole run: nodes fenced in parallel share the port.
+            let kdump: Rc<KdumpListener> = Rc::new(match &opts.crashdump {
+                Some(c) if matches!(action, Action::Off | Action::Reboot) => Some(
+                    crate::kdump::listen::Listener::bind(c.port)
+                        .await
+                        .map_err(|e| format!("cannot listen on UDP port {}: {e}", c.port)),
+                ),
+                _ => None,
+            });
             let mut handles = Vec::with_capacity(plans.len());
             for (i, plan) in plans.into_iter().enumerate() {
-                let (sem, slots, opts, cancel, observer) = (
+                let (sem, slots, opts, cancel, observer, kdump) = (
                     sem.clone(),
                     slots.clone(),
                     opts.clone(),
                     cancel.clone(),
                     observer.clone(),
+                    kdump.clone(),
                 );
                 handles.push(tokio::task::spawn_local(async move {
                     if matches!(action, Action::On | Action::Reboot) && !opts.stagger.is_zero() {
                         tokio::time::sleep(opts.stagger * i as u32).await;
                     }
                     let _permit = sem.acquire().await;
-                    let r = node(plan, action, &opts, &slots, cancel, &*observer).await;
+                    let r = node(plan, action, &opts, &slots, &kdump, cancel, &*observer).await;
                     observer.done(&r);
                     r
                 }));
@@ -195,6 +214,7 @@ async fn node(
     action: Action,
     opts: &FleetOptions,
     slots: &BmcSlots,
+    kdump: &KdumpListener,
     cancel: Cancel,
     observer: &dyn Observer,
 ) -> TargetResult {
@@ -237,6 +257,8 @@ async fn node(
     }
     let deadline = began + opts.node_timeout;
     let mut attempts: Vec<Attempt> = Vec::new();
+    // One NMI per node: a later level does not interrupt a dump under way.
+    let mut nmi_sent = false;
     let mut last: Option<TargetResult> = None;
     for (level, method) in levels {
         let key = method.bmc_key();
@@ -253,25 +275,30 @@ async fn node(
             }
         }
         let mut result = attempt(
-            &plan.name,
+            &plan,
             level,
             method,
             action,
             opts,
             deadline,
+            kdump.as_ref().filter(|_| !nmi_sent),
             cancel.clone(),
             observer,
         )
         .await;
+        nmi_sent |= result.crashdump.as_ref().is_some_and(|c| c.nmi == "sent");
         *slot = Some(Instant::now());
         drop(slot);
         result.node = plan.name.clone();
         result.level = Some(level);
         result.elapsed_ms = began.elapsed().as_millis() as u64;
+        // A failed hook is not a failed level: the node is off (confirmed);
+        // another level would only fence it again and run the hook twice.
         let wrong_machine = result.error_kind == Some(ErrorKind::IdentityMismatch);
         let next = !result.ok
             && result.outcome != Some(TargetOutcome::FencedNotRestored)
             && result.error_kind != Some(ErrorKind::Interrupted)
+            && result.error_kind != Some(ErrorKind::HookFailed)
             && !wrong_machine;
         // (A URL target has one level and no configuration to blame.)
         if wrong_machine && !plan.name.contains("://") {
@@ -315,15 +342,17 @@ async fn node(
 
 #[allow(clippy::too_many_arguments)]
 async fn attempt(
-    name: &str,
+    plan: &NodePlan,
     level: usize,
     method: &MethodSpec,
     action: Action,
     opts: &FleetOptions,
     deadline: Instant,
+    kdump: Option<&Result<crate::kdump::listen::Listener, String>>,
     cancel: Cancel,
     observer: &dyn Observer,
 ) -> TargetResult {
+    let name = plan.name.as_str();
     if let MethodSpec::Manual { instructions, .. } = method {
         let began = Instant::now();
         let mut sink = NodeSink {
@@ -377,7 +406,47 @@ async fn attempt(
         timeline: Vec::new(),
         observer,
     };
-    let r: Result<Outcome, Failure> = run(&mut driver, action, &policy, &mut sink, cancel).await;
+    let hook_command = match action {
+        Action::Off | Action::Reboot => opts
+            .hook
+            .command
+            .as_deref()
+            .or(plan.on_confirmed_off.as_deref()),
+        _ => None,
+    };
+    let crashdump = match (action, &opts.crashdump, kdump) {
+        (Action::Off | Action::Reboot, Some(c), Some(l)) => Some((c, l)),
+        _ => None,
+    };
+    let (r, reports): (Result<Outcome, Failure>, Reports) =
+        if hook_command.is_some() || crashdump.is_some() {
+            let info = NodeInfo {
+                name,
+                address: plan.address.as_deref(),
+                level,
+                method: method.driver_name(),
+                endpoint: method.endpoint(),
+            };
+            let extras = Extras {
+                crashdump,
+                hook: hook_command.map(|c| (c, &opts.hook)),
+            };
+            run_with_extras(
+                &mut driver,
+                action,
+                &policy,
+                &mut sink,
+                cancel,
+                &info,
+                &extras,
+            )
+            .await
+        } else {
+            (
+                run(&mut driver, action, &policy, &mut sink, cancel).await,
+                Reports::default(),
+            )
+        };
     let (sent, received, retransmits) = driver.traffic();
     let mut t = TargetResult::new(
         method.endpoint(),
@@ -393,5 +462,45 @@ async fn attempt(
     );
     t.method = Some(method.driver_name().into());
     t.endpoint = Some(method.endpoint());
+    t.crashdump = reports.crashdump;
+    if let Some(h) = reports.hook {
+        if !h.ok {
+            t.ok = false;
+            t.error_kind = Some(ErrorKind::HookFailed);
+            t.error = Some(hook_failure(action, &h, t.outcome));
+        }
+        t.hook = Some(h);
+    }
     t
+}
+
+/// The error of a result whose confirmed-off hook failed: the node's state
+/// comes first, so that nobody reads it as "not fenced".
+fn hook_failure(
+    action: Action,
+    h: &super::hook::HookReport,
+    outcome: Option<TargetOutcome>,
+) -> String {
+    match (action, outcome) {
+        (Action::Off, _) => format!(
+            "the node is off (confirmed), but the confirmed-off hook failed: {}",
+            h.detail
+        ),
+        (_, Some(TargetOutcome::Rebooted)) => format!(
+            "rebooted (off confirmed, then on confirmed), but the confirmed-off hook failed: {}; \
+             the node was powered on anyway (--on-despite-hook-failure)",
+            h.detail
+        ),
+        (_, Some(TargetOutcome::FencedNotRestored)) if !h.powered_on_anyway => format!(
+            "the node is fenced (off, confirmed) and was left off: the confirmed-off hook \
+             failed ({}); fencekit does not power on a node whose clean-up failed \
+             (--on-despite-hook-failure does)",
+            h.detail
+        ),
+        _ => format!(
+            "the node is fenced (off, confirmed), the confirmed-off hook failed ({}), and the \
+             power-on did not succeed",
+            h.detail
+        ),
+    }
 }

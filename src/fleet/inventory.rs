@@ -5,6 +5,8 @@
 //! [defaults]
 //! username = "admin"
 //! password_file = "/etc/fencekit/bmc.pw"
+//! max_fence = "25%"                          # the mass-fencing guard (or a number of nodes)
+//! on_confirmed_off = "/etc/fencekit/taint.sh" # run while a fenced node is observed off
 //!
 //! [defaults.ipmi]
 //! cipher = 17
@@ -180,7 +182,7 @@ impl MethodFields {
             "ipmi" => "ipmi".into(),
             s if s.contains("redfish") => "redfish".into(),
             "ssh" => "ssh".into(),
-            other => other.to_string(),
+            other => format!("{other:?}"),
         })
     }
 }
@@ -211,6 +213,9 @@ pub struct Node {
     pub ssh: Option<MethodFields>,
     /// Rejoin configuration checks.
     pub checks: Vec<CheckDef>,
+    /// Command run while the node is observed off (`on_confirmed_off`,
+    /// or the `[defaults]` one).
+    pub on_confirmed_off: Option<String>,
     /// Line of the node's `name` in the file.
     pub line: usize,
     /// The node's pinned system UUID (node level or `[identity.NAME]`).
@@ -226,6 +231,8 @@ pub struct Inventory {
     pub path: PathBuf,
     /// Nodes, in file order (ranges expanded).
     pub nodes: Vec<Node>,
+    /// The mass-fencing limit (`[defaults] max_fence`), if set.
+    pub max_fence: Option<super::guard::Limit>,
 }
 
 #[derive(Deserialize)]
@@ -259,6 +266,7 @@ struct NodeDoc {
     check: Vec<CheckDef>,
     uuid: Option<String>,
     serial: Option<String>,
+    on_confirmed_off: Option<String>,
 }
 
 /// Default fields: common ones and per-driver tables.
@@ -267,6 +275,8 @@ struct Defaults {
     common: MethodFields,
     per_driver: Vec<(String, MethodFields)>,
     probe_ports: Vec<u16>,
+    max_fence: Option<super::guard::Limit>,
+    on_confirmed_off: Option<String>,
 }
 
 fn line_of(text: &str, offset: usize) -> usize {
@@ -284,6 +294,24 @@ fn parse_defaults(t: toml::Table, path: &Path) -> Result<Defaults, String> {
         d.probe_ports = v
             .try_into()
             .map_err(|e| format!("{}: [defaults] probe_ports: {e}", path.display()))?;
+    }
+    // Safety settings live beside the method defaults but are not method fields.
+    if let Some(v) = t.remove("max_fence") {
+        let text = match v {
+            toml::Value::Integer(n) => n.to_string(),
+            toml::Value::String(s) => s,
+            other => format!("{other:?}"),
+        };
+        d.max_fence = Some(
+            text.parse()
+                .map_err(|e| format!("{}: [defaults] {e}", path.display()))?,
+        );
+    }
+    if let Some(v) = t.remove("on_confirmed_off") {
+        d.on_confirmed_off = Some(
+            v.try_into()
+                .map_err(|e| format!("{}: [defaults] on_confirmed_off: {e}", path.display()))?,
+        );
     }
     for driver in ["ipmi", "redfish", "ssh", "manual"] {
         if let Some(v) = t.remove(driver) {
@@ -551,6 +579,10 @@ impl Inventory {
                     methods,
                     ssh,
                     checks: nd.check.clone(),
+                    on_confirmed_off: nd
+                        .on_confirmed_off
+                        .clone()
+                        .or_else(|| defaults.on_confirmed_off.clone()),
                     line,
                     uuid: node_uuid,
                     serial: node_serial,
@@ -567,6 +599,7 @@ impl Inventory {
         Ok(Inventory {
             path: path.to_path_buf(),
             nodes,
+            max_fence: defaults.max_fence,
         })
     }
 
@@ -658,6 +691,27 @@ probe_ports = [5432]
         assert!(Inventory::parse(nomethod, Path::new("i"))
             .unwrap_err()
             .contains("no fencing method"));
+    }
+
+    #[test]
+    fn safety_settings_are_read_and_checked() {
+        let text = "[defaults]\nmax_fence = \"25%\"\non_confirmed_off = \"taint\"\n\
+                    [[node]]\nname = \"a\"\n[[node.fence]]\nendpoint = \"ipmi://h\"\n\
+                    [[node]]\nname = \"b\"\non_confirmed_off = \"own\"\n[[node.fence]]\nendpoint = \"ipmi://h2\"\n";
+        let inv = Inventory::parse(text, Path::new("i.toml")).unwrap();
+        assert_eq!(inv.max_fence, Some(super::super::guard::Limit::Percent(25)));
+        assert_eq!(
+            inv.node("a").unwrap().on_confirmed_off.as_deref(),
+            Some("taint")
+        );
+        assert_eq!(
+            inv.node("b").unwrap().on_confirmed_off.as_deref(),
+            Some("own")
+        );
+        let n = Inventory::parse(&text.replace("\"25%\"", "3"), Path::new("i.toml")).unwrap();
+        assert_eq!(n.max_fence, Some(super::super::guard::Limit::Nodes(3)));
+        let e = Inventory::parse(&text.replace("25%", "250%"), Path::new("i.toml")).unwrap_err();
+        assert!(e.starts_with("i.toml: [defaults] max-fence '250%'"), "{e}");
     }
 
     #[test]

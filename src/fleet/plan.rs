@@ -25,6 +25,8 @@ pub struct NodePlan {
     pub node_ssh: Option<MethodSpec>,
     /// Rejoin configuration checks.
     pub checks: Vec<super::inventory::CheckDef>,
+    /// The inventory's confirmed-off hook for this node (`on_confirmed_off`).
+    pub on_confirmed_off: Option<String>,
 }
 
 fn cipher_of(v: &Option<toml::Value>) -> Result<CipherChoice, String> {
@@ -241,6 +243,7 @@ pub fn select(
             levels,
             node_ssh,
             checks: n.checks.clone(),
+            on_confirmed_off: n.on_confirmed_off.clone(),
         })
     };
     if all {
@@ -260,6 +263,7 @@ pub fn select(
                     levels: vec![url_method(w)?],
                     node_ssh: None,
                     checks: vec![],
+                    on_confirmed_off: None,
                 },
                 &mut out,
             );

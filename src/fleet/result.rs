@@ -140,6 +140,12 @@ pub struct TargetResult {
     /// `--verify`: the independent verification that followed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub verify: Option<crate::fleet::verify::VerifyReport>,
+    /// `--crashdump`: the NMI and the wait for the dump before the power-off.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub crashdump: Option<crate::fleet::sequence::CrashdumpReport>,
+    /// `--on-confirmed-off`: the hook run while the node was observed off.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hook: Option<crate::fleet::hook::HookReport>,
 }
 
 impl TargetResult {
@@ -203,6 +209,8 @@ impl TargetResult {
             traffic,
             timeline,
             verify: None,
+            crashdump: None,
+            hook: None,
         }
     }
 }

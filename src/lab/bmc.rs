@@ -39,6 +39,10 @@ pub struct Faults {
     /// answered "invalid command" (C1h), and Redfish leaves out the
     /// system's `UUID` and `SerialNumber` (as older firmware does).
     pub no_identity: bool,
+    /// No diagnostic interrupt (many BMCs): IPMI answers Chassis Control
+    /// "pulse diagnostic interrupt" with CCh (invalid data field) and logs
+    /// nothing; Redfish leaves `Nmi` out of the reset types.
+    pub no_nmi: bool,
 }
 
 /// Who a simulated machine is: what its BMC reports as the system UUID
@@ -228,6 +232,9 @@ impl Chassis {
         self.counters.commands += 1;
         self.reads = 0;
         let on = self.is_on();
+        if op == 4 && self.faults.no_nmi {
+            return 0xcc;
+        }
         let name = match op {
             0 => "off",
             1 => "on",

@@ -49,6 +49,7 @@ pub fn apply_knob(k: &str, f: &mut Faults, on: &mut bool) -> Result<(), String> 
         "flap" => f.flap = true,
         "draw-lies" => f.draw_lies = true,
         "no-identity" => f.no_identity = true,
+        "no-nmi" => f.no_nmi = true,
         // applied when the lab starts (see `spec`)
         "redfish-no-forceoff" => {}
         "vendor" => {

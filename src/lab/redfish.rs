@@ -439,6 +439,19 @@ struct Shared {
     inner: Mutex<Inner>,
 }
 
+/// The reset types offered now: the configured ones, without `Nmi` while
+/// the chassis has the `no-nmi` fault.
+fn reset_types(shared: &Shared) -> Vec<String> {
+    let no_nmi = shared.bmc.lock().faults.no_nmi;
+    shared
+        .opts
+        .reset_types
+        .iter()
+        .filter(|t| !(no_nmi && *t == "Nmi"))
+        .cloned()
+        .collect()
+}
+
 impl Shared {
     fn inner(&self) -> MutexGuard<'_, Inner> {
         self.inner.lock().unwrap_or_else(|e| e.into_inner())
@@ -923,7 +936,7 @@ async fn route(shared: &Arc<Shared>, req: Request<Incoming>) -> Answer {
                         "Name": "ResetType",
                         "Required": true,
                         "DataType": "String",
-                        "AllowableValues": shared.opts.reset_types,
+                        "AllowableValues": reset_types(shared),
                     }],
                 }),
             )
@@ -1089,7 +1102,7 @@ fn system(shared: &Shared, id: &str, path: &str) -> Answer {
     let action = if shared.opts.action_info {
         json!({"target": reset_target, "@Redfish.ActionInfo": format!("{path}/ResetActionInfo")})
     } else {
-        json!({"target": reset_target, "ResetType@Redfish.AllowableValues": shared.opts.reset_types})
+        json!({"target": reset_target, "ResetType@Redfish.AllowableValues": reset_types(shared)})
     };
     let mut body = json!({
         "@odata.id": path,
@@ -1350,7 +1363,7 @@ fn reset(shared: &Shared, id: &str, body: &[u8]) -> Answer {
     };
     let rt = rt.to_string();
     shared.inner().stats.resets.push(rt.clone());
-    if !shared.opts.reset_types.contains(&rt) {
+    if !reset_types(shared).contains(&rt) {
         return answers::not_in_list(vendor, &rt);
     }
     if id != shared.opts.system_id {

@@ -1,0 +1,286 @@
+//! Holds: an operator's "do not touch" on a node. While a node is held,
+//! power-changing actions on it (`on`, `off`, `reboot`) are refused before
+//! anything is contacted; `status`, `verify` and `check` still work. A hold
+//! expires by itself (`--for` is mandatory) or is released.
+//!
+//! Holds are small JSON files beside the per-BMC locks
+//! (`$XDG_RUNTIME_DIR/fencekit/hold` or `/run/fencekit/hold`), so they work
+//! without an inventory and across fencekit processes on this host. They
+//! are local to the host, like the locks. Placing one where nothing can be
+//! written (a read-only root) fails with a clear error; reading where no
+//! hold directory exists is simply "no holds".
+//!
+//! A hold names a node (an inventory name or a target URL) and, when the
+//! node was resolved through an inventory, its fencing endpoints, so that
+//! the same machine addressed by its BMC URL is held too.
+
+use crate::lock::lock_dir;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// One hold.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Hold {
+    /// The node (inventory name, or a target URL).
+    pub node: String,
+    /// Its fencing endpoints (`ipmi://HOST:PORT`, …), which are held too.
+    #[serde(default)]
+    pub endpoints: Vec<String>,
+    /// Who placed it.
+    pub by: String,
+    /// On which host.
+    pub host: String,
+    /// Why.
+    pub reason: String,
+    /// When it was placed (RFC 3339, UTC).
+    pub since: String,
+    /// When it expires (RFC 3339, UTC).
+    pub until: String,
+    /// When it expires, in seconds since the epoch.
+    pub until_epoch: u64,
+}
+
+impl Hold {
+    /// A hold on `node` for `duration` from now.
+    pub fn new(
+        node: &str,
+        endpoints: Vec<String>,
+        by: &str,
+        reason: &str,
+        duration: Duration,
+    ) -> Hold {
+        let now = SystemTime::now();
+        let until = now + duration;
+        Hold {
+            node: node.to_string(),
+            endpoints,
+            by: by.to_string(),
+            host: super::audit::host_name(),
+            reason: reason.to_string(),
+            since: crate::time::utc(now),
+            until: crate::time::utc(until),
+            // Rounded up: a hold never ends before the time it names.
+            until_epoch: epoch(until + Duration::from_millis(999)),
+        }
+    }
+
+    /// True once the hold has expired.
+    pub fn expired(&self) -> bool {
+        epoch(SystemTime::now()) >= self.until_epoch
+    }
+
+    /// True when the hold covers a node called `name` whose fencing
+    /// endpoints are `endpoints`.
+    pub fn covers(&self, name: &str, endpoints: &[String]) -> bool {
+        self.node == name
+            || endpoints
+                .iter()
+                .any(|e| self.endpoints.iter().any(|h| h == e) || *e == self.node)
+    }
+
+    /// Why an action on the node is refused, in words.
+    pub fn refusal(&self, action: &str) -> String {
+        format!(
+            "{} is held by {} until {} ({}): {action} refused; `fencekit release {}` lifts the hold",
+            self.node, self.by, self.until, self.reason, self.node
+        )
+    }
+}
+
+fn epoch(t: SystemTime) -> u64 {
+    t.duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
+
+/// Where holds live.
+pub fn hold_dir() -> PathBuf {
+    lock_dir().join("hold")
+}
+
+/// The file of `node`'s hold in `dir`: a readable prefix and a digest of
+/// the whole name, so that two names never share a file.
+fn path_in(dir: &Path, node: &str) -> PathBuf {
+    let stem = crate::lock::file_name(node);
+    let stem = stem.trim_end_matches(".lock");
+    let stem: String = stem.chars().take(100).collect();
+    let digest = Sha256::digest(node.as_bytes());
+    let tag: String = digest[..6].iter().map(|b| format!("{b:02x}")).collect();
+    dir.join(format!("{stem}-{tag}.json"))
+}
+
+fn unwritable(dir: &Path, e: &std::io::Error) -> String {
+    format!(
+        "cannot record holds in {}: {e}; holds live beside fencekit's locks and need a writable \
+         directory (set XDG_RUNTIME_DIR, or make /run/fencekit writable)",
+        dir.display()
+    )
+}
+
+/// Places (or replaces) a hold; returns its file.
+pub fn place(hold: &Hold) -> Result<PathBuf, String> {
+    place_in(&hold_dir(), hold)
+}
+
+/// [`place`] in `dir`.
+pub fn place_in(dir: &Path, hold: &Hold) -> Result<PathBuf, String> {
+    std::fs::create_dir_all(dir).map_err(|e| unwritable(dir, &e))?;
+    let path = path_in(dir, &hold.node);
+    let tmp = dir.join(format!(
+        ".{}.{}.tmp",
+        std::process::id(),
+        path.file_name().and_then(|n| n.to_str()).unwrap_or("hold")
+    ));
+    let text = serde_json::to_vec_pretty(hold).map_err(|e| e.to_string())?;
+    std::fs::write(&tmp, text).map_err(|e| unwritable(dir, &e))?;
+    std::fs::rename(&tmp, &path).map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        unwritable(dir, &e)
+    })?;
+    Ok(path)
+}
+
+/// Releases `node`'s hold; `Ok(None)` when it was not held (or had expired).
+pub fn release(node: &str) -> Result<Option<Hold>, String> {
+    release_in(&hold_dir(), node)
+}
+
+/// [`release`] in `dir`.
+pub fn release_in(dir: &Path, node: &str) -> Result<Option<Hold>, String> {
+    let path = path_in(dir, node);
+    let held = read(&path).filter(|h| h.node == node);
+    match std::fs::remove_file(&path) {
+        Ok(()) => Ok(held.filter(|h| !h.expired())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(format!("cannot release the hold {}: {e}", path.display())),
+    }
+}
+
+fn read(path: &Path) -> Option<Hold> {
+    // A hold file is small; anything larger is not one of ours.
+    let meta = std::fs::metadata(path).ok()?;
+    if meta.len() > 64 * 1024 {
+        return None;
+    }
+    serde_json::from_slice(&std::fs::read(path).ok()?).ok()
+}
+
+/// The holds in force, oldest expiry first. No hold directory is no hold;
+/// an unreadable one is an error (the caller decides what that means).
+pub fn active() -> Result<Vec<Hold>, String> {
+    active_in(&hold_dir())
+}
+
+/// [`active`] in `dir`. Expired holds are removed on the way (best effort).
+pub fn active_in(dir: &Path) -> Result<Vec<Hold>, String> {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(format!("cannot read the holds in {}: {e}", dir.display())),
+    };
+    let mut out = Vec::new();
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.extension().and_then(|x| x.to_str()) != Some("json") {
+            continue;
+        }
+        let Some(h) = read(&path) else { continue };
+        if h.expired() {
+            let _ = std::fs::remove_file(&path);
+            continue;
+        }
+        out.push(h);
+    }
+    out.sort_by(|a, b| (a.until_epoch, &a.node).cmp(&(b.until_epoch, &b.node)));
+    Ok(out)
+}
+
+/// The hold covering a node, if any.
+pub fn covering<'a>(holds: &'a [Hold], name: &str, endpoints: &[String]) -> Option<&'a Hold> {
+    holds.iter().find(|h| h.covers(name, endpoints))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn holds_are_placed_listed_matched_and_released() {
+        let d = tempfile::tempdir().unwrap();
+        let dir = d.path().join("hold");
+        assert_eq!(active_in(&dir).unwrap(), vec![], "no directory, no hold");
+        let h = Hold::new(
+            "node03",
+            vec!["ipmi://10.0.7.3:623".into()],
+            "alice",
+            "disk swap",
+            Duration::from_secs(3600),
+        );
+        place_in(&dir, &h).unwrap();
+        let b = Hold::new(
+            "ipmi://10.0.7.9:623",
+            vec![],
+            "bob",
+            "bios",
+            Duration::from_secs(60),
+        );
+        place_in(&dir, &b).unwrap();
+        let all = active_in(&dir).unwrap();
+        assert_eq!(all.len(), 2);
+        assert_eq!(all[0].node, "ipmi://10.0.7.9:623", "soonest expiry first");
+        assert!(covering(&all, "node03", &[]).is_some());
+        assert!(
+            covering(
+                &all,
+                "ipmi://admin@10.0.7.3",
+                &["ipmi://10.0.7.3:623".into()]
+            )
+            .is_some(),
+            "the same BMC by URL is held too"
+        );
+        assert!(covering(&all, "x", &["ipmi://10.0.7.9:623".into()]).is_some());
+        assert!(covering(&all, "node04", &["ipmi://10.0.7.4:623".into()]).is_none());
+        assert!(h.refusal("off").contains("held by alice until"));
+        assert_eq!(
+            release_in(&dir, "node03").unwrap().map(|h| h.by),
+            Some("alice".into())
+        );
+        assert_eq!(release_in(&dir, "node03").unwrap(), None);
+        assert_eq!(active_in(&dir).unwrap().len(), 1);
+    }
+
+    #[test]
+    fn expired_holds_vanish() {
+        let d = tempfile::tempdir().unwrap();
+        let mut h = Hold::new("n1", vec![], "alice", "x", Duration::from_secs(60));
+        h.until_epoch = epoch(SystemTime::now()) - 1;
+        place_in(d.path(), &h).unwrap();
+        assert_eq!(active_in(d.path()).unwrap(), vec![]);
+        assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 0, "removed");
+    }
+
+    #[test]
+    fn names_that_sanitise_alike_keep_separate_files() {
+        let d = tempfile::tempdir().unwrap();
+        assert_ne!(path_in(d.path(), "a/b"), path_in(d.path(), "a_b"));
+    }
+
+    #[test]
+    fn an_unwritable_place_is_a_clear_error() {
+        let d = tempfile::tempdir().unwrap();
+        let file = d.path().join("not-a-dir");
+        std::fs::write(&file, "x").unwrap();
+        let h = Hold::new("n1", vec![], "alice", "x", Duration::from_secs(60));
+        let e = place_in(&file.join("hold"), &h).unwrap_err();
+        assert!(
+            e.contains("cannot record holds in") && e.contains("writable"),
+            "{e}"
+        );
+        assert!(
+            active_in(&file.join("hold")).is_err()
+                || active_in(&file.join("hold")).unwrap().is_empty()
+        );
+    }
+}
