@@ -95,7 +95,7 @@ mod seeds {
     use fencekit::ipmi::codec::{self, cmd, netfn, Frame};
     use fencekit::ipmi::config::{AuthType, Privilege};
     use fencekit::ipmi::crypto::Suite;
-    use fencekit::ipmi::session::{self, Active, Handshake, Handshake15};
+    use fencekit::ipmi::session::{self, Active, ExpectChallenge, ExpectOpenSessionResponse};
     use fencekit::lab::bmc::{Bmc, Faults};
     use fencekit::lab::ipmi::IpmiServer;
     use fencekit::secret::Secret;
@@ -170,6 +170,19 @@ mod seeds {
                 Frame::request(netfn::APP, cmd::SET_SESSION_PRIVILEGE, 3, &[4]),
             ),
             (
+                "system-guid",
+                Frame::request(netfn::APP, cmd::GET_SYSTEM_GUID, 7, &[]),
+            ),
+            (
+                "dcmi-power-reading",
+                Frame::request(
+                    netfn::GROUP_EXT,
+                    cmd::DCMI_GET_POWER_READING,
+                    8,
+                    &codec::dcmi_power_reading_request(),
+                ),
+            ),
+            (
                 "chassis-status",
                 Frame::request(netfn::CHASSIS, cmd::GET_CHASSIS_STATUS, 4, &[]),
             ),
@@ -206,35 +219,38 @@ mod seeds {
             &[0x0e, 0x00, 0x80],
         );
         rec.send(&format!("{tag}-cipher-suites"), d);
-        let mut hs = Handshake::new(
+        let mut hs = ExpectOpenSessionResponse::new(
             suite,
             Privilege::Administrator,
             "admin",
             Secret::from_str_value("lab"),
             None,
         );
-        let r = rec.send(&format!("{tag}-open-session"), hs.open_session_request());
-        hs.on_open_session_response(&r).unwrap().unwrap();
-        let r = rec.send(&format!("{tag}-rakp1"), hs.rakp1());
-        hs.on_rakp2(&r).unwrap().unwrap();
-        let r = rec.send(&format!("{tag}-rakp3"), hs.rakp3(0));
-        let active = hs.on_rakp4(&r).unwrap().unwrap();
-        in_session(rec, active, &tag);
+        let r = rec.send(&format!("{tag}-open-session"), hs.request());
+        let opened = hs.on_response(&r).unwrap().unwrap();
+        let mut hs = hs.into_rakp(opened);
+        let r = rec.send(&format!("{tag}-rakp1"), hs.request());
+        let verified = hs.on_response(&r).unwrap().unwrap();
+        let mut hs = hs.into_rakp3(verified);
+        let r = rec.send(&format!("{tag}-rakp3"), hs.request());
+        let keys = hs.on_response(&r).unwrap().unwrap();
+        in_session(rec, hs.into_active(keys), &tag);
     }
 
     fn v15(rec: &mut Recorder, auth: AuthType) {
         let tag = format!("v15-{}", auth.as_str());
-        let mut hs = Handshake15::new(
+        let mut hs = ExpectChallenge::new(
             auth,
             Privilege::Administrator,
             "admin",
             Secret::from_str_value("lab"),
         );
-        let r = rec.send(&format!("{tag}-challenge"), hs.challenge_request(1));
-        hs.on_challenge(&r, 1).unwrap().unwrap();
-        let r = rec.send(&format!("{tag}-activate"), hs.activate_request(2));
-        let active = hs.on_activate(&r, 2).unwrap().unwrap();
-        in_session(rec, active, &tag);
+        let r = rec.send(&format!("{tag}-challenge"), hs.request(1));
+        let challenge = hs.on_response(&r).unwrap().unwrap();
+        let mut hs = hs.into_activation(challenge);
+        let r = rec.send(&format!("{tag}-activate"), hs.request(2));
+        let activated = hs.on_response(&r).unwrap().unwrap();
+        in_session(rec, hs.into_active(activated), &tag);
     }
 
     /// Every datagram of our client's exchanges with the lab, and the bare
@@ -264,6 +280,29 @@ mod seeds {
         ));
         // Get Chassis Status data after the completion code (power on).
         out.push(("chassis-status-data".into(), vec![0x01, 0x00, 0x40, 0x00]));
+        // Get System GUID data: the lab's node 1 in SMBIOS order.
+        out.push((
+            "system-guid-data".into(),
+            codec::GuidEncoding::Smbios
+                .encode(&[
+                    0x4c, 0x41, 0x42, 0x30, 0, 0, 0x40, 0x01, 0x80, 0, 0xfe, 0, 0, 0, 0, 1,
+                ])
+                .to_vec(),
+        ));
+        // DCMI Get Power Reading data: 212 W, measurement active.
+        out.push((
+            "dcmi-power-reading-data".into(),
+            codec::DcmiPowerReading {
+                current: 212,
+                minimum: 9,
+                maximum: 212,
+                average: 150,
+                timestamp: 0x6000_0000,
+                period_ms: 1000,
+                state: 0x40,
+            }
+            .encode(),
+        ));
         out
     }
 
@@ -292,6 +331,13 @@ mod seeds {
             rq(1, netfn::CHASSIS, cmd::GET_CHASSIS_STATUS, &[]),
             rq(1, netfn::CHASSIS, cmd::CHASSIS_CONTROL, &[2]),
             rq(1, netfn::APP, cmd::GET_DEVICE_ID, &[]),
+            rq(1, netfn::APP, cmd::GET_SYSTEM_GUID, &[]),
+            rq(
+                1,
+                netfn::GROUP_EXT,
+                cmd::DCMI_GET_POWER_READING,
+                &codec::dcmi_power_reading_request(),
+            ),
             rq(1, netfn::APP, cmd::CLOSE_SESSION, &[0, 0, 0, 0]),
         ] {
             chunks.push(c);
@@ -366,6 +412,13 @@ mod seeds {
                 &[0x0e, 0, 0x80],
             ),
             rq(1, netfn::APP, cmd::GET_DEVICE_ID, &[]),
+            rq(1, netfn::APP, cmd::GET_SYSTEM_GUID, &[]),
+            rq(
+                1,
+                netfn::GROUP_EXT,
+                cmd::DCMI_GET_POWER_READING,
+                &codec::dcmi_power_reading_request(),
+            ),
             rq(1, netfn::APP, cmd::GET_SESSION_CHALLENGE, &{
                 let mut d = vec![2];
                 d.extend_from_slice(b"admin\0\0\0\0\0\0\0\0\0\0\0");

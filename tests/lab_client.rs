@@ -11,7 +11,7 @@ use fencekit::ipmi::codec::{cmd, netfn, Frame};
 use fencekit::ipmi::config::{AuthType, CipherChoice, IpmiConfig, Privilege, Version};
 use fencekit::ipmi::crypto::Suite;
 use fencekit::ipmi::driver::{IpmiDriver, Stats};
-use fencekit::ipmi::session::{Handshake, Unwrapped};
+use fencekit::ipmi::session::{Active, ExpectOpenSessionResponse, Unwrapped};
 use fencekit::lab::bmc::{Bmc, Faults};
 use fencekit::lab::fleet::{Lab, LabSpec};
 use fencekit::lab::ipmi::{IpmiServer, Offer};
@@ -379,6 +379,26 @@ fn user_privilege_cannot_control_power() {
     });
 }
 
+/// An RMCP+ session with the lab through its `handle`, state by state.
+fn handshake(server: &mut IpmiServer, suite: Suite, from: SocketAddr) -> Active {
+    let mut hs = ExpectOpenSessionResponse::new(
+        suite,
+        Privilege::Administrator,
+        "admin",
+        Secret::from_str_value("lab"),
+        None,
+    );
+    let r = server.handle(&hs.request(), from).unwrap();
+    let opened = hs.on_response(&r).unwrap().unwrap();
+    let mut hs = hs.into_rakp(opened);
+    let r = server.handle(&hs.request(), from).unwrap();
+    let verified = hs.on_response(&r).unwrap().unwrap();
+    let mut hs = hs.into_rakp3(verified);
+    let r = server.handle(&hs.request(), from).unwrap();
+    let keys = hs.on_response(&r).unwrap().unwrap();
+    hs.into_active(keys)
+}
+
 /// Handshake through the server's `handle` with no sockets, then check that
 /// replayed, tampered and foreign datagrams are never accepted.
 #[test]
@@ -393,19 +413,7 @@ fn forged_replayed_and_foreign_datagrams_are_ignored() {
     };
     for suite in [Suite::S3, Suite::S17] {
         let mut server = IpmiServer::new(bmc.clone(), offer.clone(), 42);
-        let mut hs = Handshake::new(
-            suite,
-            Privilege::Administrator,
-            "admin",
-            Secret::from_str_value("lab"),
-            None,
-        );
-        let r = server.handle(&hs.open_session_request(), from).unwrap();
-        hs.on_open_session_response(&r).unwrap().unwrap();
-        let r = server.handle(&hs.rakp1(), from).unwrap();
-        hs.on_rakp2(&r).unwrap().unwrap();
-        let r = server.handle(&hs.rakp3(0), from).unwrap();
-        let mut active = hs.on_rakp4(&r).unwrap().unwrap();
+        let mut active = handshake(&mut server, suite, from);
 
         let rq = Frame::request(netfn::CHASSIS, cmd::GET_CHASSIS_STATUS, 1, &[]);
         let reply = server.handle(&active.wrap(&rq), from).unwrap();
@@ -427,19 +435,7 @@ fn forged_replayed_and_foreign_datagrams_are_ignored() {
             Unwrapped::Ignored("replayed or stale sequence number")
         );
         // Another session's valid reply is foreign to this one.
-        let mut other = Handshake::new(
-            suite,
-            Privilege::Administrator,
-            "admin",
-            Secret::from_str_value("lab"),
-            None,
-        );
-        let r = server.handle(&other.open_session_request(), from).unwrap();
-        other.on_open_session_response(&r).unwrap().unwrap();
-        let r = server.handle(&other.rakp1(), from).unwrap();
-        other.on_rakp2(&r).unwrap().unwrap();
-        let r = server.handle(&other.rakp3(0), from).unwrap();
-        let mut other = other.on_rakp4(&r).unwrap().unwrap();
+        let mut other = handshake(&mut server, suite, from);
         let foreign = server.handle(&other.wrap(&rq), from).unwrap();
         assert!(matches!(active.unwrap(&foreign), Unwrapped::Ignored(_)));
     }

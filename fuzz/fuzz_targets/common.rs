@@ -27,7 +27,9 @@ use fencekit::ipmi::codec::{
 use fencekit::ipmi::config::parse_target as ipmi_parse_target;
 use fencekit::ipmi::config::{AuthType, Privilege};
 use fencekit::ipmi::crypto::{SessionKeys, Suite};
-use fencekit::ipmi::session::{self, Active, Handshake, Handshake15, Unwrapped};
+use fencekit::ipmi::session::{
+    self, Active, ExpectChallenge, ExpectOpenSessionResponse, Unwrapped,
+};
 use fencekit::lab::bmc::{Bmc, Faults};
 use fencekit::lab::ipmi::{IpmiServer, Offer};
 use fencekit::redfish::{self, model};
@@ -108,8 +110,8 @@ pub fn lab_bmc(bmc: Bmc) -> IpmiServer {
     IpmiServer::new(bmc, offer, 42)
 }
 
-fn rmcpp_handshake(suite: Suite) -> Handshake {
-    Handshake::new(
+fn rmcpp_handshake(suite: Suite) -> ExpectOpenSessionResponse {
+    ExpectOpenSessionResponse::new(
         suite,
         Privilege::Administrator,
         "admin",
@@ -118,49 +120,63 @@ fn rmcpp_handshake(suite: Suite) -> Handshake {
     )
 }
 
-/// A full RMCP+ handshake of our client against the lab.
-pub fn rmcpp_session(server: &mut IpmiServer, suite: Suite) -> Active {
-    let mut hs = rmcpp_handshake(suite);
-    let r = server
-        .handle(&hs.open_session_request(), from())
-        .expect("lab answers Open Session");
-    hs.on_open_session_response(&r)
-        .expect("Open Session accepted")
-        .expect("Open Session Response recognised");
-    let r = server
-        .handle(&hs.rakp1(), from())
-        .expect("lab answers RAKP 1");
-    hs.on_rakp2(&r)
-        .expect("RAKP 2 verifies")
-        .expect("RAKP 2 recognised");
-    let r = server
-        .handle(&hs.rakp3(0), from())
-        .expect("lab answers RAKP 3");
-    hs.on_rakp4(&r)
-        .expect("RAKP 4 verifies")
-        .expect("RAKP 4 recognised")
-}
-
-/// A full IPMI 1.5 handshake of our client against the lab.
-pub fn v15_session(server: &mut IpmiServer, auth: AuthType) -> Active {
-    let mut hs = Handshake15::new(
+fn v15_handshake(auth: AuthType) -> ExpectChallenge {
+    ExpectChallenge::new(
         auth,
         Privilege::Administrator,
         "admin",
         Secret::from_str_value("lab"),
-    );
+    )
+}
+
+/// A full RMCP+ handshake of our client against the lab.
+pub fn rmcpp_session(server: &mut IpmiServer, suite: Suite) -> Active {
+    let mut hs = rmcpp_handshake(suite);
     let r = server
-        .handle(&hs.challenge_request(1), from())
+        .handle(&hs.request(), from())
+        .expect("lab answers Open Session");
+    let opened = hs
+        .on_response(&r)
+        .expect("Open Session accepted")
+        .expect("Open Session Response recognised");
+    let mut hs = hs.into_rakp(opened);
+    let r = server
+        .handle(&hs.request(), from())
+        .expect("lab answers RAKP 1");
+    let verified = hs
+        .on_response(&r)
+        .expect("RAKP 2 verifies")
+        .expect("RAKP 2 recognised");
+    let mut hs = hs.into_rakp3(verified);
+    let r = server
+        .handle(&hs.request(), from())
+        .expect("lab answers RAKP 3");
+    let keys = hs
+        .on_response(&r)
+        .expect("RAKP 4 verifies")
+        .expect("RAKP 4 recognised");
+    hs.into_active(keys)
+}
+
+/// A full IPMI 1.5 handshake of our client against the lab.
+pub fn v15_session(server: &mut IpmiServer, auth: AuthType) -> Active {
+    let mut hs = v15_handshake(auth);
+    let r = server
+        .handle(&hs.request(1), from())
         .expect("lab answers Get Session Challenge");
-    hs.on_challenge(&r, 1)
+    let challenge = hs
+        .on_response(&r)
         .expect("challenge accepted")
         .expect("challenge recognised");
+    let mut hs = hs.into_activation(challenge);
     let r = server
-        .handle(&hs.activate_request(2), from())
+        .handle(&hs.request(2), from())
         .expect("lab answers Activate Session");
-    hs.on_activate(&r, 2)
+    let activated = hs
+        .on_response(&r)
         .expect("Activate Session accepted")
-        .expect("Activate Session recognised")
+        .expect("Activate Session recognised");
+    hs.into_active(activated)
 }
 
 fn auth_of(n: u8) -> AuthType {
@@ -204,6 +220,11 @@ pub fn ipmi_codec(data: &[u8]) {
     if let Ok(c) = codec::ChassisStatus::decode(data) {
         assert_eq!(c.is_on(), data[0] & 1 == 1);
     }
+    system_guid(data);
+    if let Ok(p) = codec::DcmiPowerReading::decode(data) {
+        assert_eq!(codec::DcmiPowerReading::decode(&p.encode()), Ok(p));
+        assert_eq!(p.active(), data[17] & 0x40 != 0);
+    }
     for suite in [Suite::S3, Suite::S17] {
         let keys = SessionKeys::derive(suite, b"fuzz");
         if let Ok(plain) = keys.decrypt(data) {
@@ -212,6 +233,37 @@ pub fn ipmi_codec(data: &[u8]) {
         let sealed = keys.encrypt(data, [0x5a; 16]);
         assert_eq!(keys.decrypt(&sealed).as_deref(), Ok(data));
         assert!(keys.verify_integrity(data, &keys.integrity(data)));
+    }
+}
+
+/// Get System GUID data: every reading is a canonical UUID that encodes
+/// back to the same 16 bytes; readings are distinct, the guess first.
+fn system_guid(data: &[u8]) {
+    let Ok(g) = codec::SystemGuid::decode(data) else {
+        return;
+    };
+    for enc in codec::GuidEncoding::ALL {
+        let text = g.text(enc);
+        assert_eq!(
+            fencekit::engine::identity::normalise_uuid(&text).as_deref(),
+            Some(text.as_str())
+        );
+        let hex: Vec<u8> = text.bytes().filter(|b| *b != b'-').collect();
+        let mut net = [0u8; 16];
+        for (i, pair) in hex.chunks(2).enumerate() {
+            net[i] = u8::from_str_radix(std::str::from_utf8(pair).unwrap(), 16).unwrap();
+        }
+        assert_eq!(enc.encode(&net), g.raw, "{enc:?}");
+    }
+    for now in [0i64, 1_700_000_000, i64::MAX] {
+        let r = g.readings(now);
+        assert!(!r.is_empty() && r.len() <= 3);
+        if let Some(first) = g.guess(now) {
+            assert_eq!(r[0].0, first);
+        }
+        for (i, a) in r.iter().enumerate() {
+            assert!(r[i + 1..].iter().all(|b| b.1 != a.1), "repeated reading");
+        }
     }
 }
 
@@ -330,24 +382,38 @@ pub fn ipmi_session(data: &[u8]) {
     };
     match (mode >> 1) % 7 {
         stage @ 0..=2 => {
+            // Each state is reached for real; the datagrams under test are
+            // shown to the state of the stage (its `on_response` cannot
+            // move it on: only a verified answer handed to `into_*` does).
             let mut hs = rmcpp_handshake(suite);
-            let mut genuine = server
-                .handle(&hs.open_session_request(), from())
+            let genuine = server
+                .handle(&hs.request(), from())
                 .expect("lab answers Open Session");
-            if stage >= 1 {
-                hs.on_open_session_response(&genuine).unwrap().unwrap();
-                genuine = server.handle(&hs.rakp1(), from()).expect("RAKP 2");
+            if stage == 0 {
+                for c in &chunks {
+                    if let Some(d) = pick(c, &genuine) {
+                        drop(hs.on_response(&d));
+                    }
+                }
+                return;
             }
-            if stage >= 2 {
-                hs.on_rakp2(&genuine).unwrap().unwrap();
-                genuine = server.handle(&hs.rakp3(0), from()).expect("RAKP 4");
+            let opened = hs.on_response(&genuine).unwrap().unwrap();
+            let mut hs = hs.into_rakp(opened);
+            let genuine = server.handle(&hs.request(), from()).expect("RAKP 2");
+            if stage == 1 {
+                for c in &chunks {
+                    if let Some(d) = pick(c, &genuine) {
+                        drop(hs.on_response(&d));
+                    }
+                }
+                return;
             }
+            let verified = hs.on_response(&genuine).unwrap().unwrap();
+            let mut hs = hs.into_rakp3(verified);
+            let genuine = server.handle(&hs.request(), from()).expect("RAKP 4");
             for c in &chunks {
-                let Some(d) = pick(c, &genuine) else { continue };
-                match stage {
-                    0 => drop(hs.on_open_session_response(&d)),
-                    1 => drop(hs.on_rakp2(&d)),
-                    _ => drop(hs.on_rakp4(&d)),
+                if let Some(d) = pick(c, &genuine) {
+                    drop(hs.on_response(&d));
                 }
             }
         }
@@ -356,27 +422,22 @@ pub fn ipmi_session(data: &[u8]) {
             active_session(&mut server, active, true, &chunks);
         }
         stage @ 4..=5 => {
-            let mut hs = Handshake15::new(
-                auth_of(mode >> 4),
-                Privilege::Administrator,
-                "admin",
-                Secret::from_str_value("lab"),
-            );
-            let mut genuine = server
-                .handle(&hs.challenge_request(1), from())
-                .expect("challenge");
-            if stage == 5 {
-                hs.on_challenge(&genuine, 1).unwrap().unwrap();
-                genuine = server
-                    .handle(&hs.activate_request(2), from())
-                    .expect("activate");
+            let mut hs = v15_handshake(auth_of(mode >> 4));
+            let genuine = server.handle(&hs.request(1), from()).expect("challenge");
+            if stage == 4 {
+                for c in &chunks {
+                    if let Some(d) = pick(c, &genuine) {
+                        drop(hs.on_response(&d));
+                    }
+                }
+                return;
             }
+            let challenge = hs.on_response(&genuine).unwrap().unwrap();
+            let mut hs = hs.into_activation(challenge);
+            let genuine = server.handle(&hs.request(2), from()).expect("activate");
             for c in &chunks {
-                let Some(d) = pick(c, &genuine) else { continue };
-                if stage == 4 {
-                    drop(hs.on_challenge(&d, 1));
-                } else {
-                    drop(hs.on_activate(&d, 2));
+                if let Some(d) = pick(c, &genuine) {
+                    drop(hs.on_response(&d));
                 }
             }
         }

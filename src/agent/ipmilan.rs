@@ -53,6 +53,16 @@ pub fn config(values: &Values, agent: &Agent) -> Result<IpmiConfig, String> {
     if let Some(kg) = values.get("hexadecimal_kg").filter(|k| !k.is_empty()) {
         cfg.kg = Some(parse_hex_kg(kg)?);
     }
+    if let Some(t) = values.get("ipmitool_timeout") {
+        // Upstream passes it to ipmitool -N: how long one request waits for
+        // its answer before it is re-sent (0: ipmitool's own default).
+        let secs = parse_int(t).filter(|s| *s >= 0).ok_or_else(|| {
+            format!("the IPMI request timeout {t} (--ipmitool-timeout) is not a number of seconds")
+        })?;
+        if secs > 0 {
+            cfg.retransmit_max = std::time::Duration::from_secs(secs.min(3600) as u64);
+        }
+    }
     cfg.validate()?;
     Ok(cfg)
 }
@@ -153,6 +163,13 @@ mod tests {
         assert_eq!(c.password.expose(), b"pw");
         let c = cfg_of("fence_ipmilan", &[("ip", "h"), ("auth", "md5")]).unwrap();
         assert_eq!(c.version, Version::Lan15(Some(AuthType::Md5)));
+        // --ipmitool-timeout bounds each request's wait (upstream's default 2)
+        let c = cfg_of("fence_ipmilan", &[("ip", "h")]).unwrap();
+        assert_eq!(c.retransmit_max, std::time::Duration::from_secs(2));
+        let c = cfg_of("fence_ipmilan", &[("ip", "h"), ("ipmitool_timeout", "5")]).unwrap();
+        assert_eq!(c.retransmit_max, std::time::Duration::from_secs(5));
+        let e = cfg_of("fence_ipmilan", &[("ip", "h"), ("ipmitool_timeout", "x")]).unwrap_err();
+        assert!(e.contains("--ipmitool-timeout"), "{e}");
     }
 
     #[test]

@@ -234,6 +234,11 @@ pub struct ActionArgs {
     /// BMC key K_g in hexadecimal.
     #[arg(long, value_name = "HEX")]
     pub hexadecimal_kg: Option<String>,
+    /// IPMI 1.5: accept replies without an authentication code when the BMC
+    /// says per-message authentication is disabled (anyone on the path can
+    /// then forge its answers).
+    #[arg(long)]
+    pub accept_unauthenticated_replies: bool,
 
     /// Redfish: the ComputerSystem URI (skips discovery).
     #[arg(long, value_name = "URI")]

@@ -137,6 +137,7 @@ fn unpinned_url_method(a: &ActionArgs, url: &str) -> Result<MethodSpec, String> 
         .as_deref()
         .map(config::parse_hex_kg)
         .transpose()?;
+    c.accept_unauthenticated_replies = a.accept_unauthenticated_replies;
     Ok(MethodSpec::Ipmi {
         config: c,
         credential,

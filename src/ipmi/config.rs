@@ -158,8 +158,19 @@ pub struct IpmiConfig {
     pub privilege: Privilege,
     /// Session type.
     pub version: Version,
-    /// First retransmission timeout; grows with back-off.
+    /// How long the first request waits for its answer before the BMC's
+    /// round-trip time is known; afterwards the wait follows the measured
+    /// round trip (see [`super::pacing`]).
     pub retransmit: Duration,
+    /// The longest any one transmission waits for its answer before it is
+    /// re-sent (or, for a power command, the chassis is read again): the
+    /// per-request bound, as ipmitool's `-N` (agent mode: `--ipmitool-timeout`).
+    pub retransmit_max: Duration,
+    /// Accept IPMI 1.5 in-session replies without an authentication code
+    /// when the BMC declares per-message authentication disabled. Off by
+    /// default: that declaration arrives unauthenticated, and trusting it
+    /// lets anyone on the path forge replies (an "off" that never happened).
+    pub accept_unauthenticated_replies: bool,
     /// How long the pre-session Get Channel Cipher Suites query may take
     /// (quirk: some BMCs, and ipmi_sim, never answer it).
     pub cipher_query_timeout: Duration,
@@ -182,7 +193,9 @@ impl IpmiConfig {
             cipher: CipherChoice::Auto,
             privilege: Privilege::Administrator,
             version: Version::Lanplus,
-            retransmit: Duration::from_millis(250),
+            retransmit: Duration::from_millis(500),
+            retransmit_max: super::pacing::DEFAULT_CEILING,
+            accept_unauthenticated_replies: false,
             cipher_query_timeout: Duration::from_millis(300),
         }
     }

@@ -1,25 +1,37 @@
 //! The engine's [`PowerDriver`] for IPMI: session set-up with cipher
-//! negotiation, retransmission with back-off inside deadlines, chassis
-//! status and control, and session clean-up.
+//! negotiation, retransmission paced by the BMC's measured round-trip time
+//! inside deadlines, chassis status and control (never carried out twice
+//! by our doing), identity (Get System GUID), power draw (DCMI), and
+//! session clean-up.
+//!
+//! Power commands are not retransmitted like the other requests. A Chassis
+//! Control whose answer does not come within the retransmission timeout is
+//! not re-sent blindly: the chassis is read first (Get Chassis Status),
+//! while a late answer to the command is still accepted. If the reading
+//! shows the command took effect (off/on: the target state; cycle: off
+//! after on), that is the answer; only otherwise is the command re-sent,
+//! with the same rqSeq (a BMC with duplicate detection then recognises it;
+//! its "cannot execute duplicated request" answer counts as done). A power
+//! command left unanswered when a call ends is remembered, so a caller's
+//! retry of the same command also reads first.
 //!
 //! Vendor quirks handled here are named where they are handled (see
 //! `../shared/reference/quirks.md` for the evidence behind each).
 
-use super::codec::{self, cc, chassis_control, cmd, netfn, ChassisStatus, Frame};
+use super::codec::{
+    self, cc, chassis_control, cmd, netfn, ChassisStatus, DcmiPowerReading, Frame, SystemGuid,
+};
 use super::config::{AuthType, CipherChoice, IpmiConfig, Privilege, Version};
 use super::crypto::Suite;
-use super::session::{self, Active, Handshake, Handshake15, Unwrapped};
+use super::pacing::Pacing;
+use super::session::{self, Active, ExpectChallenge, ExpectOpenSessionResponse, Sent, Unwrapped};
 use super::transport::{Received, Transport};
 use crate::engine::driver::PowerDriver;
 use crate::engine::error::{DriverError, ErrorKind, Stage};
-use crate::engine::power::{PowerCommand, PowerState};
+use crate::engine::identity::{Identity, UuidForm};
+use crate::engine::power::{PowerCommand, PowerReading, PowerState};
 use std::time::{Duration, Instant};
 
-/// Longest wait between retransmissions. 1 s (ipmitool's lanplus
-/// interval), not more: under 30 % loss in both directions a session set-up
-/// needs several exchanges inside one `--login-timeout`, and longer gaps made
-/// about one action in ten miss it (tests/reliability.rs).
-const MAX_RETRANSMIT: Duration = Duration::from_secs(1);
 /// How long Close Session may take before the session is simply abandoned.
 const CLOSE_WAIT: Duration = Duration::from_millis(300);
 /// In automatic cipher choice without an answer to Get Channel Cipher Suites,
@@ -39,6 +51,15 @@ pub struct Stats {
     pub sessions: u32,
 }
 
+/// A power command sent and not answered (yet).
+#[derive(Clone, Copy, Debug)]
+struct Unanswered {
+    command: PowerCommand,
+    /// Its rqSeq, which identifies it inside session `session`.
+    seq: u8,
+    session: u32,
+}
+
 /// An IPMI BMC as the engine drives it.
 pub struct IpmiDriver {
     cfg: IpmiConfig,
@@ -48,31 +69,56 @@ pub struct IpmiDriver {
     rq_seq: u8,
     detail: Option<String>,
     stats: Stats,
+    pacing: Pacing,
+    /// Sessions opened so far (an rqSeq names a request only in its session).
+    session_no: u32,
+    /// The last power state read.
+    last_state: Option<PowerState>,
+    /// A power command whose answer never came.
+    unanswered: Option<Unanswered>,
+}
+
+/// What `accept` found: the answer, and which transmission (1-based) it
+/// answers when the datagram says so (0: none of this exchange's).
+type Found<R> = Option<(R, Option<u32>)>;
+
+/// Next rqSeq (6 bits, never 0).
+fn bump(seq: &mut u8) -> u8 {
+    *seq = (*seq + 1) & 0x3f;
+    if *seq == 0 {
+        *seq = 1;
+    }
+    *seq
 }
 
 /// One request/response exchange with retransmission: `make` builds each
 /// (re)transmission, `accept` picks the answer out of whatever arrives.
+/// Waits follow `pacing` (its back-off included) unless `first_wait` is
+/// given (a short probe that keeps its own steps); the round trip of an
+/// answer whose transmission is known becomes a sample.
 #[allow(clippy::too_many_arguments)]
 async fn exchange<S, R>(
     t: &mut Transport,
     stats: &mut Stats,
+    pacing: &mut Pacing,
     state: &mut S,
     stage: Stage,
     what: &str,
-    first_wait: Duration,
+    first_wait: Option<Duration>,
     deadline: Option<Instant>,
     max_tries: Option<u32>,
     mut make: impl FnMut(&mut S) -> Vec<u8>,
-    mut accept: impl FnMut(&mut S, &[u8]) -> Result<Option<R>, DriverError>,
+    mut accept: impl FnMut(&mut S, &[u8]) -> Result<Found<R>, DriverError>,
 ) -> Result<R, DriverError> {
     let started = Instant::now();
-    let mut wait = first_wait;
+    let mut wait = first_wait.unwrap_or_else(|| pacing.first_wait());
     let mut refused = false;
-    let mut tries = 0u32;
+    let mut sent_at: Vec<Instant> = Vec::new();
     loop {
         let d = make(state);
         t.send(&d).await;
-        tries += 1;
+        sent_at.push(Instant::now());
+        let tries = sent_at.len() as u32;
         if tries > 1 {
             stats.retransmits += 1;
         }
@@ -83,7 +129,20 @@ async fn exchange<S, R>(
         loop {
             match t.recv_until(until).await {
                 Received::Datagram(d) => {
-                    if let Some(r) = accept(state, &d)? {
+                    if let Some((r, which)) = accept(state, &d)? {
+                        // An answer that names its transmission (or answers
+                        // the only one) is a sample; otherwise Karn (see
+                        // `pacing`). Transmission 0: an answer to another
+                        // request, which measures nothing.
+                        match which.or((tries == 1).then_some(1)) {
+                            Some(0) => {}
+                            Some(n) => match sent_at.get(n as usize - 1) {
+                                Some(at) => pacing.sample(at.elapsed()),
+                                None => pacing.ambiguous(wait),
+                            },
+                            None => pacing.ambiguous(wait),
+                        }
+                        tracing::trace!(what, tries, ?which, srtt = ?pacing.srtt(), next = ?pacing.first_wait(), "answered");
                         return Ok(r);
                     }
                 }
@@ -114,14 +173,79 @@ async fn exchange<S, R>(
                 ),
             ));
         }
-        wait = (wait.mul_f32(1.5)).min(MAX_RETRANSMIT);
+        wait = match first_wait {
+            Some(_) => wait.mul_f32(1.5),
+            None => pacing.backoff(wait),
+        };
     }
+}
+
+/// The IPMI 1.5 authentication type to use: the one asked for if the BMC
+/// offers it (`offered`: the Get Channel Authentication Capabilities mask);
+/// without a request MD5, then straight password, never "none" (a session
+/// without authentication codes lets anyone on the path forge its answers).
+pub fn choose_auth(asked: Option<AuthType>, offered: u8) -> Result<AuthType, DriverError> {
+    let supports = |a: AuthType| offered & (1 << (a as u8)) != 0;
+    match asked {
+        Some(a) if supports(a) => Ok(a),
+        Some(a) => Err(DriverError::new(
+            ErrorKind::CipherUnsupported,
+            Stage::Negotiate,
+            format!(
+                "the BMC does not offer IPMI 1.5 authentication type {} (offered mask {offered:#04x})",
+                a.as_str()
+            ),
+        )),
+        None => [AuthType::Md5, AuthType::Password]
+            .into_iter()
+            .find(|a| supports(*a))
+            .ok_or_else(|| {
+                DriverError::new(
+                    ErrorKind::CipherUnsupported,
+                    Stage::Negotiate,
+                    if supports(AuthType::None) {
+                        format!(
+                            "the BMC offers IPMI 1.5 authentication type none only (mask {offered:#04x}); \
+                             fencekit never chooses it by itself (anyone on the path could forge the \
+                             BMC's answers): ask for it with --auth none, or use IPMI 2.0"
+                        )
+                    } else {
+                        format!(
+                            "the BMC offers no usable IPMI 1.5 authentication type (mask {offered:#04x})"
+                        )
+                    },
+                )
+            }),
+    }
+}
+
+/// Did an unanswered `command` take effect, judging by the state read
+/// before it (`before`) and now?
+fn took_effect(command: PowerCommand, before: Option<PowerState>, now: PowerState) -> bool {
+    match command {
+        PowerCommand::Off => now == PowerState::Off,
+        PowerCommand::On => now == PowerState::On,
+        // A cycle holds the power off for at least a second (IPMI 2.0
+        // table 28-4): off after on is the cycle under way.
+        PowerCommand::Cycle => before == Some(PowerState::On) && now == PowerState::Off,
+        // A reset or an NMI leaves nothing to read.
+        PowerCommand::Reset | PowerCommand::Diag => false,
+    }
+}
+
+/// What a re-read of the chassis found.
+enum Reread {
+    /// The late answer to the power command itself.
+    Answer(Frame),
+    /// The power state.
+    State(PowerState),
 }
 
 impl IpmiDriver {
     /// A driver for one BMC; checks what IPMI cannot carry.
     pub fn new(cfg: IpmiConfig) -> Result<Self, String> {
         cfg.validate()?;
+        let pacing = Pacing::new(cfg.retransmit, cfg.retransmit_max);
         Ok(IpmiDriver {
             cfg,
             transport: None,
@@ -130,6 +254,10 @@ impl IpmiDriver {
             rq_seq: 0,
             detail: None,
             stats: Stats::default(),
+            pacing,
+            session_no: 0,
+            last_state: None,
+            unanswered: None,
         })
     }
 
@@ -143,12 +271,13 @@ impl IpmiDriver {
         s
     }
 
+    /// The retransmission timer (its round-trip estimate), for the record and tests.
+    pub fn pacing(&self) -> &Pacing {
+        &self.pacing
+    }
+
     fn next_seq(&mut self) -> u8 {
-        self.rq_seq = (self.rq_seq + 1) & 0x3f;
-        if self.rq_seq == 0 {
-            self.rq_seq = 1;
-        }
-        self.rq_seq
+        bump(&mut self.rq_seq)
     }
 
     async fn transport(
@@ -162,6 +291,47 @@ impl IpmiDriver {
         Ok(self.transport.as_mut().expect("just set"))
     }
 
+    /// A sessionless request (IPMI 1.5 framing), a fresh rqSeq per
+    /// transmission so that each answer names its transmission.
+    #[allow(clippy::too_many_arguments)]
+    async fn sessionless(
+        &mut self,
+        net_fn: u8,
+        command: u8,
+        data: &[u8],
+        stage: Stage,
+        what: &str,
+        first_wait: Option<Duration>,
+        deadline: Option<Instant>,
+    ) -> Result<Frame, DriverError> {
+        let mut seq = self.rq_seq;
+        let t = self.transport.as_mut().expect("transport is open");
+        let r =
+            exchange(
+                t,
+                &mut self.stats,
+                &mut self.pacing,
+                &mut Sent::default(),
+                stage,
+                what,
+                first_wait,
+                deadline,
+                None,
+                |sent| {
+                    let s = bump(&mut seq);
+                    sent.push(s);
+                    session::sessionless_request(net_fn, command, s, data)
+                },
+                |sent, d| {
+                    Ok(session::sessionless_answer(d, net_fn, command, sent)
+                        .map(|(f, n)| (f, Some(n))))
+                },
+            )
+            .await;
+        self.rq_seq = seq;
+        r
+    }
+
     /// Get Channel Cipher Suites (sessionless), bounded by a short timeout.
     /// Quirk (ipmitool#199; ipmi_sim): some BMCs never answer this; `None` then.
     async fn query_suites(&mut self, deadline: Option<Instant>) -> Option<Vec<u8>> {
@@ -172,36 +342,18 @@ impl IpmiDriver {
         let first_wait = self.cfg.cipher_query_timeout / 2;
         let mut records = Vec::new();
         for index in 0u8..8 {
-            let seq = self.next_seq();
-            let t = self.transport.as_mut()?;
-            let r = exchange(
-                t,
-                &mut self.stats,
-                &mut (),
-                Stage::Negotiate,
-                "Get Channel Cipher Suites",
-                first_wait,
-                Some(until),
-                None,
-                |_| {
-                    session::sessionless_request(
-                        netfn::APP,
-                        cmd::GET_CHANNEL_CIPHER_SUITES,
-                        seq,
-                        &[0x0e, 0x00, 0x80 | index],
-                    )
-                },
-                |_, d| {
-                    Ok(session::sessionless_response(
-                        d,
-                        netfn::APP,
-                        cmd::GET_CHANNEL_CIPHER_SUITES,
-                        seq,
-                    ))
-                },
-            )
-            .await
-            .ok()?;
+            let r = self
+                .sessionless(
+                    netfn::APP,
+                    cmd::GET_CHANNEL_CIPHER_SUITES,
+                    &[0x0e, 0x00, 0x80 | index],
+                    Stage::Negotiate,
+                    "Get Channel Cipher Suites",
+                    Some(first_wait),
+                    Some(until),
+                )
+                .await
+                .ok()?;
             if r.completion_code().ok()? != cc::OK || r.data.len() < 2 {
                 return None;
             }
@@ -228,109 +380,114 @@ impl IpmiDriver {
         Some(all)
     }
 
-    /// RMCP+ set-up for one suite. `open_deadline` bounds only the Open
-    /// Session exchange (a short probe when the suite may be unsupported);
-    /// once the BMC has answered it, the rest runs to `deadline`, so a lossy
-    /// network never leaves a half-authenticated session behind.
+    /// RMCP+ set-up for one suite, state by state (see [`session`]).
+    /// `open_deadline` bounds only the Open Session exchange (a short probe
+    /// when the suite may be unsupported); once the BMC has answered it, the
+    /// rest runs to `deadline`, so a lossy network never leaves a
+    /// half-authenticated session behind.
     async fn handshake_v20(
         &mut self,
         suite: Suite,
         open_deadline: Option<Instant>,
         deadline: Option<Instant>,
     ) -> Result<Active, DriverError> {
-        let mut hs = Handshake::new(
+        let mut hs = ExpectOpenSessionResponse::new(
             suite,
             self.cfg.privilege,
             &self.cfg.username,
             self.cfg.password.clone(),
             self.cfg.kg.clone(),
         );
-        let wait = self.cfg.retransmit;
         let t = self.transport.as_mut().expect("transport is open");
-        let st = &mut self.stats;
-        exchange(
+        let (st, pc) = (&mut self.stats, &mut self.pacing);
+        let opened = exchange(
             t,
             st,
+            pc,
             &mut hs,
             Stage::Negotiate,
             &format!("Open Session (cipher suite {})", suite.id()),
-            wait,
+            None,
             open_deadline,
             None,
-            |h| h.open_session_request(),
-            |h, d| h.on_open_session_response(d),
+            |h| h.request(),
+            |h, d| {
+                Ok(h.on_response(d)?.map(|o| {
+                    let n = o.transmission;
+                    (o, Some(n))
+                }))
+            },
         )
         .await?;
-        let r2 = exchange(
+        let mut hs = hs.into_rakp(opened);
+        let verified = exchange(
             t,
             st,
+            pc,
             &mut hs,
             Stage::Authenticate,
             "RAKP 1",
-            wait,
+            None,
             deadline,
             None,
-            |h| h.rakp1(),
-            |h, d| h.on_rakp2(d),
+            |h| h.request(),
+            |h, d| {
+                Ok(h.on_response(d)?.map(|v| {
+                    let n = v.transmission;
+                    (v, Some(n))
+                }))
+            },
         )
         .await;
-        if let Err(e) = r2 {
-            if e.kind == ErrorKind::PasswordInvalid {
-                // Tell the BMC to drop the half-open session (RAKP 3 with
-                // status 0Fh) so a wrong password costs it no session slot.
-                t.send(&hs.rakp3(0x0f)).await;
+        let verified = match verified {
+            Ok(v) => v,
+            Err(e) => {
+                if e.kind == ErrorKind::PasswordInvalid {
+                    // Tell the BMC to drop the half-open session (RAKP 3 with
+                    // status 0Fh) so a wrong password costs it no session slot.
+                    t.send(&hs.abort_notice()).await;
+                }
+                return Err(e);
             }
-            return Err(e);
-        }
-        exchange(
+        };
+        let mut hs = hs.into_rakp3(verified);
+        let keys = exchange(
             t,
             st,
+            pc,
             &mut hs,
             Stage::Authenticate,
             "RAKP 3",
-            wait,
+            None,
             deadline,
             None,
-            |h| h.rakp3(0),
-            |h, d| h.on_rakp4(d),
+            |h| h.request(),
+            |h, d| {
+                Ok(h.on_response(d)?.map(|v| {
+                    let n = v.transmission;
+                    (v, Some(n))
+                }))
+            },
         )
-        .await
+        .await?;
+        Ok(hs.into_active(keys))
     }
 
     /// Get Channel Authentication Capabilities: (auth types offered, status
     /// flags byte; bit 4 set = per-message authentication disabled).
     async fn auth_caps(&mut self, deadline: Option<Instant>) -> Result<(u8, u8), DriverError> {
-        let seq = self.next_seq();
         let privilege = self.cfg.privilege as u8;
-        let wait = self.cfg.retransmit;
-        let t = self.transport.as_mut().expect("transport is open");
-        let f = exchange(
-            t,
-            &mut self.stats,
-            &mut (),
-            Stage::Negotiate,
-            "Get Channel Authentication Capabilities",
-            wait,
-            deadline,
-            None,
-            |_| {
-                session::sessionless_request(
-                    netfn::APP,
-                    cmd::GET_CHANNEL_AUTH_CAPS,
-                    seq,
-                    &[0x0e, privilege],
-                )
-            },
-            |_, d| {
-                Ok(session::sessionless_response(
-                    d,
-                    netfn::APP,
-                    cmd::GET_CHANNEL_AUTH_CAPS,
-                    seq,
-                ))
-            },
-        )
-        .await?;
+        let f = self
+            .sessionless(
+                netfn::APP,
+                cmd::GET_CHANNEL_AUTH_CAPS,
+                &[0x0e, privilege],
+                Stage::Negotiate,
+                "Get Channel Authentication Capabilities",
+                None,
+                deadline,
+            )
+            .await?;
         match f.completion_code() {
             Ok(cc::OK) if f.data.len() >= 4 => Ok((f.data[2], f.data[3])),
             Ok(cc::OK) if f.data.len() >= 3 => Ok((f.data[2], 0)),
@@ -350,6 +507,10 @@ impl IpmiDriver {
         }
     }
 
+    /// IPMI 1.5 set-up. The automatic choice takes MD5, then straight
+    /// password, never "none": a session without authentication codes lets
+    /// anyone on the path forge its answers, so it is used only when asked
+    /// for (`--auth none`).
     async fn handshake_v15(
         &mut self,
         auth: Option<AuthType>,
@@ -357,70 +518,82 @@ impl IpmiDriver {
     ) -> Result<Active, DriverError> {
         let (offered, flags) = self.auth_caps(deadline).await?;
         let per_message_auth_disabled = flags & 0x10 != 0;
-        let supports = |a: AuthType| offered & (1 << (a as u8)) != 0;
-        let auth = match auth {
-            Some(a) if supports(a) => a,
-            Some(a) => {
-                return Err(DriverError::new(
-                    ErrorKind::CipherUnsupported,
-                    Stage::Negotiate,
-                    format!(
-                        "the BMC does not offer IPMI 1.5 authentication type {} (offered mask {offered:#04x})",
-                        a.as_str()
-                    ),
-                ))
-            }
-            None => [AuthType::Md5, AuthType::Password, AuthType::None]
-                .into_iter()
-                .find(|a| supports(*a))
-                .ok_or_else(|| {
-                    DriverError::new(
-                        ErrorKind::CipherUnsupported,
-                        Stage::Negotiate,
-                        format!("the BMC offers no usable IPMI 1.5 authentication type (mask {offered:#04x})"),
-                    )
-                })?,
-        };
-        let mut hs = Handshake15::new(
+        let auth = choose_auth(auth, offered)?;
+        let mut hs = ExpectChallenge::new(
             auth,
             self.cfg.privilege,
             &self.cfg.username,
             self.cfg.password.clone(),
         );
-        hs.accept_unauthenticated_replies(per_message_auth_disabled);
-        let seq = self.next_seq();
-        let wait = self.cfg.retransmit;
+        if per_message_auth_disabled && auth != AuthType::None {
+            if self.cfg.accept_unauthenticated_replies {
+                tracing::warn!(
+                    "the BMC declares per-message authentication disabled: replies without \
+                     authentication codes are accepted (as asked)"
+                );
+            } else {
+                tracing::debug!(
+                    "the BMC declares per-message authentication disabled; ignored: replies \
+                     must still carry authentication codes"
+                );
+            }
+        }
+        hs.accept_unauthenticated_replies(
+            per_message_auth_disabled && self.cfg.accept_unauthenticated_replies,
+        );
+        let mut seq = self.rq_seq;
         let t = self.transport.as_mut().expect("transport is open");
-        let st = &mut self.stats;
-        exchange(
+        let (st, pc) = (&mut self.stats, &mut self.pacing);
+        let challenge = exchange(
             t,
             st,
+            pc,
             &mut hs,
             Stage::Authenticate,
             "Get Session Challenge",
-            wait,
+            None,
             deadline,
             None,
-            |h| h.challenge_request(seq),
-            |h, d| h.on_challenge(d, seq),
+            |h| h.request(bump(&mut seq)),
+            |h, d| {
+                Ok(h.on_response(d)?.map(|c| {
+                    let n = c.transmission;
+                    (c, Some(n))
+                }))
+            },
         )
-        .await?;
-        let seq2 = (seq + 1) & 0x3f;
-        self.rq_seq = seq2;
+        .await;
+        let challenge = match challenge {
+            Ok(c) => c,
+            Err(e) => {
+                self.rq_seq = seq;
+                return Err(e);
+            }
+        };
+        let mut hs = hs.into_activation(challenge);
+        let seq2 = bump(&mut seq);
+        self.rq_seq = seq;
         let r = exchange(
             t,
             st,
+            pc,
             &mut hs,
             Stage::Authenticate,
             "Activate Session",
-            wait,
+            None,
             deadline,
             Some(3),
-            |h| h.activate_request(seq2),
-            |h, d| h.on_activate(d, seq2),
+            |h| h.request(seq2),
+            |h, d| {
+                Ok(h.on_response(d)?.map(|a| {
+                    let n = a.transmission;
+                    (a, (n > 0).then_some(n))
+                }))
+            },
         )
         .await;
         match r {
+            Ok(a) => Ok(hs.into_active(a)),
             Err(e) if e.kind == ErrorKind::Timeout && auth != AuthType::None => {
                 // A BMC that drops an Activate Session whose auth code does
                 // not verify looks like silence: say what it most likely means.
@@ -433,11 +606,11 @@ impl IpmiDriver {
                     ),
                 ))
             }
-            other => other,
+            Err(e) => Err(e),
         }
     }
 
-    /// Sends one in-session request and returns the response frame.
+    /// Sends one in-session read-only request and returns the response.
     async fn request(
         &mut self,
         net_fn: u8,
@@ -447,9 +620,30 @@ impl IpmiDriver {
         what: &str,
         deadline: Option<Instant>,
     ) -> Result<Frame, DriverError> {
-        let seq = self.next_seq();
-        let frame = Frame::request(net_fn, command, seq, data);
-        let wait = self.cfg.retransmit;
+        self.request_watching(net_fn, command, data, None, stage, what, deadline)
+            .await
+            .map(|(f, _)| f)
+    }
+
+    /// Sends a request that does not act (a read, Set Session Privilege
+    /// Level) in the session until it is answered, and meanwhile also
+    /// accepts a late answer to `also`, an earlier request. Each
+    /// transmission takes a fresh rqSeq (as FreeIPMI does): repeating a read
+    /// is harmless, and the echoed rqSeq tells which transmission an answer
+    /// answers, so every answer measures the round trip. (Requests that act
+    /// keep theirs: see [`Self::control`].) Returns the answer and whether
+    /// it answers `also`.
+    #[allow(clippy::too_many_arguments)]
+    async fn request_watching(
+        &mut self,
+        net_fn: u8,
+        command: u8,
+        data: &[u8],
+        also: Option<&Frame>,
+        stage: Stage,
+        what: &str,
+        deadline: Option<Instant>,
+    ) -> Result<(Frame, bool), DriverError> {
         let (Some(t), Some(active)) = (self.transport.as_mut(), self.active.as_mut()) else {
             return Err(DriverError::new(
                 ErrorKind::Protocol,
@@ -457,18 +651,40 @@ impl IpmiDriver {
                 "no session is open",
             ));
         };
+        let mut seq = self.rq_seq;
+        // never reuse the rqSeq of the request still watched for
+        let mut next = || loop {
+            let s = bump(&mut seq);
+            if also.is_none_or(|o| o.seq != s) {
+                return s;
+            }
+        };
+        let mut state = (active, Sent::default());
         let r = exchange(
             t,
             &mut self.stats,
-            active,
+            &mut self.pacing,
+            &mut state,
             stage,
             what,
-            wait,
+            None,
             deadline,
             None,
-            |a| a.wrap(&frame),
-            |a, d| match a.unwrap(d) {
-                Unwrapped::Frame(f) if f.answers(net_fn, command, seq) => Ok(Some(f)),
+            |(a, sent)| {
+                let s = next();
+                sent.push(s);
+                a.wrap(&Frame::request(net_fn, command, s, data))
+            },
+            |(a, sent), d| match a.unwrap(d) {
+                Unwrapped::Frame(f)
+                    if f.answers(net_fn, command, f.seq) && sent.which(f.seq).is_some() =>
+                {
+                    let n = sent.which(f.seq);
+                    Ok(Some(((f, false), n)))
+                }
+                Unwrapped::Frame(f) if also.is_some_and(|o| f.answers(o.netfn, o.cmd, o.seq)) => {
+                    Ok(Some(((f, true), Some(0))))
+                }
                 Unwrapped::Frame(_) => Ok(None),
                 Unwrapped::Ignored(why) => {
                     tracing::debug!(why, "ignored a datagram");
@@ -477,6 +693,7 @@ impl IpmiDriver {
             },
         )
         .await;
+        self.rq_seq = seq;
         if let Err(e) = &r {
             if e.kind == ErrorKind::Timeout {
                 // The session may be gone (BMC reset, idle timeout): set up a
@@ -536,6 +753,7 @@ impl IpmiDriver {
             Version::Lanplus => self.open_v20(deadline).await?,
         };
         self.stats.sessions += 1;
+        self.session_no += 1;
         let described = active.describe();
         self.active = Some(active);
         if let Err(e) = self.set_privilege(deadline).await {
@@ -687,19 +905,23 @@ impl IpmiDriver {
         let frame = Frame::request(netfn::APP, cmd::CLOSE_SESSION, seq, &sid.to_le_bytes());
         if let Some(t) = self.transport.as_mut() {
             let until = Instant::now() + CLOSE_WAIT;
+            // One transmission per round trip (a slow BMC gets one), at
+            // most CLOSE_WAIT in all: nobody waits for the answer.
+            let first = self.pacing.rto().min(CLOSE_WAIT);
             let _ = exchange(
                 t,
                 &mut self.stats,
+                &mut self.pacing,
                 &mut active,
                 Stage::Close,
                 "Close Session",
-                CLOSE_WAIT / 2,
+                Some(first),
                 Some(until),
                 None,
                 |a| a.wrap(&frame),
                 |a, d| match a.unwrap(d) {
                     Unwrapped::Frame(f) if f.answers(netfn::APP, cmd::CLOSE_SESSION, seq) => {
-                        Ok(Some(()))
+                        Ok(Some(((), None)))
                     }
                     _ => Ok(None),
                 },
@@ -732,26 +954,25 @@ impl IpmiDriver {
     }
 }
 
-impl PowerDriver for IpmiDriver {
-    async fn connect(&mut self, deadline: Option<Instant>) -> Result<String, DriverError> {
-        if let (Some(_), Some(d)) = (&self.active, &self.detail) {
-            return Ok(d.clone());
-        }
-        self.open(deadline).await
-    }
+/// Seconds since 1970, for guessing a time-based GUID's encoding.
+fn now_unix() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64)
+}
 
-    async fn status(&mut self, deadline: Option<Instant>) -> Result<PowerState, DriverError> {
-        self.ensure_open(deadline).await?;
-        let f = self
-            .request(
-                netfn::CHASSIS,
-                cmd::GET_CHASSIS_STATUS,
-                &[],
-                Stage::Status,
-                "Get Chassis Status",
-                deadline,
-            )
-            .await?;
+/// Completion codes that mean "this BMC does not have it" (the command, the
+/// group extension, the sub-function): no evidence, not a failure.
+fn unsupported(c: u8) -> bool {
+    matches!(
+        c,
+        cc::INVALID_COMMAND | 0xc2 | 0xcb | cc::INVALID_DATA | cc::NOT_IN_PRESENT_STATE | 0xd6
+    ) || (0x80..=0x8f).contains(&c)
+}
+
+impl IpmiDriver {
+    /// Reads the power state from a Get Chassis Status answer.
+    fn chassis_state(&mut self, f: &Frame) -> Result<PowerState, DriverError> {
         match f.completion_code() {
             Ok(cc::OK) => {}
             Ok(c) => {
@@ -776,14 +997,63 @@ impl PowerDriver for IpmiDriver {
                 format!("unreadable Get Chassis Status response: {e}"),
             )
         })?;
-        Ok(if status.is_on() {
+        let state = if status.is_on() {
             PowerState::On
         } else {
             PowerState::Off
-        })
+        };
+        self.last_state = Some(state);
+        Ok(state)
     }
 
-    async fn command(
+    /// Reads the chassis while a power command's answer is outstanding; its
+    /// late answer ends the read.
+    async fn reread(
+        &mut self,
+        control: &Frame,
+        deadline: Option<Instant>,
+    ) -> Result<Reread, DriverError> {
+        let (f, late) = self
+            .request_watching(
+                netfn::CHASSIS,
+                cmd::GET_CHASSIS_STATUS,
+                &[],
+                Some(control),
+                Stage::Command,
+                "Get Chassis Status (before re-sending a power command)",
+                deadline,
+            )
+            .await?;
+        if late {
+            return Ok(Reread::Answer(f));
+        }
+        Ok(Reread::State(self.chassis_state(&f)?))
+    }
+
+    /// The answer to Chassis Control, as a result. `resent`: the command
+    /// went out more than once (a duplicate refusal then means done).
+    fn control_answer(&self, f: &Frame, what: &str, resent: bool) -> Result<(), DriverError> {
+        match f.completion_code() {
+            Ok(cc::OK) => Ok(()),
+            Ok(cc::DUPLICATE_REQUEST) if resent => {
+                tracing::debug!(
+                    "the BMC recognised the re-sent {what} as a duplicate of one it carried out"
+                );
+                Ok(())
+            }
+            Ok(c) => Err(self.classify(c, Stage::Command, what)),
+            Err(_) => Err(DriverError::new(
+                ErrorKind::Protocol,
+                Stage::Command,
+                "empty Chassis Control response",
+            )),
+        }
+    }
+
+    /// Chassis Control, carried out at most once by our doing (see the
+    /// module docs): no answer within the retransmission timeout → read
+    /// the chassis → done if it took effect, else the same request again.
+    async fn control(
         &mut self,
         command: PowerCommand,
         deadline: Option<Instant>,
@@ -797,24 +1067,235 @@ impl PowerDriver for IpmiDriver {
             PowerCommand::Diag => chassis_control::DIAGNOSTIC_INTERRUPT,
         };
         let what = format!("Chassis Control ({command})");
+        // The same command left unanswered by an earlier call (a caller's
+        // retry): read before anything is sent, and keep its identity.
+        let earlier = self.unanswered.take().filter(|u| u.command == command);
+        let seq = match earlier {
+            Some(u) if u.session == self.session_no => u.seq,
+            _ => self.next_seq(),
+        };
+        let frame = Frame::request(netfn::CHASSIS, cmd::CHASSIS_CONTROL, seq, &[byte]);
+        let before = self.last_state;
+        let mut must_read = earlier.is_some();
+        let mut wait = self.pacing.first_wait();
+        let mut sends = 0u32;
+        let started = Instant::now();
+        loop {
+            self.unanswered = Some(Unanswered {
+                command,
+                seq,
+                session: self.session_no,
+            });
+            if must_read {
+                match self.reread(&frame, deadline).await? {
+                    Reread::Answer(f) => {
+                        self.unanswered = None;
+                        return self.control_answer(&f, &what, sends > 1 || earlier.is_some());
+                    }
+                    Reread::State(now) if took_effect(command, before, now) => {
+                        self.unanswered = None;
+                        tracing::info!(
+                            "no answer to {what}, but the chassis reads {now}: not sent again"
+                        );
+                        return Ok(());
+                    }
+                    Reread::State(now) => {
+                        tracing::debug!(
+                            "no answer to {what} and the chassis reads {now}: sending it again"
+                        );
+                    }
+                }
+            }
+            let (Some(t), Some(active)) = (self.transport.as_mut(), self.active.as_mut()) else {
+                return Err(DriverError::new(
+                    ErrorKind::Protocol,
+                    Stage::Command,
+                    "no session is open",
+                ));
+            };
+            t.send(&active.wrap(&frame)).await;
+            sends += 1;
+            if sends > 1 || earlier.is_some() {
+                self.stats.retransmits += 1;
+            }
+            let sent_at = Instant::now();
+            let mut until = sent_at + wait;
+            if let Some(dl) = deadline {
+                until = until.min(dl);
+            }
+            loop {
+                match t.recv_until(until).await {
+                    Received::Datagram(d) => match active.unwrap(&d) {
+                        Unwrapped::Frame(f) if f.answers(frame.netfn, frame.cmd, frame.seq) => {
+                            if sends == 1 && earlier.is_none() {
+                                self.pacing.sample(sent_at.elapsed());
+                            }
+                            self.unanswered = None;
+                            return self.control_answer(&f, &what, sends > 1 || earlier.is_some());
+                        }
+                        Unwrapped::Frame(_) => {}
+                        Unwrapped::Ignored(why) => tracing::debug!(why, "ignored a datagram"),
+                    },
+                    Received::Refused => {
+                        tokio::time::sleep_until(until.into()).await;
+                        break;
+                    }
+                    Received::Nothing => break,
+                }
+            }
+            if deadline.is_some_and(|dl| Instant::now() >= dl) {
+                // Whether the BMC carried it out is unknown: the next call
+                // for this command reads the chassis before sending.
+                self.active = None;
+                self.detail = None;
+                return Err(DriverError::new(
+                    ErrorKind::Timeout,
+                    Stage::Command,
+                    format!(
+                        "no answer from {} to {what} after {sends} transmission{} in {:.1}s; \
+                         whether the BMC carried it out is not known",
+                        self.cfg.host,
+                        if sends == 1 { "" } else { "s" },
+                        started.elapsed().as_secs_f64()
+                    ),
+                ));
+            }
+            wait = self.pacing.grown(wait);
+            must_read = true;
+        }
+    }
+}
+
+impl PowerDriver for IpmiDriver {
+    async fn connect(&mut self, deadline: Option<Instant>) -> Result<String, DriverError> {
+        if let (Some(_), Some(d)) = (&self.active, &self.detail) {
+            return Ok(d.clone());
+        }
+        self.open(deadline).await
+    }
+
+    async fn status(&mut self, deadline: Option<Instant>) -> Result<PowerState, DriverError> {
+        self.ensure_open(deadline).await?;
         let f = self
             .request(
                 netfn::CHASSIS,
-                cmd::CHASSIS_CONTROL,
-                &[byte],
-                Stage::Command,
-                &what,
+                cmd::GET_CHASSIS_STATUS,
+                &[],
+                Stage::Status,
+                "Get Chassis Status",
+                deadline,
+            )
+            .await?;
+        self.chassis_state(&f)
+    }
+
+    async fn command(
+        &mut self,
+        command: PowerCommand,
+        deadline: Option<Instant>,
+    ) -> Result<(), DriverError> {
+        self.control(command, deadline).await
+    }
+
+    /// Get System GUID (App 37h) in the current session, read under every
+    /// encoding BMCs use ([`codec::GuidEncoding`]), the one ipmitool would
+    /// guess first. A BMC that does not implement the command reports no
+    /// UUID (a caller expecting one refuses). The serial number is not read
+    /// (it would take FRU inventory reads; see docs/design.md).
+    async fn identity(&mut self, deadline: Option<Instant>) -> Result<Identity, DriverError> {
+        self.ensure_open(deadline).await?;
+        let f = self
+            .request(
+                netfn::APP,
+                cmd::GET_SYSTEM_GUID,
+                &[],
+                Stage::Status,
+                "Get System GUID",
                 deadline,
             )
             .await?;
         match f.completion_code() {
-            Ok(cc::OK) => Ok(()),
-            Ok(c) => Err(self.classify(c, Stage::Command, &what)),
-            Err(_) => Err(DriverError::new(
+            Ok(cc::OK) => {}
+            Ok(c) if unsupported(c) => {
+                tracing::debug!(
+                    "Get System GUID answered {c:#04x}: the BMC reports no system GUID"
+                );
+                return Ok(Identity::default());
+            }
+            Ok(c) => return Err(self.classify(c, Stage::Status, "Get System GUID")),
+            Err(_) => {
+                return Err(DriverError::new(
+                    ErrorKind::Protocol,
+                    Stage::Status,
+                    "empty Get System GUID response",
+                ))
+            }
+        }
+        let guid = SystemGuid::decode(&f.data[1..]).map_err(|e| {
+            DriverError::new(
                 ErrorKind::Protocol,
-                Stage::Command,
-                "empty Chassis Control response",
-            )),
+                Stage::Status,
+                format!("unreadable Get System GUID response: {e}"),
+            )
+        })?;
+        if guid.raw.iter().all(|b| *b == 0) || guid.raw.iter().all(|b| *b == 0xff) {
+            // SMBIOS 3.0 §7.2.1: all zeros or all ones mean "not present / not set".
+            return Ok(Identity::default());
+        }
+        Ok(Identity {
+            uuid: guid
+                .readings(now_unix())
+                .into_iter()
+                .map(|(enc, uuid)| UuidForm {
+                    uuid,
+                    encoding: enc.as_str(),
+                })
+                .collect(),
+            serial: None,
+        })
+    }
+
+    /// DCMI Get Power Reading in the current session: the current draw when
+    /// the BMC measures it; `None` when it answers that it cannot (no DCMI,
+    /// measurement not active): no evidence, not a failure.
+    async fn power_reading(
+        &mut self,
+        deadline: Option<Instant>,
+    ) -> Result<Option<PowerReading>, DriverError> {
+        self.ensure_open(deadline).await?;
+        let f = self
+            .request(
+                netfn::GROUP_EXT,
+                cmd::DCMI_GET_POWER_READING,
+                &codec::dcmi_power_reading_request(),
+                Stage::Status,
+                "DCMI Get Power Reading",
+                deadline,
+            )
+            .await?;
+        match f.completion_code() {
+            Ok(cc::OK) => {}
+            Ok(c) if unsupported(c) || c == cc::INSUFFICIENT_PRIVILEGE => {
+                tracing::debug!("DCMI Get Power Reading answered {c:#04x}: no power reading");
+                return Ok(None);
+            }
+            Ok(c) => return Err(self.classify(c, Stage::Status, "DCMI Get Power Reading")),
+            Err(_) => return Ok(None),
+        }
+        match DcmiPowerReading::decode(&f.data[1..]) {
+            Ok(r) if r.active() => Ok(Some(PowerReading {
+                watts: f64::from(r.current),
+                source: "dcmi".into(),
+            })),
+            Ok(_) => {
+                tracing::debug!("DCMI power measurement is not active: no power reading");
+                Ok(None)
+            }
+            Err(e) => {
+                // Not DCMI after all (another group's answer, a short one).
+                tracing::debug!("DCMI Get Power Reading answer unreadable ({e}): no power reading");
+                Ok(None)
+            }
         }
     }
 
@@ -823,6 +1304,61 @@ impl PowerDriver for IpmiDriver {
         if let Some(t) = self.transport.take() {
             self.stats.sent += t.sent;
             self.stats.received += t.received;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn automatic_authentication_never_picks_none() {
+        // mask bits: 0 none, 2 MD5, 4 straight password
+        assert_eq!(choose_auth(None, 0x15).unwrap(), AuthType::Md5);
+        assert_eq!(choose_auth(None, 0x11).unwrap(), AuthType::Password);
+        let e = choose_auth(None, 0x01).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::CipherUnsupported);
+        assert!(e.message.contains("--auth none"), "{e}");
+        // only when asked
+        assert_eq!(
+            choose_auth(Some(AuthType::None), 0x15).unwrap(),
+            AuthType::None
+        );
+        assert!(choose_auth(Some(AuthType::Md5), 0x01).is_err());
+        assert!(choose_auth(None, 0x00)
+            .unwrap_err()
+            .message
+            .contains("no usable"));
+    }
+
+    #[test]
+    fn only_a_visible_effect_ends_an_unanswered_command() {
+        use PowerCommand::*;
+        use PowerState::{Off as IsOff, On as IsOn};
+        assert!(took_effect(Off, Some(IsOn), IsOff));
+        assert!(!took_effect(Off, Some(IsOn), IsOn));
+        assert!(took_effect(On, Some(IsOff), IsOn));
+        assert!(!took_effect(On, None, IsOff));
+        // a cycle shows as off only when it was on before
+        assert!(took_effect(Cycle, Some(IsOn), IsOff));
+        assert!(!took_effect(Cycle, Some(IsOff), IsOff));
+        assert!(!took_effect(Cycle, None, IsOff));
+        assert!(!took_effect(Cycle, Some(IsOn), IsOn));
+        // a reset or an NMI is never seen
+        for s in [IsOn, IsOff] {
+            assert!(!took_effect(Reset, Some(IsOn), s));
+            assert!(!took_effect(Diag, Some(IsOn), s));
+        }
+    }
+
+    #[test]
+    fn unsupported_answers_are_no_evidence() {
+        for c in [0xc1, 0xc2, 0xcb, 0xcc, 0xd5, 0xd6, 0x80, 0x8f] {
+            assert!(unsupported(c), "{c:#04x}");
+        }
+        for c in [0x00, 0xc0, 0xc3, 0xd4, 0xff] {
+            assert!(!unsupported(c), "{c:#04x}");
         }
     }
 }

@@ -3,7 +3,8 @@
 //! * [`codec`]: bytes ↔ typed messages, no I/O;
 //! * [`crypto`]: cipher suites 3 and 17, IPMI 1.5 authentication codes;
 //! * [`session`]: the client's session state machine, no I/O;
-//! * [`transport`]: tokio UDP, retransmission, deadlines;
+//! * [`pacing`]: when to retransmit (round-trip estimate, back-off), no I/O;
+//! * [`transport`]: tokio UDP, bounded waits;
 //! * [`driver`]: the engine's [`crate::engine::driver::PowerDriver`] over all of it;
 //! * [`config`]: what a caller sets (address, credentials, suite, privilege).
 
@@ -11,5 +12,6 @@ pub mod codec;
 pub mod config;
 pub mod crypto;
 pub mod driver;
+pub mod pacing;
 pub mod session;
 pub mod transport;

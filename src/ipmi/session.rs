@@ -1,15 +1,35 @@
 //! The client's session state machines, with no I/O.
 //!
-//! [`Handshake`] walks RMCP+ session set-up (Open Session, RAKP 1-4);
-//! [`Handshake15`] walks IPMI 1.5 set-up (Get Session Challenge, Activate
-//! Session). Each produces an [`Active`] session that wraps requests and
-//! unwraps responses, checking session IDs, sequence numbers (a replay
-//! window) and integrity on every datagram. The transport only moves bytes;
-//! what to send next, and whether a datagram is ours, is decided here.
+//! RMCP+ set-up (IPMI 2.0 §13.17-13.20) is a chain of named states, each a
+//! type: [`ExpectOpenSessionResponse`] → [`ExpectRakp2`] → [`ExpectRakp4`]
+//! → [`Active`]. A state is left only by handing it the proof that its
+//! answer arrived and verified ([`Opened`], [`Rakp2Verified`],
+//! [`Rakp4Verified`], values only the state's own `on_response` makes), so
+//! an out-of-order step (RAKP 3 before a verified RAKP 2, a session before
+//! RAKP 4) does not compile. IPMI 1.5 set-up (§22.15-22.17) is the same
+//! shape: [`ExpectChallenge`] → [`ExpectActivation`] → [`Active`].
 //!
-//! Each `on_*` method returns `Ok(None)` for a datagram that is not the
-//! answer being waited for (stray, duplicate, forged): the caller keeps
-//! waiting. Errors are classified [`DriverError`]s.
+//! ```compile_fail
+//! # use fencekit::ipmi::{config::Privilege, crypto::Suite, session::*};
+//! # use fencekit::secret::Secret;
+//! let hs = ExpectOpenSessionResponse::new(
+//!     Suite::S17, Privilege::Administrator, "admin", Secret::from_str_value("pw"), None);
+//! // RAKP 3 before the BMC's RAKP 2 was verified: there is no such step.
+//! let next = hs.into_rakp3(todo!());
+//! ```
+//!
+//! The active session wraps requests and unwraps responses, checking
+//! session IDs, sequence numbers (a replay window, every number included)
+//! and integrity or authentication codes on every datagram. The transport
+//! only moves bytes; what to send next, and whether a datagram is ours, is
+//! decided here.
+//!
+//! Every (re)transmission of a set-up message carries a fresh message tag,
+//! which the BMC echoes: an answer names the transmission it answers, so
+//! the driver measures the round-trip time exactly (see
+//! [`super::pacing`]). `on_response` methods return `Ok(None)` for a
+//! datagram that is not an answer to this state (stray, duplicate, forged):
+//! the caller keeps waiting. Errors are classified [`DriverError`]s.
 
 use super::codec::{
     self, cmd, netfn, payload, Frame, Malformed, OpenSessionRequest, OpenSessionResponse, Rakp1,
@@ -23,6 +43,9 @@ use rand::RngCore;
 
 /// RAKP 1 role bit: look the user up by name only (IPMI 2.0 table 13-11).
 const NAME_ONLY_LOOKUP: u8 = 0x10;
+/// Transmissions whose tag (or rqSeq) is remembered per state; older ones
+/// are forgotten (their answers are then ignored, and re-sent for).
+const REMEMBERED: usize = 16;
 
 /// Datagram → IPMI body, or `None` if it is not an IPMI-class RMCP packet.
 fn ipmi_body(d: &[u8]) -> Option<&[u8]> {
@@ -67,25 +90,96 @@ fn rmcpp_error(stage: Stage, step: &str, status: u8) -> DriverError {
     )
 }
 
-/// RMCP+ session set-up for one cipher suite.
-pub struct Handshake {
+/// The identifiers (message tags, or rqSeqs) given to the transmissions of
+/// one request, in order: an answer echoing one of them names its
+/// transmission (1-based).
+#[derive(Clone, Debug, Default)]
+pub struct Sent {
+    ids: Vec<u8>,
+    first: u32,
+}
+
+impl Sent {
+    /// Records the identifier of the next transmission.
+    pub fn push(&mut self, id: u8) {
+        if self.ids.len() == REMEMBERED {
+            self.ids.remove(0);
+            self.first += 1;
+        }
+        self.ids.push(id);
+    }
+
+    /// The transmission (1-based) that carried `id`, if it was one of ours.
+    /// Identifiers are distinct per transmission, so the latest match wins.
+    pub fn which(&self, id: u8) -> Option<u32> {
+        self.ids
+            .iter()
+            .rposition(|x| *x == id)
+            .map(|i| self.first + i as u32 + 1)
+    }
+
+    /// Transmissions so far.
+    pub fn count(&self) -> u32 {
+        self.first + self.ids.len() as u32
+    }
+}
+
+/// What every RMCP+ set-up state knows.
+struct Setup {
     suite: Suite,
     privilege: Privilege,
     username: Vec<u8>,
     password: Secret,
     kg: Option<Secret>,
     console_sid: u32,
-    tag: u8,
     rm: [u8; 16],
-    managed_sid: u32,
-    rc: [u8; 16],
-    guid: [u8; 16],
-    /// What the BMC granted in Open Session (quirk: ipmi_sim says 0).
-    pub granted_privilege: u8,
+    /// The next message tag (each transmission takes one).
+    next_tag: u8,
 }
 
-impl Handshake {
-    /// Starts a handshake with fresh random session ID and R_M.
+impl Setup {
+    fn role(&self) -> u8 {
+        self.privilege as u8 | NAME_ONLY_LOOKUP
+    }
+
+    fn tag(&mut self, sent: &mut Sent) -> u8 {
+        let t = self.next_tag;
+        self.next_tag = self.next_tag.wrapping_add(1);
+        sent.push(t);
+        t
+    }
+
+    fn rakp<'a>(&'a self, managed_sid: u32, rc: &'a [u8; 16], guid: &'a [u8; 16]) -> Rakp<'a> {
+        Rakp {
+            console_sid: self.console_sid,
+            managed_sid,
+            rm: &self.rm,
+            rc,
+            guid,
+            role: self.role(),
+            username: &self.username,
+        }
+    }
+}
+
+/// RMCP+ set-up, first state: Open Session Request sent, its answer awaited.
+pub struct ExpectOpenSessionResponse {
+    setup: Setup,
+    sent: Sent,
+}
+
+/// Proof that the BMC accepted our Open Session Request.
+#[derive(Debug)]
+pub struct Opened {
+    managed_sid: u32,
+    /// What the BMC granted (quirk: ipmi_sim says 0).
+    pub granted_privilege: u8,
+    /// Which transmission this answers (1-based).
+    pub transmission: u32,
+}
+
+impl ExpectOpenSessionResponse {
+    /// Starts a handshake with a fresh random session ID, R_M and tag.
     pub fn new(
         suite: Suite,
         privilege: Privilege,
@@ -100,50 +194,34 @@ impl Handshake {
         if console_sid == 0 {
             console_sid = 1;
         }
-        Handshake {
-            suite,
-            privilege,
-            username: username.as_bytes().to_vec(),
-            password,
-            kg,
-            console_sid,
-            tag: (rng.next_u32() & 0x3f) as u8,
-            rm,
-            managed_sid: 0,
-            rc: [0; 16],
-            guid: [0; 16],
-            granted_privilege: 0,
+        ExpectOpenSessionResponse {
+            setup: Setup {
+                suite,
+                privilege,
+                username: username.as_bytes().to_vec(),
+                password,
+                kg,
+                console_sid,
+                rm,
+                next_tag: rng.next_u32() as u8,
+            },
+            sent: Sent::default(),
         }
     }
 
     /// The suite being negotiated.
     pub fn suite(&self) -> Suite {
-        self.suite
+        self.setup.suite
     }
 
-    fn role(&self) -> u8 {
-        self.privilege as u8 | NAME_ONLY_LOOKUP
-    }
-
-    fn rakp(&self) -> Rakp<'_> {
-        Rakp {
-            console_sid: self.console_sid,
-            managed_sid: self.managed_sid,
-            rm: &self.rm,
-            rc: &self.rc,
-            guid: &self.guid,
-            role: self.role(),
-            username: &self.username,
-        }
-    }
-
-    /// The Open Session Request datagram.
-    pub fn open_session_request(&self) -> Vec<u8> {
-        let (a, i, c) = self.suite.algorithms();
+    /// The next (re)transmission of the Open Session Request, with a new tag.
+    pub fn request(&mut self) -> Vec<u8> {
+        let (a, i, c) = self.setup.suite.algorithms();
+        let tag = self.setup.tag(&mut self.sent);
         let p = OpenSessionRequest {
-            tag: self.tag,
-            max_privilege: self.privilege as u8,
-            console_sid: self.console_sid,
+            tag,
+            max_privilege: self.setup.privilege as u8,
+            console_sid: self.setup.console_sid,
             auth_alg: a,
             integrity_alg: i,
             conf_alg: c,
@@ -152,35 +230,39 @@ impl Handshake {
         codec::encode_v20(payload::OPEN_SESSION_REQUEST, false, 0, 0, &p, 0)
     }
 
-    /// Handles what may be the Open Session Response.
-    pub fn on_open_session_response(&mut self, d: &[u8]) -> Result<Option<()>, DriverError> {
+    /// Examines what may be the Open Session Response.
+    pub fn on_response(&self, d: &[u8]) -> Result<Option<Opened>, DriverError> {
         let Some(p) = v20_payload(d, payload::OPEN_SESSION_RESPONSE) else {
             return Ok(None);
         };
         let Ok(r) = OpenSessionResponse::decode(&p) else {
             return Ok(None);
         };
+        let Some(transmission) = self.sent.which(r.tag) else {
+            return Ok(None);
+        };
         // A short error reply carries no session ID: the tag must do. (A
         // forged refusal can only make us fail or try the other secure suite.)
         let short_error = r.status != 0 && r.console_sid == 0;
-        if r.tag != self.tag || (r.console_sid != self.console_sid && !short_error) {
+        if r.console_sid != self.setup.console_sid && !short_error {
             return Ok(None);
         }
+        let suite = self.setup.suite;
         if r.status != 0 {
             return Err(rmcpp_error(
                 Stage::Negotiate,
-                &format!("cipher suite {}", self.suite.id()),
+                &format!("cipher suite {}", suite.id()),
                 r.status,
             ));
         }
-        if r.algorithms != Some(self.suite.algorithms()) {
+        if r.algorithms != Some(suite.algorithms()) {
             // Never accept a downgrade to other algorithms than proposed.
             return Err(err(
                 ErrorKind::CipherUnsupported,
                 Stage::Negotiate,
                 format!(
                     "the BMC answered cipher suite {} with other algorithms {:?}",
-                    self.suite.id(),
+                    suite.id(),
                     r.algorithms
                 ),
             ));
@@ -192,35 +274,68 @@ impl Handshake {
                 "the BMC assigned session ID 0",
             ));
         }
-        self.managed_sid = r.managed_sid;
-        self.granted_privilege = r.max_privilege;
-        Ok(Some(()))
+        Ok(Some(Opened {
+            managed_sid: r.managed_sid,
+            granted_privilege: r.max_privilege,
+            transmission,
+        }))
     }
 
-    /// The RAKP 1 datagram.
-    pub fn rakp1(&self) -> Vec<u8> {
+    /// On to RAKP 1, with the BMC's answer.
+    pub fn into_rakp(self, opened: Opened) -> ExpectRakp2 {
+        ExpectRakp2 {
+            setup: self.setup,
+            managed_sid: opened.managed_sid,
+            sent: Sent::default(),
+        }
+    }
+}
+
+/// RMCP+ set-up, second state: RAKP 1 sent, RAKP 2 awaited.
+pub struct ExpectRakp2 {
+    setup: Setup,
+    managed_sid: u32,
+    sent: Sent,
+}
+
+/// Proof that RAKP 2 arrived and shows that the BMC knows our password.
+#[derive(Debug)]
+pub struct Rakp2Verified {
+    rc: [u8; 16],
+    guid: [u8; 16],
+    /// Which transmission this answers (1-based).
+    pub transmission: u32,
+}
+
+impl ExpectRakp2 {
+    /// The next (re)transmission of RAKP 1, with a new tag (same R_M).
+    pub fn request(&mut self) -> Vec<u8> {
+        let tag = self.setup.tag(&mut self.sent);
         let p = Rakp1 {
-            tag: self.tag,
+            tag,
             managed_sid: self.managed_sid,
-            rm: self.rm,
-            role: self.role(),
-            username: self.username.clone(),
+            rm: self.setup.rm,
+            role: self.setup.role(),
+            username: self.setup.username.clone(),
         }
         .encode();
         codec::encode_v20(payload::RAKP1, false, 0, 0, &p, 0)
     }
 
-    /// Handles what may be RAKP 2; verifies the BMC knows our password.
-    pub fn on_rakp2(&mut self, d: &[u8]) -> Result<Option<()>, DriverError> {
+    /// Examines what may be RAKP 2; verifies the BMC knows our password.
+    pub fn on_response(&self, d: &[u8]) -> Result<Option<Rakp2Verified>, DriverError> {
         let Some(p) = v20_payload(d, payload::RAKP2) else {
             return Ok(None);
         };
         let Ok(r) = Rakp2::decode(&p) else {
             return Ok(None);
         };
-        if r.console_sid != self.console_sid || r.tag != self.tag {
+        if r.console_sid != self.setup.console_sid {
             return Ok(None);
         }
+        let Some(transmission) = self.sent.which(r.tag) else {
+            return Ok(None);
+        };
         if r.status != 0 {
             return Err(rmcpp_error(
                 Stage::Authenticate,
@@ -228,34 +343,78 @@ impl Handshake {
                 r.status,
             ));
         }
-        self.rc = r.rc;
-        self.guid = r.guid;
+        let suite = self.setup.suite;
         let want = self
-            .rakp()
-            .rakp2_code(self.suite, crypto::kuid(self.password.expose()));
-        if r.auth_code.len() != self.suite.rakp_code_len() || !constant_time_eq(&want, &r.auth_code)
-        {
+            .setup
+            .rakp(self.managed_sid, &r.rc, &r.guid)
+            .rakp2_code(suite, crypto::kuid(self.setup.password.expose()));
+        if r.auth_code.len() != suite.rakp_code_len() || !constant_time_eq(&want, &r.auth_code) {
             return Err(err(
                 ErrorKind::PasswordInvalid,
                 Stage::Authenticate,
                 "the BMC's RAKP 2 proof does not match our password: the password is wrong",
             ));
         }
-        Ok(Some(()))
+        Ok(Some(Rakp2Verified {
+            rc: r.rc,
+            guid: r.guid,
+            transmission,
+        }))
     }
 
-    /// The RAKP 3 datagram (or, with `status` ≠ 0, the abort notice sent
-    /// after a failed RAKP 2 check so the BMC frees the session slot).
-    pub fn rakp3(&self, status: u8) -> Vec<u8> {
-        let auth_code = if status == 0 {
-            self.rakp()
-                .rakp3_code(self.suite, crypto::kuid(self.password.expose()))
-        } else {
-            vec![]
-        };
+    /// The notice sent after a RAKP 2 that did not verify (RAKP 3 with
+    /// status 0Fh), so the BMC frees the half-open session's slot.
+    pub fn abort_notice(&mut self) -> Vec<u8> {
+        let tag = self.setup.tag(&mut self.sent);
         let p = Rakp3 {
-            tag: self.tag,
-            status,
+            tag,
+            status: 0x0f,
+            managed_sid: self.managed_sid,
+            auth_code: vec![],
+        }
+        .encode();
+        codec::encode_v20(payload::RAKP3, false, 0, 0, &p, 0)
+    }
+
+    /// On to RAKP 3, with the verified RAKP 2.
+    pub fn into_rakp3(self, v: Rakp2Verified) -> ExpectRakp4 {
+        ExpectRakp4 {
+            setup: self.setup,
+            managed_sid: self.managed_sid,
+            rc: v.rc,
+            guid: v.guid,
+            sent: Sent::default(),
+        }
+    }
+}
+
+/// RMCP+ set-up, third state: RAKP 3 sent, RAKP 4 awaited.
+pub struct ExpectRakp4 {
+    setup: Setup,
+    managed_sid: u32,
+    rc: [u8; 16],
+    guid: [u8; 16],
+    sent: Sent,
+}
+
+/// Proof that RAKP 4 arrived and verified: the session keys.
+pub struct Rakp4Verified {
+    keys: SessionKeys,
+    /// Which transmission this answers (1-based).
+    pub transmission: u32,
+}
+
+impl ExpectRakp4 {
+    /// The next (re)transmission of RAKP 3, with a new tag.
+    pub fn request(&mut self) -> Vec<u8> {
+        let tag = self.setup.tag(&mut self.sent);
+        let auth_code = self
+            .setup
+            .rakp(self.managed_sid, &self.rc, &self.guid)
+            .rakp3_code(self.setup.suite, crypto::kuid(self.setup.password.expose()));
+        let p = Rakp3 {
+            tag,
+            status: 0,
             managed_sid: self.managed_sid,
             auth_code,
         }
@@ -263,17 +422,20 @@ impl Handshake {
         codec::encode_v20(payload::RAKP3, false, 0, 0, &p, 0)
     }
 
-    /// Handles what may be RAKP 4; on success the session is active.
-    pub fn on_rakp4(&mut self, d: &[u8]) -> Result<Option<Active>, DriverError> {
+    /// Examines what may be RAKP 4; on success derives the session keys.
+    pub fn on_response(&self, d: &[u8]) -> Result<Option<Rakp4Verified>, DriverError> {
         let Some(p) = v20_payload(d, payload::RAKP4) else {
             return Ok(None);
         };
         let Ok(r) = Rakp4::decode(&p) else {
             return Ok(None);
         };
-        if r.console_sid != self.console_sid || r.tag != self.tag {
+        if r.console_sid != self.setup.console_sid {
             return Ok(None);
         }
+        let Some(transmission) = self.sent.which(r.tag) else {
+            return Ok(None);
+        };
         if r.status != 0 {
             return Err(rmcpp_error(
                 Stage::Authenticate,
@@ -281,13 +443,14 @@ impl Handshake {
                 r.status,
             ));
         }
-        let kg = match &self.kg {
+        let suite = self.setup.suite;
+        let kg = match &self.setup.kg {
             Some(k) => k.expose().to_vec(),
-            None => crypto::kuid(self.password.expose()).to_vec(),
+            None => crypto::kuid(self.setup.password.expose()).to_vec(),
         };
-        let rakp = self.rakp();
-        let mut sik = rakp.sik(self.suite, &kg);
-        let icv = rakp.rakp4_icv(self.suite, &sik);
+        let rakp = self.setup.rakp(self.managed_sid, &self.rc, &self.guid);
+        let mut sik = rakp.sik(suite, &kg);
+        let icv = rakp.rakp4_icv(suite, &sik);
         if !constant_time_eq(&icv, &r.icv) {
             zeroize::Zeroize::zeroize(&mut sik);
             return Err(err(
@@ -296,15 +459,20 @@ impl Handshake {
                 "the BMC's RAKP 4 check value does not match: the K_g key is wrong",
             ));
         }
-        let keys = SessionKeys::derive(self.suite, &sik);
+        let keys = SessionKeys::derive(suite, &sik);
         zeroize::Zeroize::zeroize(&mut sik);
-        Ok(Some(Active::V20(ActiveV20 {
-            keys,
+        Ok(Some(Rakp4Verified { keys, transmission }))
+    }
+
+    /// The active session, with the verified RAKP 4.
+    pub fn into_active(self, v: Rakp4Verified) -> Active {
+        Active::V20(ActiveV20 {
+            keys: v.keys,
             managed_sid: self.managed_sid,
-            console_sid: self.console_sid,
+            console_sid: self.setup.console_sid,
             out_seq: 0,
             window: ReplayWindow::default(),
-        })))
+        })
     }
 }
 
@@ -327,19 +495,47 @@ pub fn sessionless_response(d: &[u8], netfn: u8, cmd: u8, rq_seq: u8) -> Option<
     f.answers(netfn, cmd, rq_seq).then_some(f)
 }
 
-/// IPMI 1.5 session set-up (IPMI 2.0 §22.15-22.17).
-pub struct Handshake15 {
+/// Picks the response to a sessionless request sent with any of the rqSeqs
+/// in `sent`, and the transmission it answers.
+pub fn sessionless_answer(d: &[u8], netfn: u8, cmd: u8, sent: &Sent) -> Option<(Frame, u32)> {
+    let body = ipmi_body(d)?;
+    let p = match codec::decode_session(body, 0).ok()? {
+        Session::V15(p) if p.session_id == 0 => p.payload,
+        Session::V20(p) if p.session_id == 0 && p.payload_type == payload::IPMI => p.payload,
+        _ => return None,
+    };
+    let f = Frame::decode(p).ok()?;
+    let n = sent.which(f.seq)?;
+    f.answers(netfn, cmd, f.seq).then_some((f, n))
+}
+
+/// What both IPMI 1.5 set-up states know.
+struct Setup15 {
     auth: AuthType,
     privilege: Privilege,
     username: [u8; 16],
     password: Secret,
-    temp_sid: u32,
-    challenge: [u8; 16],
     initial_out_seq: u32,
     unauthenticated_ok: bool,
 }
 
-impl Handshake15 {
+/// IPMI 1.5 set-up, first state: Get Session Challenge sent, its answer
+/// awaited (IPMI 2.0 §22.16).
+pub struct ExpectChallenge {
+    setup: Setup15,
+    sent: Sent,
+}
+
+/// The BMC's challenge.
+#[derive(Debug)]
+pub struct Challenge {
+    temp_sid: u32,
+    challenge: [u8; 16],
+    /// Which transmission this answers (1-based).
+    pub transmission: u32,
+}
+
+impl ExpectChallenge {
     /// Starts a 1.5 handshake with auth type `auth`.
     pub fn new(auth: AuthType, privilege: Privilege, username: &str, password: Secret) -> Self {
         let mut u = [0u8; 16];
@@ -349,36 +545,41 @@ impl Handshake15 {
         if seq == 0 {
             seq = 1;
         }
-        Handshake15 {
-            auth,
-            privilege,
-            username: u,
-            password,
-            temp_sid: 0,
-            challenge: [0; 16],
-            initial_out_seq: seq,
-            unauthenticated_ok: false,
+        ExpectChallenge {
+            setup: Setup15 {
+                auth,
+                privilege,
+                username: u,
+                password,
+                initial_out_seq: seq,
+                unauthenticated_ok: false,
+            },
+            sent: Sent::default(),
         }
     }
 
-    /// Accept replies without an authentication code in the session: only
-    /// when the BMC said per-message authentication is disabled (Get
-    /// Channel Authentication Capabilities). Otherwise anyone who sees the
-    /// session ID could forge a status reply.
+    /// Accept in-session replies without an authentication code. Only for a
+    /// BMC that declared per-message authentication disabled (Get Channel
+    /// Authentication Capabilities) *and* a user who opted in: that
+    /// declaration itself comes unauthenticated, and with it anyone who sees
+    /// the session ID could forge an "off" reply.
     pub fn accept_unauthenticated_replies(&mut self, yes: bool) {
-        self.unauthenticated_ok = yes;
+        self.setup.unauthenticated_ok = yes;
     }
 
-    /// The Get Session Challenge datagram.
-    pub fn challenge_request(&self, rq_seq: u8) -> Vec<u8> {
-        let mut data = vec![self.auth as u8];
-        data.extend_from_slice(&self.username);
+    /// The next (re)transmission of Get Session Challenge, with rqSeq
+    /// `rq_seq` (a new one per transmission: the answer then names it).
+    pub fn request(&mut self, rq_seq: u8) -> Vec<u8> {
+        self.sent.push(rq_seq & 0x3f);
+        let mut data = vec![self.setup.auth as u8];
+        data.extend_from_slice(&self.setup.username);
         sessionless_request(netfn::APP, cmd::GET_SESSION_CHALLENGE, rq_seq, &data)
     }
 
-    /// Handles what may be the Get Session Challenge response.
-    pub fn on_challenge(&mut self, d: &[u8], rq_seq: u8) -> Result<Option<()>, DriverError> {
-        let Some(f) = sessionless_response(d, netfn::APP, cmd::GET_SESSION_CHALLENGE, rq_seq)
+    /// Examines what may be the Get Session Challenge response.
+    pub fn on_response(&self, d: &[u8]) -> Result<Option<Challenge>, DriverError> {
+        let Some((f, transmission)) =
+            sessionless_answer(d, netfn::APP, cmd::GET_SESSION_CHALLENGE, &self.sent)
         else {
             return Ok(None);
         };
@@ -413,29 +614,67 @@ impl Handshake15 {
         if f.data.len() < 21 {
             return Ok(None);
         }
-        self.temp_sid = u32::from_le_bytes([f.data[1], f.data[2], f.data[3], f.data[4]]);
-        self.challenge.copy_from_slice(&f.data[5..21]);
-        Ok(Some(()))
+        let mut challenge = [0u8; 16];
+        challenge.copy_from_slice(&f.data[5..21]);
+        Ok(Some(Challenge {
+            temp_sid: u32::from_le_bytes([f.data[1], f.data[2], f.data[3], f.data[4]]),
+            challenge,
+            transmission,
+        }))
     }
 
-    /// The Activate Session datagram (authenticated with the temporary session ID).
-    pub fn activate_request(&self, rq_seq: u8) -> Vec<u8> {
-        let mut data = vec![self.auth as u8, self.privilege as u8];
+    /// On to Activate Session, with the challenge.
+    pub fn into_activation(self, c: Challenge) -> ExpectActivation {
+        ExpectActivation {
+            setup: self.setup,
+            temp_sid: c.temp_sid,
+            challenge: c.challenge,
+            sent: Sent::default(),
+        }
+    }
+}
+
+/// IPMI 1.5 set-up, second state: Activate Session sent (authenticated with
+/// the temporary session ID), its answer awaited (IPMI 2.0 §22.17).
+pub struct ExpectActivation {
+    setup: Setup15,
+    temp_sid: u32,
+    challenge: [u8; 16],
+    sent: Sent,
+}
+
+/// Proof that the BMC activated the session.
+#[derive(Debug)]
+pub struct Activated {
+    auth_type: u8,
+    session_id: u32,
+    in_seq: u32,
+    /// Which transmission this answers (1-based; 0 when unknown: every
+    /// transmission carries the same rqSeq).
+    pub transmission: u32,
+}
+
+impl ExpectActivation {
+    /// A (re)transmission of Activate Session with rqSeq `rq_seq`. Re-sends
+    /// keep the rqSeq: activation is not a request to repeat.
+    pub fn request(&mut self, rq_seq: u8) -> Vec<u8> {
+        self.sent.push(rq_seq & 0x3f);
+        let mut data = vec![self.setup.auth as u8, self.setup.privilege as u8];
         data.extend_from_slice(&self.challenge);
-        data.extend_from_slice(&self.initial_out_seq.to_le_bytes());
+        data.extend_from_slice(&self.setup.initial_out_seq.to_le_bytes());
         let f = Frame::request(netfn::APP, cmd::ACTIVATE_SESSION, rq_seq, &data).encode();
         let code = crypto::v15_code(
-            self.auth as u8,
-            self.password.expose(),
+            self.setup.auth as u8,
+            self.setup.password.expose(),
             self.temp_sid,
             &f,
             0,
         );
-        codec::encode_v15(self.auth as u8, 0, self.temp_sid, code.as_ref(), &f)
+        codec::encode_v15(self.setup.auth as u8, 0, self.temp_sid, code.as_ref(), &f)
     }
 
-    /// Handles what may be the Activate Session response.
-    pub fn on_activate(&mut self, d: &[u8], rq_seq: u8) -> Result<Option<Active>, DriverError> {
+    /// Examines what may be the Activate Session response.
+    pub fn on_response(&self, d: &[u8]) -> Result<Option<Activated>, DriverError> {
         let Some(body) = ipmi_body(d) else {
             return Ok(None);
         };
@@ -448,7 +687,8 @@ impl Handshake15 {
         let Ok(f) = Frame::decode(p.payload) else {
             return Ok(None);
         };
-        if !f.answers(netfn::APP, cmd::ACTIVATE_SESSION, rq_seq) {
+        if self.sent.which(f.seq).is_none() || !f.answers(netfn::APP, cmd::ACTIVATE_SESSION, f.seq)
+        {
             return Ok(None);
         }
         match f.completion_code() {
@@ -486,25 +726,47 @@ impl Handshake15 {
         if f.data.len() < 11 {
             return Ok(None);
         }
-        let auth = f.data[1] & 0x0f;
-        let sid = u32::from_le_bytes([f.data[2], f.data[3], f.data[4], f.data[5]]);
-        let in_seq = u32::from_le_bytes([f.data[6], f.data[7], f.data[8], f.data[9]]);
-        if sid == 0 {
+        let session_id = u32::from_le_bytes([f.data[2], f.data[3], f.data[4], f.data[5]]);
+        if session_id == 0 {
             return Err(err(
                 ErrorKind::Protocol,
                 Stage::Authenticate,
                 "the BMC assigned session ID 0",
             ));
         }
-        Ok(Some(Active::V15(ActiveV15 {
-            auth_type: auth,
-            password: self.password.clone(),
-            session_id: sid,
+        let auth_type = f.data[1] & 0x0f;
+        if auth_type != self.setup.auth as u8 {
+            // The answer is not authenticated: a forged one must not be able
+            // to turn the session into one without authentication codes.
+            return Err(err(
+                ErrorKind::Protocol,
+                Stage::Authenticate,
+                format!(
+                    "the BMC activated the session with authentication type {auth_type:#04x}, \
+                     not the {} that was negotiated",
+                    self.setup.auth.as_str()
+                ),
+            ));
+        }
+        Ok(Some(Activated {
+            auth_type,
+            session_id,
+            in_seq: u32::from_le_bytes([f.data[6], f.data[7], f.data[8], f.data[9]]),
+            transmission: if self.sent.count() == 1 { 1 } else { 0 },
+        }))
+    }
+
+    /// The active session, with the BMC's activation.
+    pub fn into_active(self, a: Activated) -> Active {
+        Active::V15(ActiveV15 {
+            auth_type: a.auth_type,
+            password: self.setup.password,
+            session_id: a.session_id,
             // The BMC tells us the first sequence number it expects from us.
-            out_seq: in_seq.wrapping_sub(1),
+            out_seq: a.in_seq.wrapping_sub(1),
             window: ReplayWindow::default(),
-            unauthenticated_ok: self.unauthenticated_ok,
-        })))
+            unauthenticated_ok: self.setup.unauthenticated_ok,
+        })
     }
 }
 
@@ -705,8 +967,11 @@ impl Active {
                 let Ok(f) = Frame::decode(p.payload) else {
                     return Unwrapped::Ignored("malformed message");
                 };
-                // Only an intact message moves the replay window.
-                if !s.window.accept(p.seq) && p.seq != 0 {
+                // Only an intact message moves the replay window, and every
+                // sequence number is checked (0 included: no exemption
+                // inside a session, or one recorded reply could be replayed
+                // as seq 0 forever).
+                if !s.window.accept(p.seq) {
                     return Unwrapped::Ignored("replayed or stale sequence number");
                 }
                 Unwrapped::Frame(f)

@@ -7,8 +7,8 @@
 
 use super::bmc::Bmc;
 use crate::ipmi::codec::{
-    self, cc, cmd, netfn, payload, Frame, OpenSessionRequest, OpenSessionResponse, Rakp1, Rakp2,
-    Rakp3, Rakp4, Rmcp, Session,
+    self, cc, cmd, netfn, payload, DcmiPowerReading, Frame, GuidEncoding, OpenSessionRequest,
+    OpenSessionResponse, Rakp1, Rakp2, Rakp3, Rakp4, Rmcp, Session,
 };
 use crate::ipmi::crypto::{self, constant_time_eq, Rakp, SessionKeys, Suite};
 use rand::{Rng, RngCore, SeedableRng};
@@ -90,6 +90,7 @@ impl IpmiServer {
 
     /// Serves until the socket fails (the task is aborted to stop it).
     pub async fn serve(mut self, sock: UdpSocket) {
+        let sock = std::sync::Arc::new(sock);
         let mut buf = vec![0u8; 4096];
         loop {
             let Ok((n, from)) = sock.recv_from(&mut buf).await else {
@@ -122,7 +123,17 @@ impl IpmiServer {
                 continue;
             }
             if !delay.is_zero() {
-                tokio::time::sleep(delay).await;
+                // A late answer, not a stalled BMC: requests arriving
+                // meanwhile are handled at once (answers keep their order,
+                // all being held as long).
+                let (sock, bmc) = (sock.clone(), self.bmc.clone());
+                tokio::spawn(async move {
+                    tokio::time::sleep(delay).await;
+                    if sock.send_to(&reply, from).await.is_ok() {
+                        bmc.lock().counters.answered += 1;
+                    }
+                });
+                continue;
             }
             if sock.send_to(&reply, from).await.is_ok() {
                 self.bmc.lock().counters.answered += 1;
@@ -281,10 +292,11 @@ impl IpmiServer {
         let password = self.offer.password.clone();
         let s = self.sessions.get_mut(&rq.managed_sid)?;
         let suite = s.suite?;
-        // A retransmitted RAKP 1 gets the same RAKP 2 again.
+        // A retransmitted RAKP 1 gets the same RAKP 2 again, under the tag
+        // of the request it answers (as ipmi_sim and pyghmi's BMC answer).
         if let Phase::Rakp2Sent { rm, rakp2, .. } = &s.phase {
             if *rm == rq.rm {
-                return Some(rakp2.clone());
+                return Some(retagged(rakp2, rq.tag));
             }
         }
         if !matches!(s.phase, Phase::Opened) {
@@ -343,7 +355,7 @@ impl IpmiServer {
         let s = self.sessions.get_mut(&rq.managed_sid)?;
         let suite = s.suite?;
         if let Phase::Active { rakp4, .. } = &s.phase {
-            return Some(rakp4.clone());
+            return Some(retagged(rakp4, rq.tag));
         }
         let Phase::Rakp2Sent {
             rm,
@@ -442,8 +454,54 @@ impl IpmiServer {
                 Some(f.response(cc::OK, &data))
             }
             cmd::GET_DEVICE_ID => Some(f.response(cc::OK, &device_id())),
+            // Like ipmi_sim, the system GUID is answered outside a session too.
+            cmd::GET_SYSTEM_GUID => Some(self.system_guid(f)),
             _ => None,
         }
+    }
+
+    /// Get System GUID from the chassis' identity, in the SMBIOS byte order
+    /// most BMCs use (AMI MegaRAC and its derivatives; ipmitool 1.8.19 calls
+    /// it the most common encoding): `ipmitool mc guid` then prints the same
+    /// UUID as the lab's Redfish `ComputerSystem.UUID`, as on real machines.
+    fn system_guid(&self, f: &Frame) -> Frame {
+        let (uuid, hidden) = {
+            let c = self.bmc.lock();
+            (c.identity.uuid.clone(), c.faults.no_identity)
+        };
+        if hidden {
+            // The `no-identity` fault: a BMC without the command (C1h).
+            return f.response(cc::INVALID_COMMAND, &[]);
+        }
+        match network_bytes(&uuid) {
+            Some(b) => f.response(cc::OK, &GuidEncoding::Smbios.encode(&b)),
+            None => f.response(cc::INVALID_COMMAND, &[]),
+        }
+    }
+
+    /// DCMI Get Power Reading from the chassis' power meter (the real
+    /// draw, or a lying meter's), as one steady sample per second.
+    fn dcmi_power_reading(&self, f: &Frame) -> Frame {
+        if f.data.first() != Some(&codec::DCMI_GROUP) {
+            return f.response(cc::INVALID_COMMAND, &[]);
+        }
+        if f.data.len() != 4 {
+            return f.response(cc::BAD_LENGTH, &[]);
+        }
+        let watts = self.bmc.lock().watts().round().clamp(0.0, 65535.0) as u16;
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs() as u32);
+        let r = DcmiPowerReading {
+            current: watts,
+            minimum: watts,
+            maximum: watts,
+            average: watts,
+            timestamp: now,
+            period_ms: 1000,
+            state: 0x40,
+        };
+        f.response(cc::OK, &r.encode())
     }
 
     /// Requests inside an active session (either version).
@@ -474,6 +532,8 @@ impl IpmiServer {
                 f.response(cc::OK, &[])
             }
             (netfn::APP, cmd::GET_DEVICE_ID) => f.response(cc::OK, &device_id()),
+            (netfn::APP, cmd::GET_SYSTEM_GUID) => self.system_guid(f),
+            (netfn::GROUP_EXT, cmd::DCMI_GET_POWER_READING) => self.dcmi_power_reading(f),
             (netfn::APP, cmd::GET_CHANNEL_AUTH_CAPS | cmd::GET_CHANNEL_CIPHER_SUITES) => self
                 .sessionless(f)
                 .unwrap_or_else(|| f.response(cc::INVALID_COMMAND, &[])),
@@ -656,6 +716,30 @@ impl IpmiServer {
         let code = crypto::v15_code(auth, &password, sid, &msg, s.out_seq);
         codec::encode_v15(auth, s.out_seq, sid, code.as_ref(), &msg)
     }
+}
+
+/// A stored unauthenticated RMCP+ set-up answer with its message tag (the
+/// first payload byte, after the RMCP and session headers) set to `tag`.
+fn retagged(answer: &[u8], tag: u8) -> Vec<u8> {
+    let mut out = answer.to_vec();
+    if let Some(b) = out.get_mut(4 + 12) {
+        *b = tag;
+    }
+    out
+}
+
+/// The 16 network-order bytes of a canonical UUID text.
+fn network_bytes(uuid: &str) -> Option<[u8; 16]> {
+    let hex: Vec<u8> = uuid.bytes().filter(|b| *b != b'-').collect();
+    if hex.len() != 32 {
+        return None;
+    }
+    let mut out = [0u8; 16];
+    for (i, pair) in hex.chunks(2).enumerate() {
+        let s = std::str::from_utf8(pair).ok()?;
+        out[i] = u8::from_str_radix(s, 16).ok()?;
+    }
+    Some(out)
 }
 
 fn device_id() -> [u8; 11] {

@@ -756,6 +756,12 @@ pub struct UdpProxy {
 impl UdpProxy {
     /// Starts a proxy to `target` (a port on 127.0.0.1), or a black hole.
     pub fn start(target: Option<u16>, drop: &[usize]) -> UdpProxy {
+        UdpProxy::start_with(target, drop, &[])
+    }
+
+    /// [`UdpProxy::start`] with more `udp_proxy.py` options (e.g.
+    /// `["--delay", "400ms"]`: a BMC whose answers come late).
+    pub fn start_with(target: Option<u16>, drop: &[usize], extra: &[&str]) -> UdpProxy {
         let dir = tempdir("fencekit-proxy-");
         let port = free_port();
         let log = dir.path().join("log");
@@ -777,6 +783,7 @@ impl UdpProxy {
             let list: Vec<String> = drop.iter().map(|d| d.to_string()).collect();
             c.arg("--drop").arg(list.join(","));
         }
+        c.args(extra);
         c.stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(fs::File::create(dir.path().join("stderr")).unwrap());

@@ -873,7 +873,7 @@ fn ignored_compatibility_options_get_a_debug_line() {
         &sim,
     );
     assert_eq!(r.out.code, 0);
-    for o in ["--ipmitool-path", "--use-sudo", "--ipmitool-timeout"] {
+    for o in ["--ipmitool-path", "--use-sudo"] {
         assert!(
             r.out.stderr.contains(&format!(" DEBUG: ignoring {o}: ")),
             "{o}: {}",
@@ -883,6 +883,12 @@ fn ignored_compatibility_options_get_a_debug_line() {
     assert!(
         !r.out.stderr.contains("ignoring --sudo-path"),
         "defaults are not reported"
+    );
+    // --ipmitool-timeout is used: it bounds each IPMI request's wait
+    assert!(
+        !r.out.stderr.contains("ignoring --ipmitool-timeout"),
+        "{}",
+        r.out.stderr
     );
 }
 

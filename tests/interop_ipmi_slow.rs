@@ -1,0 +1,242 @@
+//! Slow BMCs: a power command must be carried out exactly once, however
+//! late the BMC answers (issue 14, item 3).
+//!
+//! OpenIPMI `ipmi_sim` has no duplicate-request detection: every Chassis
+//! Control datagram it accepts runs its chassis hook, which appends to the
+//! `ops` log. Behind `udp_proxy.py --delay` (answers held 400 ms or 1 s,
+//! requests delivered at once) a client that re-sends a request before its
+//! answer can arrive makes the simulator act twice; these tests count what
+//! it did as `fence_ipmilan` (the native CLI's rows are in the fault matrix,
+//! `tests/reliability.rs`, section `slow-bmc`), and with upstream's
+//! `fence_ipmilan` (ipmitool) where it is installed; and what happens when
+//! the answer to a power command, or the command itself, is lost.
+
+mod support;
+
+use std::time::Duration;
+use support::*;
+
+/// Which power operation, as `ipmi_sim`'s chassis hook logs it.
+#[derive(Clone, Copy, Debug)]
+enum Op {
+    Off,
+    On,
+    Cycle,
+}
+
+impl Op {
+    /// Power before the action.
+    fn initial_power(self) -> bool {
+        !matches!(self, Op::On)
+    }
+
+    /// The hook's log once the operation ran once (a cycle switches off,
+    /// then ipmi_sim's power-on timer switches on).
+    fn once(self) -> &'static [&'static str] {
+        match self {
+            Op::Off => &["set power 0"],
+            Op::On => &["set power 1"],
+            Op::Cycle => &["set power 0", "set power 1"],
+        }
+    }
+
+    /// `fencekit` arguments (native).
+    fn native_args(self) -> &'static [&'static str] {
+        match self {
+            Op::Off => &["off"],
+            Op::On => &["on"],
+            Op::Cycle => &["reboot", "--method", "cycle"],
+        }
+    }
+
+    fn agent_args(self) -> &'static [&'static str] {
+        match self {
+            Op::Off => &["-o", "off"],
+            Op::On => &["-o", "on"],
+            Op::Cycle => &["-o", "reboot", "--method", "cycle"],
+        }
+    }
+}
+
+/// Waits until the simulator's log has as many entries as one run of `op`
+/// makes (a cycle's power-on comes later), then a little longer so that a
+/// late duplicate would show.
+fn settled_ops(sim: &IpmiSim, op: Op) -> Vec<String> {
+    let want = op.once().len();
+    eventually(Duration::from_secs(6), || sim.ops().len() >= want);
+    std::thread::sleep(Duration::from_millis(1500));
+    sim.ops()
+}
+
+fn agent(op: Op, delay: &str) -> (Vec<String>, Run, usize) {
+    agent_run(None, op, delay)
+}
+
+/// Ours with `--ipmitool-timeout=1`: each request waits at most 1 s, less
+/// than a 1 s BMC needs, so the power command's wait ends before its answer
+/// comes — and the chassis is read, not the command re-sent.
+fn agent_short(op: Op, delay: &str) -> (Vec<String>, Run, usize) {
+    agent_run_with(None, op, delay, &["--ipmitool-timeout=1"])
+}
+
+/// Upstream's `fence_ipmilan` (ipmitool), for comparison.
+fn upstream(op: Op, delay: &str) -> (Vec<String>, Run, usize) {
+    agent_run(which("fence_ipmilan"), op, delay)
+}
+
+/// `fence_ipmilan -P -C 3` through a slow proxy: ours (a symlink to
+/// fencekit) when `prog` is `None`, else `prog`.
+fn agent_run(prog: Option<std::path::PathBuf>, op: Op, delay: &str) -> (Vec<String>, Run, usize) {
+    agent_run_with(prog, op, delay, &[])
+}
+
+fn agent_run_with(
+    prog: Option<std::path::PathBuf>,
+    op: Op,
+    delay: &str,
+    extra: &[&str],
+) -> (Vec<String>, Run, usize) {
+    let sim = IpmiSim::start(op.initial_power());
+    let proxy = UdpProxy::start_with(Some(sim.port), &[], &["--delay", delay]);
+    let port = proxy.port.to_string();
+    let mut args = vec![
+        "-a",
+        HOST,
+        "-u",
+        &port,
+        "-l",
+        USER,
+        "-p",
+        PASSWORD,
+        "-P",
+        "-C",
+        "3",
+        "--power-wait=0",
+    ];
+    args.extend(op.agent_args());
+    args.extend(extra);
+    let dir = tempfile::tempdir().unwrap();
+    let prog = prog.unwrap_or_else(|| {
+        let link = dir.path().join("fence_ipmilan");
+        std::os::unix::fs::symlink(bin(), &link).unwrap();
+        link
+    });
+    let mut c = std::process::Command::new(&prog);
+    c.args(&args)
+        .current_dir("/")
+        .env("NO_COLOR", "1")
+        .env("PYTHONWARNINGS", "ignore")
+        .env_remove("RUST_LOG");
+    let r = run(c, Duration::from_secs(90));
+    let ops = settled_ops(&sim, op);
+    (ops, r, proxy.client_datagrams())
+}
+
+#[track_caller]
+fn assert_once(op: Op, how: &str, delay: &str, ops: &[String], r: &Run, datagrams: usize) {
+    println!(
+        "{how} {op:?} behind {delay}: ops {ops:?}, {datagrams} datagrams, {:?}",
+        r.elapsed
+    );
+    assert_eq!(r.code, Some(0), "{how} {op:?} behind {delay} failed\n{r}");
+    assert_eq!(
+        ops,
+        op.once(),
+        "{how} {op:?} behind {delay}: ipmi_sim carried out {ops:?}\n{r}"
+    );
+}
+
+macro_rules! slow_cases {
+    ($($name:ident: $how:ident, $op:expr, $delay:expr $(, $peer:expr)?;)*) => {$(
+        #[test]
+        fn $name() {
+            require!("ipmi_sim", "udp_proxy" $(, $peer)?);
+            let (ops, r, n) = $how($op, $delay);
+            assert_once($op, stringify!($how), $delay, &ops, &r, n);
+        }
+    )*};
+}
+
+slow_cases! {
+    agent_off_400ms: agent, Op::Off, "400ms";
+    agent_on_400ms: agent, Op::On, "400ms";
+    agent_cycle_400ms: agent, Op::Cycle, "400ms";
+    agent_off_1s: agent, Op::Off, "1s";
+    agent_on_1s: agent, Op::On, "1s";
+    agent_cycle_1s: agent, Op::Cycle, "1s";
+    agent_off_1s_ipmitool_timeout_1: agent_short, Op::Off, "1s";
+    agent_cycle_1s_ipmitool_timeout_1: agent_short, Op::Cycle, "1s";
+    upstream_cycle_1s: upstream, Op::Cycle, "1s", "fence_ipmilan";
+}
+
+// --------------------------------------------------- lost power commands ----
+
+/// Runs `fencekit ARGS… --cipher 3` against ipmi_sim through a proxy started
+/// with `proxy_args`; returns the settled command log, the run and the
+/// proxy's log.
+fn lossy(op: Op, proxy_args: &[&str]) -> (Vec<String>, Run, String) {
+    let sim = IpmiSim::start(op.initial_power());
+    let proxy = UdpProxy::start_with(Some(sim.port), &[], proxy_args);
+    let target = proxy.target();
+    let mut args = op.native_args().to_vec();
+    args.extend([target.as_str(), "--cipher", "3", "-vv"]);
+    let r = fencekit(&args, PASSWORD);
+    let ops = settled_ops(&sim, op);
+    (ops, r, proxy.log())
+}
+
+// With `--cipher 3` the sixth exchange of off and of `reboot --method
+// cycle` is the power command (Open Session, RAKP 1, RAKP 3, Set Session
+// Privilege Level, Get Chassis Status, Chassis Control).
+
+#[test]
+fn lost_answer_to_off_is_read_not_resent() {
+    require!("ipmi_sim", "udp_proxy");
+    let (ops, r, log) = lossy(Op::Off, &["--drop-replies", "6"]);
+    assert!(log.contains("reply#6") && log.contains("DROPPED"), "{log}");
+    r.assert_code(0);
+    assert_eq!(ops, Op::Off.once(), "off carried out {ops:?}\n{r}\n{log}");
+    assert!(
+        r.stderr.contains("not sent again"),
+        "the chassis read should have ended it\n{r}"
+    );
+}
+
+#[test]
+fn lost_answer_to_cycle_is_read_not_resent() {
+    require!("ipmi_sim", "udp_proxy");
+    let (ops, r, log) = lossy(Op::Cycle, &["--drop-replies", "6"]);
+    assert!(log.contains("reply#6") && log.contains("DROPPED"), "{log}");
+    r.assert_code(0);
+    assert_eq!(
+        ops,
+        Op::Cycle.once(),
+        "cycle carried out {ops:?}\n{r}\n{log}"
+    );
+}
+
+#[test]
+fn lost_cycle_request_is_sent_again_after_a_read() {
+    require!("ipmi_sim", "udp_proxy");
+    let sim = IpmiSim::start(true);
+    let proxy = UdpProxy::start(Some(sim.port), &[6]);
+    let target = proxy.target();
+    let r = fencekit(
+        &[
+            "reboot", "--method", "cycle", &target, "--cipher", "3", "-vv",
+        ],
+        PASSWORD,
+    );
+    let ops = settled_ops(&sim, Op::Cycle);
+    let log = proxy.log();
+    r.assert_code(0);
+    assert_eq!(
+        ops,
+        Op::Cycle.once(),
+        "cycle carried out {ops:?}\n{r}\n{log}"
+    );
+    assert!(
+        r.stderr.contains("sending it again"),
+        "the re-send should follow a read\n{r}"
+    );
+}
