@@ -316,6 +316,13 @@ fn interrupt(sig: &str, cmd: Command, after: Duration, t: &TestBmc) -> (i32, Str
     let before = t.bmc.counters();
     let mut w = Watched::spawn(cmd);
     w.watch_until(after);
+    // On a loaded machine the first status read may not be done yet: the
+    // signal must land while the off is waiting for power, so that the
+    // last state is known. Wait (bounded) until the off was sent.
+    let limit = Instant::now() + Duration::from_secs(10);
+    while t.bmc.counters().commands == before.commands && Instant::now() < limit {
+        std::thread::sleep(Duration::from_millis(20));
+    }
     assert!(
         w.child.try_wait().unwrap().is_none(),
         "the off ended before the signal"
