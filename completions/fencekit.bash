@@ -103,7 +103,7 @@ _fencekit() {
             return 0
             ;;
         fencekit__subcmd__agent)
-            opts="fence_ipmilan fence_ilo3 fence_ilo4 fence_ilo5 fence_ipmilanplus fence_imm fence_idrac fence_redfish fence_virsh"
+            opts="fence_ipmilan fence_ilo3 fence_ilo4 fence_ilo5 fence_ipmilanplus fence_imm fence_idrac fence_redfish fence_virsh fence_apc_snmp fence_tripplite_snmp fence_eaton_snmp"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -425,7 +425,7 @@ _fencekit() {
             return 0
             ;;
         fencekit__subcmd__lab)
-            opts="-v -h -V --nodes --bind --ipmi-port-base --username --password --power --loss --drop --delay --transition --stuck --strict-state --ciphers --no-cipher-query --fault --write-inventory --hosts --boot-delay --redfish --vendor --verbose --help --version"
+            opts="-v -h -V --nodes --bind --ipmi-port-base --username --password --power --loss --drop --delay --transition --stuck --strict-state --ciphers --no-cipher-query --fault --write-inventory --hosts --boot-delay --redfish --pdus --pdu-fault --vendor --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -493,6 +493,14 @@ _fencekit() {
                     ;;
                 --redfish)
                     COMPREPLY=($(compgen -W "https http none" -- "${cur}"))
+                    return 0
+                    ;;
+                --pdus)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --pdu-fault)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --vendor)
@@ -733,7 +741,7 @@ _fencekit() {
             return 0
             ;;
         fencekit__subcmd__man)
-            opts="-h -V --help --version fencekit fencekit-status fencekit-on fencekit-off fencekit-reboot fencekit-monitor fencekit-verify fencekit-check fencekit-list fencekit-hold fencekit-release fencekit-ack fencekit-lab fencekit-demo fencekit-completions fencekit-man fencekit-agent fence_ipmilan fence_ilo3 fence_ilo4 fence_ilo5 fence_ipmilanplus fence_imm fence_idrac fence_redfish fence_virsh"
+            opts="-h -V --help --version fencekit fencekit-status fencekit-on fencekit-off fencekit-reboot fencekit-monitor fencekit-verify fencekit-check fencekit-list fencekit-hold fencekit-release fencekit-ack fencekit-lab fencekit-demo fencekit-completions fencekit-man fencekit-agent fence_ipmilan fence_ilo3 fence_ilo4 fence_ilo5 fence_ipmilanplus fence_imm fence_idrac fence_redfish fence_virsh fence_apc_snmp fence_tripplite_snmp fence_eaton_snmp"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2251,7 +2259,7 @@ _fencekit_with_nodes() {
         *) return 0 ;;
     esac
     [[ "$cur" == -* ]] && return 0
-    case " --address --audit --auth --baseline --bind --bmc-interval --boot-delay --boot-timeout --by --ca-cert --cipher --ciphers --confirm --crashdump-wait --delay --driver --drop --expect --expect-serial --expect-uuid --fault --for --hexadecimal-kg --hook-timeout --hosts --identity-file --interval --inventory --ip --ipmi-port-base --ipmi-version --ipport --kdump-port --kdump-quiet --level --login-timeout --loss --max-fence --method --nodes --on-confirmed-off --output --parallel --password --password-env --password-file --password-script --plug --poll-interval --power --power-timeout --power-wait --privlvl --probe-port --probe-timeout --reason --record-baseline --redfish --redfish-uri --retry-on --samples --ssh-host-key --ssh-known-hosts --ssl-fingerprint --stagger --systems-uri --timeout --transition --username --vendor --write-inventory -A -C -L -S -a -i -k -l -m -n -o -p -u " in
+    case " --address --audit --auth --baseline --bind --bmc-interval --boot-delay --boot-timeout --by --ca-cert --cipher --ciphers --confirm --crashdump-wait --delay --driver --drop --expect --expect-serial --expect-uuid --fault --for --hexadecimal-kg --hook-timeout --hosts --identity-file --interval --inventory --ip --ipmi-port-base --ipmi-version --ipport --kdump-port --kdump-quiet --level --login-timeout --loss --max-fence --method --nodes --on-confirmed-off --output --parallel --password --password-env --password-file --password-script --pdu-fault --pdus --plug --poll-interval --power --power-timeout --power-wait --privlvl --probe-port --probe-timeout --reason --record-baseline --redfish --redfish-uri --retry-on --samples --ssh-host-key --ssh-known-hosts --ssl-fingerprint --stagger --systems-uri --timeout --transition --username --vendor --write-inventory -A -C -L -S -a -i -k -l -m -n -o -p -u " in
         *" $prev "*) return 0 ;;
     esac
     local IFS=$'\n'

@@ -41,6 +41,7 @@ pub mod method;
 pub mod redfish;
 pub mod runtime;
 pub mod secret;
+pub mod snmp;
 pub mod ssh;
 pub mod time;
 
@@ -57,6 +58,9 @@ pub const AGENT_NAMES: &[&str] = &[
     "fence_ipmilanplus",
     "fence_redfish",
     "fence_virsh",
+    "fence_apc_snmp",
+    "fence_tripplite_snmp",
+    "fence_eaton_snmp",
 ];
 
 /// True when `name` (argv[0]'s file name) is a fence agent this binary can be.

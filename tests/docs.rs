@@ -43,6 +43,7 @@ const PAGES: &[&str] = &[
     "docs/far.md",
     "docs/security.md",
     "docs/performance.md",
+    "docs/pdu.md",
 ];
 
 /// What a fenced block is for.
@@ -445,6 +446,11 @@ fn far() {
 #[test]
 fn security() {
     run_page("docs/security.md");
+}
+
+#[test]
+fn pdu() {
+    run_page("docs/pdu.md");
 }
 
 #[test]

@@ -52,7 +52,10 @@ replay_tests!(
     redfish_json,
     agent_stdin,
     agent_argv,
-    targets
+    targets,
+    snmp_codec,
+    snmp_session,
+    lab_pdu_agent
 );
 
 /// The recorded client sessions in the `lab_ipmi_server` seeds still replay
@@ -127,6 +130,7 @@ mod seeds {
         write("agent_stdin", text(STDIN));
         write("agent_argv", argv());
         write("targets", text(TARGETS));
+        super::snmp::write_all(write);
     }
 
     fn text(list: &[(&str, &str)]) -> Seeds {
@@ -750,4 +754,99 @@ mod seeds {
         ),
         ("all-parsers", "ipmi://h[1-3]:6[23-24]"),
     ];
+}
+
+/// Seeds of the SNMP targets: real exchanges between the client session
+/// and the lab PDU agent (v1, v2c, v3 discovery and authPriv).
+mod snmp {
+    use super::common::{join, SEP};
+    use fencekit::lab::pdu::{LabPduState, PduAgent, PduSpec};
+    use fencekit::secret::Secret;
+    use fencekit::snmp::ber::Oid;
+    use fencekit::snmp::message::{PduKind, Version};
+    use fencekit::snmp::session::{get_pdu, Reply, SecLevel, Security, Session, UsmUser};
+    use fencekit::snmp::usm::{AuthProtocol, PrivProtocol};
+    use std::time::Instant;
+
+    type Seeds = Vec<(String, Vec<u8>)>;
+
+    fn exchange(
+        agent: &mut PduAgent,
+        sec: Security,
+        kind: PduKind,
+    ) -> (Vec<Vec<u8>>, Vec<Vec<u8>>) {
+        let now = Instant::now();
+        let mut s = Session::new(sec).expect("session");
+        let (mut requests, mut replies) = (Vec::new(), Vec::new());
+        if s.needs_discovery() {
+            let d = s.discovery();
+            let r = agent.handle(&d.bytes).expect("discovery answer");
+            assert_eq!(
+                s.accept(&r, std::slice::from_ref(&d), now),
+                Ok(Some(Reply::Resend))
+            );
+            requests.push(d.bytes);
+            replies.push(r);
+        }
+        let rid = s.new_request_id();
+        let mut pdu = get_pdu(
+            rid,
+            &[Oid(vec![1, 3, 6, 1, 4, 1, 318, 1, 1, 12, 3, 5, 1, 1, 4, 1])],
+        );
+        pdu.kind = kind;
+        let o = s.request(&pdu, now).expect("request");
+        let r = agent.handle(&o.bytes).expect("answer");
+        assert!(matches!(
+            s.accept(&r, std::slice::from_ref(&o), now),
+            Ok(Some(Reply::Response(_)))
+        ));
+        requests.push(o.bytes);
+        replies.push(r);
+        (requests, replies)
+    }
+
+    pub fn write_all(write: fn(&str, Seeds)) {
+        let mut agent = PduAgent::new(LabPduState::new(4), PduSpec::lab(4, "fuzzpass1"), 7);
+        let cases = [
+            (
+                "v1-get",
+                Security::Community {
+                    version: Version::V1,
+                    community: Secret::from_str_value("private"),
+                },
+                PduKind::Get,
+            ),
+            (
+                "v2c-getnext",
+                Security::Community {
+                    version: Version::V2c,
+                    community: Secret::from_str_value("private"),
+                },
+                PduKind::GetNext,
+            ),
+            (
+                "v3-authpriv-get",
+                Security::Usm(UsmUser {
+                    name: "fence".into(),
+                    level: SecLevel::AuthPriv,
+                    auth: Some((AuthProtocol::Sha256, Secret::from_str_value("fuzzpass1"))),
+                    privacy: Some((PrivProtocol::Aes128, Secret::from_str_value("fuzzpass1"))),
+                }),
+                PduKind::Get,
+            ),
+        ];
+        let (mut codec, mut session, mut server) = (Seeds::new(), Seeds::new(), Seeds::new());
+        for (name, sec, kind) in cases {
+            let (requests, replies) = exchange(&mut agent, sec, kind);
+            for (i, d) in requests.iter().chain(&replies).enumerate() {
+                codec.push((format!("{name}-{i}"), d.clone()));
+            }
+            session.push((name.to_string(), join(&replies)));
+            server.push((name.to_string(), join(&requests)));
+        }
+        let _ = SEP;
+        write("snmp_codec", codec);
+        write("snmp_session", session);
+        write("lab_pdu_agent", server);
+    }
 }

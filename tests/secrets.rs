@@ -687,7 +687,7 @@ fn agent_path(name: &str) -> PathBuf {
             .tempdir()
             .unwrap()
             .keep();
-        for n in ["fence_ipmilan", "fence_redfish"] {
+        for n in ["fence_ipmilan", "fence_redfish", "fence_apc_snmp"] {
             std::os::unix::fs::symlink(bin(), d.join(n)).unwrap();
         }
         d
@@ -854,4 +854,132 @@ fn the_detector_finds_every_form() {
         1,
         "a child that is not sh"
     );
+}
+
+/// SNMP (issue 15): the v3 passwords of an inventory's PDU level (success
+/// and wrong-password paths) and the community and v3 passwords given to
+/// fence_apc_snmp never show at -vvv, in JSON or in the audit file.
+#[test]
+fn snmp_secrets_never_show() {
+    let dir = tempfile::tempdir().unwrap();
+    let inv = dir.path().join("lab.toml");
+    let lab = Lab::start(&[
+        "--nodes",
+        "2",
+        "--pdus",
+        "2",
+        "--redfish",
+        "none",
+        "--password",
+        PW,
+        "--write-inventory",
+        inv.to_str().unwrap(),
+    ]);
+    let wrong_pw = dir.path().join("wrong.pw");
+    std::fs::write(&wrong_pw, format!("{WRONG}\n")).unwrap();
+    let text = std::fs::read_to_string(&inv).unwrap();
+    let wrong_inv = dir.path().join("wrong.toml");
+    std::fs::write(
+        &wrong_inv,
+        text.replace(
+            &format!("priv_password_file = \"{}.password\"", inv.display()),
+            &format!("priv_password_file = \"{}\"", wrong_pw.display()),
+        ),
+    )
+    .unwrap();
+    let audit = dir.path().join("audit.jsonl");
+    let mut bad = Vec::new();
+    let native = |inventory: &Path, action: &str| {
+        let mut c = Command::new(bin());
+        c.args([
+            action,
+            "-i",
+            inventory.to_str().unwrap(),
+            "node01",
+            "--level",
+            "2",
+        ])
+        .args(["-vvv", "-o", "json", "--audit", audit.to_str().unwrap()])
+        .args(["--timeout", "20s"])
+        .env("XDG_RUNTIME_DIR", dir.path())
+        .env_remove("FENCEKIT_PASSWORD")
+        .env_remove("FENCEKIT_INVENTORY");
+        exec(c, "", Duration::from_secs(60))
+    };
+    for action in ["status", "off", "on", "check"] {
+        let o = native(&inv, action);
+        assert_eq!(o.code, Some(0), "{action}: {}", o.stderr);
+        bad.extend(leaks(
+            &format!("native {action}"),
+            &o,
+            Some(&audit),
+            PW,
+            false,
+        ));
+    }
+    let o = native(&wrong_inv, "off");
+    assert_eq!(o.code, Some(1), "wrong privacy password: {}", o.stderr);
+    for pw in [PW, WRONG] {
+        bad.extend(leaks(
+            "native off, wrong privacy password",
+            &o,
+            Some(&audit),
+            pw,
+            false,
+        ));
+    }
+    let pdu = text
+        .lines()
+        .find_map(|l| l.strip_prefix("endpoint = \"snmp://"))
+        .and_then(|l| l.strip_suffix('"'))
+        .expect("a PDU endpoint");
+    let (host, port) = pdu.rsplit_once(':').unwrap();
+    let agent = |extra: &[&str]| {
+        let mut c = Command::new(agent_path("fence_apc_snmp"));
+        c.args([
+            format!("--ip={host}"),
+            format!("--ipport={port}"),
+            "--plug=2".into(),
+        ])
+        .args(extra)
+        .args(["-vvv", "-o", "status"]);
+        exec(c, "", Duration::from_secs(60))
+    };
+    let v3 = [
+        "--snmp-version=3",
+        "--username=fence",
+        "--snmp-auth-prot=SHA",
+    ];
+    let o = agent(
+        &[
+            &v3[..],
+            &[
+                &format!("--password={PW}"),
+                &format!("--snmp-priv-passwd={PW}"),
+            ],
+        ]
+        .concat(),
+    );
+    assert_eq!(
+        o.code,
+        Some(1),
+        "SHA-1 is not the lab's SHA-256: refused\n{}",
+        o.stderr
+    );
+    bad.extend(leaks("agent v3", &o, None, PW, false));
+    let o = agent(&[
+        "--snmp-version=2c",
+        &format!("--community={PW}"),
+        "--login-timeout=1",
+        "--shell-timeout=1",
+    ]);
+    assert_eq!(
+        o.code,
+        Some(1),
+        "an unknown community goes unanswered\n{}",
+        o.stderr
+    );
+    bad.extend(leaks("agent v2c community", &o, None, PW, false));
+    drop(lab);
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
 }

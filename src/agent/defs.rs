@@ -16,6 +16,11 @@ const FAMILIES: &[(&str, &str)] = &[
     ("ipmilan.toml", include_str!("../../agents/ipmilan.toml")),
     ("redfish.toml", include_str!("../../agents/redfish.toml")),
     ("virsh.toml", include_str!("../../agents/virsh.toml")),
+    ("apc_snmp.toml", include_str!("../../agents/apc_snmp.toml")),
+    (
+        "eaton_snmp.toml",
+        include_str!("../../agents/eaton_snmp.toml"),
+    ),
 ];
 
 /// The value type of an option.
@@ -68,6 +73,8 @@ pub enum DriverKind {
     Redfish,
     /// SSH to a hypervisor running virsh.
     Ssh,
+    /// SNMP to a switched PDU.
+    Snmp,
 }
 
 /// One option as written in a definition file.

@@ -16,6 +16,7 @@ use crate::ipmi::config::IpmiConfig;
 use crate::ipmi::driver::IpmiDriver;
 use crate::redfish::config::RedfishConfig;
 use crate::redfish::driver::RedfishDriver;
+use crate::snmp::driver::SnmpDriver;
 use crate::ssh::driver::SshDriver;
 use std::time::Instant;
 
@@ -28,6 +29,8 @@ pub enum DeviceConfig {
     Redfish(RedfishConfig),
     /// fence_virsh.
     Virsh(VirshConfig),
+    /// fence_apc_snmp, fence_eaton_snmp.
+    Snmp(crate::snmp::config::SnmpConfig),
 }
 
 impl DeviceConfig {
@@ -45,6 +48,7 @@ impl DeviceConfig {
             }
             DeviceConfig::Redfish(c) => c.base_url(),
             DeviceConfig::Virsh(c) => format!("ssh://{}", super::virsh::ssh_config(c).endpoint()),
+            DeviceConfig::Snmp(c) => c.pdus.first().map(|p| p.lock_key()).unwrap_or_default(),
         }
     }
 
@@ -54,6 +58,7 @@ impl DeviceConfig {
             DeviceConfig::Ipmi(c) => super::ipmilan::describe(c),
             DeviceConfig::Redfish(c) => super::redfish::describe(c),
             DeviceConfig::Virsh(c) => super::virsh::describe(c),
+            DeviceConfig::Snmp(c) => super::snmp::describe(c),
         }
     }
 }
@@ -116,6 +121,22 @@ impl AgentDriver for SshDriver {
     }
 }
 
+impl AgentDriver for SnmpDriver {
+    /// The PDU's outlets: number (or SWITCH:OUTLET), name, state.
+    async fn plugs(&mut self, deadline: Option<Instant>) -> Result<Vec<PlugEntry>, DriverError> {
+        Ok(self
+            .list(0, deadline)
+            .await?
+            .into_iter()
+            .map(|o| PlugEntry {
+                id: o.id,
+                alias: o.alias,
+                state: o.state,
+            })
+            .collect())
+    }
+}
+
 /// The real driver for a configuration: the same enum fleets use, so a
 /// protocol is wired once.
 pub use crate::method::driver::AnyDriver as RealDriver;
@@ -127,6 +148,7 @@ pub fn real(cfg: DeviceConfig) -> Result<RealDriver, String> {
         DeviceConfig::Ipmi(c) => IpmiDriver::new(c).map(RealDriver::Ipmi),
         DeviceConfig::Redfish(c) => RedfishDriver::new(c).map(RealDriver::Redfish),
         DeviceConfig::Virsh(c) => SshDriver::new(super::virsh::ssh_config(&c)).map(RealDriver::Ssh),
+        DeviceConfig::Snmp(c) => SnmpDriver::new(c).map(RealDriver::Snmp),
     }
 }
 
@@ -142,6 +164,7 @@ impl AgentDriver for RealDriver {
             RealDriver::Ipmi(d) => d.plugs(deadline).await,
             RealDriver::Redfish(d) => d.plugs(deadline).await,
             RealDriver::Ssh(d) => d.plugs(deadline).await,
+            RealDriver::Snmp(d) => d.plugs(deadline).await,
         }
     }
 }

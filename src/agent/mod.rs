@@ -14,6 +14,7 @@ pub mod man;
 pub mod metadata;
 pub mod redfish;
 pub mod run;
+pub mod snmp;
 pub mod stdin;
 pub mod usage;
 pub mod values;

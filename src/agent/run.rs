@@ -16,7 +16,7 @@ use super::defs::{self, Agent, DriverKind};
 use super::device::{self, AgentDriver, DeviceConfig, PlugEntry};
 use super::log::{Logger, SharedBuf};
 use super::values::{self, Values};
-use super::{getopt, ipmilan, metadata, redfish, stdin, usage, virsh};
+use super::{getopt, ipmilan, metadata, redfish, snmp, stdin, usage, virsh};
 use crate::engine::error::{ErrorKind, Stage};
 use crate::engine::event::Stamped;
 use crate::engine::identity::ExpectedIdentity;
@@ -191,6 +191,11 @@ where
         Err(e) => return fail(&log, &e),
     };
     log.debug(&cfg.describe());
+    if let DeviceConfig::Snmp(c) = &cfg {
+        for w in c.legacy_warnings() {
+            log.warn(&w);
+        }
+    }
     let lock_key = cfg.lock_key();
     let driver = match make(cfg) {
         Ok(d) => d,
@@ -205,6 +210,7 @@ fn device_config(agent: &Agent, values: &Values) -> Result<DeviceConfig, String>
         DriverKind::Ipmi => ipmilan::config(values, agent).map(DeviceConfig::Ipmi),
         DriverKind::Redfish => redfish::config(values, agent).map(DeviceConfig::Redfish),
         DriverKind::Ssh => virsh::config(values, agent).map(DeviceConfig::Virsh),
+        DriverKind::Snmp => snmp::config(values, agent).map(DeviceConfig::Snmp),
     }
 }
 
@@ -343,6 +349,12 @@ fn prepare(
     if let Some(script) = values.get("password_script").map(str::to_string) {
         match run_password_script(&script, log) {
             Ok(pw) => values.set("password", pw),
+            Err(e) => return Err(fail(log, &e)),
+        }
+    }
+    if let Some(script) = values.get("snmp_priv_passwd_script").map(str::to_string) {
+        match run_password_script(&script, log) {
+            Ok(pw) => values.set("snmp_priv_passwd", pw),
             Err(e) => return Err(fail(log, &e)),
         }
     }

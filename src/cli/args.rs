@@ -154,7 +154,8 @@ pub struct ActionArgs {
     /// For on and reboot: start node i after i × DUR (spreads inrush current).
     #[arg(long, value_name = "DUR", default_value = "0s", value_parser = crate::time::parse_duration)]
     pub stagger: std::time::Duration,
-    /// Least time between two sessions on one BMC (nodes sharing a BMC).
+    /// Least time between two sessions on one BMC (nodes sharing a BMC; not
+    /// PDUs, which serve their rack one request at a time).
     #[arg(long, value_name = "DUR", default_value = "200ms", value_parser = crate::time::parse_duration)]
     pub bmc_interval: std::time::Duration,
     /// Use only this fencing level of each inventory node (1 = first method).
@@ -541,6 +542,15 @@ pub struct LabArgs {
     /// Redfish service per node: https (self-signed certificate), http, or none.
     #[arg(long, default_value = "https", value_parser = ["https", "http", "none"])]
     pub redfish: String,
+    /// Switched PDUs feeding the nodes (SNMP v1/v2c/v3): node N hangs on
+    /// outlet N of each; with 2, every node has two power supplies.
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u32).range(0..=2))]
+    pub pdus: u32,
+    /// Faults for a PDU: NAME:KNOB[+KNOB…], e.g. 'B:refuse=1' or 'A:loss=0.3'.
+    /// Knobs: refuse=N[,N…] (outlets that never switch), lying (reports off,
+    /// keeps feeding), silent, loss=R. Repeatable.
+    #[arg(long = "pdu-fault", value_name = "SPEC")]
+    pub pdu_faults: Vec<String>,
     /// Make every node's Redfish service answer like this BMC family
     /// (system path, reset types, success and refusal bodies, transitions
     /// shown or hidden, 202 + Task); per node: --fault 'PATTERN:vendor=NAME'.

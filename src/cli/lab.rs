@@ -3,8 +3,9 @@
 use super::args::LabArgs;
 use crate::exit;
 use crate::lab::bmc::Faults;
-use crate::lab::fleet::{Lab, LabSpec};
+use crate::lab::fleet::{pdu_name, Lab, LabSpec};
 use crate::lab::knobs::{apply_knob, parse_fault};
+use crate::lab::pdu::PduFaults;
 use crate::lab::redfish::Vendor;
 use std::io::Write;
 use std::net::IpAddr;
@@ -39,6 +40,7 @@ fn spec(a: &LabArgs) -> Result<LabSpec, String> {
             _ => None,
         },
         hosts: a.hosts.map(|p| (p, a.boot_delay)),
+        pdus: a.pdus,
         no_forceoff: a
             .faults
             .iter()
@@ -100,6 +102,42 @@ fn write_inventory(path: &std::path::Path, lab: &Lab, spec: &LabSpec) -> Result<
         .map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
 
+/// One `--pdu-fault` spec: the PDU's name and its knobs.
+fn parse_pdu_fault(spec: &str) -> Result<(String, PduFaults), String> {
+    let (name, knobs) = spec
+        .split_once(':')
+        .ok_or_else(|| format!("--pdu-fault '{spec}': expected NAME:KNOB[+KNOB…]"))?;
+    let mut f = PduFaults::default();
+    for k in knobs.split('+') {
+        let (knob, value) = match k.split_once('=') {
+            Some((n, v)) => (n.trim(), Some(v.trim())),
+            None => (k.trim(), None),
+        };
+        match (knob, value) {
+            ("lying", None) => f.lying = true,
+            ("silent", None) => f.silent = true,
+            ("loss", Some(v)) => {
+                f.loss = v
+                    .parse()
+                    .ok()
+                    .filter(|r| (0.0..=1.0).contains(r))
+                    .ok_or_else(|| {
+                        format!("--pdu-fault '{spec}': loss needs a ratio between 0 and 1")
+                    })?
+            }
+            ("refuse", Some(v)) => {
+                for n in v.split(',') {
+                    f.refuse.push(n.trim().parse().map_err(|_| {
+                        format!("--pdu-fault '{spec}': refuse takes outlet numbers")
+                    })?);
+                }
+            }
+            _ => return Err(format!("--pdu-fault '{spec}': unknown knob '{k}'")),
+        }
+    }
+    Ok((name.to_string(), f))
+}
+
 /// Entry point of `fencekit lab`.
 pub fn main(a: LabArgs) -> i32 {
     crate::runtime::init_logging(a.verbose);
@@ -114,6 +152,18 @@ pub fn main(a: LabArgs) -> i32 {
         .faults
         .iter()
         .map(|f| parse_fault(f))
+        .collect::<Result<Vec<_>, _>>()
+    {
+        Ok(f) => f,
+        Err(m) => {
+            eprintln!("fencekit lab: {m}");
+            return exit::USAGE;
+        }
+    };
+    let pdu_faults = match a
+        .pdu_faults
+        .iter()
+        .map(|f| parse_pdu_fault(f))
         .collect::<Result<Vec<_>, _>>()
     {
         Ok(f) => f,
@@ -169,6 +219,13 @@ pub fn main(a: LabArgs) -> i32 {
                 n.bmc().set_on(on);
             }
         }
+        for (name, f) in &pdu_faults {
+            let Some(i) = (0..lab.pdus.len()).find(|&i| &pdu_name(i) == name) else {
+                eprintln!("fencekit lab: --pdu-fault names no PDU '{name}' (see --pdus)");
+                return exit::USAGE;
+            };
+            lab.pdus[i].state.set_faults(f.clone());
+        }
         if let Some(path) = &a.write_inventory {
             if let Err(m) = write_inventory(path, &lab, &spec) {
                 eprintln!("fencekit lab: {m}");
@@ -203,6 +260,15 @@ pub fn main(a: LabArgs) -> i32 {
                     n.name,
                     a.ip(),
                     a.port()
+                );
+            }
+            for (i, p) in lab.pdus.iter().enumerate() {
+                let _ = writeln!(
+                    out,
+                    "pdu {} {} (outlets 1-{}: node N on outlet N; v2c community private, v3 users fence SHA-256/AES and fencesha SHA/AES)",
+                    pdu_name(i),
+                    p.endpoint(),
+                    crate::lab::fleet::pdu_outlets(spec.nodes)
                 );
             }
             let _ = writeln!(

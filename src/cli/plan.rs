@@ -226,6 +226,17 @@ pub fn plans(a: &ActionArgs) -> Result<Vec<NodePlan>, String> {
             warned.push(m.endpoint());
         }
     }
+    // SNMP: v1/v2c communities and MD5/DES are accepted for old PDUs, said once per PDU.
+    for m in p.iter().flat_map(|n| &n.levels) {
+        if let MethodSpec::Snmp { config, .. } = m {
+            for w in config.legacy_warnings() {
+                if !warned.contains(&w) {
+                    eprintln!("fencekit: warning: {w}");
+                    warned.push(w);
+                }
+            }
+        }
+    }
     for n in &mut p {
         if n.address.is_none() {
             n.address = a.address.clone();

@@ -82,13 +82,28 @@ fn print_plan(
                 continue;
             }
             let cred = m.credential();
-            let check = match cred.check() {
+            let mut check = match cred.check() {
                 Ok(()) => "ok".to_string(),
                 Err(e) => {
                     ok = false;
                     format!("MISSING: {e}")
                 }
             };
+            // An SNMP method has up to three references per PDU.
+            if let MethodSpec::Snmp {
+                config,
+                credentials,
+            } = m
+            {
+                for (pdu, c) in config.pdus.iter().zip(credentials) {
+                    for r in c.used(&pdu.security) {
+                        if let Err(e) = r.check() {
+                            ok = false;
+                            check = format!("MISSING: PDU {}: {e}", pdu.label);
+                        }
+                    }
+                }
+            }
             let detail = match m {
                 MethodSpec::Ipmi { config, .. } => match config.version {
                     Version::Lanplus => format!(
@@ -106,6 +121,7 @@ fn print_plan(
                     ),
                 },
                 MethodSpec::Manual { instructions, .. } => format!("by hand: {instructions}"),
+                MethodSpec::Snmp { config, .. } => config.describe(),
                 MethodSpec::Ssh {
                     config,
                     identity,

@@ -274,9 +274,11 @@ fn record_identity(plans: &[NodePlan], rows: &[CheckRow]) -> (String, Vec<String
     );
     let mut skipped = Vec::new();
     for p in plans {
+        // Levels a node pin applies to (not manual or PDU methods).
+        let pinnable = |level: usize| p.levels.get(level - 1).is_some_and(|m| m.pinnable());
         let levels: Vec<LevelIdentity<'_>> = rows
             .iter()
-            .filter(|r| r.node == p.name && r.method != "manual")
+            .filter(|r| r.node == p.name && pinnable(r.level))
             .map(|r| LevelIdentity {
                 level: r.level,
                 endpoint: &r.endpoint,
@@ -388,6 +390,23 @@ async fn list_one(
                 .collect(),
             Err(e) => fail(e.to_string()),
         },
+        AnyDriver::Snmp(d) => {
+            let mut rows = Vec::new();
+            for pdu in 0..d.config().pdus.len() {
+                let label = d.config().pdus[pdu].lock_key();
+                match d.list(pdu, deadline).await {
+                    Ok(outlets) => rows.extend(outlets.into_iter().map(|o| Listed {
+                        target: label.clone(),
+                        name: format!("{} {}", o.id, o.alias),
+                        uri: None,
+                        state: o.state,
+                        error: None,
+                    })),
+                    Err(e) => rows.extend(fail(e.to_string())),
+                }
+            }
+            rows
+        }
         AnyDriver::Ipmi(_) => {
             fail("an IPMI BMC controls one chassis: there is nothing behind it to list".into())
         }

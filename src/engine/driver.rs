@@ -61,6 +61,13 @@ pub trait PowerDriver {
         Ok(None)
     }
 
+    /// What the driver knows beyond on/off about the last state it read,
+    /// for a failure message (e.g. which of a node's outlets is still on).
+    /// The default has nothing to add.
+    fn state_detail(&self) -> Option<String> {
+        None
+    }
+
     /// Ends the session; best effort, bounded by a short timeout of its own.
     async fn close(&mut self);
 }

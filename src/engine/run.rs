@@ -666,11 +666,14 @@ impl<D: PowerDriver> Machine<'_, D> {
             PowerState::On => "ON",
             PowerState::Off => "OFF",
         };
-        let last = match (self.last_transition, self.last_state) {
+        let mut last = match (self.last_transition, self.last_state) {
             (Some(t), _) => format!(" (last reading: {t}, a transition under way)"),
             (None, Some(s)) => format!(" (last state read: {s})"),
             (None, None) => String::new(),
         };
+        if let Some(detail) = self.driver.state_detail() {
+            last.push_str(&format!("; {detail}"));
+        }
         DriverError::new(
             ErrorKind::TransitionTimeout,
             Stage::Wait,

@@ -261,15 +261,33 @@ async fn node(
     let mut nmi_sent = false;
     let mut last: Option<TargetResult> = None;
     for (level, method) in levels {
-        let key = method.bmc_key();
-        let slot = slots
-            .borrow_mut()
-            .entry(key.clone())
-            .or_insert_with(|| Rc::new(Mutex::new(None)))
-            .clone();
-        let mut slot = slot.lock().await;
-        if let Some(t) = *slot {
-            let ready = t + opts.bmc_interval;
+        // One slot per device the method talks to (several for outlets on
+        // several PDUs), taken in sorted key order so that no two nodes
+        // sharing devices can each hold one the other waits for.
+        let held: Vec<_> = method
+            .bmc_keys()
+            .into_iter()
+            .map(|key| {
+                slots
+                    .borrow_mut()
+                    .entry(key)
+                    .or_insert_with(|| Rc::new(Mutex::new(None)))
+                    .clone()
+            })
+            .collect();
+        let mut guards = Vec::with_capacity(held.len());
+        for slot in &held {
+            guards.push(slot.lock().await);
+        }
+        let latest = guards.iter().filter_map(|g| **g).max();
+        // The pause protects BMCs that wedge under bursts; a PDU serves a
+        // whole rack's outlets and one request at a time already spares it.
+        let interval = match method {
+            MethodSpec::Snmp { .. } => Duration::ZERO,
+            _ => opts.bmc_interval,
+        };
+        if let Some(t) = latest {
+            let ready = t + interval;
             if ready > Instant::now() {
                 tokio::time::sleep_until(ready.into()).await;
             }
@@ -287,8 +305,11 @@ async fn node(
         )
         .await;
         nmi_sent |= result.crashdump.as_ref().is_some_and(|c| c.nmi == "sent");
-        *slot = Some(Instant::now());
-        drop(slot);
+        let done = Instant::now();
+        for g in &mut guards {
+            **g = Some(done);
+        }
+        drop(guards);
         result.node = plan.name.clone();
         result.level = Some(level);
         result.elapsed_ms = began.elapsed().as_millis() as u64;
@@ -382,14 +403,15 @@ async fn attempt(
         t.endpoint = Some(method.endpoint());
         return t;
     }
-    let _lock = if opts.lock {
-        match lock::acquire(&method.bmc_key(), Some(deadline)).await {
-            Ok(l) => Some(l),
-            Err(e) => return failed(name, method, action, e),
+    let mut _locks = Vec::new();
+    if opts.lock {
+        for key in method.bmc_keys() {
+            match lock::acquire(&key, Some(deadline)).await {
+                Ok(l) => _locks.push(l),
+                Err(e) => return failed(name, method, action, e),
+            }
         }
-    } else {
-        None
-    };
+    }
     let mut driver = match method.build() {
         Ok(d) => d,
         Err(e) => return failed(name, method, action, e),

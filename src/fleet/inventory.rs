@@ -109,6 +109,39 @@ pub struct MethodFields {
     pub uuid: Option<String>,
     /// The serial number the device must report (same rules as `uuid`).
     pub serial: Option<String>,
+    /// SNMP: the node's outlets: `"7"` on this method's endpoint, or
+    /// `"A:7"` on the PDU defined as `[pdu.A]`.
+    pub outlets: Option<Vec<String>>,
+    /// Refused: present only to give a clear error.
+    pub community: Option<toml::Value>,
+    /// Refused: present only to give a clear error.
+    pub priv_password: Option<toml::Value>,
+    /// SNMP: PDU profile, built-in (`apc`, `eaton`) or a profile file path.
+    pub profile: Option<String>,
+    /// SNMP: version `1`, `2c` or `3`.
+    pub snmp_version: Option<String>,
+    /// SNMP v1/v2c: community from the first line of this file.
+    pub community_file: Option<PathBuf>,
+    /// SNMP v1/v2c: community from this environment variable.
+    pub community_env: Option<String>,
+    /// SNMP v1/v2c: community from the output of this command.
+    pub community_script: Option<String>,
+    /// SNMPv3: `noAuthNoPriv`, `authNoPriv` or `authPriv` (default authPriv).
+    pub security_level: Option<String>,
+    /// SNMPv3: MD5, SHA, SHA-224, SHA-256, SHA-384, SHA-512 (default SHA-256).
+    pub auth_protocol: Option<String>,
+    /// SNMPv3: DES or AES (default AES).
+    pub priv_protocol: Option<String>,
+    /// SNMPv3: privacy password from the first line of this file.
+    pub priv_password_file: Option<PathBuf>,
+    /// SNMPv3: privacy password from this environment variable.
+    pub priv_password_env: Option<String>,
+    /// SNMPv3: privacy password from the output of this command.
+    pub priv_password_script: Option<String>,
+    /// SNMP: the `[pdu.NAME]` tables this method's outlets refer to
+    /// (filled while the inventory is read).
+    #[serde(skip)]
+    pub pdus: Vec<(String, MethodFields)>,
 }
 
 impl MethodFields {
@@ -130,7 +163,7 @@ impl MethodFields {
             base.clone()
         };
         macro_rules! pick {
-            ($($f:ident),*) => { MethodFields { $($f: self.$f.clone().or_else(|| base.$f.clone()),)* } };
+            ($($f:ident),*) => { MethodFields { $($f: self.$f.clone().or_else(|| base.$f.clone()),)* pdus: self.pdus.clone() } };
         }
         pick!(
             driver,
@@ -163,7 +196,21 @@ impl MethodFields {
             missing_as_off,
             instructions,
             uuid,
-            serial
+            serial,
+            outlets,
+            community,
+            priv_password,
+            profile,
+            snmp_version,
+            community_file,
+            community_env,
+            community_script,
+            security_level,
+            auth_protocol,
+            priv_protocol,
+            priv_password_file,
+            priv_password_env,
+            priv_password_script
         )
     }
 
@@ -182,6 +229,7 @@ impl MethodFields {
             "ipmi" => "ipmi".into(),
             s if s.contains("redfish") => "redfish".into(),
             "ssh" => "ssh".into(),
+            "snmp" => "snmp".into(),
             other => format!("{other:?}"),
         })
     }
@@ -239,6 +287,9 @@ pub struct Inventory {
 #[serde(deny_unknown_fields)]
 struct Doc {
     defaults: Option<toml::Table>,
+    /// Shared PDUs, by name (`[pdu.A]`), for SNMP methods' outlets.
+    #[serde(default)]
+    pdu: std::collections::BTreeMap<String, MethodFields>,
     #[serde(default)]
     node: Vec<NodeDoc>,
     #[serde(default)]
@@ -313,7 +364,7 @@ fn parse_defaults(t: toml::Table, path: &Path) -> Result<Defaults, String> {
                 .map_err(|e| format!("{}: [defaults] on_confirmed_off: {e}", path.display()))?,
         );
     }
-    for driver in ["ipmi", "redfish", "ssh", "manual"] {
+    for driver in ["ipmi", "redfish", "ssh", "manual", "snmp"] {
         if let Some(v) = t.remove(driver) {
             let f: MethodFields = v
                 .try_into()
@@ -387,6 +438,43 @@ fn check_method(m: &MethodFields) -> Result<(), String> {
     }
     match m.driver_kind().as_deref() {
         None => Err("no driver: set driver = \"ipmi\" or an endpoint such as ipmi://HOST".into()),
+        Some("snmp") => {
+            let outlets = m.outlets.as_deref().unwrap_or_default();
+            if outlets.is_empty() {
+                return Err("an snmp method needs outlets = [\"7\"] (or [\"A:7\", \"B:7\"] with [pdu.A] and [pdu.B])".into());
+            }
+            let on_own = outlets.iter().any(|o| {
+                !o.split_once(':')
+                    .is_some_and(|(p, _)| m.pdus.iter().any(|(n, _)| n == p))
+            });
+            if on_own && m.endpoint.is_none() {
+                return Err("an snmp method needs endpoint = \"snmp://HOST[:PORT]\" for outlets that name no [pdu.NAME]".into());
+            }
+            for (name, p) in std::iter::once(&(String::new(), m.clone())).chain(&m.pdus) {
+                let what = if name.is_empty() {
+                    String::new()
+                } else {
+                    format!("[pdu.{name}]: ")
+                };
+                if name.is_empty() && !on_own {
+                    continue;
+                }
+                if p.community.is_some() {
+                    return Err(format!("{what}plain communities are not accepted: use community_file, community_env or community_script"));
+                }
+                if p.priv_password.is_some() {
+                    return Err(format!("{what}plain passwords are not accepted: use priv_password_file, priv_password_env or priv_password_script"));
+                }
+                if let Some(e) = &p.endpoint {
+                    crate::snmp::config::parse_endpoint(e).map_err(|e| format!("{what}{e}"))?;
+                } else {
+                    return Err(format!(
+                        "{what}a PDU needs endpoint = \"snmp://HOST[:PORT]\""
+                    ));
+                }
+            }
+            Ok(())
+        }
         Some("ipmi") => {
             if m.endpoint.is_none() && m.ip.is_none() {
                 return Err("an ipmi method needs endpoint = \"ipmi://HOST[:PORT]\" or ip".into());
@@ -514,19 +602,51 @@ impl Inventory {
                         .map(|(_, f)| f.over(&defaults.common))
                         .unwrap_or_else(|| defaults.common.clone());
                     let mut merged = m.over(&base);
+                    if kind.as_deref() == Some("snmp") {
+                        if let Some(list) = &merged.outlets {
+                            let mut expanded = Vec::with_capacity(list.len());
+                            for o in list {
+                                expanded.push(
+                                    lockstep(&Some(o.clone()), i, n, "outlet")
+                                        .map_err(&ctx)?
+                                        .unwrap_or_default(),
+                                );
+                            }
+                            merged.outlets = Some(expanded);
+                        }
+                        let snmp_base = defaults
+                            .per_driver
+                            .iter()
+                            .find(|(d, _)| d == "snmp")
+                            .map(|(_, f)| f.over(&defaults.common))
+                            .unwrap_or_else(|| defaults.common.clone());
+                        for o in merged.outlets.clone().unwrap_or_default() {
+                            if let Some((p, _)) = o.split_once(':') {
+                                if let Some(t) = doc.pdu.get(p) {
+                                    if !merged.pdus.iter().any(|(x, _)| x == p) {
+                                        merged.pdus.push((p.to_string(), t.over(&snmp_base)));
+                                    }
+                                }
+                            }
+                        }
+                    }
                     check_method(&merged)
                         .map_err(|e| ctx(format!("fence method {}: {e}", k + 1)))?;
-                    let manual = merged.driver_kind().as_deref() == Some("manual");
-                    if manual && (merged.uuid.is_some() || merged.serial.is_some()) {
+                    // Manual methods and PDU outlets have no device that could
+                    // say which machine it is: the node's pin skips them.
+                    let kind = merged.driver_kind();
+                    let blind = matches!(kind.as_deref(), Some("manual" | "snmp"));
+                    if blind && (merged.uuid.is_some() || merged.serial.is_some()) {
                         return Err(ctx(format!(
-                            "fence method {}: a manual method has no device that could report \
+                            "fence method {}: a {} method has no device that could report \
                              an identity (pin the node instead)",
-                            k + 1
+                            k + 1,
+                            kind.as_deref().unwrap_or("")
                         )));
                     }
                     // The node's pin applies to every method with a device,
                     // part by part, unless the method names its own.
-                    if !manual {
+                    if !blind {
                         merged.uuid = merged.uuid.or_else(|| node_uuid.clone());
                         merged.serial = merged.serial.or_else(|| node_serial.clone());
                     }

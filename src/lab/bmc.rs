@@ -122,6 +122,11 @@ pub struct Chassis {
     pub log: Vec<&'static str>,
     /// Who the machine is (a test or a fault may change it: a swapped cable).
     pub identity: LabIdentity,
+    /// Mains power from the PDU outlets feeding the machine. Without it
+    /// nothing runs: the host is down, the BMC is silent, the meter reads 0.
+    mains: bool,
+    /// `faults.silent` as it was before mains was cut (restored with mains).
+    silent_before_cut: bool,
     /// A commanded change still under way: where it heads and when it is
     /// done (what a BMC that shows transitions reports as PoweringOn/Off).
     transit: Option<(bool, Instant)>,
@@ -160,15 +165,41 @@ impl Chassis {
         reported
     }
 
-    /// The node's real power state (what its host experiences).
+    /// The node's real power state (what its host experiences): on only
+    /// with mains power.
     pub fn truly_on(&mut self) -> bool {
         self.settle();
-        self.on
+        self.on && self.mains
+    }
+
+    /// True while some outlet feeds the machine.
+    pub fn has_mains(&self) -> bool {
+        self.mains
+    }
+
+    /// Cuts or restores mains power (what a lab PDU does when it switches
+    /// the machine's outlets). Without mains the BMC goes silent; with it
+    /// back the machine returns to its last power state (the usual
+    /// "restore last state" firmware setting).
+    pub fn set_mains(&mut self, mains: bool) {
+        if self.mains == mains {
+            return;
+        }
+        self.mains = mains;
+        if mains {
+            self.faults.silent = self.silent_before_cut;
+        } else {
+            self.silent_before_cut = self.faults.silent;
+            self.faults.silent = true;
+        }
     }
 
     /// The power draw the BMC's meter reports: the real draw, unless the
     /// meter lies ([`Faults::draw_lies`]).
     pub fn watts(&mut self) -> f64 {
+        if !self.mains {
+            return 0.0;
+        }
         if self.truly_on() || self.faults.draw_lies {
             WATTS_ON
         } else {
@@ -290,6 +321,8 @@ impl Bmc {
             counters: Counters::default(),
             log: Vec::new(),
             identity: LabIdentity::default(),
+            mains: true,
+            silent_before_cut: false,
             transit: None,
         })))
     }
@@ -342,6 +375,21 @@ impl Bmc {
     pub fn log(&self) -> Vec<&'static str> {
         self.lock().log.clone()
     }
+
+    /// True while some outlet feeds the machine.
+    pub fn has_mains(&self) -> bool {
+        self.lock().has_mains()
+    }
+
+    /// Cuts or restores mains power (see [`Chassis::set_mains`]).
+    pub fn set_mains(&self, mains: bool) {
+        self.lock().set_mains(mains);
+    }
+
+    /// True when both handles are the same machine.
+    pub fn same(&self, other: &Bmc) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
 }
 
 #[cfg(test)]
@@ -362,6 +410,18 @@ mod tests {
             );
         }
         assert_eq!(a.serial, "LAB00001");
+    }
+
+    #[test]
+    fn without_mains_nothing_runs_and_last_state_returns() {
+        let bmc = Bmc::new(true, Faults::default());
+        bmc.set_mains(false);
+        assert!(!bmc.truly_on());
+        assert!(bmc.lock().faults.silent, "no mains: the BMC is silent");
+        assert_eq!(bmc.lock().watts(), 0.0);
+        bmc.set_mains(true);
+        assert!(bmc.truly_on(), "restores the last power state");
+        assert!(!bmc.lock().faults.silent);
     }
 
     #[test]

@@ -3,6 +3,7 @@
 use super::bmc::{Bmc, Faults, LabIdentity};
 use super::host::{host_ip, LabHost};
 use super::ipmi::{LabIpmi, Offer};
+use super::pdu::{LabPdu, LabPduState, PduSpec};
 use super::redfish::{LabCert, LabRedfish, RedfishLabOptions, Vendor};
 use std::net::{IpAddr, SocketAddr};
 
@@ -33,6 +34,9 @@ pub struct LabSpec {
     pub hosts: Option<(u16, std::time::Duration)>,
     /// Nodes whose Redfish service offers no ForceOff (a firmware quirk).
     pub no_forceoff: Vec<String>,
+    /// Switched PDUs feeding the nodes (0, 1 or 2): node N hangs on outlet
+    /// N of each, so with 2 every node has two power supplies.
+    pub pdus: u32,
     /// The BMC family every node's Redfish service answers like.
     pub vendor: Vendor,
     /// Nodes that answer like another family than `vendor`.
@@ -54,6 +58,7 @@ impl Default for LabSpec {
             cert_dir: None,
             hosts: None,
             no_forceoff: Vec::new(),
+            pdus: 0,
             vendor: Vendor::Generic,
             node_vendors: Vec::new(),
         }
@@ -88,6 +93,18 @@ impl LabNode {
 pub struct Lab {
     /// The nodes, in order.
     pub nodes: Vec<LabNode>,
+    /// The PDUs (named A, B, …), in order.
+    pub pdus: Vec<LabPdu>,
+}
+
+/// Outlets of a lab PDU: 24 (a common rack PDU), or one per node if more.
+pub fn pdu_outlets(nodes: u32) -> u32 {
+    nodes.max(24)
+}
+
+/// The name of lab PDU `i`: A, B, …
+pub fn pdu_name(i: usize) -> String {
+    char::from(b'A' + (i % 26) as u8).to_string()
 }
 
 /// Node names are zero-padded to the width of the count (at least 2).
@@ -170,7 +187,23 @@ impl Lab {
                 host,
             });
         }
-        Ok(Lab { nodes })
+        let mut pdus = Vec::new();
+        for _ in 0..spec.pdus.min(26) {
+            let outlets = pdu_outlets(spec.nodes);
+            let state = LabPduState::new(outlets);
+            for (i, n) in nodes.iter().enumerate() {
+                state.wire(i as u32 + 1, &n.name, n.bmc());
+            }
+            pdus.push(
+                LabPdu::start(
+                    SocketAddr::new(spec.bind, 0),
+                    PduSpec::lab(outlets, &spec.password),
+                    state,
+                )
+                .await?,
+            );
+        }
+        Ok(Lab { nodes, pdus })
     }
 
     /// The inventory text for this running lab (credentials by reference).
@@ -183,6 +216,16 @@ impl Lab {
             spec.username,
             password_file.display()
         ));
+        // The PDUs: SNMPv3 user "fence", SHA-256/AES, the lab password for both.
+        for (i, p) in self.pdus.iter().enumerate() {
+            s.push_str(&format!(
+                "\n[pdu.{}]\nendpoint = \"{}\"\nprofile = \"apc\"\nsnmp_version = \"3\"\nusername = \"fence\"\n\
+                 auth_protocol = \"SHA-256\"\npriv_protocol = \"AES\"\npriv_password_file = \"{}\"\n",
+                pdu_name(i),
+                p.endpoint(),
+                password_file.display()
+            ));
+        }
         for n in &self.nodes {
             let a = n.addr();
             s.push_str(&format!("\n[[node]]\nname = \"{}\"\n", n.name));
@@ -210,6 +253,21 @@ impl Lab {
                         s.push_str(&format!("  ca_cert = \"{}\"\n", p.display()));
                     }
                 }
+            }
+            if !self.pdus.is_empty() {
+                let k = self
+                    .nodes
+                    .iter()
+                    .position(|m| m.name == n.name)
+                    .unwrap_or(0)
+                    + 1;
+                let outlets: Vec<String> = (0..self.pdus.len())
+                    .map(|i| format!("\"{}:{k}\"", pdu_name(i)))
+                    .collect();
+                s.push_str(&format!(
+                    "  [[node.fence]]\n  driver = \"snmp\"\n  outlets = [{}]\n",
+                    outlets.join(", ")
+                ));
             }
         }
         s

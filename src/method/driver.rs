@@ -6,6 +6,7 @@ use crate::engine::error::DriverError;
 use crate::engine::power::{PowerCommand, PowerState};
 use crate::ipmi::driver::IpmiDriver;
 use crate::redfish::driver::RedfishDriver;
+use crate::snmp::driver::SnmpDriver;
 use crate::ssh::driver::SshDriver;
 use std::time::Instant;
 
@@ -19,6 +20,8 @@ pub enum AnyDriver {
     Redfish(RedfishDriver),
     /// SSH.
     Ssh(SshDriver),
+    /// SNMP (switched PDU outlets).
+    Snmp(SnmpDriver),
 }
 
 impl AnyDriver {
@@ -37,6 +40,10 @@ impl AnyDriver {
                 let s = d.stats();
                 (s.commands, s.commands, 0)
             }
+            AnyDriver::Snmp(d) => {
+                let s = d.stats();
+                (s.sent, s.received, s.retransmits)
+            }
         }
     }
 }
@@ -47,6 +54,7 @@ impl PowerDriver for AnyDriver {
             AnyDriver::Ipmi(d) => d.connect(deadline).await,
             AnyDriver::Redfish(d) => d.connect(deadline).await,
             AnyDriver::Ssh(d) => d.connect(deadline).await,
+            AnyDriver::Snmp(d) => d.connect(deadline).await,
         }
     }
 
@@ -55,6 +63,7 @@ impl PowerDriver for AnyDriver {
             AnyDriver::Ipmi(d) => d.status(deadline).await,
             AnyDriver::Redfish(d) => d.status(deadline).await,
             AnyDriver::Ssh(d) => d.status(deadline).await,
+            AnyDriver::Snmp(d) => d.status(deadline).await,
         }
     }
 
@@ -66,6 +75,7 @@ impl PowerDriver for AnyDriver {
             AnyDriver::Ipmi(d) => d.observe(deadline).await,
             AnyDriver::Redfish(d) => d.observe(deadline).await,
             AnyDriver::Ssh(d) => d.observe(deadline).await,
+            AnyDriver::Snmp(d) => d.observe(deadline).await,
         }
     }
 
@@ -74,6 +84,7 @@ impl PowerDriver for AnyDriver {
             AnyDriver::Ipmi(d) => d.shows_transitions(),
             AnyDriver::Redfish(d) => d.shows_transitions(),
             AnyDriver::Ssh(d) => d.shows_transitions(),
+            AnyDriver::Snmp(d) => d.shows_transitions(),
         }
     }
 
@@ -86,6 +97,7 @@ impl PowerDriver for AnyDriver {
             AnyDriver::Ipmi(d) => d.command(command, deadline).await,
             AnyDriver::Redfish(d) => d.command(command, deadline).await,
             AnyDriver::Ssh(d) => d.command(command, deadline).await,
+            AnyDriver::Snmp(d) => d.command(command, deadline).await,
         }
     }
 
@@ -97,6 +109,7 @@ impl PowerDriver for AnyDriver {
             AnyDriver::Ipmi(d) => d.identity(deadline).await,
             AnyDriver::Redfish(d) => d.identity(deadline).await,
             AnyDriver::Ssh(d) => d.identity(deadline).await,
+            AnyDriver::Snmp(d) => d.identity(deadline).await,
         }
     }
 
@@ -108,6 +121,14 @@ impl PowerDriver for AnyDriver {
             AnyDriver::Ipmi(d) => d.power_reading(deadline).await,
             AnyDriver::Redfish(d) => d.power_reading(deadline).await,
             AnyDriver::Ssh(d) => d.power_reading(deadline).await,
+            AnyDriver::Snmp(d) => d.power_reading(deadline).await,
+        }
+    }
+
+    fn state_detail(&self) -> Option<String> {
+        match self {
+            AnyDriver::Snmp(d) => d.state_detail(),
+            _ => None,
         }
     }
 
@@ -116,6 +137,7 @@ impl PowerDriver for AnyDriver {
             AnyDriver::Ipmi(d) => d.close().await,
             AnyDriver::Redfish(d) => d.close().await,
             AnyDriver::Ssh(d) => d.close().await,
+            AnyDriver::Snmp(d) => d.close().await,
         }
     }
 }

@@ -13,6 +13,9 @@ use crate::ipmi::config::IpmiConfig;
 use crate::ipmi::driver::IpmiDriver;
 use crate::redfish::config::RedfishConfig;
 use crate::redfish::driver::RedfishDriver;
+use crate::snmp::config::SnmpConfig;
+use crate::snmp::driver::SnmpDriver;
+use crate::snmp::session::Security;
 use crate::ssh::config::{SshAuth, SshConfig};
 use crate::ssh::driver::SshDriver;
 use std::path::PathBuf;
@@ -63,6 +66,72 @@ pub enum MethodSpec {
         /// UUID and no systems URI, it also chooses the system.
         expect: ExpectedIdentity,
     },
+    /// SNMP to one or more switched PDUs; each PDU's secrets are filled
+    /// from its [`SnmpCredentials`] at build time.
+    Snmp {
+        /// Everything but the secrets (their slots hold empty secrets).
+        config: SnmpConfig,
+        /// Per PDU, in the order of `config.pdus`.
+        credentials: Vec<SnmpCredentials>,
+    },
+}
+
+/// Where one PDU's secrets come from.
+#[derive(Clone, Debug, Default)]
+pub struct SnmpCredentials {
+    /// v1/v2c community.
+    pub community: CredentialRef,
+    /// v3 authentication password.
+    pub auth: CredentialRef,
+    /// v3 privacy password.
+    pub privacy: CredentialRef,
+}
+
+impl SnmpCredentials {
+    /// The references that apply to `security`.
+    pub fn used(&self, security: &Security) -> Vec<&CredentialRef> {
+        match security {
+            Security::Community { .. } => vec![&self.community],
+            Security::Usm(u) => {
+                let mut v = Vec::new();
+                if u.auth.is_some() {
+                    v.push(&self.auth);
+                }
+                if u.privacy.is_some() {
+                    v.push(&self.privacy);
+                }
+                v
+            }
+        }
+    }
+}
+
+/// Fills the secrets of `config` from `credentials`.
+fn fill_snmp(config: &SnmpConfig, credentials: &[SnmpCredentials]) -> Result<SnmpConfig, String> {
+    let mut c = config.clone();
+    for (p, cred) in c.pdus.iter_mut().zip(credentials) {
+        let what = |m: String| format!("PDU {}: {m}", p.label);
+        match &mut p.security {
+            Security::Community { community, .. } => {
+                *community = cred.community.resolve().map_err(what)?;
+                if community.is_empty() {
+                    return Err(format!(
+                        "PDU {}: no community (community_file, community_env or community_script)",
+                        p.label
+                    ));
+                }
+            }
+            Security::Usm(u) => {
+                if let Some((_, pw)) = &mut u.auth {
+                    *pw = cred.auth.resolve().map_err(what)?;
+                }
+                if let Some((_, pw)) = &mut u.privacy {
+                    *pw = cred.privacy.resolve().map_err(what)?;
+                }
+            }
+        }
+    }
+    Ok(c)
 }
 
 impl MethodSpec {
@@ -73,6 +142,7 @@ impl MethodSpec {
             MethodSpec::Redfish { .. } => "redfish",
             MethodSpec::Manual { .. } => "manual",
             MethodSpec::Ssh { .. } => "ssh",
+            MethodSpec::Snmp { .. } => "snmp",
         }
     }
 
@@ -110,6 +180,23 @@ impl MethodSpec {
                 };
                 format!("ssh://{}{path}", config.endpoint())
             }
+            MethodSpec::Snmp { config, .. } => {
+                let parts: Vec<String> = config
+                    .pdus
+                    .iter()
+                    .enumerate()
+                    .map(|(i, p)| {
+                        let outlets: Vec<String> = config
+                            .outlets
+                            .iter()
+                            .filter(|o| o.pdu == i)
+                            .map(|o| o.plug.to_string())
+                            .collect();
+                        format!("{}/{}", p.lock_key(), outlets.join(","))
+                    })
+                    .collect();
+                parts.join(" ")
+            }
         }
     }
 
@@ -121,6 +208,22 @@ impl MethodSpec {
             MethodSpec::Redfish { config, .. } => config.base_url(),
             MethodSpec::Manual { .. } => self.endpoint(),
             MethodSpec::Ssh { config, .. } => format!("ssh://{}", config.endpoint()),
+            MethodSpec::Snmp { .. } => self.bmc_keys().join(" "),
+        }
+    }
+
+    /// Every device this method talks to (one for all but an SNMP method
+    /// whose outlets are on several PDUs), sorted: one session at a time
+    /// per device, taken in this order by everyone (no lock-order deadlock).
+    pub fn bmc_keys(&self) -> Vec<String> {
+        match self {
+            MethodSpec::Snmp { config, .. } => {
+                let mut keys: Vec<String> = config.pdus.iter().map(|p| p.lock_key()).collect();
+                keys.sort();
+                keys.dedup();
+                keys
+            }
+            _ => vec![self.bmc_key()],
         }
     }
 
@@ -138,6 +241,10 @@ impl MethodSpec {
             MethodSpec::Redfish { config, .. } => &config.username,
             MethodSpec::Manual { .. } => "",
             MethodSpec::Ssh { config, .. } => &config.username,
+            MethodSpec::Snmp { config, .. } => match config.pdus.first().map(|p| &p.security) {
+                Some(Security::Usm(u)) => &u.name,
+                _ => "",
+            },
         }
     }
 
@@ -149,32 +256,49 @@ impl MethodSpec {
             MethodSpec::Ipmi { credential, .. }
             | MethodSpec::Redfish { credential, .. }
             | MethodSpec::Ssh { credential, .. } => credential,
+            MethodSpec::Snmp {
+                config,
+                credentials,
+            } => match (config.pdus.first(), credentials.first()) {
+                (Some(p), Some(c)) => c.used(&p.security).first().copied().unwrap_or(NONE),
+                _ => NONE,
+            },
         }
     }
 
-    /// Who the machine behind this method must be (empty for manual
-    /// methods and when nothing is pinned).
+    /// Who the machine behind this method must be (empty for manual and
+    /// PDU methods, which have no device that could say, and when nothing
+    /// is pinned).
     pub fn expected(&self) -> &ExpectedIdentity {
         const NONE: &ExpectedIdentity = &ExpectedIdentity {
             uuid: None,
             serial: None,
         };
         match self {
-            MethodSpec::Manual { .. } => NONE,
+            MethodSpec::Manual { .. } | MethodSpec::Snmp { .. } => NONE,
             MethodSpec::Ipmi { expect, .. }
             | MethodSpec::Redfish { expect, .. }
             | MethodSpec::Ssh { expect, .. } => expect,
         }
     }
 
-    /// Pins the method to `identity`. `Err` for a manual method, which has
-    /// no device that could report one.
+    /// Whether the method talks to a device that a pin applies to (a node's
+    /// `uuid`/`serial` skips manual and PDU methods).
+    pub fn pinnable(&self) -> bool {
+        !matches!(self, MethodSpec::Manual { .. } | MethodSpec::Snmp { .. })
+    }
+
+    /// Pins the method to `identity`. `Err` for a manual or PDU method,
+    /// which has no device that could report one.
     pub fn set_expected(&mut self, identity: ExpectedIdentity) -> Result<(), String> {
         match self {
-            MethodSpec::Manual { .. } if identity.is_empty() => Ok(()),
+            MethodSpec::Manual { .. } | MethodSpec::Snmp { .. } if identity.is_empty() => Ok(()),
             MethodSpec::Manual { .. } => {
                 Err("a manual method has no device that could report an identity".into())
             }
+            MethodSpec::Snmp { .. } => Err(
+                "a PDU outlet cannot report which machine it feeds (no identity to check)".into(),
+            ),
             MethodSpec::Ipmi { expect, .. }
             | MethodSpec::Redfish { expect, .. }
             | MethodSpec::Ssh { expect, .. } => {
@@ -234,6 +358,13 @@ impl MethodSpec {
                 RedfishDriver::new(c)
                     .map(AnyDriver::Redfish)
                     .map_err(config_err)
+            }
+            MethodSpec::Snmp {
+                config,
+                credentials,
+            } => {
+                let c = fill_snmp(config, credentials).map_err(config_err)?;
+                SnmpDriver::new(c).map(AnyDriver::Snmp).map_err(config_err)
             }
         }
     }

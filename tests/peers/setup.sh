@@ -20,10 +20,12 @@ PEERS_DIR=${PEERS_DIR:-/tmp/fencekit-peers}
 # openssh-server, sshpass, libvirt-clients; measuring: time, hyperfine,
 # tcpdump; iproute2 (ss, used by ipmi_sim_start.sh); curl and openssl
 # (sushy_start.sh); python3-venv for the venv below; bc (bench/fleet.sh);
+# SNMP: snmpd (the simulated PDU peer) and snmp (snmpget/snmpset/snmpwalk,
+# which upstream fence_apc_snmp runs);
 # building: libssl-dev and pkg-config (the ssh2 crate's bundled libssh2).
 pkgs="time hyperfine openipmi ipmitool freeipmi-tools fence-agents openssh-server
       sshpass libvirt-clients pacemaker-cli-utils libxml2-utils tcpdump iproute2
-      procps curl openssl python3-venv bc
+      procps curl openssl python3-venv bc snmpd snmp
       libssl-dev pkg-config"
 missing=""
 for p in $pkgs; do

@@ -1247,3 +1247,117 @@ pub fn exec_agent(prog: &Path, args: &[String], stdin: Option<&str>, limit: Dura
         took,
     }
 }
+
+// ---------------------------------------------------------------------------
+// The net-snmp peer (tests/peers/snmpd_start.sh): a simulated PDU
+
+/// Read-write community of the snmpd peer.
+pub const SNMP_COMMUNITY: &str = "private";
+/// v3 authentication password of every snmpd peer user.
+pub const SNMP_AUTH_PASS: &str = "authpass123";
+/// v3 privacy password of every snmpd peer user.
+pub const SNMP_PRIV_PASS: &str = "privpass123";
+
+/// A private snmpd on 127.0.0.1 serving a simulated PDU, stopped (by its
+/// PID, through `snmpd_stop.sh`) on drop.
+pub struct Snmpd {
+    /// Its UDP port.
+    pub port: u16,
+    /// Its run directory (state.json, ops.log, snmpd.log).
+    pub dir: PathBuf,
+    pid: u32,
+}
+
+impl Snmpd {
+    /// Starts one serving `kind` (`apc` or `eaton`) with `outlets` outlets,
+    /// all on; `None` (after a SKIP line) when snmpd is not installed.
+    pub fn start(kind: &str, outlets: u32) -> Option<Snmpd> {
+        if !(peer_available("snmpd") && peer_available("python3")) {
+            return None;
+        }
+        let port = free_port();
+        let mut c = Command::new("bash");
+        c.arg(peer_scripts().join("snmpd_start.sh"))
+            .arg(port.to_string())
+            .arg(kind)
+            .arg(outlets.to_string())
+            .env("PEERS_DIR", peers_dir());
+        let r = run(c, Duration::from_secs(30));
+        let pid: Option<u32> = r.stdout.lines().last().and_then(|l| l.trim().parse().ok());
+        let Some(pid) = pid.filter(|_| r.code == Some(0)) else {
+            panic!("snmpd_start.sh {port} failed\n{r}");
+        };
+        let dir = peers_dir().join("run").join(format!("snmpd-{port}"));
+        Some(Snmpd { port, dir, pid })
+    }
+
+    /// The simulated PDU's state document.
+    pub fn state(&self) -> serde_json::Value {
+        let text = fs::read_to_string(self.dir.join("state.json")).expect("state.json");
+        serde_json::from_str(&text).expect("state.json is JSON")
+    }
+
+    /// Replaces the state document.
+    pub fn set_state(&self, v: &serde_json::Value) {
+        let tmp = self.dir.join("state.json.test");
+        fs::write(&tmp, v.to_string()).expect("write state");
+        fs::rename(&tmp, self.dir.join("state.json")).expect("rename state");
+    }
+
+    /// Whether `outlet` has power.
+    pub fn is_on(&self, outlet: u64) -> bool {
+        self.state()["on"]
+            .as_array()
+            .is_some_and(|a| a.iter().any(|x| x.as_u64() == Some(outlet)))
+    }
+
+    /// Powers `outlet` on or off directly in the state file.
+    pub fn set_on(&self, outlet: u64, on: bool) {
+        let mut st = self.state();
+        let mut list: Vec<u64> = st["on"]
+            .as_array()
+            .map(|a| a.iter().filter_map(|x| x.as_u64()).collect())
+            .unwrap_or_default();
+        list.retain(|&x| x != outlet);
+        if on {
+            list.push(outlet);
+            list.sort_unstable();
+        }
+        st["on"] = serde_json::json!(list);
+        self.set_state(&st);
+    }
+
+    /// Makes `outlets` accept commands without switching (a stuck relay).
+    pub fn set_refuse(&self, outlets: &[u64]) {
+        let mut st = self.state();
+        st["refuse"] = serde_json::json!(outlets);
+        self.set_state(&st);
+    }
+
+    /// The sets the PDU carried out, one "OID VALUE" line each.
+    pub fn ops(&self) -> Vec<String> {
+        fs::read_to_string(self.dir.join("ops.log"))
+            .unwrap_or_default()
+            .lines()
+            .map(str::to_string)
+            .collect()
+    }
+
+    /// The snmpd log.
+    pub fn log(&self) -> String {
+        fs::read_to_string(self.dir.join("snmpd.log")).unwrap_or_default()
+    }
+}
+
+impl Drop for Snmpd {
+    fn drop(&mut self) {
+        let _ = Command::new("sh")
+            .arg(peer_scripts().join("snmpd_stop.sh"))
+            .arg(self.port.to_string())
+            .env("PEERS_DIR", peers_dir())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
+        let _ = self.pid;
+    }
+}

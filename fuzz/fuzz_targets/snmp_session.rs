@@ -1,0 +1,7 @@
+//! Fuzz target `snmp_session`: a thin shim; the body is [`common::snmp_session`], shared
+//! with the corpus replay test (`tests/fuzz_corpus.rs`).
+#![no_main]
+
+mod common;
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| common::snmp_session(data));

@@ -1,0 +1,212 @@
+//! The SNMP PDU family's own part (fence_apc_snmp, fence_tripplite_snmp,
+//! fence_eaton_snmp): options → [`SnmpConfig`].
+//!
+//! Parsing, validation, timing and output are shared ([`crate::agent::run`]).
+//! Kept from upstream (fence-agents 4.12.1 with net-snmp's tools): version 1
+//! and community `private` by default; for v3, `--username`, `--password`
+//! (authentication), `--snmp-priv-passwd`, and net-snmp's defaults where an
+//! option is missing (MD5, DES, noAuthNoPriv), except that both passwords
+//! without `--snmp-sec-level` mean authPriv (upstream's rule); `--ip
+//! host:port` is not split (upstream passes it to net-snmp as given, which
+//! reads it as host:port, and so do we); a plug `S:N` with both numeric is
+//! outlet N on switch S; `--plug-separator` gives several outlets.
+//!
+//! fencekit-only: `--pdu-profile` (a built-in profile or a profile file).
+
+use super::defs::Agent;
+use super::values::{parse_int, Values};
+use crate::secret::Secret;
+use crate::snmp::client::Timing;
+use crate::snmp::config::{parse_version, OutletSpec, PduEndpoint, Plug, SnmpConfig};
+use crate::snmp::message::Version;
+use crate::snmp::profile::Profile;
+use crate::snmp::session::{SecLevel, Security, UsmUser};
+use crate::snmp::usm::{AuthProtocol, PrivProtocol};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Builds the SNMP configuration from validated option values (the
+/// password scripts, if any, have already replaced the passwords). The
+/// error is a message that reads after "Failed: ".
+pub fn config(values: &Values, agent: &Agent) -> Result<SnmpConfig, String> {
+    let mut host = values.get("ip").unwrap_or_default().to_string();
+    let mut port_text = values.get("ipport").unwrap_or("161").to_string();
+    // net-snmp reads `host:port` (one colon) as a port; keep IPv6 as is.
+    if host.matches(':').count() == 1 {
+        if let Some((h, p)) = host.split_once(':') {
+            port_text = p.to_string();
+            host = h.to_string();
+        }
+    }
+    let host = host
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .to_string();
+    if host.is_empty() {
+        return Err("the PDU address (--ip) is empty".into());
+    }
+    let port = parse_int(&port_text)
+        .and_then(|p| u16::try_from(p).ok())
+        .filter(|p| *p != 0)
+        .ok_or_else(|| format!("the port {port_text} (--ipport) is not between 1 and 65535"))?;
+    let version_text = values.get("snmp_version").unwrap_or("1");
+    let version = parse_version(version_text)
+        .ok_or_else(|| format!("unknown SNMP version '{version_text}' (1, 2c or 3)"))?;
+    let security = match version {
+        Version::V1 | Version::V2c => Security::Community {
+            version,
+            community: Secret::from_str_value(values.get("community").unwrap_or("private")),
+        },
+        Version::V3 => Security::Usm(usm_user(values)?),
+    };
+    let profile_name = values
+        .get("pdu_profile")
+        .filter(|s| !s.is_empty())
+        .unwrap_or(if agent.family.name.contains("eaton") {
+            "eaton"
+        } else {
+            "apc"
+        });
+    let profile = Profile::load(profile_name)?;
+    let sep = values
+        .get("plug_separator")
+        .filter(|s| !s.is_empty())
+        .unwrap_or(",");
+    let plug_text = values.get("plug").unwrap_or_default();
+    let outlets: Vec<OutletSpec> = if plug_text.is_empty() {
+        Vec::new()
+    } else {
+        plug_text
+            .split(sep)
+            .map(|p| OutletSpec {
+                pdu: 0,
+                plug: Plug::parse(p),
+            })
+            .collect()
+    };
+    let cfg = SnmpConfig {
+        pdus: vec![PduEndpoint {
+            label: host.clone(),
+            host,
+            port,
+            security,
+            profile: Arc::new(profile),
+            timing: timing(values),
+        }],
+        outlets,
+    };
+    Ok(cfg)
+}
+
+/// Per-request timing: net-snmp's 1 s per try and at most its 6 tries, as
+/// many as fit in upstream's per-command bound (`login_timeout` +
+/// `shell_timeout`, 8 s by default).
+fn timing(values: &Values) -> Timing {
+    let secs = |k: &str, d: i64| values.int(k).unwrap_or(d).max(0);
+    let bound = secs("login_timeout", 5) + secs("shell_timeout", 3);
+    let tries = if bound == 0 {
+        6
+    } else {
+        bound.clamp(1, 6) as u32
+    };
+    Timing {
+        timeout: Duration::from_secs(1),
+        tries,
+    }
+}
+
+fn usm_user(values: &Values) -> Result<UsmUser, String> {
+    let name = values.get("username").unwrap_or_default().to_string();
+    let password = values.get("password").filter(|p| !p.is_empty());
+    let priv_password = values.get("snmp_priv_passwd").filter(|p| !p.is_empty());
+    let level = match values.get("snmp_sec_level") {
+        Some(l) => {
+            SecLevel::parse(l).ok_or_else(|| format!("unknown SNMPv3 security level '{l}'"))?
+        }
+        // Upstream's rule: both passwords and no level mean authPriv; net-snmp's default otherwise.
+        None if password.is_some() && priv_password.is_some() => SecLevel::AuthPriv,
+        None => SecLevel::NoAuthNoPriv,
+    };
+    let auth_proto = match values.get("snmp_auth_prot") {
+        Some(p) => AuthProtocol::parse(p)
+            .ok_or_else(|| format!("unknown SNMPv3 authentication protocol '{p}'"))?,
+        None => AuthProtocol::Md5,
+    };
+    let priv_proto = match values.get("snmp_priv_prot") {
+        Some(p) => PrivProtocol::parse(p)
+            .ok_or_else(|| format!("unknown SNMPv3 privacy protocol '{p}'"))?,
+        None => PrivProtocol::Des,
+    };
+    if name.is_empty() {
+        return Err("SNMPv3 needs a user name (--username)".into());
+    }
+    Ok(UsmUser {
+        name,
+        level,
+        auth: password.map(|p| (auth_proto, Secret::from_str_value(p))),
+        privacy: priv_password.map(|p| (priv_proto, Secret::from_str_value(p))),
+    })
+}
+
+/// A one-line description for `-v` (never a secret).
+pub fn describe(cfg: &SnmpConfig) -> String {
+    cfg.describe()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent::defs;
+
+    fn cfg(pairs: &[(&str, &str)]) -> Result<SnmpConfig, String> {
+        let agent = defs::agent("fence_apc_snmp").expect("defined");
+        let mut v = Values::new();
+        for (k, val) in pairs {
+            v.set(k, *val);
+        }
+        v.apply_defaults(&agent);
+        config(&v, &agent)
+    }
+
+    #[test]
+    fn defaults_follow_upstream_and_net_snmp() {
+        let c = cfg(&[("ip", "pdu1"), ("plug", "1:7,web01")]).unwrap();
+        let p = &c.pdus[0];
+        assert_eq!((p.host.as_str(), p.port), ("pdu1", 161));
+        assert!(
+            matches!(&p.security, Security::Community { version: Version::V1, community } if community.expose() == b"private")
+        );
+        assert_eq!(
+            c.outlets[0].plug,
+            Plug::Number {
+                switch: Some(1),
+                outlet: 7
+            }
+        );
+        assert_eq!(c.outlets[1].plug, Plug::Name("web01".into()));
+        assert_eq!(p.profile.name, "apc");
+        let c = cfg(&[
+            ("ip", "pdu1:1161"),
+            ("plug", "3"),
+            ("snmp_version", "3"),
+            ("username", "u"),
+            ("password", "a12345678"),
+            ("snmp_priv_passwd", "p12345678"),
+        ])
+        .unwrap();
+        assert_eq!(c.pdus[0].port, 1161);
+        let Security::Usm(u) = &c.pdus[0].security else {
+            panic!("v3")
+        };
+        assert_eq!(u.level, SecLevel::AuthPriv);
+        assert_eq!(u.auth.as_ref().map(|a| a.0), Some(AuthProtocol::Md5));
+        assert_eq!(u.privacy.as_ref().map(|a| a.0), Some(PrivProtocol::Des));
+        assert!(cfg(&[("ip", "pdu1"), ("snmp_version", "3")]).is_err());
+        let eaton = defs::agent("fence_eaton_snmp").expect("defined");
+        let mut v = Values::new();
+        v.set("ip", "e");
+        v.set("plug", "1");
+        v.apply_defaults(&eaton);
+        assert_eq!(config(&v, &eaton).unwrap().pdus[0].profile.name, "eaton");
+    }
+}

@@ -1,0 +1,325 @@
+//! What the SNMP driver needs: the PDUs (address, security, profile,
+//! timing) and the node's outlets on them. Built by the agent front from
+//! fence_apc_snmp's options and by fleets from inventory methods; checked
+//! here, offline.
+
+use super::client::Timing;
+use super::message::Version;
+use super::profile::Profile;
+use super::session::{SecLevel, Security};
+use std::fmt;
+use std::sync::Arc;
+
+/// The SNMP port.
+pub const DEFAULT_PORT: u16 = 161;
+
+/// One PDU.
+#[derive(Clone, Debug)]
+pub struct PduEndpoint {
+    /// How messages name it (`A`, or the host).
+    pub label: String,
+    /// Address or host name.
+    pub host: String,
+    /// UDP port.
+    pub port: u16,
+    /// Community or v3 user.
+    pub security: Security,
+    /// The profile (its variant is picked by sysObjectID on connect).
+    pub profile: Arc<Profile>,
+    /// Per-request timeout and tries.
+    pub timing: Timing,
+}
+
+impl PduEndpoint {
+    /// `snmp://host:port`: the key of the per-device lock (one session at
+    /// a time per PDU, shared with agents and other fencekit processes).
+    pub fn lock_key(&self) -> String {
+        let host = if self.host.contains(':') {
+            format!("[{}]", self.host)
+        } else {
+            self.host.clone()
+        };
+        format!("snmp://{host}:{}", self.port)
+    }
+}
+
+/// An outlet as the user named it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Plug {
+    /// A number, optionally on a switch (`7`, `2:7`).
+    Number {
+        /// The switch of devices that have switches.
+        switch: Option<u32>,
+        /// The outlet number.
+        outlet: u32,
+    },
+    /// A name, looked up in the device's names table.
+    Name(String),
+}
+
+impl Plug {
+    /// fence_apc_snmp's rule: `N` is outlet N; `S:N` with both numeric is
+    /// outlet N on switch S; anything else is an outlet name.
+    pub fn parse(text: &str) -> Plug {
+        let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+        if digits(text) {
+            if let Ok(outlet) = text.parse() {
+                return Plug::Number {
+                    switch: None,
+                    outlet,
+                };
+            }
+        }
+        if let Some((s, n)) = text.split_once(':') {
+            if digits(s) && digits(n) {
+                if let (Ok(switch), Ok(outlet)) = (s.parse(), n.parse()) {
+                    return Plug::Number {
+                        switch: Some(switch),
+                        outlet,
+                    };
+                }
+            }
+        }
+        Plug::Name(text.to_string())
+    }
+}
+
+impl fmt::Display for Plug {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Plug::Number {
+                switch: Some(s),
+                outlet,
+            } => write!(f, "{s}:{outlet}"),
+            Plug::Number { outlet, .. } => write!(f, "{outlet}"),
+            Plug::Name(n) => f.write_str(n),
+        }
+    }
+}
+
+/// One of the node's outlets.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OutletSpec {
+    /// Index into [`SnmpConfig::pdus`].
+    pub pdu: usize,
+    /// The outlet on that PDU.
+    pub plug: Plug,
+}
+
+/// The node's outlets and the PDUs they are on.
+#[derive(Clone, Debug)]
+pub struct SnmpConfig {
+    /// The PDUs (one or more).
+    pub pdus: Vec<PduEndpoint>,
+    /// The outlets (one or more), each on one of `pdus`.
+    pub outlets: Vec<OutletSpec>,
+}
+
+impl SnmpConfig {
+    /// Offline checks: every outlet on a known PDU, no outlet twice, v3
+    /// settings complete. (No outlet at all is allowed for listing; an
+    /// action on outlets fails then.)
+    pub fn validate(&self) -> Result<(), String> {
+        self.validate_structure()?;
+        self.validate_secrets()
+    }
+
+    /// The checks that need no secret: outlets, PDUs, v3 user names.
+    pub fn validate_structure(&self) -> Result<(), String> {
+        for (i, o) in self.outlets.iter().enumerate() {
+            if o.pdu >= self.pdus.len() {
+                return Err(format!("outlet {} refers to no PDU", o.plug));
+            }
+            if self.outlets[..i].contains(o) {
+                return Err(format!("outlet {} is listed twice", self.outlet_label(i)));
+            }
+            if let Plug::Name(n) = &o.plug {
+                if n.is_empty() {
+                    return Err("an outlet name is empty".into());
+                }
+            }
+        }
+        for p in &self.pdus {
+            if p.host.is_empty() {
+                return Err("the PDU address is empty".into());
+            }
+            if let Security::Usm(u) = &p.security {
+                if u.name.is_empty() {
+                    return Err("SNMPv3 needs a user name (--username)".into());
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The checks of the secrets themselves (once they are read).
+    pub fn validate_secrets(&self) -> Result<(), String> {
+        for p in &self.pdus {
+            if let Security::Usm(u) = &p.security {
+                if u.level != SecLevel::NoAuthNoPriv
+                    && u.auth.as_ref().is_none_or(|(_, pw)| pw.is_empty())
+                {
+                    return Err(format!(
+                        "SNMPv3 security level {} needs an authentication password",
+                        u.level.as_str()
+                    ));
+                }
+                if u.level == SecLevel::AuthPriv
+                    && u.privacy.as_ref().is_none_or(|(_, pw)| pw.is_empty())
+                {
+                    return Err("SNMPv3 security level authPriv needs a privacy password".into());
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// `A:7` for outlet 7 on PDU A (just `7` with a single PDU).
+    pub fn outlet_label(&self, i: usize) -> String {
+        let o = &self.outlets[i];
+        if self.pdus.len() > 1 {
+            format!("{}:{}", self.pdus[o.pdu].label, o.plug)
+        } else {
+            o.plug.to_string()
+        }
+    }
+
+    /// Notes about legacy protocols in use (MD5, DES, v1), for warnings.
+    pub fn legacy_warnings(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for p in &self.pdus {
+            if let Security::Usm(u) = &p.security {
+                if let Some((a, _)) = &u.auth {
+                    if a.is_legacy() && u.level != SecLevel::NoAuthNoPriv {
+                        out.push(format!(
+                            "PDU {}: SNMPv3 authentication with {} is weak; prefer SHA-256",
+                            p.label,
+                            a.as_str()
+                        ));
+                    }
+                }
+                if let Some((x, _)) = &u.privacy {
+                    if x.is_legacy() && u.level == SecLevel::AuthPriv {
+                        out.push(format!(
+                            "PDU {}: SNMPv3 privacy with DES is weak; prefer AES",
+                            p.label
+                        ));
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// A one-line description for `-v` (never a secret).
+    pub fn describe(&self) -> String {
+        let pdus: Vec<String> = self
+            .pdus
+            .iter()
+            .map(|p| {
+                format!(
+                    "{} {} profile {}",
+                    p.lock_key(),
+                    p.security.describe(),
+                    p.profile.name
+                )
+            })
+            .collect();
+        let outlets: Vec<String> = (0..self.outlets.len())
+            .map(|i| self.outlet_label(i))
+            .collect();
+        format!(
+            "SNMP PDU {}; outlets {}",
+            pdus.join(", "),
+            outlets.join(", ")
+        )
+    }
+}
+
+/// Parses `snmp://host[:port]` (IPv6 in brackets).
+pub fn parse_endpoint(url: &str) -> Result<(String, u16), String> {
+    let rest = url
+        .strip_prefix("snmp://")
+        .ok_or_else(|| format!("'{url}' is not an snmp:// endpoint"))?;
+    let rest = rest.trim_end_matches('/');
+    if rest.contains('@') || rest.contains('/') {
+        return Err(format!(
+            "'{url}': an SNMP endpoint is snmp://host[:port] (credentials go in credential references)"
+        ));
+    }
+    let (host, port) = if let Some(r) = rest.strip_prefix('[') {
+        let (h, after) = r
+            .split_once(']')
+            .ok_or_else(|| format!("'{url}': unclosed '['"))?;
+        (h.to_string(), after.strip_prefix(':'))
+    } else {
+        match rest.rsplit_once(':') {
+            Some((h, p)) => (h.to_string(), Some(p)),
+            None => (rest.to_string(), None),
+        }
+    };
+    let port = match port {
+        Some(p) => p
+            .parse::<u16>()
+            .ok()
+            .filter(|p| *p != 0)
+            .ok_or_else(|| format!("'{url}': the port is not between 1 and 65535"))?,
+        None => DEFAULT_PORT,
+    };
+    if host.is_empty() {
+        return Err(format!("'{url}' names no host"));
+    }
+    Ok((host, port))
+}
+
+/// The v1/v2c version for fence-agents' `--snmp-version` (`1`, `2c`, `3`).
+pub fn parse_version(s: &str) -> Option<Version> {
+    match s.to_ascii_lowercase().as_str() {
+        "1" => Some(Version::V1),
+        "2c" | "2" => Some(Version::V2c),
+        "3" => Some(Version::V3),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plugs_follow_fence_apc_snmp() {
+        assert_eq!(
+            Plug::parse("7"),
+            Plug::Number {
+                switch: None,
+                outlet: 7
+            }
+        );
+        assert_eq!(
+            Plug::parse("2:7"),
+            Plug::Number {
+                switch: Some(2),
+                outlet: 7
+            }
+        );
+        assert_eq!(Plug::parse("web01"), Plug::Name("web01".into()));
+        assert_eq!(Plug::parse("A:7"), Plug::Name("A:7".into()));
+        assert_eq!(Plug::parse("99999999999"), Plug::Name("99999999999".into()));
+    }
+
+    #[test]
+    fn endpoints() {
+        assert_eq!(parse_endpoint("snmp://pdu1"), Ok(("pdu1".into(), 161)));
+        assert_eq!(
+            parse_endpoint("snmp://127.0.0.1:1161"),
+            Ok(("127.0.0.1".into(), 1161))
+        );
+        assert_eq!(
+            parse_endpoint("snmp://[::1]:1161/"),
+            Ok(("::1".into(), 1161))
+        );
+        assert!(parse_endpoint("snmp://public@pdu").is_err());
+        assert!(parse_endpoint("ipmi://pdu").is_err());
+        assert!(parse_endpoint("snmp://pdu:0").is_err());
+    }
+}

@@ -1,0 +1,563 @@
+//! The engine's [`PowerDriver`] for a node's outlets on switched PDUs.
+//!
+//! A node may hang on several outlets (dual power supplies), on one PDU or
+//! on several. The driver treats them as one machine: `status` reads every
+//! outlet (one Get per PDU, all its outlets batched) and says on while any
+//! outlet is on and off only when every outlet reads off; a command is sent
+//! to every outlet (one Set per PDU), so the engine's confirmation of off
+//! is a confirmation that each outlet reads off, and `on` is only ever sent
+//! by the engine after that. A value that is neither the profile's on nor
+//! its off is an error naming the outlet, never a guess (fence_apc_snmp
+//! reads anything but "on" as off). [`PowerDriver::state_detail`] names the
+//! outlets still on when a transition times out.
+//!
+//! The power reading is the sum of the outlets' own load (watts), only when
+//! every outlet is metered by outlet; bank or phase totals are never used,
+//! since other machines draw from the same bank.
+
+use super::ber::Oid;
+use super::client::Client;
+use super::config::{Plug, SnmpConfig};
+use super::message::{Value, VarBind};
+use super::profile::{self, Alias, Variant};
+use crate::engine::driver::PowerDriver;
+use crate::engine::error::{DriverError, ErrorKind, Stage};
+use crate::engine::power::{PowerCommand, PowerReading, PowerState};
+use std::sync::Arc;
+use std::time::Instant;
+
+/// Most bindings per Get when reading many outlets (stays far below any
+/// agent's message size limit).
+const BATCH: usize = 32;
+
+/// One outlet resolved to its index on its PDU.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Resolved {
+    switch: u32,
+    outlet: i64,
+}
+
+struct Conn {
+    client: Client,
+    variant: Arc<Variant>,
+}
+
+/// One entry of a PDU's outlet listing.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OutletEntry {
+    /// What a plug option takes (`7`, or `2:7` on devices with switches).
+    pub id: String,
+    /// The outlet's name on the device (or its number, per the profile).
+    pub alias: String,
+    /// Its state, when it reads as on or off.
+    pub state: Option<PowerState>,
+}
+
+/// A node's outlets as the engine drives them.
+pub struct SnmpDriver {
+    cfg: SnmpConfig,
+    conns: Vec<Option<Conn>>,
+    resolved: Vec<Option<Resolved>>,
+    last: Vec<Option<PowerState>>,
+    /// Traffic of sessions already closed.
+    spent: super::client::Stats,
+}
+
+impl SnmpDriver {
+    /// Checks the configuration offline; connects to nothing.
+    pub fn new(cfg: SnmpConfig) -> Result<Self, String> {
+        cfg.validate()?;
+        let n = cfg.pdus.len();
+        let m = cfg.outlets.len();
+        Ok(SnmpDriver {
+            cfg,
+            conns: (0..n).map(|_| None).collect(),
+            resolved: vec![None; m],
+            last: vec![None; m],
+            spent: super::client::Stats::default(),
+        })
+    }
+
+    /// Datagrams sent, received and retransmitted, over every PDU session.
+    pub fn stats(&self) -> super::client::Stats {
+        let mut t = self.spent;
+        for c in self.conns.iter().flatten() {
+            let s = c.client.stats();
+            t.sent += s.sent;
+            t.received += s.received;
+            t.retransmits += s.retransmits;
+        }
+        t
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &SnmpConfig {
+        &self.cfg
+    }
+
+    /// The state each outlet read last (label, state), for the record.
+    pub fn outlet_states(&self) -> Vec<(String, Option<PowerState>)> {
+        (0..self.cfg.outlets.len())
+            .map(|i| (self.cfg.outlet_label(i), self.last[i]))
+            .collect()
+    }
+
+    async fn conn(
+        &mut self,
+        pdu: usize,
+        deadline: Option<Instant>,
+    ) -> Result<&mut Conn, DriverError> {
+        if self.conns[pdu].is_none() {
+            let p = &self.cfg.pdus[pdu];
+            let mut client =
+                Client::connect(&p.host, p.port, p.security.clone(), p.timing, deadline).await?;
+            // fence_apc_snmp reads sysObjectID to pick the table; a device
+            // without it gets the profile's fallback.
+            let sys = match client
+                .get(&[profile::sys_object_id()], Stage::Authenticate, deadline)
+                .await
+            {
+                Ok(vbs) => match vbs.first().map(|v| &v.value) {
+                    Some(Value::Oid(o)) => Some(o.clone()),
+                    _ => None,
+                },
+                Err(e) if e.kind == ErrorKind::DeviceError => None,
+                Err(e) => return Err(e),
+            };
+            let variant = p.profile.pick(sys.as_ref()).ok_or_else(|| {
+                DriverError::new(
+                    ErrorKind::Unsupported,
+                    Stage::Authenticate,
+                    format!(
+                        "PDU {}: its sysObjectID {} matches no variant of profile '{}'",
+                        p.label,
+                        sys.map(|s| s.to_string())
+                            .unwrap_or_else(|| "(none)".into()),
+                        p.profile.name
+                    ),
+                )
+            })?;
+            self.conns[pdu] = Some(Conn { client, variant });
+        }
+        self.conns[pdu]
+            .as_mut()
+            .ok_or_else(|| DriverError::new(ErrorKind::Protocol, Stage::Authenticate, "no session"))
+    }
+
+    /// Connects to every PDU and resolves every outlet (names are looked up
+    /// in the device's names table).
+    async fn prepare(&mut self, deadline: Option<Instant>) -> Result<(), DriverError> {
+        if self.cfg.outlets.is_empty() {
+            return Err(DriverError::new(
+                ErrorKind::Config,
+                Stage::Authenticate,
+                "no outlet is given (the plug or outlets setting)",
+            ));
+        }
+        for i in 0..self.cfg.outlets.len() {
+            if self.resolved[i].is_some() {
+                continue;
+            }
+            let spec = self.cfg.outlets[i].clone();
+            let label = self.cfg.outlet_label(i);
+            let pdu_label = self.cfg.pdus[spec.pdu].label.clone();
+            let conn = self.conn(spec.pdu, deadline).await?;
+            let v = conn.variant.clone();
+            let r = match &spec.plug {
+                Plug::Number { switch, outlet } => Resolved {
+                    switch: if v.has_switches() {
+                        switch.unwrap_or(1)
+                    } else {
+                        1
+                    },
+                    outlet: i64::from(*outlet),
+                },
+                Plug::Name(name) => {
+                    let Some(root) = v.names.clone() else {
+                        return Err(DriverError::new(
+                            ErrorKind::Config,
+                            Stage::Authenticate,
+                            format!("outlet '{label}': PDU {pdu_label} ({}) has no names table; give the outlet number", v.label),
+                        ));
+                    };
+                    let table = conn
+                        .client
+                        .walk(&root, Stage::Authenticate, deadline)
+                        .await?;
+                    let found = table.iter().find_map(|vb| {
+                        let text = vb.value.to_text();
+                        if text.trim_matches('"') != name {
+                            return None;
+                        }
+                        let (sw, idx) = v.names_index.match_suffix(&vb.oid.0[root.0.len()..])?;
+                        Some(Resolved {
+                            switch: sw,
+                            outlet: i64::from(idx) - v.index_offset,
+                        })
+                    });
+                    found.ok_or_else(|| {
+                        DriverError::new(
+                            ErrorKind::Config,
+                            Stage::Authenticate,
+                            format!("Can't find port with name {name} on PDU {pdu_label}"),
+                        )
+                    })?
+                }
+            };
+            self.resolved[i] = Some(r);
+        }
+        Ok(())
+    }
+
+    fn oid(v: &Variant, which: Which, r: Resolved) -> Option<Oid> {
+        let idx = r.outlet + v.index_offset;
+        match which {
+            Which::Status => v.status.render(r.switch, idx),
+            Which::Control => v.control.render(r.switch, idx + v.control_offset),
+            Which::Load => v.load.as_ref()?.render(r.switch, idx),
+        }
+    }
+
+    /// Reads one template for every outlet, PDU by PDU: `(outlet index, value)`.
+    async fn read_all(
+        &mut self,
+        which: Which,
+        stage: Stage,
+        deadline: Option<Instant>,
+    ) -> Result<Vec<(usize, Value)>, DriverError> {
+        self.prepare(deadline).await?;
+        let mut out = Vec::with_capacity(self.cfg.outlets.len());
+        for pdu in 0..self.cfg.pdus.len() {
+            let mine: Vec<usize> = (0..self.cfg.outlets.len())
+                .filter(|&i| self.cfg.outlets[i].pdu == pdu)
+                .collect();
+            if mine.is_empty() {
+                continue;
+            }
+            let labels: Vec<String> = mine.iter().map(|&i| self.cfg.outlet_label(i)).collect();
+            let resolved: Vec<Resolved> = mine.iter().filter_map(|&i| self.resolved[i]).collect();
+            let conn = self.conn(pdu, deadline).await?;
+            let v = conn.variant.clone();
+            let mut oids = Vec::with_capacity(mine.len());
+            for (k, r) in resolved.iter().enumerate() {
+                oids.push(Self::oid(&v, which, *r).ok_or_else(|| {
+                    DriverError::new(
+                        ErrorKind::Config,
+                        stage,
+                        format!(
+                            "outlet {} has no OID on {} (index out of range)",
+                            labels[k], v.label
+                        ),
+                    )
+                })?);
+            }
+            for (chunk_no, chunk) in oids.chunks(BATCH).enumerate() {
+                let vbs = conn
+                    .client
+                    .get(chunk, stage, deadline)
+                    .await
+                    .map_err(|mut e| {
+                        if e.kind == ErrorKind::DeviceError {
+                            e.message = format!("outlet(s) {}: {}", labels.join(", "), e.message);
+                        }
+                        e
+                    })?;
+                for (k, vb) in vbs.into_iter().enumerate() {
+                    out.push((mine[chunk_no * BATCH + k], vb.value));
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    fn state_of(&self, v: &Variant, i: usize, value: &Value) -> Result<PowerState, DriverError> {
+        match value.as_int() {
+            Some(x) if x == v.state_on => Ok(PowerState::On),
+            Some(x) if x == v.state_off => Ok(PowerState::Off),
+            _ => Err(DriverError::new(
+                ErrorKind::StatusUnreadable,
+                Stage::Status,
+                format!(
+                    "outlet {} reads '{}', neither on ({}) nor off ({})",
+                    self.cfg.outlet_label(i),
+                    value.to_text(),
+                    v.state_on,
+                    v.state_off
+                ),
+            )),
+        }
+    }
+
+    fn variant_of(&self, outlet: usize) -> Option<Arc<Variant>> {
+        self.conns[self.cfg.outlets[outlet].pdu]
+            .as_ref()
+            .map(|c| c.variant.clone())
+    }
+
+    /// Every outlet on PDU `pdu` with its name and state (for `list`).
+    pub async fn list(
+        &mut self,
+        pdu: usize,
+        deadline: Option<Instant>,
+    ) -> Result<Vec<OutletEntry>, DriverError> {
+        let conn = self.conn(pdu, deadline).await?;
+        let v = conn.variant.clone();
+        let Some(root) = v.names.clone() else {
+            return Err(DriverError::new(
+                ErrorKind::Unsupported,
+                Stage::Status,
+                format!("{} has no outlet names table to list", v.label),
+            ));
+        };
+        let table = conn.client.walk(&root, Stage::Status, deadline).await?;
+        let mut entries = Vec::new();
+        let mut status_oids = Vec::new();
+        for vb in table {
+            let Some((sw, idx)) = v.names_index.match_suffix(&vb.oid.0[root.0.len()..]) else {
+                continue;
+            };
+            let text = vb.value.to_text();
+            if v.absent_value.as_deref() == Some(text.as_str()) {
+                continue;
+            }
+            let number = i64::from(idx) - v.index_offset;
+            let id = if v.has_switches() {
+                format!("{sw}:{number}")
+            } else {
+                number.to_string()
+            };
+            let alias = match v.alias {
+                Alias::Value => text.trim_matches('"').to_string(),
+                Alias::Number => number.to_string(),
+            };
+            if let Some(o) = v.status.render(sw, i64::from(idx)) {
+                status_oids.push((entries.len(), o));
+            }
+            entries.push(OutletEntry {
+                id,
+                alias,
+                state: None,
+            });
+        }
+        for chunk in status_oids.chunks(BATCH) {
+            let oids: Vec<Oid> = chunk.iter().map(|(_, o)| o.clone()).collect();
+            // One unreadable state must not hide the listing: read one by
+            // one if the batch fails, and leave UNKNOWN where it fails.
+            match conn.client.get(&oids, Stage::Status, deadline).await {
+                Ok(vbs) => {
+                    for ((k, _), vb) in chunk.iter().zip(vbs) {
+                        entries[*k].state = state_value(&v, &vb.value);
+                    }
+                }
+                Err(e) if e.kind == ErrorKind::DeviceError => {
+                    for (k, o) in chunk {
+                        if let Ok(vbs) = conn
+                            .client
+                            .get(std::slice::from_ref(o), Stage::Status, deadline)
+                            .await
+                        {
+                            entries[*k].state =
+                                vbs.first().and_then(|vb| state_value(&v, &vb.value));
+                        }
+                    }
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(entries)
+    }
+
+    async fn switch_all(
+        &mut self,
+        command: PowerCommand,
+        deadline: Option<Instant>,
+    ) -> Result<(), DriverError> {
+        self.prepare(deadline).await?;
+        let mut first_err: Option<DriverError> = None;
+        for pdu in 0..self.cfg.pdus.len() {
+            let mine: Vec<usize> = (0..self.cfg.outlets.len())
+                .filter(|&i| self.cfg.outlets[i].pdu == pdu)
+                .collect();
+            if mine.is_empty() {
+                continue;
+            }
+            let labels: Vec<String> = mine.iter().map(|&i| self.cfg.outlet_label(i)).collect();
+            let resolved: Vec<Resolved> = mine.iter().filter_map(|&i| self.resolved[i]).collect();
+            let result = async {
+                let conn = self.conn(pdu, deadline).await?;
+                let v = conn.variant.clone();
+                let value = match command {
+                    PowerCommand::Off => v.turn_off,
+                    _ => v.turn_on,
+                };
+                let mut vbs = Vec::with_capacity(resolved.len());
+                for (k, r) in resolved.iter().enumerate() {
+                    let oid = Self::oid(&v, Which::Control, *r).ok_or_else(|| {
+                        DriverError::new(
+                            ErrorKind::Config,
+                            Stage::Command,
+                            format!("outlet {} has no control OID", labels[k]),
+                        )
+                    })?;
+                    vbs.push(VarBind {
+                        oid,
+                        value: Value::Integer(value),
+                    });
+                }
+                conn.client
+                    .set(vbs, Stage::Command, deadline)
+                    .await
+                    .map_err(|mut e| {
+                        e.message = format!("outlet(s) {}: {}", labels.join(", "), e.message);
+                        e
+                    })
+            }
+            .await;
+            // Keep going: the other PDUs' outlets are switched even when one
+            // PDU fails, and the first failure is reported.
+            if let Err(e) = result {
+                first_err.get_or_insert(e);
+            }
+        }
+        match first_err {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Which {
+    Status,
+    Control,
+    Load,
+}
+
+fn state_value(v: &Variant, value: &Value) -> Option<PowerState> {
+    match value.as_int() {
+        Some(x) if x == v.state_on => Some(PowerState::On),
+        Some(x) if x == v.state_off => Some(PowerState::Off),
+        _ => None,
+    }
+}
+
+impl PowerDriver for SnmpDriver {
+    async fn connect(&mut self, deadline: Option<Instant>) -> Result<String, DriverError> {
+        self.prepare(deadline).await?;
+        let mut parts = Vec::new();
+        for (i, c) in self.conns.iter().enumerate() {
+            if let Some(c) = c {
+                parts.push(format!(
+                    "{} ({}): {}",
+                    self.cfg.pdus[i].label,
+                    c.variant.label,
+                    c.client.describe()
+                ));
+            }
+        }
+        let outlets: Vec<String> = (0..self.cfg.outlets.len())
+            .map(|i| self.cfg.outlet_label(i))
+            .collect();
+        Ok(format!(
+            "{}; outlets {}",
+            parts.join("; "),
+            outlets.join(", ")
+        ))
+    }
+
+    async fn status(&mut self, deadline: Option<Instant>) -> Result<PowerState, DriverError> {
+        let values = self
+            .read_all(Which::Status, Stage::Status, deadline)
+            .await?;
+        let mut any_on = false;
+        for (i, value) in values {
+            let v = self.variant_of(i).ok_or_else(|| {
+                DriverError::new(ErrorKind::Protocol, Stage::Status, "no session")
+            })?;
+            let s = self.state_of(&v, i, &value)?;
+            self.last[i] = Some(s);
+            any_on |= s == PowerState::On;
+        }
+        Ok(if any_on {
+            PowerState::On
+        } else {
+            PowerState::Off
+        })
+    }
+
+    async fn command(
+        &mut self,
+        command: PowerCommand,
+        deadline: Option<Instant>,
+    ) -> Result<(), DriverError> {
+        match command {
+            PowerCommand::Off | PowerCommand::On => self.switch_all(command, deadline).await,
+            other => Err(DriverError::new(
+                ErrorKind::Unsupported,
+                Stage::Command,
+                format!(
+                    "a PDU outlet has no '{other}' command fencekit can confirm (use off and on)"
+                ),
+            )),
+        }
+    }
+
+    async fn power_reading(
+        &mut self,
+        deadline: Option<Instant>,
+    ) -> Result<Option<PowerReading>, DriverError> {
+        self.prepare(deadline).await?;
+        for i in 0..self.cfg.outlets.len() {
+            if self.variant_of(i).is_none_or(|v| v.load.is_none()) {
+                return Ok(None);
+            }
+        }
+        let values = self.read_all(Which::Load, Stage::Status, deadline).await?;
+        let mut total = 0.0;
+        let mut parts = Vec::new();
+        for (i, value) in values {
+            let v = self.variant_of(i).ok_or_else(|| {
+                DriverError::new(ErrorKind::Protocol, Stage::Status, "no session")
+            })?;
+            let Some(raw) = value.as_int() else {
+                return Err(DriverError::new(
+                    ErrorKind::StatusUnreadable,
+                    Stage::Status,
+                    format!(
+                        "outlet {} load reads '{}', not a number",
+                        self.cfg.outlet_label(i),
+                        value.to_text()
+                    ),
+                ));
+            };
+            let w = raw as f64 * v.load_scale;
+            total += w;
+            parts.push(format!("{} {w} W", self.cfg.outlet_label(i)));
+        }
+        Ok(Some(PowerReading {
+            watts: total,
+            source: format!("snmp outlet load ({})", parts.join(", ")),
+        }))
+    }
+
+    fn state_detail(&self) -> Option<String> {
+        let on: Vec<String> = (0..self.cfg.outlets.len())
+            .filter(|&i| self.last[i] == Some(PowerState::On))
+            .map(|i| self.cfg.outlet_label(i))
+            .collect();
+        if on.is_empty() {
+            return None;
+        }
+        Some(format!("outlet(s) still on: {}", on.join(", ")))
+    }
+
+    async fn close(&mut self) {
+        // UDP has no session to close; dropping the sockets is enough.
+        let total = self.stats();
+        for c in &mut self.conns {
+            *c = None;
+        }
+        self.spent = total;
+        self.resolved.iter_mut().for_each(|r| *r = None);
+    }
+}

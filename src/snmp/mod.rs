@@ -1,0 +1,20 @@
+//! SNMP v1, v2c and v3 (USM) for switched PDUs: a channel that does not go
+//! through the node's BMC.
+//!
+//! * [`ber`] and [`message`]: the codec (bytes ↔ typed messages, no I/O);
+//! * [`usm`]: keys, HMAC authentication and privacy (RFC 3414, 3826, 7860);
+//! * [`session`]: the client state machine (discovery, time window, ids), no I/O;
+//! * [`transport`] and [`client`]: tokio UDP, retransmission inside deadlines;
+//! * [`profile`]: PDU profiles as data (`agents/pdu/*.toml`);
+//! * [`config`] and [`driver`]: the engine's [`crate::engine::driver::PowerDriver`]
+//!   for one or several outlets on one or several PDUs.
+
+pub mod ber;
+pub mod client;
+pub mod config;
+pub mod driver;
+pub mod message;
+pub mod profile;
+pub mod session;
+pub mod transport;
+pub mod usm;

@@ -1,0 +1,110 @@
+//! UDP transport for SNMP: one connected socket per agent, bounded waits.
+//!
+//! A connected socket only delivers datagrams from the agent's address, so
+//! the session never sees anyone else's. Resolution is bounded by the
+//! deadline too. The transport decides nothing about content.
+
+use crate::engine::error::{DriverError, ErrorKind, Stage};
+use std::io;
+use std::net::SocketAddr;
+use std::time::Instant;
+use tokio::net::UdpSocket;
+
+/// Largest datagram accepted (the largest UDP payload).
+const MAX_DATAGRAM: usize = 65_535;
+
+/// What a bounded receive found.
+#[derive(Debug)]
+pub enum Received {
+    /// A datagram from the agent's address.
+    Datagram(Vec<u8>),
+    /// Nothing before the wait ended.
+    Nothing,
+    /// The network reported the port unreachable (ICMP).
+    Refused,
+}
+
+/// A socket connected to one agent.
+pub struct Transport {
+    sock: UdpSocket,
+    peer: SocketAddr,
+    buf: Vec<u8>,
+    /// Datagrams sent, retransmissions included.
+    pub sent: u32,
+    /// Datagrams received from the agent's address.
+    pub received: u32,
+}
+
+impl Transport {
+    /// Resolves `host` and connects a UDP socket to it, within `deadline`.
+    pub async fn connect(
+        host: &str,
+        port: u16,
+        deadline: Option<Instant>,
+    ) -> Result<Self, DriverError> {
+        let unreachable =
+            |m: String| DriverError::new(ErrorKind::Unreachable, Stage::Authenticate, m);
+        let lookup = tokio::net::lookup_host((host, port));
+        let found = match deadline {
+            Some(d) => tokio::time::timeout_at(d.into(), lookup)
+                .await
+                .map_err(|_| {
+                    DriverError::new(
+                        ErrorKind::Timeout,
+                        Stage::Authenticate,
+                        format!("resolving {host} took longer than the deadline"),
+                    )
+                })?,
+            None => lookup.await,
+        };
+        let peer = found
+            .map_err(|e| unreachable(format!("cannot resolve {host}: {e}")))?
+            .next()
+            .ok_or_else(|| unreachable(format!("{host} resolves to no address")))?;
+        let local = if peer.is_ipv4() {
+            SocketAddr::from(([0, 0, 0, 0], 0))
+        } else {
+            SocketAddr::from(([0u16; 8], 0))
+        };
+        let sock = UdpSocket::bind(local)
+            .await
+            .map_err(|e| unreachable(format!("cannot open a UDP socket: {e}")))?;
+        sock.connect(peer)
+            .await
+            .map_err(|e| unreachable(format!("cannot reach {peer}: {e}")))?;
+        Ok(Transport {
+            sock,
+            peer,
+            buf: vec![0; MAX_DATAGRAM],
+            sent: 0,
+            received: 0,
+        })
+    }
+
+    /// The agent's address.
+    pub fn peer(&self) -> SocketAddr {
+        self.peer
+    }
+
+    /// Sends one datagram; errors surface as `Refused` on the next receive.
+    pub async fn send(&mut self, d: &[u8]) {
+        self.sent += 1;
+        let _ = self.sock.send(d).await;
+    }
+
+    /// Waits for one datagram until `until`.
+    pub async fn recv_until(&mut self, until: Instant) -> Received {
+        let now = Instant::now();
+        if until <= now {
+            return Received::Nothing;
+        }
+        match tokio::time::timeout(until - now, self.sock.recv(&mut self.buf)).await {
+            Ok(Ok(n)) => {
+                self.received += 1;
+                Received::Datagram(self.buf[..n].to_vec())
+            }
+            Ok(Err(e)) if e.kind() == io::ErrorKind::ConnectionRefused => Received::Refused,
+            Ok(Err(_)) | Err(_) => Received::Nothing,
+        }
+    }
+}

@@ -1,0 +1,170 @@
+#!/usr/bin/python3
+"""A simulated switched PDU for net-snmp's snmpd, through pass_persist.
+
+usage (in snmpd.conf):  pass_persist .1.3.6.1.4.1.318 /usr/bin/python3 snmp_pdu.py RUNDIR apc
+                        pass_persist .1.3.6.1.4.1.534 /usr/bin/python3 snmp_pdu.py RUNDIR eaton
+
+State lives in RUNDIR/state.json and is re-read on every request, so a test
+can change it between requests:
+  {"outlets": N, "on": [1, 2, ...], "watts": 120, "refuse": [5], "names": {"3": "db01"}}
+  - "on":     outlets that have power;
+  - "refuse": outlets that accept a command but do not switch (a stuck relay);
+  - "watts":  load of an outlet that is on (0 when off).
+Every set is appended to RUNDIR/ops.log as "OID VALUE".
+
+MIB served (facts from PowerNet-MIB and EATON-EPDU-MIB as fence-agents uses them):
+  apc:   rPDUOutletControlOutletCommand .318.1.1.12.3.3.1.1.4.N  (read: 1 on / 2 off; write 1 on, 2 off)
+         rPDUOutletStatusOutletName     .318.1.1.12.3.5.1.1.2.N
+         rPDUOutletStatusOutletState    .318.1.1.12.3.5.1.1.4.N  (1 on / 2 off)
+         rPDU2OutletMeteredStatusPower  .318.1.1.26.9.4.3.1.7.N  (watts)
+         sPDUOutletCtl                  .318.1.1.4.4.2.1.3.N     (1 on / 2 off, writable)
+         sPDUOutletCtlName              .318.1.1.4.4.2.1.4.N
+  eaton: Managed ePDU outlet table      .534.6.6.6.1.2.2.1.{1,3}.I  (I = outlet - 1; 3: 1 on / 0 off, writable)
+"""
+import json
+import os
+import sys
+
+RUN = sys.argv[1]
+KIND = sys.argv[2] if len(sys.argv) > 2 else "apc"
+STATE = os.path.join(RUN, "state.json")
+OPS = os.path.join(RUN, "ops.log")
+
+
+def load():
+    with open(STATE) as f:
+        return json.load(f)
+
+
+def save(st):
+    tmp = STATE + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(st, f)
+    os.replace(tmp, STATE)
+
+
+def oid_key(oid):
+    return tuple(int(x) for x in oid.strip(".").split(".") if x)
+
+
+def table(st):
+    """{oid tuple: (type, value, writer)}; writer(st, value) -> error or None."""
+    n = st["outlets"]
+    on = set(st["on"])
+    names = st.get("names", {})
+    t = {}
+
+    def switch(i, want_on):
+        def w(st, value):
+            if i in st.get("refuse", []):
+                return None
+            cur = set(st["on"])
+            if want_on(value):
+                cur.add(i)
+            else:
+                cur.discard(i)
+            st["on"] = sorted(cur)
+            return None
+        return w
+
+    if KIND == "apc":
+        b = (1, 3, 6, 1, 4, 1, 318)
+        for i in range(1, n + 1):
+            state = 1 if i in on else 2
+            name = names.get(str(i), "node%02d" % i)
+
+            def writer(i=i):
+                inner = switch(i, lambda v: v == 1)
+
+                def w(st, value):
+                    if value not in (1, 2):
+                        return "wrong-value"
+                    return inner(st, value)
+                return w
+            t[b + (1, 1, 12, 3, 3, 1, 1, 4, i)] = ("integer", state, writer())
+            t[b + (1, 1, 12, 3, 5, 1, 1, 2, i)] = ("string", name, None)
+            t[b + (1, 1, 12, 3, 5, 1, 1, 4, i)] = ("integer", state, None)
+            t[b + (1, 1, 26, 9, 4, 3, 1, 7, i)] = ("integer", st.get("watts", 120) if i in on else 0, None)
+            t[b + (1, 1, 4, 4, 2, 1, 3, i)] = ("integer", state, writer())
+            t[b + (1, 1, 4, 4, 2, 1, 4, i)] = ("string", name, None)
+    else:
+        b = (1, 3, 6, 1, 4, 1, 534, 6, 6, 6, 1, 2, 2, 1)
+        for i in range(1, n + 1):
+            idx = i - 1
+            state = 1 if i in on else 0
+
+            def writer(i=i):
+                inner = switch(i, lambda v: v == 1)
+
+                def w(st, value):
+                    if value not in (0, 1):
+                        return "wrong-value"
+                    return inner(st, value)
+                return w
+            t[b + (1, idx)] = ("integer", idx, None)
+            t[b + (3, idx)] = ("integer", state, writer())
+    return t
+
+
+def dotted(k):
+    return "." + ".".join(str(x) for x in k)
+
+
+def answer(lines):
+    sys.stdout.write("\n".join(lines) + "\n")
+    sys.stdout.flush()
+
+
+def main():
+    while True:
+        cmd = sys.stdin.readline()
+        if not cmd:
+            return
+        cmd = cmd.strip()
+        if cmd == "PING":
+            answer(["PONG"])
+        elif cmd in ("get", "getnext"):
+            key = oid_key(sys.stdin.readline())
+            t = table(load())
+            if cmd == "get":
+                hit = key if key in t else None
+            else:
+                later = [k for k in t if k > key]
+                hit = min(later) if later else None
+            if hit is None:
+                answer(["NONE"])
+            else:
+                typ, val, _ = t[hit]
+                answer([dotted(hit), typ, str(val)])
+        elif cmd == "set":
+            key = oid_key(sys.stdin.readline())
+            typ_val = sys.stdin.readline().strip().split(None, 1)
+            st = load()
+            t = table(st)
+            if key not in t or t[key][2] is None:
+                answer(["not-writable"])
+                continue
+            if typ_val[0] != "integer":
+                answer(["wrong-type"])
+                continue
+            try:
+                value = int(typ_val[1])
+            except (IndexError, ValueError):
+                answer(["wrong-value"])
+                continue
+            err = t[key][2](st, value)
+            if err:
+                answer([err])
+                continue
+            save(st)
+            with open(OPS, "a") as f:
+                f.write("%s %d\n" % (dotted(key), value))
+            answer(["DONE"])
+        elif cmd == "":
+            continue
+        else:
+            answer(["NONE"])
+
+
+if __name__ == "__main__":
+    main()
