@@ -638,10 +638,13 @@ impl Inventory {
                     let blind = matches!(kind.as_deref(), Some("manual" | "snmp"));
                     if blind && (merged.uuid.is_some() || merged.serial.is_some()) {
                         return Err(ctx(format!(
-                            "fence method {}: a {} method has no device that could report \
-                             an identity (pin the node instead)",
+                            "fence method {}: {} has no device that could report an \
+                             identity (pin the node instead)",
                             k + 1,
-                            kind.as_deref().unwrap_or("")
+                            match kind.as_deref() {
+                                Some("snmp") => "a PDU outlet",
+                                _ => "a manual method",
+                            }
                         )));
                     }
                     // The node's pin applies to every method with a device,
@@ -862,7 +865,8 @@ probe_ports = [5432]
             "[[node]]\nname = \"a\"\nuuid = \"{}\"\nserial = \"S1\"\n\
              [[node.fence]]\nendpoint = \"ipmi://h\"\n\
              [[node.fence]]\nendpoint = \"redfish://h\"\nuuid = \"{U2}\"\n\
-             [[node.fence]]\ndriver = \"manual\"\n",
+             [[node.fence]]\ndriver = \"manual\"\n\
+             [[node.fence]]\nendpoint = \"snmp://p\"\noutlets = [\"7\"]\n",
             U1.to_uppercase()
         );
         let inv = Inventory::parse(&text, Path::new("i.toml")).unwrap();
@@ -912,6 +916,7 @@ probe_ports = [5432]
             (format!("[[node]]\nname = \"a\"\n{fence}[identity.b]\nuuid = \"{U1}\"\n"), "no node 'b'"),
             (format!("[[node]]\nname = \"a\"\n{fence}[identity.a]\nuid = \"{U1}\"\n"), "uid"),
             (format!("[[node]]\nname = \"a\"\n[[node.fence]]\ndriver = \"manual\"\nuuid = \"{U1}\"\n"), "manual method"),
+            (format!("[[node]]\nname = \"a\"\n[[node.fence]]\nendpoint = \"snmp://p\"\noutlets = [\"7\"]\nuuid = \"{U1}\"\n"), "a PDU outlet has no device"),
             (format!("[[node]]\nname = \"a\"\n{fence}[node.ssh]\nendpoint = \"ssh://u@a/host\"\nuuid = \"{U1}\"\n"), "[node.ssh]"),
         ];
         for (text, want) in cases {
