@@ -64,7 +64,7 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l password-en
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -s S -l password-script -d 'Run this command (sh -c) and use its output as the password' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -s C -l cipher -d 'RMCP+ cipher suite: auto (prefer 17), 3 or 17' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -s L -l privlvl -d 'Session privilege level' -r
-complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l ipmi-version -d 'IPMI version: 2.0 (RMCP+, default) or 1.5 (legacy BMCs)' -r -f -a "2.0\t'RMCP+ (lanplus)'
+complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l ipmi-version -d 'IPMI version: 2.0 (RMCP+, the default) or 1.5 (legacy BMCs); --auth alone implies 1.5' -r -f -a "2.0\t'RMCP+ (lanplus)'
 1.5\t'IPMI 1.5 (lan)'"
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -s A -l auth -d 'IPMI 1.5 authentication type (md5, password, none); implies --ipmi-version 1.5' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l hexadecimal-kg -d 'BMC key K_g in hexadecimal' -r
@@ -124,7 +124,7 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l password-env -d
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -s S -l password-script -d 'Run this command (sh -c) and use its output as the password' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -s C -l cipher -d 'RMCP+ cipher suite: auto (prefer 17), 3 or 17' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -s L -l privlvl -d 'Session privilege level' -r
-complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l ipmi-version -d 'IPMI version: 2.0 (RMCP+, default) or 1.5 (legacy BMCs)' -r -f -a "2.0\t'RMCP+ (lanplus)'
+complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l ipmi-version -d 'IPMI version: 2.0 (RMCP+, the default) or 1.5 (legacy BMCs); --auth alone implies 1.5' -r -f -a "2.0\t'RMCP+ (lanplus)'
 1.5\t'IPMI 1.5 (lan)'"
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -s A -l auth -d 'IPMI 1.5 authentication type (md5, password, none); implies --ipmi-version 1.5' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l hexadecimal-kg -d 'BMC key K_g in hexadecimal' -r
@@ -184,7 +184,7 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l password-env -
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -s S -l password-script -d 'Run this command (sh -c) and use its output as the password' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -s C -l cipher -d 'RMCP+ cipher suite: auto (prefer 17), 3 or 17' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -s L -l privlvl -d 'Session privilege level' -r
-complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l ipmi-version -d 'IPMI version: 2.0 (RMCP+, default) or 1.5 (legacy BMCs)' -r -f -a "2.0\t'RMCP+ (lanplus)'
+complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l ipmi-version -d 'IPMI version: 2.0 (RMCP+, the default) or 1.5 (legacy BMCs); --auth alone implies 1.5' -r -f -a "2.0\t'RMCP+ (lanplus)'
 1.5\t'IPMI 1.5 (lan)'"
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -s A -l auth -d 'IPMI 1.5 authentication type (md5, password, none); implies --ipmi-version 1.5' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l hexadecimal-kg -d 'BMC key K_g in hexadecimal' -r
@@ -254,7 +254,7 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l password-en
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -s S -l password-script -d 'Run this command (sh -c) and use its output as the password' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -s C -l cipher -d 'RMCP+ cipher suite: auto (prefer 17), 3 or 17' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -s L -l privlvl -d 'Session privilege level' -r
-complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l ipmi-version -d 'IPMI version: 2.0 (RMCP+, default) or 1.5 (legacy BMCs)' -r -f -a "2.0\t'RMCP+ (lanplus)'
+complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l ipmi-version -d 'IPMI version: 2.0 (RMCP+, the default) or 1.5 (legacy BMCs); --auth alone implies 1.5' -r -f -a "2.0\t'RMCP+ (lanplus)'
 1.5\t'IPMI 1.5 (lan)'"
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -s A -l auth -d 'IPMI 1.5 authentication type (md5, password, none); implies --ipmi-version 1.5' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l hexadecimal-kg -d 'BMC key K_g in hexadecimal' -r
@@ -324,7 +324,7 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l password-e
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -s S -l password-script -d 'Run this command (sh -c) and use its output as the password' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -s C -l cipher -d 'RMCP+ cipher suite: auto (prefer 17), 3 or 17' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -s L -l privlvl -d 'Session privilege level' -r
-complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l ipmi-version -d 'IPMI version: 2.0 (RMCP+, default) or 1.5 (legacy BMCs)' -r -f -a "2.0\t'RMCP+ (lanplus)'
+complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l ipmi-version -d 'IPMI version: 2.0 (RMCP+, the default) or 1.5 (legacy BMCs); --auth alone implies 1.5' -r -f -a "2.0\t'RMCP+ (lanplus)'
 1.5\t'IPMI 1.5 (lan)'"
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -s A -l auth -d 'IPMI 1.5 authentication type (md5, password, none); implies --ipmi-version 1.5' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l hexadecimal-kg -d 'BMC key K_g in hexadecimal' -r
@@ -384,7 +384,7 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l password-en
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -s S -l password-script -d 'Run this command (sh -c) and use its output as the password' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -s C -l cipher -d 'RMCP+ cipher suite: auto (prefer 17), 3 or 17' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -s L -l privlvl -d 'Session privilege level' -r
-complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l ipmi-version -d 'IPMI version: 2.0 (RMCP+, default) or 1.5 (legacy BMCs)' -r -f -a "2.0\t'RMCP+ (lanplus)'
+complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l ipmi-version -d 'IPMI version: 2.0 (RMCP+, the default) or 1.5 (legacy BMCs); --auth alone implies 1.5' -r -f -a "2.0\t'RMCP+ (lanplus)'
 1.5\t'IPMI 1.5 (lan)'"
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -s A -l auth -d 'IPMI 1.5 authentication type (md5, password, none); implies --ipmi-version 1.5' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l hexadecimal-kg -d 'BMC key K_g in hexadecimal' -r
@@ -452,7 +452,7 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l password-env
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -s S -l password-script -d 'Run this command (sh -c) and use its output as the password' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -s C -l cipher -d 'RMCP+ cipher suite: auto (prefer 17), 3 or 17' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -s L -l privlvl -d 'Session privilege level' -r
-complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l ipmi-version -d 'IPMI version: 2.0 (RMCP+, default) or 1.5 (legacy BMCs)' -r -f -a "2.0\t'RMCP+ (lanplus)'
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l ipmi-version -d 'IPMI version: 2.0 (RMCP+, the default) or 1.5 (legacy BMCs); --auth alone implies 1.5' -r -f -a "2.0\t'RMCP+ (lanplus)'
 1.5\t'IPMI 1.5 (lan)'"
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -s A -l auth -d 'IPMI 1.5 authentication type (md5, password, none); implies --ipmi-version 1.5' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l hexadecimal-kg -d 'BMC key K_g in hexadecimal' -r
@@ -513,7 +513,7 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l password-env 
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -s S -l password-script -d 'Run this command (sh -c) and use its output as the password' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -s C -l cipher -d 'RMCP+ cipher suite: auto (prefer 17), 3 or 17' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -s L -l privlvl -d 'Session privilege level' -r
-complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l ipmi-version -d 'IPMI version: 2.0 (RMCP+, default) or 1.5 (legacy BMCs)' -r -f -a "2.0\t'RMCP+ (lanplus)'
+complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l ipmi-version -d 'IPMI version: 2.0 (RMCP+, the default) or 1.5 (legacy BMCs); --auth alone implies 1.5' -r -f -a "2.0\t'RMCP+ (lanplus)'
 1.5\t'IPMI 1.5 (lan)'"
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -s A -l auth -d 'IPMI 1.5 authentication type (md5, password, none); implies --ipmi-version 1.5' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l hexadecimal-kg -d 'BMC key K_g in hexadecimal' -r
@@ -573,7 +573,7 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand ack" -l by -d 'Who ack
 complete -c fencekit -n "__fish_fencekit_using_subcommand ack" -s h -l help -d 'Print help'
 complete -c fencekit -n "__fish_fencekit_using_subcommand ack" -s V -l version -d 'Print version'
 complete -c fencekit -n "__fish_fencekit_using_subcommand lab" -l nodes -d 'Number of simulated BMCs' -r
-complete -c fencekit -n "__fish_fencekit_using_subcommand lab" -l bind -d 'Loopback address to serve on' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand lab" -l bind -d 'Loopback address of node01\'s BMC; node N gets this address + N-1 (every simulated BMC has an address of its own, as real ones do)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand lab" -l ipmi-port-base -d 'First UDP port (node N gets base+N-1); 0 picks free ports' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand lab" -l username -d 'User name the BMCs accept' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand lab" -l password -d 'Password the BMCs accept' -r

@@ -40,3 +40,26 @@ pub const TABLE: &[(i32, &str)] = &[
         "usage error: bad option, unknown target, unreadable input; or beyond --max-fence (nothing contacted)",
     ),
 ];
+
+/// The `Exit status:` block of `fencekit --help`, generated from [`TABLE`]
+/// (so the help, the man page and the constants cannot drift apart).
+pub fn help_text() -> String {
+    let mut s = String::from("Exit status:");
+    for (code, text) in TABLE {
+        s.push_str(&format!("\n  {code:<3} {text}"));
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_help_lists_every_code_once() {
+        let h = super::help_text();
+        assert!(h.starts_with("Exit status:\n  0   every target"), "{h}");
+        for (code, text) in super::TABLE {
+            assert_eq!(h.matches(text).count(), 1, "{code}");
+        }
+        assert!(h.ends_with(&format!("64  {}", super::TABLE[4].1)), "{h}");
+    }
+}

@@ -35,11 +35,13 @@ pub mod fingerprint;
 pub mod fleet;
 pub mod ipmi;
 pub mod kdump;
+#[cfg(feature = "lab")]
 pub mod lab;
 pub mod lock;
 pub mod method;
 pub mod redfish;
 pub mod runtime;
+pub mod script;
 pub mod secret;
 pub mod snmp;
 pub mod ssh;

@@ -3,6 +3,8 @@
 //! Pacemaker and FAR run it: argv, stdin, stdout, stderr and exit code.
 //! Device actions run against the lab's simulated BMC, in this process.
 
+mod support;
+
 use fencekit::lab::bmc::{Bmc, Faults};
 use fencekit::lab::fleet::{Lab, LabSpec};
 use std::io::Write;
@@ -116,6 +118,7 @@ impl Out {
 
 /// A lab BMC running on its own thread for the test's duration.
 struct TestBmc {
+    ip: String,
     port: String,
     bmc: Bmc,
     stop: Option<std::sync::mpsc::Sender<()>>,
@@ -127,6 +130,7 @@ impl TestBmc {
         let spec = LabSpec {
             password: password.to_string(),
             faults,
+            bind: support::own_loopback().into(),
             ..LabSpec::default()
         };
         let (tx, rx) = std::sync::mpsc::channel();
@@ -138,15 +142,16 @@ impl TestBmc {
                 .unwrap();
             rt.block_on(async move {
                 let lab = Lab::start(&spec).await.unwrap();
-                tx.send((lab.nodes[0].addr().port(), lab.nodes[0].bmc().clone()))
+                tx.send((lab.nodes[0].addr(), lab.nodes[0].bmc().clone()))
                     .unwrap();
                 let _ = tokio::task::spawn_blocking(move || stop_rx.recv()).await;
                 drop(lab);
             });
         });
-        let (port, bmc) = rx.recv().unwrap();
+        let (addr, bmc) = rx.recv().unwrap();
         TestBmc {
-            port: port.to_string(),
+            ip: addr.ip().to_string(),
+            port: addr.port().to_string(),
             bmc,
             stop: Some(stop_tx),
             thread: Some(thread),
@@ -345,7 +350,7 @@ fn far_status_check_and_fencing_against_the_lab() {
             "--action",
             "status",
             "--ip",
-            "127.0.0.1",
+            &t.ip,
             "--ipport",
             p,
             "--username",
@@ -363,7 +368,7 @@ fn far_status_check_and_fencing_against_the_lab() {
             "--password=-dash".into(),
             "--lanplus".into(),
             "--action=off".into(),
-            "--ip=127.0.0.1".into(),
+            format!("--ip={}", t.ip),
             "--username=admin".into(),
             "--power-wait=0".into(),
         ],
@@ -371,7 +376,7 @@ fn far_status_check_and_fencing_against_the_lab() {
             "--username=admin".into(),
             "--power-wait=0".into(),
             "--action=reboot".into(),
-            "--ip=127.0.0.1".into(),
+            format!("--ip={}", t.ip),
             format!("--ipport={p}"),
             "--lanplus".into(),
             "--password=-dash".into(),
@@ -402,8 +407,8 @@ fn far_status_check_and_fencing_against_the_lab() {
 fn pacemaker_stdin_against_the_lab() {
     let t = TestBmc::start("secret", Faults::default());
     let base = format!(
-        "ipaddr=127.0.0.1\nipport={}\nlogin=admin\npasswd=secret\nlanplus=1\nnodename=node1\nplug=node1\npower_wait=0\n",
-        t.port
+        "ipaddr={}\nipport={}\nlogin=admin\npasswd=secret\nlanplus=1\nnodename=node1\nplug=node1\npower_wait=0\n",
+        t.ip, t.port
     );
     let pcmk = |action: &str| {
         agent("fence_ilo4")
@@ -428,7 +433,7 @@ fn failures_name_the_cause_but_never_the_password() {
     let o = agent("fence_ipmilanplus")
         .args(&[
             "-a",
-            "127.0.0.1",
+            &t.ip,
             "-u",
             &t.port,
             "-l",
@@ -468,7 +473,7 @@ fn an_unanswering_bmc_fails_after_power_timeout() {
     let o = agent("fence_ipmilanplus")
         .args(&[
             "-a",
-            "127.0.0.1",
+            &t.ip,
             "-u",
             &t.port,
             "-p",
@@ -498,7 +503,7 @@ fn delay_applies_to_off_even_when_the_device_is_unreachable() {
     let o = agent("fence_ipmilan")
         .args(&[
             "-a",
-            "127.0.0.1",
+            &t.ip,
             "-u",
             &t.port,
             "-o",
@@ -516,7 +521,7 @@ fn delay_applies_to_off_even_when_the_device_is_unreachable() {
     let o = agent("fence_ipmilan")
         .args(&[
             "-a",
-            "127.0.0.1",
+            &t.ip,
             "-u",
             &t.port,
             "-o",
@@ -542,7 +547,7 @@ fn sigterm_stops_cleanly_even_without_timeouts() {
         },
     );
     let mut child = agent("fence_ipmilanplus")
-        .args(&["-a", "127.0.0.1", "-u", &t.port, "-p", "lab", "-o", "off"])
+        .args(&["-a", &t.ip, "-u", &t.port, "-p", "lab", "-o", "off"])
         .env("PCMK_service", "pacemaker-fenced")
         .command()
         .stdin(Stdio::null())
@@ -587,6 +592,7 @@ fn fencekit_agent_name_is_the_same_as_argv0() {
 /// A lab Redfish service (HTTPS, self-signed certificate written to a file)
 /// running on its own thread for the test's duration.
 struct TestRedfish {
+    ip: String,
     port: String,
     bmc: Bmc,
     pem: PathBuf,
@@ -602,8 +608,10 @@ impl TestRedfish {
         use fencekit::lab::redfish::{LabRedfish, RedfishLabOptions};
         let dir = tempfile::tempdir().unwrap();
         let pem = dir.path().join("lab.pem");
+        let ip: std::net::IpAddr = support::own_loopback().into();
         let opts = RedfishLabOptions {
             cert_path: Some(pem.clone()),
+            cert_ip: Some(ip),
             ..Default::default()
         };
         let (tx, rx) = std::sync::mpsc::channel();
@@ -616,7 +624,7 @@ impl TestRedfish {
             rt.block_on(async move {
                 let bmc = Bmc::new(on, Faults::default());
                 let lab = std::sync::Arc::new(
-                    LabRedfish::start("127.0.0.1:0".parse().unwrap(), bmc.clone(), opts)
+                    LabRedfish::start(std::net::SocketAddr::new(ip, 0), bmc.clone(), opts)
                         .await
                         .unwrap(),
                 );
@@ -631,6 +639,7 @@ impl TestRedfish {
         let (port, bmc, fp, stats) = rx.recv().unwrap();
         let hex: Vec<String> = fp.iter().map(|b| format!("{b:02X}")).collect();
         TestRedfish {
+            ip: ip.to_string(),
             port: port.to_string(),
             bmc,
             pem,
@@ -737,7 +746,7 @@ fn redfish_against_the_lab_far_and_pacemaker_style() {
             "--action",
             "status",
             "--ip",
-            "127.0.0.1",
+            &t.ip,
             "--ipport",
             p,
             "--username",
@@ -754,7 +763,7 @@ fn redfish_against_the_lab_far_and_pacemaker_style() {
             "--password=lab",
             "--ssl-insecure",
             "--action=off",
-            &format!("--ip=127.0.0.1:{p}"),
+            &format!("--ip={}:{p}", t.ip),
             "--username=admin",
         ])
         .run()
@@ -764,8 +773,9 @@ fn redfish_against_the_lab_far_and_pacemaker_style() {
     let pcmk = |action: &str| {
         agent("fence_redfish")
             .stdin(&format!(
-                "action={action}\nipaddr=127.0.0.1\nipport={p}\nlogin=admin\npasswd=lab\n\
-                 ssl_insecure=0\nnodename=node1\nplug=node1\n"
+                "action={action}\nipaddr={}\nipport={p}\nlogin=admin\npasswd=lab\n\
+                 ssl_insecure=0\nnodename=node1\nplug=node1\n",
+                t.ip
             ))
             .env("PCMK_service", "pacemaker-fenced")
             .run()
@@ -787,16 +797,7 @@ fn redfish_against_the_lab_far_and_pacemaker_style() {
 fn redfish_certificates_are_verified_unless_told_otherwise() {
     let t = TestRedfish::start(true);
     let base = [
-        "-a",
-        "127.0.0.1",
-        "-u",
-        &t.port,
-        "-l",
-        "admin",
-        "-p",
-        "lab",
-        "-o",
-        "status",
+        "-a", &t.ip, "-u", &t.port, "-l", "admin", "-p", "lab", "-o", "status",
     ];
     let run = |extra: &[&str]| {
         let args: Vec<&str> = base.iter().copied().chain(extra.iter().copied()).collect();
@@ -822,7 +823,7 @@ fn redfish_failures_never_show_the_password() {
     let o = agent("fence_redfish")
         .args(&[
             "-a",
-            "127.0.0.1",
+            &t.ip,
             "-u",
             &t.port,
             "-l",
@@ -848,7 +849,7 @@ fn redfish_list_shows_the_systems() {
     let o = agent("fence_redfish")
         .args(&[
             "-a",
-            "127.0.0.1",
+            &t.ip,
             "-u",
             &t.port,
             "-l",

@@ -7,6 +7,8 @@
 //! `FENCEKIT_REQUIRE_PEERS=1`, which turns a skip into a failure. The
 //! structural checks below the schema run everywhere.
 
+mod support;
+
 use fencekit::agent::defs::{agent, defs};
 use fencekit::agent::metadata;
 use std::path::Path;
@@ -14,12 +16,7 @@ use std::process::Command;
 
 const RNG: &str = "/usr/share/cluster/relaxng/metadata.rng";
 
-fn skip(reason: &str) {
-    if std::env::var("FENCEKIT_REQUIRE_PEERS").is_ok_and(|v| v == "1") {
-        panic!("FENCEKIT_REQUIRE_PEERS=1 but {reason}");
-    }
-    eprintln!("skipped: {reason}");
-}
+use support::skip;
 
 fn names() -> Vec<&'static str> {
     defs().families.iter().flat_map(|f| f.names()).collect()

@@ -275,6 +275,10 @@ fn run_page(page: &str) {
                 }
             }
         }
+        // The documents name the lab's addresses (node N is 127.0.0.N).
+        if !args.iter().any(|a| a == "--bind") {
+            args.extend(["--bind".to_string(), "127.0.0.1".to_string()]);
+        }
         let refs: Vec<&str> = args.iter().map(String::as_str).collect();
         support::Lab::start(&refs)
     });

@@ -190,9 +190,9 @@ fn a_dead_first_level_falls_through_to_the_second() {
         format!(
             "[defaults]\nusername = \"admin\"\npassword_file = \"{pw}\"\n\
              [[node]]\nname = \"db1\"\n\
-             [[node.fence]]\nendpoint = \"ipmi://127.0.0.1:{}\"\n\
-             [[node.fence]]\nendpoint = \"ipmi://127.0.0.1:{}\"\ncipher = 3\n",
-            dead.port, good.port
+             [[node.fence]]\nendpoint = \"ipmi://{}:{}\"\n\
+             [[node.fence]]\nendpoint = \"ipmi://{}:{}\"\ncipher = 3\n",
+            dead.host, dead.port, good.host, good.port
         ),
     )
     .unwrap();
@@ -248,7 +248,11 @@ fn two_processes_on_one_bmc_are_serialised_and_the_second_finds_it_off() {
         c.spawn().unwrap()
     };
     let a = spawn();
-    std::thread::sleep(Duration::from_millis(100));
+    // Readiness: the first one holds the BMC's lock before the second starts.
+    let host = l.lab.nodes[0].host.clone();
+    assert!(support::eventually(Duration::from_secs(10), || {
+        support::bmc_lock_held(&host)
+    }));
     let b = spawn();
     let (a, b) = (a.wait_with_output().unwrap(), b.wait_with_output().unwrap());
     let out = |o: &std::process::Output| String::from_utf8_lossy(&o.stdout).to_string();
@@ -260,10 +264,6 @@ fn two_processes_on_one_bmc_are_serialised_and_the_second_finds_it_off() {
     );
     assert!(out(&a).contains("powered off (confirmed)"), "{}", out(&a));
     assert!(out(&b).contains("already off (confirmed)"), "{}", out(&b));
-    assert!(
-        d.join("fencekit").is_dir(),
-        "the lock lived under XDG_RUNTIME_DIR"
-    );
 }
 
 #[test]
@@ -452,12 +452,13 @@ fn two_agents_on_one_bmc_are_serialised_by_the_lock() {
     let l = lab_with_inventory(&["--nodes", "1", "--transition", "800ms", "--redfish", "none"]);
     let d = l.dir.path();
     let port = l.lab.nodes[0].port.to_string();
+    let host = l.lab.nodes[0].host.clone();
     let agent = d.join("fence_ipmilan");
     std::os::unix::fs::symlink(bin(), &agent).unwrap();
     let spawn_agent = || {
         let mut c = Command::new(&agent);
         c.args([
-            "--ip=127.0.0.1",
+            &format!("--ip={host}"),
             &format!("--ipport={port}"),
             "--username=admin",
             "--password=lab",
@@ -469,7 +470,9 @@ fn two_agents_on_one_bmc_are_serialised_by_the_lock() {
         c.spawn().unwrap()
     };
     let a = spawn_agent();
-    std::thread::sleep(Duration::from_millis(150));
+    assert!(support::eventually(Duration::from_secs(10), || {
+        support::bmc_lock_held(&host)
+    }));
     let b = spawn_agent();
     let (a, b) = (a.wait_with_output().unwrap(), b.wait_with_output().unwrap());
     let out = |o: &std::process::Output| String::from_utf8_lossy(&o.stdout).trim().to_string();

@@ -6,6 +6,8 @@
 //! Also: `fencekit completions|man` print exactly those files, unknown names
 //! exit 64, and the bash script completes inventory node names.
 
+mod support;
+
 use fencekit::cli::generate::{completion_files, native_pages, page_names, shell_names};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -218,7 +220,7 @@ fn bash_complete(dir: &Path, words: &[&str], env: &[(&str, &str)]) -> Vec<String
 #[test]
 fn bash_completes_node_names_and_agents() {
     if Command::new("bash").arg("--version").output().is_err() {
-        eprintln!("SKIP: no bash");
+        support::skip("no bash");
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -274,7 +276,7 @@ fn other_shells_accept_their_scripts() {
         ("fish", "fencekit.fish", vec!["--no-execute"]),
     ] {
         if Command::new(shell).arg("--version").output().is_err() {
-            eprintln!("SKIP: {shell} not installed");
+            support::skip(&format!("{shell} not installed (Debian package {shell})"));
             continue;
         }
         let out = Command::new(shell)

@@ -27,21 +27,14 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
-use support::{free_port, peer_scripts, peers_dir, require_peers, test_name, which};
+use support::{free_port, peer_scripts, peers_dir, which};
 
 const UPSTREAM: &str = "/usr/sbin/fence_redfish";
 const USER: &str = "admin";
 const PASS: &str = "fencepass";
 const LIMIT: Duration = Duration::from_secs(60);
 
-fn skip(why: &str) {
-    let msg = format!("SKIP {}: {why}", test_name());
-    if require_peers() {
-        panic!("{msg}, and FENCEKIT_REQUIRE_PEERS=1");
-    }
-    eprintln!("{msg}");
-    println!("{msg}");
-}
+use support::skip;
 
 fn peers_ready() -> bool {
     if !Path::new(UPSTREAM).exists() {

@@ -19,7 +19,8 @@ const FAST: Duration = Duration::from_secs(3);
 /// `ipmitool … chassis power status` against a lab node, as true/false.
 #[track_caller]
 fn ipmitool_power(node: &LabNode, suite: u8) -> bool {
-    let r = ipmitool(
+    let r = ipmitool_at(
+        &node.host,
         node.port,
         LAB_PASSWORD,
         Some(suite),
@@ -65,7 +66,8 @@ fn ipmitool_drives_lab(suite: u8) {
     assert!(ipmitool_power(n1, suite), "node01 should start on");
     assert!(fencekit_power(n1, &s));
 
-    let r = ipmitool(
+    let r = ipmitool_at(
+        &n1.host,
         n1.port,
         LAB_PASSWORD,
         Some(suite),
@@ -83,7 +85,8 @@ fn ipmitool_drives_lab(suite: u8) {
     );
     assert!(ipmitool_power(n2, suite), "node02 changed with node01");
 
-    let r = ipmitool(
+    let r = ipmitool_at(
+        &n1.host,
         n1.port,
         LAB_PASSWORD,
         Some(suite),
@@ -97,7 +100,8 @@ fn ipmitool_drives_lab(suite: u8) {
     );
     assert!(fencekit_power(n1, &s));
 
-    let r = ipmitool(
+    let r = ipmitool_at(
+        &n1.host,
         n1.port,
         LAB_PASSWORD,
         Some(suite),
@@ -143,11 +147,18 @@ fn lab_ipmitool_without_cipher_is_quick() {
     require!("ipmitool");
     let lab = two_node_lab();
     let n1 = &lab.nodes[0];
-    let r = ipmitool(n1.port, LAB_PASSWORD, None, &["chassis", "power", "status"]);
+    let r = ipmitool_at(
+        &n1.host,
+        n1.port,
+        LAB_PASSWORD,
+        None,
+        &["chassis", "power", "status"],
+    );
     r.assert_code(0).assert_faster_than(FAST);
     assert_eq!(r.stdout.trim(), "Chassis Power is on", "{r}");
 
-    let r = ipmitool(
+    let r = ipmitool_at(
+        &n1.host,
         n1.port,
         LAB_PASSWORD,
         None,
@@ -171,7 +182,8 @@ fn lab_rejects_wrong_password() {
     let lab = two_node_lab();
     let n1 = &lab.nodes[0];
     for suite in [3u8, 17] {
-        let r = ipmitool(
+        let r = ipmitool_at(
+            &n1.host,
             n1.port,
             "not-the-lab-password",
             Some(suite),
@@ -361,20 +373,21 @@ fn lab_announces_loopback_nodes_and_stops_on_drop() {
         assert!(n.host.starts_with("127."), "{}", n.line);
         assert_eq!(n.name, format!("node{:02}", i + 1), "{}", n.line);
         assert!(
-            wait_udp_bound(n.port, Duration::from_secs(1)),
+            wait_udp_bound_at(n.ip(), n.port, Duration::from_secs(1)),
             "{} not bound",
             n.line
         );
     }
     assert!(lab.running());
     let pid = lab.pid();
-    let ports: Vec<u16> = lab.nodes.iter().map(|n| n.port).collect();
+    let ports: Vec<(std::net::Ipv4Addr, u16)> =
+        lab.nodes.iter().map(|n| (n.ip(), n.port)).collect();
     drop(lab);
     assert!(!pid_alive(pid), "lab {pid} still running after drop");
     assert!(
         eventually(Duration::from_secs(2), || ports
             .iter()
-            .all(|p| port_is_free(*p))),
+            .all(|(h, p)| port_is_free_at(*h, *p))),
         "lab ports still bound after it stopped: {ports:?}"
     );
 }
@@ -386,7 +399,13 @@ fn lab_stuck_knob_seen_by_ipmitool() {
     require!("ipmitool");
     let lab = Lab::start(&["--nodes", "1", "--stuck"]);
     let n1 = &lab.nodes[0];
-    let r = ipmitool(n1.port, LAB_PASSWORD, Some(3), &["chassis", "power", "off"]);
+    let r = ipmitool_at(
+        &n1.host,
+        n1.port,
+        LAB_PASSWORD,
+        Some(3),
+        &["chassis", "power", "off"],
+    );
     r.assert_code(0).assert_faster_than(FAST);
     std::thread::sleep(Duration::from_millis(500));
     assert!(ipmitool_power(n1, 3), "a --stuck node switched off");
@@ -405,7 +424,8 @@ fn lab_transition_knob_seen_by_ipmitool() {
     let lab = Lab::start(&["--nodes", "1", "--transition", "1s"]);
     let n1 = &lab.nodes[0];
     let t0 = std::time::Instant::now();
-    ipmitool(
+    ipmitool_at(
+        &n1.host,
         n1.port,
         LAB_PASSWORD,
         Some(17),
@@ -433,7 +453,8 @@ fn lab_cipher_list_knob_seen_by_ipmitool() {
     let lab = Lab::start(&["--nodes", "1", "--ciphers", "17"]);
     let n1 = &lab.nodes[0];
     assert!(ipmitool_power(n1, 17));
-    let r = ipmitool(
+    let r = ipmitool_at(
+        &n1.host,
         n1.port,
         LAB_PASSWORD,
         Some(3),
@@ -444,7 +465,8 @@ fn lab_cipher_list_knob_seen_by_ipmitool() {
         "suite 3 accepted by a 17-only lab\n{r}"
     );
     r.assert_faster_than(FAST);
-    let r = ipmitool(
+    let r = ipmitool_at(
+        &n1.host,
         n1.port,
         LAB_PASSWORD,
         None,
@@ -466,7 +488,8 @@ fn lab_drop_knob_ipmitool_retransmits() {
     let lab = Lab::start(&["--nodes", "1", "--drop", "1"]);
     let n1 = &lab.nodes[0];
     // ipmitool retransmits after about 1 s
-    let r = ipmitool(
+    let r = ipmitool_at(
+        &n1.host,
         n1.port,
         LAB_PASSWORD,
         Some(3),
@@ -480,7 +503,8 @@ fn lab_drop_knob_ipmitool_retransmits() {
 #[test]
 fn lab_stops_cleanly_on_sigterm() {
     let mut lab = Lab::start(&["--nodes", "2"]);
-    let ports: Vec<u16> = lab.nodes.iter().map(|n| n.port).collect();
+    let ports: Vec<(std::net::Ipv4Addr, u16)> =
+        lab.nodes.iter().map(|n| (n.ip(), n.port)).collect();
     let st = lab.terminate(Duration::from_secs(3));
     assert!(st.is_some(), "lab still running 3 s after SIGTERM");
     assert_eq!(
@@ -489,7 +513,7 @@ fn lab_stops_cleanly_on_sigterm() {
         "lab exit status after SIGTERM"
     );
     assert!(
-        ports.iter().all(|p| port_is_free(*p)),
+        ports.iter().all(|(h, p)| port_is_free_at(*h, *p)),
         "ports still bound: {ports:?}"
     );
 }

@@ -25,23 +25,13 @@ use serde_json::Value;
 use std::path::PathBuf;
 use std::process::Command;
 use std::time::{Duration, Instant};
-use support::{
-    free_port, peer_scripts, peers_dir, require_peers, run as run_cmd, test_name, which,
-};
+use support::{free_port, peer_scripts, peers_dir, run as run_cmd, which};
 
 const SUSHY_USER: &str = "admin";
 const SUSHY_PASS: &str = "fencepass";
 const LIMIT: Duration = Duration::from_secs(60);
 
-/// Prints why a test is skipped, or panics under `FENCEKIT_REQUIRE_PEERS=1`.
-fn skip(why: &str) {
-    let msg = format!("SKIP {}: {why}", test_name());
-    if require_peers() {
-        panic!("{msg}, and FENCEKIT_REQUIRE_PEERS=1");
-    }
-    eprintln!("{msg}");
-    println!("{msg}");
-}
+use support::skip;
 
 fn sushy_available(tls: bool) -> bool {
     let emulator = peers_dir().join("venv/bin/sushy-emulator");

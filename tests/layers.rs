@@ -20,11 +20,9 @@ const LAYERS: &[(&str, &[&str])] = &[
         &["secret", "exit", "time", "fingerprint"],
     ),
     ("engine", &["engine"]),
+    ("process services", &["lock", "runtime", "script"]),
     ("protocols", &["ipmi", "redfish", "ssh", "snmp", "kdump"]),
-    (
-        "methods and process services",
-        &["method", "lock", "runtime"],
-    ),
+    ("methods", &["method"]),
     ("fleet", &["fleet"]),
     ("lab model", &["lab"]),
     ("agent front", &["agent"]),

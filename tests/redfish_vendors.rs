@@ -405,7 +405,9 @@ fn expect(p: &Profile, case: Case, mode: Mode) -> Expect {
 
 /// One simulated BMC for one case.
 trait Bmcish: Send + Sync {
-    /// `127.0.0.1:PORT`.
+    /// Its address: one of [`addresses`], its own.
+    fn ip(&self) -> std::net::Ipv4Addr;
+    /// Its port.
     fn port(&self) -> u16;
     /// Reset POSTs received so far.
     fn posts(&self) -> usize;
@@ -463,10 +465,36 @@ struct Certs {
     key: PathBuf,
 }
 
+/// How many cases one backend runs.
+fn plan_len() -> usize {
+    PROFILES
+        .iter()
+        .map(|_| CASES.iter().map(|c| c.modes().len()).sum::<usize>())
+        .sum()
+}
+
+/// One loopback address per case (both backends reuse them, one after the
+/// other): fencekit's per-BMC lock is keyed by address, so cases on one
+/// shared address would wait for each other.
+fn addresses() -> &'static [std::net::Ipv4Addr] {
+    static ADDRS: std::sync::OnceLock<Vec<std::net::Ipv4Addr>> = std::sync::OnceLock::new();
+    ADDRS.get_or_init(|| {
+        let n = plan_len();
+        let mut out = Vec::with_capacity(n);
+        while out.len() < n {
+            let [a, b, c, _] = support::own_loopback().octets();
+            let left = (n - out.len()).min(250);
+            out.extend((1..=left as u8).map(|d| std::net::Ipv4Addr::new(a, b, c, d)));
+        }
+        out
+    })
+}
+
 fn certs() -> Certs {
     let dir = tempfile::tempdir().unwrap();
-    let ck = rcgen::generate_simple_self_signed(vec!["127.0.0.1".into(), "localhost".into()])
-        .expect("a certificate");
+    let mut names: Vec<String> = vec!["127.0.0.1".into(), "localhost".into()];
+    names.extend(addresses().iter().map(|a| a.to_string()));
+    let ck = rcgen::generate_simple_self_signed(names).expect("a certificate");
     let cert = dir.path().join("cert.pem");
     let key = dir.path().join("key.pem");
     std::fs::write(&cert, ck.cert.pem()).unwrap();
@@ -500,12 +528,17 @@ impl Drop for TreeServer {
 }
 
 struct TreeBmc {
+    ip: std::net::Ipv4Addr,
     port: u16,
     log: PathBuf,
     state: PathBuf,
 }
 
 impl Bmcish for TreeBmc {
+    fn ip(&self) -> std::net::Ipv4Addr {
+        self.ip
+    }
+
     fn port(&self) -> u16 {
         self.port
     }
@@ -565,10 +598,12 @@ fn tree_jobs(certs: &Certs) -> Option<(TreeServer, Vec<Job>)> {
     let mut jobs = Vec::new();
     for (i, (p, case, mode)) in plan.into_iter().enumerate() {
         let port = base + i as u16;
+        let ip = addresses()[i];
         let (on, scenario) = case.setup();
         let log = dir.path().join(format!("{port}.log"));
         let state = dir.path().join(format!("{port}.state"));
         instances.push(serde_json::json!({
+            "host": ip.to_string(),
             "port": port,
             "tree": p.tree,
             "profile": p.name,
@@ -587,7 +622,12 @@ fn tree_jobs(certs: &Certs) -> Option<(TreeServer, Vec<Job>)> {
             profile: p,
             case,
             mode,
-            bmc: Box::new(TreeBmc { port, log, state }),
+            bmc: Box::new(TreeBmc {
+                ip,
+                port,
+                log,
+                state,
+            }),
         });
     }
     let server = start_tree_server(dir, &trees, certs, instances);
@@ -638,6 +678,13 @@ struct LabBmc {
 }
 
 impl Bmcish for LabBmc {
+    fn ip(&self) -> std::net::Ipv4Addr {
+        match self.lab.addr.ip() {
+            std::net::IpAddr::V4(v4) => v4,
+            std::net::IpAddr::V6(_) => unreachable!("the labs bind IPv4 addresses"),
+        }
+    }
+
     fn port(&self) -> u16 {
         self.lab.addr.port()
     }
@@ -704,6 +751,7 @@ fn lab_jobs(certs: &Certs) -> (LabThread, Vec<Job>) {
 
 async fn start_labs(pem: &str, key: &str) -> Vec<Job> {
     let mut jobs = Vec::new();
+    let mut ips = addresses().iter();
     for p in PROFILES {
         for case in CASES {
             for &mode in case.modes() {
@@ -731,7 +779,8 @@ async fn start_labs(pem: &str, key: &str) -> Vec<Job> {
                     ..RedfishLabOptions::vendor(p.vendor)
                 };
                 let bmc = Bmc::new(on, faults);
-                let lab = LabRedfish::start("127.0.0.1:0".parse().unwrap(), bmc, opts)
+                let ip = *ips.next().expect("an address per case");
+                let lab = LabRedfish::start(std::net::SocketAddr::new(ip.into(), 0), bmc, opts)
                     .await
                     .expect("the lab starts");
                 jobs.push(Job {
@@ -774,14 +823,15 @@ fn agent_link() -> PathBuf {
 
 fn command(job: &Job, cert: &Path) -> Command {
     let port = job.bmc.port();
+    let ip = job.bmc.ip();
     let p = &job.profile;
     let action = job.case.action();
     match job.mode {
         Mode::Native => {
             let target = if job.case == Case::Discover {
-                format!("redfish://{USER}@127.0.0.1:{port}")
+                format!("redfish://{USER}@{ip}:{port}")
             } else {
-                format!("redfish://{USER}@127.0.0.1:{port}{}", p.system)
+                format!("redfish://{USER}@{ip}:{port}{}", p.system)
             };
             let mut args = vec![action.to_string(), target, "--output".into(), "json".into()];
             args.extend(["--ca-cert".into(), cert.display().to_string()]);
@@ -797,7 +847,7 @@ fn command(job: &Job, cert: &Path) -> Command {
         }
         Mode::Agent => {
             let mut c = Command::new(agent_link());
-            c.args(["-a", "127.0.0.1", "-u", &port.to_string(), "-l", USER])
+            c.args(["-a", &ip.to_string(), "-u", &port.to_string(), "-l", USER])
                 .args(["-p", PASSWORD, "--ssl-insecure"])
                 .arg(format!("--systems-uri={}", p.system))
                 .args(["-o", action])

@@ -18,6 +18,8 @@ struct InLab {
     nodes: Vec<(String, u16, Bmc)>,
     /// Each node's Redfish port, when the lab serves Redfish.
     redfish: Vec<Option<u16>>,
+    /// Each node's address (every lab BMC has its own).
+    ips: Vec<String>,
     dir: tempfile::TempDir,
     stop: Option<std::sync::mpsc::Sender<()>>,
     thread: Option<std::thread::JoinHandle<()>>,
@@ -35,7 +37,9 @@ impl InLab {
         )
     }
 
-    fn with(spec: LabSpec, defaults: &str) -> InLab {
+    fn with(mut spec: LabSpec, defaults: &str) -> InLab {
+        // An address of this test's own: the per-BMC lock is keyed by address.
+        spec.bind = support::own_loopback().into();
         let (tx, rx) = std::sync::mpsc::channel();
         let (stop_tx, stop_rx) = std::sync::mpsc::channel::<()>();
         let thread = std::thread::spawn(move || {
@@ -55,12 +59,17 @@ impl InLab {
                     .iter()
                     .map(|n| n.redfish.as_ref().map(|r| r.addr.port()))
                     .collect();
-                tx.send((nodes, redfish)).unwrap();
+                let ips: Vec<String> = lab
+                    .nodes
+                    .iter()
+                    .map(|n| n.addr().ip().to_string())
+                    .collect();
+                tx.send((nodes, redfish, ips)).unwrap();
                 let _ = tokio::task::spawn_blocking(move || stop_rx.recv()).await;
                 drop(lab);
             });
         });
-        let (nodes, redfish) = rx.recv().unwrap();
+        let (nodes, redfish, ips) = rx.recv().unwrap();
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("pw"), "lab\n").unwrap();
         std::fs::create_dir(dir.path().join("run")).unwrap();
@@ -68,16 +77,17 @@ impl InLab {
             "[defaults]\nusername = \"admin\"\npassword_file = \"{}\"\n{defaults}\n",
             dir.path().join("pw").display()
         );
-        for (name, port, _) in &nodes {
+        for ((name, port, _), ip) in nodes.iter().zip(&ips) {
             inv.push_str(&format!(
                 "[[node]]\nname = \"{name}\"\naddress = \"127.0.0.1\"\n  [[node.fence]]\n  \
-                 endpoint = \"ipmi://127.0.0.1:{port}\"\n"
+                 endpoint = \"ipmi://{ip}:{port}\"\n"
             ));
         }
         std::fs::write(dir.path().join("lab.toml"), inv).unwrap();
         InLab {
             nodes,
             redfish,
+            ips,
             dir,
             stop: Some(stop_tx),
             thread: Some(thread),
@@ -93,7 +103,7 @@ impl InLab {
     }
 
     fn url(&self, i: usize) -> String {
-        format!("ipmi://admin@127.0.0.1:{}", self.nodes[i].1)
+        format!("ipmi://admin@{}:{}", self.ips[i], self.nodes[i].1)
     }
 
     /// `fencekit ARGS` with this lab's inventory, runtime dir and audit file.
@@ -673,7 +683,8 @@ fn a_bmc_without_nmi_support_is_fenced_without_waiting() {
     );
     let port = support::free_port().to_string();
     let redfish = format!(
-        "redfish+http://admin@127.0.0.1:{}/redfish/v1/Systems/1",
+        "redfish+http://admin@{}:{}/redfish/v1/Systems/1",
+        lab.ips[0],
         lab.redfish[0].unwrap()
     );
     for target in [lab.url(0), redfish] {
@@ -732,10 +743,11 @@ fn a_later_level_does_not_send_a_second_nmi() {
     );
     let inv = format!(
         "[defaults]\nusername = \"admin\"\npassword_file = \"pw\"\n[[node]]\nname = \"n1\"\n\
-         address = \"127.0.0.1\"\n  [[node.fence]]\n  endpoint = \"ipmi://127.0.0.1:{}\"\n  \
-         [[node.fence]]\n  endpoint = \"redfish+http://127.0.0.1:{}/redfish/v1/Systems/1\"\n",
+         address = \"127.0.0.1\"\n  [[node.fence]]\n  endpoint = \"ipmi://{ip}:{}\"\n  \
+         [[node.fence]]\n  endpoint = \"redfish+http://{ip}:{}/redfish/v1/Systems/1\"\n",
         lab.nodes[0].1,
-        lab.redfish[0].unwrap()
+        lab.redfish[0].unwrap(),
+        ip = lab.ips[0]
     );
     std::fs::write(lab.d().join("two.toml"), inv).unwrap();
     let port = support::free_port().to_string();

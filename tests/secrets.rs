@@ -700,11 +700,13 @@ fn agent_mode_never_shows_the_password() {
     let f = Fixture::start();
     let dead = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
     let dead_port = dead.local_addr().unwrap().port().to_string();
+    // (host, port) of node i: every lab BMC has an address of its own.
     let port = |i: usize| {
-        f.ipmi[i]
-            .rsplit_once(':')
-            .map(|(_, p)| p.to_string())
-            .unwrap()
+        let hostport = f.ipmi[i]
+            .rsplit_once('@')
+            .map_or(f.ipmi[i].as_str(), |x| x.1);
+        let (h, p) = hostport.rsplit_once(':').unwrap();
+        (h.to_string(), p.to_string())
     };
     // (pw, label, device options as key=value, action, expected exit)
     type AgentCase = (
@@ -715,9 +717,9 @@ fn agent_mode_never_shows_the_password() {
         Option<i32>,
     );
     let mut cases: Vec<AgentCase> = Vec::new();
-    let dev = |p: String| {
+    let dev = |(h, p): (String, String)| {
         vec![
-            ("ip".to_string(), "127.0.0.1".to_string()),
+            ("ip".to_string(), h),
             ("ipport".to_string(), p),
             ("username".to_string(), "admin".to_string()),
             ("lanplus".to_string(), "1".to_string()),
@@ -745,7 +747,7 @@ fn agent_mode_never_shows_the_password() {
         "off",
         Some(1),
     ));
-    let mut d = dev(dead_port);
+    let mut d = dev(("127.0.0.1".to_string(), dead_port));
     d.push(("power_timeout".into(), "1".into()));
     d.push(("login_timeout".into(), "1".into()));
     cases.push((PW, "unreachable off".into(), d, "off", Some(1)));
@@ -758,7 +760,7 @@ fn agent_mode_never_shows_the_password() {
     let node_locks = &node_locks;
     let node_of = |device: &[(String, String)]| {
         let p = &device[1].1;
-        (0..6).find(|i| port(*i) == *p).unwrap_or(6)
+        (0..6).find(|i| port(*i).1 == *p).unwrap_or(6)
     };
 
     let mut jobs: Vec<Box<dyn FnOnce() -> Vec<String> + Send + '_>> = Vec::new();

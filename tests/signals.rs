@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 
 /// A lab BMC served from its own thread for the test's duration.
 struct TestBmc {
-    port: u16,
+    addr: std::net::SocketAddr,
     bmc: Bmc,
     stop: Option<std::sync::mpsc::Sender<()>>,
     thread: Option<std::thread::JoinHandle<()>>,
@@ -31,6 +31,7 @@ impl TestBmc {
         let spec = LabSpec {
             faults,
             redfish: None,
+            bind: support::own_loopback().into(),
             ..LabSpec::default()
         };
         let (tx, rx) = std::sync::mpsc::channel();
@@ -42,15 +43,15 @@ impl TestBmc {
                 .unwrap();
             rt.block_on(async move {
                 let lab = Lab::start(&spec).await.unwrap();
-                tx.send((lab.nodes[0].addr().port(), lab.nodes[0].bmc().clone()))
+                tx.send((lab.nodes[0].addr(), lab.nodes[0].bmc().clone()))
                     .unwrap();
                 let _ = tokio::task::spawn_blocking(move || stop_rx.recv()).await;
                 drop(lab);
             });
         });
-        let (port, bmc) = rx.recv().unwrap();
+        let (addr, bmc) = rx.recv().unwrap();
         TestBmc {
-            port,
+            addr,
             bmc,
             stop: Some(stop_tx),
             thread: Some(thread),
@@ -58,7 +59,7 @@ impl TestBmc {
     }
 
     fn target(&self) -> String {
-        format!("ipmi://admin@127.0.0.1:{}", self.port)
+        format!("ipmi://admin@{}", self.addr)
     }
 }
 
@@ -155,11 +156,11 @@ fn native(args: &[&str], runtime_dir: &Path) -> Command {
     c
 }
 
-fn agent(port: u16, action: &str) -> Command {
+fn agent(addr: std::net::SocketAddr, action: &str) -> Command {
     let mut c = bare(Command::new(agent_bin()));
     c.args([
-        "--ip=127.0.0.1",
-        &format!("--ipport={port}"),
+        &format!("--ip={}", addr.ip()),
+        &format!("--ipport={}", addr.port()),
         "--username=admin",
         &format!("--password={}", support::LAB_PASSWORD),
         "--lanplus",
@@ -307,8 +308,8 @@ fn sigkill_at_any_stage_of_an_agent_reboot_then_a_fresh_one_confirms() {
         transition: Duration::from_millis(300),
         ..Faults::default()
     });
-    let port = t.port;
-    kill_then_restart("fence_ipmilan reboot", &t, &|| agent(port, "reboot"));
+    let addr = t.addr;
+    kill_then_restart("fence_ipmilan reboot", &t, &|| agent(addr, "reboot"));
 }
 
 /// Stops an `off` against stuck power with `sig` after `after`.
@@ -385,7 +386,7 @@ fn sigterm_and_sigint_stop_a_stuck_off_cleanly() {
             "human output names the signal stop and the last state: {err}"
         );
 
-        let (_, out, err) = interrupt(sig, agent(t.port, "off"), Duration::from_millis(1500), &t);
+        let (_, out, err) = interrupt(sig, agent(t.addr, "off"), Duration::from_millis(1500), &t);
         assert!(out.is_empty(), "no result line on stdout: {out}");
         assert!(
             err.contains("Failed: Interrupted by a signal"),
@@ -400,7 +401,7 @@ fn the_agent_needs_no_writable_file_system() {
     // cwd /, HOME and XDG_RUNTIME_DIR unset.
     for action in ["status", "off", "on", "reboot"] {
         let (code, out, err, _) =
-            Watched::spawn(agent(t.port, action)).finish(Duration::from_secs(30));
+            Watched::spawn(agent(t.addr, action)).finish(Duration::from_secs(30));
         assert!(
             matches!((action, code), ("status", Some(0 | 2)) | (_, Some(0))),
             "{action}: exit {code:?}\n{out}\n{err}"
@@ -408,14 +409,7 @@ fn the_agent_needs_no_writable_file_system() {
     }
     assert!(t.bmc.is_on());
 
-    let euid = std::fs::read_to_string("/proc/self/status")
-        .unwrap_or_default()
-        .lines()
-        .find_map(|l| l.strip_prefix("Uid:"))
-        .and_then(|v| v.split_whitespace().nth(1).map(str::to_string))
-        .unwrap_or_default();
-    if euid != "0" || support::which("unshare").is_none() {
-        println!("SKIP read-only root: needs root and unshare(1) (euid {euid})");
+    if !support::root_with(&["unshare"]) {
         return;
     }
     // A private mount namespace whose root is remounted read-only; the
@@ -436,12 +430,12 @@ fn the_agent_needs_no_writable_file_system() {
         let (code, out, err, _) = w.finish(Duration::from_secs(30));
         (code, out, err)
     };
-    let port = t.port.to_string();
+    let addr = t.addr;
     let agent_argv = |action: &str| -> Vec<String> {
         vec![
             agent_bin().to_string_lossy().into_owned(),
-            "--ip=127.0.0.1".into(),
-            format!("--ipport={port}"),
+            format!("--ip={}", addr.ip()),
+            format!("--ipport={}", addr.port()),
             "--username=admin".into(),
             format!("--password={}", support::LAB_PASSWORD),
             "--lanplus".into(),
@@ -451,7 +445,9 @@ fn the_agent_needs_no_writable_file_system() {
     };
     let (code, out, err) = ro(agent_argv("reboot"));
     if code == Some(90) {
-        println!("SKIP read-only root: this kernel refuses the remount: {err}");
+        support::skip(&format!(
+            "read-only root: this kernel refuses the remount: {err}"
+        ));
         return;
     }
     assert_eq!(
@@ -470,8 +466,8 @@ fn the_agent_needs_no_writable_file_system() {
     );
     assert!(!t.bmc.is_on());
 
-    // The native CLI takes a per-BMC lock; where it cannot, it says so at
-    // debug level and fences anyway.
+    // The native CLI takes the per-BMC lock, which needs no writable file
+    // system: an abstract-namespace socket.
     let (code, out, err) = ro(vec![
         "env".into(),
         format!("FENCEKIT_PASSWORD={}", support::LAB_PASSWORD),
@@ -483,7 +479,7 @@ fn the_agent_needs_no_writable_file_system() {
     assert_eq!(code, Some(0), "native on, read-only root\n{out}\n{err}");
     assert!(t.bmc.is_on());
     assert!(
-        err.contains("not locking"),
-        "the skipped lock is logged at debug level:\n{err}"
+        err.contains("abstract socket @fencekit/bmc/"),
+        "the lock is held on a read-only root (logged at debug level):\n{err}"
     );
 }

@@ -134,10 +134,11 @@ fn rejoin_checks_record_a_baseline_and_report_drift() {
         &inv,
         format!(
             "[[node]]\nname = \"n1\"\n\
-             [[node.fence]]\nendpoint = \"ipmi://admin@127.0.0.1:{port}\"\npassword_file = \"{pw}.password\"\n\
+             [[node.fence]]\nendpoint = \"ipmi://admin@{host}:{port}\"\npassword_file = \"{pw}.password\"\n\
              [node.ssh]\nendpoint = \"ssh://{SSH_USER}@127.0.0.1:{sp}/host\"\nidentity_file = \"{key}\"\nssh_known_hosts = \"{kh}\"\n\
              [[node.check]]\nname = \"power-config\"\ncommand = \"cat ~/state/node2\"\n\
              [[node.check]]\nname = \"kernel\"\ncommand = \"uname -sr\"\n",
+            host = node.host,
             port = node.port,
             pw = lab_inv.display(),
             sp = s.port,

@@ -8,6 +8,7 @@
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
 use fencekit::engine::error::ErrorKind;
+use fencekit::engine::identity::normalise_uuid;
 use fencekit::engine::power::{PowerCommand, PowerState};
 use fencekit::secret::Secret;
 use fencekit::ssh::config::{parse_target, Profile, SshAuth, SshConfig};
@@ -175,16 +176,22 @@ fn uuids_are_normalised() {
         "6f1c0a8e12ab4cde9f000123456789ab",
         "{6F1C0A8E-12AB-4CDE-9F00-0123456789AB}",
     ] {
-        assert_eq!(profile::normalize_uuid(s), want, "{s}");
+        assert_eq!(normalise_uuid(s), want, "{s}");
     }
     for s in [
         "node1",
         "6f1c0a8e-12ab-4cde-9f00-0123456789a",
-        "6f1c0a8e12ab-4cde-9f00-0123456789ab",
         "6f1c0a8e-12ab-4cde-9f00-0123456789ag",
-        "6f1c-0a8e12ab-4cde-9f00-0123456789ab",
     ] {
-        assert_eq!(profile::normalize_uuid(s), None, "{s}");
+        assert_eq!(normalise_uuid(s), None, "{s}");
+    }
+    // The one normaliser reads UUIDs as Python's uuid.UUID (and upstream
+    // fence_virsh) does: hyphens anywhere, a urn:uuid: prefix.
+    for s in [
+        "6f1c0a8e12ab-4cde-9f00-0123456789ab",
+        "urn:uuid:6f1c0a8e-12ab-4cde-9f00-0123456789ab",
+    ] {
+        assert_eq!(normalise_uuid(s), want, "{s}");
     }
     assert_eq!(
         profile::virsh_plug("6F1C0A8E-12AB-4CDE-9F00-0123456789AB").unwrap(),

@@ -268,16 +268,28 @@ fn manual_level_completes_on_ack_and_times_out_without() {
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    let child = waiter.spawn().unwrap();
-    std::thread::sleep(Duration::from_millis(700));
+    let mut child = waiter.spawn().unwrap();
+    // Readiness: the waiter has printed its instructions, so it waits (an
+    // acknowledgment older than the wait would not count).
+    let mut err = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut seen = String::new();
+    while !seen.contains("MANUAL FENCING") {
+        let mut line = String::new();
+        if std::io::BufRead::read_line(&mut err, &mut line).unwrap_or(0) == 0 {
+            panic!("the waiter ended before asking: {seen}");
+        }
+        seen.push_str(&line);
+    }
+    let drain = std::thread::spawn(move || {
+        let mut rest = String::new();
+        let _ = std::io::Read::read_to_string(&mut err, &mut rest);
+        seen + &rest
+    });
     let ack = run(d, &["ack", "old1", "--by", "alice"]);
     ack.assert_code(0);
     let out = child.wait_with_output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let stderr = drain.join().unwrap();
+    assert!(out.status.success(), "{stderr}");
     assert!(String::from_utf8_lossy(&out.stdout).contains("acknowledged by alice"));
     let line = std::fs::read_to_string(&audit).unwrap();
     let rec: serde_json::Value = serde_json::from_str(line.lines().next().unwrap()).unwrap();

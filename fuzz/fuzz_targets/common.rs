@@ -16,6 +16,7 @@
 #![allow(dead_code)]
 
 use fencekit::agent::defs::{self, Agent, DriverKind};
+use fencekit::agent::key::Key;
 use fencekit::agent::values::{self, Values};
 use fencekit::agent::{getopt, ipmilan, redfish as agent_redfish, run as agent_run, stdin, virsh};
 use fencekit::engine::error::Stage;
@@ -852,7 +853,7 @@ pub fn agent_argv(data: &[u8]) {
             "flag --{} got {v:?}",
             spec.long
         );
-        values.set(&opts[*i].key(), v.clone());
+        values.set_named(&opts[*i].key(), v.clone());
     }
     after_parse(values, &agent);
 }
@@ -861,17 +862,19 @@ pub fn agent_argv(data: &[u8]) {
 /// (the pure part of `agent::run::prepare`: no password script, no debug
 /// file, no sleeping).
 fn after_parse(mut values: Values, agent: &Agent) {
-    if values.has("port_as_ip") {
-        if let Some(plug) = values.get("plug").map(str::to_string) {
-            values.set("ip", plug);
+    if values.has(Key::PortAsIp) {
+        if let Some(plug) = values.get(Key::Plug).map(str::to_string) {
+            values.set(Key::Ip, plug);
         }
     }
     values.apply_defaults(agent);
-    let action = values.get("action").unwrap_or_default().to_lowercase();
+    let action = values.get(Key::Action).unwrap_or_default().to_lowercase();
     let _ = agent.accepts_action(&action);
     let _ = values::validate(&mut values, agent);
     for k in agent.family.options.iter().map(|o| o.key()) {
-        let _ = values.int(&k);
+        if let Some(key) = Key::from_name(&k) {
+            let _ = values.int(key);
+        }
         if let Some(o) = agent.option(&k) {
             let _ = values.flag(o);
         }
@@ -897,7 +900,7 @@ fn after_parse(mut values: Values, agent: &Agent) {
         DriverKind::Snmp => {
             // A profile path would read a file: only built-in profiles here.
             let mut values = values.clone();
-            values.remove("pdu_profile");
+            values.remove(Key::PduProfile);
             if let Ok(cfg) = fencekit::agent::snmp::config(&values, agent) {
                 assert!(cfg.validate_structure().is_ok());
                 let _ = fencekit::agent::snmp::describe(&cfg);
@@ -919,13 +922,16 @@ fn after_parse(mut values: Values, agent: &Agent) {
             if let Ok(cfg) = virsh::config(&values, agent) {
                 let _ = (virsh::describe(&cfg), virsh::ssh_config(&cfg));
             }
-            if let Some(o) = values.get("ssh_options") {
+            if let Some(o) = values.get(Key::SshOptions) {
                 let _ = virsh::ssh_options(o);
             }
-            if let Some(p) = values.get("plug") {
-                let _ = virsh::domain(p, values.get("plug_separator").unwrap_or(","));
-                if let Some(u) = virsh::normalise_uuid(p) {
-                    assert_eq!(virsh::normalise_uuid(&u).as_ref(), Some(&u));
+            if let Some(p) = values.get(Key::Plug) {
+                let _ = virsh::domain(p, values.get(Key::PlugSeparator).unwrap_or(","));
+                if let Some(u) = fencekit::engine::identity::normalise_uuid(p) {
+                    assert_eq!(
+                        fencekit::engine::identity::normalise_uuid(&u).as_ref(),
+                        Some(&u)
+                    );
                 }
             }
         }

@@ -38,16 +38,9 @@ impl DeviceConfig {
     /// this endpoint (so agents and native runs serialise with each other).
     pub fn lock_key(&self) -> String {
         match self {
-            DeviceConfig::Ipmi(c) => {
-                let host = if c.host.contains(':') {
-                    format!("[{}]", c.host)
-                } else {
-                    c.host.clone()
-                };
-                format!("ipmi://{host}:{}", c.port)
-            }
-            DeviceConfig::Redfish(c) => c.base_url(),
-            DeviceConfig::Virsh(c) => format!("ssh://{}", super::virsh::ssh_config(c).endpoint()),
+            DeviceConfig::Ipmi(c) => crate::lock::bmc_key(&c.host),
+            DeviceConfig::Redfish(c) => crate::lock::bmc_key(&c.host),
+            DeviceConfig::Virsh(c) => crate::lock::bmc_key(&c.host),
             DeviceConfig::Snmp(c) => c.pdus.first().map(|p| p.lock_key()).unwrap_or_default(),
         }
     }

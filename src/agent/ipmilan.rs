@@ -6,6 +6,7 @@
 //! which option feeds which IPMI setting.
 
 use super::defs::Agent;
+use super::key::Key;
 use super::values::{parse_int, Values};
 use crate::ipmi::config::{parse_hex_kg, AuthType, CipherChoice, IpmiConfig, Privilege, Version};
 use crate::ipmi::driver::IpmiDriver;
@@ -15,45 +16,50 @@ use crate::secret::Secret;
 /// script, if any, has already replaced `password`). The error is a message
 /// that reads after "Failed: ".
 pub fn config(values: &Values, agent: &Agent) -> Result<IpmiConfig, String> {
-    if let Some(t) = values.get("target") {
+    if let Some(t) = values.get(Key::Target) {
         return Err(format!(
             "IPMI bridging (--target {t}) is not supported by fencekit; it would act on the \
              controller's own chassis instead of the bridged one, so nothing was done"
         ));
     }
-    let host = values.get("ip").unwrap_or_default();
+    let host = values.get(Key::Ip).unwrap_or_default();
     if host.is_empty() {
         return Err("the fence device address (--ip) is empty".to_string());
     }
-    let port_text = values.get("ipport").unwrap_or("623");
+    let port_text = values.get(Key::Ipport).unwrap_or("623");
     let port = parse_int(port_text)
         .and_then(|p| u16::try_from(p).ok())
         .filter(|p| *p != 0)
         .ok_or_else(|| format!("the port {port_text} (--ipport) is not between 1 and 65535"))?;
-    let lanplus = values.flag_of(agent, "lanplus");
+    let lanplus = values.flag_of(agent, Key::Lanplus);
     let mut cfg = IpmiConfig::new(
         host,
         port,
-        values.get("username").unwrap_or_default(),
-        Secret::from_str_value(values.get("password").unwrap_or_default()),
+        values.get(Key::Username).unwrap_or_default(),
+        Secret::from_str_value(values.get(Key::Password).unwrap_or_default()),
     );
     cfg.version = if lanplus {
         Version::Lanplus
     } else {
-        Version::Lan15(values.get("auth").map(str::parse::<AuthType>).transpose()?)
+        Version::Lan15(
+            values
+                .get(Key::Auth)
+                .map(str::parse::<AuthType>)
+                .transpose()?,
+        )
     };
     if lanplus {
-        if let Some(c) = values.get("cipher") {
+        if let Some(c) = values.get(Key::Cipher) {
             cfg.cipher = c.parse::<CipherChoice>()?;
         }
     }
-    if let Some(p) = values.get("privlvl") {
+    if let Some(p) = values.get(Key::Privlvl) {
         cfg.privilege = p.parse::<Privilege>()?;
     }
-    if let Some(kg) = values.get("hexadecimal_kg").filter(|k| !k.is_empty()) {
+    if let Some(kg) = values.get(Key::HexadecimalKg).filter(|k| !k.is_empty()) {
         cfg.kg = Some(parse_hex_kg(kg)?);
     }
-    if let Some(t) = values.get("ipmitool_timeout") {
+    if let Some(t) = values.get(Key::IpmitoolTimeout) {
         // Upstream passes it to ipmitool -N: how long one request waits for
         // its answer before it is re-sent (0: ipmitool's own default).
         let secs = parse_int(t).filter(|s| *s >= 0).ok_or_else(|| {
@@ -114,7 +120,7 @@ mod tests {
         let a = agent(name).unwrap();
         let mut v = Values::new();
         for (k, val) in pairs {
-            v.set(k, *val);
+            v.set_named(k, *val);
         }
         v.apply_defaults(&a);
         assert!(validate(&mut v, &a).is_empty());

@@ -9,6 +9,7 @@ pub mod defs;
 pub mod device;
 pub mod getopt;
 pub mod ipmilan;
+pub mod key;
 pub mod log;
 pub mod man;
 pub mod metadata;

@@ -13,6 +13,7 @@
 //! turning verification off.
 
 use super::defs::Agent;
+use super::key::Key;
 use super::values::{parse_int, Values};
 use crate::fingerprint::{format_hex as format_fingerprint, parse_sha256 as parse_fingerprint};
 use crate::redfish::config::{RedfishConfig, TlsTrust};
@@ -28,8 +29,8 @@ pub const UNLIMITED_REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
 /// password script, if any, has already replaced `password`). The error is
 /// a message that reads after "Failed: ".
 pub fn config(values: &Values, agent: &Agent) -> Result<RedfishConfig, String> {
-    let mut host = values.get("ip").unwrap_or_default().to_string();
-    let mut port_text = values.get("ipport").unwrap_or("443").to_string();
+    let mut host = values.get(Key::Ip).unwrap_or_default().to_string();
+    let mut port_text = values.get(Key::Ipport).unwrap_or("443").to_string();
     // Upstream's backwards compatibility: `host:port` with exactly one colon
     // (so an IPv6 address is left alone).
     if host.matches(':').count() == 1 {
@@ -48,24 +49,24 @@ pub fn config(values: &Values, agent: &Agent) -> Result<RedfishConfig, String> {
     let mut cfg = RedfishConfig::new(
         &host,
         port,
-        values.get("username").unwrap_or_default(),
-        Secret::from_str_value(values.get("password").unwrap_or_default()),
+        values.get(Key::Username).unwrap_or_default(),
+        Secret::from_str_value(values.get(Key::Password).unwrap_or_default()),
     );
-    if let Some(root) = values.get("redfish_uri") {
+    if let Some(root) = values.get(Key::RedfishUri) {
         cfg.redfish_uri = root.to_string();
     }
     cfg.systems_uri = values
-        .get("systems_uri")
+        .get(Key::SystemsUri)
         .filter(|s| !s.is_empty())
         .map(str::to_string);
     cfg.tls = trust(values, agent)?;
     // fencekit's --expect-uuid also chooses among several systems (the
     // engine then checks the chosen one before any power command).
     cfg.expect_uuid = values
-        .get("expect_uuid")
+        .get(Key::ExpectUuid)
         .filter(|s| !s.is_empty())
         .map(str::to_string);
-    cfg.request_timeout = match values.int("power_timeout") {
+    cfg.request_timeout = match values.int(Key::PowerTimeout) {
         Some(n) if n > 0 => Duration::from_secs(n.min(86_400) as u64),
         _ => UNLIMITED_REQUEST_TIMEOUT,
     };
@@ -76,15 +77,15 @@ pub fn config(values: &Values, agent: &Agent) -> Result<RedfishConfig, String> {
 /// The certificate trust: a pinned fingerprint, else a CA file, else
 /// insecure (by presence, as upstream), else the system store.
 fn trust(values: &Values, agent: &Agent) -> Result<TlsTrust, String> {
-    if let Some(fp) = values.get("ssl_fingerprint").filter(|s| !s.is_empty()) {
+    if let Some(fp) = values.get(Key::SslFingerprint).filter(|s| !s.is_empty()) {
         return Ok(TlsTrust::Fingerprint(parse_fingerprint(fp)?));
     }
-    if let Some(path) = values.get("ca_cert").filter(|s| !s.is_empty()) {
+    if let Some(path) = values.get(Key::CaCert).filter(|s| !s.is_empty()) {
         return Ok(TlsTrust::Verify {
             ca_cert: Some(PathBuf::from(path)),
         });
     }
-    if values.flag_of(agent, "ssl_insecure") {
+    if values.flag_of(agent, Key::SslInsecure) {
         return Ok(TlsTrust::Insecure);
     }
     Ok(TlsTrust::Verify { ca_cert: None })
@@ -131,7 +132,7 @@ mod tests {
         let a = agent("fence_redfish").unwrap();
         let mut v = Values::new();
         for (k, val) in pairs {
-            v.set(k, *val);
+            v.set_named(k, *val);
         }
         v.apply_defaults(&a);
         let errors = validate(&mut v, &a);

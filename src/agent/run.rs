@@ -14,6 +14,7 @@
 
 use super::defs::{self, Agent, DriverKind};
 use super::device::{self, AgentDriver, DeviceConfig, PlugEntry};
+use super::key::Key;
 use super::log::{Logger, SharedBuf};
 use super::values::{self, Values};
 use super::{getopt, ipmilan, metadata, redfish, snmp, stdin, usage, virsh};
@@ -274,26 +275,26 @@ fn prepare(
     } else {
         read_argv(args, &agent, log)?
     };
-    if values.has("port_as_ip") {
-        if let Some(plug) = values.get("plug").map(str::to_string) {
-            values.set("ip", plug);
+    if values.has(Key::PortAsIp) {
+        if let Some(plug) = values.get(Key::Plug).map(str::to_string) {
+            values.set(Key::Ip, plug);
         }
     }
     let given: Vec<String> = values.iter().map(|(k, _)| k.to_string()).collect();
     values.apply_defaults(&agent);
-    let mut action = values.get("action").unwrap_or_default().to_lowercase();
+    let mut action = values.get(Key::Action).unwrap_or_default().to_lowercase();
     if action == "meta-data" {
         action = "metadata".to_string();
     }
-    values.set("action", action.clone());
+    values.set(Key::Action, action.clone());
 
-    if values.has("help") {
+    if values.has(Key::Help) {
         return Err(print(stdout, &usage::render(&agent)));
     }
     if action == "metadata" || action == "manpage" {
         return Err(print(stdout, &metadata::render(&agent)));
     }
-    if values.has("version") {
+    if values.has(Key::Version) {
         return Err(print(stdout, &format!("{}\n", agent.family.compat_version)));
     }
 
@@ -330,7 +331,7 @@ fn prepare(
     if let Some(first) = errors.first() {
         return Err(usage_error(log, first));
     }
-    if let Some(path) = values.get("debug_file") {
+    if let Some(path) = values.get(Key::DebugFile) {
         let file = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
@@ -346,27 +347,27 @@ fn prepare(
             }
         }
     }
-    if let Some(script) = values.get("password_script").map(str::to_string) {
+    if let Some(script) = values.get(Key::PasswordScript).map(str::to_string) {
         match run_password_script(&script, log) {
-            Ok(pw) => values.set("password", pw),
+            Ok(pw) => values.set(Key::Password, pw),
             Err(e) => return Err(fail(log, &e)),
         }
     }
-    if let Some(script) = values.get("snmp_priv_passwd_script").map(str::to_string) {
+    if let Some(script) = values.get(Key::SnmpPrivPasswdScript).map(str::to_string) {
         match run_password_script(&script, log) {
-            Ok(pw) => values.set("snmp_priv_passwd", pw),
+            Ok(pw) => values.set(Key::SnmpPrivPasswd, pw),
             Err(e) => return Err(fail(log, &e)),
         }
     }
-    if env.pcmk_service.as_deref() == Some("pacemaker-fenced") && !values.has("disable_timeout") {
-        values.set("disable_timeout", "1");
+    if env.pcmk_service.as_deref() == Some("pacemaker-fenced") && !values.has(Key::DisableTimeout) {
+        values.set(Key::DisableTimeout, "1");
     }
     let disabled = values
-        .get("disable_timeout")
+        .get(Key::DisableTimeout)
         .is_some_and(|v| matches!(v.to_lowercase().as_str(), "1" | "yes" | "on" | "true"));
     if disabled {
         log.debug("timeouts are disabled (disable_timeout): polling without limit until stopped");
-        for k in ["power_timeout", "shell_timeout", "login_timeout"] {
+        for k in [Key::PowerTimeout, Key::ShellTimeout, Key::LoginTimeout] {
             values.set(k, "0");
         }
     }
@@ -420,7 +421,7 @@ fn prepare(
 /// The identity `--expect-uuid` (stdin `expect_uuid=`) names; empty when it
 /// is not given, so that an agent without it behaves exactly as upstream.
 pub fn expected_identity(values: &Values) -> Result<ExpectedIdentity, String> {
-    ExpectedIdentity::new(values.get("expect_uuid"), None)
+    ExpectedIdentity::new(values.get(Key::ExpectUuid), None)
         .map_err(|e| format!("--expect-uuid: {e}"))
 }
 
@@ -494,14 +495,14 @@ fn read_argv(args: Vec<OsString>, agent: &Agent, log: &Logger) -> Result<Values,
         if key == "verbose" {
             verbose += 1;
         }
-        values.set(&key, v);
+        values.set_named(&key, v);
     }
-    if !values.has("verbose_level") {
-        values.set("verbose_level", verbose.to_string());
+    if !values.has(Key::VerboseLevel) {
+        values.set(Key::VerboseLevel, verbose.to_string());
     }
     // Upstream applies this to the command line only: on stdin, Pacemaker's
     // `plug=<node>` must be accepted and ignored.
-    if agent.family.port_as_ip && !values.has("port_as_ip") && values.has("plug") {
+    if agent.family.port_as_ip && !values.has(Key::PortAsIp) && values.has(Key::Plug) {
         return Err(usage_error(
             log,
             "Parser error: option -n/--plug is not recognized",
@@ -527,7 +528,7 @@ fn python_list(words: &[String]) -> String {
 
 /// Upstream's `verbose_level` rules, then the logger's threshold and `-q`.
 fn set_verbosity(values: &mut Values, log: &Logger) {
-    let mut level = values.int("verbose_level").unwrap_or(-1);
+    let mut level = values.int(Key::VerboseLevel).unwrap_or(-1);
     if level < 0 {
         log.warn(
             "Parse error: Option 'verbose_level' must be an integer greater than or equal to 0. \
@@ -535,63 +536,68 @@ fn set_verbosity(values: &mut Values, log: &Logger) {
         );
         level = 0;
     }
-    values.set("verbose_level", level.to_string());
-    if level == 0 && values.has("verbose") {
+    values.set(Key::VerboseLevel, level.to_string());
+    if level == 0 && values.has(Key::Verbose) {
         log.warn(
             "Parse error: Ignoring option 'verbose' because it conflicts with verbose_level=0",
         );
-        values.remove("verbose");
+        values.remove(Key::Verbose);
     }
     if level > 0 {
-        values.set("verbose", "1");
+        values.set(Key::Verbose, "1");
     }
-    log.set_verbose(values.has("verbose"));
-    log.set_quiet(values.has("quiet"));
+    log.set_verbose(values.has(Key::Verbose));
+    log.set_quiet(values.has(Key::Quiet));
 }
 
-/// Runs the password script with `sh -c`, waits for it, and returns its
-/// standard output with trailing whitespace removed. Its stdout and stderr
-/// are captured (never inherited), so it can neither print into our result
-/// nor keep our output pipes open; what it writes to stderr is dropped.
+/// Runs the password script through the one script runner
+/// ([`crate::method::credential::run_script`]: stdin closed, output captured,
+/// killed with its children after [`crate::method::credential::SCRIPT_TIMEOUT`]
+/// or on SIGINT/SIGTERM) and returns its standard output with trailing
+/// whitespace removed. As upstream, a failing exit status is only warned about;
+/// what it writes to stderr is never shown.
 fn run_password_script(script: &str, log: &Logger) -> Result<String, String> {
-    let out = std::process::Command::new("sh")
-        .arg("-c")
-        .arg(script)
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .env("LANG", "C")
-        .env("LC_ALL", "C")
-        .output()
-        .map_err(|e| format!("Unable to run the password script: {e}"))?;
-    if !out.status.success() {
-        log.warn(&format!("the password script exited with {}", out.status));
-    }
-    if !out.stderr.is_empty() {
-        log.debug(&format!(
-            "the password script wrote {} bytes to stderr (not shown)",
-            out.stderr.len()
+    use crate::method::credential::run_script;
+    let rt = crate::runtime::Runtime::new()
+        .map_err(|e| format!("unable to start the I/O runtime: {e}"))?;
+    let out = rt.block_on(async {
+        tokio::select! {
+            r = run_script(script, None) => r.map_err(|e| format!("Unable to run the password script: {e}")),
+            _ = crate::runtime::terminated() => {
+                Err("stopped by a signal while the password script ran".to_string())
+            }
+        }
+    })?;
+    if out.code != 0 {
+        log.warn(&format!(
+            "the password script exited with status {}",
+            out.code
         ));
     }
-    let text = String::from_utf8(out.stdout)
-        .map_err(|_| "the password script's output is not valid UTF-8".to_string())?;
-    Ok(text.trim_end().to_string())
+    if out.stderr_len > 0 {
+        log.debug(&format!(
+            "the password script wrote {} bytes to stderr (not shown)",
+            out.stderr_len
+        ));
+    }
+    String::from_utf8(out.stdout.expose().to_vec())
+        .map_err(|_| "the password script's output is not valid UTF-8".to_string())
 }
 
 /// The engine policy for the (post-processed) option values.
 pub fn policy(values: &Values) -> Policy {
-    let secs = |k: &str| Duration::from_secs(values.int(k).unwrap_or(0).max(0) as u64);
-    let power_timeout = values.int("power_timeout").unwrap_or(20);
-    let interval = secs("stonith_status_sleep");
+    let secs = |k: Key| Duration::from_secs(values.int(k).unwrap_or(0).max(0) as u64);
+    let power_timeout = values.int(Key::PowerTimeout).unwrap_or(20);
+    let interval = secs(Key::StonithStatusSleep);
     let mut p = Policy::agent();
-    p.power_wait = secs("power_wait");
+    p.power_wait = secs(Key::PowerWait);
     p.poll_interval = interval;
     p.poll_interval_max = interval;
     p.retry_on = values
-        .int("retry_on")
+        .int(Key::RetryOn)
         .unwrap_or(1)
         .clamp(0, i64::from(u32::MAX)) as u32;
-    p.method = match values.get("method") {
+    p.method = match values.get(Key::Method) {
         Some(m) if m.eq_ignore_ascii_case("cycle") => RebootMethod::Cycle,
         _ => RebootMethod::OnOff,
     };
@@ -611,10 +617,10 @@ pub fn policy(values: &Values) -> Policy {
 /// How long to wait before contacting the device: `1 + delay − elapsed`,
 /// for off and reboot only, and only when `delay` is not the string "0".
 pub fn delay_for(values: &Values, action: Action, elapsed: Duration) -> Option<Duration> {
-    if !matches!(action, Action::Off | Action::Reboot) || values.get("delay") == Some("0") {
+    if !matches!(action, Action::Off | Action::Reboot) || values.get(Key::Delay) == Some("0") {
         return None;
     }
-    let delay = values.int("delay").unwrap_or(0) as f64;
+    let delay = values.int(Key::Delay).unwrap_or(0) as f64;
     let left = 1.0 + delay - elapsed.as_secs_f64();
     (left > 0.0).then(|| Duration::from_secs_f64(left))
 }
@@ -693,7 +699,14 @@ pub fn report(action: Action, method: RebootMethod, result: &Result<Outcome, Fai
                     "Failed: The device cannot report the machine's identity that --expect-uuid asks for; nothing was powered"
                 }
                 ErrorKind::Timeout => "Connection timed out",
-                ErrorKind::TransitionTimeout if e.message.contains("power ON") => {
+                // What was awaited follows from the action: `on`, and a
+                // cycle's wait for the node to come back, wait for ON; an
+                // on/off reboot whose power-on fails is Ok(FencedNotRestored),
+                // so its transition errors come from waiting for OFF.
+                ErrorKind::TransitionTimeout
+                    if action == Action::On
+                        || (action == Action::Reboot && method == RebootMethod::Cycle) =>
+                {
                     "Failed: Timed out waiting to power ON"
                 }
                 ErrorKind::TransitionTimeout => "Failed: Timed out waiting to power OFF",
@@ -750,7 +763,7 @@ fn execute<D: AgentDriver>(
     let action = match job {
         Job::Power(a) => a,
         Job::List { print: show, state } => {
-            let sep = values.get("separator").unwrap_or(",").to_string();
+            let sep = values.get(Key::Separator).unwrap_or(",").to_string();
             let listed = rt.block_on(list(&mut driver, &policy, env));
             return match listed {
                 Ok(plugs) if show => print(stdout, &list_lines(&plugs, &sep, state)),

@@ -14,6 +14,7 @@
 //! fencekit-only: `--pdu-profile` (a built-in profile or a profile file).
 
 use super::defs::Agent;
+use super::key::Key;
 use super::values::{parse_int, Values};
 use crate::secret::Secret;
 use crate::snmp::client::Timing;
@@ -29,8 +30,8 @@ use std::time::Duration;
 /// password scripts, if any, have already replaced the passwords). The
 /// error is a message that reads after "Failed: ".
 pub fn config(values: &Values, agent: &Agent) -> Result<SnmpConfig, String> {
-    let mut host = values.get("ip").unwrap_or_default().to_string();
-    let mut port_text = values.get("ipport").unwrap_or("161").to_string();
+    let mut host = values.get(Key::Ip).unwrap_or_default().to_string();
+    let mut port_text = values.get(Key::Ipport).unwrap_or("161").to_string();
     // net-snmp reads `host:port` (one colon) as a port; keep IPv6 as is.
     if host.matches(':').count() == 1 {
         if let Some((h, p)) = host.split_once(':') {
@@ -49,18 +50,18 @@ pub fn config(values: &Values, agent: &Agent) -> Result<SnmpConfig, String> {
         .and_then(|p| u16::try_from(p).ok())
         .filter(|p| *p != 0)
         .ok_or_else(|| format!("the port {port_text} (--ipport) is not between 1 and 65535"))?;
-    let version_text = values.get("snmp_version").unwrap_or("1");
+    let version_text = values.get(Key::SnmpVersion).unwrap_or("1");
     let version = parse_version(version_text)
         .ok_or_else(|| format!("unknown SNMP version '{version_text}' (1, 2c or 3)"))?;
     let security = match version {
         Version::V1 | Version::V2c => Security::Community {
             version,
-            community: Secret::from_str_value(values.get("community").unwrap_or("private")),
+            community: Secret::from_str_value(values.get(Key::Community).unwrap_or("private")),
         },
         Version::V3 => Security::Usm(usm_user(values)?),
     };
     let profile_name = values
-        .get("pdu_profile")
+        .get(Key::PduProfile)
         .filter(|s| !s.is_empty())
         .unwrap_or(if agent.family.name.contains("eaton") {
             "eaton"
@@ -69,10 +70,10 @@ pub fn config(values: &Values, agent: &Agent) -> Result<SnmpConfig, String> {
         });
     let profile = Profile::load(profile_name)?;
     let sep = values
-        .get("plug_separator")
+        .get(Key::PlugSeparator)
         .filter(|s| !s.is_empty())
         .unwrap_or(",");
-    let plug_text = values.get("plug").unwrap_or_default();
+    let plug_text = values.get(Key::Plug).unwrap_or_default();
     let outlets: Vec<OutletSpec> = if plug_text.is_empty() {
         Vec::new()
     } else {
@@ -102,8 +103,8 @@ pub fn config(values: &Values, agent: &Agent) -> Result<SnmpConfig, String> {
 /// many as fit in upstream's per-command bound (`login_timeout` +
 /// `shell_timeout`, 8 s by default).
 fn timing(values: &Values) -> Timing {
-    let secs = |k: &str, d: i64| values.int(k).unwrap_or(d).max(0);
-    let bound = secs("login_timeout", 5) + secs("shell_timeout", 3);
+    let secs = |k: Key, d: i64| values.int(k).unwrap_or(d).max(0);
+    let bound = secs(Key::LoginTimeout, 5) + secs(Key::ShellTimeout, 3);
     let tries = if bound == 0 {
         6
     } else {
@@ -116,10 +117,10 @@ fn timing(values: &Values) -> Timing {
 }
 
 fn usm_user(values: &Values) -> Result<UsmUser, String> {
-    let name = values.get("username").unwrap_or_default().to_string();
-    let password = values.get("password").filter(|p| !p.is_empty());
-    let priv_password = values.get("snmp_priv_passwd").filter(|p| !p.is_empty());
-    let level = match values.get("snmp_sec_level") {
+    let name = values.get(Key::Username).unwrap_or_default().to_string();
+    let password = values.get(Key::Password).filter(|p| !p.is_empty());
+    let priv_password = values.get(Key::SnmpPrivPasswd).filter(|p| !p.is_empty());
+    let level = match values.get(Key::SnmpSecLevel) {
         Some(l) => {
             SecLevel::parse(l).ok_or_else(|| format!("unknown SNMPv3 security level '{l}'"))?
         }
@@ -127,12 +128,12 @@ fn usm_user(values: &Values) -> Result<UsmUser, String> {
         None if password.is_some() && priv_password.is_some() => SecLevel::AuthPriv,
         None => SecLevel::NoAuthNoPriv,
     };
-    let auth_proto = match values.get("snmp_auth_prot") {
+    let auth_proto = match values.get(Key::SnmpAuthProt) {
         Some(p) => AuthProtocol::parse(p)
             .ok_or_else(|| format!("unknown SNMPv3 authentication protocol '{p}'"))?,
         None => AuthProtocol::Md5,
     };
-    let priv_proto = match values.get("snmp_priv_prot") {
+    let priv_proto = match values.get(Key::SnmpPrivProt) {
         Some(p) => PrivProtocol::parse(p)
             .ok_or_else(|| format!("unknown SNMPv3 privacy protocol '{p}'"))?,
         None => PrivProtocol::Des,
@@ -162,7 +163,7 @@ mod tests {
         let agent = defs::agent("fence_apc_snmp").expect("defined");
         let mut v = Values::new();
         for (k, val) in pairs {
-            v.set(k, *val);
+            v.set_named(k, *val);
         }
         v.apply_defaults(&agent);
         config(&v, &agent)
@@ -204,8 +205,8 @@ mod tests {
         assert!(cfg(&[("ip", "pdu1"), ("snmp_version", "3")]).is_err());
         let eaton = defs::agent("fence_eaton_snmp").expect("defined");
         let mut v = Values::new();
-        v.set("ip", "e");
-        v.set("plug", "1");
+        v.set(Key::Ip, "e");
+        v.set(Key::Plug, "1");
         v.apply_defaults(&eaton);
         assert_eq!(config(&v, &eaton).unwrap().pdus[0].profile.name, "eaton");
     }

@@ -11,6 +11,7 @@
 //! skipped. The caller reads stdin only when argv is empty.
 
 use super::defs::Agent;
+use super::key::Key;
 use super::values::Values;
 
 /// What the reader found: the values and the warnings to log.
@@ -47,11 +48,11 @@ pub fn parse(text: &str, agent: &Agent) -> StdinOptions {
         };
         let key = opt.key();
         if opt.takes_value() {
-            out.values.set(&key, value);
+            out.values.set_named(&key, value);
         } else {
             match value.to_lowercase().as_str() {
-                "1" | "yes" | "on" | "true" => out.values.set(&key, "1"),
-                "0" | "no" | "off" | "false" => out.values.set(&key, "0"),
+                "1" | "yes" | "on" | "true" => out.values.set_named(&key, "1"),
+                "0" | "no" | "off" | "false" => out.values.set_named(&key, "0"),
                 _ => out.warnings.push(format!(
                     "Parse error: Ignoring option '{name}' because it does not have value"
                 )),
@@ -59,9 +60,9 @@ pub fn parse(text: &str, agent: &Agent) -> StdinOptions {
         }
     }
     // Upstream: verbose_level defaults to the value of `verbose` ("1"/"0"), else 0.
-    if !out.values.has("verbose_level") {
-        let level = out.values.get("verbose").unwrap_or("0").to_string();
-        out.values.set("verbose_level", level);
+    if !out.values.has(Key::VerboseLevel) {
+        let level = out.values.get(Key::Verbose).unwrap_or("0").to_string();
+        out.values.set(Key::VerboseLevel, level);
     }
     out
 }
@@ -90,12 +91,12 @@ mod tests {
             "# c\n\n  action=status  \nipaddr=127.0.0.1\nlogin=admin\npasswd=secret\n\
              ipmitool_path=/x\nnodename=n1\nfoo=bar\nport=n1\n",
         );
-        assert_eq!(r.values.get("action"), Some("status"));
-        assert_eq!(r.values.get("ip"), Some("127.0.0.1"));
-        assert_eq!(r.values.get("username"), Some("admin"));
-        assert_eq!(r.values.get("password"), Some("secret"));
-        assert_eq!(r.values.get("ipmitool_path"), Some("/x"));
-        assert_eq!(r.values.get("plug"), Some("n1"));
+        assert_eq!(r.values.get(Key::Action), Some("status"));
+        assert_eq!(r.values.get(Key::Ip), Some("127.0.0.1"));
+        assert_eq!(r.values.get(Key::Username), Some("admin"));
+        assert_eq!(r.values.get(Key::Password), Some("secret"));
+        assert_eq!(r.values.get(Key::IpmitoolPath), Some("/x"));
+        assert_eq!(r.values.get(Key::Plug), Some("n1"));
         assert_eq!(
             r.warnings,
             vec!["Parse error: Ignoring unknown option 'foo=bar'"]
@@ -105,10 +106,10 @@ mod tests {
     #[test]
     fn keys_accept_dashes_or_underscores_but_are_case_sensitive() {
         let r = read("power-timeout=5\nstonith_status_sleep=2\nhexadecimal-kg=01\nACTION=off\n");
-        assert_eq!(r.values.get("power_timeout"), Some("5"));
-        assert_eq!(r.values.get("stonith_status_sleep"), Some("2"));
-        assert_eq!(r.values.get("hexadecimal_kg"), Some("01"));
-        assert!(!r.values.has("action"));
+        assert_eq!(r.values.get(Key::PowerTimeout), Some("5"));
+        assert_eq!(r.values.get(Key::StonithStatusSleep), Some("2"));
+        assert_eq!(r.values.get(Key::HexadecimalKg), Some("01"));
+        assert!(!r.values.has(Key::Action));
         assert_eq!(
             r.warnings,
             vec!["Parse error: Ignoring unknown option 'ACTION=off'"]
@@ -118,30 +119,30 @@ mod tests {
     #[test]
     fn deprecated_keys_match_only_as_written() {
         let r = read("passwd_script=echo x\nsudo=1\ndebug=/tmp/f\n");
-        assert_eq!(r.values.get("password_script"), Some("echo x"));
-        assert_eq!(r.values.get("use_sudo"), Some("1"));
-        assert_eq!(r.values.get("debug_file"), Some("/tmp/f"));
+        assert_eq!(r.values.get(Key::PasswordScript), Some("echo x"));
+        assert_eq!(r.values.get(Key::UseSudo), Some("1"));
+        assert_eq!(r.values.get(Key::DebugFile), Some("/tmp/f"));
         let r = read("passwd-script=echo x\n");
-        assert!(!r.values.has("password_script"));
+        assert!(!r.values.has(Key::PasswordScript));
         assert_eq!(r.warnings.len(), 1);
     }
 
     #[test]
     fn values_split_at_the_first_equals_and_lose_double_quotes() {
         let r = read("password=a=b\nusername=\"admin\"\nip='h'\nplug=\"\n");
-        assert_eq!(r.values.get("password"), Some("a=b"));
-        assert_eq!(r.values.get("username"), Some("admin"));
-        assert_eq!(r.values.get("ip"), Some("'h'"));
-        assert_eq!(r.values.get("plug"), Some("\""));
+        assert_eq!(r.values.get(Key::Password), Some("a=b"));
+        assert_eq!(r.values.get(Key::Username), Some("admin"));
+        assert_eq!(r.values.get(Key::Ip), Some("'h'"));
+        assert_eq!(r.values.get(Key::Plug), Some("\""));
         let r = read("password=\"\"\nip\n");
-        assert_eq!(r.values.get("password"), Some(""));
-        assert_eq!(r.values.get("ip"), Some(""));
+        assert_eq!(r.values.get(Key::Password), Some(""));
+        assert_eq!(r.values.get(Key::Ip), Some(""));
     }
 
     #[test]
     fn spaces_around_equals_make_an_unknown_key() {
         let r = read("username = bob\n");
-        assert!(!r.values.has("username"));
+        assert!(!r.values.has(Key::Username));
         assert_eq!(
             r.warnings,
             vec!["Parse error: Ignoring unknown option 'username = bob'"]
@@ -151,12 +152,12 @@ mod tests {
     #[test]
     fn flags_take_only_boolean_words() {
         let r = read("lanplus=YES\nquiet=off\nverbose=True\n");
-        assert_eq!(r.values.get("lanplus"), Some("1"));
-        assert_eq!(r.values.get("quiet"), Some("0"));
-        assert_eq!(r.values.get("verbose"), Some("1"));
+        assert_eq!(r.values.get(Key::Lanplus), Some("1"));
+        assert_eq!(r.values.get(Key::Quiet), Some("0"));
+        assert_eq!(r.values.get(Key::Verbose), Some("1"));
         for bad in ["lanplus", "lanplus=", "lanplus=maybe"] {
             let r = read(bad);
-            assert!(!r.values.has("lanplus"), "{bad}");
+            assert!(!r.values.has(Key::Lanplus), "{bad}");
             assert_eq!(
                 r.warnings,
                 vec!["Parse error: Ignoring option 'lanplus' because it does not have value"]
@@ -166,13 +167,13 @@ mod tests {
 
     #[test]
     fn verbose_level_follows_verbose() {
-        assert_eq!(read("verbose=1").values.get("verbose_level"), Some("1"));
-        assert_eq!(read("verbose=0").values.get("verbose_level"), Some("0"));
-        assert_eq!(read("").values.get("verbose_level"), Some("0"));
+        assert_eq!(read("verbose=1").values.get(Key::VerboseLevel), Some("1"));
+        assert_eq!(read("verbose=0").values.get(Key::VerboseLevel), Some("0"));
+        assert_eq!(read("").values.get(Key::VerboseLevel), Some("0"));
         assert_eq!(
             read("verbose=1\nverbose_level=3")
                 .values
-                .get("verbose_level"),
+                .get(Key::VerboseLevel),
             Some("3")
         );
     }
@@ -180,7 +181,7 @@ mod tests {
     #[test]
     fn the_last_duplicate_wins_and_crlf_is_a_line_break() {
         let r = read("ip=a\r\nip=b\r\noption=off\r\n");
-        assert_eq!(r.values.get("ip"), Some("b"));
+        assert_eq!(r.values.get(Key::Ip), Some("b"));
         assert_eq!(
             r.warnings,
             vec!["Parse error: Ignoring unknown option 'option=off'"]
@@ -190,6 +191,6 @@ mod tests {
     #[test]
     fn disable_timeout_is_a_value_option() {
         let r = read("disable_timeout=false\n");
-        assert_eq!(r.values.get("disable_timeout"), Some("false"));
+        assert_eq!(r.values.get(Key::DisableTimeout), Some("false"));
     }
 }

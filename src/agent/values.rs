@@ -7,6 +7,7 @@
 //! upstream) and adds typed readers for the exceptions.
 
 use super::defs::{Agent, OptType, OptionDef, Truth};
+use super::key::Key;
 use std::collections::BTreeMap;
 
 /// Option values by key (`power_timeout`), as strings.
@@ -20,23 +21,40 @@ impl Values {
     }
 
     /// Sets a value (the last one given wins).
-    pub fn set(&mut self, key: &str, value: impl Into<String>) {
-        self.0.insert(key.to_string(), value.into());
+    pub fn set(&mut self, key: Key, value: impl Into<String>) {
+        self.set_named(key.as_str(), value);
     }
 
     /// The value, if the key is set.
-    pub fn get(&self, key: &str) -> Option<&str> {
-        self.0.get(key).map(String::as_str)
+    pub fn get(&self, key: Key) -> Option<&str> {
+        self.get_named(key.as_str())
     }
 
     /// True when the key is set, whatever its value.
-    pub fn has(&self, key: &str) -> bool {
-        self.0.contains_key(key)
+    pub fn has(&self, key: Key) -> bool {
+        self.has_named(key.as_str())
     }
 
     /// Removes a key.
-    pub fn remove(&mut self, key: &str) -> Option<String> {
-        self.0.remove(key)
+    pub fn remove(&mut self, key: Key) -> Option<String> {
+        self.0.remove(key.as_str())
+    }
+
+    /// Sets a value by a definition's key: only for code driven by the
+    /// definitions themselves (argv, stdin, defaults), never for reading a
+    /// particular option.
+    pub fn set_named(&mut self, key: &str, value: impl Into<String>) {
+        self.0.insert(key.to_string(), value.into());
+    }
+
+    /// The value of a definition's key (see [`Values::set_named`]).
+    pub fn get_named(&self, key: &str) -> Option<&str> {
+        self.0.get(key).map(String::as_str)
+    }
+
+    /// Whether a definition's key is set (see [`Values::set_named`]).
+    pub fn has_named(&self, key: &str) -> bool {
+        self.0.contains_key(key)
     }
 
     /// Keys and values in key order.
@@ -46,7 +64,7 @@ impl Values {
 
     /// Whether a flag is on, by the option's truth rule.
     pub fn flag(&self, opt: &OptionDef) -> bool {
-        match (self.get(&opt.key()), opt.truth) {
+        match (self.get_named(&opt.key()), opt.truth) {
             (None, _) => false,
             (Some(_), Truth::Presence) => true,
             (Some(v), Truth::Value) => v.is_empty() || v == "1",
@@ -54,23 +72,23 @@ impl Values {
     }
 
     /// Whether the agent's flag `key` is on (false for an option the agent lacks).
-    pub fn flag_of(&self, agent: &Agent, key: &str) -> bool {
-        agent.option(key).is_some_and(|o| self.flag(o))
+    pub fn flag_of(&self, agent: &Agent, key: Key) -> bool {
+        agent.option(key.as_str()).is_some_and(|o| self.flag(o))
     }
 
     /// Fills in every default that is not set.
     pub fn apply_defaults(&mut self, agent: &Agent) {
         for o in &agent.family.options {
             if let Some(d) = &o.default {
-                if !self.has(&o.key()) {
-                    self.set(&o.key(), d.clone());
+                if !self.has_named(&o.key()) {
+                    self.set_named(&o.key(), d.clone());
                 }
             }
         }
     }
 
     /// An integer or seconds value, read as Python's `int()` reads it.
-    pub fn int(&self, key: &str) -> Option<i64> {
+    pub fn int(&self, key: Key) -> Option<i64> {
         self.get(key).and_then(parse_int)
     }
 }
@@ -104,20 +122,20 @@ pub fn parse_int(s: &str) -> Option<i64> {
 pub fn validate(values: &mut Values, agent: &Agent) -> Vec<String> {
     let fam = &agent.family;
     let mut errors = Vec::new();
-    if fam.login_required && !values.has("username") {
+    if fam.login_required && !values.has(Key::Username) {
         errors.push("Failed: You have to set login name".to_string());
     }
     // Upstream also accepts --target in place of an address (it then fails
     // later); fencekit refuses --target at run time.
-    if !values.has("ip") && !values.has("target") {
+    if !values.has(Key::Ip) && !values.has(Key::Target) {
         errors.push("Failed: You have to enter fence address".to_string());
     }
     // Agents with an identity file (fence_virsh) accept it in place of a password.
     let keyed = agent.option("identity_file").is_some();
     if fam.password_required
-        && !values.has("password")
-        && !values.has("password_script")
-        && (!keyed || !values.has("identity_file"))
+        && !values.has(Key::Password)
+        && !values.has(Key::PasswordScript)
+        && (!keyed || !values.has(Key::IdentityFile))
     {
         errors.push(if keyed {
             "Failed: You have to enter password, password script or identity file".to_string()
@@ -126,8 +144,8 @@ pub fn validate(values: &mut Values, agent: &Agent) -> Vec<String> {
         });
     }
     if keyed {
-        if let Some(file) = values.get("identity_file") {
-            if agent.option("ssh").is_some() && !values.has("ssh") {
+        if let Some(file) = values.get(Key::IdentityFile) {
+            if agent.option("ssh").is_some() && !values.has(Key::Ssh) {
                 errors.push(
                     "Failed: You have to use identity file together with ssh connection (-x)"
                         .to_string(),
@@ -138,19 +156,19 @@ pub fn validate(values: &mut Values, agent: &Agent) -> Vec<String> {
             }
         }
     }
-    let action = values.get("action").unwrap_or_default();
+    let action = values.get(Key::Action).unwrap_or_default();
     if fam.plug_required
         && !fam.port_as_ip
-        && !values.has("plug")
+        && !values.has(Key::Plug)
         && !matches!(action, "list" | "list-status" | "monitor")
     {
         errors.push("Failed: You have to enter plug number or machine identification".to_string());
     }
     for o in fam.options.iter().filter(|o| o.ty == OptType::Select) {
-        if let Some(v) = values.get(&o.key()) {
+        if let Some(v) = values.get_named(&o.key()) {
             let upper = v.to_uppercase();
             let ok = o.choices.iter().any(|c| c.to_uppercase() == upper);
-            values.set(&o.key(), upper);
+            values.set_named(&o.key(), upper);
             if !ok {
                 let list: Vec<String> = o.choices.iter().map(|c| format!("'{c}'")).collect();
                 errors.push(format!(
@@ -162,7 +180,7 @@ pub fn validate(values: &mut Values, agent: &Agent) -> Vec<String> {
         }
     }
     for o in &fam.options {
-        let Some(v) = values.get(&o.key()) else {
+        let Some(v) = values.get_named(&o.key()) else {
             continue;
         };
         let bad = matches!(o.ty, OptType::Integer | OptType::Second) && parse_int(v).is_none();
@@ -218,8 +236,8 @@ mod tests {
         let mut v = Values::new();
         assert!(!v.flag(lanplus) && !v.flag(quiet));
         for (val, on) in [("", true), ("1", true), ("0", false)] {
-            v.set("lanplus", val);
-            v.set("quiet", val);
+            v.set(Key::Lanplus, val);
+            v.set(Key::Quiet, val);
             assert_eq!(v.flag(lanplus), on, "lanplus={val:?}");
             assert!(v.flag(quiet), "quiet={val:?} is on by presence");
         }
@@ -229,13 +247,13 @@ mod tests {
     fn defaults_fill_only_what_is_unset() {
         let a = agent("fence_ilo3").unwrap();
         let mut v = Values::new();
-        v.set("power_wait", "7");
+        v.set(Key::PowerWait, "7");
         v.apply_defaults(&a);
-        assert_eq!(v.get("power_wait"), Some("7"));
-        assert_eq!(v.get("lanplus"), Some("1"));
-        assert_eq!(v.get("action"), Some("reboot"));
-        assert_eq!(v.get("ipport"), Some("623"));
-        assert!(!v.has("ip") && !v.has("verbose"));
+        assert_eq!(v.get(Key::PowerWait), Some("7"));
+        assert_eq!(v.get(Key::Lanplus), Some("1"));
+        assert_eq!(v.get(Key::Action), Some("reboot"));
+        assert_eq!(v.get(Key::Ipport), Some("623"));
+        assert!(!v.has(Key::Ip) && !v.has(Key::Verbose));
     }
 
     #[test]
@@ -243,9 +261,9 @@ mod tests {
         let a = agent("fence_ipmilan").unwrap();
         let mut v = Values::new();
         v.apply_defaults(&a);
-        v.set("privlvl", "foo");
-        v.set("power_timeout", "abc");
-        v.set("ipport", "x");
+        v.set(Key::Privlvl, "foo");
+        v.set(Key::PowerTimeout, "abc");
+        v.set(Key::Ipport, "x");
         let e = validate(&mut v, &a);
         assert_eq!(
             e,
@@ -264,12 +282,12 @@ mod tests {
         let a = agent("fence_ipmilan").unwrap();
         let mut v = Values::new();
         v.apply_defaults(&a);
-        v.set("ip", "h");
-        v.set("auth", "Md5");
+        v.set(Key::Ip, "h");
+        v.set(Key::Auth, "Md5");
         assert!(validate(&mut v, &a).is_empty());
-        assert_eq!(v.get("auth"), Some("MD5"));
-        assert_eq!(v.get("privlvl"), Some("ADMINISTRATOR"));
-        assert_eq!(v.get("method"), Some("ONOFF"));
+        assert_eq!(v.get(Key::Auth), Some("MD5"));
+        assert_eq!(v.get(Key::Privlvl), Some("ADMINISTRATOR"));
+        assert_eq!(v.get(Key::Method), Some("ONOFF"));
     }
 
     #[test]
@@ -286,23 +304,23 @@ mod tests {
                 "Failed: You have to enter plug number or machine identification",
             ]
         );
-        v.set("username", "root");
-        v.set("ip", "h");
-        v.set("identity_file", "/nonexistent/key");
-        v.set("action", "list");
+        v.set(Key::Username, "root");
+        v.set(Key::Ip, "h");
+        v.set(Key::IdentityFile, "/nonexistent/key");
+        v.set(Key::Action, "list");
         assert_eq!(
             validate(&mut v, &a),
             vec!["Failed: Identity file /nonexistent/key does not exist"]
         );
         let key = tempfile::NamedTempFile::new().unwrap();
-        v.set("identity_file", key.path().to_str().unwrap());
+        v.set(Key::IdentityFile, key.path().to_str().unwrap());
         assert!(validate(&mut v, &a).is_empty(), "list needs no plug");
-        v.set("action", "status");
+        v.set(Key::Action, "status");
         assert_eq!(
             validate(&mut v, &a),
             vec!["Failed: You have to enter plug number or machine identification"]
         );
-        v.set("plug", "vm1");
+        v.set(Key::Plug, "vm1");
         assert!(validate(&mut v, &a).is_empty());
     }
 
@@ -311,7 +329,7 @@ mod tests {
         let a = agent("fence_redfish").unwrap();
         let mut v = Values::new();
         v.apply_defaults(&a);
-        v.set("ip", "h");
+        v.set(Key::Ip, "h");
         assert_eq!(
             validate(&mut v, &a),
             vec![
@@ -319,8 +337,8 @@ mod tests {
                 "Failed: You have to enter password or password script",
             ]
         );
-        v.set("username", "u");
-        v.set("password_script", "echo x");
+        v.set(Key::Username, "u");
+        v.set(Key::PasswordScript, "echo x");
         assert!(validate(&mut v, &a).is_empty());
     }
 
@@ -329,7 +347,7 @@ mod tests {
         let a = agent("fence_ipmilan").unwrap();
         let mut v = Values::new();
         v.apply_defaults(&a);
-        v.set("target", "0x20");
+        v.set(Key::Target, "0x20");
         assert!(validate(&mut v, &a).is_empty());
     }
 }

@@ -14,35 +14,16 @@
 //! the key is pinned with the fencekit-only `--ssh-host-key`.
 
 use super::defs::Agent;
+use super::key::Key;
 use super::values::{parse_int, Values};
 use crate::secret::Secret;
 use crate::ssh::config::{
     Profile, SshAuth, SshConfig, DEFAULT_COMMAND_TIMEOUT, DEFAULT_CONNECT_TIMEOUT,
 };
-use crate::ssh::hostkey::HostKeyPolicy as SshHostKeys;
+use crate::ssh::hostkey::HostKeyPolicy;
 use std::fmt;
 use std::path::PathBuf;
 use std::time::Duration;
-
-/// How the hypervisor's host key is checked.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum HostKeyPolicy {
-    /// The key must be in `known_hosts` (`None`: the user's `~/.ssh/known_hosts`).
-    Strict {
-        /// The known_hosts file.
-        known_hosts: Option<PathBuf>,
-    },
-    /// A key absent from `known_hosts` is accepted (and not recorded: the
-    /// file may be read-only); a key that differs from a recorded one is refused.
-    AcceptNew {
-        /// The known_hosts file.
-        known_hosts: Option<PathBuf>,
-    },
-    /// Any key is accepted (`StrictHostKeyChecking=no`).
-    AcceptAny,
-    /// Exactly the key with this fingerprint (`SHA256:…`, as `ssh-keygen -l` prints).
-    Pinned(String),
-}
 
 /// Which address family to connect over.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -110,28 +91,28 @@ impl fmt::Debug for VirshConfig {
 /// script, if any, has already replaced `password`). The error is a message
 /// that reads after "Failed: ".
 pub fn config(values: &Values, agent: &Agent) -> Result<VirshConfig, String> {
-    let host = values.get("ip").unwrap_or_default().to_string();
+    let host = values.get(Key::Ip).unwrap_or_default().to_string();
     if host.is_empty() {
         return Err("the hypervisor address (--ip) is empty".to_string());
     }
-    let port_text = values.get("ipport").unwrap_or("22");
+    let port_text = values.get(Key::Ipport).unwrap_or("22");
     let port = parse_int(port_text)
         .and_then(|p| u16::try_from(p).ok())
         .filter(|p| *p != 0)
         .ok_or_else(|| format!("the port {port_text} (--ipport) is not between 1 and 65535"))?;
-    let username = values.get("username").unwrap_or_default().to_string();
+    let username = values.get(Key::Username).unwrap_or_default().to_string();
     if username.is_empty() {
         return Err("the user name (--username) is empty".to_string());
     }
-    let domain = match values.get("plug") {
+    let domain = match values.get(Key::Plug) {
         None => None,
-        Some(p) => Some(domain(p, values.get("plug_separator").unwrap_or(","))?),
+        Some(p) => Some(domain(p, values.get(Key::PlugSeparator).unwrap_or(","))?),
     };
-    let flag = |k: &str| values.flag_of(agent, k);
-    if flag("inet4_only") && flag("inet6_only") {
+    let flag = |k: Key| values.flag_of(agent, k);
+    if flag(Key::Inet4Only) && flag(Key::Inet6Only) {
         return Err("--inet4-only and --inet6-only exclude each other".to_string());
     }
-    let secs = |k: &str| match values.int(k) {
+    let secs = |k: Key| match values.int(k) {
         Some(n) if n > 0 => Some(Duration::from_secs(n.min(86_400) as u64)),
         _ => None,
     };
@@ -139,27 +120,27 @@ pub fn config(values: &Values, agent: &Agent) -> Result<VirshConfig, String> {
         host,
         port,
         username,
-        password: values.get("password").map(Secret::from_str_value),
-        identity_file: values.get("identity_file").map(PathBuf::from),
+        password: values.get(Key::Password).map(Secret::from_str_value),
+        identity_file: values.get(Key::IdentityFile).map(PathBuf::from),
         domain,
         host_keys: host_keys(values)?,
-        ip_family: if flag("inet4_only") {
+        ip_family: if flag(Key::Inet4Only) {
             IpFamily::V4
-        } else if flag("inet6_only") {
+        } else if flag(Key::Inet6Only) {
             IpFamily::V6
         } else {
             IpFamily::Any
         },
-        sudo: flag("use_sudo").then(|| {
+        sudo: flag(Key::UseSudo).then(|| {
             values
-                .get("sudo_path")
+                .get(Key::SudoPath)
                 .unwrap_or("/usr/bin/sudo")
                 .to_string()
         }),
-        missing_as_off: flag("missing_as_off"),
-        login_timeout: secs("login_timeout"),
-        shell_timeout: secs("shell_timeout"),
-        power_timeout: secs("power_timeout"),
+        missing_as_off: flag(Key::MissingAsOff),
+        login_timeout: secs(Key::LoginTimeout),
+        shell_timeout: secs(Key::ShellTimeout),
+        power_timeout: secs(Key::PowerTimeout),
     })
 }
 
@@ -190,12 +171,7 @@ pub fn ssh_config(cfg: &VirshConfig) -> SshConfig {
         },
     );
     c.port = cfg.port;
-    c.host_keys = match &cfg.host_keys {
-        HostKeyPolicy::Strict { known_hosts } => SshHostKeys::KnownHosts(known_hosts.clone()),
-        HostKeyPolicy::AcceptNew { known_hosts } => SshHostKeys::AcceptNew(known_hosts.clone()),
-        HostKeyPolicy::AcceptAny => SshHostKeys::AcceptAny,
-        HostKeyPolicy::Pinned(fp) => SshHostKeys::Pinned(fp.clone()),
-    };
+    c.host_keys = cfg.host_keys.clone();
     if let Some(sudo) = &cfg.sudo {
         c.use_sudo = true;
         c.sudo_path = sudo.clone();
@@ -221,45 +197,22 @@ pub fn domain(plug: &str, separator: &str) -> Result<String, String> {
     if plug.is_empty() {
         return Err("the plug (--plug) is empty".to_string());
     }
-    Ok(normalise_uuid(plug).unwrap_or_else(|| plug.to_string()))
-}
-
-/// `Some(lower-case hyphenated)` when `s` reads as a UUID the way Python's
-/// `uuid.UUID` reads one (optional `urn:uuid:` and braces, hyphens anywhere).
-pub fn normalise_uuid(s: &str) -> Option<String> {
-    let t = s.trim();
-    let t = t.strip_prefix("urn:").unwrap_or(t);
-    let t = t.strip_prefix("uuid:").unwrap_or(t);
-    let t = t.trim_start_matches('{').trim_end_matches('}');
-    let hex: String = t.chars().filter(|c| *c != '-').collect();
-    if hex.len() != 32 || !hex.chars().all(|c| c.is_ascii_hexdigit()) {
-        return None;
-    }
-    let h = hex.to_ascii_lowercase();
-    Some(format!(
-        "{}-{}-{}-{}-{}",
-        &h[0..8],
-        &h[8..12],
-        &h[12..16],
-        &h[16..20],
-        &h[20..32]
-    ))
+    Ok(crate::engine::identity::normalise_uuid(plug).unwrap_or_else(|| plug.to_string()))
 }
 
 /// Host key policy: `--ssh-host-key` pins; otherwise `--ssh-options`'
 /// `StrictHostKeyChecking` and `UserKnownHostsFile` (the last of each wins,
 /// as with `ssh -o`), then `--ssh-known-hosts`.
 fn host_keys(values: &Values) -> Result<HostKeyPolicy, String> {
-    if let Some(fp) = values.get("ssh_host_key").filter(|s| !s.is_empty()) {
+    if let Some(fp) = values.get(Key::SshHostKey).filter(|s| !s.is_empty()) {
         let fp = fp.trim();
-        if !fp.starts_with("SHA256:") || fp.len() < 20 {
-            return Err(format!(
-                "--ssh-host-key '{fp}' is not a SHA256:… fingerprint as ssh-keygen -l prints it"
-            ));
-        }
-        return Ok(HostKeyPolicy::Pinned(fp.to_string()));
+        return crate::ssh::hostkey::parse_fingerprint(fp)
+            .map(HostKeyPolicy::Pinned)
+            .map_err(|_| {
+                format!("--ssh-host-key '{fp}' is not a SHA256:… fingerprint as ssh-keygen -l prints it")
+            });
     }
-    let opts = ssh_options(values.get("ssh_options").unwrap_or_default());
+    let opts = ssh_options(values.get(Key::SshOptions).unwrap_or_default());
     let mut strict = None;
     let mut from_opts = None;
     for (k, v) in opts {
@@ -270,14 +223,14 @@ fn host_keys(values: &Values) -> Result<HostKeyPolicy, String> {
         }
     }
     let known_hosts = values
-        .get("ssh_known_hosts")
+        .get(Key::SshKnownHosts)
         .filter(|s| !s.is_empty())
         .map(PathBuf::from)
         .or(from_opts);
     Ok(match strict.as_deref() {
         Some("no" | "off") => HostKeyPolicy::AcceptAny,
-        Some("accept-new") => HostKeyPolicy::AcceptNew { known_hosts },
-        _ => HostKeyPolicy::Strict { known_hosts },
+        Some("accept-new") => HostKeyPolicy::AcceptNew(known_hosts),
+        _ => HostKeyPolicy::KnownHosts(known_hosts),
     })
 }
 
@@ -321,13 +274,11 @@ pub fn ssh_options(text: &str) -> Vec<(String, String)> {
 /// A one-line description of the configuration for `-v` (never the password).
 pub fn describe(cfg: &VirshConfig) -> String {
     let keys = match &cfg.host_keys {
-        HostKeyPolicy::Strict { known_hosts: None } => {
+        HostKeyPolicy::KnownHosts(None) => {
             "host key checked against ~/.ssh/known_hosts".to_string()
         }
-        HostKeyPolicy::Strict {
-            known_hosts: Some(p),
-        } => format!("host key checked against {}", p.display()),
-        HostKeyPolicy::AcceptNew { .. } => {
+        HostKeyPolicy::KnownHosts(Some(p)) => format!("host key checked against {}", p.display()),
+        HostKeyPolicy::AcceptNew(_) => {
             "unknown host key accepted, a changed one refused (accept-new)".to_string()
         }
         HostKeyPolicy::AcceptAny => "any host key accepted (StrictHostKeyChecking=no)".into(),
@@ -374,7 +325,7 @@ mod tests {
             .iter()
             .chain(pairs)
         {
-            v.set(k, *val);
+            v.set_named(k, *val);
         }
         v.apply_defaults(&a);
         config(&v, &a)
@@ -385,7 +336,7 @@ mod tests {
         let c = cfg_of(&[("plug", "vm1")]).unwrap();
         assert_eq!((c.host.as_str(), c.port), ("h", 22));
         assert_eq!(c.domain.as_deref(), Some("vm1"));
-        assert_eq!(c.host_keys, HostKeyPolicy::Strict { known_hosts: None });
+        assert_eq!(c.host_keys, HostKeyPolicy::KnownHosts(None));
         assert_eq!(c.ip_family, IpFamily::Any);
         assert_eq!((c.sudo.clone(), c.missing_as_off), (None, false));
         assert_eq!(c.login_timeout, Some(Duration::from_secs(5)));
@@ -400,16 +351,14 @@ mod tests {
     fn ssh_options_decide_host_key_acceptance() {
         for (opts, want) in [
             ("-o StrictHostKeyChecking=no", HostKeyPolicy::AcceptAny),
-            ("-oStrictHostKeyChecking=accept-new", HostKeyPolicy::AcceptNew { known_hosts: None }),
+            ("-oStrictHostKeyChecking=accept-new", HostKeyPolicy::AcceptNew(None)),
             (
                 "-t '/bin/bash' -o StrictHostKeyChecking=yes",
-                HostKeyPolicy::Strict { known_hosts: None },
+                HostKeyPolicy::KnownHosts(None),
             ),
             (
                 "-o StrictHostKeyChecking no -o UserKnownHostsFile=/k -o StrictHostKeyChecking=accept-new",
-                HostKeyPolicy::AcceptNew {
-                    known_hosts: Some(PathBuf::from("/k")),
-                },
+                HostKeyPolicy::AcceptNew(Some(PathBuf::from("/k"))),
             ),
         ] {
             let c = cfg_of(&[("ssh_options", opts)]).unwrap();
@@ -418,9 +367,7 @@ mod tests {
         let c = cfg_of(&[("ssh_known_hosts", "/etc/fk_hosts")]).unwrap();
         assert_eq!(
             c.host_keys,
-            HostKeyPolicy::Strict {
-                known_hosts: Some(PathBuf::from("/etc/fk_hosts"))
-            }
+            HostKeyPolicy::KnownHosts(Some(PathBuf::from("/etc/fk_hosts")))
         );
         let c = cfg_of(&[
             (
@@ -497,7 +444,7 @@ mod tests {
                 plug: Some("vm1".into())
             }
         );
-        assert_eq!(s.host_keys, SshHostKeys::AcceptAny);
+        assert_eq!(s.host_keys, HostKeyPolicy::AcceptAny);
         assert_eq!(
             (s.use_sudo, s.sudo_path.as_str(), s.missing_as_off),
             (true, "/usr/bin/sudo", true)
@@ -514,7 +461,7 @@ mod tests {
         assert!(matches!(s.auth, SshAuth::Password(_)));
         assert_eq!(
             s.host_keys,
-            SshHostKeys::KnownHosts(None),
+            HostKeyPolicy::KnownHosts(None),
             "strict by default"
         );
         assert_eq!(s.command_timeout, DEFAULT_COMMAND_TIMEOUT);

@@ -4,16 +4,6 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::ffi::OsString;
 use std::path::PathBuf;
 
-const EXIT_CODES: &str = "\
-Exit status:
-  0   every target reached the requested state (status: every target is on)
-  1   at least one target could not be reached, authenticated or confirmed
-      (or is held, or its confirmed-off hook failed)
-  2   status only: the targets are confirmed off, nothing failed
-  3   verify: the evidence does not prove the expected state
-  64  usage error: bad option, unknown target, unreadable input; or beyond
-      --max-fence (nothing contacted)";
-
 /// `fencekit --version` text.
 pub const VERSION_LINE: &str = concat!(
     env!("CARGO_PKG_VERSION"),
@@ -22,7 +12,7 @@ pub const VERSION_LINE: &str = concat!(
 
 /// Fencing (STONITH) toolkit: power-control BMCs and prove the result.
 #[derive(Parser, Debug)]
-#[command(name = "fencekit", version = VERSION_LINE, about, after_help = EXIT_CODES)]
+#[command(name = "fencekit", version = VERSION_LINE, about, after_help = crate::exit::help_text())]
 #[command(propagate_version = true)]
 pub struct Cli {
     /// The command.
@@ -63,8 +53,10 @@ pub enum Command {
         by: Option<String>,
     },
     /// Serve simulated BMCs on loopback until interrupted.
+    #[cfg(feature = "lab")]
     Lab(LabArgs),
     /// Start an in-process lab and fence a simulated node, step by step.
+    #[cfg(feature = "lab")]
     Demo(DemoArgs),
     /// Print shell completions (bash, zsh, fish, powershell, elvish).
     Completions {
@@ -226,9 +218,9 @@ pub struct ActionArgs {
         default_value = "administrator"
     )]
     pub privlvl: String,
-    /// IPMI version: 2.0 (RMCP+, default) or 1.5 (legacy BMCs).
-    #[arg(long, value_enum, default_value_t = IpmiVersion::V20)]
-    pub ipmi_version: IpmiVersion,
+    /// IPMI version: 2.0 (RMCP+, the default) or 1.5 (legacy BMCs); --auth alone implies 1.5.
+    #[arg(long, value_enum)]
+    pub ipmi_version: Option<IpmiVersion>,
     /// IPMI 1.5 authentication type (md5, password, none); implies --ipmi-version 1.5.
     #[arg(long, short = 'A', value_name = "TYPE")]
     pub auth: Option<String>,
@@ -482,7 +474,7 @@ pub struct LabArgs {
     /// Number of simulated BMCs.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=4096))]
     pub nodes: u32,
-    /// Loopback address to serve on.
+    /// Loopback address of node01's BMC; node N gets this address + N-1 (every simulated BMC has an address of its own, as real ones do)
     #[arg(long, default_value = "127.0.0.1")]
     pub bind: String,
     /// First UDP port (node N gets base+N-1); 0 picks free ports.

@@ -5,8 +5,10 @@
 //! engine never prints; everything a person sees comes from here.
 
 pub mod args;
+#[cfg(feature = "lab")]
 pub mod demo;
 pub mod generate;
+#[cfg(feature = "lab")]
 pub mod lab;
 pub mod plan;
 pub mod render;

@@ -11,12 +11,10 @@ use crate::engine::power::RebootMethod;
 use crate::exit;
 use crate::fleet::inventory::Inventory;
 use crate::fleet::plan::{select, NodePlan};
-use crate::ipmi::config::{self, AuthType, CipherChoice, IpmiConfig, Privilege, Version};
+use crate::method::build::{self, MethodOptions};
 use crate::method::credential::CredentialRef;
 use crate::method::spec::MethodSpec;
-use crate::redfish::config::{is_redfish_url, parse_target as parse_redfish_target};
 use crate::secret::Secret;
-use crate::ssh::config::{SshAuth, SshConfig};
 use std::time::Duration;
 
 /// The credential reference the command-line options name.
@@ -36,113 +34,43 @@ fn cli_credential(a: &ActionArgs) -> CredentialRef {
     }
 }
 
-fn redfish_method(a: &ActionArgs, url: &str) -> Result<MethodSpec, String> {
-    let t = parse_redfish_target(url)?;
-    let mut c = t.config(a.username.as_deref().unwrap_or(""), Secret::default());
-    if let Some(u) = &a.systems_uri {
-        c.systems_uri = Some(u.clone());
-    }
-    if let Some(u) = &a.redfish_uri {
-        c.redfish_uri = u.clone();
-    }
-    c.plug = a.plug.clone();
-    c.tls = crate::redfish::config::tls_trust(
-        a.ssl_insecure,
-        a.ca_cert.as_deref(),
-        a.ssl_fingerprint.as_deref(),
-    )?;
-    c.session_auth = a.redfish_session;
-    c.validate()?;
-    Ok(MethodSpec::Redfish {
-        config: c,
+/// The method options the command line gives (for target URLs and `--ip`).
+fn cli_options(a: &ActionArgs) -> MethodOptions {
+    MethodOptions {
+        username: a.username.clone(),
         credential: cli_credential(a),
-        expect: Default::default(),
-    })
-}
-
-fn ssh_method(a: &ActionArgs, url: &str) -> Result<MethodSpec, String> {
-    let t = crate::ssh::config::parse_target(url)?;
-    let username = t
-        .username
-        .or_else(|| a.username.clone())
-        .ok_or("an SSH target needs a user name: ssh://USER@HOST/… or --username")?;
-    let mut profile = t.profile;
-    if let (crate::ssh::config::Profile::Virsh { plug }, Some(p)) = (&mut profile, &a.plug) {
-        if plug.is_none() {
-            *plug = Some(p.clone());
-        }
+        ipport: a.ipport,
+        cipher: Some(a.cipher.clone()),
+        privlvl: Some(a.privlvl.clone()),
+        ipmi_version: a.ipmi_version.map(|v| {
+            match v {
+                IpmiVersion::V20 => "2.0",
+                IpmiVersion::V15 => "1.5",
+            }
+            .to_string()
+        }),
+        auth: a.auth.clone(),
+        kg_hex: a.hexadecimal_kg.clone(),
+        kg_file: None,
+        accept_unauthenticated_replies: a.accept_unauthenticated_replies,
+        systems_uri: a.systems_uri.clone(),
+        redfish_uri: a.redfish_uri.clone(),
+        plug: a.plug.clone(),
+        ca_cert: a.ca_cert.clone(),
+        ssl_fingerprint: a.ssl_fingerprint.clone(),
+        ssl_insecure: a.ssl_insecure,
+        redfish_session: a.redfish_session,
+        ssh_known_hosts: a.ssh_known_hosts.clone(),
+        ssh_host_key: a.ssh_host_key.clone(),
+        ssh_accept_new: a.ssh_accept_new,
+        identity_file: a.identity_file.clone(),
+        ssh_agent: a.ssh_agent,
+        use_sudo: a.use_sudo,
+        missing_as_off: a.missing_as_off,
+        instructions: None,
+        uuid: a.expect_uuid.clone(),
+        serial: a.expect_serial.clone(),
     }
-    let mut c = SshConfig::new(&t.host, &username, SshAuth::Agent, profile);
-    c.port = t.port;
-    c.host_keys = crate::ssh::hostkey::host_key_policy(
-        a.ssh_known_hosts.as_deref(),
-        a.ssh_host_key.as_deref(),
-        a.ssh_accept_new,
-    )?;
-    c.use_sudo = a.use_sudo;
-    c.missing_as_off = a.missing_as_off;
-    c.connect_timeout = a.login_timeout;
-    Ok(MethodSpec::Ssh {
-        config: c,
-        identity: a.identity_file.clone(),
-        agent: a.ssh_agent,
-        credential: cli_credential(a),
-        expect: Default::default(),
-    })
-}
-
-/// The identity `--expect-uuid` / `--expect-serial` name.
-fn cli_expected(a: &ActionArgs) -> Result<ExpectedIdentity, String> {
-    ExpectedIdentity::new(a.expect_uuid.as_deref(), a.expect_serial.as_deref())
-        .map_err(|e| format!("--expect-uuid/--expect-serial: {e}"))
-}
-
-/// The method a target URL (or `--ip`) gets from the command-line options,
-/// pinned to `--expect-uuid` / `--expect-serial`.
-fn url_method(a: &ActionArgs, url: &str) -> Result<MethodSpec, String> {
-    let mut m = unpinned_url_method(a, url)?;
-    m.set_expected(cli_expected(a)?)?;
-    Ok(m)
-}
-
-fn unpinned_url_method(a: &ActionArgs, url: &str) -> Result<MethodSpec, String> {
-    if is_redfish_url(url) {
-        return redfish_method(a, url);
-    }
-    if url.to_ascii_lowercase().starts_with("ssh://") {
-        return ssh_method(a, url);
-    }
-    let t = config::parse_target(url)?;
-    let credential = cli_credential(a);
-    let auth: Option<AuthType> = a.auth.as_deref().map(str::parse).transpose()?;
-    let username = t
-        .username
-        .or_else(|| a.username.clone())
-        .unwrap_or_default();
-    let mut c = IpmiConfig::new(
-        t.host,
-        t.port.or(a.ipport).unwrap_or(623),
-        username,
-        Secret::default(),
-    );
-    c.privilege = a.privlvl.parse::<Privilege>()?;
-    c.cipher = a.cipher.parse::<CipherChoice>()?;
-    c.version = match (a.ipmi_version, auth) {
-        (IpmiVersion::V15, auth) => Version::Lan15(auth),
-        (IpmiVersion::V20, Some(auth)) => Version::Lan15(Some(auth)),
-        (IpmiVersion::V20, None) => Version::Lanplus,
-    };
-    c.kg = a
-        .hexadecimal_kg
-        .as_deref()
-        .map(config::parse_hex_kg)
-        .transpose()?;
-    c.accept_unauthenticated_replies = a.accept_unauthenticated_replies;
-    Ok(MethodSpec::Ipmi {
-        config: c,
-        credential,
-        expect: Default::default(),
-    })
 }
 
 /// Native timing from the command-line options.
@@ -198,7 +126,9 @@ pub fn plans(a: &ActionArgs) -> Result<Vec<NodePlan>, String> {
                 .into(),
         );
     }
-    if !cli_expected(a)?.is_empty() {
+    if a.expect_uuid.is_some() || a.expect_serial.is_some() {
+        ExpectedIdentity::new(a.expect_uuid.as_deref(), a.expect_serial.as_deref())
+            .map_err(|e| format!("--expect-uuid/--expect-serial: {e}"))?;
         // One expected identity names one machine: one URL target, no
         // inventory names (those are pinned in the inventory).
         let urls = words.iter().filter(|w| w.contains("://")).count();
@@ -211,7 +141,10 @@ pub fn plans(a: &ActionArgs) -> Result<Vec<NodePlan>, String> {
             );
         }
     }
-    let mut p = select(&words, a.all, inventory.as_ref(), &|u| url_method(a, u))?;
+    let options = cli_options(a);
+    let mut p = select(&words, a.all, inventory.as_ref(), &|u| {
+        build::from_url(u, &options)
+    })?;
     if p.is_empty() {
         return Err("the selection matches no node".into());
     }
@@ -238,6 +171,10 @@ pub fn plans(a: &ActionArgs) -> Result<Vec<NodePlan>, String> {
         }
     }
     for n in &mut p {
+        // Run-wide settings apply to every method alike, from a URL or an inventory.
+        for m in n.levels.iter_mut().chain(n.node_ssh.as_mut()) {
+            m.set_login_timeout(a.login_timeout);
+        }
         if n.address.is_none() {
             n.address = a.address.clone();
         }

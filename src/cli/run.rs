@@ -58,9 +58,11 @@ pub fn main(args: Vec<OsString>) -> i32 {
             }
             code
         }
+        #[cfg(feature = "lab")]
         Command::Lab(l) => super::lab::main(l),
         Command::Completions { shell } => super::generate::completions_main(&shell),
         Command::Man { page } => super::generate::man_main(page.as_deref()),
+        #[cfg(feature = "lab")]
         Command::Demo(d) => super::demo::main(d),
         Command::Agent { name, args } => crate::agent_entry(&name, args),
     }

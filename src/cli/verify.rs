@@ -358,7 +358,7 @@ async fn list_one(
             error: Some(e),
         }]
     };
-    let mut driver = match m.build() {
+    let mut driver = match m.build(None).await {
         Ok(d) => d,
         Err(e) => return fail(e.to_string()),
     };

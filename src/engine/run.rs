@@ -115,7 +115,9 @@ impl Cancel {
         Cancel(rx)
     }
 
-    /// Resolves once the action is asked to stop (never, for [`Cancel::never`]).
+    /// Resolves once the action is cancelled (never, for [`Cancel::never`]):
+    /// every wait outside the engine (stagger, slots, locks, manual fencing)
+    /// selects on it too.
     pub async fn cancelled(&mut self) {
         while !*self.0.borrow() {
             if self.0.changed().await.is_err() {

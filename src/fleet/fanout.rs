@@ -18,7 +18,7 @@
 use super::plan::NodePlan;
 use super::result::{Attempt, TargetOutcome, TargetResult, Traffic};
 use super::sequence::{run_with_extras, Extras, NodeInfo, Reports};
-use crate::engine::error::{DriverError, ErrorKind};
+use crate::engine::error::{DriverError, ErrorKind, Stage};
 use crate::engine::event::{EventSink, Stamped};
 use crate::engine::policy::Policy;
 use crate::engine::power::Action;
@@ -101,14 +101,6 @@ pub trait Observer {
     }
 }
 
-/// An observer that watches nothing.
-pub struct Quiet;
-
-impl Observer for Quiet {
-    fn event(&self, _: &str, _: usize, _: &Stamped) {}
-    fn done(&self, _: &TargetResult) {}
-}
-
 struct NodeSink<'a> {
     node: &'a str,
     level: usize,
@@ -124,6 +116,62 @@ impl EventSink for NodeSink<'_> {
 }
 
 type BmcSlots = RefCell<HashMap<String, Rc<Mutex<Option<Instant>>>>>;
+
+/// Why a wait outside the engine ended early.
+enum Stopped {
+    /// The node's deadline passed.
+    Deadline,
+    /// SIGINT/SIGTERM.
+    Cancelled,
+}
+
+/// `work`, unless the deadline passes or the run is cancelled first: every
+/// wait of the fan-out (stagger, a permit, a BMC slot, the lock) goes
+/// through here, so none outlives a deadline or ignores a signal.
+async fn bounded<T>(
+    work: impl std::future::Future<Output = T>,
+    deadline: Option<Instant>,
+    cancel: &Cancel,
+) -> Result<T, Stopped> {
+    let mut cancel = cancel.clone();
+    let expired = async {
+        match deadline {
+            Some(d) => tokio::time::sleep_until(d.into()).await,
+            None => std::future::pending().await,
+        }
+    };
+    tokio::select! {
+        biased;
+        _ = cancel.cancelled() => Err(Stopped::Cancelled),
+        _ = expired => Err(Stopped::Deadline),
+        v = work => Ok(v),
+    }
+}
+
+/// The result of a node stopped before its action reached a device.
+fn stopped(node: &str, action: Action, why: Stopped, waiting_for: &str) -> TargetResult {
+    let (kind, what) = match why {
+        Stopped::Cancelled => (ErrorKind::Interrupted, "stopped by a signal"),
+        Stopped::Deadline => (ErrorKind::Timeout, "the deadline passed"),
+    };
+    let mut r = TargetResult::new(
+        node.to_string(),
+        action,
+        &Err(Failure {
+            error: DriverError::new(
+                kind,
+                Stage::Authenticate,
+                format!("{what} while waiting for {waiting_for}; the device was not contacted"),
+            ),
+            last_state: None,
+        }),
+        Duration::ZERO,
+        vec![],
+        Traffic::default(),
+    );
+    r.node = node.to_string();
+    r
+}
 
 /// The run's kdump listener, when crash dump first is asked (or why there is none).
 type KdumpListener = Option<Result<crate::kdump::listen::Listener, String>>;
@@ -163,9 +211,21 @@ pub async fn run_fleet(
                 );
                 handles.push(tokio::task::spawn_local(async move {
                     if matches!(action, Action::On | Action::Reboot) && !opts.stagger.is_zero() {
-                        tokio::time::sleep(opts.stagger * i as u32).await;
+                        let stagger = tokio::time::sleep(opts.stagger * i as u32);
+                        if let Err(why) = bounded(stagger, None, &cancel).await {
+                            let r = stopped(&plan.name, action, why, "its turn (--stagger)");
+                            observer.done(&r);
+                            return r;
+                        }
                     }
-                    let _permit = sem.acquire().await;
+                    let _permit = match bounded(sem.acquire(), None, &cancel).await {
+                        Ok(p) => p,
+                        Err(why) => {
+                            let r = stopped(&plan.name, action, why, "a free slot (--parallel)");
+                            observer.done(&r);
+                            return r;
+                        }
+                    };
                     let r = node(plan, action, &opts, &slots, &kdump, cancel, &*observer).await;
                     observer.done(&r);
                     r
@@ -239,7 +299,7 @@ async fn node(
             &Err(Failure {
                 error: DriverError::new(
                     ErrorKind::Config,
-                    crate::engine::error::Stage::Authenticate,
+                    Stage::Authenticate,
                     format!(
                         "node {} has no fencing level {}",
                         plan.name,
@@ -275,23 +335,43 @@ async fn node(
                     .clone()
             })
             .collect();
-        let mut guards = Vec::with_capacity(held.len());
-        for slot in &held {
-            guards.push(slot.lock().await);
-        }
-        let latest = guards.iter().filter_map(|g| **g).max();
         // The pause protects BMCs that wedge under bursts; a PDU serves a
         // whole rack's outlets and one request at a time already spares it.
         let interval = match method {
             MethodSpec::Snmp { .. } => Duration::ZERO,
             _ => opts.bmc_interval,
         };
-        if let Some(t) = latest {
-            let ready = t + interval;
-            if ready > Instant::now() {
-                tokio::time::sleep_until(ready.into()).await;
+        let turn = async {
+            let mut guards = Vec::with_capacity(held.len());
+            for slot in &held {
+                guards.push(slot.lock().await);
             }
-        }
+            let latest = guards.iter().filter_map(|g| **g).max();
+            if let Some(t) = latest {
+                let ready = t + interval;
+                if ready > Instant::now() {
+                    tokio::time::sleep_until(ready.into()).await;
+                }
+            }
+            guards
+        };
+        let mut guards = match bounded(turn, Some(deadline), &cancel).await {
+            Ok(g) => g,
+            Err(why) => {
+                let mut r = stopped(
+                    &plan.name,
+                    action,
+                    why,
+                    "another node on the same BMC (--bmc-interval)",
+                );
+                r.level = Some(level);
+                r.method = Some(method.driver_name().into());
+                r.endpoint = Some(method.endpoint());
+                r.elapsed_ms = began.elapsed().as_millis() as u64;
+                r.attempts = attempts;
+                return r;
+            }
+        };
         let mut result = attempt(
             &plan,
             level,
@@ -389,6 +469,7 @@ async fn attempt(
             deadline,
             &mut sink,
             observer.prompt(),
+            cancel,
         )
         .await;
         let mut t = TargetResult::new(
@@ -403,16 +484,24 @@ async fn attempt(
         t.endpoint = Some(method.endpoint());
         return t;
     }
+    // Every device's lock, in the sorted order of bmc_keys (no lock-order
+    // deadlock between processes), each wait bounded and cancellable.
     let mut _locks = Vec::new();
     if opts.lock {
         for key in method.bmc_keys() {
-            match lock::acquire(&key, Some(deadline)).await {
-                Ok(l) => _locks.push(l),
-                Err(e) => return failed(name, method, action, e),
+            match bounded(lock::acquire(&key, Some(deadline)), None, &cancel).await {
+                Ok(Ok(l)) => _locks.push(l),
+                Ok(Err(e)) => return failed(name, method, action, e),
+                Err(why) => {
+                    let mut r = stopped(name, action, why, "another fencekit process on this BMC");
+                    r.method = Some(method.driver_name().into());
+                    r.endpoint = Some(method.endpoint());
+                    return r;
+                }
             }
         }
     }
-    let mut driver = match method.build() {
+    let mut driver = match method.build(Some(deadline)).await {
         Ok(d) => d,
         Err(e) => return failed(name, method, action, e),
     };

@@ -9,7 +9,7 @@
 use crate::engine::error::{DriverError, ErrorKind, Stage};
 use crate::engine::event::{Event, EventSink, Stamped};
 use crate::engine::power::{Action, PowerState};
-use crate::engine::run::{Failure, Outcome};
+use crate::engine::run::{Cancel, Failure, Outcome};
 use crate::lock::lock_dir;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
@@ -98,6 +98,7 @@ pub async fn fence_by_hand(
     deadline: Instant,
     sink: &mut dyn EventSink,
     prompt: Option<&dyn Prompt>,
+    mut cancel: Cancel,
 ) -> Result<Outcome, Failure> {
     let start = Instant::now();
     let emit = |sink: &mut dyn EventSink, e: Event| sink.emit(&Stamped::new(start.elapsed(), e));
@@ -182,6 +183,19 @@ pub async fn fence_by_hand(
                 last_state: None,
             });
         }
-        tokio::time::sleep(Duration::from_millis(200).min(deadline - Instant::now())).await;
+        let nap = tokio::time::sleep(Duration::from_millis(200).min(deadline - Instant::now()));
+        tokio::select! {
+            _ = nap => {}
+            _ = cancel.cancelled() => {
+                return Err(Failure {
+                    error: DriverError::new(
+                        ErrorKind::Interrupted,
+                        Stage::Wait,
+                        format!("stopped by a signal while waiting for the manual fencing of {node}"),
+                    ),
+                    last_state: None,
+                });
+            }
+        }
     }
 }

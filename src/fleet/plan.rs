@@ -3,13 +3,11 @@
 
 use super::hostrange;
 use super::inventory::{Inventory, MethodFields};
-use crate::engine::identity::ExpectedIdentity;
+use crate::method::build::{self, MethodOptions};
 use crate::method::credential::CredentialRef;
 use crate::method::spec::{MethodSpec, SnmpCredentials};
-use crate::snmp::{self, config::PduEndpoint};
-
-use crate::ipmi::config::{self, AuthType, CipherChoice, IpmiConfig, Privilege, Version};
 use crate::secret::Secret;
+use crate::snmp::{self, config::PduEndpoint};
 
 /// One node to act on, with its methods in level order.
 #[derive(Clone, Debug)]
@@ -30,17 +28,9 @@ pub struct NodePlan {
     pub on_confirmed_off: Option<String>,
 }
 
-fn cipher_of(v: &Option<toml::Value>) -> Result<CipherChoice, String> {
-    match v {
-        None => Ok(CipherChoice::Auto),
-        Some(toml::Value::Integer(n)) => n.to_string().parse(),
-        Some(toml::Value::String(s)) => s.parse(),
-        Some(other) => Err(format!("cipher must be auto, 3 or 17, not {other:?}")),
-    }
-}
-
-fn credential_of(f: &MethodFields) -> CredentialRef {
-    if let Some(p) = &f.password_file {
+/// The method options an inventory entry gives.
+fn options_of(f: &MethodFields) -> Result<MethodOptions, String> {
+    let credential = if let Some(p) = &f.password_file {
         CredentialRef::File(p.clone())
     } else if let Some(v) = &f.password_env {
         CredentialRef::Env(v.clone())
@@ -48,78 +38,68 @@ fn credential_of(f: &MethodFields) -> CredentialRef {
         CredentialRef::Script(s.clone())
     } else {
         CredentialRef::None
-    }
+    };
+    let cipher = match &f.cipher {
+        None => None,
+        Some(toml::Value::Integer(n)) => Some(n.to_string()),
+        Some(toml::Value::String(s)) => Some(s.clone()),
+        Some(other) => return Err(format!("cipher must be auto, 3 or 17, not {other:?}")),
+    };
+    Ok(MethodOptions {
+        username: f.username.clone(),
+        credential,
+        ipport: f.ipport,
+        cipher,
+        privlvl: f.privlvl.clone(),
+        ipmi_version: f.ipmi_version.clone(),
+        auth: f.auth.clone(),
+        kg_hex: None,
+        kg_file: f.kg_file.clone(),
+        accept_unauthenticated_replies: false,
+        systems_uri: f.systems_uri.clone(),
+        redfish_uri: f.redfish_uri.clone(),
+        plug: f.plug.clone(),
+        ca_cert: f.ca_cert.clone(),
+        ssl_fingerprint: f.ssl_fingerprint.clone(),
+        ssl_insecure: f.ssl_insecure == Some(true),
+        redfish_session: f.redfish_session == Some(true),
+        ssh_known_hosts: f.ssh_known_hosts.clone(),
+        ssh_host_key: f.ssh_host_key.clone(),
+        ssh_accept_new: f.ssh_accept_new == Some(true),
+        identity_file: f.identity_file.clone(),
+        ssh_agent: f.ssh_agent == Some(true),
+        use_sudo: f.use_sudo == Some(true),
+        missing_as_off: f.missing_as_off == Some(true),
+        instructions: f.instructions.clone(),
+        uuid: f.uuid.clone(),
+        serial: f.serial.clone(),
+    })
 }
 
-fn redfish_from_fields(f: &MethodFields) -> Result<MethodSpec, String> {
-    let url = match (&f.endpoint, &f.ip) {
-        (Some(e), _) => e.clone(),
-        (None, Some(ip)) => {
-            let host = if ip.contains(':') {
-                format!("[{ip}]")
-            } else {
-                ip.clone()
-            };
-            match f.ipport {
-                Some(p) => format!("redfish://{host}:{p}"),
-                None => format!("redfish://{host}"),
-            }
-        }
-        (None, None) => return Err("no endpoint or ip".into()),
-    };
-    let t = crate::redfish::config::parse_target(&url)?;
-    let mut c = t.config(f.username.as_deref().unwrap_or(""), Secret::default());
-    if let Some(u) = &f.systems_uri {
-        c.systems_uri = Some(u.clone());
+/// Builds the method an inventory entry of node `node` describes (through
+/// the one builder, [`crate::method::build`]).
+pub fn method_from_fields(node: &str, f: &MethodFields) -> Result<MethodSpec, String> {
+    // SNMP PDUs (outlets, [pdu.NAME] tables) are inventory-only so far.
+    if f.driver_kind().as_deref() == Some("snmp") {
+        return snmp_from_fields(f);
     }
-    if let Some(u) = &f.redfish_uri {
-        c.redfish_uri = u.clone();
-    }
-    c.plug = f.plug.clone();
-    c.tls = crate::redfish::config::tls_trust(
-        f.ssl_insecure == Some(true),
-        f.ca_cert.as_deref(),
-        f.ssl_fingerprint.as_deref(),
-    )?;
-    c.session_auth = f.redfish_session == Some(true);
-    c.validate()?;
-    Ok(MethodSpec::Redfish {
-        config: c,
-        credential: credential_of(f),
-        expect: Default::default(),
-    })
+    build::from_parts(
+        node,
+        f.driver_kind().as_deref(),
+        f.endpoint.as_deref(),
+        f.ip.as_deref(),
+        &options_of(f)?,
+    )
 }
 
 fn ssh_from_fields(f: &MethodFields) -> Result<MethodSpec, String> {
-    use crate::ssh::config::{Profile, SshAuth, SshConfig};
-    let url = f.endpoint.as_deref().ok_or("no endpoint")?;
-    let t = crate::ssh::config::parse_target(url)?;
-    let username = t
-        .username
-        .or_else(|| f.username.clone())
-        .ok_or("an ssh method needs a user name (ssh://USER@HOST/… or username)")?;
-    let mut profile = t.profile;
-    if let (Profile::Virsh { plug }, Some(p)) = (&mut profile, &f.plug) {
-        if plug.is_none() {
-            *plug = Some(p.clone());
-        }
-    }
-    let mut c = SshConfig::new(&t.host, &username, SshAuth::Agent, profile);
-    c.port = t.port;
-    c.host_keys = crate::ssh::hostkey::host_key_policy(
-        f.ssh_known_hosts.as_deref(),
-        f.ssh_host_key.as_deref(),
-        f.ssh_accept_new == Some(true),
-    )?;
-    c.use_sudo = f.use_sudo == Some(true);
-    c.missing_as_off = f.missing_as_off == Some(true);
-    Ok(MethodSpec::Ssh {
-        config: c,
-        identity: f.identity_file.clone(),
-        agent: f.ssh_agent == Some(true),
-        credential: credential_of(f),
-        expect: Default::default(),
-    })
+    build::from_parts(
+        "",
+        Some("ssh"),
+        f.endpoint.as_deref(),
+        None,
+        &options_of(f)?,
+    )
 }
 
 fn reference(
@@ -189,7 +169,7 @@ fn pdu_from_fields(
     };
     let creds = SnmpCredentials {
         community: reference(&f.community_file, &f.community_env, &f.community_script),
-        auth: credential_of(f),
+        auth: reference(&f.password_file, &f.password_env, &f.password_script),
         privacy: reference(
             &f.priv_password_file,
             &f.priv_password_env,
@@ -265,73 +245,6 @@ fn snmp_from_fields(f: &MethodFields) -> Result<MethodSpec, String> {
     Ok(MethodSpec::Snmp {
         config,
         credentials,
-    })
-}
-
-/// Builds the method an inventory entry of node `node` describes, pinned
-/// to the identity it names (`uuid`, `serial`).
-pub fn method_from_fields(node: &str, f: &MethodFields) -> Result<MethodSpec, String> {
-    let mut m = unpinned_method(node, f)?;
-    m.set_expected(ExpectedIdentity::new(
-        f.uuid.as_deref(),
-        f.serial.as_deref(),
-    )?)?;
-    Ok(m)
-}
-
-fn unpinned_method(node: &str, f: &MethodFields) -> Result<MethodSpec, String> {
-    match f.driver_kind().as_deref() {
-        Some("snmp") => return snmp_from_fields(f),
-        Some("redfish") => return redfish_from_fields(f),
-        Some("ssh") => return ssh_from_fields(f),
-        Some("manual") => {
-            return Ok(MethodSpec::Manual {
-                node: node.to_string(),
-                instructions: f
-                    .instructions
-                    .clone()
-                    .unwrap_or_else(|| "(the inventory gives no instructions)".into()),
-            })
-        }
-        _ => {}
-    }
-    let (host, url_user, port) = match (&f.endpoint, &f.ip) {
-        (Some(e), _) => {
-            let t = config::parse_target(e)?;
-            (t.host, t.username, t.port)
-        }
-        (None, Some(ip)) => (ip.clone(), None, None),
-        (None, None) => return Err("no endpoint or ip".into()),
-    };
-    let credential = credential_of(f);
-    let username = url_user.or_else(|| f.username.clone()).unwrap_or_default();
-    let mut c = IpmiConfig::new(
-        host,
-        port.or(f.ipport).unwrap_or(623),
-        username,
-        Secret::default(),
-    );
-    c.cipher = cipher_of(&f.cipher)?;
-    if let Some(p) = &f.privlvl {
-        c.privilege = p.parse::<Privilege>()?;
-    }
-    let auth = f.auth.as_deref().map(str::parse::<AuthType>).transpose()?;
-    c.version = match (f.ipmi_version.as_deref(), auth) {
-        (Some("1.5"), a) | (None, a @ Some(_)) => Version::Lan15(a),
-        (Some("2.0") | None, None) => Version::Lanplus,
-        (Some("2.0"), Some(_)) => return Err("auth applies to ipmi_version 1.5 only".into()),
-        (Some(v), _) => return Err(format!("ipmi_version '{v}' (expected 2.0 or 1.5)")),
-    };
-    if let Some(path) = &f.kg_file {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| format!("cannot read kg_file {}: {e}", path.display()))?;
-        c.kg = Some(config::parse_hex_kg(text.trim())?);
-    }
-    // Lengths are checked when the password is known (at build time).
-    Ok(MethodSpec::Ipmi {
-        config: c,
-        credential,
-        expect: Default::default(),
     })
 }
 

@@ -303,7 +303,7 @@ async fn sample(
 ) -> Vec<Option<PowerState>> {
     let source = method.endpoint();
     let mut out = Vec::new();
-    let mut driver = match method.build() {
+    let mut driver = match method.build(None).await {
         Ok(d) => d,
         Err(e) => {
             evidence.push(Evidence {
@@ -514,7 +514,7 @@ async fn run_checks(
     let Some(m) = &plan.node_ssh else {
         return fail_all("no [node.ssh] to reach the node".into());
     };
-    let mut driver = match m.build() {
+    let mut driver = match m.build(None).await {
         Ok(crate::method::driver::AnyDriver::Ssh(d)) => d,
         Ok(_) => return fail_all("[node.ssh] is not an SSH method".into()),
         Err(e) => return fail_all(e.to_string()),
@@ -655,7 +655,7 @@ pub async fn check_level(node: &str, level: usize, m: &MethodSpec, step: Duratio
         ));
         return row;
     }
-    let mut driver = match m.build() {
+    let mut driver = match m.build(None).await {
         Ok(d) => d,
         Err(e) => {
             row.error = Some(e.to_string());

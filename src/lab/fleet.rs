@@ -113,8 +113,27 @@ pub fn node_name(i: u32, count: u32) -> String {
     format!("node{:0width$}", i + 1)
 }
 
+/// The address of node `i` (0-based): `bind` plus `i`, so every simulated
+/// BMC has an address of its own, as real BMCs do (the per-BMC lock is keyed
+/// by address). On `::1`, the only IPv6 loopback address, all nodes share it.
+pub fn node_address(bind: IpAddr, i: u32) -> std::io::Result<IpAddr> {
+    match bind {
+        IpAddr::V4(v4) => u32::from(v4)
+            .checked_add(i)
+            .map(|n| IpAddr::from(std::net::Ipv4Addr::from(n)))
+            .filter(IpAddr::is_loopback)
+            .ok_or_else(|| {
+                std::io::Error::new(
+                    std::io::ErrorKind::InvalidInput,
+                    format!("{i} nodes from {bind} leave 127.0.0.0/8"),
+                )
+            }),
+        IpAddr::V6(_) => Ok(bind),
+    }
+}
+
 impl Lab {
-    /// Starts `spec.nodes` BMCs. Must run inside a tokio runtime.
+    /// Starts `spec.nodes` BMCs, node `i` at [`node_address`]`(spec.bind, i)`. Must run inside a tokio runtime.
     pub async fn start(spec: &LabSpec) -> std::io::Result<Lab> {
         if !spec.bind.is_loopback() {
             return Err(std::io::Error::new(
@@ -143,7 +162,8 @@ impl Lab {
             let bmc = Bmc::new(spec.power_on, spec.faults.clone());
             bmc.set_identity(LabIdentity::for_node(i));
             let name = node_name(i, spec.nodes);
-            let ipmi = LabIpmi::start(SocketAddr::new(spec.bind, port), bmc.clone(), offer).await?;
+            let ip = node_address(spec.bind, i)?;
+            let ipmi = LabIpmi::start(SocketAddr::new(ip, port), bmc.clone(), offer).await?;
             let redfish = match spec.redfish {
                 None => None,
                 Some(tls) => {
@@ -163,6 +183,7 @@ impl Lab {
                             _ => None,
                         },
                         system_name: name.clone(),
+                        cert_ip: Some(ip),
                         ..profile
                     };
                     let mut opts = opts;
@@ -170,7 +191,7 @@ impl Lab {
                         opts.reset_types.retain(|t| t != "ForceOff");
                     }
                     // Same port number as IPMI when fixed (TCP and UDP do not collide).
-                    Some(LabRedfish::start(SocketAddr::new(spec.bind, port), bmc, opts).await?)
+                    Some(LabRedfish::start(SocketAddr::new(ip, port), bmc, opts).await?)
                 }
             };
             let host = match spec.hosts {

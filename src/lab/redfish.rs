@@ -249,6 +249,9 @@ pub struct RedfishLabOptions {
     pub tls: Option<LabCert>,
     /// Also write the PEM to trust to this file.
     pub cert_path: Option<PathBuf>,
+    /// An address the certificate names besides 127.0.0.1 and localhost
+    /// (a lab fleet's node listens on an address of its own).
+    pub cert_ip: Option<std::net::IpAddr>,
     /// The system's Id (its URI is `/redfish/v1/Systems/<id>`).
     pub system_id: String,
     /// The system's Name.
@@ -278,6 +281,7 @@ impl Default for RedfishLabOptions {
             password: "lab".into(),
             tls: Some(LabCert::SelfSigned),
             cert_path: None,
+            cert_ip: None,
             system_id: "1".into(),
             system_name: "node01".into(),
             extra_systems: 0,
@@ -481,9 +485,10 @@ fn cert_error(e: rcgen::Error) -> io::Error {
     io::Error::other(format!("cannot generate the lab certificate: {e}"))
 }
 
-fn generate(kind: &LabCert) -> io::Result<Generated> {
+fn generate(kind: &LabCert, ip: Option<std::net::IpAddr>) -> io::Result<Generated> {
     use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, KeyPair};
-    let names = vec!["127.0.0.1".to_string(), "localhost".to_string()];
+    let mut names = vec!["127.0.0.1".to_string(), "localhost".to_string()];
+    names.extend(ip.map(|ip| ip.to_string()).filter(|ip| ip != "127.0.0.1"));
     let key = KeyPair::generate().map_err(cert_error)?;
     match kind {
         LabCert::Given { cert_pem, key_pem } => {
@@ -569,7 +574,11 @@ impl LabRedfish {
                 "the system id must be one non-empty path segment",
             ));
         }
-        let generated = opts.tls.as_ref().map(generate).transpose()?;
+        let generated = opts
+            .tls
+            .as_ref()
+            .map(|k| generate(k, opts.cert_ip))
+            .transpose()?;
         if let (Some(g), Some(path)) = (&generated, &opts.cert_path) {
             std::fs::write(path, &g.trust_pem)?;
         }

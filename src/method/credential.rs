@@ -2,10 +2,11 @@
 //! environment variable, a script) and reading it when a driver is built —
 //! never earlier, so a plan can be printed and checked without a secret.
 
+use crate::engine::error::ErrorKind;
 use crate::secret::Secret;
 use std::io::Read;
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
 /// Where a password comes from.
 #[derive(Clone, Debug, Default)]
@@ -49,18 +50,61 @@ impl CredentialRef {
         }
     }
 
-    /// Reads the secret.
-    pub fn resolve(&self) -> Result<Secret, String> {
+    /// Reads the secret; a script gets until `deadline` (and at most
+    /// [`SCRIPT_TIMEOUT`]).
+    pub async fn resolve(&self, deadline: Option<Instant>) -> Result<Secret, CredentialError> {
         match self {
             CredentialRef::None => Ok(Secret::default()),
             CredentialRef::Inline(s) => Ok(s.clone()),
             CredentialRef::File(p) => read_file(p),
             CredentialRef::Env(v) => std::env::var_os(v)
                 .map(|x| Secret::new(x.into_encoded_bytes()))
-                .ok_or_else(|| {
-                    format!("the environment variable {v} (from --password-env) is not set")
-                }),
-            CredentialRef::Script(cmd) => run_script(cmd),
+                .ok_or_else(|| CredentialError::EnvNotSet(v.clone())),
+            CredentialRef::Script(cmd) => {
+                let out = run_script(cmd, deadline).await?;
+                if out.code != 0 {
+                    return Err(CredentialError::ScriptFailed(out.code));
+                }
+                Ok(out.stdout)
+            }
+        }
+    }
+}
+
+/// Why a password could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum CredentialError {
+    /// The password file cannot be read.
+    #[error("cannot read the password file {}: {source}", path.display())]
+    File {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The environment variable is not set.
+    #[error("the environment variable {0} (from --password-env) is not set")]
+    EnvNotSet(String),
+    /// The script cannot be started.
+    #[error("cannot run the password script: {0}")]
+    Spawn(std::io::Error),
+    /// The script did not finish in time (it was killed, with its children).
+    #[error("the password script did not finish within {:.1}s (it was stopped)", .0.as_secs_f64())]
+    Timeout(Duration),
+    /// The script exited unsuccessfully (its exit code; -1: a signal).
+    #[error("the password script failed (exit status {0})")]
+    ScriptFailed(i32),
+    /// The script printed more than a password.
+    #[error("the password script printed more than {0} bytes")]
+    TooLong(usize),
+}
+
+impl CredentialError {
+    /// The engine's class of this error.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            CredentialError::Timeout(_) => ErrorKind::Timeout,
+            _ => ErrorKind::Config,
         }
     }
 }
@@ -69,37 +113,120 @@ impl CredentialRef {
 const MAX_FILE: u64 = 4096;
 
 /// Reads a password file: its bytes without the trailing line break.
-pub fn read_file(path: &std::path::Path) -> Result<Secret, String> {
-    let f = std::fs::File::open(path)
-        .map_err(|e| format!("cannot read the password file {}: {e}", path.display()))?;
+pub fn read_file(path: &std::path::Path) -> Result<Secret, CredentialError> {
+    let err = |source| CredentialError::File {
+        path: path.to_path_buf(),
+        source,
+    };
+    let f = std::fs::File::open(path).map_err(err)?;
     let mut buf = Vec::new();
-    f.take(MAX_FILE)
-        .read_to_end(&mut buf)
-        .map_err(|e| format!("cannot read the password file {}: {e}", path.display()))?;
+    f.take(MAX_FILE).read_to_end(&mut buf).map_err(err)?;
     while buf.last().is_some_and(|b| *b == b'\n' || *b == b'\r') {
         buf.pop();
     }
     Ok(Secret::new(buf))
 }
 
-/// Runs a password script through `sh -c`; its stdout, right-stripped, is the
-/// password. The child's stdout is captured, its stderr passes through, and
-/// it is waited for, so no child outlives this call.
-pub fn run_script(cmd: &str) -> Result<Secret, String> {
-    let out = Command::new("/bin/sh")
-        .arg("-c")
-        .arg(cmd)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .output()
-        .map_err(|e| format!("cannot run the password script: {e}"))?;
-    if !out.status.success() {
-        return Err(format!("the password script failed ({})", out.status));
+/// The longest a password script may run, whatever the caller's deadline.
+pub const SCRIPT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Largest script output kept (a password is short; a longer output is an error).
+const MAX_SCRIPT_OUTPUT: usize = 4096;
+
+/// What a password script produced.
+#[derive(Debug)]
+pub struct ScriptOutput {
+    /// Its standard output, trailing whitespace removed: the password.
+    pub stdout: Secret,
+    /// Its exit code.
+    pub code: i32,
+    /// How much it wrote to stderr (never shown: it may echo a secret).
+    pub stderr_len: usize,
+}
+
+/// Runs a password script through the one script runner
+/// ([`crate::script::run_script`]: stdin closed, no `FENCEKIT_*` variable,
+/// its process group killed at the deadline or when the caller stops
+/// waiting), with `LANG=C`, until `deadline` and at most [`SCRIPT_TIMEOUT`].
+/// Whether a failing exit code is an error is the caller's call (agents use
+/// the output anyway, as upstream does).
+pub async fn run_script(
+    cmd: &str,
+    deadline: Option<Instant>,
+) -> Result<ScriptOutput, CredentialError> {
+    let now = Instant::now();
+    let limit = deadline
+        .map_or(SCRIPT_TIMEOUT, |d| d.saturating_duration_since(now))
+        .min(SCRIPT_TIMEOUT);
+    let env = [
+        ("LANG".to_string(), "C".to_string()),
+        ("LC_ALL".to_string(), "C".to_string()),
+    ];
+    let run = crate::script::run_script(&crate::script::Script {
+        command: cmd,
+        env: &env,
+        remove: &[],
+        limit,
+        capture: MAX_SCRIPT_OUTPUT,
+    })
+    .await;
+    let code = match run.end {
+        crate::script::End::Exited(c) => c,
+        crate::script::End::Signalled => -1,
+        crate::script::End::TimedOut => return Err(CredentialError::Timeout(run.elapsed)),
+        crate::script::End::NotStarted(e) => {
+            return Err(CredentialError::Spawn(std::io::Error::other(e)))
+        }
+    };
+    if run.stdout.truncated {
+        return Err(CredentialError::TooLong(MAX_SCRIPT_OUTPUT));
     }
-    let mut v = out.stdout;
-    while v.last().is_some_and(|b| b.is_ascii_whitespace()) {
-        v.pop();
+    let mut stdout = run.stdout.text.into_bytes();
+    while stdout.last().is_some_and(|b| b.is_ascii_whitespace()) {
+        stdout.pop();
     }
-    Ok(Secret::new(v))
+    Ok(ScriptOutput {
+        stdout: Secret::new(stdout),
+        code,
+        stderr_len: run.stderr.text.len(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_script_that_never_exits_is_stopped_at_the_deadline() {
+        let t = Instant::now();
+        // The grandchild holds the pipes open: only killing the group ends it.
+        let e = run_script(
+            "sleep 600 & sleep 600; echo pw",
+            Some(t + Duration::from_millis(300)),
+        )
+        .await
+        .unwrap_err();
+        assert!(matches!(e, CredentialError::Timeout(_)), "{e}");
+        assert_eq!(e.kind(), ErrorKind::Timeout);
+        assert!(t.elapsed() < Duration::from_secs(2), "{:?}", t.elapsed());
+    }
+
+    #[tokio::test]
+    async fn scripts_see_no_stdin_and_no_fencekit_password() {
+        std::env::set_var("FENCEKIT_PASSWORD", "leak");
+        let out = run_script(
+            "read x && echo got-stdin; echo \"pw-${FENCEKIT_PASSWORD:-unset}\" ; echo noise >&2",
+            None,
+        )
+        .await
+        .unwrap();
+        assert_eq!(out.code, 0);
+        assert_eq!(out.stdout.expose(), b"pw-unset");
+        assert_eq!(out.stderr_len, 6);
+        let failed = CredentialRef::Script("echo x; exit 3".into())
+            .resolve(None)
+            .await
+            .unwrap_err();
+        assert!(failed.to_string().contains("failed"), "{failed}");
+    }
 }

@@ -5,7 +5,7 @@
 //! the moment a driver is built, so a plan can be printed and checked
 //! (`--dry-run`) without reading a secret.
 
-use super::credential::CredentialRef;
+use super::credential::{CredentialError, CredentialRef};
 use super::driver::AnyDriver;
 use crate::engine::error::{DriverError, ErrorKind, Stage};
 use crate::engine::identity::ExpectedIdentity;
@@ -19,6 +19,7 @@ use crate::snmp::session::Security;
 use crate::ssh::config::{SshAuth, SshConfig};
 use crate::ssh::driver::SshDriver;
 use std::path::PathBuf;
+use std::time::Instant;
 
 /// A method ready to build a driver. (Plans hold a few per node, so the
 /// size difference between variants does not matter.)
@@ -106,14 +107,18 @@ impl SnmpCredentials {
     }
 }
 
-/// Fills the secrets of `config` from `credentials`.
-fn fill_snmp(config: &SnmpConfig, credentials: &[SnmpCredentials]) -> Result<SnmpConfig, String> {
+/// Fills the secrets of `config` from `credentials` (scripts until `deadline`).
+async fn fill_snmp(
+    config: &SnmpConfig,
+    credentials: &[SnmpCredentials],
+    deadline: Option<Instant>,
+) -> Result<SnmpConfig, String> {
     let mut c = config.clone();
     for (p, cred) in c.pdus.iter_mut().zip(credentials) {
-        let what = |m: String| format!("PDU {}: {m}", p.label);
+        let what = |e: super::credential::CredentialError| format!("PDU {}: {e}", p.label);
         match &mut p.security {
             Security::Community { community, .. } => {
-                *community = cred.community.resolve().map_err(what)?;
+                *community = cred.community.resolve(deadline).await.map_err(what)?;
                 if community.is_empty() {
                     return Err(format!(
                         "PDU {}: no community (community_file, community_env or community_script)",
@@ -123,10 +128,10 @@ fn fill_snmp(config: &SnmpConfig, credentials: &[SnmpCredentials]) -> Result<Snm
             }
             Security::Usm(u) => {
                 if let Some((_, pw)) = &mut u.auth {
-                    *pw = cred.auth.resolve().map_err(what)?;
+                    *pw = cred.auth.resolve(deadline).await.map_err(what)?;
                 }
                 if let Some((_, pw)) = &mut u.privacy {
-                    *pw = cred.privacy.resolve().map_err(what)?;
+                    *pw = cred.privacy.resolve(deadline).await.map_err(what)?;
                 }
             }
         }
@@ -200,15 +205,26 @@ impl MethodSpec {
         }
     }
 
-    /// The BMC this method talks to: methods with the same key share a BMC
-    /// (blades, several systems behind one service) and are serialised.
+    /// The BMC this method talks to, as [`crate::lock::bmc_key`] spells it:
+    /// methods with the same key share a BMC (blades, several systems behind
+    /// one service, IPMI and Redfish on one controller) and are serialised.
     pub fn bmc_key(&self) -> String {
         match self {
-            MethodSpec::Ipmi { .. } => self.endpoint(),
-            MethodSpec::Redfish { config, .. } => config.base_url(),
-            MethodSpec::Manual { .. } => self.endpoint(),
-            MethodSpec::Ssh { config, .. } => format!("ssh://{}", config.endpoint()),
+            MethodSpec::Ipmi { config, .. } => crate::lock::bmc_key(&config.host),
+            MethodSpec::Redfish { config, .. } => crate::lock::bmc_key(&config.host),
+            MethodSpec::Ssh { config, .. } => crate::lock::bmc_key(&config.host),
+            MethodSpec::Manual { node, .. } => format!("manual/{node}"),
             MethodSpec::Snmp { .. } => self.bmc_keys().join(" "),
+        }
+    }
+
+    /// Applies a run's login timeout (`--login-timeout`) to the method: the
+    /// bound on an SSH connection's TCP connect, handshake and
+    /// authentication (IPMI and Redfish take theirs from the engine's step
+    /// deadline). The same for methods from URLs and from an inventory.
+    pub fn set_login_timeout(&mut self, timeout: std::time::Duration) {
+        if let MethodSpec::Ssh { config, .. } = self {
+            config.connect_timeout = timeout;
         }
     }
 
@@ -308,10 +324,12 @@ impl MethodSpec {
         }
     }
 
-    /// Resolves the credential and builds the driver (not for manual methods,
-    /// which have none).
-    pub fn build(&self) -> Result<AnyDriver, DriverError> {
+    /// Resolves the credential (a script gets until `deadline`) and builds
+    /// the driver (not for manual methods, which have none).
+    pub async fn build(&self, deadline: Option<Instant>) -> Result<AnyDriver, DriverError> {
         let config_err = |m: String| DriverError::new(ErrorKind::Config, Stage::Authenticate, m);
+        let cred_err =
+            |e: CredentialError| DriverError::new(e.kind(), Stage::Authenticate, e.to_string());
         match self {
             MethodSpec::Ssh {
                 config,
@@ -326,11 +344,13 @@ impl MethodSpec {
                         path: path.clone(),
                         passphrase: match credential {
                             CredentialRef::None => None,
-                            other => Some(other.resolve().map_err(config_err)?),
+                            other => Some(other.resolve(deadline).await.map_err(cred_err)?),
                         },
                     },
                     (None, true) => SshAuth::Agent,
-                    (None, false) => SshAuth::Password(credential.resolve().map_err(config_err)?),
+                    (None, false) => {
+                        SshAuth::Password(credential.resolve(deadline).await.map_err(cred_err)?)
+                    }
                 };
                 SshDriver::new(c).map(AnyDriver::Ssh).map_err(config_err)
             }
@@ -343,14 +363,14 @@ impl MethodSpec {
                 config, credential, ..
             } => {
                 let mut c = config.clone();
-                c.password = credential.resolve().map_err(config_err)?;
+                c.password = credential.resolve(deadline).await.map_err(cred_err)?;
                 IpmiDriver::new(c).map(AnyDriver::Ipmi).map_err(config_err)
             }
             MethodSpec::Redfish {
                 config, credential, ..
             } => {
                 let mut c = config.clone();
-                c.password = credential.resolve().map_err(config_err)?;
+                c.password = credential.resolve(deadline).await.map_err(cred_err)?;
                 // The pinned UUID also chooses among several systems.
                 if c.expect_uuid.is_none() {
                     c.expect_uuid = self.expected().uuid.clone();
@@ -363,7 +383,9 @@ impl MethodSpec {
                 config,
                 credentials,
             } => {
-                let c = fill_snmp(config, credentials).map_err(config_err)?;
+                let c = fill_snmp(config, credentials, deadline)
+                    .await
+                    .map_err(config_err)?;
                 SnmpDriver::new(c).map(AnyDriver::Snmp).map_err(config_err)
             }
         }

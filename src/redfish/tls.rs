@@ -43,6 +43,22 @@ impl SeenCert {
     }
 }
 
+/// The system trust store, read once per process (a fleet of a thousand
+/// Redfish BMCs verified against it reads it once, not a thousand times).
+fn system_roots() -> &'static RootCertStore {
+    static ROOTS: std::sync::OnceLock<RootCertStore> = std::sync::OnceLock::new();
+    ROOTS.get_or_init(|| {
+        let mut roots = RootCertStore::empty();
+        let found = rustls_native_certs::load_native_certs();
+        for e in &found.errors {
+            tracing::debug!(error = %e, "skipped part of the system trust store");
+        }
+        let (added, _) = roots.add_parsable_certificates(found.certs);
+        tracing::debug!(roots = added, "loaded the system trust store");
+        roots
+    })
+}
+
 /// Reads every certificate of a PEM file.
 pub fn read_pem_certs(path: &Path) -> Result<Vec<CertificateDer<'static>>, String> {
     let iter = CertificateDer::pem_file_iter(path)
@@ -205,12 +221,7 @@ pub fn client_config(trust: &TlsTrust) -> Result<(rustls::ClientConfig, SeenCert
                     (pinned, format!("tls verified against {}", path.display()))
                 }
                 None => {
-                    let found = rustls_native_certs::load_native_certs();
-                    for e in &found.errors {
-                        tracing::debug!(error = %e, "skipped part of the system trust store");
-                    }
-                    let (added, _) = roots.add_parsable_certificates(found.certs);
-                    tracing::debug!(roots = added, "loaded the system trust store");
+                    roots = system_roots().clone();
                     (
                         Vec::new(),
                         "tls verified against the system trust store".to_string(),

@@ -34,12 +34,8 @@ impl PduEndpoint {
     /// `snmp://host:port`: the key of the per-device lock (one session at
     /// a time per PDU, shared with agents and other fencekit processes).
     pub fn lock_key(&self) -> String {
-        let host = if self.host.contains(':') {
-            format!("[{}]", self.host)
-        } else {
-            self.host.clone()
-        };
-        format!("snmp://{host}:{}", self.port)
+        // The one lock-key formula: a device is its host, whatever the protocol.
+        crate::lock::bmc_key(&self.host)
     }
 }
 

@@ -86,18 +86,14 @@ pub fn describe_key(blob: &[u8]) -> String {
     )
 }
 
-/// Checks and normalises a pinned fingerprint: `SHA256:` prefix optional,
-/// `=` padding optional, must decode to 32 bytes. Returns `SHA256:<base64>`.
+/// Checks and normalises a pinned fingerprint with the one fingerprint
+/// parser ([`crate::fingerprint::parse_sha256`]: `SHA256:` prefix optional,
+/// `=` padding optional, 32 bytes). Returns `SHA256:<base64>` as OpenSSH
+/// prints it, which is what host keys are compared with.
 pub fn parse_fingerprint(s: &str) -> Result<String, String> {
-    let t = s.trim();
-    let b64 = t
-        .strip_prefix("SHA256:")
-        .or_else(|| t.strip_prefix("sha256:"))
-        .unwrap_or(t)
-        .trim_end_matches('=');
-    match STANDARD_NO_PAD.decode(b64) {
-        Ok(bytes) if bytes.len() == 32 => Ok(format!("SHA256:{b64}")),
-        _ => Err(format!(
+    match crate::fingerprint::parse_sha256(s) {
+        Ok(fp) => Ok(crate::fingerprint::format_openssh(&fp)),
+        Err(_) => Err(format!(
             "'{s}' is not a SHA-256 host key fingerprint (expected SHA256: and 43 base64 characters, as `ssh-keygen -lf KEY` prints)"
         )),
     }

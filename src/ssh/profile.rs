@@ -145,41 +145,10 @@ pub fn check_plug(plug: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// A UUID in any of the usual spellings (upper or lower case, with or
-/// without hyphens, in braces) as libvirt prints it: lower case, 8-4-4-4-12.
-/// `None` when `s` is not a UUID.
-pub fn normalize_uuid(s: &str) -> Option<String> {
-    let t = s.trim();
-    let t = t
-        .strip_prefix('{')
-        .and_then(|x| x.strip_suffix('}'))
-        .unwrap_or(t);
-    let hex: String = t.chars().filter(|c| *c != '-').collect();
-    if hex.len() != 32 || !hex.chars().all(|c| c.is_ascii_hexdigit()) {
-        return None;
-    }
-    // Hyphens, when present, must be where a UUID has them.
-    if t.contains('-') {
-        let groups: Vec<usize> = t.split('-').map(str::len).collect();
-        if groups != [8, 4, 4, 4, 12] {
-            return None;
-        }
-    }
-    let h = hex.to_ascii_lowercase();
-    Some(format!(
-        "{}-{}-{}-{}-{}",
-        &h[0..8],
-        &h[8..12],
-        &h[12..16],
-        &h[16..20],
-        &h[20..32]
-    ))
-}
-
 /// The plug as it is sent: validated, UUIDs normalised.
 pub fn virsh_plug(plug: &str) -> Result<String, String> {
     check_plug(plug)?;
-    Ok(normalize_uuid(plug).unwrap_or_else(|| plug.to_string()))
+    Ok(crate::engine::identity::normalise_uuid(plug).unwrap_or_else(|| plug.to_string()))
 }
 
 /// `[SUDO ]virsh ARGS…` with `ARGS` already shell words. The sudo prefix is

@@ -24,7 +24,7 @@ SPEC.json:
             with the first request) | "stale" (the power flips, settled,
             right after the first read of the system: another actor)
 
-Every instance listens on 127.0.0.1:port (HTTPS). Each request is appended
+Every instance listens on its "host" (default 127.0.0.1) and port (HTTPS). Each request is appended
 to its log as one JSON line (method, path, status, ResetType), which is how
 tests count POSTs; after every request the power state is written to the
 state file as {"power": "On"|"Off", "phases": [[target, until_epoch], ...]}
@@ -483,7 +483,7 @@ def main():
     servers = []
     for spec in cfg["instances"]:
         inst = Instance(spec, cfg)
-        srv = TlsServer(("127.0.0.1", spec["port"]), make_handler(inst), ctx)
+        srv = TlsServer((spec.get("host", "127.0.0.1"), spec["port"]), make_handler(inst), ctx)
         open(spec["log"], "a").close()
         with open(spec["state"], "w", encoding="utf-8") as f:
             json.dump(inst.node.snapshot(), f)

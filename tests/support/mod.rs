@@ -46,6 +46,118 @@ pub const PASSWORD: &str = "password";
 /// `fencekit lab`'s default password (docs/design.md).
 pub const LAB_PASSWORD: &str = "lab";
 
+/// A loopback address of the calling test's own (`127.100-199.x.y`, from the
+/// process id and a counter), for simulated BMCs: the per-BMC lock is keyed
+/// by address, so BMCs of concurrent tests on one address would wait for
+/// each other. Outside the lab's defaults (127.0.x.x BMCs, 127.1.x.x hosts).
+pub fn own_loopback() -> Ipv4Addr {
+    // Each call gets a /24 of its own (x.y.n.1, .2, … for a lab of several nodes).
+    static NEXT: AtomicU16 = AtomicU16::new(0);
+    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    Ipv4Addr::new(127, 100 + (std::process::id() % 100) as u8, n as u8, 1)
+}
+
+/// True while some process holds fencekit's per-BMC lock for `host` (an
+/// abstract socket, listed in `/proc/net/unix`): the readiness signal that
+/// a fencekit run has started acting on that BMC.
+pub fn bmc_lock_held(host: &str) -> bool {
+    let name = format!(" @fencekit/bmc/{host}");
+    fs::read_to_string("/proc/net/unix")
+        .map(|t| t.lines().any(|l| l.ends_with(&name)))
+        .unwrap_or(false)
+}
+
+/// One node of an [`InProcessLab`].
+#[derive(Clone)]
+pub struct InProcessNode {
+    /// IPMI address.
+    pub ipmi: std::net::SocketAddr,
+    /// Redfish address, when the lab serves Redfish.
+    pub redfish: Option<std::net::SocketAddr>,
+    /// The simulated chassis (power, command log, faults).
+    pub bmc: fencekit::lab::bmc::Bmc,
+}
+
+/// `fencekit::lab::fleet::Lab` served from a thread of its own (so tests
+/// can run blocking commands against it), on [`own_loopback`] addresses
+/// unless `spec.bind` says otherwise; stopped on drop.
+pub struct InProcessLab {
+    /// The nodes, in order.
+    pub nodes: Vec<InProcessNode>,
+    stop: Option<mpsc::Sender<()>>,
+    thread: Option<thread::JoinHandle<()>>,
+}
+
+impl InProcessLab {
+    /// Starts `spec` (its `bind` replaced by an own loopback address when it
+    /// is the default 127.0.0.1).
+    pub fn start(mut spec: fencekit::lab::fleet::LabSpec) -> InProcessLab {
+        if spec.bind == std::net::IpAddr::from(Ipv4Addr::LOCALHOST) {
+            spec.bind = own_loopback().into();
+        }
+        let (tx, rx) = mpsc::channel();
+        let (stop_tx, stop_rx) = mpsc::channel::<()>();
+        let thread = thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            rt.block_on(async move {
+                let lab = fencekit::lab::fleet::Lab::start(&spec).await.unwrap();
+                let nodes = lab
+                    .nodes
+                    .iter()
+                    .map(|n| InProcessNode {
+                        ipmi: n.addr(),
+                        redfish: n.redfish.as_ref().map(|r| r.addr),
+                        bmc: n.bmc().clone(),
+                    })
+                    .collect::<Vec<_>>();
+                tx.send(nodes).unwrap();
+                let _ = tokio::task::spawn_blocking(move || stop_rx.recv()).await;
+                drop(lab);
+            });
+        });
+        let nodes = rx.recv().expect("the lab started");
+        InProcessLab {
+            nodes,
+            stop: Some(stop_tx),
+            thread: Some(thread),
+        }
+    }
+}
+
+impl Drop for InProcessLab {
+    fn drop(&mut self) {
+        drop(self.stop.take());
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// True when the test runs as root with `tools` installed; otherwise
+/// skips through [`skip`] (a failure under `FENCEKIT_REQUIRE_PEERS=1`).
+pub fn root_with(tools: &[&str]) -> bool {
+    let euid = fs::read_to_string("/proc/self/status")
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| l.strip_prefix("Uid:"))
+        .and_then(|v| v.split_whitespace().nth(1).map(str::to_string))
+        .unwrap_or_default();
+    if euid != "0" {
+        skip(&format!("needs root for mount namespaces (euid {euid})"));
+        return false;
+    }
+    for tool in tools {
+        if which(tool).is_none() {
+            skip(&format!("no `{tool}` in PATH (Debian package util-linux)"));
+            return false;
+        }
+    }
+    true
+}
+
 /// The `fencekit` binary under test.
 pub fn bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_fencekit"))
@@ -191,8 +303,19 @@ fn next_candidate() -> u16 {
 
 /// True when nobody holds `port` on 127.0.0.1 (UDP nor TCP).
 pub fn port_is_free(port: u16) -> bool {
-    UdpSocket::bind((Ipv4Addr::LOCALHOST, port)).is_ok()
-        && TcpListener::bind((Ipv4Addr::LOCALHOST, port)).is_ok()
+    port_is_free_at(Ipv4Addr::LOCALHOST, port)
+}
+
+/// As [`port_is_free`], on `host`.
+pub fn port_is_free_at(host: Ipv4Addr, port: u16) -> bool {
+    UdpSocket::bind((host, port)).is_ok() && TcpListener::bind((host, port)).is_ok()
+}
+
+impl LabNode {
+    /// The node's address (each lab BMC has its own).
+    pub fn ip(&self) -> Ipv4Addr {
+        self.host.parse().expect("lab nodes have IPv4 addresses")
+    }
 }
 
 /// A port on 127.0.0.1 that is free for UDP and TCP and that no other test in
@@ -224,9 +347,14 @@ pub fn free_ports(n: u16) -> u16 {
 /// Waits until some process binds UDP `port` on 127.0.0.1 (our own bind
 /// then fails with "address in use").
 pub fn wait_udp_bound(port: u16, limit: Duration) -> bool {
+    wait_udp_bound_at(Ipv4Addr::LOCALHOST, port, limit)
+}
+
+/// As [`wait_udp_bound`], on `host` (a lab node's own address).
+pub fn wait_udp_bound_at(host: Ipv4Addr, port: u16, limit: Duration) -> bool {
     let t0 = Instant::now();
     while t0.elapsed() < limit {
-        if UdpSocket::bind((Ipv4Addr::LOCALHOST, port)).is_err() {
+        if UdpSocket::bind((host, port)).is_err() {
             return true;
         }
         thread::sleep(Duration::from_millis(20));
@@ -435,13 +563,28 @@ pub fn pid_alive(pid: u32) -> bool {
     }
 }
 
+/// A per-BMC lock namespace of the command's own (`FENCEKIT_LOCK_SCOPE`):
+/// the peers of concurrent tests (and of one test's threads) all listen on
+/// 127.0.0.1, which fencekit would otherwise take for one BMC. Tests of the
+/// lock itself (tests/lock.rs, fleet's serialisation tests) build their
+/// commands without it.
+pub fn lock_scope() -> String {
+    static NEXT: AtomicU16 = AtomicU16::new(0);
+    format!(
+        "{}-{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
 /// `fencekit ARGS…` with the password in `FENCEKIT_PASSWORD` (not in argv),
-/// `RUST_BACKTRACE` off and no colour.
+/// `RUST_BACKTRACE` off, no colour, and the test's own lock scope.
 pub fn fencekit_cmd(args: &[&str], password: &str) -> Command {
     let mut c = Command::new(bin());
     c.args(args)
         .env("FENCEKIT_PASSWORD", password)
         .env("NO_COLOR", "1")
+        .env("FENCEKIT_LOCK_SCOPE", lock_scope())
         .env_remove("RUST_LOG");
     c
 }
@@ -458,8 +601,19 @@ pub fn target(port: u16) -> String {
 
 /// `ipmitool -I lanplus -H 127.0.0.1 -p PORT -U admin -P PASS [-C SUITE] ARGS…`.
 pub fn ipmitool(port: u16, password: &str, cipher: Option<u8>, args: &[&str]) -> Run {
+    ipmitool_at(HOST, port, password, cipher, args)
+}
+
+/// As [`ipmitool`], against `host` (a lab node's own address).
+pub fn ipmitool_at(
+    host: &str,
+    port: u16,
+    password: &str,
+    cipher: Option<u8>,
+    args: &[&str],
+) -> Run {
     let mut c = Command::new("ipmitool");
-    c.args(["-I", "lanplus", "-H", HOST, "-p", &port.to_string()])
+    c.args(["-I", "lanplus", "-H", host, "-p", &port.to_string()])
         .args(["-U", USER, "-P", password]);
     if let Some(s) = cipher {
         c.args(["-C", &s.to_string()]);
@@ -892,15 +1046,16 @@ pub fn parse_lab_line(line: &str) -> Option<LabNode> {
 }
 
 impl Lab {
-    /// Starts `fencekit lab ARGS…` (adding `--bind 127.0.0.1` unless `args`
-    /// has a `--bind`; without `--ipmi-port-base` the lab picks free ports
+    /// Starts `fencekit lab ARGS…` (adding `--bind` [`own_loopback`] unless
+    /// `args` has a `--bind`, so labs of concurrent tests never share a
+    /// per-BMC lock; without `--ipmi-port-base` the lab picks free ports
     /// itself) and waits (≤ 15 s) for its `ready` line.
     pub fn start(args: &[&str]) -> Lab {
         let dir = tempdir("fencekit-lab-");
         let mut argv: Vec<String> = vec!["lab".into()];
         argv.extend(args.iter().map(|s| s.to_string()));
         if !args.contains(&"--bind") {
-            argv.extend(["--bind".into(), HOST.into()]);
+            argv.extend(["--bind".into(), own_loopback().to_string()]);
         }
         if let Some(b) = argv.iter().position(|a| a == "--bind") {
             let addr = argv.get(b + 1).cloned().unwrap_or_default();
@@ -1210,6 +1365,7 @@ pub fn exec_agent(prog: &Path, args: &[String], stdin: Option<&str>, limit: Dura
     cmd.args(args)
         .current_dir("/")
         .env("PYTHONWARNINGS", "ignore")
+        .env("FENCEKIT_LOCK_SCOPE", lock_scope())
         .env_remove("PCMK_service")
         .stdin(if stdin.is_some() {
             Stdio::piped()

@@ -940,9 +940,9 @@ fn policy_maps_upstream_timing() {
         (1, 1, RebootMethod::OnOff)
     );
     assert!(p.deadline.is_none());
-    v.set("power_timeout", "0");
-    v.set("method", "CYCLE");
-    v.set("power_wait", "-3");
+    v.set(Key::PowerTimeout, "0");
+    v.set(Key::Method, "CYCLE");
+    v.set(Key::PowerWait, "-3");
     let p = policy(&v);
     assert_eq!(
         (p.power_timeout, p.step_timeout),
@@ -957,14 +957,14 @@ fn policy_maps_upstream_timing() {
 #[test]
 fn delay_rule() {
     let mut v = Values::new();
-    v.set("delay", "0");
+    v.set(Key::Delay, "0");
     assert_eq!(delay_for(&v, Action::Off, Duration::ZERO), None);
-    v.set("delay", "00");
+    v.set(Key::Delay, "00");
     assert_eq!(
         delay_for(&v, Action::Off, Duration::ZERO),
         Some(Duration::from_secs(1))
     );
-    v.set("delay", "3");
+    v.set(Key::Delay, "3");
     assert_eq!(
         delay_for(&v, Action::Reboot, Duration::from_secs(1)),
         Some(Duration::from_secs(3))

@@ -4,8 +4,8 @@
 //! is a failure; the plug never picks a Redfish system).
 
 use super::*;
-use crate::agent::virsh::HostKeyPolicy;
 use crate::redfish::config::{RedfishConfig, TlsTrust};
+use crate::ssh::hostkey::HostKeyPolicy;
 
 struct Ran {
     out: Captured,
@@ -410,13 +410,10 @@ fn virsh_options_map_to_the_ssh_settings() {
     );
     assert_eq!(c.sudo.as_deref(), Some("/usr/bin/sudo"));
     assert!(c.missing_as_off);
-    assert_eq!(c.host_keys, HostKeyPolicy::AcceptNew { known_hosts: None });
+    assert_eq!(c.host_keys, HostKeyPolicy::AcceptNew(None));
     // Default: strict host keys (upstream accepts any unknown key).
     let r = run_dev("fence_virsh", &vs(&["-n", "vm1", "-o", "status"]), "", &sim);
-    assert_eq!(
-        virsh_cfg(&r).host_keys,
-        HostKeyPolicy::Strict { known_hosts: None }
-    );
+    assert_eq!(virsh_cfg(&r).host_keys, HostKeyPolicy::KnownHosts(None));
 }
 
 #[test]
