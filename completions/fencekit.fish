@@ -50,6 +50,7 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l level -d 'U
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l audit -d 'Append one JSON line per finished target to this file' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l address -d 'The node\'s own (data-plane) address, probed by verify (URL targets; inventories set `address`)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l probe-port -d 'A TCP port the node\'s host answers on when up (repeatable)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l max-off-watts -d 'Verify: the most watts a node reported off may draw; more is a contradiction (inventory: max_off_watts)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l expect-uuid -d 'Refuse to act unless the machine reports this system UUID (read in the same session, before any power command; IPMI GUIDs match in either byte order). For one URL or --ip target; inventories use `uuid = "…"`' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l expect-serial -d 'Refuse to act unless the machine reports this serial number (same rules as --expect-uuid)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l driver -d 'Driver for --ip targets' -r -f -a "ipmi\t'IPMI over LAN (RMCP+ or 1.5)'
@@ -92,6 +93,8 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l all -d 'Act
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l dry-run -d 'Resolve targets, methods and credential references; print the plan; contact nothing'
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l no-lock -d 'Do not take the per-BMC lock that serialises fencekit processes on this host'
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l verify -d 'After off / reboot: verify the result (off, or back on) and fold it into the result'
+complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l accept-bmc-only -d 'Verify: accept the BMC\'s reads alone (verdict bmc-only) as proof for these nodes; recorded in the evidence and the audit (inventory: accept_bmc_only = true)'
+complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l allow-host-only -d 'Allow the ssh host profile as a node\'s only fencing level: the node is asked to power itself off, which nothing can observe, so off is "sent, unverified" (exit 3) unless --verify proves it (inventory: allow_host_only = true)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l accept-unauthenticated-replies -d 'IPMI 1.5: accept replies without an authentication code when the BMC says per-message authentication is disabled (anyone on the path can then forge its answers)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l ssl-insecure -d 'Redfish: do not verify the certificate (anyone on the path can impersonate the BMC)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l redfish-session -d 'Redfish: log in through SessionService (X-Auth-Token) and log out at the end'
@@ -110,6 +113,7 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l level -d 'Use o
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l audit -d 'Append one JSON line per finished target to this file' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l address -d 'The node\'s own (data-plane) address, probed by verify (URL targets; inventories set `address`)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l probe-port -d 'A TCP port the node\'s host answers on when up (repeatable)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l max-off-watts -d 'Verify: the most watts a node reported off may draw; more is a contradiction (inventory: max_off_watts)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l expect-uuid -d 'Refuse to act unless the machine reports this system UUID (read in the same session, before any power command; IPMI GUIDs match in either byte order). For one URL or --ip target; inventories use `uuid = "…"`' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l expect-serial -d 'Refuse to act unless the machine reports this serial number (same rules as --expect-uuid)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l driver -d 'Driver for --ip targets' -r -f -a "ipmi\t'IPMI over LAN (RMCP+ or 1.5)'
@@ -152,6 +156,8 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l all -d 'Act on 
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l dry-run -d 'Resolve targets, methods and credential references; print the plan; contact nothing'
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l no-lock -d 'Do not take the per-BMC lock that serialises fencekit processes on this host'
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l verify -d 'After off / reboot: verify the result (off, or back on) and fold it into the result'
+complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l accept-bmc-only -d 'Verify: accept the BMC\'s reads alone (verdict bmc-only) as proof for these nodes; recorded in the evidence and the audit (inventory: accept_bmc_only = true)'
+complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l allow-host-only -d 'Allow the ssh host profile as a node\'s only fencing level: the node is asked to power itself off, which nothing can observe, so off is "sent, unverified" (exit 3) unless --verify proves it (inventory: allow_host_only = true)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l accept-unauthenticated-replies -d 'IPMI 1.5: accept replies without an authentication code when the BMC says per-message authentication is disabled (anyone on the path can then forge its answers)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l ssl-insecure -d 'Redfish: do not verify the certificate (anyone on the path can impersonate the BMC)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l redfish-session -d 'Redfish: log in through SessionService (X-Auth-Token) and log out at the end'
@@ -170,6 +176,7 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l level -d 'Use 
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l audit -d 'Append one JSON line per finished target to this file' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l address -d 'The node\'s own (data-plane) address, probed by verify (URL targets; inventories set `address`)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l probe-port -d 'A TCP port the node\'s host answers on when up (repeatable)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l max-off-watts -d 'Verify: the most watts a node reported off may draw; more is a contradiction (inventory: max_off_watts)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l expect-uuid -d 'Refuse to act unless the machine reports this system UUID (read in the same session, before any power command; IPMI GUIDs match in either byte order). For one URL or --ip target; inventories use `uuid = "…"`' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l expect-serial -d 'Refuse to act unless the machine reports this serial number (same rules as --expect-uuid)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l driver -d 'Driver for --ip targets' -r -f -a "ipmi\t'IPMI over LAN (RMCP+ or 1.5)'
@@ -219,6 +226,8 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l all -d 'Act on
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l dry-run -d 'Resolve targets, methods and credential references; print the plan; contact nothing'
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l no-lock -d 'Do not take the per-BMC lock that serialises fencekit processes on this host'
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l verify -d 'After off / reboot: verify the result (off, or back on) and fold it into the result'
+complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l accept-bmc-only -d 'Verify: accept the BMC\'s reads alone (verdict bmc-only) as proof for these nodes; recorded in the evidence and the audit (inventory: accept_bmc_only = true)'
+complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l allow-host-only -d 'Allow the ssh host profile as a node\'s only fencing level: the node is asked to power itself off, which nothing can observe, so off is "sent, unverified" (exit 3) unless --verify proves it (inventory: allow_host_only = true)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l accept-unauthenticated-replies -d 'IPMI 1.5: accept replies without an authentication code when the BMC says per-message authentication is disabled (anyone on the path can then forge its answers)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l ssl-insecure -d 'Redfish: do not verify the certificate (anyone on the path can impersonate the BMC)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l redfish-session -d 'Redfish: log in through SessionService (X-Auth-Token) and log out at the end'
@@ -240,6 +249,7 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l level -d 'U
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l audit -d 'Append one JSON line per finished target to this file' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l address -d 'The node\'s own (data-plane) address, probed by verify (URL targets; inventories set `address`)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l probe-port -d 'A TCP port the node\'s host answers on when up (repeatable)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l max-off-watts -d 'Verify: the most watts a node reported off may draw; more is a contradiction (inventory: max_off_watts)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l expect-uuid -d 'Refuse to act unless the machine reports this system UUID (read in the same session, before any power command; IPMI GUIDs match in either byte order). For one URL or --ip target; inventories use `uuid = "…"`' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l expect-serial -d 'Refuse to act unless the machine reports this serial number (same rules as --expect-uuid)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l driver -d 'Driver for --ip targets' -r -f -a "ipmi\t'IPMI over LAN (RMCP+ or 1.5)'
@@ -289,6 +299,8 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l all -d 'Act
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l dry-run -d 'Resolve targets, methods and credential references; print the plan; contact nothing'
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l no-lock -d 'Do not take the per-BMC lock that serialises fencekit processes on this host'
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l verify -d 'After off / reboot: verify the result (off, or back on) and fold it into the result'
+complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l accept-bmc-only -d 'Verify: accept the BMC\'s reads alone (verdict bmc-only) as proof for these nodes; recorded in the evidence and the audit (inventory: accept_bmc_only = true)'
+complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l allow-host-only -d 'Allow the ssh host profile as a node\'s only fencing level: the node is asked to power itself off, which nothing can observe, so off is "sent, unverified" (exit 3) unless --verify proves it (inventory: allow_host_only = true)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l accept-unauthenticated-replies -d 'IPMI 1.5: accept replies without an authentication code when the BMC says per-message authentication is disabled (anyone on the path can then forge its answers)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l ssl-insecure -d 'Redfish: do not verify the certificate (anyone on the path can impersonate the BMC)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l redfish-session -d 'Redfish: log in through SessionService (X-Auth-Token) and log out at the end'
@@ -310,6 +322,7 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l level -d '
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l audit -d 'Append one JSON line per finished target to this file' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l address -d 'The node\'s own (data-plane) address, probed by verify (URL targets; inventories set `address`)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l probe-port -d 'A TCP port the node\'s host answers on when up (repeatable)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l max-off-watts -d 'Verify: the most watts a node reported off may draw; more is a contradiction (inventory: max_off_watts)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l expect-uuid -d 'Refuse to act unless the machine reports this system UUID (read in the same session, before any power command; IPMI GUIDs match in either byte order). For one URL or --ip target; inventories use `uuid = "…"`' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l expect-serial -d 'Refuse to act unless the machine reports this serial number (same rules as --expect-uuid)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l driver -d 'Driver for --ip targets' -r -f -a "ipmi\t'IPMI over LAN (RMCP+ or 1.5)'
@@ -352,6 +365,8 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l all -d 'Ac
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l dry-run -d 'Resolve targets, methods and credential references; print the plan; contact nothing'
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l no-lock -d 'Do not take the per-BMC lock that serialises fencekit processes on this host'
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l verify -d 'After off / reboot: verify the result (off, or back on) and fold it into the result'
+complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l accept-bmc-only -d 'Verify: accept the BMC\'s reads alone (verdict bmc-only) as proof for these nodes; recorded in the evidence and the audit (inventory: accept_bmc_only = true)'
+complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l allow-host-only -d 'Allow the ssh host profile as a node\'s only fencing level: the node is asked to power itself off, which nothing can observe, so off is "sent, unverified" (exit 3) unless --verify proves it (inventory: allow_host_only = true)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l accept-unauthenticated-replies -d 'IPMI 1.5: accept replies without an authentication code when the BMC says per-message authentication is disabled (anyone on the path can then forge its answers)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l ssl-insecure -d 'Redfish: do not verify the certificate (anyone on the path can impersonate the BMC)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l redfish-session -d 'Redfish: log in through SessionService (X-Auth-Token) and log out at the end'
@@ -370,6 +385,7 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l level -d 'U
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l audit -d 'Append one JSON line per finished target to this file' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l address -d 'The node\'s own (data-plane) address, probed by verify (URL targets; inventories set `address`)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l probe-port -d 'A TCP port the node\'s host answers on when up (repeatable)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l max-off-watts -d 'Verify: the most watts a node reported off may draw; more is a contradiction (inventory: max_off_watts)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l expect-uuid -d 'Refuse to act unless the machine reports this system UUID (read in the same session, before any power command; IPMI GUIDs match in either byte order). For one URL or --ip target; inventories use `uuid = "…"`' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l expect-serial -d 'Refuse to act unless the machine reports this serial number (same rules as --expect-uuid)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l driver -d 'Driver for --ip targets' -r -f -a "ipmi\t'IPMI over LAN (RMCP+ or 1.5)'
@@ -420,6 +436,8 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l all -d 'Act
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l dry-run -d 'Resolve targets, methods and credential references; print the plan; contact nothing'
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l no-lock -d 'Do not take the per-BMC lock that serialises fencekit processes on this host'
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l verify -d 'After off / reboot: verify the result (off, or back on) and fold it into the result'
+complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l accept-bmc-only -d 'Verify: accept the BMC\'s reads alone (verdict bmc-only) as proof for these nodes; recorded in the evidence and the audit (inventory: accept_bmc_only = true)'
+complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l allow-host-only -d 'Allow the ssh host profile as a node\'s only fencing level: the node is asked to power itself off, which nothing can observe, so off is "sent, unverified" (exit 3) unless --verify proves it (inventory: allow_host_only = true)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l accept-unauthenticated-replies -d 'IPMI 1.5: accept replies without an authentication code when the BMC says per-message authentication is disabled (anyone on the path can then forge its answers)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l ssl-insecure -d 'Redfish: do not verify the certificate (anyone on the path can impersonate the BMC)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l redfish-session -d 'Redfish: log in through SessionService (X-Auth-Token) and log out at the end'
@@ -438,6 +456,7 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l level -d 'Us
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l audit -d 'Append one JSON line per finished target to this file' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l address -d 'The node\'s own (data-plane) address, probed by verify (URL targets; inventories set `address`)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l probe-port -d 'A TCP port the node\'s host answers on when up (repeatable)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l max-off-watts -d 'Verify: the most watts a node reported off may draw; more is a contradiction (inventory: max_off_watts)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l expect-uuid -d 'Refuse to act unless the machine reports this system UUID (read in the same session, before any power command; IPMI GUIDs match in either byte order). For one URL or --ip target; inventories use `uuid = "…"`' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l expect-serial -d 'Refuse to act unless the machine reports this serial number (same rules as --expect-uuid)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l driver -d 'Driver for --ip targets' -r -f -a "ipmi\t'IPMI over LAN (RMCP+ or 1.5)'
@@ -480,6 +499,8 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l all -d 'Act 
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l dry-run -d 'Resolve targets, methods and credential references; print the plan; contact nothing'
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l no-lock -d 'Do not take the per-BMC lock that serialises fencekit processes on this host'
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l verify -d 'After off / reboot: verify the result (off, or back on) and fold it into the result'
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l accept-bmc-only -d 'Verify: accept the BMC\'s reads alone (verdict bmc-only) as proof for these nodes; recorded in the evidence and the audit (inventory: accept_bmc_only = true)'
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l allow-host-only -d 'Allow the ssh host profile as a node\'s only fencing level: the node is asked to power itself off, which nothing can observe, so off is "sent, unverified" (exit 3) unless --verify proves it (inventory: allow_host_only = true)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l accept-unauthenticated-replies -d 'IPMI 1.5: accept replies without an authentication code when the BMC says per-message authentication is disabled (anyone on the path can then forge its answers)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l ssl-insecure -d 'Redfish: do not verify the certificate (anyone on the path can impersonate the BMC)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l redfish-session -d 'Redfish: log in through SessionService (X-Auth-Token) and log out at the end'
@@ -499,6 +520,7 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l level -d 'Use
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l audit -d 'Append one JSON line per finished target to this file' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l address -d 'The node\'s own (data-plane) address, probed by verify (URL targets; inventories set `address`)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l probe-port -d 'A TCP port the node\'s host answers on when up (repeatable)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l max-off-watts -d 'Verify: the most watts a node reported off may draw; more is a contradiction (inventory: max_off_watts)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l expect-uuid -d 'Refuse to act unless the machine reports this system UUID (read in the same session, before any power command; IPMI GUIDs match in either byte order). For one URL or --ip target; inventories use `uuid = "…"`' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l expect-serial -d 'Refuse to act unless the machine reports this serial number (same rules as --expect-uuid)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l driver -d 'Driver for --ip targets' -r -f -a "ipmi\t'IPMI over LAN (RMCP+ or 1.5)'
@@ -541,6 +563,8 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l all -d 'Act o
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l dry-run -d 'Resolve targets, methods and credential references; print the plan; contact nothing'
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l no-lock -d 'Do not take the per-BMC lock that serialises fencekit processes on this host'
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l verify -d 'After off / reboot: verify the result (off, or back on) and fold it into the result'
+complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l accept-bmc-only -d 'Verify: accept the BMC\'s reads alone (verdict bmc-only) as proof for these nodes; recorded in the evidence and the audit (inventory: accept_bmc_only = true)'
+complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l allow-host-only -d 'Allow the ssh host profile as a node\'s only fencing level: the node is asked to power itself off, which nothing can observe, so off is "sent, unverified" (exit 3) unless --verify proves it (inventory: allow_host_only = true)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l accept-unauthenticated-replies -d 'IPMI 1.5: accept replies without an authentication code when the BMC says per-message authentication is disabled (anyone on the path can then forge its answers)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l ssl-insecure -d 'Redfish: do not verify the certificate (anyone on the path can impersonate the BMC)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l redfish-session -d 'Redfish: log in through SessionService (X-Auth-Token) and log out at the end'
@@ -584,9 +608,9 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand lab" -l drop -d 'Drop 
 complete -c fencekit -n "__fish_fencekit_using_subcommand lab" -l delay -d 'Delay every answer by this much' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand lab" -l transition -d 'A power change becomes visible this long after the command' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand lab" -l ciphers -d 'Only offer these cipher suites (comma list of 3, 17)' -r
-complete -c fencekit -n "__fish_fencekit_using_subcommand lab" -l fault -d 'Faults for some nodes: PATTERN:KNOB[+KNOB…], e.g. \'node0[1-5]:stuck\' or \'node07:loss=0.5+delay=100ms\'. Knobs: stuck, silent, strict-state, no-cipher-query, ipmi-silent, lying, flap, draw-lies, no-nmi, redfish-no-forceoff, off, loss=R, delay=DUR, transition=DUR, identity-of=NODE, no-identity, vendor=NAME. Repeatable' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand lab" -l fault -d 'Faults for some nodes: PATTERN:KNOB[+KNOB…], e.g. \'node0[1-5]:stuck\' or \'node07:loss=0.5+delay=100ms\'. Knobs: stuck, silent, strict-state, no-cipher-query, ipmi-silent, lying, flap, draw-lies, no-meter, no-nmi, host-rst, host-alive, redfish-no-forceoff, off, loss=R, delay=DUR, transition=DUR, identity-of=NODE, no-identity, vendor=NAME. Repeatable' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand lab" -l write-inventory -d 'Write an inventory of the lab\'s nodes to this file (the password to PATH.password, Redfish certificates to PATH.certs/)' -r -F
-complete -c fencekit -n "__fish_fencekit_using_subcommand lab" -l hosts -d 'Simulate each node\'s host: a TCP listener on 127.1.x.y:PORT while the node\'s real power is on (for verify)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand lab" -l hosts -d 'Simulate each node\'s host on 127.1.x.y (for verify): it accepts TCP connections while the node\'s real power is on and is silent (drops SYNs, like a dead machine) while it is off; knobs host-rst and host-alive change that. Without PORT each host gets a free port' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand lab" -l boot-delay -d 'How long a simulated host takes to answer after power-on' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand lab" -l redfish -d 'Redfish service per node: https (self-signed certificate), http, or none' -r -f -a "https\t''
 http\t''

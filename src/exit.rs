@@ -11,7 +11,9 @@ pub const OK: i32 = 0;
 pub const FAILURE: i32 = 1;
 /// `status` only: every target is confirmed off and nothing failed (fence-agents convention).
 pub const STATUS_OFF: i32 = 2;
-/// `verify` ran, but the evidence does not prove the expected state.
+/// The result is not proven: `verify` (or `--verify`) gave a verdict other
+/// than proven, or a command was sent that nothing observed (a power cycle,
+/// an off through the SSH `host` profile).
 pub const UNPROVEN: i32 = 3;
 /// Usage error: a bad option, an unknown target, an unreadable inventory; or
 /// an `off`/`reboot` beyond the mass-fencing guard (refused before any contact).
@@ -33,7 +35,9 @@ pub const TABLE: &[(i32, &str)] = &[
     ),
     (
         UNPROVEN,
-        "verify: the evidence does not prove the expected state",
+        "not proven: a verify verdict other than proven (contradiction, unproven, bmc-only, \
+         drift), or a command sent that nothing observed (reboot --method cycle, off through \
+         the ssh host profile)",
     ),
     (
         USAGE,

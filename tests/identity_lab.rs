@@ -401,6 +401,24 @@ fn a_bmc_answering_as_another_node_is_refused_and_stops_the_levels() {
     untouched(&n1.bmc, "swapped node01");
     untouched(&n2.bmc, "node02");
 
+    // verify takes no evidence from a channel that controls another machine.
+    let r = lab.fk(&[
+        "verify",
+        "-i",
+        inv,
+        "node01",
+        "--samples",
+        "1",
+        "-o",
+        "json",
+    ]);
+    assert_ne!(r.code, Some(0), "{r}");
+    assert!(
+        r.stdout
+            .contains("this channel controls a different machine"),
+        "{r}"
+    );
+
     // check flags it.
     let r = lab.fk(&["check", "-i", inv, "node01"]);
     r.assert_code(1);

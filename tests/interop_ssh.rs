@@ -665,15 +665,26 @@ fn host_profile_reads_reachability() {
         let (r, _) = connect(s.cfg(s.key_auth(), Profile::Host), Duration::from_secs(10));
         r.unwrap()
     };
-    assert!(detail.contains("trustworthy only with verify"), "{detail}");
+    assert!(detail.contains("off cannot be observed"), "{detail}");
     assert_eq!(
         status(s.cfg(s.key_auth(), Profile::Host)),
         Ok(PowerState::On)
     );
-    // nothing listens: off
+    // Nothing listens: the status is unreadable, never off (it used to
+    // read off, and "off" then succeeded with the node unseen).
+    let unreachable = |cfg: SshConfig, what: &str| {
+        let e = status(cfg.clone()).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::StatusUnreadable, "{what}: {e}");
+        assert!(e.message.contains("cannot reach"), "{what}: {e}");
+        let e = act(cfg, Action::Off).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::StatusUnreadable, "{what}: off: {e}");
+    };
     let mut cfg = s.cfg(s.key_auth(), Profile::Host);
     cfg.port = free_port();
-    assert_eq!(status(cfg), Ok(PowerState::Off));
+    unreachable(cfg, "refused port");
+    let mut cfg = s.cfg(s.key_auth(), Profile::Host);
+    cfg.host = "no-such-node.invalid".into();
+    unreachable(cfg, "unresolvable name");
     // on is impossible over SSH
     let mut d = SshDriver::new(s.cfg(s.key_auth(), Profile::Host)).unwrap();
     let deadline = Some(Instant::now() + LIMIT);
@@ -686,6 +697,21 @@ fn host_profile_reads_reachability() {
         })
         .unwrap_err();
     assert_eq!(e.kind, ErrorKind::Unsupported, "{e}");
+    // An off the host accepts is sent, unverified: nothing can see it off.
+    // ("sudo" is a harmless stand-in that echoes the command.)
+    let mut cfg = s.cfg(s.key_auth(), Profile::Host);
+    cfg.use_sudo = true;
+    cfg.sudo_path = "/bin/echo".into();
+    assert_eq!(act(cfg, Action::Off), Ok(Outcome::OffSent));
+    // A stopped sshd on a live machine: unreadable too. (Its run directory,
+    // with the client key, goes with it: a password stands in.)
+    let cfg = s.cfg(
+        SshAuth::Password(Secret::from_str_value(PASS)),
+        Profile::Host,
+    );
+    assert_eq!(status(cfg.clone()), Ok(PowerState::On));
+    drop(s);
+    unreachable(cfg, "stopped sshd");
 }
 
 #[test]

@@ -111,13 +111,16 @@ fn a_lying_bmc_is_a_contradiction() {
     let (d, inv) = (l.dir.path(), l.inventory.to_str().unwrap());
     // The action itself cannot tell: the BMC confirms off twice.
     run(d, &["off", "-i", inv, "node01"]).assert_code(0);
-    // Verification can: the host still answers.
+    // Verification can: the host still accepts connections.
     let mut args = vec!["verify", "-i", inv, "node01"];
     args.extend(FAST);
     let r = run(d, &args);
     r.assert_code(3);
     assert!(
-        r.stderr.contains("CONTRADICTION") && r.stderr.contains("still answers"),
+        r.stderr.contains("CONTRADICTION")
+            && r.stderr
+                .contains("the BMC reports off, but the host answers on")
+            && r.stderr.contains(&format!(":{hp} (accepted)")),
         "{r}"
     );
     let r = run(d, &["off", "-i", inv, "node01", "--verify"]);
@@ -290,7 +293,13 @@ fn manual_level_completes_on_ack_and_times_out_without() {
     let out = child.wait_with_output().unwrap();
     let stderr = drain.join().unwrap();
     assert!(out.status.success(), "{stderr}");
-    assert!(String::from_utf8_lossy(&out.stdout).contains("acknowledged by alice"));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("fenced by hand: acknowledged by alice")
+            && stdout.contains("nobody observed the power state"),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("confirmed"), "{stdout}");
     let line = std::fs::read_to_string(&audit).unwrap();
     let rec: serde_json::Value = serde_json::from_str(line.lines().next().unwrap()).unwrap();
     assert!(rec["evidence"]["acknowledged_by"]
@@ -298,4 +307,598 @@ fn manual_level_completes_on_ack_and_times_out_without() {
         .unwrap()
         .starts_with("alice on "));
     assert_eq!(rec["method"], "manual");
+    // An acknowledgment is its own outcome, never an observed state.
+    assert_eq!(rec["outcome"], "acknowledged");
+    assert_eq!(rec["state"], serde_json::Value::Null);
+    assert_eq!(rec["evidence"]["reads"], 0);
+}
+
+// ------------------------------------------------------- issue 12: proof ----
+
+/// The simulated host of `node` as the inventory names it (`ADDR:PORT`).
+fn host_of(inv: &Path, node: &str) -> String {
+    let text = std::fs::read_to_string(inv).unwrap();
+    let at = text.find(&format!("name = \"{node}\"")).unwrap();
+    let rest = &text[at..];
+    let addr = rest.split("address = \"").nth(1).unwrap();
+    let addr = &addr[..addr.find('"').unwrap()];
+    let ports = rest.split("probe_ports = [").nth(1).unwrap();
+    let port = &ports[..ports.find(']').unwrap()];
+    format!("{addr}:{port}")
+}
+
+fn evidence_of(rep: &serde_json::Value) -> Vec<serde_json::Value> {
+    rep["evidence"].as_array().cloned().unwrap_or_default()
+}
+
+#[test]
+fn a_live_kernel_behind_a_lying_bmc_is_a_contradiction() {
+    // The BMC lies, and the host's service died but its kernel did not:
+    // the probe gets an RST. An RST used to count as "host down".
+    let l = lab(&[
+        "--nodes",
+        "1",
+        "--hosts",
+        "--fault",
+        "node01:lying+host-rst",
+    ]);
+    let (d, inv) = (l.dir.path(), l.inventory.to_str().unwrap());
+    let host = host_of(&l.inventory, "node01");
+    run(d, &["off", "-i", inv, "node01"]).assert_code(0);
+    let mut args = vec!["verify", "-i", inv, "node01", "-o", "json"];
+    args.extend(FAST);
+    let r = run(d, &args);
+    r.assert_code(3);
+    let rep = &results(&r)[0];
+    assert_eq!(rep["verdict"], "contradiction", "{r}");
+    assert!(
+        rep["reason"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("{host} (reset)")),
+        "{r}"
+    );
+    let probe = evidence_of(rep)
+        .into_iter()
+        .find(|e| e["source"] == host.as_str())
+        .expect("the probe is evidence");
+    assert!(
+        probe["observation"].as_str().unwrap().starts_with("reset:"),
+        "{probe}"
+    );
+    assert_eq!(probe["agrees"], false);
+    assert_eq!(probe["independent"], true);
+}
+
+#[test]
+fn an_honest_bmc_and_a_silent_host_prove_off() {
+    let l = lab(&["--nodes", "1", "--hosts"]);
+    let (d, inv) = (l.dir.path(), l.inventory.to_str().unwrap());
+    let host = host_of(&l.inventory, "node01");
+    run(d, &["off", "-i", inv, "node01"]).assert_code(0);
+    let mut args = vec!["verify", "-i", inv, "node01", "-o", "json"];
+    args.extend(FAST);
+    let t = Instant::now();
+    let r = run(d, &args);
+    r.assert_code(0);
+    let rep = &results(&r)[0];
+    assert_eq!(rep["verdict"], "proven", "{r}");
+    let probe = evidence_of(rep)
+        .into_iter()
+        .find(|e| e["source"] == host.as_str())
+        .expect("the probe is evidence");
+    // Silence, not an RST: the probe waited for its whole timeout.
+    assert!(
+        probe["observation"]
+            .as_str()
+            .unwrap()
+            .starts_with("silent:"),
+        "{probe}"
+    );
+    assert_eq!(probe["agrees"], true);
+    assert!(t.elapsed() >= Duration::from_millis(300));
+    // Both channels to the one BMC are named, and are not counted as independent.
+    let reason = rep["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("ipmi://")
+            && reason.contains("redfish")
+            && reason.contains("not independent"),
+        "{reason}"
+    );
+    assert!(reason.contains(&format!("{host} (silent)")), "{reason}");
+}
+
+#[test]
+fn bmc_reads_alone_are_bmc_only_unless_accepted() {
+    // No simulated hosts and no power meter: nothing but the BMC to ask.
+    let l = lab(&[
+        "--nodes",
+        "2",
+        "--power",
+        "off",
+        "--fault",
+        "node0[1-2]:no-meter",
+    ]);
+    let (d, inv) = (l.dir.path(), l.inventory.to_str().unwrap());
+    let audit = d.join("audit.jsonl");
+    let audit_s = audit.to_str().unwrap();
+    let mut args = vec![
+        "verify", "-i", inv, "node01", "-o", "json", "--audit", audit_s,
+    ];
+    args.extend(FAST);
+    let r = run(d, &args);
+    r.assert_code(3);
+    let rep = &results(&r)[0];
+    assert_eq!(rep["verdict"], "bmc-only", "{r}");
+    assert!(
+        rep["reason"]
+            .as_str()
+            .unwrap()
+            .contains("nothing independent was checked"),
+        "{r}"
+    );
+    assert!(rep.get("bmc_only_accepted").is_none(), "{r}");
+    // Accepted explicitly on the command line: exit 0, and it says so.
+    let mut accepted = args.clone();
+    accepted.push("--accept-bmc-only");
+    let r = run(d, &accepted);
+    r.assert_code(0);
+    let rep = &results(&r)[0];
+    assert_eq!(rep["verdict"], "bmc-only", "{r}");
+    assert_eq!(rep["bmc_only_accepted"], true, "{r}");
+    assert!(evidence_of(rep).iter().any(|e| e["observation"]
+        .as_str()
+        .unwrap()
+        .contains("BMC-only proof accepted by --accept-bmc-only")));
+    // Accepted for one node in the inventory: that node only.
+    let text = std::fs::read_to_string(&l.inventory).unwrap();
+    let patched = text.replacen(
+        "name = \"node02\"\n",
+        "name = \"node02\"\naccept_bmc_only = true\n",
+        1,
+    );
+    assert_ne!(text, patched);
+    std::fs::write(&l.inventory, patched).unwrap();
+    let mut both = vec![
+        "verify", "-i", inv, "--all", "-o", "json", "--audit", audit_s,
+    ];
+    both.extend(FAST);
+    let r = run(d, &both);
+    r.assert_code(3);
+    let reps = results(&r);
+    assert_eq!(reps[0]["bmc_only_accepted"], serde_json::Value::Null, "{r}");
+    assert_eq!(reps[1]["bmc_only_accepted"], true, "{r}");
+    assert!(reps[1]["reason"]
+        .as_str()
+        .unwrap()
+        .contains("accept_bmc_only"));
+    // The audit trail records each verdict and whether it was accepted.
+    let recs: Vec<serde_json::Value> = std::fs::read_to_string(&audit)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(recs.len(), 4);
+    assert_eq!(recs[0]["verdict"], "bmc-only");
+    assert_eq!(recs[0]["ok"], false);
+    assert_eq!(recs[1]["bmc_only_accepted"], true);
+    assert_eq!(recs[1]["ok"], true);
+    let node02 = recs.iter().rfind(|r| r["node"] == "node02").unwrap();
+    assert_eq!(node02["bmc_only_accepted"], true);
+}
+
+#[test]
+fn a_contradiction_is_never_reported_as_fenced() {
+    let l = lab(&["--nodes", "2", "--hosts", "--fault", "node01:lying"]);
+    let (d, inv) = (l.dir.path(), l.inventory.to_str().unwrap());
+    let audit = d.join("audit.jsonl");
+    let audit_s = audit.to_str().unwrap();
+
+    // One node, people's output: the stdout line carries the verdict.
+    let r = run(d, &["off", "-i", inv, "node01", "--verify"]);
+    r.assert_code(3);
+    let line = r.stdout.lines().next().unwrap_or_default();
+    assert!(
+        line.starts_with("node01: CONTRADICTION: off not proven"),
+        "{r}"
+    );
+    assert!(!r.stdout.contains("(confirmed)"), "{r}");
+
+    // JSON: ok, outcome and a top-level verdict.
+    for action in ["off", "reboot"] {
+        let r = run(
+            d,
+            &[
+                action, "-i", inv, "node01", "--verify", "-o", "json", "--audit", audit_s,
+            ],
+        );
+        r.assert_code(3);
+        let res = &results(&r)[0];
+        assert_eq!(res["ok"], false, "{action}: {r}");
+        assert_eq!(res["outcome"], "contradiction", "{action}: {r}");
+        assert_eq!(res["verdict"], "contradiction", "{action}: {r}");
+        assert_eq!(res["verify"]["verdict"], "contradiction", "{action}: {r}");
+        assert!(
+            res["error"].as_str().unwrap().contains("contradiction"),
+            "{r}"
+        );
+    }
+
+    // JSON lines: the result line waits for the verdict.
+    let r = run(d, &["off", "-i", inv, "node01", "--verify", "-o", "jsonl"]);
+    r.assert_code(3);
+    let done: Vec<serde_json::Value> = r
+        .stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|v| v["event"] == "done")
+        .collect();
+    assert_eq!(done.len(), 1, "{r}");
+    assert_eq!(done[0]["ok"], false, "{r}");
+    assert_eq!(done[0]["verdict"], "contradiction", "{r}");
+
+    // The table: two nodes, one contradicted, one proven.
+    let r = run(
+        d,
+        &["off", "-i", inv, "--all", "--verify", "--audit", audit_s],
+    );
+    r.assert_code(3);
+    let row = |n: &str| {
+        r.stdout
+            .lines()
+            .find(|l| l.contains(n))
+            .unwrap_or_else(|| panic!("no row for {n}: {r}"))
+            .to_string()
+    };
+    assert!(row("node01").contains("CONTRADICTION"), "{r}");
+    assert!(!row("node01").contains("reached"), "{r}");
+    assert!(row("node02").contains("proven"), "{r}");
+    assert!(r.stderr.contains("1 of 2 target(s) not proven"), "{r}");
+
+    // The audit record of each says so.
+    let recs: Vec<serde_json::Value> = std::fs::read_to_string(&audit)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let n1: Vec<&serde_json::Value> = recs.iter().filter(|r| r["node"] == "node01").collect();
+    assert_eq!(n1.len(), 3);
+    for rec in &n1 {
+        assert_eq!(rec["ok"], false, "{rec}");
+        assert_eq!(rec["outcome"], "contradiction", "{rec}");
+        assert_eq!(rec["verdict"], "contradiction", "{rec}");
+        assert_eq!(
+            rec["evidence"]["verify"]["verdict"], "contradiction",
+            "{rec}"
+        );
+        assert!(rec["evidence"]["verify"]["independent"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e.as_str().unwrap().contains("accepted")));
+    }
+    let n2 = recs.iter().find(|r| r["node"] == "node02").unwrap();
+    assert_eq!(n2["ok"], true);
+    assert_eq!(n2["verdict"], "proven");
+    assert_eq!(n2["action_outcome"], "reached");
+}
+
+#[test]
+fn a_power_cycle_is_sent_unverified_until_verified() {
+    let l = lab(&["--nodes", "1", "--hosts", "--boot-delay", "300ms"]);
+    let (d, inv) = (l.dir.path(), l.inventory.to_str().unwrap());
+    let r = run(d, &["reboot", "-i", inv, "node01", "--method", "cycle"]);
+    r.assert_code(3);
+    assert!(
+        r.stdout
+            .contains("power cycle sent, unverified: nothing observed the node off"),
+        "{r}"
+    );
+    let r = run(
+        d,
+        &[
+            "reboot", "-i", inv, "node01", "--method", "cycle", "-o", "json",
+        ],
+    );
+    r.assert_code(3);
+    let res = &results(&r)[0];
+    assert_eq!(res["ok"], false, "{r}");
+    assert_eq!(res["outcome"], "cycle-sent", "{r}");
+    // Verification that follows can prove it back on.
+    let r = run(
+        d,
+        &[
+            "reboot", "-i", inv, "node01", "--method", "cycle", "--verify", "-o", "json",
+        ],
+    );
+    r.assert_code(0);
+    let res = &results(&r)[0];
+    assert_eq!(res["ok"], true, "{r}");
+    assert_eq!(res["outcome"], "proven", "{r}");
+    assert_eq!(res["action_outcome"], "cycle-sent", "{r}");
+}
+
+#[test]
+fn the_host_profile_never_reads_unreachable_as_off() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // A port nobody listens on (RST), and a name that cannot resolve.
+    let closed = support::free_port();
+    let targets = [
+        format!("ssh://root@127.0.0.1:{closed}/host"),
+        "ssh://root@no-such-node.invalid/host".to_string(),
+    ];
+    let common = [
+        "--password-script",
+        "echo not-used",
+        "--login-timeout",
+        "2s",
+    ];
+    for t in &targets {
+        let mut status = vec!["status", t.as_str()];
+        status.extend(common);
+        let r = run(d, &status);
+        r.assert_code(1);
+        assert!(
+            r.stderr.contains("cannot reach") && r.stderr.contains("power state is unknown"),
+            "{r}"
+        );
+        // As the only level, off is refused without the opt-in …
+        let mut off = vec!["off", t.as_str()];
+        off.extend(common);
+        let r = run(d, &off);
+        r.assert_code(64);
+        assert!(r.stderr.contains("--allow-host-only"), "{r}");
+        // … and with it, an unreachable host is never "off".
+        off.push("--allow-host-only");
+        let r = run(d, &off);
+        assert_ne!(r.code, Some(0), "{r}");
+        r.assert_code(1);
+    }
+    // The inventory opt-in.
+    let inv = d.join("host.toml");
+    std::fs::write(
+        &inv,
+        format!(
+            "[[node]]\nname = \"n1\"\nallow_host_only = true\n[[node.fence]]\n\
+             endpoint = \"ssh://root@127.0.0.1:{closed}/host\"\npassword_script = \"echo not-used\"\n"
+        ),
+    )
+    .unwrap();
+    let r = run(
+        d,
+        &[
+            "off",
+            "-i",
+            inv.to_str().unwrap(),
+            "n1",
+            "--login-timeout",
+            "2s",
+        ],
+    );
+    r.assert_code(1);
+}
+
+#[test]
+fn two_labs_with_hosts_run_at_once() {
+    let a = lab(&["--nodes", "2", "--hosts"]);
+    let b = lab(&["--nodes", "2", "--hosts"]);
+    let (ha, hb) = (
+        host_of(&a.inventory, "node01"),
+        host_of(&b.inventory, "node01"),
+    );
+    assert_ne!(ha, hb);
+    assert_ne!(ha, host_of(&a.inventory, "node02"));
+    // Each answers for its own node.
+    for (l, h) in [(&a, &ha), (&b, &hb)] {
+        let (addr, port) = h.rsplit_once(':').unwrap();
+        assert!(std::net::TcpStream::connect((addr, port.parse::<u16>().unwrap())).is_ok());
+        assert!(l.inventory.exists());
+    }
+    // A port that is taken is named in the error.
+    let port = ha.rsplit_once(':').unwrap().1;
+    let r = run(
+        a.dir.path(),
+        &[
+            "lab",
+            "--nodes",
+            "1",
+            "--bind",
+            "127.0.0.1",
+            "--hosts",
+            port,
+        ],
+    );
+    r.assert_code(1);
+    assert!(
+        r.stderr
+            .contains(&format!("node01: cannot simulate a host on {ha}"))
+            && r.stderr.contains("another lab with --hosts"),
+        "{r}"
+    );
+}
+
+#[test]
+fn power_draw_above_the_threshold_while_off_is_a_contradiction() {
+    // The BMC says off and the host is silent, but the chassis still draws
+    // a running machine's power.
+    let l = lab(&["--nodes", "1", "--hosts", "--fault", "node01:draw-lies"]);
+    let (d, inv) = (l.dir.path(), l.inventory.to_str().unwrap());
+    run(d, &["off", "-i", inv, "node01"]).assert_code(0);
+    let mut args = vec!["verify", "-i", inv, "node01", "-o", "json"];
+    args.extend(FAST);
+    let r = run(d, &args);
+    r.assert_code(3);
+    let rep = &results(&r)[0];
+    assert_eq!(rep["verdict"], "contradiction", "{r}");
+    assert!(
+        rep["reason"].as_str().unwrap().contains("more than 50 W"),
+        "{r}"
+    );
+    let draws: Vec<serde_json::Value> = evidence_of(rep)
+        .into_iter()
+        .filter(|e| e["source"].as_str().unwrap().ends_with(" power"))
+        .collect();
+    // Both channels read the meter (IPMI DCMI, Redfish Chassis Power), and
+    // both read a running machine.
+    assert_eq!(draws.len(), 2, "{r}");
+    assert!(draws.iter().all(|e| e["agrees"] == false), "{r}");
+    assert!(
+        draws
+            .iter()
+            .any(|e| e["source"].as_str().unwrap().starts_with("ipmi://"))
+            && draws
+                .iter()
+                .any(|e| e["source"].as_str().unwrap().contains("/redfish/")),
+        "{r}"
+    );
+    // The threshold is the operator's: above the machine's draw, it agrees.
+    let mut high = args.clone();
+    high.extend(["--max-off-watts", "500"]);
+    let r = run(d, &high);
+    r.assert_code(0);
+    assert_eq!(results(&r)[0]["verdict"], "proven", "{r}");
+    // An honest meter near standby is a witness of its own.
+    let l = lab(&["--nodes", "1", "--power", "off"]);
+    let (d, inv) = (l.dir.path(), l.inventory.to_str().unwrap());
+    let mut args = vec!["verify", "-i", inv, "node01", "-o", "json"];
+    args.extend(FAST);
+    let r = run(d, &args);
+    r.assert_code(0);
+    let rep = &results(&r)[0];
+    assert_eq!(rep["verdict"], "proven", "{r}");
+    assert!(
+        rep["reason"].as_str().unwrap().contains("(at most 50 W)"),
+        "{r}"
+    );
+}
+
+/// sushy-tools (a Redfish emulator, an independent peer) serves no
+/// `Chassis/*/Power`: verify records "no power reading" as evidence, which
+/// is neither a witness nor a failure, and says the BMC's word is all it had.
+#[test]
+fn a_bmc_without_a_power_meter_gives_no_power_reading_not_a_failure() {
+    let emulator = support::peers_dir().join("venv/bin/sushy-emulator");
+    if !emulator.exists() {
+        let msg = format!(
+            "SKIP {}: sushy-tools not installed ({} missing; run tests/peers/setup.sh)",
+            support::test_name(),
+            emulator.display()
+        );
+        assert!(
+            !support::require_peers(),
+            "{msg}, and FENCEKIT_REQUIRE_PEERS=1"
+        );
+        println!("{msg}");
+        return;
+    }
+    let port = support::free_port();
+    let start = || {
+        let mut c = Command::new("bash");
+        c.arg(support::peer_scripts().join("sushy_start.sh"))
+            .arg(port.to_string())
+            .arg("off")
+            .env("SUSHY_POWER", "Off");
+        support::run(c, Duration::from_secs(60))
+    };
+    struct Stop(u16);
+    impl Drop for Stop {
+        fn drop(&mut self) {
+            let mut c = Command::new("bash");
+            c.arg(support::peer_scripts().join("sushy_stop.sh"))
+                .arg(self.0.to_string());
+            let _ = support::run(c, Duration::from_secs(15));
+        }
+    }
+    let r = start();
+    let _stop = Stop(port);
+    r.assert_code(0);
+    let dir = tempfile::tempdir().unwrap();
+    let target = format!(
+        "redfish+http://admin@127.0.0.1:{port}/redfish/v1/Systems/00000000-0000-4000-8000-000000000001"
+    );
+    let mut args = vec![
+        "verify",
+        target.as_str(),
+        "--password-script",
+        "echo fencepass",
+        "-o",
+        "json",
+    ];
+    args.extend(FAST);
+    let r = run(dir.path(), &args);
+    r.assert_code(3);
+    let rep = &results(&r)[0];
+    assert_eq!(rep["verdict"], "bmc-only", "{r}");
+    let draw = evidence_of(rep)
+        .into_iter()
+        .find(|e| e["source"].as_str().unwrap().ends_with(" power"))
+        .unwrap_or_else(|| panic!("no power evidence: {r}"));
+    assert!(
+        draw["observation"]
+            .as_str()
+            .unwrap()
+            .starts_with("no power reading"),
+        "{draw}"
+    );
+    assert_eq!(draw["agrees"], serde_json::Value::Null);
+}
+
+/// A PDU outlet is a witness independent of the BMC: an outlet that reads
+/// off proves the node off (its BMC, fed by the same supplies, goes dark,
+/// which is no gap); a PDU that reports off while it keeps feeding the
+/// node is a contradiction.
+#[test]
+fn a_pdu_outlet_is_an_independent_witness() {
+    let l = lab(&["--nodes", "1", "--pdus", "1", "--hosts"]);
+    let (d, inv) = (l.dir.path(), l.inventory.to_str().unwrap());
+    run(d, &["off", "-i", inv, "node01", "--level", "3"]).assert_code(0);
+    let mut args = vec![
+        "verify",
+        "-i",
+        inv,
+        "node01",
+        "-o",
+        "json",
+        "--login-timeout",
+        "500ms",
+    ];
+    args.extend(FAST);
+    let r = run(d, &args);
+    r.assert_code(0);
+    let rep = &results(&r)[0];
+    assert_eq!(rep["verdict"], "proven", "{r}");
+    let reason = rep["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("(outlet off)") && reason.contains("as expected with its power cut"),
+        "{reason}"
+    );
+    let outlet = evidence_of(rep)
+        .into_iter()
+        .find(|e| {
+            e["observation"]
+                .as_str()
+                .unwrap()
+                .starts_with("the outlet reports power off")
+        })
+        .unwrap_or_else(|| panic!("the outlet is evidence: {r}"));
+    assert_eq!(outlet["independent"], true);
+
+    // A lying PDU: it reports the outlet off and keeps feeding the node.
+    let l = lab(&[
+        "--nodes",
+        "1",
+        "--pdus",
+        "1",
+        "--hosts",
+        "--pdu-fault",
+        "A:lying",
+    ]);
+    let (d, inv) = (l.dir.path(), l.inventory.to_str().unwrap());
+    run(d, &["off", "-i", inv, "node01", "--level", "3"]).assert_code(0);
+    let mut args = vec!["verify", "-i", inv, "node01", "-o", "json"];
+    args.extend(FAST);
+    let r = run(d, &args);
+    r.assert_code(3);
+    assert_eq!(results(&r)[0]["verdict"], "contradiction", "{r}");
 }

@@ -687,6 +687,19 @@ pub fn report(action: Action, method: RebootMethod, result: &Result<Outcome, Fai
             log: vec![],
             code: EXIT_OK,
         },
+        // No agent definition reaches these (no host profile, no manual
+        // method); were one to, nothing observed the node off: a failure.
+        Ok(o @ (Outcome::OffSent | Outcome::Acknowledged { .. })) => Report {
+            stdout: None,
+            log: vec![
+                (true, "Failed: Timed out waiting to power OFF".to_string()),
+                (
+                    true,
+                    format!("cause: nothing observed the node off ({o:?})"),
+                ),
+            ],
+            code: EXIT_FAILED,
+        },
         Err(f) => {
             let e = &f.error;
             let first = match e.kind {

@@ -34,6 +34,7 @@ pub enum Command {
     /// Check that the BMC answers and authenticates, without touching power.
     Monitor(ActionArgs),
     /// Prove a node is off (or back on) with independent evidence (exit 0 proven, 3 not, 1 no evidence).
+    #[command(after_help = verify_help())]
     Verify(VerifyArgs),
     /// Check that every fencing level would work, without touching power (exit 0 all fine).
     Check(CheckArgs),
@@ -77,6 +78,20 @@ pub enum Command {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<OsString>,
     },
+}
+
+/// `fencekit verify --help` after the options: the verdict table and what
+/// a probe's answer means.
+fn verify_help() -> String {
+    format!(
+        "{}\nProbes (TCP to the node's address on its probe ports):\n  \
+         accepted: the host is up\n  \
+         reset (RST): a network stack answers there, the kernel is alive; never evidence of off\n  \
+         unreachable (EHOSTUNREACH/ENETUNREACH): evidence of off\n  \
+         silent (no answer within --probe-timeout): weak evidence of off (a firewall also drops)\n\
+         A power draw above --max-off-watts while the BMC reports off is a contradiction.",
+        crate::fleet::verify::verdict_table_text()
+    )
 }
 
 /// Output formats.
@@ -171,6 +186,20 @@ pub struct ActionArgs {
     /// After off / reboot: verify the result (off, or back on) and fold it into the result.
     #[arg(long)]
     pub verify: bool,
+    /// Verify: accept the BMC's reads alone (verdict bmc-only) as proof for these nodes;
+    /// recorded in the evidence and the audit (inventory: accept_bmc_only = true).
+    #[arg(long)]
+    pub accept_bmc_only: bool,
+    /// Verify: the most watts a node reported off may draw; more is a contradiction
+    /// (inventory: max_off_watts).
+    #[arg(long, value_name = "W", default_value_t = crate::fleet::verify::DEFAULT_MAX_OFF_WATTS,
+          value_parser = parse_watts)]
+    pub max_off_watts: f64,
+    /// Allow the ssh host profile as a node's only fencing level: the node is asked to
+    /// power itself off, which nothing can observe, so off is "sent, unverified" (exit 3)
+    /// unless --verify proves it (inventory: allow_host_only = true).
+    #[arg(long)]
+    pub allow_host_only: bool,
 
     /// Refuse to act unless the machine reports this system UUID (read in the
     /// same session, before any power command; IPMI GUIDs match in either
@@ -515,7 +544,8 @@ pub struct LabArgs {
     pub no_cipher_query: bool,
     /// Faults for some nodes: PATTERN:KNOB[+KNOB…], e.g. 'node0[1-5]:stuck' or
     /// 'node07:loss=0.5+delay=100ms'. Knobs: stuck, silent, strict-state,
-    /// no-cipher-query, ipmi-silent, lying, flap, draw-lies, no-nmi, redfish-no-forceoff, off,
+    /// no-cipher-query, ipmi-silent, lying, flap, draw-lies, no-meter, no-nmi, host-rst,
+    /// host-alive, redfish-no-forceoff, off,
     /// loss=R, delay=DUR, transition=DUR, identity-of=NODE, no-identity, vendor=NAME.
     /// Repeatable.
     #[arg(long = "fault", value_name = "SPEC")]
@@ -524,9 +554,11 @@ pub struct LabArgs {
     /// PATH.password, Redfish certificates to PATH.certs/).
     #[arg(long, value_name = "PATH")]
     pub write_inventory: Option<PathBuf>,
-    /// Simulate each node's host: a TCP listener on 127.1.x.y:PORT while the
-    /// node's real power is on (for verify).
-    #[arg(long, value_name = "PORT", num_args = 0..=1, default_missing_value = "10250")]
+    /// Simulate each node's host on 127.1.x.y (for verify): it accepts TCP
+    /// connections while the node's real power is on and is silent (drops
+    /// SYNs, like a dead machine) while it is off; knobs host-rst and
+    /// host-alive change that. Without PORT each host gets a free port.
+    #[arg(long, value_name = "PORT", num_args = 0..=1, default_missing_value = "0")]
     pub hosts: Option<u16>,
     /// How long a simulated host takes to answer after power-on.
     #[arg(long, value_name = "DUR", default_value = "1s", value_parser = crate::time::parse_duration)]
@@ -562,4 +594,12 @@ pub struct DemoArgs {
     /// Output format.
     #[arg(long, short = 'o', value_enum, default_value_t = Output::Human)]
     pub output: Output,
+}
+
+/// A number of watts: finite, not negative.
+fn parse_watts(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(w) if w.is_finite() && w >= 0.0 => Ok(w),
+        _ => Err(format!("'{s}' is not a number of watts (0 or more)")),
+    }
 }

@@ -303,6 +303,28 @@ fn acts_on_targets(sub: Option<&str>) -> bool {
 /// EXIT STATUS, ENVIRONMENT, FILES, EXAMPLES and SEE ALSO of a native page.
 fn hand_written(sub: Option<&str>) -> String {
     let mut m = String::new();
+    if sub == Some("verify") {
+        section(&mut m, "VERDICTS");
+        for (v, meaning, code) in crate::fleet::verify::VERDICTS {
+            tagged(
+                &mut m,
+                v.as_str(),
+                &format!("{meaning}. Exit status {code}."),
+            );
+        }
+        m.push_str(&format!(
+            ".PP
+{}
+",
+            roff(
+                "A TCP probe of the node's address ends accepted (the host is up), reset (an RST: \
+                 a network stack answers there, so the kernel is alive: never evidence of off), \
+                 unreachable (EHOSTUNREACH or ENETUNREACH: evidence of off) or silent (no answer \
+                 within --probe-timeout: weak evidence of off, a firewall also drops). The same \
+                 verdicts, with their exit status, are the result of off and reboot with --verify."
+            )
+        ));
+    }
     section(&mut m, "EXIT STATUS");
     match sub {
         Some("agent") => {

@@ -10,9 +10,87 @@ use serde::Serialize;
 use std::io::IsTerminal;
 use std::time::Duration;
 
+/// What the action itself achieved, in words that never claim more than
+/// was observed.
+fn action_words(r: &TargetResult, outcome: Option<TargetOutcome>) -> String {
+    let state = r.state.map_or("unknown", |s| s.as_str());
+    let acked = r.timeline.iter().find_map(|s| match &s.event {
+        Event::Acknowledged { by, at } => Some(format!("{by} at {at}")),
+        _ => None,
+    });
+    match outcome {
+        Some(TargetOutcome::Acknowledged) => {
+            let done = match r.action {
+                Action::On => "powered on",
+                Action::Reboot => "power-cycled",
+                _ => "fenced",
+            };
+            format!(
+                "{done} by hand: acknowledged by {} (nobody observed the power state)",
+                acked.as_deref().unwrap_or("?")
+            )
+        }
+        Some(TargetOutcome::Status) => state.to_string(),
+        Some(TargetOutcome::InTransition) => format!(
+            "{} (a transition under way: neither on nor off yet)",
+            r.transition.map_or("in transition", |t| t.words())
+        ),
+        Some(TargetOutcome::Already) => format!("already {state} (confirmed)"),
+        Some(TargetOutcome::Reached) => format!("powered {state} (confirmed)"),
+        Some(TargetOutcome::Rebooted) => "rebooted: off confirmed, then on confirmed".to_string(),
+        Some(TargetOutcome::CycleSent) => {
+            "power cycle sent, unverified: nothing observed the node off".to_string()
+        }
+        Some(TargetOutcome::OffSent) => {
+            "power-off sent, unverified: this method cannot observe the node off".to_string()
+        }
+        Some(TargetOutcome::Monitored) => format!("BMC answers and authenticates (power {state})"),
+        Some(TargetOutcome::DiagSent) => {
+            "diagnostic interrupt sent, unverified: nothing observed its effect".to_string()
+        }
+        _ => state.to_string(),
+    }
+}
+
 /// The one-line human summary of a result.
 pub fn human_line(r: &TargetResult) -> String {
     let secs = r.elapsed_ms as f64 / 1000.0;
+    let via = match (r.level, &r.attempts) {
+        (Some(l), a) if !a.is_empty() => {
+            format!(" [level {l}, {}]", r.method.as_deref().unwrap_or("?"))
+        }
+        _ => String::new(),
+    };
+    if let Some(v) = &r.verify {
+        // The verdict is the result: a BMC's "off" that verification does
+        // not prove is never printed as confirmed.
+        let word = super::verify::verdict_word(v);
+        return if r.ok {
+            format!(
+                "{}: {}{via}; verify {}: {word} ({secs:.2}s)",
+                r.node,
+                action_words(r, r.action_outcome),
+                v.expect
+            )
+        } else {
+            let said = match (r.action_outcome, r.state) {
+                (Some(o), _) if o.unverified() => action_words(r, Some(o)),
+                (_, Some(s)) => format!("the BMC reported {s}"),
+                _ => "nothing was observed".to_string(),
+            };
+            format!(
+                "{}: {word}: {} not proven: {} (the action: {said}){via} ({secs:.2}s)",
+                r.node, v.expect, v.reason
+            )
+        };
+    }
+    if r.outcome.is_some_and(TargetOutcome::unverified) {
+        return format!(
+            "{}: {}{via} ({secs:.2}s)",
+            r.node,
+            action_words(r, r.outcome)
+        );
+    }
     if let Some(e) = &r.error {
         let verb = match r.action {
             Action::Status => "read the power state",
@@ -24,37 +102,6 @@ pub fn human_line(r: &TargetResult) -> String {
         };
         return format!("{}: failed to {verb}: {e} ({secs:.2}s)", r.node);
     }
-    let state = r.state.map_or("unknown", |s| s.as_str());
-    let acked = r.timeline.iter().find_map(|s| match &s.event {
-        Event::Acknowledged { by, .. } => Some(by.clone()),
-        _ => None,
-    });
-    let what = match r.outcome {
-        Some(TargetOutcome::Reached) if acked.is_some() => format!(
-            "powered {state} by hand (acknowledged by {})",
-            acked.as_deref().unwrap_or("?")
-        ),
-        Some(TargetOutcome::Status) => state.to_string(),
-        Some(TargetOutcome::InTransition) => format!(
-            "{} (a transition under way: neither on nor off yet)",
-            r.transition.map_or("in transition", |t| t.words())
-        ),
-        Some(TargetOutcome::Already) => format!("already {state} (confirmed)"),
-        Some(TargetOutcome::Reached) => format!("powered {state} (confirmed)"),
-        Some(TargetOutcome::Rebooted) => "rebooted: off confirmed, then on confirmed".to_string(),
-        Some(TargetOutcome::CycleSent) => {
-            "power cycle accepted (unverified: nothing observed the node off)".to_string()
-        }
-        Some(TargetOutcome::Monitored) => format!("BMC answers and authenticates (power {state})"),
-        Some(TargetOutcome::DiagSent) => "diagnostic interrupt accepted".to_string(),
-        _ => state.to_string(),
-    };
-    let via = match (r.level, &r.attempts) {
-        (Some(l), a) if !a.is_empty() => {
-            format!(" [level {l}, {}]", r.method.as_deref().unwrap_or("?"))
-        }
-        _ => String::new(),
-    };
     let mut extra = String::new();
     if let Some(d) = &r.crashdump {
         let how = match d.ended.as_str() {
@@ -71,16 +118,27 @@ pub fn human_line(r: &TargetResult) -> String {
     if let Some(h) = &r.hook {
         extra.push_str(&format!("; confirmed-off hook: {}", h.detail));
     }
-    format!("{}: {what}{via}{extra} ({secs:.2}s)", r.node)
+    format!(
+        "{}: {}{via}{extra} ({secs:.2}s)",
+        r.node,
+        action_words(r, r.outcome)
+    )
 }
 
-/// A result's outcome as one word for tables.
-pub fn outcome_word(r: &TargetResult) -> &str {
+/// A result's outcome as one word for tables (a verdict that is not
+/// proof, in capitals).
+pub fn outcome_word(r: &TargetResult) -> String {
     match (&r.error, r.outcome) {
-        (Some(_), Some(TargetOutcome::FencedNotRestored)) => "fenced, not restored",
-        (Some(_), _) => "FAILED",
-        (None, Some(o)) => o.as_str(),
-        (None, None) => "-",
+        (_, Some(TargetOutcome::FencedNotRestored)) => "fenced, not restored".into(),
+        (_, Some(o)) if r.verdict.is_some() && !r.ok => o.as_str().to_ascii_uppercase(),
+        (_, Some(o)) if r.verdict.is_some() => match r.action_outcome {
+            Some(a) => format!("{}, {}", a.as_str(), o.as_str()),
+            None => o.as_str().into(),
+        },
+        (_, Some(o)) if o.unverified() => format!("{} (unverified)", o.as_str()),
+        (Some(_), _) => "FAILED".into(),
+        (None, Some(o)) => o.as_str().into(),
+        (None, None) => "-".into(),
     }
 }
 
@@ -271,7 +329,7 @@ pub fn table(results: &[TargetResult]) -> String {
                 (None, Some(t)) => t.words().to_string(),
                 (None, None) => "-".into(),
             },
-            outcome_word(r).to_string(),
+            outcome_word(r),
             format!("{:.2}s", r.elapsed_ms as f64 / 1000.0),
             err,
         ]);

@@ -1,15 +1,16 @@
 //! `fencekit …`: from parsed options to engine runs, output and exit code.
 
-use super::args::{ActionArgs, Cli, Command, Output, SafetyArgs};
+use super::args::{ActionArgs, Cli, Command, Method, Output, SafetyArgs};
 use super::plan::{begin, policy};
 use super::render::{human_line, JsonLines, Progress, Silent};
+use crate::engine::error::ErrorKind;
 use crate::engine::power::{Action, PowerState};
 use crate::engine::run::Cancel;
 use crate::exit;
 use crate::fleet::audit::Audit;
 use crate::fleet::fanout::{run_fleet, FleetOptions, Observer};
 use crate::fleet::plan::NodePlan;
-use crate::fleet::result::{Report, TargetResult};
+use crate::fleet::result::{Report, TargetOutcome, TargetResult};
 use crate::ipmi::config::{CipherChoice, Version};
 use crate::method::spec::MethodSpec;
 use crate::redfish::config::TlsTrust;
@@ -219,6 +220,10 @@ fn action(action: Action, a: ActionArgs, safety: &SafetyArgs) -> i32 {
         Ok(p) => p,
         Err(code) => return code,
     };
+    if let Err(m) = refuse_host_only(action, &plans, &a) {
+        eprintln!("fencekit: {m}");
+        return exit::USAGE;
+    }
     // Holds, the mass-fencing guard and the extra steps' options: decided
     // before anything is contacted.
     let prep = match super::safety::prepare(action, &a, safety, &plans) {
@@ -277,40 +282,33 @@ fn action(action: Action, a: ActionArgs, safety: &SafetyArgs) -> i32 {
         hook: prep.hook.clone(),
         crashdump: prep.crashdump.clone(),
     };
+    let verify = a.verify && matches!(action, Action::Off | Action::Reboot);
     let observer: Rc<dyn Observer> = match a.output {
+        // With --verify a node's result is known only once it is verified:
+        // its `done` line waits until then.
+        Output::Jsonl if verify => Rc::new(EventsOnly(JsonLines)),
         Output::Jsonl => Rc::new(JsonLines),
         Output::Human => Rc::new(Progress::new(&plans, action)),
         Output::Json => Rc::new(Silent),
     };
-    let verify_plans =
-        (a.verify && matches!(action, Action::Off | Action::Reboot)).then(|| plans.clone());
-    let mut results = rt.block_on(async {
-        let (handle, cancel) = Cancel::new();
-        let signals = tokio::spawn(crate::runtime::watch_signals(handle));
-        let r = run_fleet(plans, action, &opts, cancel, observer.clone()).await;
-        signals.abort();
-        r
-    });
-    if let Some(vp) = verify_plans {
-        let done: Vec<NodePlan> = vp
-            .into_iter()
-            .filter(|p| results.iter().any(|r| r.node == p.name && r.ok))
-            .collect();
-        let vopts = super::verify::default_options(
-            &a,
-            if action == Action::Off {
-                PowerState::Off
-            } else {
-                PowerState::On
-            },
-        );
-        let reports = rt.block_on(crate::fleet::verify::verify_all(&done, &vopts));
-        for rep in reports {
-            if let Some(r) = results.iter_mut().find(|r| r.node == rep.node) {
-                r.verify = Some(rep);
-            }
+    let run_phase = |plans: Vec<NodePlan>, action: Action| {
+        rt.block_on(async {
+            let (handle, cancel) = Cancel::new();
+            let signals = tokio::spawn(crate::runtime::watch_signals(handle));
+            let r = run_fleet(plans, action, &opts, cancel, observer.clone()).await;
+            signals.abort();
+            r
+        })
+    };
+    let mut results = if verify && action == Action::Reboot && a.method == Method::Onoff {
+        reboot_verified(&run_phase, &rt, plans, &a, prep.hook.on_despite_failure)
+    } else {
+        let mut r = run_phase(plans.clone(), action);
+        if verify {
+            verify_results(&rt, plans, action, &a, &mut r);
         }
-    }
+        r
+    };
     drop(observer);
     if !refused.is_empty() {
         results.append(&mut refused);
@@ -328,10 +326,13 @@ fn action(action: Action, a: ActionArgs, safety: &SafetyArgs) -> i32 {
             Ok(s) => crate::outln!("{s}"),
             Err(e) => eprintln!("fencekit: cannot encode JSON: {e}"),
         },
+        Output::Jsonl if verify => results.iter().for_each(|r| JsonLines.done(r)),
         Output::Jsonl => {}
         Output::Human if results.len() == 1 => {
             let r = &results[0];
-            if r.ok {
+            // A result (proven or not, sent or confirmed) goes to stdout;
+            // a failure to act goes to stderr.
+            if r.ok || r.verdict.is_some() || r.outcome.is_some_and(|o| o.unverified()) {
                 crate::outln!("{}", human_line(r));
             } else {
                 eprintln!("fencekit: {}", human_line(r));
@@ -347,26 +348,167 @@ fn action(action: Action, a: ActionArgs, safety: &SafetyArgs) -> i32 {
                     super::verify::print_report(v);
                 }
             }
-            let failed = results.iter().filter(|r| !r.ok).count();
+            let failed = results
+                .iter()
+                .filter(|r| r.exit_code() == exit::FAILURE)
+                .count();
+            let unproven = results
+                .iter()
+                .filter(|r| r.exit_code() == exit::UNPROVEN)
+                .count();
             if failed > 0 {
                 eprintln!("fencekit: {failed} of {} target(s) failed", results.len());
+            }
+            if unproven > 0 {
+                eprintln!(
+                    "fencekit: {unproven} of {} target(s) not proven (see the outcome column)",
+                    results.len()
+                );
             }
         }
     }
     exit_code(action, &results)
 }
 
-/// The overall exit code (SPEC §3).
+/// The overall exit code (SPEC §3): 1 when any target failed, else 3 when
+/// any result is not proven (a verify verdict, a command sent unverified),
+/// else 2 for `status` with a target off, else 0.
 pub fn exit_code(action: Action, results: &[TargetResult]) -> i32 {
-    if results.iter().any(|r| !r.ok) {
+    let codes: Vec<i32> = results.iter().map(TargetResult::exit_code).collect();
+    if codes.contains(&exit::FAILURE) {
         return exit::FAILURE;
     }
-    let verify = super::verify::worst(results.iter().filter_map(|r| r.verify.as_ref()));
-    if verify != exit::OK {
-        return verify;
+    if codes.contains(&exit::UNPROVEN) {
+        return exit::UNPROVEN;
     }
     if action == Action::Status && results.iter().any(|r| r.state == Some(PowerState::Off)) {
         return exit::STATUS_OFF;
     }
     exit::OK
+}
+
+/// Refuses an `off` or `reboot` of a node whose only fencing level is the
+/// SSH `host` profile, unless the operator opted in: such a node is only
+/// asked to power itself off, which nothing can observe.
+fn refuse_host_only(action: Action, plans: &[NodePlan], a: &ActionArgs) -> Result<(), String> {
+    if !matches!(action, Action::Off | Action::Reboot) || a.allow_host_only {
+        return Ok(());
+    }
+    let level = a.level.map(|l| l as usize);
+    match plans
+        .iter()
+        .find(|p| p.host_only(level) && !p.allow_host_only)
+    {
+        None => Ok(()),
+        Some(p) => Err(format!(
+            "{}: its only fencing level is the ssh host profile, which asks the node to power \
+             itself off and cannot observe it off (a hung or partitioned node is not fenced); add \
+             a BMC or PDU level, or opt in with --allow-host-only (inventory: allow_host_only = \
+             true) and prove each result with --verify",
+            p.name
+        )),
+    }
+}
+
+/// `reboot --verify` (on/off method): an off, verified, then an on,
+/// verified, so that a BMC that only claims the off cannot pass a reboot.
+/// A node whose off is not proven is left as it is (not powered on).
+/// A confirmed-off hook runs in the off (as for `off`); when it fails the
+/// node is left off unless `on_despite_hook_failure`, as without --verify.
+fn reboot_verified(
+    run_phase: &dyn Fn(Vec<NodePlan>, Action) -> Vec<TargetResult>,
+    rt: &crate::runtime::Runtime,
+    plans: Vec<NodePlan>,
+    a: &ActionArgs,
+    on_despite_hook_failure: bool,
+) -> Vec<TargetResult> {
+    let mut offs = run_phase(plans.clone(), Action::Off);
+    verify_results(rt, plans.clone(), Action::Off, a, &mut offs);
+    let interrupted = offs
+        .iter()
+        .any(|r| r.error_kind == Some(ErrorKind::Interrupted));
+    let on_plans: Vec<NodePlan> = plans
+        .into_iter()
+        .filter(|p| {
+            !interrupted
+                && offs.iter().any(|r| {
+                    let proven = r.verify.as_ref().is_some_and(|v| v.exit_code() == exit::OK);
+                    let hook_failed = r.error_kind == Some(ErrorKind::HookFailed);
+                    r.node == p.name
+                        && r.action_outcome.is_some_and(|o| !o.unverified())
+                        && (r.ok || (hook_failed && proven && on_despite_hook_failure))
+                })
+        })
+        .collect();
+    let mut ons = if on_plans.is_empty() {
+        Vec::new()
+    } else {
+        run_phase(on_plans.clone(), Action::On)
+    };
+    verify_results(rt, on_plans, Action::On, a, &mut ons);
+    offs.into_iter()
+        .map(|off| {
+            let on = ons
+                .iter()
+                .position(|r| r.node == off.node)
+                .map(|i| ons.swap_remove(i));
+            TargetResult::join_reboot(off, on)
+        })
+        .collect()
+}
+
+/// An observer that passes events on but keeps results back (they are
+/// printed once verified).
+struct EventsOnly<O>(O);
+
+impl<O: Observer> Observer for EventsOnly<O> {
+    fn event(&self, node: &str, level: usize, event: &crate::engine::event::Stamped) {
+        self.0.event(node, level, event)
+    }
+    fn done(&self, _: &TargetResult) {}
+    fn prompt(&self) -> Option<&dyn crate::fleet::manual::Prompt> {
+        self.0.prompt()
+    }
+}
+
+/// `--verify` after `off` / `reboot`: verifies every node whose action
+/// completed or was sent unverified, and folds each report into its result.
+fn verify_results(
+    rt: &crate::runtime::Runtime,
+    plans: Vec<NodePlan>,
+    action: Action,
+    a: &ActionArgs,
+    results: &mut [TargetResult],
+) {
+    let expect_of = |r: &TargetResult| match (action, r.outcome) {
+        // A reboot through a method that cannot observe off stopped at the off.
+        (_, Some(TargetOutcome::OffSent)) | (Action::Off, _) => PowerState::Off,
+        _ => PowerState::On,
+    };
+    for expect in [PowerState::Off, PowerState::On] {
+        let todo: Vec<NodePlan> = plans
+            .iter()
+            .filter(|p| {
+                results.iter().any(|r| {
+                    // Confirmed (or sent, unverified); a failed confirmed-off
+                    // hook does not change what the off did.
+                    let acted = r.ok
+                        || r.outcome.is_some_and(TargetOutcome::unverified)
+                        || r.error_kind == Some(ErrorKind::HookFailed);
+                    r.node == p.name && acted && expect_of(r) == expect
+                })
+            })
+            .cloned()
+            .collect();
+        if todo.is_empty() {
+            continue;
+        }
+        let opts = super::verify::default_options(a, expect);
+        let reports = rt.block_on(crate::fleet::verify::verify_all(&todo, &opts));
+        for rep in reports {
+            if let Some(r) = results.iter_mut().find(|r| r.node == rep.node) {
+                r.fold_verify(rep);
+            }
+        }
+    }
 }

@@ -11,14 +11,12 @@ use crate::fleet::verify::{check_all, verify_all, CheckRow, Verdict, VerifyOptio
 /// Verification options from the action options, with the default sampling.
 pub fn default_options(a: &ActionArgs, expect: PowerState) -> VerifyOptions {
     VerifyOptions {
-        expect,
-        samples: 3,
-        interval: std::time::Duration::from_secs(1),
-        probe_timeout: std::time::Duration::from_secs(1),
         boot_timeout: a.timeout,
         step_timeout: a.login_timeout,
         parallel: crate::fleet::fanout::bounded_parallel(a.parallel as usize).0,
-        baseline: None,
+        max_off_watts: a.max_off_watts,
+        accept_bmc_only: a.accept_bmc_only,
+        ..VerifyOptions::new(expect)
     }
 }
 
@@ -35,17 +33,24 @@ pub fn worst<'a>(reports: impl Iterator<Item = &'a VerifyReport>) -> i32 {
     }
 }
 
-/// Prints one report for people.
-pub fn print_report(r: &VerifyReport) {
-    let word = match r.verdict {
+/// A verdict as shown to people.
+pub fn verdict_word(r: &VerifyReport) -> &'static str {
+    match r.verdict {
         Verdict::Proven => "PROVEN",
+        Verdict::BmcOnly if r.bmc_only_accepted => "BMC ONLY (accepted)",
+        Verdict::BmcOnly => "BMC ONLY",
         Verdict::Contradiction => "CONTRADICTION",
         Verdict::Unproven => "NOT PROVEN",
         Verdict::NoEvidence => "NO EVIDENCE",
         Verdict::Drift => "DRIFT",
-    };
+    }
+}
+
+/// Prints one report for people.
+pub fn print_report(r: &VerifyReport) {
+    let word = verdict_word(r);
     let line = format!("{}: verify {}: {word}: {}", r.node, r.expect, r.reason);
-    if r.verdict == Verdict::Proven {
+    if r.exit_code() == exit::OK {
         crate::outln!("{line}");
     } else {
         eprintln!("fencekit: {line}");
@@ -56,10 +61,12 @@ pub fn print_report(r: &VerifyReport) {
             Some(false) => "!",
             None => "?",
         };
+        // Independent witnesses are marked, the BMC's own reads are not.
         crate::outln!(
-            "  {mark} {:>6} ms  {}  {}",
+            "  {mark} {:>6} ms  {}{}  {}",
             e.at_ms,
             e.source,
+            if e.independent { " [independent]" } else { "" },
             e.observation
         );
     }

@@ -61,6 +61,15 @@ pub trait PowerDriver {
         Ok(None)
     }
 
+    /// Whether a status read can observe the machine off. False for a
+    /// device that only sees the machine from the machine itself (the SSH
+    /// `host` profile: off and unreachable look the same), where the engine
+    /// reports an `off` as sent, unverified ([`crate::engine::run::Outcome::OffSent`])
+    /// instead of polling for a state it cannot see.
+    fn observes_off(&self) -> bool {
+        true
+    }
+
     /// What the driver knows beyond on/off about the last state it read,
     /// for a failure message (e.g. which of a node's outlets is still on).
     /// The default has nothing to add.

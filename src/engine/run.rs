@@ -63,12 +63,28 @@ pub enum Outcome {
         /// Why the power-on failed.
         error: String,
     },
-    /// `reboot --method cycle`: the cycle command was accepted; nothing was observed.
+    /// `reboot --method cycle`: the cycle command was accepted; nothing was
+    /// observed. Natively this is "sent, unverified" (not a success) unless
+    /// a verification follows; agent mode reports it as upstream does.
     CycleSent,
+    /// `off` through a device whose status cannot tell off from unreachable
+    /// (see [`PowerDriver::observes_off`], the SSH `host` profile): the
+    /// power-off was sent while the node was seen on; nothing can observe
+    /// it off. "Sent, unverified", never a success on its own.
+    OffSent,
     /// `monitor`: the device answered and authenticated.
     Monitored,
-    /// `diag`: the diagnostic interrupt was accepted.
+    /// `diag`: the diagnostic interrupt was accepted ("sent, unverified":
+    /// nothing observes its effect).
     DiagSent,
+    /// Manual fencing: a person said they did it. Nobody observed a power
+    /// state; the result carries who and when, never a state.
+    Acknowledged {
+        /// Who (user, host, terminal).
+        by: String,
+        /// When (RFC 3339, UTC).
+        at: String,
+    },
 }
 
 impl Outcome {
@@ -79,8 +95,14 @@ impl Outcome {
                 Some(*state)
             }
             Outcome::Rebooted => Some(PowerState::On),
-            Outcome::FencedNotRestored { .. } => None,
-            _ => None,
+            // Under way, sent or acknowledged: no settled state was observed.
+            Outcome::InTransition { .. }
+            | Outcome::FencedNotRestored { .. }
+            | Outcome::CycleSent
+            | Outcome::OffSent
+            | Outcome::Monitored
+            | Outcome::DiagSent
+            | Outcome::Acknowledged { .. } => None,
         }
     }
 }
@@ -548,6 +570,9 @@ impl<D: PowerDriver> Machine<'_, D> {
 
     /// Brings the target to `target`: already there (confirmed) or set and observed.
     async fn ensure(&mut self, target: PowerState, attempts: u32) -> Result<Outcome, DriverError> {
+        if target == PowerState::Off && !self.driver.observes_off() {
+            return self.off_unobservable().await;
+        }
         let settled = match self.read().await? {
             Observed::Settled(s) => s,
             // Fencing does not wait for a boot (or a hung shutdown) to end:
@@ -581,7 +606,27 @@ impl<D: PowerDriver> Machine<'_, D> {
         Ok(Outcome::Reached { state: target })
     }
 
+    /// `off` through a device that cannot observe off: the node must be
+    /// seen on (a read that fails fails the action: unreachable is not
+    /// off), then the power-off is sent, and that is all that can be said.
+    async fn off_unobservable(&mut self) -> Result<Outcome, DriverError> {
+        self.read().await?;
+        if self.send(PowerCommand::Off, None).await? {
+            Ok(Outcome::OffSent)
+        } else {
+            Err(DriverError::new(
+                ErrorKind::DeviceError,
+                Stage::Command,
+                "the power-off was declined, and this method cannot observe the node off",
+            ))
+        }
+    }
+
     async fn reboot_onoff(&mut self) -> Result<Outcome, DriverError> {
+        if !self.driver.observes_off() {
+            // Off cannot be observed, so on can never follow a confirmed off.
+            return self.off_unobservable().await;
+        }
         // The off half is `off` itself: transitions, refusals and devices
         // that hide transitions are handled the same way.
         self.ensure(PowerState::Off, 1).await?;
@@ -731,6 +776,8 @@ mod tests {
         /// What `identity()` answers, and how often it was asked.
         identity: Result<Identity, ErrorKind>,
         identity_reads: u32,
+        /// Like the SSH `host` profile: status cannot see the machine off.
+        blind_off: bool,
     }
 
     impl Scripted {
@@ -748,6 +795,7 @@ mod tests {
                 closed: false,
                 identity: Ok(Identity::default()),
                 identity_reads: 0,
+                blind_off: false,
             }
         }
     }
@@ -785,6 +833,9 @@ mod tests {
             self.identity
                 .clone()
                 .map_err(|k| DriverError::new(k, Stage::Status, "scripted identity error"))
+        }
+        fn observes_off(&self) -> bool {
+            !self.blind_off
         }
         async fn close(&mut self) {
             self.closed = true;
@@ -1035,6 +1086,41 @@ mod tests {
         let r = go(&mut d, Action::Reboot, &native()).await;
         assert_eq!(r, Ok(Outcome::Rebooted));
         assert_eq!(d.commands, vec![PowerCommand::Off, PowerCommand::On]);
+    }
+
+    #[tokio::test]
+    async fn off_through_a_blind_device_is_sent_unverified() {
+        // Seen on, power-off sent, and no poll for a state it cannot see.
+        let mut d = Scripted::new(&[Ok(On)]);
+        d.blind_off = true;
+        let r = go(&mut d, Action::Off, &native()).await;
+        assert_eq!(r, Ok(Outcome::OffSent));
+        assert_eq!(d.commands, vec![PowerCommand::Off]);
+        assert_eq!(Outcome::OffSent.state(), None);
+        // Unreachable is not off: the read fails, nothing is sent.
+        let mut d = Scripted::new(&[Err(ErrorKind::StatusUnreadable)]);
+        d.blind_off = true;
+        let r = go(&mut d, Action::Off, &native()).await.unwrap_err();
+        assert_eq!(r.error.kind, ErrorKind::StatusUnreadable);
+        assert!(d.commands.is_empty());
+        // A reboot cannot confirm its off either: it stops at "sent".
+        let mut d = Scripted::new(&[Ok(On)]);
+        d.blind_off = true;
+        let r = go(&mut d, Action::Reboot, &native()).await;
+        assert_eq!(r, Ok(Outcome::OffSent));
+        assert_eq!(d.commands, vec![PowerCommand::Off]);
+    }
+
+    #[tokio::test]
+    async fn a_cycle_observes_nothing() {
+        let mut d = Scripted::new(&[Ok(On)]);
+        let p = Policy {
+            method: RebootMethod::Cycle,
+            ..native()
+        };
+        let r = go(&mut d, Action::Reboot, &p).await;
+        assert_eq!(r, Ok(Outcome::CycleSent));
+        assert_eq!(r.unwrap().state(), None);
     }
 
     #[tokio::test]

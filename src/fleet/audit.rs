@@ -33,6 +33,9 @@ struct Evidence<'a> {
     /// The identity check before any power command, when one was expected.
     #[serde(skip_serializing_if = "Option::is_none")]
     identity: Option<IdentityEvidence<'a>>,
+    /// `--verify`: what the verification found.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    verify: Option<VerifySummary<'a>>,
 }
 
 /// What the identity check compared, as recorded.
@@ -43,6 +46,34 @@ struct IdentityEvidence<'a> {
     matched: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     encoding: Option<&'static str>,
+}
+
+/// What a verification found, for the record: the verdict, why, whether
+/// BMC-only proof was accepted, and what the independent witnesses saw.
+#[derive(Serialize)]
+struct VerifySummary<'a> {
+    expect: crate::engine::power::PowerState,
+    verdict: crate::fleet::verify::Verdict,
+    reason: &'a str,
+    bmc_only_accepted: bool,
+    independent: Vec<String>,
+}
+
+impl<'a> VerifySummary<'a> {
+    fn of(r: &'a crate::fleet::verify::VerifyReport) -> Self {
+        VerifySummary {
+            expect: r.expect,
+            verdict: r.verdict,
+            reason: &r.reason,
+            bmc_only_accepted: r.bmc_only_accepted,
+            independent: r
+                .evidence
+                .iter()
+                .filter(|e| e.independent)
+                .map(|e| format!("{}: {}", e.source, e.observation))
+                .collect(),
+        }
+    }
 }
 
 #[derive(Serialize)]
@@ -59,6 +90,10 @@ struct Record<'a> {
     level: Option<usize>,
     ok: bool,
     outcome: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    action_outcome: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    verdict: Option<&'a str>,
     state: Option<&'a str>,
     error_kind: Option<&'a str>,
     error: Option<&'a str>,
@@ -139,6 +174,8 @@ impl Audit {
             level: r.level,
             ok: r.ok,
             outcome: r.outcome.map(|o| o.as_str()),
+            action_outcome: r.action_outcome.map(|o| o.as_str()),
+            verdict: r.verdict.map(|v| v.as_str()),
             state: r.state.map(|s| s.as_str()),
             error_kind: r.error_kind.map(|k| k.as_str()),
             error: r.error.as_deref(),
@@ -167,6 +204,7 @@ impl Audit {
                     }),
                     _ => None,
                 }),
+                verify: r.verify.as_ref().map(VerifySummary::of),
             },
             duration_ms: r.elapsed_ms,
             crashdump: r.crashdump.as_ref(),
@@ -214,7 +252,9 @@ struct VerifyRecord<'a> {
     ok: bool,
     verdict: crate::fleet::verify::Verdict,
     reason: &'a str,
+    bmc_only_accepted: bool,
     evidence: usize,
+    independent: Vec<String>,
     drifted_checks: Vec<&'a str>,
     duration_ms: u64,
 }
@@ -234,7 +274,9 @@ impl Audit {
             ok: r.exit_code() == 0,
             verdict: r.verdict,
             reason: &r.reason,
+            bmc_only_accepted: r.bmc_only_accepted,
             evidence: r.evidence.len(),
+            independent: VerifySummary::of(r).independent,
             drifted_checks: r
                 .checks
                 .iter()

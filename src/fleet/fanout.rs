@@ -393,11 +393,21 @@ async fn node(
         result.node = plan.name.clone();
         result.level = Some(level);
         result.elapsed_ms = began.elapsed().as_millis() as u64;
+        // A power-off sent through a method that cannot observe it (the
+        // SSH host profile) goes on to the next level, which may confirm
+        // it; a cycle or an interrupt that was accepted must not be repeated.
         // A failed hook is not a failed level: the node is off (confirmed);
         // another level would only fence it again and run the hook twice.
         let wrong_machine = result.error_kind == Some(ErrorKind::IdentityMismatch);
         let next = !result.ok
-            && result.outcome != Some(TargetOutcome::FencedNotRestored)
+            && !matches!(
+                result.outcome,
+                Some(
+                    TargetOutcome::FencedNotRestored
+                        | TargetOutcome::CycleSent
+                        | TargetOutcome::DiagSent
+                )
+            )
             && result.error_kind != Some(ErrorKind::Interrupted)
             && result.error_kind != Some(ErrorKind::HookFailed)
             && !wrong_machine;

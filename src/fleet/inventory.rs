@@ -261,6 +261,14 @@ pub struct Node {
     pub ssh: Option<MethodFields>,
     /// Rejoin configuration checks.
     pub checks: Vec<CheckDef>,
+    /// `verify` may accept the BMC's reads alone as proof for this node
+    /// (`accept_bmc_only = true`): recorded in the evidence and the audit.
+    pub accept_bmc_only: bool,
+    /// The SSH `host` profile may be this node's only fencing level
+    /// (`allow_host_only = true`): off is then sent, unverified.
+    pub allow_host_only: bool,
+    /// The most watts this node may draw while reported off (`verify`).
+    pub max_off_watts: Option<f64>,
     /// Command run while the node is observed off (`on_confirmed_off`,
     /// or the `[defaults]` one).
     pub on_confirmed_off: Option<String>,
@@ -317,6 +325,9 @@ struct NodeDoc {
     check: Vec<CheckDef>,
     uuid: Option<String>,
     serial: Option<String>,
+    accept_bmc_only: Option<bool>,
+    allow_host_only: Option<bool>,
+    max_off_watts: Option<f64>,
     on_confirmed_off: Option<String>,
 }
 
@@ -326,6 +337,9 @@ struct Defaults {
     common: MethodFields,
     per_driver: Vec<(String, MethodFields)>,
     probe_ports: Vec<u16>,
+    accept_bmc_only: bool,
+    allow_host_only: bool,
+    max_off_watts: Option<f64>,
     max_fence: Option<super::guard::Limit>,
     on_confirmed_off: Option<String>,
 }
@@ -345,6 +359,34 @@ fn parse_defaults(t: toml::Table, path: &Path) -> Result<Defaults, String> {
         d.probe_ports = v
             .try_into()
             .map_err(|e| format!("{}: [defaults] probe_ports: {e}", path.display()))?;
+    }
+    for key in ["accept_bmc_only", "allow_host_only"] {
+        if let Some(v) = t.remove(key) {
+            let b = v.as_bool().ok_or_else(|| {
+                format!(
+                    "{}: [defaults] {key}: expected true or false",
+                    path.display()
+                )
+            })?;
+            if key == "accept_bmc_only" {
+                d.accept_bmc_only = b;
+            } else {
+                d.allow_host_only = b;
+            }
+        }
+    }
+    if let Some(v) = t.remove("max_off_watts") {
+        let w = v
+            .as_float()
+            .or_else(|| v.as_integer().map(|i| i as f64))
+            .ok_or_else(|| {
+                format!(
+                    "{}: [defaults] max_off_watts: expected a number of watts",
+                    path.display()
+                )
+            })?;
+        d.max_off_watts =
+            Some(check_watts(w).map_err(|e| format!("{}: [defaults] {e}", path.display()))?);
     }
     // Safety settings live beside the method defaults but are not method fields.
     if let Some(v) = t.remove("max_fence") {
@@ -390,6 +432,17 @@ fn parse_defaults(t: toml::Table, path: &Path) -> Result<Defaults, String> {
         }
     }
     Ok(d)
+}
+
+/// A `max_off_watts` that makes sense: a finite number, not negative.
+fn check_watts(w: f64) -> Result<f64, String> {
+    if w.is_finite() && w >= 0.0 {
+        Ok(w)
+    } else {
+        Err(format!(
+            "max_off_watts {w} is not a number of watts (0 or more)"
+        ))
+    }
 }
 
 /// Picks the i-th of n expansions of a field that may hold a range.
@@ -692,6 +745,10 @@ impl Inventory {
                 if names.windows(2).any(|w| w[0] == w[1]) {
                     return Err(ctx("two checks have the same name".into()));
                 }
+                let max_off_watts = match nd.max_off_watts {
+                    Some(w) => Some(check_watts(w).map_err(&ctx)?),
+                    None => defaults.max_off_watts,
+                };
                 nodes.push(Node {
                     address: lockstep(&nd.address, i, n, "address").map_err(&ctx)?,
                     probe_ports: nd
@@ -702,6 +759,9 @@ impl Inventory {
                     methods,
                     ssh,
                     checks: nd.check.clone(),
+                    accept_bmc_only: nd.accept_bmc_only.unwrap_or(defaults.accept_bmc_only),
+                    allow_host_only: nd.allow_host_only.unwrap_or(defaults.allow_host_only),
+                    max_off_watts,
                     on_confirmed_off: nd
                         .on_confirmed_off
                         .clone()
@@ -923,5 +983,35 @@ probe_ports = [5432]
             let e = Inventory::parse(&text, Path::new("i.toml")).unwrap_err();
             assert!(e.starts_with("i.toml") && e.contains(want), "{want}: {e}");
         }
+    }
+
+    #[test]
+    fn proof_policy_keys_per_node_and_in_defaults() {
+        let text = r#"
+[defaults]
+max_off_watts = 40
+[[node]]
+name = "a"
+accept_bmc_only = true
+  [[node.fence]]
+  endpoint = "ipmi://10.0.7.1"
+[[node]]
+name = "b"
+allow_host_only = true
+max_off_watts = 12.5
+  [[node.fence]]
+  endpoint = "ssh://root@10.0.1.2/host"
+"#;
+        let inv = Inventory::parse(text, Path::new("p.toml")).unwrap();
+        let (a, b) = (inv.node("a").unwrap(), inv.node("b").unwrap());
+        assert!(a.accept_bmc_only && !a.allow_host_only);
+        assert_eq!(a.max_off_watts, Some(40.0));
+        assert!(!b.accept_bmc_only && b.allow_host_only);
+        assert_eq!(b.max_off_watts, Some(12.5));
+        let bad = text.replace("max_off_watts = 12.5", "max_off_watts = -3.0");
+        let e = Inventory::parse(&bad, Path::new("p.toml")).unwrap_err();
+        assert!(e.contains("p.toml:") && e.contains("max_off_watts"), "{e}");
+        let bad = text.replace("accept_bmc_only = true", "accept_bmc_only = \"yes\"");
+        assert!(Inventory::parse(&bad, Path::new("p.toml")).is_err());
     }
 }

@@ -4,11 +4,13 @@
 //! front offers (the CLI does when stdin is a terminal; this module never
 //! touches stdin or the terminal itself).
 //! Who acknowledged, when and from where goes into the result and the audit
-//! trail. Acknowledgments are small JSON files under the lock directory.
+//! trail. An acknowledgment is its own outcome ([`Outcome::Acknowledged`]):
+//! a person's word, never an observed power state (nobody read one).
+//! Acknowledgments are small JSON files under the lock directory.
 
 use crate::engine::error::{DriverError, ErrorKind, Stage};
 use crate::engine::event::{Event, EventSink, Stamped};
-use crate::engine::power::{Action, PowerState};
+use crate::engine::power::Action;
 use crate::engine::run::{Cancel, Failure, Outcome};
 use crate::lock::lock_dir;
 use serde::{Deserialize, Serialize};
@@ -89,8 +91,9 @@ fn read_fresh(node: &str, since: u64) -> Option<Ack> {
     }
 }
 
-/// Waits for a person to fence `node` by hand. Returns the outcome as the
-/// engine would, with the acknowledgment in the timeline.
+/// Waits for a person to fence `node` by hand. Returns
+/// [`Outcome::Acknowledged`] (who and when, no power state), with the
+/// acknowledgment in the timeline.
 pub async fn fence_by_hand(
     node: &str,
     action: Action,
@@ -103,10 +106,8 @@ pub async fn fence_by_hand(
     let start = Instant::now();
     let emit = |sink: &mut dyn EventSink, e: Event| sink.emit(&Stamped::new(start.elapsed(), e));
     emit(sink, Event::Started { action });
-    let target = match action {
-        Action::Off => PowerState::Off,
-        Action::On => PowerState::On,
-        Action::Reboot => PowerState::On,
+    match action {
+        Action::Off | Action::On | Action::Reboot => {}
         other => {
             return Err(Failure {
                 error: DriverError::new(
@@ -117,7 +118,7 @@ pub async fn fence_by_hand(
                 last_state: None,
             })
         }
-    };
+    }
     let verb = match action {
         Action::Off => "power it off",
         Action::On => "power it on",
@@ -145,9 +146,14 @@ pub async fn fence_by_hand(
                 ack.host,
                 ack.tty.map(|t| format!(" ({t})")).unwrap_or_default()
             );
-            emit(sink, Event::Acknowledged { by, at: ack.at });
-            emit(sink, Event::StateObserved { state: target });
-            return Ok(Outcome::Reached { state: target });
+            emit(
+                sink,
+                Event::Acknowledged {
+                    by: by.clone(),
+                    at: ack.at.clone(),
+                },
+            );
+            return Ok(Outcome::Acknowledged { by, at: ack.at });
         }
         if let Some(rx) = typed.as_mut() {
             if let Ok(ok) = rx.try_recv() {
@@ -158,15 +164,15 @@ pub async fn fence_by_hand(
                         super::audit::local_user(),
                         super::audit::host_name()
                     );
+                    let at = crate::time::utc_now();
                     emit(
                         sink,
                         Event::Acknowledged {
-                            by,
-                            at: crate::time::utc_now(),
+                            by: by.clone(),
+                            at: at.clone(),
                         },
                     );
-                    emit(sink, Event::StateObserved { state: target });
-                    return Ok(Outcome::Reached { state: target });
+                    return Ok(Outcome::Acknowledged { by, at });
                 }
             }
         }

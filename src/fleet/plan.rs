@@ -10,7 +10,7 @@ use crate::secret::Secret;
 use crate::snmp::{self, config::PduEndpoint};
 
 /// One node to act on, with its methods in level order.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct NodePlan {
     /// Node name (or the target URL when no inventory names it).
     pub name: String,
@@ -24,8 +24,30 @@ pub struct NodePlan {
     pub node_ssh: Option<MethodSpec>,
     /// Rejoin configuration checks.
     pub checks: Vec<super::inventory::CheckDef>,
+    /// `verify` may accept BMC-only proof for this node.
+    pub accept_bmc_only: bool,
+    /// The SSH `host` profile may be this node's only fencing level.
+    pub allow_host_only: bool,
+    /// The most watts the node may draw while reported off (`verify`).
+    pub max_off_watts: Option<f64>,
     /// The inventory's confirmed-off hook for this node (`on_confirmed_off`).
     pub on_confirmed_off: Option<String>,
+}
+
+impl NodePlan {
+    /// True when every level (of those `level` selects, 1-based) is the
+    /// SSH `host` profile: the node would only be asked to power itself
+    /// off, which nothing can observe.
+    pub fn host_only(&self, level: Option<usize>) -> bool {
+        let host = |m: &MethodSpec| {
+            matches!(m, MethodSpec::Ssh { config, .. }
+                if config.profile == crate::ssh::config::Profile::Host)
+        };
+        match level {
+            Some(l) => self.levels.get(l - 1).is_some_and(host),
+            None => !self.levels.is_empty() && self.levels.iter().all(host),
+        }
+    }
 }
 
 /// The method options an inventory entry gives.
@@ -304,6 +326,9 @@ pub fn select(
             levels,
             node_ssh,
             checks: n.checks.clone(),
+            accept_bmc_only: n.accept_bmc_only,
+            allow_host_only: n.allow_host_only,
+            max_off_watts: n.max_off_watts,
             on_confirmed_off: n.on_confirmed_off.clone(),
         })
     };
@@ -324,7 +349,7 @@ pub fn select(
                     levels: vec![url_method(w)?],
                     node_ssh: None,
                     checks: vec![],
-                    on_confirmed_off: None,
+                    ..NodePlan::default()
                 },
                 &mut out,
             );

@@ -1,12 +1,29 @@
 //! `verify`: independent evidence that a node is off (or back on), and
 //! `check`: whether each fencing level *would* work, without touching power.
 //!
-//! Evidence for **off**: `samples` consecutive reads of "off" from every
-//! configured channel (each level's BMC endpoint), spaced `interval` apart,
-//! and the node's own address not answering on its probe ports. A BMC that
-//! says off while the host answers is a **contradiction**: the case fencing
-//! exists to catch. Evidence for **on**: the BMC reads on, and the host
-//! answers on its probe ports within the boot timeout.
+//! Evidence comes from three kinds of source, each a line with its time:
+//!
+//! * **channels**: every fencing level's device, read `samples` times in a
+//!   row, `interval` apart. A BMC reached over IPMI and over Redfish is two
+//!   channels that must agree, but they are one witness: the BMC, the party
+//!   that may lie. A PDU outlet is a channel that *is* independent of the
+//!   BMC. Every channel must give all its reads, without a gap.
+//! * **probes**: TCP connections to the node's own address on its probe
+//!   ports (and to the SSH port of a `host`-profile level). A probe ends in
+//!   one of four ways ([`Probe`]): *accepted* (the host is up), *reset* (an
+//!   RST: a network stack answers at that address — the node's kernel is
+//!   alive even if the probed service is not, so never evidence of off),
+//!   *unreachable* (EHOSTUNREACH/ENETUNREACH: the neighbour or a router says
+//!   nothing is there) or *silent* (no answer within the probe timeout; weak,
+//!   a firewall does the same).
+//! * **power draw**: each channel's [`PowerDriver::power_reading`], where the
+//!   device measures it. A node reported off that draws more than
+//!   `max_off_watts` is not off.
+//!
+//! [`decide`] turns them into a [`Verdict`] (the table is [`VERDICTS`]):
+//! `proven` needs every channel's reads to agree *and* at least one
+//! independent witness to agree; BMC reads alone are `bmc-only`, which fails
+//! (exit 3) unless the operator accepted BMC-only proof for that node.
 
 use super::plan::NodePlan;
 use crate::engine::driver::PowerDriver;
@@ -18,6 +35,11 @@ use serde::Serialize;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 use tokio::sync::Semaphore;
+
+/// Default of `--max-off-watts`: the most a node reported off may draw.
+/// A server on standby power (BMC, fans at rest) draws roughly 5–30 W; a
+/// running one rarely less than 80 W. 50 W sits between the two.
+pub const DEFAULT_MAX_OFF_WATTS: f64 = 50.0;
 
 /// How verification is done.
 #[derive(Clone, Debug)]
@@ -38,6 +60,31 @@ pub struct VerifyOptions {
     pub parallel: usize,
     /// Recorded check digests to compare with: node → check → `sha256:…`.
     pub baseline: Option<Baseline>,
+    /// The most watts a node reported off may draw (a node's inventory
+    /// `max_off_watts` overrides it).
+    pub max_off_watts: f64,
+    /// Accept BMC-only proof for every node (`--accept-bmc-only`; a node's
+    /// inventory `accept_bmc_only` does it for that node).
+    pub accept_bmc_only: bool,
+}
+
+impl VerifyOptions {
+    /// Three reads one second apart, one-second probes, the default
+    /// threshold, no baseline, BMC-only proof not accepted.
+    pub fn new(expect: PowerState) -> Self {
+        VerifyOptions {
+            expect,
+            samples: 3,
+            interval: Duration::from_secs(1),
+            probe_timeout: Duration::from_secs(1),
+            boot_timeout: Duration::from_secs(120),
+            step_timeout: Duration::from_secs(10),
+            parallel: 128,
+            baseline: None,
+            max_off_watts: DEFAULT_MAX_OFF_WATTS,
+            accept_bmc_only: false,
+        }
+    }
 }
 
 /// Recorded rejoin-check digests: node → check name → `sha256:HEX`.
@@ -61,7 +108,7 @@ pub struct CheckOutcome {
 }
 
 /// One piece of evidence.
-#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+#[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct Evidence {
     /// Where it comes from (a BMC endpoint, or host:port).
     pub source: String,
@@ -71,22 +118,98 @@ pub struct Evidence {
     pub at_ms: u64,
     /// Whether it agrees with the expectation (`None`: no observation could be made).
     pub agrees: Option<bool>,
+    /// Whether the source is independent of the node's BMC (a probe of the
+    /// host, a power reading, a PDU outlet).
+    pub independent: bool,
 }
 
-/// The conclusion.
+/// The conclusion. [`VERDICTS`] says what each means and its exit code.
 #[derive(Clone, Copy, Debug, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "kebab-case")]
 pub enum Verdict {
-    /// The evidence proves the expected state.
+    /// Every channel agrees on every read and an independent witness agrees.
     Proven,
+    /// Only the BMC (one or more channels to it) says so; nothing
+    /// independent agrees. Fails unless BMC-only proof was accepted.
+    BmcOnly,
     /// Pieces of evidence contradict each other (e.g. BMC off, host answering).
     Contradiction,
-    /// The evidence does not show the expected state.
+    /// The evidence does not show the expected state (a channel unread or
+    /// with gaps, a probe that could not be made, the other state seen).
     Unproven,
     /// No evidence could be gathered.
     NoEvidence,
     /// The node is on, but its configuration differs from the baseline.
     Drift,
+}
+
+impl Verdict {
+    /// The word used in JSON, audit records and tables.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Proven => "proven",
+            Verdict::BmcOnly => "bmc-only",
+            Verdict::Contradiction => "contradiction",
+            Verdict::Unproven => "unproven",
+            Verdict::NoEvidence => "no-evidence",
+            Verdict::Drift => "drift",
+        }
+    }
+}
+
+impl std::fmt::Display for Verdict {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The verdict table: verdict, what it means, exit code. `fencekit verify
+/// --help`, the man page and `docs/operator.md` show it.
+pub const VERDICTS: &[(Verdict, &str, &str)] = &[
+    (
+        Verdict::Proven,
+        "every channel gave all its reads, all agreeing, and at least one independent \
+         witness agrees (off: a silent or unreachable probe, a power draw at or under \
+         --max-off-watts, a PDU outlet reading off; on: every probe accepted)",
+        "0",
+    ),
+    (
+        Verdict::BmcOnly,
+        "the BMC reports the state on every read (over every channel to it); nothing \
+         independent was checked",
+        "3 (0 when accepted: --accept-bmc-only, inventory accept_bmc_only)",
+    ),
+    (
+        Verdict::Contradiction,
+        "witnesses disagree: the BMC reports off but the host accepts or resets a \
+         connection, or draws more than --max-off-watts; or reads disagree",
+        "3",
+    ),
+    (
+        Verdict::Unproven,
+        "the evidence does not show the state: the other state was read, a channel \
+         could not be read or has gaps, a probe could not be made, (on) the host does \
+         not accept connections",
+        "3",
+    ),
+    (
+        Verdict::Drift,
+        "(--expect on) the node is up, but a rejoin check differs from the baseline",
+        "3",
+    ),
+    (Verdict::NoEvidence, "no channel could be read at all", "1"),
+];
+
+/// The verdict table as plain text (for `--help` and the man page).
+pub fn verdict_table_text() -> String {
+    let mut s = String::from("Verdicts (verdict → exit status: meaning):\n");
+    for (v, meaning, code) in VERDICTS {
+        s.push_str(&format!(
+            "  {} → exit {code}\n      {meaning}\n",
+            v.as_str()
+        ));
+    }
+    s
 }
 
 /// Verification of one node.
@@ -100,6 +223,9 @@ pub struct VerifyReport {
     pub verdict: Verdict,
     /// Why, in words.
     pub reason: String,
+    /// `bmc-only` was accepted as proof for this node (flag or inventory).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub bmc_only_accepted: bool,
     /// Every observation.
     pub evidence: Vec<Evidence>,
     /// Rejoin configuration checks (expect on, when the inventory has them).
@@ -110,110 +236,397 @@ pub struct VerifyReport {
 }
 
 impl VerifyReport {
-    /// Exit code contribution: 0 proven, 3 contradicted/unproven, 1 no evidence.
+    /// Exit code contribution: 0 proven (or accepted `bmc-only`), 3
+    /// contradicted, unproven, `bmc-only` or drifted, 1 no evidence.
     pub fn exit_code(&self) -> i32 {
         match self.verdict {
             Verdict::Proven => crate::exit::OK,
-            Verdict::Contradiction | Verdict::Unproven | Verdict::Drift => crate::exit::UNPROVEN,
+            Verdict::BmcOnly if self.bmc_only_accepted => crate::exit::OK,
+            Verdict::BmcOnly | Verdict::Contradiction | Verdict::Unproven | Verdict::Drift => {
+                crate::exit::UNPROVEN
+            }
             Verdict::NoEvidence => crate::exit::FAILURE,
         }
     }
 }
 
 /// What a TCP probe found.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Probe {
     /// A connection was accepted: the host is up.
-    Answers,
-    /// Actively refused.
-    Refused,
-    /// Nothing within the timeout.
+    Accepted,
+    /// Refused with an RST: a network stack answers at that address (the
+    /// node's kernel, or whatever holds its address). A sign of life,
+    /// never evidence of off.
+    Reset,
+    /// EHOSTUNREACH / ENETUNREACH / EHOSTDOWN: the neighbour or a router
+    /// says nothing is there. Evidence of off.
+    Unreachable,
+    /// Nothing within the timeout: weak evidence of off (a firewall that
+    /// drops does the same).
     Silent,
+    /// The probe could not be made (the name does not resolve, no route to
+    /// try, …): no observation.
+    Failed(String),
 }
 
-/// Connects to `host:port` once, within `timeout`.
+impl Probe {
+    /// Classifies a failed connection attempt.
+    pub fn of_error(e: &std::io::Error) -> Probe {
+        use std::io::ErrorKind as K;
+        // EHOSTDOWN has no ErrorKind of its own.
+        const EHOSTDOWN: i32 = 112;
+        match e.kind() {
+            K::ConnectionRefused | K::ConnectionReset => Probe::Reset,
+            K::HostUnreachable | K::NetworkUnreachable => Probe::Unreachable,
+            K::TimedOut => Probe::Silent,
+            _ if e.raw_os_error() == Some(EHOSTDOWN) => Probe::Unreachable,
+            _ => Probe::Failed(e.to_string()),
+        }
+    }
+
+    /// What it means, for the evidence.
+    fn describe(&self, port: u16, timeout: Duration) -> String {
+        match self {
+            Probe::Accepted => format!("accepted: the host accepts connections on port {port}"),
+            Probe::Reset => format!(
+                "reset: port {port} answers with an RST — a live network stack (the kernel is up, \
+                 the service is not)"
+            ),
+            Probe::Unreachable => {
+                format!("unreachable: the network reports no host there (port {port})")
+            }
+            Probe::Silent => format!(
+                "silent: no answer on port {port} within {:.1}s (weak: a firewall also drops)",
+                timeout.as_secs_f64()
+            ),
+            Probe::Failed(why) => format!("not probed: {why}"),
+        }
+    }
+}
+
+/// Connects to `host:port` once, within `timeout` (name resolution
+/// included). A name that does not resolve is no observation of the host
+/// ([`Probe::Failed`]), never silence.
 pub async fn probe(host: &str, port: u16, timeout: Duration) -> Probe {
-    match tokio::time::timeout(timeout, tokio::net::TcpStream::connect((host, port))).await {
-        Ok(Ok(_)) => Probe::Answers,
-        Ok(Err(e)) if e.kind() == std::io::ErrorKind::ConnectionRefused => Probe::Refused,
-        Ok(Err(_)) => Probe::Silent,
+    let until = tokio::time::Instant::now() + timeout;
+    let addr = match tokio::time::timeout_at(until, tokio::net::lookup_host((host, port))).await {
+        Ok(Ok(mut addrs)) => match addrs.next() {
+            Some(a) => a,
+            None => return Probe::Failed(format!("{host} has no address")),
+        },
+        Ok(Err(e)) => return Probe::Failed(format!("cannot resolve {host}: {e}")),
+        Err(_) => {
+            return Probe::Failed(format!(
+                "resolving {host} took more than {:.1}s",
+                timeout.as_secs_f64()
+            ))
+        }
+    };
+    match tokio::time::timeout_at(until, tokio::net::TcpStream::connect(addr)).await {
+        Ok(Ok(_)) => Probe::Accepted,
+        Ok(Err(e)) => Probe::of_error(&e),
         Err(_) => Probe::Silent,
     }
 }
 
+/// What a channel is, as a witness.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ChannelKind {
+    /// The node's own controller (BMC, hypervisor): the party that may lie.
+    Bmc,
+    /// A device that cuts the node's power from outside (a PDU outlet):
+    /// independent of the BMC.
+    Outlet,
+}
+
+/// What one channel read, in order (`None`: a read that failed).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ChannelReads {
+    /// The endpoint.
+    pub source: String,
+    /// What kind of witness it is.
+    pub kind: ChannelKind,
+    /// The reads, in order; fewer than asked when reading stopped early.
+    pub reads: Vec<Option<PowerState>>,
+}
+
+/// A power draw reading.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Draw {
+    /// Watts drawn.
+    Watts(f64),
+    /// The device does not measure it: no evidence, not a failure.
+    Unsupported,
+    /// The reading failed: no evidence, not a failure.
+    Failed(String),
+}
+
+/// Everything [`decide`] looks at.
+#[derive(Clone, Debug)]
+pub struct Observations {
+    /// The state to prove.
+    pub expect: PowerState,
+    /// Reads asked of every channel.
+    pub samples: u32,
+    /// The channels.
+    pub channels: Vec<ChannelReads>,
+    /// The probes: (host:port, what was found).
+    pub probes: Vec<(String, Probe)>,
+    /// Power readings: (source, draw).
+    pub draws: Vec<(String, Draw)>,
+    /// The most watts a node reported off may draw.
+    pub max_off_watts: f64,
+}
+
+fn list(items: &[String]) -> String {
+    items.join(", ")
+}
+
 /// Decides the verdict from the evidence (pure, so it is tested on its own).
-pub fn decide(
-    expect: PowerState,
-    bmc: &[(String, Vec<Option<PowerState>>)],
-    probes: &[(String, Probe)],
-) -> (Verdict, String) {
-    let reads: Vec<PowerState> = bmc
-        .iter()
-        .flat_map(|(_, r)| r.iter().flatten().copied())
-        .collect();
-    if reads.is_empty() {
-        return (
-            Verdict::NoEvidence,
-            "no BMC could be read; nothing is proven".into(),
-        );
-    }
-    let on = reads.iter().filter(|s| **s == PowerState::On).count();
-    let off = reads.len() - on;
-    let answering: Vec<&str> = probes
-        .iter()
-        .filter(|(_, p)| *p == Probe::Answers)
-        .map(|(s, _)| s.as_str())
-        .collect();
-    let silent_channels: Vec<&str> = bmc
-        .iter()
-        .filter(|(_, r)| r.iter().all(Option::is_none))
-        .map(|(s, _)| s.as_str())
-        .collect();
-    let unread = if silent_channels.is_empty() {
-        String::new()
-    } else {
-        format!("; unread channel(s): {}", silent_channels.join(", "))
+pub fn decide(o: &Observations) -> (Verdict, String) {
+    let reads = |s: PowerState| -> usize {
+        o.channels
+            .iter()
+            .flat_map(|c| c.reads.iter())
+            .filter(|r| **r == Some(s))
+            .count()
     };
-    match expect {
+    let (on, off) = (reads(PowerState::On), reads(PowerState::Off));
+    let n = o.samples.max(1) as usize;
+    let per_channel = || -> String {
+        o.channels
+            .iter()
+            .map(|c| {
+                let f = |s| c.reads.iter().filter(|r| **r == Some(s)).count();
+                format!(
+                    "{}: {} off, {} on",
+                    c.source,
+                    f(PowerState::Off),
+                    f(PowerState::On)
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("; ")
+    };
+    let probes_where = |f: &dyn Fn(&Probe) -> bool| -> Vec<String> {
+        o.probes
+            .iter()
+            .filter(|(_, p)| f(p))
+            .map(|(s, p)| {
+                let word = match p {
+                    Probe::Accepted => "accepted",
+                    Probe::Reset => "reset",
+                    Probe::Unreachable => "unreachable",
+                    Probe::Silent => "silent",
+                    Probe::Failed(_) => "not probed",
+                };
+                format!("{s} ({word})")
+            })
+            .collect()
+    };
+    let alive = probes_where(&|p| matches!(p, Probe::Accepted | Probe::Reset));
+    let accepted = probes_where(&|p| *p == Probe::Accepted);
+    let not_probed: Vec<String> = o
+        .probes
+        .iter()
+        .filter_map(|(s, p)| match p {
+            Probe::Failed(why) => Some(format!("{s}: {why}")),
+            _ => None,
+        })
+        .collect();
+    let hot: Vec<String> = o
+        .draws
+        .iter()
+        .filter_map(|(s, d)| match d {
+            Draw::Watts(w) if *w > o.max_off_watts => Some(format!("{s}: {w:.0} W")),
+            _ => None,
+        })
+        .collect();
+    let cool: Vec<String> = o
+        .draws
+        .iter()
+        .filter_map(|(s, d)| match d {
+            Draw::Watts(w) if *w <= o.max_off_watts => Some(format!("{s}: {w:.0} W")),
+            _ => None,
+        })
+        .collect();
+    // Channels that did not give all their reads.
+    // Outlets that read off on every read, with no meter above the
+    // threshold: the node's power is cut from outside, so its BMC (fed by
+    // the same supplies) going dark is what off looks like, not a gap.
+    let cut = o.expect == PowerState::Off
+        && hot.is_empty()
+        && o.channels.iter().any(|c| c.kind == ChannelKind::Outlet)
+        && o.channels
+            .iter()
+            .filter(|c| c.kind == ChannelKind::Outlet)
+            .all(|c| c.reads.len() >= n && c.reads.iter().all(|r| *r == Some(PowerState::Off)));
+    let dark =
+        |c: &ChannelReads| cut && c.kind == ChannelKind::Bmc && c.reads.iter().all(Option::is_none);
+    let darkened: Vec<String> = o
+        .channels
+        .iter()
+        .filter(|c| dark(c))
+        .map(|c| c.source.clone())
+        .collect();
+    let incomplete: Vec<String> = o
+        .channels
+        .iter()
+        .filter(|c| !dark(c))
+        .filter_map(|c| {
+            let got = c.reads.iter().flatten().count();
+            if got == 0 {
+                Some(format!("{} could not be read", c.source))
+            } else if got < n || c.reads.len() < n {
+                Some(format!(
+                    "{} gave {got} of {n} reads (a gap breaks the run)",
+                    c.source
+                ))
+            } else {
+                None
+            }
+        })
+        .collect();
+    let bmcs: Vec<String> = o
+        .channels
+        .iter()
+        .filter(|c| c.kind == ChannelKind::Bmc && !dark(c))
+        .map(|c| c.source.clone())
+        .collect();
+    let through = match bmcs.len() {
+        0 => String::new(),
+        1 => format!(" through {}", bmcs[0]),
+        _ => format!(
+            " through {} ({} channels to the node's controller: they agree, but they are one \
+             witness, not independent of it)",
+            list(&bmcs),
+            bmcs.len()
+        ),
+    };
+    let max = o.max_off_watts;
+    match o.expect {
         PowerState::Off => {
+            let mut contra = Vec::new();
             if on > 0 && off > 0 {
-                return (
-                    Verdict::Contradiction,
-                    format!(
-                        "BMC reads disagree ({off} off, {on} on): the state is not stable{unread}"
-                    ),
-                );
+                contra.push(format!(
+                    "the reads disagree ({off} off, {on} on — {}): the state is not stable",
+                    per_channel()
+                ));
+            }
+            if off > 0 && !alive.is_empty() {
+                let rst = if o.probes.iter().any(|(_, p)| *p == Probe::Reset) {
+                    " (an RST is a live network stack, not a dead host)"
+                } else {
+                    ""
+                };
+                contra.push(format!(
+                    "the BMC reports off, but the host answers on {}: the node may not be \
+                     fenced{rst}",
+                    list(&alive)
+                ));
+            }
+            if off > 0 && !hot.is_empty() {
+                contra.push(format!(
+                    "the BMC reports off, but the node draws more than {max:.0} W ({}): the node \
+                     may not be fenced",
+                    list(&hot)
+                ));
+            }
+            if !contra.is_empty() {
+                return (Verdict::Contradiction, contra.join("; "));
             }
             if on > 0 {
                 return (
                     Verdict::Unproven,
-                    format!("the BMC reports the node on{unread}"),
+                    format!("the node is reported on ({})", per_channel()),
                 );
             }
-            if !answering.is_empty() {
+            if !alive.is_empty() {
                 return (
-                    Verdict::Contradiction,
+                    Verdict::Unproven,
+                    format!("the host answers on {}: it is not off", list(&alive)),
+                );
+            }
+            if !hot.is_empty() {
+                return (
+                    Verdict::Unproven,
+                    format!("the node draws more than {max:.0} W ({})", list(&hot)),
+                );
+            }
+            if !o.channels.is_empty() && off == 0 {
+                return (
+                    Verdict::NoEvidence,
                     format!(
-                        "the BMC reports off, but the host still answers on {}: \
-                         the node may not be fenced",
-                        answering.join(", ")
+                        "no channel could be read ({}); nothing is proven",
+                        list(&incomplete)
                     ),
                 );
             }
-            if probes.is_empty() {
+            if !incomplete.is_empty() {
                 return (
-                    Verdict::Proven,
+                    Verdict::Unproven,
                     format!(
-                        "off according to the BMC ({off} consecutive read(s)); no data-plane probe is \
-                         configured, so the host itself was not checked{unread}"
+                        "{}; every channel must give {n} reads in a row",
+                        list(&incomplete)
                     ),
                 );
             }
+            if !not_probed.is_empty() {
+                return (
+                    Verdict::Unproven,
+                    format!("a probe could not be made ({})", list(&not_probed)),
+                );
+            }
+            let mut witnesses: Vec<String> =
+                probes_where(&|p| matches!(p, Probe::Silent | Probe::Unreachable));
+            witnesses.extend(cool.iter().map(|c| format!("{c} (at most {max:.0} W)")));
+            witnesses.extend(
+                o.channels
+                    .iter()
+                    .filter(|c| c.kind == ChannelKind::Outlet)
+                    .map(|c| format!("{} (outlet off)", c.source)),
+            );
+            let mut bmc_part = if bmcs.is_empty() {
+                String::new()
+            } else {
+                format!("the BMC reports off on {n} consecutive read(s){through}")
+            };
+            if !darkened.is_empty() {
+                if !bmc_part.is_empty() {
+                    bmc_part.push_str("; ");
+                }
+                bmc_part.push_str(&format!(
+                    "{} cannot be read, as expected with its power cut at the outlet",
+                    list(&darkened)
+                ));
+            }
+            if witnesses.is_empty() {
+                if bmcs.is_empty() {
+                    return (
+                        Verdict::NoEvidence,
+                        "nothing to read: no channel and no independent witness".into(),
+                    );
+                }
+                return (
+                    Verdict::BmcOnly,
+                    format!(
+                        "{bmc_part}; nothing independent was checked (no probe answered silent or \
+                         unreachable, no power reading, no outlet)"
+                    ),
+                );
+            }
+            let lead = if bmc_part.is_empty() {
+                String::from("off")
+            } else {
+                format!("off: {bmc_part}")
+            };
             (
                 Verdict::Proven,
                 format!(
-                    "off: {off} BMC read(s) agree and the host answers on none of {} probe(s){unread}",
-                    probes.len()
+                    "{lead}; {} independent witness(es) agree: {}",
+                    witnesses.len(),
+                    list(&witnesses)
                 ),
             )
         }
@@ -221,49 +634,88 @@ pub fn decide(
             if on > 0 && off > 0 {
                 return (
                     Verdict::Contradiction,
-                    format!("BMC reads disagree ({off} off, {on} on){unread}"),
+                    format!(
+                        "the reads disagree ({off} off, {on} on — {})",
+                        per_channel()
+                    ),
                 );
             }
             if off > 0 {
-                if !answering.is_empty() {
+                if !accepted.is_empty() || !hot.is_empty() {
+                    let mut seen = accepted.clone();
+                    seen.extend(hot.iter().cloned());
                     return (
                         Verdict::Contradiction,
                         format!(
-                            "the BMC reports off, but the host answers on {}",
-                            answering.join(", ")
+                            "the BMC reports off, but the host is alive: {}",
+                            list(&seen)
                         ),
                     );
                 }
                 return (
                     Verdict::Unproven,
-                    format!("the BMC reports the node off{unread}"),
+                    format!("the node is reported off ({})", per_channel()),
                 );
             }
-            let silent: Vec<&str> = probes
-                .iter()
-                .filter(|(_, p)| *p != Probe::Answers)
-                .map(|(s, _)| s.as_str())
-                .collect();
-            if !silent.is_empty() {
+            if !o.channels.is_empty() && on == 0 {
+                if accepted.is_empty() {
+                    return (
+                        Verdict::NoEvidence,
+                        format!(
+                            "no channel could be read ({}); nothing is proven",
+                            list(&incomplete)
+                        ),
+                    );
+                }
                 return (
                     Verdict::Unproven,
                     format!(
-                        "the BMC reports on, but the host does not answer on {}",
-                        silent.join(", ")
+                        "no channel could be read ({}), though the host accepts on {}",
+                        list(&incomplete),
+                        list(&accepted)
                     ),
                 );
             }
-            if probes.is_empty() {
+            if !incomplete.is_empty() {
                 return (
-                    Verdict::Proven,
-                    format!("on according to the BMC ({on} read(s)); no data-plane probe is configured{unread}"),
+                    Verdict::Unproven,
+                    format!(
+                        "{}; every channel must give {n} reads in a row",
+                        list(&incomplete)
+                    ),
+                );
+            }
+            if !not_probed.is_empty() {
+                return (
+                    Verdict::Unproven,
+                    format!("a probe could not be made ({})", list(&not_probed)),
+                );
+            }
+            let down = probes_where(&|p| *p != Probe::Accepted);
+            if !down.is_empty() {
+                return (
+                    Verdict::Unproven,
+                    format!(
+                        "the BMC reports on, but the host does not accept connections on {}",
+                        list(&down)
+                    ),
+                );
+            }
+            if o.probes.is_empty() {
+                return (
+                    Verdict::BmcOnly,
+                    format!(
+                        "the BMC reports on on {n} consecutive read(s){through}; nothing \
+                         independent was checked (no probe is configured)"
+                    ),
                 );
             }
             (
                 Verdict::Proven,
                 format!(
-                    "on: the BMC reads on and the host answers on {} probe(s){unread}",
-                    probes.len()
+                    "on: the BMC reports on on {n} consecutive read(s){through}, and the host \
+                     accepts connections on {}",
+                    list(&accepted)
                 ),
             )
         }
@@ -294,14 +746,42 @@ async fn join_all<F: std::future::Future>(futs: impl Iterator<Item = F>) -> Vec<
     out.into_iter().flatten().collect()
 }
 
-/// Reads one channel `samples` times, spaced by `interval`, in one session.
+/// How a fencing level serves verification.
+enum Role {
+    /// A channel: read its state (and its power draw).
+    Channel(ChannelKind),
+    /// The SSH `host` profile: the node itself; its SSH port is probed.
+    HostProbe(String, u16),
+    /// Manual: nothing to read.
+    Nothing,
+}
+
+fn role(m: &MethodSpec) -> Role {
+    match m {
+        MethodSpec::Ipmi { .. } | MethodSpec::Redfish { .. } => Role::Channel(ChannelKind::Bmc),
+        MethodSpec::Ssh { config, .. } => match config.profile {
+            crate::ssh::config::Profile::Host => Role::HostProbe(config.host.clone(), config.port),
+            // A hypervisor (or a custom command) is the node's controller.
+            _ => Role::Channel(ChannelKind::Bmc),
+        },
+        // A PDU cuts the node's power from outside: independent of the BMC.
+        MethodSpec::Snmp { .. } => Role::Channel(ChannelKind::Outlet),
+        MethodSpec::Manual { .. } => Role::Nothing,
+    }
+}
+
+/// Reads one channel `samples` times, spaced by `interval`, in one
+/// session, then its power draw.
 async fn sample(
     method: &MethodSpec,
+    kind: ChannelKind,
     opts: &VerifyOptions,
+    max_off_watts: f64,
     t0: Instant,
     evidence: &mut Vec<Evidence>,
-) -> Vec<Option<PowerState>> {
+) -> (Vec<Option<PowerState>>, Option<Draw>) {
     let source = method.endpoint();
+    let independent = kind == ChannelKind::Outlet;
     let mut out = Vec::new();
     let mut driver = match method.build(None).await {
         Ok(d) => d,
@@ -311,10 +791,44 @@ async fn sample(
                 observation: format!("not read: {e}"),
                 at_ms: t0.elapsed().as_millis() as u64,
                 agrees: None,
+                independent,
             });
-            return vec![None];
+            return (vec![None], None);
         }
     };
+    // A pinned channel must first show it controls the pinned machine:
+    // readings of another machine are no evidence about this node.
+    let pin = method.expected();
+    if !pin.is_empty() {
+        let deadline = Some(Instant::now() + opts.step_timeout);
+        let found = match driver.connect(deadline).await {
+            Ok(_) => driver.identity(deadline).await,
+            Err(e) => Err(e),
+        };
+        let refused = match found {
+            Ok(f) => match pin.compare(&f) {
+                Comparison::Match(_) => None,
+                Comparison::Mismatch(why) => Some(format!(
+                    "not read: this channel controls a different machine ({why})"
+                )),
+                Comparison::Unreported(why) => {
+                    Some(format!("not read: the machine cannot be confirmed ({why})"))
+                }
+            },
+            Err(e) => Some(format!("not read: the identity could not be read: {e}")),
+        };
+        if let Some(observation) = refused {
+            evidence.push(Evidence {
+                source,
+                observation,
+                at_ms: t0.elapsed().as_millis() as u64,
+                agrees: None,
+                independent,
+            });
+            driver.close().await;
+            return (vec![None], None);
+        }
+    }
     if opts.expect == PowerState::On {
         // Right after a reboot or a power cycle the BMC may still read off:
         // wait (within the boot timeout) for "on" before sampling.
@@ -348,12 +862,14 @@ async fn sample(
                 evidence.push(Evidence {
                     source: source.clone(),
                     observation: format!(
-                        "BMC reports power {s} (read {} of {})",
+                        "{} reports power {s} (read {} of {})",
+                        if independent { "the outlet" } else { "BMC" },
                         i + 1,
                         opts.samples
                     ),
                     at_ms,
                     agrees: Some(s == opts.expect),
+                    independent,
                 });
                 out.push(Some(s));
             }
@@ -363,6 +879,7 @@ async fn sample(
                     observation: format!("read {} failed: {e}", i + 1),
                     at_ms,
                     agrees: None,
+                    independent,
                 });
                 out.push(None);
                 if !e.kind.is_transient() && e.kind != ErrorKind::StatusUnreadable {
@@ -371,67 +888,180 @@ async fn sample(
             }
         }
     }
+    // The draw, in the same session, once the state reads are done (the
+    // freshest moment); only from a device that answered.
+    let draw = if out.iter().any(Option::is_some) {
+        let deadline = Some(Instant::now() + opts.step_timeout);
+        let r = driver.power_reading(deadline).await;
+        let at_ms = t0.elapsed().as_millis() as u64;
+        let (draw, observation, agrees) = match r {
+            Ok(Some(p)) => {
+                let below = p.watts <= max_off_watts;
+                (
+                    Draw::Watts(p.watts),
+                    format!(
+                        "draws {:.0} W ({}; an off node draws at most {max_off_watts:.0} W)",
+                        p.watts, p.source
+                    ),
+                    Some(below == (opts.expect == PowerState::Off)),
+                )
+            }
+            Ok(None) => (
+                Draw::Unsupported,
+                "no power reading (the device does not measure it)".to_string(),
+                None,
+            ),
+            Err(e) => (
+                Draw::Failed(e.to_string()),
+                format!("no power reading: {e}"),
+                None,
+            ),
+        };
+        evidence.push(Evidence {
+            source: format!("{source} power"),
+            observation,
+            at_ms,
+            agrees,
+            independent: true,
+        });
+        Some(draw)
+    } else {
+        None
+    };
     driver.close().await;
-    out
+    (out, draw)
+}
+
+/// Probes `addr:port` (for `expect on`, again until the boot timeout).
+async fn probe_one(
+    addr: &str,
+    port: u16,
+    what: &str,
+    opts: &VerifyOptions,
+    t0: Instant,
+) -> ((String, Probe), Evidence) {
+    let source = if addr.contains(':') {
+        format!("[{addr}]:{port}{what}")
+    } else {
+        format!("{addr}:{port}{what}")
+    };
+    let mut p = probe(addr, port, opts.probe_timeout).await;
+    if opts.expect == PowerState::On {
+        // A host that is booting answers later: retry until the boot timeout.
+        let until = t0 + opts.boot_timeout;
+        while p != Probe::Accepted && Instant::now() < until {
+            tokio::time::sleep(Duration::from_millis(250).min(until - Instant::now())).await;
+            p = probe(addr, port, opts.probe_timeout).await;
+        }
+    }
+    let agrees = match (&p, opts.expect) {
+        (Probe::Failed(_), _) => None,
+        (Probe::Accepted, e) => Some(e == PowerState::On),
+        (Probe::Reset, _) => Some(false),
+        (Probe::Silent | Probe::Unreachable, e) => Some(e == PowerState::Off),
+    };
+    let ev = Evidence {
+        source: source.clone(),
+        observation: p.describe(port, opts.probe_timeout),
+        at_ms: t0.elapsed().as_millis() as u64,
+        agrees,
+        independent: true,
+    };
+    ((source, p), ev)
 }
 
 /// Verifies one node.
 pub async fn verify_node(plan: &NodePlan, opts: &VerifyOptions) -> VerifyReport {
     let t0 = Instant::now();
-    // Every channel is sampled at the same time, so N channels cost the
-    // time of one.
-    let runs = plan
-        .levels
-        .iter()
-        .filter(|m| !matches!(m, MethodSpec::Manual { .. }))
-        .map(|m| async move {
-            let mut ev = Vec::new();
-            let reads = sample(m, opts, t0, &mut ev).await;
-            ((m.endpoint(), reads), ev)
-        });
-    let mut evidence = Vec::new();
-    let mut bmc = Vec::new();
-    for (channel, ev) in join_all(runs).await {
-        bmc.push(channel);
-        evidence.extend(ev);
-    }
-    evidence.sort_by_key(|e| e.at_ms);
-    let mut probes = Vec::new();
-    if let Some(addr) = &plan.address {
-        for port in &plan.probe_ports {
-            let source = if addr.contains(':') {
-                format!("[{addr}]:{port}")
-            } else {
-                format!("{addr}:{port}")
-            };
-            let mut p = probe(addr, *port, opts.probe_timeout).await;
-            if opts.expect == PowerState::On {
-                // A host that is booting answers later: retry until the boot timeout.
-                let until = t0 + opts.boot_timeout;
-                while p != Probe::Answers && Instant::now() < until {
-                    tokio::time::sleep(Duration::from_millis(250).min(until - Instant::now()))
-                        .await;
-                    p = probe(addr, *port, opts.probe_timeout).await;
+    let max_off_watts = plan.max_off_watts.unwrap_or(opts.max_off_watts);
+    let mut probe_targets: Vec<(String, u16, &'static str)> = Vec::new();
+    let mut channels = Vec::new();
+    for m in &plan.levels {
+        match role(m) {
+            Role::Channel(kind) => channels.push((m, kind)),
+            Role::HostProbe(host, port) => {
+                if !probe_targets
+                    .iter()
+                    .any(|(h, p, _)| *h == host && *p == port)
+                {
+                    probe_targets.push((host, port, " (ssh, host profile)"));
                 }
             }
-            let observation = match p {
-                Probe::Answers => format!("the host accepts connections on port {port}"),
-                Probe::Refused => format!("the host refuses connections on port {port}"),
-                Probe::Silent => format!(
-                    "no answer on port {port} within {:.1}s",
-                    opts.probe_timeout.as_secs_f64()
-                ),
-            };
-            evidence.push(Evidence {
-                source: source.clone(),
-                observation,
-                at_ms: t0.elapsed().as_millis() as u64,
-                agrees: Some((p == Probe::Answers) == (opts.expect == PowerState::On)),
-            });
-            probes.push((source, p));
+            Role::Nothing => {}
         }
     }
-    let (mut verdict, mut reason) = decide(opts.expect, &bmc, &probes);
+    // The node's own SSH (rejoin checks) is the node itself too.
+    if let Some(MethodSpec::Ssh { config, .. }) = &plan.node_ssh {
+        if !probe_targets
+            .iter()
+            .any(|(h, p, _)| *h == config.host && *p == config.port)
+        {
+            probe_targets.push((config.host.clone(), config.port, " (ssh, the node's own)"));
+        }
+    }
+    if let Some(addr) = &plan.address {
+        for port in &plan.probe_ports {
+            if !probe_targets.iter().any(|(h, p, _)| h == addr && p == port) {
+                probe_targets.push((addr.clone(), *port, ""));
+            }
+        }
+    }
+    // Every channel is sampled at the same time, so N channels cost the
+    // time of one.
+    let runs = channels.iter().map(|(m, kind)| async move {
+        let mut ev = Vec::new();
+        let (reads, draw) = sample(m, *kind, opts, max_off_watts, t0, &mut ev).await;
+        (
+            ChannelReads {
+                source: m.endpoint(),
+                kind: *kind,
+                reads,
+            },
+            draw.map(|d| (format!("{} power", m.endpoint()), d)),
+            ev,
+        )
+    });
+    let mut evidence = Vec::new();
+    let mut obs = Observations {
+        expect: opts.expect,
+        samples: opts.samples,
+        channels: Vec::new(),
+        probes: Vec::new(),
+        draws: Vec::new(),
+        max_off_watts,
+    };
+    for (channel, draw, ev) in join_all(runs).await {
+        obs.channels.push(channel);
+        obs.draws.extend(draw);
+        evidence.extend(ev);
+    }
+    // Then the host itself, every probe at once.
+    let probes = probe_targets
+        .iter()
+        .map(|(h, p, what)| probe_one(h, *p, what, opts, t0));
+    for (p, ev) in join_all(probes).await {
+        obs.probes.push(p);
+        evidence.push(ev);
+    }
+    evidence.sort_by_key(|e| e.at_ms);
+    let (mut verdict, mut reason) = decide(&obs);
+    let mut bmc_only_accepted = false;
+    if verdict == Verdict::BmcOnly && (opts.accept_bmc_only || plan.accept_bmc_only) {
+        bmc_only_accepted = true;
+        let by = if plan.accept_bmc_only {
+            "the inventory's accept_bmc_only for this node"
+        } else {
+            "--accept-bmc-only"
+        };
+        reason = format!("{reason}; accepted as proof by {by}");
+        evidence.push(Evidence {
+            source: "policy".into(),
+            observation: format!("BMC-only proof accepted by {by}"),
+            at_ms: t0.elapsed().as_millis() as u64,
+            agrees: None,
+            independent: false,
+        });
+    }
     let mut checks = Vec::new();
     if opts.expect == PowerState::On && verdict == Verdict::Proven && !plan.checks.is_empty() {
         checks = run_checks(plan, opts, t0, &mut evidence).await;
@@ -469,6 +1099,7 @@ pub async fn verify_node(plan: &NodePlan, opts: &VerifyOptions) -> VerifyReport 
         expect: opts.expect,
         verdict,
         reason,
+        bmc_only_accepted,
         evidence,
         checks,
         elapsed_ms: t0.elapsed().as_millis() as u64,
@@ -541,6 +1172,7 @@ async fn run_checks(
                     },
                     at_ms,
                     agrees: base.as_ref().map(|_| !drift),
+                    independent: true,
                 });
                 CheckOutcome {
                     name: c.name.clone(),
@@ -557,6 +1189,7 @@ async fn run_checks(
                     observation: format!("could not run: {e}"),
                     at_ms,
                     agrees: None,
+                    independent: true,
                 });
                 CheckOutcome {
                     name: c.name.clone(),
@@ -815,67 +1448,387 @@ mod tests {
     use super::*;
     use PowerState::{Off, On};
 
-    fn ch(reads: &[Option<PowerState>]) -> Vec<(String, Vec<Option<PowerState>>)> {
-        vec![("ipmi://bmc".into(), reads.to_vec())]
+    const N: u32 = 3;
+
+    fn bmc(src: &str, reads: &[Option<PowerState>]) -> ChannelReads {
+        ChannelReads {
+            source: src.into(),
+            kind: ChannelKind::Bmc,
+            reads: reads.to_vec(),
+        }
     }
 
+    fn ch(reads: &[Option<PowerState>]) -> Vec<ChannelReads> {
+        vec![bmc("ipmi://bmc", reads)]
+    }
+
+    fn p(kind: Probe) -> Vec<(String, Probe)> {
+        vec![("h:22".to_string(), kind)]
+    }
+
+    fn obs(
+        expect: PowerState,
+        channels: Vec<ChannelReads>,
+        probes: Vec<(String, Probe)>,
+        draws: Vec<(String, Draw)>,
+    ) -> Observations {
+        Observations {
+            expect,
+            samples: N,
+            channels,
+            probes,
+            draws,
+            max_off_watts: DEFAULT_MAX_OFF_WATTS,
+        }
+    }
+
+    fn verdict(o: &Observations) -> Verdict {
+        decide(o).0
+    }
+
+    // An RST used to count as "host down" (Probe::Refused agreed with off);
+    // it is a live network stack, so it now contradicts a BMC that says off.
     #[test]
     fn off_is_proven_only_with_agreeing_reads_and_a_silent_host() {
-        let silent = [("h:22".to_string(), Probe::Refused)];
+        let off3 = || ch(&[Some(Off); 3]);
         assert_eq!(
-            decide(Off, &ch(&[Some(Off); 3]), &silent).0,
+            verdict(&obs(Off, off3(), p(Probe::Silent), vec![])),
             Verdict::Proven
         );
-        let answering = [("h:22".to_string(), Probe::Answers)];
-        let (v, why) = decide(Off, &ch(&[Some(Off); 3]), &answering);
-        assert_eq!(v, Verdict::Contradiction);
-        assert!(why.contains("still answers") && why.contains("h:22"));
         assert_eq!(
-            decide(Off, &ch(&[Some(Off), Some(On), Some(Off)]), &silent).0,
+            verdict(&obs(Off, off3(), p(Probe::Unreachable), vec![])),
+            Verdict::Proven
+        );
+        let (v, why) = decide(&obs(Off, off3(), p(Probe::Accepted), vec![]));
+        assert_eq!(v, Verdict::Contradiction);
+        assert!(why.contains("answers on h:22 (accepted)"), "{why}");
+        let (v, why) = decide(&obs(Off, off3(), p(Probe::Reset), vec![]));
+        assert_eq!(v, Verdict::Contradiction, "an RST is a sign of life");
+        assert!(why.contains("h:22 (reset)") && why.contains("RST"), "{why}");
+        assert_eq!(
+            verdict(&obs(
+                Off,
+                ch(&[Some(Off), Some(On), Some(Off)]),
+                p(Probe::Silent),
+                vec![]
+            )),
             Verdict::Contradiction
         );
         assert_eq!(
-            decide(Off, &ch(&[Some(On); 3]), &silent).0,
+            verdict(&obs(Off, ch(&[Some(On); 3]), p(Probe::Silent), vec![])),
             Verdict::Unproven
         );
-        assert_eq!(decide(Off, &ch(&[None]), &silent).0, Verdict::NoEvidence);
+        assert_eq!(
+            verdict(&obs(Off, ch(&[None; 3]), p(Probe::Silent), vec![])),
+            Verdict::NoEvidence
+        );
     }
 
+    // One unread channel used to leave the verdict "proven"; every channel
+    // must now give all its reads.
     #[test]
     fn channels_must_agree() {
         let two = vec![
-            ("ipmi://a".to_string(), vec![Some(Off), Some(Off)]),
-            ("redfish://a".to_string(), vec![Some(On), Some(On)]),
+            bmc("ipmi://a", &[Some(Off); 3]),
+            bmc("redfish://a", &[Some(On); 3]),
         ];
-        assert_eq!(decide(Off, &two, &[]).0, Verdict::Contradiction);
+        let (v, why) = decide(&obs(Off, two, p(Probe::Silent), vec![]));
+        assert_eq!(v, Verdict::Contradiction);
+        assert!(why.contains("ipmi://a: 3 off, 0 on"), "{why}");
         let one_dead = vec![
-            ("ipmi://a".to_string(), vec![None]),
-            ("redfish://a".to_string(), vec![Some(Off), Some(Off)]),
+            bmc("ipmi://a", &[None, None, None]),
+            bmc("redfish://a", &[Some(Off); 3]),
         ];
-        let (v, why) = decide(Off, &one_dead, &[]);
+        let (v, why) = decide(&obs(Off, one_dead, p(Probe::Silent), vec![]));
+        assert_eq!(v, Verdict::Unproven);
+        assert!(why.contains("ipmi://a could not be read"), "{why}");
+        // Two channels that agree are named, and are one witness.
+        let both = vec![
+            bmc("ipmi://a", &[Some(Off); 3]),
+            bmc("redfish://a", &[Some(Off); 3]),
+        ];
+        let (v, why) = decide(&obs(Off, both.clone(), vec![], vec![]));
+        assert_eq!(v, Verdict::BmcOnly);
+        assert!(
+            why.contains("through ipmi://a, redfish://a") && why.contains("not independent"),
+            "{why}"
+        );
+        let (v, why) = decide(&obs(Off, both, p(Probe::Silent), vec![]));
         assert_eq!(v, Verdict::Proven);
-        assert!(why.contains("unread channel(s): ipmi://a"), "{why}");
+        assert!(why.contains("ipmi://a, redfish://a"), "{why}");
     }
 
     #[test]
-    fn on_needs_the_host_to_answer() {
-        let answering = [("h:22".to_string(), Probe::Answers)];
-        let silent = [("h:22".to_string(), Probe::Silent)];
+    fn gaps_break_the_run() {
+        // One of three reads failed: off was read twice, not three times in a row.
+        let (v, why) = decide(&obs(
+            Off,
+            ch(&[Some(Off), None, Some(Off)]),
+            p(Probe::Silent),
+            vec![],
+        ));
+        assert_eq!(v, Verdict::Unproven);
+        assert!(why.contains("gave 2 of 3 reads"), "{why}");
+        // Reading stopped early (a non-transient error): fewer reads than asked.
+        let (v, why) = decide(&obs(Off, ch(&[Some(Off)]), p(Probe::Silent), vec![]));
+        assert_eq!(v, Verdict::Unproven);
+        assert!(why.contains("gave 1 of 3 reads"), "{why}");
+        // The same gap on the way up.
         assert_eq!(
-            decide(On, &ch(&[Some(On); 2]), &answering).0,
+            verdict(&obs(
+                On,
+                ch(&[Some(On), None, Some(On)]),
+                p(Probe::Accepted),
+                vec![]
+            )),
+            Verdict::Unproven
+        );
+    }
+
+    #[test]
+    fn bmc_reads_alone_are_bmc_only() {
+        let (v, why) = decide(&obs(Off, ch(&[Some(Off); 3]), vec![], vec![]));
+        assert_eq!(v, Verdict::BmcOnly);
+        assert!(
+            why.contains("3 consecutive read(s) through ipmi://bmc")
+                && why.contains("nothing independent was checked"),
+            "{why}"
+        );
+        // A device that does not measure power adds no witness, and no failure.
+        let unsupported = vec![("ipmi://bmc power".to_string(), Draw::Unsupported)];
+        assert_eq!(
+            verdict(&obs(Off, ch(&[Some(Off); 3]), vec![], unsupported)),
+            Verdict::BmcOnly
+        );
+        let failed = vec![(
+            "ipmi://bmc power".to_string(),
+            Draw::Failed("no DCMI".into()),
+        )];
+        assert_eq!(
+            verdict(&obs(Off, ch(&[Some(Off); 3]), vec![], failed)),
+            Verdict::BmcOnly
+        );
+        assert_eq!(
+            verdict(&obs(On, ch(&[Some(On); 3]), vec![], vec![])),
+            Verdict::BmcOnly
+        );
+    }
+
+    #[test]
+    fn power_draw_is_a_witness_both_ways() {
+        let draw = |w| vec![("redfish://a power".to_string(), Draw::Watts(w))];
+        let (v, why) = decide(&obs(Off, ch(&[Some(Off); 3]), vec![], draw(9.0)));
+        assert_eq!(v, Verdict::Proven);
+        assert!(why.contains("9 W (at most 50 W)"), "{why}");
+        let (v, why) = decide(&obs(Off, ch(&[Some(Off); 3]), vec![], draw(212.0)));
+        assert_eq!(v, Verdict::Contradiction);
+        assert!(
+            why.contains("212 W") && why.contains("more than 50 W"),
+            "{why}"
+        );
+        // Exactly at the threshold agrees; the threshold is configurable.
+        assert_eq!(
+            verdict(&obs(Off, ch(&[Some(Off); 3]), vec![], draw(50.0))),
+            Verdict::Proven
+        );
+        let mut o = obs(Off, ch(&[Some(Off); 3]), vec![], draw(30.0));
+        o.max_off_watts = 20.0;
+        assert_eq!(verdict(&o), Verdict::Contradiction);
+        // A hot draw outweighs a silent probe.
+        assert_eq!(
+            verdict(&obs(
+                Off,
+                ch(&[Some(Off); 3]),
+                p(Probe::Silent),
+                draw(212.0)
+            )),
+            Verdict::Contradiction
+        );
+    }
+
+    #[test]
+    fn an_outlet_reading_off_is_independent() {
+        let chans = vec![
+            bmc("ipmi://a", &[Some(Off); 3]),
+            ChannelReads {
+                source: "snmp://pdu/7".into(),
+                kind: ChannelKind::Outlet,
+                reads: vec![Some(Off); 3],
+            },
+        ];
+        let (v, why) = decide(&obs(Off, chans, vec![], vec![]));
+        assert_eq!(v, Verdict::Proven);
+        assert!(why.contains("snmp://pdu/7 (outlet off)"), "{why}");
+    }
+
+    #[test]
+    fn a_bmc_dark_behind_an_outlet_that_reads_off_is_no_gap() {
+        let outlet = |reads: &[Option<PowerState>]| ChannelReads {
+            source: "snmp://pdu/7".into(),
+            kind: ChannelKind::Outlet,
+            reads: reads.to_vec(),
+        };
+        // The outlet cut the power, and the BMC went dark with it.
+        let chans = vec![bmc("ipmi://a", &[None; 3]), outlet(&[Some(Off); 3])];
+        let (v, why) = decide(&obs(Off, chans, p(Probe::Silent), vec![]));
+        assert_eq!(v, Verdict::Proven);
+        assert!(
+            why.contains("ipmi://a cannot be read, as expected with its power cut"),
+            "{why}"
+        );
+        // Not when the outlet itself has a gap, or still draws power.
+        let chans = vec![
+            bmc("ipmi://a", &[None; 3]),
+            outlet(&[Some(Off), None, Some(Off)]),
+        ];
+        assert_eq!(
+            verdict(&obs(Off, chans, p(Probe::Silent), vec![])),
+            Verdict::Unproven
+        );
+        let chans = vec![bmc("ipmi://a", &[None; 3]), outlet(&[Some(Off); 3])];
+        let hot = vec![("snmp://pdu/7 power".to_string(), Draw::Watts(212.0))];
+        assert_eq!(
+            verdict(&obs(Off, chans, vec![], hot)),
+            Verdict::Contradiction
+        );
+        // A BMC with a gap (it answered, then not) is still a gap.
+        let chans = vec![
+            bmc("ipmi://a", &[Some(Off), None, None]),
+            outlet(&[Some(Off); 3]),
+        ];
+        assert_eq!(verdict(&obs(Off, chans, vec![], vec![])), Verdict::Unproven);
+        // And a host that answers contradicts the outlet (the wrong outlet?).
+        let chans = vec![bmc("ipmi://a", &[None; 3]), outlet(&[Some(Off); 3])];
+        assert_eq!(
+            verdict(&obs(Off, chans, p(Probe::Accepted), vec![])),
+            Verdict::Contradiction
+        );
+    }
+
+    #[test]
+    fn a_probe_that_could_not_be_made_is_unproven() {
+        let mut probes = p(Probe::Silent);
+        probes.push((
+            "nowhere.invalid:22".into(),
+            Probe::Failed("failed to look up".into()),
+        ));
+        let (v, why) = decide(&obs(Off, ch(&[Some(Off); 3]), probes, vec![]));
+        assert_eq!(v, Verdict::Unproven);
+        assert!(
+            why.contains("nowhere.invalid:22: failed to look up"),
+            "{why}"
+        );
+    }
+
+    #[test]
+    fn without_channels_witnesses_decide() {
+        // A manual level alone: a person's word plus a silent host.
+        assert_eq!(
+            verdict(&obs(Off, vec![], p(Probe::Silent), vec![])),
             Verdict::Proven
         );
         assert_eq!(
-            decide(On, &ch(&[Some(On); 2]), &silent).0,
+            verdict(&obs(Off, vec![], p(Probe::Accepted), vec![])),
             Verdict::Unproven
         );
         assert_eq!(
-            decide(On, &ch(&[Some(Off); 2]), &silent).0,
+            verdict(&obs(Off, vec![], vec![], vec![])),
+            Verdict::NoEvidence
+        );
+    }
+
+    #[test]
+    fn on_needs_the_host_to_accept() {
+        let on2 = || ch(&[Some(On); 3]);
+        assert_eq!(
+            verdict(&obs(On, on2(), p(Probe::Accepted), vec![])),
+            Verdict::Proven
+        );
+        assert_eq!(
+            verdict(&obs(On, on2(), p(Probe::Silent), vec![])),
+            Verdict::Unproven
+        );
+        // Only an accepted connection proves the host up; an RST does not.
+        let (v, why) = decide(&obs(On, on2(), p(Probe::Reset), vec![]));
+        assert_eq!(v, Verdict::Unproven);
+        assert!(why.contains("h:22 (reset)"), "{why}");
+        assert_eq!(
+            verdict(&obs(On, ch(&[Some(Off); 3]), p(Probe::Silent), vec![])),
             Verdict::Unproven
         );
         assert_eq!(
-            decide(On, &ch(&[Some(Off); 2]), &answering).0,
+            verdict(&obs(On, ch(&[Some(Off); 3]), p(Probe::Accepted), vec![])),
             Verdict::Contradiction
         );
+        assert_eq!(
+            verdict(&obs(
+                On,
+                ch(&[Some(On), Some(Off), Some(On)]),
+                p(Probe::Accepted),
+                vec![]
+            )),
+            Verdict::Contradiction
+        );
+        assert_eq!(
+            verdict(&obs(On, ch(&[None; 3]), p(Probe::Silent), vec![])),
+            Verdict::NoEvidence
+        );
+        assert_eq!(
+            verdict(&obs(On, ch(&[None; 3]), p(Probe::Accepted), vec![])),
+            Verdict::Unproven
+        );
+    }
+
+    #[test]
+    fn probe_errors_are_classified_as_on_the_wire() {
+        let e = std::io::Error::from_raw_os_error;
+        assert_eq!(Probe::of_error(&e(111)), Probe::Reset); // ECONNREFUSED
+        assert_eq!(Probe::of_error(&e(113)), Probe::Unreachable); // EHOSTUNREACH
+        assert_eq!(Probe::of_error(&e(101)), Probe::Unreachable); // ENETUNREACH
+        assert_eq!(Probe::of_error(&e(112)), Probe::Unreachable); // EHOSTDOWN
+        assert_eq!(Probe::of_error(&e(110)), Probe::Silent); // ETIMEDOUT
+        assert!(matches!(Probe::of_error(&e(99)), Probe::Failed(_))); // EADDRNOTAVAIL
+    }
+
+    #[test]
+    fn exit_codes_follow_the_table() {
+        let rep = |verdict, accepted| VerifyReport {
+            node: "n".into(),
+            expect: Off,
+            verdict,
+            reason: String::new(),
+            bmc_only_accepted: accepted,
+            evidence: vec![],
+            checks: vec![],
+            elapsed_ms: 0,
+        };
+        for (v, _, code) in VERDICTS {
+            let first: i32 = code[..1].parse().unwrap();
+            assert_eq!(rep(*v, false).exit_code(), first, "{v}");
+        }
+        assert_eq!(rep(Verdict::BmcOnly, true).exit_code(), 0);
+        assert_eq!(rep(Verdict::Contradiction, true).exit_code(), 3);
+        let text = verdict_table_text();
+        for (v, _, _) in VERDICTS {
+            assert!(text.contains(v.as_str()));
+            assert_eq!(
+                serde_json::to_value(v).unwrap(),
+                serde_json::Value::String(v.as_str().into())
+            );
+        }
+    }
+
+    #[tokio::test]
+    async fn a_probe_tells_accepted_from_reset() {
+        let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = l.local_addr().unwrap().port();
+        let t = Duration::from_secs(2);
+        assert_eq!(probe("127.0.0.1", port, t).await, Probe::Accepted);
+        drop(l);
+        assert_eq!(probe("127.0.0.1", port, t).await, Probe::Reset);
+        assert!(matches!(
+            probe("no-such-host.invalid", 22, t).await,
+            Probe::Failed(_)
+        ));
     }
 }

@@ -39,6 +39,15 @@ pub struct Faults {
     /// answered "invalid command" (C1h), and Redfish leaves out the
     /// system's `UUID` and `SerialNumber` (as older firmware does).
     pub no_identity: bool,
+    /// The simulated host's kernel is alive but its service stopped: while
+    /// the node is on, its port answers with an RST (see [`super::host`]).
+    pub host_rst: bool,
+    /// The simulated host accepts connections whatever the chassis' power
+    /// (the BMC controls another machine, or cut the wrong power).
+    pub host_alive: bool,
+    /// The BMC has no power meter: power readings are unsupported (see
+    /// [`Chassis::meter`]).
+    pub no_meter: bool,
     /// No diagnostic interrupt (many BMCs): IPMI answers Chassis Control
     /// "pulse diagnostic interrupt" with CCh (invalid data field) and logs
     /// nothing; Redfish leaves `Nmi` out of the reset types.
@@ -205,6 +214,11 @@ impl Chassis {
         } else {
             WATTS_STANDBY
         }
+    }
+
+    /// What the BMC's power meter shows, if it has one ([`Faults::no_meter`]).
+    pub fn meter(&mut self) -> Option<f64> {
+        (!self.faults.no_meter).then(|| self.watts())
     }
 
     /// Schedules a power change; it replaces any change still pending (a

@@ -30,7 +30,8 @@ pub struct LabSpec {
     pub redfish: Option<bool>,
     /// Where to write each node's Redfish certificate (`DIR/NAME.pem`).
     pub cert_dir: Option<std::path::PathBuf>,
-    /// Simulate each node's host on 127.1.x.y:PORT, up after this boot delay.
+    /// Simulate each node's host on 127.1.x.y:PORT (0: a free port per
+    /// host), up after this boot delay.
     pub hosts: Option<(u16, std::time::Duration)>,
     /// Nodes whose Redfish service offers no ForceOff (a firmware quirk).
     pub no_forceoff: Vec<String>,
@@ -197,7 +198,8 @@ impl Lab {
             let host = match spec.hosts {
                 Some((port, boot)) => Some(
                     LabHost::start(SocketAddr::new(host_ip(i), port), ipmi.bmc.clone(), boot)
-                        .await?,
+                        .await
+                        .map_err(|e| std::io::Error::new(e.kind(), format!("{name}: {e}")))?,
                 ),
                 None => None,
             };

@@ -488,7 +488,11 @@ impl IpmiServer {
         if f.data.len() != 4 {
             return f.response(cc::BAD_LENGTH, &[]);
         }
-        let watts = self.bmc.lock().watts().round().clamp(0.0, 65535.0) as u16;
+        // A BMC without a meter (`no-meter`) has no DCMI power reading.
+        let Some(watts) = self.bmc.lock().meter() else {
+            return f.response(cc::INVALID_COMMAND, &[]);
+        };
+        let watts = watts.round().clamp(0.0, 65535.0) as u16;
         let now = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs() as u32);

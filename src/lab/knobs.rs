@@ -49,6 +49,9 @@ pub fn apply_knob(k: &str, f: &mut Faults, on: &mut bool) -> Result<(), String> 
         "flap" => f.flap = true,
         "draw-lies" => f.draw_lies = true,
         "no-identity" => f.no_identity = true,
+        "host-rst" => f.host_rst = true,
+        "host-alive" => f.host_alive = true,
+        "no-meter" => f.no_meter = true,
         "no-nmi" => f.no_nmi = true,
         // applied when the lab starts (see `spec`)
         "redfish-no-forceoff" => {}

@@ -1223,20 +1223,21 @@ fn chassis(shared: &Shared, id: &str, path: &str) -> Answer {
         return not_found(path);
     };
     let identity = bmc.identity();
-    respond(
-        200,
-        &json!({
-            "@odata.id": path,
-            "@odata.type": "#Chassis.v1_14_0.Chassis",
-            "Id": id,
-            "Name": format!("chassis {id}"),
-            "ChassisType": "RackMount",
-            "SerialNumber": identity.serial,
-            "PowerState": if bmc.truly_on() { "On" } else { "Off" },
-            "Power": {"@odata.id": format!("{path}/Power")},
-            "Links": {"ComputerSystems": [{"@odata.id": format!("/redfish/v1/Systems/{id}")}]},
-        }),
-    )
+    let mut doc = json!({
+        "@odata.id": path,
+        "@odata.type": "#Chassis.v1_14_0.Chassis",
+        "Id": id,
+        "Name": format!("chassis {id}"),
+        "ChassisType": "RackMount",
+        "SerialNumber": identity.serial,
+        "PowerState": if bmc.truly_on() { "On" } else { "Off" },
+        "Links": {"ComputerSystems": [{"@odata.id": format!("/redfish/v1/Systems/{id}")}]},
+    });
+    // A chassis without a power meter (`no-meter`) links no Power resource.
+    if bmc.lock().meter().is_some() {
+        doc["Power"] = json!({"@odata.id": format!("{path}/Power")});
+    }
+    respond(200, &doc)
 }
 
 /// `Power`: the meter's reading (the real draw, unless it lies: `draw-lies`).
@@ -1244,7 +1245,9 @@ fn chassis_power(shared: &Shared, id: &str, path: &str) -> Answer {
     let Some(bmc) = bmc_of(shared, id) else {
         return not_found(path);
     };
-    let watts = bmc.lock().watts();
+    let Some(watts) = bmc.lock().meter() else {
+        return not_found(path);
+    };
     respond(
         200,
         &json!({

@@ -132,6 +132,15 @@ impl PowerDriver for AnyDriver {
         }
     }
 
+    fn observes_off(&self) -> bool {
+        match self {
+            AnyDriver::Ipmi(d) => d.observes_off(),
+            AnyDriver::Redfish(d) => d.observes_off(),
+            AnyDriver::Ssh(d) => d.observes_off(),
+            AnyDriver::Snmp(d) => d.observes_off(),
+        }
+    }
+
     async fn close(&mut self) {
         match self {
             AnyDriver::Ipmi(d) => d.close().await,

@@ -60,10 +60,12 @@ pub enum Profile {
         /// Domain name or UUID.
         plug: Option<String>,
     },
-    /// The node itself: status is "SSH login works and `true` runs" (on) or
-    /// "TCP connect refused or timed out" (off) — reachability only, so
-    /// trustworthy only together with `verify`; off is
-    /// `systemctl poweroff --force --force`; on is impossible.
+    /// The node itself: status is "SSH login works and `true` runs" (on);
+    /// a host that cannot be reached is *unreadable*, never off (a stopped
+    /// sshd, a partition and a typo look the same as a dead host). Off is
+    /// `systemctl poweroff --force --force`, reported as sent, unverified
+    /// (nothing can observe it off); on is impossible. As the only fencing
+    /// level it needs an explicit opt-in (`--allow-host-only`).
     Host,
     /// Command templates (from an agent definition). `{plug}` in a
     /// template becomes the plug as one quoted shell word; the status

@@ -51,9 +51,6 @@ pub struct SshDriver {
     conn: Option<Conn>,
     killer: Killer,
     detail: Option<String>,
-    /// `host` profile: `connect` found the host unreachable just now, which
-    /// the next status read reports as off without trying again.
-    unreachable: bool,
     stats: Stats,
 }
 
@@ -124,7 +121,6 @@ impl SshDriver {
             conn: None,
             killer: Killer::default(),
             detail: None,
-            unreachable: false,
             stats: Stats::default(),
         })
     }
@@ -190,9 +186,9 @@ impl SshDriver {
         let what = match (&self.cfg.profile, &self.plug) {
             (Profile::Virsh { .. }, Some(p)) => format!("profile virsh, domain {p}"),
             (Profile::Virsh { .. }, None) => "profile virsh".into(),
-            (Profile::Host, _) => {
-                "profile host (status is reachability only: trustworthy only with verify)".into()
-            }
+            (Profile::Host, _) => "profile host (the host seen from itself: off cannot be \
+                 observed, an off is sent unverified; prove it with verify)"
+                .into(),
             (Profile::Custom { .. }, Some(p)) => format!("profile custom, plug {p}"),
             (Profile::Custom { .. }, None) => "profile custom".into(),
         };
@@ -340,22 +336,18 @@ impl SshDriver {
             .collect())
     }
 
-    /// `host` profile: on when a login works and `true` runs; off when the
-    /// TCP connection is refused or unanswered.
+    /// `host` profile: on when a login works and `true` runs. Never off: a
+    /// host that cannot be reached (refused, silent, a name that does not
+    /// resolve, a stopped sshd) may be off, partitioned or misnamed, and
+    /// the profile cannot tell which, so its status is unreadable.
     async fn host_status(&mut self, deadline: Option<Instant>) -> Result<PowerState, DriverError> {
         let stage = Stage::Status;
-        if std::mem::take(&mut self.unreachable) {
-            return Ok(PowerState::Off);
-        }
         let probe = profile::HOST_PROBE.to_string();
         for _ in 0..2 {
             if self.conn.is_none() {
                 match self.open(deadline).await {
                     Ok(()) => {}
-                    Err(e) if e.phase == Phase::Tcp => {
-                        tracing::debug!(error = %e.error, "host profile: unreachable, reading off");
-                        return Ok(PowerState::Off);
-                    }
+                    Err(e) if e.phase == Phase::Tcp => return Err(self.host_unreadable(e.error)),
                     Err(e) => return Err(e.error),
                 }
             }
@@ -388,6 +380,21 @@ impl SshDriver {
             stage,
             "the host keeps dropping the SSH connection",
         ))
+    }
+
+    /// `host` profile: what an unreachable host means — nothing about its
+    /// power (the status is unreadable, whatever the network said).
+    fn host_unreadable(&self, e: DriverError) -> DriverError {
+        DriverError::new(
+            ErrorKind::StatusUnreadable,
+            Stage::Status,
+            format!(
+                "cannot reach {} over SSH ({}): the host profile cannot tell a powered-off \
+                 host from an unreachable one, so the power state is unknown",
+                self.cfg.endpoint(),
+                e.message
+            ),
+        )
     }
 
     /// `host` profile: a command that kills the machine (and so the
@@ -426,14 +433,7 @@ impl PowerDriver for SshDriver {
         match self.open(deadline).await {
             Ok(()) => Ok(self.detail.clone().unwrap_or_default()),
             Err(e) if e.phase == Phase::Tcp && matches!(self.cfg.profile, Profile::Host) => {
-                // The host profile reads an unreachable host as off; the
-                // status step says so.
-                self.unreachable = true;
-                Ok(format!(
-                    "ssh {}: {} (profile host: status reads off; trustworthy only with verify)",
-                    self.cfg.endpoint(),
-                    e.error.message
-                ))
+                Err(self.host_unreadable(e.error))
             }
             Err(e) => Err(e.error),
         }
@@ -565,9 +565,12 @@ impl PowerDriver for SshDriver {
         profile::uuid_answer(&out, &what)
     }
 
+    fn observes_off(&self) -> bool {
+        !matches!(self.cfg.profile, Profile::Host)
+    }
+
     async fn close(&mut self) {
         self.detail = None;
-        self.unreachable = false;
         if let Some(conn) = self.conn.take() {
             let until = Instant::now() + session::CLOSE_WAIT;
             let killer = self.killer.clone();
