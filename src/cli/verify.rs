@@ -400,7 +400,7 @@ async fn list_one(
         AnyDriver::Snmp(d) => {
             let mut rows = Vec::new();
             for pdu in 0..d.config().pdus.len() {
-                let label = d.config().pdus[pdu].lock_key();
+                let label = d.config().pdus[pdu].url();
                 match d.list(pdu, deadline).await {
                     Ok(outlets) => rows.extend(outlets.into_iter().map(|o| Listed {
                         target: label.clone(),

@@ -211,15 +211,18 @@ impl Lab {
             });
         }
         let mut pdus = Vec::new();
-        for _ in 0..spec.pdus.min(26) {
+        for k in 0..spec.pdus.min(26) {
             let outlets = pdu_outlets(spec.nodes);
+            // After the nodes' addresses: a PDU is a device of its own, with
+            // its own lock key (it must not share one with node01's BMC).
+            let addr = node_address(spec.bind, spec.nodes + k)?;
             let state = LabPduState::new(outlets);
             for (i, n) in nodes.iter().enumerate() {
                 state.wire(i as u32 + 1, &n.name, n.bmc());
             }
             pdus.push(
                 LabPdu::start(
-                    SocketAddr::new(spec.bind, 0),
+                    SocketAddr::new(addr, 0),
                     PduSpec::lab(outlets, &spec.password),
                     state,
                 )

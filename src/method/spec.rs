@@ -197,7 +197,7 @@ impl MethodSpec {
                             .filter(|o| o.pdu == i)
                             .map(|o| o.plug.to_string())
                             .collect();
-                        format!("{}/{}", p.lock_key(), outlets.join(","))
+                        format!("{}/{}", p.url(), outlets.join(","))
                     })
                     .collect();
                 parts.join(" ")

@@ -31,8 +31,17 @@ pub struct PduEndpoint {
 }
 
 impl PduEndpoint {
-    /// `snmp://host:port`: the key of the per-device lock (one session at
-    /// a time per PDU, shared with agents and other fencekit processes).
+    /// `snmp://host:port`, as people write it (IPv6 in brackets).
+    pub fn url(&self) -> String {
+        if self.host.contains(':') {
+            format!("snmp://[{}]:{}", self.host, self.port)
+        } else {
+            format!("snmp://{}:{}", self.host, self.port)
+        }
+    }
+
+    /// The key of the per-device lock (one session at a time per PDU,
+    /// shared with agents and other fencekit processes).
     pub fn lock_key(&self) -> String {
         // The one lock-key formula: a device is its host, whatever the protocol.
         crate::lock::bmc_key(&self.host)
@@ -215,7 +224,7 @@ impl SnmpConfig {
             .map(|p| {
                 format!(
                     "{} {} profile {}",
-                    p.lock_key(),
+                    p.url(),
                     p.security.describe(),
                     p.profile.name
                 )
