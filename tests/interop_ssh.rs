@@ -626,6 +626,7 @@ fn power_profile(plug: &str) -> Profile {
         on_pattern: "on".into(),
         off_pattern: "off".into(),
         plug: Some(plug.into()),
+        uuid: None,
     }
 }
 
@@ -805,6 +806,7 @@ fn a_hanging_command_is_cut_at_the_command_timeout() {
             on_pattern: "on".into(),
             off_pattern: "off".into(),
             plug: None,
+            uuid: None,
         },
     );
     cfg.command_timeout = Duration::from_millis(1200);
@@ -828,6 +830,7 @@ fn a_cancelled_action_stops_at_once() {
             on_pattern: "on".into(),
             off_pattern: "off".into(),
             plug: None,
+            uuid: None,
         },
     );
     let mut d = SshDriver::new(cfg).unwrap();
@@ -864,6 +867,7 @@ fn endless_output_is_cut() {
             on_pattern: "on".into(),
             off_pattern: "off".into(),
             plug: None,
+            uuid: None,
         },
     );
     let t = Instant::now();
