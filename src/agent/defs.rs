@@ -661,14 +661,14 @@ mod tests {
             "fence_ilo4",
             "fence_ilo5",
         ] {
-            assert_eq!(d(n, "lanplus").as_deref(), Some("1"), "{n}");
+            assert_eq!(d(n, "lanplus"), Some("1"), "{n}");
         }
         for n in ["fence_ipmilan", "fence_imm", "fence_idrac"] {
-            assert_eq!(d(n, "lanplus").as_deref(), Some("0"), "{n}");
+            assert_eq!(d(n, "lanplus"), Some("0"), "{n}");
         }
-        assert_eq!(d("fence_ilo3", "power_wait").as_deref(), Some("4"));
-        assert_eq!(d("fence_ilo4", "power_wait").as_deref(), Some("2"));
-        assert_eq!(d("fence_ipmilan", "ipport").as_deref(), Some("623"));
+        assert_eq!(d("fence_ilo3", "power_wait"), Some("4"));
+        assert_eq!(d("fence_ilo4", "power_wait"), Some("2"));
+        assert_eq!(d("fence_ipmilan", "ipport"), Some("623"));
         assert!(agent("fence_nonesuch").is_none());
     }
 
