@@ -444,6 +444,39 @@ fn known_hosts_lookups() {
 }
 
 #[test]
+fn known_hosts_patterns_as_openssh_reads_them() {
+    // wildcards, case-insensitive
+    assert!(hostkey::names_match("*.example.org", "db1.example.org"));
+    assert!(hostkey::names_match("DB?.example.org", "db1.example.org"));
+    assert!(!hostkey::names_match("db?.example.org", "db10.example.org"));
+    assert!(hostkey::names_match("10.0.0.*", "10.0.0.7"));
+    assert!(!hostkey::names_match("10.0.0.*", "10.0.1.7"));
+    // a negated pattern excludes, whatever else matches
+    assert!(!hostkey::names_match("*.example.org,!db1.example.org", "db1.example.org"));
+    assert!(hostkey::names_match("*.example.org,!db1.example.org", "db2.example.org"));
+    assert!(!hostkey::names_match("!db1", "db2"));
+    // [host]:port entries are names like any other
+    assert!(hostkey::names_match("[h1]:2222,h1", "[h1]:2222"));
+    assert!(!hostkey::names_match("[h1]:2222", "h1"));
+    // hashed: exactly one name; a damaged hash matches nothing
+    let h = hashed("[h3]:2200", b"saltsaltsaltsaltsalt");
+    assert!(hostkey::names_match(&h, "[h3]:2200"));
+    assert!(!hostkey::names_match(&h, "[H3]:2200"));
+    assert!(!hostkey::names_match(&h, "h3"));
+    assert!(!hostkey::names_match("|1|AAAA|", "h3"));
+    assert!(!hostkey::names_match("|1|!!!|???", "h3"));
+    // and in a file: a wildcard entry with another key is a changed key
+    let p = PathBuf::new;
+    let wild = format!("*.example.org ecdsa-sha2-nistp256 {ECDSA}\n");
+    assert_eq!(
+        lookup(&wild, "db1.example.org", 22, ED25519),
+        Lookup::Changed(p(), 1, Some("ecdsa-sha2-nistp256".into()))
+    );
+    assert_eq!(lookup(&wild, "db1.example.org", 22, ECDSA), Lookup::Match(p(), 1));
+    assert_eq!(lookup(&wild, "db1.example.com", 22, ECDSA), Lookup::Unknown);
+}
+
+#[test]
 fn verify_explains_how_to_trust() {
     let dir = tempfile::tempdir().unwrap();
     let f = dir.path().join("known_hosts");
