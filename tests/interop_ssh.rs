@@ -763,7 +763,10 @@ fn keyboard_interactive_answers_with_the_password() {
         "{log}"
     );
 
-    let cfg = v.cfg(&s, SshAuth::Password(Secret::from_str_value("not the password")));
+    let cfg = v.cfg(
+        &s,
+        SshAuth::Password(Secret::from_str_value("not the password")),
+    );
     let (r, d) = connect(cfg, Duration::from_secs(20));
     let e = r.unwrap_err();
     assert_eq!(e.kind, ErrorKind::PasswordInvalid, "{e}");

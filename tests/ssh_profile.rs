@@ -452,8 +452,14 @@ fn known_hosts_patterns_as_openssh_reads_them() {
     assert!(hostkey::names_match("10.0.0.*", "10.0.0.7"));
     assert!(!hostkey::names_match("10.0.0.*", "10.0.1.7"));
     // a negated pattern excludes, whatever else matches
-    assert!(!hostkey::names_match("*.example.org,!db1.example.org", "db1.example.org"));
-    assert!(hostkey::names_match("*.example.org,!db1.example.org", "db2.example.org"));
+    assert!(!hostkey::names_match(
+        "*.example.org,!db1.example.org",
+        "db1.example.org"
+    ));
+    assert!(hostkey::names_match(
+        "*.example.org,!db1.example.org",
+        "db2.example.org"
+    ));
     assert!(!hostkey::names_match("!db1", "db2"));
     // [host]:port entries are names like any other
     assert!(hostkey::names_match("[h1]:2222,h1", "[h1]:2222"));
@@ -472,7 +478,10 @@ fn known_hosts_patterns_as_openssh_reads_them() {
         lookup(&wild, "db1.example.org", 22, ED25519),
         Lookup::Changed(p(), 1, Some("ecdsa-sha2-nistp256".into()))
     );
-    assert_eq!(lookup(&wild, "db1.example.org", 22, ECDSA), Lookup::Match(p(), 1));
+    assert_eq!(
+        lookup(&wild, "db1.example.org", 22, ECDSA),
+        Lookup::Match(p(), 1)
+    );
     assert_eq!(lookup(&wild, "db1.example.com", 22, ECDSA), Lookup::Unknown);
 }
 

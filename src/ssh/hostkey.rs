@@ -13,8 +13,8 @@
 use crate::engine::error::{DriverError, ErrorKind, Stage};
 use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD};
 use base64::Engine;
-use sha2::{Digest, Sha256};
 use hmac::{Hmac, Mac};
+use sha2::{Digest, Sha256};
 use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -179,11 +179,7 @@ fn untrusted(message: String) -> DriverError {
 /// Looks the key up in `files` (missing files count as empty). A revoked
 /// key anywhere wins; then any matching entry; then any entry for the
 /// host with another key.
-pub fn lookup(
-    files: &[PathBuf],
-    name: &str,
-    blob: &[u8],
-) -> Result<Lookup, DriverError> {
+pub fn lookup(files: &[PathBuf], name: &str, blob: &[u8]) -> Result<Lookup, DriverError> {
     let b64 = STANDARD.encode(blob);
     let mut found: Option<Lookup> = None;
     let mut changed: Option<Lookup> = None;
@@ -217,7 +213,8 @@ pub fn lookup(
             // key type or encoding this code does not know) skips only
             // itself.
             let mut fields = t.split_whitespace();
-            let (Some(names), Some(kind), Some(key)) = (fields.next(), fields.next(), fields.next())
+            let (Some(names), Some(kind), Some(key)) =
+                (fields.next(), fields.next(), fields.next())
             else {
                 tracing::debug!(file = %file.display(), line = n, "known_hosts line skipped");
                 continue;

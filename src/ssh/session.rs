@@ -106,7 +106,10 @@ impl Client {
 impl client::Handler for Client {
     type Error = russh::Error;
 
-    async fn check_server_key(&mut self, key: &PublicKeyOrCertificate) -> Result<bool, Self::Error> {
+    async fn check_server_key(
+        &mut self,
+        key: &PublicKeyOrCertificate,
+    ) -> Result<bool, Self::Error> {
         let verdict = match key {
             PublicKeyOrCertificate::PublicKey { key, .. } => {
                 let blob = key.public_key_bytes();
@@ -395,7 +398,7 @@ impl Opener<'_> {
                     }) => remaining_methods,
                     Err(e) => return Err(self.classify("authentication", &e)),
                 };
-                let offers = |k: MethodKind| methods.iter().any(|m| *m == k);
+                let offers = |k: MethodKind| methods.contains(&k);
                 if offers(MethodKind::Password) {
                     self.auth_attempts += 1;
                     match h.authenticate_password(user.as_str(), password).await {
@@ -517,12 +520,13 @@ impl Opener<'_> {
             ));
         };
         let where_ = socket.display().to_string();
-        let mut agent = AgentClient::connect_uds(&socket).await.map_err(|e| {
-            self.config(format!("cannot reach the ssh-agent at {where_}: {e}"))
-        })?;
-        let ids = agent.request_identities().await.map_err(|e| {
-            self.config(format!("the ssh-agent did not list its keys: {e}"))
-        })?;
+        let mut agent = AgentClient::connect_uds(&socket)
+            .await
+            .map_err(|e| self.config(format!("cannot reach the ssh-agent at {where_}: {e}")))?;
+        let ids = agent
+            .request_identities()
+            .await
+            .map_err(|e| self.config(format!("the ssh-agent did not list its keys: {e}")))?;
         let keys: Vec<_> = ids
             .iter()
             .filter_map(|id| match id {
@@ -547,7 +551,9 @@ impl Opener<'_> {
             {
                 Ok(AuthResult::Success) => return Ok(()),
                 Ok(AuthResult::Failure { .. }) => last = "refused".into(),
-                Err(russh::AgentAuthError::Key(e)) => last = format!("the agent could not sign: {e}"),
+                Err(russh::AgentAuthError::Key(e)) => {
+                    last = format!("the agent could not sign: {e}")
+                }
                 Err(russh::AgentAuthError::Send(_)) => {
                     return Err(self.classify("authentication", &russh::Error::SendError))
                 }
@@ -578,7 +584,9 @@ fn method_names(m: &MethodSet) -> String {
 /// not carry it).
 fn key_error(e: &russh::keys::Error) -> String {
     match e {
-        russh::keys::Error::KeyIsEncrypted => "the key is encrypted and no passphrase was given".into(),
+        russh::keys::Error::KeyIsEncrypted => {
+            "the key is encrypted and no passphrase was given".into()
+        }
         russh::keys::Error::IO(io) => io.to_string(),
         other => other.to_string(),
     }
@@ -600,7 +608,12 @@ pub async fn open(cfg: Arc<SshConfig>, until: Instant) -> Result<Conn, OpenError
     match r {
         Ok(r) => r,
         Err(_) => Err(o.fail(
-            timed_out(Stage::Authenticate, o.step, &o.endpoint, o.started.elapsed()),
+            timed_out(
+                Stage::Authenticate,
+                o.step,
+                &o.endpoint,
+                o.started.elapsed(),
+            ),
             o.phase,
         )),
     }
@@ -610,11 +623,20 @@ impl Conn {
     /// Runs `command` on its own exec channel (no pty) and returns its exit
     /// status and output (stdout and stderr kept apart, at most
     /// [`MAX_OUTPUT`] bytes together), all before `until`.
-    pub async fn exec(&self, command: &str, until: Instant, stage: Stage) -> Result<Output, ExecError> {
+    pub async fn exec(
+        &self,
+        command: &str,
+        until: Instant,
+        stage: Stage,
+    ) -> Result<Output, ExecError> {
         let started_at = Instant::now();
         let short = super::profile::printable(command, 80);
         let mut started = false;
-        let r = tokio::time::timeout_at(until.into(), self.exec_inner(command, stage, &short, &mut started)).await;
+        let r = tokio::time::timeout_at(
+            until.into(),
+            self.exec_inner(command, stage, &short, &mut started),
+        )
+        .await;
         match r {
             Ok(r) => r,
             Err(_) => Err(ExecError {
@@ -641,7 +663,11 @@ impl Conn {
         started: &mut bool,
     ) -> Result<Output, ExecError> {
         let fail = |kind: ErrorKind, what: String, started: bool, lost: bool| ExecError {
-            error: DriverError::new(kind, stage, format!("`{short}` on {}: {what}", self.endpoint)),
+            error: DriverError::new(
+                kind,
+                stage,
+                format!("`{short}` on {}: {what}", self.endpoint),
+            ),
             started,
             session_lost: lost,
         };
