@@ -385,10 +385,17 @@ fn changed_host_key_is_rejected() {
     ] {
         let mut cfg = s.virsh(s.key_auth(), "node1");
         cfg.host_keys = policy.clone();
-        let (r, _) = connect(cfg, Duration::from_secs(10));
+        let before = (count(&s.log(), "Accepted"), count(&s.log(), "Postponed"));
+        let (r, d) = connect(cfg, Duration::from_secs(10));
         let e = r.unwrap_err();
         assert_eq!(e.kind, ErrorKind::Protocol, "{policy:?}: {e}");
         assert!(e.message.contains("CHANGED"), "{e}");
+        // refused before authentication: no credential reached the server
+        assert_eq!(d.stats().auth_attempts, 0);
+        let log = s.log();
+        let after = (count(&log, "Accepted"), count(&log, "Postponed"));
+        assert_eq!(after, before, "{log}");
+        assert_eq!(count(&log, "Failed"), 0, "{log}");
         assert!(e.message.contains(&s.fingerprint()), "{e}");
         assert!(e.message.contains(&format!("{}:2", file.display())), "{e}");
     }
