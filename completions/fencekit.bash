@@ -117,7 +117,7 @@ _fencekit() {
             return 0
             ;;
         fencekit__subcmd__check)
-            opts="-i -a -u -l -p -S -C -L -A -n -k -m -o -v -h -V --inventory --all --parallel --stagger --bmc-interval --level --audit --dry-run --no-lock --address --probe-port --verify --accept-bmc-only --max-off-watts --allow-host-only --driver --ip --ipport --username --password --password-file --password-env --password-script --cipher --privlvl --ipmi-version --auth --hexadecimal-kg --accept-unauthenticated-replies --systems-uri --redfish-uri --plug --ca-cert --ssl-fingerprint --ssl-insecure --redfish-session --identity-file --ssh-agent --ssh-known-hosts --ssh-host-key --ssh-accept-new --use-sudo --missing-as-off --power-wait --power-timeout --poll-interval --confirm --retry-on --method --timeout --login-timeout --output --verbose --help --version"
+            opts="-i -a -u -l -p -S -C -L -A -n -k -m -o -v -h -V --inventory --all --parallel --stagger --bmc-interval --level --audit --dry-run --no-lock --address --probe-port --verify --accept-bmc-only --max-off-watts --allow-host-only --expect-uuid --expect-serial --driver --ip --ipport --username --password --password-file --password-env --password-script --cipher --privlvl --ipmi-version --auth --hexadecimal-kg --accept-unauthenticated-replies --systems-uri --redfish-uri --plug --ca-cert --ssl-fingerprint --ssl-insecure --redfish-session --identity-file --ssh-agent --ssh-known-hosts --ssh-host-key --ssh-accept-new --use-sudo --missing-as-off --power-wait --power-timeout --poll-interval --confirm --retry-on --method --timeout --login-timeout --output --verbose --record-identity --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -160,6 +160,14 @@ _fencekit() {
                     return 0
                     ;;
                 --max-off-watts)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --expect-uuid)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --expect-serial)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -511,7 +519,7 @@ _fencekit() {
             return 0
             ;;
         fencekit__subcmd__list)
-            opts="-i -a -u -l -p -S -C -L -A -n -k -m -o -v -h -V --inventory --all --parallel --stagger --bmc-interval --level --audit --dry-run --no-lock --address --probe-port --verify --accept-bmc-only --max-off-watts --allow-host-only --driver --ip --ipport --username --password --password-file --password-env --password-script --cipher --privlvl --ipmi-version --auth --hexadecimal-kg --accept-unauthenticated-replies --systems-uri --redfish-uri --plug --ca-cert --ssl-fingerprint --ssl-insecure --redfish-session --identity-file --ssh-agent --ssh-known-hosts --ssh-host-key --ssh-accept-new --use-sudo --missing-as-off --power-wait --power-timeout --poll-interval --confirm --retry-on --method --timeout --login-timeout --output --verbose --help --version"
+            opts="-i -a -u -l -p -S -C -L -A -n -k -m -o -v -h -V --inventory --all --parallel --stagger --bmc-interval --level --audit --dry-run --no-lock --address --probe-port --verify --accept-bmc-only --max-off-watts --allow-host-only --expect-uuid --expect-serial --driver --ip --ipport --username --password --password-file --password-env --password-script --cipher --privlvl --ipmi-version --auth --hexadecimal-kg --accept-unauthenticated-replies --systems-uri --redfish-uri --plug --ca-cert --ssl-fingerprint --ssl-insecure --redfish-session --identity-file --ssh-agent --ssh-known-hosts --ssh-host-key --ssh-accept-new --use-sudo --missing-as-off --power-wait --power-timeout --poll-interval --confirm --retry-on --method --timeout --login-timeout --output --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -554,6 +562,14 @@ _fencekit() {
                     return 0
                     ;;
                 --max-off-watts)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --expect-uuid)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --expect-serial)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -747,7 +763,7 @@ _fencekit() {
             return 0
             ;;
         fencekit__subcmd__monitor)
-            opts="-i -a -u -l -p -S -C -L -A -n -k -m -o -v -h -V --inventory --all --parallel --stagger --bmc-interval --level --audit --dry-run --no-lock --address --probe-port --verify --accept-bmc-only --max-off-watts --allow-host-only --driver --ip --ipport --username --password --password-file --password-env --password-script --cipher --privlvl --ipmi-version --auth --hexadecimal-kg --accept-unauthenticated-replies --systems-uri --redfish-uri --plug --ca-cert --ssl-fingerprint --ssl-insecure --redfish-session --identity-file --ssh-agent --ssh-known-hosts --ssh-host-key --ssh-accept-new --use-sudo --missing-as-off --power-wait --power-timeout --poll-interval --confirm --retry-on --method --timeout --login-timeout --output --verbose --help --version"
+            opts="-i -a -u -l -p -S -C -L -A -n -k -m -o -v -h -V --inventory --all --parallel --stagger --bmc-interval --level --audit --dry-run --no-lock --address --probe-port --verify --accept-bmc-only --max-off-watts --allow-host-only --expect-uuid --expect-serial --driver --ip --ipport --username --password --password-file --password-env --password-script --cipher --privlvl --ipmi-version --auth --hexadecimal-kg --accept-unauthenticated-replies --systems-uri --redfish-uri --plug --ca-cert --ssl-fingerprint --ssl-insecure --redfish-session --identity-file --ssh-agent --ssh-known-hosts --ssh-host-key --ssh-accept-new --use-sudo --missing-as-off --power-wait --power-timeout --poll-interval --confirm --retry-on --method --timeout --login-timeout --output --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -790,6 +806,14 @@ _fencekit() {
                     return 0
                     ;;
                 --max-off-watts)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --expect-uuid)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --expect-serial)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -969,7 +993,7 @@ _fencekit() {
             return 0
             ;;
         fencekit__subcmd__off)
-            opts="-i -a -u -l -p -S -C -L -A -n -k -m -o -v -h -V --inventory --all --parallel --stagger --bmc-interval --level --audit --dry-run --no-lock --address --probe-port --verify --accept-bmc-only --max-off-watts --allow-host-only --driver --ip --ipport --username --password --password-file --password-env --password-script --cipher --privlvl --ipmi-version --auth --hexadecimal-kg --accept-unauthenticated-replies --systems-uri --redfish-uri --plug --ca-cert --ssl-fingerprint --ssl-insecure --redfish-session --identity-file --ssh-agent --ssh-known-hosts --ssh-host-key --ssh-accept-new --use-sudo --missing-as-off --power-wait --power-timeout --poll-interval --confirm --retry-on --method --timeout --login-timeout --output --verbose --max-fence --force --reason --on-confirmed-off --hook-timeout --on-despite-hook-failure --crashdump --crashdump-wait --kdump-port --kdump-quiet --help --version"
+            opts="-i -a -u -l -p -S -C -L -A -n -k -m -o -v -h -V --inventory --all --parallel --stagger --bmc-interval --level --audit --dry-run --no-lock --address --probe-port --verify --accept-bmc-only --max-off-watts --allow-host-only --expect-uuid --expect-serial --driver --ip --ipport --username --password --password-file --password-env --password-script --cipher --privlvl --ipmi-version --auth --hexadecimal-kg --accept-unauthenticated-replies --systems-uri --redfish-uri --plug --ca-cert --ssl-fingerprint --ssl-insecure --redfish-session --identity-file --ssh-agent --ssh-known-hosts --ssh-host-key --ssh-accept-new --use-sudo --missing-as-off --power-wait --power-timeout --poll-interval --confirm --retry-on --method --timeout --login-timeout --output --verbose --max-fence --force --reason --on-confirmed-off --hook-timeout --on-despite-hook-failure --crashdump --crashdump-wait --kdump-port --kdump-quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1012,6 +1036,14 @@ _fencekit() {
                     return 0
                     ;;
                 --max-off-watts)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --expect-uuid)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --expect-serial)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1219,7 +1251,7 @@ _fencekit() {
             return 0
             ;;
         fencekit__subcmd__on)
-            opts="-i -a -u -l -p -S -C -L -A -n -k -m -o -v -h -V --inventory --all --parallel --stagger --bmc-interval --level --audit --dry-run --no-lock --address --probe-port --verify --accept-bmc-only --max-off-watts --allow-host-only --driver --ip --ipport --username --password --password-file --password-env --password-script --cipher --privlvl --ipmi-version --auth --hexadecimal-kg --accept-unauthenticated-replies --systems-uri --redfish-uri --plug --ca-cert --ssl-fingerprint --ssl-insecure --redfish-session --identity-file --ssh-agent --ssh-known-hosts --ssh-host-key --ssh-accept-new --use-sudo --missing-as-off --power-wait --power-timeout --poll-interval --confirm --retry-on --method --timeout --login-timeout --output --verbose --help --version"
+            opts="-i -a -u -l -p -S -C -L -A -n -k -m -o -v -h -V --inventory --all --parallel --stagger --bmc-interval --level --audit --dry-run --no-lock --address --probe-port --verify --accept-bmc-only --max-off-watts --allow-host-only --expect-uuid --expect-serial --driver --ip --ipport --username --password --password-file --password-env --password-script --cipher --privlvl --ipmi-version --auth --hexadecimal-kg --accept-unauthenticated-replies --systems-uri --redfish-uri --plug --ca-cert --ssl-fingerprint --ssl-insecure --redfish-session --identity-file --ssh-agent --ssh-known-hosts --ssh-host-key --ssh-accept-new --use-sudo --missing-as-off --power-wait --power-timeout --poll-interval --confirm --retry-on --method --timeout --login-timeout --output --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1262,6 +1294,14 @@ _fencekit() {
                     return 0
                     ;;
                 --max-off-watts)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --expect-uuid)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --expect-serial)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1441,7 +1481,7 @@ _fencekit() {
             return 0
             ;;
         fencekit__subcmd__reboot)
-            opts="-i -a -u -l -p -S -C -L -A -n -k -m -o -v -h -V --inventory --all --parallel --stagger --bmc-interval --level --audit --dry-run --no-lock --address --probe-port --verify --accept-bmc-only --max-off-watts --allow-host-only --driver --ip --ipport --username --password --password-file --password-env --password-script --cipher --privlvl --ipmi-version --auth --hexadecimal-kg --accept-unauthenticated-replies --systems-uri --redfish-uri --plug --ca-cert --ssl-fingerprint --ssl-insecure --redfish-session --identity-file --ssh-agent --ssh-known-hosts --ssh-host-key --ssh-accept-new --use-sudo --missing-as-off --power-wait --power-timeout --poll-interval --confirm --retry-on --method --timeout --login-timeout --output --verbose --max-fence --force --reason --on-confirmed-off --hook-timeout --on-despite-hook-failure --crashdump --crashdump-wait --kdump-port --kdump-quiet --help --version"
+            opts="-i -a -u -l -p -S -C -L -A -n -k -m -o -v -h -V --inventory --all --parallel --stagger --bmc-interval --level --audit --dry-run --no-lock --address --probe-port --verify --accept-bmc-only --max-off-watts --allow-host-only --expect-uuid --expect-serial --driver --ip --ipport --username --password --password-file --password-env --password-script --cipher --privlvl --ipmi-version --auth --hexadecimal-kg --accept-unauthenticated-replies --systems-uri --redfish-uri --plug --ca-cert --ssl-fingerprint --ssl-insecure --redfish-session --identity-file --ssh-agent --ssh-known-hosts --ssh-host-key --ssh-accept-new --use-sudo --missing-as-off --power-wait --power-timeout --poll-interval --confirm --retry-on --method --timeout --login-timeout --output --verbose --max-fence --force --reason --on-confirmed-off --hook-timeout --on-despite-hook-failure --crashdump --crashdump-wait --kdump-port --kdump-quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1484,6 +1524,14 @@ _fencekit() {
                     return 0
                     ;;
                 --max-off-watts)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --expect-uuid)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --expect-serial)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1721,7 +1769,7 @@ _fencekit() {
             return 0
             ;;
         fencekit__subcmd__status)
-            opts="-i -a -u -l -p -S -C -L -A -n -k -m -o -v -h -V --inventory --all --parallel --stagger --bmc-interval --level --audit --dry-run --no-lock --address --probe-port --verify --accept-bmc-only --max-off-watts --allow-host-only --driver --ip --ipport --username --password --password-file --password-env --password-script --cipher --privlvl --ipmi-version --auth --hexadecimal-kg --accept-unauthenticated-replies --systems-uri --redfish-uri --plug --ca-cert --ssl-fingerprint --ssl-insecure --redfish-session --identity-file --ssh-agent --ssh-known-hosts --ssh-host-key --ssh-accept-new --use-sudo --missing-as-off --power-wait --power-timeout --poll-interval --confirm --retry-on --method --timeout --login-timeout --output --verbose --help --version"
+            opts="-i -a -u -l -p -S -C -L -A -n -k -m -o -v -h -V --inventory --all --parallel --stagger --bmc-interval --level --audit --dry-run --no-lock --address --probe-port --verify --accept-bmc-only --max-off-watts --allow-host-only --expect-uuid --expect-serial --driver --ip --ipport --username --password --password-file --password-env --password-script --cipher --privlvl --ipmi-version --auth --hexadecimal-kg --accept-unauthenticated-replies --systems-uri --redfish-uri --plug --ca-cert --ssl-fingerprint --ssl-insecure --redfish-session --identity-file --ssh-agent --ssh-known-hosts --ssh-host-key --ssh-accept-new --use-sudo --missing-as-off --power-wait --power-timeout --poll-interval --confirm --retry-on --method --timeout --login-timeout --output --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1764,6 +1812,14 @@ _fencekit() {
                     return 0
                     ;;
                 --max-off-watts)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --expect-uuid)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --expect-serial)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1943,7 +1999,7 @@ _fencekit() {
             return 0
             ;;
         fencekit__subcmd__verify)
-            opts="-i -a -u -l -p -S -C -L -A -n -k -m -o -v -h -V --inventory --all --parallel --stagger --bmc-interval --level --audit --dry-run --no-lock --address --probe-port --verify --accept-bmc-only --max-off-watts --allow-host-only --driver --ip --ipport --username --password --password-file --password-env --password-script --cipher --privlvl --ipmi-version --auth --hexadecimal-kg --accept-unauthenticated-replies --systems-uri --redfish-uri --plug --ca-cert --ssl-fingerprint --ssl-insecure --redfish-session --identity-file --ssh-agent --ssh-known-hosts --ssh-host-key --ssh-accept-new --use-sudo --missing-as-off --power-wait --power-timeout --poll-interval --confirm --retry-on --method --timeout --login-timeout --output --verbose --expect --samples --interval --probe-timeout --boot-timeout --baseline --record-baseline --help --version"
+            opts="-i -a -u -l -p -S -C -L -A -n -k -m -o -v -h -V --inventory --all --parallel --stagger --bmc-interval --level --audit --dry-run --no-lock --address --probe-port --verify --accept-bmc-only --max-off-watts --allow-host-only --expect-uuid --expect-serial --driver --ip --ipport --username --password --password-file --password-env --password-script --cipher --privlvl --ipmi-version --auth --hexadecimal-kg --accept-unauthenticated-replies --systems-uri --redfish-uri --plug --ca-cert --ssl-fingerprint --ssl-insecure --redfish-session --identity-file --ssh-agent --ssh-known-hosts --ssh-host-key --ssh-accept-new --use-sudo --missing-as-off --power-wait --power-timeout --poll-interval --confirm --retry-on --method --timeout --login-timeout --output --verbose --expect --samples --interval --probe-timeout --boot-timeout --baseline --record-baseline --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1986,6 +2042,14 @@ _fencekit() {
                     return 0
                     ;;
                 --max-off-watts)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --expect-uuid)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --expect-serial)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -2227,7 +2291,7 @@ _fencekit_with_nodes() {
         *) return 0 ;;
     esac
     [[ "$cur" == -* ]] && return 0
-    case " --address --audit --auth --baseline --bind --bmc-interval --boot-delay --boot-timeout --by --ca-cert --cipher --ciphers --confirm --crashdump-wait --delay --driver --drop --expect --fault --for --hexadecimal-kg --hook-timeout --hosts --identity-file --interval --inventory --ip --ipmi-port-base --ipmi-version --ipport --kdump-port --kdump-quiet --level --login-timeout --loss --max-fence --max-off-watts --method --nodes --on-confirmed-off --output --parallel --password --password-env --password-file --password-script --pdu-fault --pdus --plug --poll-interval --power --power-timeout --power-wait --privlvl --probe-port --probe-timeout --reason --record-baseline --redfish --redfish-uri --retry-on --samples --ssh-host-key --ssh-known-hosts --ssl-fingerprint --stagger --systems-uri --timeout --transition --username --vendor --write-inventory -A -C -L -S -a -i -k -l -m -n -o -p -u " in
+    case " --address --audit --auth --baseline --bind --bmc-interval --boot-delay --boot-timeout --by --ca-cert --cipher --ciphers --confirm --crashdump-wait --delay --driver --drop --expect --expect-serial --expect-uuid --fault --for --hexadecimal-kg --hook-timeout --hosts --identity-file --interval --inventory --ip --ipmi-port-base --ipmi-version --ipport --kdump-port --kdump-quiet --level --login-timeout --loss --max-fence --max-off-watts --method --nodes --on-confirmed-off --output --parallel --password --password-env --password-file --password-script --pdu-fault --pdus --plug --poll-interval --power --power-timeout --power-wait --privlvl --probe-port --probe-timeout --reason --record-baseline --redfish --redfish-uri --retry-on --samples --ssh-host-key --ssh-known-hosts --ssl-fingerprint --stagger --systems-uri --timeout --transition --username --vendor --write-inventory -A -C -L -S -a -i -k -l -m -n -o -p -u " in
         *" $prev "*) return 0 ;;
     esac
     local IFS=$'\n'

@@ -51,6 +51,8 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l audit -d 'A
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l address -d 'The node\'s own (data-plane) address, probed by verify (URL targets; inventories set `address`)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l probe-port -d 'A TCP port the node\'s host answers on when up (repeatable)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l max-off-watts -d 'Verify: the most watts a node reported off may draw; more is a contradiction (inventory: max_off_watts)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l expect-uuid -d 'Refuse to act unless the machine reports this system UUID (read in the same session, before any power command; IPMI GUIDs match in either byte order). For one URL or --ip target; inventories use `uuid = "…"`' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l expect-serial -d 'Refuse to act unless the machine reports this serial number (same rules as --expect-uuid)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l driver -d 'Driver for --ip targets' -r -f -a "ipmi\t'IPMI over LAN (RMCP+ or 1.5)'
 redfish\t'Redfish over HTTPS'
 ssh\t'SSH to a hypervisor (virsh; --plug names the domain)'"
@@ -112,6 +114,8 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l audit -d 'Appen
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l address -d 'The node\'s own (data-plane) address, probed by verify (URL targets; inventories set `address`)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l probe-port -d 'A TCP port the node\'s host answers on when up (repeatable)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l max-off-watts -d 'Verify: the most watts a node reported off may draw; more is a contradiction (inventory: max_off_watts)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l expect-uuid -d 'Refuse to act unless the machine reports this system UUID (read in the same session, before any power command; IPMI GUIDs match in either byte order). For one URL or --ip target; inventories use `uuid = "…"`' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l expect-serial -d 'Refuse to act unless the machine reports this serial number (same rules as --expect-uuid)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l driver -d 'Driver for --ip targets' -r -f -a "ipmi\t'IPMI over LAN (RMCP+ or 1.5)'
 redfish\t'Redfish over HTTPS'
 ssh\t'SSH to a hypervisor (virsh; --plug names the domain)'"
@@ -173,6 +177,8 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l audit -d 'Appe
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l address -d 'The node\'s own (data-plane) address, probed by verify (URL targets; inventories set `address`)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l probe-port -d 'A TCP port the node\'s host answers on when up (repeatable)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l max-off-watts -d 'Verify: the most watts a node reported off may draw; more is a contradiction (inventory: max_off_watts)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l expect-uuid -d 'Refuse to act unless the machine reports this system UUID (read in the same session, before any power command; IPMI GUIDs match in either byte order). For one URL or --ip target; inventories use `uuid = "…"`' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l expect-serial -d 'Refuse to act unless the machine reports this serial number (same rules as --expect-uuid)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l driver -d 'Driver for --ip targets' -r -f -a "ipmi\t'IPMI over LAN (RMCP+ or 1.5)'
 redfish\t'Redfish over HTTPS'
 ssh\t'SSH to a hypervisor (virsh; --plug names the domain)'"
@@ -244,6 +250,8 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l audit -d 'A
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l address -d 'The node\'s own (data-plane) address, probed by verify (URL targets; inventories set `address`)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l probe-port -d 'A TCP port the node\'s host answers on when up (repeatable)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l max-off-watts -d 'Verify: the most watts a node reported off may draw; more is a contradiction (inventory: max_off_watts)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l expect-uuid -d 'Refuse to act unless the machine reports this system UUID (read in the same session, before any power command; IPMI GUIDs match in either byte order). For one URL or --ip target; inventories use `uuid = "…"`' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l expect-serial -d 'Refuse to act unless the machine reports this serial number (same rules as --expect-uuid)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l driver -d 'Driver for --ip targets' -r -f -a "ipmi\t'IPMI over LAN (RMCP+ or 1.5)'
 redfish\t'Redfish over HTTPS'
 ssh\t'SSH to a hypervisor (virsh; --plug names the domain)'"
@@ -315,6 +323,8 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l audit -d '
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l address -d 'The node\'s own (data-plane) address, probed by verify (URL targets; inventories set `address`)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l probe-port -d 'A TCP port the node\'s host answers on when up (repeatable)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l max-off-watts -d 'Verify: the most watts a node reported off may draw; more is a contradiction (inventory: max_off_watts)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l expect-uuid -d 'Refuse to act unless the machine reports this system UUID (read in the same session, before any power command; IPMI GUIDs match in either byte order). For one URL or --ip target; inventories use `uuid = "…"`' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l expect-serial -d 'Refuse to act unless the machine reports this serial number (same rules as --expect-uuid)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l driver -d 'Driver for --ip targets' -r -f -a "ipmi\t'IPMI over LAN (RMCP+ or 1.5)'
 redfish\t'Redfish over HTTPS'
 ssh\t'SSH to a hypervisor (virsh; --plug names the domain)'"
@@ -376,6 +386,8 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l audit -d 'A
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l address -d 'The node\'s own (data-plane) address, probed by verify (URL targets; inventories set `address`)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l probe-port -d 'A TCP port the node\'s host answers on when up (repeatable)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l max-off-watts -d 'Verify: the most watts a node reported off may draw; more is a contradiction (inventory: max_off_watts)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l expect-uuid -d 'Refuse to act unless the machine reports this system UUID (read in the same session, before any power command; IPMI GUIDs match in either byte order). For one URL or --ip target; inventories use `uuid = "…"`' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l expect-serial -d 'Refuse to act unless the machine reports this serial number (same rules as --expect-uuid)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l driver -d 'Driver for --ip targets' -r -f -a "ipmi\t'IPMI over LAN (RMCP+ or 1.5)'
 redfish\t'Redfish over HTTPS'
 ssh\t'SSH to a hypervisor (virsh; --plug names the domain)'"
@@ -445,6 +457,8 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l audit -d 'Ap
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l address -d 'The node\'s own (data-plane) address, probed by verify (URL targets; inventories set `address`)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l probe-port -d 'A TCP port the node\'s host answers on when up (repeatable)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l max-off-watts -d 'Verify: the most watts a node reported off may draw; more is a contradiction (inventory: max_off_watts)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l expect-uuid -d 'Refuse to act unless the machine reports this system UUID (read in the same session, before any power command; IPMI GUIDs match in either byte order). For one URL or --ip target; inventories use `uuid = "…"`' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l expect-serial -d 'Refuse to act unless the machine reports this serial number (same rules as --expect-uuid)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l driver -d 'Driver for --ip targets' -r -f -a "ipmi\t'IPMI over LAN (RMCP+ or 1.5)'
 redfish\t'Redfish over HTTPS'
 ssh\t'SSH to a hypervisor (virsh; --plug names the domain)'"
@@ -495,6 +509,7 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l ssh-accept-n
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l use-sudo -d 'SSH: run the remote commands through sudo'
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l missing-as-off -d 'SSH (virsh): a domain that does not exist counts as off'
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -s v -l verbose -d 'More detail on stderr (-v, -vv, -vvv); never shows secrets'
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l record-identity -d 'Print, on stdout, an `[identity.NODE]` table for each inventory node that is not pinned yet and whose levels agree about who it is, ready to append to the inventory (`>> inventory.toml`); the check table goes to stderr. Exit 1 when a node could not be recorded'
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -s V -l version -d 'Print version'
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -s i -l inventory -d 'Inventory file (TOML) naming nodes and their fencing methods' -r -F
@@ -506,6 +521,8 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l audit -d 'App
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l address -d 'The node\'s own (data-plane) address, probed by verify (URL targets; inventories set `address`)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l probe-port -d 'A TCP port the node\'s host answers on when up (repeatable)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l max-off-watts -d 'Verify: the most watts a node reported off may draw; more is a contradiction (inventory: max_off_watts)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l expect-uuid -d 'Refuse to act unless the machine reports this system UUID (read in the same session, before any power command; IPMI GUIDs match in either byte order). For one URL or --ip target; inventories use `uuid = "…"`' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l expect-serial -d 'Refuse to act unless the machine reports this serial number (same rules as --expect-uuid)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l driver -d 'Driver for --ip targets' -r -f -a "ipmi\t'IPMI over LAN (RMCP+ or 1.5)'
 redfish\t'Redfish over HTTPS'
 ssh\t'SSH to a hypervisor (virsh; --plug names the domain)'"
@@ -591,7 +608,7 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand lab" -l drop -d 'Drop 
 complete -c fencekit -n "__fish_fencekit_using_subcommand lab" -l delay -d 'Delay every answer by this much' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand lab" -l transition -d 'A power change becomes visible this long after the command' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand lab" -l ciphers -d 'Only offer these cipher suites (comma list of 3, 17)' -r
-complete -c fencekit -n "__fish_fencekit_using_subcommand lab" -l fault -d 'Faults for some nodes: PATTERN:KNOB[+KNOB…], e.g. \'node0[1-5]:stuck\' or \'node07:loss=0.5+delay=100ms\'. Knobs: stuck, silent, strict-state, no-cipher-query, ipmi-silent, lying, flap, draw-lies, no-meter, no-nmi, host-rst, host-alive, redfish-no-forceoff, off, loss=R, delay=DUR, transition=DUR, identity-of=NODE, vendor=NAME. Repeatable' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand lab" -l fault -d 'Faults for some nodes: PATTERN:KNOB[+KNOB…], e.g. \'node0[1-5]:stuck\' or \'node07:loss=0.5+delay=100ms\'. Knobs: stuck, silent, strict-state, no-cipher-query, ipmi-silent, lying, flap, draw-lies, no-meter, no-nmi, host-rst, host-alive, redfish-no-forceoff, off, loss=R, delay=DUR, transition=DUR, identity-of=NODE, no-identity, vendor=NAME. Repeatable' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand lab" -l write-inventory -d 'Write an inventory of the lab\'s nodes to this file (the password to PATH.password, Redfish certificates to PATH.certs/)' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand lab" -l hosts -d 'Simulate each node\'s host on 127.1.x.y (for verify): it accepts TCP connections while the node\'s real power is on and is silent (drops SYNs, like a dead machine) while it is off; knobs host-rst and host-alive change that. Without PORT each host gets a free port' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand lab" -l boot-delay -d 'How long a simulated host takes to answer after power-on' -r

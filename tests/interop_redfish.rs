@@ -609,7 +609,9 @@ fn sushy_identity_uuid_choice_and_no_power_reading() {
     let posts = posted_reset_types(&s.trace()).len();
     c.expect_uuid = Some("11111111-2222-3333-4444-555555555555".into());
     let e = engine(c, Action::Off).unwrap_err().error;
-    assert_eq!(e.kind, ErrorKind::Config);
+    // No system is the pinned machine: a wrong machine, stage identity (the
+    // fleet tries no further level); several claiming it would be Config.
+    assert_eq!(e.kind, ErrorKind::IdentityMismatch);
     assert!(
         e.message.contains("no system")
             && e.message.contains(&s.system_uri(1))

@@ -829,6 +829,7 @@ fn power_profile(plug: &str) -> Profile {
         on_pattern: "on".into(),
         off_pattern: "off".into(),
         plug: Some(plug.into()),
+        uuid: None,
     }
 }
 
@@ -1008,6 +1009,7 @@ fn a_hanging_command_is_cut_at_the_command_timeout() {
             on_pattern: "on".into(),
             off_pattern: "off".into(),
             plug: None,
+            uuid: None,
         },
     );
     cfg.command_timeout = Duration::from_millis(1200);
@@ -1031,6 +1033,7 @@ fn a_cancelled_action_stops_at_once() {
             on_pattern: "on".into(),
             off_pattern: "off".into(),
             plug: None,
+            uuid: None,
         },
     );
     let mut d = SshDriver::new(cfg).unwrap();
@@ -1067,6 +1070,7 @@ fn endless_output_is_cut() {
             on_pattern: "on".into(),
             off_pattern: "off".into(),
             plug: None,
+            uuid: None,
         },
     );
     let t = Instant::now();

@@ -1053,7 +1053,8 @@ async fn an_expected_uuid_chooses_among_several_systems() {
     c.expect_uuid = Some("12345678-1234-1234-1234-123456789abc".into());
     let r = go(c, Action::Off, &policy()).await;
     let e = &r.err().error;
-    assert_eq!(e.kind, ErrorKind::Config);
+    // None of them is the pinned machine: a wrong machine, not a typo.
+    assert_eq!(e.kind, ErrorKind::IdentityMismatch);
     for want in [
         "/redfish/v1/Systems/1 (uuid",
         "/redfish/v1/Systems/1-2 (uuid",

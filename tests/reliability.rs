@@ -2168,10 +2168,12 @@ async fn verify_run(faults: Faults, hosts: bool, accept: bool) -> (VerifyReport,
             MethodSpec::Ipmi {
                 config: ipmi_cfg(n.addr(), PASSWORD),
                 credential: secret(),
+                expect: Default::default(),
             },
             MethodSpec::Redfish {
                 config: redfish_cfg(rf.addr, PASSWORD, Some(rf.system_uri())),
                 credential: secret(),
+                expect: Default::default(),
             },
         ],
         accept_bmc_only: accept,

@@ -630,6 +630,7 @@ fn config_checks() {
         on_pattern: "x".into(),
         off_pattern: "x".into(),
         plug: Some("p".into()),
+        uuid: None,
     };
     assert!(c.validate().unwrap_err().contains("same"));
     // a secret never shows in Debug

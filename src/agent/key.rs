@@ -51,6 +51,7 @@ keys! {
     DebugFile => "debug_file",
     Delay => "delay",
     DisableTimeout => "disable_timeout",
+    ExpectUuid => "expect_uuid",
     GnutlscliPath => "gnutlscli_path",
     Help => "help",
     HexadecimalKg => "hexadecimal_kg",

@@ -146,12 +146,14 @@ mod tests {
 
     #[test]
     fn parameters_are_in_upstream_order() {
+        // fencekit's extras (expect_uuid) come after every upstream parameter.
         let xml = render(&agent("fence_ipmilan").unwrap());
         let want = "action auth cipher hexadecimal_kg ip ipaddr ipport lanplus login method passwd \
                     passwd_script password password_script plug port privlvl target username quiet \
                     verbose verbose_level debug debug_file version help plug_separator delay \
                     disable_timeout ipmitool_path login_timeout port_as_ip power_timeout power_wait \
-                    shell_timeout stonith_status_sleep ipmitool_timeout retry_on sudo use_sudo sudo_path";
+                    shell_timeout stonith_status_sleep ipmitool_timeout retry_on sudo use_sudo sudo_path \
+                    expect_uuid";
         assert_eq!(
             param_names(&xml),
             want.split_whitespace().collect::<Vec<_>>()

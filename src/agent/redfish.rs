@@ -60,6 +60,12 @@ pub fn config(values: &Values, agent: &Agent) -> Result<RedfishConfig, String> {
         .filter(|s| !s.is_empty())
         .map(str::to_string);
     cfg.tls = trust(values, agent)?;
+    // fencekit's --expect-uuid also chooses among several systems (the
+    // engine then checks the chosen one before any power command).
+    cfg.expect_uuid = values
+        .get(Key::ExpectUuid)
+        .filter(|s| !s.is_empty())
+        .map(str::to_string);
     cfg.request_timeout = match values.int(Key::PowerTimeout) {
         Some(n) if n > 0 => Duration::from_secs(n.min(86_400) as u64),
         _ => UNLIMITED_REQUEST_TIMEOUT,

@@ -20,6 +20,7 @@ use super::values::{self, Values};
 use super::{getopt, ipmilan, metadata, redfish, snmp, stdin, usage, virsh};
 use crate::engine::error::{ErrorKind, Stage};
 use crate::engine::event::Stamped;
+use crate::engine::identity::ExpectedIdentity;
 use crate::engine::policy::{Policy, PowerTimeout};
 use crate::engine::power::{Action, PowerState, RebootMethod};
 use crate::engine::run::{run, Cancel, Failure, Outcome};
@@ -247,6 +248,8 @@ struct Prepared {
     agent: Agent,
     values: Values,
     job: Job,
+    /// `--expect-uuid` (fencekit only): who the machine must be.
+    expect: ExpectedIdentity,
 }
 
 /// Everything before the device is contacted. `Err` carries the exit code
@@ -302,7 +305,14 @@ fn prepare(
             &format!("Failed: Unrecognised action '{action}'"),
         ));
     }
-    let errors = values::validate(&mut values, &agent);
+    let mut errors = values::validate(&mut values, &agent);
+    let expect = match expected_identity(&values) {
+        Ok(e) => e,
+        Err(m) => {
+            errors.push(format!("Failed: {m}"));
+            ExpectedIdentity::default()
+        }
+    };
     if action == "validate-all" {
         let mut errors = errors;
         if errors.is_empty() {
@@ -400,7 +410,19 @@ fn prepare(
             ))
         }
     };
-    Ok(Prepared { agent, values, job })
+    Ok(Prepared {
+        agent,
+        values,
+        job,
+        expect,
+    })
+}
+
+/// The identity `--expect-uuid` (stdin `expect_uuid=`) names; empty when it
+/// is not given, so that an agent without it behaves exactly as upstream.
+pub fn expected_identity(values: &Values) -> Result<ExpectedIdentity, String> {
+    ExpectedIdentity::new(values.get(Key::ExpectUuid), None)
+        .map_err(|e| format!("--expect-uuid: {e}"))
 }
 
 /// fencekit's own checks of what the family's driver will be given (beyond
@@ -682,6 +704,13 @@ pub fn report(action: Action, method: RebootMethod, result: &Result<Outcome, Fai
             let e = &f.error;
             let first = match e.kind {
                 ErrorKind::Interrupted => "Failed: Interrupted by a signal; the session was closed",
+                // Only with fencekit's --expect-uuid.
+                ErrorKind::IdentityMismatch => {
+                    "Failed: The device controls a different machine than --expect-uuid names; nothing was powered"
+                }
+                ErrorKind::IdentityUnavailable => {
+                    "Failed: The device cannot report the machine's identity that --expect-uuid asks for; nothing was powered"
+                }
                 ErrorKind::Timeout => "Connection timed out",
                 // What was awaited follows from the action: `on`, and a
                 // cycle's wait for the node to come back, wait for ON; an
@@ -731,8 +760,14 @@ fn execute<D: AgentDriver>(
     log: &Logger,
     env: &AgentEnv,
 ) -> i32 {
-    let Prepared { values, job, .. } = prepared;
-    let policy = policy(&values);
+    let Prepared {
+        values,
+        job,
+        expect,
+        ..
+    } = prepared;
+    let mut policy = policy(&values);
+    policy.expect = expect;
     let rt = match crate::runtime::Runtime::new() {
         Ok(rt) => rt,
         Err(e) => return fail(log, &format!("unable to start the I/O runtime: {e}")),

@@ -37,7 +37,7 @@ pub enum Command {
     #[command(after_help = verify_help())]
     Verify(VerifyArgs),
     /// Check that every fencing level would work, without touching power (exit 0 all fine).
-    Check(ActionArgs),
+    Check(CheckArgs),
     /// List what is behind a device: systems of a Redfish service, domains of a hypervisor.
     List(ActionArgs),
     /// Hold nodes: refuse on/off/reboot on them until released or expired (exit 1 when refused).
@@ -200,6 +200,15 @@ pub struct ActionArgs {
     /// unless --verify proves it (inventory: allow_host_only = true).
     #[arg(long)]
     pub allow_host_only: bool,
+
+    /// Refuse to act unless the machine reports this system UUID (read in the
+    /// same session, before any power command; IPMI GUIDs match in either
+    /// byte order). For one URL or --ip target; inventories use `uuid = "…"`.
+    #[arg(long, value_name = "UUID")]
+    pub expect_uuid: Option<String>,
+    /// Refuse to act unless the machine reports this serial number (same rules as --expect-uuid).
+    #[arg(long, value_name = "SERIAL")]
+    pub expect_serial: Option<String>,
 
     /// Driver for --ip targets.
     #[arg(long, value_enum, default_value_t = Driver::Ipmi)]
@@ -474,6 +483,20 @@ pub struct VerifyArgs {
     pub record_baseline: Option<std::path::PathBuf>,
 }
 
+/// `fencekit check` options.
+#[derive(Args, Debug, Clone)]
+pub struct CheckArgs {
+    /// Targets and connection options, as for the other commands.
+    #[command(flatten)]
+    pub action: ActionArgs,
+    /// Print, on stdout, an `[identity.NODE]` table for each inventory node
+    /// that is not pinned yet and whose levels agree about who it is, ready
+    /// to append to the inventory (`>> inventory.toml`); the check table
+    /// goes to stderr. Exit 1 when a node could not be recorded.
+    #[arg(long)]
+    pub record_identity: bool,
+}
+
 /// `fencekit lab` options.
 #[derive(Args, Debug, Clone)]
 pub struct LabArgs {
@@ -523,7 +546,8 @@ pub struct LabArgs {
     /// 'node07:loss=0.5+delay=100ms'. Knobs: stuck, silent, strict-state,
     /// no-cipher-query, ipmi-silent, lying, flap, draw-lies, no-meter, no-nmi, host-rst,
     /// host-alive, redfish-no-forceoff, off,
-    /// loss=R, delay=DUR, transition=DUR, identity-of=NODE, vendor=NAME. Repeatable.
+    /// loss=R, delay=DUR, transition=DUR, identity-of=NODE, no-identity, vendor=NAME.
+    /// Repeatable.
     #[arg(long = "fault", value_name = "SPEC")]
     pub faults: Vec<String>,
     /// Write an inventory of the lab's nodes to this file (the password to

@@ -204,12 +204,15 @@ pub fn main(a: LabArgs) -> i32 {
                     let _ = apply_knob(k, &mut f, &mut on);
                     // A swapped cable or a reused address: this BMC answers
                     // with another node's identity.
+                    // The other node's own identity, not its current one,
+                    // so that two faults can swap a pair.
                     if let Some(other) = k.strip_prefix("identity-of=") {
-                        let Some(o) = lab.nodes.iter().find(|o| o.name == other) else {
+                        let Some(i) = lab.nodes.iter().position(|o| o.name == other) else {
                             eprintln!("fencekit lab: identity-of names no node '{other}'");
                             return exit::USAGE;
                         };
-                        n.bmc().set_identity(o.bmc().identity());
+                        n.bmc()
+                            .set_identity(crate::lab::bmc::LabIdentity::for_node(i as u32));
                     }
                 }
                 n.bmc().set_faults(f);

@@ -5,6 +5,7 @@
 //! `verify|check|list` ([`super::verify`]).
 
 use super::args::{ActionArgs, Driver, IpmiVersion, Method};
+use crate::engine::identity::ExpectedIdentity;
 use crate::engine::policy::{Policy, PowerTimeout};
 use crate::engine::power::RebootMethod;
 use crate::exit;
@@ -67,6 +68,8 @@ fn cli_options(a: &ActionArgs) -> MethodOptions {
         use_sudo: a.use_sudo,
         missing_as_off: a.missing_as_off,
         instructions: None,
+        uuid: a.expect_uuid.clone(),
+        serial: a.expect_serial.clone(),
     }
 }
 
@@ -122,6 +125,21 @@ pub fn plans(a: &ActionArgs) -> Result<Vec<NodePlan>, String> {
                     inventory nodes (--inventory PATH) or --all"
                 .into(),
         );
+    }
+    if a.expect_uuid.is_some() || a.expect_serial.is_some() {
+        ExpectedIdentity::new(a.expect_uuid.as_deref(), a.expect_serial.as_deref())
+            .map_err(|e| format!("--expect-uuid/--expect-serial: {e}"))?;
+        // One expected identity names one machine: one URL target, no
+        // inventory names (those are pinned in the inventory).
+        let urls = words.iter().filter(|w| w.contains("://")).count();
+        if a.all || urls != words.len() || urls != 1 {
+            return Err(
+                "--expect-uuid/--expect-serial name one machine: give exactly one target URL \
+                 (or --ip); pin inventory nodes with uuid = \"…\" / serial = \"…\" in the \
+                 inventory"
+                    .into(),
+            );
+        }
     }
     let options = cli_options(a);
     let mut p = select(&words, a.all, inventory.as_ref(), &|u| {

@@ -40,7 +40,7 @@ pub fn main(args: Vec<OsString>) -> i32 {
         Command::Hold(h) => super::safety::hold_main(h),
         Command::Release(r) => super::safety::release_main(r),
         Command::Verify(v) => super::verify::verify(v),
-        Command::Check(a) => super::verify::check(a),
+        Command::Check(c) => super::verify::check(c),
         Command::List(a) => super::verify::list(a),
         Command::Ack { nodes, by } => {
             let mut code = exit::OK;
@@ -166,10 +166,20 @@ fn print_plan(
                     }
                 ),
             };
+            let pin = m.expected();
+            let detail = match (&pin.uuid, &pin.serial) {
+                (None, None) => detail,
+                (u, s) => {
+                    let mut parts = vec![];
+                    parts.extend(u.as_ref().map(|u| format!("uuid {u}")));
+                    parts.extend(s.as_ref().map(|s| format!("serial {s}")));
+                    format!("{detail}, pinned to {}", parts.join(" and "))
+                }
+            };
             rows.push(serde_json::json!({
                 "node": p.name, "level": i + 1, "method": m.driver_name(), "endpoint": m.endpoint(),
                 "username": m.username(), "credential": cred.describe(), "credential_check": check,
-                "detail": detail,
+                "detail": detail, "expect": pin,
             }));
         }
     }

@@ -1,10 +1,11 @@
 //! `fencekit verify` and `fencekit check`: rendering and exit codes around
 //! [`crate::fleet::verify`].
 
-use super::args::{ActionArgs, Output, VerifyArgs};
+use super::args::{ActionArgs, CheckArgs, Output, VerifyArgs};
 use super::plan::begin;
 use crate::engine::power::PowerState;
 use crate::exit;
+use crate::fleet::plan::NodePlan;
 use crate::fleet::verify::{check_all, verify_all, CheckRow, Verdict, VerifyOptions, VerifyReport};
 
 /// Verification options from the action options, with the default sampling.
@@ -173,8 +174,23 @@ fn shorten(mut s: String, max: usize) -> String {
     s
 }
 
+/// The identity column of `check`: the first UUID form and the serial.
+fn identity_cell(r: &CheckRow) -> String {
+    match &r.identity {
+        None => "-".into(),
+        Some(id) if id.is_empty() => "not reported".into(),
+        Some(id) => {
+            let mut parts = Vec::new();
+            parts.extend(id.uuid.first().map(|f| f.uuid.clone()));
+            parts.extend(id.serial.clone());
+            parts.join(" ")
+        }
+    }
+}
+
 /// Entry point of `fencekit check`.
-pub fn check(a: ActionArgs) -> i32 {
+pub fn check(c: CheckArgs) -> i32 {
+    let a = c.action;
     let plans = match begin(&a) {
         Ok(p) => p,
         Err(code) => return code,
@@ -184,20 +200,27 @@ pub fn check(a: ActionArgs) -> i32 {
     };
     let parallel = crate::fleet::fanout::bounded_parallel(a.parallel as usize).0;
     let rows: Vec<CheckRow> = rt.block_on(check_all(&plans, a.login_timeout, parallel));
+    let recorded = c.record_identity.then(|| record_identity(&plans, &rows));
     match a.output {
         Output::Json | Output::Jsonl => {
-            let doc = serde_json::json!({ "checks": rows });
+            let mut doc = serde_json::json!({ "checks": rows });
+            if let Some((toml, _)) = &recorded {
+                doc["record_identity"] = serde_json::Value::String(toml.clone());
+            }
             crate::outln!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
         }
         Output::Human => {
             let mut b = tabled::builder::Builder::default();
-            b.push_record(["node", "level", "method", "endpoint", "result", "detail"]);
+            b.push_record([
+                "node", "level", "method", "endpoint", "identity", "result", "detail",
+            ]);
             for r in &rows {
                 b.push_record([
                     r.node.clone(),
                     r.level.to_string(),
                     r.method.clone(),
                     r.endpoint.clone(),
+                    identity_cell(r),
                     if r.ok {
                         "ok".into()
                     } else {
@@ -214,19 +237,102 @@ pub fn check(a: ActionArgs) -> i32 {
             }
             let mut t = b.build();
             t.with(tabled::settings::Style::sharp());
-            crate::outln!("{t}");
+            match &recorded {
+                // stdout carries only the TOML, so that it can be appended
+                // to the inventory as it is.
+                Some((toml, _)) => {
+                    eprintln!("{t}");
+                    crate::outln!("{}", toml.trim_end());
+                }
+                None => crate::outln!("{t}"),
+            }
         }
     }
-    if rows.iter().all(|r| r.ok) {
-        exit::OK
-    } else {
+    let mut code = exit::OK;
+    if !rows.iter().all(|r| r.ok) {
         let bad = rows.iter().filter(|r| !r.ok).count();
         eprintln!(
             "fencekit: {bad} of {} fencing level(s) would fail",
             rows.len()
         );
-        exit::FAILURE
+        code = exit::FAILURE;
     }
+    if let Some((_, skipped)) = &recorded {
+        for why in skipped {
+            eprintln!("fencekit: not recorded: {why}");
+        }
+        if !skipped.is_empty() {
+            code = exit::FAILURE;
+        }
+    }
+    code
+}
+
+/// `check --record-identity`: the `[identity.NODE]` tables of every
+/// inventory node that is not pinned yet, and why a node was not recorded.
+/// URL targets get a comment with the `--expect-uuid` to use.
+fn record_identity(plans: &[NodePlan], rows: &[CheckRow]) -> (String, Vec<String>) {
+    use crate::fleet::identity::{identity_table, pin_for, LevelIdentity};
+    let mut toml = format!(
+        "# Recorded by `fencekit check --record-identity` at {}: the machine behind\n\
+         # each node's fencing levels. Appended to the inventory, it makes every level\n\
+         # refuse to power anything but this machine.\n",
+        crate::time::utc_now()
+    );
+    let mut skipped = Vec::new();
+    for p in plans {
+        // Levels a node pin applies to (not manual or PDU methods).
+        let pinnable = |level: usize| p.levels.get(level - 1).is_some_and(|m| m.pinnable());
+        let levels: Vec<LevelIdentity<'_>> = rows
+            .iter()
+            .filter(|r| r.node == p.name && pinnable(r.level))
+            .map(|r| LevelIdentity {
+                level: r.level,
+                endpoint: &r.endpoint,
+                found: r.identity.as_ref(),
+            })
+            .collect();
+        if p.levels.iter().any(|m| !m.expected().is_empty()) {
+            toml.push_str(&format!(
+                "# {}: already pinned in the inventory (not recorded again)\n",
+                p.name
+            ));
+            continue;
+        }
+        // A level that would fail (a disagreement, a machine another node
+        // also reports, no answer) leaves the node unrecorded.
+        let failing = rows.iter().find(|r| r.node == p.name && !r.ok).map(|r| {
+            format!(
+                "level {} would fail: {}",
+                r.level,
+                r.error.as_deref().unwrap_or("?")
+            )
+        });
+        let pin = match failing.map_or_else(|| pin_for(&levels), Err) {
+            Ok(pin) => pin,
+            Err(why) => {
+                // A comment stays one line whatever the device said.
+                let line = why.replace(['\n', '\r'], " ");
+                toml.push_str(&format!("# {}: not recorded: {line}\n", p.name));
+                skipped.push(format!("{}: {why}", p.name));
+                continue;
+            }
+        };
+        if p.name.contains("://") {
+            let mut opts = Vec::new();
+            opts.extend(pin.uuid.as_ref().map(|u| format!("--expect-uuid {u}")));
+            opts.extend(pin.serial.as_ref().map(|s| format!("--expect-serial {s}")));
+            toml.push_str(&format!(
+                "# {}: not an inventory node; pin it with {}\n",
+                p.name,
+                opts.join(" ")
+            ));
+            continue;
+        }
+        toml.push('\n');
+        toml.push_str(&identity_table(&p.name, &pin));
+    }
+    (toml, skipped)
 }
 
 /// One thing behind a device, for `fencekit list`.

@@ -41,6 +41,13 @@ pub enum ErrorKind {
     Unsupported,
     /// Stopped by a signal.
     Interrupted,
+    /// The device reports a different machine than the one expected
+    /// (`--expect-uuid`, inventory `uuid`): the configuration names the
+    /// wrong device. Nothing was powered; another level must not be tried.
+    IdentityMismatch,
+    /// An identity is expected but the device cannot report it (no GUID,
+    /// no UUID, no serial): nothing was powered.
+    IdentityUnavailable,
     /// Refused before contacting anything: the node is held (`fencekit hold`).
     Held,
     /// The power action was confirmed, but the confirmed-off hook failed.
@@ -71,6 +78,8 @@ impl ErrorKind {
             ErrorKind::Config => "config",
             ErrorKind::Unsupported => "unsupported",
             ErrorKind::Interrupted => "interrupted",
+            ErrorKind::IdentityMismatch => "identity-mismatch",
+            ErrorKind::IdentityUnavailable => "identity-unavailable",
             ErrorKind::Held => "held",
             ErrorKind::HookFailed => "hook-failed",
         }
@@ -87,6 +96,9 @@ pub enum Stage {
     Authenticate,
     /// Obtaining the session privilege.
     Privilege,
+    /// Reading who the machine is and comparing it with the expected
+    /// identity, before any power command.
+    Identity,
     /// Reading the power state.
     Status,
     /// Sending a power command.
@@ -104,6 +116,7 @@ impl Stage {
             Stage::Negotiate => "cipher negotiation",
             Stage::Authenticate => "session set-up",
             Stage::Privilege => "privilege set-up",
+            Stage::Identity => "identity check",
             Stage::Status => "status read",
             Stage::Command => "power command",
             Stage::Wait => "wait for the power transition",

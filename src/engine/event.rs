@@ -5,6 +5,7 @@
 //! never carry a secret.
 
 use super::error::Stage;
+use super::identity::{ExpectedIdentity, Identity};
 use super::power::{Action, PowerCommand, PowerState, Transition};
 use serde::Serialize;
 use std::time::Duration;
@@ -22,6 +23,19 @@ pub enum Event {
     Authenticated {
         /// Protocol details, no secret.
         detail: String,
+    },
+    /// The device's identity was read and compared with the expected one,
+    /// before any status read or power command.
+    Identity {
+        /// What the caller expects.
+        expected: ExpectedIdentity,
+        /// What the device reported (empty parts: it cannot report them).
+        found: Identity,
+        /// Whether it matched (otherwise the action stops here).
+        matched: bool,
+        /// The encoding under which the expected UUID matched.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        encoding: Option<&'static str>,
     },
     /// A power command was accepted by the device.
     CommandSent {
@@ -128,6 +142,18 @@ impl Event {
         match self {
             Event::Started { action } => format!("{action} started"),
             Event::Authenticated { detail } => format!("session established: {detail}"),
+            Event::Identity {
+                found,
+                matched: true,
+                encoding,
+                ..
+            } => match encoding {
+                Some(e) => format!("identity confirmed: {found} (uuid matched as {e})"),
+                None => format!("identity confirmed: {found}"),
+            },
+            Event::Identity { found, .. } => {
+                format!("identity NOT confirmed: the device reports {found}")
+            }
             Event::CommandSent { command } => format!("power {command} accepted by the device"),
             Event::CommandDeclined { command, reason } => {
                 format!("power {command} declined ({reason}); reading the state again")

@@ -106,40 +106,110 @@ impl ExpectedIdentity {
     /// Compares with what the device reported. `Err` names expected vs found.
     /// A device that cannot report a part that is expected is a mismatch.
     pub fn check(&self, found: &Identity) -> Result<IdentityMatch, String> {
+        match self.compare(found) {
+            Comparison::Match(m) => Ok(m),
+            Comparison::Mismatch(e) | Comparison::Unreported(e) => Err(e),
+        }
+    }
+
+    /// Compares with what the device reported, telling a different machine
+    /// ([`Comparison::Mismatch`]: some part the device reported differs)
+    /// from a device that cannot say ([`Comparison::Unreported`]: every
+    /// part it reported matches, but an expected part is missing). A
+    /// mismatch of any part wins over a missing one: it is evidence of a
+    /// different machine.
+    pub fn compare(&self, found: &Identity) -> Comparison {
         let mut m = IdentityMatch {
             uuid_encoding: None,
             serial: false,
         };
+        let mut missing = Vec::new();
         if let Some(want) = &self.uuid {
             if found.uuid.is_empty() {
-                return Err(format!(
+                missing.push(format!(
                     "expected uuid {want}, but the device does not report a system uuid"
                 ));
-            }
-            match found.uuid.iter().find(|f| &f.uuid == want) {
-                Some(f) => m.uuid_encoding = Some(f.encoding),
-                None => {
-                    let seen: Vec<String> = found
-                        .uuid
-                        .iter()
-                        .map(|f| format!("{} ({})", f.uuid, f.encoding))
-                        .collect();
-                    return Err(format!("expected uuid {want}, found {}", seen.join(" or ")));
+            } else {
+                match found.uuid.iter().find(|f| &f.uuid == want) {
+                    Some(f) => m.uuid_encoding = Some(f.encoding),
+                    None => {
+                        return Comparison::Mismatch(format!(
+                            "expected uuid {want}, found {}",
+                            found.uuid_forms()
+                        ))
+                    }
                 }
             }
         }
         if let Some(want) = &self.serial {
             match &found.serial {
-                None => {
-                    return Err(format!(
-                        "expected serial {want}, but the device does not report a serial number"
-                    ))
-                }
+                None => missing.push(format!(
+                    "expected serial {want}, but the device does not report a serial number"
+                )),
                 Some(s) if s.trim().eq_ignore_ascii_case(want.trim()) => m.serial = true,
-                Some(s) => return Err(format!("expected serial {want}, found {s}")),
+                Some(s) => {
+                    return Comparison::Mismatch(format!("expected serial {want}, found {s}"))
+                }
             }
         }
-        Ok(m)
+        if missing.is_empty() {
+            Comparison::Match(m)
+        } else {
+            Comparison::Unreported(missing.join("; "))
+        }
+    }
+}
+
+/// The result of [`ExpectedIdentity::compare`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Comparison {
+    /// Everything expected was reported and matches.
+    Match(IdentityMatch),
+    /// The device reported a different machine (names expected vs found).
+    Mismatch(String),
+    /// The device could not report an expected part (names what is missing).
+    Unreported(String),
+}
+
+impl Identity {
+    /// Every UUID form as `UUID (encoding)`, joined with " or ".
+    pub fn uuid_forms(&self) -> String {
+        let seen: Vec<String> = self
+            .uuid
+            .iter()
+            .map(|f| format!("{} ({})", f.uuid, f.encoding))
+            .collect();
+        seen.join(" or ")
+    }
+
+    /// Whether two devices describe the same machine: `Some(false)` when
+    /// both report a UUID and no form of one equals any form of the other
+    /// (every byte order is tried), or both report a serial and the serials
+    /// differ; `Some(true)` when something comparable agrees and nothing
+    /// disagrees; `None` when there is nothing to compare.
+    pub fn agrees_with(&self, other: &Identity) -> Option<bool> {
+        let mut compared = false;
+        if !self.uuid.is_empty() && !other.uuid.is_empty() {
+            compared = true;
+            if self.common_uuid(other).is_none() {
+                return Some(false);
+            }
+        }
+        if let (Some(a), Some(b)) = (&self.serial, &other.serial) {
+            compared = true;
+            if !a.trim().eq_ignore_ascii_case(b.trim()) {
+                return Some(false);
+            }
+        }
+        compared.then_some(true)
+    }
+
+    /// The first UUID form of `self` that `other` also reports (under any
+    /// encoding): the spelling both devices agree on.
+    pub fn common_uuid(&self, other: &Identity) -> Option<&UuidForm> {
+        self.uuid
+            .iter()
+            .find(|f| other.uuid.iter().any(|g| g.uuid == f.uuid))
     }
 }
 
@@ -244,5 +314,61 @@ mod tests {
         assert!(want.check(&found(&[], None)).is_err());
         assert!(ExpectedIdentity::new(None, Some("  ")).is_err());
         assert!(ExpectedIdentity::new(Some("node01"), None).is_err());
+    }
+
+    #[test]
+    fn a_mismatch_wins_over_a_missing_part() {
+        let want = ExpectedIdentity::new(Some("00112233-4455-6677-8899-aabbccddeeff"), Some("S1"))
+            .unwrap();
+        let no_uuid_other_serial = found(&[], Some("S2"));
+        assert!(matches!(
+            want.compare(&no_uuid_other_serial),
+            Comparison::Mismatch(e) if e.contains("expected serial S1, found S2")
+        ));
+        let nothing = Identity::default();
+        assert!(matches!(
+            want.compare(&nothing),
+            Comparison::Unreported(e) if e.contains("system uuid") && e.contains("serial number")
+        ));
+        let right_uuid_no_serial = found(
+            &[("00112233-4455-6677-8899-aabbccddeeff", "as reported")],
+            None,
+        );
+        assert!(matches!(
+            want.compare(&right_uuid_no_serial),
+            Comparison::Unreported(_)
+        ));
+    }
+
+    #[test]
+    fn two_devices_agree_under_any_encoding() {
+        let ipmi = found(
+            &[
+                ("33221100-5544-7766-8899-aabbccddeeff", "smbios"),
+                ("00112233-4455-6677-8899-aabbccddeeff", "rfc4122"),
+            ],
+            None,
+        );
+        let redfish = found(
+            &[("33221100-5544-7766-8899-aabbccddeeff", "as reported")],
+            Some("S"),
+        );
+        assert_eq!(ipmi.agrees_with(&redfish), Some(true));
+        assert_eq!(
+            ipmi.common_uuid(&redfish).map(|f| f.encoding),
+            Some("smbios")
+        );
+        let other = found(
+            &[("ffffffff-5544-7766-8899-aabbccddeeff", "as reported")],
+            Some("S"),
+        );
+        assert_eq!(ipmi.agrees_with(&other), Some(false));
+        assert_eq!(redfish.agrees_with(&found(&[], Some("T"))), Some(false));
+        assert_eq!(
+            ipmi.agrees_with(&found(&[], Some("T"))),
+            None,
+            "nothing comparable"
+        );
+        assert_eq!(Identity::default().agrees_with(&ipmi), None);
     }
 }

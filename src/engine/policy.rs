@@ -2,7 +2,10 @@
 //!
 //! Native mode and agent mode differ only in these numbers and in how a
 //! reboot whose power-on failed is reported; the state machine is the same.
+//! The expected identity of the target rides along, since it too is a
+//! rule for one action on one target.
 
+use super::identity::ExpectedIdentity;
 use super::power::RebootMethod;
 use std::time::{Duration, Instant};
 
@@ -50,6 +53,10 @@ pub struct Policy {
     pub step_timeout: Option<Duration>,
     /// The whole action must end by then.
     pub deadline: Option<Instant>,
+    /// Who the machine must be: when not empty, the identity is read right
+    /// after the session opens and the action is refused, before any
+    /// status read or power command, unless it matches.
+    pub expect: ExpectedIdentity,
 }
 
 impl Policy {
@@ -67,6 +74,7 @@ impl Policy {
             method: RebootMethod::OnOff,
             step_timeout: Some(Duration::from_secs(10)),
             deadline: Some(Instant::now() + Duration::from_secs(60)),
+            expect: ExpectedIdentity::default(),
         }
     }
 
@@ -83,6 +91,7 @@ impl Policy {
             method: RebootMethod::OnOff,
             step_timeout: Some(Duration::from_secs(20)),
             deadline: None,
+            expect: ExpectedIdentity::default(),
         }
     }
 

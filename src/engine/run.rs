@@ -13,10 +13,16 @@
 //! state first (an "on" sent while a node powers off may be dropped:
 //! quirk 15), and `status` reports the transition. A refused command is
 //! never re-sent before the state has been read again.
+//!
+//! Identity rule: when the policy names an expected identity, it is read in
+//! the session just opened and compared before anything else happens
+//! (status read included), so a mismatch leaves the machine exactly as it
+//! was and a status never describes a machine other than the one named.
 
 use super::driver::PowerDriver;
 use super::error::{DriverError, ErrorKind, Stage};
 use super::event::{Event, EventSink, Stamped};
+use super::identity::Comparison;
 use super::policy::{Mode, Policy, PowerTimeout};
 use super::power::{Action, Observed, PowerCommand, PowerState, RebootMethod, Transition};
 use serde::Serialize;
@@ -187,6 +193,18 @@ struct Machine<'a, D> {
     last_transition: Option<Transition>,
 }
 
+/// `uuid U, serial S` for messages.
+fn describe_expected(e: &super::identity::ExpectedIdentity) -> String {
+    let mut parts = Vec::new();
+    if let Some(u) = &e.uuid {
+        parts.push(format!("uuid {u}"));
+    }
+    if let Some(s) = &e.serial {
+        parts.push(format!("serial {s}"));
+    }
+    parts.join(", ")
+}
+
 fn command_for(state: PowerState) -> PowerCommand {
     match state {
         PowerState::On => PowerCommand::On,
@@ -281,6 +299,7 @@ impl<D: PowerDriver> Machine<'_, D> {
     async fn act(&mut self, action: Action) -> Result<Outcome, DriverError> {
         let detail = self.connect().await?;
         self.emit(Event::Authenticated { detail });
+        self.pin().await?;
         match action {
             Action::Status => Ok(match self.read().await? {
                 Observed::Settled(state) => Outcome::Status { state },
@@ -301,6 +320,75 @@ impl<D: PowerDriver> Machine<'_, D> {
                 RebootMethod::OnOff => self.reboot_onoff().await,
                 RebootMethod::Cycle => self.reboot_cycle().await,
             },
+        }
+    }
+
+    /// Reads the device's identity and compares it with the expected one;
+    /// nothing to do when none is expected. Runs before every action's
+    /// first status read, so nothing is read from or sent to a machine
+    /// other than the one named.
+    async fn pin(&mut self) -> Result<(), DriverError> {
+        if self.policy.expect.is_empty() {
+            return Ok(());
+        }
+        let expected = self.policy.expect.clone();
+        let deadline = self.policy.step_deadline();
+        let fut = self.driver.identity(deadline);
+        let mut cancel = self.cancel.clone();
+        let read = tokio::select! {
+            r = fut => r,
+            _ = cancel.cancelled() => Err(DriverError::new(
+                ErrorKind::Interrupted, Stage::Identity, "stopped by a signal")),
+        };
+        let found = match read {
+            Ok(f) => f,
+            Err(e) => {
+                // A device that says it has no such command cannot report
+                // the identity; any other failure keeps its own class.
+                let kind = match e.kind {
+                    ErrorKind::Unsupported | ErrorKind::DeviceError => {
+                        ErrorKind::IdentityUnavailable
+                    }
+                    k => k,
+                };
+                return Err(DriverError::new(
+                    kind,
+                    Stage::Identity,
+                    format!(
+                        "refusing to act: cannot read the machine's identity ({}), so it \
+                         cannot be confirmed as {}; no power command was sent",
+                        e.message,
+                        describe_expected(&expected)
+                    ),
+                ));
+            }
+        };
+        let verdict = expected.compare(&found);
+        let (matched, encoding) = match &verdict {
+            Comparison::Match(m) => (true, m.uuid_encoding),
+            _ => (false, None),
+        };
+        self.emit(Event::Identity {
+            expected,
+            found,
+            matched,
+            encoding,
+        });
+        match verdict {
+            Comparison::Match(_) => Ok(()),
+            Comparison::Mismatch(why) => Err(DriverError::new(
+                ErrorKind::IdentityMismatch,
+                Stage::Identity,
+                format!("refusing to act on a different machine: {why}; no power command was sent"),
+            )),
+            Comparison::Unreported(why) => Err(DriverError::new(
+                ErrorKind::IdentityUnavailable,
+                Stage::Identity,
+                format!(
+                    "refusing to act: {why}, so the machine cannot be confirmed; \
+                     no power command was sent"
+                ),
+            )),
         }
     }
 
@@ -674,6 +762,7 @@ impl<D: PowerDriver> Machine<'_, D> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::identity::{ExpectedIdentity, Identity, UuidForm};
     use std::collections::VecDeque;
 
     /// A scripted device: a queue of status answers, a log of commands.
@@ -684,6 +773,9 @@ mod tests {
         /// The device may show the old state during a transition.
         hides: bool,
         closed: bool,
+        /// What `identity()` answers, and how often it was asked.
+        identity: Result<Identity, ErrorKind>,
+        identity_reads: u32,
         /// Like the SSH `host` profile: status cannot see the machine off.
         blind_off: bool,
     }
@@ -701,6 +793,8 @@ mod tests {
                 command_answers: VecDeque::new(),
                 hides: false,
                 closed: false,
+                identity: Ok(Identity::default()),
+                identity_reads: 0,
                 blind_off: false,
             }
         }
@@ -733,6 +827,12 @@ mod tests {
                 Some(Err(k)) => Err(DriverError::new(k, Stage::Command, "scripted refusal")),
                 _ => Ok(()),
             }
+        }
+        async fn identity(&mut self, _: Option<Instant>) -> Result<Identity, DriverError> {
+            self.identity_reads += 1;
+            self.identity
+                .clone()
+                .map_err(|k| DriverError::new(k, Stage::Status, "scripted identity error"))
         }
         fn observes_off(&self) -> bool {
             !self.blind_off
@@ -1036,5 +1136,178 @@ mod tests {
         let r = go(&mut d, Action::Off, &p).await.unwrap_err();
         assert_eq!(r.error.kind, ErrorKind::Timeout);
         assert!(t.elapsed() < Duration::from_secs(2));
+    }
+
+    const RIGHT: &str = "4c414230-0000-4001-8000-fe0000000001";
+    const OTHER: &str = "4c414230-0000-4002-8000-fe0000000002";
+
+    fn reports(uuid: &str, serial: Option<&str>) -> Identity {
+        Identity {
+            uuid: vec![
+                UuidForm {
+                    uuid: "3042414c-0000-0140-8000-fe0000000001".into(),
+                    encoding: "smbios",
+                },
+                UuidForm {
+                    uuid: uuid.into(),
+                    encoding: "rfc4122",
+                },
+            ],
+            serial: serial.map(str::to_string),
+        }
+    }
+
+    fn pinned(uuid: Option<&str>, serial: Option<&str>) -> Policy {
+        Policy {
+            expect: ExpectedIdentity::new(uuid, serial).unwrap(),
+            ..native()
+        }
+    }
+
+    async fn go_events(
+        d: &mut Scripted,
+        a: Action,
+        p: &Policy,
+    ) -> (Result<Outcome, Failure>, Vec<Event>) {
+        let mut events = Vec::new();
+        let mut sink = |s: &Stamped| events.push(s.event.clone());
+        let r = run(d, a, p, &mut sink, Cancel::never()).await;
+        (r, events)
+    }
+
+    #[tokio::test]
+    async fn the_right_machine_is_fenced_after_its_identity_is_confirmed() {
+        let mut d = Scripted::new(&[Ok(On), Ok(Off), Ok(Off)]);
+        d.identity = Ok(reports(RIGHT, Some("LAB00001")));
+        let p = pinned(Some(&RIGHT.to_uppercase()), Some("lab00001"));
+        let (r, events) = go_events(&mut d, Action::Off, &p).await;
+        assert_eq!(r, Ok(Outcome::Reached { state: Off }));
+        assert_eq!(d.commands, vec![PowerCommand::Off]);
+        let at = events
+            .iter()
+            .position(|e| matches!(e, Event::Identity { .. }))
+            .expect("an identity event");
+        let first_read = events
+            .iter()
+            .position(|e| matches!(e, Event::StateObserved { .. }))
+            .unwrap();
+        assert!(
+            at < first_read,
+            "identity before the first read: {events:?}"
+        );
+        match &events[at] {
+            Event::Identity {
+                matched, encoding, ..
+            } => {
+                assert!(matched);
+                assert_eq!(*encoding, Some("rfc4122"), "the matching encoding is named");
+            }
+            _ => unreachable!(),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_different_machine_is_refused_before_any_read_or_command() {
+        for action in [
+            Action::Off,
+            Action::On,
+            Action::Reboot,
+            Action::Status,
+            Action::Monitor,
+            Action::Diag,
+        ] {
+            let mut d = Scripted::new(&[]);
+            d.identity = Ok(reports(OTHER, Some("LAB00002")));
+            let (r, events) = go_events(&mut d, action, &pinned(Some(RIGHT), None)).await;
+            let f = r.unwrap_err();
+            assert_eq!(f.error.kind, ErrorKind::IdentityMismatch, "{action}");
+            assert_eq!(f.error.stage, Stage::Identity);
+            assert_eq!(f.last_state, None);
+            let text = f.error.to_string();
+            assert!(
+                text.contains(RIGHT)
+                    && text.contains(OTHER)
+                    && text.contains("rfc4122")
+                    && text.contains("no power command was sent")
+                    && text.ends_with("(during identity check)"),
+                "{text}"
+            );
+            assert!(d.commands.is_empty(), "{action}: no command");
+            assert!(d.closed, "{action}: session closed");
+            assert!(events
+                .iter()
+                .any(|e| matches!(e, Event::Identity { matched: false, .. })));
+            assert!(!events
+                .iter()
+                .any(|e| matches!(e, Event::StateObserved { .. })));
+        }
+    }
+
+    #[tokio::test]
+    async fn a_serial_mismatch_is_a_different_machine_even_without_a_uuid() {
+        let mut d = Scripted::new(&[]);
+        d.identity = Ok(Identity {
+            uuid: vec![],
+            serial: Some("LAB00002".into()),
+        });
+        let r = go(&mut d, Action::Off, &pinned(Some(RIGHT), Some("LAB00001")))
+            .await
+            .unwrap_err();
+        assert_eq!(r.error.kind, ErrorKind::IdentityMismatch, "{}", r.error);
+        assert!(r
+            .error
+            .message
+            .contains("expected serial LAB00001, found LAB00002"));
+    }
+
+    #[tokio::test]
+    async fn a_device_that_cannot_report_is_refused_when_an_identity_is_expected() {
+        let mut d = Scripted::new(&[]);
+        let r = go(&mut d, Action::Off, &pinned(Some(RIGHT), None))
+            .await
+            .unwrap_err();
+        assert_eq!(r.error.kind, ErrorKind::IdentityUnavailable);
+        assert_eq!(r.error.stage, Stage::Identity);
+        assert!(
+            r.error.message.contains("does not report a system uuid"),
+            "{}",
+            r.error
+        );
+        assert!(d.commands.is_empty());
+
+        let mut d = Scripted::new(&[]);
+        d.identity = Err(ErrorKind::Unsupported);
+        let r = go(&mut d, Action::Off, &pinned(Some(RIGHT), None))
+            .await
+            .unwrap_err();
+        assert_eq!(r.error.kind, ErrorKind::IdentityUnavailable);
+        assert_eq!(r.error.stage, Stage::Identity);
+        assert!(
+            r.error.message.contains("scripted identity error"),
+            "{}",
+            r.error
+        );
+
+        let mut d = Scripted::new(&[]);
+        d.identity = Err(ErrorKind::Timeout);
+        let r = go(&mut d, Action::Off, &pinned(Some(RIGHT), None))
+            .await
+            .unwrap_err();
+        assert_eq!(
+            r.error.kind,
+            ErrorKind::Timeout,
+            "a timeout stays a timeout"
+        );
+        assert_eq!(r.error.stage, Stage::Identity);
+        assert!(d.commands.is_empty());
+    }
+
+    #[tokio::test]
+    async fn without_an_expected_identity_nothing_is_read() {
+        let mut d = Scripted::new(&[Ok(On), Ok(On)]);
+        d.identity = Ok(reports(OTHER, None));
+        let r = go(&mut d, Action::Status, &native()).await;
+        assert_eq!(r, Ok(Outcome::Status { state: On }));
+        assert_eq!(d.identity_reads, 0);
     }
 }

@@ -30,9 +30,22 @@ struct Evidence<'a> {
     retransmits: u32,
     #[serde(skip_serializing_if = "Option::is_none")]
     acknowledged_by: Option<String>,
+    /// The identity check before any power command, when one was expected.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    identity: Option<IdentityEvidence<'a>>,
     /// `--verify`: what the verification found.
     #[serde(skip_serializing_if = "Option::is_none")]
     verify: Option<VerifySummary<'a>>,
+}
+
+/// What the identity check compared, as recorded.
+#[derive(Serialize)]
+struct IdentityEvidence<'a> {
+    expected: &'a crate::engine::identity::ExpectedIdentity,
+    found: &'a crate::engine::identity::Identity,
+    matched: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    encoding: Option<&'static str>,
 }
 
 /// What a verification found, for the record: the verdict, why, whether
@@ -175,6 +188,20 @@ impl Audit {
                 retransmits: r.traffic.retransmits,
                 acknowledged_by: r.timeline.iter().find_map(|s| match &s.event {
                     Event::Acknowledged { by, at } => Some(format!("{by} at {at}")),
+                    _ => None,
+                }),
+                identity: r.timeline.iter().find_map(|s| match &s.event {
+                    Event::Identity {
+                        expected,
+                        found,
+                        matched,
+                        encoding,
+                    } => Some(IdentityEvidence {
+                        expected,
+                        found,
+                        matched: *matched,
+                        encoding: *encoding,
+                    }),
                     _ => None,
                 }),
                 verify: r.verify.as_ref().map(VerifySummary::of),

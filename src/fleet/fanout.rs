@@ -7,6 +7,13 @@
 //! advisory lock per BMC between fencekit processes on this host. Nodes run
 //! as tasks on one thread: no thread per target, memory grows with the
 //! number of nodes in flight only.
+//!
+//! Levels stop at a wrong machine: a level whose device reports a different
+//! identity than the one pinned means the configuration is wrong for that
+//! node, and the next level (a different device, possibly with the same
+//! mistake, or the right machine while the wrong one stays unexplained) is
+//! not tried. A device that only cannot report its identity is no evidence
+//! of a wrong machine, and the next level is tried.
 
 use super::plan::NodePlan;
 use super::result::{Attempt, TargetOutcome, TargetResult, Traffic};
@@ -391,6 +398,7 @@ async fn node(
         // it; a cycle or an interrupt that was accepted must not be repeated.
         // A failed hook is not a failed level: the node is off (confirmed);
         // another level would only fence it again and run the hook twice.
+        let wrong_machine = result.error_kind == Some(ErrorKind::IdentityMismatch);
         let next = !result.ok
             && !matches!(
                 result.outcome,
@@ -401,7 +409,28 @@ async fn node(
                 )
             )
             && result.error_kind != Some(ErrorKind::Interrupted)
-            && result.error_kind != Some(ErrorKind::HookFailed);
+            && result.error_kind != Some(ErrorKind::HookFailed)
+            && !wrong_machine;
+        // (A URL target has one level and no configuration to blame.)
+        if wrong_machine && !plan.name.contains("://") {
+            let skipped: Vec<String> = plan
+                .levels
+                .iter()
+                .enumerate()
+                .skip(level)
+                .filter(|_| opts.level.is_none())
+                .map(|(i, _)| (i + 1).to_string())
+                .collect();
+            let e = result.error.get_or_insert_with(String::new);
+            e.push_str(&format!(
+                "; the configuration of node {} is wrong: level {level} ({}) controls another machine",
+                plan.name,
+                method.endpoint()
+            ));
+            if !skipped.is_empty() {
+                e.push_str(&format!("; level(s) {} not tried", skipped.join(", ")));
+            }
+        }
         if next {
             attempts.push(Attempt {
                 level,
@@ -488,6 +517,7 @@ async fn attempt(
     };
     let policy = Policy {
         deadline: Some(deadline),
+        expect: method.expected().clone(),
         ..opts.policy.clone()
     };
     let began = Instant::now();

@@ -21,6 +21,21 @@
 //!
 //! Plain passwords are refused: credentials are references (a file, an
 //! environment variable, a script). Every error names the file and line.
+//!
+//! Identity pinning: `uuid = "…"` and/or `serial = "…"` on a `[[node]]`
+//! apply to all its methods; on one `[[node.fence]]` they replace the
+//! node's for that method (part by part). The same per-node pins may be
+//! written in a table of their own, which `fencekit check --record-identity`
+//! prints so that its output can be appended to the file as it is:
+//!
+//! ```toml
+//! [identity.node01]
+//! uuid = "4c414230-0000-4001-8000-fe0000000001"
+//! serial = "LAB00001"
+//! ```
+//!
+//! Pins are refused in `[defaults]` and on a node range (one machine cannot
+//! be several nodes), and a node pinned both ways is refused.
 
 use super::hostrange;
 use serde::Deserialize;
@@ -89,6 +104,11 @@ pub struct MethodFields {
     pub missing_as_off: Option<bool>,
     /// Manual fencing: what a person must do (reserved).
     pub instructions: Option<String>,
+    /// The system UUID the device must report before any power command
+    /// (after loading: the method's own, else the node's).
+    pub uuid: Option<String>,
+    /// The serial number the device must report (same rules as `uuid`).
+    pub serial: Option<String>,
     /// SNMP: the node's outlets: `"7"` on this method's endpoint, or
     /// `"A:7"` on the PDU defined as `[pdu.A]`.
     pub outlets: Option<Vec<String>>,
@@ -175,6 +195,8 @@ impl MethodFields {
             use_sudo,
             missing_as_off,
             instructions,
+            uuid,
+            serial,
             outlets,
             community,
             priv_password,
@@ -252,6 +274,10 @@ pub struct Node {
     pub on_confirmed_off: Option<String>,
     /// Line of the node's `name` in the file.
     pub line: usize,
+    /// The node's pinned system UUID (node level or `[identity.NAME]`).
+    pub uuid: Option<String>,
+    /// The node's pinned serial number.
+    pub serial: Option<String>,
 }
 
 /// A parsed inventory.
@@ -274,6 +300,16 @@ struct Doc {
     pdu: std::collections::BTreeMap<String, MethodFields>,
     #[serde(default)]
     node: Vec<NodeDoc>,
+    #[serde(default)]
+    identity: std::collections::BTreeMap<String, Spanned<IdentityDoc>>,
+}
+
+/// `[identity.NAME]`: who node NAME is.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct IdentityDoc {
+    uuid: Option<String>,
+    serial: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -287,6 +323,8 @@ struct NodeDoc {
     ssh: Option<MethodFields>,
     #[serde(default)]
     check: Vec<CheckDef>,
+    uuid: Option<String>,
+    serial: Option<String>,
     accept_bmc_only: Option<bool>,
     allow_host_only: Option<bool>,
     max_off_watts: Option<f64>,
@@ -379,6 +417,20 @@ fn parse_defaults(t: toml::Table, path: &Path) -> Result<Defaults, String> {
     d.common = toml::Value::Table(t)
         .try_into()
         .map_err(|e| format!("{}: [defaults]: {e}", path.display()))?;
+    let pinned = std::iter::once(("[defaults]".to_string(), &d.common)).chain(
+        d.per_driver
+            .iter()
+            .map(|(k, f)| (format!("[defaults.{k}]"), f)),
+    );
+    for (table, f) in pinned {
+        if f.uuid.is_some() || f.serial.is_some() {
+            return Err(format!(
+                "{}: {table}: uuid and serial name one machine: set them on a node or \
+                 one of its methods, not as a default",
+                path.display()
+            ));
+        }
+    }
     Ok(d)
 }
 
@@ -414,6 +466,11 @@ fn lockstep(
         ));
     }
     Ok(Some(all[i].clone()))
+}
+
+/// Checks that a pinned uuid reads as a UUID and a serial is not empty.
+fn check_pin(uuid: Option<&str>, serial: Option<&str>) -> Result<(), String> {
+    crate::engine::identity::ExpectedIdentity::new(uuid, serial).map(|_| ())
 }
 
 fn check_method(m: &MethodFields) -> Result<(), String> {
@@ -525,6 +582,7 @@ impl Inventory {
             Some(t) => parse_defaults(t, path)?,
             None => Defaults::default(),
         };
+        let mut pins = doc.identity;
         let mut nodes: Vec<Node> = Vec::new();
         // A set, not a scan of `nodes` (found with the `targets` fuzz target:
         // one 100,000-name range made the check quadratic, 30 s for 70 bytes).
@@ -538,6 +596,19 @@ impl Inventory {
             }
             let names = hostrange::expand(&pattern).map_err(&at)?;
             let n = names.len();
+            let method_pinned = nd
+                .fence
+                .iter()
+                .any(|m| m.uuid.is_some() || m.serial.is_some());
+            if n > 1 && (nd.uuid.is_some() || nd.serial.is_some() || method_pinned) {
+                return Err(at(format!(
+                    "node '{pattern}' names {n} nodes, but a uuid or serial names one machine: \
+                     pin each node in [identity.NAME] tables (fencekit check --record-identity \
+                     prints them)"
+                )));
+            }
+            check_pin(nd.uuid.as_deref(), nd.serial.as_deref())
+                .map_err(|e| at(format!("node '{pattern}': {e}")))?;
             // One bound for the whole file, not only per range (found with
             // the `targets` fuzz target: each [[node]] could add 100,000 nodes).
             if nodes.len() + n > hostrange::MAX_EXPANSION {
@@ -552,8 +623,26 @@ impl Inventory {
                 if nd.fence.is_empty() {
                     return Err(ctx("no fencing method ([[node.fence]])".into()));
                 }
+                // The node's pin: on the node, or in [identity.NAME] (not both).
+                let (node_uuid, node_serial) = match pins.remove(&name) {
+                    Some(p) if nd.uuid.is_some() || nd.serial.is_some() => {
+                        return Err(ctx(format!(
+                            "pinned twice: on the node and in [identity.{name}] (line {})",
+                            line_of(text, p.span().start)
+                        )))
+                    }
+                    Some(p) => {
+                        let p = p.into_inner();
+                        check_pin(p.uuid.as_deref(), p.serial.as_deref())
+                            .map_err(|e| ctx(format!("[identity.{name}]: {e}")))?;
+                        (p.uuid, p.serial)
+                    }
+                    None => (nd.uuid.clone(), nd.serial.clone()),
+                };
                 for (k, m) in nd.fence.iter().enumerate() {
                     let mut m = m.clone();
+                    check_pin(m.uuid.as_deref(), m.serial.as_deref())
+                        .map_err(|e| ctx(format!("fence method {}: {e}", k + 1)))?;
                     m.endpoint = lockstep(&m.endpoint, i, n, "endpoint").map_err(&ctx)?;
                     m.ip = lockstep(&m.ip, i, n, "ip").map_err(&ctx)?;
                     m.plug = lockstep(&m.plug, i, n, "plug").map_err(&ctx)?;
@@ -596,6 +685,27 @@ impl Inventory {
                     }
                     check_method(&merged)
                         .map_err(|e| ctx(format!("fence method {}: {e}", k + 1)))?;
+                    // Manual methods and PDU outlets have no device that could
+                    // say which machine it is: the node's pin skips them.
+                    let kind = merged.driver_kind();
+                    let blind = matches!(kind.as_deref(), Some("manual" | "snmp"));
+                    if blind && (merged.uuid.is_some() || merged.serial.is_some()) {
+                        return Err(ctx(format!(
+                            "fence method {}: {} has no device that could report an \
+                             identity (pin the node instead)",
+                            k + 1,
+                            match kind.as_deref() {
+                                Some("snmp") => "a PDU outlet",
+                                _ => "a manual method",
+                            }
+                        )));
+                    }
+                    // The node's pin applies to every method with a device,
+                    // part by part, unless the method names its own.
+                    if !blind {
+                        merged.uuid = merged.uuid.or_else(|| node_uuid.clone());
+                        merged.serial = merged.serial.or_else(|| node_serial.clone());
+                    }
                     methods.push(merged);
                 }
                 if !node_names.insert(name.clone()) {
@@ -611,6 +721,13 @@ impl Inventory {
                             .find(|(d, _)| d == "ssh")
                             .map(|(_, f)| f.over(&defaults.common))
                             .unwrap_or_else(|| defaults.common.clone());
+                        if m.uuid.is_some() || m.serial.is_some() {
+                            return Err(ctx(
+                                "[node.ssh] reaches the node itself; a uuid or serial belongs on \
+                                 the node or one of its fence methods"
+                                    .into(),
+                            ));
+                        }
                         let mut m = m.over(&base);
                         m.driver = Some("ssh".into());
                         check_method(&m).map_err(|e| ctx(format!("[node.ssh]: {e}")))?;
@@ -650,8 +767,17 @@ impl Inventory {
                         .clone()
                         .or_else(|| defaults.on_confirmed_off.clone()),
                     line,
+                    uuid: node_uuid,
+                    serial: node_serial,
                 });
             }
+        }
+        if let Some((name, p)) = pins.into_iter().next() {
+            return Err(format!(
+                "{}:{}: [identity.{name}]: no node '{name}' in the inventory",
+                path.display(),
+                line_of(text, p.span().start)
+            ));
         }
         Ok(Inventory {
             path: path.to_path_buf(),
@@ -788,6 +914,75 @@ probe_ports = [5432]
             format!("{big}[[node]]\nname = \"m[1-2]\"\n[[node.fence]]\nendpoint = \"ipmi://h\"\n");
         let e = Inventory::parse(&more, Path::new("i.toml")).unwrap_err();
         assert!(e.contains("more than 100000 nodes"), "{e}");
+    }
+
+    const U1: &str = "4c414230-0000-4001-8000-fe0000000001";
+    const U2: &str = "4c414230-0000-4002-8000-fe0000000002";
+
+    #[test]
+    fn pins_apply_to_every_method_and_a_method_pin_wins_part_by_part() {
+        let text = format!(
+            "[[node]]\nname = \"a\"\nuuid = \"{}\"\nserial = \"S1\"\n\
+             [[node.fence]]\nendpoint = \"ipmi://h\"\n\
+             [[node.fence]]\nendpoint = \"redfish://h\"\nuuid = \"{U2}\"\n\
+             [[node.fence]]\ndriver = \"manual\"\n\
+             [[node.fence]]\nendpoint = \"snmp://p\"\noutlets = [\"7\"]\n",
+            U1.to_uppercase()
+        );
+        let inv = Inventory::parse(&text, Path::new("i.toml")).unwrap();
+        let a = inv.node("a").unwrap();
+        assert_eq!(a.uuid.as_deref(), Some(U1.to_uppercase().as_str()));
+        assert_eq!(a.methods[0].uuid, a.uuid);
+        assert_eq!(a.methods[0].serial.as_deref(), Some("S1"));
+        assert_eq!(
+            a.methods[1].uuid.as_deref(),
+            Some(U2),
+            "the method's own uuid"
+        );
+        assert_eq!(
+            a.methods[1].serial.as_deref(),
+            Some("S1"),
+            "the node's serial"
+        );
+        assert_eq!(
+            a.methods[2].uuid, None,
+            "a manual method has nothing to check"
+        );
+    }
+
+    #[test]
+    fn identity_tables_pin_nodes_of_a_range() {
+        let text = format!(
+            "[[node]]\nname = \"n[1-2]\"\n[[node.fence]]\nendpoint = \"ipmi://h[1-2]\"\n\
+             \n[identity.n2]\nuuid = \"{U2}\"\nserial = \"S2\"\n"
+        );
+        let inv = Inventory::parse(&text, Path::new("i.toml")).unwrap();
+        assert_eq!(inv.node("n1").unwrap().methods[0].uuid, None);
+        let n2 = inv.node("n2").unwrap();
+        assert_eq!(n2.methods[0].uuid.as_deref(), Some(U2));
+        assert_eq!(n2.methods[0].serial.as_deref(), Some("S2"));
+    }
+
+    #[test]
+    fn pins_that_cannot_name_one_machine_are_refused() {
+        let fence = "[[node.fence]]\nendpoint = \"ipmi://h\"\n";
+        let cases = [
+            (format!("[defaults]\nuuid = \"{U1}\"\n[[node]]\nname = \"a\"\n{fence}"), "not as a default"),
+            (format!("[defaults.ipmi]\nserial = \"S\"\n[[node]]\nname = \"a\"\n{fence}"), "[defaults.ipmi]"),
+            (format!("[[node]]\nname = \"n[1-2]\"\nuuid = \"{U1}\"\n[[node.fence]]\nendpoint = \"ipmi://h[1-2]\"\n"), "names 2 nodes"),
+            (format!("[[node]]\nname = \"a\"\nuuid = \"node01\"\n{fence}"), "'node01' is not a UUID"),
+            (format!("[[node]]\nname = \"a\"\n{fence}serial = \" \"\n"), "fence method 1: the expected serial number is empty"),
+            (format!("[[node]]\nname = \"a\"\nuuid = \"{U1}\"\n{fence}[identity.a]\nuuid = \"{U1}\"\n"), "pinned twice"),
+            (format!("[[node]]\nname = \"a\"\n{fence}[identity.b]\nuuid = \"{U1}\"\n"), "no node 'b'"),
+            (format!("[[node]]\nname = \"a\"\n{fence}[identity.a]\nuid = \"{U1}\"\n"), "uid"),
+            (format!("[[node]]\nname = \"a\"\n[[node.fence]]\ndriver = \"manual\"\nuuid = \"{U1}\"\n"), "manual method"),
+            (format!("[[node]]\nname = \"a\"\n[[node.fence]]\nendpoint = \"snmp://p\"\noutlets = [\"7\"]\nuuid = \"{U1}\"\n"), "a PDU outlet has no device"),
+            (format!("[[node]]\nname = \"a\"\n{fence}[node.ssh]\nendpoint = \"ssh://u@a/host\"\nuuid = \"{U1}\"\n"), "[node.ssh]"),
+        ];
+        for (text, want) in cases {
+            let e = Inventory::parse(&text, Path::new("i.toml")).unwrap_err();
+            assert!(e.starts_with("i.toml") && e.contains(want), "{want}: {e}");
+        }
     }
 
     #[test]

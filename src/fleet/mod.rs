@@ -12,7 +12,8 @@
 //! * [`guard`]: the mass-fencing guard (`--max-fence`);
 //! * [`hold`]: holds that keep nodes from power changes (`fencekit hold`);
 //! * [`hook`]: the confirmed-off hook and the script runner behind it;
-//! * [`sequence`]: `off`/`reboot` with crash dump first and the hook.
+//! * [`sequence`]: `off`/`reboot` with crash dump first and the hook;
+//! * [`identity`]: whether a node's levels agree about who it is, and the pins `check --record-identity` prints.
 
 pub mod audit;
 pub mod fanout;
@@ -20,6 +21,7 @@ pub mod guard;
 pub mod hold;
 pub mod hook;
 pub mod hostrange;
+pub mod identity;
 pub mod inventory;
 pub mod manual;
 pub mod plan;

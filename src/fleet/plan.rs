@@ -93,6 +93,8 @@ fn options_of(f: &MethodFields) -> Result<MethodOptions, String> {
         use_sudo: f.use_sudo == Some(true),
         missing_as_off: f.missing_as_off == Some(true),
         instructions: f.instructions.clone(),
+        uuid: f.uuid.clone(),
+        serial: f.serial.clone(),
     })
 }
 

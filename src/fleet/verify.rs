@@ -28,6 +28,7 @@
 use super::plan::NodePlan;
 use crate::engine::driver::PowerDriver;
 use crate::engine::error::{DriverError, ErrorKind};
+use crate::engine::identity::{Comparison, ExpectedIdentity, Identity};
 use crate::engine::power::PowerState;
 use crate::method::spec::MethodSpec;
 use serde::Serialize;
@@ -795,6 +796,39 @@ async fn sample(
             return (vec![None], None);
         }
     };
+    // A pinned channel must first show it controls the pinned machine:
+    // readings of another machine are no evidence about this node.
+    let pin = method.expected();
+    if !pin.is_empty() {
+        let deadline = Some(Instant::now() + opts.step_timeout);
+        let found = match driver.connect(deadline).await {
+            Ok(_) => driver.identity(deadline).await,
+            Err(e) => Err(e),
+        };
+        let refused = match found {
+            Ok(f) => match pin.compare(&f) {
+                Comparison::Match(_) => None,
+                Comparison::Mismatch(why) => Some(format!(
+                    "not read: this channel controls a different machine ({why})"
+                )),
+                Comparison::Unreported(why) => {
+                    Some(format!("not read: the machine cannot be confirmed ({why})"))
+                }
+            },
+            Err(e) => Some(format!("not read: the identity could not be read: {e}")),
+        };
+        if let Some(observation) = refused {
+            evidence.push(Evidence {
+                source,
+                observation,
+                at_ms: t0.elapsed().as_millis() as u64,
+                agrees: None,
+                independent,
+            });
+            driver.close().await;
+            return (vec![None], None);
+        }
+    }
     if opts.expect == PowerState::On {
         // Right after a reboot or a power cycle the BMC may still read off:
         // wait (within the boot timeout) for "on" before sampling.
@@ -1222,10 +1256,18 @@ pub struct CheckRow {
     pub detail: Option<String>,
     /// Why it would not work.
     pub error: Option<String>,
+    /// What the device reports about the machine (absent when it could not be read).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub identity: Option<Identity>,
+    /// The identity this level is pinned to (absent when none).
+    #[serde(skip_serializing_if = "ExpectedIdentity::is_empty")]
+    pub expect: ExpectedIdentity,
 }
 
-/// Checks one level: reachable, authenticates, privilege, status readable,
-/// and (Redfish) a safe reset type for off and on. Changes no power state.
+/// Checks one level: reachable, authenticates, privilege, the machine's
+/// identity (read and reported; compared with the pin, if any), status
+/// readable, and (Redfish) a safe reset type for off and on. Changes no
+/// power state.
 pub async fn check_level(node: &str, level: usize, m: &MethodSpec, step: Duration) -> CheckRow {
     let mut row = CheckRow {
         node: node.to_string(),
@@ -1236,6 +1278,8 @@ pub async fn check_level(node: &str, level: usize, m: &MethodSpec, step: Duratio
         state: None,
         detail: None,
         error: None,
+        identity: None,
+        expect: m.expected().clone(),
     };
     if let MethodSpec::Manual { .. } = m {
         row.ok = true;
@@ -1255,6 +1299,25 @@ pub async fn check_level(node: &str, level: usize, m: &MethodSpec, step: Duratio
     let result: Result<(), String> = async {
         let detail = driver.connect(deadline).await.map_err(|e| e.to_string())?;
         row.detail = Some(detail);
+        match driver.identity(deadline).await {
+            Ok(found) => {
+                let verdict = (!row.expect.is_empty()).then(|| row.expect.compare(&found));
+                row.identity = Some(found);
+                match verdict {
+                    Some(Comparison::Mismatch(why)) => {
+                        return Err(format!("a different machine than pinned: {why}"))
+                    }
+                    Some(Comparison::Unreported(why)) => {
+                        return Err(format!("the pinned identity cannot be confirmed: {why}"))
+                    }
+                    _ => {}
+                }
+            }
+            Err(e) if row.expect.is_empty() => {
+                tracing::debug!(node, level, error = %e, "identity not readable");
+            }
+            Err(e) => return Err(format!("the pinned identity cannot be confirmed: {e}")),
+        }
         row.state = Some(driver.status(deadline).await.map_err(|e| e.to_string())?);
         match &mut driver {
             crate::method::driver::AnyDriver::Redfish(d) => {
@@ -1296,6 +1359,30 @@ pub async fn check_level(node: &str, level: usize, m: &MethodSpec, step: Duratio
     row
 }
 
+/// Marks the levels of one node that report different machines (under
+/// every UUID encoding): at least one of them controls the wrong machine.
+fn flag_disagreements(rows: &mut [CheckRow]) {
+    let found: Vec<super::identity::LevelIdentity<'_>> = rows
+        .iter()
+        .map(|r| super::identity::LevelIdentity {
+            level: r.level,
+            endpoint: &r.endpoint,
+            found: r.identity.as_ref(),
+        })
+        .collect();
+    let bad = super::identity::disagreements(&found);
+    for (a, b, why) in bad {
+        for r in rows.iter_mut().filter(|r| r.level == a || r.level == b) {
+            r.ok = false;
+            r.error = Some(match r.error.take() {
+                Some(e) if !e.contains(&why) => format!("{e}; {why}"),
+                Some(e) => e,
+                None => why.clone(),
+            });
+        }
+    }
+}
+
 /// Checks every level of every node, at most `parallel` nodes at once.
 pub async fn check_all(plans: &[NodePlan], step: Duration, parallel: usize) -> Vec<CheckRow> {
     let local = tokio::task::LocalSet::new();
@@ -1313,6 +1400,7 @@ pub async fn check_all(plans: &[NodePlan], step: Duration, parallel: usize) -> V
                         for (i, m) in p.levels.iter().enumerate() {
                             rows.push(check_level(&p.name, i + 1, m, step).await);
                         }
+                        flag_disagreements(&mut rows);
                         rows
                     })
                 })
@@ -1323,9 +1411,36 @@ pub async fn check_all(plans: &[NodePlan], step: Duration, parallel: usize) -> V
                     out.extend(r);
                 }
             }
+            flag_shared_machines(&mut out);
             out
         })
         .await
+}
+
+/// Marks the levels of different nodes that report one machine.
+fn flag_shared_machines(rows: &mut [CheckRow]) {
+    let view: Vec<(&str, usize, &str, Option<&Identity>)> = rows
+        .iter()
+        .map(|r| {
+            (
+                r.node.as_str(),
+                r.level,
+                r.endpoint.as_str(),
+                r.identity.as_ref(),
+            )
+        })
+        .collect();
+    let shared = super::identity::same_machine_elsewhere(&view);
+    for (a, b, why) in shared {
+        for i in [a, b] {
+            let r = &mut rows[i];
+            r.ok = false;
+            r.error = Some(match r.error.take() {
+                Some(e) => format!("{e}; {why}"),
+                None => why.clone(),
+            });
+        }
+    }
 }
 
 #[cfg(test)]

@@ -35,6 +35,10 @@ pub struct Faults {
     /// The power meter lies: it reports the draw of a running machine
     /// whatever the real power is (`verify` must not trust it blindly).
     pub draw_lies: bool,
+    /// The BMC cannot say who the machine is: IPMI Get System GUID is
+    /// answered "invalid command" (C1h), and Redfish leaves out the
+    /// system's `UUID` and `SerialNumber` (as older firmware does).
+    pub no_identity: bool,
     /// The simulated host's kernel is alive but its service stopped: while
     /// the node is on, its port answers with an RST (see [`super::host`]).
     pub host_rst: bool,

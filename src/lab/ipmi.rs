@@ -465,7 +465,14 @@ impl IpmiServer {
     /// it the most common encoding): `ipmitool mc guid` then prints the same
     /// UUID as the lab's Redfish `ComputerSystem.UUID`, as on real machines.
     fn system_guid(&self, f: &Frame) -> Frame {
-        let uuid = self.bmc.lock().identity.uuid.clone();
+        let (uuid, hidden) = {
+            let c = self.bmc.lock();
+            (c.identity.uuid.clone(), c.faults.no_identity)
+        };
+        if hidden {
+            // The `no-identity` fault: a BMC without the command (C1h).
+            return f.response(cc::INVALID_COMMAND, &[]);
+        }
         match network_bytes(&uuid) {
             Some(b) => f.response(cc::OK, &GuidEncoding::Smbios.encode(&b)),
             None => f.response(cc::INVALID_COMMAND, &[]),

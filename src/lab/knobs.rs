@@ -48,6 +48,7 @@ pub fn apply_knob(k: &str, f: &mut Faults, on: &mut bool) -> Result<(), String> 
         "lying" => f.lying = true,
         "flap" => f.flap = true,
         "draw-lies" => f.draw_lies = true,
+        "no-identity" => f.no_identity = true,
         "host-rst" => f.host_rst = true,
         "host-alive" => f.host_alive = true,
         "no-meter" => f.no_meter = true,

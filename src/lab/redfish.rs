@@ -1130,6 +1130,13 @@ fn system(shared: &Shared, id: &str, path: &str) -> Answer {
     if let Some(key) = vendor.oem() {
         body["Oem"] = json!({ key: {} });
     }
+    if bmc.lock().faults.no_identity {
+        // Firmware that publishes neither (both are optional in the schema).
+        if let Some(o) = body.as_object_mut() {
+            o.remove("UUID");
+            o.remove("SerialNumber");
+        }
+    }
     if !main {
         if matches!(vendor, Vendor::Ami | Vendor::AmiTask) {
             // The DGX capture's HGX_Baseboard_0 has no reset action.

@@ -8,6 +8,7 @@
 
 use super::credential::CredentialRef;
 use super::spec::MethodSpec;
+use crate::engine::identity::ExpectedIdentity;
 use crate::ipmi::config::{self, AuthType, CipherChoice, IpmiConfig, Privilege, Version};
 use crate::redfish::config::{is_redfish_url, parse_target as parse_redfish_target};
 use crate::secret::Secret;
@@ -69,11 +70,30 @@ pub struct MethodOptions {
     pub missing_as_off: bool,
     /// Manual: what the person must do.
     pub instructions: Option<String>,
+    /// The system UUID the machine must report before any power command
+    /// (`--expect-uuid`, inventory `uuid`).
+    pub uuid: Option<String>,
+    /// The serial number it must report (`--expect-serial`, inventory `serial`).
+    pub serial: Option<String>,
+}
+
+/// The identity `o` pins, applied to `m` (an error for a method that has no
+/// device that could report one).
+fn pinned(mut m: MethodSpec, o: &MethodOptions) -> Result<MethodSpec, String> {
+    m.set_expected(ExpectedIdentity::new(
+        o.uuid.as_deref(),
+        o.serial.as_deref(),
+    )?)?;
+    Ok(m)
 }
 
 /// The method a target URL names: `ipmi://`, `redfish://` (and its
 /// variants) or `ssh://`.
 pub fn from_url(url: &str, o: &MethodOptions) -> Result<MethodSpec, String> {
+    pinned(unpinned_from_url(url, o)?, o)
+}
+
+fn unpinned_from_url(url: &str, o: &MethodOptions) -> Result<MethodSpec, String> {
     if is_redfish_url(url) {
         return redfish(url, o);
     }
@@ -88,6 +108,16 @@ pub fn from_url(url: &str, o: &MethodOptions) -> Result<MethodSpec, String> {
 /// the endpoint's scheme when `None`) at `endpoint`, or at `ip` (with
 /// `o.ipport`) when there is no endpoint. `node` names a manual method.
 pub fn from_parts(
+    node: &str,
+    driver: Option<&str>,
+    endpoint: Option<&str>,
+    ip: Option<&str>,
+    o: &MethodOptions,
+) -> Result<MethodSpec, String> {
+    pinned(unpinned_from_parts(node, driver, endpoint, ip, o)?, o)
+}
+
+fn unpinned_from_parts(
     node: &str,
     driver: Option<&str>,
     endpoint: Option<&str>,
@@ -180,6 +210,7 @@ fn ipmi(
     Ok(MethodSpec::Ipmi {
         config: c,
         credential: o.credential.clone(),
+        expect: ExpectedIdentity::default(),
     })
 }
 
@@ -203,6 +234,7 @@ fn redfish(url: &str, o: &MethodOptions) -> Result<MethodSpec, String> {
     Ok(MethodSpec::Redfish {
         config: c,
         credential: o.credential.clone(),
+        expect: ExpectedIdentity::default(),
     })
 }
 
@@ -232,6 +264,7 @@ fn ssh(url: &str, o: &MethodOptions) -> Result<MethodSpec, String> {
         identity: o.identity_file.clone(),
         agent: o.ssh_agent,
         credential: o.credential.clone(),
+        expect: ExpectedIdentity::default(),
     })
 }
 

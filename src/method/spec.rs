@@ -8,6 +8,7 @@
 use super::credential::{CredentialError, CredentialRef};
 use super::driver::AnyDriver;
 use crate::engine::error::{DriverError, ErrorKind, Stage};
+use crate::engine::identity::ExpectedIdentity;
 use crate::ipmi::config::IpmiConfig;
 use crate::ipmi::driver::IpmiDriver;
 use crate::redfish::config::RedfishConfig;
@@ -20,8 +21,10 @@ use crate::ssh::driver::SshDriver;
 use std::path::PathBuf;
 use std::time::Instant;
 
-/// A method ready to build a driver.
+/// A method ready to build a driver. (Plans hold a few per node, so the
+/// size difference between variants does not matter.)
 #[derive(Clone, Debug)]
+#[allow(clippy::large_enum_variant)]
 pub enum MethodSpec {
     /// IPMI over LAN; the config's password is filled from `credential` at build time.
     Ipmi {
@@ -29,6 +32,8 @@ pub enum MethodSpec {
         config: IpmiConfig,
         /// Where the password comes from.
         credential: CredentialRef,
+        /// Who the machine behind it must be (empty: not checked).
+        expect: ExpectedIdentity,
     },
     /// SSH (virsh, host or custom profile). `config.auth` is completed at
     /// build time: a key (`identity`, with `credential` as its passphrase),
@@ -42,6 +47,8 @@ pub enum MethodSpec {
         agent: bool,
         /// The password, or the key's passphrase.
         credential: CredentialRef,
+        /// Who the machine behind it must be (empty: not checked).
+        expect: ExpectedIdentity,
     },
     /// A person fences the node by hand and acknowledges (`fencekit ack`).
     Manual {
@@ -56,6 +63,9 @@ pub enum MethodSpec {
         config: RedfishConfig,
         /// Where the password comes from.
         credential: CredentialRef,
+        /// Who the machine behind it must be (empty: not checked). With a
+        /// UUID and no systems URI, it also chooses the system.
+        expect: ExpectedIdentity,
     },
     /// SNMP to one or more switched PDUs; each PDU's secrets are filled
     /// from its [`SnmpCredentials`] at build time.
@@ -272,6 +282,48 @@ impl MethodSpec {
         }
     }
 
+    /// Who the machine behind this method must be (empty for manual and
+    /// PDU methods, which have no device that could say, and when nothing
+    /// is pinned).
+    pub fn expected(&self) -> &ExpectedIdentity {
+        const NONE: &ExpectedIdentity = &ExpectedIdentity {
+            uuid: None,
+            serial: None,
+        };
+        match self {
+            MethodSpec::Manual { .. } | MethodSpec::Snmp { .. } => NONE,
+            MethodSpec::Ipmi { expect, .. }
+            | MethodSpec::Redfish { expect, .. }
+            | MethodSpec::Ssh { expect, .. } => expect,
+        }
+    }
+
+    /// Whether the method talks to a device that a pin applies to (a node's
+    /// `uuid`/`serial` skips manual and PDU methods).
+    pub fn pinnable(&self) -> bool {
+        !matches!(self, MethodSpec::Manual { .. } | MethodSpec::Snmp { .. })
+    }
+
+    /// Pins the method to `identity`. `Err` for a manual or PDU method,
+    /// which has no device that could report one.
+    pub fn set_expected(&mut self, identity: ExpectedIdentity) -> Result<(), String> {
+        match self {
+            MethodSpec::Manual { .. } | MethodSpec::Snmp { .. } if identity.is_empty() => Ok(()),
+            MethodSpec::Manual { .. } => {
+                Err("a manual method has no device that could report an identity".into())
+            }
+            MethodSpec::Snmp { .. } => Err(
+                "a PDU outlet cannot report which machine it feeds (no identity to check)".into(),
+            ),
+            MethodSpec::Ipmi { expect, .. }
+            | MethodSpec::Redfish { expect, .. }
+            | MethodSpec::Ssh { expect, .. } => {
+                *expect = identity;
+                Ok(())
+            }
+        }
+    }
+
     /// Resolves the credential (a script gets until `deadline`) and builds
     /// the driver (not for manual methods, which have none).
     pub async fn build(&self, deadline: Option<Instant>) -> Result<AnyDriver, DriverError> {
@@ -284,6 +336,7 @@ impl MethodSpec {
                 identity,
                 agent,
                 credential,
+                ..
             } => {
                 let mut c = config.clone();
                 c.auth = match (identity, agent) {
@@ -306,14 +359,22 @@ impl MethodSpec {
                 Stage::Status,
                 "a manual method has no device to talk to",
             )),
-            MethodSpec::Ipmi { config, credential } => {
+            MethodSpec::Ipmi {
+                config, credential, ..
+            } => {
                 let mut c = config.clone();
                 c.password = credential.resolve(deadline).await.map_err(cred_err)?;
                 IpmiDriver::new(c).map(AnyDriver::Ipmi).map_err(config_err)
             }
-            MethodSpec::Redfish { config, credential } => {
+            MethodSpec::Redfish {
+                config, credential, ..
+            } => {
                 let mut c = config.clone();
                 c.password = credential.resolve(deadline).await.map_err(cred_err)?;
+                // The pinned UUID also chooses among several systems.
+                if c.expect_uuid.is_none() {
+                    c.expect_uuid = self.expected().uuid.clone();
+                }
                 RedfishDriver::new(c)
                     .map(AnyDriver::Redfish)
                     .map_err(config_err)

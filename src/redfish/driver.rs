@@ -313,8 +313,21 @@ impl RedfishDriver {
                 candidates.push((path.clone(), uuid));
                 bodies.push((path, sys));
             }
-            let chosen = model::choose_by_uuid(&candidates, &want)
-                .map_err(|m| DriverError::new(ErrorKind::Config, stage, m))?;
+            let chosen = model::choose_by_uuid(&candidates, &want).map_err(|m| {
+                // No system is the pinned machine: this service does not
+                // control it (the fleet then tries no further level). Several
+                // claiming it is ambiguity, not evidence of a wrong machine.
+                let reported = candidates.iter().filter(|(_, u)| u.is_some()).count();
+                let hits = candidates
+                    .iter()
+                    .filter(|(_, u)| u.as_deref().and_then(normalise_uuid) == Some(want.clone()))
+                    .count();
+                match (hits, reported) {
+                    (0, 0) => DriverError::new(ErrorKind::IdentityUnavailable, Stage::Identity, m),
+                    (0, _) => DriverError::new(ErrorKind::IdentityMismatch, Stage::Identity, m),
+                    _ => DriverError::new(ErrorKind::Config, stage, m),
+                }
+            })?;
             let body = bodies
                 .into_iter()
                 .find(|(p, _)| *p == chosen)

@@ -84,6 +84,9 @@ pub enum Profile {
         off_pattern: String,
         /// What `{plug}` stands for.
         plug: Option<String>,
+        /// Command template printing the machine's UUID, if the target
+        /// has one (without it the profile cannot report an identity).
+        uuid: Option<String>,
     },
 }
 
@@ -228,8 +231,10 @@ impl SshConfig {
                 on_pattern,
                 off_pattern,
                 plug,
+                uuid,
             } => {
-                for (what, t) in [("status", status), ("on", on), ("off", off)] {
+                let named = [("status", status), ("on", on), ("off", off)];
+                for (what, t) in named.into_iter().chain(uuid.iter().map(|u| ("uuid", u))) {
                     if t.trim().is_empty() {
                         return Err(format!("the custom {what} command is empty"));
                     }

@@ -15,6 +15,7 @@ use super::profile::{self, Output};
 use super::session::{self, Conn, ExecError, OpenError, Phase};
 use crate::engine::driver::PowerDriver;
 use crate::engine::error::{DriverError, ErrorKind, Stage};
+use crate::engine::identity::Identity;
 use crate::engine::power::{PowerCommand, PowerState};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -444,6 +445,40 @@ impl PowerDriver for SshDriver {
                 profile::custom_command_result(&out, what)
             }
         }
+    }
+
+    /// virsh: `virsh domuuid DOMAIN`; custom: the profile's `uuid`
+    /// template, if it has one; host: nothing (a login proves no identity).
+    async fn identity(&mut self, deadline: Option<Instant>) -> Result<Identity, DriverError> {
+        let stage = Stage::Identity;
+        let cfg = self.cfg.clone();
+        let (cmd, what) = match &cfg.profile {
+            Profile::Virsh { .. } => {
+                let plug = self.plug_required(stage)?;
+                let w = profile::shell_word(&plug);
+                (
+                    profile::virsh_command(cfg.sudo(), &["domuuid", &w]),
+                    format!("virsh domuuid {}", profile::printable(&plug, 80)),
+                )
+            }
+            Profile::Custom {
+                uuid: Some(template),
+                ..
+            } => {
+                let cmd = profile::expand_template(template, self.plug.as_deref())
+                    .map_err(|m| DriverError::new(ErrorKind::Config, stage, m))?;
+                (
+                    profile::with_sudo(cfg.sudo(), &cmd),
+                    "the uuid command".to_string(),
+                )
+            }
+            Profile::Custom { uuid: None, .. } | Profile::Host => return Ok(Identity::default()),
+        };
+        let out = self
+            .run(cmd, deadline, cfg.command_timeout, stage)
+            .await
+            .map_err(|e| e.error)?;
+        profile::uuid_answer(&out, &what)
     }
 
     fn observes_off(&self) -> bool {

@@ -10,6 +10,7 @@
 //! Running the commands is [`crate::ssh::session`]'s job.
 
 use crate::engine::error::{DriverError, ErrorKind, Stage};
+use crate::engine::identity::{reported_uuid, Identity};
 use crate::engine::power::{PowerCommand, PowerState};
 
 /// Longest plug accepted (libvirt domain names have no fixed limit; this is
@@ -443,6 +444,36 @@ pub fn custom_status(
                 "the status output matches neither '{on_pattern}' nor '{off_pattern}': {}",
                 out.brief()
             ),
+        )),
+    }
+}
+
+/// Reads the answer to a UUID command (`virsh domuuid DOMAIN`, a custom
+/// profile's `uuid` template): the first output line that reads as a UUID.
+/// A failed command, or one that prints no UUID, is a
+/// [`ErrorKind::DeviceError`] naming what it printed.
+pub fn uuid_answer(out: &Output, what: &str) -> Result<Identity, DriverError> {
+    let stage = Stage::Identity;
+    if !out.success() || out.lines().any(|l| l.starts_with("error:")) {
+        return Err(DriverError::new(
+            ErrorKind::DeviceError,
+            stage,
+            format!(
+                "{what} failed ({}): {}",
+                out.describe_exit(),
+                virsh_error(out)
+            ),
+        ));
+    }
+    match out.lines().find_map(reported_uuid) {
+        Some(form) => Ok(Identity {
+            uuid: vec![form],
+            serial: None,
+        }),
+        None => Err(DriverError::new(
+            ErrorKind::DeviceError,
+            stage,
+            format!("{what} printed no UUID: '{}'", out.brief()),
         )),
     }
 }

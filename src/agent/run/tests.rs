@@ -30,6 +30,8 @@ struct SimState {
     plugs: Vec<PlugEntry>,
     /// Every power command fails this way (after being recorded).
     command_error: Option<ErrorKind>,
+    /// What identity() reports.
+    identity: crate::engine::identity::Identity,
 }
 
 impl Sim {
@@ -107,6 +109,15 @@ impl PowerDriver for Sim {
             PowerCommand::Diag => s.calls.push("diag"),
         }
         Ok(())
+    }
+
+    async fn identity(
+        &mut self,
+        _: Option<Instant>,
+    ) -> Result<crate::engine::identity::Identity, DriverError> {
+        let mut s = self.st();
+        s.calls.push("identity");
+        Ok(s.identity.clone())
     }
 
     async fn close(&mut self) {
@@ -1109,4 +1120,93 @@ fn real_driver_against_the_lab() {
     assert!(!r.stderr.contains("n0t-the-pw"), "{}", r.stderr);
     stop_tx.send(()).unwrap();
     server.join().unwrap();
+}
+
+const PINNED: &str = "4c414230-0000-4001-8000-fe0000000001";
+
+fn sim_reporting(uuid: &str) -> Sim {
+    let sim = Sim::new(true);
+    sim.st().identity = crate::engine::identity::Identity {
+        uuid: vec![crate::engine::identity::reported_uuid(uuid).unwrap()],
+        serial: None,
+    };
+    sim
+}
+
+#[test]
+fn expect_uuid_fences_the_right_machine_and_refuses_any_other() {
+    let sim = sim_reporting(PINNED);
+    let uuid = format!("--expect-uuid={}", PINNED.to_uppercase());
+    let r = run_fast(&["-a", "h", "-o", "off", &uuid], &sim);
+    assert_eq!(r.out.code, 0, "{:?}", r.out);
+    assert_eq!(r.out.stdout, "Success: Powered OFF\n");
+    assert_eq!(sim.calls()[..3], ["identity", "status", "off"]);
+
+    let sim = sim_reporting("4c414230-0000-4002-8000-fe0000000002");
+    let r = run_fast(&["-a", "h", "-o", "off", "--expect-uuid", PINNED], &sim);
+    assert_eq!(r.out.code, 1);
+    assert_eq!(r.out.stdout, "");
+    assert_eq!(sim.calls(), ["identity"], "nothing after the identity read");
+    assert!(sim.st().on, "the power is unchanged");
+    assert!(
+        r.out.stderr.contains(
+            "Failed: The device controls a different machine than --expect-uuid names; nothing was powered"
+        ) && r.out.stderr.contains(&format!(
+            "cause: refusing to act on a different machine: expected uuid {PINNED}, found \
+             4c414230-0000-4002-8000-fe0000000002 (as reported); no power command was sent \
+             (during identity check)"
+        )),
+        "{}",
+        r.out.stderr
+    );
+
+    // status and monitor check too: a status must not describe another machine.
+    for action in ["status", "monitor", "reboot", "on"] {
+        let sim = sim_reporting("4c414230-0000-4002-8000-fe0000000002");
+        let r = run_fast(&["-a", "h", "-o", action, "--expect-uuid", PINNED], &sim);
+        assert_eq!((r.out.code, sim.calls()), (1, vec!["identity"]), "{action}");
+    }
+}
+
+#[test]
+fn expect_uuid_on_stdin_and_a_device_that_cannot_report() {
+    let sim = Sim::new(true);
+    let stdin = format!("action=off\nip=h\npower_wait=0\nexpect_uuid={PINNED}\n");
+    let r = run_env("fence_ipmilan", &[], &stdin, &sim, &AgentEnv::plain());
+    assert_eq!(r.out.code, 1);
+    assert_eq!(sim.calls(), ["identity"]);
+    assert!(
+        r.out
+            .stderr
+            .contains("Failed: The device cannot report the machine's identity")
+            && r.out.stderr.contains("does not report a system uuid"),
+        "{}",
+        r.out.stderr
+    );
+}
+
+#[test]
+fn without_expect_uuid_the_identity_is_never_read() {
+    let sim = sim_reporting("4c414230-0000-4002-8000-fe0000000002");
+    let r = run_fast(&["-a", "h", "-o", "off"], &sim);
+    assert_eq!(r.out.code, 0);
+    assert!(!sim.calls().contains(&"identity"), "{:?}", sim.calls());
+}
+
+#[test]
+fn a_malformed_expect_uuid_is_a_usage_error() {
+    for action in ["off", "validate-all"] {
+        let sim = Sim::new(true);
+        let r = run_fast(&["-a", "h", "-o", action, "--expect-uuid", "node01"], &sim);
+        assert_eq!(r.out.code, 1, "{action}");
+        assert!(sim.calls().is_empty(), "{action}: nothing contacted");
+        assert!(
+            r.out
+                .stderr
+                .contains("Failed: --expect-uuid: 'node01' is not a UUID")
+                && r.out.stderr.contains("Please use '-h' for usage"),
+            "{action}: {}",
+            r.out.stderr
+        );
+    }
 }
