@@ -261,7 +261,7 @@ impl Opener<'_> {
 
     async fn tcp(&mut self) -> Result<TcpStream, OpenError> {
         let stage = Stage::Authenticate;
-        self.step = "TCP connect";
+        self.step = "name resolution";
         let addrs: Vec<SocketAddr> =
             match tokio::net::lookup_host((self.cfg.host.as_str(), self.cfg.port)).await {
                 Ok(a) => a.collect(),
@@ -276,6 +276,7 @@ impl Opener<'_> {
                     ))
                 }
             };
+        self.step = "TCP connect";
         let mut last: Option<DriverError> = None;
         for addr in &addrs {
             match TcpStream::connect(addr).await {
