@@ -133,19 +133,24 @@ for name, size in sizes.items():
 sys.exit(1 if (fail and check) else 0)
 PY
 
-# No runtime, no TLS: one thread (no clone of a worker), no certificate store read.
+# No runtime, no TLS: one thread (no clone of a worker), no certificate store
+# read; for every binary (--check fails on the first one only).
 if command -v strace >/dev/null; then
-  a="$work/${bins[0]%%=*}/fence_ipmilan"
-  for cmd in "$a --version" "$a -o metadata"; do
-    strace -f -qq -e trace=clone,clone3,openat -o "$work/strace" $cmd > /dev/null
-    threads=$(grep -cE 'clone3?\(' "$work/strace" || true)
-    certs=$(grep -E 'openat\(' "$work/strace" | grep -cE '"/etc/ssl|"/etc/pki|/certs/|\.pem"|\.crt"' || true)
-    libs=$(grep -E 'openat\(' "$work/strace" | grep -cE '\.so' || true)
-    echo "${cmd#"$work/"}: threads started: $threads, certificate files opened: $certs, shared libraries opened: $libs"
-    if [ "$check" = 1 ] && [ "$threads$certs" != "00" ]; then
-      echo "  MISSED: ${cmd#"$work/"} starts threads or reads certificates" >&2
-      exit 1
-    fi
+  first=1
+  for b in "${bins[@]}"; do
+    a="$work/${b%%=*}/fence_ipmilan"
+    for cmd in "$a --version" "$a -o metadata"; do
+      strace -f -qq -e trace=clone,clone3,openat -o "$work/strace" $cmd > /dev/null
+      threads=$(grep -cE 'clone3?\(' "$work/strace" || true)
+      certs=$(grep -E 'openat\(' "$work/strace" | grep -cE '"/etc/ssl|"/etc/pki|/certs/|\.pem"|\.crt"' || true)
+      libs=$(grep -E 'openat\(' "$work/strace" | grep -cE '\.so' || true)
+      echo "${cmd#"$work/"}: threads started: $threads, certificate files opened: $certs, shared libraries opened: $libs"
+      if [ "$check" = 1 ] && [ "$first" = 1 ] && [ "$threads$certs" != "00" ]; then
+        echo "  MISSED: ${cmd#"$work/"} starts threads or reads certificates" >&2
+        exit 1
+      fi
+    done
+    first=0
   done
 else
   echo "strace not installed: thread/TLS check skipped"

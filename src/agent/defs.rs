@@ -3,29 +3,19 @@
 //! `agents/common.toml` holds the options every agent may share and one file
 //! per agent family (`agents/ipmilan.toml`, …) names the agent, its aliases
 //! with their default overrides, the options it offers and its actions. They
-//! are embedded at build time and are the single source for the argv parser,
-//! the stdin reader, validation, `--help`, the metadata XML and the man page.
-//! This module only loads and resolves them; it prints nothing.
+//! are the single source for the argv parser, the stdin reader, validation,
+//! `--help`, the metadata XML and the man page.
+//!
+//! `build.rs` parses and resolves them at build time (through
+//! `defs_source.rs`, which the tests compile too) and writes the static tables included here, so an
+//! agent call parses no TOML and allocates nothing to know its options; a
+//! broken definition fails the build. This module only looks them up; it
+//! prints nothing.
 
-use serde::Deserialize;
-use std::collections::BTreeMap;
-use std::sync::OnceLock;
-
-const COMMON: &str = include_str!("../../agents/common.toml");
-const FAMILIES: &[(&str, &str)] = &[
-    ("ipmilan.toml", include_str!("../../agents/ipmilan.toml")),
-    ("redfish.toml", include_str!("../../agents/redfish.toml")),
-    ("virsh.toml", include_str!("../../agents/virsh.toml")),
-    ("apc_snmp.toml", include_str!("../../agents/apc_snmp.toml")),
-    (
-        "eaton_snmp.toml",
-        include_str!("../../agents/eaton_snmp.toml"),
-    ),
-];
+use std::borrow::Cow;
 
 /// The value type of an option.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum OptType {
     /// A flag: no value on the command line.
     Boolean,
@@ -53,8 +43,7 @@ impl OptType {
 }
 
 /// How a flag's stored value is read.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Truth {
     /// On whenever the key is set, whatever its value (so stdin `x=0` turns it on, as upstream).
     #[default]
@@ -64,8 +53,7 @@ pub enum Truth {
 }
 
 /// Which protocol driver serves an agent.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DriverKind {
     /// IPMI over LAN (v1.5 and v2.0 RMCP+).
     Ipmi,
@@ -77,59 +65,55 @@ pub enum DriverKind {
     Snmp,
 }
 
-/// One option as written in a definition file.
-#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields)]
+/// One option of a family, resolved (the family's overrides applied).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct OptionDef {
     /// Long option name without dashes (`power-timeout`).
-    pub long: String,
+    pub long: &'static str,
+    /// The stdin and metadata key: `long` with `-` replaced by `_`.
+    key: &'static str,
     /// One-letter short option, if any.
-    #[serde(default)]
-    pub short: Option<String>,
+    pub short: Option<char>,
     /// Deprecated key still accepted on stdin and listed in the metadata.
-    #[serde(default)]
-    pub old_key: Option<String>,
+    pub old_key: Option<&'static str>,
     /// Value type.
-    #[serde(rename = "type")]
     pub ty: OptType,
     /// Placeholder shown as `--long=[metavar]`.
-    #[serde(default)]
-    pub metavar: Option<String>,
+    pub metavar: Option<&'static str>,
     /// Default value.
-    #[serde(default)]
-    pub default: Option<String>,
+    pub default: Option<&'static str>,
     /// Metadata `required` attribute.
-    #[serde(default)]
     pub required: bool,
     /// Metadata sort key.
     pub order: u32,
     /// Allowed values of a select.
-    #[serde(default)]
-    pub choices: Vec<String>,
+    pub choices: &'static [&'static str],
     /// How a flag's value is read.
-    #[serde(default)]
     pub truth: Truth,
     /// Why fencekit accepts but does not use this option.
-    #[serde(default)]
-    pub ignored: Option<String>,
+    pub ignored: Option<&'static str>,
     /// A fencekit-only option that upstream's agent does not have: it is
     /// listed in the metadata after upstream's parameters (its `order` must
     /// put it there) and left out of comparisons with upstream.
-    #[serde(default)]
     pub extension: bool,
     /// One-line description.
-    pub desc: String,
+    pub desc: &'static str,
 }
 
 impl OptionDef {
     /// The stdin and metadata key: the long name with `-` replaced by `_`.
-    pub fn key(&self) -> String {
-        self.long.replace('-', "_")
+    pub fn key_str(&self) -> &'static str {
+        self.key
     }
 
-    /// The short letter as a char.
+    /// [`OptionDef::key_str`] as an owned string.
+    pub fn key(&self) -> String {
+        self.key.to_string()
+    }
+
+    /// The short letter.
     pub fn short_char(&self) -> Option<char> {
-        self.short.as_deref().and_then(|s| s.chars().next())
+        self.short
     }
 
     /// True when the option takes a value on the command line.
@@ -140,14 +124,14 @@ impl OptionDef {
     /// The option as written in usage and metadata: `-a, --ip=[ip]`, `--verbose-level`.
     pub fn getopt_text(&self) -> String {
         let mut s = String::new();
-        if let Some(c) = self.short_char() {
+        if let Some(c) = self.short {
             s.push('-');
             s.push(c);
             s.push_str(", ");
         }
         s.push_str("--");
-        s.push_str(&self.long);
-        if let Some(m) = &self.metavar {
+        s.push_str(self.long);
+        if let Some(m) = self.metavar {
             s.push_str("=[");
             s.push_str(m);
             s.push(']');
@@ -156,76 +140,42 @@ impl OptionDef {
     }
 }
 
-/// Changes an agent makes to a shared option.
-#[derive(Clone, Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Override {
-    default: Option<String>,
-    metavar: Option<String>,
-    desc: Option<String>,
-    required: Option<bool>,
-    /// Replaces the shared option's `ignored` reason; `""` means this agent uses it.
-    ignored: Option<String>,
-}
-
-/// An alias as written in a definition file.
-#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields)]
+/// An alias of a family.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct AliasDef {
     /// The alias's name (`fence_ilo4`).
-    pub name: String,
+    pub name: &'static str,
     /// Its one-line description (metadata `symlink` element).
-    pub shortdesc: String,
-    /// Option defaults that differ from the agent's (key → value).
-    #[serde(default)]
-    pub defaults: BTreeMap<String, String>,
+    pub shortdesc: &'static str,
+    /// Option defaults that differ from the agent's (key, value), sorted by key.
+    pub defaults: &'static [(&'static str, &'static str)],
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct CommonFile {
-    option: Vec<OptionDef>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct FamilyFile {
-    name: String,
-    shortdesc: String,
-    longdesc: String,
-    vendor_url: String,
-    driver: DriverKind,
-    compat_version: String,
-    port_as_ip: bool,
-    login_required: bool,
-    password_required: bool,
-    plug_required: bool,
-    actions: Vec<String>,
-    hidden_actions: Vec<String>,
-    options: Vec<String>,
-    #[serde(default)]
-    overrides: BTreeMap<String, Override>,
-    #[serde(default)]
-    alias: Vec<AliasDef>,
-    #[serde(default)]
-    option: Vec<OptionDef>,
+impl AliasDef {
+    /// This alias's default for `key`, when it differs from the family's.
+    pub fn default_of(&self, key: &str) -> Option<&'static str> {
+        self.defaults
+            .iter()
+            .find(|(k, _)| *k == key)
+            .map(|(_, v)| *v)
+    }
 }
 
 /// One agent family, resolved: shared options merged with its own, overrides applied.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct Family {
     /// The main agent name (`fence_ipmilan`).
-    pub name: String,
+    pub name: &'static str,
     /// One-line description (metadata `shortdesc`).
-    pub shortdesc: String,
+    pub shortdesc: &'static str,
     /// Paragraph for the metadata `longdesc` and the man page.
-    pub longdesc: String,
+    pub longdesc: &'static str,
     /// Metadata `vendor-url`.
-    pub vendor_url: String,
+    pub vendor_url: &'static str,
     /// The protocol driver.
     pub driver: DriverKind,
     /// The fence-agents release this definition follows.
-    pub compat_version: String,
+    pub compat_version: &'static str,
     /// `--plug` is the device address (with `--port-as-ip`), not an outlet.
     pub port_as_ip: bool,
     /// A user name must be given.
@@ -235,36 +185,50 @@ pub struct Family {
     /// A plug must be given (except for list, list-status and monitor).
     pub plug_required: bool,
     /// Actions listed in the metadata, in order.
-    pub actions: Vec<String>,
+    pub actions: &'static [&'static str],
     /// Actions accepted but not listed.
-    pub hidden_actions: Vec<String>,
+    pub hidden_actions: &'static [&'static str],
     /// The aliases.
-    pub aliases: Vec<AliasDef>,
+    pub aliases: &'static [AliasDef],
     /// Every option, in usage order, with this family's overrides applied.
-    pub options: Vec<OptionDef>,
+    pub options: &'static [OptionDef],
 }
 
-/// All definitions, or the first problem found in them.
+include!(concat!(env!("OUT_DIR"), "/agent_defs.rs"));
+
+/// All definitions.
 #[derive(Debug)]
 pub struct Defs {
     /// Every agent family.
-    pub families: Vec<Family>,
+    pub families: [Family; FAMILY_COUNT],
 }
 
-/// An agent as invoked under one of its names: the family with that name's
-/// default overrides applied.
+/// An agent as invoked under one of its names: the family, and its options
+/// with that name's default overrides applied.
 #[derive(Clone, Debug)]
 pub struct Agent {
     /// The name it was invoked as (`fence_ilo4`).
-    pub invoked_as: String,
-    /// The family, with the alias's defaults applied to `options`.
-    pub family: Family,
+    pub invoked_as: &'static str,
+    /// The family.
+    pub family: &'static Family,
+    /// The family's options with the alias's defaults applied (borrowed
+    /// from the static table when the name is the family's own).
+    pub options: Cow<'static, [OptionDef]>,
 }
 
 impl Agent {
+    /// The family's own agent (its main name, no alias defaults).
+    pub fn main(family: &'static Family) -> Agent {
+        Agent {
+            invoked_as: family.name,
+            family,
+            options: Cow::Borrowed(family.options),
+        }
+    }
+
     /// The option with this key (`power_timeout`).
     pub fn option(&self, key: &str) -> Option<&OptionDef> {
-        self.family.options.iter().find(|o| o.key() == key)
+        self.options.iter().find(|o| o.key == key)
     }
 
     /// True when `action` is accepted (advertised or hidden).
@@ -272,114 +236,38 @@ impl Agent {
         self.family
             .actions
             .iter()
-            .chain(&self.family.hidden_actions)
-            .any(|a| a == action)
+            .chain(self.family.hidden_actions)
+            .any(|a| *a == action)
+    }
+
+    /// The getopt table of the options (argv parsing).
+    pub fn getopt_specs(&self) -> Vec<super::getopt::Spec<'static>> {
+        self.family.getopt_specs()
     }
 }
 
 impl Family {
     /// The getopt table of this family's options (argv parsing).
-    pub fn getopt_specs(&self) -> Vec<super::getopt::Spec<'_>> {
+    pub fn getopt_specs(&self) -> Vec<super::getopt::Spec<'static>> {
         self.options
             .iter()
             .map(|o| super::getopt::Spec {
-                short: o.short_char(),
-                long: &o.long,
+                short: o.short,
+                long: o.long,
                 takes_value: o.takes_value(),
             })
             .collect()
     }
 
     /// Every name this family answers to: its own, then its aliases.
-    pub fn names(&self) -> impl Iterator<Item = &str> {
-        std::iter::once(self.name.as_str()).chain(self.aliases.iter().map(|a| a.name.as_str()))
+    pub fn names(&self) -> impl Iterator<Item = &'static str> + '_ {
+        std::iter::once(self.name).chain(self.aliases.iter().map(|a| a.name))
     }
 }
 
-/// Parses and resolves the given definition texts (used by [`defs`] and the tests).
-pub fn load(common: &str, families: &[(&str, &str)]) -> Result<Defs, String> {
-    let common: CommonFile =
-        toml::from_str(common).map_err(|e| format!("agents/common.toml: {e}"))?;
-    let mut out = Vec::new();
-    for (file, text) in families {
-        let f: FamilyFile = toml::from_str(text).map_err(|e| format!("agents/{file}: {e}"))?;
-        out.push(resolve(file, f, &common.option)?);
-    }
-    Ok(Defs { families: out })
-}
-
-fn resolve(file: &str, f: FamilyFile, common: &[OptionDef]) -> Result<Family, String> {
-    let mut options = Vec::new();
-    for key in &f.options {
-        let found = f
-            .option
-            .iter()
-            .chain(common)
-            .find(|o| &o.key() == key)
-            .ok_or_else(|| format!("agents/{file}: option `{key}` is defined nowhere"))?;
-        let mut o = found.clone();
-        if let Some(ov) = f.overrides.get(key) {
-            if let Some(d) = &ov.default {
-                o.default = Some(d.clone());
-            }
-            if let Some(m) = &ov.metavar {
-                o.metavar = Some(m.clone());
-            }
-            if let Some(d) = &ov.desc {
-                o.desc = d.clone();
-            }
-            if let Some(r) = ov.required {
-                o.required = r;
-            }
-            if let Some(i) = &ov.ignored {
-                o.ignored = (!i.is_empty()).then(|| i.clone());
-            }
-        }
-        options.push(o);
-    }
-    for key in f.overrides.keys() {
-        if !f.options.contains(key) {
-            return Err(format!(
-                "agents/{file}: override of `{key}`, which the agent does not offer"
-            ));
-        }
-    }
-    for o in &f.option {
-        if !f.options.contains(&o.key()) {
-            return Err(format!(
-                "agents/{file}: option `{}` is defined but not listed in `options`",
-                o.key()
-            ));
-        }
-    }
-    Ok(Family {
-        name: f.name,
-        shortdesc: f.shortdesc,
-        longdesc: f.longdesc,
-        vendor_url: f.vendor_url,
-        driver: f.driver,
-        compat_version: f.compat_version,
-        port_as_ip: f.port_as_ip,
-        login_required: f.login_required,
-        password_required: f.password_required,
-        plug_required: f.plug_required,
-        actions: f.actions,
-        hidden_actions: f.hidden_actions,
-        aliases: f.alias,
-        options,
-    })
-}
-
-/// The embedded definitions.
-///
-/// They are checked by the tests below, so a failure here is a build defect,
-/// never a consequence of input.
+/// The definitions compiled in by `build.rs`.
 pub fn defs() -> &'static Defs {
-    static DEFS: OnceLock<Defs> = OnceLock::new();
-    DEFS.get_or_init(|| {
-        load(COMMON, FAMILIES)
-            .unwrap_or_else(|e| panic!("embedded agent definitions are invalid: {e}"))
-    })
+    &DEFS_TABLE
 }
 
 /// The agent answering to `name` (a bare name such as `fence_ilo4`), with
@@ -387,25 +275,28 @@ pub fn defs() -> &'static Defs {
 pub fn agent(name: &str) -> Option<Agent> {
     for fam in &defs().families {
         if fam.name == name {
-            return Some(Agent {
-                invoked_as: name.to_string(),
-                family: fam.clone(),
-            });
+            return Some(Agent::main(fam));
         }
         if let Some(alias) = fam.aliases.iter().find(|a| a.name == name) {
-            let mut family = fam.clone();
-            for o in &mut family.options {
-                if let Some(d) = alias.defaults.get(&o.key()) {
-                    o.default = Some(d.clone());
+            let mut options = fam.options.to_vec();
+            for o in &mut options {
+                if let Some(d) = alias.default_of(o.key) {
+                    o.default = Some(d);
                 }
             }
             return Some(Agent {
-                invoked_as: name.to_string(),
-                family,
+                invoked_as: alias.name,
+                family: fam,
+                options: Cow::Owned(options),
             });
         }
     }
     None
+}
+
+/// True when `name` is an agent name (main or alias); allocates nothing.
+pub fn is_agent(name: &str) -> bool {
+    defs().families.iter().any(|f| f.names().any(|n| n == name))
 }
 
 /// Every agent name fencekit answers to, main names and aliases.
@@ -416,37 +307,109 @@ pub fn all_names() -> Vec<&'static str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::agent::defs_source::load;
     use std::collections::BTreeSet;
 
-    fn opt_keys(f: &Family) -> BTreeSet<String> {
-        f.options.iter().map(|o| o.key()).collect()
+    fn opt_keys(f: &Family) -> BTreeSet<&'static str> {
+        f.options.iter().map(|o| o.key_str()).collect()
+    }
+
+    fn text(file: &str) -> String {
+        let path = format!("{}/agents/{file}", env!("CARGO_MANIFEST_DIR"));
+        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
     }
 
     #[test]
-    fn embedded_definitions_load() {
-        let d = load(COMMON, FAMILIES).expect("definitions parse");
-        assert!(!d.families.is_empty());
-        assert_eq!(d.families[0].name, "fence_ipmilan");
+    fn compiled_tables_match_the_definition_files() {
+        let texts: Vec<(&str, String)> = FAMILY_FILES.iter().map(|f| (*f, text(f))).collect();
+        let pairs: Vec<(&str, &str)> = texts.iter().map(|(f, t)| (*f, t.as_str())).collect();
+        let src = load(&text("common.toml"), &pairs).expect("definitions parse");
+        assert_eq!(src.len(), defs().families.len());
+        assert_eq!(defs().families[0].name, "fence_ipmilan");
+        for (s, f) in src.iter().zip(&defs().families) {
+            assert_eq!(
+                (s.name.as_str(), s.shortdesc.as_str(), s.longdesc.as_str()),
+                (f.name, f.shortdesc, f.longdesc)
+            );
+            assert_eq!(
+                (s.vendor_url.as_str(), s.compat_version.as_str()),
+                (f.vendor_url, f.compat_version)
+            );
+            assert_eq!(format!("{:?}", s.driver), format!("{:?}", f.driver));
+            assert_eq!(
+                (
+                    s.port_as_ip,
+                    s.login_required,
+                    s.password_required,
+                    s.plug_required
+                ),
+                (
+                    f.port_as_ip,
+                    f.login_required,
+                    f.password_required,
+                    f.plug_required
+                )
+            );
+            assert_eq!(s.actions, f.actions);
+            assert_eq!(s.hidden_actions, f.hidden_actions);
+            assert_eq!(s.aliases.len(), f.aliases.len());
+            for (sa, a) in s.aliases.iter().zip(f.aliases) {
+                assert_eq!(
+                    (sa.name.as_str(), sa.shortdesc.as_str()),
+                    (a.name, a.shortdesc)
+                );
+                let defaults: Vec<(&str, &str)> = sa
+                    .defaults
+                    .iter()
+                    .map(|(k, v)| (k.as_str(), v.as_str()))
+                    .collect();
+                assert_eq!(defaults, a.defaults);
+            }
+            assert_eq!(s.options.len(), f.options.len());
+            for (so, o) in s.options.iter().zip(f.options) {
+                assert_eq!((so.key().as_str(), so.long.as_str()), (o.key_str(), o.long));
+                assert_eq!(so.short.as_deref().and_then(|c| c.chars().next()), o.short);
+                assert_eq!(so.old_key.as_deref(), o.old_key);
+                assert_eq!(format!("{:?}", so.ty), format!("{:?}", o.ty));
+                assert_eq!(so.metavar.as_deref(), o.metavar);
+                assert_eq!(so.default.as_deref(), o.default);
+                assert_eq!(
+                    (so.required, so.order, so.extension),
+                    (o.required, o.order, o.extension)
+                );
+                assert_eq!(so.choices, o.choices);
+                assert_eq!(format!("{:?}", so.truth), format!("{:?}", o.truth));
+                assert_eq!(
+                    (so.ignored.as_deref(), so.desc.as_str()),
+                    (o.ignored, o.desc)
+                );
+            }
+        }
+        // Every family file under agents/ is compiled in.
+        let mut on_disk: Vec<String> =
+            std::fs::read_dir(format!("{}/agents", env!("CARGO_MANIFEST_DIR")))
+                .expect("agents/")
+                .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+                .filter(|n| n.ends_with(".toml") && n != "common.toml")
+                .collect();
+        on_disk.sort();
+        let mut listed: Vec<String> = FAMILY_FILES.iter().map(|s| s.to_string()).collect();
+        listed.sort();
+        assert_eq!(on_disk, listed);
     }
 
     #[test]
     fn short_letters_are_unique_per_agent() {
         for f in &defs().families {
             let mut seen = BTreeSet::new();
-            for o in &f.options {
-                if let Some(s) = &o.short {
-                    assert_eq!(
-                        s.chars().count(),
-                        1,
-                        "{}: short `{s}` is not one letter",
-                        o.long
-                    );
+            for o in f.options {
+                if let Some(s) = o.short {
                     assert!(
-                        s != ":" && s != "-",
+                        s != ':' && s != '-',
                         "{}: short `{s}` cannot be parsed",
                         o.long
                     );
-                    assert!(seen.insert(s.clone()), "{}: short -{s} used twice", f.name);
+                    assert!(seen.insert(s), "{}: short -{s} used twice", f.name);
                 }
             }
         }
@@ -456,7 +419,7 @@ mod tests {
     fn long_names_and_keys_are_unique_per_agent() {
         for f in &defs().families {
             let mut seen = BTreeSet::new();
-            for o in &f.options {
+            for o in f.options {
                 assert!(
                     !o.long.is_empty() && !o.long.starts_with('-'),
                     "bad long name {}",
@@ -467,15 +430,16 @@ mod tests {
                     "bad long name {}",
                     o.long
                 );
-                assert!(seen.insert(o.key()), "{}: key {} twice", f.name, o.key());
+                assert!(
+                    seen.insert(o.key_str()),
+                    "{}: key {} twice",
+                    f.name,
+                    o.key_str()
+                );
             }
-            for o in &f.options {
-                if let Some(old) = &o.old_key {
-                    assert!(
-                        seen.insert(old.clone()),
-                        "{}: old key {old} clashes",
-                        f.name
-                    );
+            for o in f.options {
+                if let Some(old) = o.old_key {
+                    assert!(seen.insert(old), "{}: old key {old} clashes", f.name);
                 }
             }
         }
@@ -484,12 +448,12 @@ mod tests {
     #[test]
     fn every_deprecated_key_differs_from_its_replacement() {
         for f in &defs().families {
-            for o in &f.options {
-                if let Some(old) = &o.old_key {
-                    assert_ne!(old, &o.key(), "{}: old key equals the key", o.long);
+            for o in f.options {
+                if let Some(old) = o.old_key {
+                    assert_ne!(old, o.key_str(), "{}: old key equals the key", o.long);
                     // Upstream's one exception: fence_redfish's internal keys
                     // `redfish-uri` / `systems-uri` are the long names themselves.
-                    if !["redfish-uri", "systems-uri"].contains(&old.as_str()) {
+                    if !["redfish-uri", "systems-uri"].contains(&old) {
                         assert_ne!(
                             old.replace('_', "-"),
                             o.long,
@@ -505,12 +469,12 @@ mod tests {
     #[test]
     fn selects_have_choices_and_only_selects_do() {
         for f in &defs().families {
-            for o in &f.options {
+            for o in f.options {
                 if o.ty == OptType::Select {
                     assert!(!o.choices.is_empty(), "{} has no choices", o.long);
-                    if let Some(d) = &o.default {
+                    if let Some(d) = o.default {
                         assert!(
-                            o.choices.contains(d),
+                            o.choices.contains(&d),
                             "{}: default {d} not a choice",
                             o.long
                         );
@@ -529,13 +493,13 @@ mod tests {
     #[test]
     fn flags_have_no_placeholder_and_truth_rules_fit() {
         for f in &defs().families {
-            for o in &f.options {
+            for o in f.options {
                 if o.ty == OptType::Boolean {
                     assert!(o.metavar.is_none(), "flag {} has a placeholder", o.long);
                 } else {
                     assert_eq!(o.truth, Truth::Presence, "{}: truth is for flags", o.long);
                 }
-                if let Some(m) = &o.metavar {
+                if let Some(m) = o.metavar {
                     assert!(
                         !m.is_empty() && !m.contains(']'),
                         "{}: bad placeholder",
@@ -550,9 +514,9 @@ mod tests {
     fn numeric_defaults_parse() {
         for name in all_names() {
             let a = agent(name).expect("known name");
-            for o in &a.family.options {
+            for o in a.options.iter() {
                 if matches!(o.ty, OptType::Integer | OptType::Second) {
-                    if let Some(d) = &o.default {
+                    if let Some(d) = o.default {
                         assert!(d.parse::<i64>().is_ok(), "{name}: {} default {d}", o.long);
                     }
                 }
@@ -564,9 +528,9 @@ mod tests {
     fn alias_defaults_name_existing_options() {
         for f in &defs().families {
             let keys = opt_keys(f);
-            for a in &f.aliases {
+            for a in f.aliases {
                 assert!(a.name.starts_with("fence_"), "{}", a.name);
-                for k in a.defaults.keys() {
+                for (k, _) in a.defaults {
                     assert!(
                         keys.contains(k),
                         "{}: default for unknown option {k}",
@@ -600,7 +564,7 @@ mod tests {
             "diag",
         ];
         for f in &defs().families {
-            let all: Vec<_> = f.actions.iter().chain(&f.hidden_actions).collect();
+            let all: Vec<_> = f.actions.iter().chain(f.hidden_actions).collect();
             let set: BTreeSet<_> = all.iter().collect();
             assert_eq!(
                 set.len(),
@@ -609,14 +573,10 @@ mod tests {
                 f.name
             );
             for a in all {
-                assert!(
-                    KNOWN.contains(&a.as_str()),
-                    "{}: unknown action {a}",
-                    f.name
-                );
+                assert!(KNOWN.contains(a), "{}: unknown action {a}", f.name);
             }
             assert_eq!(
-                f.actions.first().map(String::as_str),
+                f.actions.first().copied(),
                 Some("on"),
                 "metadata lists on first"
             );
@@ -624,7 +584,7 @@ mod tests {
                 .options
                 .iter()
                 .find(|o| o.long == "action")
-                .and_then(|o| o.default.clone());
+                .and_then(|o| o.default);
             assert!(
                 default.is_some_and(|d| f.actions.contains(&d)),
                 "{}: default action",
@@ -693,23 +653,22 @@ mod tests {
 
     #[test]
     fn ipmi_aliases_carry_upstream_defaults() {
-        let d = |name: &str, key: &str| {
-            agent(name).and_then(|a| a.option(key).and_then(|o| o.default.clone()))
-        };
+        let d =
+            |name: &str, key: &str| agent(name).and_then(|a| a.option(key).and_then(|o| o.default));
         for n in [
             "fence_ipmilanplus",
             "fence_ilo3",
             "fence_ilo4",
             "fence_ilo5",
         ] {
-            assert_eq!(d(n, "lanplus").as_deref(), Some("1"), "{n}");
+            assert_eq!(d(n, "lanplus"), Some("1"), "{n}");
         }
         for n in ["fence_ipmilan", "fence_imm", "fence_idrac"] {
-            assert_eq!(d(n, "lanplus").as_deref(), Some("0"), "{n}");
+            assert_eq!(d(n, "lanplus"), Some("0"), "{n}");
         }
-        assert_eq!(d("fence_ilo3", "power_wait").as_deref(), Some("4"));
-        assert_eq!(d("fence_ilo4", "power_wait").as_deref(), Some("2"));
-        assert_eq!(d("fence_ipmilan", "ipport").as_deref(), Some("623"));
+        assert_eq!(d("fence_ilo3", "power_wait"), Some("4"));
+        assert_eq!(d("fence_ilo4", "power_wait"), Some("2"));
+        assert_eq!(d("fence_ipmilan", "ipport"), Some("623"));
         assert!(agent("fence_nonesuch").is_none());
     }
 
@@ -730,9 +689,24 @@ actions = ["on"]
 hidden_actions = []
 options = ["nope"]
 "#;
-        let e = load(COMMON, &[("x.toml", bad)]).unwrap_err();
-        assert!(e.contains("`nope` is defined nowhere"), "{e}");
+        let common = text("common.toml");
+        let e = load(&common, &[("x.toml", bad)]).unwrap_err();
+        assert!(
+            e.contains("agents/x.toml: option `nope` is defined nowhere"),
+            "{e}"
+        );
         let typo = bad.replace("actions = [\"on\"]", "actions = [\"on\"]\nbogus = 1");
-        assert!(load(COMMON, &[("x.toml", &typo)]).is_err());
+        let e = load(&common, &[("x.toml", &typo)]).unwrap_err();
+        assert!(e.contains("agents/x.toml") && e.contains("bogus"), "{e}");
+        let not_toml = bad.replace("name = \"fence_x\"", "name = fence_x");
+        let e = load(&common, &[("x.toml", &not_toml)]).unwrap_err();
+        assert!(e.starts_with("agents/x.toml: "), "{e}");
+        let two_letters = bad.replace("options = [\"nope\"]", "options = [\"nope\"]\n")
+            + "[[option]]\nlong = \"nope\"\nshort = \"ab\"\ntype = \"string\"\norder = 1\ndesc = \"x\"\n";
+        let e = load(&common, &[("x.toml", &two_letters)]).unwrap_err();
+        assert!(
+            e.contains("short option `ab` of --nope is not one letter"),
+            "{e}"
+        );
     }
 }

@@ -19,24 +19,21 @@ pub fn roff(s: &str) -> String {
 }
 
 /// The page of `family` (rendered as its main agent).
-pub fn render(family: &Family) -> String {
-    let agent = Agent {
-        invoked_as: family.name.clone(),
-        family: family.clone(),
-    };
-    let name = &family.name;
+pub fn render(family: &'static Family) -> String {
+    let agent = Agent::main(family);
+    let name = family.name;
     let mut m = String::new();
     m.push_str(&format!(
         ".TH {} 8 \"\" \"fencekit\" \"Fence agents\"\n",
         name.to_uppercase()
     ));
     m.push_str(".SH NAME\n");
-    m.push_str(&format!("{} \\- {}\n", roff(name), roff(&family.shortdesc)));
+    m.push_str(&format!("{} \\- {}\n", roff(name), roff(family.shortdesc)));
     m.push_str(".SH SYNOPSIS\n");
     m.push_str(&format!(".B {}\n[\\fIOPTION\\fR]...\n.br\n", roff(name)));
     m.push_str(&format!(".B {}\n< \\fIkey=value lines\\fR\n", roff(name)));
     m.push_str(".SH DESCRIPTION\n");
-    m.push_str(&format!("{}\n", roff(&family.longdesc)));
+    m.push_str(&format!("{}\n", roff(family.longdesc)));
     m.push_str(".PP\n");
     m.push_str(
         "Options come either from the command line or, when there are no arguments at \
@@ -52,12 +49,8 @@ pub fn render(family: &Family) -> String {
     if !family.aliases.is_empty() {
         m.push_str(".SH ALIASES\n");
         m.push_str("The same agent answers to these names, with the defaults shown:\n");
-        for a in &family.aliases {
-            m.push_str(&format!(
-                ".TP\n.B {}\n{}.",
-                roff(&a.name),
-                roff(&a.shortdesc)
-            ));
+        for a in family.aliases {
+            m.push_str(&format!(".TP\n.B {}\n{}.", roff(a.name), roff(a.shortdesc)));
             if !a.defaults.is_empty() {
                 let d: Vec<String> = a
                     .defaults
@@ -77,8 +70,8 @@ pub fn render(family: &Family) -> String {
         m.push_str(&format!(".B {}\n", roff(&o.getopt_text())));
         m.push_str(&roff(&describe(&agent, o)));
         m.push('.');
-        let mut keys = format!(" Standard input key: \\fB{}\\fR", roff(&o.key()));
-        if let Some(old) = &o.old_key {
+        let mut keys = format!(" Standard input key: \\fB{}\\fR", roff(o.key_str()));
+        if let Some(old) = o.old_key {
             keys.push_str(&format!(" (deprecated: \\fB{}\\fR)", roff(old)));
         }
         m.push_str(&keys);
@@ -95,8 +88,8 @@ pub fn render(family: &Family) -> String {
             &family
                 .actions
                 .iter()
-                .chain(&family.hidden_actions)
-                .cloned()
+                .chain(family.hidden_actions)
+                .copied()
                 .collect::<Vec<_>>()
                 .join(", ")
         )

@@ -42,15 +42,15 @@ pub type Entry<'a> = (&'a str, &'a OptionDef, Pairing<'a>);
 
 /// The parameter entries in metadata order: every option under its key and,
 /// when it has one, under its deprecated key, sorted by `(order, name)`.
-pub fn entries<'a>(agent: &'a Agent, keys: &'a [String]) -> Vec<Entry<'a>> {
-    let mut out: Vec<Entry<'a>> = Vec::new();
-    for (o, key) in agent.family.options.iter().zip(keys) {
-        match &o.old_key {
+pub fn entries(agent: &Agent) -> Vec<Entry<'_>> {
+    let mut out: Vec<Entry<'_>> = Vec::new();
+    for o in agent.options.iter() {
+        match o.old_key {
             Some(old) => {
-                out.push((key.as_str(), o, Pairing::Obsoletes(old)));
-                out.push((old.as_str(), o, Pairing::Deprecated));
+                out.push((o.key_str(), o, Pairing::Obsoletes(old)));
+                out.push((old, o, Pairing::Deprecated));
             }
-            None => out.push((key.as_str(), o, Pairing::Plain)),
+            None => out.push((o.key_str(), o, Pairing::Plain)),
         }
     }
     out.sort_by(|a, b| (a.1.order, a.0).cmp(&(b.1.order, b.0)));
@@ -64,24 +64,23 @@ pub fn render(agent: &Agent) -> String {
     x.push_str("<?xml version=\"1.0\" ?>\n");
     x.push_str(&format!(
         "<resource-agent name=\"{}\" shortdesc=\"{}\" >\n",
-        escape(&agent.invoked_as),
-        escape(&fam.shortdesc)
+        escape(agent.invoked_as),
+        escape(fam.shortdesc)
     ));
-    for a in &fam.aliases {
+    for a in fam.aliases {
         x.push_str(&format!(
             "<symlink name=\"{}\" shortdesc=\"{}\"/>\n",
-            escape(&a.name),
-            escape(&a.shortdesc)
+            escape(a.name),
+            escape(a.shortdesc)
         ));
     }
-    x.push_str(&format!("<longdesc>{}</longdesc>\n", escape(&fam.longdesc)));
+    x.push_str(&format!("<longdesc>{}</longdesc>\n", escape(fam.longdesc)));
     x.push_str(&format!(
         "<vendor-url>{}</vendor-url>\n",
-        escape(&fam.vendor_url)
+        escape(fam.vendor_url)
     ));
     x.push_str("<parameters>\n");
-    let keys: Vec<String> = fam.options.iter().map(OptionDef::key).collect();
-    for (name, o, pairing) in entries(agent, &keys) {
+    for (name, o, pairing) in entries(agent) {
         let extra = match pairing {
             Pairing::Plain => String::new(),
             Pairing::Obsoletes(old) => format!(" obsoletes=\"{}\"", escape(old)),
@@ -96,13 +95,13 @@ pub fn render(agent: &Agent) -> String {
             "\t\t<getopt mixed=\"{}\" />\n",
             escape(&o.getopt_text())
         ));
-        let default = match &o.default {
+        let default = match o.default {
             Some(d) => format!("default=\"{}\" ", escape(d)),
             None => String::new(),
         };
         if o.ty == OptType::Select {
             x.push_str(&format!("\t\t<content type=\"select\" {default} >\n"));
-            for c in &o.choices {
+            for c in o.choices {
                 x.push_str(&format!("\t\t\t<option value=\"{}\" />\n", escape(c)));
             }
             x.push_str("\t\t</content>\n");
@@ -114,14 +113,14 @@ pub fn render(agent: &Agent) -> String {
         }
         x.push_str(&format!(
             "\t\t<shortdesc lang=\"en\">{}</shortdesc>\n",
-            escape(&o.desc)
+            escape(o.desc)
         ));
         x.push_str("\t</parameter>\n");
     }
     x.push_str("</parameters>\n");
     x.push_str("<actions>\n");
-    for a in &fam.actions {
-        if a == "on" {
+    for a in fam.actions {
+        if *a == "on" {
             x.push_str("\t<action name=\"on\" automatic=\"0\"/>\n");
         } else {
             x.push_str(&format!("\t<action name=\"{}\" />\n", escape(a)));

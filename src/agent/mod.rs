@@ -6,6 +6,8 @@
 //! engine does the fencing. Entry points: [`run::main`] and [`run::known_agent`].
 
 pub mod defs;
+#[cfg(test)]
+mod defs_source;
 pub mod device;
 pub mod getopt;
 pub mod ipmilan;

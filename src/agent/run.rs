@@ -79,7 +79,7 @@ impl AgentEnv {
 /// True when `name` (a bare name such as `fence_ilo4`, or a path to one) is an
 /// agent this binary can be; for argv[0] dispatch.
 pub fn known_agent(name: &str) -> bool {
-    defs::agent(basename(name)).is_some()
+    defs::is_agent(basename(name))
 }
 
 /// Every agent name, main names and aliases (for installers and completions).
@@ -371,9 +371,9 @@ fn prepare(
             values.set(k, "0");
         }
     }
-    for o in &agent.family.options {
-        if let Some(why) = &o.ignored {
-            if given.contains(&o.key()) {
+    for o in agent.options.iter() {
+        if let Some(why) = o.ignored {
+            if given.iter().any(|k| k == o.key_str()) {
                 log.debug(&format!("ignoring --{}: {why}", o.long));
             }
         }
@@ -476,8 +476,8 @@ fn read_argv(args: Vec<OsString>, agent: &Agent, log: &Logger) -> Result<Values,
             }
         }
     }
-    let opts = &agent.family.options;
-    let specs = agent.family.getopt_specs();
+    let opts = &agent.options;
+    let specs = agent.getopt_specs();
     let parsed = match getopt::gnu_getopt(&words, &specs) {
         Ok(p) => p,
         Err(e) => return Err(usage_error(log, &format!("Parse error: {e}"))),
@@ -491,11 +491,11 @@ fn read_argv(args: Vec<OsString>, agent: &Agent, log: &Logger) -> Result<Values,
     let mut values = Values::new();
     let mut verbose = 0;
     for (i, v) in parsed.opts {
-        let key = opts[i].key();
+        let key = opts[i].key_str();
         if key == "verbose" {
             verbose += 1;
         }
-        values.set_named(&key, v);
+        values.set_named(key, v);
     }
     if !values.has(Key::VerboseLevel) {
         values.set(Key::VerboseLevel, verbose.to_string());

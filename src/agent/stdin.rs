@@ -34,11 +34,11 @@ pub fn parse(text: &str, agent: &Agent) -> StdinOptions {
         }
         let (name, value) = line.split_once('=').unwrap_or((line, ""));
         let value = unquote(value);
+        let long = name.replace('_', "-");
         let Some(opt) = agent
-            .family
             .options
             .iter()
-            .find(|o| name.replace('_', "-") == o.long || o.old_key.as_deref() == Some(name))
+            .find(|o| long == o.long || o.old_key == Some(name))
         else {
             if name != "nodename" {
                 out.warnings
@@ -46,13 +46,13 @@ pub fn parse(text: &str, agent: &Agent) -> StdinOptions {
             }
             continue;
         };
-        let key = opt.key();
+        let key = opt.key_str();
         if opt.takes_value() {
-            out.values.set_named(&key, value);
+            out.values.set_named(key, value);
         } else {
             match value.to_lowercase().as_str() {
-                "1" | "yes" | "on" | "true" => out.values.set_named(&key, "1"),
-                "0" | "no" | "off" | "false" => out.values.set_named(&key, "0"),
+                "1" | "yes" | "on" | "true" => out.values.set_named(key, "1"),
+                "0" | "no" | "off" | "false" => out.values.set_named(key, "0"),
                 _ => out.warnings.push(format!(
                     "Parse error: Ignoring option '{name}' because it does not have value"
                 )),

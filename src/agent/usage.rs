@@ -11,15 +11,15 @@ const COLUMN: usize = 31;
 
 /// The text an option gets in the help, with choices and default.
 pub fn describe(agent: &Agent, o: &OptionDef) -> String {
-    let mut d = o.desc.clone();
+    let mut d = o.desc.to_string();
     if o.long == "action" {
         let names: Vec<&str> = (agent.family.actions.iter())
-            .chain(&agent.family.hidden_actions)
-            .map(String::as_str)
+            .chain(agent.family.hidden_actions)
+            .copied()
             .collect();
         d.push_str(": ");
         d.push_str(&names.join(", "));
-        if let Some(def) = &o.default {
+        if let Some(def) = o.default {
             d.push_str(&format!(" (default: {def})"));
         }
         return d;
@@ -27,7 +27,7 @@ pub fn describe(agent: &Agent, o: &OptionDef) -> String {
     if o.ty == OptType::Select {
         d.push_str(&format!(" ({})", o.choices.join("|")));
     }
-    if let Some(def) = &o.default {
+    if let Some(def) = o.default {
         if o.ty != OptType::Boolean {
             d.push_str(&format!(" (default: {def})"));
         } else if def != "0" {
@@ -59,7 +59,7 @@ pub fn wrap(text: &str, width: usize) -> Vec<String> {
 /// The whole `--help` output for `agent` as invoked.
 pub fn render(agent: &Agent) -> String {
     let mut s = format!("Usage:\n\t{} [options]\nOptions:\n", agent.invoked_as);
-    let mut opts: Vec<&OptionDef> = agent.family.options.iter().collect();
+    let mut opts: Vec<&OptionDef> = agent.options.iter().collect();
     opts.sort_by_key(|o| o.order); // stable: ties keep the definition's order
     for o in opts {
         let head = o.getopt_text();
@@ -99,7 +99,7 @@ mod tests {
         let a = agent("fence_ipmilan").unwrap();
         let text = render(&a);
         assert!(text.starts_with("Usage:\n\tfence_ipmilan [options]\nOptions:\n"));
-        for o in &a.family.options {
+        for o in a.options.iter() {
             let head = format!("   {} ", o.getopt_text());
             assert_eq!(text.matches(&head).count(), 1, "{head:?} in\n{text}");
         }

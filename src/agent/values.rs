@@ -64,7 +64,7 @@ impl Values {
 
     /// Whether a flag is on, by the option's truth rule.
     pub fn flag(&self, opt: &OptionDef) -> bool {
-        match (self.get_named(&opt.key()), opt.truth) {
+        match (self.get_named(opt.key_str()), opt.truth) {
             (None, _) => false,
             (Some(_), Truth::Presence) => true,
             (Some(v), Truth::Value) => v.is_empty() || v == "1",
@@ -78,10 +78,10 @@ impl Values {
 
     /// Fills in every default that is not set.
     pub fn apply_defaults(&mut self, agent: &Agent) {
-        for o in &agent.family.options {
-            if let Some(d) = &o.default {
-                if !self.has_named(&o.key()) {
-                    self.set_named(&o.key(), d.clone());
+        for o in agent.options.iter() {
+            if let Some(d) = o.default {
+                if !self.has_named(o.key_str()) {
+                    self.set_named(o.key_str(), d);
                 }
             }
         }
@@ -164,11 +164,11 @@ pub fn validate(values: &mut Values, agent: &Agent) -> Vec<String> {
     {
         errors.push("Failed: You have to enter plug number or machine identification".to_string());
     }
-    for o in fam.options.iter().filter(|o| o.ty == OptType::Select) {
-        if let Some(v) = values.get_named(&o.key()) {
+    for o in agent.options.iter().filter(|o| o.ty == OptType::Select) {
+        if let Some(v) = values.get_named(o.key_str()) {
             let upper = v.to_uppercase();
             let ok = o.choices.iter().any(|c| c.to_uppercase() == upper);
-            values.set_named(&o.key(), upper);
+            values.set_named(o.key_str(), upper);
             if !ok {
                 let list: Vec<String> = o.choices.iter().map(|c| format!("'{c}'")).collect();
                 errors.push(format!(
@@ -179,8 +179,8 @@ pub fn validate(values: &mut Values, agent: &Agent) -> Vec<String> {
             }
         }
     }
-    for o in &fam.options {
-        let Some(v) = values.get_named(&o.key()) else {
+    for o in agent.options.iter() {
+        let Some(v) = values.get_named(o.key_str()) else {
             continue;
         };
         let bad = matches!(o.ty, OptType::Integer | OptType::Second) && parse_int(v).is_none();

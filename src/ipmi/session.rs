@@ -187,7 +187,10 @@ impl ExpectOpenSessionResponse {
         password: Secret,
         kg: Option<Secret>,
     ) -> Self {
-        let mut rng = rand::thread_rng();
+        // The OS generator directly: a thread-local ChaCha would cost more
+        // to set up (seeding, CPU feature probes) than the three draws of a
+        // handshake (issue 17, start-up).
+        let mut rng = rand::rngs::OsRng;
         let mut rm = [0u8; 16];
         rng.fill_bytes(&mut rm);
         let mut console_sid = rng.next_u32();
@@ -541,7 +544,7 @@ impl ExpectChallenge {
         let mut u = [0u8; 16];
         let n = username.len().min(16);
         u[..n].copy_from_slice(&username.as_bytes()[..n]);
-        let mut seq = rand::thread_rng().next_u32();
+        let mut seq = rand::rngs::OsRng.next_u32();
         if seq == 0 {
             seq = 1;
         }
@@ -873,7 +876,7 @@ impl Active {
             Active::V20(s) => {
                 s.out_seq = s.out_seq.wrapping_add(1).max(1);
                 let mut iv = [0u8; 16];
-                rand::thread_rng().fill_bytes(&mut iv);
+                rand::rngs::OsRng.fill_bytes(&mut iv);
                 let enc = s.keys.encrypt(&msg, iv);
                 let n = s.keys.suite().icv_len();
                 let mut d =

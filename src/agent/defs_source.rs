@@ -1,0 +1,275 @@
+//! The file format of the agent definitions under `agents/`, parsed and
+//! resolved: shared options merged with each family's own, overrides applied.
+//!
+//! This module is compiled twice: by `build.rs`, which turns the resolved
+//! definitions into the static tables of [`super::defs`] (so an agent call
+//! parses no TOML, and a broken file fails the build with the file's name and
+//! the problem), and by the library's tests, which check the same rules on
+//! broken input. It is self-contained (no `crate::` paths) for that reason,
+//! and does no I/O: the caller supplies the texts.
+
+use serde::Deserialize;
+use std::collections::BTreeMap;
+
+/// The value type of an option, as written (`type = "second"`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SrcType {
+    /// A flag.
+    Boolean,
+    /// Free text.
+    String,
+    /// A whole number.
+    Integer,
+    /// A whole number of seconds.
+    Second,
+    /// One of `choices`.
+    Select,
+}
+
+/// How a flag's value is read, as written (`truth = "value"`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SrcTruth {
+    /// On whenever set.
+    #[default]
+    Presence,
+    /// On only for `""` or `1`.
+    Value,
+}
+
+/// The protocol driver, as written (`driver = "ipmi"`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SrcDriver {
+    /// IPMI over LAN.
+    Ipmi,
+    /// Redfish.
+    Redfish,
+    /// SSH and virsh.
+    Ssh,
+    /// SNMP PDU.
+    Snmp,
+}
+
+/// One `[[option]]` (field meanings: the top of `agents/common.toml`).
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SrcOption {
+    /// Long name without dashes.
+    pub long: String,
+    /// One-letter short option.
+    #[serde(default)]
+    pub short: Option<String>,
+    /// Deprecated stdin/metadata key.
+    #[serde(default)]
+    pub old_key: Option<String>,
+    /// Value type.
+    #[serde(rename = "type")]
+    pub ty: SrcType,
+    /// Usage placeholder.
+    #[serde(default)]
+    pub metavar: Option<String>,
+    /// Default value.
+    #[serde(default)]
+    pub default: Option<String>,
+    /// Metadata `required`.
+    #[serde(default)]
+    pub required: bool,
+    /// Metadata sort key.
+    pub order: u32,
+    /// A select's values.
+    #[serde(default)]
+    pub choices: Vec<String>,
+    /// A flag's truth rule.
+    #[serde(default)]
+    pub truth: SrcTruth,
+    /// Why fencekit accepts but does not use the option.
+    #[serde(default)]
+    pub ignored: Option<String>,
+    /// A fencekit-only option.
+    #[serde(default)]
+    pub extension: bool,
+    /// One-line description.
+    pub desc: String,
+}
+
+impl SrcOption {
+    /// The stdin and metadata key: the long name with `-` replaced by `_`.
+    pub fn key(&self) -> String {
+        self.long.replace('-', "_")
+    }
+}
+
+/// Changes a family makes to a shared option (`[overrides.KEY]`).
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Override {
+    default: Option<String>,
+    metavar: Option<String>,
+    desc: Option<String>,
+    required: Option<bool>,
+    /// Replaces the shared option's `ignored` reason; `""` means this agent uses it.
+    ignored: Option<String>,
+}
+
+/// One `[[alias]]`.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SrcAlias {
+    /// The alias's name.
+    pub name: String,
+    /// Its one-line description.
+    pub shortdesc: String,
+    /// Option defaults that differ from the family's (key → value, sorted by key).
+    #[serde(default)]
+    pub defaults: BTreeMap<String, String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CommonFile {
+    option: Vec<SrcOption>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FamilyFile {
+    name: String,
+    shortdesc: String,
+    longdesc: String,
+    vendor_url: String,
+    driver: SrcDriver,
+    compat_version: String,
+    port_as_ip: bool,
+    login_required: bool,
+    password_required: bool,
+    plug_required: bool,
+    actions: Vec<String>,
+    hidden_actions: Vec<String>,
+    options: Vec<String>,
+    #[serde(default)]
+    overrides: BTreeMap<String, Override>,
+    #[serde(default)]
+    alias: Vec<SrcAlias>,
+    #[serde(default)]
+    option: Vec<SrcOption>,
+}
+
+/// One family, resolved: its options in `options` order with its overrides applied.
+#[derive(Clone, Debug)]
+pub struct SrcFamily {
+    /// Main agent name.
+    pub name: String,
+    /// One-line description.
+    pub shortdesc: String,
+    /// Paragraph for metadata and man page.
+    pub longdesc: String,
+    /// Metadata `vendor-url`.
+    pub vendor_url: String,
+    /// Protocol driver.
+    pub driver: SrcDriver,
+    /// The fence-agents release followed.
+    pub compat_version: String,
+    /// `--plug` is the device address.
+    pub port_as_ip: bool,
+    /// A user name is required.
+    pub login_required: bool,
+    /// A password is required.
+    pub password_required: bool,
+    /// A plug is required.
+    pub plug_required: bool,
+    /// Advertised actions.
+    pub actions: Vec<String>,
+    /// Accepted, unadvertised actions.
+    pub hidden_actions: Vec<String>,
+    /// Aliases.
+    pub aliases: Vec<SrcAlias>,
+    /// Options, resolved.
+    pub options: Vec<SrcOption>,
+}
+
+/// Parses and resolves `common` (`agents/common.toml`) and the family files
+/// (file name, text), in order; the error names the file and the problem.
+pub fn load(common: &str, families: &[(&str, &str)]) -> Result<Vec<SrcFamily>, String> {
+    let common: CommonFile =
+        toml::from_str(common).map_err(|e| format!("agents/common.toml: {e}"))?;
+    let mut out = Vec::new();
+    for (file, text) in families {
+        let f: FamilyFile = toml::from_str(text).map_err(|e| format!("agents/{file}: {e}"))?;
+        out.push(resolve(file, f, &common.option)?);
+    }
+    Ok(out)
+}
+
+fn resolve(file: &str, f: FamilyFile, common: &[SrcOption]) -> Result<SrcFamily, String> {
+    let mut options = Vec::new();
+    for key in &f.options {
+        let found = f
+            .option
+            .iter()
+            .chain(common)
+            .find(|o| &o.key() == key)
+            .ok_or_else(|| format!("agents/{file}: option `{key}` is defined nowhere"))?;
+        let mut o = found.clone();
+        if let Some(ov) = f.overrides.get(key) {
+            if let Some(d) = &ov.default {
+                o.default = Some(d.clone());
+            }
+            if let Some(m) = &ov.metavar {
+                o.metavar = Some(m.clone());
+            }
+            if let Some(d) = &ov.desc {
+                o.desc = d.clone();
+            }
+            if let Some(r) = ov.required {
+                o.required = r;
+            }
+            if let Some(i) = &ov.ignored {
+                o.ignored = (!i.is_empty()).then(|| i.clone());
+            }
+        }
+        options.push(o);
+    }
+    for key in f.overrides.keys() {
+        if !f.options.contains(key) {
+            return Err(format!(
+                "agents/{file}: override of `{key}`, which the agent does not offer"
+            ));
+        }
+    }
+    for o in &f.option {
+        if !f.options.contains(&o.key()) {
+            return Err(format!(
+                "agents/{file}: option `{}` is defined but not listed in `options`",
+                o.key()
+            ));
+        }
+    }
+    for o in &options {
+        if let Some(s) = &o.short {
+            if s.chars().count() != 1 {
+                return Err(format!(
+                    "agents/{file}: short option `{s}` of --{} is not one letter",
+                    o.long
+                ));
+            }
+        }
+    }
+    Ok(SrcFamily {
+        name: f.name,
+        shortdesc: f.shortdesc,
+        longdesc: f.longdesc,
+        vendor_url: f.vendor_url,
+        driver: f.driver,
+        compat_version: f.compat_version,
+        port_as_ip: f.port_as_ip,
+        login_required: f.login_required,
+        password_required: f.password_required,
+        plug_required: f.plug_required,
+        actions: f.actions,
+        hidden_actions: f.hidden_actions,
+        aliases: f.alias,
+        options,
+    })
+}
