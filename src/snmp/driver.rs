@@ -95,13 +95,6 @@ impl SnmpDriver {
         &self.cfg
     }
 
-    /// The state each outlet read last (label, state), for the record.
-    pub fn outlet_states(&self) -> Vec<(String, Option<PowerState>)> {
-        (0..self.cfg.outlets.len())
-            .map(|i| (self.cfg.outlet_label(i), self.last[i]))
-            .collect()
-    }
-
     async fn conn(
         &mut self,
         pdu: usize,
