@@ -3,11 +3,9 @@
 
 use super::hostrange;
 use super::inventory::{Inventory, MethodFields};
-use crate::method::build::{self, MethodOptions};
+use crate::method::build::{self, MethodOptions, PduDefaults, PduOptions, SnmpOptions};
 use crate::method::credential::CredentialRef;
-use crate::method::spec::{MethodSpec, SnmpCredentials};
-use crate::secret::Secret;
-use crate::snmp::{self, config::PduEndpoint};
+use crate::method::spec::MethodSpec;
 
 /// One node to act on, with its methods in level order.
 #[derive(Clone, Debug, Default)]
@@ -101,7 +99,7 @@ fn options_of(f: &MethodFields) -> Result<MethodOptions, String> {
 /// Builds the method an inventory entry of node `node` describes (through
 /// the one builder, [`crate::method::build`]).
 pub fn method_from_fields(node: &str, f: &MethodFields) -> Result<MethodSpec, String> {
-    // SNMP PDUs (outlets, [pdu.NAME] tables) are inventory-only so far.
+    // SNMP PDUs: outlets and [pdu.NAME] tables, not MethodOptions.
     if f.driver_kind().as_deref() == Some("snmp") {
         return snmp_from_fields(f);
     }
@@ -140,56 +138,19 @@ fn reference(
     }
 }
 
-/// One PDU from its fields (a method's own endpoint or a `[pdu.NAME]` table).
-fn pdu_from_fields(
-    label: Option<&str>,
-    f: &MethodFields,
-) -> Result<(PduEndpoint, SnmpCredentials), String> {
-    let endpoint = f
-        .endpoint
-        .as_deref()
-        .ok_or("a PDU needs endpoint = \"snmp://HOST[:PORT]\"")?;
-    let (host, port) = snmp::config::parse_endpoint(endpoint)?;
-    let profile = snmp::profile::Profile::load(f.profile.as_deref().unwrap_or("apc"))?;
-    let version_text = f.snmp_version.as_deref().unwrap_or("2c");
-    let version = snmp::config::parse_version(version_text)
-        .ok_or_else(|| format!("snmp_version '{version_text}' (expected 1, 2c or 3)"))?;
-    let security = match version {
-        snmp::message::Version::V3 => {
-            let level = match f.security_level.as_deref() {
-                Some(l) => snmp::session::SecLevel::parse(l).ok_or_else(|| {
-                    format!("security_level '{l}' (expected noAuthNoPriv, authNoPriv or authPriv)")
-                })?,
-                None => snmp::session::SecLevel::AuthPriv,
-            };
-            let auth = match f.auth_protocol.as_deref() {
-                Some(a) => snmp::usm::AuthProtocol::parse(a)
-                    .ok_or_else(|| format!("auth_protocol '{a}' (expected MD5, SHA, SHA-224, SHA-256, SHA-384 or SHA-512)"))?,
-                None => snmp::usm::AuthProtocol::Sha256,
-            };
-            let privacy = match f.priv_protocol.as_deref() {
-                Some(p) => snmp::usm::PrivProtocol::parse(p)
-                    .ok_or_else(|| format!("priv_protocol '{p}' (expected AES or DES)"))?,
-                None => snmp::usm::PrivProtocol::Aes128,
-            };
-            let name = f.username.clone().unwrap_or_default();
-            if name.is_empty() {
-                return Err("SNMPv3 needs username".into());
-            }
-            use snmp::session::SecLevel;
-            snmp::session::Security::Usm(snmp::session::UsmUser {
-                name,
-                level,
-                auth: (level != SecLevel::NoAuthNoPriv).then(|| (auth, Secret::default())),
-                privacy: (level == SecLevel::AuthPriv).then(|| (privacy, Secret::default())),
-            })
-        }
-        v => snmp::session::Security::Community {
-            version: v,
-            community: Secret::default(),
-        },
-    };
-    let creds = SnmpCredentials {
+/// One PDU's options from its fields (a method's own endpoint or a
+/// `[pdu.NAME]` table).
+fn pdu_options(f: &MethodFields) -> PduOptions {
+    PduOptions {
+        endpoint: f.endpoint.clone(),
+        ip: None,
+        ipport: None,
+        profile: f.profile.clone(),
+        version: f.snmp_version.clone(),
+        security_level: f.security_level.clone(),
+        auth_protocol: f.auth_protocol.clone(),
+        priv_protocol: f.priv_protocol.clone(),
+        username: f.username.clone(),
         community: reference(&f.community_file, &f.community_env, &f.community_script),
         auth: reference(&f.password_file, &f.password_env, &f.password_script),
         privacy: reference(
@@ -197,76 +158,23 @@ fn pdu_from_fields(
             &f.priv_password_env,
             &f.priv_password_script,
         ),
-    };
-    Ok((
-        PduEndpoint {
-            label: label.map(str::to_string).unwrap_or_else(|| host.clone()),
-            host,
-            port,
-            security,
-            profile: std::sync::Arc::new(profile),
-            timing: snmp::client::Timing::default(),
-        },
-        creds,
-    ))
+        timing: None,
+    }
 }
 
 /// An SNMP method: the node's outlets on its own endpoint and on the
-/// `[pdu.NAME]` PDUs they name.
+/// `[pdu.NAME]` PDUs they name, through the one builder
+/// ([`build::snmp`]) with fencekit's defaults.
 fn snmp_from_fields(f: &MethodFields) -> Result<MethodSpec, String> {
-    let mut pdus = Vec::new();
-    let mut credentials = Vec::new();
-    let mut outlets = Vec::new();
-    // The method's own endpoint, made on first use.
-    let mut own: Option<usize> = None;
-    for o in f.outlets.as_deref().unwrap_or_default() {
-        let named = o.split_once(':').and_then(|(p, rest)| {
-            f.pdus
-                .iter()
-                .find(|(n, _)| n == p)
-                .map(|(n, t)| (n, t, rest))
-        });
-        let (idx, plug) = match named {
-            Some((name, table, rest)) => {
-                let idx = match pdus.iter().position(|p: &PduEndpoint| &p.label == name) {
-                    Some(i) => i,
-                    None => {
-                        let (p, c) = pdu_from_fields(Some(name), table)
-                            .map_err(|e| format!("[pdu.{name}]: {e}"))?;
-                        pdus.push(p);
-                        credentials.push(c);
-                        pdus.len() - 1
-                    }
-                };
-                (idx, rest.to_string())
-            }
-            None => {
-                let idx = match own {
-                    Some(i) => i,
-                    None => {
-                        let (p, c) = pdu_from_fields(None, f)?;
-                        pdus.push(p);
-                        credentials.push(c);
-                        own = Some(pdus.len() - 1);
-                        pdus.len() - 1
-                    }
-                };
-                (idx, o.clone())
-            }
-        };
-        outlets.push(snmp::config::OutletSpec {
-            pdu: idx,
-            plug: snmp::config::Plug::parse(&plug),
-        });
-    }
-    let config = snmp::config::SnmpConfig { pdus, outlets };
-    config.validate_structure()?;
-    if config.outlets.is_empty() {
-        return Err("an snmp method needs outlets".into());
-    }
-    Ok(MethodSpec::Snmp {
-        config,
-        credentials,
+    build::snmp(&SnmpOptions {
+        own: f.endpoint.is_some().then(|| pdu_options(f)),
+        named: f
+            .pdus
+            .iter()
+            .map(|(name, table)| (name.clone(), pdu_options(table)))
+            .collect(),
+        outlets: f.outlets.clone().unwrap_or_default(),
+        defaults: PduDefaults::NATIVE,
     })
 }
 
