@@ -106,7 +106,8 @@ pub fn config(values: &Values, agent: &Agent) -> Result<SnmpConfig, String> {
         named: Vec::new(),
         outlets,
         defaults: UPSTREAM,
-    })?;
+    })
+    .map_err(|e| e.to_string())?;
     inline_snmp_secrets(&cfg, &credentials)
 }
 

@@ -110,6 +110,7 @@ pub fn method_from_fields(node: &str, f: &MethodFields) -> Result<MethodSpec, St
         f.ip.as_deref(),
         &options_of(f)?,
     )
+    .map_err(|e| e.to_string())
 }
 
 fn ssh_from_fields(f: &MethodFields) -> Result<MethodSpec, String> {
@@ -120,6 +121,7 @@ fn ssh_from_fields(f: &MethodFields) -> Result<MethodSpec, String> {
         None,
         &options_of(f)?,
     )
+    .map_err(|e| e.to_string())
 }
 
 fn reference(
@@ -176,6 +178,7 @@ fn snmp_from_fields(f: &MethodFields) -> Result<MethodSpec, String> {
         outlets: f.outlets.clone().unwrap_or_default(),
         defaults: PduDefaults::NATIVE,
     })
+    .map_err(|e| e.to_string())
 }
 
 /// Resolves command-line words into node plans, in the order given

@@ -30,6 +30,94 @@ use crate::ssh::config::{Profile, SshAuth, SshConfig};
 use std::path::PathBuf;
 use std::sync::Arc;
 
+/// Why a method cannot be built from what a front gave. The texts are what
+/// users read; a front adds its own context (`node N level L: …`, an
+/// option's name). Modules not yet typed pass their message through in the
+/// variant named after them.
+#[derive(Debug, thiserror::Error)]
+pub enum BuildError {
+    /// An IPMI target or setting.
+    #[error(transparent)]
+    Ipmi(#[from] crate::ipmi::config::ConfigError),
+    /// A Redfish target or TLS trust setting (`redfish::config`'s message).
+    #[error("{0}")]
+    Redfish(String),
+    /// An SSH target or host-key setting (`ssh::config`, `ssh::hostkey`).
+    #[error("{0}")]
+    Ssh(String),
+    /// A PDU endpoint, profile or outlet list (`snmp::config`, `snmp::profile`).
+    #[error("{0}")]
+    Snmp(String),
+    /// An expected identity (`engine::identity`), or one pinned on a method
+    /// with no device to report it.
+    #[error("{0}")]
+    Identity(String),
+    /// A driver name that is not one of fencekit's.
+    #[error("unknown driver '{0}' (expected ipmi, redfish, ssh or manual)")]
+    UnknownDriver(String),
+    /// Neither an endpoint nor an address.
+    #[error("no endpoint or ip")]
+    NoAddress,
+    /// No endpoint, for a driver that needs one.
+    #[error("no endpoint")]
+    NoEndpoint,
+    /// An IPMI 1.5 authentication type with `ipmi_version` 2.0.
+    #[error("an authentication type (auth) applies to IPMI 1.5 only, not to ipmi_version 2.0")]
+    AuthWithLanplus,
+    /// An IPMI version other than 2.0 and 1.5.
+    #[error("ipmi_version '{0}' (expected 2.0 or 1.5)")]
+    IpmiVersion(String),
+    /// Both a K_g key and a K_g file.
+    #[error("give only one of a K_g key and a K_g file")]
+    TwoKg,
+    /// A K_g file that cannot be read.
+    #[error("cannot read kg_file {}: {source}", path.display())]
+    KgFile {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// An SSH method without a user.
+    #[error("an SSH method needs a user name: ssh://USER@HOST/… or a username")]
+    SshUser,
+    /// A PDU method without outlets.
+    #[error("an snmp method needs outlets")]
+    NoOutlets,
+    /// An outlet on the method's own PDU, which it does not have.
+    #[error("outlet {0} names no PDU, and the method has no endpoint of its own")]
+    OutletWithoutPdu(String),
+    /// A PDU without an address.
+    #[error("a PDU needs endpoint = \"snmp://HOST[:PORT]\"")]
+    PduAddress,
+    /// An SNMP version other than 1, 2c and 3.
+    #[error("unknown SNMP version '{0}' (expected 1, 2c or 3)")]
+    SnmpVersion(String),
+    /// An SNMPv3 security level fencekit does not know.
+    #[error("unknown SNMPv3 security level '{0}' (expected noAuthNoPriv, authNoPriv or authPriv)")]
+    SecurityLevel(String),
+    /// An SNMPv3 authentication protocol fencekit does not know.
+    #[error(
+        "unknown SNMPv3 authentication protocol '{0}' (expected MD5, SHA, SHA-224, SHA-256, \
+         SHA-384 or SHA-512)"
+    )]
+    AuthProtocol(String),
+    /// An SNMPv3 privacy protocol fencekit does not know.
+    #[error("unknown SNMPv3 privacy protocol '{0}' (expected AES or DES)")]
+    PrivProtocol(String),
+    /// SNMPv3 without a user name.
+    #[error("SNMPv3 needs a user name (--username)")]
+    SnmpUser,
+    /// What is wrong with the PDU named `name`.
+    #[error("PDU {name}: {source}")]
+    Pdu {
+        /// The PDU's name (`[pdu.NAME]`).
+        name: String,
+        /// What is wrong with it.
+        source: Box<BuildError>,
+    },
+}
+
 /// Everything a method can be given besides its endpoint, whether it comes
 /// from command-line options or inventory fields. `None`/`false`: not given.
 #[derive(Clone, Debug, Default)]
@@ -94,21 +182,20 @@ pub struct MethodOptions {
 
 /// The identity `o` pins, applied to `m` (an error for a method that has no
 /// device that could report one).
-fn pinned(mut m: MethodSpec, o: &MethodOptions) -> Result<MethodSpec, String> {
-    m.set_expected(ExpectedIdentity::new(
-        o.uuid.as_deref(),
-        o.serial.as_deref(),
-    )?)?;
+fn pinned(mut m: MethodSpec, o: &MethodOptions) -> Result<MethodSpec, BuildError> {
+    let expected = ExpectedIdentity::new(o.uuid.as_deref(), o.serial.as_deref())
+        .map_err(BuildError::Identity)?;
+    m.set_expected(expected).map_err(BuildError::Identity)?;
     Ok(m)
 }
 
 /// The method a target URL names: `ipmi://`, `redfish://` (and its
 /// variants) or `ssh://`.
-pub fn from_url(url: &str, o: &MethodOptions) -> Result<MethodSpec, String> {
+pub fn from_url(url: &str, o: &MethodOptions) -> Result<MethodSpec, BuildError> {
     pinned(unpinned_from_url(url, o)?, o)
 }
 
-fn unpinned_from_url(url: &str, o: &MethodOptions) -> Result<MethodSpec, String> {
+fn unpinned_from_url(url: &str, o: &MethodOptions) -> Result<MethodSpec, BuildError> {
     if is_redfish_url(url) {
         return redfish(url, o);
     }
@@ -128,7 +215,7 @@ pub fn from_parts(
     endpoint: Option<&str>,
     ip: Option<&str>,
     o: &MethodOptions,
-) -> Result<MethodSpec, String> {
+) -> Result<MethodSpec, BuildError> {
     pinned(unpinned_from_parts(node, driver, endpoint, ip, o)?, o)
 }
 
@@ -138,7 +225,7 @@ fn unpinned_from_parts(
     endpoint: Option<&str>,
     ip: Option<&str>,
     o: &MethodOptions,
-) -> Result<MethodSpec, String> {
+) -> Result<MethodSpec, BuildError> {
     let bracket = |ip: &str| {
         if ip.contains(':') {
             format!("[{ip}]")
@@ -163,20 +250,18 @@ fn unpinned_from_parts(
                 };
                 redfish(&url, o)
             }
-            (None, None) => Err("no endpoint or ip".into()),
+            (None, None) => Err(BuildError::NoAddress),
         },
-        Some("ssh") => ssh(endpoint.ok_or("no endpoint")?, o),
+        Some("ssh") => ssh(endpoint.ok_or(BuildError::NoEndpoint)?, o),
         Some("ipmi") | None => match (endpoint, ip) {
             (Some(e), _) => {
                 let t = config::parse_target(e)?;
                 ipmi(&t.host, t.port, t.username, o)
             }
             (None, Some(ip)) => ipmi(ip, None, None, o),
-            (None, None) => Err("no endpoint or ip".into()),
+            (None, None) => Err(BuildError::NoAddress),
         },
-        Some(other) => Err(format!(
-            "unknown driver '{other}' (expected ipmi, redfish, ssh or manual)"
-        )),
+        Some(other) => Err(BuildError::UnknownDriver(other.to_string())),
     }
 }
 
@@ -185,7 +270,7 @@ fn ipmi(
     port: Option<u16>,
     url_user: Option<String>,
     o: &MethodOptions,
-) -> Result<MethodSpec, String> {
+) -> Result<MethodSpec, BuildError> {
     let username = url_user.or_else(|| o.username.clone()).unwrap_or_default();
     let mut c = IpmiConfig::new(
         host,
@@ -200,22 +285,20 @@ fn ipmi(
         c.privilege = p.parse::<Privilege>()?;
     }
     let auth = o.auth.as_deref().map(str::parse::<AuthType>).transpose()?;
-    c.version =
-        match (o.ipmi_version.as_deref(), auth) {
-            (Some("1.5"), a) | (None, a @ Some(_)) => Version::Lan15(a),
-            (Some("2.0") | None, None) => Version::Lanplus,
-            (Some("2.0"), Some(_)) => return Err(
-                "an authentication type (auth) applies to IPMI 1.5 only, not to ipmi_version 2.0"
-                    .into(),
-            ),
-            (Some(v), _) => return Err(format!("ipmi_version '{v}' (expected 2.0 or 1.5)")),
-        };
+    c.version = match (o.ipmi_version.as_deref(), auth) {
+        (Some("1.5"), a) | (None, a @ Some(_)) => Version::Lan15(a),
+        (Some("2.0") | None, None) => Version::Lanplus,
+        (Some("2.0"), Some(_)) => return Err(BuildError::AuthWithLanplus),
+        (Some(v), _) => return Err(BuildError::IpmiVersion(v.to_string())),
+    };
     c.kg = match (&o.kg_hex, &o.kg_file) {
-        (Some(_), Some(_)) => return Err("give only one of a K_g key and a K_g file".into()),
+        (Some(_), Some(_)) => return Err(BuildError::TwoKg),
         (Some(hex), None) => Some(config::parse_hex_kg(hex)?),
         (None, Some(path)) => {
-            let text = std::fs::read_to_string(path)
-                .map_err(|e| format!("cannot read kg_file {}: {e}", path.display()))?;
+            let text = std::fs::read_to_string(path).map_err(|source| BuildError::KgFile {
+                path: path.clone(),
+                source,
+            })?;
             Some(config::parse_hex_kg(text.trim())?)
         }
         (None, None) => None,
@@ -229,8 +312,8 @@ fn ipmi(
     })
 }
 
-fn redfish(url: &str, o: &MethodOptions) -> Result<MethodSpec, String> {
-    let t = parse_redfish_target(url)?;
+fn redfish(url: &str, o: &MethodOptions) -> Result<MethodSpec, BuildError> {
+    let t = parse_redfish_target(url).map_err(BuildError::Redfish)?;
     let mut c = t.config(o.username.as_deref().unwrap_or(""), Secret::default());
     if let Some(u) = &o.systems_uri {
         c.systems_uri = Some(u.clone());
@@ -243,9 +326,10 @@ fn redfish(url: &str, o: &MethodOptions) -> Result<MethodSpec, String> {
         o.ssl_insecure,
         o.ca_cert.as_deref(),
         o.ssl_fingerprint.as_deref(),
-    )?;
+    )
+    .map_err(BuildError::Redfish)?;
     c.session_auth = o.redfish_session;
-    c.validate()?;
+    c.validate().map_err(BuildError::Redfish)?;
     Ok(MethodSpec::Redfish {
         config: c,
         credential: o.credential.clone(),
@@ -253,12 +337,12 @@ fn redfish(url: &str, o: &MethodOptions) -> Result<MethodSpec, String> {
     })
 }
 
-fn ssh(url: &str, o: &MethodOptions) -> Result<MethodSpec, String> {
-    let t = crate::ssh::config::parse_target(url)?;
+fn ssh(url: &str, o: &MethodOptions) -> Result<MethodSpec, BuildError> {
+    let t = crate::ssh::config::parse_target(url).map_err(BuildError::Ssh)?;
     let username = t
         .username
         .or_else(|| o.username.clone())
-        .ok_or("an SSH method needs a user name: ssh://USER@HOST/… or a username")?;
+        .ok_or(BuildError::SshUser)?;
     let mut profile = t.profile;
     if let (Profile::Virsh { plug }, Some(p)) = (&mut profile, &o.plug) {
         if plug.is_none() {
@@ -271,7 +355,8 @@ fn ssh(url: &str, o: &MethodOptions) -> Result<MethodSpec, String> {
         o.ssh_known_hosts.as_deref(),
         o.ssh_host_key.as_deref(),
         o.ssh_accept_new,
-    )?;
+    )
+    .map_err(BuildError::Ssh)?;
     c.use_sudo = o.use_sudo;
     c.missing_as_off = o.missing_as_off;
     Ok(MethodSpec::Ssh {
@@ -361,9 +446,9 @@ pub struct SnmpOptions {
 }
 
 /// The PDU method of a node: [`snmp_parts`], and at least one outlet.
-pub fn snmp(o: &SnmpOptions) -> Result<MethodSpec, String> {
+pub fn snmp(o: &SnmpOptions) -> Result<MethodSpec, BuildError> {
     if o.outlets.is_empty() {
-        return Err("an snmp method needs outlets".into());
+        return Err(BuildError::NoOutlets);
     }
     let (config, credentials) = snmp_parts(o)?;
     Ok(MethodSpec::Snmp {
@@ -377,12 +462,12 @@ pub fn snmp(o: &SnmpOptions) -> Result<MethodSpec, String> {
 /// outlet is on take part, in the order the outlets first name them; the
 /// own PDU alone when there are no outlets (a PDU-wide action: `list`).
 /// An error about a named PDU starts with `PDU NAME: `.
-pub fn snmp_parts(o: &SnmpOptions) -> Result<(SnmpConfig, Vec<SnmpCredentials>), String> {
+pub fn snmp_parts(o: &SnmpOptions) -> Result<(SnmpConfig, Vec<SnmpCredentials>), BuildError> {
     let mut pdus: Vec<PduEndpoint> = Vec::new();
     let mut credentials = Vec::new();
     let mut own_at: Option<usize> = None;
     let mut named_at: Vec<(&str, usize)> = Vec::new();
-    let mut add = |label: Option<&str>, p: &PduOptions| -> Result<usize, String> {
+    let mut add = |label: Option<&str>, p: &PduOptions| -> Result<usize, BuildError> {
         let (endpoint, creds) = pdu(label, p, &o.defaults)?;
         pdus.push(endpoint);
         credentials.push(creds);
@@ -398,7 +483,10 @@ pub fn snmp_parts(o: &SnmpOptions) -> Result<(SnmpConfig, Vec<SnmpCredentials>),
                 let at = match named_at.iter().find(|(n, _)| n == name) {
                     Some(&(_, i)) => i,
                     None => {
-                        let i = add(Some(name), table).map_err(|e| format!("PDU {name}: {e}"))?;
+                        let i = add(Some(name), table).map_err(|e| BuildError::Pdu {
+                            name: name.clone(),
+                            source: Box::new(e),
+                        })?;
                         named_at.push((name, i));
                         i
                     }
@@ -406,9 +494,10 @@ pub fn snmp_parts(o: &SnmpOptions) -> Result<(SnmpConfig, Vec<SnmpCredentials>),
                 (at, rest)
             }
             None => {
-                let own = o.own.as_ref().ok_or_else(|| {
-                    format!("outlet {text} names no PDU, and the method has no endpoint of its own")
-                })?;
+                let own = o
+                    .own
+                    .as_ref()
+                    .ok_or_else(|| BuildError::OutletWithoutPdu(text.clone()))?;
                 let at = match own_at {
                     Some(i) => i,
                     None => *own_at.insert(add(None, own)?),
@@ -427,7 +516,7 @@ pub fn snmp_parts(o: &SnmpOptions) -> Result<(SnmpConfig, Vec<SnmpCredentials>),
         }
     }
     let config = SnmpConfig { pdus, outlets };
-    config.validate_structure()?;
+    config.validate_structure().map_err(BuildError::Snmp)?;
     Ok((config, credentials))
 }
 
@@ -437,70 +526,62 @@ fn pdu(
     label: Option<&str>,
     o: &PduOptions,
     d: &PduDefaults,
-) -> Result<(PduEndpoint, SnmpCredentials), String> {
+) -> Result<(PduEndpoint, SnmpCredentials), BuildError> {
     let (host, port) = match (&o.endpoint, &o.ip) {
-        (Some(e), _) => parse_endpoint(e)?,
+        (Some(e), _) => parse_endpoint(e).map_err(BuildError::Snmp)?,
         (None, Some(ip)) => (ip.clone(), o.ipport.unwrap_or(161)),
-        (None, None) => return Err("a PDU needs endpoint = \"snmp://HOST[:PORT]\"".into()),
+        (None, None) => return Err(BuildError::PduAddress),
     };
     let version = match o.version.as_deref() {
-        Some(v) => parse_version(v)
-            .ok_or_else(|| format!("unknown SNMP version '{v}' (expected 1, 2c or 3)"))?,
+        Some(v) => parse_version(v).ok_or_else(|| BuildError::SnmpVersion(v.to_string()))?,
         None => d.version,
     };
-    let security = match version {
-        SnmpVersion::V3 => {
-            let level = match o.security_level.as_deref() {
-                Some(l) => SecLevel::parse(l).ok_or_else(|| {
-                    format!(
-                        "unknown SNMPv3 security level '{l}' (expected noAuthNoPriv, \
-                         authNoPriv or authPriv)"
-                    )
-                })?,
-                None => d.level.unwrap_or(
-                    if !matches!(o.auth, CredentialRef::None)
-                        && !matches!(o.privacy, CredentialRef::None)
-                    {
-                        SecLevel::AuthPriv
-                    } else {
-                        SecLevel::NoAuthNoPriv
-                    },
-                ),
-            };
-            let auth = match o.auth_protocol.as_deref() {
-                Some(a) => AuthProtocol::parse(a).ok_or_else(|| {
-                    format!(
-                        "unknown SNMPv3 authentication protocol '{a}' (expected MD5, SHA, \
-                         SHA-224, SHA-256, SHA-384 or SHA-512)"
-                    )
-                })?,
-                None => d.auth_protocol,
-            };
-            let privacy = match o.priv_protocol.as_deref() {
-                Some(p) => PrivProtocol::parse(p).ok_or_else(|| {
-                    format!("unknown SNMPv3 privacy protocol '{p}' (expected AES or DES)")
-                })?,
-                None => d.priv_protocol,
-            };
-            let name = o.username.clone().unwrap_or_default();
-            if name.is_empty() {
-                return Err("SNMPv3 needs a user name (--username)".into());
+    let security =
+        match version {
+            SnmpVersion::V3 => {
+                let level = match o.security_level.as_deref() {
+                    Some(l) => SecLevel::parse(l)
+                        .ok_or_else(|| BuildError::SecurityLevel(l.to_string()))?,
+                    None => d.level.unwrap_or(
+                        if !matches!(o.auth, CredentialRef::None)
+                            && !matches!(o.privacy, CredentialRef::None)
+                        {
+                            SecLevel::AuthPriv
+                        } else {
+                            SecLevel::NoAuthNoPriv
+                        },
+                    ),
+                };
+                let auth = match o.auth_protocol.as_deref() {
+                    Some(a) => AuthProtocol::parse(a)
+                        .ok_or_else(|| BuildError::AuthProtocol(a.to_string()))?,
+                    None => d.auth_protocol,
+                };
+                let privacy = match o.priv_protocol.as_deref() {
+                    Some(p) => PrivProtocol::parse(p)
+                        .ok_or_else(|| BuildError::PrivProtocol(p.to_string()))?,
+                    None => d.priv_protocol,
+                };
+                let name = o.username.clone().unwrap_or_default();
+                if name.is_empty() {
+                    return Err(BuildError::SnmpUser);
+                }
+                // The slots the level needs; their secrets are filled at build
+                // time, and an empty one is refused then (`validate_secrets`).
+                Security::Usm(UsmUser {
+                    name,
+                    level,
+                    auth: (level != SecLevel::NoAuthNoPriv).then(|| (auth, Secret::default())),
+                    privacy: (level == SecLevel::AuthPriv).then(|| (privacy, Secret::default())),
+                })
             }
-            // The slots the level needs; their secrets are filled at build
-            // time, and an empty one is refused then (`validate_secrets`).
-            Security::Usm(UsmUser {
-                name,
-                level,
-                auth: (level != SecLevel::NoAuthNoPriv).then(|| (auth, Secret::default())),
-                privacy: (level == SecLevel::AuthPriv).then(|| (privacy, Secret::default())),
-            })
-        }
-        v => Security::Community {
-            version: v,
-            community: Secret::default(),
-        },
-    };
-    let profile = crate::snmp::profile::Profile::load(o.profile.as_deref().unwrap_or(d.profile))?;
+            v => Security::Community {
+                version: v,
+                community: Secret::default(),
+            },
+        };
+    let profile = crate::snmp::profile::Profile::load(o.profile.as_deref().unwrap_or(d.profile))
+        .map_err(BuildError::Snmp)?;
     Ok((
         PduEndpoint {
             label: label.map(str::to_string).unwrap_or_else(|| host.clone()),
@@ -538,10 +619,11 @@ mod tests {
             ..o
         };
         let e = from_url("ipmi://bmc", &o).unwrap_err();
-        assert!(e.contains("IPMI 1.5 only"), "{e}");
+        assert!(matches!(e, BuildError::AuthWithLanplus), "{e}");
+        assert!(e.to_string().contains("IPMI 1.5 only"), "{e}");
         // The same rule for an inventory method.
         let e = from_parts("n", Some("ipmi"), None, Some("10.0.0.1"), &o).unwrap_err();
-        assert!(e.contains("IPMI 1.5 only"), "{e}");
+        assert!(matches!(e, BuildError::AuthWithLanplus), "{e}");
     }
 
     #[test]
@@ -613,13 +695,16 @@ mod tests {
         // method.
         let o = outlets(Some(pdu_at("snmp://own")), &[], &[]);
         assert_eq!(snmp_parts(&o).unwrap().0.pdus.len(), 1);
-        assert!(snmp(&o).unwrap_err().contains("needs outlets"));
+        assert!(snmp(&o).unwrap_err().to_string().contains("needs outlets"));
         // An outlet on the own PDU of a method without one.
         let o = outlets(None, &[("A", pdu_at("snmp://a"))], &["A:1", "2"]);
-        assert!(snmp(&o).unwrap_err().contains("outlet 2 names no PDU"));
+        assert!(snmp(&o)
+            .unwrap_err()
+            .to_string()
+            .contains("outlet 2 names no PDU"));
         // The same outlet twice.
         let o = outlets(None, &[("A", pdu_at("snmp://a"))], &["A:1", "A:1"]);
-        assert!(snmp(&o).unwrap_err().contains("listed twice"));
+        assert!(snmp(&o).unwrap_err().to_string().contains("listed twice"));
     }
 
     #[test]
@@ -662,7 +747,7 @@ mod tests {
                     defaults,
                     ..outlets(Some(p.clone()), &[], &["1"])
                 };
-                let e = snmp(&o).unwrap_err();
+                let e = snmp(&o).unwrap_err().to_string();
                 assert!(e.contains(want), "{defaults:?}: {e}");
                 // A named PDU says which.
                 let o = SnmpOptions {
@@ -670,6 +755,11 @@ mod tests {
                     ..outlets(None, &[("A", p)], &["A:1"])
                 };
                 let e = snmp(&o).unwrap_err();
+                assert!(
+                    matches!(&e, BuildError::Pdu { name, .. } if name == "A"),
+                    "{e}"
+                );
+                let e = e.to_string();
                 assert!(e.starts_with("PDU A: ") && e.contains(want), "{e}");
             }
         }
@@ -738,5 +828,64 @@ mod tests {
         ));
         assert!(matches!(&creds[0].community, CredentialRef::Env(v) if v == "C"));
         assert_eq!(c.pdus[0].profile.name, "apc");
+    }
+
+    #[test]
+    fn builder_messages_read_as_they_always_have() {
+        let o = MethodOptions::default();
+        let text = |r: Result<MethodSpec, BuildError>| r.unwrap_err().to_string();
+        assert_eq!(
+            text(from_parts("n", Some("ilo"), None, Some("h"), &o)),
+            "unknown driver 'ilo' (expected ipmi, redfish, ssh or manual)"
+        );
+        assert_eq!(
+            text(from_parts("n", Some("ipmi"), None, None, &o)),
+            "no endpoint or ip"
+        );
+        assert_eq!(
+            text(from_parts("n", Some("ssh"), None, None, &o)),
+            "no endpoint"
+        );
+        let v = |x: &str| MethodOptions {
+            ipmi_version: Some(x.into()),
+            ..Default::default()
+        };
+        assert_eq!(
+            text(from_url("ipmi://h", &v("3.0"))),
+            "ipmi_version '3.0' (expected 2.0 or 1.5)"
+        );
+        let kg = MethodOptions {
+            kg_hex: Some("00".into()),
+            kg_file: Some("/nonexistent".into()),
+            ..Default::default()
+        };
+        assert_eq!(
+            text(from_url("ipmi://h", &kg)),
+            "give only one of a K_g key and a K_g file"
+        );
+        let kg = MethodOptions { kg_hex: None, ..kg };
+        assert!(text(from_url("ipmi://h", &kg))
+            .starts_with("cannot read kg_file /nonexistent: No such file"));
+        assert_eq!(
+            text(from_url("ssh://h/virsh/d", &o)),
+            "an SSH method needs a user name: ssh://USER@HOST/… or a username"
+        );
+        // Passed through from the modules below, unchanged.
+        assert_eq!(
+            text(from_url("ipmi://h:0", &o)),
+            "'ipmi://h:0': '0' is not a port number"
+        );
+        let pdu = PduOptions {
+            endpoint: Some("snmp://p".into()),
+            ..Default::default()
+        };
+        let e = text(snmp(&outlets(
+            None,
+            &[("A", PduOptions::default())],
+            &["A:1"],
+        )));
+        assert_eq!(e, "PDU A: a PDU needs endpoint = \"snmp://HOST[:PORT]\"");
+        let e = text(snmp(&outlets(Some(pdu), &[], &["1", "1"])));
+        assert_eq!(e, "outlet 1 is listed twice");
     }
 }

@@ -400,7 +400,9 @@ impl MethodSpec {
             } => {
                 let mut c = config.clone();
                 c.password = credential.resolve(deadline).await.map_err(cred_err)?;
-                IpmiDriver::new(c).map(AnyDriver::Ipmi).map_err(config_err)
+                IpmiDriver::new(c)
+                    .map(AnyDriver::Ipmi)
+                    .map_err(|e| config_err(e.to_string()))
             }
             MethodSpec::Redfish {
                 config, credential, ..
