@@ -143,7 +143,9 @@ pub fn real(cfg: DeviceConfig) -> Result<RealDriver, String> {
             .map_err(|e| e.to_string()),
         DeviceConfig::Redfish(c) => RedfishDriver::new(c).map(RealDriver::Redfish),
         DeviceConfig::Virsh(c) => SshDriver::new(super::virsh::ssh_config(&c)).map(RealDriver::Ssh),
-        DeviceConfig::Snmp(c) => SnmpDriver::new(c).map(RealDriver::Snmp),
+        DeviceConfig::Snmp(c) => SnmpDriver::new(c)
+            .map(RealDriver::Snmp)
+            .map_err(|e| e.to_string()),
     }
 }
 

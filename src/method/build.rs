@@ -45,9 +45,12 @@ pub enum BuildError {
     /// An SSH target or host-key setting (`ssh::config`, `ssh::hostkey`).
     #[error("{0}")]
     Ssh(String),
-    /// A PDU endpoint, profile or outlet list (`snmp::config`, `snmp::profile`).
+    /// A PDU endpoint or outlet list.
+    #[error(transparent)]
+    Snmp(#[from] crate::snmp::config::ConfigError),
+    /// A PDU profile that cannot be loaded (`snmp::profile`'s message).
     #[error("{0}")]
-    Snmp(String),
+    Profile(String),
     /// An expected identity (`engine::identity`), or one pinned on a method
     /// with no device to report it.
     #[error("{0}")]
@@ -516,7 +519,7 @@ pub fn snmp_parts(o: &SnmpOptions) -> Result<(SnmpConfig, Vec<SnmpCredentials>),
         }
     }
     let config = SnmpConfig { pdus, outlets };
-    config.validate_structure().map_err(BuildError::Snmp)?;
+    config.validate_structure()?;
     Ok((config, credentials))
 }
 
@@ -528,7 +531,7 @@ fn pdu(
     d: &PduDefaults,
 ) -> Result<(PduEndpoint, SnmpCredentials), BuildError> {
     let (host, port) = match (&o.endpoint, &o.ip) {
-        (Some(e), _) => parse_endpoint(e).map_err(BuildError::Snmp)?,
+        (Some(e), _) => parse_endpoint(e)?,
         (None, Some(ip)) => (ip.clone(), o.ipport.unwrap_or(161)),
         (None, None) => return Err(BuildError::PduAddress),
     };
@@ -581,7 +584,7 @@ fn pdu(
             },
         };
     let profile = crate::snmp::profile::Profile::load(o.profile.as_deref().unwrap_or(d.profile))
-        .map_err(BuildError::Snmp)?;
+        .map_err(BuildError::Profile)?;
     Ok((
         PduEndpoint {
             label: label.map(str::to_string).unwrap_or_else(|| host.clone()),

@@ -424,7 +424,9 @@ impl MethodSpec {
                 let c = fill_snmp(config, credentials, deadline)
                     .await
                     .map_err(config_err)?;
-                SnmpDriver::new(c).map(AnyDriver::Snmp).map_err(config_err)
+                SnmpDriver::new(c)
+                    .map(AnyDriver::Snmp)
+                    .map_err(|e| config_err(e.to_string()))
             }
         }
     }

@@ -65,7 +65,7 @@ pub struct SnmpDriver {
 
 impl SnmpDriver {
     /// Checks the configuration offline; connects to nothing.
-    pub fn new(cfg: SnmpConfig) -> Result<Self, String> {
+    pub fn new(cfg: SnmpConfig) -> Result<Self, super::config::ConfigError> {
         cfg.validate()?;
         let n = cfg.pdus.len();
         let m = cfg.outlets.len();
