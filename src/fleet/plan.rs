@@ -43,9 +43,9 @@ pub enum PlanError {
          (--inventory PATH or FENCEKIT_INVENTORY)"
     )]
     NoInventory(String),
-    /// A host range that does not expand (`fleet::hostrange`'s message).
-    #[error("{0}")]
-    Range(String),
+    /// A host range that does not expand.
+    #[error(transparent)]
+    Range(#[from] hostrange::RangeError),
     /// A target URL that does not make a method.
     #[error(transparent)]
     Url(#[from] BuildError),
@@ -312,7 +312,7 @@ pub fn select(
         }
         let inv = inventory.ok_or_else(|| PlanError::NoInventory(w.clone()))?;
         let names = if hostrange::is_range(w) {
-            hostrange::expand(w).map_err(PlanError::Range)?
+            hostrange::expand(w)?
         } else {
             vec![w.clone()]
         };
