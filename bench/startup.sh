@@ -13,7 +13,6 @@
 # Builds for comparison (see bench/README.md, "Start-up"):
 #   cargo build --release                                   default (with the lab)
 #   cargo build --release --no-default-features             slim, for images
-#   cargo build --release --features static-openssl         libssh2 on a static OpenSSL
 # Needs hyperfine (tests/peers/setup.sh installs it); strace for the "no
 # threads, no TLS" check (skipped when absent). The lab is started from the
 # first binary that has one, on a loopback address of its own.

@@ -10,7 +10,7 @@ use crate::engine::run::CancelHandle;
 use std::time::Duration;
 
 /// How long dropping a [`Runtime`] waits for its blocking-pool work (a DNS
-/// lookup in `getaddrinfo`, a libssh2 call) before it leaves it behind:
+/// lookup in `getaddrinfo`) before it leaves it behind:
 /// the process is exiting, and a stuck resolver must not keep it alive past
 /// the deadline it already reported.
 pub const SHUTDOWN_TIMEOUT: Duration = Duration::from_millis(100);

@@ -385,10 +385,17 @@ fn changed_host_key_is_rejected() {
     ] {
         let mut cfg = s.virsh(s.key_auth(), "node1");
         cfg.host_keys = policy.clone();
-        let (r, _) = connect(cfg, Duration::from_secs(10));
+        let before = (count(&s.log(), "Accepted"), count(&s.log(), "Postponed"));
+        let (r, d) = connect(cfg, Duration::from_secs(10));
         let e = r.unwrap_err();
         assert_eq!(e.kind, ErrorKind::Protocol, "{policy:?}: {e}");
         assert!(e.message.contains("CHANGED"), "{e}");
+        // refused before authentication: no credential reached the server
+        assert_eq!(d.stats().auth_attempts, 0);
+        let log = s.log();
+        let after = (count(&log, "Accepted"), count(&log, "Postponed"));
+        assert_eq!(after, before, "{log}");
+        assert_eq!(count(&log, "Failed"), 0, "{log}");
         assert!(e.message.contains(&s.fingerprint()), "{e}");
         assert!(e.message.contains(&format!("{}:2", file.display())), "{e}");
     }
@@ -576,6 +583,202 @@ fn encrypted_key_with_its_passphrase_logs_in() {
         "node1",
     );
     assert_eq!(status(cfg), Ok(PowerState::On));
+}
+
+/// A second sshd beside `s` (same host key, user and power target) with
+/// `edits` (whole directives replaced) and `extra` directives; started by
+/// the test and killed on drop. Its log is at DEBUG1, which names the
+/// signature algorithm of each public key offered.
+struct Variant {
+    port: u16,
+    child: std::process::Child,
+    dir: tempfile::TempDir,
+}
+
+impl Variant {
+    fn start(s: &Sshd, edits: &[(&str, &str)], extra: &[&str]) -> Variant {
+        let port = free_port();
+        let dir = tempdir();
+        let base = fs::read_to_string(s.dir.join("sshd_config")).unwrap();
+        let mut text = String::new();
+        for line in base.lines() {
+            let key = line.split_whitespace().next().unwrap_or("");
+            let line = match (key, edits.iter().find(|(k, _)| *k == key)) {
+                ("Port", _) => format!("Port {port}"),
+                ("LogLevel", _) => "LogLevel DEBUG1".to_string(),
+                (_, Some((k, v))) => format!("{k} {v}"),
+                _ => line.to_string(),
+            };
+            text.push_str(&line);
+            text.push('\n');
+        }
+        for line in extra {
+            text.push_str(line);
+            text.push('\n');
+        }
+        let config = dir.path().join("sshd_config");
+        fs::write(&config, text).unwrap();
+        let child = Command::new("/usr/sbin/sshd")
+            .arg("-D")
+            .arg("-f")
+            .arg(&config)
+            .arg("-E")
+            .arg(dir.path().join("sshd.log"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("sshd");
+        let v = Variant { port, child, dir };
+        // Ready when it greets (a readiness signal, not a sleep).
+        let until = Instant::now() + Duration::from_secs(10);
+        loop {
+            if let Ok(mut c) = std::net::TcpStream::connect((HOST, port)) {
+                use std::io::Read;
+                let _ = c.set_read_timeout(Some(Duration::from_secs(2)));
+                let mut greeting = [0u8; 4];
+                if c.read_exact(&mut greeting).is_ok() && &greeting == b"SSH-" {
+                    return v;
+                }
+            }
+            assert!(Instant::now() < until, "sshd variant not up:\n{}", v.log());
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    fn cfg(&self, s: &Sshd, auth: SshAuth) -> SshConfig {
+        let mut c = s.virsh(auth, "node1");
+        c.port = self.port;
+        c.host_keys = HostKeyPolicy::Pinned(s.fingerprint());
+        c
+    }
+
+    fn log(&self) -> String {
+        fs::read_to_string(self.dir.path().join("sshd.log")).unwrap_or_default()
+    }
+}
+
+impl Drop for Variant {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A new key pair (`ssh-keygen` with `args`) whose public half the
+/// server's `authorized_keys` now lists (until the next sshd start).
+fn authorized_key(s: &Sshd, dir: &Path, name: &str, args: &[&str]) -> PathBuf {
+    let key = dir.join(name);
+    let mut c = Command::new("ssh-keygen");
+    c.arg("-q").args(args).arg("-f").arg(&key);
+    run_cmd(c, Duration::from_secs(30)).assert_code(0);
+    let public = fs::read_to_string(key.with_extension("pub")).unwrap();
+    let line = public.trim();
+    assert!(!line.contains('\''), "{line}");
+    s.ssh(&format!("echo '{line}' >> .ssh/authorized_keys"))
+        .assert_code(0);
+    key
+}
+
+fn key(path: &Path, passphrase: Option<&str>) -> SshAuth {
+    SshAuth::Key {
+        path: path.to_path_buf(),
+        passphrase: passphrase.map(Secret::from_str_value),
+    }
+}
+
+#[test]
+fn rsa_keys_sign_with_sha2() {
+    let _g = serial();
+    let Some(s) = Sshd::start() else { return };
+    let dir = tempdir();
+    let rsa = ["-t", "rsa", "-b", "2048"];
+    let plain = authorized_key(&s, dir.path(), "rsa", &[&rsa[..], &["-N", ""]].concat());
+    let locked = authorized_key(
+        &s,
+        dir.path(),
+        "rsa_locked",
+        &[&rsa[..], &["-N", "open sesame"]].concat(),
+    );
+    let pem = authorized_key(
+        &s,
+        dir.path(),
+        "rsa_pem",
+        &[&rsa[..], &["-m", "PEM", "-N", ""]].concat(),
+    );
+    let pem_locked = authorized_key(
+        &s,
+        dir.path(),
+        "rsa_pem_locked",
+        &[&rsa[..], &["-m", "PEM", "-N", "pem sesame"]].concat(),
+    );
+    assert!(fs::read_to_string(&pem)
+        .unwrap()
+        .starts_with("-----BEGIN RSA PRIVATE KEY-----"));
+    // OpenSSH 9 refuses SHA-1 (ssh-rsa) signatures by default: every one
+    // of these logins is signed with rsa-sha2-256 or -512.
+    for (path, pass) in [
+        (&plain, None),
+        (&locked, Some("open sesame")),
+        (&pem, None),
+        (&pem_locked, Some("pem sesame")),
+    ] {
+        assert_eq!(
+            status(s.virsh(key(path, pass), "node1")),
+            Ok(PowerState::On),
+            "{}",
+            path.display()
+        );
+    }
+    let cfg = s.virsh(key(&locked, Some("not it")), "node1");
+    let e = connect(cfg, Duration::from_secs(10)).0.unwrap_err();
+    assert_eq!(e.kind, ErrorKind::Config, "{e}");
+    assert!(!e.message.contains("not it"), "secret in message: {e}");
+    let cfg = s.virsh(key(&locked, None), "node1");
+    let e = connect(cfg, Duration::from_secs(10)).0.unwrap_err();
+    assert_eq!(e.kind, ErrorKind::Config, "{e}");
+
+    // The best hash the server lists in server-sig-algs (OpenSSH 9.2
+    // lists rsa-sha2-512 and -256 whatever PubkeyAcceptedAlgorithms says,
+    // so the -256 choice is not reachable with this peer).
+    let v = Variant::start(&s, &[], &[]);
+    assert_eq!(status(v.cfg(&s, key(&plain, None))), Ok(PowerState::On));
+    let log = v.log();
+    assert!(log.contains("pkalg rsa-sha2-512"), "{log}");
+    assert!(!log.contains("pkalg ssh-rsa "), "{log}");
+}
+
+#[test]
+fn keyboard_interactive_answers_with_the_password() {
+    let _g = serial();
+    let Some(s) = Sshd::start() else { return };
+    // A server that offers keyboard-interactive (PAM) and no password method.
+    let v = Variant::start(
+        &s,
+        &[
+            ("UsePAM", "yes"),
+            ("KbdInteractiveAuthentication", "yes"),
+            ("PasswordAuthentication", "no"),
+        ],
+        &[],
+    );
+    let cfg = v.cfg(&s, SshAuth::Password(Secret::from_str_value(PASS)));
+    assert_eq!(status(cfg), Ok(PowerState::On));
+    let log = v.log();
+    assert!(
+        log.contains("Accepted keyboard-interactive/pam for fencetest"),
+        "{log}"
+    );
+
+    let cfg = v.cfg(
+        &s,
+        SshAuth::Password(Secret::from_str_value("not the password")),
+    );
+    let (r, d) = connect(cfg, Duration::from_secs(20));
+    let e = r.unwrap_err();
+    assert_eq!(e.kind, ErrorKind::PasswordInvalid, "{e}");
+    assert_eq!(d.stats().auth_attempts, 1);
+    assert!(!e.message.contains("not the password"), "{e}");
 }
 
 // ------------------------------------------------------------- injection --

@@ -382,9 +382,7 @@ fn lookup(text: &str, host: &str, port: u16, key: &str) -> Lookup {
     let dir = tempfile::tempdir().unwrap();
     let f = dir.path().join("known_hosts");
     std::fs::write(&f, text).unwrap();
-    let sess = ssh2::Session::new().unwrap();
     let r = hostkey::lookup(
-        &sess,
         &[PathBuf::from("/nonexistent/known_hosts"), f.clone()],
         &hostkey::known_hosts_name(host, port),
         &blob(key),
@@ -438,7 +436,7 @@ fn known_hosts_lookups() {
     // @revoked wins over a matching entry
     let revoked = format!("h1 ssh-ed25519 {ED25519}\n@revoked * ssh-ed25519 {ED25519}\n");
     assert_eq!(lookup(&revoked, "h1", 22, ED25519), Lookup::Revoked(p(), 2));
-    // lines libssh2 cannot read are skipped, not fatal
+    // lines that do not parse are skipped, not fatal
     let junk = format!(
         "@cert-authority *.example ssh-ed25519 {ED25519}\nh1 ssh-new-type AAAA\ngarbage\nh1 ssh-ed25519 {ED25519}\n"
     );
@@ -446,13 +444,53 @@ fn known_hosts_lookups() {
 }
 
 #[test]
+fn known_hosts_patterns_as_openssh_reads_them() {
+    // wildcards, case-insensitive
+    assert!(hostkey::names_match("*.example.org", "db1.example.org"));
+    assert!(hostkey::names_match("DB?.example.org", "db1.example.org"));
+    assert!(!hostkey::names_match("db?.example.org", "db10.example.org"));
+    assert!(hostkey::names_match("10.0.0.*", "10.0.0.7"));
+    assert!(!hostkey::names_match("10.0.0.*", "10.0.1.7"));
+    // a negated pattern excludes, whatever else matches
+    assert!(!hostkey::names_match(
+        "*.example.org,!db1.example.org",
+        "db1.example.org"
+    ));
+    assert!(hostkey::names_match(
+        "*.example.org,!db1.example.org",
+        "db2.example.org"
+    ));
+    assert!(!hostkey::names_match("!db1", "db2"));
+    // [host]:port entries are names like any other
+    assert!(hostkey::names_match("[h1]:2222,h1", "[h1]:2222"));
+    assert!(!hostkey::names_match("[h1]:2222", "h1"));
+    // hashed: exactly one name; a damaged hash matches nothing
+    let h = hashed("[h3]:2200", b"saltsaltsaltsaltsalt");
+    assert!(hostkey::names_match(&h, "[h3]:2200"));
+    assert!(!hostkey::names_match(&h, "[H3]:2200"));
+    assert!(!hostkey::names_match(&h, "h3"));
+    assert!(!hostkey::names_match("|1|AAAA|", "h3"));
+    assert!(!hostkey::names_match("|1|!!!|???", "h3"));
+    // and in a file: a wildcard entry with another key is a changed key
+    let p = PathBuf::new;
+    let wild = format!("*.example.org ecdsa-sha2-nistp256 {ECDSA}\n");
+    assert_eq!(
+        lookup(&wild, "db1.example.org", 22, ED25519),
+        Lookup::Changed(p(), 1, Some("ecdsa-sha2-nistp256".into()))
+    );
+    assert_eq!(
+        lookup(&wild, "db1.example.org", 22, ECDSA),
+        Lookup::Match(p(), 1)
+    );
+    assert_eq!(lookup(&wild, "db1.example.com", 22, ECDSA), Lookup::Unknown);
+}
+
+#[test]
 fn verify_explains_how_to_trust() {
     let dir = tempfile::tempdir().unwrap();
     let f = dir.path().join("known_hosts");
     std::fs::write(&f, "").unwrap();
-    let sess = ssh2::Session::new().unwrap();
     let e = hostkey::verify(
-        &sess,
         &HostKeyPolicy::KnownHosts(Some(f.clone())),
         "10.0.0.9",
         2222,
@@ -471,7 +509,6 @@ fn verify_explains_how_to_trust() {
     }
     // accept-new writes exactly one line, and then it is known
     let t = hostkey::verify(
-        &sess,
         &HostKeyPolicy::AcceptNew(Some(f.clone())),
         "10.0.0.9",
         2222,
@@ -480,7 +517,6 @@ fn verify_explains_how_to_trust() {
     .unwrap();
     assert_eq!(t, hostkey::Trust::Added(f.clone()));
     let t = hostkey::verify(
-        &sess,
         &HostKeyPolicy::KnownHosts(Some(f.clone())),
         "10.0.0.9",
         2222,
@@ -493,7 +529,7 @@ fn verify_explains_how_to_trust() {
         HostKeyPolicy::KnownHosts(Some(f.clone())),
         HostKeyPolicy::AcceptNew(Some(f.clone())),
     ] {
-        let e = hostkey::verify(&sess, &policy, "10.0.0.9", 2222, &blob(ECDSA)).unwrap_err();
+        let e = hostkey::verify(&policy, "10.0.0.9", 2222, &blob(ECDSA)).unwrap_err();
         assert!(e.message.contains("CHANGED"), "{e}");
         assert!(e.message.contains(ECDSA_FP), "{e}");
     }
@@ -501,10 +537,10 @@ fn verify_explains_how_to_trust() {
     // pinning
     let pinned = HostKeyPolicy::Pinned(ED25519_FP.into());
     assert_eq!(
-        hostkey::verify(&sess, &pinned, "h", 22, &blob(ED25519)),
+        hostkey::verify(&pinned, "h", 22, &blob(ED25519)),
         Ok(hostkey::Trust::Pinned)
     );
-    let e = hostkey::verify(&sess, &pinned, "h", 22, &blob(ECDSA)).unwrap_err();
+    let e = hostkey::verify(&pinned, "h", 22, &blob(ECDSA)).unwrap_err();
     assert!(e.message.contains(ECDSA_FP) && e.message.contains(ED25519_FP));
 }
 

@@ -3,18 +3,16 @@
 //! command is one remote command on its own exec channel, interpreted by
 //! the configured [`Profile`].
 //!
-//! libssh2 blocks, so every connection step and every command runs on
-//! tokio's blocking pool ([`tokio::task::spawn_blocking`]); many targets can
-//! be fenced at once, each in its own thread while it waits. Every step has
-//! a concrete deadline — the engine's step deadline, cut by the configured
-//! connect or command timeout — enforced twice: inside libssh2 (session
-//! timeout) and from the async side, which shuts the socket down if the
-//! blocking call has not returned shortly after the deadline or when the
-//! action is abandoned (a dropped future).
+//! The SSH stack is async (russh on tokio), so many targets are fenced at
+//! once on the caller's runtime without a thread each. Every step has a
+//! concrete deadline — the engine's step deadline, cut by the configured
+//! connect or command timeout — that [`session`] enforces around the whole
+//! step; an abandoned action (a dropped future: cancellation) drops its
+//! connection, which closes the socket.
 
 use super::config::{Profile, SshConfig};
 use super::profile::{self, Output};
-use super::session::{self, Conn, ExecError, Killer, OpenError, Phase};
+use super::session::{self, Conn, ExecError, OpenError, Phase};
 use crate::engine::driver::PowerDriver;
 use crate::engine::error::{DriverError, ErrorKind, Stage};
 use crate::engine::identity::Identity;
@@ -22,9 +20,6 @@ use crate::engine::power::{PowerCommand, PowerState};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// How long after its deadline a blocking step may still take before the
-/// async side shuts its socket down.
-const GRACE: Duration = Duration::from_millis(250);
 /// `host` profile: after the power-off was started, how long to wait for
 /// the command to report back before taking the silence as "accepted"
 /// (the machine normally dies before it can answer).
@@ -49,53 +44,8 @@ pub struct SshDriver {
     /// The plug as sent (validated, UUID normalised).
     plug: Option<String>,
     conn: Option<Conn>,
-    killer: Killer,
     detail: Option<String>,
     stats: Stats,
-}
-
-/// Shuts the socket down unless disarmed: the blocking call it guards is
-/// abandoned (deadline passed, or the future was dropped).
-struct KillOnDrop(Option<Killer>);
-
-impl Drop for KillOnDrop {
-    fn drop(&mut self) {
-        if let Some(k) = self.0.take() {
-            k.kill();
-        }
-    }
-}
-
-/// Runs `f` on the blocking pool; gives up shortly after `until`.
-async fn blocking<T: Send + 'static>(
-    killer: &Killer,
-    until: Instant,
-    stage: Stage,
-    what: &str,
-    f: impl FnOnce() -> T + Send + 'static,
-) -> Result<T, DriverError> {
-    let mut guard = KillOnDrop(Some(killer.clone()));
-    let started = Instant::now();
-    let handle = tokio::task::spawn_blocking(f);
-    match tokio::time::timeout_at((until + GRACE).into(), handle).await {
-        Ok(Ok(v)) => {
-            guard.0 = None;
-            Ok(v)
-        }
-        Ok(Err(e)) => Err(DriverError::new(
-            ErrorKind::Protocol,
-            stage,
-            format!("{what}: the SSH worker failed ({e})"),
-        )),
-        Err(_) => Err(DriverError::new(
-            ErrorKind::Timeout,
-            stage,
-            format!(
-                "{what}: no result within {:.1}s",
-                started.elapsed().as_secs_f64()
-            ),
-        )),
-    }
 }
 
 fn until(deadline: Option<Instant>, bound: Duration) -> Instant {
@@ -119,7 +69,6 @@ impl SshDriver {
             cfg: Arc::new(cfg),
             plug,
             conn: None,
-            killer: Killer::default(),
             detail: None,
             stats: Stats::default(),
         })
@@ -144,19 +93,8 @@ impl SshDriver {
     async fn open(&mut self, deadline: Option<Instant>) -> Result<(), OpenError> {
         let cfg = self.cfg.clone();
         let until = until(deadline, cfg.connect_timeout);
-        let killer = Killer::default();
-        self.killer = killer.clone();
-        let k = killer.clone();
-        let r = blocking(
-            &killer,
-            until,
-            Stage::Authenticate,
-            "SSH connection",
-            move || session::open(&cfg, until, &k),
-        )
-        .await;
-        match r {
-            Ok(Ok(conn)) => {
+        match session::open(cfg, until).await {
+            Ok(conn) => {
                 self.stats.sessions += 1;
                 self.stats.auth_attempts += conn.auth_attempts;
                 tracing::debug!(detail = %conn.detail, "ssh connected");
@@ -164,20 +102,10 @@ impl SshDriver {
                 self.conn = Some(conn);
                 Ok(())
             }
-            Ok(Err(e)) => {
-                // Let go of the socket now (the killer holds a duplicate).
-                killer.kill();
+            Err(e) => {
                 self.stats.failed_sessions += 1;
                 self.stats.auth_attempts += e.auth_attempts;
                 Err(e)
-            }
-            Err(error) => {
-                self.stats.failed_sessions += 1;
-                Err(OpenError {
-                    error,
-                    phase: Phase::Ssh,
-                    auth_attempts: 0,
-                })
             }
         }
     }
@@ -232,21 +160,18 @@ impl SshDriver {
             let cmd = command.clone();
             tracing::debug!(command = %cmd, "ssh exec");
             self.stats.commands += 1;
-            let r = blocking(&self.killer, until, stage, "remote command", move || {
-                let r = conn.exec(&cmd, until, stage);
-                (conn, r)
-            })
-            .await;
+            // Dropped with this future when the action is abandoned, which
+            // closes the connection.
+            let r = conn.exec(&cmd, until, stage).await;
             match r {
-                Ok((conn, Ok(out))) => {
+                Ok(out) => {
                     self.conn = Some(conn);
                     tracing::debug!(status = ?out.status, output = %out.brief(), "ssh exec done");
                     return Ok(out);
                 }
-                Ok((conn, Err(e))) => {
+                Err(e) => {
                     if e.session_lost {
                         drop(conn);
-                        self.killer.kill();
                     } else {
                         self.conn = Some(conn);
                     }
@@ -259,14 +184,6 @@ impl SshDriver {
                         continue;
                     }
                     return Err(e);
-                }
-                Err(error) => {
-                    // The worker was abandoned (and its socket shut down).
-                    return Err(ExecError {
-                        error,
-                        started: true,
-                        session_lost: true,
-                    });
                 }
             }
         }
@@ -406,7 +323,6 @@ impl SshDriver {
         let r = self.run(cmd.clone(), deadline, HOST_OFF_WAIT, stage).await;
         // Whatever happened, this connection is done.
         self.conn = None;
-        self.killer.kill();
         match r {
             // Killed by a signal or no status at all: the machine went
             // down under the command, which is what was asked.
@@ -572,13 +488,7 @@ impl PowerDriver for SshDriver {
     async fn close(&mut self) {
         self.detail = None;
         if let Some(conn) = self.conn.take() {
-            let until = Instant::now() + session::CLOSE_WAIT;
-            let killer = self.killer.clone();
-            let _ = blocking(&killer, until, Stage::Close, "SSH close", move || {
-                conn.close()
-            })
-            .await;
+            conn.close().await;
         }
-        self.killer.disarm();
     }
 }

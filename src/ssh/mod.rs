@@ -1,9 +1,9 @@
-//! Fencing over SSH (libssh2 through the `ssh2` crate): a libvirt
+//! Fencing over SSH (pure Rust: the `russh` client on tokio, crypto from
+//! `ring` and RustCrypto, no OpenSSL): a libvirt
 //! hypervisor (`virsh`, the `fence_virsh` behaviour), the node itself
 //! (`host`), or command templates from an agent definition (`custom`).
 //!
-//! The same split as [`crate::redfish`], as far as a blocking C library
-//! allows:
+//! The same split as [`crate::redfish`]:
 //!
 //! * [`config`]: what a caller sets (endpoint, credentials, host key trust,
 //!   profile, timeouts) and the `ssh://` target forms;
@@ -13,11 +13,10 @@
 //!   [`crate::engine::error::ErrorKind`]s; no I/O;
 //! * [`hostkey`]: fingerprints, known_hosts (plain, hashed, `[host]:port`,
 //!   `@revoked`), pinning and accept-new;
-//! * [`session`]: one blocking connection — TCP, handshake, host key check,
-//!   authentication, exec channels with bounded output — every call bounded
-//!   by a deadline;
-//! * [`driver`]: the engine's [`crate::engine::driver::PowerDriver`], running
-//!   the blocking parts on tokio's blocking pool.
+//! * [`session`]: one async connection — TCP, handshake, host key check,
+//!   authentication, exec channels with bounded output — every step bounded
+//!   by a deadline, and dropped (socket closed) when the caller gives up;
+//! * [`driver`]: the engine's [`crate::engine::driver::PowerDriver`].
 
 pub mod config;
 pub mod driver;

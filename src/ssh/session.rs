@@ -1,93 +1,46 @@
-//! One SSH connection, blocking (libssh2 through the `ssh2` crate): TCP
-//! connect, key exchange, host key check, authentication, and one exec
-//! channel per command with its output captured up to a cap.
+//! One SSH connection (pure Rust, through `russh` on tokio): TCP connect,
+//! key exchange, host key check, authentication, and one exec channel per
+//! command with its output captured up to a cap.
 //!
-//! Everything here blocks, so [`crate::ssh::driver`] runs it on tokio's
-//! blocking pool. Every libssh2 call is bounded: the session timeout is set
-//! to what is left before the step's deadline before each call, the TCP
-//! connect uses the same budget, and a [`Killer`] lets the async side shut
-//! the socket down when it gives up (deadline or cancellation), which makes
-//! any call still blocked in libssh2 return at once.
+//! Everything here is async and bounded: [`open`] runs under one deadline
+//! (resolution, TCP connect, handshake, host key, authentication), and
+//! [`Conn::exec`] under another. When a deadline passes, or the caller drops
+//! the future (cancellation), the pending work is dropped with it; dropping
+//! the [`Conn`] (its session handle) ends the connection's background task,
+//! which shuts the socket down.
+//!
+//! The host key is decided by [`hostkey::verify`] from inside the key
+//! exchange (russh's `check_server_key`, called once the server has proved
+//! it holds the key and before anything else is sent), so a refused key
+//! ends the connection before any credential leaves.
 //!
 //! Failures are classified into [`ErrorKind`]s here, with the stage named
 //! in words in the message (TCP connect, SSH handshake, host key check,
-//! authentication, the command).
+//! authentication, the command). russh logs through the `log` crate, which
+//! fencekit does not forward; nothing here logs a secret.
 
 use super::config::{SshAuth, SshConfig};
 use super::hostkey::{self, Trust};
 use super::profile::Output;
 use crate::engine::error::{DriverError, ErrorKind, Stage};
-use ssh2::{ErrorCode, KeyboardInteractivePrompt, MethodType, Prompt, Session};
-use std::io::Read;
-use std::net::{Shutdown, SocketAddr, TcpStream, ToSocketAddrs};
+use russh::client::{self, AuthResult, Handle, KeyboardInteractiveAuthResponse};
+use russh::keys::agent::client::AgentClient;
+use russh::keys::agent::AgentIdentity;
+use russh::keys::{HashAlg, PrivateKeyWithHashAlg, PublicKeyBase64, PublicKeyOrCertificate};
+use russh::{ChannelMsg, Disconnect, MethodKind, MethodSet};
+use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+use tokio::net::TcpStream;
 
 /// Most output kept from one command (stdout and stderr together); more
 /// is an error, so that a runaway command cannot exhaust memory.
 pub const MAX_OUTPUT: usize = 1 << 20;
 /// How long the session goodbye may take.
 pub const CLOSE_WAIT: Duration = Duration::from_millis(300);
-
-/// libssh2 error codes used in classification (libssh2.h, `LIBSSH2_ERROR_*`).
-mod code {
-    pub const BANNER_RECV: i32 = -2;
-    pub const BANNER_SEND: i32 = -3;
-    pub const KEX_FAILURE: i32 = -5;
-    pub const SOCKET_SEND: i32 = -7;
-    pub const KEY_EXCHANGE_FAILURE: i32 = -8;
-    pub const TIMEOUT: i32 = -9;
-    pub const SOCKET_DISCONNECT: i32 = -13;
-    pub const PASSWORD_EXPIRED: i32 = -15;
-    pub const FILE: i32 = -16;
-    pub const METHOD_NONE: i32 = -17;
-    pub const AUTHENTICATION_FAILED: i32 = -18;
-    pub const PUBLICKEY_UNVERIFIED: i32 = -19;
-    pub const CHANNEL_FAILURE: i32 = -21;
-    pub const CHANNEL_REQUEST_DENIED: i32 = -22;
-    pub const SOCKET_TIMEOUT: i32 = -30;
-    pub const REQUEST_DENIED: i32 = -32;
-    pub const METHOD_NOT_SUPPORTED: i32 = -33;
-    pub const AGENT_PROTOCOL: i32 = -42;
-    pub const SOCKET_RECV: i32 = -43;
-    pub const KEYFILE_AUTH_FAILED: i32 = -48;
-    pub const ALGO_UNSUPPORTED: i32 = -51;
-}
-
-fn raw_code(e: &ssh2::Error) -> i32 {
-    match e.code() {
-        ErrorCode::Session(c) | ErrorCode::SFTP(c) => c,
-    }
-}
-
-/// Shuts the socket down from another thread, so that a libssh2 call
-/// blocked on it returns. Filled as soon as the TCP connection exists.
-#[derive(Clone, Default)]
-pub struct Killer(Arc<Mutex<Option<TcpStream>>>);
-
-impl Killer {
-    fn arm(&self, s: &TcpStream) {
-        if let (Ok(mut slot), Ok(c)) = (self.0.lock(), s.try_clone()) {
-            *slot = Some(c);
-        }
-    }
-
-    /// Shuts the connection down (both directions); harmless when unarmed.
-    pub fn kill(&self) {
-        if let Ok(mut slot) = self.0.lock() {
-            if let Some(s) = slot.take() {
-                let _ = s.shutdown(Shutdown::Both);
-            }
-        }
-    }
-
-    /// Forgets the socket without touching it.
-    pub fn disarm(&self) {
-        if let Ok(mut slot) = self.0.lock() {
-            *slot = None;
-        }
-    }
-}
+/// Most keyboard-interactive rounds answered before giving up (OpenSSH's
+/// PAM conversation needs one).
+const MAX_KBD_ROUNDS: usize = 4;
 
 /// How far a failed connection attempt got: a host that refuses or does
 /// not answer TCP is "off" to the `host` profile; anything later is not.
@@ -121,9 +74,101 @@ pub struct ExecError {
     pub session_lost: bool,
 }
 
-/// An authenticated SSH connection.
+/// What the key exchange showed, shared between the session task (where
+/// russh calls the [`Client`] handler) and [`open`].
+#[derive(Default)]
+struct Seen {
+    /// The host key check: the key blob and how it was trusted, or why not.
+    verdict: Option<Result<(Vec<u8>, Trust), DriverError>>,
+    /// The server's identification string.
+    banner: String,
+    /// Negotiated key exchange.
+    kex: String,
+    /// Negotiated cipher.
+    cipher: String,
+}
+
+/// russh's callbacks: the host key check and the record of what was
+/// negotiated; everything else keeps russh's defaults.
+struct Client {
+    cfg: Arc<SshConfig>,
+    seen: Arc<Mutex<Seen>>,
+}
+
+impl Client {
+    fn record(&self, f: impl FnOnce(&mut Seen)) {
+        if let Ok(mut s) = self.seen.lock() {
+            f(&mut s);
+        }
+    }
+}
+
+impl client::Handler for Client {
+    type Error = russh::Error;
+
+    async fn check_server_key(
+        &mut self,
+        key: &PublicKeyOrCertificate,
+    ) -> Result<bool, Self::Error> {
+        let verdict = match key {
+            PublicKeyOrCertificate::PublicKey { key, .. } => {
+                let blob = key.public_key_bytes();
+                hostkey::verify(&self.cfg.host_keys, &self.cfg.host, self.cfg.port, &blob)
+                    .map(|trust| (blob, trust))
+            }
+            // Never asked for (no certificate algorithms are offered).
+            PublicKeyOrCertificate::Certificate(_) => Err(DriverError::new(
+                ErrorKind::Protocol,
+                Stage::Authenticate,
+                format!(
+                    "{} presented a host certificate, which fencekit does not check",
+                    self.cfg.endpoint()
+                ),
+            )),
+        };
+        let mut ok = verdict.is_ok();
+        self.record(|s| match (&s.verdict, verdict) {
+            // A re-key must show the key that was trusted at first.
+            (Some(Ok((first, _))), Ok((blob, _))) => {
+                if *first != blob {
+                    ok = false;
+                    s.verdict = Some(Err(DriverError::new(
+                        ErrorKind::Protocol,
+                        Stage::Authenticate,
+                        "the server changed its host key during the session",
+                    )));
+                }
+            }
+            (_, v) => s.verdict = Some(v),
+        });
+        Ok(ok)
+    }
+
+    async fn kex_done(
+        &mut self,
+        _shared_secret: Option<&[u8]>,
+        names: &russh::Names,
+        session: &mut client::Session,
+    ) -> Result<(), Self::Error> {
+        let banner = String::from_utf8_lossy(session.remote_sshid())
+            .trim()
+            .to_string();
+        let kex = names.kex.as_ref().to_string();
+        let cipher = names.cipher.as_ref().to_string();
+        self.record(|s| {
+            if s.kex.is_empty() {
+                s.banner = banner;
+                s.kex = kex;
+                s.cipher = cipher;
+            }
+        });
+        Ok(())
+    }
+}
+
+/// An authenticated SSH connection. Dropping it ends the connection.
 pub struct Conn {
-    sess: Session,
+    handle: Handle<Client>,
     /// `user@host:port`.
     pub endpoint: String,
     /// What was negotiated and how the host was trusted, for the record.
@@ -132,15 +177,6 @@ pub struct Conn {
     pub host_key: String,
     /// Authentication attempts made.
     pub auth_attempts: u32,
-}
-
-/// Milliseconds left before `until`, at least 1; `None` once it passed.
-fn budget_ms(until: Instant) -> Option<u32> {
-    let left = until.checked_duration_since(Instant::now())?;
-    if left.is_zero() {
-        return None;
-    }
-    Some(left.as_millis().clamp(1, u32::MAX as u128) as u32)
 }
 
 fn timed_out(stage: Stage, what: &str, endpoint: &str, budget: Duration) -> DriverError {
@@ -155,11 +191,16 @@ fn timed_out(stage: Stage, what: &str, endpoint: &str, budget: Duration) -> Driv
 }
 
 struct Opener<'a> {
-    cfg: &'a SshConfig,
-    until: Instant,
+    cfg: &'a Arc<SshConfig>,
     started: Instant,
     endpoint: String,
     auth_attempts: u32,
+    /// The step under way (for a timeout's message).
+    step: &'static str,
+    phase: Phase,
+    seen: Arc<Mutex<Seen>>,
+    /// The trusted host key's description and how it was trusted.
+    key: Option<(String, String)>,
 }
 
 impl Opener<'_> {
@@ -171,105 +212,85 @@ impl Opener<'_> {
         }
     }
 
-    /// Sets the session timeout to what is left, or fails when nothing is.
-    fn arm(&self, sess: &Session, what: &str, phase: Phase) -> Result<(), OpenError> {
-        match budget_ms(self.until) {
-            Some(ms) => {
-                sess.set_timeout(ms);
-                Ok(())
-            }
-            None => Err(self.fail(
-                timed_out(
-                    Stage::Authenticate,
-                    what,
-                    &self.endpoint,
-                    self.started.elapsed(),
-                ),
-                phase,
-            )),
-        }
+    fn ssh_fail(&self, kind: ErrorKind, msg: String) -> OpenError {
+        self.fail(DriverError::new(kind, Stage::Authenticate, msg), Phase::Ssh)
     }
 
-    /// Classifies a libssh2 error from set-up step `what`.
-    fn classify(&self, what: &str, e: &ssh2::Error) -> OpenError {
-        let stage = Stage::Authenticate;
-        let c = raw_code(e);
-        let (kind, msg) = match c {
-            code::TIMEOUT | code::SOCKET_TIMEOUT => {
+    /// Classifies a russh error from set-up step `what`.
+    fn classify(&self, what: &str, e: &russh::Error) -> OpenError {
+        use russh::Error as E;
+        let (kind, msg) = match e {
+            E::ConnectionTimeout | E::InactivityTimeout | E::KeepaliveTimeout | E::Elapsed(_) => {
                 return self.fail(
-                    timed_out(stage, what, &self.endpoint, self.started.elapsed()),
+                    timed_out(
+                        Stage::Authenticate,
+                        what,
+                        &self.endpoint,
+                        self.started.elapsed(),
+                    ),
                     Phase::Ssh,
                 )
             }
-            code::BANNER_RECV
-            | code::BANNER_SEND
-            | code::SOCKET_DISCONNECT
-            | code::SOCKET_RECV
-            | code::SOCKET_SEND => (
+            E::IO(_)
+            | E::Disconnect
+            | E::HUP
+            | E::SendError
+            | E::RecvError
+            | E::Version
+            | E::Join(_) => (
                 ErrorKind::Unreachable,
                 format!(
-                    "{what}: {} closed the connection ({}); is it an SSH server, and does it accept this client (MaxStartups, AllowUsers, tcp wrappers)?",
-                    self.endpoint,
-                    e.message()
+                    "{what}: {} closed the connection ({e}); is it an SSH server, and does it accept this client (MaxStartups, AllowUsers, tcp wrappers)?",
+                    self.endpoint
                 ),
             ),
-            code::KEX_FAILURE | code::KEY_EXCHANGE_FAILURE | code::ALGO_UNSUPPORTED => (
+            E::NoCommonAlgo { .. } | E::UnknownAlgo | E::KexInit | E::Kex => (
                 ErrorKind::CipherUnsupported,
                 format!(
-                    "{what}: no key exchange, cipher or host key algorithm in common with {} ({})",
-                    self.endpoint,
-                    e.message()
+                    "{what}: no key exchange, cipher or host key algorithm in common with {} ({e})",
+                    self.endpoint
                 ),
             ),
             _ => (
                 ErrorKind::Protocol,
-                format!("{what} with {} failed: {}", self.endpoint, e.message()),
+                format!("{what} with {} failed: {e}", self.endpoint),
             ),
         };
-        self.fail(DriverError::new(kind, stage, msg), Phase::Ssh)
+        self.ssh_fail(kind, msg)
     }
 
-    fn tcp(&self) -> Result<TcpStream, OpenError> {
+    async fn tcp(&mut self) -> Result<TcpStream, OpenError> {
         let stage = Stage::Authenticate;
-        let addrs: Vec<SocketAddr> = (self.cfg.host.as_str(), self.cfg.port)
-            .to_socket_addrs()
-            .map_err(|e| {
-                self.fail(
-                    DriverError::new(
-                        ErrorKind::Unreachable,
-                        stage,
-                        format!("cannot resolve '{}': {e}", self.cfg.host),
-                    ),
-                    Phase::Tcp,
-                )
-            })?
-            .collect();
+        self.step = "name resolution";
+        let addrs: Vec<SocketAddr> =
+            match tokio::net::lookup_host((self.cfg.host.as_str(), self.cfg.port)).await {
+                Ok(a) => a.collect(),
+                Err(e) => {
+                    return Err(self.fail(
+                        DriverError::new(
+                            ErrorKind::Unreachable,
+                            stage,
+                            format!("cannot resolve '{}': {e}", self.cfg.host),
+                        ),
+                        Phase::Tcp,
+                    ))
+                }
+            };
+        self.step = "TCP connect";
         let mut last: Option<DriverError> = None;
         for addr in &addrs {
-            let Some(left) = self.until.checked_duration_since(Instant::now()) else {
-                break;
-            };
-            if left.is_zero() {
-                break;
-            }
-            match TcpStream::connect_timeout(addr, left) {
+            match TcpStream::connect(addr).await {
                 Ok(s) => {
                     let _ = s.set_nodelay(true);
                     return Ok(s);
                 }
                 Err(e) => {
-                    let (kind, why) = match e.kind() {
-                        std::io::ErrorKind::ConnectionRefused => {
-                            (ErrorKind::Unreachable, "connection refused".to_string())
-                        }
-                        std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock => (
-                            ErrorKind::Timeout,
-                            format!("no answer within {:.1}s", left.as_secs_f64()),
-                        ),
-                        _ => (ErrorKind::Unreachable, e.to_string()),
+                    let why = match e.kind() {
+                        std::io::ErrorKind::ConnectionRefused => "connection refused".to_string(),
+                        _ => e.to_string(),
                     };
                     last = Some(DriverError::new(
-                        kind,
+                        ErrorKind::Unreachable,
                         stage,
                         format!("TCP connect to {addr}: {why}"),
                     ));
@@ -278,335 +299,349 @@ impl Opener<'_> {
         }
         Err(self.fail(
             last.unwrap_or_else(|| {
-                if addrs.is_empty() {
-                    DriverError::new(
-                        ErrorKind::Unreachable,
-                        stage,
-                        format!("'{}' resolves to no address", self.cfg.host),
-                    )
-                } else {
-                    timed_out(stage, "TCP connect", &self.endpoint, self.started.elapsed())
-                }
+                DriverError::new(
+                    ErrorKind::Unreachable,
+                    stage,
+                    format!("'{}' resolves to no address", self.cfg.host),
+                )
             }),
             Phase::Tcp,
         ))
     }
 
-    fn authenticate(&mut self, sess: &Session) -> Result<(), OpenError> {
-        let stage = Stage::Authenticate;
-        let user = self.cfg.username.as_str();
-        match &self.cfg.auth {
+    /// TCP, handshake, host key, authentication (unbounded: [`open`] puts
+    /// the deadline around it).
+    async fn run(&mut self) -> Result<Conn, OpenError> {
+        let tcp = self.tcp().await?;
+        self.phase = Phase::Ssh;
+        self.step = "SSH handshake";
+        let config = Arc::new(client::Config {
+            nodelay: true,
+            inactivity_timeout: None,
+            ..Default::default()
+        });
+        let handler = Client {
+            cfg: self.cfg.clone(),
+            seen: self.seen.clone(),
+        };
+        let connected = client::connect_stream(config, tcp, handler).await;
+        // The host key verdict explains a refused key better than russh's
+        // "unknown server key", and must be positive before anything else.
+        let verdict = self.seen.lock().ok().and_then(|s| s.verdict.clone());
+        let mut handle = match (connected, verdict) {
+            (Ok(h), Some(Ok((blob, trust)))) => {
+                if let Trust::AcceptedUnsaved(why) = &trust {
+                    tracing::debug!(%why, "host key accepted for this run only");
+                }
+                self.key = Some((hostkey::describe_key(&blob), trust.describe()));
+                h
+            }
+            (_, Some(Err(e))) => return Err(self.fail(e, Phase::Ssh)),
+            (Err(e), _) => return Err(self.classify("SSH handshake", &e)),
+            (Ok(_), None) => {
+                return Err(self.ssh_fail(
+                    ErrorKind::Protocol,
+                    format!("{} sent no host key", self.endpoint),
+                ))
+            }
+        };
+        self.step = "authentication";
+        self.authenticate(&mut handle).await?;
+        let (banner, kex, cipher) = self
+            .seen
+            .lock()
+            .map(|s| (s.banner.clone(), s.kex.clone(), s.cipher.clone()))
+            .unwrap_or_default();
+        let (host_key, trust) = self.key.take().unwrap_or_default();
+        let detail = format!(
+            "ssh {} ({banner}), kex {kex}, cipher {cipher}, host key {host_key} {trust}, {}",
+            self.endpoint,
+            self.cfg.auth.describe()
+        );
+        Ok(Conn {
+            handle,
+            endpoint: self.endpoint.clone(),
+            detail,
+            host_key,
+            auth_attempts: self.auth_attempts,
+        })
+    }
+}
+
+impl Opener<'_> {
+    fn rejected(&self, what: &str) -> OpenError {
+        self.ssh_fail(
+            ErrorKind::PasswordInvalid,
+            format!(
+                "{} rejected the {what} for user {} (one attempt made)",
+                self.endpoint, self.cfg.username
+            ),
+        )
+    }
+
+    fn config(&self, msg: String) -> OpenError {
+        self.ssh_fail(ErrorKind::Config, msg)
+    }
+
+    async fn authenticate(&mut self, h: &mut Handle<Client>) -> Result<(), OpenError> {
+        let user = self.cfg.username.clone();
+        let cfg = self.cfg.clone();
+        match &cfg.auth {
             SshAuth::Password(secret) => {
-                let password = std::str::from_utf8(secret.expose()).map_err(|_| {
-                    self.fail(
-                        DriverError::new(ErrorKind::Config, stage, "the password is not UTF-8"),
-                        Phase::Ssh,
-                    )
-                })?;
+                let password = std::str::from_utf8(secret.expose())
+                    .map_err(|_| self.config("the password is not UTF-8".into()))?;
                 // The "none" probe that lists the methods is not counted
                 // against MaxAuthTries by OpenSSH.
-                self.arm(sess, "authentication", Phase::Ssh)?;
-                let methods = match sess.auth_methods(user) {
-                    Ok(m) => m.to_string(),
-                    Err(_) if sess.authenticated() => return Ok(()),
+                let methods = match h.authenticate_none(user.as_str()).await {
+                    Ok(AuthResult::Success) => return Ok(()),
+                    Ok(AuthResult::Failure {
+                        remaining_methods, ..
+                    }) => remaining_methods,
                     Err(e) => return Err(self.classify("authentication", &e)),
                 };
-                self.arm(sess, "authentication", Phase::Ssh)?;
-                self.auth_attempts += 1;
-                let r = if methods.split(',').any(|m| m == "password") {
-                    sess.userauth_password(user, password)
-                } else if methods.split(',').any(|m| m == "keyboard-interactive") {
-                    let mut p = PasswordPrompt {
-                        password,
-                        answered: false,
-                    };
-                    sess.userauth_keyboard_interactive(user, &mut p)
+                let offers = |k: MethodKind| methods.contains(&k);
+                if offers(MethodKind::Password) {
+                    self.auth_attempts += 1;
+                    match h.authenticate_password(user.as_str(), password).await {
+                        Ok(AuthResult::Success) => Ok(()),
+                        Ok(AuthResult::Failure { .. }) => Err(self.rejected("password")),
+                        Err(e) => Err(self.classify("authentication", &e)),
+                    }
+                } else if offers(MethodKind::KeyboardInteractive) {
+                    self.auth_attempts += 1;
+                    self.keyboard_interactive(h, &user, password).await
                 } else {
-                    self.auth_attempts -= 1;
-                    return Err(self.fail(
-                        DriverError::new(
-                            ErrorKind::Unsupported,
-                            stage,
-                            format!(
-                                "{} does not accept passwords (it offers: {methods}); use a key or the ssh-agent",
-                                self.endpoint
-                            ),
+                    Err(self.ssh_fail(
+                        ErrorKind::Unsupported,
+                        format!(
+                            "{} does not accept passwords (it offers: {}); use a key or the ssh-agent",
+                            self.endpoint,
+                            method_names(&methods)
                         ),
-                        Phase::Ssh,
-                    ));
-                };
-                r.map_err(|e| self.auth_error(&e, "password"))
+                    ))
+                }
             }
             SshAuth::Key { path, passphrase } => {
                 let pass = match passphrase {
-                    Some(p) => Some(std::str::from_utf8(p.expose()).map_err(|_| {
-                        self.fail(
-                            DriverError::new(
-                                ErrorKind::Config,
-                                stage,
-                                "the key passphrase is not UTF-8",
-                            ),
-                            Phase::Ssh,
-                        )
-                    })?),
+                    Some(p) => Some(
+                        std::str::from_utf8(p.expose())
+                            .map_err(|_| self.config("the key passphrase is not UTF-8".into()))?,
+                    ),
                     None => None,
                 };
-                self.arm(sess, "authentication", Phase::Ssh)?;
-                self.auth_attempts += 1;
-                sess.userauth_pubkey_file(user, None, path, pass)
-                    .map_err(|e| match raw_code(&e) {
-                        code::FILE | code::KEYFILE_AUTH_FAILED => {
-                            self.auth_attempts -= 1;
-                            self.fail(
-                                DriverError::new(
-                                    ErrorKind::Config,
-                                    stage,
-                                    format!(
-                                        "cannot use the private key {}: {} (wrong or missing passphrase, or a key format libssh2 cannot read)",
-                                        path.display(),
-                                        e.message()
-                                    ),
-                                ),
-                                Phase::Ssh,
-                            )
-                        }
-                        _ => self.auth_error(&e, &format!("key {}", path.display())),
-                    })
-            }
-            SshAuth::Agent => {
-                self.arm(sess, "authentication", Phase::Ssh)?;
-                let config_err = |msg: String| DriverError::new(ErrorKind::Config, stage, msg);
-                let mut agent = sess
-                    .agent()
-                    .map_err(|e| self.fail(config_err(format!("ssh-agent: {e}")), Phase::Ssh))?;
-                if let Some(p) = &self.cfg.agent_socket {
-                    agent.set_identity_path(p).map_err(|e| {
-                        self.fail(
-                            config_err(format!("ssh-agent socket {}: {e}", p.display())),
-                            Phase::Ssh,
-                        )
-                    })?;
-                }
-                let where_ = self
-                    .cfg
-                    .agent_socket
-                    .as_ref()
-                    .map(|p| p.display().to_string())
-                    .or_else(|| std::env::var("SSH_AUTH_SOCK").ok())
-                    .unwrap_or_else(|| "SSH_AUTH_SOCK unset".into());
-                agent.connect().map_err(|e| {
-                    self.fail(
-                        config_err(format!(
-                            "cannot reach the ssh-agent at {where_}: {}",
-                            e.message()
-                        )),
-                        Phase::Ssh,
-                    )
+                let key = russh::keys::load_secret_key(path, pass).map_err(|e| {
+                    self.config(format!(
+                        "cannot use the private key {}: {} (wrong or missing passphrase, or a key format fencekit cannot read)",
+                        path.display(),
+                        key_error(&e)
+                    ))
                 })?;
-                agent.list_identities().map_err(|e| {
-                    self.fail(
-                        config_err(format!(
-                            "the ssh-agent did not list its keys: {}",
-                            e.message()
-                        )),
-                        Phase::Ssh,
-                    )
-                })?;
-                let ids = agent.identities().unwrap_or_default();
-                if ids.is_empty() {
-                    return Err(self.fail(
-                        config_err(format!("the ssh-agent at {where_} holds no keys")),
-                        Phase::Ssh,
-                    ));
-                }
-                let mut last = None;
-                for id in &ids {
-                    self.arm(sess, "authentication", Phase::Ssh)?;
-                    self.auth_attempts += 1;
-                    match agent.userauth(user, id) {
-                        Ok(()) => {
-                            let _ = agent.disconnect();
-                            return Ok(());
-                        }
-                        Err(e) => match raw_code(&e) {
-                            code::AUTHENTICATION_FAILED
-                            | code::PUBLICKEY_UNVERIFIED
-                            | code::AGENT_PROTOCOL => last = Some(e),
-                            _ => return Err(self.classify("authentication", &e)),
-                        },
-                    }
-                }
-                let _ = agent.disconnect();
-                let why = last.map(|e| e.message().to_string()).unwrap_or_default();
-                Err(self.fail(
-                    DriverError::new(
-                        ErrorKind::PasswordInvalid,
-                        stage,
-                        format!(
-                            "{} accepted none of the {} key(s) in the ssh-agent for user {user} ({why})",
-                            self.endpoint,
-                            ids.len()
-                        ),
-                    ),
-                    Phase::Ssh,
-                ))
-            }
-        }
-    }
-
-    fn auth_error(&self, e: &ssh2::Error, what: &str) -> OpenError {
-        let stage = Stage::Authenticate;
-        match raw_code(e) {
-            code::AUTHENTICATION_FAILED | code::PUBLICKEY_UNVERIFIED | code::METHOD_NONE => self
-                .fail(
-                    DriverError::new(
-                        ErrorKind::PasswordInvalid,
-                        stage,
-                        format!(
-                            "{} rejected the {what} for user {} (one attempt made)",
-                            self.endpoint, self.cfg.username
-                        ),
-                    ),
-                    Phase::Ssh,
-                ),
-            code::PASSWORD_EXPIRED => self.fail(
-                DriverError::new(
-                    ErrorKind::PasswordInvalid,
-                    stage,
-                    format!(
-                        "the password of {} on {} has expired",
-                        self.cfg.username, self.endpoint
-                    ),
-                ),
-                Phase::Ssh,
-            ),
-            code::METHOD_NOT_SUPPORTED => self.fail(
-                DriverError::new(
-                    ErrorKind::Unsupported,
-                    stage,
-                    format!("{} does not accept {what} authentication", self.endpoint),
-                ),
-                Phase::Ssh,
-            ),
-            _ => self.classify("authentication", e),
-        }
-    }
-}
-
-/// Answers keyboard-interactive prompts with the password, once.
-struct PasswordPrompt<'a> {
-    password: &'a str,
-    answered: bool,
-}
-
-impl KeyboardInteractivePrompt for PasswordPrompt<'_> {
-    fn prompt<'a>(
-        &mut self,
-        _username: &str,
-        _instructions: &str,
-        prompts: &[Prompt<'a>],
-    ) -> Vec<String> {
-        prompts
-            .iter()
-            .map(|p| {
-                if !p.echo && !self.answered {
-                    self.answered = true;
-                    self.password.to_string()
+                let hash = if key.algorithm().is_rsa() {
+                    self.rsa_hash(h).await?
                 } else {
-                    String::new()
+                    None
+                };
+                self.auth_attempts += 1;
+                let key = PrivateKeyWithHashAlg::new(Arc::new(key), hash);
+                match h.authenticate_publickey(user.as_str(), key).await {
+                    Ok(AuthResult::Success) => Ok(()),
+                    Ok(AuthResult::Failure { .. }) => {
+                        Err(self.rejected(&format!("key {}", path.display())))
+                    }
+                    Err(e) => Err(self.classify("authentication", &e)),
                 }
+            }
+            SshAuth::Agent => self.agent(h, &user).await,
+        }
+    }
+
+    /// The RSA signature hash: the best the server lists in its
+    /// `server-sig-algs` (rsa-sha2-512, then rsa-sha2-256, then SHA-1's
+    /// ssh-rsa); rsa-sha2-256 when it lists none (RFC 8332's choice).
+    async fn rsa_hash(&self, h: &Handle<Client>) -> Result<Option<HashAlg>, OpenError> {
+        match h.best_supported_rsa_hash().await {
+            Ok(Some(best)) => Ok(best),
+            Ok(None) => Ok(Some(HashAlg::Sha256)),
+            Err(e) => Err(self.classify("authentication", &e)),
+        }
+    }
+
+    /// Keyboard-interactive with the password: the first prompt that does
+    /// not echo gets it, once; any other prompt an empty answer.
+    async fn keyboard_interactive(
+        &mut self,
+        h: &mut Handle<Client>,
+        user: &str,
+        password: &str,
+    ) -> Result<(), OpenError> {
+        let mut answered = false;
+        let mut reply = h.authenticate_keyboard_interactive_start(user, None).await;
+        for _ in 0..MAX_KBD_ROUNDS {
+            match reply {
+                Ok(KeyboardInteractiveAuthResponse::Success) => return Ok(()),
+                Ok(KeyboardInteractiveAuthResponse::Failure { .. }) => {
+                    return Err(self.rejected("password"))
+                }
+                Ok(KeyboardInteractiveAuthResponse::InfoRequest { prompts, .. }) => {
+                    let answers = prompts
+                        .iter()
+                        .map(|p| {
+                            if !p.echo && !answered {
+                                answered = true;
+                                password.to_string()
+                            } else {
+                                String::new()
+                            }
+                        })
+                        .collect();
+                    reply = h.authenticate_keyboard_interactive_respond(answers).await;
+                }
+                Err(e) => return Err(self.classify("authentication", &e)),
+            }
+        }
+        Err(self.ssh_fail(
+            ErrorKind::Protocol,
+            format!(
+                "{} kept asking keyboard-interactive questions ({MAX_KBD_ROUNDS} rounds)",
+                self.endpoint
+            ),
+        ))
+    }
+
+    /// Every key the ssh-agent holds, in its order, until one is accepted.
+    async fn agent(&mut self, h: &mut Handle<Client>, user: &str) -> Result<(), OpenError> {
+        let socket = self
+            .cfg
+            .agent_socket
+            .clone()
+            .or_else(|| std::env::var_os("SSH_AUTH_SOCK").map(Into::into));
+        let Some(socket) = socket else {
+            return Err(self.config(
+                "cannot reach the ssh-agent at SSH_AUTH_SOCK unset: set SSH_AUTH_SOCK or give the agent socket".into(),
+            ));
+        };
+        let where_ = socket.display().to_string();
+        let mut agent = AgentClient::connect_uds(&socket)
+            .await
+            .map_err(|e| self.config(format!("cannot reach the ssh-agent at {where_}: {e}")))?;
+        let ids = agent
+            .request_identities()
+            .await
+            .map_err(|e| self.config(format!("the ssh-agent did not list its keys: {e}")))?;
+        let keys: Vec<_> = ids
+            .iter()
+            .filter_map(|id| match id {
+                AgentIdentity::PublicKey { key, .. } => Some(key.clone()),
+                AgentIdentity::Certificate { .. } => None,
             })
-            .collect()
+            .collect();
+        if keys.is_empty() {
+            return Err(self.config(format!("the ssh-agent at {where_} holds no keys")));
+        }
+        let mut last = String::new();
+        for key in &keys {
+            let hash = if key.algorithm().is_rsa() {
+                self.rsa_hash(h).await?
+            } else {
+                None
+            };
+            self.auth_attempts += 1;
+            match h
+                .authenticate_publickey_with(user, key.clone(), hash, &mut agent)
+                .await
+            {
+                Ok(AuthResult::Success) => return Ok(()),
+                Ok(AuthResult::Failure { .. }) => last = "refused".into(),
+                Err(russh::AgentAuthError::Key(e)) => {
+                    last = format!("the agent could not sign: {e}")
+                }
+                Err(russh::AgentAuthError::Send(_)) => {
+                    return Err(self.classify("authentication", &russh::Error::SendError))
+                }
+            }
+        }
+        Err(self.ssh_fail(
+            ErrorKind::PasswordInvalid,
+            format!(
+                "{} accepted none of the {} key(s) in the ssh-agent for user {user} ({last})",
+                self.endpoint,
+                keys.len()
+            ),
+        ))
+    }
+}
+
+/// `password,publickey` for messages.
+fn method_names(m: &MethodSet) -> String {
+    let v: Vec<&str> = m.iter().map(<&str>::from).collect();
+    if v.is_empty() {
+        "nothing".into()
+    } else {
+        v.join(",")
+    }
+}
+
+/// A key loading error in words (never the passphrase: russh's errors do
+/// not carry it).
+fn key_error(e: &russh::keys::Error) -> String {
+    match e {
+        russh::keys::Error::KeyIsEncrypted => {
+            "the key is encrypted and no passphrase was given".into()
+        }
+        russh::keys::Error::IO(io) => io.to_string(),
+        other => other.to_string(),
     }
 }
 
 /// Connects, checks the host key, authenticates; all before `until`.
-pub fn open(cfg: &SshConfig, until: Instant, killer: &Killer) -> Result<Conn, OpenError> {
+pub async fn open(cfg: Arc<SshConfig>, until: Instant) -> Result<Conn, OpenError> {
     let mut o = Opener {
-        cfg,
-        until,
+        cfg: &cfg,
         started: Instant::now(),
         endpoint: cfg.endpoint(),
         auth_attempts: 0,
+        step: "TCP connect",
+        phase: Phase::Tcp,
+        seen: Arc::default(),
+        key: None,
     };
-    let tcp = o.tcp()?;
-    killer.arm(&tcp);
-    let mut sess = Session::new().map_err(|e| o.classify("SSH set-up", &e))?;
-    sess.set_tcp_stream(tcp);
-    sess.set_blocking(true);
-    sess.set_compress(false);
-    o.arm(&sess, "SSH handshake", Phase::Ssh)?;
-    sess.handshake()
-        .map_err(|e| o.classify("SSH handshake", &e))?;
-    let (blob, _) = sess.host_key().ok_or_else(|| {
-        o.fail(
-            DriverError::new(
-                ErrorKind::Protocol,
+    let r = tokio::time::timeout_at(until.into(), o.run()).await;
+    match r {
+        Ok(r) => r,
+        Err(_) => Err(o.fail(
+            timed_out(
                 Stage::Authenticate,
-                format!("{} sent no host key", o.endpoint),
+                o.step,
+                &o.endpoint,
+                o.started.elapsed(),
             ),
-            Phase::Ssh,
-        )
-    })?;
-    let blob = blob.to_vec();
-    let host_key = hostkey::describe_key(&blob);
-    let trust = hostkey::verify(&sess, &cfg.host_keys, &cfg.host, cfg.port, &blob)
-        .map_err(|e| o.fail(e, Phase::Ssh))?;
-    if let Trust::AcceptedUnsaved(why) = &trust {
-        tracing::debug!(%why, "host key accepted for this run only");
+            o.phase,
+        )),
     }
-    o.authenticate(&sess)?;
-    if !sess.authenticated() {
-        return Err(o.fail(
-            DriverError::new(
-                ErrorKind::PasswordInvalid,
-                Stage::Authenticate,
-                format!("{} did not complete authentication", o.endpoint),
-            ),
-            Phase::Ssh,
-        ));
-    }
-    let banner = sess.banner().unwrap_or("").trim().to_string();
-    let kex = sess.methods(MethodType::Kex).unwrap_or("?").to_string();
-    let cipher = sess.methods(MethodType::CryptCs).unwrap_or("?").to_string();
-    let detail = format!(
-        "ssh {} ({banner}), kex {kex}, cipher {cipher}, host key {host_key} {}, {}",
-        o.endpoint,
-        trust.describe(),
-        cfg.auth.describe()
-    );
-    Ok(Conn {
-        sess,
-        endpoint: o.endpoint.clone(),
-        detail,
-        host_key,
-        auth_attempts: o.auth_attempts,
-    })
 }
 
 impl Conn {
     /// Runs `command` on its own exec channel (no pty) and returns its exit
-    /// status and output (stdout and stderr merged, at most [`MAX_OUTPUT`]
-    /// bytes), all before `until`.
-    pub fn exec(&self, command: &str, until: Instant, stage: Stage) -> Result<Output, ExecError> {
+    /// status and output (stdout and stderr kept apart, at most
+    /// [`MAX_OUTPUT`] bytes together), all before `until`.
+    pub async fn exec(
+        &self,
+        command: &str,
+        until: Instant,
+        stage: Stage,
+    ) -> Result<Output, ExecError> {
         let started_at = Instant::now();
         let short = super::profile::printable(command, 80);
         let mut started = false;
-        let err = |e: DriverError, started: bool, lost: bool| {
-            if lost {
-                // The channel and session are dropped next; in blocking mode
-                // freeing a channel whose command still runs waits for it.
-                self.sess.set_blocking(false);
-            }
-            ExecError {
-                error: e,
-                started,
-                session_lost: lost,
-            }
-        };
-        let timeout = |started: bool| {
-            err(
-                DriverError::new(
+        let r = tokio::time::timeout_at(
+            until.into(),
+            self.exec_inner(command, stage, &short, &mut started),
+        )
+        .await;
+        match r {
+            Ok(r) => r,
+            Err(_) => Err(ExecError {
+                error: DriverError::new(
                     ErrorKind::Timeout,
                     stage,
                     format!(
@@ -616,122 +651,139 @@ impl Conn {
                     ),
                 ),
                 started,
-                true,
-            )
+                session_lost: true,
+            }),
+        }
+    }
+
+    async fn exec_inner(
+        &self,
+        command: &str,
+        stage: Stage,
+        short: &str,
+        started: &mut bool,
+    ) -> Result<Output, ExecError> {
+        let fail = |kind: ErrorKind, what: String, started: bool, lost: bool| ExecError {
+            error: DriverError::new(
+                kind,
+                stage,
+                format!("`{short}` on {}: {what}", self.endpoint),
+            ),
+            started,
+            session_lost: lost,
         };
-        let lost = |e: &ssh2::Error, started: bool| {
-            let c = raw_code(e);
-            if c == code::TIMEOUT || c == code::SOCKET_TIMEOUT {
-                return None;
-            }
-            let (kind, what) = match c {
-                code::CHANNEL_FAILURE | code::CHANNEL_REQUEST_DENIED | code::REQUEST_DENIED => (
-                    ErrorKind::DeviceError,
-                    "the server refused to run it".to_string(),
-                ),
-                _ => (
-                    ErrorKind::Unreachable,
-                    format!("connection lost: {}", e.message()),
-                ),
-            };
-            Some(err(
-                DriverError::new(
-                    kind,
-                    stage,
-                    format!("`{short}` on {}: {what}", self.endpoint),
-                ),
+        let lost = |e: &russh::Error, started: bool| match e {
+            russh::Error::ChannelOpenFailure(_) | russh::Error::RequestDenied => fail(
+                ErrorKind::DeviceError,
+                "the server refused to run it".into(),
                 started,
-                kind == ErrorKind::Unreachable,
-            ))
+                false,
+            ),
+            _ => fail(
+                ErrorKind::Unreachable,
+                format!("connection lost: {e}"),
+                started,
+                true,
+            ),
         };
-        macro_rules! budget {
-            () => {
-                match budget_ms(until) {
-                    Some(ms) => self.sess.set_timeout(ms),
-                    None => return Err(timeout(started)),
-                }
-            };
-        }
-        budget!();
-        let mut ch = match self.sess.channel_session() {
-            Ok(c) => c,
-            Err(e) => return Err(lost(&e, false).unwrap_or_else(|| timeout(false))),
-        };
-        budget!();
-        if let Err(e) = ch.exec(command) {
-            return Err(lost(&e, false).unwrap_or_else(|| timeout(false)));
-        }
-        started = true;
-        let mut buf = vec![0u8; 16 * 1024];
-        // stdout to its end, then stderr: libssh2 queues stderr meanwhile
-        // (a command that floods stderr beyond the channel window before
-        // closing stdout stalls until the deadline, which then ends it).
+        let mut ch = self
+            .handle
+            .channel_open_session()
+            .await
+            .map_err(|e| lost(&e, false))?;
+        ch.exec(true, command).await.map_err(|e| lost(&e, false))?;
         let mut texts: [Vec<u8>; 2] = [Vec::new(), Vec::new()];
-        for (i, stream) in [ch.stream(0), ch.stderr()].iter_mut().enumerate() {
-            loop {
-                budget!();
-                match stream.read(&mut buf) {
-                    Ok(0) => break,
-                    Ok(n) => {
-                        if texts[0].len() + texts[1].len() + n > MAX_OUTPUT {
-                            return Err(err(
-                            DriverError::new(
-                                ErrorKind::Protocol,
-                                stage,
-                                format!(
-                                    "`{short}` on {} printed more than {} KiB; output cut, command abandoned",
-                                    self.endpoint,
-                                    MAX_OUTPUT / 1024
-                                ),
-                            ),
-                            true,
-                            true,
-                        ));
-                        }
-                        texts[i].extend_from_slice(&buf[..n]);
-                    }
-                    Err(e) if e.kind() == std::io::ErrorKind::TimedOut => {
-                        return Err(timeout(true))
-                    }
-                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
-                    Err(e) => {
-                        return Err(err(
-                            DriverError::new(
-                                ErrorKind::Unreachable,
-                                stage,
-                                format!("`{short}` on {}: connection lost: {e}", self.endpoint),
-                            ),
-                            true,
-                            true,
-                        ))
-                    }
+        let mut status = None;
+        let mut signal = None;
+        loop {
+            let Some(msg) = ch.wait().await else {
+                // The channel ended without its close: the connection is gone.
+                return Err(fail(
+                    ErrorKind::Unreachable,
+                    "connection lost".into(),
+                    *started,
+                    true,
+                ));
+            };
+            let (i, data) = match msg {
+                ChannelMsg::Success => {
+                    *started = true;
+                    continue;
                 }
+                ChannelMsg::Failure if !*started => {
+                    let _ = ch.close().await;
+                    return Err(fail(
+                        ErrorKind::DeviceError,
+                        "the server refused to run it".into(),
+                        false,
+                        false,
+                    ));
+                }
+                ChannelMsg::Data { data } => (0, data),
+                ChannelMsg::ExtendedData { data, .. } => (1, data),
+                ChannelMsg::ExitStatus { exit_status } => {
+                    *started = true;
+                    status = Some(exit_status as i32);
+                    continue;
+                }
+                ChannelMsg::ExitSignal { signal_name, .. } => {
+                    *started = true;
+                    signal = Some(sig_name(&signal_name));
+                    continue;
+                }
+                ChannelMsg::Close => break,
+                _ => continue,
+            };
+            *started = true;
+            if texts[0].len() + texts[1].len() + data.len() > MAX_OUTPUT {
+                return Err(fail(
+                    ErrorKind::Protocol,
+                    format!(
+                        "printed more than {} KiB; output cut, command abandoned",
+                        MAX_OUTPUT / 1024
+                    ),
+                    true,
+                    true,
+                ));
             }
+            texts[i].extend_from_slice(&data);
         }
-        budget!();
-        // The exit status arrives with (before) the channel close.
-        let closed = ch.wait_close();
-        let signal = ch
-            .exit_signal()
-            .ok()
-            .and_then(|s| s.exit_signal)
-            .filter(|s| !s.is_empty());
-        let status = match closed {
-            Ok(()) => ch.exit_status().ok(),
-            Err(_) => None,
-        };
         let [stdout, stderr] = texts;
         Ok(Output {
             status,
-            signal,
+            signal: signal.filter(|s: &String| !s.is_empty()),
             stdout: String::from_utf8_lossy(&stdout).into_owned(),
             stderr: String::from_utf8_lossy(&stderr).into_owned(),
         })
     }
 
-    /// Says goodbye (bounded by [`CLOSE_WAIT`]).
-    pub fn close(self) {
-        self.sess.set_timeout(CLOSE_WAIT.as_millis() as u32);
-        let _ = self.sess.disconnect(None, "fencekit done", None);
+    /// Says goodbye (bounded by [`CLOSE_WAIT`]); the connection ends when
+    /// `self` is dropped in any case.
+    pub async fn close(self) {
+        let bye = self
+            .handle
+            .disconnect(Disconnect::ByApplication, "fencekit done", "");
+        let _ = tokio::time::timeout(CLOSE_WAIT, bye).await;
     }
+}
+
+/// A signal's name as OpenSSH sends it (`KILL`, `TERM`, …).
+fn sig_name(s: &russh::Sig) -> String {
+    use russh::Sig;
+    match s {
+        Sig::ABRT => "ABRT",
+        Sig::ALRM => "ALRM",
+        Sig::FPE => "FPE",
+        Sig::HUP => "HUP",
+        Sig::ILL => "ILL",
+        Sig::INT => "INT",
+        Sig::KILL => "KILL",
+        Sig::PIPE => "PIPE",
+        Sig::QUIT => "QUIT",
+        Sig::SEGV => "SEGV",
+        Sig::TERM => "TERM",
+        Sig::USR1 => "USR1",
+        Sig::Custom(name) => name.as_str(),
+    }
+    .to_string()
 }

@@ -22,13 +22,12 @@ PEERS_DIR=${PEERS_DIR:-/tmp/fencekit-peers}
 # (sushy_start.sh); python3-venv for the venv below; bc (bench/fleet.sh);
 # SNMP: snmpd (the simulated PDU peer) and snmp (snmpget/snmpset/snmpwalk,
 # which upstream fence_apc_snmp runs);
-# building: libssl-dev and pkg-config (the ssh2 crate's bundled libssh2);
 # zsh and fish (tests/generated_cli.rs checks the completion scripts); util-linux
 # (unshare, setpriv: tests/lock.rs, tests/bounded.rs).
 pkgs="time hyperfine openipmi ipmitool freeipmi-tools fence-agents openssh-server
       sshpass libvirt-clients pacemaker-cli-utils libxml2-utils tcpdump iproute2
       procps curl openssl python3-venv bc snmpd snmp
-      libssl-dev pkg-config zsh fish util-linux"
+      zsh fish util-linux"
 missing=""
 for p in $pkgs; do
   dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"
