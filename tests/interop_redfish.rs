@@ -151,7 +151,7 @@ fn policy() -> Policy {
         poll_interval: Duration::from_millis(20),
         poll_interval_max: Duration::from_millis(200),
         power_timeout: PowerTimeout::Wall(Duration::from_secs(10)),
-        deadline: Some(Instant::now() + Duration::from_secs(40)),
+        deadline: Some(fencekit::engine::clock::Instant::now() + Duration::from_secs(40)),
         ..Policy::native()
     }
 }

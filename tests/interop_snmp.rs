@@ -94,7 +94,7 @@ fn policy() -> Policy {
     let mut p = Policy::native();
     p.poll_interval = Duration::from_millis(20);
     p.power_timeout = PowerTimeout::Wall(Duration::from_millis(800));
-    p.deadline = Some(Instant::now() + Duration::from_secs(20));
+    p.deadline = Some(fencekit::engine::clock::Instant::now() + Duration::from_secs(20));
     p
 }
 

@@ -51,7 +51,7 @@ fn rt() -> tokio::runtime::Runtime {
 
 fn native() -> Policy {
     Policy {
-        deadline: Some(Instant::now() + LIMIT),
+        deadline: Some(fencekit::engine::clock::Instant::now() + LIMIT),
         ..Policy::native()
     }
 }

@@ -43,7 +43,7 @@ fn fast_policy() -> Policy {
         poll_interval_max: Duration::from_millis(100),
         power_timeout: PowerTimeout::Wall(Duration::from_secs(3)),
         step_timeout: Some(Duration::from_secs(5)),
-        deadline: Some(Instant::now() + Duration::from_secs(30)),
+        deadline: Some(fencekit::engine::clock::Instant::now() + Duration::from_secs(30)),
         ..Policy::native()
     }
 }
@@ -243,7 +243,7 @@ fn thirty_percent_loss_every_action_succeeds() {
         let mut retransmits = 0;
         for i in 0..6 {
             let p = Policy {
-                deadline: Some(Instant::now() + Duration::from_secs(20)),
+                deadline: Some(fencekit::engine::clock::Instant::now() + Duration::from_secs(20)),
                 step_timeout: Some(Duration::from_secs(10)),
                 ..fast_policy()
             };

@@ -70,7 +70,7 @@ fn policy() -> Policy {
     let mut p = Policy::native();
     p.poll_interval = Duration::from_millis(20);
     p.power_timeout = PowerTimeout::Wall(Duration::from_millis(600));
-    p.deadline = Some(Instant::now() + Duration::from_secs(20));
+    p.deadline = Some(fencekit::engine::clock::Instant::now() + Duration::from_secs(20));
     p
 }
 
@@ -266,7 +266,7 @@ fn lossy_pdu_still_fences() {
             let mut d = node_driver(&a, &b, 1, sec);
             let mut p = policy();
             p.power_timeout = PowerTimeout::Wall(Duration::from_secs(15));
-            p.deadline = Some(Instant::now() + Duration::from_secs(60));
+            p.deadline = Some(fencekit::engine::clock::Instant::now() + Duration::from_secs(60));
             let r = run(&mut d, Action::Reboot, &p, &mut Discard, Cancel::never()).await;
             assert_eq!(
                 r.map_err(|f| f.error.to_string()),

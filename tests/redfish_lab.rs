@@ -84,7 +84,7 @@ fn policy() -> Policy {
         poll_interval_max: Duration::from_millis(50),
         power_timeout: PowerTimeout::Wall(Duration::from_secs(3)),
         step_timeout: Some(Duration::from_secs(2)),
-        deadline: Some(Instant::now() + Duration::from_secs(15)),
+        deadline: Some(fencekit::engine::clock::Instant::now() + Duration::from_secs(15)),
         ..Policy::native()
     }
 }

@@ -226,7 +226,7 @@ fn rt() -> tokio::runtime::Runtime {
 /// confirming reads).
 fn native(deadline: Duration) -> Policy {
     Policy {
-        deadline: Some(Instant::now() + deadline),
+        deadline: Some(fencekit::engine::clock::Instant::now() + deadline),
         ..Policy::native()
     }
 }
@@ -1062,7 +1062,10 @@ fn section_power_faults() -> Vec<Row> {
                             for i in 0..3 {
                                 let faults = faults.clone();
                                 let policy = Policy {
-                                    deadline: Some(Instant::now() + Duration::from_secs(20)),
+                                    deadline: Some(
+                                        fencekit::engine::clock::Instant::now()
+                                            + Duration::from_secs(20),
+                                    ),
                                     ..policy.clone()
                                 };
                                 set.spawn_local(async move {

@@ -991,7 +991,6 @@ fn redfish_target(s: &str) {
     let c = t.config("fuzz", Secret::from_str_value("pw"));
     let _ = c.validate();
     let _ = c.base_url();
-    let _ = t.is_plain_http();
 }
 
 fn host_range(s: &str) {

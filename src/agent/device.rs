@@ -138,10 +138,14 @@ pub use crate::method::driver::AnyDriver as RealDriver;
 /// connects to nothing).
 pub fn real(cfg: DeviceConfig) -> Result<RealDriver, String> {
     match cfg {
-        DeviceConfig::Ipmi(c) => IpmiDriver::new(c).map(RealDriver::Ipmi),
+        DeviceConfig::Ipmi(c) => IpmiDriver::new(c)
+            .map(RealDriver::Ipmi)
+            .map_err(|e| e.to_string()),
         DeviceConfig::Redfish(c) => RedfishDriver::new(c).map(RealDriver::Redfish),
         DeviceConfig::Virsh(c) => SshDriver::new(super::virsh::ssh_config(&c)).map(RealDriver::Ssh),
-        DeviceConfig::Snmp(c) => SnmpDriver::new(c).map(RealDriver::Snmp),
+        DeviceConfig::Snmp(c) => SnmpDriver::new(c)
+            .map(RealDriver::Snmp)
+            .map_err(|e| e.to_string()),
     }
 }
 

@@ -8,7 +8,9 @@
 use super::defs::Agent;
 use super::key::Key;
 use super::values::{parse_int, Values};
-use crate::ipmi::config::{parse_hex_kg, AuthType, CipherChoice, IpmiConfig, Privilege, Version};
+use crate::ipmi::config::{
+    parse_hex_kg, AuthType, CipherChoice, ConfigError, IpmiConfig, Privilege, Version,
+};
 use crate::ipmi::driver::IpmiDriver;
 use crate::secret::Secret;
 
@@ -16,6 +18,8 @@ use crate::secret::Secret;
 /// script, if any, has already replaced `password`). The error is a message
 /// that reads after "Failed: ".
 pub fn config(values: &Values, agent: &Agent) -> Result<IpmiConfig, String> {
+    // The front's text is the library's, after "Failed: ".
+    let text = |e: ConfigError| e.to_string();
     if let Some(t) = values.get(Key::Target) {
         return Err(format!(
             "IPMI bridging (--target {t}) is not supported by fencekit; it would act on the \
@@ -45,19 +49,20 @@ pub fn config(values: &Values, agent: &Agent) -> Result<IpmiConfig, String> {
             values
                 .get(Key::Auth)
                 .map(str::parse::<AuthType>)
-                .transpose()?,
+                .transpose()
+                .map_err(text)?,
         )
     };
     if lanplus {
         if let Some(c) = values.get(Key::Cipher) {
-            cfg.cipher = c.parse::<CipherChoice>()?;
+            cfg.cipher = c.parse::<CipherChoice>().map_err(text)?;
         }
     }
     if let Some(p) = values.get(Key::Privlvl) {
-        cfg.privilege = p.parse::<Privilege>()?;
+        cfg.privilege = p.parse::<Privilege>().map_err(text)?;
     }
     if let Some(kg) = values.get(Key::HexadecimalKg).filter(|k| !k.is_empty()) {
-        cfg.kg = Some(parse_hex_kg(kg)?);
+        cfg.kg = Some(parse_hex_kg(kg).map_err(text)?);
     }
     if let Some(t) = values.get(Key::IpmitoolTimeout) {
         // Upstream passes it to ipmitool -N: how long one request waits for
@@ -69,7 +74,7 @@ pub fn config(values: &Values, agent: &Agent) -> Result<IpmiConfig, String> {
             cfg.retransmit_max = std::time::Duration::from_secs(secs.min(3600) as u64);
         }
     }
-    cfg.validate()?;
+    cfg.validate().map_err(text)?;
     Ok(cfg)
 }
 
@@ -107,7 +112,7 @@ pub fn describe(cfg: &IpmiConfig) -> String {
 
 /// The real driver for a configuration.
 pub fn driver(cfg: IpmiConfig) -> Result<IpmiDriver, String> {
-    IpmiDriver::new(cfg)
+    IpmiDriver::new(cfg).map_err(|e| e.to_string())
 }
 
 #[cfg(test)]

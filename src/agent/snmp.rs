@@ -16,19 +16,31 @@
 use super::defs::Agent;
 use super::key::Key;
 use super::values::{parse_int, Values};
+use crate::method::build::{self, PduDefaults, PduOptions, SnmpOptions};
+use crate::method::credential::CredentialRef;
+use crate::method::spec::inline_snmp_secrets;
 use crate::secret::Secret;
 use crate::snmp::client::Timing;
-use crate::snmp::config::{parse_version, OutletSpec, PduEndpoint, Plug, SnmpConfig};
+use crate::snmp::config::SnmpConfig;
 use crate::snmp::message::Version;
-use crate::snmp::profile::Profile;
-use crate::snmp::session::{SecLevel, Security, UsmUser};
 use crate::snmp::usm::{AuthProtocol, PrivProtocol};
-use std::sync::Arc;
 use std::time::Duration;
 
+/// Upstream's defaults (fence-agents 4.12.1 with net-snmp's tools): v1;
+/// for v3 MD5, DES, and noAuthNoPriv unless both passwords are given.
+/// The profile is the family's (`apc`, `eaton`).
+const UPSTREAM: PduDefaults = PduDefaults {
+    version: Version::V1,
+    profile: "apc",
+    level: None,
+    auth_protocol: AuthProtocol::Md5,
+    priv_protocol: PrivProtocol::Des,
+};
+
 /// Builds the SNMP configuration from validated option values (the
-/// password scripts, if any, have already replaced the passwords). The
-/// error is a message that reads after "Failed: ".
+/// password scripts, if any, have already replaced the passwords) through
+/// the one PDU builder ([`build::snmp_parts`]). The error is a message that
+/// reads after "Failed: ".
 pub fn config(values: &Values, agent: &Agent) -> Result<SnmpConfig, String> {
     let mut host = values.get(Key::Ip).unwrap_or_default().to_string();
     let mut port_text = values.get(Key::Ipport).unwrap_or("161").to_string();
@@ -50,17 +62,11 @@ pub fn config(values: &Values, agent: &Agent) -> Result<SnmpConfig, String> {
         .and_then(|p| u16::try_from(p).ok())
         .filter(|p| *p != 0)
         .ok_or_else(|| format!("the port {port_text} (--ipport) is not between 1 and 65535"))?;
-    let version_text = values.get(Key::SnmpVersion).unwrap_or("1");
-    let version = parse_version(version_text)
-        .ok_or_else(|| format!("unknown SNMP version '{version_text}' (1, 2c or 3)"))?;
-    let security = match version {
-        Version::V1 | Version::V2c => Security::Community {
-            version,
-            community: Secret::from_str_value(values.get(Key::Community).unwrap_or("private")),
-        },
-        Version::V3 => Security::Usm(usm_user(values)?),
+    let given = |k: Key| match values.get(k).filter(|p| !p.is_empty()) {
+        Some(p) => CredentialRef::Inline(Secret::from_str_value(p)),
+        None => CredentialRef::None,
     };
-    let profile_name = values
+    let profile = values
         .get(Key::PduProfile)
         .filter(|s| !s.is_empty())
         .unwrap_or(if agent.family.name.contains("eaton") {
@@ -68,35 +74,41 @@ pub fn config(values: &Values, agent: &Agent) -> Result<SnmpConfig, String> {
         } else {
             "apc"
         });
-    let profile = Profile::load(profile_name)?;
+    let pdu = PduOptions {
+        endpoint: None,
+        ip: Some(host),
+        ipport: Some(port),
+        profile: Some(profile.to_string()),
+        version: values.get(Key::SnmpVersion).map(str::to_string),
+        security_level: values.get(Key::SnmpSecLevel).map(str::to_string),
+        auth_protocol: values.get(Key::SnmpAuthProt).map(str::to_string),
+        priv_protocol: values.get(Key::SnmpPrivProt).map(str::to_string),
+        username: values.get(Key::Username).map(str::to_string),
+        community: CredentialRef::Inline(Secret::from_str_value(
+            values.get(Key::Community).unwrap_or("private"),
+        )),
+        auth: given(Key::Password),
+        privacy: given(Key::SnmpPrivPasswd),
+        timing: Some(timing(values)),
+    };
     let sep = values
         .get(Key::PlugSeparator)
         .filter(|s| !s.is_empty())
         .unwrap_or(",");
     let plug_text = values.get(Key::Plug).unwrap_or_default();
-    let outlets: Vec<OutletSpec> = if plug_text.is_empty() {
+    let outlets = if plug_text.is_empty() {
         Vec::new()
     } else {
-        plug_text
-            .split(sep)
-            .map(|p| OutletSpec {
-                pdu: 0,
-                plug: Plug::parse(p),
-            })
-            .collect()
+        plug_text.split(sep).map(str::to_string).collect()
     };
-    let cfg = SnmpConfig {
-        pdus: vec![PduEndpoint {
-            label: host.clone(),
-            host,
-            port,
-            security,
-            profile: Arc::new(profile),
-            timing: timing(values),
-        }],
+    let (cfg, credentials) = build::snmp_parts(&SnmpOptions {
+        own: Some(pdu),
+        named: Vec::new(),
         outlets,
-    };
-    Ok(cfg)
+        defaults: UPSTREAM,
+    })
+    .map_err(|e| e.to_string())?;
+    inline_snmp_secrets(&cfg, &credentials)
 }
 
 /// Per-request timing: net-snmp's 1 s per try and at most its 6 tries, as
@@ -116,39 +128,6 @@ fn timing(values: &Values) -> Timing {
     }
 }
 
-fn usm_user(values: &Values) -> Result<UsmUser, String> {
-    let name = values.get(Key::Username).unwrap_or_default().to_string();
-    let password = values.get(Key::Password).filter(|p| !p.is_empty());
-    let priv_password = values.get(Key::SnmpPrivPasswd).filter(|p| !p.is_empty());
-    let level = match values.get(Key::SnmpSecLevel) {
-        Some(l) => {
-            SecLevel::parse(l).ok_or_else(|| format!("unknown SNMPv3 security level '{l}'"))?
-        }
-        // Upstream's rule: both passwords and no level mean authPriv; net-snmp's default otherwise.
-        None if password.is_some() && priv_password.is_some() => SecLevel::AuthPriv,
-        None => SecLevel::NoAuthNoPriv,
-    };
-    let auth_proto = match values.get(Key::SnmpAuthProt) {
-        Some(p) => AuthProtocol::parse(p)
-            .ok_or_else(|| format!("unknown SNMPv3 authentication protocol '{p}'"))?,
-        None => AuthProtocol::Md5,
-    };
-    let priv_proto = match values.get(Key::SnmpPrivProt) {
-        Some(p) => PrivProtocol::parse(p)
-            .ok_or_else(|| format!("unknown SNMPv3 privacy protocol '{p}'"))?,
-        None => PrivProtocol::Des,
-    };
-    if name.is_empty() {
-        return Err("SNMPv3 needs a user name (--username)".into());
-    }
-    Ok(UsmUser {
-        name,
-        level,
-        auth: password.map(|p| (auth_proto, Secret::from_str_value(p))),
-        privacy: priv_password.map(|p| (priv_proto, Secret::from_str_value(p))),
-    })
-}
-
 /// A one-line description for `-v` (never a secret).
 pub fn describe(cfg: &SnmpConfig) -> String {
     cfg.describe()
@@ -158,6 +137,8 @@ pub fn describe(cfg: &SnmpConfig) -> String {
 mod tests {
     use super::*;
     use crate::agent::defs;
+    use crate::snmp::config::Plug;
+    use crate::snmp::session::{SecLevel, Security};
 
     fn cfg(pairs: &[(&str, &str)]) -> Result<SnmpConfig, String> {
         let agent = defs::agent("fence_apc_snmp").expect("defined");

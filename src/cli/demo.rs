@@ -65,7 +65,7 @@ pub fn main(a: DemoArgs) -> i32 {
                 }
             };
             let policy = Policy {
-                deadline: Some(Instant::now() + Duration::from_secs(30)),
+                deadline: Some(crate::engine::clock::Instant::now() + Duration::from_secs(30)),
                 ..Policy::native()
             };
             let mut timeline: Vec<Stamped> = Vec::new();

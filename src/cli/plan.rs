@@ -144,7 +144,8 @@ pub fn plans(a: &ActionArgs) -> Result<Vec<NodePlan>, String> {
     let options = cli_options(a);
     let mut p = select(&words, a.all, inventory.as_ref(), &|u| {
         build::from_url(u, &options)
-    })?;
+    })
+    .map_err(|e| e.to_string())?;
     if p.is_empty() {
         return Err("the selection matches no node".into());
     }

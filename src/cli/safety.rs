@@ -352,7 +352,7 @@ fn resolve(
         let bare_word = w.filter(|w| !w.contains("://") && inventory.is_none());
         if let Some(w) = bare_word {
             let names = if crate::fleet::hostrange::is_range(w) {
-                crate::fleet::hostrange::expand(w)?
+                crate::fleet::hostrange::expand(w).map_err(|e| e.to_string())?
             } else {
                 vec![w.clone()]
             };

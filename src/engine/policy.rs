@@ -5,9 +5,10 @@
 //! The expected identity of the target rides along, since it too is a
 //! rule for one action on one target.
 
+use super::clock::{self, Instant};
 use super::identity::ExpectedIdentity;
 use super::power::RebootMethod;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// How long to wait for a power transition to be observed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -39,7 +40,10 @@ pub struct Policy {
     pub power_wait: Duration,
     /// How long a transition may take to be observed.
     pub power_timeout: PowerTimeout,
-    /// Time between status polls while waiting for a transition.
+    /// Time between status polls while waiting for a transition. After
+    /// each poll that does not read the target the interval grows by half
+    /// (×1.5, 64 ms → 96 → 144 …) up to `poll_interval_max`; reads that
+    /// confirm a state already seen are spaced by `poll_interval` itself.
     pub poll_interval: Duration,
     /// Upper bound the poll interval grows to (equal to `poll_interval` for a fixed interval).
     pub poll_interval_max: Duration,
@@ -51,7 +55,9 @@ pub struct Policy {
     pub method: RebootMethod,
     /// Bound on each step that talks to the device (session set-up, one request).
     pub step_timeout: Option<Duration>,
-    /// The whole action must end by then.
+    /// The whole action must end by then, on the engine's clock
+    /// ([`clock::Instant`], tokio's; a std deadline converts with
+    /// [`clock::from_std`]).
     pub deadline: Option<Instant>,
     /// Who the machine must be: when not empty, the identity is read right
     /// after the session opens and the action is refused, before any
@@ -95,12 +101,19 @@ impl Policy {
         }
     }
 
-    /// The deadline for one step starting now: the step bound, cut by the overall deadline.
-    pub fn step_deadline(&self) -> Option<Instant> {
+    /// The end of one step starting now, on the engine's clock: the step
+    /// bound, cut by the overall deadline.
+    pub fn step_end(&self) -> Option<Instant> {
         let step = self.step_timeout.map(|d| Instant::now() + d);
         match (step, self.deadline) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         }
+    }
+
+    /// [`step_end`](Self::step_end) as the std instant drivers, sockets and
+    /// the lock take.
+    pub fn step_deadline(&self) -> Option<std::time::Instant> {
+        self.step_end().map(clock::to_std)
     }
 }

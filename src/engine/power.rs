@@ -58,14 +58,6 @@ impl Transition {
             Transition::PoweringOff => "powering off",
         }
     }
-
-    /// The settled state the transition heads for (which it does not count as).
-    pub fn heading_for(self) -> PowerState {
-        match self {
-            Transition::PoweringOn => PowerState::On,
-            Transition::PoweringOff => PowerState::Off,
-        }
-    }
 }
 
 impl fmt::Display for Transition {

@@ -19,6 +19,7 @@
 //! (status read included), so a mismatch leaves the machine exactly as it
 //! was and a status never describes a machine other than the one named.
 
+use super::clock::Instant;
 use super::driver::PowerDriver;
 use super::error::{DriverError, ErrorKind, Stage};
 use super::event::{Event, EventSink, Stamped};
@@ -27,7 +28,7 @@ use super::policy::{Mode, Policy, PowerTimeout};
 use super::power::{Action, Observed, PowerCommand, PowerState, RebootMethod, Transition};
 use serde::Serialize;
 use std::future::Future;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use tokio::sync::watch;
 
 /// What an action achieved.
@@ -205,6 +206,12 @@ fn describe_expected(e: &super::identity::ExpectedIdentity) -> String {
     parts.join(", ")
 }
 
+/// The next poll interval: half as long again, at most `max` (exact
+/// integer arithmetic, so virtual-time tests see whole numbers).
+fn grow(interval: Duration, max: Duration) -> Duration {
+    (interval * 3 / 2).min(max)
+}
+
 fn command_for(state: PowerState) -> PowerCommand {
     match state {
         PowerState::On => PowerCommand::On,
@@ -232,18 +239,29 @@ impl<D: PowerDriver> Machine<'_, D> {
         }
     }
 
-    /// Sleeps, bounded by the overall deadline and cancellable.
+    /// Sleeps `d`, cancellable. A sleep that would end past the overall
+    /// deadline sleeps until the deadline and fails there: the action ends
+    /// exactly at its deadline, neither after it nor early.
     async fn sleep(&mut self, d: Duration, stage: Stage) -> Result<(), DriverError> {
-        if let Some(deadline) = self.policy.deadline {
-            if Instant::now() + d > deadline {
-                return Err(self.deadline_error(stage));
-            }
-        }
+        let wake = Instant::now().checked_add(d);
+        let cut = match (self.policy.deadline, wake) {
+            (Some(end), Some(wake)) if end < wake => Some(end),
+            (Some(end), None) => Some(end),
+            _ => None,
+        };
         self.guard(stage, async {
-            tokio::time::sleep(d).await;
+            match cut.or(wake) {
+                Some(at) => tokio::time::sleep_until(at).await,
+                // Beyond any representable instant: tokio caps the sleep.
+                None => tokio::time::sleep(d).await,
+            }
             Ok(())
         })
-        .await
+        .await?;
+        match cut {
+            Some(_) => Err(self.deadline_error(stage)),
+            None => Ok(()),
+        }
     }
 
     fn deadline_error(&self, stage: Stage) -> DriverError {
@@ -269,6 +287,7 @@ impl<D: PowerDriver> Machine<'_, D> {
     /// Opens the session; a BMC that answers "busy" (OpenBMC 503 just after
     /// a reboot, no free session slot) is asked again within the step deadline.
     async fn connect(&mut self) -> Result<String, DriverError> {
+        let end = self.policy.step_end();
         let deadline = self.policy.step_deadline();
         let mut pause = Duration::from_millis(250);
         loop {
@@ -282,7 +301,7 @@ impl<D: PowerDriver> Machine<'_, D> {
             match r {
                 Err(e)
                     if e.kind == ErrorKind::Busy
-                        && deadline.is_some_and(|d| Instant::now() + pause < d) =>
+                        && end.is_some_and(|d| Instant::now() + pause < d) =>
                 {
                     self.emit(Event::Retry {
                         stage: e.stage,
@@ -461,7 +480,7 @@ impl<D: PowerDriver> Machine<'_, D> {
                 ));
             }
             self.sleep(interval, Stage::Wait).await?;
-            interval = (interval.mul_f32(1.5)).min(self.policy.poll_interval_max);
+            interval = grow(interval, self.policy.poll_interval_max);
             polls += 1;
             match self.poll_read().await? {
                 Some(Observed::Settled(s)) => return Ok(s),
@@ -488,7 +507,7 @@ impl<D: PowerDriver> Machine<'_, D> {
         let mut pause = Duration::from_millis(200);
         // Busy answers are retried until the step deadline (or 30 times when
         // timeouts are disabled), never forever.
-        let mut give_up = self.policy.step_deadline();
+        let mut give_up = self.policy.step_end();
         let mut busy_left = 30u32;
         loop {
             let deadline = self.policy.step_deadline();
@@ -532,7 +551,7 @@ impl<D: PowerDriver> Machine<'_, D> {
                             let s = self.wait_settled(t).await?;
                             // Waiting through a transition was progress,
                             // not a busy device: the retry budget restarts.
-                            give_up = self.policy.step_deadline();
+                            give_up = self.policy.step_end();
                             pause = Duration::from_millis(200);
                             Some(s)
                         }
@@ -750,7 +769,7 @@ impl<D: PowerDriver> Machine<'_, D> {
             }
             if streak == 0 {
                 self.sleep(interval, Stage::Wait).await?;
-                interval = (interval.mul_f32(1.5)).min(self.policy.poll_interval_max);
+                interval = grow(interval, self.policy.poll_interval_max);
             } else {
                 // Confirmation reads are spaced by the base interval.
                 self.sleep(self.policy.poll_interval, Stage::Wait).await?;
@@ -761,15 +780,45 @@ impl<D: PowerDriver> Machine<'_, D> {
 
 #[cfg(test)]
 mod tests {
+    //! Every test runs on tokio's paused clock (`start_paused`): waits take
+    //! no real time, and the virtual time of every call is exact.
+
     use super::*;
     use crate::engine::identity::{ExpectedIdentity, Identity, UuidForm};
     use std::collections::VecDeque;
 
+    /// What a scripted device does once its queue of status answers is spent.
+    #[derive(Clone)]
+    enum Then {
+        /// The script was wrong: more reads than expected.
+        Panic,
+        /// Gives this answer forever.
+        Repeat(Result<Observed, ErrorKind>),
+        /// Never answers (a hung BMC).
+        Hang,
+    }
+
+    /// One call the engine made, and when (virtual time since the device
+    /// was made).
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    enum Call {
+        Connect,
+        Read,
+        Command(PowerCommand),
+    }
+
     /// A scripted device: a queue of status answers, a log of commands.
     struct Scripted {
         reads: VecDeque<Result<Observed, ErrorKind>>,
+        then: Then,
         commands: Vec<PowerCommand>,
         command_answers: VecDeque<Result<(), ErrorKind>>,
+        /// Refuses every command with this error once `command_answers` is spent.
+        command_refusal: Option<ErrorKind>,
+        /// Errors `connect` answers in turn, then success.
+        connect_errors: VecDeque<ErrorKind>,
+        /// Refuses every connect with this error once `connect_errors` is spent.
+        connect_refusal: Option<ErrorKind>,
         /// The device may show the old state during a transition.
         hides: bool,
         closed: bool,
@@ -778,6 +827,9 @@ mod tests {
         identity_reads: u32,
         /// Like the SSH `host` profile: status cannot see the machine off.
         blind_off: bool,
+        /// Every call, with its virtual time.
+        born: Instant,
+        calls: Vec<(Duration, Call)>,
     }
 
     impl Scripted {
@@ -789,30 +841,77 @@ mod tests {
         fn observing(reads: &[Result<Observed, ErrorKind>]) -> Self {
             Scripted {
                 reads: reads.iter().cloned().collect(),
+                then: Then::Panic,
                 commands: vec![],
                 command_answers: VecDeque::new(),
+                command_refusal: None,
+                connect_errors: VecDeque::new(),
+                connect_refusal: None,
                 hides: false,
                 closed: false,
                 identity: Ok(Identity::default()),
                 identity_reads: 0,
                 blind_off: false,
+                born: Instant::now(),
+                calls: vec![],
             }
+        }
+
+        /// A device that answers `r` to every read.
+        fn always(r: Result<Observed, ErrorKind>) -> Self {
+            let mut d = Scripted::observing(&[]);
+            d.then = Then::Repeat(r);
+            d
+        }
+
+        fn log(&mut self, call: Call) {
+            self.calls.push((self.born.elapsed(), call));
+        }
+
+        /// When (ms of virtual time) each call of this kind was made.
+        fn times(&self, pick: fn(&Call) -> bool) -> Vec<u128> {
+            self.calls
+                .iter()
+                .filter(|(_, c)| pick(c))
+                .map(|(t, _)| t.as_millis())
+                .collect()
+        }
+
+        fn read_times(&self) -> Vec<u128> {
+            self.times(|c| *c == Call::Read)
         }
     }
 
     impl PowerDriver for Scripted {
-        async fn connect(&mut self, _: Option<Instant>) -> Result<String, DriverError> {
-            Ok("scripted".into())
+        async fn connect(&mut self, _: Option<std::time::Instant>) -> Result<String, DriverError> {
+            self.log(Call::Connect);
+            match self.connect_errors.pop_front().or(self.connect_refusal) {
+                Some(k) => Err(DriverError::new(
+                    k,
+                    Stage::Authenticate,
+                    "scripted connect error",
+                )),
+                None => Ok("scripted".into()),
+            }
         }
-        async fn status(&mut self, _: Option<Instant>) -> Result<PowerState, DriverError> {
+        async fn status(
+            &mut self,
+            _: Option<std::time::Instant>,
+        ) -> Result<PowerState, DriverError> {
             unreachable!("the engine reads through observe()")
         }
-        async fn observe(&mut self, _: Option<Instant>) -> Result<Observed, DriverError> {
-            match self.reads.pop_front() {
-                Some(Ok(s)) => Ok(s),
-                Some(Err(k)) => Err(DriverError::new(k, Stage::Status, "scripted error")),
-                None => panic!("no more scripted reads"),
-            }
+        async fn observe(
+            &mut self,
+            _: Option<std::time::Instant>,
+        ) -> Result<Observed, DriverError> {
+            self.log(Call::Read);
+            let answer = match (self.reads.pop_front(), &self.then) {
+                (Some(a), _) => a,
+                (None, Then::Repeat(a)) => *a,
+                (None, Then::Hang) => std::future::pending().await,
+                (None, Then::Panic) => panic!("no more scripted reads"),
+            };
+            answer.map_err(|k| DriverError::new(k, Stage::Status, "scripted error"))
         }
         fn shows_transitions(&self) -> bool {
             !self.hides
@@ -820,15 +919,20 @@ mod tests {
         async fn command(
             &mut self,
             c: PowerCommand,
-            _: Option<Instant>,
+            _: Option<std::time::Instant>,
         ) -> Result<(), DriverError> {
+            self.log(Call::Command(c));
             self.commands.push(c);
-            match self.command_answers.pop_front() {
-                Some(Err(k)) => Err(DriverError::new(k, Stage::Command, "scripted refusal")),
-                _ => Ok(()),
-            }
+            let answer = self
+                .command_answers
+                .pop_front()
+                .unwrap_or(self.command_refusal.map_or(Ok(()), Err));
+            answer.map_err(|k| DriverError::new(k, Stage::Command, "scripted refusal"))
         }
-        async fn identity(&mut self, _: Option<Instant>) -> Result<Identity, DriverError> {
+        async fn identity(
+            &mut self,
+            _: Option<std::time::Instant>,
+        ) -> Result<Identity, DriverError> {
             self.identity_reads += 1;
             self.identity
                 .clone()
@@ -856,7 +960,7 @@ mod tests {
         run(d, a, p, &mut super::super::event::Discard, Cancel::never()).await
     }
 
-    #[tokio::test]
+    #[tokio::test(start_paused = true)]
     async fn off_needs_consecutive_confirmation() {
         // on, (off), off→on flap, off, off
         let mut d = Scripted::new(&[Ok(On), Ok(Off), Ok(On), Ok(Off), Ok(Off)]);
@@ -867,7 +971,7 @@ mod tests {
         assert!(d.closed);
     }
 
-    #[tokio::test]
+    #[tokio::test(start_paused = true)]
     async fn already_off_is_confirmed_not_assumed() {
         let mut d = Scripted::new(&[Ok(Off), Ok(On), Ok(Off), Ok(Off)]);
         let r = go(&mut d, Action::Off, &native()).await;
@@ -875,7 +979,7 @@ mod tests {
         assert_eq!(d.commands, vec![PowerCommand::Off]);
     }
 
-    #[tokio::test]
+    #[tokio::test(start_paused = true)]
     async fn declined_off_leads_to_a_fresh_read() {
         let mut d = Scripted::new(&[Ok(On), Ok(On), Ok(On), Ok(On)]);
         d.command_answers
@@ -890,7 +994,7 @@ mod tests {
         assert!(r.error.message.contains("timed out waiting to power OFF"));
     }
 
-    #[tokio::test]
+    #[tokio::test(start_paused = true)]
     async fn stuck_power_fails_after_the_poll_budget() {
         let mut d = Scripted::new(&[Ok(On), Ok(On), Ok(On), Ok(On)]);
         let p = Policy {
@@ -906,7 +1010,7 @@ mod tests {
         assert_eq!(d.reads.len(), 0, "one initial read and three polls");
     }
 
-    #[tokio::test]
+    #[tokio::test(start_paused = true)]
     async fn reboot_whose_power_on_fails_is_fenced_not_restored() {
         let mut d = Scripted::new(&[Ok(On), Ok(Off), Ok(Off), Ok(Off), Ok(Off), Ok(Off)]);
         let p = Policy {
@@ -919,7 +1023,7 @@ mod tests {
         assert_eq!(d.commands, vec![PowerCommand::Off, PowerCommand::On]);
     }
 
-    #[tokio::test]
+    #[tokio::test(start_paused = true)]
     async fn reboot_never_powers_on_before_off_is_confirmed() {
         let mut d = Scripted::new(&[Ok(On), Ok(On), Ok(On)]);
         let p = Policy {
@@ -931,7 +1035,7 @@ mod tests {
         assert_eq!(d.commands, vec![PowerCommand::Off]);
     }
 
-    #[tokio::test]
+    #[tokio::test(start_paused = true)]
     async fn unreadable_status_is_a_failure() {
         let mut d = Scripted::new(&[Err(ErrorKind::StatusUnreadable)]);
         let r = go(&mut d, Action::Off, &native()).await.unwrap_err();
@@ -939,14 +1043,14 @@ mod tests {
         assert!(d.commands.is_empty());
     }
 
-    #[tokio::test]
+    #[tokio::test(start_paused = true)]
     async fn transient_poll_errors_are_missed_polls() {
         let mut d = Scripted::new(&[Ok(On), Err(ErrorKind::Timeout), Ok(Off), Ok(Off)]);
         let r = go(&mut d, Action::Off, &native()).await;
         assert_eq!(r, Ok(Outcome::Reached { state: Off }));
     }
 
-    #[tokio::test]
+    #[tokio::test(start_paused = true)]
     async fn cycle_on_an_off_chassis_powers_on() {
         let mut d = Scripted::new(&[Ok(Off), Ok(Off), Ok(On), Ok(On)]);
         d.command_answers
@@ -972,7 +1076,7 @@ mod tests {
         Ok(Observed::InTransition(t))
     }
 
-    #[tokio::test]
+    #[tokio::test(start_paused = true)]
     async fn status_reports_a_transition() {
         let mut d = Scripted::observing(&[moving(PoweringOff)]);
         let r = go(&mut d, Action::Status, &native()).await;
@@ -986,7 +1090,7 @@ mod tests {
         assert_eq!(r.unwrap().state(), None, "a transition is no state");
     }
 
-    #[tokio::test]
+    #[tokio::test(start_paused = true)]
     async fn off_of_a_booting_node_powers_off_at_once() {
         let mut d = Scripted::observing(&[moving(PoweringOn), moving(PoweringOff), off(), off()]);
         let r = go(&mut d, Action::Off, &native()).await;
@@ -995,7 +1099,7 @@ mod tests {
         assert!(d.reads.is_empty());
     }
 
-    #[tokio::test]
+    #[tokio::test(start_paused = true)]
     async fn a_refusal_during_a_transition_is_read_and_waited_through() {
         // iLO: "power transition in progress" to a ForceOff while booting.
         let mut d = Scripted::observing(&[
@@ -1013,7 +1117,7 @@ mod tests {
         assert!(d.reads.is_empty());
     }
 
-    #[tokio::test]
+    #[tokio::test(start_paused = true)]
     async fn a_refusal_is_not_resent_when_the_node_got_there() {
         let mut d = Scripted::new(&[Ok(On), Ok(Off), Ok(Off), Ok(Off)]);
         d.command_answers.push_back(Err(ErrorKind::Busy));
@@ -1022,7 +1126,7 @@ mod tests {
         assert_eq!(d.commands, vec![PowerCommand::Off], "one command only");
     }
 
-    #[tokio::test]
+    #[tokio::test(start_paused = true)]
     async fn on_waits_for_a_power_off_to_end_before_powering_on() {
         let mut d =
             Scripted::observing(&[moving(PoweringOff), moving(PoweringOff), off(), on(), on()]);
@@ -1037,7 +1141,7 @@ mod tests {
         assert!(d.commands.is_empty());
     }
 
-    #[tokio::test]
+    #[tokio::test(start_paused = true)]
     async fn transitions_while_polling_are_not_the_target() {
         let mut d = Scripted::observing(&[
             on(),
@@ -1052,7 +1156,7 @@ mod tests {
         assert!(d.reads.is_empty(), "a transition breaks a streak");
     }
 
-    #[tokio::test]
+    #[tokio::test(start_paused = true)]
     async fn a_transition_that_never_ends_fails_naming_it() {
         let mut d = Scripted::observing(&[moving(PoweringOff); 8]);
         let p = Policy {
@@ -1065,7 +1169,7 @@ mod tests {
         assert!(d.commands.is_empty());
     }
 
-    #[tokio::test]
+    #[tokio::test(start_paused = true)]
     async fn a_device_that_hides_transitions_gets_the_command_anyway() {
         let mut d = Scripted::new(&[Ok(Off), Ok(Off), Ok(Off)]);
         d.hides = true;
@@ -1080,7 +1184,7 @@ mod tests {
         assert!(d.commands.is_empty());
     }
 
-    #[tokio::test]
+    #[tokio::test(start_paused = true)]
     async fn reboot_of_a_booting_node_powers_off_then_on() {
         let mut d = Scripted::observing(&[moving(PoweringOn), off(), off(), on(), on()]);
         let r = go(&mut d, Action::Reboot, &native()).await;
@@ -1088,7 +1192,7 @@ mod tests {
         assert_eq!(d.commands, vec![PowerCommand::Off, PowerCommand::On]);
     }
 
-    #[tokio::test]
+    #[tokio::test(start_paused = true)]
     async fn off_through_a_blind_device_is_sent_unverified() {
         // Seen on, power-off sent, and no poll for a state it cannot see.
         let mut d = Scripted::new(&[Ok(On)]);
@@ -1111,7 +1215,7 @@ mod tests {
         assert_eq!(d.commands, vec![PowerCommand::Off]);
     }
 
-    #[tokio::test]
+    #[tokio::test(start_paused = true)]
     async fn a_cycle_observes_nothing() {
         let mut d = Scripted::new(&[Ok(On)]);
         let p = Policy {
@@ -1121,21 +1225,6 @@ mod tests {
         let r = go(&mut d, Action::Reboot, &p).await;
         assert_eq!(r, Ok(Outcome::CycleSent));
         assert_eq!(r.unwrap().state(), None);
-    }
-
-    #[tokio::test]
-    async fn deadline_bounds_polling() {
-        let mut d = Scripted::new(&[Ok(On)]);
-        d.reads.extend(std::iter::repeat_n(on(), 10_000));
-        let p = Policy {
-            power_timeout: PowerTimeout::Unlimited,
-            deadline: Some(Instant::now() + Duration::from_millis(100)),
-            ..native()
-        };
-        let t = Instant::now();
-        let r = go(&mut d, Action::Off, &p).await.unwrap_err();
-        assert_eq!(r.error.kind, ErrorKind::Timeout);
-        assert!(t.elapsed() < Duration::from_secs(2));
     }
 
     const RIGHT: &str = "4c414230-0000-4001-8000-fe0000000001";
@@ -1175,7 +1264,7 @@ mod tests {
         (r, events)
     }
 
-    #[tokio::test]
+    #[tokio::test(start_paused = true)]
     async fn the_right_machine_is_fenced_after_its_identity_is_confirmed() {
         let mut d = Scripted::new(&[Ok(On), Ok(Off), Ok(Off)]);
         d.identity = Ok(reports(RIGHT, Some("LAB00001")));
@@ -1206,7 +1295,7 @@ mod tests {
         }
     }
 
-    #[tokio::test]
+    #[tokio::test(start_paused = true)]
     async fn a_different_machine_is_refused_before_any_read_or_command() {
         for action in [
             Action::Off,
@@ -1243,7 +1332,7 @@ mod tests {
         }
     }
 
-    #[tokio::test]
+    #[tokio::test(start_paused = true)]
     async fn a_serial_mismatch_is_a_different_machine_even_without_a_uuid() {
         let mut d = Scripted::new(&[]);
         d.identity = Ok(Identity {
@@ -1260,7 +1349,7 @@ mod tests {
             .contains("expected serial LAB00001, found LAB00002"));
     }
 
-    #[tokio::test]
+    #[tokio::test(start_paused = true)]
     async fn a_device_that_cannot_report_is_refused_when_an_identity_is_expected() {
         let mut d = Scripted::new(&[]);
         let r = go(&mut d, Action::Off, &pinned(Some(RIGHT), None))
@@ -1302,12 +1391,333 @@ mod tests {
         assert!(d.commands.is_empty());
     }
 
-    #[tokio::test]
+    #[tokio::test(start_paused = true)]
     async fn without_an_expected_identity_nothing_is_read() {
         let mut d = Scripted::new(&[Ok(On), Ok(On)]);
         d.identity = Ok(reports(OTHER, None));
         let r = go(&mut d, Action::Status, &native()).await;
         assert_eq!(r, Ok(Outcome::Status { state: On }));
         assert_eq!(d.identity_reads, 0);
+    }
+
+    // Timing, in virtual time: every figure below is exact.
+
+    fn ms(n: u64) -> Duration {
+        Duration::from_millis(n)
+    }
+
+    /// Intervals that stay whole milliseconds when grown by half: 64, 96,
+    /// 144, 216, 324, 486, then the 500 ms cap.
+    fn timed() -> Policy {
+        Policy {
+            poll_interval: ms(64),
+            poll_interval_max: ms(500),
+            power_timeout: PowerTimeout::Unlimited,
+            step_timeout: Some(Duration::from_secs(10)),
+            deadline: None,
+            ..Policy::native()
+        }
+    }
+
+    /// Runs `a` and returns the result, the virtual time it took (ms) and the events.
+    async fn clocked(
+        d: &mut Scripted,
+        a: Action,
+        p: &Policy,
+        cancel: Cancel,
+    ) -> (Result<Outcome, Failure>, u128, Vec<Event>) {
+        let t0 = Instant::now();
+        let mut events = Vec::new();
+        let mut sink = |s: &Stamped| events.push(s.event.clone());
+        let r = run(d, a, p, &mut sink, cancel).await;
+        (r, t0.elapsed().as_millis(), events)
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn polling_backs_off_by_half_again_up_to_the_maximum() {
+        let mut d = Scripted::always(on());
+        let p = Policy {
+            power_timeout: PowerTimeout::Wall(Duration::from_secs(2)),
+            ..timed()
+        };
+        let (r, took, _) = clocked(&mut d, Action::Off, &p, Cancel::never()).await;
+        assert_eq!(r.unwrap_err().error.kind, ErrorKind::TransitionTimeout);
+        // The first read, the command, then polls 64, 96, 144, 216, 324,
+        // 486, 500, 500 ms apart; the first poll at or past 2 s ends it.
+        assert_eq!(d.times(|c| matches!(c, Call::Command(_))), vec![0]);
+        assert_eq!(
+            d.read_times(),
+            vec![0, 0, 64, 160, 304, 520, 844, 1330, 1830, 2330]
+        );
+        assert_eq!(took, 2330);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn confirmation_reads_are_spaced_by_the_base_interval() {
+        // A flap breaks the streak; the grown interval carries on after it.
+        let mut d = Scripted::new(&[Ok(On), Ok(On), Ok(On), Ok(Off), Ok(On), Ok(Off), Ok(Off)]);
+        let (r, took, _) = clocked(&mut d, Action::Off, &timed(), Cancel::never()).await;
+        assert_eq!(r, Ok(Outcome::Reached { state: Off }));
+        assert_eq!(d.read_times(), vec![0, 0, 64, 160, 224, 368, 432]);
+        assert_eq!(took, 432);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_deadline_ends_a_poll_that_never_settles_exactly_there() {
+        let mut d = Scripted::always(on());
+        let p = Policy {
+            deadline: Some(Instant::now() + Duration::from_secs(1)),
+            ..timed()
+        };
+        let (r, took, _) = clocked(&mut d, Action::Off, &p, Cancel::never()).await;
+        let f = r.unwrap_err();
+        assert_eq!(f.error.kind, ErrorKind::Timeout);
+        assert_eq!(f.error.stage, Stage::Wait);
+        assert_eq!(
+            f.error.message,
+            "the action's deadline passed after 1.0s; last state read: on"
+        );
+        assert_eq!(f.last_state, Some(On));
+        // The next poll would have been at 1330 ms: the wait is cut at the
+        // deadline, neither early nor late.
+        assert_eq!(d.read_times(), vec![0, 0, 64, 160, 304, 520, 844]);
+        assert_eq!(took, 1000);
+        assert!(d.closed);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn power_wait_is_slept_before_the_first_poll() {
+        let mut d = Scripted::new(&[Ok(On), Ok(Off), Ok(Off)]);
+        let p = Policy {
+            power_wait: Duration::from_secs(3),
+            ..timed()
+        };
+        let (r, took, events) = clocked(&mut d, Action::Off, &p, Cancel::never()).await;
+        assert_eq!(r, Ok(Outcome::Reached { state: Off }));
+        assert_eq!(d.read_times(), vec![0, 3000, 3064]);
+        assert_eq!(took, 3064);
+        assert!(events.contains(&Event::Waiting {
+            ms: 3000,
+            target: Off
+        }));
+        // A power_wait longer than the time left ends at the deadline,
+        // without a poll.
+        let mut d = Scripted::new(&[Ok(On)]);
+        let p = Policy {
+            deadline: Some(Instant::now() + Duration::from_secs(2)),
+            ..p
+        };
+        let (r, took, _) = clocked(&mut d, Action::Off, &p, Cancel::never()).await;
+        assert_eq!(r.unwrap_err().error.kind, ErrorKind::Timeout);
+        assert_eq!(d.read_times(), vec![0]);
+        assert_eq!(took, 2000);
+        // After a power cycle (nothing to poll), the wait is the whole answer.
+        let mut d = Scripted::new(&[Ok(On)]);
+        let p = Policy {
+            power_wait: Duration::from_secs(3),
+            method: RebootMethod::Cycle,
+            ..timed()
+        };
+        let (r, took, _) = clocked(&mut d, Action::Reboot, &p, Cancel::never()).await;
+        assert_eq!(r, Ok(Outcome::CycleSent));
+        assert_eq!(took, 3000);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_transition_is_waited_through_within_the_deadline() {
+        let mut d = Scripted::observing(&[
+            moving(PoweringOff),
+            moving(PoweringOff),
+            moving(PoweringOff),
+            off(),
+            on(),
+            on(),
+        ]);
+        let p = Policy {
+            deadline: Some(Instant::now() + Duration::from_secs(5)),
+            ..timed()
+        };
+        let (r, took, _) = clocked(&mut d, Action::On, &p, Cancel::never()).await;
+        assert_eq!(r, Ok(Outcome::Reached { state: On }));
+        // Waited through with the same back-off, then one power-on.
+        assert_eq!(d.read_times(), vec![0, 64, 160, 304, 304, 368]);
+        assert_eq!(
+            d.times(|c| matches!(c, Call::Command(_))),
+            vec![304],
+            "the power-on goes once the power-off has ended"
+        );
+        assert_eq!(took, 368);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_transition_that_outlasts_its_budget_or_the_deadline_fails_on_time() {
+        // The power timeout (wall clock) ends it at the first read past it.
+        let mut d = Scripted::always(moving(PoweringOff));
+        let p = Policy {
+            power_timeout: PowerTimeout::Wall(ms(500)),
+            deadline: Some(Instant::now() + Duration::from_secs(5)),
+            ..timed()
+        };
+        let (r, took, _) = clocked(&mut d, Action::On, &p, Cancel::never()).await;
+        let f = r.unwrap_err();
+        assert_eq!(f.error.kind, ErrorKind::TransitionTimeout);
+        assert!(
+            f.error.message.contains("powering off after 0.5s"),
+            "{}",
+            f.error
+        );
+        assert_eq!(d.read_times(), vec![0, 64, 160, 304, 520]);
+        assert_eq!(took, 520);
+        assert!(d.commands.is_empty());
+        // Without one, the deadline ends it, naming the transition.
+        let mut d = Scripted::always(moving(PoweringOff));
+        let p = Policy {
+            deadline: Some(Instant::now() + Duration::from_secs(1)),
+            ..timed()
+        };
+        let (r, took, _) = clocked(&mut d, Action::On, &p, Cancel::never()).await;
+        let f = r.unwrap_err();
+        assert_eq!(f.error.kind, ErrorKind::Timeout);
+        assert_eq!(
+            f.error.message,
+            "the action's deadline passed after 1.0s; last reading: powering off, a \
+             transition under way"
+        );
+        assert_eq!(took, 1000);
+        assert!(d.commands.is_empty());
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_busy_connect_is_retried_with_back_off_until_the_deadline() {
+        let mut d = Scripted::always(on());
+        d.connect_refusal = Some(ErrorKind::Busy);
+        let p = Policy {
+            deadline: Some(Instant::now() + Duration::from_secs(3)),
+            ..timed()
+        };
+        let (r, took, events) = clocked(&mut d, Action::Status, &p, Cancel::never()).await;
+        let f = r.unwrap_err();
+        assert_eq!(
+            f.error.kind,
+            ErrorKind::Busy,
+            "the device's own answer is kept"
+        );
+        // 250, 500, 1000 ms apart; the next pause (2 s) would end past the deadline.
+        assert_eq!(d.times(|c| *c == Call::Connect), vec![0, 250, 750, 1750]);
+        assert_eq!(took, 1750);
+        let retries = events.iter().filter(|e| matches!(e, Event::Retry { .. }));
+        assert_eq!(retries.count(), 3);
+        // A device that becomes free is used.
+        let mut d = Scripted::new(&[Ok(On)]);
+        d.connect_errors = [ErrorKind::Busy, ErrorKind::Busy].into();
+        let (r, took, _) = clocked(&mut d, Action::Status, &p, Cancel::never()).await;
+        assert_eq!(r, Ok(Outcome::Status { state: On }));
+        assert_eq!(took, 750);
+        // An authentication failure is not transient: no retry.
+        let mut d = Scripted::new(&[]);
+        d.connect_refusal = Some(ErrorKind::PasswordInvalid);
+        let (r, took, _) = clocked(&mut d, Action::Status, &p, Cancel::never()).await;
+        assert_eq!(r.unwrap_err().error.kind, ErrorKind::PasswordInvalid);
+        assert_eq!((d.calls.len(), took), (1, 0));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn transient_poll_errors_are_missed_polls_until_the_deadline() {
+        let mut d = Scripted::new(&[Ok(On)]);
+        d.then = Then::Repeat(Err(ErrorKind::Timeout));
+        let p = Policy {
+            deadline: Some(Instant::now() + Duration::from_secs(1)),
+            ..timed()
+        };
+        let (r, took, events) = clocked(&mut d, Action::Off, &p, Cancel::never()).await;
+        let f = r.unwrap_err();
+        assert_eq!(f.error.kind, ErrorKind::Timeout);
+        assert!(f
+            .error
+            .message
+            .starts_with("the action's deadline passed after 1.0s"));
+        assert_eq!(d.read_times(), vec![0, 0, 64, 160, 304, 520, 844]);
+        assert_eq!(took, 1000);
+        let retries = events.iter().filter(|e| matches!(e, Event::Retry { .. }));
+        assert_eq!(retries.count(), 6, "each missed poll is reported");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_busy_command_is_read_again_and_retried_until_the_deadline() {
+        let mut d = Scripted::always(on());
+        d.command_refusal = Some(ErrorKind::Busy);
+        let p = Policy {
+            deadline: Some(Instant::now() + Duration::from_secs(3)),
+            ..timed()
+        };
+        let (r, took, _) = clocked(&mut d, Action::Off, &p, Cancel::never()).await;
+        assert_eq!(r.unwrap_err().error.kind, ErrorKind::Busy);
+        // Each refusal: a read, then a pause of 200, 400, 800 ms; the next
+        // (1.6 s) would reach the deadline.
+        assert_eq!(
+            d.times(|c| matches!(c, Call::Command(_))),
+            vec![0, 200, 600, 1400]
+        );
+        assert_eq!(d.read_times(), vec![0, 0, 200, 600]);
+        assert_eq!(took, 1400);
+        // Without any deadline (Pacemaker's disable_timeout) the retries are
+        // still counted: 30 of them, 2 s apart at most.
+        let mut d = Scripted::always(on());
+        d.command_refusal = Some(ErrorKind::Busy);
+        let p = Policy {
+            step_timeout: None,
+            ..timed()
+        };
+        let (r, took, _) = clocked(&mut d, Action::Off, &p, Cancel::never()).await;
+        assert_eq!(r.unwrap_err().error.kind, ErrorKind::Busy);
+        assert_eq!(d.commands.len(), 31);
+        assert_eq!(took, 200 + 400 + 800 + 1600 + 26 * 2000);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn cancellation_ends_a_wait_at_once_and_closes_the_session() {
+        let p = timed();
+        // While polling a node that never goes off, with no deadline at all.
+        let mut d = Scripted::always(on());
+        let (handle, cancel) = Cancel::new();
+        let (out, _) = tokio::join!(clocked(&mut d, Action::Off, &p, cancel), async {
+            tokio::time::sleep(Duration::from_secs(5)).await;
+            handle.cancel();
+        });
+        let (r, took, _) = out;
+        let f = r.unwrap_err();
+        assert_eq!(f.error.kind, ErrorKind::Interrupted);
+        assert_eq!(f.error.stage, Stage::Wait);
+        assert_eq!(f.last_state, Some(On));
+        assert_eq!(took, 5000);
+        assert!(d.closed);
+        // While a read hangs: nothing is sent.
+        let mut d = Scripted::observing(&[]);
+        d.then = Then::Hang;
+        let (handle, cancel) = Cancel::new();
+        let (out, _) = tokio::join!(clocked(&mut d, Action::Off, &p, cancel), async {
+            tokio::time::sleep(Duration::from_secs(7)).await;
+            handle.cancel();
+        });
+        let (r, took, _) = out;
+        let f = r.unwrap_err();
+        assert_eq!(
+            (f.error.kind, f.error.stage),
+            (ErrorKind::Interrupted, Stage::Status)
+        );
+        assert_eq!(took, 7000);
+        assert!(d.commands.is_empty() && d.closed);
+        // While a busy connect backs off.
+        let mut d = Scripted::always(on());
+        d.connect_refusal = Some(ErrorKind::Busy);
+        let (handle, cancel) = Cancel::new();
+        let (out, _) = tokio::join!(clocked(&mut d, Action::Off, &p, cancel), async {
+            tokio::time::sleep(ms(900)).await;
+            handle.cancel();
+        });
+        let (r, took, _) = out;
+        assert_eq!(r.unwrap_err().error.kind, ErrorKind::Interrupted);
+        assert_eq!(took, 900);
+        assert_eq!(d.times(|c| *c == Call::Connect), vec![0, 250, 750]);
     }
 }

@@ -132,21 +132,48 @@ pub fn host_name() -> String {
         .unwrap_or_else(|_| "unknown".into())
 }
 
+/// Why an audit record could not be kept. The texts are what users read.
+#[derive(Debug, thiserror::Error)]
+pub enum AuditError {
+    /// The file cannot be opened for appending.
+    #[error("cannot open the audit file {}: {source}", path.display())]
+    Open {
+        /// The audit file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The record cannot be encoded (not expected: records are plain data).
+    #[error("cannot encode an audit record: {0}")]
+    Encode(serde_json::Error),
+    /// The line cannot be written or synced.
+    #[error("cannot write the audit file {}: {source}", path.display())]
+    Write {
+        /// The audit file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+}
+
 impl Audit {
     /// An audit trail at `path`; checks now that it can be appended to.
-    pub fn open(path: &Path) -> Result<Audit, String> {
+    pub fn open(path: &Path) -> Result<Audit, AuditError> {
         OpenOptions::new()
             .create(true)
             .append(true)
             .open(path)
-            .map_err(|e| format!("cannot open the audit file {}: {e}", path.display()))?;
+            .map_err(|source| AuditError::Open {
+                path: path.to_path_buf(),
+                source,
+            })?;
         Ok(Audit {
             path: path.to_path_buf(),
         })
     }
 
     /// Appends one record for a finished target action.
-    pub fn record(&self, r: &TargetResult) -> Result<(), String> {
+    pub fn record(&self, r: &TargetResult) -> Result<(), AuditError> {
         let commands = r
             .timeline
             .iter()
@@ -217,7 +244,7 @@ impl Audit {
     /// target action (a hold placed or released, the mass-fencing guard
     /// refusing or being forced): the common header (time, user, host,
     /// pid, version), then `event`'s own fields.
-    pub fn record_event(&self, event: &impl Serialize) -> Result<(), String> {
+    pub fn record_event(&self, event: &impl Serialize) -> Result<(), AuditError> {
         #[derive(Serialize)]
         struct Rec<'a, E: Serialize> {
             time: String,
@@ -261,7 +288,7 @@ struct VerifyRecord<'a> {
 
 impl Audit {
     /// Appends one record for a finished verification.
-    pub fn record_verify(&self, r: &crate::fleet::verify::VerifyReport) -> Result<(), String> {
+    pub fn record_verify(&self, r: &crate::fleet::verify::VerifyReport) -> Result<(), AuditError> {
         let rec = VerifyRecord {
             time: utc_now(),
             user: local_user(),
@@ -289,18 +316,23 @@ impl Audit {
     }
 
     /// One write of one line on a file opened for append, then fsync.
-    fn append(&self, rec: &impl Serialize) -> Result<(), String> {
-        let mut line =
-            serde_json::to_vec(rec).map_err(|e| format!("cannot encode an audit record: {e}"))?;
+    fn append(&self, rec: &impl Serialize) -> Result<(), AuditError> {
+        let mut line = serde_json::to_vec(rec).map_err(AuditError::Encode)?;
         line.push(b'\n');
         let mut f = OpenOptions::new()
             .create(true)
             .append(true)
             .open(&self.path)
-            .map_err(|e| format!("cannot open the audit file {}: {e}", self.path.display()))?;
+            .map_err(|source| AuditError::Open {
+                path: self.path.clone(),
+                source,
+            })?;
         f.write_all(&line)
             .and_then(|_| f.sync_data())
-            .map_err(|e| format!("cannot write the audit file {}: {e}", self.path.display()))
+            .map_err(|source| AuditError::Write {
+                path: self.path.clone(),
+                source,
+            })
     }
 }
 
@@ -313,5 +345,16 @@ mod tests {
         let t = utc_now();
         assert_eq!(t.len(), 24, "{t}");
         assert!(t.starts_with("20") && t.ends_with('Z') && t.as_bytes()[10] == b'T');
+    }
+
+    #[test]
+    fn an_unwritable_audit_file_is_named() {
+        let e = Audit::open(Path::new("/nonexistent-fencekit-dir/audit.jsonl")).unwrap_err();
+        assert!(matches!(e, AuditError::Open { .. }));
+        assert_eq!(
+            e.to_string(),
+            "cannot open the audit file /nonexistent-fencekit-dir/audit.jsonl: No such file or \
+             directory (os error 2)"
+        );
     }
 }

@@ -516,7 +516,7 @@ async fn attempt(
         Err(e) => return failed(name, method, action, e),
     };
     let policy = Policy {
-        deadline: Some(deadline),
+        deadline: Some(crate::engine::clock::from_std(deadline)),
         expect: method.expected().clone(),
         ..opts.policy.clone()
     };

@@ -6,31 +6,78 @@
 /// Most names one pattern may expand to.
 pub const MAX_EXPANSION: usize = 100_000;
 
+/// Why a pattern does not expand: the pattern and what is wrong with it.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum RangeError {
+    /// A problem inside the pattern, named with it.
+    #[error("'{pattern}': {problem}")]
+    In {
+        /// The pattern as written.
+        pattern: String,
+        /// What is wrong.
+        problem: RangeProblem,
+    },
+    /// More than [`MAX_EXPANSION`] names in all (the pattern).
+    #[error("'{0}' expands to more than {max} names", max = MAX_EXPANSION)]
+    TooMany(String),
+    /// A name that would be empty (the pattern).
+    #[error("'{0}' expands to an empty name")]
+    EmptyName(String),
+}
+
+/// What is wrong inside a pattern.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum RangeProblem {
+    /// `]` before any `[`.
+    #[error("']' without '['")]
+    Close,
+    /// `[` never closed.
+    #[error("'[' without ']'")]
+    Open,
+    /// `[]`.
+    #[error("empty range '[]'")]
+    Empty,
+    /// `[9-1]` (the part).
+    #[error("range '{0}' runs backwards")]
+    Backwards(String),
+    /// One part of more than [`MAX_EXPANSION`] (the part).
+    #[error("range '{0}' is too large")]
+    TooLarge(String),
+    /// A set of more than [`MAX_EXPANSION`] items (the set).
+    #[error("'{0}' has more than {max} items", max = MAX_EXPANSION)]
+    TooManyItems(String),
+    /// Not a number of at most nine digits.
+    #[error("'{0}' is not a number")]
+    NotNumber(String),
+}
+
 /// True when `s` contains a bracket range to expand.
 pub fn is_range(s: &str) -> bool {
     s.contains('[')
 }
 
 /// Expands a host range pattern into names, in order.
-pub fn expand(pattern: &str) -> Result<Vec<String>, String> {
+pub fn expand(pattern: &str) -> Result<Vec<String>, RangeError> {
+    let bad = |problem| RangeError::In {
+        pattern: pattern.to_string(),
+        problem,
+    };
     let mut out = vec![String::new()];
     let mut rest = pattern;
     while let Some(open) = rest.find('[') {
         let prefix = &rest[..open];
         if prefix.contains(']') {
-            return Err(format!("'{pattern}': ']' without '['"));
+            return Err(bad(RangeProblem::Close));
         }
         let close = rest[open..]
             .find(']')
             .map(|i| open + i)
-            .ok_or_else(|| format!("'{pattern}': '[' without ']'"))?;
-        let items = parse_set(&rest[open + 1..close]).map_err(|m| format!("'{pattern}': {m}"))?;
+            .ok_or_else(|| bad(RangeProblem::Open))?;
+        let items = parse_set(&rest[open + 1..close]).map_err(bad)?;
         // Checked before allocating (found with the `targets` fuzz target:
         // `a[0-99999]b[0-99999]` asked for 10^10 names at once and aborted).
         if out.len().saturating_mul(items.len()) > MAX_EXPANSION {
-            return Err(format!(
-                "'{pattern}' expands to more than {MAX_EXPANSION} names"
-            ));
+            return Err(RangeError::TooMany(pattern.to_string()));
         }
         let mut next = Vec::with_capacity(out.len() * items.len());
         for base in &out {
@@ -42,21 +89,21 @@ pub fn expand(pattern: &str) -> Result<Vec<String>, String> {
         rest = &rest[close + 1..];
     }
     if rest.contains(']') {
-        return Err(format!("'{pattern}': ']' without '['"));
+        return Err(bad(RangeProblem::Close));
     }
     for o in &mut out {
         o.push_str(rest);
     }
     if out.iter().any(|s| s.is_empty()) {
-        return Err(format!("'{pattern}' expands to an empty name"));
+        return Err(RangeError::EmptyName(pattern.to_string()));
     }
     Ok(out)
 }
 
 /// `01-04,7,10-11` → ["01","02","03","04","7","10","11"].
-fn parse_set(set: &str) -> Result<Vec<String>, String> {
+fn parse_set(set: &str) -> Result<Vec<String>, RangeProblem> {
     if set.trim().is_empty() {
-        return Err("empty range '[]'".into());
+        return Err(RangeProblem::Empty);
     }
     let mut items = Vec::new();
     for part in set.split(',') {
@@ -65,10 +112,10 @@ fn parse_set(set: &str) -> Result<Vec<String>, String> {
             Some((a, b)) => {
                 let (lo, hi) = (num(a)?, num(b)?);
                 if lo > hi {
-                    return Err(format!("range '{part}' runs backwards"));
+                    return Err(RangeProblem::Backwards(part.to_string()));
                 }
                 if hi - lo >= MAX_EXPANSION as u64 {
-                    return Err(format!("range '{part}' is too large"));
+                    return Err(RangeProblem::TooLarge(part.to_string()));
                 }
                 let width = if a.starts_with('0') && a.len() > 1 {
                     a.len()
@@ -78,7 +125,7 @@ fn parse_set(set: &str) -> Result<Vec<String>, String> {
                 // Bounded over all the parts, not only per part (found with the
                 // `targets` fuzz target: forty `0-99999` parts made four million names).
                 if items.len() as u64 + (hi - lo) >= MAX_EXPANSION as u64 {
-                    return Err(format!("'{set}' has more than {MAX_EXPANSION} items"));
+                    return Err(RangeProblem::TooManyItems(set.to_string()));
                 }
                 for n in lo..=hi {
                     items.push(format!("{n:0width$}"));
@@ -93,11 +140,12 @@ fn parse_set(set: &str) -> Result<Vec<String>, String> {
     Ok(items)
 }
 
-fn num(s: &str) -> Result<u64, String> {
+fn num(s: &str) -> Result<u64, RangeProblem> {
     if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) || s.len() > 9 {
-        return Err(format!("'{s}' is not a number"));
+        return Err(RangeProblem::NotNumber(s.to_string()));
     }
-    s.parse().map_err(|_| format!("'{s}' is not a number"))
+    s.parse()
+        .map_err(|_| RangeProblem::NotNumber(s.to_string()))
 }
 
 #[cfg(test)]
@@ -143,5 +191,28 @@ mod tests {
         assert!(expand(&format!("h[{parts}]")).is_err());
         assert_eq!(expand("h[0-49999,0-49999]").unwrap().len(), 100_000);
         assert_eq!(expand("h[0-99999]").unwrap().len(), 100_000);
+    }
+
+    #[test]
+    fn messages_read_as_they_always_have() {
+        let text = |p: &str| expand(p).unwrap_err().to_string();
+        assert_eq!(text("a]b["), "'a]b[': ']' without '['");
+        assert_eq!(text("n[1-2"), "'n[1-2': '[' without ']'");
+        assert_eq!(text("n[]"), "'n[]': empty range '[]'");
+        assert_eq!(text("n[9-1]"), "'n[9-1]': range '9-1' runs backwards");
+        assert_eq!(
+            text("n[0-999999]"),
+            "'n[0-999999]': range '0-999999' is too large"
+        );
+        assert_eq!(text("n[x]"), "'n[x]': 'x' is not a number");
+        assert_eq!(
+            text("a[0-99999]b[0-9]"),
+            "'a[0-99999]b[0-9]' expands to more than 100000 names"
+        );
+        assert_eq!(
+            text("n[0-60000,0-60000]"),
+            "'n[0-60000,0-60000]': '0-60000,0-60000' has more than 100000 items"
+        );
+        assert_eq!(text("n1]"), "'n1]': ']' without '['");
     }
 }

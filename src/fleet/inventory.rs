@@ -458,7 +458,7 @@ fn lockstep(
     if !hostrange::is_range(v) {
         return Ok(Some(v.clone()));
     }
-    let all = hostrange::expand(v)?;
+    let all = hostrange::expand(v).map_err(|e| e.to_string())?;
     if all.len() != n {
         return Err(format!(
             "{what} '{v}' expands to {} values but the name to {n}",
@@ -594,7 +594,7 @@ impl Inventory {
             if pattern.is_empty() {
                 return Err(at("a node has an empty name".into()));
             }
-            let names = hostrange::expand(&pattern).map_err(&at)?;
+            let names = hostrange::expand(&pattern).map_err(|e| at(e.to_string()))?;
             let n = names.len();
             let method_pinned = nd
                 .fence

@@ -3,11 +3,64 @@
 
 use super::hostrange;
 use super::inventory::{Inventory, MethodFields};
-use crate::method::build::{self, MethodOptions};
+use crate::method::build::{self, BuildError, MethodOptions, PduDefaults, PduOptions, SnmpOptions};
 use crate::method::credential::CredentialRef;
-use crate::method::spec::{MethodSpec, SnmpCredentials};
-use crate::secret::Secret;
-use crate::snmp::{self, config::PduEndpoint};
+use crate::method::spec::MethodSpec;
+use std::path::PathBuf;
+
+/// Why the words of a command line do not select nodes. The texts are what
+/// users read (the CLI prints them after `fencekit: `).
+#[derive(Debug, thiserror::Error)]
+pub enum PlanError {
+    /// A name the inventory does not have.
+    #[error("unknown node '{name}' (not in the inventory {})", inventory.display())]
+    UnknownNode {
+        /// The name.
+        name: String,
+        /// The inventory file.
+        inventory: PathBuf,
+    },
+    /// An inventory method that cannot be built.
+    #[error("{}:{line}: node '{node}': {place}: {problem}", path.display())]
+    Method {
+        /// The inventory file.
+        path: PathBuf,
+        /// The node's line in it.
+        line: usize,
+        /// The node.
+        node: String,
+        /// `fence method N` (N from 1) or `[node.ssh]`.
+        place: String,
+        /// What is wrong.
+        problem: Box<MethodProblem>,
+    },
+    /// `--all` without an inventory.
+    #[error("--all needs an inventory (--inventory PATH or FENCEKIT_INVENTORY)")]
+    AllWithoutInventory,
+    /// A word that is neither a URL nor, without an inventory, a node.
+    #[error(
+        "'{0}' is not a target URL (ipmi://HOST[:PORT]) and no inventory is given \
+         (--inventory PATH or FENCEKIT_INVENTORY)"
+    )]
+    NoInventory(String),
+    /// A host range that does not expand.
+    #[error(transparent)]
+    Range(#[from] hostrange::RangeError),
+    /// A target URL that does not make a method.
+    #[error(transparent)]
+    Url(#[from] BuildError),
+}
+
+/// What is wrong with one method of an inventory node.
+#[derive(Debug, thiserror::Error)]
+pub enum MethodProblem {
+    /// A `cipher` that is neither a number nor a string (its TOML value).
+    #[error("cipher must be auto, 3 or 17, not {0}")]
+    CipherType(String),
+    /// The builder's refusal.
+    #[error(transparent)]
+    Build(#[from] BuildError),
+}
 
 /// One node to act on, with its methods in level order.
 #[derive(Clone, Debug, Default)]
@@ -51,7 +104,7 @@ impl NodePlan {
 }
 
 /// The method options an inventory entry gives.
-fn options_of(f: &MethodFields) -> Result<MethodOptions, String> {
+fn options_of(f: &MethodFields) -> Result<MethodOptions, MethodProblem> {
     let credential = if let Some(p) = &f.password_file {
         CredentialRef::File(p.clone())
     } else if let Some(v) = &f.password_env {
@@ -65,7 +118,7 @@ fn options_of(f: &MethodFields) -> Result<MethodOptions, String> {
         None => None,
         Some(toml::Value::Integer(n)) => Some(n.to_string()),
         Some(toml::Value::String(s)) => Some(s.clone()),
-        Some(other) => return Err(format!("cipher must be auto, 3 or 17, not {other:?}")),
+        Some(other) => return Err(MethodProblem::CipherType(format!("{other:?}"))),
     };
     Ok(MethodOptions {
         username: f.username.clone(),
@@ -100,8 +153,8 @@ fn options_of(f: &MethodFields) -> Result<MethodOptions, String> {
 
 /// Builds the method an inventory entry of node `node` describes (through
 /// the one builder, [`crate::method::build`]).
-pub fn method_from_fields(node: &str, f: &MethodFields) -> Result<MethodSpec, String> {
-    // SNMP PDUs (outlets, [pdu.NAME] tables) are inventory-only so far.
+pub fn method_from_fields(node: &str, f: &MethodFields) -> Result<MethodSpec, MethodProblem> {
+    // SNMP PDUs: outlets and [pdu.NAME] tables, not MethodOptions.
     if f.driver_kind().as_deref() == Some("snmp") {
         return snmp_from_fields(f);
     }
@@ -112,9 +165,10 @@ pub fn method_from_fields(node: &str, f: &MethodFields) -> Result<MethodSpec, St
         f.ip.as_deref(),
         &options_of(f)?,
     )
+    .map_err(MethodProblem::Build)
 }
 
-fn ssh_from_fields(f: &MethodFields) -> Result<MethodSpec, String> {
+fn ssh_from_fields(f: &MethodFields) -> Result<MethodSpec, MethodProblem> {
     build::from_parts(
         "",
         Some("ssh"),
@@ -122,6 +176,7 @@ fn ssh_from_fields(f: &MethodFields) -> Result<MethodSpec, String> {
         None,
         &options_of(f)?,
     )
+    .map_err(MethodProblem::Build)
 }
 
 fn reference(
@@ -140,56 +195,19 @@ fn reference(
     }
 }
 
-/// One PDU from its fields (a method's own endpoint or a `[pdu.NAME]` table).
-fn pdu_from_fields(
-    label: Option<&str>,
-    f: &MethodFields,
-) -> Result<(PduEndpoint, SnmpCredentials), String> {
-    let endpoint = f
-        .endpoint
-        .as_deref()
-        .ok_or("a PDU needs endpoint = \"snmp://HOST[:PORT]\"")?;
-    let (host, port) = snmp::config::parse_endpoint(endpoint)?;
-    let profile = snmp::profile::Profile::load(f.profile.as_deref().unwrap_or("apc"))?;
-    let version_text = f.snmp_version.as_deref().unwrap_or("2c");
-    let version = snmp::config::parse_version(version_text)
-        .ok_or_else(|| format!("snmp_version '{version_text}' (expected 1, 2c or 3)"))?;
-    let security = match version {
-        snmp::message::Version::V3 => {
-            let level = match f.security_level.as_deref() {
-                Some(l) => snmp::session::SecLevel::parse(l).ok_or_else(|| {
-                    format!("security_level '{l}' (expected noAuthNoPriv, authNoPriv or authPriv)")
-                })?,
-                None => snmp::session::SecLevel::AuthPriv,
-            };
-            let auth = match f.auth_protocol.as_deref() {
-                Some(a) => snmp::usm::AuthProtocol::parse(a)
-                    .ok_or_else(|| format!("auth_protocol '{a}' (expected MD5, SHA, SHA-224, SHA-256, SHA-384 or SHA-512)"))?,
-                None => snmp::usm::AuthProtocol::Sha256,
-            };
-            let privacy = match f.priv_protocol.as_deref() {
-                Some(p) => snmp::usm::PrivProtocol::parse(p)
-                    .ok_or_else(|| format!("priv_protocol '{p}' (expected AES or DES)"))?,
-                None => snmp::usm::PrivProtocol::Aes128,
-            };
-            let name = f.username.clone().unwrap_or_default();
-            if name.is_empty() {
-                return Err("SNMPv3 needs username".into());
-            }
-            use snmp::session::SecLevel;
-            snmp::session::Security::Usm(snmp::session::UsmUser {
-                name,
-                level,
-                auth: (level != SecLevel::NoAuthNoPriv).then(|| (auth, Secret::default())),
-                privacy: (level == SecLevel::AuthPriv).then(|| (privacy, Secret::default())),
-            })
-        }
-        v => snmp::session::Security::Community {
-            version: v,
-            community: Secret::default(),
-        },
-    };
-    let creds = SnmpCredentials {
+/// One PDU's options from its fields (a method's own endpoint or a
+/// `[pdu.NAME]` table).
+fn pdu_options(f: &MethodFields) -> PduOptions {
+    PduOptions {
+        endpoint: f.endpoint.clone(),
+        ip: None,
+        ipport: None,
+        profile: f.profile.clone(),
+        version: f.snmp_version.clone(),
+        security_level: f.security_level.clone(),
+        auth_protocol: f.auth_protocol.clone(),
+        priv_protocol: f.priv_protocol.clone(),
+        username: f.username.clone(),
         community: reference(&f.community_file, &f.community_env, &f.community_script),
         auth: reference(&f.password_file, &f.password_env, &f.password_script),
         privacy: reference(
@@ -197,77 +215,25 @@ fn pdu_from_fields(
             &f.priv_password_env,
             &f.priv_password_script,
         ),
-    };
-    Ok((
-        PduEndpoint {
-            label: label.map(str::to_string).unwrap_or_else(|| host.clone()),
-            host,
-            port,
-            security,
-            profile: std::sync::Arc::new(profile),
-            timing: snmp::client::Timing::default(),
-        },
-        creds,
-    ))
+        timing: None,
+    }
 }
 
 /// An SNMP method: the node's outlets on its own endpoint and on the
-/// `[pdu.NAME]` PDUs they name.
-fn snmp_from_fields(f: &MethodFields) -> Result<MethodSpec, String> {
-    let mut pdus = Vec::new();
-    let mut credentials = Vec::new();
-    let mut outlets = Vec::new();
-    // The method's own endpoint, made on first use.
-    let mut own: Option<usize> = None;
-    for o in f.outlets.as_deref().unwrap_or_default() {
-        let named = o.split_once(':').and_then(|(p, rest)| {
-            f.pdus
-                .iter()
-                .find(|(n, _)| n == p)
-                .map(|(n, t)| (n, t, rest))
-        });
-        let (idx, plug) = match named {
-            Some((name, table, rest)) => {
-                let idx = match pdus.iter().position(|p: &PduEndpoint| &p.label == name) {
-                    Some(i) => i,
-                    None => {
-                        let (p, c) = pdu_from_fields(Some(name), table)
-                            .map_err(|e| format!("[pdu.{name}]: {e}"))?;
-                        pdus.push(p);
-                        credentials.push(c);
-                        pdus.len() - 1
-                    }
-                };
-                (idx, rest.to_string())
-            }
-            None => {
-                let idx = match own {
-                    Some(i) => i,
-                    None => {
-                        let (p, c) = pdu_from_fields(None, f)?;
-                        pdus.push(p);
-                        credentials.push(c);
-                        own = Some(pdus.len() - 1);
-                        pdus.len() - 1
-                    }
-                };
-                (idx, o.clone())
-            }
-        };
-        outlets.push(snmp::config::OutletSpec {
-            pdu: idx,
-            plug: snmp::config::Plug::parse(&plug),
-        });
-    }
-    let config = snmp::config::SnmpConfig { pdus, outlets };
-    config.validate_structure()?;
-    if config.outlets.is_empty() {
-        return Err("an snmp method needs outlets".into());
-    }
-    Ok(MethodSpec::Snmp {
-        config,
-        credentials,
+/// `[pdu.NAME]` PDUs they name, through the one builder
+/// ([`build::snmp`]) with fencekit's defaults.
+fn snmp_from_fields(f: &MethodFields) -> Result<MethodSpec, MethodProblem> {
+    build::snmp(&SnmpOptions {
+        own: f.endpoint.is_some().then(|| pdu_options(f)),
+        named: f
+            .pdus
+            .iter()
+            .map(|(name, table)| (name.clone(), pdu_options(table)))
+            .collect(),
+        outlets: f.outlets.clone().unwrap_or_default(),
+        defaults: PduDefaults::NATIVE,
     })
+    .map_err(MethodProblem::Build)
 }
 
 /// Resolves command-line words into node plans, in the order given
@@ -276,48 +242,38 @@ pub fn select(
     words: &[String],
     all: bool,
     inventory: Option<&Inventory>,
-    url_method: &dyn Fn(&str) -> Result<MethodSpec, String>,
-) -> Result<Vec<NodePlan>, String> {
+    url_method: &dyn Fn(&str) -> Result<MethodSpec, BuildError>,
+) -> Result<Vec<NodePlan>, PlanError> {
     let mut out: Vec<NodePlan> = Vec::new();
     let push = |p: NodePlan, out: &mut Vec<NodePlan>| {
         if !out.iter().any(|x| x.name == p.name) {
             out.push(p);
         }
     };
-    let from_inventory = |name: &str, inv: &Inventory| -> Result<NodePlan, String> {
-        let n = inv.node(name).ok_or_else(|| {
-            format!(
-                "unknown node '{name}' (not in the inventory {})",
-                inv.path.display()
-            )
+    let from_inventory = |name: &str, inv: &Inventory| -> Result<NodePlan, PlanError> {
+        let n = inv.node(name).ok_or_else(|| PlanError::UnknownNode {
+            name: name.to_string(),
+            inventory: inv.path.clone(),
         })?;
+        let at = |place: String, problem| PlanError::Method {
+            path: inv.path.clone(),
+            line: n.line,
+            node: name.to_string(),
+            place,
+            problem: Box::new(problem),
+        };
         let levels = n
             .methods
             .iter()
             .enumerate()
             .map(|(i, m)| {
-                method_from_fields(name, m).map_err(|e| {
-                    format!(
-                        "{}:{}: node '{name}': fence method {}: {e}",
-                        inv.path.display(),
-                        n.line,
-                        i + 1
-                    )
-                })
+                method_from_fields(name, m).map_err(|e| at(format!("fence method {}", i + 1), e))
             })
             .collect::<Result<Vec<_>, _>>()?;
         let node_ssh = n
             .ssh
             .as_ref()
-            .map(|m| {
-                ssh_from_fields(m).map_err(|e| {
-                    format!(
-                        "{}:{}: node '{name}': [node.ssh]: {e}",
-                        inv.path.display(),
-                        n.line
-                    )
-                })
-            })
+            .map(|m| ssh_from_fields(m).map_err(|e| at("[node.ssh]".into(), e)))
             .transpose()?;
         Ok(NodePlan {
             name: n.name.clone(),
@@ -333,8 +289,7 @@ pub fn select(
         })
     };
     if all {
-        let inv =
-            inventory.ok_or("--all needs an inventory (--inventory PATH or FENCEKIT_INVENTORY)")?;
+        let inv = inventory.ok_or(PlanError::AllWithoutInventory)?;
         for n in &inv.nodes {
             push(from_inventory(&n.name, inv)?, &mut out);
         }
@@ -355,12 +310,7 @@ pub fn select(
             );
             continue;
         }
-        let inv = inventory.ok_or_else(|| {
-            format!(
-                "'{w}' is not a target URL (ipmi://HOST[:PORT]) and no inventory is given \
-                 (--inventory PATH or FENCEKIT_INVENTORY)"
-            )
-        })?;
+        let inv = inventory.ok_or_else(|| PlanError::NoInventory(w.clone()))?;
         let names = if hostrange::is_range(w) {
             hostrange::expand(w)?
         } else {
@@ -371,4 +321,46 @@ pub fn select(
         }
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    fn url(u: &str) -> Result<MethodSpec, BuildError> {
+        build::from_url(u, &MethodOptions::default())
+    }
+
+    #[test]
+    fn selection_messages_read_as_they_always_have() {
+        let words = |w: &[&str]| w.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let text = |r: Result<Vec<NodePlan>, PlanError>| r.unwrap_err().to_string();
+        assert_eq!(
+            text(select(&[], true, None, &url)),
+            "--all needs an inventory (--inventory PATH or FENCEKIT_INVENTORY)"
+        );
+        assert_eq!(
+            text(select(&words(&["n1"]), false, None, &url)),
+            "'n1' is not a target URL (ipmi://HOST[:PORT]) and no inventory is given \
+             (--inventory PATH or FENCEKIT_INVENTORY)"
+        );
+        let e = select(&words(&["ipmi://h:0"]), false, None, &url).unwrap_err();
+        assert!(matches!(e, PlanError::Url(BuildError::Ipmi(_))), "{e}");
+        assert_eq!(e.to_string(), "'ipmi://h:0': '0' is not a port number");
+        let inv = Inventory::parse(
+            "[[node]]\nname = \"n1\"\n[[node.fence]]\nendpoint = \"ipmi://bmc1\"\n\
+             cipher = 1.5\n",
+            Path::new("inv.toml"),
+        )
+        .unwrap();
+        assert_eq!(
+            text(select(&words(&["n2"]), false, Some(&inv), &url)),
+            "unknown node 'n2' (not in the inventory inv.toml)"
+        );
+        assert_eq!(
+            text(select(&words(&["n1"]), false, Some(&inv), &url)),
+            "inv.toml:2: node 'n1': fence method 1: cipher must be auto, 3 or 17, not Float(1.5)"
+        );
+    }
 }

@@ -17,6 +17,7 @@
 //! timeline, stamped from the start of the attempt.
 
 use super::hook::{run_hook, HookContext, HookOptions, HookReport};
+use crate::engine::clock;
 use crate::engine::driver::PowerDriver;
 use crate::engine::error::{DriverError, ErrorKind, Stage};
 use crate::engine::event::{Event, EventSink, Stamped};
@@ -196,7 +197,7 @@ pub async fn run_with_extras<D: PowerDriver>(
     };
     let left = policy
         .deadline
-        .map(|d| d.saturating_duration_since(Instant::now()))
+        .map(|d| d.saturating_duration_since(clock::Instant::now()))
         .unwrap_or(hook.timeout);
     let limit = hook.timeout.min(left);
     let mut report = {
@@ -326,7 +327,7 @@ async fn crashdump<D: PowerDriver>(
     }
     let now = Instant::now();
     let mut limit = now + opts.wait;
-    if let Some(d) = policy.deadline {
+    if let Some(d) = policy.deadline.map(clock::to_std) {
         let latest = d.checked_sub(off_reserve(policy)).unwrap_or(now);
         // The front checks that the wait fits; a cut of a few milliseconds
         // (time already spent on the NMI) is not worth a warning.
@@ -481,7 +482,7 @@ mod tests {
             poll_interval_max: Duration::from_millis(1),
             power_timeout: PowerTimeout::Wall(Duration::from_millis(100)),
             step_timeout: Some(Duration::from_millis(200)),
-            deadline: Some(Instant::now() + Duration::from_secs(20)),
+            deadline: Some(clock::Instant::now() + Duration::from_secs(20)),
             ..Policy::native()
         }
     }

@@ -128,8 +128,6 @@ pub mod chassis_control {
     pub const HARD_RESET: u8 = 0x03;
     /// Pulse diagnostic interrupt.
     pub const DIAGNOSTIC_INTERRUPT: u8 = 0x04;
-    /// Soft shutdown via ACPI overtemperature emulation.
-    pub const SOFT_SHUTDOWN: u8 = 0x05;
 }
 
 /// The BMC's slave address (IPMI 2.0 §5.1).

@@ -5,6 +5,92 @@ use std::fmt;
 use std::str::FromStr;
 use std::time::Duration;
 
+/// Why an IPMI setting or target cannot be used. The texts are what users
+/// read (after the front's own context, such as a node and level).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ConfigError {
+    /// A privilege level fencekit does not know.
+    #[error("unknown privilege level '{0}' (expected callback, user, operator or administrator)")]
+    Privilege(String),
+    /// An IPMI 1.5 authentication type fencekit does not know.
+    #[error("unknown authentication type '{0}' (expected md5, password or none)")]
+    AuthType(String),
+    /// A cipher suite other than auto, 3 and 17.
+    #[error(
+        "cipher suite '{0}' is not supported (fencekit speaks suites 3 and 17; suites without \
+         integrity and confidentiality are refused)"
+    )]
+    Cipher(String),
+    /// A user name longer than IPMI carries (its length in bytes).
+    #[error("the user name is {0} bytes long; IPMI carries at most {max}", max = MAX_USERNAME)]
+    UsernameTooLong(usize),
+    /// A password longer than the session type carries.
+    #[error(
+        "the password is {len} bytes long; {version} carries at most {max} (quirk: BMCs truncate \
+         or reject longer ones silently, so fencekit refuses instead)"
+    )]
+    PasswordTooLong {
+        /// Its length in bytes.
+        len: usize,
+        /// `IPMI 2.0` or `IPMI 1.5`.
+        version: &'static str,
+        /// The most that version carries.
+        max: usize,
+    },
+    /// A K_g key longer than 20 bytes (its length).
+    #[error("the K_g key is {0} bytes long; at most {max}", max = MAX_PASSWORD_V2)]
+    KgTooLong(usize),
+    /// K_g text that is not pairs of hexadecimal digits.
+    #[error("the K_g key must be an even number of hexadecimal digits")]
+    KgNotHex,
+    /// Text without `://`.
+    #[error("'{0}' is not a target URL (expected ipmi://HOST[:PORT]; or use --ip HOST)")]
+    NotUrl(String),
+    /// The scheme of another driver.
+    #[error("'{0}://' targets are not supported by this build yet (only ipmi://)")]
+    OtherScheme(String),
+    /// A scheme no driver has.
+    #[error("unknown target scheme '{0}://' (expected ipmi://)")]
+    UnknownScheme(String),
+    /// An `ipmi://` URL that is malformed.
+    #[error("'{url}': {problem}")]
+    Target {
+        /// The URL as written.
+        url: String,
+        /// What is wrong with it.
+        problem: TargetProblem,
+    },
+}
+
+/// What is wrong with an `ipmi://` URL.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum TargetProblem {
+    /// A path, query or fragment.
+    #[error("an ipmi:// target has no path")]
+    Path,
+    /// `user:password@`.
+    #[error(
+        "passwords do not belong in target URLs; use --password-file, --password-env or \
+         FENCEKIT_PASSWORD"
+    )]
+    Password,
+    /// `[` without `]`.
+    #[error("unclosed '[' in the host")]
+    Unclosed,
+    /// Text after `]` that is not `:PORT`.
+    #[error("unexpected text after ']'")]
+    AfterBracket,
+    /// No host.
+    #[error("the host is missing")]
+    NoHost,
+    /// A host with brackets, blanks or control characters.
+    #[error("'{0}' is not a host name or address")]
+    Host(String),
+    /// A port that is not 1–65535.
+    #[error("'{0}' is not a port number")]
+    Port(String),
+}
+
 /// Longest user name IPMI can carry (IPMI 2.0 §22.29: 16 bytes).
 pub const MAX_USERNAME: usize = 16;
 /// Longest password for RMCP+ (IPMI 2.0: 20 bytes).
@@ -55,16 +141,14 @@ impl fmt::Display for Privilege {
 }
 
 impl FromStr for Privilege {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = ConfigError;
+    fn from_str(s: &str) -> Result<Self, ConfigError> {
         match s.to_ascii_lowercase().as_str() {
             "callback" => Ok(Privilege::Callback),
             "user" => Ok(Privilege::User),
             "operator" => Ok(Privilege::Operator),
             "administrator" | "admin" => Ok(Privilege::Administrator),
-            _ => Err(format!(
-                "unknown privilege level '{s}' (expected callback, user, operator or administrator)"
-            )),
+            _ => Err(ConfigError::Privilege(s.to_string())),
         }
     }
 }
@@ -92,15 +176,13 @@ impl AuthType {
 }
 
 impl FromStr for AuthType {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = ConfigError;
+    fn from_str(s: &str) -> Result<Self, ConfigError> {
         match s.to_ascii_lowercase().as_str() {
             "none" => Ok(AuthType::None),
             "md5" => Ok(AuthType::Md5),
             "password" | "straight" => Ok(AuthType::Password),
-            _ => Err(format!(
-                "unknown authentication type '{s}' (expected md5, password or none)"
-            )),
+            _ => Err(ConfigError::AuthType(s.to_string())),
         }
     }
 }
@@ -116,16 +198,13 @@ pub enum CipherChoice {
 }
 
 impl FromStr for CipherChoice {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = ConfigError;
+    fn from_str(s: &str) -> Result<Self, ConfigError> {
         match s.trim() {
             "auto" | "" => Ok(CipherChoice::Auto),
             "3" => Ok(CipherChoice::Suite(3)),
             "17" => Ok(CipherChoice::Suite(17)),
-            other => Err(format!(
-                "cipher suite '{other}' is not supported (fencekit speaks suites 3 and 17; \
-                 suites without integrity and confidentiality are refused)"
-            )),
+            other => Err(ConfigError::Cipher(other.to_string())),
         }
     }
 }
@@ -201,34 +280,27 @@ impl IpmiConfig {
     }
 
     /// Checks lengths that IPMI cannot carry, with a message a person can act on.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), ConfigError> {
         if self.username.len() > MAX_USERNAME {
-            return Err(format!(
-                "the user name is {} bytes long; IPMI carries at most {MAX_USERNAME}",
-                self.username.len()
-            ));
+            return Err(ConfigError::UsernameTooLong(self.username.len()));
         }
         let max = match self.version {
             Version::Lanplus => MAX_PASSWORD_V2,
             Version::Lan15(_) => MAX_PASSWORD_V15,
         };
         if self.password.len() > max {
-            return Err(format!(
-                "the password is {} bytes long; {} carries at most {max} (quirk: BMCs truncate or \
-                 reject longer ones silently, so fencekit refuses instead)",
-                self.password.len(),
-                match self.version {
+            return Err(ConfigError::PasswordTooLong {
+                len: self.password.len(),
+                version: match self.version {
                     Version::Lanplus => "IPMI 2.0",
                     Version::Lan15(_) => "IPMI 1.5",
-                }
-            ));
+                },
+                max,
+            });
         }
         if let Some(kg) = &self.kg {
             if kg.len() > MAX_PASSWORD_V2 {
-                return Err(format!(
-                    "the K_g key is {} bytes long; at most {MAX_PASSWORD_V2}",
-                    kg.len()
-                ));
+                return Err(ConfigError::KgTooLong(kg.len()));
             }
         }
         Ok(())
@@ -236,24 +308,21 @@ impl IpmiConfig {
 }
 
 /// Parses `--hexadecimal-kg` (hex digits, optional `0x`), into raw key bytes.
-pub fn parse_hex_kg(s: &str) -> Result<Secret, String> {
+pub fn parse_hex_kg(s: &str) -> Result<Secret, ConfigError> {
     let t = s.trim();
     let t = t
         .strip_prefix("0x")
         .or_else(|| t.strip_prefix("0X"))
         .unwrap_or(t);
     if !t.len().is_multiple_of(2) || !t.bytes().all(|b| b.is_ascii_hexdigit()) {
-        return Err("the K_g key must be an even number of hexadecimal digits".into());
+        return Err(ConfigError::KgNotHex);
     }
     let bytes: Vec<u8> = (0..t.len())
         .step_by(2)
         .map(|i| u8::from_str_radix(&t[i..i + 2], 16).unwrap_or(0))
         .collect();
     if bytes.len() > MAX_PASSWORD_V2 {
-        return Err(format!(
-            "the K_g key is {} bytes long; at most {MAX_PASSWORD_V2}",
-            bytes.len()
-        ));
+        return Err(ConfigError::KgTooLong(bytes.len()));
     }
     Ok(Secret::new(bytes))
 }
@@ -288,47 +357,41 @@ impl std::fmt::Display for IpmiTarget {
 
 /// Parses `ipmi://[USER@]HOST[:PORT][/]`. Other schemes get a message naming
 /// what is supported.
-pub fn parse_target(s: &str) -> Result<IpmiTarget, String> {
+pub fn parse_target(s: &str) -> Result<IpmiTarget, ConfigError> {
+    let bad = |problem| ConfigError::Target {
+        url: s.to_string(),
+        problem,
+    };
     let Some((scheme, rest)) = s.split_once("://") else {
-        return Err(format!(
-            "'{s}' is not a target URL (expected ipmi://HOST[:PORT]; or use --ip HOST)"
-        ));
+        return Err(ConfigError::NotUrl(s.to_string()));
     };
     match scheme.to_ascii_lowercase().as_str() {
         "ipmi" => {}
         "redfish" | "redfish+http" | "redfish+https" | "idrac-redfish" | "ilo5-redfish" | "ssh" => {
-            return Err(format!(
-                "'{scheme}://' targets are not supported by this build yet (only ipmi://)"
-            ))
+            return Err(ConfigError::OtherScheme(scheme.to_string()))
         }
-        _ => {
-            return Err(format!(
-                "unknown target scheme '{scheme}://' (expected ipmi://)"
-            ))
-        }
+        _ => return Err(ConfigError::UnknownScheme(scheme.to_string())),
     }
     let rest = rest.trim_end_matches('/');
     if rest.contains('/') || rest.contains('?') || rest.contains('#') {
-        return Err(format!("'{s}': an ipmi:// target has no path"));
+        return Err(bad(TargetProblem::Path));
     }
     let (user, hostport) = match rest.rsplit_once('@') {
         Some((u, h)) => (Some(u), h),
         None => (None, rest),
     };
     if user.is_some_and(|u| u.contains(':')) {
-        return Err(format!(
-            "'{s}': passwords do not belong in target URLs; use --password-file, --password-env or FENCEKIT_PASSWORD"
-        ));
+        return Err(bad(TargetProblem::Password));
     }
     let (host, port) = if let Some(h) = hostport.strip_prefix('[') {
         let (h, after) = h
             .split_once(']')
-            .ok_or_else(|| format!("'{s}': unclosed '[' in the host"))?;
+            .ok_or_else(|| bad(TargetProblem::Unclosed))?;
         let port = match after {
             "" => None,
             p => Some(
                 p.strip_prefix(':')
-                    .ok_or_else(|| format!("'{s}': unexpected text after ']'"))?,
+                    .ok_or_else(|| bad(TargetProblem::AfterBracket))?,
             ),
         };
         (h.to_string(), port)
@@ -339,7 +402,7 @@ pub fn parse_target(s: &str) -> Result<IpmiTarget, String> {
         }
     };
     if host.is_empty() {
-        return Err(format!("'{s}': the host is missing"));
+        return Err(bad(TargetProblem::NoHost));
     }
     // Found by fuzzing: `h[::1]:623` was taken whole as a host, which then
     // displayed as `ipmi://[h[::1]:623]` and did not read back.
@@ -347,14 +410,14 @@ pub fn parse_target(s: &str) -> Result<IpmiTarget, String> {
         .chars()
         .any(|c| c == '[' || c == ']' || c.is_whitespace() || c.is_control())
     {
-        return Err(format!("'{s}': '{host}' is not a host name or address"));
+        return Err(bad(TargetProblem::Host(host)));
     }
     let port = match port {
         Some(p) => Some(
             p.parse::<u16>()
                 .ok()
                 .filter(|p| *p > 0)
-                .ok_or_else(|| format!("'{s}': '{p}' is not a port number"))?,
+                .ok_or_else(|| bad(TargetProblem::Port(p.to_string())))?,
         ),
         None => None,
     };
@@ -382,6 +445,7 @@ mod target_tests {
         );
         assert!(parse_target("ipmi://a:b@h")
             .unwrap_err()
+            .to_string()
             .contains("passwords"));
         assert!(parse_target("ipmi://h:0").is_err());
         assert!(parse_target("ipmi://h:99999").is_err());
@@ -403,5 +467,85 @@ mod target_tests {
         }
         let t = parse_target("ipmi://[fe80::1]:623").unwrap();
         assert_eq!(parse_target(&t.to_string()).unwrap(), t);
+    }
+
+    #[test]
+    fn messages_read_as_they_always_have() {
+        let text = |r: Result<IpmiTarget, ConfigError>| r.unwrap_err().to_string();
+        assert_eq!(
+            text(parse_target("node07")),
+            "'node07' is not a target URL (expected ipmi://HOST[:PORT]; or use --ip HOST)"
+        );
+        assert_eq!(
+            text(parse_target("ssh://h")),
+            "'ssh://' targets are not supported by this build yet (only ipmi://)"
+        );
+        assert_eq!(
+            text(parse_target("http://h")),
+            "unknown target scheme 'http://' (expected ipmi://)"
+        );
+        assert_eq!(
+            text(parse_target("ipmi://h/x")),
+            "'ipmi://h/x': an ipmi:// target has no path"
+        );
+        assert_eq!(
+            text(parse_target("ipmi://u:p@h")),
+            "'ipmi://u:p@h': passwords do not belong in target URLs; use --password-file, \
+             --password-env or FENCEKIT_PASSWORD"
+        );
+        assert_eq!(
+            text(parse_target("ipmi://[::1")),
+            "'ipmi://[::1': unclosed '[' in the host"
+        );
+        assert_eq!(
+            text(parse_target("ipmi://[::1]x")),
+            "'ipmi://[::1]x': unexpected text after ']'"
+        );
+        assert_eq!(
+            text(parse_target("ipmi://:623")),
+            "'ipmi://:623': the host is missing"
+        );
+        assert_eq!(
+            text(parse_target("ipmi://a b")),
+            "'ipmi://a b': 'a b' is not a host name or address"
+        );
+        assert_eq!(
+            text(parse_target("ipmi://h:0")),
+            "'ipmi://h:0': '0' is not a port number"
+        );
+        assert_eq!(
+            "root".parse::<Privilege>().unwrap_err().to_string(),
+            "unknown privilege level 'root' (expected callback, user, operator or administrator)"
+        );
+        assert_eq!(
+            "sha".parse::<AuthType>().unwrap_err().to_string(),
+            "unknown authentication type 'sha' (expected md5, password or none)"
+        );
+        assert_eq!(
+            "0".parse::<CipherChoice>().unwrap_err().to_string(),
+            "cipher suite '0' is not supported (fencekit speaks suites 3 and 17; suites without \
+             integrity and confidentiality are refused)"
+        );
+        assert_eq!(
+            parse_hex_kg("abc").unwrap_err().to_string(),
+            "the K_g key must be an even number of hexadecimal digits"
+        );
+        assert_eq!(
+            parse_hex_kg(&"00".repeat(21)).unwrap_err().to_string(),
+            "the K_g key is 21 bytes long; at most 20"
+        );
+        let mut c = IpmiConfig::new("h", 623, "u".repeat(17), Secret::default());
+        assert_eq!(
+            c.validate().unwrap_err().to_string(),
+            "the user name is 17 bytes long; IPMI carries at most 16"
+        );
+        c.username = "u".into();
+        c.version = Version::Lan15(None);
+        c.password = Secret::from_str_value(&"p".repeat(17));
+        assert_eq!(
+            c.validate().unwrap_err().to_string(),
+            "the password is 17 bytes long; IPMI 1.5 carries at most 16 (quirk: BMCs truncate \
+             or reject longer ones silently, so fencekit refuses instead)"
+        );
     }
 }

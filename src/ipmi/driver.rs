@@ -21,7 +21,7 @@
 use super::codec::{
     self, cc, chassis_control, cmd, netfn, ChassisStatus, DcmiPowerReading, Frame, SystemGuid,
 };
-use super::config::{AuthType, CipherChoice, IpmiConfig, Privilege, Version};
+use super::config::{AuthType, CipherChoice, ConfigError, IpmiConfig, Privilege, Version};
 use super::crypto::Suite;
 use super::pacing::Pacing;
 use super::session::{self, Active, ExpectChallenge, ExpectOpenSessionResponse, Sent, Unwrapped};
@@ -243,7 +243,7 @@ enum Reread {
 
 impl IpmiDriver {
     /// A driver for one BMC; checks what IPMI cannot carry.
-    pub fn new(cfg: IpmiConfig) -> Result<Self, String> {
+    pub fn new(cfg: IpmiConfig) -> Result<Self, ConfigError> {
         cfg.validate()?;
         let pacing = Pacing::new(cfg.retransmit, cfg.retransmit_max);
         Ok(IpmiDriver {

@@ -64,7 +64,7 @@ enum Held {
     /// Listening; `filtered` while silent.
     Listening { listener: TcpListener, silent: bool },
     /// Bound, not listening.
-    Bound(#[allow(dead_code)] Socket),
+    Bound(Socket),
 }
 
 fn new_socket(addr: SocketAddr) -> io::Result<Socket> {

@@ -18,7 +18,7 @@ pub fn parse_fault(spec: &str) -> Result<FaultSpec, String> {
     let (pattern, knobs) = spec
         .rsplit_once(':')
         .ok_or_else(|| format!("--fault '{spec}': expected PATTERN:KNOB[+KNOB…]"))?;
-    let names = crate::fleet::hostrange::expand(pattern)?;
+    let names = crate::fleet::hostrange::expand(pattern).map_err(|e| e.to_string())?;
     let knobs: Vec<String> = knobs.split('+').map(|k| k.trim().to_string()).collect();
     let mut probe = Faults::default();
     let mut on = true;

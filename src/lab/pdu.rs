@@ -252,16 +252,6 @@ impl LabPduState {
             .is_some_and(|o| o.relay)
     }
 
-    /// Switches outlet `n` at once (a hand on the PDU's front panel).
-    pub fn set_relay(&self, n: u32, on: bool) {
-        let mut s = self.lock();
-        if let Some(o) = s.outlets.get_mut(n as usize - 1) {
-            o.relay = on;
-            o.claimed = None;
-        }
-        s.refresh_mains();
-    }
-
     /// Replaces the fault knobs.
     pub fn set_faults(&self, f: PduFaults) {
         self.lock().faults = f;

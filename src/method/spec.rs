@@ -13,6 +13,7 @@ use crate::ipmi::config::IpmiConfig;
 use crate::ipmi::driver::IpmiDriver;
 use crate::redfish::config::RedfishConfig;
 use crate::redfish::driver::RedfishDriver;
+use crate::secret::Secret;
 use crate::snmp::config::SnmpConfig;
 use crate::snmp::driver::SnmpDriver;
 use crate::snmp::session::Security;
@@ -105,6 +106,41 @@ impl SnmpCredentials {
             }
         }
     }
+}
+
+/// `config` with the secrets `credentials` give inline, for a front that
+/// has read them already (the SNMP agents: options, stdin, their password
+/// scripts): [`CredentialRef::Inline`] fills a slot, [`CredentialRef::None`]
+/// leaves it empty (refused later where the security level needs it), any
+/// other reference is an error (it would need reading: use the method's
+/// `build`).
+pub fn inline_snmp_secrets(
+    config: &SnmpConfig,
+    credentials: &[SnmpCredentials],
+) -> Result<SnmpConfig, String> {
+    let take = |r: &CredentialRef, label: &str| match r {
+        CredentialRef::Inline(s) => Ok(s.clone()),
+        CredentialRef::None => Ok(Secret::default()),
+        other => Err(format!(
+            "PDU {label}: a secret from {} cannot be read here",
+            other.describe()
+        )),
+    };
+    let mut c = config.clone();
+    for (p, cred) in c.pdus.iter_mut().zip(credentials) {
+        match &mut p.security {
+            Security::Community { community, .. } => *community = take(&cred.community, &p.label)?,
+            Security::Usm(u) => {
+                if let Some((_, pw)) = &mut u.auth {
+                    *pw = take(&cred.auth, &p.label)?;
+                }
+                if let Some((_, pw)) = &mut u.privacy {
+                    *pw = take(&cred.privacy, &p.label)?;
+                }
+            }
+        }
+    }
+    Ok(c)
 }
 
 /// Fills the secrets of `config` from `credentials` (scripts until `deadline`).
@@ -364,7 +400,9 @@ impl MethodSpec {
             } => {
                 let mut c = config.clone();
                 c.password = credential.resolve(deadline).await.map_err(cred_err)?;
-                IpmiDriver::new(c).map(AnyDriver::Ipmi).map_err(config_err)
+                IpmiDriver::new(c)
+                    .map(AnyDriver::Ipmi)
+                    .map_err(|e| config_err(e.to_string()))
             }
             MethodSpec::Redfish {
                 config, credential, ..
@@ -386,7 +424,9 @@ impl MethodSpec {
                 let c = fill_snmp(config, credentials, deadline)
                     .await
                     .map_err(config_err)?;
-                SnmpDriver::new(c).map(AnyDriver::Snmp).map_err(config_err)
+                SnmpDriver::new(c)
+                    .map(AnyDriver::Snmp)
+                    .map_err(|e| config_err(e.to_string()))
             }
         }
     }

@@ -232,11 +232,6 @@ impl RedfishTarget {
         c.flavor = self.flavor;
         c
     }
-
-    /// True for plain HTTP (the front should warn: credentials in clear text).
-    pub fn is_plain_http(&self) -> bool {
-        self.scheme == Scheme::Http
-    }
 }
 
 /// True when `url` starts with one of the Redfish schemes [`parse_target`] takes.
@@ -414,7 +409,6 @@ mod tests {
 
         let t = parse_target("redfish+http://bmc:8000/redfish/v1/").unwrap();
         assert_eq!((t.scheme, t.port), (Scheme::Http, 8000));
-        assert!(t.is_plain_http());
         assert_eq!(t.systems_uri, None);
 
         let t =

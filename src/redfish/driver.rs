@@ -81,7 +81,6 @@ pub struct RedfishDriver {
     /// The session resource to delete, when SessionService is used.
     session: Option<Option<String>>,
     detail: Option<String>,
-    last_reset: Option<String>,
     stats: Stats,
     /// Who the system says it is (from the last read of its resource).
     identity: Option<Identity>,
@@ -120,7 +119,6 @@ impl RedfishDriver {
             fresh: None,
             session: None,
             detail: None,
-            last_reset: None,
             stats: Stats::default(),
             identity: None,
             hides: None,
@@ -140,11 +138,6 @@ impl RedfishDriver {
     /// The system's path, once discovered.
     pub fn system_uri(&self) -> Option<&str> {
         self.system.as_ref().map(|s| s.uri.as_str())
-    }
-
-    /// The reset type sent by the last command.
-    pub fn last_reset_type(&self) -> Option<&str> {
-        self.last_reset.as_deref()
     }
 
     /// The vendor family whose quirk "hidden transitions" applies, if any.
@@ -699,7 +692,6 @@ impl PowerDriver for RedfishDriver {
         let reset = model::choose_reset(command, offered.as_deref())
             .map_err(|m| DriverError::new(ErrorKind::Unsupported, stage, m))?;
         tracing::info!(%command, reset_type = %reset, %target, "sending ComputerSystem.Reset");
-        self.last_reset = Some(reset.clone());
         let body = serde_json::to_vec(&serde_json::json!({ "ResetType": reset }))
             .map_err(|e| DriverError::new(ErrorKind::Protocol, stage, e.to_string()))?;
         let r = self

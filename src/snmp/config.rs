@@ -120,37 +120,81 @@ pub struct SnmpConfig {
     pub outlets: Vec<OutletSpec>,
 }
 
+/// Why a PDU configuration or endpoint cannot be used. The texts are what
+/// users read (after the front's context).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ConfigError {
+    /// An outlet whose PDU index is out of range (its plug).
+    #[error("outlet {0} refers to no PDU")]
+    NoSuchPdu(String),
+    /// The same outlet twice (its label).
+    #[error("outlet {0} is listed twice")]
+    Twice(String),
+    /// An outlet name that is empty.
+    #[error("an outlet name is empty")]
+    EmptyOutletName,
+    /// A PDU without an address.
+    #[error("the PDU address is empty")]
+    EmptyAddress,
+    /// SNMPv3 without a user name.
+    #[error("SNMPv3 needs a user name (--username)")]
+    NoUser,
+    /// A v3 level with authentication, and no authentication password.
+    #[error("SNMPv3 security level {0} needs an authentication password")]
+    NoAuthPassword(&'static str),
+    /// authPriv without a privacy password.
+    #[error("SNMPv3 security level authPriv needs a privacy password")]
+    NoPrivPassword,
+    /// Not `snmp://…`.
+    #[error("'{0}' is not an snmp:// endpoint")]
+    NotEndpoint(String),
+    /// An endpoint with a user, password or path.
+    #[error(
+        "'{0}': an SNMP endpoint is snmp://host[:port] (credentials go in credential references)"
+    )]
+    EndpointExtra(String),
+    /// `[` without `]`.
+    #[error("'{0}': unclosed '['")]
+    Unclosed(String),
+    /// A port that is not 1–65535.
+    #[error("'{0}': the port is not between 1 and 65535")]
+    Port(String),
+    /// No host.
+    #[error("'{0}' names no host")]
+    NoHost(String),
+}
+
 impl SnmpConfig {
     /// Offline checks: every outlet on a known PDU, no outlet twice, v3
     /// settings complete. (No outlet at all is allowed for listing; an
     /// action on outlets fails then.)
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), ConfigError> {
         self.validate_structure()?;
         self.validate_secrets()
     }
 
     /// The checks that need no secret: outlets, PDUs, v3 user names.
-    pub fn validate_structure(&self) -> Result<(), String> {
+    pub fn validate_structure(&self) -> Result<(), ConfigError> {
         for (i, o) in self.outlets.iter().enumerate() {
             if o.pdu >= self.pdus.len() {
-                return Err(format!("outlet {} refers to no PDU", o.plug));
+                return Err(ConfigError::NoSuchPdu(o.plug.to_string()));
             }
             if self.outlets[..i].contains(o) {
-                return Err(format!("outlet {} is listed twice", self.outlet_label(i)));
+                return Err(ConfigError::Twice(self.outlet_label(i)));
             }
             if let Plug::Name(n) = &o.plug {
                 if n.is_empty() {
-                    return Err("an outlet name is empty".into());
+                    return Err(ConfigError::EmptyOutletName);
                 }
             }
         }
         for p in &self.pdus {
             if p.host.is_empty() {
-                return Err("the PDU address is empty".into());
+                return Err(ConfigError::EmptyAddress);
             }
             if let Security::Usm(u) = &p.security {
                 if u.name.is_empty() {
-                    return Err("SNMPv3 needs a user name (--username)".into());
+                    return Err(ConfigError::NoUser);
                 }
             }
         }
@@ -158,21 +202,18 @@ impl SnmpConfig {
     }
 
     /// The checks of the secrets themselves (once they are read).
-    pub fn validate_secrets(&self) -> Result<(), String> {
+    pub fn validate_secrets(&self) -> Result<(), ConfigError> {
         for p in &self.pdus {
             if let Security::Usm(u) = &p.security {
                 if u.level != SecLevel::NoAuthNoPriv
                     && u.auth.as_ref().is_none_or(|(_, pw)| pw.is_empty())
                 {
-                    return Err(format!(
-                        "SNMPv3 security level {} needs an authentication password",
-                        u.level.as_str()
-                    ));
+                    return Err(ConfigError::NoAuthPassword(u.level.as_str()));
                 }
                 if u.level == SecLevel::AuthPriv
                     && u.privacy.as_ref().is_none_or(|(_, pw)| pw.is_empty())
                 {
-                    return Err("SNMPv3 security level authPriv needs a privacy password".into());
+                    return Err(ConfigError::NoPrivPassword);
                 }
             }
         }
@@ -242,20 +283,18 @@ impl SnmpConfig {
 }
 
 /// Parses `snmp://host[:port]` (IPv6 in brackets).
-pub fn parse_endpoint(url: &str) -> Result<(String, u16), String> {
+pub fn parse_endpoint(url: &str) -> Result<(String, u16), ConfigError> {
     let rest = url
         .strip_prefix("snmp://")
-        .ok_or_else(|| format!("'{url}' is not an snmp:// endpoint"))?;
+        .ok_or_else(|| ConfigError::NotEndpoint(url.to_string()))?;
     let rest = rest.trim_end_matches('/');
     if rest.contains('@') || rest.contains('/') {
-        return Err(format!(
-            "'{url}': an SNMP endpoint is snmp://host[:port] (credentials go in credential references)"
-        ));
+        return Err(ConfigError::EndpointExtra(url.to_string()));
     }
     let (host, port) = if let Some(r) = rest.strip_prefix('[') {
         let (h, after) = r
             .split_once(']')
-            .ok_or_else(|| format!("'{url}': unclosed '['"))?;
+            .ok_or_else(|| ConfigError::Unclosed(url.to_string()))?;
         (h.to_string(), after.strip_prefix(':'))
     } else {
         match rest.rsplit_once(':') {
@@ -268,11 +307,11 @@ pub fn parse_endpoint(url: &str) -> Result<(String, u16), String> {
             .parse::<u16>()
             .ok()
             .filter(|p| *p != 0)
-            .ok_or_else(|| format!("'{url}': the port is not between 1 and 65535"))?,
+            .ok_or_else(|| ConfigError::Port(url.to_string()))?,
         None => DEFAULT_PORT,
     };
     if host.is_empty() {
-        return Err(format!("'{url}' names no host"));
+        return Err(ConfigError::NoHost(url.to_string()));
     }
     Ok((host, port))
 }
@@ -326,5 +365,26 @@ mod tests {
         assert!(parse_endpoint("snmp://public@pdu").is_err());
         assert!(parse_endpoint("ipmi://pdu").is_err());
         assert!(parse_endpoint("snmp://pdu:0").is_err());
+    }
+
+    #[test]
+    fn endpoint_messages_read_as_they_always_have() {
+        let text = |u: &str| parse_endpoint(u).unwrap_err().to_string();
+        assert_eq!(text("udp://p"), "'udp://p' is not an snmp:// endpoint");
+        assert_eq!(
+            text("snmp://c@p"),
+            "'snmp://c@p': an SNMP endpoint is snmp://host[:port] (credentials go in credential \
+             references)"
+        );
+        assert_eq!(text("snmp://[::1"), "'snmp://[::1': unclosed '['");
+        assert_eq!(
+            text("snmp://p:0"),
+            "'snmp://p:0': the port is not between 1 and 65535"
+        );
+        assert_eq!(text("snmp://:161"), "'snmp://:161' names no host");
+        assert_eq!(
+            ConfigError::NoAuthPassword("authNoPriv").to_string(),
+            "SNMPv3 security level authNoPriv needs an authentication password"
+        );
     }
 }

@@ -65,7 +65,7 @@ pub struct SnmpDriver {
 
 impl SnmpDriver {
     /// Checks the configuration offline; connects to nothing.
-    pub fn new(cfg: SnmpConfig) -> Result<Self, String> {
+    pub fn new(cfg: SnmpConfig) -> Result<Self, super::config::ConfigError> {
         cfg.validate()?;
         let n = cfg.pdus.len();
         let m = cfg.outlets.len();
@@ -93,13 +93,6 @@ impl SnmpDriver {
     /// The configuration.
     pub fn config(&self) -> &SnmpConfig {
         &self.cfg
-    }
-
-    /// The state each outlet read last (label, state), for the record.
-    pub fn outlet_states(&self) -> Vec<(String, Option<PowerState>)> {
-        (0..self.cfg.outlets.len())
-            .map(|i| (self.cfg.outlet_label(i), self.last[i]))
-            .collect()
     }
 
     async fn conn(

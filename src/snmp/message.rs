@@ -91,8 +91,6 @@ impl PduKind {
 pub mod error_status {
     /// No error.
     pub const NO_ERROR: i64 = 0;
-    /// v1: the response would not fit.
-    pub const TOO_BIG: i64 = 1;
     /// v1: an OID names nothing (v2 reports exceptions per binding instead).
     pub const NO_SUCH_NAME: i64 = 2;
     /// A value has the wrong type or range.
@@ -113,8 +111,6 @@ pub mod error_status {
     pub const AUTHORIZATION_ERROR: i64 = 16;
     /// v2: the variable cannot be written.
     pub const NOT_WRITABLE: i64 = 17;
-    /// v2: the value is not one the variable may take now.
-    pub const INCONSISTENT_VALUE: i64 = 12;
 
     /// The RFC name of a status, for messages.
     pub fn name(s: i64) -> &'static str {
