@@ -57,77 +57,137 @@ pub fn entries(agent: &Agent) -> Vec<Entry<'_>> {
     out
 }
 
+/// Appends `s` to `out`, escaped as [`escape`] does (no intermediate string:
+/// the metadata path is part of an agent call's start-up).
+fn push_escaped(out: &mut String, s: &str) {
+    let mut rest = s;
+    while let Some(i) = rest.find(['&', '"', '<', '>', '\'']) {
+        out.push_str(&rest[..i]);
+        out.push_str(match rest.as_bytes()[i] {
+            b'&' => "&amp;",
+            b'"' => "&quot;",
+            b'<' => "&lt;",
+            b'>' => "&gt;",
+            _ => "&apos;",
+        });
+        rest = &rest[i + 1..];
+    }
+    out.push_str(rest);
+}
+
+/// One piece of the document: literal markup, or text to escape.
+enum Piece<'a> {
+    Raw(&'a str),
+    Text(&'a str),
+}
+use Piece::{Raw, Text};
+
+/// Appends the pieces to `out`.
+fn put(out: &mut String, pieces: &[Piece<'_>]) {
+    for piece in pieces {
+        match piece {
+            Raw(s) => out.push_str(s),
+            Text(s) => push_escaped(out, s),
+        }
+    }
+}
+
 /// The metadata XML of `agent` as invoked (its `name` attribute is the invoked name).
 pub fn render(agent: &Agent) -> String {
     let fam = &agent.family;
-    let mut x = String::new();
+    // One buffer sized for the largest agent's document, appended in place.
+    let mut x = String::with_capacity(16 * 1024);
     x.push_str("<?xml version=\"1.0\" ?>\n");
-    x.push_str(&format!(
-        "<resource-agent name=\"{}\" shortdesc=\"{}\" >\n",
-        escape(agent.invoked_as),
-        escape(fam.shortdesc)
-    ));
+    put(
+        &mut x,
+        &[
+            Raw("<resource-agent name=\""),
+            Text(agent.invoked_as),
+            Raw("\" shortdesc=\""),
+            Text(fam.shortdesc),
+            Raw("\" >\n"),
+        ],
+    );
     for a in fam.aliases {
-        x.push_str(&format!(
-            "<symlink name=\"{}\" shortdesc=\"{}\"/>\n",
-            escape(a.name),
-            escape(a.shortdesc)
-        ));
+        put(
+            &mut x,
+            &[
+                Raw("<symlink name=\""),
+                Text(a.name),
+                Raw("\" shortdesc=\""),
+                Text(a.shortdesc),
+                Raw("\"/>\n"),
+            ],
+        );
     }
-    x.push_str(&format!("<longdesc>{}</longdesc>\n", escape(fam.longdesc)));
-    x.push_str(&format!(
-        "<vendor-url>{}</vendor-url>\n",
-        escape(fam.vendor_url)
-    ));
+    put(
+        &mut x,
+        &[Raw("<longdesc>"), Text(fam.longdesc), Raw("</longdesc>\n")],
+    );
+    put(
+        &mut x,
+        &[
+            Raw("<vendor-url>"),
+            Text(fam.vendor_url),
+            Raw("</vendor-url>\n"),
+        ],
+    );
     x.push_str("<parameters>\n");
     for (name, o, pairing) in entries(agent) {
-        let extra = match pairing {
-            Pairing::Plain => String::new(),
-            Pairing::Obsoletes(old) => format!(" obsoletes=\"{}\"", escape(old)),
-            Pairing::Deprecated => " deprecated=\"1\"".to_string(),
-        };
-        x.push_str(&format!(
-            "\t<parameter name=\"{}\" unique=\"0\" required=\"{}\"{extra}>\n",
-            escape(name),
-            u8::from(o.required)
-        ));
-        x.push_str(&format!(
-            "\t\t<getopt mixed=\"{}\" />\n",
-            escape(&o.getopt_text())
-        ));
-        let default = match o.default {
-            Some(d) => format!("default=\"{}\" ", escape(d)),
-            None => String::new(),
-        };
+        put(&mut x, &[Raw("\t<parameter name=\""), Text(name)]);
+        x.push_str(if o.required {
+            "\" unique=\"0\" required=\"1\""
+        } else {
+            "\" unique=\"0\" required=\"0\""
+        });
+        match pairing {
+            Pairing::Plain => {}
+            Pairing::Obsoletes(old) => put(&mut x, &[Raw(" obsoletes=\""), Text(old), Raw("\"")]),
+            Pairing::Deprecated => x.push_str(" deprecated=\"1\""),
+        }
+        put(
+            &mut x,
+            &[
+                Raw(">\n\t\t<getopt mixed=\""),
+                Text(&o.getopt_text()),
+                Raw("\" />\n\t\t<content type=\""),
+                Raw(o.ty.as_str()),
+                Raw("\" "),
+            ],
+        );
+        if let Some(d) = o.default {
+            put(&mut x, &[Raw("default=\""), Text(d), Raw("\" ")]);
+        }
         if o.ty == OptType::Select {
-            x.push_str(&format!("\t\t<content type=\"select\" {default} >\n"));
+            x.push_str(" >\n");
             for c in o.choices {
-                x.push_str(&format!("\t\t\t<option value=\"{}\" />\n", escape(c)));
+                put(
+                    &mut x,
+                    &[Raw("\t\t\t<option value=\""), Text(c), Raw("\" />\n")],
+                );
             }
             x.push_str("\t\t</content>\n");
         } else {
-            x.push_str(&format!(
-                "\t\t<content type=\"{}\" {default} />\n",
-                o.ty.as_str()
-            ));
+            x.push_str(" />\n");
         }
-        x.push_str(&format!(
-            "\t\t<shortdesc lang=\"en\">{}</shortdesc>\n",
-            escape(o.desc)
-        ));
-        x.push_str("\t</parameter>\n");
+        put(
+            &mut x,
+            &[
+                Raw("\t\t<shortdesc lang=\"en\">"),
+                Text(o.desc),
+                Raw("</shortdesc>\n\t</parameter>\n"),
+            ],
+        );
     }
-    x.push_str("</parameters>\n");
-    x.push_str("<actions>\n");
+    x.push_str("</parameters>\n<actions>\n");
     for a in fam.actions {
         if *a == "on" {
             x.push_str("\t<action name=\"on\" automatic=\"0\"/>\n");
         } else {
-            x.push_str(&format!("\t<action name=\"{}\" />\n", escape(a)));
+            put(&mut x, &[Raw("\t<action name=\""), Text(a), Raw("\" />\n")]);
         }
     }
-    x.push_str("</actions>\n");
-    x.push_str("</resource-agent>\n");
+    x.push_str("</actions>\n</resource-agent>\n");
     x
 }
 
