@@ -39,9 +39,9 @@ pub enum BuildError {
     /// An IPMI target or setting.
     #[error(transparent)]
     Ipmi(#[from] crate::ipmi::config::ConfigError),
-    /// A Redfish target or TLS trust setting (`redfish::config`'s message).
-    #[error("{0}")]
-    Redfish(String),
+    /// A Redfish target or TLS trust setting.
+    #[error(transparent)]
+    Redfish(#[from] crate::redfish::config::ConfigError),
     /// An SSH target or host-key setting (`ssh::config`, `ssh::hostkey`).
     #[error("{0}")]
     Ssh(String),
@@ -316,7 +316,7 @@ fn ipmi(
 }
 
 fn redfish(url: &str, o: &MethodOptions) -> Result<MethodSpec, BuildError> {
-    let t = parse_redfish_target(url).map_err(BuildError::Redfish)?;
+    let t = parse_redfish_target(url)?;
     let mut c = t.config(o.username.as_deref().unwrap_or(""), Secret::default());
     if let Some(u) = &o.systems_uri {
         c.systems_uri = Some(u.clone());
@@ -329,10 +329,9 @@ fn redfish(url: &str, o: &MethodOptions) -> Result<MethodSpec, BuildError> {
         o.ssl_insecure,
         o.ca_cert.as_deref(),
         o.ssl_fingerprint.as_deref(),
-    )
-    .map_err(BuildError::Redfish)?;
+    )?;
     c.session_auth = o.redfish_session;
-    c.validate().map_err(BuildError::Redfish)?;
+    c.validate()?;
     Ok(MethodSpec::Redfish {
         config: c,
         credential: o.credential.clone(),
