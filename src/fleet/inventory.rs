@@ -470,7 +470,9 @@ fn lockstep(
 
 /// Checks that a pinned uuid reads as a UUID and a serial is not empty.
 fn check_pin(uuid: Option<&str>, serial: Option<&str>) -> Result<(), String> {
-    crate::engine::identity::ExpectedIdentity::new(uuid, serial).map(|_| ())
+    crate::engine::identity::ExpectedIdentity::new(uuid, serial)
+        .map(|_| ())
+        .map_err(|e| e.to_string())
 }
 
 fn check_method(m: &MethodFields) -> Result<(), String> {

@@ -48,13 +48,15 @@ pub enum BuildError {
     /// A PDU endpoint or outlet list.
     #[error(transparent)]
     Snmp(#[from] crate::snmp::config::ConfigError),
-    /// A PDU profile that cannot be loaded (`snmp::profile`'s message).
-    #[error("{0}")]
-    Profile(String),
-    /// An expected identity (`engine::identity`), or one pinned on a method
-    /// with no device to report it.
-    #[error("{0}")]
-    Identity(String),
+    /// A PDU profile that cannot be loaded.
+    #[error(transparent)]
+    Profile(#[from] crate::snmp::profile::ProfileError),
+    /// An expected identity that cannot be stated as given.
+    #[error(transparent)]
+    Identity(#[from] crate::engine::identity::IdentityError),
+    /// An identity pinned on a method with no device to report it.
+    #[error(transparent)]
+    Pin(#[from] super::spec::PinError),
     /// A driver name that is not one of fencekit's.
     #[error("unknown driver '{0}' (expected ipmi, redfish, ssh or manual)")]
     UnknownDriver(String),
@@ -186,9 +188,8 @@ pub struct MethodOptions {
 /// The identity `o` pins, applied to `m` (an error for a method that has no
 /// device that could report one).
 fn pinned(mut m: MethodSpec, o: &MethodOptions) -> Result<MethodSpec, BuildError> {
-    let expected = ExpectedIdentity::new(o.uuid.as_deref(), o.serial.as_deref())
-        .map_err(BuildError::Identity)?;
-    m.set_expected(expected).map_err(BuildError::Identity)?;
+    let expected = ExpectedIdentity::new(o.uuid.as_deref(), o.serial.as_deref())?;
+    m.set_expected(expected)?;
     Ok(m)
 }
 
@@ -582,8 +583,7 @@ fn pdu(
                 community: Secret::default(),
             },
         };
-    let profile = crate::snmp::profile::Profile::load(o.profile.as_deref().unwrap_or(d.profile))
-        .map_err(BuildError::Profile)?;
+    let profile = crate::snmp::profile::Profile::load(o.profile.as_deref().unwrap_or(d.profile))?;
     Ok((
         PduEndpoint {
             label: label.map(str::to_string).unwrap_or_else(|| host.clone()),
