@@ -6,6 +6,11 @@
 use base64::engine::general_purpose::STANDARD_NO_PAD;
 use base64::Engine;
 
+/// Text that is not a SHA-256 fingerprint (the text as given).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("'{0}' is not a SHA-256 fingerprint (expected SHA256: and 64 hex digits, colons allowed)")]
+pub struct NotAFingerprint(pub String);
+
 /// `SHA256:AB:CD:…` (the form `openssl x509 -fingerprint -sha256` prints).
 pub fn format_hex(fp: &[u8; 32]) -> String {
     let hex: Vec<String> = fp.iter().map(|b| format!("{b:02X}")).collect();
@@ -14,7 +19,7 @@ pub fn format_hex(fp: &[u8; 32]) -> String {
 
 /// Parses a SHA-256 fingerprint: optional `SHA256:` / `sha256=` prefix, then
 /// 64 hex digits (colons allowed) or 43-44 characters of base64 (OpenSSH style).
-pub fn parse_sha256(s: &str) -> Result<[u8; 32], String> {
+pub fn parse_sha256(s: &str) -> Result<[u8; 32], NotAFingerprint> {
     let t = s.trim();
     let body = [
         "SHA256:",
@@ -31,7 +36,7 @@ pub fn parse_sha256(s: &str) -> Result<[u8; 32], String> {
         let mut out = [0u8; 32];
         for (i, o) in out.iter_mut().enumerate() {
             *o = u8::from_str_radix(&hex[2 * i..2 * i + 2], 16)
-                .map_err(|_| format!("'{s}' is not a SHA-256 fingerprint"))?;
+                .map_err(|_| NotAFingerprint(s.to_string()))?;
         }
         return Ok(out);
     }
@@ -41,9 +46,7 @@ pub fn parse_sha256(s: &str) -> Result<[u8; 32], String> {
             return Ok(a);
         }
     }
-    Err(format!(
-        "'{s}' is not a SHA-256 fingerprint (expected SHA256: and 64 hex digits, colons allowed)"
-    ))
+    Err(NotAFingerprint(s.to_string()))
 }
 
 /// `SHA256:` + unpadded base64 (the form `ssh-keygen -l` prints).

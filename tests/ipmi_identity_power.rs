@@ -252,7 +252,11 @@ fn a_bmc_without_a_system_guid_reports_no_uuid() {
         .unwrap()
         .check(&id)
         .unwrap_err();
-    assert!(e.contains("does not report"), "{e}");
+    assert!(
+        matches!(e, fencekit::engine::identity::Refusal::Unreported(_)),
+        "{e}"
+    );
+    assert!(e.to_string().contains("does not report"), "{e}");
 }
 
 #[test]

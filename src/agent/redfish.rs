@@ -70,7 +70,8 @@ pub fn config(values: &Values, agent: &Agent) -> Result<RedfishConfig, String> {
         Some(n) if n > 0 => Duration::from_secs(n.min(86_400) as u64),
         _ => UNLIMITED_REQUEST_TIMEOUT,
     };
-    cfg.validate()?;
+    // The front's text is the library's, after "Failed: ".
+    cfg.validate().map_err(|e| e.to_string())?;
     Ok(cfg)
 }
 
@@ -78,7 +79,9 @@ pub fn config(values: &Values, agent: &Agent) -> Result<RedfishConfig, String> {
 /// insecure (by presence, as upstream), else the system store.
 fn trust(values: &Values, agent: &Agent) -> Result<TlsTrust, String> {
     if let Some(fp) = values.get(Key::SslFingerprint).filter(|s| !s.is_empty()) {
-        return Ok(TlsTrust::Fingerprint(parse_fingerprint(fp)?));
+        return Ok(TlsTrust::Fingerprint(
+            parse_fingerprint(fp).map_err(|e| e.to_string())?,
+        ));
     }
     if let Some(path) = values.get(Key::CaCert).filter(|s| !s.is_empty()) {
         return Ok(TlsTrust::Verify {

@@ -94,7 +94,12 @@ pub fn policy(a: &ActionArgs) -> Policy {
 
 /// Resolves the targets of a command into node plans.
 pub fn plans(a: &ActionArgs) -> Result<Vec<NodePlan>, String> {
-    let inventory = a.inventory.as_deref().map(Inventory::load).transpose()?;
+    let inventory = a
+        .inventory
+        .as_deref()
+        .map(Inventory::load)
+        .transpose()
+        .map_err(|e| e.to_string())?;
     let mut words = a.targets.clone();
     if let Some(ip) = &a.ip {
         let host = if ip.contains(':') {

@@ -62,6 +62,81 @@ impl fmt::Display for Identity {
     }
 }
 
+/// Why an expected identity cannot be stated as given.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum IdentityError {
+    /// An expected UUID that does not read as one (the text as given).
+    #[error("'{0}' is not a UUID (expected 32 hex digits, as 8-4-4-4-12)")]
+    NotUuid(String),
+    /// An expected serial number that is empty after trimming.
+    #[error("the expected serial number is empty")]
+    EmptySerial,
+}
+
+/// A part the device reported that differs from the expected one: the
+/// device controls a different machine.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum Difference {
+    /// Another system UUID (`found`: every form it reads as, see
+    /// [`Identity::uuid_forms`]).
+    #[error("expected uuid {want}, found {found}")]
+    Uuid {
+        /// The expected UUID.
+        want: String,
+        /// The reported UUID in each encoding.
+        found: String,
+    },
+    /// Another serial number.
+    #[error("expected serial {want}, found {found}")]
+    Serial {
+        /// The expected serial number.
+        want: String,
+        /// The reported one.
+        found: String,
+    },
+}
+
+/// An expected part the device does not report.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum Missing {
+    /// No system UUID (the expected one).
+    #[error("expected uuid {0}, but the device does not report a system uuid")]
+    Uuid(String),
+    /// No serial number (the expected one).
+    #[error("expected serial {0}, but the device does not report a serial number")]
+    Serial(String),
+}
+
+/// Every expected part the device does not report (never empty), each
+/// named, joined with "; ".
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Unreported(pub Vec<Missing>);
+
+impl fmt::Display for Unreported {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, m) in self.0.iter().enumerate() {
+            if i > 0 {
+                f.write_str("; ")?;
+            }
+            write!(f, "{m}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for Unreported {}
+
+/// Why [`ExpectedIdentity::check`] refuses a device.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum Refusal {
+    /// A different machine.
+    #[error(transparent)]
+    Different(#[from] Difference),
+    /// A device that cannot report an expected part.
+    #[error(transparent)]
+    Unreported(#[from] Unreported),
+}
+
 /// The identity a caller expects (either part optional).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct ExpectedIdentity {
@@ -84,15 +159,15 @@ pub struct IdentityMatch {
 
 impl ExpectedIdentity {
     /// Builds an expectation; `uuid` must read as a UUID.
-    pub fn new(uuid: Option<&str>, serial: Option<&str>) -> Result<Self, String> {
+    pub fn new(uuid: Option<&str>, serial: Option<&str>) -> Result<Self, IdentityError> {
         let uuid = match uuid {
-            Some(u) => Some(normalise_uuid(u).ok_or_else(|| {
-                format!("'{u}' is not a UUID (expected 32 hex digits, as 8-4-4-4-12)")
-            })?),
+            Some(u) => {
+                Some(normalise_uuid(u).ok_or_else(|| IdentityError::NotUuid(u.to_string()))?)
+            }
             None => None,
         };
         let serial = match serial.map(str::trim) {
-            Some("") => return Err("the expected serial number is empty".into()),
+            Some("") => return Err(IdentityError::EmptySerial),
             s => s.map(str::to_string),
         };
         Ok(ExpectedIdentity { uuid, serial })
@@ -105,10 +180,11 @@ impl ExpectedIdentity {
 
     /// Compares with what the device reported. `Err` names expected vs found.
     /// A device that cannot report a part that is expected is a mismatch.
-    pub fn check(&self, found: &Identity) -> Result<IdentityMatch, String> {
+    pub fn check(&self, found: &Identity) -> Result<IdentityMatch, Refusal> {
         match self.compare(found) {
             Comparison::Match(m) => Ok(m),
-            Comparison::Mismatch(e) | Comparison::Unreported(e) => Err(e),
+            Comparison::Mismatch(e) => Err(e.into()),
+            Comparison::Unreported(e) => Err(e.into()),
         }
     }
 
@@ -126,36 +202,35 @@ impl ExpectedIdentity {
         let mut missing = Vec::new();
         if let Some(want) = &self.uuid {
             if found.uuid.is_empty() {
-                missing.push(format!(
-                    "expected uuid {want}, but the device does not report a system uuid"
-                ));
+                missing.push(Missing::Uuid(want.clone()));
             } else {
                 match found.uuid.iter().find(|f| &f.uuid == want) {
                     Some(f) => m.uuid_encoding = Some(f.encoding),
                     None => {
-                        return Comparison::Mismatch(format!(
-                            "expected uuid {want}, found {}",
-                            found.uuid_forms()
-                        ))
+                        return Comparison::Mismatch(Difference::Uuid {
+                            want: want.clone(),
+                            found: found.uuid_forms(),
+                        })
                     }
                 }
             }
         }
         if let Some(want) = &self.serial {
             match &found.serial {
-                None => missing.push(format!(
-                    "expected serial {want}, but the device does not report a serial number"
-                )),
+                None => missing.push(Missing::Serial(want.clone())),
                 Some(s) if s.trim().eq_ignore_ascii_case(want.trim()) => m.serial = true,
                 Some(s) => {
-                    return Comparison::Mismatch(format!("expected serial {want}, found {s}"))
+                    return Comparison::Mismatch(Difference::Serial {
+                        want: want.clone(),
+                        found: s.clone(),
+                    })
                 }
             }
         }
         if missing.is_empty() {
             Comparison::Match(m)
         } else {
-            Comparison::Unreported(missing.join("; "))
+            Comparison::Unreported(Unreported(missing))
         }
     }
 }
@@ -166,9 +241,9 @@ pub enum Comparison {
     /// Everything expected was reported and matches.
     Match(IdentityMatch),
     /// The device reported a different machine (names expected vs found).
-    Mismatch(String),
+    Mismatch(Difference),
     /// The device could not report an expected part (names what is missing).
-    Unreported(String),
+    Unreported(Unreported),
 }
 
 impl Identity {
@@ -296,13 +371,13 @@ mod tests {
             &[("ffffffff-4455-6677-8899-aabbccddeeff", "as reported")],
             None,
         );
-        let e = want.check(&other).unwrap_err();
+        let e = want.check(&other).unwrap_err().to_string();
         assert!(
             e.contains("00112233-4455-6677-8899-aabbccddeeff") && e.contains("ffffffff"),
             "{e}"
         );
 
-        let e = want.check(&Identity::default()).unwrap_err();
+        let e = want.check(&Identity::default()).unwrap_err().to_string();
         assert!(e.contains("does not report"), "{e}");
     }
 
@@ -323,12 +398,12 @@ mod tests {
         let no_uuid_other_serial = found(&[], Some("S2"));
         assert!(matches!(
             want.compare(&no_uuid_other_serial),
-            Comparison::Mismatch(e) if e.contains("expected serial S1, found S2")
+            Comparison::Mismatch(e) if e.to_string() == "expected serial S1, found S2"
         ));
         let nothing = Identity::default();
         assert!(matches!(
             want.compare(&nothing),
-            Comparison::Unreported(e) if e.contains("system uuid") && e.contains("serial number")
+            Comparison::Unreported(e) if e.0.len() == 2
         ));
         let right_uuid_no_serial = found(
             &[("00112233-4455-6677-8899-aabbccddeeff", "as reported")],
@@ -370,5 +445,46 @@ mod tests {
             "nothing comparable"
         );
         assert_eq!(Identity::default().agrees_with(&ipmi), None);
+    }
+
+    #[test]
+    fn messages_read_as_they_always_have() {
+        let uuid = "00112233-4455-6677-8899-aabbccddeeff";
+        assert_eq!(
+            ExpectedIdentity::new(Some("node01"), None)
+                .unwrap_err()
+                .to_string(),
+            "'node01' is not a UUID (expected 32 hex digits, as 8-4-4-4-12)"
+        );
+        assert_eq!(
+            ExpectedIdentity::new(None, Some(" "))
+                .unwrap_err()
+                .to_string(),
+            "the expected serial number is empty"
+        );
+        let both = ExpectedIdentity::new(Some(uuid), Some("S1")).unwrap();
+        let text = |found: &Identity| both.check(found).unwrap_err().to_string();
+        assert_eq!(
+            text(&Identity::default()),
+            "expected uuid 00112233-4455-6677-8899-aabbccddeeff, but the device does not \
+             report a system uuid; expected serial S1, but the device does not report a \
+             serial number"
+        );
+        assert_eq!(
+            text(&found(
+                &[
+                    ("ffffffff-4455-6677-8899-aabbccddeeff", "as reported"),
+                    ("ffffffff-5544-7766-8899-aabbccddeeff", "smbios")
+                ],
+                Some("S1")
+            )),
+            "expected uuid 00112233-4455-6677-8899-aabbccddeeff, found \
+             ffffffff-4455-6677-8899-aabbccddeeff (as reported) or \
+             ffffffff-5544-7766-8899-aabbccddeeff (smbios)"
+        );
+        assert_eq!(
+            text(&found(&[(uuid, "as reported")], Some("S2"))),
+            "expected serial S1, found S2"
+        );
     }
 }

@@ -37,7 +37,8 @@
 //! Pins are refused in `[defaults]` and on a node range (one machine cannot
 //! be several nodes), and a node pinned both ways is refused.
 
-use super::hostrange;
+use super::hostrange::{self, RangeError};
+use crate::engine::identity::IdentityError;
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 use toml::Spanned;
@@ -331,6 +332,307 @@ struct NodeDoc {
     on_confirmed_off: Option<String>,
 }
 
+/// Why an inventory cannot be used. The texts are what users read: the
+/// file, and where it names one, the line of the node.
+#[derive(Debug, thiserror::Error)]
+pub enum InventoryError {
+    /// The file cannot be read.
+    #[error("cannot read the inventory {}: {source}", path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// Not TOML, or a field that is not one of the inventory's (the TOML
+    /// reader's message names the line).
+    #[error("{}: {}", path.display(), source.to_string().trim_end())]
+    Toml {
+        /// The file.
+        path: PathBuf,
+        /// The TOML reader's error.
+        source: Box<toml::de::Error>,
+    },
+    /// Something wrong in `[defaults]` or `[defaults.DRIVER]`.
+    #[error("{}: {problem}", path.display())]
+    Defaults {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        problem: Box<DefaultsProblem>,
+    },
+    /// Something wrong with the `[[node]]` whose name is on `line`.
+    #[error("{}:{line}: {problem}", path.display())]
+    Node {
+        /// The file.
+        path: PathBuf,
+        /// The line of the node's name.
+        line: usize,
+        /// What is wrong.
+        problem: Box<NodeProblem>,
+    },
+    /// An `[identity.NAME]` table (on `line`) for no node.
+    #[error("{}:{line}: [identity.{name}]: no node '{name}' in the inventory", path.display())]
+    UnusedPin {
+        /// The file.
+        path: PathBuf,
+        /// The table's line.
+        line: usize,
+        /// The name it gives.
+        name: String,
+    },
+}
+
+/// What is wrong in `[defaults]` (the table is part of the text).
+#[derive(Debug, thiserror::Error)]
+pub enum DefaultsProblem {
+    /// `probe_ports` that is not a list of ports.
+    #[error("[defaults] probe_ports: {0}")]
+    ProbePorts(toml::de::Error),
+    /// A switch (`accept_bmc_only`, `allow_host_only`) that is not a boolean.
+    #[error("[defaults] {0}: expected true or false")]
+    NotBool(&'static str),
+    /// `max_off_watts` that is not a number.
+    #[error("[defaults] max_off_watts: expected a number of watts")]
+    WattsNotNumber,
+    /// `max_off_watts` that is a number but no number of watts.
+    #[error("[defaults] {0}")]
+    Watts(BadWatts),
+    /// `max_fence` that is not a limit (`fleet::guard`'s message).
+    #[error("[defaults] {0}")]
+    MaxFence(String),
+    /// `on_confirmed_off` that is not a command.
+    #[error("[defaults] on_confirmed_off: {0}")]
+    OnConfirmedOff(toml::de::Error),
+    /// A `[defaults.DRIVER]` table with a field that is not a method's.
+    #[error("[defaults.{driver}]: {source}")]
+    Driver {
+        /// The driver.
+        driver: &'static str,
+        /// The TOML reader's error.
+        source: toml::de::Error,
+    },
+    /// A `[defaults]` field that is not a method's.
+    #[error("[defaults]: {0}")]
+    Fields(toml::de::Error),
+    /// A uuid or serial in the table named (`[defaults]`, `[defaults.ipmi]` …).
+    #[error(
+        "{0}: uuid and serial name one machine: set them on a node or \
+         one of its methods, not as a default"
+    )]
+    Pinned(String),
+}
+
+/// A `max_off_watts` that is not a number of watts (the number given).
+#[derive(Clone, Copy, Debug, PartialEq, thiserror::Error)]
+#[error("max_off_watts {0} is not a number of watts (0 or more)")]
+pub struct BadWatts(pub f64);
+
+/// What is wrong with a `[[node]]` (its line is added by [`InventoryError`]).
+#[derive(Debug, thiserror::Error)]
+pub enum NodeProblem {
+    /// A blank name.
+    #[error("a node has an empty name")]
+    EmptyName,
+    /// A name that is not a host range.
+    #[error(transparent)]
+    Range(#[from] RangeError),
+    /// A uuid or serial on a range of nodes.
+    #[error(
+        "node '{pattern}' names {count} nodes, but a uuid or serial names one machine: \
+         pin each node in [identity.NAME] tables (fencekit check --record-identity \
+         prints them)"
+    )]
+    RangePinned {
+        /// The name as written.
+        pattern: String,
+        /// How many nodes it names.
+        count: usize,
+    },
+    /// A node pin that is not a UUID or serial.
+    #[error("node '{pattern}': {source}")]
+    Pin {
+        /// The name as written.
+        pattern: String,
+        /// Why.
+        source: IdentityError,
+    },
+    /// More nodes in the file than one inventory may hold.
+    #[error("the inventory names more than {} nodes", hostrange::MAX_EXPANSION)]
+    TooMany,
+    /// Something wrong with one node of the `[[node]]`.
+    #[error("node '{name}': {problem}")]
+    At {
+        /// The node (one name of a range).
+        name: String,
+        /// What is wrong.
+        problem: NamedProblem,
+    },
+}
+
+/// What is wrong with one named node (the name is added by
+/// [`NodeProblem::At`]).
+#[derive(Debug, thiserror::Error)]
+pub enum NamedProblem {
+    /// No `[[node.fence]]`.
+    #[error("no fencing method ([[node.fence]])")]
+    NoMethod,
+    /// A pin on the node and in `[identity.NAME]` (that table's line).
+    #[error("pinned twice: on the node and in [identity.{name}] (line {line})")]
+    PinnedTwice {
+        /// The node.
+        name: String,
+        /// The line of `[identity.NAME]`.
+        line: usize,
+    },
+    /// An `[identity.NAME]` that is not a UUID or serial.
+    #[error("[identity.{name}]: {source}")]
+    IdentityTable {
+        /// The node.
+        name: String,
+        /// Why.
+        source: IdentityError,
+    },
+    /// Something wrong with the fence method at `level` (1 first).
+    #[error("fence method {level}: {problem}")]
+    Method {
+        /// Its level, 1 first.
+        level: usize,
+        /// What is wrong.
+        problem: MethodProblem,
+    },
+    /// A range field that does not expand in step with the name.
+    #[error(transparent)]
+    Lockstep(#[from] LockstepError),
+    /// The name appears twice in the file.
+    #[error("defined twice")]
+    Twice,
+    /// A pin on `[node.ssh]`.
+    #[error(
+        "[node.ssh] reaches the node itself; a uuid or serial belongs on \
+         the node or one of its fence methods"
+    )]
+    SshPinned,
+    /// Something wrong with `[node.ssh]`.
+    #[error("[node.ssh]: {0}")]
+    Ssh(MethodProblem),
+    /// Checks without `[node.ssh]`.
+    #[error("[[node.check]] needs [node.ssh] (how to reach the node itself)")]
+    ChecksWithoutSsh,
+    /// Two `[[node.check]]` of one name.
+    #[error("two checks have the same name")]
+    SameCheckName,
+    /// The node's `max_off_watts`.
+    #[error(transparent)]
+    Watts(#[from] BadWatts),
+}
+
+/// A field holding a range that does not pick one value per node.
+#[derive(Debug, thiserror::Error)]
+pub enum LockstepError {
+    /// A range that does not expand.
+    #[error(transparent)]
+    Range(#[from] RangeError),
+    /// A range of another length than the name's.
+    #[error("{field} '{value}' expands to {got} values but the name to {want}")]
+    Count {
+        /// The field (`endpoint`, `ip`, `outlet` …).
+        field: &'static str,
+        /// Its text.
+        value: String,
+        /// How many values it expands to.
+        got: usize,
+        /// How many names the node has.
+        want: usize,
+    },
+}
+
+/// What is wrong with one method's fields (after the defaults are merged).
+#[derive(Debug, thiserror::Error)]
+pub enum MethodProblem {
+    /// A pin that is not a UUID or serial.
+    #[error(transparent)]
+    Pin(#[from] IdentityError),
+    /// A pin on a method with no device to report one (`a manual method`,
+    /// `a PDU outlet`).
+    #[error("{0} has no device that could report an identity (pin the node instead)")]
+    Blind(&'static str),
+    /// A password in the file.
+    #[error(
+        "plain passwords are not accepted in an inventory: use password_file, \
+         password_env or password_script"
+    )]
+    PlainPassword,
+    /// More than one password source.
+    #[error("give only one of password_file, password_env and password_script")]
+    TwoPasswords,
+    /// Neither a driver nor an endpoint.
+    #[error("no driver: set driver = \"ipmi\" or an endpoint such as ipmi://HOST")]
+    NoDriver,
+    /// An SNMP method without outlets.
+    #[error(
+        "an snmp method needs outlets = [\"7\"] (or [\"A:7\", \"B:7\"] with [pdu.A] and [pdu.B])"
+    )]
+    NoOutlets,
+    /// Outlets on the method's own PDU, which has no endpoint.
+    #[error(
+        "an snmp method needs endpoint = \"snmp://HOST[:PORT]\" for outlets that name no \
+         [pdu.NAME]"
+    )]
+    NoSnmpEndpoint,
+    /// Something wrong with the method's own PDU.
+    #[error(transparent)]
+    OwnPdu(PduProblem),
+    /// Something wrong with the `[pdu.NAME]` an outlet names.
+    #[error("[pdu.{name}]: {problem}")]
+    NamedPdu {
+        /// The PDU's name.
+        name: String,
+        /// What is wrong.
+        problem: PduProblem,
+    },
+    /// An IPMI method without an address.
+    #[error("an ipmi method needs endpoint = \"ipmi://HOST[:PORT]\" or ip")]
+    NoIpmiAddress,
+    /// A Redfish method without an address.
+    #[error(
+        "a redfish method needs endpoint = \"redfish://HOST[:PORT][/redfish/v1/Systems/ID]\" or ip"
+    )]
+    NoRedfishAddress,
+    /// More than one kind of TLS trust.
+    #[error("give only one of ca_cert, ssl_fingerprint and ssl_insecure")]
+    TwoTrusts,
+    /// An SSH method without an endpoint.
+    #[error("an ssh method needs endpoint = \"ssh://USER@HOST[:PORT]/virsh/DOMAIN\" (or /host)")]
+    NoSshEndpoint,
+    /// A driver that is not one of fencekit's.
+    #[error("unknown driver '{0}' (expected ipmi, redfish, ssh or manual)")]
+    UnknownDriver(String),
+}
+
+/// What is wrong with a PDU's fields.
+#[derive(Debug, thiserror::Error)]
+pub enum PduProblem {
+    /// A community in the file.
+    #[error(
+        "plain communities are not accepted: use community_file, community_env or \
+         community_script"
+    )]
+    PlainCommunity,
+    /// A privacy password in the file.
+    #[error(
+        "plain passwords are not accepted: use priv_password_file, priv_password_env or \
+         priv_password_script"
+    )]
+    PlainPrivPassword,
+    /// An endpoint that is not a PDU address.
+    #[error(transparent)]
+    Endpoint(#[from] crate::snmp::config::ConfigError),
+    /// No endpoint.
+    #[error("a PDU needs endpoint = \"snmp://HOST[:PORT]\"")]
+    NoEndpoint,
+}
+
 /// Default fields: common ones and per-driver tables.
 #[derive(Clone, Debug, Default)]
 struct Defaults {
@@ -352,22 +654,15 @@ fn line_of(text: &str, offset: usize) -> usize {
         + 1
 }
 
-fn parse_defaults(t: toml::Table, path: &Path) -> Result<Defaults, String> {
+fn parse_defaults(t: toml::Table) -> Result<Defaults, DefaultsProblem> {
     let mut t = t;
     let mut d = Defaults::default();
     if let Some(v) = t.remove("probe_ports") {
-        d.probe_ports = v
-            .try_into()
-            .map_err(|e| format!("{}: [defaults] probe_ports: {e}", path.display()))?;
+        d.probe_ports = v.try_into().map_err(DefaultsProblem::ProbePorts)?;
     }
     for key in ["accept_bmc_only", "allow_host_only"] {
         if let Some(v) = t.remove(key) {
-            let b = v.as_bool().ok_or_else(|| {
-                format!(
-                    "{}: [defaults] {key}: expected true or false",
-                    path.display()
-                )
-            })?;
+            let b = v.as_bool().ok_or(DefaultsProblem::NotBool(key))?;
             if key == "accept_bmc_only" {
                 d.accept_bmc_only = b;
             } else {
@@ -379,14 +674,8 @@ fn parse_defaults(t: toml::Table, path: &Path) -> Result<Defaults, String> {
         let w = v
             .as_float()
             .or_else(|| v.as_integer().map(|i| i as f64))
-            .ok_or_else(|| {
-                format!(
-                    "{}: [defaults] max_off_watts: expected a number of watts",
-                    path.display()
-                )
-            })?;
-        d.max_off_watts =
-            Some(check_watts(w).map_err(|e| format!("{}: [defaults] {e}", path.display()))?);
+            .ok_or(DefaultsProblem::WattsNotNumber)?;
+        d.max_off_watts = Some(check_watts(w).map_err(DefaultsProblem::Watts)?);
     }
     // Safety settings live beside the method defaults but are not method fields.
     if let Some(v) = t.remove("max_fence") {
@@ -395,28 +684,22 @@ fn parse_defaults(t: toml::Table, path: &Path) -> Result<Defaults, String> {
             toml::Value::String(s) => s,
             other => format!("{other:?}"),
         };
-        d.max_fence = Some(
-            text.parse()
-                .map_err(|e| format!("{}: [defaults] {e}", path.display()))?,
-        );
+        d.max_fence = Some(text.parse().map_err(DefaultsProblem::MaxFence)?);
     }
     if let Some(v) = t.remove("on_confirmed_off") {
-        d.on_confirmed_off = Some(
-            v.try_into()
-                .map_err(|e| format!("{}: [defaults] on_confirmed_off: {e}", path.display()))?,
-        );
+        d.on_confirmed_off = Some(v.try_into().map_err(DefaultsProblem::OnConfirmedOff)?);
     }
     for driver in ["ipmi", "redfish", "ssh", "manual", "snmp"] {
         if let Some(v) = t.remove(driver) {
             let f: MethodFields = v
                 .try_into()
-                .map_err(|e| format!("{}: [defaults.{driver}]: {e}", path.display()))?;
+                .map_err(|source| DefaultsProblem::Driver { driver, source })?;
             d.per_driver.push((driver.to_string(), f));
         }
     }
     d.common = toml::Value::Table(t)
         .try_into()
-        .map_err(|e| format!("{}: [defaults]: {e}", path.display()))?;
+        .map_err(DefaultsProblem::Fields)?;
     let pinned = std::iter::once(("[defaults]".to_string(), &d.common)).chain(
         d.per_driver
             .iter()
@@ -424,24 +707,18 @@ fn parse_defaults(t: toml::Table, path: &Path) -> Result<Defaults, String> {
     );
     for (table, f) in pinned {
         if f.uuid.is_some() || f.serial.is_some() {
-            return Err(format!(
-                "{}: {table}: uuid and serial name one machine: set them on a node or \
-                 one of its methods, not as a default",
-                path.display()
-            ));
+            return Err(DefaultsProblem::Pinned(table));
         }
     }
     Ok(d)
 }
 
 /// A `max_off_watts` that makes sense: a finite number, not negative.
-fn check_watts(w: f64) -> Result<f64, String> {
+fn check_watts(w: f64) -> Result<f64, BadWatts> {
     if w.is_finite() && w >= 0.0 {
         Ok(w)
     } else {
-        Err(format!(
-            "max_off_watts {w} is not a number of watts (0 or more)"
-        ))
+        Err(BadWatts(w))
     }
 }
 
@@ -450,36 +727,34 @@ fn lockstep(
     value: &Option<String>,
     i: usize,
     n: usize,
-    what: &str,
-) -> Result<Option<String>, String> {
+    field: &'static str,
+) -> Result<Option<String>, LockstepError> {
     let Some(v) = value else {
         return Ok(None);
     };
     if !hostrange::is_range(v) {
         return Ok(Some(v.clone()));
     }
-    let all = hostrange::expand(v).map_err(|e| e.to_string())?;
+    let all = hostrange::expand(v)?;
     if all.len() != n {
-        return Err(format!(
-            "{what} '{v}' expands to {} values but the name to {n}",
-            all.len()
-        ));
+        return Err(LockstepError::Count {
+            field,
+            value: v.clone(),
+            got: all.len(),
+            want: n,
+        });
     }
     Ok(Some(all[i].clone()))
 }
 
 /// Checks that a pinned uuid reads as a UUID and a serial is not empty.
-fn check_pin(uuid: Option<&str>, serial: Option<&str>) -> Result<(), String> {
+fn check_pin(uuid: Option<&str>, serial: Option<&str>) -> Result<(), IdentityError> {
     crate::engine::identity::ExpectedIdentity::new(uuid, serial).map(|_| ())
 }
 
-fn check_method(m: &MethodFields) -> Result<(), String> {
+fn check_method(m: &MethodFields) -> Result<(), MethodProblem> {
     if m.password.is_some() {
-        return Err(
-            "plain passwords are not accepted in an inventory: use password_file, \
-                    password_env or password_script"
-                .into(),
-        );
+        return Err(MethodProblem::PlainPassword);
     }
     let refs = [
         m.password_file.is_some(),
@@ -487,59 +762,48 @@ fn check_method(m: &MethodFields) -> Result<(), String> {
         m.password_script.is_some(),
     ];
     if refs.iter().filter(|x| **x).count() > 1 {
-        return Err("give only one of password_file, password_env and password_script".into());
+        return Err(MethodProblem::TwoPasswords);
     }
     match m.driver_kind().as_deref() {
-        None => Err("no driver: set driver = \"ipmi\" or an endpoint such as ipmi://HOST".into()),
+        None => Err(MethodProblem::NoDriver),
         Some("snmp") => {
             let outlets = m.outlets.as_deref().unwrap_or_default();
             if outlets.is_empty() {
-                return Err("an snmp method needs outlets = [\"7\"] (or [\"A:7\", \"B:7\"] with [pdu.A] and [pdu.B])".into());
+                return Err(MethodProblem::NoOutlets);
             }
             let on_own = outlets.iter().any(|o| {
                 !o.split_once(':')
                     .is_some_and(|(p, _)| m.pdus.iter().any(|(n, _)| n == p))
             });
             if on_own && m.endpoint.is_none() {
-                return Err("an snmp method needs endpoint = \"snmp://HOST[:PORT]\" for outlets that name no [pdu.NAME]".into());
+                return Err(MethodProblem::NoSnmpEndpoint);
             }
             for (name, p) in std::iter::once(&(String::new(), m.clone())).chain(&m.pdus) {
-                let what = if name.is_empty() {
-                    String::new()
-                } else {
-                    format!("[pdu.{name}]: ")
-                };
                 if name.is_empty() && !on_own {
                     continue;
                 }
-                if p.community.is_some() {
-                    return Err(format!("{what}plain communities are not accepted: use community_file, community_env or community_script"));
-                }
-                if p.priv_password.is_some() {
-                    return Err(format!("{what}plain passwords are not accepted: use priv_password_file, priv_password_env or priv_password_script"));
-                }
-                if let Some(e) = &p.endpoint {
-                    crate::snmp::config::parse_endpoint(e).map_err(|e| format!("{what}{e}"))?;
-                } else {
-                    return Err(format!(
-                        "{what}a PDU needs endpoint = \"snmp://HOST[:PORT]\""
-                    ));
-                }
+                check_pdu(p).map_err(|problem| {
+                    if name.is_empty() {
+                        MethodProblem::OwnPdu(problem)
+                    } else {
+                        MethodProblem::NamedPdu {
+                            name: name.clone(),
+                            problem,
+                        }
+                    }
+                })?;
             }
             Ok(())
         }
         Some("ipmi") => {
             if m.endpoint.is_none() && m.ip.is_none() {
-                return Err("an ipmi method needs endpoint = \"ipmi://HOST[:PORT]\" or ip".into());
+                return Err(MethodProblem::NoIpmiAddress);
             }
             Ok(())
         }
         Some("redfish") => {
             if m.endpoint.is_none() && m.ip.is_none() {
-                return Err(
-                    "a redfish method needs endpoint = \"redfish://HOST[:PORT][/redfish/v1/Systems/ID]\" or ip"
-                        .into(),
-                );
+                return Err(MethodProblem::NoRedfishAddress);
             }
             let trusts = [
                 m.ca_cert.is_some(),
@@ -547,39 +811,59 @@ fn check_method(m: &MethodFields) -> Result<(), String> {
                 m.ssl_insecure == Some(true),
             ];
             if trusts.iter().filter(|x| **x).count() > 1 {
-                return Err("give only one of ca_cert, ssl_fingerprint and ssl_insecure".into());
+                return Err(MethodProblem::TwoTrusts);
             }
             Ok(())
         }
         Some("manual") => Ok(()),
         Some("ssh") => {
             if m.endpoint.is_none() {
-                return Err(
-                    "an ssh method needs endpoint = \"ssh://USER@HOST[:PORT]/virsh/DOMAIN\" (or /host)".into(),
-                );
+                return Err(MethodProblem::NoSshEndpoint);
             }
             Ok(())
         }
-        Some(other) => Err(format!(
-            "unknown driver '{other}' (expected ipmi, redfish, ssh or manual)"
-        )),
+        Some(other) => Err(MethodProblem::UnknownDriver(other.to_string())),
+    }
+}
+
+/// One PDU's fields: secrets by reference, and an address.
+fn check_pdu(p: &MethodFields) -> Result<(), PduProblem> {
+    if p.community.is_some() {
+        return Err(PduProblem::PlainCommunity);
+    }
+    if p.priv_password.is_some() {
+        return Err(PduProblem::PlainPrivPassword);
+    }
+    match &p.endpoint {
+        Some(e) => {
+            crate::snmp::config::parse_endpoint(e)?;
+            Ok(())
+        }
+        None => Err(PduProblem::NoEndpoint),
     }
 }
 
 impl Inventory {
     /// Reads and checks an inventory file.
-    pub fn load(path: &Path) -> Result<Inventory, String> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| format!("cannot read the inventory {}: {e}", path.display()))?;
+    pub fn load(path: &Path) -> Result<Inventory, InventoryError> {
+        let text = std::fs::read_to_string(path).map_err(|source| InventoryError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
         Inventory::parse(&text, path)
     }
 
     /// Parses inventory text; `path` is only used in messages.
-    pub fn parse(text: &str, path: &Path) -> Result<Inventory, String> {
-        let doc: Doc = toml::from_str(text)
-            .map_err(|e| format!("{}: {}", path.display(), e.to_string().trim_end()))?;
+    pub fn parse(text: &str, path: &Path) -> Result<Inventory, InventoryError> {
+        let doc: Doc = toml::from_str(text).map_err(|source| InventoryError::Toml {
+            path: path.to_path_buf(),
+            source: Box::new(source),
+        })?;
         let defaults = match doc.defaults {
-            Some(t) => parse_defaults(t, path)?,
+            Some(t) => parse_defaults(t).map_err(|problem| InventoryError::Defaults {
+                path: path.to_path_buf(),
+                problem: Box::new(problem),
+            })?,
             None => Defaults::default(),
         };
         let mut pins = doc.identity;
@@ -589,52 +873,66 @@ impl Inventory {
         let mut node_names = std::collections::HashSet::new();
         for nd in doc.node {
             let line = line_of(text, nd.name.span().start);
-            let at = |m: String| format!("{}:{line}: {m}", path.display());
+            let at = |problem: NodeProblem| InventoryError::Node {
+                path: path.to_path_buf(),
+                line,
+                problem: Box::new(problem),
+            };
             let pattern = nd.name.get_ref().trim().to_string();
             if pattern.is_empty() {
-                return Err(at("a node has an empty name".into()));
+                return Err(at(NodeProblem::EmptyName));
             }
-            let names = hostrange::expand(&pattern).map_err(|e| at(e.to_string()))?;
+            let names = hostrange::expand(&pattern).map_err(|e| at(e.into()))?;
             let n = names.len();
             let method_pinned = nd
                 .fence
                 .iter()
                 .any(|m| m.uuid.is_some() || m.serial.is_some());
             if n > 1 && (nd.uuid.is_some() || nd.serial.is_some() || method_pinned) {
-                return Err(at(format!(
-                    "node '{pattern}' names {n} nodes, but a uuid or serial names one machine: \
-                     pin each node in [identity.NAME] tables (fencekit check --record-identity \
-                     prints them)"
-                )));
+                return Err(at(NodeProblem::RangePinned { pattern, count: n }));
             }
-            check_pin(nd.uuid.as_deref(), nd.serial.as_deref())
-                .map_err(|e| at(format!("node '{pattern}': {e}")))?;
+            check_pin(nd.uuid.as_deref(), nd.serial.as_deref()).map_err(|source| {
+                at(NodeProblem::Pin {
+                    pattern: pattern.clone(),
+                    source,
+                })
+            })?;
             // One bound for the whole file, not only per range (found with
             // the `targets` fuzz target: each [[node]] could add 100,000 nodes).
             if nodes.len() + n > hostrange::MAX_EXPANSION {
-                return Err(at(format!(
-                    "the inventory names more than {} nodes",
-                    hostrange::MAX_EXPANSION
-                )));
+                return Err(at(NodeProblem::TooMany));
             }
             for (i, name) in names.into_iter().enumerate() {
-                let ctx = |m: String| at(format!("node '{name}': {m}"));
+                let ctx = |problem: NamedProblem| {
+                    at(NodeProblem::At {
+                        name: name.clone(),
+                        problem,
+                    })
+                };
+                let lock = |e: LockstepError| ctx(e.into());
+                let method = |level: usize| {
+                    move |problem: MethodProblem| ctx(NamedProblem::Method { level, problem })
+                };
                 let mut methods = Vec::new();
                 if nd.fence.is_empty() {
-                    return Err(ctx("no fencing method ([[node.fence]])".into()));
+                    return Err(ctx(NamedProblem::NoMethod));
                 }
                 // The node's pin: on the node, or in [identity.NAME] (not both).
                 let (node_uuid, node_serial) = match pins.remove(&name) {
                     Some(p) if nd.uuid.is_some() || nd.serial.is_some() => {
-                        return Err(ctx(format!(
-                            "pinned twice: on the node and in [identity.{name}] (line {})",
-                            line_of(text, p.span().start)
-                        )))
+                        return Err(ctx(NamedProblem::PinnedTwice {
+                            name: name.clone(),
+                            line: line_of(text, p.span().start),
+                        }))
                     }
                     Some(p) => {
                         let p = p.into_inner();
-                        check_pin(p.uuid.as_deref(), p.serial.as_deref())
-                            .map_err(|e| ctx(format!("[identity.{name}]: {e}")))?;
+                        check_pin(p.uuid.as_deref(), p.serial.as_deref()).map_err(|source| {
+                            ctx(NamedProblem::IdentityTable {
+                                name: name.clone(),
+                                source,
+                            })
+                        })?;
                         (p.uuid, p.serial)
                     }
                     None => (nd.uuid.clone(), nd.serial.clone()),
@@ -642,11 +940,11 @@ impl Inventory {
                 for (k, m) in nd.fence.iter().enumerate() {
                     let mut m = m.clone();
                     check_pin(m.uuid.as_deref(), m.serial.as_deref())
-                        .map_err(|e| ctx(format!("fence method {}: {e}", k + 1)))?;
-                    m.endpoint = lockstep(&m.endpoint, i, n, "endpoint").map_err(&ctx)?;
-                    m.ip = lockstep(&m.ip, i, n, "ip").map_err(&ctx)?;
-                    m.plug = lockstep(&m.plug, i, n, "plug").map_err(&ctx)?;
-                    m.systems_uri = lockstep(&m.systems_uri, i, n, "systems_uri").map_err(&ctx)?;
+                        .map_err(|e| method(k + 1)(e.into()))?;
+                    m.endpoint = lockstep(&m.endpoint, i, n, "endpoint").map_err(lock)?;
+                    m.ip = lockstep(&m.ip, i, n, "ip").map_err(lock)?;
+                    m.plug = lockstep(&m.plug, i, n, "plug").map_err(lock)?;
+                    m.systems_uri = lockstep(&m.systems_uri, i, n, "systems_uri").map_err(lock)?;
                     let kind = m.over(&defaults.common).driver_kind();
                     let base = defaults
                         .per_driver
@@ -661,7 +959,7 @@ impl Inventory {
                             for o in list {
                                 expanded.push(
                                     lockstep(&Some(o.clone()), i, n, "outlet")
-                                        .map_err(&ctx)?
+                                        .map_err(lock)?
                                         .unwrap_or_default(),
                                 );
                             }
@@ -683,22 +981,16 @@ impl Inventory {
                             }
                         }
                     }
-                    check_method(&merged)
-                        .map_err(|e| ctx(format!("fence method {}: {e}", k + 1)))?;
+                    check_method(&merged).map_err(method(k + 1))?;
                     // Manual methods and PDU outlets have no device that could
                     // say which machine it is: the node's pin skips them.
                     let kind = merged.driver_kind();
                     let blind = matches!(kind.as_deref(), Some("manual" | "snmp"));
                     if blind && (merged.uuid.is_some() || merged.serial.is_some()) {
-                        return Err(ctx(format!(
-                            "fence method {}: {} has no device that could report an \
-                             identity (pin the node instead)",
-                            k + 1,
-                            match kind.as_deref() {
-                                Some("snmp") => "a PDU outlet",
-                                _ => "a manual method",
-                            }
-                        )));
+                        return Err(method(k + 1)(MethodProblem::Blind(match kind.as_deref() {
+                            Some("snmp") => "a PDU outlet",
+                            _ => "a manual method",
+                        })));
                     }
                     // The node's pin applies to every method with a device,
                     // part by part, unless the method names its own.
@@ -709,12 +1001,12 @@ impl Inventory {
                     methods.push(merged);
                 }
                 if !node_names.insert(name.clone()) {
-                    return Err(ctx("defined twice".into()));
+                    return Err(ctx(NamedProblem::Twice));
                 }
                 let ssh = match &nd.ssh {
                     Some(m) => {
                         let mut m = m.clone();
-                        m.endpoint = lockstep(&m.endpoint, i, n, "ssh endpoint").map_err(&ctx)?;
+                        m.endpoint = lockstep(&m.endpoint, i, n, "ssh endpoint").map_err(lock)?;
                         let base = defaults
                             .per_driver
                             .iter()
@@ -722,35 +1014,29 @@ impl Inventory {
                             .map(|(_, f)| f.over(&defaults.common))
                             .unwrap_or_else(|| defaults.common.clone());
                         if m.uuid.is_some() || m.serial.is_some() {
-                            return Err(ctx(
-                                "[node.ssh] reaches the node itself; a uuid or serial belongs on \
-                                 the node or one of its fence methods"
-                                    .into(),
-                            ));
+                            return Err(ctx(NamedProblem::SshPinned));
                         }
                         let mut m = m.over(&base);
                         m.driver = Some("ssh".into());
-                        check_method(&m).map_err(|e| ctx(format!("[node.ssh]: {e}")))?;
+                        check_method(&m).map_err(|e| ctx(NamedProblem::Ssh(e)))?;
                         Some(m)
                     }
                     None => None,
                 };
                 if !nd.check.is_empty() && ssh.is_none() {
-                    return Err(ctx(
-                        "[[node.check]] needs [node.ssh] (how to reach the node itself)".into(),
-                    ));
+                    return Err(ctx(NamedProblem::ChecksWithoutSsh));
                 }
                 let mut names: Vec<&str> = nd.check.iter().map(|c| c.name.as_str()).collect();
                 names.sort_unstable();
                 if names.windows(2).any(|w| w[0] == w[1]) {
-                    return Err(ctx("two checks have the same name".into()));
+                    return Err(ctx(NamedProblem::SameCheckName));
                 }
                 let max_off_watts = match nd.max_off_watts {
-                    Some(w) => Some(check_watts(w).map_err(&ctx)?),
+                    Some(w) => Some(check_watts(w).map_err(|e| ctx(e.into()))?),
                     None => defaults.max_off_watts,
                 };
                 nodes.push(Node {
-                    address: lockstep(&nd.address, i, n, "address").map_err(&ctx)?,
+                    address: lockstep(&nd.address, i, n, "address").map_err(lock)?,
                     probe_ports: nd
                         .probe_ports
                         .clone()
@@ -773,11 +1059,11 @@ impl Inventory {
             }
         }
         if let Some((name, p)) = pins.into_iter().next() {
-            return Err(format!(
-                "{}:{}: [identity.{name}]: no node '{name}' in the inventory",
-                path.display(),
-                line_of(text, p.span().start)
-            ));
+            return Err(InventoryError::UnusedPin {
+                path: path.to_path_buf(),
+                line: line_of(text, p.span().start),
+                name,
+            });
         }
         Ok(Inventory {
             path: path.to_path_buf(),
@@ -841,14 +1127,18 @@ probe_ports = [5432]
     #[test]
     fn errors_name_file_and_line() {
         let bad = "[[node]]\nname = \"a\"\n  [[node.fence]]\n  endpoint = \"ipmi://x\"\n  passwrd = \"x\"\n";
-        let e = Inventory::parse(bad, Path::new("i.toml")).unwrap_err();
+        let e = Inventory::parse(bad, Path::new("i.toml"))
+            .unwrap_err()
+            .to_string();
         assert!(
             e.contains("i.toml") && e.contains("line 5") && e.contains("passwrd"),
             "{e}"
         );
 
         let plain = "[[node]]\nname = \"a\"\n  [[node.fence]]\n  endpoint = \"ipmi://x\"\n  password = \"x\"\n";
-        let e = Inventory::parse(plain, Path::new("i.toml")).unwrap_err();
+        let e = Inventory::parse(plain, Path::new("i.toml"))
+            .unwrap_err()
+            .to_string();
         assert!(
             e.starts_with("i.toml:2:") && e.contains("plain passwords"),
             "{e}"
@@ -856,11 +1146,15 @@ probe_ports = [5432]
 
         let mismatch =
             "[[node]]\nname = \"n[1-3]\"\n  [[node.fence]]\n  endpoint = \"ipmi://h[1-2]\"\n";
-        let e = Inventory::parse(mismatch, Path::new("i.toml")).unwrap_err();
+        let e = Inventory::parse(mismatch, Path::new("i.toml"))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("expands to 2 values"), "{e}");
 
         let twice = "[[node]]\nname = \"a\"\n[[node.fence]]\nip=\"h\"\ndriver=\"ipmi\"\n[[node]]\nname = \"a\"\n[[node.fence]]\nip=\"h\"\ndriver=\"ipmi\"\n";
-        let e = Inventory::parse(twice, Path::new("i.toml")).unwrap_err();
+        let e = Inventory::parse(twice, Path::new("i.toml"))
+            .unwrap_err()
+            .to_string();
         assert!(
             e.starts_with("i.toml:7:") && e.contains("defined twice"),
             "{e}"
@@ -869,10 +1163,12 @@ probe_ports = [5432]
         let nodriver = "[[node]]\nname = \"a\"\n[[node.fence]]\nip = \"h\"\n";
         assert!(Inventory::parse(nodriver, Path::new("i"))
             .unwrap_err()
+            .to_string()
             .contains("no driver"));
         let nomethod = "[[node]]\nname = \"a\"\n";
         assert!(Inventory::parse(nomethod, Path::new("i"))
             .unwrap_err()
+            .to_string()
             .contains("no fencing method"));
     }
 
@@ -893,7 +1189,9 @@ probe_ports = [5432]
         );
         let n = Inventory::parse(&text.replace("\"25%\"", "3"), Path::new("i.toml")).unwrap();
         assert_eq!(n.max_fence, Some(super::super::guard::Limit::Nodes(3)));
-        let e = Inventory::parse(&text.replace("25%", "250%"), Path::new("i.toml")).unwrap_err();
+        let e = Inventory::parse(&text.replace("25%", "250%"), Path::new("i.toml"))
+            .unwrap_err()
+            .to_string();
         assert!(e.starts_with("i.toml: [defaults] max-fence '250%'"), "{e}");
     }
 
@@ -907,12 +1205,16 @@ probe_ports = [5432]
         assert_eq!(inv.nodes.len(), 99_999);
         let again =
             format!("{big}[[node]]\nname = \"n99998\"\n[[node.fence]]\nendpoint = \"ipmi://h2\"\n");
-        let e = Inventory::parse(&again, Path::new("i.toml")).unwrap_err();
+        let e = Inventory::parse(&again, Path::new("i.toml"))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("node 'n99998': defined twice"), "{e}");
         assert!(started.elapsed() < std::time::Duration::from_secs(20));
         let more =
             format!("{big}[[node]]\nname = \"m[1-2]\"\n[[node.fence]]\nendpoint = \"ipmi://h\"\n");
-        let e = Inventory::parse(&more, Path::new("i.toml")).unwrap_err();
+        let e = Inventory::parse(&more, Path::new("i.toml"))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("more than 100000 nodes"), "{e}");
     }
 
@@ -980,7 +1282,9 @@ probe_ports = [5432]
             (format!("[[node]]\nname = \"a\"\n{fence}[node.ssh]\nendpoint = \"ssh://u@a/host\"\nuuid = \"{U1}\"\n"), "[node.ssh]"),
         ];
         for (text, want) in cases {
-            let e = Inventory::parse(&text, Path::new("i.toml")).unwrap_err();
+            let e = Inventory::parse(&text, Path::new("i.toml"))
+                .unwrap_err()
+                .to_string();
             assert!(e.starts_with("i.toml") && e.contains(want), "{want}: {e}");
         }
     }
@@ -1009,9 +1313,260 @@ max_off_watts = 12.5
         assert!(!b.accept_bmc_only && b.allow_host_only);
         assert_eq!(b.max_off_watts, Some(12.5));
         let bad = text.replace("max_off_watts = 12.5", "max_off_watts = -3.0");
-        let e = Inventory::parse(&bad, Path::new("p.toml")).unwrap_err();
+        let e = Inventory::parse(&bad, Path::new("p.toml"))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("p.toml:") && e.contains("max_off_watts"), "{e}");
         let bad = text.replace("accept_bmc_only = true", "accept_bmc_only = \"yes\"");
         assert!(Inventory::parse(&bad, Path::new("p.toml")).is_err());
+    }
+
+    #[test]
+    fn messages_read_as_they_always_have() {
+        const U: &str = "00112233-4455-6677-8899-aabbccddeeff";
+        let text = |t: &str| {
+            Inventory::parse(t, Path::new("i.toml"))
+                .unwrap_err()
+                .to_string()
+        };
+        let fence = "[[node.fence]]\nendpoint = \"ipmi://h\"\n";
+        let node = |extra: &str| format!("[[node]]\nname = \"a\"\n{extra}");
+        let method = |fields: &str| node(&format!("[[node.fence]]\n{fields}"));
+        let m1 = |m: &str| format!("i.toml:2: node 'a': fence method 1: {m}");
+
+        let e = Inventory::load(Path::new("/nonexistent/i.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("cannot read the inventory /nonexistent/i.toml: No such file"),
+            "{e}"
+        );
+        let e = text("x = ");
+        assert!(e.starts_with("i.toml: ") && e == e.trim_end(), "{e}");
+        let d = |t: &str| text(&format!("[defaults]\n{t}\n"));
+        assert!(d("probe_ports = \"x\"").starts_with("i.toml: [defaults] probe_ports: "));
+        assert_eq!(
+            d("accept_bmc_only = 1"),
+            "i.toml: [defaults] accept_bmc_only: expected true or false"
+        );
+        assert_eq!(
+            d("max_off_watts = \"x\""),
+            "i.toml: [defaults] max_off_watts: expected a number of watts"
+        );
+        assert_eq!(
+            d("max_off_watts = -1"),
+            "i.toml: [defaults] max_off_watts -1 is not a number of watts (0 or more)"
+        );
+        assert_eq!(
+            d("max_fence = \"0%\""),
+            "i.toml: [defaults] max-fence '0%': a percentage is 1% to 100%"
+        );
+        assert!(d("on_confirmed_off = 1").starts_with("i.toml: [defaults] on_confirmed_off: "));
+        assert!(d("[defaults.ipmi]\nbogus = 1").starts_with("i.toml: [defaults.ipmi]: "));
+        assert!(d("bogus = 1").starts_with("i.toml: [defaults]: "));
+        assert_eq!(
+            d(&format!("uuid = \"{U}\"")),
+            "i.toml: [defaults]: uuid and serial name one machine: set them on a node or one \
+             of its methods, not as a default"
+        );
+        assert_eq!(
+            d("[defaults.redfish]\nserial = \"S\""),
+            "i.toml: [defaults.redfish]: uuid and serial name one machine: set them on a node \
+             or one of its methods, not as a default"
+        );
+
+        assert_eq!(
+            text(&format!("[[node]]\nname = \" \"\n{fence}")),
+            "i.toml:2: a node has an empty name"
+        );
+        assert_eq!(
+            text(&format!("[[node]]\nname = \"n[2-1]\"\n{fence}")),
+            format!("i.toml:2: {}", hostrange::expand("n[2-1]").unwrap_err())
+        );
+        assert_eq!(
+            text(&format!(
+                "[[node]]\nname = \"n[1-2]\"\nserial = \"S\"\n{fence}"
+            )),
+            "i.toml:2: node 'n[1-2]' names 2 nodes, but a uuid or serial names one machine: pin \
+             each node in [identity.NAME] tables (fencekit check --record-identity prints them)"
+        );
+        assert_eq!(
+            text(&node(&format!("uuid = \"node01\"\n{fence}"))),
+            "i.toml:2: node 'a': 'node01' is not a UUID (expected 32 hex digits, as 8-4-4-4-12)"
+        );
+        assert_eq!(
+            text(&node("")),
+            "i.toml:2: node 'a': no fencing method ([[node.fence]])"
+        );
+        assert_eq!(
+            text(&node(&format!(
+                "serial = \"S\"\n{fence}\n[identity.a]\nserial = \"S\"\n"
+            ))),
+            "i.toml:2: node 'a': pinned twice: on the node and in [identity.a] (line 7)"
+        );
+        assert_eq!(
+            text(&node(&format!("{fence}[identity.a]\nserial = \"\"\n"))),
+            "i.toml:2: node 'a': [identity.a]: the expected serial number is empty"
+        );
+        assert_eq!(
+            text(&node(&format!("{fence}[identity.b]\nserial = \"S\"\n"))),
+            "i.toml:5: [identity.b]: no node 'b' in the inventory"
+        );
+        assert_eq!(
+            text(&method("endpoint = \"ipmi://h\"\nserial = \" \"\n")),
+            m1("the expected serial number is empty")
+        );
+        assert_eq!(
+            text("[[node]]\nname = \"n[1-3]\"\n[[node.fence]]\nendpoint = \"ipmi://h[1-2]\"\n"),
+            "i.toml:2: node 'n1': endpoint 'ipmi://h[1-2]' expands to 2 values but the name to 3"
+        );
+        assert_eq!(
+            text(&format!(
+                "[[node]]\nname = \"n[1-3]\"\naddress = \"h[3-1]\"\n{fence}"
+            )),
+            format!(
+                "i.toml:2: node 'n1': {}",
+                hostrange::expand("h[3-1]").unwrap_err()
+            )
+        );
+        let checks: [(&str, &str); 15] = [
+            (
+                "endpoint = \"ipmi://h\"\npassword = \"x\"",
+                "plain passwords are not accepted in an inventory: use password_file, \
+                 password_env or password_script",
+            ),
+            (
+                "endpoint = \"ipmi://h\"\npassword_env = \"X\"\npassword_file = \"/x\"",
+                "give only one of password_file, password_env and password_script",
+            ),
+            (
+                "ip = \"h\"",
+                "no driver: set driver = \"ipmi\" or an endpoint such as ipmi://HOST",
+            ),
+            (
+                "endpoint = \"snmp://p\"",
+                "an snmp method needs outlets = [\"7\"] (or [\"A:7\", \"B:7\"] with [pdu.A] and \
+                 [pdu.B])",
+            ),
+            (
+                "driver = \"snmp\"\noutlets = [\"7\"]",
+                "an snmp method needs endpoint = \"snmp://HOST[:PORT]\" for outlets that name \
+                 no [pdu.NAME]",
+            ),
+            (
+                "endpoint = \"snmp://p\"\noutlets = [\"7\"]\ncommunity = \"public\"",
+                "plain communities are not accepted: use community_file, community_env or \
+                 community_script",
+            ),
+            (
+                "endpoint = \"snmp://p\"\noutlets = [\"7\"]\npriv_password = \"x\"",
+                "plain passwords are not accepted: use priv_password_file, priv_password_env or \
+                 priv_password_script",
+            ),
+            (
+                "endpoint = \"snmp://p:x\"\noutlets = [\"7\"]",
+                "'snmp://p:x': the port is not between 1 and 65535",
+            ),
+            (
+                "driver = \"ipmi\"",
+                "an ipmi method needs endpoint = \"ipmi://HOST[:PORT]\" or ip",
+            ),
+            (
+                "driver = \"redfish\"",
+                "a redfish method needs endpoint = \
+                 \"redfish://HOST[:PORT][/redfish/v1/Systems/ID]\" or ip",
+            ),
+            (
+                "endpoint = \"redfish://h\"\nssl_insecure = true\nca_cert = \"/c\"",
+                "give only one of ca_cert, ssl_fingerprint and ssl_insecure",
+            ),
+            (
+                "driver = \"ssh\"",
+                "an ssh method needs endpoint = \"ssh://USER@HOST[:PORT]/virsh/DOMAIN\" (or /host)",
+            ),
+            (
+                "driver = \"ilo\"\nip = \"h\"",
+                "unknown driver 'ilo' (expected ipmi, redfish, ssh or manual)",
+            ),
+            (
+                "driver = \"manual\"\nserial = \"S\"",
+                "a manual method has no device that could report an identity (pin the node \
+                 instead)",
+            ),
+            (
+                "endpoint = \"snmp://p\"\noutlets = [\"7\"]\nserial = \"S\"",
+                "a PDU outlet has no device that could report an identity (pin the node \
+                 instead)",
+            ),
+        ];
+        for (fields, want) in checks {
+            assert_eq!(text(&method(&format!("{fields}\n"))), m1(want), "{fields}");
+        }
+        let pdu = |fields: &str| {
+            text(&format!(
+                "{}[pdu.A]\n{fields}\n",
+                method("driver = \"snmp\"\noutlets = [\"A:1\"]\n")
+            ))
+        };
+        assert_eq!(
+            pdu("endpoint = \"snmp://a\"\ncommunity = \"x\""),
+            m1(
+                "[pdu.A]: plain communities are not accepted: use community_file, community_env \
+                or community_script"
+            )
+        );
+        assert_eq!(
+            pdu("endpoint = \"snmp://a\"\npriv_password = \"x\""),
+            m1(
+                "[pdu.A]: plain passwords are not accepted: use priv_password_file, \
+                priv_password_env or priv_password_script"
+            )
+        );
+        assert_eq!(
+            pdu("profile = \"apc\""),
+            m1("[pdu.A]: a PDU needs endpoint = \"snmp://HOST[:PORT]\"")
+        );
+        assert_eq!(
+            pdu("endpoint = \"ipmi://a\""),
+            m1("[pdu.A]: 'ipmi://a' is not an snmp:// endpoint")
+        );
+        let twice = format!("{}{}", node(fence), node(fence));
+        assert_eq!(text(&twice), "i.toml:6: node 'a': defined twice");
+        assert_eq!(
+            text(&node(&format!(
+                "{fence}[node.ssh]\nendpoint = \"ssh://u@a/host\"\nserial = \"S\"\n"
+            ))),
+            "i.toml:2: node 'a': [node.ssh] reaches the node itself; a uuid or serial belongs on \
+             the node or one of its fence methods"
+        );
+        assert_eq!(
+            text(&node(&format!("{fence}[node.ssh]\nip = \"a\"\n"))),
+            "i.toml:2: node 'a': [node.ssh]: an ssh method needs endpoint = \
+             \"ssh://USER@HOST[:PORT]/virsh/DOMAIN\" (or /host)"
+        );
+        assert_eq!(
+            text(&node(&format!(
+                "{fence}[[node.check]]\nname = \"c\"\ncommand = \"true\"\n"
+            ))),
+            "i.toml:2: node 'a': [[node.check]] needs [node.ssh] (how to reach the node itself)"
+        );
+        let check = "[[node.check]]\nname = \"c\"\ncommand = \"true\"\n";
+        assert_eq!(
+            text(&node(&format!(
+                "{fence}[node.ssh]\nendpoint = \"ssh://u@a/host\"\n{check}{check}"
+            ))),
+            "i.toml:2: node 'a': two checks have the same name"
+        );
+        assert_eq!(
+            text(&node(&format!("max_off_watts = -2.5\n{fence}"))),
+            "i.toml:2: node 'a': max_off_watts -2.5 is not a number of watts (0 or more)"
+        );
+        assert_eq!(
+            NodeProblem::TooMany.to_string(),
+            format!(
+                "the inventory names more than {} nodes",
+                hostrange::MAX_EXPANSION
+            )
+        );
     }
 }

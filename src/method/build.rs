@@ -39,22 +39,24 @@ pub enum BuildError {
     /// An IPMI target or setting.
     #[error(transparent)]
     Ipmi(#[from] crate::ipmi::config::ConfigError),
-    /// A Redfish target or TLS trust setting (`redfish::config`'s message).
-    #[error("{0}")]
-    Redfish(String),
+    /// A Redfish target or TLS trust setting.
+    #[error(transparent)]
+    Redfish(#[from] crate::redfish::config::ConfigError),
     /// An SSH target or host-key setting (`ssh::config`, `ssh::hostkey`).
     #[error("{0}")]
     Ssh(String),
     /// A PDU endpoint or outlet list.
     #[error(transparent)]
     Snmp(#[from] crate::snmp::config::ConfigError),
-    /// A PDU profile that cannot be loaded (`snmp::profile`'s message).
-    #[error("{0}")]
-    Profile(String),
-    /// An expected identity (`engine::identity`), or one pinned on a method
-    /// with no device to report it.
-    #[error("{0}")]
-    Identity(String),
+    /// A PDU profile that cannot be loaded.
+    #[error(transparent)]
+    Profile(#[from] crate::snmp::profile::ProfileError),
+    /// An expected identity that cannot be stated as given.
+    #[error(transparent)]
+    Identity(#[from] crate::engine::identity::IdentityError),
+    /// An identity pinned on a method with no device to report it.
+    #[error(transparent)]
+    Pin(#[from] super::spec::PinError),
     /// A driver name that is not one of fencekit's.
     #[error("unknown driver '{0}' (expected ipmi, redfish, ssh or manual)")]
     UnknownDriver(String),
@@ -186,9 +188,8 @@ pub struct MethodOptions {
 /// The identity `o` pins, applied to `m` (an error for a method that has no
 /// device that could report one).
 fn pinned(mut m: MethodSpec, o: &MethodOptions) -> Result<MethodSpec, BuildError> {
-    let expected = ExpectedIdentity::new(o.uuid.as_deref(), o.serial.as_deref())
-        .map_err(BuildError::Identity)?;
-    m.set_expected(expected).map_err(BuildError::Identity)?;
+    let expected = ExpectedIdentity::new(o.uuid.as_deref(), o.serial.as_deref())?;
+    m.set_expected(expected)?;
     Ok(m)
 }
 
@@ -316,7 +317,7 @@ fn ipmi(
 }
 
 fn redfish(url: &str, o: &MethodOptions) -> Result<MethodSpec, BuildError> {
-    let t = parse_redfish_target(url).map_err(BuildError::Redfish)?;
+    let t = parse_redfish_target(url)?;
     let mut c = t.config(o.username.as_deref().unwrap_or(""), Secret::default());
     if let Some(u) = &o.systems_uri {
         c.systems_uri = Some(u.clone());
@@ -329,10 +330,9 @@ fn redfish(url: &str, o: &MethodOptions) -> Result<MethodSpec, BuildError> {
         o.ssl_insecure,
         o.ca_cert.as_deref(),
         o.ssl_fingerprint.as_deref(),
-    )
-    .map_err(BuildError::Redfish)?;
+    )?;
     c.session_auth = o.redfish_session;
-    c.validate().map_err(BuildError::Redfish)?;
+    c.validate()?;
     Ok(MethodSpec::Redfish {
         config: c,
         credential: o.credential.clone(),
@@ -583,8 +583,7 @@ fn pdu(
                 community: Secret::default(),
             },
         };
-    let profile = crate::snmp::profile::Profile::load(o.profile.as_deref().unwrap_or(d.profile))
-        .map_err(BuildError::Profile)?;
+    let profile = crate::snmp::profile::Profile::load(o.profile.as_deref().unwrap_or(d.profile))?;
     Ok((
         PduEndpoint {
             label: label.map(str::to_string).unwrap_or_else(|| host.clone()),

@@ -22,6 +22,18 @@ use crate::ssh::driver::SshDriver;
 use std::path::PathBuf;
 use std::time::Instant;
 
+/// Why an identity cannot be pinned on a method: it has no device that
+/// could report one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum PinError {
+    /// A manual method.
+    #[error("a manual method has no device that could report an identity")]
+    Manual,
+    /// A PDU outlet.
+    #[error("a PDU outlet cannot report which machine it feeds (no identity to check)")]
+    Pdu,
+}
+
 /// A method ready to build a driver. (Plans hold a few per node, so the
 /// size difference between variants does not matter.)
 #[derive(Clone, Debug)]
@@ -342,15 +354,11 @@ impl MethodSpec {
 
     /// Pins the method to `identity`. `Err` for a manual or PDU method,
     /// which has no device that could report one.
-    pub fn set_expected(&mut self, identity: ExpectedIdentity) -> Result<(), String> {
+    pub fn set_expected(&mut self, identity: ExpectedIdentity) -> Result<(), PinError> {
         match self {
             MethodSpec::Manual { .. } | MethodSpec::Snmp { .. } if identity.is_empty() => Ok(()),
-            MethodSpec::Manual { .. } => {
-                Err("a manual method has no device that could report an identity".into())
-            }
-            MethodSpec::Snmp { .. } => Err(
-                "a PDU outlet cannot report which machine it feeds (no identity to check)".into(),
-            ),
+            MethodSpec::Manual { .. } => Err(PinError::Manual),
+            MethodSpec::Snmp { .. } => Err(PinError::Pdu),
             MethodSpec::Ipmi { expect, .. }
             | MethodSpec::Redfish { expect, .. }
             | MethodSpec::Ssh { expect, .. } => {

@@ -1,6 +1,7 @@
 //! What a caller configures for one Redfish service, and the BMC URL forms
 //! Metal3/Ironic users already write (`redfish://host/redfish/v1/Systems/1`).
 
+use crate::fingerprint::NotAFingerprint;
 use crate::secret::Secret;
 use std::fmt;
 use std::path::PathBuf;
@@ -72,6 +73,91 @@ pub enum Flavor {
     Idrac,
     /// `ilo5-redfish://`.
     Ilo5,
+}
+
+/// Why a Redfish target, configuration or TLS trust setting is refused.
+/// The texts are what users read; a front adds its own context.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ConfigError {
+    /// No host.
+    #[error("no BMC address given")]
+    NoAddress,
+    /// A host with white space or a slash in it.
+    #[error("'{0}' is not a host name or address")]
+    BadHost(String),
+    /// Port 0.
+    #[error("port 0 is not a usable port")]
+    PortZero,
+    /// No user name.
+    #[error("no user name given (Redfish needs one)")]
+    NoUser,
+    /// A user name HTTP Basic cannot carry.
+    #[error("a user name cannot contain ':' with HTTP Basic authentication")]
+    ColonInUser,
+    /// A service root or system URI that is not an absolute path.
+    #[error("{option} '{uri}' must be an absolute path such as /redfish/v1")]
+    NotAbsolute {
+        /// The option it came from (`--redfish-uri`, `--systems-uri`).
+        option: &'static str,
+        /// What was given.
+        uri: String,
+    },
+    /// An expected UUID that is not one.
+    #[error("'{0}' is not a UUID (expected 32 hex digits, as 8-4-4-4-12)")]
+    NotUuid(String),
+    /// A request timeout of zero.
+    #[error("the request timeout must be above zero")]
+    ZeroTimeout,
+    /// Text without `://`.
+    #[error("'{0}' is not a URL (expected redfish://host/…)")]
+    NotUrl(String),
+    /// A scheme that is not one of the Redfish ones.
+    #[error(
+        "unknown scheme '{0}' (expected redfish, redfish+https, redfish+http, \
+         idrac-redfish, idrac-virtualmedia or ilo5-redfish)"
+    )]
+    UnknownScheme(String),
+    /// A URL with `?` or `#`.
+    #[error("'{0}': a query or fragment is not part of a BMC address")]
+    QueryOrFragment(String),
+    /// `user:password@` in the URL (the password is not kept).
+    #[error(
+        "a password in the URL is not accepted (it would show in process lists); \
+         use --password-file, --password-env or FENCEKIT_PASSWORD"
+    )]
+    PasswordInUrl,
+    /// `@` with nothing before it.
+    #[error("'{0}': empty user name before '@'")]
+    EmptyUser(String),
+    /// A port that is not 1-65535.
+    #[error("'{0}' is not a port number (1-65535)")]
+    Port(String),
+    /// `[` without `]`.
+    #[error("'{0}': unclosed '[' in an IPv6 address")]
+    UnclosedBracket(String),
+    /// No host in the URL.
+    #[error("no host in the URL")]
+    NoHost,
+    /// `//` in the path.
+    #[error("'{0}': empty path segment")]
+    EmptySegment(String),
+    /// A path to a Manager (quirk 25); `root` is the service root to use.
+    #[error(
+        "'{path}' names a Manager, not a ComputerSystem; power is controlled through \
+         {root}/Systems/ID (or leave the path out to discover the system)"
+    )]
+    Manager {
+        /// The path given.
+        path: String,
+        /// The service root before `/Managers`.
+        root: String,
+    },
+    /// A pinned certificate fingerprint that is not one.
+    #[error(transparent)]
+    Fingerprint(#[from] NotAFingerprint),
+    /// More than one kind of certificate trust.
+    #[error("give only one of --ssl-insecure, --ca-cert and --ssl-fingerprint")]
+    TwoTrusts,
 }
 
 /// Everything needed to talk to one Redfish system.
@@ -159,43 +245,42 @@ impl RedfishConfig {
     }
 
     /// Checks what can be checked before any request.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), ConfigError> {
         if self.host.is_empty() {
-            return Err("no BMC address given".into());
+            return Err(ConfigError::NoAddress);
         }
         if self.host.chars().any(|c| c.is_whitespace() || c == '/') {
-            return Err(format!("'{}' is not a host name or address", self.host));
+            return Err(ConfigError::BadHost(self.host.clone()));
         }
         if self.port == 0 {
-            return Err("port 0 is not a usable port".into());
+            return Err(ConfigError::PortZero);
         }
         if self.username.is_empty() {
-            return Err("no user name given (Redfish needs one)".into());
+            return Err(ConfigError::NoUser);
         }
         if self.username.contains(':') {
-            return Err("a user name cannot contain ':' with HTTP Basic authentication".into());
+            return Err(ConfigError::ColonInUser);
         }
-        for (what, uri) in [
+        for (option, uri) in [
             ("--redfish-uri", Some(&self.redfish_uri)),
             ("--systems-uri", self.systems_uri.as_ref()),
         ] {
             if let Some(u) = uri {
                 if !u.starts_with('/') || u.chars().any(|c| c.is_whitespace() || c == '#') {
-                    return Err(format!(
-                        "{what} '{u}' must be an absolute path such as /redfish/v1"
-                    ));
+                    return Err(ConfigError::NotAbsolute {
+                        option,
+                        uri: u.clone(),
+                    });
                 }
             }
         }
         if let Some(u) = &self.expect_uuid {
             if crate::engine::identity::normalise_uuid(u).is_none() {
-                return Err(format!(
-                    "'{u}' is not a UUID (expected 32 hex digits, as 8-4-4-4-12)"
-                ));
+                return Err(ConfigError::NotUuid(u.clone()));
             }
         }
         if self.request_timeout.is_zero() {
-            return Err("the request timeout must be above zero".into());
+            return Err(ConfigError::ZeroTimeout);
         }
         Ok(())
     }
@@ -261,20 +346,14 @@ fn scheme_of(s: &str) -> Option<(Scheme, Flavor)> {
 /// `idrac-redfish://`, `idrac-virtualmedia://`, `ilo5-redfish://` (each also
 /// with `+http`/`+https`). A path without a system id means discovery; a
 /// path to a Manager is refused with a hint (quirk 25).
-pub fn parse_target(url: &str) -> Result<RedfishTarget, String> {
+pub fn parse_target(url: &str) -> Result<RedfishTarget, ConfigError> {
     let (scheme_text, rest) = url
         .split_once("://")
-        .ok_or_else(|| format!("'{url}' is not a URL (expected redfish://host/…)"))?;
-    let (scheme, flavor) = scheme_of(&scheme_text.to_ascii_lowercase()).ok_or_else(|| {
-        format!(
-            "unknown scheme '{scheme_text}' (expected redfish, redfish+https, redfish+http, \
-             idrac-redfish, idrac-virtualmedia or ilo5-redfish)"
-        )
-    })?;
+        .ok_or_else(|| ConfigError::NotUrl(url.to_string()))?;
+    let (scheme, flavor) = scheme_of(&scheme_text.to_ascii_lowercase())
+        .ok_or_else(|| ConfigError::UnknownScheme(scheme_text.to_string()))?;
     if rest.contains('?') || rest.contains('#') {
-        return Err(format!(
-            "'{url}': a query or fragment is not part of a BMC address"
-        ));
+        return Err(ConfigError::QueryOrFragment(url.to_string()));
     }
     let (authority, path) = match rest.find('/') {
         Some(i) => (&rest[..i], &rest[i..]),
@@ -285,14 +364,8 @@ pub fn parse_target(url: &str) -> Result<RedfishTarget, String> {
         None => (None, authority),
     };
     let username = match userinfo {
-        Some(u) if u.contains(':') => {
-            return Err(
-                "a password in the URL is not accepted (it would show in process lists); \
-                 use --password-file, --password-env or FENCEKIT_PASSWORD"
-                    .into(),
-            )
-        }
-        Some("") => return Err(format!("'{url}': empty user name before '@'")),
+        Some(u) if u.contains(':') => return Err(ConfigError::PasswordInUrl),
+        Some("") => return Err(ConfigError::EmptyUser(url.to_string())),
         Some(u) => Some(u.to_string()),
         None => None,
     };
@@ -310,8 +383,8 @@ pub fn parse_target(url: &str) -> Result<RedfishTarget, String> {
     })
 }
 
-fn split_host_port(s: &str) -> Result<(String, Option<u16>), String> {
-    let bad_port = |p: &str| format!("'{p}' is not a port number (1-65535)");
+fn split_host_port(s: &str) -> Result<(String, Option<u16>), ConfigError> {
+    let bad_port = |p: &str| ConfigError::Port(p.to_string());
     let parse_port = |p: &str| match p.parse::<u16>() {
         Ok(0) | Err(_) => Err(bad_port(p)),
         Ok(n) => Ok(n),
@@ -319,13 +392,13 @@ fn split_host_port(s: &str) -> Result<(String, Option<u16>), String> {
     if let Some(v6) = s.strip_prefix('[') {
         let (host, after) = v6
             .split_once(']')
-            .ok_or_else(|| format!("'{s}': unclosed '[' in an IPv6 address"))?;
+            .ok_or_else(|| ConfigError::UnclosedBracket(s.to_string()))?;
         let port = match after {
             "" => None,
             p => Some(parse_port(p.strip_prefix(':').ok_or_else(|| bad_port(p))?)?),
         };
         if host.is_empty() {
-            return Err("no host in the URL".into());
+            return Err(ConfigError::NoHost);
         }
         return Ok((host.to_string(), port));
     }
@@ -334,31 +407,31 @@ fn split_host_port(s: &str) -> Result<(String, Option<u16>), String> {
         None => (s, None),
     };
     if host.is_empty() {
-        return Err("no host in the URL".into());
+        return Err(ConfigError::NoHost);
     }
     Ok((host.to_string(), port))
 }
 
-fn split_path(path: &str) -> Result<(String, Option<String>), String> {
+fn split_path(path: &str) -> Result<(String, Option<String>), ConfigError> {
     let trimmed = path.trim_end_matches('/');
     if trimmed.is_empty() {
         return Ok((DEFAULT_REDFISH_URI.to_string(), None));
     }
     if trimmed.contains("//") {
-        return Err(format!("'{path}': empty path segment"));
+        return Err(ConfigError::EmptySegment(path.to_string()));
     }
     let lower = trimmed.to_ascii_lowercase();
     if let Some(i) = lower.find("/managers") {
         let root = &trimmed[..i];
-        return Err(format!(
-            "'{path}' names a Manager, not a ComputerSystem; power is controlled through \
-             {}/Systems/ID (or leave the path out to discover the system)",
-            if root.is_empty() {
+        return Err(ConfigError::Manager {
+            path: path.to_string(),
+            root: if root.is_empty() {
                 DEFAULT_REDFISH_URI
             } else {
                 root
             }
-        ));
+            .to_string(),
+        });
     }
     if let Some(i) = lower.find("/systems") {
         let root = &trimmed[..i];
@@ -384,14 +457,14 @@ pub fn tls_trust(
     insecure: bool,
     ca_cert: Option<&std::path::Path>,
     fingerprint: Option<&str>,
-) -> Result<TlsTrust, String> {
+) -> Result<TlsTrust, ConfigError> {
     match (insecure, ca_cert, fingerprint) {
         (true, None, None) => Ok(TlsTrust::Insecure),
         (false, ca, None) => Ok(TlsTrust::Verify {
             ca_cert: ca.map(|p| p.to_path_buf()),
         }),
         (false, None, Some(fp)) => Ok(TlsTrust::Fingerprint(crate::fingerprint::parse_sha256(fp)?)),
-        _ => Err("give only one of --ssl-insecure, --ca-cert and --ssl-fingerprint".into()),
+        _ => Err(ConfigError::TwoTrusts),
     }
 }
 
@@ -434,23 +507,135 @@ mod tests {
     #[test]
     fn refusals_say_why() {
         let e = parse_target("redfish://u:pw@h/").unwrap_err();
-        assert!(e.contains("password in the URL"), "{e}");
-        assert!(!e.contains("pw@"));
-        assert!(parse_target("redfish://h/redfish/v1/Managers/1")
-            .unwrap_err()
-            .contains("names a Manager"));
-        assert!(parse_target("ipmi://h")
-            .unwrap_err()
-            .contains("unknown scheme"));
-        assert!(parse_target("redfish://h:0/").unwrap_err().contains("port"));
-        assert!(parse_target("redfish://h:x/").unwrap_err().contains("port"));
-        assert!(parse_target("redfish://:443/")
-            .unwrap_err()
-            .contains("no host"));
+        assert_eq!(e, ConfigError::PasswordInUrl);
+        assert!(!e.to_string().contains("pw@"));
+        assert!(matches!(
+            parse_target("redfish://h/redfish/v1/Managers/1"),
+            Err(ConfigError::Manager { .. })
+        ));
+        assert!(matches!(
+            parse_target("ipmi://h"),
+            Err(ConfigError::UnknownScheme(_))
+        ));
+        assert!(matches!(
+            parse_target("redfish://h:0/"),
+            Err(ConfigError::Port(_))
+        ));
+        assert!(matches!(
+            parse_target("redfish://h:x/"),
+            Err(ConfigError::Port(_))
+        ));
+        assert_eq!(parse_target("redfish://:443/"), Err(ConfigError::NoHost));
         assert!(parse_target("redfish://h/?a=b").is_err());
         assert!(parse_target("bmc").is_err());
         assert!(is_redfish_url("idrac-redfish+https://x"));
         assert!(!is_redfish_url("ipmi://x"));
+    }
+
+    #[test]
+    fn messages_read_as_they_always_have() {
+        let text = |r: Result<RedfishTarget, ConfigError>| r.unwrap_err().to_string();
+        assert_eq!(
+            text(parse_target("bmc")),
+            "'bmc' is not a URL (expected redfish://host/…)"
+        );
+        assert_eq!(
+            text(parse_target("ipmi://h")),
+            "unknown scheme 'ipmi' (expected redfish, redfish+https, redfish+http, \
+             idrac-redfish, idrac-virtualmedia or ilo5-redfish)"
+        );
+        assert_eq!(
+            text(parse_target("redfish://h/?a=b")),
+            "'redfish://h/?a=b': a query or fragment is not part of a BMC address"
+        );
+        assert_eq!(
+            text(parse_target("redfish://u:pw@h/")),
+            "a password in the URL is not accepted (it would show in process lists); \
+             use --password-file, --password-env or FENCEKIT_PASSWORD"
+        );
+        assert_eq!(
+            text(parse_target("redfish://@h/")),
+            "'redfish://@h/': empty user name before '@'"
+        );
+        assert_eq!(
+            text(parse_target("redfish://h:0/")),
+            "'0' is not a port number (1-65535)"
+        );
+        assert_eq!(
+            text(parse_target("redfish://[::1]x/")),
+            "'x' is not a port number (1-65535)"
+        );
+        assert_eq!(
+            text(parse_target("redfish://[::1/")),
+            "'[::1': unclosed '[' in an IPv6 address"
+        );
+        assert_eq!(text(parse_target("redfish://[]/")), "no host in the URL");
+        assert_eq!(
+            text(parse_target("redfish://h/redfish//v1")),
+            "'/redfish//v1': empty path segment"
+        );
+        assert_eq!(
+            text(parse_target("redfish://h/Managers/1")),
+            "'/Managers/1' names a Manager, not a ComputerSystem; power is controlled \
+             through /redfish/v1/Systems/ID (or leave the path out to discover the system)"
+        );
+        assert_eq!(
+            text(parse_target("redfish://h/rf/Managers/1")),
+            "'/rf/Managers/1' names a Manager, not a ComputerSystem; power is controlled \
+             through /rf/Systems/ID (or leave the path out to discover the system)"
+        );
+        assert_eq!(
+            tls_trust(true, None, Some("x")).unwrap_err().to_string(),
+            "give only one of --ssl-insecure, --ca-cert and --ssl-fingerprint"
+        );
+        assert_eq!(
+            tls_trust(false, None, Some("SHA256:abcd"))
+                .unwrap_err()
+                .to_string(),
+            "'SHA256:abcd' is not a SHA-256 fingerprint (expected SHA256: and 64 hex digits, \
+             colons allowed)"
+        );
+
+        let good = RedfishConfig::new("h", 443, "u", Secret::default());
+        good.validate().unwrap();
+        type Spoil = fn(&mut RedfishConfig);
+        let cases: [(Spoil, &str); 9] = [
+            (|c| c.host.clear(), "no BMC address given"),
+            (
+                |c| c.host = "a b".into(),
+                "'a b' is not a host name or address",
+            ),
+            (|c| c.port = 0, "port 0 is not a usable port"),
+            (
+                |c| c.username.clear(),
+                "no user name given (Redfish needs one)",
+            ),
+            (
+                |c| c.username = "a:b".into(),
+                "a user name cannot contain ':' with HTTP Basic authentication",
+            ),
+            (
+                |c| c.redfish_uri = "redfish/v1".into(),
+                "--redfish-uri 'redfish/v1' must be an absolute path such as /redfish/v1",
+            ),
+            (
+                |c| c.systems_uri = Some("/a#b".into()),
+                "--systems-uri '/a#b' must be an absolute path such as /redfish/v1",
+            ),
+            (
+                |c| c.expect_uuid = Some("nope".into()),
+                "'nope' is not a UUID (expected 32 hex digits, as 8-4-4-4-12)",
+            ),
+            (
+                |c| c.request_timeout = Duration::ZERO,
+                "the request timeout must be above zero",
+            ),
+        ];
+        for (spoil, want) in cases {
+            let mut c = good.clone();
+            spoil(&mut c);
+            assert_eq!(c.validate().unwrap_err().to_string(), want);
+        }
     }
 
     #[test]

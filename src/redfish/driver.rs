@@ -104,7 +104,7 @@ fn parse_json(reply: &Reply, stage: Stage, what: &str) -> Result<Value, DriverEr
 impl RedfishDriver {
     /// A driver for one system; checks the configuration (no request yet).
     pub fn new(cfg: RedfishConfig) -> Result<Self, String> {
-        cfg.validate()?;
+        cfg.validate().map_err(|e| e.to_string())?;
         if let super::config::TlsTrust::Verify {
             ca_cert: Some(path),
         } = &cfg.tls

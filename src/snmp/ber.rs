@@ -86,18 +86,23 @@ impl std::error::Error for Malformed {}
 /// Most arcs accepted in one OID (RFC 2578 §3.5 allows 128).
 pub const MAX_OID_ARCS: usize = 128;
 
+/// Text that is not an object identifier in dotted decimal (as given).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("'{0}' is not an object identifier")]
+pub struct NotAnOid(pub String);
+
 /// An OBJECT IDENTIFIER, e.g. `1.3.6.1.2.1.1.2.0`.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
 pub struct Oid(pub Vec<u32>);
 
 impl Oid {
     /// Parses dotted decimal, with or without a leading dot.
-    pub fn parse(text: &str) -> Result<Oid, String> {
+    pub fn parse(text: &str) -> Result<Oid, NotAnOid> {
         let t = text.trim().trim_start_matches('.');
         let arcs: Result<Vec<u32>, _> = t.split('.').map(str::parse::<u32>).collect();
         match arcs {
             Ok(a) if a.len() >= 2 && a.len() <= MAX_OID_ARCS && a[0] <= 2 => Ok(Oid(a)),
-            _ => Err(format!("'{text}' is not an object identifier")),
+            _ => Err(NotAnOid(text.to_string())),
         }
     }
 

@@ -9,10 +9,75 @@
 //! from a Master Switch. This module parses and resolves; it does no I/O
 //! beyond reading a user's profile file.
 
-use super::ber::Oid;
+use super::ber::{NotAnOid, Oid};
 use serde::Deserialize;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
+
+/// Text that is not an OID template (as given).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("'{0}' is not an OID template")]
+pub struct NotATemplate(pub String);
+
+/// What is wrong with one variant of a profile.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum VariantProblem {
+    /// An OID template that does not parse.
+    #[error(transparent)]
+    Template(#[from] NotATemplate),
+    /// An OID that does not parse.
+    #[error(transparent)]
+    Oid(#[from] NotAnOid),
+    /// One value for on and off.
+    #[error("state_on and state_off are the same value")]
+    SameStates,
+    /// A load scale that is not a positive number.
+    #[error("load_scale must be a positive number")]
+    LoadScale,
+}
+
+/// Why a PDU profile cannot be loaded. The texts are what users read.
+#[derive(Debug, thiserror::Error)]
+pub enum ProfileError {
+    /// Text that is not a profile (TOML or field errors).
+    #[error("invalid PDU profile: {0}")]
+    Toml(toml::de::Error),
+    /// A profile without variants (its name).
+    #[error("PDU profile '{0}' has no [[variant]]")]
+    NoVariant(String),
+    /// A variant that is wrong.
+    #[error("PDU profile '{profile}', variant '{variant}': {problem}")]
+    Variant {
+        /// The profile's name.
+        profile: String,
+        /// The variant's id.
+        variant: String,
+        /// What is wrong.
+        problem: VariantProblem,
+    },
+    /// A fallback that names no variant.
+    #[error("PDU profile '{profile}': no variant '{id}' for the fallback")]
+    Fallback {
+        /// The profile's name.
+        profile: String,
+        /// The fallback named.
+        id: String,
+    },
+    /// Neither a built-in name nor a path (the text as given).
+    #[error(
+        "unknown PDU profile '{0}' (built-in: {}; or give a path to a profile file)",
+        Profile::builtin_names().join(", ")
+    )]
+    Unknown(String),
+    /// A profile file that cannot be read.
+    #[error("cannot read PDU profile {}: {source}", path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+}
 
 /// Largest profile file read.
 const MAX_PROFILE: u64 = 1 << 20;
@@ -96,16 +161,13 @@ enum Part {
 
 impl Template {
     /// Parses `.1.3.6…{outlet}`.
-    pub fn parse(text: &str) -> Result<Template, String> {
+    pub fn parse(text: &str) -> Result<Template, NotATemplate> {
         let mut parts = Vec::new();
         for a in text.trim().trim_start_matches('.').split('.') {
             parts.push(match a {
                 "{switch}" => Part::Switch,
                 "{outlet}" => Part::Outlet,
-                n => Part::Arc(
-                    n.parse()
-                        .map_err(|_| format!("'{text}' is not an OID template"))?,
-                ),
+                n => Part::Arc(n.parse().map_err(|_| NotATemplate(text.to_string()))?),
             });
         }
         Ok(Template { parts })
@@ -215,17 +277,20 @@ pub fn sys_object_id() -> Oid {
 
 impl Profile {
     /// Parses a profile file's text.
-    pub fn parse(text: &str) -> Result<Profile, String> {
-        let raw: RawProfile =
-            toml::from_str(text).map_err(|e| format!("invalid PDU profile: {e}"))?;
+    pub fn parse(text: &str) -> Result<Profile, ProfileError> {
+        let raw: RawProfile = toml::from_str(text).map_err(ProfileError::Toml)?;
         if raw.variant.is_empty() {
-            return Err(format!("PDU profile '{}' has no [[variant]]", raw.name));
+            return Err(ProfileError::NoVariant(raw.name));
         }
         let mut variants = Vec::new();
         for v in raw.variant {
-            let ctx = |e: String| format!("PDU profile '{}', variant '{}': {e}", raw.name, v.id);
-            let names_index =
-                Template::parse(v.names_index.as_deref().unwrap_or("{outlet}")).map_err(ctx)?;
+            let ctx = |e: VariantProblem| ProfileError::Variant {
+                profile: raw.name.clone(),
+                variant: v.id.clone(),
+                problem: e,
+            };
+            let names_index = Template::parse(v.names_index.as_deref().unwrap_or("{outlet}"))
+                .map_err(|e| ctx(e.into()))?;
             let variant = Variant {
                 label: v.label.clone().unwrap_or_else(|| v.id.clone()),
                 sys_object_ids: v
@@ -233,15 +298,15 @@ impl Profile {
                     .iter()
                     .map(|s| Oid::parse(s))
                     .collect::<Result<_, _>>()
-                    .map_err(ctx)?,
-                status: Template::parse(&v.status).map_err(ctx)?,
-                control: Template::parse(&v.control).map_err(ctx)?,
+                    .map_err(|e| ctx(e.into()))?,
+                status: Template::parse(&v.status).map_err(|e| ctx(e.into()))?,
+                control: Template::parse(&v.control).map_err(|e| ctx(e.into()))?,
                 names: v
                     .names
                     .as_deref()
                     .map(Oid::parse)
                     .transpose()
-                    .map_err(ctx)?,
+                    .map_err(|e| ctx(e.into()))?,
                 names_index,
                 index_offset: v.index_offset,
                 control_offset: v.control_offset,
@@ -256,26 +321,24 @@ impl Profile {
                     .as_deref()
                     .map(Template::parse)
                     .transpose()
-                    .map_err(ctx)?,
+                    .map_err(|e| ctx(e.into()))?,
                 load_scale: v.load_scale,
                 id: v.id.clone(),
             };
             if variant.state_on == variant.state_off {
-                return Err(ctx("state_on and state_off are the same value".into()));
+                return Err(ctx(VariantProblem::SameStates));
             }
             if !variant.load_scale.is_finite() || variant.load_scale <= 0.0 {
-                return Err(ctx("load_scale must be a positive number".into()));
+                return Err(ctx(VariantProblem::LoadScale));
             }
             variants.push(Arc::new(variant));
         }
         let fallback =
             match &raw.fallback {
                 Some(id) => Some(variants.iter().find(|v| &v.id == id).cloned().ok_or_else(
-                    || {
-                        format!(
-                            "PDU profile '{}': no variant '{id}' for the fallback",
-                            raw.name
-                        )
+                    || ProfileError::Fallback {
+                        profile: raw.name.clone(),
+                        id: id.clone(),
                     },
                 )?),
                 None if variants.len() == 1 => variants.first().cloned(),
@@ -303,16 +366,13 @@ impl Profile {
     }
 
     /// A built-in name, or else a path to a profile file.
-    pub fn load(name_or_path: &str) -> Result<Profile, String> {
+    pub fn load(name_or_path: &str) -> Result<Profile, ProfileError> {
         if let Some(p) = Profile::builtin(name_or_path) {
             return Ok(p);
         }
         let path = Path::new(name_or_path);
         if !name_or_path.contains('/') && !name_or_path.ends_with(".toml") {
-            return Err(format!(
-                "unknown PDU profile '{name_or_path}' (built-in: {}; or give a path to a profile file)",
-                Profile::builtin_names().join(", ")
-            ));
+            return Err(ProfileError::Unknown(name_or_path.to_string()));
         }
         // Bounded: a profile is a few kilobytes; a device file must not hang us.
         let mut text = String::new();
@@ -320,7 +380,10 @@ impl Profile {
             .and_then(|f| {
                 std::io::Read::read_to_string(&mut std::io::Read::take(f, MAX_PROFILE), &mut text)
             })
-            .map_err(|e| format!("cannot read PDU profile {}: {e}", path.display()))?;
+            .map_err(|source| ProfileError::Read {
+                path: path.to_path_buf(),
+                source,
+            })?;
         Profile::parse(&text)
     }
 
@@ -376,10 +439,66 @@ mod tests {
     #[test]
     fn bad_profiles_are_refused_with_a_reason() {
         let e = Profile::parse("name='x'\n[[variant]]\nid='a'\nstatus='1.3.{outlet}'\ncontrol='1.3.{outlet}'\nstate_on=1\nstate_off=1\nturn_on=1\nturn_off=2\n").unwrap_err();
-        assert!(e.contains("same value"), "{e}");
+        assert!(
+            matches!(
+                &e,
+                ProfileError::Variant {
+                    problem: VariantProblem::SameStates,
+                    ..
+                }
+            ),
+            "{e}"
+        );
         assert!(Profile::parse("name='x'\nvariant=[]\n").is_err());
-        assert!(Profile::load("nosuch")
+        assert!(matches!(
+            Profile::load("nosuch"),
+            Err(ProfileError::Unknown(_))
+        ));
+    }
+
+    #[test]
+    fn messages_read_as_they_always_have() {
+        let text = |t: &str| Profile::parse(t).unwrap_err().to_string();
+        let variant = |extra: &str| {
+            format!(
+                "name='x'\n[[variant]]\nid='a'\nstatus='1.3.{{outlet}}'\n\
+                 control='1.3.{{outlet}}'\nstate_on=1\nstate_off=2\nturn_on=1\n\
+                 turn_off=2\n{extra}"
+            )
+        };
+        assert!(Profile::parse(&variant("")).is_ok());
+        assert!(text("name=").starts_with("invalid PDU profile: "));
+        assert_eq!(
+            text("name='x'\nvariant=[]\n"),
+            "PDU profile 'x' has no [[variant]]"
+        );
+        assert_eq!(
+            text(&variant("state_on=2\n").replace("state_on=1\n", "")),
+            "PDU profile 'x', variant 'a': state_on and state_off are the same value"
+        );
+        assert_eq!(
+            text(&variant("load_scale=0.0\n")),
+            "PDU profile 'x', variant 'a': load_scale must be a positive number"
+        );
+        assert_eq!(
+            text(&variant("load='1.3.x'\n")),
+            "PDU profile 'x', variant 'a': '1.3.x' is not an OID template"
+        );
+        assert_eq!(
+            text(&variant("names='1'\n")),
+            "PDU profile 'x', variant 'a': '1' is not an object identifier"
+        );
+        assert_eq!(
+            text(&variant("").replace("name='x'\n", "name='x'\nfallback='b'\n")),
+            "PDU profile 'x': no variant 'b' for the fallback"
+        );
+        assert_eq!(
+            Profile::load("nosuch").unwrap_err().to_string(),
+            "unknown PDU profile 'nosuch' (built-in: apc, eaton; or give a path to a profile file)"
+        );
+        assert!(Profile::load("/nonexistent/p.toml")
             .unwrap_err()
-            .contains("built-in: apc, eaton"));
+            .to_string()
+            .starts_with("cannot read PDU profile /nonexistent/p.toml: No such file"));
     }
 }
