@@ -20,7 +20,7 @@ const LAYERS: &[(&str, &[&str])] = &[
         &["secret", "exit", "time", "fingerprint"],
     ),
     ("engine", &["engine"]),
-    ("process services", &["lock", "runtime", "script"]),
+    ("process services", &["lock", "runtime", "script", "udp"]),
     ("protocols", &["ipmi", "redfish", "ssh", "snmp", "kdump"]),
     ("methods", &["method"]),
     ("fleet", &["fleet"]),

@@ -25,13 +25,15 @@ use super::config::{AuthType, CipherChoice, ConfigError, IpmiConfig, Privilege, 
 use super::crypto::Suite;
 use super::pacing::Pacing;
 use super::session::{self, Active, ExpectChallenge, ExpectOpenSessionResponse, Sent, Unwrapped};
-use super::transport::{Received, Transport};
 use crate::engine::driver::PowerDriver;
 use crate::engine::error::{DriverError, ErrorKind, Stage};
 use crate::engine::identity::{Identity, UuidForm};
 use crate::engine::power::{PowerCommand, PowerReading, PowerState};
+use crate::udp::{Received, Transport};
 use std::time::{Duration, Instant};
 
+/// Largest datagram accepted; IPMI messages are far smaller.
+const MAX_DATAGRAM: usize = 2048;
 /// How long Close Session may take before the session is simply abandoned.
 const CLOSE_WAIT: Duration = Duration::from_millis(300);
 /// In automatic cipher choice without an answer to Get Channel Cipher Suites,
@@ -285,8 +287,9 @@ impl IpmiDriver {
         deadline: Option<Instant>,
     ) -> Result<&mut Transport, DriverError> {
         if self.transport.is_none() {
-            self.transport =
-                Some(Transport::connect(&self.cfg.host, self.cfg.port, deadline).await?);
+            self.transport = Some(
+                Transport::connect(&self.cfg.host, self.cfg.port, deadline, MAX_DATAGRAM).await?,
+            );
         }
         Ok(self.transport.as_mut().expect("just set"))
     }

@@ -4,8 +4,7 @@
 //! * [`crypto`]: cipher suites 3 and 17, IPMI 1.5 authentication codes;
 //! * [`session`]: the client's session state machine, no I/O;
 //! * [`pacing`]: when to retransmit (round-trip estimate, back-off), no I/O;
-//! * [`transport`]: tokio UDP, bounded waits;
-//! * [`driver`]: the engine's [`crate::engine::driver::PowerDriver`] over all of it;
+//! * [`driver`]: over [`crate::udp`], the engine's [`crate::engine::driver::PowerDriver`] over all of it;
 //! * [`config`]: what a caller sets (address, credentials, suite, privilege).
 
 pub mod codec;
@@ -14,4 +13,3 @@ pub mod crypto;
 pub mod driver;
 pub mod pacing;
 pub mod session;
-pub mod transport;

@@ -11,9 +11,12 @@
 use super::ber::Oid;
 use super::message::{error_status, Pdu, PduKind, Value, VarBind, Version};
 use super::session::{get_pdu, Outgoing, Reply, ReportKind, Security, Session};
-use super::transport::{Received, Transport};
 use crate::engine::error::{DriverError, ErrorKind, Stage};
+use crate::udp::{Received, Transport};
 use std::time::{Duration, Instant};
+
+/// Largest datagram accepted (the largest UDP payload: a PDU's walk may be long).
+const MAX_DATAGRAM: usize = 65_535;
 
 /// Per-request timing.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -74,7 +77,7 @@ impl Client {
     ) -> Result<Client, DriverError> {
         let session = Session::new(security)
             .map_err(|e| DriverError::new(ErrorKind::Config, Stage::Authenticate, e.to_string()))?;
-        let t = Transport::connect(host, port, deadline).await?;
+        let t = Transport::connect(host, port, deadline, MAX_DATAGRAM).await?;
         let mut c = Client {
             t,
             session,

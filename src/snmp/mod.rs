@@ -4,7 +4,7 @@
 //! * [`ber`] and [`message`]: the codec (bytes ↔ typed messages, no I/O);
 //! * [`usm`]: keys, HMAC authentication and privacy (RFC 3414, 3826, 7860);
 //! * [`session`]: the client state machine (discovery, time window, ids), no I/O;
-//! * [`transport`] and [`client`]: tokio UDP, retransmission inside deadlines;
+//! * [`client`]: requests over [`crate::udp`], retransmission inside deadlines;
 //! * [`profile`]: PDU profiles as data (`agents/pdu/*.toml`);
 //! * [`config`] and [`driver`]: the engine's [`crate::engine::driver::PowerDriver`]
 //!   for one or several outlets on one or several PDUs.
@@ -16,5 +16,4 @@ pub mod driver;
 pub mod message;
 pub mod profile;
 pub mod session;
-pub mod transport;
 pub mod usm;

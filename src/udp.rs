@@ -1,8 +1,10 @@
-//! UDP transport: one connected socket per BMC, bounded waits, counters.
+//! A connected UDP socket to one device, with bounded waits and counters:
+//! the transport IPMI (RMCP/RMCP+) and SNMP share.
 //!
-//! A connected UDP socket only delivers datagrams from the BMC's address and
-//! port, so replies from anywhere else never reach the session layer. The
-//! transport decides nothing about content: the session says what is ours.
+//! A connected socket only delivers datagrams from the device's address and
+//! port, so replies from anywhere else never reach the session layer above.
+//! Resolution is bounded by the deadline too. The transport decides nothing
+//! about content: each protocol's session says what is its own.
 
 use crate::engine::error::{DriverError, ErrorKind, Stage};
 use std::io;
@@ -10,13 +12,10 @@ use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 use tokio::net::UdpSocket;
 
-/// Largest datagram accepted; IPMI messages are far smaller.
-const MAX_DATAGRAM: usize = 2048;
-
 /// What a bounded receive found.
 #[derive(Debug)]
 pub enum Received {
-    /// A datagram from the BMC's address.
+    /// A datagram from the device's address.
     Datagram(Vec<u8>),
     /// Nothing before the wait ended.
     Nothing,
@@ -24,52 +23,50 @@ pub enum Received {
     Refused,
 }
 
-/// A socket connected to one BMC.
+/// A socket connected to one device.
 pub struct Transport {
     sock: UdpSocket,
     peer: SocketAddr,
     buf: Vec<u8>,
     /// Datagrams sent, retransmissions included.
     pub sent: u32,
-    /// Datagrams received from the BMC's address.
+    /// Datagrams received from the device's address.
     pub received: u32,
 }
 
 impl Transport {
     /// Resolves `host` and connects a UDP socket to it, within `deadline`.
+    /// Datagrams longer than `max_datagram` are truncated (each protocol
+    /// sizes its buffer: a fleet holds one per device).
     pub async fn connect(
         host: &str,
         port: u16,
         deadline: Option<Instant>,
+        max_datagram: usize,
     ) -> Result<Self, DriverError> {
         let unreachable =
             |m: String| DriverError::new(ErrorKind::Unreachable, Stage::Authenticate, m);
         let lookup = tokio::net::lookup_host((host, port));
-        let addrs: Vec<SocketAddr> = match deadline {
-            Some(d) => match tokio::time::timeout_at(d.into(), lookup).await {
-                Ok(r) => r
-                    .map_err(|e| unreachable(format!("cannot resolve {host}: {e}")))?
-                    .collect(),
-                Err(_) => {
-                    return Err(DriverError::new(
+        let found = match deadline {
+            Some(d) => tokio::time::timeout_at(d.into(), lookup)
+                .await
+                .map_err(|_| {
+                    DriverError::new(
                         ErrorKind::Timeout,
                         Stage::Authenticate,
                         format!("resolving {host} took longer than the deadline"),
-                    ))
-                }
-            },
-            None => lookup
-                .await
-                .map_err(|e| unreachable(format!("cannot resolve {host}: {e}")))?
-                .collect(),
+                    )
+                })?,
+            None => lookup.await,
         };
-        let peer = *addrs
-            .first()
+        let peer = found
+            .map_err(|e| unreachable(format!("cannot resolve {host}: {e}")))?
+            .next()
             .ok_or_else(|| unreachable(format!("{host} resolves to no address")))?;
-        let local: SocketAddr = if peer.is_ipv4() {
-            "0.0.0.0:0".parse().expect("literal")
+        let local = if peer.is_ipv4() {
+            SocketAddr::from(([0, 0, 0, 0], 0))
         } else {
-            "[::]:0".parse().expect("literal")
+            SocketAddr::from(([0u16; 8], 0))
         };
         let sock = UdpSocket::bind(local)
             .await
@@ -80,13 +77,13 @@ impl Transport {
         Ok(Transport {
             sock,
             peer,
-            buf: vec![0; MAX_DATAGRAM],
+            buf: vec![0; max_datagram],
             sent: 0,
             received: 0,
         })
     }
 
-    /// The BMC's address.
+    /// The device's address.
     pub fn peer(&self) -> SocketAddr {
         self.peer
     }
@@ -115,8 +112,7 @@ impl Transport {
                 Received::Datagram(self.buf[..n].to_vec())
             }
             Ok(Err(e)) if e.kind() == io::ErrorKind::ConnectionRefused => Received::Refused,
-            Ok(Err(_)) => Received::Nothing,
-            Err(_) => Received::Nothing,
+            Ok(Err(_)) | Err(_) => Received::Nothing,
         }
     }
 }
