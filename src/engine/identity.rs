@@ -301,15 +301,21 @@ pub fn normalise_uuid(s: &str) -> Option<String> {
     if hex.len() != 32 || !hex.chars().all(|c| c.is_ascii_hexdigit()) {
         return None;
     }
-    let h = hex.to_ascii_lowercase();
-    Some(format!(
+    Some(hyphenate(&hex.to_ascii_lowercase()))
+}
+
+/// The 8-4-4-4-12 form of 32 hexadecimal digits (`hex` is taken as it is:
+/// callers pass lower case).
+pub fn hyphenate(hex: &str) -> String {
+    debug_assert_eq!(hex.len(), 32);
+    format!(
         "{}-{}-{}-{}-{}",
-        &h[0..8],
-        &h[8..12],
-        &h[12..16],
-        &h[16..20],
-        &h[20..32]
-    ))
+        &hex[0..8],
+        &hex[8..12],
+        &hex[12..16],
+        &hex[16..20],
+        &hex[20..32]
+    )
 }
 
 /// A UUID as reported by a device that spells it as text (Redfish, virsh).

@@ -1068,14 +1068,7 @@ impl SystemGuid {
     pub fn text(&self, enc: GuidEncoding) -> String {
         let b = enc.to_network_order(&self.raw);
         let h: String = b.iter().map(|x| format!("{x:02x}")).collect();
-        format!(
-            "{}-{}-{}-{}-{}",
-            &h[0..8],
-            &h[8..12],
-            &h[12..16],
-            &h[16..20],
-            &h[20..32]
-        )
+        crate::engine::identity::hyphenate(&h)
     }
 
     /// The encoding a reader would guess, as ipmitool 1.8.19 `mc guid`
