@@ -504,6 +504,34 @@ pub fn decide(o: &Observations) -> (Verdict, String) {
             bmcs.len()
         ),
     };
+    // What keeps either expectation from being proven, in the same words.
+    let nothing_read = || {
+        (
+            Verdict::NoEvidence,
+            format!(
+                "no channel could be read ({}); nothing is proven",
+                list(&incomplete)
+            ),
+        )
+    };
+    let gap = || {
+        if !incomplete.is_empty() {
+            Some((
+                Verdict::Unproven,
+                format!(
+                    "{}; every channel must give {n} reads in a row",
+                    list(&incomplete)
+                ),
+            ))
+        } else if !not_probed.is_empty() {
+            Some((
+                Verdict::Unproven,
+                format!("a probe could not be made ({})", list(&not_probed)),
+            ))
+        } else {
+            None
+        }
+    };
     let max = o.max_off_watts;
     match o.expect {
         PowerState::Off => {
@@ -555,28 +583,10 @@ pub fn decide(o: &Observations) -> (Verdict, String) {
                 );
             }
             if !o.channels.is_empty() && off == 0 {
-                return (
-                    Verdict::NoEvidence,
-                    format!(
-                        "no channel could be read ({}); nothing is proven",
-                        list(&incomplete)
-                    ),
-                );
+                return nothing_read();
             }
-            if !incomplete.is_empty() {
-                return (
-                    Verdict::Unproven,
-                    format!(
-                        "{}; every channel must give {n} reads in a row",
-                        list(&incomplete)
-                    ),
-                );
-            }
-            if !not_probed.is_empty() {
-                return (
-                    Verdict::Unproven,
-                    format!("a probe could not be made ({})", list(&not_probed)),
-                );
+            if let Some(gap) = gap() {
+                return gap;
             }
             let mut witnesses: Vec<String> =
                 probes_where(&|p| matches!(p, Probe::Silent | Probe::Unreachable));
@@ -659,13 +669,7 @@ pub fn decide(o: &Observations) -> (Verdict, String) {
             }
             if !o.channels.is_empty() && on == 0 {
                 if accepted.is_empty() {
-                    return (
-                        Verdict::NoEvidence,
-                        format!(
-                            "no channel could be read ({}); nothing is proven",
-                            list(&incomplete)
-                        ),
-                    );
+                    return nothing_read();
                 }
                 return (
                     Verdict::Unproven,
@@ -676,20 +680,8 @@ pub fn decide(o: &Observations) -> (Verdict, String) {
                     ),
                 );
             }
-            if !incomplete.is_empty() {
-                return (
-                    Verdict::Unproven,
-                    format!(
-                        "{}; every channel must give {n} reads in a row",
-                        list(&incomplete)
-                    ),
-                );
-            }
-            if !not_probed.is_empty() {
-                return (
-                    Verdict::Unproven,
-                    format!("a probe could not be made ({})", list(&not_probed)),
-                );
+            if let Some(gap) = gap() {
+                return gap;
             }
             let down = probes_where(&|p| *p != Probe::Accepted);
             if !down.is_empty() {
