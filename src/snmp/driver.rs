@@ -212,6 +212,20 @@ impl SnmpDriver {
     }
 
     /// Reads one template for every outlet, PDU by PDU: `(outlet index, value)`.
+    /// The outlets on PDU `pdu`: their indexes, labels and resolved OIDs
+    /// (`None` when the node has no outlet there).
+    fn on_pdu(&self, pdu: usize) -> Option<(Vec<usize>, Vec<String>, Vec<Resolved>)> {
+        let mine: Vec<usize> = (0..self.cfg.outlets.len())
+            .filter(|&i| self.cfg.outlets[i].pdu == pdu)
+            .collect();
+        if mine.is_empty() {
+            return None;
+        }
+        let labels = mine.iter().map(|&i| self.cfg.outlet_label(i)).collect();
+        let resolved = mine.iter().filter_map(|&i| self.resolved[i]).collect();
+        Some((mine, labels, resolved))
+    }
+
     async fn read_all(
         &mut self,
         which: Which,
@@ -221,14 +235,9 @@ impl SnmpDriver {
         self.prepare(deadline).await?;
         let mut out = Vec::with_capacity(self.cfg.outlets.len());
         for pdu in 0..self.cfg.pdus.len() {
-            let mine: Vec<usize> = (0..self.cfg.outlets.len())
-                .filter(|&i| self.cfg.outlets[i].pdu == pdu)
-                .collect();
-            if mine.is_empty() {
+            let Some((mine, labels, resolved)) = self.on_pdu(pdu) else {
                 continue;
-            }
-            let labels: Vec<String> = mine.iter().map(|&i| self.cfg.outlet_label(i)).collect();
-            let resolved: Vec<Resolved> = mine.iter().filter_map(|&i| self.resolved[i]).collect();
+            };
             let conn = self.conn(pdu, deadline).await?;
             let v = conn.variant.clone();
             let mut oids = Vec::with_capacity(mine.len());
@@ -368,14 +377,9 @@ impl SnmpDriver {
         self.prepare(deadline).await?;
         let mut first_err: Option<DriverError> = None;
         for pdu in 0..self.cfg.pdus.len() {
-            let mine: Vec<usize> = (0..self.cfg.outlets.len())
-                .filter(|&i| self.cfg.outlets[i].pdu == pdu)
-                .collect();
-            if mine.is_empty() {
+            let Some((_, labels, resolved)) = self.on_pdu(pdu) else {
                 continue;
-            }
-            let labels: Vec<String> = mine.iter().map(|&i| self.cfg.outlet_label(i)).collect();
-            let resolved: Vec<Resolved> = mine.iter().filter_map(|&i| self.resolved[i]).collect();
+            };
             let result = async {
                 let conn = self.conn(pdu, deadline).await?;
                 let v = conn.variant.clone();

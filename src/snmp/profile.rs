@@ -12,7 +12,7 @@
 use super::ber::{NotAnOid, Oid};
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 /// Text that is not an OID template (as given).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -354,10 +354,19 @@ impl Profile {
 
     /// A built-in profile by name (`apc`, `eaton`).
     pub fn builtin(name: &str) -> Option<Profile> {
-        BUILTIN
+        // Parsed once per process: a fleet builds one method per node, and
+        // many nodes name the same profile. Variants are shared (`Arc`).
+        static PARSED: OnceLock<Vec<(&str, Profile)>> = OnceLock::new();
+        PARSED
+            .get_or_init(|| {
+                BUILTIN
+                    .iter()
+                    .filter_map(|(n, text)| Profile::parse(text).ok().map(|p| (*n, p)))
+                    .collect()
+            })
             .iter()
             .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .and_then(|(_, text)| Profile::parse(text).ok())
+            .map(|(_, p)| p.clone())
     }
 
     /// The names of the built-in profiles.
