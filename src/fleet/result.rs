@@ -20,8 +20,7 @@ use std::time::Duration;
 /// `cycle-sent`, `off-sent`, `monitored`, `diag-sent`, `acknowledged`, and
 /// the verdicts `proven`, `bmc-only`, `contradiction`, `unproven`,
 /// `no-evidence`, `drift`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TargetOutcome {
     /// The power state was read.
     Status,
@@ -45,18 +44,8 @@ pub enum TargetOutcome {
     DiagSent,
     /// A person acknowledged a manual fencing; no power state was observed.
     Acknowledged,
-    /// `--verify`: proven.
-    Proven,
-    /// `--verify`: only the BMC says so.
-    BmcOnly,
-    /// `--verify`: the evidence contradicts itself (e.g. BMC off, host alive).
-    Contradiction,
-    /// `--verify`: the evidence does not show the state.
-    Unproven,
-    /// `--verify`: nothing could be read.
-    NoEvidence,
-    /// `--verify`: up, but the configuration drifted.
-    Drift,
+    /// `--verify` followed: its verdict, recorded in the verdict's own word.
+    Verified(Verdict),
 }
 
 impl TargetOutcome {
@@ -79,14 +68,7 @@ impl TargetOutcome {
 
     /// The recorded form of a verify verdict.
     pub fn of_verdict(v: Verdict) -> Self {
-        match v {
-            Verdict::Proven => TargetOutcome::Proven,
-            Verdict::BmcOnly => TargetOutcome::BmcOnly,
-            Verdict::Contradiction => TargetOutcome::Contradiction,
-            Verdict::Unproven => TargetOutcome::Unproven,
-            Verdict::NoEvidence => TargetOutcome::NoEvidence,
-            Verdict::Drift => TargetOutcome::Drift,
-        }
+        TargetOutcome::Verified(v)
     }
 
     /// The word used in JSON, audit records and tables.
@@ -103,12 +85,7 @@ impl TargetOutcome {
             TargetOutcome::Monitored => "monitored",
             TargetOutcome::DiagSent => "diag-sent",
             TargetOutcome::Acknowledged => "acknowledged",
-            TargetOutcome::Proven => "proven",
-            TargetOutcome::BmcOnly => "bmc-only",
-            TargetOutcome::Contradiction => "contradiction",
-            TargetOutcome::Unproven => "unproven",
-            TargetOutcome::NoEvidence => "no-evidence",
-            TargetOutcome::Drift => "drift",
+            TargetOutcome::Verified(v) => v.as_str(),
         }
     }
 
@@ -119,6 +96,14 @@ impl TargetOutcome {
             self,
             TargetOutcome::CycleSent | TargetOutcome::OffSent | TargetOutcome::DiagSent
         )
+    }
+}
+
+impl Serialize for TargetOutcome {
+    /// As its word ([`TargetOutcome::as_str`]): JSON and audit records carry
+    /// `"outcome": "reached"` or `"outcome": "contradiction"` alike.
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
     }
 }
 
@@ -421,28 +406,29 @@ mod tests {
     #[test]
     fn recorded_words_are_the_serialised_words() {
         use TargetOutcome::*;
-        for o in [
-            Status,
-            InTransition,
-            Already,
-            Reached,
-            Rebooted,
-            FencedNotRestored,
-            CycleSent,
-            OffSent,
-            Monitored,
-            DiagSent,
-            Acknowledged,
-            Proven,
-            BmcOnly,
-            Contradiction,
-            Unproven,
-            NoEvidence,
-            Drift,
+        for (o, word) in [
+            (Status, "status"),
+            (InTransition, "in-transition"),
+            (Already, "already"),
+            (Reached, "reached"),
+            (Rebooted, "rebooted"),
+            (FencedNotRestored, "fenced-not-restored"),
+            (CycleSent, "cycle-sent"),
+            (OffSent, "off-sent"),
+            (Monitored, "monitored"),
+            (DiagSent, "diag-sent"),
+            (Acknowledged, "acknowledged"),
+            (Verified(Verdict::Proven), "proven"),
+            (Verified(Verdict::BmcOnly), "bmc-only"),
+            (Verified(Verdict::Contradiction), "contradiction"),
+            (Verified(Verdict::Unproven), "unproven"),
+            (Verified(Verdict::NoEvidence), "no-evidence"),
+            (Verified(Verdict::Drift), "drift"),
         ] {
+            assert_eq!(o.as_str(), word);
             assert_eq!(
                 serde_json::to_value(o).unwrap(),
-                serde_json::Value::String(o.as_str().into())
+                serde_json::Value::String(word.into())
             );
         }
     }
