@@ -212,3 +212,74 @@ fn an_endless_redfish_body_is_cut_at_one_mebibyte() {
     // the cap plus the socket buffers.
     assert!(sent_mib < 64.0, "{sent_mib} MiB were read");
 }
+
+/// The shared objects an ELF executable names (`DT_NEEDED`), read from the
+/// file itself (64-bit little-endian, as every target CI builds for).
+fn needed_libraries(path: &Path) -> Vec<String> {
+    let f = std::fs::read(path).expect("read the binary");
+    let u16_at = |o: usize| u16::from_le_bytes(f[o..o + 2].try_into().unwrap()) as usize;
+    let u64_at = |o: usize| u64::from_le_bytes(f[o..o + 8].try_into().unwrap()) as usize;
+    assert_eq!(&f[..5], b"\x7fELF\x02", "not a 64-bit ELF file");
+    let (phoff, phentsize, phnum) = (u64_at(0x20), u16_at(0x36), u16_at(0x38));
+    // (type, file offset, virtual address, file size) of each program header.
+    let headers: Vec<(u32, usize, usize, usize)> = (0..phnum)
+        .map(|i| {
+            let h = phoff + i * phentsize;
+            let kind = u32::from_le_bytes(f[h..h + 4].try_into().unwrap());
+            (kind, u64_at(h + 8), u64_at(h + 16), u64_at(h + 32))
+        })
+        .collect();
+    let file_offset = |vaddr: usize| {
+        headers
+            .iter()
+            .find(|&&(kind, _, va, size)| kind == 1 && (va..va + size).contains(&vaddr))
+            .map(|&(_, off, va, _)| off + (vaddr - va))
+            .expect("address inside a loaded segment")
+    };
+    let &(_, dynamic, _, size) = headers
+        .iter()
+        .find(|h| h.0 == 2)
+        .expect("a dynamically linked executable");
+    let entries: Vec<(usize, usize)> = (0..size / 16)
+        .map(|i| (u64_at(dynamic + i * 16), u64_at(dynamic + i * 16 + 8)))
+        .take_while(|&(tag, _)| tag != 0)
+        .collect();
+    let strtab = file_offset(entries.iter().find(|e| e.0 == 5).expect("DT_STRTAB").1);
+    entries
+        .iter()
+        .filter(|e| e.0 == 1)
+        .map(|&(_, name)| {
+            let s = &f[strtab + name..];
+            String::from_utf8_lossy(&s[..s.iter().position(|&b| b == 0).unwrap()]).into_owned()
+        })
+        .collect()
+}
+
+/// GCC's unwinder is linked statically (build.rs): no process loads
+/// libgcc_s, whose constructor probes the CPU with a dozen `cpuid`
+/// instructions that each trap to the hypervisor on a virtual machine. The
+/// C library is still named (the reader above is checked by that).
+#[test]
+fn the_binary_does_not_load_libgcc_s() {
+    let archive = Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()))
+        .arg("-print-file-name=libgcc_eh.a")
+        .output()
+        .ok()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .filter(|p| Path::new(p).is_absolute());
+    if !cfg!(all(target_os = "linux", target_env = "gnu")) || archive.is_none() {
+        // Not a peer: a target or tool chain without the archive links the
+        // shared unwinder on purpose (build.rs says so when it builds).
+        eprintln!("SKIP: no libgcc_eh.a on this tool chain; build.rs links libgcc_s");
+        return;
+    }
+    let needed = needed_libraries(&bin());
+    assert!(
+        needed.iter().any(|l| l.starts_with("libc.so")),
+        "{needed:?}"
+    );
+    assert!(
+        !needed.iter().any(|l| l.starts_with("libgcc_s")),
+        "{needed:?}"
+    );
+}

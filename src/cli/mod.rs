@@ -11,6 +11,7 @@ pub mod generate;
 #[cfg(feature = "lab")]
 pub mod lab;
 pub mod plan;
+pub mod progress;
 pub mod render;
 pub mod run;
 pub mod safety;

@@ -1,14 +1,13 @@
 //! Rendering results for people (short lines, progress) and programs (JSON).
 
+use super::progress::Line;
 use crate::engine::event::{Event, Stamped};
 use crate::engine::power::Action;
 use crate::fleet::fanout::Observer;
 use crate::fleet::manual::Prompt;
 use crate::fleet::result::{TargetOutcome, TargetResult};
-use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 use std::io::IsTerminal;
-use std::time::Duration;
 
 /// What the action itself achieved, in words that never claim more than
 /// was observed.
@@ -188,43 +187,30 @@ impl Observer for Silent {
 /// Progress on stderr while work is pending, only when stderr is a terminal:
 /// a spinner naming the current step for one target, a bar for several.
 pub struct Progress {
-    bar: Option<ProgressBar>,
+    line: Option<Line>,
     single: bool,
+    /// The node a person is being asked about: the line is held until its
+    /// next event.
+    asking: std::cell::RefCell<Option<String>>,
 }
 
 impl Progress {
-    /// A progress display for `plans`.
-    pub fn new(plans: &[crate::fleet::plan::NodePlan], action: Action) -> Self {
+    /// A progress display for `plans`, run `phases` times (a verified reboot
+    /// runs off, then on: each node finishes twice).
+    pub fn new(plans: &[crate::fleet::plan::NodePlan], action: Action, phases: u64) -> Self {
         let show = action != Action::Status || plans.len() > 1;
         let single = plans.len() == 1;
-        let bar = (show && std::io::stderr().is_terminal()).then(|| {
-            let b = if single {
-                let b = ProgressBar::new_spinner();
-                b.set_style(
-                    ProgressStyle::with_template("{spinner} {msg} [{elapsed}]")
-                        .unwrap_or_else(|_| ProgressStyle::default_spinner()),
-                );
-                b
+        let line = (show && std::io::stderr().is_terminal()).then(|| {
+            if single {
+                Line::spinner(format!("{action}"))
             } else {
-                let b = ProgressBar::new(plans.len() as u64);
-                b.set_style(
-                    ProgressStyle::with_template("{bar:30} {pos}/{len} {msg} [{elapsed}]")
-                        .unwrap_or_else(|_| ProgressStyle::default_bar()),
-                );
-                b
-            };
-            b.enable_steady_tick(Duration::from_millis(100));
-            b.set_message(format!("{action}"));
-            b
+                Line::bar(plans.len() as u64 * phases.max(1), format!("{action}"))
+            }
         });
-        Progress { bar, single }
-    }
-}
-
-impl Drop for Progress {
-    fn drop(&mut self) {
-        if let Some(b) = self.bar.take() {
-            b.finish_and_clear();
+        Progress {
+            line,
+            single,
+            asking: Default::default(),
         }
     }
 }
@@ -236,28 +222,37 @@ impl Observer for Progress {
 
     fn event(&self, node: &str, _level: usize, event: &Stamped) {
         tracing::debug!(node, at_ms = event.at_ms, event = ?event.event, "engine event");
-        let say = match &event.event {
-            // A person must read this, terminal or not.
-            Event::AwaitingAcknowledgment { instructions } => Some(instructions.clone()),
-            Event::Warning { message } => Some(format!("fencekit: warning: {node}: {message}")),
-            _ => None,
-        };
-        if let Some(text) = say {
-            match &self.bar {
-                Some(b) => b.suspend(|| eprintln!("{text}")),
-                None => eprintln!("{text}"),
+        let asked = matches!(event.event, Event::AwaitingAcknowledgment { .. });
+        if !asked && self.asking.borrow().as_deref() == Some(node) {
+            self.asking.replace(None);
+            if let Some(l) = &self.line {
+                l.resume();
             }
         }
-        if let (Some(b), true) = (&self.bar, self.single) {
-            b.set_message(format!("{node}: {}", event.event.describe()));
+        match (&event.event, &self.line) {
+            // A person must read this, terminal or not; the line stays off
+            // the screen while they answer.
+            (Event::AwaitingAcknowledgment { instructions }, Some(l)) => {
+                self.asking.replace(Some(node.to_string()));
+                l.hold(instructions);
+            }
+            (Event::AwaitingAcknowledgment { instructions }, None) => eprintln!("{instructions}"),
+            (Event::Warning { message }, Some(l)) => {
+                l.suspend(|| eprintln!("fencekit: warning: {node}: {message}"))
+            }
+            (Event::Warning { message }, None) => eprintln!("fencekit: warning: {node}: {message}"),
+            _ => {}
+        }
+        if let (Some(l), true, false) = (&self.line, self.single, asked) {
+            l.set_message(format!("{node}: {}", event.event.describe()));
         }
     }
 
     fn done(&self, r: &TargetResult) {
-        if let (Some(b), false) = (&self.bar, self.single) {
-            b.inc(1);
+        if let (Some(l), false) = (&self.line, self.single) {
+            l.inc();
             if !r.ok {
-                b.set_message(format!("last failure: {}", r.node));
+                l.set_message(format!("last failure: {}", r.node));
             }
         }
     }

@@ -283,12 +283,17 @@ fn action(action: Action, a: ActionArgs, safety: &SafetyArgs) -> i32 {
         crashdump: prep.crashdump.clone(),
     };
     let verify = a.verify && matches!(action, Action::Off | Action::Reboot);
+    let verified_reboot = verify && action == Action::Reboot && a.method == Method::Onoff;
     let observer: Rc<dyn Observer> = match a.output {
         // With --verify a node's result is known only once it is verified:
         // its `done` line waits until then.
         Output::Jsonl if verify => Rc::new(EventsOnly(JsonLines)),
         Output::Jsonl => Rc::new(JsonLines),
-        Output::Human => Rc::new(Progress::new(&plans, action)),
+        Output::Human => Rc::new(Progress::new(
+            &plans,
+            action,
+            1 + u64::from(verified_reboot),
+        )),
         Output::Json => Rc::new(Silent),
     };
     let run_phase = |plans: Vec<NodePlan>, action: Action| {
@@ -300,7 +305,7 @@ fn action(action: Action, a: ActionArgs, safety: &SafetyArgs) -> i32 {
             r
         })
     };
-    let mut results = if verify && action == Action::Reboot && a.method == Method::Onoff {
+    let mut results = if verified_reboot {
         reboot_verified(&run_phase, &rt, plans, &a, prep.hook.on_despite_failure)
     } else {
         let mut r = run_phase(plans.clone(), action);
