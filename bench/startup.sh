@@ -143,7 +143,7 @@ if command -v strace >/dev/null; then
       strace -f -qq -e trace=clone,clone3,openat -o "$work/strace" $cmd > /dev/null
       threads=$(grep -cE 'clone3?\(' "$work/strace" || true)
       certs=$(grep -E 'openat\(' "$work/strace" | grep -cE '"/etc/ssl|"/etc/pki|/certs/|\.pem"|\.crt"' || true)
-      libs=$(grep -E 'openat\(' "$work/strace" | grep -v ENOENT | grep -oE '[^/"]+\.so[^"]*' | sort -u | tr '\n' ' ' || true)
+      libs=$(grep -E 'openat\(' "$work/strace" | grep -v ENOENT | grep -oE '[^/"]+\.so(\.[0-9]+)*"' | tr -d '"' | sort -u | tr '\n' ' ' || true)
       echo "${cmd#"$work/"}: threads started: $threads, certificate files opened: $certs, shared libraries opened: ${libs:-none}"
       if [ "$check" = 1 ] && [ "$first" = 1 ] && [ "$threads$certs" != "00" ]; then
         echo "  MISSED: ${cmd#"$work/"} starts threads or reads certificates" >&2
