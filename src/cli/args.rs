@@ -398,6 +398,7 @@ pub struct SafetyArgs {
 
 fn parse_limit(s: &str) -> Result<crate::fleet::guard::Limit, String> {
     s.parse()
+        .map_err(|e: crate::fleet::guard::BadLimit| e.to_string())
 }
 
 /// `fencekit hold` options.

@@ -308,7 +308,7 @@ fn record_identity(plans: &[NodePlan], rows: &[CheckRow]) -> (String, Vec<String
                 r.error.as_deref().unwrap_or("?")
             )
         });
-        let pin = match failing.map_or_else(|| pin_for(&levels), Err) {
+        let pin = match failing.map_or_else(|| pin_for(&levels).map_err(|e| e.to_string()), Err) {
             Ok(pin) => pin,
             Err(why) => {
                 // A comment stays one line whatever the device said.

@@ -23,6 +23,7 @@ use crate::engine::event::{EventSink, Stamped};
 use crate::engine::policy::Policy;
 use crate::engine::power::Action;
 use crate::engine::run::{run, Cancel, Failure, Outcome};
+use crate::kdump::listen::BindError;
 use crate::lock;
 use crate::method::spec::MethodSpec;
 use std::cell::RefCell;
@@ -174,7 +175,7 @@ fn stopped(node: &str, action: Action, why: Stopped, waiting_for: &str) -> Targe
 }
 
 /// The run's kdump listener, when crash dump first is asked (or why there is none).
-type KdumpListener = Option<Result<crate::kdump::listen::Listener, String>>;
+type KdumpListener = Option<Result<crate::kdump::listen::Listener, BindError>>;
 
 /// Runs `action` on every node of `plans`; results come back in plan order.
 pub async fn run_fleet(
@@ -192,11 +193,9 @@ pub async fn run_fleet(
             let slots: Rc<BmcSlots> = Rc::new(RefCell::new(HashMap::new()));
             // One kdump socket for the whole run: nodes fenced in parallel share the port.
             let kdump: Rc<KdumpListener> = Rc::new(match &opts.crashdump {
-                Some(c) if matches!(action, Action::Off | Action::Reboot) => Some(
-                    crate::kdump::listen::Listener::bind(c.port)
-                        .await
-                        .map_err(|e| format!("cannot listen on UDP port {}: {e}", c.port)),
-                ),
+                Some(c) if matches!(action, Action::Off | Action::Reboot) => {
+                    Some(crate::kdump::listen::Listener::bind(c.port).await)
+                }
                 _ => None,
             });
             let mut handles = Vec::with_capacity(plans.len());
@@ -459,7 +458,7 @@ async fn attempt(
     action: Action,
     opts: &FleetOptions,
     deadline: Instant,
-    kdump: Option<&Result<crate::kdump::listen::Listener, String>>,
+    kdump: Option<&Result<crate::kdump::listen::Listener, BindError>>,
     cancel: Cancel,
     observer: &dyn Observer,
 ) -> TargetResult {

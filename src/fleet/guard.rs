@@ -37,26 +37,39 @@ impl Limit {
     }
 }
 
+/// A `--max-fence` / `max_fence` value that is not a limit.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BadLimit {
+    /// Neither `N` nor `P%`.
+    #[error("max-fence '{0}': expected a number of nodes (8) or a percentage (25%)")]
+    NotALimit(String),
+    /// A percentage outside 1–100.
+    #[error("max-fence '{0}': a percentage is 1% to 100%")]
+    PercentOutOfRange(String),
+    /// Zero nodes.
+    #[error(
+        "max-fence '{0}': the limit is at least 1 node (hold nodes with `fencekit hold` to keep them untouched)"
+    )]
+    Zero(String),
+}
+
 impl std::str::FromStr for Limit {
-    type Err = String;
+    type Err = BadLimit;
 
     /// `N` (1 or more) or `P%` (1–100).
-    fn from_str(s: &str) -> Result<Self, String> {
+    fn from_str(s: &str) -> Result<Self, BadLimit> {
         let t = s.trim();
-        let bad =
-            || format!("max-fence '{s}': expected a number of nodes (8) or a percentage (25%)");
+        let bad = || BadLimit::NotALimit(s.to_string());
         if let Some(p) = t.strip_suffix('%') {
             let p: u32 = p.trim().parse().map_err(|_| bad())?;
             if !(1..=100).contains(&p) {
-                return Err(format!("max-fence '{s}': a percentage is 1% to 100%"));
+                return Err(BadLimit::PercentOutOfRange(s.to_string()));
             }
             return Ok(Limit::Percent(p));
         }
         let n: u32 = t.parse().map_err(|_| bad())?;
         if n == 0 {
-            return Err(format!(
-                "max-fence '{s}': the limit is at least 1 node (hold nodes with `fencekit hold` to keep them untouched)"
-            ));
+            return Err(BadLimit::Zero(s.to_string()));
         }
         Ok(Limit::Nodes(n))
     }
@@ -160,8 +173,19 @@ mod tests {
         assert_eq!("8".parse(), Ok(Limit::Nodes(8)));
         assert_eq!(" 25% ".parse(), Ok(Limit::Percent(25)));
         assert_eq!("100%".parse(), Ok(Limit::Percent(100)));
-        for bad in ["0", "0%", "101%", "-1", "x", "5.5", "%", ""] {
-            assert!(bad.parse::<Limit>().is_err(), "{bad}");
+        for bad in ["-1", "x", "5.5", "%", ""] {
+            assert_eq!(
+                bad.parse::<Limit>(),
+                Err(BadLimit::NotALimit(bad.into())),
+                "{bad}"
+            );
+        }
+        assert_eq!("0".parse::<Limit>(), Err(BadLimit::Zero("0".into())));
+        for bad in ["0%", "101%"] {
+            assert_eq!(
+                bad.parse::<Limit>(),
+                Err(BadLimit::PercentOutOfRange(bad.into()))
+            );
         }
         assert_eq!(Limit::Percent(25).to_string(), "25%");
     }

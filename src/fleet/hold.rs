@@ -111,50 +111,79 @@ fn path_in(dir: &Path, node: &str) -> PathBuf {
     dir.join(format!("{stem}-{tag}.json"))
 }
 
-fn unwritable(dir: &Path, e: &std::io::Error) -> String {
-    format!(
-        "cannot record holds in {}: {e}; holds live beside fencekit's locks and need a writable \
-         directory (set XDG_RUNTIME_DIR, or make /run/fencekit writable)",
+/// Why holds could not be placed, released or read.
+#[derive(Debug, thiserror::Error)]
+pub enum HoldError {
+    /// The hold directory cannot be created or written.
+    #[error(
+        "cannot record holds in {}: {source}; holds live beside fencekit's locks and need a \
+         writable directory (set XDG_RUNTIME_DIR, or make /run/fencekit writable)",
         dir.display()
-    )
+    )]
+    Unwritable {
+        dir: PathBuf,
+        source: std::io::Error,
+    },
+    /// A hold that cannot be encoded (never expected: plain strings).
+    #[error(transparent)]
+    Encode(#[from] serde_json::Error),
+    /// A hold file that exists but cannot be removed.
+    #[error("cannot release the hold {}: {source}", path.display())]
+    Release {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    /// A hold directory that exists but cannot be listed.
+    #[error("cannot read the holds in {}: {source}", dir.display())]
+    Unreadable {
+        dir: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+fn unwritable(dir: &Path) -> impl FnOnce(std::io::Error) -> HoldError + '_ {
+    move |source| HoldError::Unwritable {
+        dir: dir.to_path_buf(),
+        source,
+    }
 }
 
 /// Places (or replaces) a hold; returns its file.
-pub fn place(hold: &Hold) -> Result<PathBuf, String> {
+pub fn place(hold: &Hold) -> Result<PathBuf, HoldError> {
     place_in(&hold_dir(), hold)
 }
 
 /// [`place`] in `dir`.
-pub fn place_in(dir: &Path, hold: &Hold) -> Result<PathBuf, String> {
-    std::fs::create_dir_all(dir).map_err(|e| unwritable(dir, &e))?;
+pub fn place_in(dir: &Path, hold: &Hold) -> Result<PathBuf, HoldError> {
+    std::fs::create_dir_all(dir).map_err(unwritable(dir))?;
     let path = path_in(dir, &hold.node);
     let tmp = dir.join(format!(
         ".{}.{}.tmp",
         std::process::id(),
         path.file_name().and_then(|n| n.to_str()).unwrap_or("hold")
     ));
-    let text = serde_json::to_vec_pretty(hold).map_err(|e| e.to_string())?;
-    std::fs::write(&tmp, text).map_err(|e| unwritable(dir, &e))?;
+    let text = serde_json::to_vec_pretty(hold)?;
+    std::fs::write(&tmp, text).map_err(unwritable(dir))?;
     std::fs::rename(&tmp, &path).map_err(|e| {
         let _ = std::fs::remove_file(&tmp);
-        unwritable(dir, &e)
+        unwritable(dir)(e)
     })?;
     Ok(path)
 }
 
 /// Releases `node`'s hold; `Ok(None)` when it was not held (or had expired).
-pub fn release(node: &str) -> Result<Option<Hold>, String> {
+pub fn release(node: &str) -> Result<Option<Hold>, HoldError> {
     release_in(&hold_dir(), node)
 }
 
 /// [`release`] in `dir`.
-pub fn release_in(dir: &Path, node: &str) -> Result<Option<Hold>, String> {
+pub fn release_in(dir: &Path, node: &str) -> Result<Option<Hold>, HoldError> {
     let path = path_in(dir, node);
     let held = read(&path).filter(|h| h.node == node);
     match std::fs::remove_file(&path) {
         Ok(()) => Ok(held.filter(|h| !h.expired())),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(format!("cannot release the hold {}: {e}", path.display())),
+        Err(source) => Err(HoldError::Release { path, source }),
     }
 }
 
@@ -169,16 +198,21 @@ fn read(path: &Path) -> Option<Hold> {
 
 /// The holds in force, oldest expiry first. No hold directory is no hold;
 /// an unreadable one is an error (the caller decides what that means).
-pub fn active() -> Result<Vec<Hold>, String> {
+pub fn active() -> Result<Vec<Hold>, HoldError> {
     active_in(&hold_dir())
 }
 
 /// [`active`] in `dir`. Expired holds are removed on the way (best effort).
-pub fn active_in(dir: &Path) -> Result<Vec<Hold>, String> {
+pub fn active_in(dir: &Path) -> Result<Vec<Hold>, HoldError> {
     let entries = match std::fs::read_dir(dir) {
         Ok(e) => e,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(format!("cannot read the holds in {}: {e}", dir.display())),
+        Err(source) => {
+            return Err(HoldError::Unreadable {
+                dir: dir.to_path_buf(),
+                source,
+            })
+        }
     };
     let mut out = Vec::new();
     for entry in entries.flatten() {
@@ -274,6 +308,8 @@ mod tests {
         std::fs::write(&file, "x").unwrap();
         let h = Hold::new("n1", vec![], "alice", "x", Duration::from_secs(60));
         let e = place_in(&file.join("hold"), &h).unwrap_err();
+        assert!(matches!(&e, HoldError::Unwritable { dir, .. } if *dir == file.join("hold")));
+        let e = e.to_string();
         assert!(
             e.contains("cannot record holds in") && e.contains("writable"),
             "{e}"

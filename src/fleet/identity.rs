@@ -105,28 +105,58 @@ pub fn describe(id: &Identity) -> String {
     }
 }
 
+/// Why no pin can be recorded for a node.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NoPin {
+    /// The node has no level with a device.
+    #[error("no level with a device (nothing to read an identity from)")]
+    NoLevels,
+    /// A level did not answer.
+    #[error("level {level} ({endpoint}) did not answer, so its identity could not be compared")]
+    NoAnswer { level: usize, endpoint: String },
+    /// Two levels report different machines ([`disagreements`]' words).
+    #[error("{0}")]
+    Disagreement(String),
+    /// No level reports any identity.
+    #[error("no level reports an identity (nothing to pin)")]
+    NothingReported,
+    /// Every level reports something, but no part all of them report.
+    #[error(
+        "the levels report no identity part in common (a uuid on one, a serial on \
+         another): pin each [[node.fence]] with its own uuid or serial"
+    )]
+    NothingInCommon,
+    /// Some levels report nothing (`level N (endpoint)` each).
+    #[error(
+        "{} cannot report an identity: pin the other levels in their own \
+         [[node.fence]] with uuid = \"…\"",
+        silent.join(" and ")
+    )]
+    Silent { silent: Vec<String> },
+}
+
 /// The pin to record for a node from what its levels reported: the UUID
 /// spelling every level reports (under some encoding) and the serial, each
 /// only when every level reports it, so that the pin can be checked through
 /// every level. `Err` says why nothing can be recorded.
-pub fn pin_for(levels: &[LevelIdentity<'_>]) -> Result<ExpectedIdentity, String> {
+pub fn pin_for(levels: &[LevelIdentity<'_>]) -> Result<ExpectedIdentity, NoPin> {
     if levels.is_empty() {
-        return Err("no level with a device (nothing to read an identity from)".into());
+        return Err(NoPin::NoLevels);
     }
     let mut found = Vec::with_capacity(levels.len());
     for l in levels {
         match l.found {
             Some(f) => found.push(f),
             None => {
-                return Err(format!(
-                    "level {} ({}) did not answer, so its identity could not be compared",
-                    l.level, l.endpoint
-                ))
+                return Err(NoPin::NoAnswer {
+                    level: l.level,
+                    endpoint: l.endpoint.to_string(),
+                })
             }
         }
     }
     if let Some((_, _, why)) = disagreements(levels).into_iter().next() {
-        return Err(why);
+        return Err(NoPin::Disagreement(why));
     }
     let first = found[0];
     // The first spelling of level 1 that every other level also reports.
@@ -151,17 +181,11 @@ pub fn pin_for(levels: &[LevelIdentity<'_>]) -> Result<ExpectedIdentity, String>
             .map(|(l, _)| format!("level {} ({})", l.level, l.endpoint))
             .collect();
         return Err(if silent.len() == levels.len() {
-            "no level reports an identity (nothing to pin)".into()
+            NoPin::NothingReported
         } else if silent.is_empty() {
-            "the levels report no identity part in common (a uuid on one, a serial on \
-             another): pin each [[node.fence]] with its own uuid or serial"
-                .into()
+            NoPin::NothingInCommon
         } else {
-            format!(
-                "{} cannot report an identity: pin the other levels in their own \
-                 [[node.fence]] with uuid = \"…\"",
-                silent.join(" and ")
-            )
+            NoPin::Silent { silent }
         });
     }
     Ok(ExpectedIdentity { uuid, serial })
@@ -284,7 +308,7 @@ mod tests {
             "{}",
             d[0].2
         );
-        assert!(pin_for(&levels).unwrap_err().contains("different machines"));
+        assert_eq!(pin_for(&levels), Err(NoPin::Disagreement(d[0].2.clone())));
     }
 
     #[test]
@@ -304,13 +328,32 @@ mod tests {
             },
         ];
         let e = pin_for(&levels).unwrap_err();
-        assert!(e.contains("level 2 (ssh://h/host) cannot report"), "{e}");
+        assert_eq!(
+            e,
+            NoPin::Silent {
+                silent: vec!["level 2 (ssh://h/host)".into()]
+            }
+        );
+        assert!(
+            e.to_string()
+                .starts_with("level 2 (ssh://h/host) cannot report"),
+            "{e}"
+        );
         let levels = [LevelIdentity {
             level: 1,
             endpoint: "ipmi://h",
             found: None,
         }];
-        assert!(pin_for(&levels).unwrap_err().contains("did not answer"));
+        let e = pin_for(&levels).unwrap_err();
+        assert_eq!(
+            e,
+            NoPin::NoAnswer {
+                level: 1,
+                endpoint: "ipmi://h".into()
+            }
+        );
+        assert!(e.to_string().contains("did not answer"), "{e}");
+        assert_eq!(pin_for(&[]), Err(NoPin::NoLevels));
     }
 
     #[test]

@@ -398,9 +398,9 @@ pub enum DefaultsProblem {
     /// `max_off_watts` that is a number but no number of watts.
     #[error("[defaults] {0}")]
     Watts(BadWatts),
-    /// `max_fence` that is not a limit (`fleet::guard`'s message).
+    /// `max_fence` that is not a limit.
     #[error("[defaults] {0}")]
-    MaxFence(String),
+    MaxFence(#[from] super::guard::BadLimit),
     /// `on_confirmed_off` that is not a command.
     #[error("[defaults] on_confirmed_off: {0}")]
     OnConfirmedOff(toml::de::Error),

@@ -56,12 +56,34 @@ pub trait Prompt {
     fn ask(&self, node: &str) -> tokio::sync::oneshot::Receiver<bool>;
 }
 
+/// Why an acknowledgment could not be recorded.
+#[derive(Debug, thiserror::Error)]
+pub enum AckError {
+    /// The directory for acknowledgments cannot be created.
+    #[error("cannot create {}: {source}", dir.display())]
+    CreateDir {
+        dir: PathBuf,
+        source: std::io::Error,
+    },
+    /// The acknowledgment cannot be written (or moved into place).
+    #[error("cannot write {}: {source}", path.display())]
+    Write {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    /// It cannot be encoded (never expected: plain strings).
+    #[error(transparent)]
+    Encode(#[from] serde_json::Error),
+}
+
 /// `fencekit ack NODE`: records that a person has done what was asked
 /// (`tty`: the terminal they typed it on, if any, for the record).
-pub fn acknowledge(node: &str, by: Option<&str>, tty: Option<String>) -> Result<PathBuf, String> {
+pub fn acknowledge(node: &str, by: Option<&str>, tty: Option<String>) -> Result<PathBuf, AckError> {
     let path = ack_path(node);
     let dir = path.parent().map(PathBuf::from).unwrap_or_else(lock_dir);
-    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    if let Err(source) = std::fs::create_dir_all(&dir) {
+        return Err(AckError::CreateDir { dir, source });
+    }
     let ack = Ack {
         node: node.to_string(),
         by: by
@@ -73,9 +95,13 @@ pub fn acknowledge(node: &str, by: Option<&str>, tty: Option<String>) -> Result<
         epoch: epoch_now(),
     };
     let tmp = dir.join(format!(".{}.{}", std::process::id(), epoch_now()));
-    let text = serde_json::to_vec(&ack).map_err(|e| e.to_string())?;
-    std::fs::write(&tmp, text).map_err(|e| format!("cannot write {}: {e}", tmp.display()))?;
-    std::fs::rename(&tmp, &path).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    let text = serde_json::to_vec(&ack)?;
+    if let Err(source) = std::fs::write(&tmp, text) {
+        return Err(AckError::Write { path: tmp, source });
+    }
+    if let Err(source) = std::fs::rename(&tmp, &path) {
+        return Err(AckError::Write { path, source });
+    }
     Ok(path)
 }
 

@@ -24,7 +24,7 @@ use crate::engine::event::{Event, EventSink, Stamped};
 use crate::engine::policy::{Policy, PowerTimeout};
 use crate::engine::power::{Action, PowerState, RebootMethod};
 use crate::engine::run::{run, Cancel, Failure, Outcome};
-use crate::kdump::listen::{wait_for_dump, Ended, Listener};
+use crate::kdump::listen::{wait_for_dump, BindError, Ended, Listener};
 use serde::Serialize;
 use std::collections::HashSet;
 use std::net::IpAddr;
@@ -72,7 +72,7 @@ pub struct NodeInfo<'a> {
 /// The extra steps asked for.
 pub struct Extras<'a> {
     /// Crash dump first, with the run's listener (or why there is none).
-    pub crashdump: Option<(&'a CrashdumpOptions, &'a Result<Listener, String>)>,
+    pub crashdump: Option<(&'a CrashdumpOptions, &'a Result<Listener, BindError>)>,
     /// The hook command and its options.
     pub hook: Option<(&'a str, &'a HookOptions)>,
 }
@@ -295,7 +295,7 @@ async fn crashdump<D: PowerDriver>(
     cancel: Cancel,
     node: &NodeInfo<'_>,
     opts: &CrashdumpOptions,
-    listener: &Result<Listener, String>,
+    listener: &Result<Listener, BindError>,
 ) -> Result<CrashdumpReport, Failure> {
     let skipped = |nmi: String| CrashdumpReport {
         nmi,
@@ -353,7 +353,8 @@ async fn crashdump<D: PowerDriver>(
         None => Err("the node's address is not known".into()),
     };
     let blind = match (&listener, &from, rx.as_mut()) {
-        (Err(why), _, _) | (_, Err(why), _) => Some(why.clone()),
+        (Err(why), _, _) => Some(why.to_string()),
+        (_, Err(why), _) => Some(why.clone()),
         (_, _, None) => Some("no listener".into()),
         _ => None,
     };
@@ -418,6 +419,12 @@ async fn crashdump<D: PowerDriver>(
 mod tests {
     use super::*;
     use crate::engine::power::PowerCommand;
+
+    /// The error of a kdump port another process holds.
+    fn in_use(port: u16) -> BindError {
+        let source = std::io::Error::new(std::io::ErrorKind::AddrInUse, "in use");
+        BindError { port, source }
+    }
 
     /// A device whose power follows its commands at once (Diag optional).
     struct Device {
@@ -608,7 +615,7 @@ mod tests {
             quiet: Duration::from_secs(1),
             port: 0,
         };
-        let listener = Err("not needed".to_string());
+        let listener = Err(in_use(7410));
         let mut d = device(true);
         d.nmi = false;
         let extras = Extras {
@@ -636,7 +643,7 @@ mod tests {
             quiet: Duration::from_secs(1),
             port: 7410,
         };
-        let listener = Err("cannot listen on UDP port 7410: in use".to_string());
+        let listener = Err(in_use(7410));
         let mut d = device(true);
         let extras = Extras {
             crashdump: Some((&opts, &listener)),

@@ -36,16 +36,25 @@ pub struct Listener {
 /// per node every few seconds: a waiter is never this far behind for long).
 const BACKLOG: usize = 256;
 
+/// The kdump port could not be bound (in use, or below 1024 without the
+/// privilege).
+#[derive(Debug, thiserror::Error)]
+#[error("cannot listen on UDP port {port}: {source}")]
+pub struct BindError {
+    pub port: u16,
+    pub source: std::io::Error,
+}
+
 impl Listener {
     /// Binds `port` on every address: IPv6 `[::]` (which also receives IPv4
     /// on Linux's default dual-stack setting), or `0.0.0.0` where IPv6 is
     /// unavailable. Must run inside a tokio runtime.
-    pub async fn bind(port: u16) -> std::io::Result<Listener> {
+    pub async fn bind(port: u16) -> Result<Listener, BindError> {
         match Self::bind_addr(SocketAddr::new(IpAddr::V6(Ipv6Addr::UNSPECIFIED), port)).await {
             Ok(l) => Ok(l),
-            Err(_) => {
-                Self::bind_addr(SocketAddr::new(IpAddr::V4(Ipv4Addr::UNSPECIFIED), port)).await
-            }
+            Err(_) => Self::bind_addr(SocketAddr::new(IpAddr::V4(Ipv4Addr::UNSPECIFIED), port))
+                .await
+                .map_err(|source| BindError { port, source }),
         }
     }
 
