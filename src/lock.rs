@@ -167,18 +167,37 @@ fn try_abstract(_name: &str) -> std::io::Result<Option<Held>> {
     ))
 }
 
+/// Why the fallback lock file could not be opened.
+#[derive(Debug, thiserror::Error)]
+enum LockFileError {
+    #[error("cannot create {}: {source}", dir.display())]
+    CreateDir {
+        dir: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot open {}: {source}", path.display())]
+    Open {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
 /// The fallback lock file, opened (not yet locked).
-fn open_file(key: &str) -> Result<(File, PathBuf), String> {
+fn open_file(key: &str) -> Result<(File, PathBuf), LockFileError> {
     let dir = lock_dir();
-    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    if let Err(source) = std::fs::create_dir_all(&dir) {
+        return Err(LockFileError::CreateDir { dir, source });
+    }
     let path = dir.join(file_name(&scoped(key)));
-    OpenOptions::new()
+    match OpenOptions::new()
         .create(true)
         .truncate(false)
         .write(true)
         .open(&path)
-        .map(|f| (f, path.clone()))
-        .map_err(|e| format!("cannot open {}: {e}", path.display()))
+    {
+        Ok(f) => Ok((f, path)),
+        Err(source) => Err(LockFileError::Open { path, source }),
+    }
 }
 
 fn busy(key: &str, what: &str, started: Instant) -> DriverError {

@@ -5,8 +5,22 @@
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+/// A duration as written that is not one.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BadDuration {
+    /// No number where the number goes.
+    #[error("'{0}' is not a duration (examples: 500ms, 2s, 1m)")]
+    NotANumber(String),
+    /// A unit other than ms, s, m, h.
+    #[error("'{0}' has an unknown unit (use ms, s, m or h)")]
+    UnknownUnit(String),
+    /// Negative, or longer than a week.
+    #[error("'{0}' is out of range")]
+    OutOfRange(String),
+}
+
 /// Parses a duration as written on the command line.
-pub fn parse_duration(s: &str) -> Result<Duration, String> {
+pub fn parse_duration(s: &str) -> Result<Duration, BadDuration> {
     let t = s.trim();
     let (num, unit) = match t.find(|c: char| !(c.is_ascii_digit() || c == '.')) {
         Some(i) => (&t[..i], t[i..].trim()),
@@ -14,17 +28,17 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
     };
     let n: f64 = num
         .parse()
-        .map_err(|_| format!("'{s}' is not a duration (examples: 500ms, 2s, 1m)"))?;
+        .map_err(|_| BadDuration::NotANumber(s.to_string()))?;
     let scale = match unit {
         "ms" => 0.001,
         "s" | "sec" | "secs" => 1.0,
         "m" | "min" => 60.0,
         "h" => 3600.0,
-        _ => return Err(format!("'{s}' has an unknown unit (use ms, s, m or h)")),
+        _ => return Err(BadDuration::UnknownUnit(s.to_string())),
     };
     let secs = n * scale;
     if !secs.is_finite() || !(0.0..=86_400.0 * 7.0).contains(&secs) {
-        return Err(format!("'{s}' is out of range"));
+        return Err(BadDuration::OutOfRange(s.to_string()));
     }
     Ok(Duration::from_secs_f64(secs))
 }
@@ -89,9 +103,26 @@ mod tests {
         assert_eq!(parse_duration("2"), Ok(Duration::from_secs(2)));
         assert_eq!(parse_duration("1.5s"), Ok(Duration::from_millis(1500)));
         assert_eq!(parse_duration("1m"), Ok(Duration::from_secs(60)));
-        assert!(parse_duration("abc").is_err());
-        assert!(parse_duration("3 fortnights").is_err());
-        assert!(parse_duration("-1").is_err());
+        assert_eq!(
+            parse_duration("abc"),
+            Err(BadDuration::NotANumber("abc".into()))
+        );
+        assert_eq!(
+            parse_duration("3 fortnights"),
+            Err(BadDuration::UnknownUnit("3 fortnights".into()))
+        );
+        assert_eq!(
+            parse_duration("-1"),
+            Err(BadDuration::NotANumber("-1".into()))
+        );
+        assert_eq!(
+            parse_duration("8d"),
+            Err(BadDuration::UnknownUnit("8d".into()))
+        );
+        assert_eq!(
+            parse_duration("169h"),
+            Err(BadDuration::OutOfRange("169h".into()))
+        );
     }
 
     #[test]

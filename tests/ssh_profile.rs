@@ -11,10 +11,12 @@ use fencekit::engine::error::ErrorKind;
 use fencekit::engine::identity::normalise_uuid;
 use fencekit::engine::power::{PowerCommand, PowerState};
 use fencekit::secret::Secret;
-use fencekit::ssh::config::{parse_target, Profile, SshAuth, SshConfig};
+use fencekit::ssh::config::{
+    parse_target, Profile, SshAuth, SshConfig, SshConfigError, TargetProblem,
+};
 use fencekit::ssh::hostkey::HostKeyPolicy;
 use fencekit::ssh::hostkey::{self, Lookup};
-use fencekit::ssh::profile::{self, Output};
+use fencekit::ssh::profile::{self, BadPlug, Output};
 use hmac::{Hmac, Mac};
 use std::path::PathBuf;
 use std::process::Command;
@@ -577,6 +579,29 @@ fn target_urls() {
     ] {
         assert!(parse_target(bad).is_err(), "{bad}");
     }
+    let problem = |url: &str| parse_target(url).unwrap_err().problem;
+    assert_eq!(problem("ipmi://hv1/host"), TargetProblem::NotSsh);
+    assert_eq!(
+        problem("ssh://[fd00::1/host"),
+        TargetProblem::UnclosedBracket
+    );
+    assert_eq!(problem("ssh://:22/host"), TargetProblem::NoHost);
+    assert_eq!(
+        problem("ssh://hv1:x/host"),
+        TargetProblem::BadPort("x".into())
+    );
+    assert_eq!(
+        problem("ssh://hv1/xen/vm"),
+        TargetProblem::UnknownProfile("xen".into())
+    );
+    assert_eq!(
+        problem("ssh://hv1/virsh/-x"),
+        TargetProblem::Plug(BadPlug::Dash("-x".into()))
+    );
+    assert_eq!(
+        parse_target("ssh://hv1:0/host").unwrap_err().to_string(),
+        "'ssh://hv1:0/host': '0' is not a port"
+    );
 }
 
 #[test]
@@ -588,19 +613,24 @@ fn config_checks() {
     assert!(SshConfig::new("hv1", "root", pw(), virsh("vm"))
         .validate()
         .is_ok());
-    assert!(SshConfig::new("", "root", pw(), virsh("vm"))
-        .validate()
-        .is_err());
-    assert!(SshConfig::new("hv 1", "root", pw(), virsh("vm"))
-        .validate()
-        .is_err());
-    assert!(SshConfig::new("hv1", "", pw(), virsh("vm"))
-        .validate()
-        .is_err());
-    assert!(SshConfig::new("hv1", "root", pw(), virsh("-vm"))
-        .validate()
-        .is_err());
-    let e = SshConfig::new(
+    let err = |c: SshConfig| c.validate().unwrap_err();
+    assert_eq!(
+        err(SshConfig::new("", "root", pw(), virsh("vm"))),
+        SshConfigError::NoHost
+    );
+    assert_eq!(
+        err(SshConfig::new("hv 1", "root", pw(), virsh("vm"))),
+        SshConfigError::BadHost("hv 1".into())
+    );
+    assert_eq!(
+        err(SshConfig::new("hv1", "", pw(), virsh("vm"))),
+        SshConfigError::NoUser
+    );
+    assert_eq!(
+        err(SshConfig::new("hv1", "root", pw(), virsh("-vm"))),
+        SshConfigError::Plug(BadPlug::Dash("-vm".into()))
+    );
+    let e = err(SshConfig::new(
         "hv1",
         "root",
         SshAuth::Key {
@@ -608,20 +638,22 @@ fn config_checks() {
             passphrase: None,
         },
         virsh("vm"),
-    )
-    .validate()
-    .unwrap_err();
-    assert!(e.contains("does not exist"), "{e}");
+    ));
+    assert_eq!(
+        e,
+        SshConfigError::NoIdentityFile("/nonexistent/id_ed25519".into())
+    );
+    assert!(e.to_string().contains("does not exist"), "{e}");
     let mut c = SshConfig::new("hv1", "root", pw(), virsh("vm"));
     c.host_keys = HostKeyPolicy::Pinned("SHA256:nope".into());
-    assert!(c.validate().is_err());
+    assert!(matches!(err(c), SshConfigError::Fingerprint(_)));
     let mut c = SshConfig::new(
         "hv1",
         "root",
         SshAuth::Password(Secret::new(vec![0xff])),
         virsh("vm"),
     );
-    assert!(c.validate().is_err());
+    assert_eq!(err(c.clone()), SshConfigError::PasswordNotUtf8);
     c.auth = pw();
     c.profile = Profile::Custom {
         status: "s {plug}".into(),
@@ -632,7 +664,9 @@ fn config_checks() {
         plug: Some("p".into()),
         uuid: None,
     };
-    assert!(c.validate().unwrap_err().contains("same"));
+    let e = err(c);
+    assert_eq!(e, SshConfigError::SamePatterns("x".into()));
+    assert!(e.to_string().contains("same"));
     // a secret never shows in Debug
     let dbg = format!("{:?}", SshConfig::new("hv1", "root", pw(), virsh("vm")));
     assert!(

@@ -745,7 +745,7 @@ fn resource(v: &Value, status: u16) {
                 model::Offered::Unpublished => {}
             }
         }
-        Err(e) => assert!(!e.is_empty()),
+        Err(e) => assert!(!e.to_string().is_empty()),
     }
     if let Some(l) = model::action_info_values(v) {
         reset_choices(Some(&l));

@@ -141,8 +141,12 @@ pub fn real(cfg: DeviceConfig) -> Result<RealDriver, String> {
         DeviceConfig::Ipmi(c) => IpmiDriver::new(c)
             .map(RealDriver::Ipmi)
             .map_err(|e| e.to_string()),
-        DeviceConfig::Redfish(c) => RedfishDriver::new(c).map(RealDriver::Redfish),
-        DeviceConfig::Virsh(c) => SshDriver::new(super::virsh::ssh_config(&c)).map(RealDriver::Ssh),
+        DeviceConfig::Redfish(c) => RedfishDriver::new(c)
+            .map(RealDriver::Redfish)
+            .map_err(|e| e.to_string()),
+        DeviceConfig::Virsh(c) => SshDriver::new(super::virsh::ssh_config(&c))
+            .map(RealDriver::Ssh)
+            .map_err(|e| e.to_string()),
         DeviceConfig::Snmp(c) => SnmpDriver::new(c)
             .map(RealDriver::Snmp)
             .map_err(|e| e.to_string()),

@@ -108,7 +108,7 @@ pub fn config(values: &Values, agent: &Agent) -> Result<SnmpConfig, String> {
         defaults: UPSTREAM,
     })
     .map_err(|e| e.to_string())?;
-    inline_snmp_secrets(&cfg, &credentials)
+    inline_snmp_secrets(&cfg, &credentials).map_err(|e| e.to_string())
 }
 
 /// Per-request timing: net-snmp's 1 s per try and at most its 6 tries, as

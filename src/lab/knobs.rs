@@ -37,7 +37,7 @@ pub fn apply_knob(k: &str, f: &mut Faults, on: &mut bool) -> Result<(), String> 
     };
     let dur = |v: Option<&str>| {
         v.ok_or_else(|| format!("{name} needs a value"))
-            .and_then(crate::time::parse_duration)
+            .and_then(|v| crate::time::parse_duration(v).map_err(|e| e.to_string()))
     };
     match name {
         "stuck" => f.stuck = true,

@@ -42,9 +42,12 @@ pub enum BuildError {
     /// A Redfish target or TLS trust setting.
     #[error(transparent)]
     Redfish(#[from] crate::redfish::config::ConfigError),
-    /// An SSH target or host-key setting (`ssh::config`, `ssh::hostkey`).
-    #[error("{0}")]
-    Ssh(String),
+    /// An SSH target.
+    #[error(transparent)]
+    SshTarget(#[from] crate::ssh::config::BadTarget),
+    /// SSH host-key settings that make no policy.
+    #[error(transparent)]
+    SshHostKey(#[from] crate::ssh::hostkey::HostKeyOptionError),
     /// A PDU endpoint or outlet list.
     #[error(transparent)]
     Snmp(#[from] crate::snmp::config::ConfigError),
@@ -341,7 +344,7 @@ fn redfish(url: &str, o: &MethodOptions) -> Result<MethodSpec, BuildError> {
 }
 
 fn ssh(url: &str, o: &MethodOptions) -> Result<MethodSpec, BuildError> {
-    let t = crate::ssh::config::parse_target(url).map_err(BuildError::Ssh)?;
+    let t = crate::ssh::config::parse_target(url)?;
     let username = t
         .username
         .or_else(|| o.username.clone())
@@ -358,8 +361,7 @@ fn ssh(url: &str, o: &MethodOptions) -> Result<MethodSpec, BuildError> {
         o.ssh_known_hosts.as_deref(),
         o.ssh_host_key.as_deref(),
         o.ssh_accept_new,
-    )
-    .map_err(BuildError::Ssh)?;
+    )?;
     c.use_sudo = o.use_sudo;
     c.missing_as_off = o.missing_as_off;
     Ok(MethodSpec::Ssh {

@@ -38,14 +38,19 @@ impl CredentialRef {
 
     /// Checks that the reference can be resolved, without reading a secret
     /// (scripts are not run).
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> Result<(), Unresolvable> {
         match self {
-            CredentialRef::File(p) => std::fs::File::open(p)
-                .map(|_| ())
-                .map_err(|e| format!("password file {}: {e}", p.display())),
+            CredentialRef::File(p) => {
+                std::fs::File::open(p)
+                    .map(|_| ())
+                    .map_err(|source| Unresolvable::File {
+                        path: p.clone(),
+                        source,
+                    })
+            }
             CredentialRef::Env(v) => std::env::var_os(v)
                 .map(|_| ())
-                .ok_or_else(|| format!("environment variable {v} is not set")),
+                .ok_or_else(|| Unresolvable::EnvNotSet(v.clone())),
             _ => Ok(()),
         }
     }
@@ -69,6 +74,20 @@ impl CredentialRef {
             }
         }
     }
+}
+
+/// Why [`CredentialRef::check`] finds a reference that cannot be resolved.
+#[derive(Debug, thiserror::Error)]
+pub enum Unresolvable {
+    /// The password file cannot be opened.
+    #[error("password file {}: {source}", path.display())]
+    File {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    /// The environment variable is not set.
+    #[error("environment variable {0} is not set")]
+    EnvNotSet(String),
 }
 
 /// Why a password could not be read.
@@ -195,6 +214,27 @@ pub async fn run_script(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn check_names_what_cannot_be_resolved_without_reading_a_secret() {
+        let missing = PathBuf::from("/nonexistent/fencekit-password");
+        match CredentialRef::File(missing.clone()).check() {
+            Err(Unresolvable::File { path, .. }) => assert_eq!(path, missing),
+            other => panic!("{other:?}"),
+        }
+        let var = "FENCEKIT_TEST_SURELY_UNSET_4711";
+        match CredentialRef::Env(var.into()).check() {
+            Err(e @ Unresolvable::EnvNotSet(_)) => {
+                assert_eq!(
+                    e.to_string(),
+                    format!("environment variable {var} is not set")
+                )
+            }
+            other => panic!("{other:?}"),
+        }
+        // A script is not run by a check.
+        assert!(CredentialRef::Script("exit 1".into()).check().is_ok());
+    }
 
     #[tokio::test]
     async fn a_script_that_never_exits_is_stopped_at_the_deadline() {

@@ -120,6 +120,34 @@ impl SnmpCredentials {
     }
 }
 
+/// Why a PDU's secrets could not be filled in.
+#[derive(Debug, thiserror::Error)]
+pub enum PduSecretError {
+    /// A reference that needs reading where only inline secrets are taken.
+    #[error("PDU {pdu}: a secret from {from} cannot be read here")]
+    NotInline { pdu: String, from: String },
+    /// A reference that could not be read.
+    #[error("PDU {pdu}: {source}")]
+    Credential {
+        pdu: String,
+        source: super::credential::CredentialError,
+    },
+    /// A community-based PDU with an empty community.
+    #[error("PDU {pdu}: no community (community_file, community_env or community_script)")]
+    NoCommunity { pdu: String },
+}
+
+impl PduSecretError {
+    /// The engine's class: a password script that ran out of time is a
+    /// timeout, anything else a configuration error.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            PduSecretError::Credential { source, .. } => source.kind(),
+            _ => ErrorKind::Config,
+        }
+    }
+}
+
 /// `config` with the secrets `credentials` give inline, for a front that
 /// has read them already (the SNMP agents: options, stdin, their password
 /// scripts): [`CredentialRef::Inline`] fills a slot, [`CredentialRef::None`]
@@ -129,14 +157,14 @@ impl SnmpCredentials {
 pub fn inline_snmp_secrets(
     config: &SnmpConfig,
     credentials: &[SnmpCredentials],
-) -> Result<SnmpConfig, String> {
+) -> Result<SnmpConfig, PduSecretError> {
     let take = |r: &CredentialRef, label: &str| match r {
         CredentialRef::Inline(s) => Ok(s.clone()),
         CredentialRef::None => Ok(Secret::default()),
-        other => Err(format!(
-            "PDU {label}: a secret from {} cannot be read here",
-            other.describe()
-        )),
+        other => Err(PduSecretError::NotInline {
+            pdu: label.to_string(),
+            from: other.describe(),
+        }),
     };
     let mut c = config.clone();
     for (p, cred) in c.pdus.iter_mut().zip(credentials) {
@@ -160,18 +188,19 @@ async fn fill_snmp(
     config: &SnmpConfig,
     credentials: &[SnmpCredentials],
     deadline: Option<Instant>,
-) -> Result<SnmpConfig, String> {
+) -> Result<SnmpConfig, PduSecretError> {
     let mut c = config.clone();
     for (p, cred) in c.pdus.iter_mut().zip(credentials) {
-        let what = |e: super::credential::CredentialError| format!("PDU {}: {e}", p.label);
+        let pdu = p.label.clone();
+        let what = |source| PduSecretError::Credential {
+            pdu: pdu.clone(),
+            source,
+        };
         match &mut p.security {
             Security::Community { community, .. } => {
                 *community = cred.community.resolve(deadline).await.map_err(what)?;
                 if community.is_empty() {
-                    return Err(format!(
-                        "PDU {}: no community (community_file, community_env or community_script)",
-                        p.label
-                    ));
+                    return Err(PduSecretError::NoCommunity { pdu });
                 }
             }
             Security::Usm(u) => {
@@ -396,7 +425,9 @@ impl MethodSpec {
                         SshAuth::Password(credential.resolve(deadline).await.map_err(cred_err)?)
                     }
                 };
-                SshDriver::new(c).map(AnyDriver::Ssh).map_err(config_err)
+                SshDriver::new(c)
+                    .map(AnyDriver::Ssh)
+                    .map_err(|e| config_err(e.to_string()))
             }
             MethodSpec::Manual { .. } => Err(DriverError::new(
                 ErrorKind::Unsupported,
@@ -423,7 +454,7 @@ impl MethodSpec {
                 }
                 RedfishDriver::new(c)
                     .map(AnyDriver::Redfish)
-                    .map_err(config_err)
+                    .map_err(|e| config_err(e.to_string()))
             }
             MethodSpec::Snmp {
                 config,
@@ -431,11 +462,33 @@ impl MethodSpec {
             } => {
                 let c = fill_snmp(config, credentials, deadline)
                     .await
-                    .map_err(config_err)?;
+                    .map_err(|e| DriverError::new(e.kind(), Stage::Authenticate, e.to_string()))?;
                 SnmpDriver::new(c)
                     .map(AnyDriver::Snmp)
                     .map_err(|e| config_err(e.to_string()))
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::method::credential::CredentialError;
+
+    #[test]
+    fn a_pdu_password_script_out_of_time_stays_a_timeout() {
+        let e = PduSecretError::Credential {
+            pdu: "pdu-a".into(),
+            source: CredentialError::Timeout(std::time::Duration::from_secs(2)),
+        };
+        assert_eq!(e.kind(), ErrorKind::Timeout);
+        assert!(e
+            .to_string()
+            .starts_with("PDU pdu-a: the password script did not finish"));
+        let e = PduSecretError::NoCommunity {
+            pdu: "pdu-a".into(),
+        };
+        assert_eq!(e.kind(), ErrorKind::Config);
     }
 }

@@ -13,7 +13,7 @@
 
 use super::config::RedfishConfig;
 use super::http::{path_of, Http, Reply};
-use super::model::{self, Choice, Offered, ResetAction, TaskProgress};
+use super::model::{self, Choice, Offered, ResetAction, TaskProgress, UuidChoice};
 use crate::engine::driver::PowerDriver;
 use crate::engine::error::{DriverError, ErrorKind, Stage};
 use crate::engine::identity::{normalise_uuid, Identity};
@@ -48,7 +48,7 @@ pub struct ResetPlan {
     /// What the system publishes (`None`: nothing published, standard types assumed).
     pub offered: Option<Vec<String>>,
     /// The choice per command (`Err`: no safe type, with what is offered).
-    pub choices: Vec<(PowerCommand, Result<String, String>)>,
+    pub choices: Vec<(PowerCommand, Result<String, model::NoSafeReset>)>,
 }
 
 /// One system behind a Redfish service (for `list`).
@@ -66,9 +66,19 @@ pub struct SystemEntry {
 
 struct System {
     uri: String,
-    reset: Result<ResetAction, String>,
+    reset: Result<ResetAction, model::NoResetAction>,
     /// Reset types resolved from ActionInfo, once read.
     resolved: Option<Option<Vec<String>>>,
+}
+
+/// A configuration a driver cannot be made from.
+#[derive(Debug, thiserror::Error)]
+pub enum NewError {
+    #[error(transparent)]
+    Config(#[from] super::config::ConfigError),
+    /// The `--ca-cert` file (read now, not at the first fence).
+    #[error(transparent)]
+    Tls(#[from] super::tls::TlsSetupError),
 }
 
 /// A Redfish system as the engine drives it.
@@ -103,8 +113,8 @@ fn parse_json(reply: &Reply, stage: Stage, what: &str) -> Result<Value, DriverEr
 
 impl RedfishDriver {
     /// A driver for one system; checks the configuration (no request yet).
-    pub fn new(cfg: RedfishConfig) -> Result<Self, String> {
-        cfg.validate().map_err(|e| e.to_string())?;
+    pub fn new(cfg: RedfishConfig) -> Result<Self, NewError> {
+        cfg.validate()?;
         if let super::config::TlsTrust::Verify {
             ca_cert: Some(path),
         } = &cfg.tls
@@ -306,19 +316,19 @@ impl RedfishDriver {
                 candidates.push((path.clone(), uuid));
                 bodies.push((path, sys));
             }
-            let chosen = model::choose_by_uuid(&candidates, &want).map_err(|m| {
+            let chosen = model::choose_by_uuid(&candidates, &want).map_err(|e| {
                 // No system is the pinned machine: this service does not
                 // control it (the fleet then tries no further level). Several
                 // claiming it is ambiguity, not evidence of a wrong machine.
-                let reported = candidates.iter().filter(|(_, u)| u.is_some()).count();
-                let hits = candidates
-                    .iter()
-                    .filter(|(_, u)| u.as_deref().and_then(normalise_uuid) == Some(want.clone()))
-                    .count();
-                match (hits, reported) {
-                    (0, 0) => DriverError::new(ErrorKind::IdentityUnavailable, Stage::Identity, m),
-                    (0, _) => DriverError::new(ErrorKind::IdentityMismatch, Stage::Identity, m),
-                    _ => DriverError::new(ErrorKind::Config, stage, m),
+                let m = e.to_string();
+                match e {
+                    UuidChoice::NoMatch { .. } if e.none_reported() => {
+                        DriverError::new(ErrorKind::IdentityUnavailable, Stage::Identity, m)
+                    }
+                    UuidChoice::NoMatch { .. } => {
+                        DriverError::new(ErrorKind::IdentityMismatch, Stage::Identity, m)
+                    }
+                    UuidChoice::Several { .. } => DriverError::new(ErrorKind::Config, stage, m),
                 }
             })?;
             let body = bodies
@@ -328,7 +338,7 @@ impl RedfishDriver {
             return Ok((chosen, body));
         }
         match model::choose_member(&members, plug.as_deref())
-            .map_err(|m| DriverError::new(ErrorKind::Config, stage, m))?
+            .map_err(|e| DriverError::new(ErrorKind::Config, stage, e.to_string()))?
         {
             Choice::Member(m) => Ok((path_of(&m), None)),
             Choice::LookUp => {
@@ -394,7 +404,7 @@ impl RedfishDriver {
                 "reset types not published, assuming {}",
                 model::describe_plan(None)
             ),
-            Err(m) => m.clone(),
+            Err(e) => e.to_string(),
         };
         self.system = Some(System {
             uri: uri.clone(),
@@ -445,7 +455,7 @@ impl RedfishDriver {
         let action = sys
             .reset
             .clone()
-            .map_err(|m| DriverError::new(ErrorKind::Unsupported, stage, m))?;
+            .map_err(|e| DriverError::new(ErrorKind::Unsupported, stage, e.to_string()))?;
         let target = path_of(&action.target);
         if let Some(r) = &sys.resolved {
             return Ok((target, r.clone()));
@@ -690,7 +700,7 @@ impl PowerDriver for RedfishDriver {
         let stage = Stage::Command;
         let (target, offered) = self.offered(deadline).await?;
         let reset = model::choose_reset(command, offered.as_deref())
-            .map_err(|m| DriverError::new(ErrorKind::Unsupported, stage, m))?;
+            .map_err(|e| DriverError::new(ErrorKind::Unsupported, stage, e.to_string()))?;
         tracing::info!(%command, reset_type = %reset, %target, "sending ComputerSystem.Reset");
         let body = serde_json::to_vec(&serde_json::json!({ "ResetType": reset }))
             .map_err(|e| DriverError::new(ErrorKind::Protocol, stage, e.to_string()))?;

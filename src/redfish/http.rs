@@ -115,14 +115,16 @@ impl Http {
             .tcp_nodelay(true);
         let (seen, trust) = match cfg.scheme {
             Scheme::Https => {
-                let (tls, seen, trust) = tls::client_config(&cfg.tls).map_err(config_err)?;
+                let (tls, seen, trust) =
+                    tls::client_config(&cfg.tls).map_err(|e| config_err(e.to_string()))?;
                 builder = builder.use_preconfigured_tls(tls);
                 (seen, trust)
             }
             Scheme::Http => {
                 // reqwest builds a TLS configuration even for http URLs and,
                 // without one of ours, panics for want of a crypto provider.
-                builder = builder.use_preconfigured_tls(tls::refuse_all().map_err(config_err)?);
+                let refuse = tls::refuse_all().map_err(|e| config_err(e.to_string()))?;
+                builder = builder.use_preconfigured_tls(refuse);
                 (
                     SeenCert::default(),
                     "plain http (no tls: credentials travel in clear text)".to_string(),

@@ -61,9 +61,9 @@ pub enum Choice {
 /// Picks the system: exactly one member → it; a plug → the member whose
 /// last segment or path equals it; several and no plug → an error listing
 /// them. Never silently the last one (upstream fence_redfish does that).
-pub fn choose_member(members: &[String], plug: Option<&str>) -> Result<Choice, String> {
+pub fn choose_member(members: &[String], plug: Option<&str>) -> Result<Choice, NoMember> {
     if members.is_empty() {
-        return Err("the service lists no systems".into());
+        return Err(NoMember::Empty);
     }
     if let Some(p) = plug {
         let p = p.trim();
@@ -77,12 +77,23 @@ pub fn choose_member(members: &[String], plug: Option<&str>) -> Result<Choice, S
     }
     match members {
         [one] => Ok(Choice::Member(one.clone())),
-        many => Err(format!(
-            "the service has {} systems ({}); choose one with a plug (its Id or Name) or --systems-uri",
-            many.len(),
-            list(many)
-        )),
+        many => Err(NoMember::Several(many.to_vec())),
     }
+}
+
+/// Why [`choose_member`] cannot choose.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NoMember {
+    /// The Systems collection is empty.
+    #[error("the service lists no systems")]
+    Empty,
+    /// Several systems and nothing to choose by (their paths).
+    #[error(
+        "the service has {} systems ({}); choose one with a plug (its Id or Name) or --systems-uri",
+        .0.len(),
+        list(.0)
+    )]
+    Several(Vec<String>),
 }
 
 /// The error for a plug that matched no system.
@@ -215,32 +226,68 @@ pub fn identity(system: &Value) -> Identity {
 pub fn choose_by_uuid(
     candidates: &[(String, Option<String>)],
     want: &str,
-) -> Result<String, String> {
+) -> Result<String, UuidChoice> {
     let hits: Vec<&String> = candidates
         .iter()
         .filter(|(_, u)| u.as_deref().and_then(normalise_uuid).as_deref() == Some(want))
         .map(|(uri, _)| uri)
         .collect();
-    let named = || {
-        candidates
-            .iter()
-            .take(16)
-            .map(|(uri, u)| format!("{uri} (uuid {})", u.as_deref().unwrap_or("not reported")))
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
+    let (want, candidates) = (want.to_string(), candidates.to_vec());
     match hits.as_slice() {
         [one] => Ok((*one).clone()),
-        [] => Err(format!(
-            "no system behind this service reports uuid {want} (systems: {})",
-            named()
-        )),
-        many => Err(format!(
-            "{} systems report uuid {want}; refusing to choose one (systems: {})",
-            many.len(),
-            named()
-        )),
+        [] => Err(UuidChoice::NoMatch { want, candidates }),
+        many => Err(UuidChoice::Several {
+            count: many.len(),
+            want,
+            candidates,
+        }),
     }
+}
+
+/// Why [`choose_by_uuid`] chose nothing; `candidates` are (path, reported
+/// UUID) as given.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum UuidChoice {
+    /// No system reports the UUID.
+    #[error(
+        "no system behind this service reports uuid {want} (systems: {})",
+        named(candidates)
+    )]
+    NoMatch {
+        want: String,
+        candidates: Vec<(String, Option<String>)>,
+    },
+    /// Several do: ambiguity, not evidence of a wrong machine.
+    #[error(
+        "{count} systems report uuid {want}; refusing to choose one (systems: {})",
+        named(candidates)
+    )]
+    Several {
+        count: usize,
+        want: String,
+        candidates: Vec<(String, Option<String>)>,
+    },
+}
+
+impl UuidChoice {
+    /// True when no candidate reported a UUID at all (nothing to compare).
+    pub fn none_reported(&self) -> bool {
+        match self {
+            UuidChoice::NoMatch { candidates, .. } | UuidChoice::Several { candidates, .. } => {
+                candidates.iter().all(|(_, u)| u.is_none())
+            }
+        }
+    }
+}
+
+/// The first 16 candidates with what each reported, for messages.
+fn named(candidates: &[(String, Option<String>)]) -> String {
+    candidates
+        .iter()
+        .take(16)
+        .map(|(uri, u)| format!("{uri} (uuid {})", u.as_deref().unwrap_or("not reported")))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// The chassis a system links to (`Links.Chassis`), in order.
@@ -317,16 +364,16 @@ pub struct ResetAction {
 }
 
 /// Reads the reset action of a system resource.
-pub fn reset_action(system: &Value) -> Result<ResetAction, String> {
+pub fn reset_action(system: &Value) -> Result<ResetAction, NoResetAction> {
     let action = system
         .get("Actions")
         .and_then(|a| a.get("#ComputerSystem.Reset"))
-        .ok_or("the system offers no #ComputerSystem.Reset action")?;
+        .ok_or(NoResetAction::Missing)?;
     let target = action
         .get("target")
         .and_then(Value::as_str)
         .filter(|t| !t.is_empty())
-        .ok_or("the #ComputerSystem.Reset action has no target")?
+        .ok_or(NoResetAction::NoTarget)?
         .to_string();
     let listed = action
         .get("ResetType@Redfish.AllowableValues")
@@ -375,7 +422,10 @@ pub fn preferences(command: PowerCommand) -> &'static [&'static str] {
 
 /// The reset type for `command` among those offered (`None`: not
 /// published, so the first preference is assumed). Err names what is offered.
-pub fn choose_reset(command: PowerCommand, offered: Option<&[String]>) -> Result<String, String> {
+pub fn choose_reset(
+    command: PowerCommand,
+    offered: Option<&[String]>,
+) -> Result<String, NoSafeReset> {
     let wanted = preferences(command);
     let Some(offered) = offered else {
         return Ok(wanted[0].to_string());
@@ -391,15 +441,31 @@ pub fn choose_reset(command: PowerCommand, offered: Option<&[String]>) -> Result
             return Ok(o.clone());
         }
     }
-    Err(format!(
-        "the BMC offers no safe reset type for {command} (wanted {}; offered: {})",
-        wanted.join(" or "),
-        if offered.is_empty() {
-            "none".to_string()
-        } else {
-            offered.join(", ")
-        }
-    ))
+    Err(NoSafeReset {
+        command,
+        offered: offered.to_vec(),
+    })
+}
+
+/// No reset type [`preferences`] accepts for `command` is among `offered`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "the BMC offers no safe reset type for {command} (wanted {}; offered: {})",
+    preferences(*command).join(" or "),
+    if offered.is_empty() { "none".to_string() } else { offered.join(", ") }
+)]
+pub struct NoSafeReset {
+    pub command: PowerCommand,
+    pub offered: Vec<String>,
+}
+
+/// A system resource without a usable reset action.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NoResetAction {
+    #[error("the system offers no #ComputerSystem.Reset action")]
+    Missing,
+    #[error("the #ComputerSystem.Reset action has no target")]
+    NoTarget,
 }
 
 /// `off=ForceOff, on=On, cycle=ForceRestart, diag=Nmi` (or `-` where none fits).
@@ -826,6 +892,8 @@ mod tests {
             "/redfish/v1/Systems/b/".to_string(),
         ];
         let e = choose_member(&two, None).unwrap_err();
+        assert_eq!(e, NoMember::Several(two.clone()));
+        let e = e.to_string();
         assert!(
             e.contains("2 systems") && e.contains("/Systems/a") && e.contains("/Systems/b"),
             "{e}"
@@ -839,7 +907,7 @@ mod tests {
             Ok(Choice::Member(two[0].clone()))
         );
         assert_eq!(choose_member(&two, Some("node2")), Ok(Choice::LookUp));
-        assert!(choose_member(&[], None).is_err());
+        assert_eq!(choose_member(&[], None), Err(NoMember::Empty));
         assert!(system_matches(
             &json!({"Id": "x", "Name": "node2"}),
             "node2"
@@ -879,7 +947,9 @@ mod tests {
         );
         let sys = json!({"Actions": {"#ComputerSystem.Reset": {"target": "/r"}}});
         assert_eq!(reset_action(&sys).unwrap().offered, Offered::Unpublished);
-        assert!(reset_action(&json!({})).is_err());
+        assert_eq!(reset_action(&json!({})), Err(NoResetAction::Missing));
+        let sys = json!({"Actions": {"#ComputerSystem.Reset": {"target": ""}}});
+        assert_eq!(reset_action(&sys), Err(NoResetAction::NoTarget));
         let info =
             json!({"Parameters": [{"Name": "ResetType", "AllowableValues": ["ForceOff", "Nmi"]}]});
         assert_eq!(
@@ -925,6 +995,11 @@ mod tests {
         // Early OpenBMC: no ForceOff is not replaced by a graceful shutdown.
         let early = v(&["On", "GracefulRestart", "GracefulShutdown"]);
         let e = choose_reset(PowerCommand::Off, Some(&early)).unwrap_err();
+        assert_eq!(
+            (e.command, e.offered.clone()),
+            (PowerCommand::Off, early.clone())
+        );
+        let e = e.to_string();
         assert!(
             e.contains("no safe reset type for off") && e.contains("GracefulShutdown"),
             "{e}"
@@ -1212,12 +1287,16 @@ mod tests {
             "/redfish/v1/Systems/DGX"
         );
         let e = choose_by_uuid(&two, "00000000-0000-0000-0000-000000000001").unwrap_err();
+        assert!(matches!(e, UuidChoice::NoMatch { .. }) && !e.none_reported());
+        let e = e.to_string();
         assert!(
             e.contains("no system") && e.contains("HGX_Baseboard_0") && e.contains("/DGX"),
             "{e}"
         );
         let dup = c(&[("/a", Some(want)), ("/b", Some(want)), ("/c", None)]);
         let e = choose_by_uuid(&dup, want).unwrap_err();
+        assert!(matches!(e, UuidChoice::Several { count: 2, .. }));
+        let e = e.to_string();
         assert!(
             e.starts_with("2 systems report uuid")
                 && e.contains("/a (uuid")

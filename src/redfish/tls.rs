@@ -59,18 +59,46 @@ fn system_roots() -> &'static RootCertStore {
     })
 }
 
+/// Why a TLS client configuration could not be made.
+#[derive(Debug, thiserror::Error)]
+pub enum TlsSetupError {
+    /// The `--ca-cert` file cannot be opened or read.
+    #[error("cannot read --ca-cert {}: {source}", path.display())]
+    ReadCa {
+        path: std::path::PathBuf,
+        source: rustls::pki_types::pem::Error,
+    },
+    /// It is read but is not PEM.
+    #[error("cannot parse --ca-cert {}: {source}", path.display())]
+    ParseCa {
+        path: std::path::PathBuf,
+        source: rustls::pki_types::pem::Error,
+    },
+    /// It holds no certificate.
+    #[error("--ca-cert {}: no PEM certificate in the file", .0.display())]
+    NoCertificate(std::path::PathBuf),
+    /// rustls refused the trust anchors.
+    #[error("cannot build the certificate verifier: {0}")]
+    Verifier(#[from] rustls::client::VerifierBuilderError),
+    /// rustls refused the protocol versions.
+    #[error("cannot set up TLS: {0}")]
+    Setup(#[from] rustls::Error),
+}
+
 /// Reads every certificate of a PEM file.
-pub fn read_pem_certs(path: &Path) -> Result<Vec<CertificateDer<'static>>, String> {
-    let iter = CertificateDer::pem_file_iter(path)
-        .map_err(|e| format!("cannot read --ca-cert {}: {e}", path.display()))?;
+pub fn read_pem_certs(path: &Path) -> Result<Vec<CertificateDer<'static>>, TlsSetupError> {
+    let iter = CertificateDer::pem_file_iter(path).map_err(|source| TlsSetupError::ReadCa {
+        path: path.to_path_buf(),
+        source,
+    })?;
     let certs = iter
         .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| format!("cannot parse --ca-cert {}: {e}", path.display()))?;
+        .map_err(|source| TlsSetupError::ParseCa {
+            path: path.to_path_buf(),
+            source,
+        })?;
     if certs.is_empty() {
-        return Err(format!(
-            "--ca-cert {}: no PEM certificate in the file",
-            path.display()
-        ));
+        return Err(TlsSetupError::NoCertificate(path.to_path_buf()));
     }
     Ok(certs)
 }
@@ -199,7 +227,9 @@ impl ServerCertVerifier for BmcVerifier {
 
 /// A client configuration for `trust`, the recorder of the presented
 /// certificate, and a short description of the trust used (for the record).
-pub fn client_config(trust: &TlsTrust) -> Result<(rustls::ClientConfig, SeenCert, String), String> {
+pub fn client_config(
+    trust: &TlsTrust,
+) -> Result<(rustls::ClientConfig, SeenCert, String), TlsSetupError> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let (check, described) = match trust {
         TlsTrust::Insecure => (
@@ -233,8 +263,7 @@ pub fn client_config(trust: &TlsTrust) -> Result<(rustls::ClientConfig, SeenCert
             } else {
                 Some(
                     WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider.clone())
-                        .build()
-                        .map_err(|e| format!("cannot build the certificate verifier: {e}"))?,
+                        .build()?,
                 )
             };
             (Check::Chain { webpki, pinned }, described)
@@ -247,8 +276,7 @@ pub fn client_config(trust: &TlsTrust) -> Result<(rustls::ClientConfig, SeenCert
         seen: seen.clone(),
     });
     let config = rustls::ClientConfig::builder_with_provider(provider)
-        .with_protocol_versions(&[&rustls::version::TLS13, &rustls::version::TLS12])
-        .map_err(|e| format!("cannot set up TLS: {e}"))?
+        .with_protocol_versions(&[&rustls::version::TLS13, &rustls::version::TLS12])?
         .dangerous()
         .with_custom_certificate_verifier(verifier)
         .with_no_client_auth();
@@ -257,7 +285,7 @@ pub fn client_config(trust: &TlsTrust) -> Result<(rustls::ClientConfig, SeenCert
 
 /// A configuration that trusts no certificate at all (for plain-HTTP
 /// clients, which must still be given one).
-pub fn refuse_all() -> Result<rustls::ClientConfig, String> {
+pub fn refuse_all() -> Result<rustls::ClientConfig, TlsSetupError> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let verifier = Arc::new(BmcVerifier {
         check: Check::Chain {
@@ -268,8 +296,7 @@ pub fn refuse_all() -> Result<rustls::ClientConfig, String> {
         seen: SeenCert::default(),
     });
     Ok(rustls::ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .map_err(|e| format!("cannot set up TLS: {e}"))?
+        .with_safe_default_protocol_versions()?
         .dangerous()
         .with_custom_certificate_verifier(verifier)
         .with_no_client_auth())
@@ -323,6 +350,17 @@ mod tests {
             ca_cert: Some("/nonexistent/ca.pem".into()),
         })
         .unwrap_err();
-        assert!(e.contains("/nonexistent/ca.pem"), "{e}");
+        assert!(
+            matches!(&e, TlsSetupError::ReadCa { path, .. } if path.ends_with("ca.pem")),
+            "{e}"
+        );
+        assert!(e.to_string().contains("/nonexistent/ca.pem"), "{e}");
+        let dir = tempfile::tempdir().unwrap();
+        let empty = dir.path().join("empty.pem");
+        std::fs::write(&empty, "no certificate here\n").unwrap();
+        assert!(matches!(
+            read_pem_certs(&empty),
+            Err(TlsSetupError::NoCertificate(p)) if p == empty
+        ));
     }
 }

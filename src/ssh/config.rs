@@ -167,52 +167,48 @@ impl SshConfig {
     }
 
     /// Checks everything that can be checked without connecting.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), SshConfigError> {
+        use SshConfigError as E;
         if self.host.is_empty() {
-            return Err("no SSH host given".into());
+            return Err(E::NoHost);
         }
         if self
             .host
             .chars()
             .any(|c| c.is_whitespace() || c.is_control() || c == '/' || c == '@')
         {
-            return Err(format!(
-                "'{}' is not a host name or address",
-                profile::printable(&self.host, 80)
-            ));
+            return Err(E::BadHost(profile::printable(&self.host, 80)));
         }
         if self.port == 0 {
-            return Err("port 0 is not a usable port".into());
+            return Err(E::PortZero);
         }
         if self.username.is_empty() {
-            return Err("no SSH user name given".into());
+            return Err(E::NoUser);
         }
         if self.username.chars().any(char::is_control) {
-            return Err("the SSH user name contains control characters".into());
+            return Err(E::UserControl);
         }
         match &self.auth {
             SshAuth::Password(p) => {
-                let s = std::str::from_utf8(p.expose())
-                    .map_err(|_| "the password is not UTF-8, which SSH cannot carry".to_string())?;
+                let s = std::str::from_utf8(p.expose()).map_err(|_| E::PasswordNotUtf8)?;
                 if s.contains('\0') {
-                    return Err("the password contains a NUL byte".into());
+                    return Err(E::PasswordNul);
                 }
             }
             SshAuth::Key { path, passphrase } => {
                 if !path.is_file() {
-                    return Err(format!("identity file {} does not exist", path.display()));
+                    return Err(E::NoIdentityFile(path.clone()));
                 }
                 if let Some(p) = passphrase {
-                    let s = std::str::from_utf8(p.expose())
-                        .map_err(|_| "the key passphrase is not UTF-8".to_string())?;
+                    let s = std::str::from_utf8(p.expose()).map_err(|_| E::PassphraseNotUtf8)?;
                     if s.contains('\0') {
-                        return Err("the key passphrase contains a NUL byte".into());
+                        return Err(E::PassphraseNul);
                     }
                 }
             }
             SshAuth::Agent => {
                 if self.agent_socket.is_none() && std::env::var_os("SSH_AUTH_SOCK").is_none() {
-                    return Err("ssh-agent authentication asked for, but SSH_AUTH_SOCK is not set (no agent to ask)".into());
+                    return Err(E::NoAgent);
                 }
             }
         }
@@ -236,30 +232,116 @@ impl SshConfig {
                 let named = [("status", status), ("on", on), ("off", off)];
                 for (what, t) in named.into_iter().chain(uuid.iter().map(|u| ("uuid", u))) {
                     if t.trim().is_empty() {
-                        return Err(format!("the custom {what} command is empty"));
+                        return Err(E::EmptyCommand(what));
                     }
                     profile::expand_template(t, plug.as_deref())?;
                 }
                 if on_pattern.is_empty() || off_pattern.is_empty() {
-                    return Err("the custom on and off patterns must not be empty".into());
+                    return Err(E::EmptyPattern);
                 }
                 if on_pattern == off_pattern {
-                    return Err(format!(
-                        "the custom on and off patterns are the same ('{on_pattern}')"
-                    ));
+                    return Err(E::SamePatterns(on_pattern.clone()));
                 }
             }
         }
         if self.use_sudo && self.sudo_path.trim().is_empty() {
-            return Err("--use-sudo needs a sudo path".into());
+            return Err(E::NoSudoPath);
         }
         if self.sudo_path.chars().any(char::is_control) {
-            return Err("the sudo path contains control characters".into());
+            return Err(E::SudoControl);
         }
         if self.connect_timeout.is_zero() || self.command_timeout.is_zero() {
-            return Err("the SSH timeouts must be above zero".into());
+            return Err(E::ZeroTimeout);
         }
         Ok(())
+    }
+}
+
+/// An SSH configuration that cannot work, found before connecting.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SshConfigError {
+    #[error("no SSH host given")]
+    NoHost,
+    /// The host as printed.
+    #[error("'{0}' is not a host name or address")]
+    BadHost(String),
+    #[error("port 0 is not a usable port")]
+    PortZero,
+    #[error("no SSH user name given")]
+    NoUser,
+    #[error("the SSH user name contains control characters")]
+    UserControl,
+    #[error("the password is not UTF-8, which SSH cannot carry")]
+    PasswordNotUtf8,
+    #[error("the password contains a NUL byte")]
+    PasswordNul,
+    #[error("identity file {} does not exist", .0.display())]
+    NoIdentityFile(std::path::PathBuf),
+    #[error("the key passphrase is not UTF-8")]
+    PassphraseNotUtf8,
+    #[error("the key passphrase contains a NUL byte")]
+    PassphraseNul,
+    #[error("ssh-agent authentication asked for, but SSH_AUTH_SOCK is not set (no agent to ask)")]
+    NoAgent,
+    #[error(transparent)]
+    Fingerprint(#[from] hostkey::BadFingerprint),
+    #[error(transparent)]
+    Plug(#[from] profile::BadPlug),
+    /// Which custom command (status, on, off, uuid).
+    #[error("the custom {0} command is empty")]
+    EmptyCommand(&'static str),
+    #[error("the custom on and off patterns must not be empty")]
+    EmptyPattern,
+    /// The pattern both are.
+    #[error("the custom on and off patterns are the same ('{0}')")]
+    SamePatterns(String),
+    #[error("--use-sudo needs a sudo path")]
+    NoSudoPath,
+    #[error("the sudo path contains control characters")]
+    SudoControl,
+    #[error("the SSH timeouts must be above zero")]
+    ZeroTimeout,
+}
+
+/// An `ssh://` target that does not parse: the URL and what is wrong.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}", problem.describe(url))]
+pub struct BadTarget {
+    pub url: String,
+    pub problem: TargetProblem,
+}
+
+/// What is wrong with an `ssh://` target.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TargetProblem {
+    NotSsh,
+    UnclosedBracket,
+    /// What follows `]`.
+    AfterHost(String),
+    NoHost,
+    /// The port as written.
+    BadPort(String),
+    /// The first path segment.
+    UnknownProfile(String),
+    Plug(profile::BadPlug),
+}
+
+impl TargetProblem {
+    fn describe(&self, url: &str) -> String {
+        match self {
+            TargetProblem::NotSsh => format!("'{url}' is not an ssh:// target"),
+            TargetProblem::UnclosedBracket => format!("'{url}': unclosed '[' in the host"),
+            TargetProblem::AfterHost(after) => {
+                format!("'{url}': unexpected '{after}' after the host")
+            }
+            TargetProblem::NoHost => format!("'{url}' names no host"),
+            TargetProblem::BadPort(p) => format!("'{url}': '{p}' is not a port"),
+            TargetProblem::UnknownProfile(other) => format!(
+                "'{url}': unknown SSH profile '{other}' (the path must be /virsh/DOMAIN or /host)"
+            ),
+            // The plug's own words, as before the URL was typed.
+            TargetProblem::Plug(e) => e.to_string(),
+        }
     }
 }
 
@@ -279,10 +361,14 @@ pub struct SshTarget {
 /// Parses `ssh://[user@]host[:port]/virsh[/DOMAIN]` and
 /// `ssh://[user@]host[:port]/host`. (A custom profile comes from an agent
 /// definition, not from a URL.)
-pub fn parse_target(url: &str) -> Result<SshTarget, String> {
+pub fn parse_target(url: &str) -> Result<SshTarget, BadTarget> {
+    let bad = |problem| BadTarget {
+        url: url.to_string(),
+        problem,
+    };
     let rest = url
         .strip_prefix("ssh://")
-        .ok_or_else(|| format!("'{url}' is not an ssh:// target"))?;
+        .ok_or_else(|| bad(TargetProblem::NotSsh))?;
     let (authority, path) = rest.split_once('/').unwrap_or((rest, ""));
     let (username, hostport) = match authority.rsplit_once('@') {
         Some((u, h)) if !u.is_empty() => (Some(u.to_string()), h),
@@ -292,11 +378,11 @@ pub fn parse_target(url: &str) -> Result<SshTarget, String> {
     let (host, port) = if let Some(v6) = hostport.strip_prefix('[') {
         let (h, after) = v6
             .split_once(']')
-            .ok_or_else(|| format!("'{url}': unclosed '[' in the host"))?;
+            .ok_or_else(|| bad(TargetProblem::UnclosedBracket))?;
         let port = match after.strip_prefix(':') {
             Some(p) => Some(p),
             None if after.is_empty() => None,
-            None => return Err(format!("'{url}': unexpected '{after}' after the host")),
+            None => return Err(bad(TargetProblem::AfterHost(after.to_string()))),
         };
         (h.to_string(), port)
     } else {
@@ -306,14 +392,14 @@ pub fn parse_target(url: &str) -> Result<SshTarget, String> {
         }
     };
     if host.is_empty() {
-        return Err(format!("'{url}' names no host"));
+        return Err(bad(TargetProblem::NoHost));
     }
     let port = match port {
         Some(p) => p
             .parse::<u16>()
             .ok()
             .filter(|p| *p != 0)
-            .ok_or_else(|| format!("'{url}': '{p}' is not a port"))?,
+            .ok_or_else(|| bad(TargetProblem::BadPort(p.to_string())))?,
         None => DEFAULT_PORT,
     };
     let mut parts = path.splitn(2, '/');
@@ -324,14 +410,10 @@ pub fn parse_target(url: &str) -> Result<SshTarget, String> {
             plug: (!arg.is_empty()).then(|| arg.to_string()),
         },
         "host" if arg.is_empty() => Profile::Host,
-        other => {
-            return Err(format!(
-                "'{url}': unknown SSH profile '{other}' (the path must be /virsh/DOMAIN or /host)"
-            ))
-        }
+        other => return Err(bad(TargetProblem::UnknownProfile(other.to_string()))),
     };
     if let Profile::Virsh { plug: Some(p) } = &profile {
-        profile::virsh_plug(p)?;
+        profile::virsh_plug(p).map_err(|e| bad(TargetProblem::Plug(e)))?;
     }
     Ok(SshTarget {
         host,

@@ -58,7 +58,7 @@ fn until(deadline: Option<Instant>, bound: Duration) -> Instant {
 
 impl SshDriver {
     /// A driver for one target; checks the configuration (no connection yet).
-    pub fn new(cfg: SshConfig) -> Result<Self, String> {
+    pub fn new(cfg: SshConfig) -> Result<Self, super::config::SshConfigError> {
         cfg.validate()?;
         let plug = match &cfg.profile {
             Profile::Virsh { plug: Some(p) } => Some(profile::virsh_plug(p)?),
@@ -377,7 +377,7 @@ impl PowerDriver for SshDriver {
                 ..
             } => {
                 let cmd = profile::expand_template(status, self.plug.as_deref())
-                    .map_err(|m| DriverError::new(ErrorKind::Config, stage, m))?;
+                    .map_err(|m| DriverError::new(ErrorKind::Config, stage, m.to_string()))?;
                 let cmd = profile::with_sudo(cfg.sudo(), &cmd);
                 let out = self
                     .run(cmd, deadline, cfg.command_timeout, stage)
@@ -435,7 +435,7 @@ impl PowerDriver for SshDriver {
                     }
                 };
                 let cmd = profile::expand_template(template, self.plug.as_deref())
-                    .map_err(|m| DriverError::new(ErrorKind::Config, stage, m))?;
+                    .map_err(|m| DriverError::new(ErrorKind::Config, stage, m.to_string()))?;
                 let cmd = profile::with_sudo(cfg.sudo(), &cmd);
                 tracing::info!(%command, %cmd, "sending custom command");
                 let out = self
@@ -466,7 +466,7 @@ impl PowerDriver for SshDriver {
                 ..
             } => {
                 let cmd = profile::expand_template(template, self.plug.as_deref())
-                    .map_err(|m| DriverError::new(ErrorKind::Config, stage, m))?;
+                    .map_err(|m| DriverError::new(ErrorKind::Config, stage, m.to_string()))?;
                 (
                     profile::with_sudo(cfg.sudo(), &cmd),
                     "the uuid command".to_string(),

@@ -43,15 +43,33 @@ pub enum HostKeyPolicy {
     AcceptAny,
 }
 
+/// Host-key options that do not make a policy.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum HostKeyOptionError {
+    /// A pinned key and accept-new together.
+    #[error("give only one of --ssh-host-key and --ssh-accept-new")]
+    PinAndAcceptNew,
+    /// A pin that is not a fingerprint.
+    #[error(transparent)]
+    Fingerprint(#[from] BadFingerprint),
+}
+
+/// A pinned host key that is not a SHA-256 fingerprint (as given).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "'{0}' is not a SHA-256 host key fingerprint (expected SHA256: and 43 base64 characters, as `ssh-keygen -lf KEY` prints)"
+)]
+pub struct BadFingerprint(pub String);
+
 /// Host-key policy from the command-line options or inventory fields:
 /// a pinned fingerprint, accept-new, or known_hosts (the default).
 pub fn host_key_policy(
     known_hosts: Option<&Path>,
     pinned: Option<&str>,
     accept_new: bool,
-) -> Result<HostKeyPolicy, String> {
+) -> Result<HostKeyPolicy, HostKeyOptionError> {
     match (pinned, accept_new) {
-        (Some(_), true) => Err("give only one of --ssh-host-key and --ssh-accept-new".into()),
+        (Some(_), true) => Err(HostKeyOptionError::PinAndAcceptNew),
         (Some(fp), false) => Ok(HostKeyPolicy::Pinned(parse_fingerprint(fp)?)),
         (None, true) => Ok(HostKeyPolicy::AcceptNew(known_hosts.map(Path::to_path_buf))),
         (None, false) => Ok(HostKeyPolicy::KnownHosts(
@@ -91,12 +109,10 @@ pub fn describe_key(blob: &[u8]) -> String {
 /// parser ([`crate::fingerprint::parse_sha256`]: `SHA256:` prefix optional,
 /// `=` padding optional, 32 bytes). Returns `SHA256:<base64>` as OpenSSH
 /// prints it, which is what host keys are compared with.
-pub fn parse_fingerprint(s: &str) -> Result<String, String> {
+pub fn parse_fingerprint(s: &str) -> Result<String, BadFingerprint> {
     match crate::fingerprint::parse_sha256(s) {
         Ok(fp) => Ok(crate::fingerprint::format_openssh(&fp)),
-        Err(_) => Err(format!(
-            "'{s}' is not a SHA-256 host key fingerprint (expected SHA256: and 43 base64 characters, as `ssh-keygen -lf KEY` prints)"
-        )),
+        Err(_) => Err(BadFingerprint(s.to_string())),
     }
 }
 
@@ -369,7 +385,7 @@ pub fn verify(
             return Ok(Trust::Unchecked);
         }
         HostKeyPolicy::Pinned(pin) => {
-            let pin = parse_fingerprint(pin).map_err(untrusted)?;
+            let pin = parse_fingerprint(pin).map_err(|e| untrusted(e.to_string()))?;
             if pin == fp {
                 return Ok(Trust::Pinned);
             }

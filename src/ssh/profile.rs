@@ -117,36 +117,47 @@ pub fn shell_word(s: &str) -> String {
     out
 }
 
+/// A plug (domain name or UUID) that must not reach a command line.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BadPlug {
+    /// Nothing at all.
+    #[error("the plug (domain name or UUID) is empty")]
+    Empty,
+    /// Longer than [`MAX_PLUG_LEN`] bytes (its length).
+    #[error("the plug is {0} bytes long; at most {max} are accepted", max = MAX_PLUG_LEN)]
+    TooLong(usize),
+    /// Control characters (the plug as printed, cut to 60 characters).
+    #[error("the plug '{0}' contains control characters")]
+    Control(String),
+    /// A leading `-` (the plug as printed).
+    #[error("the plug '{0}' starts with '-', which the remote command would read as an option")]
+    Dash(String),
+    /// A template with `{plug}` and no plug given (the template).
+    #[error("the command template '{0}' needs a plug, and none was given")]
+    TemplateNeedsPlug(String),
+}
+
 /// Checks a plug before it goes anywhere near a command line: not empty,
 /// not longer than [`MAX_PLUG_LEN`], no control characters (a newline would
 /// end the command), and no leading `-` (it would be read as an option).
-pub fn check_plug(plug: &str) -> Result<(), String> {
+pub fn check_plug(plug: &str) -> Result<(), BadPlug> {
     if plug.is_empty() {
-        return Err("the plug (domain name or UUID) is empty".into());
+        return Err(BadPlug::Empty);
     }
     if plug.len() > MAX_PLUG_LEN {
-        return Err(format!(
-            "the plug is {} bytes long; at most {MAX_PLUG_LEN} are accepted",
-            plug.len()
-        ));
+        return Err(BadPlug::TooLong(plug.len()));
     }
     if plug.chars().any(char::is_control) {
-        return Err(format!(
-            "the plug '{}' contains control characters",
-            printable(plug, 60)
-        ));
+        return Err(BadPlug::Control(printable(plug, 60)));
     }
     if plug.starts_with('-') {
-        return Err(format!(
-            "the plug '{}' starts with '-', which the remote command would read as an option",
-            printable(plug, 60)
-        ));
+        return Err(BadPlug::Dash(printable(plug, 60)));
     }
     Ok(())
 }
 
 /// The plug as it is sent: validated, UUIDs normalised.
-pub fn virsh_plug(plug: &str) -> Result<String, String> {
+pub fn virsh_plug(plug: &str) -> Result<String, BadPlug> {
     check_plug(plug)?;
     Ok(crate::engine::identity::normalise_uuid(plug).unwrap_or_else(|| plug.to_string()))
 }
@@ -372,13 +383,11 @@ pub fn with_sudo(sudo: Option<&str>, cmd: &str) -> String {
 /// Expands `{plug}` in a custom template to the plug as one shell word.
 /// Templates are trusted configuration; the plug is not, and is checked
 /// and quoted here.
-pub fn expand_template(template: &str, plug: Option<&str>) -> Result<String, String> {
+pub fn expand_template(template: &str, plug: Option<&str>) -> Result<String, BadPlug> {
     if !template.contains("{plug}") {
         return Ok(template.to_string());
     }
-    let plug = plug.ok_or_else(|| {
-        format!("the command template '{template}' needs a plug, and none was given")
-    })?;
+    let plug = plug.ok_or_else(|| BadPlug::TemplateNeedsPlug(template.to_string()))?;
     check_plug(plug)?;
     Ok(template.replace("{plug}", &shell_word(plug)))
 }
