@@ -190,6 +190,21 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_port_in_use_is_a_bind_error_naming_it() {
+        let first = Listener::bind(0).await.unwrap();
+        let port = first.port();
+        let e = match Listener::bind(port).await {
+            Err(e) => e,
+            Ok(_) => panic!("bound port {port} twice"),
+        };
+        assert_eq!(e.port, port);
+        assert_eq!(e.source.kind(), std::io::ErrorKind::AddrInUse);
+        assert!(e
+            .to_string()
+            .starts_with(&format!("cannot listen on UDP port {port}: ")));
+    }
+
+    #[tokio::test]
     async fn messages_from_the_node_extend_the_wait_until_they_stop() {
         let l = Listener::bind_addr("127.0.0.1:0".parse().unwrap())
             .await
