@@ -39,6 +39,21 @@ struct State {
     stopped: bool,
 }
 
+impl State {
+    fn new(message: String, total: Option<u64>) -> State {
+        State {
+            message,
+            done: 0,
+            total,
+            started: Instant::now(),
+            frame: 0,
+            held: false,
+            drawn: false,
+            stopped: false,
+        }
+    }
+}
+
 struct Shared {
     state: Mutex<State>,
     wake: Condvar,
@@ -70,16 +85,7 @@ impl Line {
 
     fn start(message: String, total: Option<u64>) -> Self {
         let shared = Arc::new(Shared {
-            state: Mutex::new(State {
-                message,
-                done: 0,
-                total,
-                started: Instant::now(),
-                frame: 0,
-                held: false,
-                drawn: false,
-                stopped: false,
-            }),
+            state: Mutex::new(State::new(message, total)),
             wake: Condvar::new(),
         });
         let ticking = shared.clone();
@@ -238,14 +244,8 @@ mod tests {
 
     fn state(message: &str, done: u64, total: Option<u64>) -> State {
         State {
-            message: message.into(),
             done,
-            total,
-            started: Instant::now(),
-            frame: 0,
-            held: false,
-            drawn: false,
-            stopped: false,
+            ..State::new(message.into(), total)
         }
     }
 
