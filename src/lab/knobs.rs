@@ -6,6 +6,7 @@
 use super::bmc::Faults;
 
 /// One `--fault` spec: the node names it applies to and how to change them.
+#[derive(Debug)]
 pub struct FaultSpec {
     /// The nodes it applies to (a host range expanded).
     pub names: Vec<String>,
@@ -13,31 +14,70 @@ pub struct FaultSpec {
     pub knobs: Vec<String>,
 }
 
+/// A `--fault` spec that cannot be applied.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum BadFault {
+    /// No `:` between the pattern and the knobs (the spec).
+    #[error("--fault '{0}': expected PATTERN:KNOB[+KNOB…]")]
+    NoKnobs(String),
+    /// A pattern that is not a host range.
+    #[error(transparent)]
+    Pattern(#[from] crate::fleet::hostrange::RangeError),
+    /// A knob that is wrong (the spec, and what is wrong).
+    #[error("--fault '{spec}': {knob}")]
+    Knob { spec: String, knob: BadKnob },
+}
+
+/// A fault knob that is unknown or lacks a usable value.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum BadKnob {
+    #[error("unknown fault knob '{0}'")]
+    Unknown(String),
+    /// A vendor profile that does not exist (as given).
+    #[error(
+        "vendor={0}: not a profile (generic, idrac, ilo, xcc, smc, bmcweb, bmcweb204, ami, ami-task)"
+    )]
+    Vendor(String),
+    #[error("identity-of needs a node name")]
+    IdentityOf,
+    #[error("loss needs a ratio between 0 and 1")]
+    Loss,
+    /// A knob that needs a value and has none (its name).
+    #[error("{0} needs a value")]
+    NoValue(String),
+    /// A duration knob whose value is not one.
+    #[error(transparent)]
+    Duration(#[from] crate::time::BadDuration),
+}
+
 /// Parses one `--fault PATTERN:KNOB[+KNOB…]`, checking every knob.
-pub fn parse_fault(spec: &str) -> Result<FaultSpec, String> {
+pub fn parse_fault(spec: &str) -> Result<FaultSpec, BadFault> {
     let (pattern, knobs) = spec
         .rsplit_once(':')
-        .ok_or_else(|| format!("--fault '{spec}': expected PATTERN:KNOB[+KNOB…]"))?;
-    let names = crate::fleet::hostrange::expand(pattern).map_err(|e| e.to_string())?;
+        .ok_or_else(|| BadFault::NoKnobs(spec.to_string()))?;
+    let names = crate::fleet::hostrange::expand(pattern)?;
     let knobs: Vec<String> = knobs.split('+').map(|k| k.trim().to_string()).collect();
     let mut probe = Faults::default();
     let mut on = true;
     for k in &knobs {
-        apply_knob(k, &mut probe, &mut on).map_err(|m| format!("--fault '{spec}': {m}"))?;
+        apply_knob(k, &mut probe, &mut on).map_err(|knob| BadFault::Knob {
+            spec: spec.to_string(),
+            knob,
+        })?;
     }
     Ok(FaultSpec { names, knobs })
 }
 
 /// Applies knob `k` to `f` (`off` clears `on`). Knobs the lab applies
 /// elsewhere (`redfish-no-forceoff`, `vendor`, `identity-of`) are only checked here.
-pub fn apply_knob(k: &str, f: &mut Faults, on: &mut bool) -> Result<(), String> {
+pub fn apply_knob(k: &str, f: &mut Faults, on: &mut bool) -> Result<(), BadKnob> {
     let (name, value) = match k.split_once('=') {
         Some((n, v)) => (n, Some(v)),
         None => (k, None),
     };
     let dur = |v: Option<&str>| {
-        v.ok_or_else(|| format!("{name} needs a value"))
-            .and_then(|v| crate::time::parse_duration(v).map_err(|e| e.to_string()))
+        let v = v.ok_or_else(|| BadKnob::NoValue(name.to_string()))?;
+        crate::time::parse_duration(v).map_err(BadKnob::from)
     };
     match name {
         "stuck" => f.stuck = true,
@@ -58,29 +98,62 @@ pub fn apply_knob(k: &str, f: &mut Faults, on: &mut bool) -> Result<(), String> 
         "vendor" => {
             let v = value.unwrap_or_default();
             if super::redfish::Vendor::parse(v).is_none() {
-                return Err(format!(
-                    "vendor={v}: not a profile (generic, idrac, ilo, xcc, smc, bmcweb, \
-                     bmcweb204, ami, ami-task)"
-                ));
+                return Err(BadKnob::Vendor(v.to_string()));
             }
         }
         // applied once every node exists (see `main`)
         "identity-of" => {
-            value
-                .filter(|v| !v.is_empty())
-                .ok_or("identity-of needs a node name")?;
+            value.filter(|v| !v.is_empty()).ok_or(BadKnob::IdentityOf)?;
         }
         "off" => *on = false,
         "loss" => {
             let r: f64 = value
                 .and_then(|v| v.parse().ok())
                 .filter(|r| (0.0..=1.0).contains(r))
-                .ok_or("loss needs a ratio between 0 and 1")?;
+                .ok_or(BadKnob::Loss)?;
             f.loss = r;
         }
         "delay" => f.delay = dur(value)?,
         "transition" => f.transition = dur(value)?,
-        other => return Err(format!("unknown fault knob '{other}'")),
+        other => return Err(BadKnob::Unknown(other.to_string())),
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::time::BadDuration;
+
+    fn knob(spec: &str) -> BadKnob {
+        match parse_fault(spec) {
+            Err(BadFault::Knob { knob, .. }) => knob,
+            other => panic!("{spec}: {:?}", other.map(|f| f.knobs)),
+        }
+    }
+
+    #[test]
+    fn faults_are_checked_knob_by_knob() {
+        let f = parse_fault("node[01-02]:stuck+delay=2s").unwrap();
+        assert_eq!(f.names, ["node01", "node02"]);
+        assert_eq!(f.knobs, ["stuck", "delay=2s"]);
+        assert!(matches!(parse_fault("node01"), Err(BadFault::NoKnobs(_))));
+        assert!(matches!(
+            parse_fault("node[1-:stuck"),
+            Err(BadFault::Pattern(_))
+        ));
+        assert_eq!(knob("node01:bogus"), BadKnob::Unknown("bogus".into()));
+        assert_eq!(knob("node01:delay"), BadKnob::NoValue("delay".into()));
+        assert_eq!(
+            knob("node01:delay=soon"),
+            BadKnob::Duration(BadDuration::NotANumber("soon".into()))
+        );
+        assert_eq!(knob("node01:loss=2"), BadKnob::Loss);
+        assert_eq!(knob("node01:vendor=acme"), BadKnob::Vendor("acme".into()));
+        assert_eq!(knob("node01:identity-of="), BadKnob::IdentityOf);
+        assert_eq!(
+            parse_fault("node01:stuck+bogus").unwrap_err().to_string(),
+            "--fault 'node01:stuck+bogus': unknown fault knob 'bogus'"
+        );
+    }
 }
