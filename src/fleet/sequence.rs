@@ -325,9 +325,10 @@ async fn crashdump<D: PowerDriver>(
         }
         Ok(_) => {}
     }
-    let now = Instant::now();
+    // tokio's clock throughout (engine::clock): the wait is testable paused.
+    let now = clock::Instant::now();
     let mut limit = now + opts.wait;
-    if let Some(d) = policy.deadline.map(clock::to_std) {
+    if let Some(d) = policy.deadline {
         let latest = d.checked_sub(off_reserve(policy)).unwrap_or(now);
         // The front checks that the wait fits; a cut of a few milliseconds
         // (time already spent on the NMI) is not worth a warning.
@@ -383,12 +384,12 @@ async fn crashdump<D: PowerDriver>(
                     "kdump messages cannot be received ({}): waiting the full {:.1}s blind",
                     why.unwrap_or_default(),
                     limit
-                        .saturating_duration_since(Instant::now())
+                        .saturating_duration_since(clock::Instant::now())
                         .as_secs_f64()
                 ),
             });
             tokio::select! {
-                _ = tokio::time::sleep_until(limit.into()) => {},
+                _ = tokio::time::sleep_until(limit) => {},
                 _ = c.cancelled() => return Err(interrupted()),
             }
             (0, "no-message")
@@ -608,7 +609,8 @@ mod tests {
             .any(|e| matches!(e, Event::HookStarted { .. })));
     }
 
-    #[tokio::test]
+    // Paused clock (engine::clock): the waits below are virtual time, exact.
+    #[tokio::test(start_paused = true)]
     async fn no_nmi_support_goes_straight_to_off_with_a_warning() {
         let opts = CrashdumpOptions {
             wait: Duration::from_secs(5),
@@ -622,7 +624,7 @@ mod tests {
             crashdump: Some((&opts, &listener)),
             hook: None,
         };
-        let began = Instant::now();
+        let began = clock::Instant::now();
         let (r, rep, events) = go(&mut d, Action::Off, &extras).await;
         assert_eq!(
             r,
@@ -630,13 +632,18 @@ mod tests {
                 state: PowerState::Off
             })
         );
-        assert!(began.elapsed() < Duration::from_secs(2), "no wait");
+        // Only the power-off's own polls (1 ms apart), no crash dump wait.
+        assert!(
+            began.elapsed() < Duration::from_millis(50),
+            "{:?}",
+            began.elapsed()
+        );
         assert!(rep.crashdump.unwrap().nmi.starts_with("not sent"));
         assert!(events.iter().any(|e| matches!(e, Event::Warning { .. })));
         assert_eq!(d.commands, vec![PowerCommand::Diag, PowerCommand::Off]);
     }
 
-    #[tokio::test]
+    #[tokio::test(start_paused = true)]
     async fn without_a_listener_the_wait_is_blind_and_bounded() {
         let opts = CrashdumpOptions {
             wait: Duration::from_millis(300),
@@ -649,7 +656,7 @@ mod tests {
             crashdump: Some((&opts, &listener)),
             hook: None,
         };
-        let began = Instant::now();
+        let began = clock::Instant::now();
         let (r, rep, _) = go(&mut d, Action::Off, &extras).await;
         assert_eq!(
             r,
@@ -657,8 +664,13 @@ mod tests {
                 state: PowerState::Off
             })
         );
-        assert!(began.elapsed() >= Duration::from_millis(300));
+        let took = began.elapsed();
+        assert!(
+            took >= Duration::from_millis(300) && took < Duration::from_millis(350),
+            "{took:?}"
+        );
         let rep = rep.crashdump.unwrap();
+        assert_eq!(rep.waited_ms, 300);
         assert_eq!(
             (rep.nmi.as_str(), rep.ended.as_str()),
             ("sent", "no-message")

@@ -10,9 +10,12 @@
 use super::codec::{decode, Malformed, Message};
 use std::collections::HashSet;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+// tokio's clock, so that waits can be tested under a paused clock
+// (engine::clock); the same instants as std's when it runs.
 use tokio::net::UdpSocket;
 use tokio::sync::broadcast;
+use tokio::time::Instant;
 
 /// One datagram received on the kdump port.
 #[derive(Clone, Debug)]
@@ -146,7 +149,7 @@ pub async fn wait_for_dump(
     loop {
         let heard = tokio::select! {
             r = rx.recv() => r,
-            _ = tokio::time::sleep_until(until.into()) => {
+            _ = tokio::time::sleep_until(until) => {
                 let ended = match messages {
                     0 => Ended::NoMessage,
                     _ if until < limit => Ended::Quiet,
@@ -160,7 +163,7 @@ pub async fn wait_for_dump(
             Err(broadcast::error::RecvError::Lagged(_)) => continue,
             // The listener is gone: nothing more will come; wait out the time.
             Err(broadcast::error::RecvError::Closed) => {
-                tokio::time::sleep_until(until.into()).await;
+                tokio::time::sleep_until(until).await;
                 continue;
             }
         };
