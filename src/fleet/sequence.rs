@@ -270,19 +270,50 @@ fn evidence(
     )
 }
 
-/// The node's addresses, for recognising its kdump messages.
-async fn addresses(address: &str) -> Result<HashSet<IpAddr>, String> {
+/// The longest wait for the node's name to resolve.
+const RESOLVE_LIMIT: Duration = Duration::from_secs(5);
+
+/// Why the node's kdump messages cannot be recognised: its addresses are
+/// not known.
+#[derive(Debug, thiserror::Error)]
+enum AddressError {
+    /// The node has no address (no `address` in the inventory).
+    #[error("the node's address is not known")]
+    Unknown,
+    /// Its name did not resolve within [`RESOLVE_LIMIT`] (the name).
+    #[error("resolving {0} took more than {}s", RESOLVE_LIMIT.as_secs())]
+    SlowResolve(String),
+    /// Its name does not resolve.
+    #[error("cannot resolve {address}: {source}")]
+    Resolve {
+        /// The name.
+        address: String,
+        /// The resolver's error.
+        source: std::io::Error,
+    },
+    /// Its name resolves to nothing (the name).
+    #[error("{0} resolves to no address")]
+    NoAddress(String),
+}
+
+/// The node's addresses (from its `address`), for recognising its kdump
+/// messages.
+async fn addresses(address: Option<&str>) -> Result<HashSet<IpAddr>, AddressError> {
+    let address = address.ok_or(AddressError::Unknown)?;
     let bare = address.trim_start_matches('[').trim_end_matches(']');
     if let Ok(ip) = bare.parse::<IpAddr>() {
         return Ok([ip.to_canonical()].into_iter().collect());
     }
-    let found = tokio::time::timeout(Duration::from_secs(5), tokio::net::lookup_host((bare, 0)))
+    let found = tokio::time::timeout(RESOLVE_LIMIT, tokio::net::lookup_host((bare, 0)))
         .await
-        .map_err(|_| format!("resolving {address} took more than 5s"))?
-        .map_err(|e| format!("cannot resolve {address}: {e}"))?;
+        .map_err(|_| AddressError::SlowResolve(address.to_string()))?
+        .map_err(|source| AddressError::Resolve {
+            address: address.to_string(),
+            source,
+        })?;
     let set: HashSet<IpAddr> = found.map(|a| a.ip().to_canonical()).collect();
     if set.is_empty() {
-        return Err(format!("{address} resolves to no address"));
+        return Err(AddressError::NoAddress(address.to_string()));
     }
     Ok(set)
 }
@@ -349,14 +380,11 @@ async fn crashdump<D: PowerDriver>(
         port: opts.port,
         ms: limit.saturating_duration_since(now).as_millis() as u64,
     });
-    let from = match node.address {
-        Some(a) => addresses(a).await,
-        None => Err("the node's address is not known".into()),
-    };
-    let blind = match (&listener, &from, rx.as_mut()) {
-        (Err(why), _, _) => Some(why.to_string()),
-        (_, Err(why), _) => Some(why.clone()),
-        (_, _, None) => Some("no listener".into()),
+    let from = addresses(node.address).await;
+    let blind: Option<&dyn std::fmt::Display> = match (&listener, &from, rx.is_some()) {
+        (Err(why), _, _) => Some(why),
+        (_, Err(why), _) => Some(why),
+        (_, _, false) => Some(&"no listener"),
         _ => None,
     };
     let mut c = cancel.clone();
@@ -382,7 +410,7 @@ async fn crashdump<D: PowerDriver>(
             tl.note(Event::Warning {
                 message: format!(
                     "kdump messages cannot be received ({}): waiting the full {:.1}s blind",
-                    why.unwrap_or_default(),
+                    why.map(ToString::to_string).unwrap_or_default(),
                     limit
                         .saturating_duration_since(clock::Instant::now())
                         .as_secs_f64()
@@ -592,7 +620,9 @@ mod tests {
         assert!(rep.hook.unwrap().powered_on_anyway);
     }
 
-    #[tokio::test]
+    // Paused clock: the stuck off runs out its 100 ms power timeout in
+    // virtual time.
+    #[tokio::test(start_paused = true)]
     async fn no_hook_when_off_is_not_confirmed() {
         let h = hook("exit 0", false);
         let mut d = device(true);
@@ -601,7 +631,13 @@ mod tests {
             crashdump: None,
             hook: Some(("exit 0", &h)),
         };
+        let began = clock::Instant::now();
         let (r, rep, events) = go(&mut d, Action::Off, &extras).await;
+        let took = began.elapsed();
+        assert!(
+            took >= Duration::from_millis(100) && took < Duration::from_millis(110),
+            "the power timeout, exactly: {took:?}"
+        );
         assert!(r.is_err());
         assert!(rep.hook.is_none());
         assert!(!events
@@ -676,5 +712,70 @@ mod tests {
             ("sent", "no-message")
         );
         assert_eq!(d.commands, vec![PowerCommand::Diag, PowerCommand::Off]);
+    }
+
+    #[tokio::test]
+    async fn a_node_address_that_names_nothing_is_a_typed_error() {
+        let set = addresses(Some("[::ffff:127.0.0.1]")).await.unwrap();
+        assert_eq!(set, ["127.0.0.1".parse::<IpAddr>().unwrap()].into());
+        let e = addresses(Some("no-such-host.invalid")).await.unwrap_err();
+        assert!(
+            matches!(&e, AddressError::Resolve { address, .. } if address == "no-such-host.invalid"),
+            "{e:?}"
+        );
+        assert!(
+            e.to_string()
+                .starts_with("cannot resolve no-such-host.invalid: "),
+            "{e}"
+        );
+        assert_eq!(
+            AddressError::SlowResolve("n1.example".into()).to_string(),
+            "resolving n1.example took more than 5s"
+        );
+        assert_eq!(
+            AddressError::NoAddress("n1.example".into()).to_string(),
+            "n1.example resolves to no address"
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn without_the_node_address_the_wait_is_blind_and_says_why() {
+        assert!(matches!(addresses(None).await, Err(AddressError::Unknown)));
+        let opts = CrashdumpOptions {
+            wait: Duration::from_millis(300),
+            quiet: Duration::from_secs(1),
+            port: 0,
+        };
+        let listener = Listener::bind_addr("127.0.0.1:0".parse().unwrap())
+            .await
+            .map_err(|source| BindError { port: 0, source });
+        let mut d = device(true);
+        let extras = Extras {
+            crashdump: Some((&opts, &listener)),
+            hook: None,
+        };
+        let mut events = Vec::new();
+        let mut sink = |s: &Stamped| events.push(s.event.clone());
+        let node = NodeInfo {
+            address: None,
+            ..info()
+        };
+        let (r, rep) = run_with_extras(
+            &mut d,
+            Action::Off,
+            &policy(),
+            &mut sink,
+            Cancel::never(),
+            &node,
+            &extras,
+        )
+        .await;
+        assert!(r.is_ok(), "{r:?}");
+        assert_eq!(rep.crashdump.unwrap().waited_ms, 300);
+        assert!(
+            events.iter().any(|e| matches!(e, Event::Warning { message }
+                if message.starts_with("kdump messages cannot be received (the node's address is not known): waiting the full 0.3s blind"))),
+            "{events:?}"
+        );
     }
 }
