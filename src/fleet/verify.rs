@@ -28,9 +28,11 @@
 use super::plan::NodePlan;
 use crate::engine::driver::PowerDriver;
 use crate::engine::error::{DriverError, ErrorKind};
-use crate::engine::identity::{Comparison, ExpectedIdentity, Identity};
+use crate::engine::identity::{Comparison, Difference, ExpectedIdentity, Identity, Unreported};
 use crate::engine::power::PowerState;
 use crate::method::spec::MethodSpec;
+use crate::redfish::driver::ResetPlan;
+use crate::redfish::model::NoSafeReset;
 use serde::Serialize;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
@@ -1108,6 +1110,31 @@ fn sha256_hex(data: &[u8]) -> String {
     s
 }
 
+/// Why a node's rejoin checks cannot run at all.
+#[derive(Debug, thiserror::Error)]
+enum NoCheckSession {
+    /// The node has no `[node.ssh]`.
+    #[error("no [node.ssh] to reach the node")]
+    NoSsh,
+    /// Its `[node.ssh]` is another kind of method.
+    #[error("[node.ssh] is not an SSH method")]
+    NotSsh,
+    /// Its SSH driver cannot be built (credential, configuration).
+    #[error(transparent)]
+    Build(DriverError),
+}
+
+/// The SSH driver of a node's `[node.ssh]`, for its rejoin checks.
+async fn check_session(
+    m: Option<&MethodSpec>,
+) -> Result<crate::ssh::driver::SshDriver, NoCheckSession> {
+    match m.ok_or(NoCheckSession::NoSsh)?.build(None).await {
+        Ok(crate::method::driver::AnyDriver::Ssh(d)) => Ok(d),
+        Ok(_) => Err(NoCheckSession::NotSsh),
+        Err(e) => Err(NoCheckSession::Build(e)),
+    }
+}
+
 /// Runs the node's rejoin checks over SSH and compares their digests.
 async fn run_checks(
     plan: &NodePlan,
@@ -1121,7 +1148,7 @@ async fn run_checks(
         .as_ref()
         .map(|m| m.endpoint())
         .unwrap_or_default();
-    let fail_all = |why: String| {
+    let fail_all = |why: NoCheckSession| {
         plan.checks
             .iter()
             .map(|c| CheckOutcome {
@@ -1130,17 +1157,13 @@ async fn run_checks(
                 exit_status: None,
                 baseline: None,
                 drift: false,
-                error: Some(why.clone()),
+                error: Some(why.to_string()),
             })
             .collect::<Vec<_>>()
     };
-    let Some(m) = &plan.node_ssh else {
-        return fail_all("no [node.ssh] to reach the node".into());
-    };
-    let mut driver = match m.build(None).await {
-        Ok(crate::method::driver::AnyDriver::Ssh(d)) => d,
-        Ok(_) => return fail_all("[node.ssh] is not an SSH method".into()),
-        Err(e) => return fail_all(e.to_string()),
+    let mut driver = match check_session(plan.node_ssh.as_ref()).await {
+        Ok(d) => d,
+        Err(why) => return fail_all(why),
     };
     let mut out = Vec::new();
     for c in &plan.checks {
@@ -1256,6 +1279,67 @@ pub struct CheckRow {
     pub expect: ExpectedIdentity,
 }
 
+/// Why fencing through one level would not work (`fencekit check`); the
+/// row keeps its text.
+#[derive(Debug, thiserror::Error)]
+enum CheckProblem {
+    /// A step failed: building the driver, connecting, reading the state or
+    /// the reset types.
+    #[error(transparent)]
+    Step(#[from] DriverError),
+    /// The device reports another machine than the level is pinned to.
+    #[error("a different machine than pinned: {0}")]
+    Mismatch(Difference),
+    /// The device does not report a part the pin names.
+    #[error("the pinned identity cannot be confirmed: {0}")]
+    Unreported(Unreported),
+    /// The identity could not be read from a pinned level.
+    #[error("the pinned identity cannot be confirmed: {0}")]
+    IdentityUnread(DriverError),
+    /// Redfish: no reset type that is safe for power off or on.
+    #[error("no safe reset type for power {}: {0}", .0.command)]
+    NoSafeReset(NoSafeReset),
+    /// IPMI: a session below operator (what was negotiated).
+    #[error(
+        "the session privilege is too low for power control ({0}); \
+         chassis control needs operator or administrator"
+    )]
+    LowPrivilege(String),
+}
+
+/// The pinned identity against what the device reported (`Ok` also when
+/// nothing is pinned).
+fn pin_holds(expect: &ExpectedIdentity, found: &Identity) -> Result<(), CheckProblem> {
+    if expect.is_empty() {
+        return Ok(());
+    }
+    match expect.compare(found) {
+        Comparison::Mismatch(why) => Err(CheckProblem::Mismatch(why)),
+        Comparison::Unreported(why) => Err(CheckProblem::Unreported(why)),
+        Comparison::Match(_) => Ok(()),
+    }
+}
+
+/// Every power off and on has a safe reset type.
+fn resets_are_safe(plan: &ResetPlan) -> Result<(), CheckProblem> {
+    use crate::engine::power::PowerCommand;
+    for (cmd, choice) in &plan.choices {
+        if let (PowerCommand::Off | PowerCommand::On, Err(why)) = (cmd, choice) {
+            return Err(CheckProblem::NoSafeReset(why.clone()));
+        }
+    }
+    Ok(())
+}
+
+/// An IPMI session (as `connect` described it) may control chassis power.
+fn privilege_suffices(detail: &str) -> Result<(), CheckProblem> {
+    if detail.contains("privilege administrator") || detail.contains("privilege operator") {
+        Ok(())
+    } else {
+        Err(CheckProblem::LowPrivilege(detail.to_string()))
+    }
+}
+
 /// Checks one level: reachable, authenticates, privilege, the machine's
 /// identity (read and reported; compared with the pin, if any), status
 /// readable, and (Redfish) a safe reset type for off and on. Changes no
@@ -1288,40 +1372,24 @@ pub async fn check_level(node: &str, level: usize, m: &MethodSpec, step: Duratio
         }
     };
     let deadline = Some(Instant::now() + step);
-    let result: Result<(), String> = async {
-        let detail = driver.connect(deadline).await.map_err(|e| e.to_string())?;
+    let result: Result<(), CheckProblem> = async {
+        let detail = driver.connect(deadline).await?;
         row.detail = Some(detail);
         match driver.identity(deadline).await {
             Ok(found) => {
-                let verdict = (!row.expect.is_empty()).then(|| row.expect.compare(&found));
+                let pinned = pin_holds(&row.expect, &found);
                 row.identity = Some(found);
-                match verdict {
-                    Some(Comparison::Mismatch(why)) => {
-                        return Err(format!("a different machine than pinned: {why}"))
-                    }
-                    Some(Comparison::Unreported(why)) => {
-                        return Err(format!("the pinned identity cannot be confirmed: {why}"))
-                    }
-                    _ => {}
-                }
+                pinned?;
             }
             Err(e) if row.expect.is_empty() => {
                 tracing::debug!(node, level, error = %e, "identity not readable");
             }
-            Err(e) => return Err(format!("the pinned identity cannot be confirmed: {e}")),
+            Err(e) => return Err(CheckProblem::IdentityUnread(e)),
         }
-        row.state = Some(driver.status(deadline).await.map_err(|e| e.to_string())?);
+        row.state = Some(driver.status(deadline).await?);
         match &mut driver {
             crate::method::driver::AnyDriver::Redfish(d) => {
-                let plan = d.reset_plan(deadline).await.map_err(|e| e.to_string())?;
-                use crate::engine::power::PowerCommand;
-                for (cmd, choice) in &plan.choices {
-                    if matches!(cmd, PowerCommand::Off | PowerCommand::On) {
-                        if let Err(why) = choice {
-                            return Err(format!("no safe reset type for power {cmd}: {why}"));
-                        }
-                    }
-                }
+                resets_are_safe(&d.reset_plan(deadline).await?)?;
             }
             crate::method::driver::AnyDriver::Ssh(_) => {}
             // connect() resolved every outlet (names through the PDU's names
@@ -1329,15 +1397,7 @@ pub async fn check_level(node: &str, level: usize, m: &MethodSpec, step: Duratio
             // tested without switching, so it is left to the first action.
             crate::method::driver::AnyDriver::Snmp(_) => {}
             crate::method::driver::AnyDriver::Ipmi(_) => {
-                let detail = row.detail.as_deref().unwrap_or("");
-                if !(detail.contains("privilege administrator")
-                    || detail.contains("privilege operator"))
-                {
-                    return Err(format!(
-                        "the session privilege is too low for power control ({detail}); \
-                         chassis control needs operator or administrator"
-                    ));
-                }
+                privilege_suffices(row.detail.as_deref().unwrap_or(""))?;
             }
         }
         Ok(())
@@ -1346,7 +1406,7 @@ pub async fn check_level(node: &str, level: usize, m: &MethodSpec, step: Duratio
     driver.close().await;
     match result {
         Ok(()) => row.ok = true,
-        Err(e) => row.error = Some(e),
+        Err(e) => row.error = Some(e.to_string()),
     }
     row
 }
@@ -1822,5 +1882,115 @@ mod tests {
             probe("no-such-host.invalid", 22, t).await,
             Probe::Failed(_)
         ));
+    }
+
+    #[test]
+    fn a_level_that_would_not_fence_says_why_by_variant() {
+        let uuid = "4c4c4544-0033-4b10-8030-c8c04f4d4e32";
+        let pin = ExpectedIdentity::new(Some(uuid), None).unwrap();
+        let other = Identity {
+            uuid: vec![crate::engine::identity::UuidForm {
+                uuid: "00000000-0000-0000-0000-000000000001".into(),
+                encoding: "as reported",
+            }],
+            serial: None,
+        };
+        let e = pin_holds(&pin, &other).unwrap_err();
+        assert!(matches!(e, CheckProblem::Mismatch(_)), "{e:?}");
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "a different machine than pinned: expected uuid {uuid}, found \
+                 00000000-0000-0000-0000-000000000001 (as reported)"
+            )
+        );
+        let e = pin_holds(&pin, &Identity::default()).unwrap_err();
+        assert!(matches!(e, CheckProblem::Unreported(_)), "{e:?}");
+        assert!(
+            e.to_string()
+                .starts_with("the pinned identity cannot be confirmed: expected uuid"),
+            "{e}"
+        );
+        assert!(pin_holds(&ExpectedIdentity::default(), &other).is_ok());
+
+        use crate::engine::power::PowerCommand;
+        let refused = NoSafeReset {
+            command: PowerCommand::Off,
+            offered: vec!["On".into()],
+        };
+        let plan = ResetPlan {
+            offered: Some(vec!["On".into()]),
+            choices: vec![
+                (PowerCommand::On, Ok("On".into())),
+                (PowerCommand::Off, Err(refused.clone())),
+            ],
+        };
+        let e = resets_are_safe(&plan).unwrap_err();
+        assert!(
+            matches!(&e, CheckProblem::NoSafeReset(r) if *r == refused),
+            "{e:?}"
+        );
+        assert_eq!(
+            e.to_string(),
+            format!("no safe reset type for power off: {refused}")
+        );
+
+        assert!(privilege_suffices("cipher suite 17, privilege operator").is_ok());
+        let e = privilege_suffices("cipher suite 17, privilege user").unwrap_err();
+        assert!(
+            matches!(&e, CheckProblem::LowPrivilege(d) if d.ends_with("user")),
+            "{e:?}"
+        );
+        assert_eq!(
+            e.to_string(),
+            "the session privilege is too low for power control (cipher suite 17, \
+             privilege user); chassis control needs operator or administrator"
+        );
+
+        let step = DriverError::new(
+            ErrorKind::Unreachable,
+            crate::engine::error::Stage::Authenticate,
+            "no answer",
+        );
+        let e = CheckProblem::from(step.clone());
+        assert_eq!(e.to_string(), step.to_string(), "a step's own text");
+        let e = CheckProblem::IdentityUnread(step.clone());
+        assert_eq!(
+            e.to_string(),
+            format!("the pinned identity cannot be confirmed: {step}")
+        );
+    }
+
+    #[tokio::test]
+    async fn checks_without_an_ssh_session_say_why_by_variant() {
+        let e = check_session(None).await.err().unwrap();
+        assert!(matches!(e, NoCheckSession::NoSsh), "{e:?}");
+        assert_eq!(e.to_string(), "no [node.ssh] to reach the node");
+        let manual = MethodSpec::Manual {
+            node: "n1".into(),
+            instructions: "pull the plug".into(),
+        };
+        let e = check_session(Some(&manual)).await.err().unwrap();
+        assert!(
+            matches!(&e, NoCheckSession::Build(d) if d.kind == ErrorKind::Unsupported),
+            "{e:?}"
+        );
+        assert_eq!(
+            e.to_string(),
+            "a manual method has no device to talk to (during status read)"
+        );
+        let ipmi = crate::method::build::from_url(
+            "ipmi://admin@127.0.0.1",
+            &crate::method::build::MethodOptions {
+                credential: crate::method::credential::CredentialRef::Inline(
+                    crate::secret::Secret::from_str_value("secret"),
+                ),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        let e = check_session(Some(&ipmi)).await.err().unwrap();
+        assert!(matches!(e, NoCheckSession::NotSsh), "{e:?}");
+        assert_eq!(e.to_string(), "[node.ssh] is not an SSH method");
     }
 }
