@@ -167,14 +167,28 @@ fn try_abstract(_name: &str) -> std::io::Result<Option<Held>> {
     ))
 }
 
+/// A directory of fencekit's run-time state (locks, acknowledgments) that
+/// cannot be created.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot create {}: {source}", dir.display())]
+pub struct CreateDirError {
+    pub dir: PathBuf,
+    pub source: std::io::Error,
+}
+
+/// Creates `dir` and its parents.
+pub fn create_dir(dir: &std::path::Path) -> Result<(), CreateDirError> {
+    std::fs::create_dir_all(dir).map_err(|source| CreateDirError {
+        dir: dir.to_path_buf(),
+        source,
+    })
+}
+
 /// Why the fallback lock file could not be opened.
 #[derive(Debug, thiserror::Error)]
 enum LockFileError {
-    #[error("cannot create {}: {source}", dir.display())]
-    CreateDir {
-        dir: PathBuf,
-        source: std::io::Error,
-    },
+    #[error(transparent)]
+    CreateDir(#[from] CreateDirError),
     #[error("cannot open {}: {source}", path.display())]
     Open {
         path: PathBuf,
@@ -185,9 +199,7 @@ enum LockFileError {
 /// The fallback lock file, opened (not yet locked).
 fn open_file(key: &str) -> Result<(File, PathBuf), LockFileError> {
     let dir = lock_dir();
-    if let Err(source) = std::fs::create_dir_all(&dir) {
-        return Err(LockFileError::CreateDir { dir, source });
-    }
+    create_dir(&dir)?;
     let path = dir.join(file_name(&scoped(key)));
     match OpenOptions::new()
         .create(true)

@@ -32,7 +32,7 @@ struct State {
     total: Option<u64>,
     started: Instant,
     frame: usize,
-    /// A person is being asked something: no redraw until the next message.
+    /// A person is being asked something: no redraw until [`Line::resume`].
     held: bool,
     /// Something is on screen that the next draw must overwrite.
     drawn: bool,

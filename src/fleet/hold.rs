@@ -141,8 +141,8 @@ pub enum HoldError {
     },
 }
 
-fn unwritable(dir: &Path) -> impl FnOnce(std::io::Error) -> HoldError + '_ {
-    move |source| HoldError::Unwritable {
+fn unwritable(dir: &Path, source: std::io::Error) -> HoldError {
+    HoldError::Unwritable {
         dir: dir.to_path_buf(),
         source,
     }
@@ -155,7 +155,7 @@ pub fn place(hold: &Hold) -> Result<PathBuf, HoldError> {
 
 /// [`place`] in `dir`.
 pub fn place_in(dir: &Path, hold: &Hold) -> Result<PathBuf, HoldError> {
-    std::fs::create_dir_all(dir).map_err(unwritable(dir))?;
+    std::fs::create_dir_all(dir).map_err(|e| unwritable(dir, e))?;
     let path = path_in(dir, &hold.node);
     let tmp = dir.join(format!(
         ".{}.{}.tmp",
@@ -163,10 +163,10 @@ pub fn place_in(dir: &Path, hold: &Hold) -> Result<PathBuf, HoldError> {
         path.file_name().and_then(|n| n.to_str()).unwrap_or("hold")
     ));
     let text = serde_json::to_vec_pretty(hold)?;
-    std::fs::write(&tmp, text).map_err(unwritable(dir))?;
+    std::fs::write(&tmp, text).map_err(|e| unwritable(dir, e))?;
     std::fs::rename(&tmp, &path).map_err(|e| {
         let _ = std::fs::remove_file(&tmp);
-        unwritable(dir)(e)
+        unwritable(dir, e)
     })?;
     Ok(path)
 }

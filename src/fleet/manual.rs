@@ -60,11 +60,8 @@ pub trait Prompt {
 #[derive(Debug, thiserror::Error)]
 pub enum AckError {
     /// The directory for acknowledgments cannot be created.
-    #[error("cannot create {}: {source}", dir.display())]
-    CreateDir {
-        dir: PathBuf,
-        source: std::io::Error,
-    },
+    #[error(transparent)]
+    CreateDir(#[from] crate::lock::CreateDirError),
     /// The acknowledgment cannot be written (or moved into place).
     #[error("cannot write {}: {source}", path.display())]
     Write {
@@ -81,9 +78,7 @@ pub enum AckError {
 pub fn acknowledge(node: &str, by: Option<&str>, tty: Option<String>) -> Result<PathBuf, AckError> {
     let path = ack_path(node);
     let dir = path.parent().map(PathBuf::from).unwrap_or_else(lock_dir);
-    if let Err(source) = std::fs::create_dir_all(&dir) {
-        return Err(AckError::CreateDir { dir, source });
-    }
+    crate::lock::create_dir(&dir)?;
     let ack = Ack {
         node: node.to_string(),
         by: by

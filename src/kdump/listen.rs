@@ -11,10 +11,10 @@ use super::codec::{decode, Malformed, Message};
 use std::collections::HashSet;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::time::Duration;
-// tokio's clock, so that waits can be tested under a paused clock
-// (engine::clock); the same instants as std's when it runs.
 use tokio::net::UdpSocket;
 use tokio::sync::broadcast;
+// tokio's clock (engine::clock), so that waits can be tested paused; the
+// same instants as std's when the clock runs.
 use tokio::time::Instant;
 
 /// One datagram received on the kdump port.
