@@ -845,10 +845,18 @@ impl IpmiDriver {
                         Ok(a) => return Ok(a),
                         // Quirks 2 and 3 (xcat#6002, ipmitool#350/#376): a
                         // suite refused or advertised-but-broken: try the next.
+                        // Silence counts only at Open Session (a BMC dropping
+                        // a proposal it cannot speak): once it answered, the
+                        // suite is spoken, and a RAKP that times out is the
+                        // network's doing, to be reported as such, not
+                        // hidden behind a next suite tried with no time left.
                         Err(e)
                             if more
+                                && deadline.is_none_or(|d| Instant::now() < d)
                                 && (e.kind == ErrorKind::CipherUnsupported
-                                    || (e.kind == ErrorKind::Timeout && offered.is_none())) =>
+                                    || (e.kind == ErrorKind::Timeout
+                                        && e.stage == Stage::Negotiate
+                                        && offered.is_none())) =>
                         {
                             tracing::debug!(suite = suite.id(), error = %e, "trying the next cipher suite");
                             last = Some(e);
