@@ -85,7 +85,7 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l retry-on -d
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -s m -l method -d 'Reboot method' -r -f -a "onoff\t'Off (confirmed) then on (confirmed)'
 cycle\t'One power-cycle command; unverified'"
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l timeout -d 'Deadline for the whole action' -r
-complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l login-timeout -d 'Bound on session set-up and on each request' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l login-timeout -d 'Bound on session set-up and on each request (within an action\'s --timeout, an IPMI set-up the BMC answered in part starts once more)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -s o -l output -d 'Output format' -r -f -a "human\t'Short lines for people'
 json\t'One JSON document'
 jsonl\t'One JSON object per event, as it happens, then one per result'"
@@ -148,7 +148,7 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l retry-on -d 'Ex
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -s m -l method -d 'Reboot method' -r -f -a "onoff\t'Off (confirmed) then on (confirmed)'
 cycle\t'One power-cycle command; unverified'"
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l timeout -d 'Deadline for the whole action' -r
-complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l login-timeout -d 'Bound on session set-up and on each request' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l login-timeout -d 'Bound on session set-up and on each request (within an action\'s --timeout, an IPMI set-up the BMC answered in part starts once more)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -s o -l output -d 'Output format' -r -f -a "human\t'Short lines for people'
 json\t'One JSON document'
 jsonl\t'One JSON object per event, as it happens, then one per result'"
@@ -211,7 +211,7 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l retry-on -d 'E
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -s m -l method -d 'Reboot method' -r -f -a "onoff\t'Off (confirmed) then on (confirmed)'
 cycle\t'One power-cycle command; unverified'"
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l timeout -d 'Deadline for the whole action' -r
-complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l login-timeout -d 'Bound on session set-up and on each request' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l login-timeout -d 'Bound on session set-up and on each request (within an action\'s --timeout, an IPMI set-up the BMC answered in part starts once more)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -s o -l output -d 'Output format' -r -f -a "human\t'Short lines for people'
 json\t'One JSON document'
 jsonl\t'One JSON object per event, as it happens, then one per result'"
@@ -284,7 +284,7 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l retry-on -d
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -s m -l method -d 'Reboot method' -r -f -a "onoff\t'Off (confirmed) then on (confirmed)'
 cycle\t'One power-cycle command; unverified'"
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l timeout -d 'Deadline for the whole action' -r
-complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l login-timeout -d 'Bound on session set-up and on each request' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l login-timeout -d 'Bound on session set-up and on each request (within an action\'s --timeout, an IPMI set-up the BMC answered in part starts once more)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -s o -l output -d 'Output format' -r -f -a "human\t'Short lines for people'
 json\t'One JSON document'
 jsonl\t'One JSON object per event, as it happens, then one per result'"
@@ -357,7 +357,7 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l retry-on -
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -s m -l method -d 'Reboot method' -r -f -a "onoff\t'Off (confirmed) then on (confirmed)'
 cycle\t'One power-cycle command; unverified'"
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l timeout -d 'Deadline for the whole action' -r
-complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l login-timeout -d 'Bound on session set-up and on each request' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l login-timeout -d 'Bound on session set-up and on each request (within an action\'s --timeout, an IPMI set-up the BMC answered in part starts once more)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -s o -l output -d 'Output format' -r -f -a "human\t'Short lines for people'
 json\t'One JSON document'
 jsonl\t'One JSON object per event, as it happens, then one per result'"
@@ -420,7 +420,7 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l retry-on -d
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -s m -l method -d 'Reboot method' -r -f -a "onoff\t'Off (confirmed) then on (confirmed)'
 cycle\t'One power-cycle command; unverified'"
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l timeout -d 'Deadline for the whole action' -r
-complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l login-timeout -d 'Bound on session set-up and on each request' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l login-timeout -d 'Bound on session set-up and on each request (within an action\'s --timeout, an IPMI set-up the BMC answered in part starts once more)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -s o -l output -d 'Output format' -r -f -a "human\t'Short lines for people'
 json\t'One JSON document'
 jsonl\t'One JSON object per event, as it happens, then one per result'"
@@ -491,7 +491,7 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l retry-on -d 
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -s m -l method -d 'Reboot method' -r -f -a "onoff\t'Off (confirmed) then on (confirmed)'
 cycle\t'One power-cycle command; unverified'"
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l timeout -d 'Deadline for the whole action' -r
-complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l login-timeout -d 'Bound on session set-up and on each request' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l login-timeout -d 'Bound on session set-up and on each request (within an action\'s --timeout, an IPMI set-up the BMC answered in part starts once more)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -s o -l output -d 'Output format' -r -f -a "human\t'Short lines for people'
 json\t'One JSON document'
 jsonl\t'One JSON object per event, as it happens, then one per result'"
@@ -555,7 +555,7 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l retry-on -d '
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -s m -l method -d 'Reboot method' -r -f -a "onoff\t'Off (confirmed) then on (confirmed)'
 cycle\t'One power-cycle command; unverified'"
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l timeout -d 'Deadline for the whole action' -r
-complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l login-timeout -d 'Bound on session set-up and on each request' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l login-timeout -d 'Bound on session set-up and on each request (within an action\'s --timeout, an IPMI set-up the BMC answered in part starts once more)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -s o -l output -d 'Output format' -r -f -a "human\t'Short lines for people'
 json\t'One JSON document'
 jsonl\t'One JSON object per event, as it happens, then one per result'"

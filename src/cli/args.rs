@@ -326,7 +326,8 @@ pub struct ActionArgs {
     /// Deadline for the whole action.
     #[arg(long, value_name = "DUR", default_value = "60s", value_parser = crate::time::parse_duration)]
     pub timeout: std::time::Duration,
-    /// Bound on session set-up and on each request.
+    /// Bound on session set-up and on each request (within an action's
+    /// --timeout, an IPMI set-up the BMC answered in part starts once more).
     #[arg(long, value_name = "DUR", default_value = "10s", value_parser = crate::time::parse_duration)]
     pub login_timeout: std::time::Duration,
 

@@ -70,6 +70,16 @@ pub trait PowerDriver {
         true
     }
 
+    /// After a [`connect`](Self::connect) that failed with a timeout:
+    /// whether the device answered part of that set-up. Then the path
+    /// loses datagrams but the device is there, and the engine starts a
+    /// new set-up within the action's deadline instead of failing at the
+    /// login timeout; a device that answered nothing still fails there, so
+    /// the next level gets its turn. The default (false) never retries.
+    fn set_up_answered(&self) -> bool {
+        false
+    }
+
     /// What the driver knows beyond on/off about the last state it read,
     /// for a failure message (e.g. which of a node's outlets is still on).
     /// The default has nothing to add.

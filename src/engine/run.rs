@@ -286,10 +286,20 @@ impl<D: PowerDriver> Machine<'_, D> {
 
     /// Opens the session; a BMC that answers "busy" (OpenBMC 503 just after
     /// a reboot, no free session slot) is asked again within the step deadline.
+    /// A set-up that timed out although the device answered part of it (a
+    /// path losing datagrams: under 30 % loss each way an IPMI set-up
+    /// outlasts a 10 s login timeout about once in a hundred) starts again,
+    /// once, with a fresh login timeout, if the action's deadline leaves
+    /// room. Once only: a fleet node's levels share its deadline, and a
+    /// lossy first level must leave the next one its turn. A device that
+    /// answered nothing fails at the login timeout, as before, and without
+    /// an action deadline (Pacemaker's `disable_timeout`, the agents)
+    /// nothing is retried.
     async fn connect(&mut self) -> Result<String, DriverError> {
-        let end = self.policy.step_end();
-        let deadline = self.policy.step_deadline();
+        let mut end = self.policy.step_end();
+        let mut deadline = self.policy.step_deadline();
         let mut pause = Duration::from_millis(250);
+        let mut set_up_again = true;
         loop {
             let fut = self.driver.connect(deadline);
             let mut cancel = self.cancel.clone();
@@ -309,6 +319,28 @@ impl<D: PowerDriver> Machine<'_, D> {
                     });
                     self.sleep(pause, Stage::Authenticate).await?;
                     pause = (pause * 2).min(Duration::from_secs(2));
+                }
+                Err(e)
+                    if e.kind == ErrorKind::Timeout
+                        && set_up_again
+                        && self.driver.set_up_answered()
+                        && self
+                            .policy
+                            .deadline
+                            .is_some_and(|d| Instant::now() + pause < d) =>
+                {
+                    self.emit(Event::Retry {
+                        stage: e.stage,
+                        reason: format!(
+                            "{}; the device answered part of the set-up: starting a new one",
+                            e.message
+                        ),
+                    });
+                    set_up_again = false;
+                    self.sleep(pause, Stage::Authenticate).await?;
+                    pause = (pause * 2).min(Duration::from_secs(2));
+                    end = self.policy.step_end();
+                    deadline = self.policy.step_deadline();
                 }
                 other => return other,
             }
@@ -827,6 +859,8 @@ mod tests {
         identity_reads: u32,
         /// Like the SSH `host` profile: status cannot see the machine off.
         blind_off: bool,
+        /// A connect that times out had answers from the device.
+        answered: bool,
         /// Every call, with its virtual time.
         born: Instant,
         calls: Vec<(Duration, Call)>,
@@ -852,6 +886,7 @@ mod tests {
                 identity: Ok(Identity::default()),
                 identity_reads: 0,
                 blind_off: false,
+                answered: false,
                 born: Instant::now(),
                 calls: vec![],
             }
@@ -883,9 +918,20 @@ mod tests {
     }
 
     impl PowerDriver for Scripted {
-        async fn connect(&mut self, _: Option<std::time::Instant>) -> Result<String, DriverError> {
+        async fn connect(
+            &mut self,
+            deadline: Option<std::time::Instant>,
+        ) -> Result<String, DriverError> {
             self.log(Call::Connect);
-            match self.connect_errors.pop_front().or(self.connect_refusal) {
+            let answer = self.connect_errors.pop_front().or(self.connect_refusal);
+            if let (Some(ErrorKind::Timeout), Some(d)) = (answer, deadline) {
+                // A timeout takes the whole step (in whole milliseconds: the
+                // std deadline is a few real microseconds closer by now).
+                let left = crate::engine::clock::from_std(d) - Instant::now();
+                let ms = left.as_micros().div_ceil(1000) as u64;
+                tokio::time::sleep(Duration::from_millis(ms)).await;
+            }
+            match answer {
                 Some(k) => Err(DriverError::new(
                     k,
                     Stage::Authenticate,
@@ -941,6 +987,10 @@ mod tests {
         fn observes_off(&self) -> bool {
             !self.blind_off
         }
+        fn set_up_answered(&self) -> bool {
+            self.answered
+        }
+
         async fn close(&mut self) {
             self.closed = true;
         }
@@ -1619,6 +1669,80 @@ mod tests {
         let (r, took, _) = clocked(&mut d, Action::Status, &p, Cancel::never()).await;
         assert_eq!(r.unwrap_err().error.kind, ErrorKind::PasswordInvalid);
         assert_eq!((d.calls.len(), took), (1, 0));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_set_up_the_device_partly_answered_starts_again_within_the_deadline() {
+        // A fresh 25 s action deadline for each case (virtual time moves on).
+        let p = || Policy {
+            deadline: Some(Instant::now() + Duration::from_secs(25)),
+            ..timed()
+        };
+        let connects = |d: &Scripted| d.times(|c| *c == Call::Connect);
+        // A set-up lost to the path, cut at the 10 s login timeout, then
+        // after a 250 ms pause one that completes.
+        let mut d = Scripted::new(&[Ok(On)]);
+        d.connect_errors = [ErrorKind::Timeout].into();
+        d.answered = true;
+        let (r, took, events) = clocked(&mut d, Action::Status, &p(), Cancel::never()).await;
+        assert_eq!(r, Ok(Outcome::Status { state: On }));
+        assert_eq!(connects(&d), vec![0, 10_250]);
+        assert_eq!(took, 10_250);
+        let retries: Vec<_> = events
+            .iter()
+            .filter_map(|e| match e {
+                Event::Retry { reason, .. } => Some(reason.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(retries.len(), 1);
+        assert!(
+            retries[0].ends_with("the device answered part of the set-up: starting a new one"),
+            "{retries:?}"
+        );
+        // Once only (a fleet node's next level shares the deadline): the
+        // second set-up's timeout is the failure, 4.75 s before the deadline.
+        let mut d = Scripted::new(&[]);
+        d.connect_refusal = Some(ErrorKind::Timeout);
+        d.answered = true;
+        let (r, took, _) = clocked(&mut d, Action::Status, &p(), Cancel::never()).await;
+        let f = r.unwrap_err();
+        assert_eq!(
+            (f.error.kind, f.error.stage),
+            (ErrorKind::Timeout, Stage::Authenticate)
+        );
+        assert_eq!(connects(&d), vec![0, 10_250]);
+        assert_eq!(took, 20_250);
+        // The new set-up is cut at the action's deadline.
+        let mut d = Scripted::new(&[]);
+        d.connect_refusal = Some(ErrorKind::Timeout);
+        d.answered = true;
+        let q = Policy {
+            deadline: Some(Instant::now() + Duration::from_secs(15)),
+            ..timed()
+        };
+        let (r, took, _) = clocked(&mut d, Action::Status, &q, Cancel::never()).await;
+        assert_eq!(r.unwrap_err().error.kind, ErrorKind::Timeout);
+        assert_eq!((connects(&d), took), (vec![0, 10_250], 15_000));
+        // A device that answered nothing fails at the login timeout (the
+        // next level's turn), and so does any set-up without an action
+        // deadline (the agents under Pacemaker's disable_timeout).
+        for (answered, with_deadline) in [(false, true), (true, false)] {
+            let mut d = Scripted::new(&[]);
+            d.connect_refusal = Some(ErrorKind::Timeout);
+            d.answered = answered;
+            let mut q = p();
+            if !with_deadline {
+                q.deadline = None;
+            }
+            let (r, took, _) = clocked(&mut d, Action::Status, &q, Cancel::never()).await;
+            assert_eq!(r.unwrap_err().error.kind, ErrorKind::Timeout);
+            assert_eq!(
+                (connects(&d), took),
+                (vec![0], 10_000),
+                "answered {answered}"
+            );
+        }
     }
 
     #[tokio::test(start_paused = true)]

@@ -78,6 +78,9 @@ pub struct IpmiDriver {
     last_state: Option<PowerState>,
     /// A power command whose answer never came.
     unanswered: Option<Unanswered>,
+    /// The last [`PowerDriver::connect`] failed after the BMC answered
+    /// part of the set-up (see [`PowerDriver::set_up_answered`]).
+    set_up_answered: bool,
 }
 
 /// What `accept` found: the answer, and which transmission (1-based) it
@@ -260,6 +263,7 @@ impl IpmiDriver {
             session_no: 0,
             last_state: None,
             unanswered: None,
+            set_up_answered: false,
         })
     }
 
@@ -1182,7 +1186,14 @@ impl PowerDriver for IpmiDriver {
         if let (Some(_), Some(d)) = (&self.active, &self.detail) {
             return Ok(d.clone());
         }
-        self.open(deadline).await
+        let before = self.stats().received;
+        let r = self.open(deadline).await;
+        self.set_up_answered = r.is_err() && self.stats().received > before;
+        r
+    }
+
+    fn set_up_answered(&self) -> bool {
+        self.set_up_answered
     }
 
     async fn status(&mut self, deadline: Option<Instant>) -> Result<PowerState, DriverError> {

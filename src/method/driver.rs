@@ -125,6 +125,15 @@ impl PowerDriver for AnyDriver {
         }
     }
 
+    fn set_up_answered(&self) -> bool {
+        match self {
+            AnyDriver::Ipmi(d) => d.set_up_answered(),
+            AnyDriver::Redfish(d) => d.set_up_answered(),
+            AnyDriver::Ssh(d) => d.set_up_answered(),
+            AnyDriver::Snmp(d) => d.set_up_answered(),
+        }
+    }
+
     fn state_detail(&self) -> Option<String> {
         match self {
             AnyDriver::Snmp(d) => d.state_detail(),
