@@ -2103,7 +2103,17 @@ is refused before it is read (matrix row \"4 MiB system resource\").
   (`FENCEKIT_MATRIX_RUNS=40`) gave 120 of 120 successes at 30 %; with other
   seeds, one run in a few hundred fails when a single request goes unanswered
   for a whole `--login-timeout` (12 tries in 10 s, p ≈ 3 × 10⁻⁴ per
-  exchange). Retransmission backs off to 1 s at most on a fast BMC (it was
+  exchange). A session set-up is several exchanges in a row under one
+  login timeout, and the CI run of 2026-11-24 saw one outlast it (suite 17's
+  RAKP 1 unanswered for 10 s, 30 % loss each way; a simulation of the
+  back-off puts it near one set-up in a hundred). Since then a set-up that
+  runs out after the BMC answered part of it starts again, once, with a
+  fresh login timeout if the action's deadline leaves room (the engine asks
+  the driver; only IPMI says yes so far). Once only, because a fleet node's
+  levels share its deadline: a lossy first level takes at most two login
+  timeouts and leaves the next level the rest. A BMC that answers nothing
+  still fails at the first login timeout, and the agents (no action
+  deadline) never retry. Retransmission backs off to 1 s at most on a fast BMC (it was
   2 s, which made about one action in ten miss the session set-up bound at
   this loss).
 * Slow BMCs: the wait for an answer follows the BMC's round-trip time,
