@@ -45,6 +45,14 @@ fn fk(dir: &Path, args: &[&str]) -> Command {
     c
 }
 
+/// Rewrites the first `from` in the lab's inventory as `to` (which must be there).
+fn patch_inventory(inventory: &Path, from: &str, to: &str) {
+    let text = std::fs::read_to_string(inventory).unwrap();
+    let patched = text.replacen(from, to, 1);
+    assert_ne!(text, patched, "{from:?} is in the inventory");
+    std::fs::write(inventory, patched).unwrap();
+}
+
 fn run(dir: &Path, args: &[&str]) -> support::Run {
     support::run(fk(dir, args), Duration::from_secs(60))
 }
@@ -150,6 +158,32 @@ fn a_lying_bmc_is_a_contradiction() {
     assert_eq!(rec["ok"], false);
 }
 
+/// A level whose session comes up below operator cannot control power:
+/// `check` says so, from the privilege the session was granted.
+#[test]
+fn check_flags_a_level_whose_session_is_below_operator() {
+    let l = lab(&["--nodes", "1"]);
+    let (d, inv) = (l.dir.path(), l.inventory.to_str().unwrap());
+    patch_inventory(
+        &l.inventory,
+        "name = \"node01\"\n  [[node.fence]]\n",
+        "name = \"node01\"\n  [[node.fence]]\n  privlvl = \"user\"\n",
+    );
+    let r = run(d, &["check", "-i", inv, "node01", "-o", "json"]);
+    r.assert_code(1);
+    let rows = r.json()["checks"].as_array().cloned().unwrap();
+    let level1 = rows.iter().find(|x| x["level"] == 1).unwrap();
+    assert_eq!(level1["ok"], false, "{r}");
+    let error = level1["error"].as_str().unwrap();
+    assert!(
+        error.starts_with("the session privilege is too low for power control (")
+            && error.ends_with("privilege user); chassis control needs operator or administrator"),
+        "{error}"
+    );
+    let level2 = rows.iter().find(|x| x["level"] == 2).unwrap();
+    assert_eq!(level2["ok"], true, "{r}");
+}
+
 #[test]
 fn check_flags_broken_levels_without_touching_power() {
     let l = lab(&[
@@ -164,17 +198,14 @@ fn check_flags_broken_levels_without_touching_power() {
     // node01 gets a wrong password on its IPMI level.
     let wrong = d.join("wrong.pw");
     std::fs::write(&wrong, "not-the-password").unwrap();
-    let text = std::fs::read_to_string(&l.inventory).unwrap();
-    let patched = text.replacen(
+    patch_inventory(
+        &l.inventory,
         "name = \"node01\"\n  [[node.fence]]\n",
         &format!(
             "name = \"node01\"\n  [[node.fence]]\n  password_file = \"{}\"\n",
             wrong.display()
         ),
-        1,
     );
-    assert_ne!(text, patched);
-    std::fs::write(&l.inventory, patched).unwrap();
 
     let r = run(
         d,
@@ -451,14 +482,11 @@ fn bmc_reads_alone_are_bmc_only_unless_accepted() {
         .unwrap()
         .contains("BMC-only proof accepted by --accept-bmc-only")));
     // Accepted for one node in the inventory: that node only.
-    let text = std::fs::read_to_string(&l.inventory).unwrap();
-    let patched = text.replacen(
+    patch_inventory(
+        &l.inventory,
         "name = \"node02\"\n",
         "name = \"node02\"\naccept_bmc_only = true\n",
-        1,
     );
-    assert_ne!(text, patched);
-    std::fs::write(&l.inventory, patched).unwrap();
     let mut both = vec![
         "verify", "-i", inv, "--all", "-o", "json", "--audit", audit_s,
     ];

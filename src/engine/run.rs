@@ -308,17 +308,14 @@ impl<D: PowerDriver> Machine<'_, D> {
                 _ = cancel.cancelled() => return Err(DriverError::new(
                     ErrorKind::Interrupted, Stage::Authenticate, "stopped by a signal")),
             };
-            match r {
+            // Busy: again within the same step. A set-up the device answered
+            // in part: once more, with a step of its own.
+            let (e, new_step) = match r {
                 Err(e)
                     if e.kind == ErrorKind::Busy
                         && end.is_some_and(|d| Instant::now() + pause < d) =>
                 {
-                    self.emit(Event::Retry {
-                        stage: e.stage,
-                        reason: e.message,
-                    });
-                    self.sleep(pause, Stage::Authenticate).await?;
-                    pause = (pause * 2).min(Duration::from_secs(2));
+                    (e, false)
                 }
                 Err(e)
                     if e.kind == ErrorKind::Timeout
@@ -329,20 +326,24 @@ impl<D: PowerDriver> Machine<'_, D> {
                             .deadline
                             .is_some_and(|d| Instant::now() + pause < d) =>
                 {
-                    self.emit(Event::Retry {
-                        stage: e.stage,
-                        reason: format!(
-                            "{}; the device answered part of the set-up: starting a new one",
-                            e.message
-                        ),
-                    });
                     set_up_again = false;
-                    self.sleep(pause, Stage::Authenticate).await?;
-                    pause = (pause * 2).min(Duration::from_secs(2));
-                    end = self.policy.step_end();
-                    deadline = self.policy.step_deadline();
+                    let message = format!(
+                        "{}; the device answered part of the set-up: starting a new one",
+                        e.message
+                    );
+                    (DriverError { message, ..e }, true)
                 }
                 other => return other,
+            };
+            self.emit(Event::Retry {
+                stage: e.stage,
+                reason: e.message,
+            });
+            self.sleep(pause, Stage::Authenticate).await?;
+            pause = (pause * 2).min(Duration::from_secs(2));
+            if new_step {
+                end = self.policy.step_end();
+                deadline = self.policy.step_deadline();
             }
         }
     }

@@ -28,8 +28,11 @@
 use super::plan::NodePlan;
 use crate::engine::driver::PowerDriver;
 use crate::engine::error::{DriverError, ErrorKind};
-use crate::engine::identity::{Comparison, Difference, ExpectedIdentity, Identity, Unreported};
+use crate::engine::identity::{
+    Comparison, Difference, ExpectedIdentity, Identity, Refusal, Unreported,
+};
 use crate::engine::power::PowerState;
+use crate::ipmi::config::Privilege;
 use crate::method::spec::MethodSpec;
 use crate::redfish::driver::ResetPlan;
 use crate::redfish::model::NoSafeReset;
@@ -1307,17 +1310,20 @@ enum CheckProblem {
     LowPrivilege(String),
 }
 
+impl From<Refusal> for CheckProblem {
+    fn from(r: Refusal) -> Self {
+        match r {
+            Refusal::Different(why) => CheckProblem::Mismatch(why),
+            Refusal::Unreported(why) => CheckProblem::Unreported(why),
+        }
+    }
+}
+
 /// The pinned identity against what the device reported (`Ok` also when
 /// nothing is pinned).
 fn pin_holds(expect: &ExpectedIdentity, found: &Identity) -> Result<(), CheckProblem> {
-    if expect.is_empty() {
-        return Ok(());
-    }
-    match expect.compare(found) {
-        Comparison::Mismatch(why) => Err(CheckProblem::Mismatch(why)),
-        Comparison::Unreported(why) => Err(CheckProblem::Unreported(why)),
-        Comparison::Match(_) => Ok(()),
-    }
+    expect.check(found)?;
+    Ok(())
 }
 
 /// Every power off and on has a safe reset type.
@@ -1331,9 +1337,10 @@ fn resets_are_safe(plan: &ResetPlan) -> Result<(), CheckProblem> {
     Ok(())
 }
 
-/// An IPMI session (as `connect` described it) may control chassis power.
-fn privilege_suffices(detail: &str) -> Result<(), CheckProblem> {
-    if detail.contains("privilege administrator") || detail.contains("privilege operator") {
+/// An IPMI session of privilege `granted` may control chassis power;
+/// `detail` (what `connect` said) goes into the refusal.
+fn privilege_suffices(granted: Privilege, detail: &str) -> Result<(), CheckProblem> {
+    if granted >= Privilege::Operator {
         Ok(())
     } else {
         Err(CheckProblem::LowPrivilege(detail.to_string()))
@@ -1396,8 +1403,8 @@ pub async fn check_level(node: &str, level: usize, m: &MethodSpec, step: Duratio
             // table) and status() read each one; write access cannot be
             // tested without switching, so it is left to the first action.
             crate::method::driver::AnyDriver::Snmp(_) => {}
-            crate::method::driver::AnyDriver::Ipmi(_) => {
-                privilege_suffices(row.detail.as_deref().unwrap_or(""))?;
+            crate::method::driver::AnyDriver::Ipmi(d) => {
+                privilege_suffices(d.privilege(), row.detail.as_deref().unwrap_or(""))?;
             }
         }
         Ok(())
@@ -1935,8 +1942,10 @@ mod tests {
             format!("no safe reset type for power off: {refused}")
         );
 
-        assert!(privilege_suffices("cipher suite 17, privilege operator").is_ok());
-        let e = privilege_suffices("cipher suite 17, privilege user").unwrap_err();
+        assert!(
+            privilege_suffices(Privilege::Operator, "cipher suite 17, privilege operator").is_ok()
+        );
+        let e = privilege_suffices(Privilege::User, "cipher suite 17, privilege user").unwrap_err();
         assert!(
             matches!(&e, CheckProblem::LowPrivilege(d) if d.ends_with("user")),
             "{e:?}"

@@ -277,6 +277,12 @@ impl IpmiDriver {
         s
     }
 
+    /// The session's privilege (what the BMC granted, else what was asked
+    /// for), as `connect` describes it; meaningful once connected.
+    pub fn privilege(&self) -> Privilege {
+        self.granted.unwrap_or(self.cfg.privilege)
+    }
+
     /// The retransmission timer (its round-trip estimate), for the record and tests.
     pub fn pacing(&self) -> &Pacing {
         &self.pacing
@@ -767,8 +773,7 @@ impl IpmiDriver {
             self.close_session().await;
             return Err(e);
         }
-        let granted = self.granted.unwrap_or(self.cfg.privilege);
-        let detail = format!("{described}, privilege {granted}");
+        let detail = format!("{described}, privilege {}", self.privilege());
         self.detail = Some(detail.clone());
         Ok(detail)
     }
