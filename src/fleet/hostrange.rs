@@ -56,8 +56,24 @@ pub fn is_range(s: &str) -> bool {
     s.contains('[')
 }
 
-/// Expands a host range pattern into names, in order.
+#[cfg(test)]
+thread_local! {
+    /// Calls of [`expand`] on this thread, for tests that prove a caller
+    /// expands each range once rather than once per name.
+    static EXPANSIONS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// How many times [`expand`] ran on this thread (tests only).
+#[cfg(test)]
+pub(crate) fn expansions() -> usize {
+    EXPANSIONS.with(|c| c.get())
+}
+
+/// Expands a host range pattern into names, in order. Linear in the
+/// number of names (each is written once).
 pub fn expand(pattern: &str) -> Result<Vec<String>, RangeError> {
+    #[cfg(test)]
+    EXPANSIONS.with(|c| c.set(c.get() + 1));
     let bad = |problem| RangeError::In {
         pattern: pattern.to_string(),
         problem,

@@ -40,6 +40,7 @@
 use super::hostrange::{self, RangeError};
 use crate::engine::identity::IdentityError;
 use serde::Deserialize;
+use std::collections::hash_map::{Entry, HashMap};
 use std::path::{Path, PathBuf};
 use toml::Spanned;
 
@@ -150,23 +151,14 @@ impl MethodFields {
     pub fn over(&self, base: &MethodFields) -> MethodFields {
         // Credential references are one choice: a method that names its own
         // source replaces the default source, whichever kind either is.
+        // (Without copying `base`: this runs for every method of every node.)
         let own_credential = self.password_file.is_some()
             || self.password_env.is_some()
             || self.password_script.is_some();
-        let base = &if own_credential {
-            MethodFields {
-                password_file: None,
-                password_env: None,
-                password_script: None,
-                ..base.clone()
-            }
-        } else {
-            base.clone()
-        };
         macro_rules! pick {
             ($($f:ident),*) => { MethodFields { $($f: self.$f.clone().or_else(|| base.$f.clone()),)* pdus: self.pdus.clone() } };
         }
-        pick!(
+        let mut merged = pick!(
             driver,
             endpoint,
             ip,
@@ -212,28 +204,34 @@ impl MethodFields {
             priv_password_file,
             priv_password_env,
             priv_password_script
-        )
+        );
+        if own_credential {
+            merged.password_file = self.password_file.clone();
+            merged.password_env = self.password_env.clone();
+            merged.password_script = self.password_script.clone();
+        }
+        merged
     }
 
     /// The driver named or implied by the endpoint's scheme.
     pub fn driver_kind(&self) -> Option<String> {
-        if let Some(d) = &self.driver {
-            return Some(d.to_ascii_lowercase());
-        }
-        let scheme = self
-            .endpoint
-            .as_deref()?
-            .split_once("://")?
-            .0
-            .to_ascii_lowercase();
-        Some(match scheme.as_str() {
-            "ipmi" => "ipmi".into(),
-            s if s.contains("redfish") => "redfish".into(),
-            "ssh" => "ssh".into(),
-            "snmp" => "snmp".into(),
-            other => format!("{other:?}"),
-        })
+        kind_of(self.driver.as_deref(), self.endpoint.as_deref())
     }
+}
+
+/// The driver `driver` names, or else the scheme of `endpoint` implies.
+fn kind_of(driver: Option<&str>, endpoint: Option<&str>) -> Option<String> {
+    if let Some(d) = driver {
+        return Some(d.to_ascii_lowercase());
+    }
+    let scheme = endpoint?.split_once("://")?.0.to_ascii_lowercase();
+    Some(match scheme.as_str() {
+        "ipmi" => "ipmi".into(),
+        s if s.contains("redfish") => "redfish".into(),
+        "ssh" => "ssh".into(),
+        "snmp" => "snmp".into(),
+        other => format!("{other:?}"),
+    })
 }
 
 /// A rejoin configuration check: a command run on the node over SSH whose
@@ -290,6 +288,8 @@ pub struct Inventory {
     pub nodes: Vec<Node>,
     /// The mass-fencing limit (`[defaults] max_fence`), if set.
     pub max_fence: Option<super::guard::Limit>,
+    /// Node names to their place in `nodes` ([`Inventory::node`]).
+    index: HashMap<String, usize>,
 }
 
 #[derive(Deserialize)]
@@ -646,12 +646,26 @@ struct Defaults {
     on_confirmed_off: Option<String>,
 }
 
-fn line_of(text: &str, offset: usize) -> usize {
-    text[..offset.min(text.len())]
-        .bytes()
-        .filter(|b| *b == b'\n')
-        .count()
-        + 1
+/// Line numbers of byte offsets in one text: where its newlines are, found
+/// in one pass, so that naming the line of each of 100,000 nodes costs a
+/// binary search each, not a count from the start of the file.
+struct Lines(Vec<usize>);
+
+impl Lines {
+    fn of(text: &str) -> Lines {
+        Lines(
+            text.bytes()
+                .enumerate()
+                .filter(|(_, b)| *b == b'\n')
+                .map(|(i, _)| i)
+                .collect(),
+        )
+    }
+
+    /// The line (from 1) of byte `offset`.
+    fn line(&self, offset: usize) -> usize {
+        self.0.partition_point(|&nl| nl < offset) + 1
+    }
 }
 
 fn parse_defaults(t: toml::Table) -> Result<Defaults, DefaultsProblem> {
@@ -722,29 +736,47 @@ fn check_watts(w: f64) -> Result<f64, BadWatts> {
     }
 }
 
-/// Picks the i-th of n expansions of a field that may hold a range.
-fn lockstep(
-    value: &Option<String>,
-    i: usize,
-    n: usize,
-    field: &'static str,
-) -> Result<Option<String>, LockstepError> {
-    let Some(v) = value else {
-        return Ok(None);
-    };
-    if !hostrange::is_range(v) {
-        return Ok(Some(v.clone()));
+/// The fields of one `[[node]]` that hold ranges, each expanded once for
+/// all of its names (not once per name: a 100,000-name range with an
+/// endpoint range would otherwise expand 10^10 names).
+#[derive(Default)]
+struct Lockstep {
+    /// Expansions made so far, by the text of the field.
+    expanded: std::collections::HashMap<String, Vec<String>>,
+}
+
+impl Lockstep {
+    /// Picks the i-th of n expansions of a field that may hold a range.
+    fn pick(
+        &mut self,
+        value: &Option<String>,
+        i: usize,
+        n: usize,
+        field: &'static str,
+    ) -> Result<Option<String>, LockstepError> {
+        let Some(v) = value else {
+            return Ok(None);
+        };
+        if !hostrange::is_range(v) {
+            return Ok(Some(v.clone()));
+        }
+        if let Some(all) = self.expanded.get(v.as_str()) {
+            // Its length was checked against the names when it was expanded.
+            return Ok(Some(all[i].clone()));
+        }
+        let all = hostrange::expand(v)?;
+        if all.len() != n {
+            return Err(LockstepError::Count {
+                field,
+                value: v.clone(),
+                got: all.len(),
+                want: n,
+            });
+        }
+        let picked = all[i].clone();
+        self.expanded.insert(v.clone(), all);
+        Ok(Some(picked))
     }
-    let all = hostrange::expand(v)?;
-    if all.len() != n {
-        return Err(LockstepError::Count {
-            field,
-            value: v.clone(),
-            got: all.len(),
-            want: n,
-        });
-    }
-    Ok(Some(all[i].clone()))
 }
 
 /// Checks that a pinned uuid reads as a UUID and a serial is not empty.
@@ -854,6 +886,10 @@ impl Inventory {
     }
 
     /// Parses inventory text; `path` is only used in messages.
+    ///
+    /// Linear in the number of nodes: every per-node step is a lookup
+    /// (names, lines, expanded ranges, merged defaults), never a scan of
+    /// what came before.
     pub fn parse(text: &str, path: &Path) -> Result<Inventory, InventoryError> {
         let doc: Doc = toml::from_str(text).map_err(|source| InventoryError::Toml {
             path: path.to_path_buf(),
@@ -866,13 +902,27 @@ impl Inventory {
             })?,
             None => Defaults::default(),
         };
+        let lines = Lines::of(text);
+        // Each driver's defaults over the common ones, merged once.
+        let driver_bases: Vec<(String, MethodFields)> = defaults
+            .per_driver
+            .iter()
+            .map(|(d, f)| (d.clone(), f.over(&defaults.common)))
+            .collect();
+        let base_of = |kind: Option<&str>| {
+            driver_bases
+                .iter()
+                .find(|(d, _)| Some(d.as_str()) == kind)
+                .map_or(&defaults.common, |(_, f)| f)
+        };
         let mut pins = doc.identity;
         let mut nodes: Vec<Node> = Vec::new();
-        // A set, not a scan of `nodes` (found with the `targets` fuzz target:
-        // one 100,000-name range made the check quadratic, 30 s for 70 bytes).
-        let mut node_names = std::collections::HashSet::new();
+        // Names to their place in `nodes`: a map, not a scan (found with the
+        // `targets` fuzz target: one 100,000-name range made the duplicate
+        // check quadratic, 30 s for 70 bytes).
+        let mut index: HashMap<String, usize> = HashMap::new();
         for nd in doc.node {
-            let line = line_of(text, nd.name.span().start);
+            let line = lines.line(nd.name.span().start);
             let at = |problem: NodeProblem| InventoryError::Node {
                 path: path.to_path_buf(),
                 line,
@@ -902,6 +952,8 @@ impl Inventory {
             if nodes.len() + n > hostrange::MAX_EXPANSION {
                 return Err(at(NodeProblem::TooMany));
             }
+            nodes.reserve(n);
+            let mut steps = Lockstep::default();
             for (i, name) in names.into_iter().enumerate() {
                 let ctx = |problem: NamedProblem| {
                     at(NodeProblem::At {
@@ -913,7 +965,7 @@ impl Inventory {
                 let method = |level: usize| {
                     move |problem: MethodProblem| ctx(NamedProblem::Method { level, problem })
                 };
-                let mut methods = Vec::new();
+                let mut methods = Vec::with_capacity(nd.fence.len());
                 if nd.fence.is_empty() {
                     return Err(ctx(NamedProblem::NoMethod));
                 }
@@ -922,7 +974,7 @@ impl Inventory {
                     Some(p) if nd.uuid.is_some() || nd.serial.is_some() => {
                         return Err(ctx(NamedProblem::PinnedTwice {
                             name: name.clone(),
-                            line: line_of(text, p.span().start),
+                            line: lines.line(p.span().start),
                         }))
                     }
                     Some(p) => {
@@ -938,44 +990,46 @@ impl Inventory {
                     None => (nd.uuid.clone(), nd.serial.clone()),
                 };
                 for (k, m) in nd.fence.iter().enumerate() {
-                    let mut m = m.clone();
                     check_pin(m.uuid.as_deref(), m.serial.as_deref())
                         .map_err(|e| method(k + 1)(e.into()))?;
-                    m.endpoint = lockstep(&m.endpoint, i, n, "endpoint").map_err(lock)?;
-                    m.ip = lockstep(&m.ip, i, n, "ip").map_err(lock)?;
-                    m.plug = lockstep(&m.plug, i, n, "plug").map_err(lock)?;
-                    m.systems_uri = lockstep(&m.systems_uri, i, n, "systems_uri").map_err(lock)?;
-                    let kind = m.over(&defaults.common).driver_kind();
-                    let base = defaults
-                        .per_driver
-                        .iter()
-                        .find(|(d, _)| Some(d) == kind.as_ref())
-                        .map(|(_, f)| f.over(&defaults.common))
-                        .unwrap_or_else(|| defaults.common.clone());
-                    let mut merged = m.over(&base);
+                    let endpoint = steps.pick(&m.endpoint, i, n, "endpoint").map_err(lock)?;
+                    let ip = steps.pick(&m.ip, i, n, "ip").map_err(lock)?;
+                    let plug = steps.pick(&m.plug, i, n, "plug").map_err(lock)?;
+                    let systems_uri = steps
+                        .pick(&m.systems_uri, i, n, "systems_uri")
+                        .map_err(lock)?;
+                    let kind = kind_of(
+                        m.driver.as_deref().or(defaults.common.driver.as_deref()),
+                        endpoint.as_deref().or(defaults.common.endpoint.as_deref()),
+                    );
+                    let mut merged = m.over(base_of(kind.as_deref()));
+                    // The node's own values of the fields that hold ranges:
+                    // a range field is set on the method, never inherited.
+                    (merged.endpoint, merged.ip, merged.plug, merged.systems_uri) = (
+                        endpoint.or(merged.endpoint),
+                        ip.or(merged.ip),
+                        plug.or(merged.plug),
+                        systems_uri.or(merged.systems_uri),
+                    );
                     if kind.as_deref() == Some("snmp") {
                         if let Some(list) = &merged.outlets {
                             let mut expanded = Vec::with_capacity(list.len());
                             for o in list {
                                 expanded.push(
-                                    lockstep(&Some(o.clone()), i, n, "outlet")
+                                    steps
+                                        .pick(&Some(o.clone()), i, n, "outlet")
                                         .map_err(lock)?
                                         .unwrap_or_default(),
                                 );
                             }
                             merged.outlets = Some(expanded);
                         }
-                        let snmp_base = defaults
-                            .per_driver
-                            .iter()
-                            .find(|(d, _)| d == "snmp")
-                            .map(|(_, f)| f.over(&defaults.common))
-                            .unwrap_or_else(|| defaults.common.clone());
+                        let snmp_base = base_of(Some("snmp"));
                         for o in merged.outlets.clone().unwrap_or_default() {
                             if let Some((p, _)) = o.split_once(':') {
                                 if let Some(t) = doc.pdu.get(p) {
                                     if !merged.pdus.iter().any(|(x, _)| x == p) {
-                                        merged.pdus.push((p.to_string(), t.over(&snmp_base)));
+                                        merged.pdus.push((p.to_string(), t.over(snmp_base)));
                                     }
                                 }
                             }
@@ -1000,23 +1054,20 @@ impl Inventory {
                     }
                     methods.push(merged);
                 }
-                if !node_names.insert(name.clone()) {
-                    return Err(ctx(NamedProblem::Twice));
-                }
+                match index.entry(name.clone()) {
+                    Entry::Occupied(_) => return Err(ctx(NamedProblem::Twice)),
+                    Entry::Vacant(v) => v.insert(nodes.len()),
+                };
                 let ssh = match &nd.ssh {
                     Some(m) => {
-                        let mut m = m.clone();
-                        m.endpoint = lockstep(&m.endpoint, i, n, "ssh endpoint").map_err(lock)?;
-                        let base = defaults
-                            .per_driver
-                            .iter()
-                            .find(|(d, _)| d == "ssh")
-                            .map(|(_, f)| f.over(&defaults.common))
-                            .unwrap_or_else(|| defaults.common.clone());
+                        let endpoint = steps
+                            .pick(&m.endpoint, i, n, "ssh endpoint")
+                            .map_err(lock)?;
                         if m.uuid.is_some() || m.serial.is_some() {
                             return Err(ctx(NamedProblem::SshPinned));
                         }
-                        let mut m = m.over(&base);
+                        let mut m = m.over(base_of(Some("ssh")));
+                        m.endpoint = endpoint.or(m.endpoint);
                         m.driver = Some("ssh".into());
                         check_method(&m).map_err(|e| ctx(NamedProblem::Ssh(e)))?;
                         Some(m)
@@ -1036,7 +1087,7 @@ impl Inventory {
                     None => defaults.max_off_watts,
                 };
                 nodes.push(Node {
-                    address: lockstep(&nd.address, i, n, "address").map_err(lock)?,
+                    address: steps.pick(&nd.address, i, n, "address").map_err(lock)?,
                     probe_ports: nd
                         .probe_ports
                         .clone()
@@ -1061,7 +1112,7 @@ impl Inventory {
         if let Some((name, p)) = pins.into_iter().next() {
             return Err(InventoryError::UnusedPin {
                 path: path.to_path_buf(),
-                line: line_of(text, p.span().start),
+                line: lines.line(p.span().start),
                 name,
             });
         }
@@ -1069,12 +1120,13 @@ impl Inventory {
             path: path.to_path_buf(),
             nodes,
             max_fence: defaults.max_fence,
+            index,
         })
     }
 
-    /// The node named `name`.
+    /// The node named `name` (a lookup, not a scan).
     pub fn node(&self, name: &str) -> Option<&Node> {
-        self.nodes.iter().find(|n| n.name == name)
+        self.index.get(name).map(|&i| &self.nodes[i])
     }
 }
 
@@ -1216,6 +1268,58 @@ probe_ports = [5432]
             .unwrap_err()
             .to_string();
         assert!(e.contains("more than 100000 nodes"), "{e}");
+    }
+
+    #[test]
+    fn each_range_field_is_expanded_once_whatever_the_number_of_names() {
+        // Structural, not timed: lockstep() expanded the endpoint range
+        // once per name (a 99,999-name range with an endpoint range never
+        // finished); now each field's range is expanded once per [[node]].
+        let expansions = |n: usize| {
+            let text = format!(
+                "[[node]]\nname = \"n[1-{n}]\"\naddress = \"10.1.[1-{n}]\"\n\
+                 [[node.fence]]\nendpoint = \"ipmi://bmc[1-{n}]\"\nplug = \"[1-{n}]\"\n\
+                 [[node.fence]]\nendpoint = \"redfish://bmc[1-{n}]\"\n\
+                 [node.ssh]\nendpoint = \"ssh://root@n[1-{n}]/host\"\n"
+            );
+            let before = hostrange::expansions();
+            let inv = Inventory::parse(&text, Path::new("i.toml")).unwrap();
+            assert_eq!(inv.nodes.len(), n);
+            let last = &inv.nodes[n - 1];
+            assert_eq!(last.address.as_deref(), Some(format!("10.1.{n}").as_str()));
+            assert_eq!(
+                last.methods[1].endpoint.as_deref(),
+                Some(format!("redfish://bmc{n}").as_str())
+            );
+            assert_eq!(
+                last.methods[0].plug.as_deref(),
+                Some(n.to_string().as_str())
+            );
+            hostrange::expansions() - before
+        };
+        // The name, address, two endpoints, the plug and the ssh endpoint.
+        assert_eq!(expansions(3), 6);
+        assert_eq!(expansions(5_000), 6);
+    }
+
+    #[test]
+    fn lines_are_found_without_counting_from_the_start() {
+        let text = "a\nb\n\nc";
+        let lines = Lines::of(text);
+        let naive = |o: usize| text[..o].bytes().filter(|b| *b == b'\n').count() + 1;
+        for o in 0..=text.len() {
+            assert_eq!(lines.line(o), naive(o), "offset {o}");
+        }
+        // Nodes far down a file still get their own line.
+        let mut text = String::new();
+        for i in 1..=2000 {
+            text.push_str(&format!(
+                "[[node]]\nname = \"n{i}\"\n[[node.fence]]\nendpoint = \"ipmi://b{i}\"\n"
+            ));
+        }
+        let inv = Inventory::parse(&text, Path::new("i.toml")).unwrap();
+        assert_eq!(inv.node("n2000").unwrap().line, 4 * 1999 + 2);
+        assert!(inv.node("n2001").is_none());
     }
 
     const U1: &str = "4c414230-0000-4001-8000-fe0000000001";

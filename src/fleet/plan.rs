@@ -2,10 +2,11 @@
 //! fencing levels: target URLs, node names, host ranges and `--all`.
 
 use super::hostrange;
-use super::inventory::{Inventory, MethodFields};
+use super::inventory::{Inventory, MethodFields, Node};
 use crate::method::build::{self, BuildError, MethodOptions, PduDefaults, PduOptions, SnmpOptions};
 use crate::method::credential::CredentialRef;
 use crate::method::spec::MethodSpec;
+use std::collections::HashSet;
 use std::path::PathBuf;
 
 /// Why the words of a command line do not select nodes. The texts are what
@@ -245,16 +246,15 @@ pub fn select(
     url_method: &dyn Fn(&str) -> Result<MethodSpec, BuildError>,
 ) -> Result<Vec<NodePlan>, PlanError> {
     let mut out: Vec<NodePlan> = Vec::new();
-    let push = |p: NodePlan, out: &mut Vec<NodePlan>| {
-        if !out.iter().any(|x| x.name == p.name) {
+    // Names already selected: a set, not a scan of `out` (100,000 nodes).
+    let mut seen: HashSet<String> = HashSet::new();
+    let push = |p: NodePlan, out: &mut Vec<NodePlan>, seen: &mut HashSet<String>| {
+        if seen.insert(p.name.clone()) {
             out.push(p);
         }
     };
-    let from_inventory = |name: &str, inv: &Inventory| -> Result<NodePlan, PlanError> {
-        let n = inv.node(name).ok_or_else(|| PlanError::UnknownNode {
-            name: name.to_string(),
-            inventory: inv.path.clone(),
-        })?;
+    let from_inventory = |n: &Node, inv: &Inventory| -> Result<NodePlan, PlanError> {
+        let name = n.name.as_str();
         let at = |place: String, problem| PlanError::Method {
             path: inv.path.clone(),
             line: n.line,
@@ -290,8 +290,9 @@ pub fn select(
     };
     if all {
         let inv = inventory.ok_or(PlanError::AllWithoutInventory)?;
+        out.reserve(inv.nodes.len());
         for n in &inv.nodes {
-            push(from_inventory(&n.name, inv)?, &mut out);
+            push(from_inventory(n, inv)?, &mut out, &mut seen);
         }
     }
     for w in words {
@@ -307,6 +308,7 @@ pub fn select(
                     ..NodePlan::default()
                 },
                 &mut out,
+                &mut seen,
             );
             continue;
         }
@@ -317,7 +319,15 @@ pub fn select(
             vec![w.clone()]
         };
         for name in names {
-            push(from_inventory(&name, inv)?, &mut out);
+            // A node named twice is planned once (its plan would be the same).
+            if seen.contains(&name) {
+                continue;
+            }
+            let n = inv.node(&name).ok_or_else(|| PlanError::UnknownNode {
+                name: name.clone(),
+                inventory: inv.path.clone(),
+            })?;
+            push(from_inventory(n, inv)?, &mut out, &mut seen);
         }
     }
     Ok(out)
@@ -361,6 +371,34 @@ mod tests {
         assert_eq!(
             text(select(&words(&["n1"]), false, Some(&inv), &url)),
             "inv.toml:2: node 'n1': fence method 1: cipher must be auto, 3 or 17, not Float(1.5)"
+        );
+    }
+
+    #[test]
+    fn names_are_selected_once_in_the_order_given() {
+        let words = |w: &[&str]| w.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let inv = Inventory::parse(
+            "[[node]]\nname = \"n[1-5]\"\n[[node.fence]]\nendpoint = \"ipmi://b[1-5]\"\n",
+            Path::new("inv.toml"),
+        )
+        .unwrap();
+        let names = |p: Vec<NodePlan>| p.into_iter().map(|p| p.name).collect::<Vec<_>>();
+        let picked = select(
+            &words(&["n[3-4]", "n1", "n4", "n[1-5]"]),
+            false,
+            Some(&inv),
+            &url,
+        );
+        assert_eq!(names(picked.unwrap()), ["n3", "n4", "n1", "n2", "n5"]);
+        let all = select(
+            &words(&["n2", "ipmi://x", "ipmi://x"]),
+            true,
+            Some(&inv),
+            &url,
+        );
+        assert_eq!(
+            names(all.unwrap()),
+            ["n1", "n2", "n3", "n4", "n5", "ipmi://x"]
         );
     }
 }
