@@ -9,12 +9,15 @@ use crate::engine::identity::ExpectedIdentity;
 use crate::engine::policy::{Policy, PowerTimeout};
 use crate::engine::power::RebootMethod;
 use crate::exit;
+use crate::fleet::guard::Limit;
 use crate::fleet::inventory::Inventory;
 use crate::fleet::plan::{select, NodePlan};
 use crate::method::build::{self, MethodOptions};
 use crate::method::credential::CredentialRef;
 use crate::method::spec::MethodSpec;
 use crate::secret::Secret;
+use std::collections::HashSet;
+use std::path::PathBuf;
 use std::time::Duration;
 
 /// The credential reference the command-line options name.
@@ -92,14 +95,38 @@ pub fn policy(a: &ActionArgs) -> Policy {
     }
 }
 
+/// What the mass-fencing guard needs of the inventory the plans came from
+/// (so that it is read once, not again by [`super::safety::prepare`]).
+#[derive(Clone, Debug)]
+pub struct InventoryFacts {
+    /// The file.
+    pub path: PathBuf,
+    /// How many nodes it names.
+    pub nodes: usize,
+    /// Its `[defaults] max_fence`.
+    pub max_fence: Option<Limit>,
+}
+
 /// Resolves the targets of a command into node plans.
 pub fn plans(a: &ActionArgs) -> Result<Vec<NodePlan>, String> {
+    plans_and_inventory(a).map(|(p, _)| p)
+}
+
+/// [`plans`], and what the guard needs of the inventory, if one was read.
+pub fn plans_and_inventory(
+    a: &ActionArgs,
+) -> Result<(Vec<NodePlan>, Option<InventoryFacts>), String> {
     let inventory = a
         .inventory
         .as_deref()
         .map(Inventory::load)
         .transpose()
         .map_err(|e| e.to_string())?;
+    let facts = inventory.as_ref().map(|inv| InventoryFacts {
+        path: inv.path.clone(),
+        nodes: inv.nodes.len(),
+        max_fence: inv.max_fence,
+    });
     let mut words = a.targets.clone();
     if let Some(ip) = &a.ip {
         let host = if ip.contains(':') {
@@ -154,15 +181,16 @@ pub fn plans(a: &ActionArgs) -> Result<Vec<NodePlan>, String> {
     if p.is_empty() {
         return Err("the selection matches no node".into());
     }
-    let mut warned: Vec<String> = Vec::new();
+    // Each warning once (a set: one per node of 100,000 would be a scan each).
+    let mut warned: HashSet<String> = HashSet::new();
     for m in p.iter().flat_map(|n| &n.levels).filter(|m| m.cleartext()) {
-        if !warned.contains(&m.endpoint()) {
+        let endpoint = m.endpoint();
+        if !warned.contains(&endpoint) {
             eprintln!(
-                "fencekit: warning: {}: plain HTTP: the password and the power commands cross \
-                 the network unprotected",
-                m.endpoint()
+                "fencekit: warning: {endpoint}: plain HTTP: the password and the power commands \
+                 cross the network unprotected"
             );
-            warned.push(m.endpoint());
+            warned.insert(endpoint);
         }
     }
     // SNMP: v1/v2c communities and MD5/DES are accepted for old PDUs, said once per PDU.
@@ -171,7 +199,7 @@ pub fn plans(a: &ActionArgs) -> Result<Vec<NodePlan>, String> {
             for w in config.legacy_warnings() {
                 if !warned.contains(&w) {
                     eprintln!("fencekit: warning: {w}");
-                    warned.push(w);
+                    warned.insert(w);
                 }
             }
         }
@@ -188,7 +216,7 @@ pub fn plans(a: &ActionArgs) -> Result<Vec<NodePlan>, String> {
             n.probe_ports = a.probe_ports.clone();
         }
     }
-    Ok(p)
+    Ok((p, facts))
 }
 
 /// Warns once that `--password` is visible to other local users.
@@ -204,9 +232,16 @@ pub fn warn_visible_password(a: &ActionArgs) {
 /// What every command acting on targets does first: logging, the
 /// `--password` warning, and the plan. `Err` is the exit code (usage).
 pub fn begin(a: &ActionArgs) -> Result<Vec<NodePlan>, i32> {
+    begin_with_inventory(a).map(|(p, _)| p)
+}
+
+/// [`begin`], and what the guard needs of the inventory.
+pub fn begin_with_inventory(
+    a: &ActionArgs,
+) -> Result<(Vec<NodePlan>, Option<InventoryFacts>), i32> {
     crate::runtime::init_logging(a.verbose);
     warn_visible_password(a);
-    plans(a).map_err(|m| {
+    plans_and_inventory(a).map_err(|m| {
         eprintln!("fencekit: {m}");
         exit::USAGE
     })

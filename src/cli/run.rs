@@ -1,7 +1,7 @@
 //! `fencekit …`: from parsed options to engine runs, output and exit code.
 
 use super::args::{ActionArgs, Cli, Command, Method, Output, SafetyArgs};
-use super::plan::{begin, policy};
+use super::plan::{begin_with_inventory, policy};
 use super::render::{human_line, JsonLines, Progress, Silent};
 use crate::engine::error::ErrorKind;
 use crate::engine::power::{Action, PowerState};
@@ -15,6 +15,7 @@ use crate::ipmi::config::{CipherChoice, Version};
 use crate::method::spec::MethodSpec;
 use crate::redfish::config::TlsTrust;
 use clap::Parser;
+use std::collections::{HashMap, HashSet};
 use std::ffi::OsString;
 use std::rc::Rc;
 
@@ -216,7 +217,7 @@ fn print_plan(
 }
 
 fn action(action: Action, a: ActionArgs, safety: &SafetyArgs) -> i32 {
-    let plans = match begin(&a) {
+    let (plans, inventory) = match begin_with_inventory(&a) {
         Ok(p) => p,
         Err(code) => return code,
     };
@@ -226,7 +227,7 @@ fn action(action: Action, a: ActionArgs, safety: &SafetyArgs) -> i32 {
     }
     // Holds, the mass-fencing guard and the extra steps' options: decided
     // before anything is contacted.
-    let prep = match super::safety::prepare(action, &a, safety, &plans) {
+    let prep = match super::safety::prepare(action, &a, safety, &plans, inventory.as_ref()) {
         Ok(p) => p,
         Err(code) => return code,
     };
@@ -253,14 +254,24 @@ fn action(action: Action, a: ActionArgs, safety: &SafetyArgs) -> i32 {
         return code;
     }
     // Held nodes are refused here; the others go on. Results keep plan order.
-    let order: Vec<String> = plans.iter().map(|p| p.name.clone()).collect();
+    let holds: HashMap<&str, &crate::fleet::hold::Hold> =
+        prep.held.iter().map(|(n, h)| (n.as_str(), h)).collect();
+    let order: HashMap<String, usize> = if holds.is_empty() {
+        HashMap::new()
+    } else {
+        plans
+            .iter()
+            .enumerate()
+            .map(|(i, p)| (p.name.clone(), i))
+            .collect()
+    };
     let (plans, held): (Vec<NodePlan>, Vec<NodePlan>) = plans
         .into_iter()
-        .partition(|p| !prep.held.iter().any(|(n, _)| *n == p.name));
+        .partition(|p| !holds.contains_key(p.name.as_str()));
     let mut refused: Vec<TargetResult> = held
         .iter()
         .filter_map(|p| {
-            let (_, h) = prep.held.iter().find(|(n, _)| *n == p.name)?;
+            let h = holds.get(p.name.as_str())?;
             Some(super::safety::held_result(&p.name, h, action))
         })
         .collect();
@@ -317,7 +328,7 @@ fn action(action: Action, a: ActionArgs, safety: &SafetyArgs) -> i32 {
     drop(observer);
     if !refused.is_empty() {
         results.append(&mut refused);
-        results.sort_by_key(|r| order.iter().position(|n| *n == r.node));
+        results.sort_by_key(|r| order.get(&r.node).copied());
     }
     if let Some(audit) = &audit {
         for r in &results {
@@ -432,18 +443,20 @@ fn reboot_verified(
     let interrupted = offs
         .iter()
         .any(|r| r.error_kind == Some(ErrorKind::Interrupted));
+    // Nodes whose off allows the on (a set of names, not a scan per node).
+    let may_power_on: HashSet<&str> = offs
+        .iter()
+        .filter(|r| {
+            let proven = r.verify.as_ref().is_some_and(|v| v.exit_code() == exit::OK);
+            let hook_failed = r.error_kind == Some(ErrorKind::HookFailed);
+            r.action_outcome.is_some_and(|o| !o.unverified())
+                && (r.ok || (hook_failed && proven && on_despite_hook_failure))
+        })
+        .map(|r| r.node.as_str())
+        .collect();
     let on_plans: Vec<NodePlan> = plans
         .into_iter()
-        .filter(|p| {
-            !interrupted
-                && offs.iter().any(|r| {
-                    let proven = r.verify.as_ref().is_some_and(|v| v.exit_code() == exit::OK);
-                    let hook_failed = r.error_kind == Some(ErrorKind::HookFailed);
-                    r.node == p.name
-                        && r.action_outcome.is_some_and(|o| !o.unverified())
-                        && (r.ok || (hook_failed && proven && on_despite_hook_failure))
-                })
-        })
+        .filter(|p| !interrupted && may_power_on.contains(p.name.as_str()))
         .collect();
     let mut ons = if on_plans.is_empty() {
         Vec::new()
@@ -451,12 +464,11 @@ fn reboot_verified(
         run_phase(on_plans.clone(), Action::On)
     };
     verify_results(rt, on_plans, Action::On, a, &mut ons);
+    let mut ons: HashMap<String, TargetResult> =
+        ons.into_iter().map(|r| (r.node.clone(), r)).collect();
     offs.into_iter()
         .map(|off| {
-            let on = ons
-                .iter()
-                .position(|r| r.node == off.node)
-                .map(|i| ons.swap_remove(i));
+            let on = ons.remove(&off.node);
             TargetResult::join_reboot(off, on)
         })
         .collect()
@@ -491,18 +503,22 @@ fn verify_results(
         _ => PowerState::On,
     };
     for expect in [PowerState::Off, PowerState::On] {
+        // Nodes to verify (by name: a set, not a scan of the results per node).
+        let due: HashSet<&str> = results
+            .iter()
+            .filter(|r| {
+                // Confirmed (or sent, unverified); a failed confirmed-off
+                // hook does not change what the off did.
+                let acted = r.ok
+                    || r.outcome.is_some_and(TargetOutcome::unverified)
+                    || r.error_kind == Some(ErrorKind::HookFailed);
+                acted && expect_of(r) == expect
+            })
+            .map(|r| r.node.as_str())
+            .collect();
         let todo: Vec<NodePlan> = plans
             .iter()
-            .filter(|p| {
-                results.iter().any(|r| {
-                    // Confirmed (or sent, unverified); a failed confirmed-off
-                    // hook does not change what the off did.
-                    let acted = r.ok
-                        || r.outcome.is_some_and(TargetOutcome::unverified)
-                        || r.error_kind == Some(ErrorKind::HookFailed);
-                    r.node == p.name && acted && expect_of(r) == expect
-                })
-            })
+            .filter(|p| due.contains(p.name.as_str()))
             .cloned()
             .collect();
         if todo.is_empty() {
@@ -510,9 +526,14 @@ fn verify_results(
         }
         let opts = super::verify::default_options(a, expect);
         let reports = rt.block_on(crate::fleet::verify::verify_all(&todo, &opts));
+        // The first result of each node, as a scan would find it.
+        let mut at: HashMap<String, usize> = HashMap::new();
+        for (i, r) in results.iter().enumerate() {
+            at.entry(r.node.clone()).or_insert(i);
+        }
         for rep in reports {
-            if let Some(r) = results.iter_mut().find(|r| r.node == rep.node) {
-                r.fold_verify(rep);
+            if let Some(&i) = at.get(&rep.node) {
+                results[i].fold_verify(rep);
             }
         }
     }

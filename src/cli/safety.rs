@@ -8,6 +8,7 @@
 //! records and exit codes.
 
 use super::args::{ActionArgs, HoldArgs, Method, Output, ReleaseArgs, SafetyArgs};
+use super::plan::InventoryFacts;
 use crate::engine::error::{DriverError, ErrorKind, Stage};
 use crate::engine::power::Action;
 use crate::engine::run::Failure;
@@ -16,13 +17,13 @@ use crate::fleet::audit::{local_user, Audit};
 use crate::fleet::guard::{Count, Population};
 use crate::fleet::hold::{self, Hold};
 use crate::fleet::hook::HookOptions;
-use crate::fleet::inventory::Inventory;
 use crate::fleet::plan::NodePlan;
 use crate::fleet::result::{TargetResult, Traffic};
 use crate::fleet::sequence::CrashdumpOptions;
 use crate::method::credential::CredentialRef;
 use clap::Parser;
 use serde::Serialize;
+use std::collections::HashSet;
 use std::path::Path;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -107,12 +108,13 @@ fn usage(m: impl std::fmt::Display) -> i32 {
 /// or `--password-env` does: they hold secrets and no hook sees them.
 fn secret_variables(a: &ActionArgs, plans: &[NodePlan]) -> Vec<String> {
     let mut v: Vec<String> = a.password_env.iter().cloned().collect();
+    let mut seen: HashSet<&str> = a.password_env.iter().map(String::as_str).collect();
     for m in plans
         .iter()
         .flat_map(|p| p.levels.iter().chain(p.node_ssh.iter()))
     {
         if let CredentialRef::Env(name) = m.credential() {
-            if !v.contains(name) {
+            if seen.insert(name) {
                 v.push(name.clone());
             }
         }
@@ -121,23 +123,32 @@ fn secret_variables(a: &ActionArgs, plans: &[NodePlan]) -> Vec<String> {
 }
 
 /// Checks the options, reads the holds and counts the nodes against the
-/// guard, contacting nothing. `Err` is the exit code (usage errors).
+/// guard, contacting nothing. `inventory`: what the plans' inventory said
+/// (read once, by [`super::plan::plans_and_inventory`]). `Err` is the exit
+/// code (usage errors).
 pub fn prepare(
     action: Action,
     a: &ActionArgs,
     s: &SafetyArgs,
     plans: &[NodePlan],
+    inventory: Option<&InventoryFacts>,
 ) -> Result<Prepared, i32> {
     let changes_power = matches!(action, Action::On | Action::Off | Action::Reboot);
     let held = if changes_power {
         match hold::active() {
-            Ok(holds) => plans
-                .iter()
-                .filter_map(|p| {
-                    let eps: Vec<String> = p.levels.iter().map(|m| m.endpoint()).collect();
-                    hold::covering(&holds, &p.name, &eps).map(|h| (p.name.clone(), h.clone()))
-                })
-                .collect(),
+            Ok(holds) if holds.is_empty() => Vec::new(),
+            Ok(holds) => {
+                let index = hold::Index::new(&holds);
+                plans
+                    .iter()
+                    .filter_map(|p| {
+                        let eps: Vec<String> = p.levels.iter().map(|m| m.endpoint()).collect();
+                        index
+                            .covering(&p.name, &eps)
+                            .map(|h| (p.name.clone(), h.clone()))
+                    })
+                    .collect()
+            }
             Err(m) => {
                 // A hold directory that cannot be read must not block fencing.
                 eprintln!("fencekit: warning: {m}; acting as if no node were held");
@@ -156,11 +167,7 @@ pub fn prepare(
             crashdump: None,
         });
     }
-    let inventory = match a.inventory.as_deref().map(Inventory::load).transpose() {
-        Ok(i) => i,
-        Err(m) => return Err(usage(m)),
-    };
-    let (limit, source) = match (s.max_fence, &inventory) {
+    let (limit, source) = match (s.max_fence, inventory) {
         (Some(l), _) => (Some(l), Some("--max-fence".to_string())),
         (None, Some(inv)) => (
             inv.max_fence,
@@ -169,9 +176,9 @@ pub fn prepare(
         ),
         (None, None) => (None, None),
     };
-    let (population, of) = match &inventory {
+    let (population, of) = match inventory {
         Some(inv) => (
-            inv.nodes.len() + plans.iter().filter(|p| p.name.contains("://")).count(),
+            inv.nodes + plans.iter().filter(|p| p.name.contains("://")).count(),
             Population::Inventory,
         ),
         None => (plans.len(), Population::Targets),
@@ -250,10 +257,11 @@ pub fn enforce<'a>(
     let Some(count) = prep.count.as_ref().filter(|c| c.exceeded()) else {
         return Ok(());
     };
+    let held: HashSet<&str> = prep.held.iter().map(|(h, _)| h.as_str()).collect();
     let targets: Vec<&str> = plans
         .iter()
         .map(|p| p.name.as_str())
-        .filter(|n| !prep.held.iter().any(|(h, _)| h == n))
+        .filter(|n| !held.contains(n))
         .collect();
     let record = |event: &'static str, reason: Option<&'a str>| GuardRecord {
         event,
@@ -341,8 +349,9 @@ fn resolve(
     inventory: Option<&Path>,
 ) -> Result<Vec<(String, Vec<String>)>, String> {
     let mut out: Vec<(String, Vec<String>)> = Vec::new();
+    let mut seen: HashSet<String> = HashSet::new();
     let mut push = |n: String, e: Vec<String>| {
-        if !out.iter().any(|(x, _)| *x == n) {
+        if seen.insert(n.clone()) {
             out.push((n, e));
         }
     };

@@ -280,12 +280,19 @@ fn record_identity(plans: &[NodePlan], rows: &[CheckRow]) -> (String, Vec<String
         crate::time::utc_now()
     );
     let mut skipped = Vec::new();
+    // Each node's rows, in order (grouped once, not searched per node).
+    let mut by_node: std::collections::HashMap<&str, Vec<&CheckRow>> =
+        std::collections::HashMap::new();
+    for r in rows {
+        by_node.entry(r.node.as_str()).or_default().push(r);
+    }
     for p in plans {
+        let own: &[&CheckRow] = by_node.get(p.name.as_str()).map_or(&[], |v| v);
         // Levels a node pin applies to (not manual or PDU methods).
         let pinnable = |level: usize| p.levels.get(level - 1).is_some_and(|m| m.pinnable());
-        let levels: Vec<LevelIdentity<'_>> = rows
+        let levels: Vec<LevelIdentity<'_>> = own
             .iter()
-            .filter(|r| r.node == p.name && pinnable(r.level))
+            .filter(|r| pinnable(r.level))
             .map(|r| LevelIdentity {
                 level: r.level,
                 endpoint: &r.endpoint,
@@ -301,7 +308,7 @@ fn record_identity(plans: &[NodePlan], rows: &[CheckRow]) -> (String, Vec<String
         }
         // A level that would fail (a disagreement, a machine another node
         // also reports, no answer) leaves the node unrecorded.
-        let failing = rows.iter().find(|r| r.node == p.name && !r.ok).map(|r| {
+        let failing = own.iter().find(|r| !r.ok).map(|r| {
             format!(
                 "level {} would fail: {}",
                 r.level,

@@ -60,12 +60,13 @@ pub fn same_machine_elsewhere(
 ) -> Vec<(usize, usize, String)> {
     let mut seen: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
     let mut out: Vec<(usize, usize, String)> = Vec::new();
+    let mut pairs: std::collections::HashSet<(usize, usize)> = std::collections::HashSet::new();
     for (i, (node, level, endpoint, found)) in rows.iter().enumerate() {
         let Some(found) = found else { continue };
         for form in &found.uuid {
             match seen.get(form.uuid.as_str()) {
                 Some(&j) if rows[j].0 != *node => {
-                    if !out.iter().any(|(a, b, _)| (*a, *b) == (j, i)) {
+                    if pairs.insert((j, i)) {
                         let (n2, l2, e2, _) = rows[j];
                         out.push((
                             j,
