@@ -2179,12 +2179,12 @@ async fn verify_run(faults: Faults, hosts: bool, accept: bool) -> (VerifyReport,
             .unwrap_or_default(),
         levels: vec![
             MethodSpec::Ipmi {
-                config: ipmi_cfg(n.addr(), PASSWORD),
+                config: Box::new(ipmi_cfg(n.addr(), PASSWORD)),
                 credential: secret(),
                 expect: Default::default(),
             },
             MethodSpec::Redfish {
-                config: redfish_cfg(rf.addr, PASSWORD, Some(rf.system_uri())),
+                config: Box::new(redfish_cfg(rf.addr, PASSWORD, Some(rf.system_uri()))),
                 credential: secret(),
                 expect: Default::default(),
             },

@@ -1021,7 +1021,7 @@ fn inventory(s: &str) {
         for m in &n.methods {
             // K_g and CA files would be read from disk (a FIFO or
             // /dev/zero would hang the fuzzer): leave them out.
-            let mut m = m.clone();
+            let mut m = m.fields();
             m.kg_file = None;
             m.ca_cert = None;
             if let Ok(spec) = plan::method_from_fields(&n.name, &m) {

@@ -174,10 +174,8 @@ pub fn plans_and_inventory(
         }
     }
     let options = cli_options(a);
-    let mut p = select(&words, a.all, inventory.as_ref(), &|u| {
-        build::from_url(u, &options)
-    })
-    .map_err(|e| e.to_string())?;
+    let mut p = select(&words, a.all, inventory, &|u| build::from_url(u, &options))
+        .map_err(|e| e.to_string())?;
     if p.is_empty() {
         return Err("the selection matches no node".into());
     }
@@ -206,7 +204,7 @@ pub fn plans_and_inventory(
     }
     for n in &mut p {
         // Run-wide settings apply to every method alike, from a URL or an inventory.
-        for m in n.levels.iter_mut().chain(n.node_ssh.as_mut()) {
+        for m in n.levels.iter_mut().chain(n.node_ssh.as_deref_mut()) {
             m.set_login_timeout(a.login_timeout);
         }
         if n.address.is_none() {

@@ -111,7 +111,7 @@ fn secret_variables(a: &ActionArgs, plans: &[NodePlan]) -> Vec<String> {
     let mut seen: HashSet<&str> = a.password_env.iter().map(String::as_str).collect();
     for m in plans
         .iter()
-        .flat_map(|p| p.levels.iter().chain(p.node_ssh.iter()))
+        .flat_map(|p| p.levels.iter().chain(p.node_ssh.as_deref()))
     {
         if let CredentialRef::Env(name) = m.credential() {
             if seen.insert(name) {

@@ -96,9 +96,16 @@ pub fn expand(pattern: &str) -> Result<Vec<String>, RangeError> {
             return Err(RangeError::TooMany(pattern.to_string()));
         }
         let mut next = Vec::with_capacity(out.len() * items.len());
+        // Room for what follows too, so that no name is copied again.
+        let after = rest.len() - close - 1;
         for base in &out {
             for item in &items {
-                next.push(format!("{base}{prefix}{item}"));
+                let mut name =
+                    String::with_capacity(base.len() + prefix.len() + item.len() + after);
+                name.push_str(base);
+                name.push_str(prefix);
+                name.push_str(item);
+                next.push(name);
             }
         }
         out = next;

@@ -40,6 +40,7 @@
 use super::hostrange::{self, RangeError};
 use crate::engine::identity::IdentityError;
 use serde::Deserialize;
+use std::borrow::Cow;
 use std::collections::hash_map::{Entry, HashMap};
 use std::path::{Path, PathBuf};
 use toml::Spanned;
@@ -149,14 +150,22 @@ pub struct MethodFields {
 impl MethodFields {
     /// `self` with every unset field taken from `base`.
     pub fn over(&self, base: &MethodFields) -> MethodFields {
+        self.clone().merged(base)
+    }
+
+    /// [`MethodFields::over`], keeping `self`'s own values without copying
+    /// them (and `base`'s copied only where `self` has none): this runs for
+    /// every method of every node.
+    pub fn merged(self, base: &MethodFields) -> MethodFields {
         // Credential references are one choice: a method that names its own
         // source replaces the default source, whichever kind either is.
-        // (Without copying `base`: this runs for every method of every node.)
-        let own_credential = self.password_file.is_some()
-            || self.password_env.is_some()
-            || self.password_script.is_some();
+        let (file, env, script) = (
+            self.password_file.is_some(),
+            self.password_env.is_some(),
+            self.password_script.is_some(),
+        );
         macro_rules! pick {
-            ($($f:ident),*) => { MethodFields { $($f: self.$f.clone().or_else(|| base.$f.clone()),)* pdus: self.pdus.clone() } };
+            ($($f:ident),*) => { MethodFields { $($f: self.$f.or_else(|| base.$f.clone()),)* pdus: self.pdus } };
         }
         let mut merged = pick!(
             driver,
@@ -205,34 +214,165 @@ impl MethodFields {
             priv_password_env,
             priv_password_script
         );
-        if own_credential {
-            merged.password_file = self.password_file.clone();
-            merged.password_env = self.password_env.clone();
-            merged.password_script = self.password_script.clone();
+        if file || env || script {
+            // Only the method's own source: the defaults' are dropped.
+            if !file {
+                merged.password_file = None;
+            }
+            if !env {
+                merged.password_env = None;
+            }
+            if !script {
+                merged.password_script = None;
+            }
         }
         merged
     }
 
     /// The driver named or implied by the endpoint's scheme.
-    pub fn driver_kind(&self) -> Option<String> {
+    pub fn driver_kind(&self) -> Option<Cow<'static, str>> {
         kind_of(self.driver.as_deref(), self.endpoint.as_deref())
     }
 }
 
-/// The driver `driver` names, or else the scheme of `endpoint` implies.
-fn kind_of(driver: Option<&str>, endpoint: Option<&str>) -> Option<String> {
+/// The driver `driver` names, or else the scheme of `endpoint` implies
+/// (the known ones without allocating: this runs for every method).
+fn kind_of(driver: Option<&str>, endpoint: Option<&str>) -> Option<Cow<'static, str>> {
+    const KNOWN: [&str; 5] = ["ipmi", "redfish", "ssh", "snmp", "manual"];
     if let Some(d) = driver {
-        return Some(d.to_ascii_lowercase());
+        return Some(match KNOWN.iter().find(|k| k.eq_ignore_ascii_case(d)) {
+            Some(k) => Cow::Borrowed(*k),
+            None => Cow::Owned(d.to_ascii_lowercase()),
+        });
     }
-    let scheme = endpoint?.split_once("://")?.0.to_ascii_lowercase();
-    Some(match scheme.as_str() {
-        "ipmi" => "ipmi".into(),
-        s if s.contains("redfish") => "redfish".into(),
-        "ssh" => "ssh".into(),
-        "snmp" => "snmp".into(),
-        other => format!("{other:?}"),
+    let scheme = endpoint?.split_once("://")?.0;
+    let is = |k: &str| scheme.eq_ignore_ascii_case(k);
+    Some(if is("ipmi") {
+        Cow::Borrowed("ipmi")
+    } else if is("redfish") || scheme.to_ascii_lowercase().contains("redfish") {
+        Cow::Borrowed("redfish")
+    } else if is("ssh") {
+        Cow::Borrowed("ssh")
+    } else if is("snmp") {
+        Cow::Borrowed("snmp")
+    } else {
+        Cow::Owned(format!("{:?}", scheme.to_ascii_lowercase()))
     })
 }
+
+/// A method's fields as an inventory keeps them for each node: only those
+/// set, in a slice (a full [`MethodFields`] is almost 1 KiB of mostly empty
+/// options, and a 100,000-node inventory keeps two per node). Unpacked into
+/// a [`MethodFields`] when a plan is built ([`StoredFields::fields`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct StoredFields {
+    set: Box<[Field]>,
+    pdus: Vec<(String, MethodFields)>,
+}
+
+macro_rules! stored_fields {
+    ($($f:ident: $t:ty),* $(,)?) => {
+        /// One field that is set, named as in [`MethodFields`].
+        #[allow(non_camel_case_types)]
+        #[derive(Clone, Debug, PartialEq)]
+        enum Field {
+            $($f($t),)*
+        }
+
+        impl StoredFields {
+            /// Keeps the fields of `m` that are set.
+            pub fn new(m: MethodFields) -> StoredFields {
+                // Every field named: one added to MethodFields and not here
+                // does not compile.
+                let MethodFields { $($f,)* pdus } = m;
+                let mut set = Vec::with_capacity(0 $(+ usize::from($f.is_some()))*);
+                $(if let Some(x) = $f {
+                    set.push(Field::$f(x));
+                })*
+                StoredFields {
+                    set: set.into_boxed_slice(),
+                    pdus,
+                }
+            }
+
+            /// The fields, as written and merged, moved out.
+            pub fn into_fields(self) -> MethodFields {
+                let mut m = MethodFields {
+                    pdus: self.pdus,
+                    ..MethodFields::default()
+                };
+                for f in self.set.into_vec() {
+                    match f {
+                        $(Field::$f(x) => m.$f = Some(x),)*
+                    }
+                }
+                m
+            }
+
+            /// The fields, as written and merged.
+            pub fn fields(&self) -> MethodFields {
+                let mut m = MethodFields {
+                    pdus: self.pdus.clone(),
+                    ..MethodFields::default()
+                };
+                for f in self.set.iter() {
+                    match f {
+                        $(Field::$f(x) => m.$f = Some(x.clone()),)*
+                    }
+                }
+                m
+            }
+        }
+    };
+}
+
+stored_fields!(
+    driver: String,
+    endpoint: String,
+    ip: String,
+    ipport: u16,
+    username: String,
+    password: toml::Value,
+    password_file: PathBuf,
+    password_env: String,
+    password_script: String,
+    cipher: toml::Value,
+    privlvl: String,
+    ipmi_version: String,
+    auth: String,
+    kg_file: PathBuf,
+    ca_cert: PathBuf,
+    ssl_fingerprint: String,
+    ssl_insecure: bool,
+    redfish_session: bool,
+    redfish_uri: String,
+    systems_uri: String,
+    plug: String,
+    identity_file: PathBuf,
+    ssh_agent: bool,
+    ssh_known_hosts: PathBuf,
+    ssh_host_key: String,
+    ssh_accept_new: bool,
+    use_sudo: bool,
+    missing_as_off: bool,
+    instructions: String,
+    uuid: String,
+    serial: String,
+    outlets: Vec<String>,
+    community: toml::Value,
+    priv_password: toml::Value,
+    profile: String,
+    snmp_version: String,
+    community_file: PathBuf,
+    community_env: String,
+    community_script: String,
+    security_level: String,
+    auth_protocol: String,
+    priv_protocol: String,
+    priv_password_file: PathBuf,
+    priv_password_env: String,
+    priv_password_script: String,
+);
 
 /// A rejoin configuration check: a command run on the node over SSH whose
 /// output's SHA-256 is compared with a recorded baseline.
@@ -254,10 +394,10 @@ pub struct Node {
     pub address: Option<String>,
     /// Ports its host answers on when it is up.
     pub probe_ports: Vec<u16>,
-    /// Fencing methods, level 1 first.
-    pub methods: Vec<MethodFields>,
+    /// Fencing methods, level 1 first (merged over the defaults).
+    pub methods: Vec<StoredFields>,
     /// How to reach the node itself over SSH (for rejoin checks).
-    pub ssh: Option<MethodFields>,
+    pub ssh: Option<StoredFields>,
     /// Rejoin configuration checks.
     pub checks: Vec<CheckDef>,
     /// `verify` may accept the BMC's reads alone as proof for this node
@@ -741,30 +881,48 @@ fn check_watts(w: f64) -> Result<f64, BadWatts> {
 /// endpoint range would otherwise expand 10^10 names).
 #[derive(Default)]
 struct Lockstep {
-    /// Expansions made so far, by the text of the field.
-    expanded: std::collections::HashMap<String, Vec<String>>,
+    /// Expansions made so far, by field: its name and which method (and
+    /// outlet) it belongs to. Each name takes its value out (every field is
+    /// picked once per name), so no value is copied.
+    expanded: std::collections::HashMap<(&'static str, usize, usize), Vec<String>>,
 }
 
 impl Lockstep {
-    /// Picks the i-th of n expansions of a field that may hold a range.
+    /// Picks the i-th of n expansions of a field that may hold a range;
+    /// `at`: the method (and outlet) the field belongs to.
     fn pick(
         &mut self,
         value: &Option<String>,
+        at: (usize, usize),
         i: usize,
         n: usize,
         field: &'static str,
     ) -> Result<Option<String>, LockstepError> {
-        let Some(v) = value else {
+        Ok(match self.ranged(value, at, i, n, field)? {
+            Some(v) => Some(v),
+            None => value.clone(),
+        })
+    }
+
+    /// [`Lockstep::pick`] of a field that holds a range; `None` for any
+    /// other (which keeps its own value, not copied here).
+    fn ranged(
+        &mut self,
+        value: &Option<String>,
+        at: (usize, usize),
+        i: usize,
+        n: usize,
+        field: &'static str,
+    ) -> Result<Option<String>, LockstepError> {
+        let Some(v) = value.as_ref().filter(|v| hostrange::is_range(v)) else {
             return Ok(None);
         };
-        if !hostrange::is_range(v) {
-            return Ok(Some(v.clone()));
-        }
-        if let Some(all) = self.expanded.get(v.as_str()) {
+        let key = (field, at.0, at.1);
+        if let Some(all) = self.expanded.get_mut(&key) {
             // Its length was checked against the names when it was expanded.
-            return Ok(Some(all[i].clone()));
+            return Ok(Some(std::mem::take(&mut all[i])));
         }
-        let all = hostrange::expand(v)?;
+        let mut all = hostrange::expand(v)?;
         if all.len() != n {
             return Err(LockstepError::Count {
                 field,
@@ -773,8 +931,8 @@ impl Lockstep {
                 want: n,
             });
         }
-        let picked = all[i].clone();
-        self.expanded.insert(v.clone(), all);
+        let picked = std::mem::take(&mut all[i]);
+        self.expanded.insert(key, all);
         Ok(Some(picked))
     }
 }
@@ -875,6 +1033,296 @@ fn check_pdu(p: &MethodFields) -> Result<(), PduProblem> {
     }
 }
 
+/// One `[[node]]` section read on its own.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct OneNode {
+    node: Vec<NodeDoc>,
+}
+
+/// Turns `[[node]]` entries into nodes, one entry at a time.
+struct Builder<'a> {
+    path: &'a Path,
+    defaults: Defaults,
+    /// Each driver's defaults merged over the common ones.
+    driver_bases: Vec<(String, MethodFields)>,
+    pdu: std::collections::BTreeMap<String, MethodFields>,
+    /// `[identity.NAME]` tables not used yet.
+    pins: std::collections::BTreeMap<String, Spanned<IdentityDoc>>,
+    /// Lines of the text the pins were read from.
+    pin_lines: Lines,
+    nodes: Vec<Node>,
+    /// Names to their place in `nodes`: a map, not a scan (found with the
+    /// `targets` fuzz target: one 100,000-name range made the duplicate
+    /// check quadratic, 30 s for 70 bytes).
+    index: HashMap<String, usize>,
+}
+
+impl<'a> Builder<'a> {
+    /// Reads `[defaults]`; `doc`'s nodes are added by [`Builder::add`].
+    fn new(path: &'a Path, doc: Doc, pin_lines: Lines) -> Result<Builder<'a>, InventoryError> {
+        let defaults = match doc.defaults {
+            Some(t) => parse_defaults(t).map_err(|problem| InventoryError::Defaults {
+                path: path.to_path_buf(),
+                problem: Box::new(problem),
+            })?,
+            None => Defaults::default(),
+        };
+        // Each driver's defaults over the common ones, merged once.
+        let driver_bases = defaults
+            .per_driver
+            .iter()
+            .map(|(d, f)| (d.clone(), f.over(&defaults.common)))
+            .collect();
+        Ok(Builder {
+            path,
+            defaults,
+            driver_bases,
+            pdu: doc.pdu,
+            pins: doc.identity,
+            pin_lines,
+            nodes: Vec::new(),
+            index: HashMap::new(),
+        })
+    }
+
+    /// The defaults a method of driver `kind` is merged over.
+    fn base_of(&self, kind: Option<&str>) -> &MethodFields {
+        self.driver_bases
+            .iter()
+            .find(|(d, _)| Some(d.as_str()) == kind)
+            .map_or(&self.defaults.common, |(_, f)| f)
+    }
+
+    /// Adds the nodes of the `[[node]]` whose name is on `line`.
+    fn add(&mut self, nd: NodeDoc, line: usize) -> Result<(), InventoryError> {
+        let at = |problem: NodeProblem| InventoryError::Node {
+            path: self.path.to_path_buf(),
+            line,
+            problem: Box::new(problem),
+        };
+        let pattern = nd.name.get_ref().trim().to_string();
+        if pattern.is_empty() {
+            return Err(at(NodeProblem::EmptyName));
+        }
+        let names = hostrange::expand(&pattern).map_err(|e| at(e.into()))?;
+        let n = names.len();
+        let method_pinned = nd
+            .fence
+            .iter()
+            .any(|m| m.uuid.is_some() || m.serial.is_some());
+        if n > 1 && (nd.uuid.is_some() || nd.serial.is_some() || method_pinned) {
+            return Err(at(NodeProblem::RangePinned { pattern, count: n }));
+        }
+        check_pin(nd.uuid.as_deref(), nd.serial.as_deref()).map_err(|source| {
+            at(NodeProblem::Pin {
+                pattern: pattern.clone(),
+                source,
+            })
+        })?;
+        // One bound for the whole file, not only per range (found with
+        // the `targets` fuzz target: each [[node]] could add 100,000 nodes).
+        if self.nodes.len() + n > hostrange::MAX_EXPANSION {
+            return Err(at(NodeProblem::TooMany));
+        }
+        self.nodes.reserve(n);
+        let mut steps = Lockstep::default();
+        let mut fence = nd.fence;
+        let defaults = &self.defaults;
+        for (i, name) in names.into_iter().enumerate() {
+            let ctx = |problem: NamedProblem| {
+                at(NodeProblem::At {
+                    name: name.clone(),
+                    problem,
+                })
+            };
+            let lock = |e: LockstepError| ctx(e.into());
+            let method = |level: usize| {
+                move |problem: MethodProblem| ctx(NamedProblem::Method { level, problem })
+            };
+            let mut methods = Vec::with_capacity(fence.len());
+            if fence.is_empty() {
+                return Err(ctx(NamedProblem::NoMethod));
+            }
+            // The node's pin: on the node, or in [identity.NAME] (not both).
+            let (node_uuid, node_serial) = match self.pins.remove(&name) {
+                Some(p) if nd.uuid.is_some() || nd.serial.is_some() => {
+                    return Err(ctx(NamedProblem::PinnedTwice {
+                        name: name.clone(),
+                        line: self.pin_lines.line(p.span().start),
+                    }))
+                }
+                Some(p) => {
+                    let p = p.into_inner();
+                    check_pin(p.uuid.as_deref(), p.serial.as_deref()).map_err(|source| {
+                        ctx(NamedProblem::IdentityTable {
+                            name: name.clone(),
+                            source,
+                        })
+                    })?;
+                    (p.uuid, p.serial)
+                }
+                None => (nd.uuid.clone(), nd.serial.clone()),
+            };
+            for (k, slot) in fence.iter_mut().enumerate() {
+                let m = &*slot;
+                check_pin(m.uuid.as_deref(), m.serial.as_deref())
+                    .map_err(|e| method(k + 1)(e.into()))?;
+                let endpoint = steps
+                    .ranged(&m.endpoint, (k, 0), i, n, "endpoint")
+                    .map_err(lock)?;
+                let ip = steps.ranged(&m.ip, (k, 0), i, n, "ip").map_err(lock)?;
+                let plug = steps.ranged(&m.plug, (k, 0), i, n, "plug").map_err(lock)?;
+                let systems_uri = steps
+                    .ranged(&m.systems_uri, (k, 0), i, n, "systems_uri")
+                    .map_err(lock)?;
+                let kind = kind_of(
+                    m.driver.as_deref().or(defaults.common.driver.as_deref()),
+                    endpoint
+                        .as_deref()
+                        .or(m.endpoint.as_deref())
+                        .or(defaults.common.endpoint.as_deref()),
+                );
+                // The one node of a [[node]] takes the method's own fields;
+                // the names of a range each take a copy.
+                let own = if n == 1 {
+                    std::mem::take(slot)
+                } else {
+                    slot.clone()
+                };
+                let mut merged = own.merged(self.base_of(kind.as_deref()));
+                // The node's own values of the fields that hold ranges
+                // (a range field is set on the method, never inherited).
+                for (field, value) in [
+                    (&mut merged.endpoint, endpoint),
+                    (&mut merged.ip, ip),
+                    (&mut merged.plug, plug),
+                    (&mut merged.systems_uri, systems_uri),
+                ] {
+                    if value.is_some() {
+                        *field = value;
+                    }
+                }
+                if kind.as_deref() == Some("snmp") {
+                    if let Some(list) = &merged.outlets {
+                        let mut expanded = Vec::with_capacity(list.len());
+                        for (j, o) in list.iter().enumerate() {
+                            expanded.push(
+                                steps
+                                    .pick(&Some(o.clone()), (k, j), i, n, "outlet")
+                                    .map_err(lock)?
+                                    .unwrap_or_default(),
+                            );
+                        }
+                        merged.outlets = Some(expanded);
+                    }
+                    let snmp_base = self.base_of(Some("snmp"));
+                    for o in merged.outlets.clone().unwrap_or_default() {
+                        if let Some((p, _)) = o.split_once(':') {
+                            if let Some(t) = self.pdu.get(p) {
+                                if !merged.pdus.iter().any(|(x, _)| x == p) {
+                                    merged.pdus.push((p.to_string(), t.over(snmp_base)));
+                                }
+                            }
+                        }
+                    }
+                }
+                check_method(&merged).map_err(method(k + 1))?;
+                // Manual methods and PDU outlets have no device that could
+                // say which machine it is: the node's pin skips them.
+                let kind = merged.driver_kind();
+                let blind = matches!(kind.as_deref(), Some("manual" | "snmp"));
+                if blind && (merged.uuid.is_some() || merged.serial.is_some()) {
+                    return Err(method(k + 1)(MethodProblem::Blind(match kind.as_deref() {
+                        Some("snmp") => "a PDU outlet",
+                        _ => "a manual method",
+                    })));
+                }
+                // The node's pin applies to every method with a device,
+                // part by part, unless the method names its own.
+                if !blind {
+                    merged.uuid = merged.uuid.or_else(|| node_uuid.clone());
+                    merged.serial = merged.serial.or_else(|| node_serial.clone());
+                }
+                methods.push(StoredFields::new(merged));
+            }
+            match self.index.entry(name.clone()) {
+                Entry::Occupied(_) => return Err(ctx(NamedProblem::Twice)),
+                Entry::Vacant(v) => v.insert(self.nodes.len()),
+            };
+            let ssh = match &nd.ssh {
+                Some(m) => {
+                    let endpoint = steps
+                        .pick(&m.endpoint, (0, 0), i, n, "ssh endpoint")
+                        .map_err(lock)?;
+                    if m.uuid.is_some() || m.serial.is_some() {
+                        return Err(ctx(NamedProblem::SshPinned));
+                    }
+                    let mut m = m.over(self.base_of(Some("ssh")));
+                    m.endpoint = endpoint.or(m.endpoint);
+                    m.driver = Some("ssh".into());
+                    check_method(&m).map_err(|e| ctx(NamedProblem::Ssh(e)))?;
+                    Some(StoredFields::new(m))
+                }
+                None => None,
+            };
+            if !nd.check.is_empty() && ssh.is_none() {
+                return Err(ctx(NamedProblem::ChecksWithoutSsh));
+            }
+            let mut names: Vec<&str> = nd.check.iter().map(|c| c.name.as_str()).collect();
+            names.sort_unstable();
+            if names.windows(2).any(|w| w[0] == w[1]) {
+                return Err(ctx(NamedProblem::SameCheckName));
+            }
+            let max_off_watts = match nd.max_off_watts {
+                Some(w) => Some(check_watts(w).map_err(|e| ctx(e.into()))?),
+                None => defaults.max_off_watts,
+            };
+            self.nodes.push(Node {
+                address: steps
+                    .pick(&nd.address, (0, 0), i, n, "address")
+                    .map_err(lock)?,
+                probe_ports: nd
+                    .probe_ports
+                    .clone()
+                    .unwrap_or_else(|| defaults.probe_ports.clone()),
+                name,
+                methods,
+                ssh,
+                checks: nd.check.clone(),
+                accept_bmc_only: nd.accept_bmc_only.unwrap_or(defaults.accept_bmc_only),
+                allow_host_only: nd.allow_host_only.unwrap_or(defaults.allow_host_only),
+                max_off_watts,
+                on_confirmed_off: nd
+                    .on_confirmed_off
+                    .clone()
+                    .or_else(|| defaults.on_confirmed_off.clone()),
+                line,
+                uuid: node_uuid,
+                serial: node_serial,
+            });
+        }
+        Ok(())
+    }
+
+    /// The inventory, once every `[[node]]` is in.
+    fn finish(self) -> Result<Inventory, InventoryError> {
+        if let Some((name, p)) = self.pins.into_iter().next() {
+            return Err(InventoryError::UnusedPin {
+                path: self.path.to_path_buf(),
+                line: self.pin_lines.line(p.span().start),
+                name,
+            });
+        }
+        Ok(Inventory {
+            path: self.path.to_path_buf(),
+            nodes: self.nodes,
+            max_fence: self.defaults.max_fence,
+            index: self.index,
+        })
+    }
+}
+
 impl Inventory {
     /// Reads and checks an inventory file.
     pub fn load(path: &Path) -> Result<Inventory, InventoryError> {
@@ -889,244 +1337,77 @@ impl Inventory {
     ///
     /// Linear in the number of nodes: every per-node step is a lookup
     /// (names, lines, expanded ranges, merged defaults), never a scan of
-    /// what came before.
+    /// what came before. Each `[[node]]` section is read on its own where
+    /// the file allows ([`super::sections`]), so that the TOML reader never
+    /// holds the document of a whole 100,000-node file; with several
+    /// mistakes in a file, the first node's (in file order) is reported.
     pub fn parse(text: &str, path: &Path) -> Result<Inventory, InventoryError> {
-        let doc: Doc = toml::from_str(text).map_err(|source| InventoryError::Toml {
+        let toml_error = |source| InventoryError::Toml {
             path: path.to_path_buf(),
             source: Box::new(source),
-        })?;
-        let defaults = match doc.defaults {
-            Some(t) => parse_defaults(t).map_err(|problem| InventoryError::Defaults {
-                path: path.to_path_buf(),
-                problem: Box::new(problem),
-            })?,
-            None => Defaults::default(),
         };
+        let whole = || toml::from_str::<Doc>(text).map_err(toml_error);
+        // The file without its node sections, on the same lines; or the
+        // whole file when the sections cannot be told apart with certainty
+        // (or the rest does not read: the whole file's reading says why).
+        let sections = super::sections::node_sections(text).filter(|s| !s.is_empty());
+        let split = sections.and_then(|s| {
+            let rest = super::sections::without(text, &s);
+            match toml::from_str::<Doc>(&rest) {
+                Ok(doc) if doc.node.is_empty() => Some((doc, Lines::of(&rest), s)),
+                _ => None,
+            }
+        });
+        let Some((doc, pin_lines, sections)) = split else {
+            return Inventory::parse_whole(whole()?, text, path);
+        };
+        let mut b = Builder::new(path, doc, pin_lines)?;
+        b.nodes.reserve_exact(sections.len());
+        b.index.reserve(sections.len());
         let lines = Lines::of(text);
-        // Each driver's defaults over the common ones, merged once.
-        let driver_bases: Vec<(String, MethodFields)> = defaults
-            .per_driver
-            .iter()
-            .map(|(d, f)| (d.clone(), f.over(&defaults.common)))
-            .collect();
-        let base_of = |kind: Option<&str>| {
-            driver_bases
-                .iter()
-                .find(|(d, _)| Some(d.as_str()) == kind)
-                .map_or(&defaults.common, |(_, f)| f)
-        };
-        let mut pins = doc.identity;
-        let mut nodes: Vec<Node> = Vec::new();
-        // Names to their place in `nodes`: a map, not a scan (found with the
-        // `targets` fuzz target: one 100,000-name range made the duplicate
-        // check quadratic, 30 s for 70 bytes).
-        let mut index: HashMap<String, usize> = HashMap::new();
-        for nd in doc.node {
-            let line = lines.line(nd.name.span().start);
-            let at = |problem: NodeProblem| InventoryError::Node {
-                path: path.to_path_buf(),
-                line,
-                problem: Box::new(problem),
+        for r in sections {
+            let section = &text[r.clone()];
+            let nds = match toml::from_str::<OneNode>(section) {
+                Ok(one) => one.node,
+                Err(_) => {
+                    // The reader's own message, on the file's lines: the
+                    // section read where it stands (blank lines before it).
+                    let padded = "\n".repeat(lines.line(r.start) - 1) + section;
+                    match toml::from_str::<OneNode>(&padded) {
+                        Err(e) => return Err(toml_error(e)),
+                        // (Cannot happen; if it did, the whole file decides.)
+                        Ok(_) => return Inventory::parse_whole(whole()?, text, path),
+                    }
+                }
             };
-            let pattern = nd.name.get_ref().trim().to_string();
-            if pattern.is_empty() {
-                return Err(at(NodeProblem::EmptyName));
-            }
-            let names = hostrange::expand(&pattern).map_err(|e| at(e.into()))?;
-            let n = names.len();
-            let method_pinned = nd
-                .fence
-                .iter()
-                .any(|m| m.uuid.is_some() || m.serial.is_some());
-            if n > 1 && (nd.uuid.is_some() || nd.serial.is_some() || method_pinned) {
-                return Err(at(NodeProblem::RangePinned { pattern, count: n }));
-            }
-            check_pin(nd.uuid.as_deref(), nd.serial.as_deref()).map_err(|source| {
-                at(NodeProblem::Pin {
-                    pattern: pattern.clone(),
-                    source,
-                })
-            })?;
-            // One bound for the whole file, not only per range (found with
-            // the `targets` fuzz target: each [[node]] could add 100,000 nodes).
-            if nodes.len() + n > hostrange::MAX_EXPANSION {
-                return Err(at(NodeProblem::TooMany));
-            }
-            nodes.reserve(n);
-            let mut steps = Lockstep::default();
-            for (i, name) in names.into_iter().enumerate() {
-                let ctx = |problem: NamedProblem| {
-                    at(NodeProblem::At {
-                        name: name.clone(),
-                        problem,
-                    })
-                };
-                let lock = |e: LockstepError| ctx(e.into());
-                let method = |level: usize| {
-                    move |problem: MethodProblem| ctx(NamedProblem::Method { level, problem })
-                };
-                let mut methods = Vec::with_capacity(nd.fence.len());
-                if nd.fence.is_empty() {
-                    return Err(ctx(NamedProblem::NoMethod));
-                }
-                // The node's pin: on the node, or in [identity.NAME] (not both).
-                let (node_uuid, node_serial) = match pins.remove(&name) {
-                    Some(p) if nd.uuid.is_some() || nd.serial.is_some() => {
-                        return Err(ctx(NamedProblem::PinnedTwice {
-                            name: name.clone(),
-                            line: lines.line(p.span().start),
-                        }))
-                    }
-                    Some(p) => {
-                        let p = p.into_inner();
-                        check_pin(p.uuid.as_deref(), p.serial.as_deref()).map_err(|source| {
-                            ctx(NamedProblem::IdentityTable {
-                                name: name.clone(),
-                                source,
-                            })
-                        })?;
-                        (p.uuid, p.serial)
-                    }
-                    None => (nd.uuid.clone(), nd.serial.clone()),
-                };
-                for (k, m) in nd.fence.iter().enumerate() {
-                    check_pin(m.uuid.as_deref(), m.serial.as_deref())
-                        .map_err(|e| method(k + 1)(e.into()))?;
-                    let endpoint = steps.pick(&m.endpoint, i, n, "endpoint").map_err(lock)?;
-                    let ip = steps.pick(&m.ip, i, n, "ip").map_err(lock)?;
-                    let plug = steps.pick(&m.plug, i, n, "plug").map_err(lock)?;
-                    let systems_uri = steps
-                        .pick(&m.systems_uri, i, n, "systems_uri")
-                        .map_err(lock)?;
-                    let kind = kind_of(
-                        m.driver.as_deref().or(defaults.common.driver.as_deref()),
-                        endpoint.as_deref().or(defaults.common.endpoint.as_deref()),
-                    );
-                    let mut merged = m.over(base_of(kind.as_deref()));
-                    // The node's own values of the fields that hold ranges:
-                    // a range field is set on the method, never inherited.
-                    (merged.endpoint, merged.ip, merged.plug, merged.systems_uri) = (
-                        endpoint.or(merged.endpoint),
-                        ip.or(merged.ip),
-                        plug.or(merged.plug),
-                        systems_uri.or(merged.systems_uri),
-                    );
-                    if kind.as_deref() == Some("snmp") {
-                        if let Some(list) = &merged.outlets {
-                            let mut expanded = Vec::with_capacity(list.len());
-                            for o in list {
-                                expanded.push(
-                                    steps
-                                        .pick(&Some(o.clone()), i, n, "outlet")
-                                        .map_err(lock)?
-                                        .unwrap_or_default(),
-                                );
-                            }
-                            merged.outlets = Some(expanded);
-                        }
-                        let snmp_base = base_of(Some("snmp"));
-                        for o in merged.outlets.clone().unwrap_or_default() {
-                            if let Some((p, _)) = o.split_once(':') {
-                                if let Some(t) = doc.pdu.get(p) {
-                                    if !merged.pdus.iter().any(|(x, _)| x == p) {
-                                        merged.pdus.push((p.to_string(), t.over(snmp_base)));
-                                    }
-                                }
-                            }
-                        }
-                    }
-                    check_method(&merged).map_err(method(k + 1))?;
-                    // Manual methods and PDU outlets have no device that could
-                    // say which machine it is: the node's pin skips them.
-                    let kind = merged.driver_kind();
-                    let blind = matches!(kind.as_deref(), Some("manual" | "snmp"));
-                    if blind && (merged.uuid.is_some() || merged.serial.is_some()) {
-                        return Err(method(k + 1)(MethodProblem::Blind(match kind.as_deref() {
-                            Some("snmp") => "a PDU outlet",
-                            _ => "a manual method",
-                        })));
-                    }
-                    // The node's pin applies to every method with a device,
-                    // part by part, unless the method names its own.
-                    if !blind {
-                        merged.uuid = merged.uuid.or_else(|| node_uuid.clone());
-                        merged.serial = merged.serial.or_else(|| node_serial.clone());
-                    }
-                    methods.push(merged);
-                }
-                match index.entry(name.clone()) {
-                    Entry::Occupied(_) => return Err(ctx(NamedProblem::Twice)),
-                    Entry::Vacant(v) => v.insert(nodes.len()),
-                };
-                let ssh = match &nd.ssh {
-                    Some(m) => {
-                        let endpoint = steps
-                            .pick(&m.endpoint, i, n, "ssh endpoint")
-                            .map_err(lock)?;
-                        if m.uuid.is_some() || m.serial.is_some() {
-                            return Err(ctx(NamedProblem::SshPinned));
-                        }
-                        let mut m = m.over(base_of(Some("ssh")));
-                        m.endpoint = endpoint.or(m.endpoint);
-                        m.driver = Some("ssh".into());
-                        check_method(&m).map_err(|e| ctx(NamedProblem::Ssh(e)))?;
-                        Some(m)
-                    }
-                    None => None,
-                };
-                if !nd.check.is_empty() && ssh.is_none() {
-                    return Err(ctx(NamedProblem::ChecksWithoutSsh));
-                }
-                let mut names: Vec<&str> = nd.check.iter().map(|c| c.name.as_str()).collect();
-                names.sort_unstable();
-                if names.windows(2).any(|w| w[0] == w[1]) {
-                    return Err(ctx(NamedProblem::SameCheckName));
-                }
-                let max_off_watts = match nd.max_off_watts {
-                    Some(w) => Some(check_watts(w).map_err(|e| ctx(e.into()))?),
-                    None => defaults.max_off_watts,
-                };
-                nodes.push(Node {
-                    address: steps.pick(&nd.address, i, n, "address").map_err(lock)?,
-                    probe_ports: nd
-                        .probe_ports
-                        .clone()
-                        .unwrap_or_else(|| defaults.probe_ports.clone()),
-                    name,
-                    methods,
-                    ssh,
-                    checks: nd.check.clone(),
-                    accept_bmc_only: nd.accept_bmc_only.unwrap_or(defaults.accept_bmc_only),
-                    allow_host_only: nd.allow_host_only.unwrap_or(defaults.allow_host_only),
-                    max_off_watts,
-                    on_confirmed_off: nd
-                        .on_confirmed_off
-                        .clone()
-                        .or_else(|| defaults.on_confirmed_off.clone()),
-                    line,
-                    uuid: node_uuid,
-                    serial: node_serial,
-                });
+            for nd in nds {
+                let line = lines.line(r.start + nd.name.span().start);
+                b.add(nd, line)?;
             }
         }
-        if let Some((name, p)) = pins.into_iter().next() {
-            return Err(InventoryError::UnusedPin {
-                path: path.to_path_buf(),
-                line: lines.line(p.span().start),
-                name,
-            });
+        b.finish()
+    }
+
+    /// [`Inventory::parse`] of a document read whole.
+    fn parse_whole(mut doc: Doc, text: &str, path: &Path) -> Result<Inventory, InventoryError> {
+        let lines = Lines::of(text);
+        let nodes = std::mem::take(&mut doc.node);
+        let mut b = Builder::new(path, doc, Lines::of(text))?;
+        for nd in nodes {
+            let line = lines.line(nd.name.span().start);
+            b.add(nd, line)?;
         }
-        Ok(Inventory {
-            path: path.to_path_buf(),
-            nodes,
-            max_fence: defaults.max_fence,
-            index,
-        })
+        b.finish()
     }
 
     /// The node named `name` (a lookup, not a scan).
     pub fn node(&self, name: &str) -> Option<&Node> {
         self.index.get(name).map(|&i| &self.nodes[i])
+    }
+
+    /// The node named `name`, to take its fields.
+    pub fn node_mut(&mut self, name: &str) -> Option<&mut Node> {
+        self.index.get(name).map(|&i| &mut self.nodes[i])
     }
 }
 
@@ -1165,15 +1446,21 @@ probe_ports = [5432]
         assert_eq!(inv.nodes.len(), 4);
         let n2 = inv.node("node02").unwrap();
         assert_eq!(n2.address.as_deref(), Some("10.0.1.2"));
-        assert_eq!(n2.methods[0].endpoint.as_deref(), Some("ipmi://10.0.7.2"));
-        assert_eq!(n2.methods[0].username.as_deref(), Some("admin"));
-        assert_eq!(n2.methods[0].cipher, Some(toml::Value::Integer(17)));
+        assert_eq!(
+            n2.methods[0].fields().endpoint.as_deref(),
+            Some("ipmi://10.0.7.2")
+        );
+        assert_eq!(n2.methods[0].fields().username.as_deref(), Some("admin"));
+        assert_eq!(
+            n2.methods[0].fields().cipher,
+            Some(toml::Value::Integer(17))
+        );
         assert_eq!(n2.probe_ports, vec![22]);
         assert_eq!(n2.line, 11);
         let db = inv.node("db1").unwrap();
-        assert_eq!(db.methods[0].username.as_deref(), Some("root"));
+        assert_eq!(db.methods[0].fields().username.as_deref(), Some("root"));
         assert_eq!(db.probe_ports, vec![5432]);
-        assert!(db.methods[0].password_file.is_some());
+        assert!(db.methods[0].fields().password_file.is_some());
     }
 
     #[test]
@@ -1288,11 +1575,11 @@ probe_ports = [5432]
             let last = &inv.nodes[n - 1];
             assert_eq!(last.address.as_deref(), Some(format!("10.1.{n}").as_str()));
             assert_eq!(
-                last.methods[1].endpoint.as_deref(),
+                last.methods[1].fields().endpoint.as_deref(),
                 Some(format!("redfish://bmc{n}").as_str())
             );
             assert_eq!(
-                last.methods[0].plug.as_deref(),
+                last.methods[0].fields().plug.as_deref(),
                 Some(n.to_string().as_str())
             );
             hostrange::expansions() - before
@@ -1322,6 +1609,60 @@ probe_ports = [5432]
         assert!(inv.node("n2001").is_none());
     }
 
+    #[test]
+    fn node_by_node_reading_says_what_reading_the_whole_file_says() {
+        let nodes = (1..=4)
+            .map(|i| {
+                format!(
+                    "\n[[node]]\nname = \"n{i}\"\n  [[node.fence]]\n  endpoint = \"ipmi://b{i}\"\n"
+                )
+            })
+            .collect::<String>();
+        let good = format!(
+            "[defaults]\nusername = \"u\"\n{nodes}\n[identity.n2]\nserial = \"S2\"\n\
+             [pdu.A]\nendpoint = \"snmp://p\"\n{}",
+            nodes.replace("name = \"n", "name = \"m")
+        );
+        assert!(super::super::sections::node_sections(&good).is_some_and(|s| s.len() == 8));
+        let split = Inventory::parse(&good, Path::new("i.toml")).unwrap();
+        let doc = toml::from_str::<Doc>(&good).unwrap();
+        let whole = Inventory::parse_whole(doc, &good, Path::new("i.toml")).unwrap();
+        assert_eq!(split.nodes, whole.nodes);
+        assert_eq!(
+            split.node("n2").unwrap().methods[0]
+                .fields()
+                .serial
+                .as_deref(),
+            Some("S2")
+        );
+        assert_eq!(split.node("m4").unwrap().line, 45);
+        // TOML mistakes in the third node: the reader's own message, lines
+        // and all, as when the whole file is read.
+        for bad in [
+            "  endpoint = \"ipmi://b3\"\n  passwrd = \"x\"\n",
+            "  endpoint = \"ipmi://b3\"\n  ipport = \"623\"\n",
+            "  endpoint = \"ipmi://b3\"\n  endpoint = \"ipmi://b3\"\n",
+            "  endpoint = \"ipmi://b3\n",
+            "  endpoint = \"ipmi://b3\"\n[node.fence]\n",
+        ] {
+            let text = good.replacen("  endpoint = \"ipmi://b3\"\n", bad, 1);
+            let e = Inventory::parse(&text, Path::new("i.toml")).unwrap_err();
+            let Err(whole) = toml::from_str::<Doc>(&text) else {
+                panic!("{bad}: reads whole")
+            };
+            assert_eq!(
+                e.to_string(),
+                format!("i.toml: {}", whole.to_string().trim_end()),
+                "{bad}"
+            );
+        }
+        // Unusual but valid: read whole.
+        let quoted = good.replace("[[node]]\nname = \"n2\"", "[[\"node\"]]\nname = \"n2\"");
+        assert_eq!(super::super::sections::node_sections(&quoted), None);
+        let inv = Inventory::parse(&quoted, Path::new("i.toml")).unwrap();
+        assert_eq!(inv.nodes, whole.nodes);
+    }
+
     const U1: &str = "4c414230-0000-4001-8000-fe0000000001";
     const U2: &str = "4c414230-0000-4002-8000-fe0000000002";
 
@@ -1338,20 +1679,21 @@ probe_ports = [5432]
         let inv = Inventory::parse(&text, Path::new("i.toml")).unwrap();
         let a = inv.node("a").unwrap();
         assert_eq!(a.uuid.as_deref(), Some(U1.to_uppercase().as_str()));
-        assert_eq!(a.methods[0].uuid, a.uuid);
-        assert_eq!(a.methods[0].serial.as_deref(), Some("S1"));
+        assert_eq!(a.methods[0].fields().uuid, a.uuid);
+        assert_eq!(a.methods[0].fields().serial.as_deref(), Some("S1"));
         assert_eq!(
-            a.methods[1].uuid.as_deref(),
+            a.methods[1].fields().uuid.as_deref(),
             Some(U2),
             "the method's own uuid"
         );
         assert_eq!(
-            a.methods[1].serial.as_deref(),
+            a.methods[1].fields().serial.as_deref(),
             Some("S1"),
             "the node's serial"
         );
         assert_eq!(
-            a.methods[2].uuid, None,
+            a.methods[2].fields().uuid,
+            None,
             "a manual method has nothing to check"
         );
     }
@@ -1363,10 +1705,10 @@ probe_ports = [5432]
              \n[identity.n2]\nuuid = \"{U2}\"\nserial = \"S2\"\n"
         );
         let inv = Inventory::parse(&text, Path::new("i.toml")).unwrap();
-        assert_eq!(inv.node("n1").unwrap().methods[0].uuid, None);
+        assert_eq!(inv.node("n1").unwrap().methods[0].fields().uuid, None);
         let n2 = inv.node("n2").unwrap();
-        assert_eq!(n2.methods[0].uuid.as_deref(), Some(U2));
-        assert_eq!(n2.methods[0].serial.as_deref(), Some("S2"));
+        assert_eq!(n2.methods[0].fields().uuid.as_deref(), Some(U2));
+        assert_eq!(n2.methods[0].fields().serial.as_deref(), Some("S2"));
     }
 
     #[test]

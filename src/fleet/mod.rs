@@ -26,5 +26,6 @@ pub mod inventory;
 pub mod manual;
 pub mod plan;
 pub mod result;
+pub mod sections;
 pub mod sequence;
 pub mod verify;

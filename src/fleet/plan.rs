@@ -75,7 +75,7 @@ pub struct NodePlan {
     /// Fencing methods, level 1 first.
     pub levels: Vec<MethodSpec>,
     /// How to reach the node itself (SSH), for rejoin checks.
-    pub node_ssh: Option<MethodSpec>,
+    pub node_ssh: Option<Box<MethodSpec>>,
     /// Rejoin configuration checks.
     pub checks: Vec<super::inventory::CheckDef>,
     /// `verify` may accept BMC-only proof for this node.
@@ -105,79 +105,81 @@ impl NodePlan {
 }
 
 /// The method options an inventory entry gives.
-fn options_of(f: &MethodFields) -> Result<MethodOptions, MethodProblem> {
-    let credential = if let Some(p) = &f.password_file {
-        CredentialRef::File(p.clone())
-    } else if let Some(v) = &f.password_env {
-        CredentialRef::Env(v.clone())
-    } else if let Some(s) = &f.password_script {
-        CredentialRef::Script(s.clone())
+fn options_of(f: MethodFields) -> Result<MethodOptions, MethodProblem> {
+    let credential = if let Some(p) = f.password_file {
+        CredentialRef::File(p)
+    } else if let Some(v) = f.password_env {
+        CredentialRef::Env(v)
+    } else if let Some(s) = f.password_script {
+        CredentialRef::Script(s)
     } else {
         CredentialRef::None
     };
-    let cipher = match &f.cipher {
+    let cipher = match f.cipher {
         None => None,
         Some(toml::Value::Integer(n)) => Some(n.to_string()),
-        Some(toml::Value::String(s)) => Some(s.clone()),
+        Some(toml::Value::String(s)) => Some(s),
         Some(other) => return Err(MethodProblem::CipherType(format!("{other:?}"))),
     };
     Ok(MethodOptions {
-        username: f.username.clone(),
+        username: f.username,
         credential,
         ipport: f.ipport,
         cipher,
-        privlvl: f.privlvl.clone(),
-        ipmi_version: f.ipmi_version.clone(),
-        auth: f.auth.clone(),
+        privlvl: f.privlvl,
+        ipmi_version: f.ipmi_version,
+        auth: f.auth,
         kg_hex: None,
-        kg_file: f.kg_file.clone(),
+        kg_file: f.kg_file,
         accept_unauthenticated_replies: false,
-        systems_uri: f.systems_uri.clone(),
-        redfish_uri: f.redfish_uri.clone(),
-        plug: f.plug.clone(),
-        ca_cert: f.ca_cert.clone(),
-        ssl_fingerprint: f.ssl_fingerprint.clone(),
+        systems_uri: f.systems_uri,
+        redfish_uri: f.redfish_uri,
+        plug: f.plug,
+        ca_cert: f.ca_cert,
+        ssl_fingerprint: f.ssl_fingerprint,
         ssl_insecure: f.ssl_insecure == Some(true),
         redfish_session: f.redfish_session == Some(true),
-        ssh_known_hosts: f.ssh_known_hosts.clone(),
-        ssh_host_key: f.ssh_host_key.clone(),
+        ssh_known_hosts: f.ssh_known_hosts,
+        ssh_host_key: f.ssh_host_key,
         ssh_accept_new: f.ssh_accept_new == Some(true),
-        identity_file: f.identity_file.clone(),
+        identity_file: f.identity_file,
         ssh_agent: f.ssh_agent == Some(true),
         use_sudo: f.use_sudo == Some(true),
         missing_as_off: f.missing_as_off == Some(true),
-        instructions: f.instructions.clone(),
-        uuid: f.uuid.clone(),
-        serial: f.serial.clone(),
+        instructions: f.instructions,
+        uuid: f.uuid,
+        serial: f.serial,
     })
 }
 
 /// Builds the method an inventory entry of node `node` describes (through
 /// the one builder, [`crate::method::build`]).
 pub fn method_from_fields(node: &str, f: &MethodFields) -> Result<MethodSpec, MethodProblem> {
+    method_from_owned(node, f.clone())
+}
+
+/// [`method_from_fields`], moving the fields rather than copying them.
+fn method_from_owned(node: &str, mut f: MethodFields) -> Result<MethodSpec, MethodProblem> {
+    let kind = f.driver_kind();
     // SNMP PDUs: outlets and [pdu.NAME] tables, not MethodOptions.
-    if f.driver_kind().as_deref() == Some("snmp") {
-        return snmp_from_fields(f);
+    if kind.as_deref() == Some("snmp") {
+        return snmp_from_fields(&f);
     }
+    let (endpoint, ip) = (f.endpoint.take(), f.ip.take());
     build::from_parts(
         node,
-        f.driver_kind().as_deref(),
-        f.endpoint.as_deref(),
-        f.ip.as_deref(),
+        kind.as_deref(),
+        endpoint.as_deref(),
+        ip.as_deref(),
         &options_of(f)?,
     )
     .map_err(MethodProblem::Build)
 }
 
-fn ssh_from_fields(f: &MethodFields) -> Result<MethodSpec, MethodProblem> {
-    build::from_parts(
-        "",
-        Some("ssh"),
-        f.endpoint.as_deref(),
-        None,
-        &options_of(f)?,
-    )
-    .map_err(MethodProblem::Build)
+fn ssh_from_fields(mut f: MethodFields) -> Result<MethodSpec, MethodProblem> {
+    let endpoint = f.endpoint.take();
+    build::from_parts("", Some("ssh"), endpoint.as_deref(), None, &options_of(f)?)
+        .map_err(MethodProblem::Build)
 }
 
 fn reference(
@@ -237,72 +239,89 @@ fn snmp_from_fields(f: &MethodFields) -> Result<MethodSpec, MethodProblem> {
     .map_err(MethodProblem::Build)
 }
 
+/// The plan of inventory node `n`, its fields moved out of the inventory
+/// (a node is planned at most once: the inventory is consumed as its plans
+/// are built, so that both never take the memory of the whole fleet at once).
+fn take_plan(n: &mut Node, path: &std::path::Path) -> Result<NodePlan, PlanError> {
+    let name = n.name.as_str();
+    let at = |place: String, problem| PlanError::Method {
+        path: path.to_path_buf(),
+        line: n.line,
+        node: name.to_string(),
+        place,
+        problem: Box::new(problem),
+    };
+    // Exactly as many as the node has (collecting a Result reserves four).
+    let mut levels = Vec::with_capacity(n.methods.len());
+    for (i, m) in std::mem::take(&mut n.methods).into_iter().enumerate() {
+        levels.push(
+            method_from_owned(name, m.into_fields())
+                .map_err(|e| at(format!("fence method {}", i + 1), e))?,
+        );
+    }
+    let node_ssh = n
+        .ssh
+        .take()
+        .map(|m| {
+            ssh_from_fields(m.into_fields())
+                .map(Box::new)
+                .map_err(|e| at("[node.ssh]".into(), e))
+        })
+        .transpose()?;
+    Ok(NodePlan {
+        name: n.name.clone(),
+        address: n.address.take(),
+        probe_ports: std::mem::take(&mut n.probe_ports),
+        levels,
+        node_ssh,
+        checks: std::mem::take(&mut n.checks),
+        accept_bmc_only: n.accept_bmc_only,
+        allow_host_only: n.allow_host_only,
+        max_off_watts: n.max_off_watts,
+        on_confirmed_off: n.on_confirmed_off.take(),
+    })
+}
+
 /// Resolves command-line words into node plans, in the order given
-/// (`--all`: inventory order), without duplicates.
+/// (`--all`: inventory order), without duplicates. The inventory is
+/// consumed: each node's fields move into its plan.
 pub fn select(
     words: &[String],
     all: bool,
-    inventory: Option<&Inventory>,
+    mut inventory: Option<Inventory>,
     url_method: &dyn Fn(&str) -> Result<MethodSpec, BuildError>,
 ) -> Result<Vec<NodePlan>, PlanError> {
     let mut out: Vec<NodePlan> = Vec::new();
     // Names already selected: a set, not a scan of `out` (100,000 nodes).
+    // A name in it is never looked up in the inventory again, whose node
+    // has given its fields to the plan.
     let mut seen: HashSet<String> = HashSet::new();
     let push = |p: NodePlan, out: &mut Vec<NodePlan>, seen: &mut HashSet<String>| {
         if seen.insert(p.name.clone()) {
             out.push(p);
         }
     };
-    let from_inventory = |n: &Node, inv: &Inventory| -> Result<NodePlan, PlanError> {
-        let name = n.name.as_str();
-        let at = |place: String, problem| PlanError::Method {
-            path: inv.path.clone(),
-            line: n.line,
-            node: name.to_string(),
-            place,
-            problem: Box::new(problem),
-        };
-        let levels = n
-            .methods
-            .iter()
-            .enumerate()
-            .map(|(i, m)| {
-                method_from_fields(name, m).map_err(|e| at(format!("fence method {}", i + 1), e))
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        let node_ssh = n
-            .ssh
-            .as_ref()
-            .map(|m| ssh_from_fields(m).map_err(|e| at("[node.ssh]".into(), e)))
-            .transpose()?;
-        Ok(NodePlan {
-            name: n.name.clone(),
-            address: n.address.clone(),
-            probe_ports: n.probe_ports.clone(),
-            levels,
-            node_ssh,
-            checks: n.checks.clone(),
-            accept_bmc_only: n.accept_bmc_only,
-            allow_host_only: n.allow_host_only,
-            max_off_watts: n.max_off_watts,
-            on_confirmed_off: n.on_confirmed_off.clone(),
-        })
-    };
     if all {
-        let inv = inventory.ok_or(PlanError::AllWithoutInventory)?;
+        let inv = inventory.as_mut().ok_or(PlanError::AllWithoutInventory)?;
         out.reserve(inv.nodes.len());
-        for n in &inv.nodes {
-            push(from_inventory(n, inv)?, &mut out, &mut seen);
+        // Every node, once (an inventory's names are unique): they are not
+        // put in `seen`, every inventory name counts as seen below.
+        for n in &mut inv.nodes {
+            out.push(take_plan(n, &inv.path)?);
         }
     }
     for w in words {
         if w.contains("://") {
+            let level = url_method(w)?;
+            if all && inventory.as_ref().is_some_and(|i| i.node(w).is_some()) {
+                continue;
+            }
             push(
                 NodePlan {
                     name: w.clone(),
                     address: None,
                     probe_ports: vec![],
-                    levels: vec![url_method(w)?],
+                    levels: vec![level],
                     node_ssh: None,
                     checks: vec![],
                     ..NodePlan::default()
@@ -312,7 +331,9 @@ pub fn select(
             );
             continue;
         }
-        let inv = inventory.ok_or_else(|| PlanError::NoInventory(w.clone()))?;
+        let inv = inventory
+            .as_mut()
+            .ok_or_else(|| PlanError::NoInventory(w.clone()))?;
         let names = if hostrange::is_range(w) {
             hostrange::expand(w)?
         } else {
@@ -320,14 +341,15 @@ pub fn select(
         };
         for name in names {
             // A node named twice is planned once (its plan would be the same).
-            if seen.contains(&name) {
+            if seen.contains(&name) || (all && inv.node(&name).is_some()) {
                 continue;
             }
-            let n = inv.node(&name).ok_or_else(|| PlanError::UnknownNode {
+            let path = inv.path.clone();
+            let n = inv.node_mut(&name).ok_or_else(|| PlanError::UnknownNode {
                 name: name.clone(),
-                inventory: inv.path.clone(),
+                inventory: path.clone(),
             })?;
-            push(from_inventory(n, inv)?, &mut out, &mut seen);
+            push(take_plan(n, &path)?, &mut out, &mut seen);
         }
     }
     Ok(out)
@@ -365,11 +387,11 @@ mod tests {
         )
         .unwrap();
         assert_eq!(
-            text(select(&words(&["n2"]), false, Some(&inv), &url)),
+            text(select(&words(&["n2"]), false, Some(inv.clone()), &url)),
             "unknown node 'n2' (not in the inventory inv.toml)"
         );
         assert_eq!(
-            text(select(&words(&["n1"]), false, Some(&inv), &url)),
+            text(select(&words(&["n1"]), false, Some(inv.clone()), &url)),
             "inv.toml:2: node 'n1': fence method 1: cipher must be auto, 3 or 17, not Float(1.5)"
         );
     }
@@ -386,14 +408,14 @@ mod tests {
         let picked = select(
             &words(&["n[3-4]", "n1", "n4", "n[1-5]"]),
             false,
-            Some(&inv),
+            Some(inv.clone()),
             &url,
         );
         assert_eq!(names(picked.unwrap()), ["n3", "n4", "n1", "n2", "n5"]);
         let all = select(
             &words(&["n2", "ipmi://x", "ipmi://x"]),
             true,
-            Some(&inv),
+            Some(inv.clone()),
             &url,
         );
         assert_eq!(

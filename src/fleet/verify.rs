@@ -988,7 +988,7 @@ pub async fn verify_node(plan: &NodePlan, opts: &VerifyOptions) -> VerifyReport 
         }
     }
     // The node's own SSH (rejoin checks) is the node itself too.
-    if let Some(MethodSpec::Ssh { config, .. }) = &plan.node_ssh {
+    if let Some(MethodSpec::Ssh { config, .. }) = plan.node_ssh.as_deref() {
         if !probe_targets
             .iter()
             .any(|(h, p, _)| *h == config.host && *p == config.port)
@@ -1164,7 +1164,7 @@ async fn run_checks(
             })
             .collect::<Vec<_>>()
     };
-    let mut driver = match check_session(plan.node_ssh.as_ref()).await {
+    let mut driver = match check_session(plan.node_ssh.as_deref()).await {
         Ok(d) => d,
         Err(why) => return fail_all(why),
     };

@@ -313,7 +313,7 @@ fn ipmi(
     c.accept_unauthenticated_replies = o.accept_unauthenticated_replies;
     // Lengths are checked when the password is known (at build time).
     Ok(MethodSpec::Ipmi {
-        config: c,
+        config: Box::new(c),
         credential: o.credential.clone(),
         expect: ExpectedIdentity::default(),
     })
@@ -337,7 +337,7 @@ fn redfish(url: &str, o: &MethodOptions) -> Result<MethodSpec, BuildError> {
     c.session_auth = o.redfish_session;
     c.validate()?;
     Ok(MethodSpec::Redfish {
-        config: c,
+        config: Box::new(c),
         credential: o.credential.clone(),
         expect: ExpectedIdentity::default(),
     })
@@ -365,7 +365,7 @@ fn ssh(url: &str, o: &MethodOptions) -> Result<MethodSpec, BuildError> {
     c.use_sudo = o.use_sudo;
     c.missing_as_off = o.missing_as_off;
     Ok(MethodSpec::Ssh {
-        config: c,
+        config: Box::new(c),
         identity: o.identity_file.clone(),
         agent: o.ssh_agent,
         credential: o.credential.clone(),

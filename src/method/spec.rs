@@ -34,15 +34,17 @@ pub enum PinError {
     Pdu,
 }
 
-/// A method ready to build a driver. (Plans hold a few per node, so the
-/// size difference between variants does not matter.)
+/// A method ready to build a driver. Plans hold one per node and level (a
+/// fleet of 100,000 nodes, 200,000 of them): the configurations are boxed,
+/// so that each is only as large as its own driver's.
 #[derive(Clone, Debug)]
-#[allow(clippy::large_enum_variant)]
 pub enum MethodSpec {
     /// IPMI over LAN; the config's password is filled from `credential` at build time.
     Ipmi {
-        /// Everything but the password.
-        config: IpmiConfig,
+        /// Everything but the password (boxed, as the other configs: a
+        /// fleet keeps a method per node and level, and the enum would be
+        /// as large as its largest variant).
+        config: Box<IpmiConfig>,
         /// Where the password comes from.
         credential: CredentialRef,
         /// Who the machine behind it must be (empty: not checked).
@@ -53,7 +55,7 @@ pub enum MethodSpec {
     /// the ssh-agent (`agent`), or a password from `credential`.
     Ssh {
         /// Everything but the secret.
-        config: SshConfig,
+        config: Box<SshConfig>,
         /// A private key file.
         identity: Option<PathBuf>,
         /// Use the ssh-agent.
@@ -73,7 +75,7 @@ pub enum MethodSpec {
     /// Redfish; the config's password is filled from `credential` at build time.
     Redfish {
         /// Everything but the password.
-        config: RedfishConfig,
+        config: Box<RedfishConfig>,
         /// Where the password comes from.
         credential: CredentialRef,
         /// Who the machine behind it must be (empty: not checked). With a
@@ -231,25 +233,36 @@ impl MethodSpec {
     /// The endpoint as a URL, without credentials.
     pub fn endpoint(&self) -> String {
         match self {
-            MethodSpec::Ipmi { config, .. } => {
-                let host = if config.host.contains(':') {
-                    format!("[{}]", config.host)
-                } else {
-                    config.host.clone()
-                };
-                format!("ipmi://{host}:{}", config.port)
-            }
+            // (One string each: a plan of 100,000 nodes prints them all.)
+            MethodSpec::Ipmi { config, .. } => match config.host.contains(':') {
+                true => format!("ipmi://[{}]:{}", config.host, config.port),
+                false => format!("ipmi://{}:{}", config.host, config.port),
+            },
             MethodSpec::Redfish { config, .. } => {
-                let path = config
-                    .systems_uri
-                    .clone()
-                    .unwrap_or_else(|| config.redfish_uri.clone());
-                let plug = config
-                    .plug
-                    .as_deref()
-                    .map(|p| format!(" (system {p})"))
-                    .unwrap_or_default();
-                format!("{}{path}{plug}", config.base_url())
+                use std::fmt::Write as _;
+                let path = config.systems_uri.as_ref().unwrap_or(&config.redfish_uri);
+                let mut url = String::with_capacity(40 + config.host.len() + path.len());
+                let _ = match config.host.contains(':') {
+                    true => write!(
+                        url,
+                        "{}://[{}]:{}",
+                        config.scheme.as_str(),
+                        config.host,
+                        config.port
+                    ),
+                    false => write!(
+                        url,
+                        "{}://{}:{}",
+                        config.scheme.as_str(),
+                        config.host,
+                        config.port
+                    ),
+                };
+                url.push_str(path);
+                if let Some(p) = &config.plug {
+                    let _ = write!(url, " (system {p})");
+                }
+                url
             }
             MethodSpec::Manual { node, .. } => format!("manual:{node}"),
             MethodSpec::Ssh { config, .. } => {
@@ -411,7 +424,7 @@ impl MethodSpec {
                 credential,
                 ..
             } => {
-                let mut c = config.clone();
+                let mut c = (**config).clone();
                 c.auth = match (identity, agent) {
                     (Some(path), _) => SshAuth::Key {
                         path: path.clone(),
@@ -437,7 +450,7 @@ impl MethodSpec {
             MethodSpec::Ipmi {
                 config, credential, ..
             } => {
-                let mut c = config.clone();
+                let mut c = (**config).clone();
                 c.password = credential.resolve(deadline).await.map_err(cred_err)?;
                 IpmiDriver::new(c)
                     .map(AnyDriver::Ipmi)
@@ -446,7 +459,7 @@ impl MethodSpec {
             MethodSpec::Redfish {
                 config, credential, ..
             } => {
-                let mut c = config.clone();
+                let mut c = (**config).clone();
                 c.password = credential.resolve(deadline).await.map_err(cred_err)?;
                 // The pinned UUID also chooses among several systems.
                 if c.expect_uuid.is_none() {

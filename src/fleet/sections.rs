@@ -1,0 +1,269 @@
+//! Where the `[[node]]` sections of an inventory file are, found without
+//! parsing it, so that [`super::inventory`] can parse one node at a time.
+//!
+//! A TOML reader builds the whole document in memory before any of it is
+//! read: for a file of 100,000 `[[node]]` entries that is about 3 KiB per
+//! node (keys, values, their spans and decoration), a gigabyte. Each node's
+//! section is independent of the others (an element of the `node` array of
+//! tables, with its own `[[node.fence]]`, `[node.ssh]`, `[[node.check]]`),
+//! so it can be read on its own, and the rest of the file (defaults, PDUs,
+//! identity tables) without the nodes.
+//!
+//! The scan follows what decides where a table header can be: strings
+//! (basic, literal, and their multi-line forms, which may hold lines that
+//! look like headers), comments, and arrays or inline tables that span
+//! lines. Anything it does not recognise plainly — a quoted or unusual
+//! header key, a `[node]` table, a `node.` header outside a node — makes it
+//! give up ([`None`]), and the caller reads the whole file as one document,
+//! as before.
+
+use std::ops::Range;
+
+/// Where a multi-line scan is between lines.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Open {
+    /// Nothing open.
+    None,
+    /// Inside `"""…"""`.
+    MultiBasic,
+    /// Inside `'''…'''`.
+    MultiLiteral,
+}
+
+/// A table header line: whether it is an array of tables (`[[…]]`), and its
+/// key's parts.
+struct Header<'a> {
+    array: bool,
+    parts: Vec<&'a str>,
+}
+
+/// The header on `line` (which starts with `[` after blanks), or `None`
+/// when it is not one the scan understands.
+fn header(line: &str) -> Option<Header<'_>> {
+    let t = line.trim();
+    let (array, inner, after) = if let Some(rest) = t.strip_prefix("[[") {
+        let end = rest.find("]]")?;
+        (true, &rest[..end], &rest[end + 2..])
+    } else {
+        let rest = t.strip_prefix('[')?;
+        let end = rest.find(']')?;
+        (false, &rest[..end], &rest[end + 1..])
+    };
+    // Only a comment may follow.
+    let after = after.trim_start();
+    if !(after.is_empty() || after.starts_with('#')) {
+        return None;
+    }
+    let parts: Vec<&str> = inner.split('.').map(str::trim).collect();
+    let bare = |p: &&str| {
+        !p.is_empty()
+            && p.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+    };
+    parts.iter().all(bare).then_some(Header { array, parts })
+}
+
+/// Follows strings, comments and brackets through one line that is not a
+/// header: returns what is left open at its end, and updates `depth` (the
+/// nesting of arrays and inline tables).
+fn scan_line(line: &str, mut open: Open, depth: &mut i64) -> Option<Open> {
+    let b = line.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        match open {
+            Open::MultiBasic => {
+                if b[i] == b'\\' {
+                    i += 2;
+                    continue;
+                }
+                if b[i..].starts_with(b"\"\"\"") {
+                    // Up to two more quotes belong to the string.
+                    i += 3;
+                    while i < b.len() && b[i] == b'"' {
+                        i += 1;
+                    }
+                    open = Open::None;
+                    continue;
+                }
+                i += 1;
+            }
+            Open::MultiLiteral => {
+                if b[i..].starts_with(b"'''") {
+                    i += 3;
+                    while i < b.len() && b[i] == b'\'' {
+                        i += 1;
+                    }
+                    open = Open::None;
+                    continue;
+                }
+                i += 1;
+            }
+            Open::None => match b[i] {
+                b'#' => return Some(Open::None),
+                b'"' if b[i..].starts_with(b"\"\"\"") => {
+                    open = Open::MultiBasic;
+                    i += 3;
+                }
+                b'\'' if b[i..].starts_with(b"'''") => {
+                    open = Open::MultiLiteral;
+                    i += 3;
+                }
+                b'"' => {
+                    // A basic string ends on its line (or the file is not TOML).
+                    i += 1;
+                    loop {
+                        match b.get(i)? {
+                            b'\\' => i += 2,
+                            b'"' => break,
+                            _ => i += 1,
+                        }
+                    }
+                    i += 1;
+                }
+                b'\'' => {
+                    i += 1 + line[i + 1..].find('\'')? + 1;
+                }
+                b'[' | b'{' => {
+                    *depth += 1;
+                    i += 1;
+                }
+                b']' | b'}' => {
+                    *depth -= 1;
+                    i += 1;
+                }
+                _ => i += 1,
+            },
+        }
+    }
+    Some(open)
+}
+
+/// The byte ranges of the top-level `[[node]]` sections of `text`, each from
+/// its header to the next header that is not one of its own (or the end),
+/// in file order; `None` when the scan cannot tell with certainty.
+pub fn node_sections(text: &str) -> Option<Vec<Range<usize>>> {
+    let mut out: Vec<Range<usize>> = Vec::new();
+    let mut current: Option<usize> = None;
+    let mut open = Open::None;
+    let mut depth: i64 = 0;
+    let mut at = 0;
+    for line in text.split_inclusive('\n') {
+        let start = at;
+        at += line.len();
+        if open == Open::None && depth == 0 && line.trim_start().starts_with('[') {
+            let h = header(line)?;
+            match (h.array, h.parts.as_slice()) {
+                (true, ["node"]) => {
+                    if let Some(s) = current.take() {
+                        out.push(s..start);
+                    }
+                    current = Some(start);
+                }
+                // A node's own tables: they continue its section.
+                (_, ["node", _, ..]) if current.is_some() => {}
+                // `[node]`, or a node's table with no node before it.
+                (_, ["node", ..]) => return None,
+                _ => {
+                    if let Some(s) = current.take() {
+                        out.push(s..start);
+                    }
+                }
+            }
+            continue;
+        }
+        open = scan_line(line, open, &mut depth)?;
+        if depth < 0 {
+            return None;
+        }
+    }
+    if open != Open::None || depth != 0 {
+        return None;
+    }
+    if let Some(s) = current {
+        out.push(s..text.len());
+    }
+    Some(out)
+}
+
+/// `text` without the bytes of `sections`, except their line ends: the
+/// rest of the file, on the same lines as in the file.
+pub fn without(text: &str, sections: &[Range<usize>]) -> String {
+    let mut out = String::with_capacity(text.len() / 8);
+    let mut from = 0;
+    for r in sections {
+        out.push_str(&text[from..r.start]);
+        out.extend(
+            text[r.clone()]
+                .bytes()
+                .filter(|b| *b == b'\n')
+                .map(char::from),
+        );
+        from = r.end;
+    }
+    out.push_str(&text[from..]);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pieces<'a>(text: &'a str, r: &[Range<usize>]) -> Vec<&'a str> {
+        r.iter().map(|r| &text[r.clone()]).collect()
+    }
+
+    #[test]
+    fn node_sections_run_from_their_header_to_the_next_other_table() {
+        let text = "[defaults]\nusername = \"a\"\n\n\
+                    [[node]]\nname = \"n1\"\n  [[node.fence]]\n  endpoint = \"ipmi://h\"\n\
+                    [node.ssh]\nendpoint = \"ssh://x/host\"\n\
+                    [[ node ]] # two\nname = \"n2\"\n\
+                    [pdu.A]\nendpoint = \"snmp://p\"\n\
+                    [[node]]\nname = \"n3\"";
+        let s = node_sections(text).unwrap();
+        assert_eq!(
+            pieces(text, &s),
+            [
+                "[[node]]\nname = \"n1\"\n  [[node.fence]]\n  endpoint = \"ipmi://h\"\n\
+                 [node.ssh]\nendpoint = \"ssh://x/host\"\n",
+                "[[ node ]] # two\nname = \"n2\"\n",
+                "[[node]]\nname = \"n3\"",
+            ]
+        );
+        let rest = without(text, &s);
+        assert_eq!(
+            rest,
+            "[defaults]\nusername = \"a\"\n\n\n\n\n\n\n\n\n\n[pdu.A]\nendpoint = \"snmp://p\"\n\n"
+        );
+        let newlines = |t: &str| t.bytes().filter(|b| *b == b'\n').count();
+        assert_eq!(newlines(&rest), newlines(text), "the same lines");
+    }
+
+    #[test]
+    fn strings_and_values_over_several_lines_hide_what_looks_like_headers() {
+        let text =
+            "[[node]]\nname = \"n1\"\non_confirmed_off = \"\"\"\n[[node]]\n[pdu.X]\n\"\"\"\n\
+                    probe_ports = [\n  22,\n]\nx = '''\n[a]\n'''\ny = [\n[1],\n]\n\
+                    z = \"[[node]] # \\\" [b]\"\n[[node]]\nname = \"n2\"\n";
+        let s = node_sections(text).unwrap();
+        assert_eq!(s.len(), 2);
+        assert!(pieces(text, &s)[0].ends_with("z = \"[[node]] # \\\" [b]\"\n"));
+        assert_eq!(pieces(text, &s)[1], "[[node]]\nname = \"n2\"\n");
+    }
+
+    #[test]
+    fn what_the_scan_cannot_be_sure_of_is_left_to_the_reader() {
+        for text in [
+            "[node]\nname = \"a\"\n",
+            "[[node.fence]]\nendpoint = \"x\"\n",
+            "[[\"node\"]]\nname = \"a\"\n",
+            "[[node]]\nname = \"a\"\nx = \"\"\"\nopen\n",
+            "[[node]]\nname = \"a\"\nx = [\n",
+            "[[node]] x = 1\n",
+            "[[node]]\nname = \"unterminated\n",
+        ] {
+            assert_eq!(node_sections(text), None, "{text}");
+        }
+        assert_eq!(node_sections("[defaults]\nx = 1\n"), Some(vec![]));
+    }
+}
