@@ -717,7 +717,7 @@ Register-ArgumentCompleter -Native -CommandName 'fencekit' -ScriptBlock {
             break
         }
         'fencekit;lab' {
-            [CompletionResult]::new('--nodes', '--nodes', [CompletionResultType]::ParameterName, 'Number of simulated BMCs')
+            [CompletionResult]::new('--nodes', '--nodes', [CompletionResultType]::ParameterName, 'Number of simulated BMCs (at most 16384; each holds one or two open files, and the lab raises its own limit as far as it may)')
             [CompletionResult]::new('--bind', '--bind', [CompletionResultType]::ParameterName, 'Loopback address of node01''s BMC; node N gets this address + N-1 (every simulated BMC has an address of its own, as real ones do)')
             [CompletionResult]::new('--ipmi-port-base', '--ipmi-port-base', [CompletionResultType]::ParameterName, 'First UDP port (node N gets base+N-1); 0 picks free ports')
             [CompletionResult]::new('--username', '--username', [CompletionResultType]::ParameterName, 'User name the BMCs accept')

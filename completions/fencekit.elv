@@ -702,7 +702,7 @@ set edit:completion:arg-completer[fencekit] = {|@words|
             cand --version 'Print version'
         }
         &'fencekit;lab'= {
-            cand --nodes 'Number of simulated BMCs'
+            cand --nodes 'Number of simulated BMCs (at most 16384; each holds one or two open files, and the lab raises its own limit as far as it may)'
             cand --bind 'Loopback address of node01''s BMC; node N gets this address + N-1 (every simulated BMC has an address of its own, as real ones do)'
             cand --ipmi-port-base 'First UDP port (node N gets base+N-1); 0 picks free ports'
             cand --username 'User name the BMCs accept'

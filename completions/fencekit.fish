@@ -596,7 +596,7 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand release" -s V -l versi
 complete -c fencekit -n "__fish_fencekit_using_subcommand ack" -l by -d 'Who acknowledges (default: the local user)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand ack" -s h -l help -d 'Print help'
 complete -c fencekit -n "__fish_fencekit_using_subcommand ack" -s V -l version -d 'Print version'
-complete -c fencekit -n "__fish_fencekit_using_subcommand lab" -l nodes -d 'Number of simulated BMCs' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand lab" -l nodes -d 'Number of simulated BMCs (at most 16384; each holds one or two open files, and the lab raises its own limit as far as it may)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand lab" -l bind -d 'Loopback address of node01\'s BMC; node N gets this address + N-1 (every simulated BMC has an address of its own, as real ones do)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand lab" -l ipmi-port-base -d 'First UDP port (node N gets base+N-1); 0 picks free ports' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand lab" -l username -d 'User name the BMCs accept' -r

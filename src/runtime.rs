@@ -55,6 +55,60 @@ impl Drop for Runtime {
     }
 }
 
+/// This process's limits on open files (`RLIMIT_NOFILE`); `u64::MAX` for
+/// no limit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OpenFiles {
+    /// The limit in force (soft).
+    pub soft: u64,
+    /// The most the soft limit may be raised to without privileges (hard).
+    pub hard: u64,
+}
+
+/// The limits on open files in force.
+pub fn open_files() -> OpenFiles {
+    use rustix::process::{getrlimit, Resource};
+    let l = getrlimit(Resource::Nofile);
+    OpenFiles {
+        soft: l.current.unwrap_or(u64::MAX),
+        hard: l.maximum.unwrap_or(u64::MAX),
+    }
+}
+
+/// Raises the soft limit on open files to `wanted` where it is lower: up to
+/// the hard limit, and past it where the process may raise that too (root,
+/// `CAP_SYS_RESOURCE`). Never lowers a limit. Returns the limits in force
+/// afterwards: the caller compares them with what it needs and says so.
+///
+/// Only called by what needs many descriptors at once (a lab of thousands
+/// of BMCs, a fan-out with a large `--parallel`); a child process (a hook, a
+/// password script) started after it inherits the raised soft limit.
+pub fn raise_open_files(wanted: u64) -> OpenFiles {
+    use rustix::process::{setrlimit, Resource, Rlimit};
+    let now = open_files();
+    if now.soft >= wanted {
+        return now;
+    }
+    let set = |soft: u64, hard: u64| {
+        setrlimit(
+            Resource::Nofile,
+            Rlimit {
+                current: Some(soft),
+                maximum: (hard != u64::MAX).then_some(hard),
+            },
+        )
+    };
+    if wanted > now.hard {
+        // Needs the privilege to raise the hard limit; without it, the hard
+        // limit is the most there is.
+        if set(wanted, wanted).is_ok() {
+            return open_files();
+        }
+    }
+    let _ = set(wanted.min(now.hard), now.hard);
+    open_files()
+}
+
 /// The runtime, or `None` after printing why, prefixed with `who`.
 pub fn runtime(who: &str) -> Option<Runtime> {
     match Runtime::new() {
@@ -130,4 +184,23 @@ pub async fn terminated() {
 pub async fn watch_signals(handle: CancelHandle) {
     terminated().await;
     handle.cancel();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_open_files_limit_is_raised_as_asked_and_never_lowered() {
+        let before = open_files();
+        assert!(before.soft <= before.hard);
+        assert_eq!(raise_open_files(1), before, "nothing lowered");
+        assert_eq!(raise_open_files(before.soft), before, "nothing to do");
+        if before.soft < before.hard {
+            let wanted = before.soft + 1;
+            let after = raise_open_files(wanted);
+            assert_eq!(after.soft, wanted, "raised to what was asked, no more");
+            assert_eq!(after.hard, before.hard);
+        }
+    }
 }

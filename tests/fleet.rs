@@ -448,6 +448,87 @@ fn parallel_is_cut_to_the_open_files_limit_instead_of_failing_targets() {
 }
 
 #[test]
+fn parallel_raises_the_soft_open_files_limit_up_to_the_hard_one() {
+    // 1,000 in flight need about 3,064 descriptors: with a soft limit of 160
+    // and a hard one above, fencekit raises its own soft limit, cuts nothing.
+    let hard = std::fs::read_to_string("/proc/self/limits")
+        .ok()
+        .and_then(|t| {
+            let line = t
+                .lines()
+                .find(|l| l.starts_with("Max open files"))?
+                .to_string();
+            line.split_whitespace().nth(4).map(str::to_string)
+        })
+        .unwrap_or_default();
+    if hard.parse::<u64>().is_ok_and(|h| h < 4096) {
+        eprintln!("skipped: the hard limit on open files is {hard}, below what the test needs");
+        return;
+    }
+    let l = lab_with_inventory(&["--nodes", "120", "--redfish", "none"]);
+    let (d, inv) = (l.dir.path(), l.inventory.to_str().unwrap());
+    let script = format!(
+        "ulimit -S -n 160 && exec {} status -i {inv} --all --parallel 1000 -o json",
+        bin().display()
+    );
+    let mut sh = Command::new("/bin/sh");
+    sh.args(["-c", &script])
+        .env("NO_COLOR", "1")
+        .env("XDG_RUNTIME_DIR", d);
+    let r = support::run(sh, Duration::from_secs(60));
+    r.assert_code(0);
+    assert!(!r.stderr.contains("open files"), "{r}");
+    let res = json_results(&r);
+    assert_eq!(res.len(), 120);
+    assert!(res.iter().all(|x| x["ok"] == true), "{r}");
+}
+
+#[test]
+fn the_lab_serves_sixteen_thousand_bmcs_each_on_an_address_of_its_own() {
+    // 16,384 IPMI BMCs (about 17,400 open files, which the lab raises its
+    // own limit to; 0.7 s and 120 MiB in a debug build).
+    let limits = std::fs::read_to_string("/proc/self/limits").unwrap_or_default();
+    let hard = limits
+        .lines()
+        .find(|l| l.starts_with("Max open files"))
+        .and_then(|l| l.split_whitespace().nth(4))
+        .unwrap_or("unlimited")
+        .to_string();
+    let root = std::fs::read_to_string("/proc/self/status")
+        .unwrap_or_default()
+        .lines()
+        .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(2) == Some("0"));
+    if !root && hard.parse::<u64>().is_ok_and(|h| h < 17_408) {
+        eprintln!("skipped: the hard limit on open files is {hard} and raising it needs root");
+        return;
+    }
+    // A /10 of loopback no other test uses (own_loopback() is 127.100-199).
+    let bind = format!("127.{}.0.1", 200 + std::process::id() % 50);
+    let l = lab_with_inventory(&["--nodes", "16384", "--redfish", "none", "--bind", &bind]);
+    let hosts: std::collections::HashSet<&str> =
+        l.lab.nodes.iter().map(|n| n.host.as_str()).collect();
+    assert_eq!(l.lab.nodes.len(), 16_384);
+    assert_eq!(hosts.len(), 16_384, "every BMC on an address of its own");
+    let last = bind.replace(".0.1", ".64.0");
+    assert_eq!(l.lab.nodes[16_383].host, last);
+    let text = std::fs::read_to_string(&l.inventory).unwrap();
+    assert_eq!(text.matches("[[node]]").count(), 16_384);
+    let (d, inv) = (l.dir.path(), l.inventory.to_str().unwrap());
+    let r = run(
+        d,
+        &["status", "-i", inv, "node00001", "node16384", "-o", "json"],
+    );
+    r.assert_code(0);
+    let res = json_results(&r);
+    assert_eq!(res.len(), 2);
+    assert!(res.iter().all(|x| x["ok"] == true), "{r}");
+    assert!(res[1]["endpoint"].as_str().unwrap().contains(&last), "{r}");
+    let more = run(d, &["lab", "--nodes", "16385"]);
+    more.assert_code(64);
+    assert!(more.stderr.contains("16384"), "{more}");
+}
+
+#[test]
 fn two_agents_on_one_bmc_are_serialised_by_the_lock() {
     let l = lab_with_inventory(&["--nodes", "1", "--transition", "800ms", "--redfish", "none"]);
     let d = l.dir.path();

@@ -502,8 +502,9 @@ pub struct CheckArgs {
 /// `fencekit lab` options.
 #[derive(Args, Debug, Clone)]
 pub struct LabArgs {
-    /// Number of simulated BMCs.
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=4096))]
+    /// Number of simulated BMCs (at most 16384; each holds one or two open
+    /// files, and the lab raises its own limit as far as it may).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=16384))]
     pub nodes: u32,
     /// Loopback address of node01's BMC; node N gets this address + N-1 (every simulated BMC has an address of its own, as real ones do)
     #[arg(long, default_value = "127.0.0.1")]

@@ -172,6 +172,20 @@ pub fn main(a: LabArgs) -> i32 {
             return exit::USAGE;
         }
     };
+    // Thousands of BMCs need thousands of sockets: raise this process's
+    // limit as far as it may go, and say so plainly when that is not enough
+    // (rather than failing on the node that finds no descriptor left).
+    let needed = crate::lab::fleet::open_files_needed(&spec);
+    let limits = crate::runtime::raise_open_files(needed);
+    if limits.soft < needed {
+        eprintln!(
+            "fencekit lab: {} node(s) need about {needed} open files, but the limit is {} \
+             (hard limit {}): raise it (ulimit -n {needed}, as root if above the hard limit), \
+             or serve fewer nodes (--redfish none needs one per node)",
+            spec.nodes, limits.soft, limits.hard
+        );
+        return exit::FAILURE;
+    }
     let Some(rt) = crate::runtime::runtime("fencekit lab") else {
         return exit::FAILURE;
     };
@@ -192,9 +206,16 @@ pub fn main(a: LabArgs) -> i32 {
                 return exit::FAILURE;
             }
         };
+        // Nodes by name (a fault pattern may name all 16,384 of them).
+        let by_name: std::collections::HashMap<&str, usize> = lab
+            .nodes
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.name.as_str(), i))
+            .collect();
         for fs in &faults {
             for name in &fs.names {
-                let Some(n) = lab.nodes.iter().find(|n| &n.name == name) else {
+                let Some(n) = by_name.get(name.as_str()).map(|&i| &lab.nodes[i]) else {
                     eprintln!("fencekit lab: --fault names no node '{name}'");
                     return exit::USAGE;
                 };
@@ -207,7 +228,7 @@ pub fn main(a: LabArgs) -> i32 {
                     // The other node's own identity, not its current one,
                     // so that two faults can swap a pair.
                     if let Some(other) = k.strip_prefix("identity-of=") {
-                        let Some(i) = lab.nodes.iter().position(|o| o.name == other) else {
+                        let Some(&i) = by_name.get(other) else {
                             eprintln!("fencekit lab: identity-of names no node '{other}'");
                             return exit::USAGE;
                         };

@@ -61,22 +61,22 @@ const FDS_PER_TARGET: u64 = 3;
 /// File descriptors kept free for everything else.
 const FDS_RESERVED: u64 = 64;
 
-/// The soft limit on open files, from `/proc/self/limits`.
-fn open_files_limit() -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/self/limits").ok()?;
-    let line = text.lines().find(|l| l.starts_with("Max open files"))?;
-    let soft = line.split_whitespace().nth(3)?;
-    soft.parse().ok()
+/// The most targets in flight `limit` open files allow.
+fn parallel_within(limit: u64) -> usize {
+    (limit.saturating_sub(FDS_RESERVED) / FDS_PER_TARGET).clamp(1, usize::MAX as u64) as usize
 }
 
 /// `requested` cut to what the open-files limit allows, with the reason
 /// when it was cut: a fan-out that runs out of descriptors fails targets
-/// for nothing (and could lose its per-BMC locks).
+/// for nothing (and could lose its per-BMC locks). The soft limit is raised
+/// first, up to the hard one, when `requested` needs more (10,000 targets
+/// at once need about 30,000 descriptors, the usual soft limit is 1,024).
 pub fn bounded_parallel(requested: usize) -> (usize, Option<String>) {
-    let Some(limit) = open_files_limit() else {
-        return (requested, None);
-    };
-    let max = (limit.saturating_sub(FDS_RESERVED) / FDS_PER_TARGET).max(1) as usize;
+    let wanted = (requested as u64)
+        .saturating_mul(FDS_PER_TARGET)
+        .saturating_add(FDS_RESERVED);
+    let limit = crate::runtime::raise_open_files(wanted).soft;
+    let max = parallel_within(limit);
     if requested > max {
         (
             max,

@@ -98,6 +98,20 @@ pub struct Lab {
     pub pdus: Vec<LabPdu>,
 }
 
+/// Most nodes one lab serves: 16,384, enough to rehearse a fleet of 10,000.
+/// Node N's BMC is at `--bind` + N-1 (127.0.0.1 to 127.0.64.0 from the
+/// default), below the simulated hosts' 127.1.0.0/16 ([`host_ip`]); each
+/// node holds one or two sockets open ([`open_files_needed`]).
+pub const MAX_NODES: u32 = 16_384;
+
+/// Open files a lab of `spec` needs: a socket per node for IPMI, one more
+/// for Redfish and one for a simulated host, the PDUs, and room for the
+/// connections clients open and the runtime's own.
+pub fn open_files_needed(spec: &LabSpec) -> u64 {
+    let per_node = 1 + u64::from(spec.redfish.is_some()) + u64::from(spec.hosts.is_some());
+    u64::from(spec.nodes) * per_node + u64::from(spec.pdus) + 1024
+}
+
 /// Outlets of a lab PDU: 24 (a common rack PDU), or one per node if more.
 pub fn pdu_outlets(nodes: u32) -> u32 {
     nodes.max(24)
@@ -142,7 +156,31 @@ impl Lab {
                 "the lab only binds loopback addresses (127.0.0.0/8, ::1)",
             ));
         }
+        if let (Some(_), IpAddr::V4(first)) = (spec.hosts, spec.bind) {
+            // The simulated hosts live on 127.1.0.0/16: no BMC may be there.
+            let last = u32::from(first).saturating_add(spec.nodes.saturating_sub(1));
+            let hosts = u32::from(std::net::Ipv4Addr::new(127, 1, 0, 0))
+                ..=u32::from(std::net::Ipv4Addr::new(127, 1, 255, 255));
+            if u32::from(first) <= *hosts.end() && last >= *hosts.start() {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::InvalidInput,
+                    format!(
+                        "{} nodes from {} reach 127.1.0.0/16, where the simulated hosts are",
+                        spec.nodes, spec.bind
+                    ),
+                ));
+            }
+        }
         let mut nodes = Vec::with_capacity(spec.nodes as usize);
+        // Per-node settings by name (the last one given wins), looked up
+        // once per node rather than searched (16,384 nodes).
+        let vendors: std::collections::HashMap<&str, Vendor> = spec
+            .node_vendors
+            .iter()
+            .map(|(n, v)| (n.as_str(), *v))
+            .collect();
+        let no_forceoff: std::collections::HashSet<&str> =
+            spec.no_forceoff.iter().map(String::as_str).collect();
         for i in 0..spec.nodes {
             let port = if spec.port_base == 0 {
                 0
@@ -168,12 +206,7 @@ impl Lab {
             let redfish = match spec.redfish {
                 None => None,
                 Some(tls) => {
-                    let vendor = spec
-                        .node_vendors
-                        .iter()
-                        .rev()
-                        .find(|(n, _)| *n == name)
-                        .map_or(spec.vendor, |(_, v)| *v);
+                    let vendor = vendors.get(name.as_str()).copied().unwrap_or(spec.vendor);
                     let profile = RedfishLabOptions::vendor(vendor);
                     let opts = RedfishLabOptions {
                         username: spec.username.clone(),
@@ -188,7 +221,7 @@ impl Lab {
                         ..profile
                     };
                     let mut opts = opts;
-                    if spec.no_forceoff.contains(&name) {
+                    if no_forceoff.contains(name.as_str()) {
                         opts.reset_types.retain(|t| t != "ForceOff");
                     }
                     // Same port number as IPMI when fixed (TCP and UDP do not collide).
@@ -252,7 +285,7 @@ impl Lab {
                 password_file.display()
             ));
         }
-        for n in &self.nodes {
+        for (i, n) in self.nodes.iter().enumerate() {
             let a = n.addr();
             s.push_str(&format!("\n[[node]]\nname = \"{}\"\n", n.name));
             if let Some(h) = &n.host {
@@ -281,12 +314,7 @@ impl Lab {
                 }
             }
             if !self.pdus.is_empty() {
-                let k = self
-                    .nodes
-                    .iter()
-                    .position(|m| m.name == n.name)
-                    .unwrap_or(0)
-                    + 1;
+                let k = i + 1;
                 let outlets: Vec<String> = (0..self.pdus.len())
                     .map(|i| format!("\"{}:{k}\"", pdu_name(i)))
                     .collect();
@@ -297,5 +325,65 @@ impl Lab {
             }
         }
         s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sixteen_thousand_nodes_each_get_a_loopback_address_of_their_own() {
+        let bind = IpAddr::from([127, 0, 0, 1]);
+        let mut seen = std::collections::HashSet::new();
+        for i in 0..MAX_NODES {
+            let a = node_address(bind, i).unwrap();
+            assert!(a.is_loopback(), "{a}");
+            assert!(seen.insert(a), "{a} twice");
+            assert_ne!(a, host_ip(i), "a BMC on a host's address");
+        }
+        assert_eq!(
+            node_address(bind, MAX_NODES - 1).unwrap(),
+            IpAddr::from([127, 0, 64, 0])
+        );
+        // Below the simulated hosts (127.1.0.0/16).
+        assert!(seen
+            .iter()
+            .all(|a| matches!(a, IpAddr::V4(v) if v.octets()[1] == 0)));
+        assert!(node_address(IpAddr::from([127, 255, 255, 0]), 300).is_err());
+        assert_eq!(node_name(16_383, MAX_NODES), "node16384");
+    }
+
+    #[test]
+    fn the_open_files_a_lab_needs_grow_with_what_each_node_serves() {
+        let spec = |redfish, hosts| LabSpec {
+            nodes: MAX_NODES,
+            redfish,
+            hosts,
+            ..LabSpec::default()
+        };
+        let boot = std::time::Duration::ZERO;
+        assert_eq!(open_files_needed(&spec(None, None)), 16_384 + 1024);
+        assert_eq!(
+            open_files_needed(&spec(Some(true), None)),
+            2 * 16_384 + 1024
+        );
+        assert_eq!(
+            open_files_needed(&spec(Some(true), Some((0, boot)))),
+            3 * 16_384 + 1024
+        );
+    }
+
+    #[tokio::test]
+    async fn bmcs_on_the_hosts_addresses_are_refused_before_anything_is_bound() {
+        let spec = LabSpec {
+            bind: IpAddr::from([127, 0, 255, 0]),
+            nodes: 300,
+            redfish: None,
+            hosts: Some((0, std::time::Duration::ZERO)),
+            ..LabSpec::default()
+        };
+        let e = Lab::start(&spec).await.err().unwrap().to_string();
+        assert!(e.contains("127.1.0.0/16"), "{e}");
     }
 }
