@@ -448,12 +448,12 @@ fn action(action: Action, a: ActionArgs, safety: &SafetyArgs) -> i32 {
     };
     let mut results = if verified_reboot {
         reboot_verified(&run_phase, &rt, plans, &a, prep.hook.on_despite_failure)
-    } else {
+    } else if verify {
         let mut r = run_phase(plans.clone(), action);
-        if verify {
-            verify_results(&rt, plans, action, &a, &mut r);
-        }
+        verify_results(&rt, plans, action, &a, &mut r);
         r
+    } else {
+        run_phase(plans, action)
     };
     drop(observer);
     if !refused.is_empty() {
@@ -468,10 +468,19 @@ fn action(action: Action, a: ActionArgs, safety: &SafetyArgs) -> i32 {
         }
     }
     match a.output {
-        Output::Json => match serde_json::to_string_pretty(&Report { results: &results }) {
-            Ok(s) => crate::outln!("{s}"),
-            Err(e) => eprintln!("fencekit: cannot encode JSON: {e}"),
-        },
+        Output::Json => {
+            // Written as it is encoded (10,000 results are megabytes).
+            use std::io::Write as _;
+            let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+            match serde_json::to_writer_pretty(&mut out, &Report { results: &results }) {
+                Ok(()) => {
+                    let _ = writeln!(out);
+                }
+                Err(e) if e.is_io() => {}
+                Err(e) => eprintln!("fencekit: cannot encode JSON: {e}"),
+            }
+            let _ = out.flush();
+        }
         Output::Jsonl if verify => results.iter().for_each(|r| JsonLines.done(r)),
         Output::Jsonl => {}
         Output::Human if results.len() == 1 => {

@@ -225,7 +225,14 @@ pub async fn run_fleet(
                             return r;
                         }
                     };
-                    let r = node(plan, action, &opts, &slots, &kdump, cancel, &*observer).await;
+                    // Boxed: a node's run is a large future (about 9 KiB with
+                    // its drivers), made only once the node has its slot, so
+                    // that nodes still waiting for one cost a few hundred
+                    // bytes each (10,000 waiting took 90 MiB).
+                    let r = Box::pin(node(
+                        plan, action, &opts, &slots, &kdump, cancel, &*observer,
+                    ))
+                    .await;
                     observer.done(&r);
                     r
                 }));
