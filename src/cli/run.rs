@@ -97,15 +97,42 @@ impl PlanRow<'_> {
 /// Whether credential references resolve, and how they read, each distinct
 /// one checked once (100,000 nodes sharing one password file open it once,
 /// not 200,000 times).
+/// How a credential reference reads, and whether it resolves.
+type Checked = (String, Result<(), String>);
+
 #[derive(Default)]
 struct CredentialChecks {
-    files: HashMap<std::path::PathBuf, (String, Result<(), String>)>,
-    variables: HashMap<String, (String, Result<(), String>)>,
+    files: HashMap<std::path::PathBuf, Checked>,
+    variables: HashMap<String, Checked>,
+    /// The last reference looked up: rows in a row mostly share one.
+    last: Option<(crate::method::credential::CredentialRef, Checked)>,
 }
 
 impl CredentialChecks {
     /// How `c` reads, and whether it resolves.
     fn check(
+        &mut self,
+        c: &crate::method::credential::CredentialRef,
+    ) -> (String, Result<(), String>) {
+        use crate::method::credential::CredentialRef;
+        if let Some((r, found)) = &self.last {
+            let same = match (r, c) {
+                (CredentialRef::File(a), CredentialRef::File(b)) => a.as_os_str() == b.as_os_str(),
+                (CredentialRef::Env(a), CredentialRef::Env(b)) => a == b,
+                _ => false,
+            };
+            if same {
+                return found.clone();
+            }
+        }
+        let found = self.lookup(c);
+        if matches!(c, CredentialRef::File(_) | CredentialRef::Env(_)) {
+            self.last = Some((c.clone(), found.clone()));
+        }
+        found
+    }
+
+    fn lookup(
         &mut self,
         c: &crate::method::credential::CredentialRef,
     ) -> (String, Result<(), String>) {

@@ -245,7 +245,10 @@ fn kind_of(driver: Option<&str>, endpoint: Option<&str>) -> Option<Cow<'static, 
             None => Cow::Owned(d.to_ascii_lowercase()),
         });
     }
-    let scheme = endpoint?.split_once("://")?.0;
+    // (A byte search: this runs three times for every method.)
+    let e = endpoint?;
+    let at = e.as_bytes().windows(3).position(|w| w == b"://")?;
+    let scheme = &e[..at];
     let is = |k: &str| scheme.eq_ignore_ascii_case(k);
     Some(if is("ipmi") {
         Cow::Borrowed("ipmi")
@@ -884,8 +887,12 @@ struct Lockstep {
     /// Expansions made so far, by field: its name and which method (and
     /// outlet) it belongs to. Each name takes its value out (every field is
     /// picked once per name), so no value is copied.
-    expanded: std::collections::HashMap<(&'static str, usize, usize), Vec<String>>,
+    /// (A few per [[node]]: found by a look along them.)
+    expanded: Vec<(Slot, Vec<String>)>,
 }
+
+/// A field of a `[[node]]`: its name, its method and its outlet.
+type Slot = (&'static str, usize, usize);
 
 impl Lockstep {
     /// Picks the i-th of n expansions of a field that may hold a range;
@@ -918,7 +925,7 @@ impl Lockstep {
             return Ok(None);
         };
         let key = (field, at.0, at.1);
-        if let Some(all) = self.expanded.get_mut(&key) {
+        if let Some((_, all)) = self.expanded.iter_mut().find(|(k, _)| *k == key) {
             // Its length was checked against the names when it was expanded.
             return Ok(Some(std::mem::take(&mut all[i])));
         }
@@ -932,7 +939,7 @@ impl Lockstep {
             });
         }
         let picked = std::mem::take(&mut all[i]);
-        self.expanded.insert(key, all);
+        self.expanded.push((key, all));
         Ok(Some(picked))
     }
 }
