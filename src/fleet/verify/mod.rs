@@ -1,0 +1,43 @@
+//! `verify`: independent evidence that a node is off (or back on), and
+//! `check`: whether each fencing level *would* work, without touching power.
+//!
+//! Evidence comes from three kinds of source, each a line with its time:
+//!
+//! * **channels**: every fencing level's device, read `samples` times in a
+//!   row, `interval` apart. A BMC reached over IPMI and over Redfish is two
+//!   channels that must agree, but they are one witness: the BMC, the party
+//!   that may lie. A PDU outlet is a channel that *is* independent of the
+//!   BMC. Every channel must give all its reads, without a gap.
+//! * **probes**: TCP connections to the node's own address on its probe
+//!   ports (and to the SSH port of a `host`-profile level). A probe ends in
+//!   one of four ways ([`Probe`]): *accepted* (the host is up), *reset* (an
+//!   RST: a network stack answers at that address — the node's kernel is
+//!   alive even if the probed service is not, so never evidence of off),
+//!   *unreachable* (EHOSTUNREACH/ENETUNREACH: the neighbour or a router says
+//!   nothing is there) or *silent* (no answer within the probe timeout; weak,
+//!   a firewall does the same).
+//! * **power draw**: each channel's [`PowerDriver::power_reading`], where the
+//!   device measures it. A node reported off that draws more than
+//!   `max_off_watts` is not off.
+//!
+//! [`decide`] turns them into a [`Verdict`] (the table is [`VERDICTS`]):
+//! `proven` needs every channel's reads to agree *and* at least one
+//! independent witness to agree; BMC reads alone are `bmc-only`, which fails
+//! (exit 3) unless the operator accepted BMC-only proof for that node.
+//!
+//! The parts: [`evidence`] gathers (channels, probes, draws) and reports,
+//! [`decide`] holds the verdict table and the decision, [`rejoin`] the
+//! configuration checks of a node back on, [`check`] the fenceability check.
+
+pub mod check;
+pub mod decide;
+pub mod evidence;
+pub mod rejoin;
+
+pub use check::{check_all, check_level, CheckRow};
+pub use decide::{
+    decide, verdict_table_text, ChannelKind, ChannelReads, Draw, Evidence, Observations, Probe,
+    Verdict, DEFAULT_MAX_OFF_WATTS, VERDICTS,
+};
+pub use evidence::{probe, verify_all, verify_node, VerifyOptions, VerifyReport};
+pub use rejoin::{Baseline, CheckOutcome};
