@@ -393,6 +393,31 @@ fn docs_are_all_listed_and_follow_the_convention() {
     }
 }
 
+/// The verify rule and the verdict table are stated once, in code
+/// (`fleet::verify::{THE_RULE, VERDICTS}`); the operator's guide shows the
+/// same words (line breaks, quote marks and backticks aside).
+#[test]
+fn the_guide_states_the_verify_rule_and_verdicts_as_the_code_does() {
+    let flat = |t: &str| {
+        t.replace(['`', '>', '|'], " ")
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let guide = flat(&read("docs/operator.md"));
+    assert!(
+        guide.contains(&flat(fencekit::fleet::verify::THE_RULE)),
+        "docs/operator.md does not state THE_RULE as src/fleet/verify/decide.rs does"
+    );
+    for (v, meaning, code) in fencekit::fleet::verify::VERDICTS {
+        let row = flat(&format!("{} | {meaning} | {code}", v.as_str()));
+        assert!(
+            guide.contains(&row),
+            "docs/operator.md lacks the row: {row}"
+        );
+    }
+}
+
 #[test]
 fn the_convention_is_enforced() {
     assert!(blocks("x", "```sh\nls\n```\n").is_err());

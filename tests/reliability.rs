@@ -2141,9 +2141,10 @@ is refused before it is read (matrix row \"4 MiB system resource\").
   probes of its simulated host. A powered-off host is silent (the lab drops
   its SYNs with a socket filter: no SYN-ACK, no RST); `host-rst` answers RST
   (kernel up, service down), which is a sign of life, never evidence of off.
-  Two channels to one BMC are one witness: without a probe or a power reading
-  the verdict is `bmc-only` (exit 3 unless accepted). The SSH host-profile
-  rows need no server: nothing listens, or the name does not resolve.
+  Two channels to one BMC are one witness, and its power meter is its own
+  word: without a probe the verdict is `bmc-only` (exit 3 unless accepted).
+  The SSH host-profile rows need no server: nothing listens, or the name
+  does not resolve.
 * `ipmi_sim` rows need OpenIPMI and Python; without them they are skipped
   (and `FENCEKIT_REQUIRE_PEERS=1` turns that into a failure).
 ";
@@ -2274,12 +2275,13 @@ fn section_verify() -> Vec<Row> {
             3,
         ),
         (
+            // The BMC's own meter is its word: it never proves (issue 23).
             "BMC off, no probe, meter at standby",
             Faults::default(),
             false,
             false,
-            Verdict::Proven,
-            0,
+            Verdict::BmcOnly,
+            3,
         ),
         (
             "IPMI channel unreadable (Redfish reads off)",

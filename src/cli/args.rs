@@ -89,7 +89,8 @@ fn verify_help() -> String {
          reset (RST): a network stack answers there, the kernel is alive; never evidence of off\n  \
          unreachable (EHOSTUNREACH/ENETUNREACH): evidence of off\n  \
          silent (no answer within --probe-timeout): weak evidence of off (a firewall also drops)\n\
-         A power draw above --max-off-watts while the BMC reports off is a contradiction.",
+         A meter above --max-off-watts while a device reads off, or at or under it while a device \
+         reads on, is a contradiction; the BMC's own meter never proves.",
         crate::fleet::verify::verdict_table_text()
     )
 }

@@ -65,8 +65,12 @@ pub fn print_report(r: &VerifyReport) {
         crate::outln!(
             "  {mark} {:>6} ms  {}{}  {}",
             e.at_ms,
-            e.source,
-            if e.independent { " [independent]" } else { "" },
+            e.source(),
+            if e.independent() {
+                " [independent]"
+            } else {
+                ""
+            },
             e.observation
         );
     }

@@ -69,8 +69,8 @@ impl<'a> VerifySummary<'a> {
             independent: r
                 .evidence
                 .iter()
-                .filter(|e| e.independent)
-                .map(|e| format!("{}: {}", e.source, e.observation))
+                .filter(|e| e.independent())
+                .map(|e| format!("{}: {}", e.source(), e.observation))
                 .collect(),
         }
     }

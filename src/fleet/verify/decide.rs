@@ -1,9 +1,17 @@
 //! The verdict: what the gathered observations prove ([`decide`], pure, so
-//! it is tested on its own), the verdict table ([`VERDICTS`]) and the
-//! observation types it reads. Gathering them is [`super::evidence`]'s.
+//! it is tested on its own), the rule it applies ([`THE_RULE`]), the rule
+//! table ([`RULES`]), the verdict table ([`VERDICTS`]) and the observation
+//! types it reads. Gathering them is [`super::evidence`]'s.
+//!
+//! Every piece of evidence carries its source as a type ([`Witness`]). What
+//! a witness can do depends on where it stands: the device under suspicion
+//! (the node's BMC over any protocol, its own power meter) can contradict a
+//! claim but never prove it; `proven` needs the device's own reading *and*
+//! a witness from outside it.
 
 use crate::engine::power::PowerState;
 use serde::Serialize;
+use std::collections::BTreeSet;
 use std::time::Duration;
 
 /// Default of `--max-off-watts`: the most a node reported off may draw.
@@ -11,20 +19,195 @@ use std::time::Duration;
 /// running one rarely less than 80 W. 50 W sits between the two.
 pub const DEFAULT_MAX_OFF_WATTS: f64 = 50.0;
 
+/// The rule `verify` applies, stated once: `verify --help`, the man page
+/// and docs/operator.md show this text.
+pub const THE_RULE: &str = "Evidence from the device under suspicion (its state reads, its own \
+power meter, a second protocol to the same BMC) can contradict but never prove. `proven` needs \
+that device's own reading and at least one witness from outside it (the host's address silent \
+or unreachable, a PDU outlet off with its load at or under --max-off-watts, a hypervisor's \
+view), with no contradiction and no gap. Silent probes and nothing else are weak evidence only \
+(unproven); a channel that reports another machine is an identity contradiction, never a dark \
+BMC.";
+
+/// Where a piece of evidence comes from. The type decides what it can
+/// prove ([`Witness::party`]): readings of one party agree with each other,
+/// but one party alone never proves.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Witness {
+    /// A channel to the node's own controller: its BMC over IPMI or
+    /// Redfish (two protocols to one BMC are two channels of one party),
+    /// or a custom SSH command.
+    Bmc {
+        /// The endpoint.
+        channel: String,
+    },
+    /// That controller's power meter (DCMI, Redfish `Power`), read in the
+    /// same session as its state: the BMC's own word again.
+    BmcMeter {
+        /// The endpoint it was read through.
+        channel: String,
+    },
+    /// A node's outlets on switched PDUs: a switch outside the node.
+    Outlet {
+        /// The method's endpoint.
+        channel: String,
+    },
+    /// Those outlets' own load meter (per-outlet metering only).
+    OutletLoad {
+        /// The method's endpoint.
+        channel: String,
+    },
+    /// A TCP probe of the node's own address (or of its SSH port).
+    HostProbe {
+        /// `host:port` and what it is.
+        target: String,
+    },
+    /// The hypervisor's view of a virtual machine (virsh over SSH).
+    Hypervisor {
+        /// The endpoint.
+        channel: String,
+    },
+    /// A person who fences by hand: their word (`fencekit ack`) is
+    /// recorded, never read as a power state.
+    Manual {
+        /// The level's endpoint.
+        channel: String,
+    },
+    /// A rejoin check run on the node itself (`[[node.check]]`).
+    HostCheck {
+        /// The node's SSH endpoint.
+        via: String,
+        /// The check's name.
+        check: String,
+    },
+    /// The operator's policy (BMC-only proof accepted): no observation.
+    Policy,
+}
+
+/// A party: witnesses that stand or fall together. Every channel to the
+/// node's controller is one party (and its meter belongs to it); a node's
+/// outlets and their load are one; the host's probes are one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Party {
+    /// The node's BMC (or custom controller).
+    Controller,
+    /// The PDU outlets feeding the node.
+    Pdu,
+    /// The hypervisor running the node.
+    Hypervisor,
+    /// The node's own address.
+    Host,
+}
+
+impl Witness {
+    /// The source as people read it (an endpoint, `host:port`, …).
+    pub fn source(&self) -> String {
+        match self {
+            Witness::Bmc { channel }
+            | Witness::Outlet { channel }
+            | Witness::Hypervisor { channel }
+            | Witness::Manual { channel } => channel.clone(),
+            Witness::BmcMeter { channel } | Witness::OutletLoad { channel } => {
+                format!("{channel} power")
+            }
+            Witness::HostProbe { target } => target.clone(),
+            Witness::HostCheck { via, check } => format!("{via} check {check}"),
+            Witness::Policy => "policy".into(),
+        }
+    }
+
+    /// The type's word, in JSON (`"witness": "bmc-meter"`).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Witness::Bmc { .. } => "bmc",
+            Witness::BmcMeter { .. } => "bmc-meter",
+            Witness::Outlet { .. } => "outlet",
+            Witness::OutletLoad { .. } => "outlet-load",
+            Witness::HostProbe { .. } => "host-probe",
+            Witness::Hypervisor { .. } => "hypervisor",
+            Witness::Manual { .. } => "manual",
+            Witness::HostCheck { .. } => "host-check",
+            Witness::Policy => "policy",
+        }
+    }
+
+    /// The party it speaks for (`None`: it says nothing about power).
+    pub fn party(&self) -> Option<Party> {
+        match self {
+            Witness::Bmc { .. } | Witness::BmcMeter { .. } => Some(Party::Controller),
+            Witness::Outlet { .. } | Witness::OutletLoad { .. } => Some(Party::Pdu),
+            Witness::Hypervisor { .. } => Some(Party::Hypervisor),
+            Witness::HostProbe { .. } => Some(Party::Host),
+            Witness::Manual { .. } | Witness::HostCheck { .. } | Witness::Policy => None,
+        }
+    }
+
+    /// True for a witness outside the node's BMC (what `[independent]`
+    /// marks in the output). The BMC's meter is not: it is the BMC's word.
+    pub fn independent(&self) -> bool {
+        !matches!(
+            self,
+            Witness::Bmc { .. }
+                | Witness::BmcMeter { .. }
+                | Witness::Manual { .. }
+                | Witness::Policy
+        )
+    }
+}
+
 /// One piece of evidence.
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Evidence {
-    /// Where it comes from (a BMC endpoint, or host:port).
-    pub source: String,
+    /// Where it comes from, as a type.
+    pub witness: Witness,
     /// What was seen.
     pub observation: String,
     /// Milliseconds since verification began.
     pub at_ms: u64,
     /// Whether it agrees with the expectation (`None`: no observation could be made).
     pub agrees: Option<bool>,
-    /// Whether the source is independent of the node's BMC (a probe of the
-    /// host, a power reading, a PDU outlet).
-    pub independent: bool,
+}
+
+impl Evidence {
+    /// A piece of evidence.
+    pub fn new(
+        witness: Witness,
+        observation: impl Into<String>,
+        at_ms: u64,
+        agrees: Option<bool>,
+    ) -> Self {
+        Evidence {
+            witness,
+            observation: observation.into(),
+            at_ms,
+            agrees,
+        }
+    }
+
+    /// The source as people read it.
+    pub fn source(&self) -> String {
+        self.witness.source()
+    }
+
+    /// Outside the node's BMC ([`Witness::independent`]).
+    pub fn independent(&self) -> bool {
+        self.witness.independent()
+    }
+}
+
+impl Serialize for Evidence {
+    /// `{"source", "witness", "observation", "at_ms", "agrees", "independent"}`.
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut st = s.serialize_struct("Evidence", 6)?;
+        st.serialize_field("source", &self.source())?;
+        st.serialize_field("witness", self.witness.kind())?;
+        st.serialize_field("observation", &self.observation)?;
+        st.serialize_field("at_ms", &self.at_ms)?;
+        st.serialize_field("agrees", &self.agrees)?;
+        st.serialize_field("independent", &self.independent())?;
+        st.end()
+    }
 }
 
 /// What a TCP probe found.
@@ -80,21 +263,33 @@ impl Probe {
             Probe::Failed(why) => format!("not probed: {why}"),
         }
     }
+
+    fn word(&self) -> &'static str {
+        match self {
+            Probe::Accepted => "accepted",
+            Probe::Reset => "reset",
+            Probe::Unreachable => "unreachable",
+            Probe::Silent => "silent",
+            Probe::Failed(_) => "not probed",
+        }
+    }
 }
 
 /// The conclusion. [`VERDICTS`] says what each means and its exit code.
 #[derive(Clone, Copy, Debug, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "kebab-case")]
 pub enum Verdict {
-    /// Every channel agrees on every read and an independent witness agrees.
+    /// The device's reads agree, and a witness outside it agrees.
     Proven,
-    /// Only the BMC (one or more channels to it) says so; nothing
-    /// independent agrees. Fails unless BMC-only proof was accepted.
+    /// Only the device under suspicion (one or more channels to it, its
+    /// meter) says so. Fails unless BMC-only proof was accepted.
     BmcOnly,
-    /// Pieces of evidence contradict each other (e.g. BMC off, host answering).
+    /// Pieces of evidence contradict each other (e.g. BMC off, host
+    /// answering), or a channel reports another machine.
     Contradiction,
     /// The evidence does not show the expected state (a channel unread or
-    /// with gaps, a probe that could not be made, the other state seen).
+    /// with gaps, a probe that could not be made, the other state seen,
+    /// weak evidence only).
     Unproven,
     /// No evidence could be gathered.
     NoEvidence,
@@ -127,28 +322,31 @@ impl std::fmt::Display for Verdict {
 pub const VERDICTS: &[(Verdict, &str, &str)] = &[
     (
         Verdict::Proven,
-        "every channel gave all its reads, all agreeing, and at least one independent \
-         witness agrees (off: a silent or unreachable probe, a power draw at or under \
-         --max-off-watts, a PDU outlet reading off; on: every probe accepted)",
+        "the device's own reads agree on every read, and at least one witness from outside it \
+         agrees (off: the host's address silent or unreachable, a PDU outlet off with its load \
+         at or under --max-off-watts, a hypervisor; on: every probe accepted); nothing \
+         contradicts and nothing is missing",
         "0",
     ),
     (
         Verdict::BmcOnly,
-        "the BMC reports the state on every read (over every channel to it); nothing \
-         independent was checked",
+        "only the device under suspicion says so: its reads (over every channel to it) and its \
+         own power meter agree, but nothing outside it was checked or agrees",
         "3 (0 when accepted: --accept-bmc-only, inventory accept_bmc_only)",
     ),
     (
         Verdict::Contradiction,
-        "witnesses disagree: the BMC reports off but the host accepts or resets a \
-         connection, or draws more than --max-off-watts; or reads disagree",
+        "witnesses disagree: a device reads off but the host accepts or resets a connection, or \
+         a meter shows more than --max-off-watts; a device reads on but a meter shows at most \
+         --max-off-watts; the reads disagree; or a channel reports another machine than the one \
+         pinned (identity contradiction)",
         "3",
     ),
     (
         Verdict::Unproven,
-        "the evidence does not show the state: the other state was read, a channel \
-         could not be read or has gaps, a probe could not be made, (on) the host does \
-         not accept connections",
+        "the evidence does not show the state: the other state was read, a channel could not be \
+         read or has gaps, a probe could not be made, (on) the host does not accept connections, \
+         or there is only weak evidence (silent probes and no device reading)",
         "3",
     ),
     (
@@ -156,12 +354,17 @@ pub const VERDICTS: &[(Verdict, &str, &str)] = &[
         "(--expect on) the node is up, but a rejoin check differs from the baseline",
         "3",
     ),
-    (Verdict::NoEvidence, "no channel could be read at all", "1"),
+    (
+        Verdict::NoEvidence,
+        "nothing could be read: no channel gave a reading (and, for on, no probe was accepted)",
+        "1",
+    ),
 ];
 
-/// The verdict table as plain text (for `--help` and the man page).
+/// The rule and the verdict table as plain text (for `--help` and the man
+/// page).
 pub fn verdict_table_text() -> String {
-    let mut s = String::from("Verdicts (verdict → exit status: meaning):\n");
+    let mut s = format!("The rule: {THE_RULE}\n\nVerdicts (verdict → exit status: meaning):\n");
     for (v, meaning, code) in VERDICTS {
         s.push_str(&format!(
             "  {} → exit {code}\n      {meaning}\n",
@@ -174,11 +377,55 @@ pub fn verdict_table_text() -> String {
 /// What a channel is, as a witness.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ChannelKind {
-    /// The node's own controller (BMC, hypervisor): the party that may lie.
+    /// The node's own controller (BMC, custom command): the party that may lie.
     Bmc,
-    /// A device that cuts the node's power from outside (a PDU outlet):
-    /// independent of the BMC.
+    /// A device that cuts the node's power from outside (PDU outlets).
     Outlet,
+    /// The hypervisor of a virtual machine.
+    Hypervisor,
+}
+
+impl ChannelKind {
+    /// The channel as a witness.
+    pub fn witness(self, channel: &str) -> Witness {
+        let channel = channel.to_string();
+        match self {
+            ChannelKind::Bmc => Witness::Bmc { channel },
+            ChannelKind::Outlet => Witness::Outlet { channel },
+            ChannelKind::Hypervisor => Witness::Hypervisor { channel },
+        }
+    }
+
+    /// Its power meter as a witness (`None`: it has none).
+    pub fn meter(self, channel: &str) -> Option<Witness> {
+        let channel = channel.to_string();
+        match self {
+            ChannelKind::Bmc => Some(Witness::BmcMeter { channel }),
+            ChannelKind::Outlet => Some(Witness::OutletLoad { channel }),
+            ChannelKind::Hypervisor => None,
+        }
+    }
+
+    fn party(self) -> Party {
+        match self {
+            ChannelKind::Bmc => Party::Controller,
+            ChannelKind::Outlet => Party::Pdu,
+            ChannelKind::Hypervisor => Party::Hypervisor,
+        }
+    }
+}
+
+/// Why a channel gave no read at all, decided before its first read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Unread {
+    /// It reports another machine than the one pinned: whatever it would
+    /// read is about that machine. An identity contradiction.
+    OtherMachine(String),
+    /// The pinned machine cannot be confirmed (the identity cannot be read,
+    /// or a pinned part is not reported): a gap.
+    Unconfirmed(String),
+    /// The method could not be set up (configuration, credentials): a gap.
+    NotBuilt(String),
 }
 
 /// What one channel read, in order (`None`: a read that failed).
@@ -190,6 +437,8 @@ pub struct ChannelReads {
     pub kind: ChannelKind,
     /// The reads, in order; fewer than asked when reading stopped early.
     pub reads: Vec<Option<PowerState>>,
+    /// Why nothing was read, when the channel was refused before reading.
+    pub unread: Option<Unread>,
 }
 
 /// A power draw reading.
@@ -214,8 +463,8 @@ pub struct Observations {
     pub channels: Vec<ChannelReads>,
     /// The probes: (host:port, what was found).
     pub probes: Vec<(String, Probe)>,
-    /// Power readings: (source, draw).
-    pub draws: Vec<(String, Draw)>,
+    /// Power readings: (the meter, what it read).
+    pub draws: Vec<(Witness, Draw)>,
     /// The most watts a node reported off may draw.
     pub max_off_watts: f64,
 }
@@ -224,19 +473,216 @@ fn list(items: &[String]) -> String {
     items.join(", ")
 }
 
-/// Decides the verdict from the evidence (pure, so it is tested on its own).
-pub fn decide(o: &Observations) -> (Verdict, String) {
-    let reads = |s: PowerState| -> usize {
-        o.channels
+/// What the rules look at, worked out once from the observations.
+struct Facts<'a> {
+    o: &'a Observations,
+    /// Reads asked per channel.
+    n: usize,
+    /// Reads of the node's state: off from any channel (an outlet off
+    /// means no power), on from a controller or hypervisor (an outlet on
+    /// only means power is offered).
+    off: usize,
+    on: usize,
+    /// Channels that report another machine (`source: why`).
+    other_machine: Vec<String>,
+    /// Probes that found a live network stack (`host (accepted|reset)`).
+    alive: Vec<String>,
+    /// Probes that were accepted.
+    accepted: Vec<String>,
+    /// Probes that found nothing (`host (silent|unreachable)`).
+    quiet: Vec<String>,
+    /// Probes that found anything but an accepted connection.
+    not_accepted: Vec<String>,
+    /// Probes that could not be made (`host: why`).
+    not_probed: Vec<String>,
+    /// Meters above the threshold, at or under it (`source: N W`).
+    hot: Vec<String>,
+    cold: Vec<String>,
+    /// Controller channels that went dark because their outlets cut the power.
+    dark: Vec<String>,
+    /// Channels that did not give all their reads (why), dark ones excepted.
+    incomplete: Vec<String>,
+    /// Whether any channel gave any read.
+    anything_read: bool,
+    /// Controller channels that were read (for "through …").
+    bmcs: Vec<String>,
+    /// Parties whose evidence agrees with the expectation.
+    agree: BTreeSet<Party>,
+}
+
+impl<'a> Facts<'a> {
+    fn of(o: &'a Observations) -> Self {
+        let n = o.samples.max(1) as usize;
+        let max = o.max_off_watts;
+        let state_reads = |s: PowerState| -> usize {
+            o.channels
+                .iter()
+                .filter(|c| s == PowerState::Off || c.kind != ChannelKind::Outlet)
+                .flat_map(|c| c.reads.iter())
+                .filter(|r| **r == Some(s))
+                .count()
+        };
+        let probes = |f: &dyn Fn(&Probe) -> bool| -> Vec<String> {
+            o.probes
+                .iter()
+                .filter(|(_, p)| f(p))
+                .map(|(s, p)| format!("{s} ({})", p.word()))
+                .collect()
+        };
+        let watts = |hot: bool, only: Option<fn(&Witness) -> bool>| -> Vec<String> {
+            o.draws
+                .iter()
+                .filter(|(w, _)| only.is_none_or(|f| f(w)))
+                .filter_map(|(w, d)| match d {
+                    Draw::Watts(x) if (*x > max) == hot => {
+                        Some(format!("{}: {x:.0} W", w.source()))
+                    }
+                    _ => None,
+                })
+                .collect()
+        };
+        let is_load: fn(&Witness) -> bool = |w| matches!(w, Witness::OutletLoad { .. });
+        let hot_outlets = watts(true, Some(is_load)).len();
+        let complete = |c: &ChannelReads, s: PowerState| {
+            c.unread.is_none() && c.reads.len() >= n && c.reads.iter().all(|r| *r == Some(s))
+        };
+        let outlets: Vec<&ChannelReads> = o
+            .channels
             .iter()
-            .flat_map(|c| c.reads.iter())
-            .filter(|r| **r == Some(s))
-            .count()
-    };
-    let (on, off) = (reads(PowerState::On), reads(PowerState::Off));
-    let n = o.samples.max(1) as usize;
-    let per_channel = || -> String {
-        o.channels
+            .filter(|c| c.kind == ChannelKind::Outlet)
+            .collect();
+        // Outlets that cut the node's power on every read, with no load
+        // above the threshold: a BMC fed by the same supplies going dark is
+        // what off looks like. Never for a channel refused by identity.
+        let cut = o.expect == PowerState::Off
+            && hot_outlets == 0
+            && !outlets.is_empty()
+            && outlets.iter().all(|c| complete(c, PowerState::Off));
+        let is_dark = |c: &ChannelReads| {
+            cut && c.kind == ChannelKind::Bmc
+                && c.unread.is_none()
+                && c.reads.iter().all(Option::is_none)
+        };
+        let dark = o
+            .channels
+            .iter()
+            .filter(|c| is_dark(c))
+            .map(|c| c.source.clone())
+            .collect();
+        let incomplete = o
+            .channels
+            .iter()
+            .filter(|c| !is_dark(c))
+            .filter_map(|c| {
+                let got = c.reads.iter().flatten().count();
+                match &c.unread {
+                    Some(Unread::OtherMachine(why)) => {
+                        Some(format!("{} reports another machine ({why})", c.source))
+                    }
+                    Some(Unread::Unconfirmed(why)) => Some(format!(
+                        "{} was not read: the pinned machine cannot be confirmed ({why})",
+                        c.source
+                    )),
+                    Some(Unread::NotBuilt(why)) => {
+                        Some(format!("{} was not read: {why}", c.source))
+                    }
+                    None if got == 0 => Some(format!("{} could not be read", c.source)),
+                    None if got < n || c.reads.len() < n => Some(format!(
+                        "{} gave {got} of {n} reads (a gap breaks the run)",
+                        c.source
+                    )),
+                    None => None,
+                }
+            })
+            .collect();
+        let quiet = probes(&|p| matches!(p, Probe::Silent | Probe::Unreachable));
+        let alive = probes(&|p| matches!(p, Probe::Accepted | Probe::Reset));
+        let not_probed: Vec<String> = o
+            .probes
+            .iter()
+            .filter_map(|(s, p)| match p {
+                Probe::Failed(why) => Some(format!("{s}: {why}")),
+                _ => None,
+            })
+            .collect();
+        // Which parties agree with the expectation.
+        let mut agree = BTreeSet::new();
+        for kind in [
+            ChannelKind::Bmc,
+            ChannelKind::Hypervisor,
+            ChannelKind::Outlet,
+        ] {
+            if kind == ChannelKind::Outlet && o.expect == PowerState::On {
+                // An outlet on offers power; it does not show the node on.
+                continue;
+            }
+            let read: Vec<&ChannelReads> = o
+                .channels
+                .iter()
+                .filter(|c| c.kind == kind && !is_dark(c))
+                .collect();
+            // A BMC dark behind outlets that cut its power is the
+            // controller's silence: what off looks like (as a silent probe
+            // is the host's).
+            let silent = kind == ChannelKind::Bmc
+                && read.is_empty()
+                && o.channels.iter().any(&is_dark);
+            if silent || (!read.is_empty() && read.iter().all(|c| complete(c, o.expect))) {
+                if kind == ChannelKind::Outlet && hot_outlets > 0 {
+                    continue;
+                }
+                agree.insert(kind.party());
+            }
+        }
+        let host_agrees = match o.expect {
+            PowerState::Off => !quiet.is_empty() && alive.is_empty() && not_probed.is_empty(),
+            PowerState::On => {
+                !o.probes.is_empty() && o.probes.iter().all(|(_, p)| *p == Probe::Accepted)
+            }
+        };
+        if host_agrees {
+            agree.insert(Party::Host);
+        }
+        Facts {
+            o,
+            n,
+            off: state_reads(PowerState::Off),
+            on: state_reads(PowerState::On),
+            other_machine: o
+                .channels
+                .iter()
+                .filter_map(|c| match &c.unread {
+                    Some(Unread::OtherMachine(why)) => Some(format!("{}: {why}", c.source)),
+                    _ => None,
+                })
+                .collect(),
+            accepted: probes(&|p| *p == Probe::Accepted),
+            not_accepted: probes(&|p| *p != Probe::Accepted),
+            alive,
+            quiet,
+            not_probed,
+            hot: watts(true, None),
+            cold: watts(false, None),
+            dark,
+            incomplete,
+            anything_read: o
+                .channels
+                .iter()
+                .any(|c| c.reads.iter().any(Option::is_some)),
+            bmcs: o
+                .channels
+                .iter()
+                .filter(|c| c.kind == ChannelKind::Bmc && !is_dark(c) && c.unread.is_none())
+                .map(|c| c.source.clone())
+                .collect(),
+            agree,
+        }
+    }
+
+    /// `source: N off, M on; …` for every channel.
+    fn per_channel(&self) -> String {
+        self.o
+            .channels
             .iter()
             .map(|c| {
                 let f = |s| c.reads.iter().filter(|r| **r == Some(s)).count();
@@ -249,656 +695,495 @@ pub fn decide(o: &Observations) -> (Verdict, String) {
             })
             .collect::<Vec<_>>()
             .join("; ")
-    };
-    let probes_where = |f: &dyn Fn(&Probe) -> bool| -> Vec<String> {
-        o.probes
-            .iter()
-            .filter(|(_, p)| f(p))
-            .map(|(s, p)| {
-                let word = match p {
-                    Probe::Accepted => "accepted",
-                    Probe::Reset => "reset",
-                    Probe::Unreachable => "unreachable",
-                    Probe::Silent => "silent",
-                    Probe::Failed(_) => "not probed",
-                };
-                format!("{s} ({word})")
-            })
-            .collect()
-    };
-    let alive = probes_where(&|p| matches!(p, Probe::Accepted | Probe::Reset));
-    let accepted = probes_where(&|p| *p == Probe::Accepted);
-    let not_probed: Vec<String> = o
-        .probes
-        .iter()
-        .filter_map(|(s, p)| match p {
-            Probe::Failed(why) => Some(format!("{s}: {why}")),
-            _ => None,
-        })
-        .collect();
-    let hot: Vec<String> = o
-        .draws
-        .iter()
-        .filter_map(|(s, d)| match d {
-            Draw::Watts(w) if *w > o.max_off_watts => Some(format!("{s}: {w:.0} W")),
-            _ => None,
-        })
-        .collect();
-    let cool: Vec<String> = o
-        .draws
-        .iter()
-        .filter_map(|(s, d)| match d {
-            Draw::Watts(w) if *w <= o.max_off_watts => Some(format!("{s}: {w:.0} W")),
-            _ => None,
-        })
-        .collect();
-    // Channels that did not give all their reads.
-    // Outlets that read off on every read, with no meter above the
-    // threshold: the node's power is cut from outside, so its BMC (fed by
-    // the same supplies) going dark is what off looks like, not a gap.
-    let cut = o.expect == PowerState::Off
-        && hot.is_empty()
-        && o.channels.iter().any(|c| c.kind == ChannelKind::Outlet)
-        && o.channels
-            .iter()
-            .filter(|c| c.kind == ChannelKind::Outlet)
-            .all(|c| c.reads.len() >= n && c.reads.iter().all(|r| *r == Some(PowerState::Off)));
-    let dark =
-        |c: &ChannelReads| cut && c.kind == ChannelKind::Bmc && c.reads.iter().all(Option::is_none);
-    let darkened: Vec<String> = o
-        .channels
-        .iter()
-        .filter(|c| dark(c))
-        .map(|c| c.source.clone())
-        .collect();
-    let incomplete: Vec<String> = o
-        .channels
-        .iter()
-        .filter(|c| !dark(c))
-        .filter_map(|c| {
-            let got = c.reads.iter().flatten().count();
-            if got == 0 {
-                Some(format!("{} could not be read", c.source))
-            } else if got < n || c.reads.len() < n {
-                Some(format!(
-                    "{} gave {got} of {n} reads (a gap breaks the run)",
-                    c.source
-                ))
-            } else {
-                None
-            }
-        })
-        .collect();
-    let bmcs: Vec<String> = o
-        .channels
-        .iter()
-        .filter(|c| c.kind == ChannelKind::Bmc && !dark(c))
-        .map(|c| c.source.clone())
-        .collect();
-    let through = match bmcs.len() {
-        0 => String::new(),
-        1 => format!(" through {}", bmcs[0]),
-        _ => format!(
-            " through {} ({} channels to the node's controller: they agree, but they are one \
-             witness, not independent of it)",
-            list(&bmcs),
-            bmcs.len()
-        ),
-    };
-    // What keeps either expectation from being proven, in the same words.
-    let nothing_read = || {
-        (
-            Verdict::NoEvidence,
-            format!(
-                "no channel could be read ({}); nothing is proven",
-                list(&incomplete)
+    }
+
+    /// ` through A` / ` through A, B (2 channels … one witness …)`.
+    fn through(&self) -> String {
+        match self.bmcs.len() {
+            0 => String::new(),
+            1 => format!(" through {}", self.bmcs[0]),
+            k => format!(
+                " through {} ({k} channels to the node's controller: they agree, but they are \
+                 one witness, not independent of it)",
+                list(&self.bmcs)
             ),
-        )
-    };
-    let gap = || {
-        if !incomplete.is_empty() {
-            Some((
-                Verdict::Unproven,
-                format!(
-                    "{}; every channel must give {n} reads in a row",
-                    list(&incomplete)
-                ),
-            ))
-        } else if !not_probed.is_empty() {
-            Some((
-                Verdict::Unproven,
-                format!("a probe could not be made ({})", list(&not_probed)),
-            ))
-        } else {
-            None
-        }
-    };
-    let max = o.max_off_watts;
-    match o.expect {
-        PowerState::Off => {
-            let mut contra = Vec::new();
-            if on > 0 && off > 0 {
-                contra.push(format!(
-                    "the reads disagree ({off} off, {on} on — {}): the state is not stable",
-                    per_channel()
-                ));
-            }
-            if off > 0 && !alive.is_empty() {
-                let rst = if o.probes.iter().any(|(_, p)| *p == Probe::Reset) {
-                    " (an RST is a live network stack, not a dead host)"
-                } else {
-                    ""
-                };
-                contra.push(format!(
-                    "the BMC reports off, but the host answers on {}: the node may not be \
-                     fenced{rst}",
-                    list(&alive)
-                ));
-            }
-            if off > 0 && !hot.is_empty() {
-                contra.push(format!(
-                    "the BMC reports off, but the node draws more than {max:.0} W ({}): the node \
-                     may not be fenced",
-                    list(&hot)
-                ));
-            }
-            if !contra.is_empty() {
-                return (Verdict::Contradiction, contra.join("; "));
-            }
-            if on > 0 {
-                return (
-                    Verdict::Unproven,
-                    format!("the node is reported on ({})", per_channel()),
-                );
-            }
-            if !alive.is_empty() {
-                return (
-                    Verdict::Unproven,
-                    format!("the host answers on {}: it is not off", list(&alive)),
-                );
-            }
-            if !hot.is_empty() {
-                return (
-                    Verdict::Unproven,
-                    format!("the node draws more than {max:.0} W ({})", list(&hot)),
-                );
-            }
-            if !o.channels.is_empty() && off == 0 {
-                return nothing_read();
-            }
-            if let Some(gap) = gap() {
-                return gap;
-            }
-            let mut witnesses: Vec<String> =
-                probes_where(&|p| matches!(p, Probe::Silent | Probe::Unreachable));
-            witnesses.extend(cool.iter().map(|c| format!("{c} (at most {max:.0} W)")));
-            witnesses.extend(
-                o.channels
-                    .iter()
-                    .filter(|c| c.kind == ChannelKind::Outlet)
-                    .map(|c| format!("{} (outlet off)", c.source)),
-            );
-            let mut bmc_part = if bmcs.is_empty() {
-                String::new()
-            } else {
-                format!("the BMC reports off on {n} consecutive read(s){through}")
-            };
-            if !darkened.is_empty() {
-                if !bmc_part.is_empty() {
-                    bmc_part.push_str("; ");
-                }
-                bmc_part.push_str(&format!(
-                    "{} cannot be read, as expected with its power cut at the outlet",
-                    list(&darkened)
-                ));
-            }
-            if witnesses.is_empty() {
-                if bmcs.is_empty() {
-                    return (
-                        Verdict::NoEvidence,
-                        "nothing to read: no channel and no independent witness".into(),
-                    );
-                }
-                return (
-                    Verdict::BmcOnly,
-                    format!(
-                        "{bmc_part}; nothing independent was checked (no probe answered silent or \
-                         unreachable, no power reading, no outlet)"
-                    ),
-                );
-            }
-            let lead = if bmc_part.is_empty() {
-                String::from("off")
-            } else {
-                format!("off: {bmc_part}")
-            };
-            (
-                Verdict::Proven,
-                format!(
-                    "{lead}; {} independent witness(es) agree: {}",
-                    witnesses.len(),
-                    list(&witnesses)
-                ),
-            )
-        }
-        PowerState::On => {
-            if on > 0 && off > 0 {
-                return (
-                    Verdict::Contradiction,
-                    format!(
-                        "the reads disagree ({off} off, {on} on — {})",
-                        per_channel()
-                    ),
-                );
-            }
-            if off > 0 {
-                if !accepted.is_empty() || !hot.is_empty() {
-                    let mut seen = accepted.clone();
-                    seen.extend(hot.iter().cloned());
-                    return (
-                        Verdict::Contradiction,
-                        format!(
-                            "the BMC reports off, but the host is alive: {}",
-                            list(&seen)
-                        ),
-                    );
-                }
-                return (
-                    Verdict::Unproven,
-                    format!("the node is reported off ({})", per_channel()),
-                );
-            }
-            if !o.channels.is_empty() && on == 0 {
-                if accepted.is_empty() {
-                    return nothing_read();
-                }
-                return (
-                    Verdict::Unproven,
-                    format!(
-                        "no channel could be read ({}), though the host accepts on {}",
-                        list(&incomplete),
-                        list(&accepted)
-                    ),
-                );
-            }
-            if let Some(gap) = gap() {
-                return gap;
-            }
-            let down = probes_where(&|p| *p != Probe::Accepted);
-            if !down.is_empty() {
-                return (
-                    Verdict::Unproven,
-                    format!(
-                        "the BMC reports on, but the host does not accept connections on {}",
-                        list(&down)
-                    ),
-                );
-            }
-            if o.probes.is_empty() {
-                return (
-                    Verdict::BmcOnly,
-                    format!(
-                        "the BMC reports on on {n} consecutive read(s){through}; nothing \
-                         independent was checked (no probe is configured)"
-                    ),
-                );
-            }
-            (
-                Verdict::Proven,
-                format!(
-                    "on: the BMC reports on on {n} consecutive read(s){through}, and the host \
-                     accepts connections on {}",
-                    list(&accepted)
-                ),
-            )
         }
     }
+
+    /// Who reads the node off: "the BMC reports" (or the hypervisor),
+    /// else "the outlets read".
+    fn who_reads_off(&self) -> &'static str {
+        let reads_off = |k: ChannelKind| {
+            self.o
+                .channels
+                .iter()
+                .filter(|c| c.kind == k)
+                .any(|c| c.reads.contains(&Some(PowerState::Off)))
+        };
+        if reads_off(ChannelKind::Bmc) {
+            "the BMC reports"
+        } else if reads_off(ChannelKind::Hypervisor) {
+            "the hypervisor reports"
+        } else {
+            "the outlets read"
+        }
+    }
+
+    fn max(&self) -> f64 {
+        self.o.max_off_watts
+    }
+
+    /// What the device under suspicion says, in words.
+    fn own_word(&self) -> String {
+        let n = self.n;
+        let state = self.o.expect;
+        let mut parts = Vec::new();
+        if !self.bmcs.is_empty() {
+            parts.push(format!(
+                "the BMC reports {state} on {n} consecutive read(s){}",
+                self.through()
+            ));
+        }
+        for c in &self.o.channels {
+            if self.agree.contains(&c.kind.party()) {
+                match c.kind {
+                    ChannelKind::Hypervisor => parts.push(format!(
+                        "the hypervisor reports {state} on {n} consecutive read(s) through {}",
+                        c.source
+                    )),
+                    ChannelKind::Outlet => parts.push(format!(
+                        "the outlets read off on {n} consecutive read(s) through {}",
+                        c.source
+                    )),
+                    ChannelKind::Bmc => {}
+                }
+            }
+        }
+        if !self.dark.is_empty() {
+            parts.push(format!(
+                "{} cannot be read, as expected with its power cut at the outlet",
+                list(&self.dark)
+            ));
+        }
+        parts.join("; ")
+    }
+
+    /// The agreeing witnesses of `party`, in words.
+    fn witnesses_of(&self, party: Party) -> Vec<String> {
+        let max = self.max();
+        match party {
+            Party::Host => match self.o.expect {
+                PowerState::Off => self.quiet.clone(),
+                PowerState::On => self.accepted.clone(),
+            },
+            Party::Pdu => {
+                let mut w: Vec<String> = self
+                    .o
+                    .channels
+                    .iter()
+                    .filter(|c| c.kind == ChannelKind::Outlet)
+                    .map(|c| format!("{} (outlet off)", c.source))
+                    .collect();
+                w.extend(
+                    self.o
+                        .draws
+                        .iter()
+                        .filter(|(wt, _)| matches!(wt, Witness::OutletLoad { .. }))
+                        .filter_map(|(wt, d)| match d {
+                            Draw::Watts(x) => {
+                                Some(format!("{}: {x:.0} W (at most {max:.0} W)", wt.source()))
+                            }
+                            _ => None,
+                        }),
+                );
+                w
+            }
+            Party::Hypervisor => self
+                .o
+                .channels
+                .iter()
+                .filter(|c| c.kind == ChannelKind::Hypervisor)
+                .map(|c| format!("{} (hypervisor reads {})", c.source, self.o.expect))
+                .collect(),
+            Party::Controller => self
+                .dark
+                .iter()
+                .map(|d| format!("{d} (dark with its power cut)"))
+                .collect(),
+        }
+    }
+
+    /// The BMC's own meter readings that agree, in words (they never count).
+    fn own_meter(&self) -> Vec<String> {
+        let max = self.max();
+        self.o
+            .draws
+            .iter()
+            .filter(|(w, _)| matches!(w, Witness::BmcMeter { .. }))
+            .filter_map(|(w, d)| match d {
+                Draw::Watts(x) => Some(format!("{}: {x:.0} W (at most {max:.0} W)", w.source())),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
+/// A verdict with its reason, or `None`: the rule does not apply.
+type Found = Option<(Verdict, String)>;
+
+/// One named rule of [`RULES`].
+pub struct Rule {
+    /// Its name (tests and the reason's origin).
+    pub name: &'static str,
+    /// What it says, for people.
+    pub says: &'static str,
+    applies: fn(&Facts) -> Found,
+}
+
+/// The rules, in order: the first that applies decides. Contradictions
+/// first (they are what fencing exists to catch), then what keeps the
+/// state unproven, then how much outside evidence there is.
+pub const RULES: &[Rule] = &[
+    Rule {
+        name: "identity-contradiction",
+        says: "a channel reports another machine than the one pinned → contradiction",
+        applies: identity_contradiction,
+    },
+    Rule {
+        name: "reads-disagree",
+        says: "one read says off, another on → contradiction",
+        applies: reads_disagree,
+    },
+    Rule {
+        name: "read-off-host-alive",
+        says: "read off, but the host accepts or resets a connection → contradiction",
+        applies: read_off_host_alive,
+    },
+    Rule {
+        name: "read-off-meter-hot",
+        says: "read off, but a meter shows more than --max-off-watts → contradiction",
+        applies: read_off_meter_hot,
+    },
+    Rule {
+        name: "read-on-meter-cold",
+        says: "read on, but a meter shows at most --max-off-watts → contradiction",
+        applies: read_on_meter_cold,
+    },
+    Rule {
+        name: "other-state-read",
+        says: "the channels read the other state → unproven",
+        applies: other_state_read,
+    },
+    Rule {
+        name: "host-alive",
+        says: "(off) nothing reads off and the host answers → unproven",
+        applies: host_alive,
+    },
+    Rule {
+        name: "meter-disagrees",
+        says: "nothing reads the state and a meter shows the other one → unproven",
+        applies: meter_disagrees,
+    },
+    Rule {
+        name: "nothing-read",
+        says: "no channel gave any read → no-evidence (unproven when the host answers on)",
+        applies: nothing_read,
+    },
+    Rule {
+        name: "gap",
+        says: "a channel was not read, or gave fewer reads than asked → unproven",
+        applies: gap,
+    },
+    Rule {
+        name: "probe-not-made",
+        says: "a probe could not be made → unproven",
+        applies: probe_not_made,
+    },
+    Rule {
+        name: "host-down-while-on",
+        says: "(on) a probe was not accepted → unproven",
+        applies: host_down_while_on,
+    },
+    Rule {
+        name: "no-device-reading",
+        says: "no channel read the state: probes alone are weak evidence → unproven \
+               (no-evidence with nothing at all)",
+        applies: no_device_reading,
+    },
+    Rule {
+        name: "device-only",
+        says: "only the device under suspicion agrees → bmc-only",
+        applies: device_only,
+    },
+    Rule {
+        name: "proven",
+        says: "the device's reading and a witness outside it agree → proven",
+        applies: proven,
+    },
+];
+
+fn identity_contradiction(f: &Facts) -> Found {
+    (!f.other_machine.is_empty()).then(|| {
+        (
+            Verdict::Contradiction,
+            format!(
+                "identity contradiction: {}; its readings are about that machine, not this \
+                 node, and nothing it says is evidence (check the inventory's endpoint and pin)",
+                list(&f.other_machine)
+            ),
+        )
+    })
+}
+
+fn reads_disagree(f: &Facts) -> Found {
+    (f.on > 0 && f.off > 0).then(|| {
+        (
+            Verdict::Contradiction,
+            format!(
+                "the reads disagree ({} off, {} on — {}): the state is not stable",
+                f.off,
+                f.on,
+                f.per_channel()
+            ),
+        )
+    })
+}
+
+fn read_off_host_alive(f: &Facts) -> Found {
+    if f.off == 0 || f.alive.is_empty() {
+        return None;
+    }
+    let rst = if f.o.probes.iter().any(|(_, p)| *p == Probe::Reset) {
+        " (an RST is a live network stack, not a dead host)"
+    } else {
+        ""
+    };
+    Some((
+        Verdict::Contradiction,
+        format!(
+            "{} off, but the host answers on {}: the node may not be fenced{rst}",
+            f.who_reads_off(),
+            list(&f.alive)
+        ),
+    ))
+}
+
+fn read_off_meter_hot(f: &Facts) -> Found {
+    (f.off > 0 && !f.hot.is_empty()).then(|| {
+        (
+            Verdict::Contradiction,
+            format!(
+                "{} off, but the node draws more than {:.0} W ({}): the node may not be fenced",
+                f.who_reads_off(),
+                f.max(),
+                list(&f.hot)
+            ),
+        )
+    })
+}
+
+fn read_on_meter_cold(f: &Facts) -> Found {
+    (f.on > 0 && !f.cold.is_empty()).then(|| {
+        (
+            Verdict::Contradiction,
+            format!(
+                "the node is reported on, but draws at most {:.0} W ({}): what a machine on \
+                 standby draws, not a running one",
+                f.max(),
+                list(&f.cold)
+            ),
+        )
+    })
+}
+
+fn other_state_read(f: &Facts) -> Found {
+    let (other, count) = match f.o.expect {
+        PowerState::Off => (PowerState::On, f.on),
+        PowerState::On => (PowerState::Off, f.off),
+    };
+    (count > 0).then(|| {
+        (
+            Verdict::Unproven,
+            format!("the node is reported {other} ({})", f.per_channel()),
+        )
+    })
+}
+
+fn host_alive(f: &Facts) -> Found {
+    (f.o.expect == PowerState::Off && !f.alive.is_empty()).then(|| {
+        (
+            Verdict::Unproven,
+            format!("the host answers on {}: it is not off", list(&f.alive)),
+        )
+    })
+}
+
+fn meter_disagrees(f: &Facts) -> Found {
+    let max = f.max();
+    match f.o.expect {
+        PowerState::Off if !f.hot.is_empty() => Some((
+            Verdict::Unproven,
+            format!("the node draws more than {max:.0} W ({})", list(&f.hot)),
+        )),
+        PowerState::On if !f.cold.is_empty() => Some((
+            Verdict::Unproven,
+            format!(
+                "the node draws at most {max:.0} W ({}): not a running machine",
+                list(&f.cold)
+            ),
+        )),
+        _ => None,
+    }
+}
+
+fn nothing_read(f: &Facts) -> Found {
+    if f.o.channels.is_empty() || f.anything_read || !f.dark.is_empty() {
+        return None;
+    }
+    if f.o.expect == PowerState::On && !f.accepted.is_empty() {
+        return Some((
+            Verdict::Unproven,
+            format!(
+                "no channel could be read ({}), though the host accepts on {}",
+                list(&f.incomplete),
+                list(&f.accepted)
+            ),
+        ));
+    }
+    Some((
+        Verdict::NoEvidence,
+        format!(
+            "no channel could be read ({}); nothing is proven",
+            list(&f.incomplete)
+        ),
+    ))
+}
+
+fn gap(f: &Facts) -> Found {
+    (!f.incomplete.is_empty()).then(|| {
+        (
+            Verdict::Unproven,
+            format!(
+                "{}; every channel must give {} reads in a row",
+                list(&f.incomplete),
+                f.n
+            ),
+        )
+    })
+}
+
+fn probe_not_made(f: &Facts) -> Found {
+    (!f.not_probed.is_empty()).then(|| {
+        (
+            Verdict::Unproven,
+            format!("a probe could not be made ({})", list(&f.not_probed)),
+        )
+    })
+}
+
+fn host_down_while_on(f: &Facts) -> Found {
+    (f.o.expect == PowerState::On && !f.not_accepted.is_empty()).then(|| {
+        (
+            Verdict::Unproven,
+            format!(
+                "the BMC reports on, but the host does not accept connections on {}",
+                list(&f.not_accepted)
+            ),
+        )
+    })
+}
+
+fn no_device_reading(f: &Facts) -> Found {
+    let device = [Party::Controller, Party::Pdu, Party::Hypervisor];
+    if device.iter().any(|p| f.agree.contains(p)) {
+        return None;
+    }
+    let host = f.witnesses_of(Party::Host);
+    if f.agree.contains(&Party::Host) {
+        return Some((
+            Verdict::Unproven,
+            format!(
+                "weak evidence only: {} and no device read the node {} (a firewall, a dropped \
+                 link or a hung node look the same)",
+                list(&host),
+                f.o.expect
+            ),
+        ));
+    }
+    Some((
+        Verdict::NoEvidence,
+        "nothing to read: no channel and no witness".into(),
+    ))
+}
+
+fn device_only(f: &Facts) -> Found {
+    if f.agree.len() != 1 {
+        return None;
+    }
+    let meter = f.own_meter();
+    let meter = if meter.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "; its own meter agrees ({}), but that is its word again",
+            list(&meter)
+        )
+    };
+    let missing = match (f.o.expect, f.agree.contains(&Party::Pdu)) {
+        (PowerState::Off, false) => "no probe answered silent or unreachable, no outlet read off",
+        (PowerState::Off, true) => "no probe answered silent or unreachable, no other device",
+        (PowerState::On, _) => "no probe is configured",
+    };
+    Some((
+        Verdict::BmcOnly,
+        format!(
+            "{}{meter}; nothing independent was checked ({missing}): the device under \
+             suspicion never proves its own claim",
+            f.own_word()
+        ),
+    ))
+}
+
+fn proven(f: &Facts) -> Found {
+    let outside: Vec<String> = f
+        .agree
+        .iter()
+        .filter(|p| **p != Party::Controller)
+        .flat_map(|p| f.witnesses_of(*p))
+        .collect();
+    let word = f.own_word();
+    let lead = match (f.o.expect, word.is_empty()) {
+        (s, true) => s.to_string(),
+        (s, false) => format!("{s}: {word}"),
+    };
+    Some((
+        Verdict::Proven,
+        format!(
+            "{lead}; {} independent witness(es) agree: {}",
+            outside.len(),
+            list(&outside)
+        ),
+    ))
+}
+
+/// Decides the verdict from the evidence (pure, so it is tested on its
+/// own): the first of [`RULES`] that applies. Returns the rule's name too.
+pub fn decide_by_rule(o: &Observations) -> (&'static str, Verdict, String) {
+    let facts = Facts::of(o);
+    for rule in RULES {
+        if let Some((v, why)) = (rule.applies)(&facts) {
+            return (rule.name, v, why);
+        }
+    }
+    unreachable!("the last rule always applies")
+}
+
+/// Decides the verdict from the evidence: [`decide_by_rule`] without the
+/// rule's name.
+pub fn decide(o: &Observations) -> (Verdict, String) {
+    let (_, v, why) = decide_by_rule(o);
+    (v, why)
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use PowerState::{Off, On};
-
-    const N: u32 = 3;
-
-    fn bmc(src: &str, reads: &[Option<PowerState>]) -> ChannelReads {
-        ChannelReads {
-            source: src.into(),
-            kind: ChannelKind::Bmc,
-            reads: reads.to_vec(),
-        }
-    }
-
-    fn ch(reads: &[Option<PowerState>]) -> Vec<ChannelReads> {
-        vec![bmc("ipmi://bmc", reads)]
-    }
-
-    fn p(kind: Probe) -> Vec<(String, Probe)> {
-        vec![("h:22".to_string(), kind)]
-    }
-
-    fn obs(
-        expect: PowerState,
-        channels: Vec<ChannelReads>,
-        probes: Vec<(String, Probe)>,
-        draws: Vec<(String, Draw)>,
-    ) -> Observations {
-        Observations {
-            expect,
-            samples: N,
-            channels,
-            probes,
-            draws,
-            max_off_watts: DEFAULT_MAX_OFF_WATTS,
-        }
-    }
-
-    fn verdict(o: &Observations) -> Verdict {
-        decide(o).0
-    }
-
-    // An RST used to count as "host down" (Probe::Refused agreed with off);
-    // it is a live network stack, so it now contradicts a BMC that says off.
-    #[test]
-    fn off_is_proven_only_with_agreeing_reads_and_a_silent_host() {
-        let off3 = || ch(&[Some(Off); 3]);
-        assert_eq!(
-            verdict(&obs(Off, off3(), p(Probe::Silent), vec![])),
-            Verdict::Proven
-        );
-        assert_eq!(
-            verdict(&obs(Off, off3(), p(Probe::Unreachable), vec![])),
-            Verdict::Proven
-        );
-        let (v, why) = decide(&obs(Off, off3(), p(Probe::Accepted), vec![]));
-        assert_eq!(v, Verdict::Contradiction);
-        assert!(why.contains("answers on h:22 (accepted)"), "{why}");
-        let (v, why) = decide(&obs(Off, off3(), p(Probe::Reset), vec![]));
-        assert_eq!(v, Verdict::Contradiction, "an RST is a sign of life");
-        assert!(why.contains("h:22 (reset)") && why.contains("RST"), "{why}");
-        assert_eq!(
-            verdict(&obs(
-                Off,
-                ch(&[Some(Off), Some(On), Some(Off)]),
-                p(Probe::Silent),
-                vec![]
-            )),
-            Verdict::Contradiction
-        );
-        assert_eq!(
-            verdict(&obs(Off, ch(&[Some(On); 3]), p(Probe::Silent), vec![])),
-            Verdict::Unproven
-        );
-        assert_eq!(
-            verdict(&obs(Off, ch(&[None; 3]), p(Probe::Silent), vec![])),
-            Verdict::NoEvidence
-        );
-    }
-
-    // One unread channel used to leave the verdict "proven"; every channel
-    // must now give all its reads.
-    #[test]
-    fn channels_must_agree() {
-        let two = vec![
-            bmc("ipmi://a", &[Some(Off); 3]),
-            bmc("redfish://a", &[Some(On); 3]),
-        ];
-        let (v, why) = decide(&obs(Off, two, p(Probe::Silent), vec![]));
-        assert_eq!(v, Verdict::Contradiction);
-        assert!(why.contains("ipmi://a: 3 off, 0 on"), "{why}");
-        let one_dead = vec![
-            bmc("ipmi://a", &[None, None, None]),
-            bmc("redfish://a", &[Some(Off); 3]),
-        ];
-        let (v, why) = decide(&obs(Off, one_dead, p(Probe::Silent), vec![]));
-        assert_eq!(v, Verdict::Unproven);
-        assert!(why.contains("ipmi://a could not be read"), "{why}");
-        // Two channels that agree are named, and are one witness.
-        let both = vec![
-            bmc("ipmi://a", &[Some(Off); 3]),
-            bmc("redfish://a", &[Some(Off); 3]),
-        ];
-        let (v, why) = decide(&obs(Off, both.clone(), vec![], vec![]));
-        assert_eq!(v, Verdict::BmcOnly);
-        assert!(
-            why.contains("through ipmi://a, redfish://a") && why.contains("not independent"),
-            "{why}"
-        );
-        let (v, why) = decide(&obs(Off, both, p(Probe::Silent), vec![]));
-        assert_eq!(v, Verdict::Proven);
-        assert!(why.contains("ipmi://a, redfish://a"), "{why}");
-    }
-
-    #[test]
-    fn gaps_break_the_run() {
-        // One of three reads failed: off was read twice, not three times in a row.
-        let (v, why) = decide(&obs(
-            Off,
-            ch(&[Some(Off), None, Some(Off)]),
-            p(Probe::Silent),
-            vec![],
-        ));
-        assert_eq!(v, Verdict::Unproven);
-        assert!(why.contains("gave 2 of 3 reads"), "{why}");
-        // Reading stopped early (a non-transient error): fewer reads than asked.
-        let (v, why) = decide(&obs(Off, ch(&[Some(Off)]), p(Probe::Silent), vec![]));
-        assert_eq!(v, Verdict::Unproven);
-        assert!(why.contains("gave 1 of 3 reads"), "{why}");
-        // The same gap on the way up.
-        assert_eq!(
-            verdict(&obs(
-                On,
-                ch(&[Some(On), None, Some(On)]),
-                p(Probe::Accepted),
-                vec![]
-            )),
-            Verdict::Unproven
-        );
-    }
-
-    #[test]
-    fn bmc_reads_alone_are_bmc_only() {
-        let (v, why) = decide(&obs(Off, ch(&[Some(Off); 3]), vec![], vec![]));
-        assert_eq!(v, Verdict::BmcOnly);
-        assert!(
-            why.contains("3 consecutive read(s) through ipmi://bmc")
-                && why.contains("nothing independent was checked"),
-            "{why}"
-        );
-        // A device that does not measure power adds no witness, and no failure.
-        let unsupported = vec![("ipmi://bmc power".to_string(), Draw::Unsupported)];
-        assert_eq!(
-            verdict(&obs(Off, ch(&[Some(Off); 3]), vec![], unsupported)),
-            Verdict::BmcOnly
-        );
-        let failed = vec![(
-            "ipmi://bmc power".to_string(),
-            Draw::Failed("no DCMI".into()),
-        )];
-        assert_eq!(
-            verdict(&obs(Off, ch(&[Some(Off); 3]), vec![], failed)),
-            Verdict::BmcOnly
-        );
-        assert_eq!(
-            verdict(&obs(On, ch(&[Some(On); 3]), vec![], vec![])),
-            Verdict::BmcOnly
-        );
-    }
-
-    #[test]
-    fn power_draw_is_a_witness_both_ways() {
-        let draw = |w| vec![("redfish://a power".to_string(), Draw::Watts(w))];
-        let (v, why) = decide(&obs(Off, ch(&[Some(Off); 3]), vec![], draw(9.0)));
-        assert_eq!(v, Verdict::Proven);
-        assert!(why.contains("9 W (at most 50 W)"), "{why}");
-        let (v, why) = decide(&obs(Off, ch(&[Some(Off); 3]), vec![], draw(212.0)));
-        assert_eq!(v, Verdict::Contradiction);
-        assert!(
-            why.contains("212 W") && why.contains("more than 50 W"),
-            "{why}"
-        );
-        // Exactly at the threshold agrees; the threshold is configurable.
-        assert_eq!(
-            verdict(&obs(Off, ch(&[Some(Off); 3]), vec![], draw(50.0))),
-            Verdict::Proven
-        );
-        let mut o = obs(Off, ch(&[Some(Off); 3]), vec![], draw(30.0));
-        o.max_off_watts = 20.0;
-        assert_eq!(verdict(&o), Verdict::Contradiction);
-        // A hot draw outweighs a silent probe.
-        assert_eq!(
-            verdict(&obs(
-                Off,
-                ch(&[Some(Off); 3]),
-                p(Probe::Silent),
-                draw(212.0)
-            )),
-            Verdict::Contradiction
-        );
-    }
-
-    #[test]
-    fn an_outlet_reading_off_is_independent() {
-        let chans = vec![
-            bmc("ipmi://a", &[Some(Off); 3]),
-            ChannelReads {
-                source: "snmp://pdu/7".into(),
-                kind: ChannelKind::Outlet,
-                reads: vec![Some(Off); 3],
-            },
-        ];
-        let (v, why) = decide(&obs(Off, chans, vec![], vec![]));
-        assert_eq!(v, Verdict::Proven);
-        assert!(why.contains("snmp://pdu/7 (outlet off)"), "{why}");
-    }
-
-    #[test]
-    fn a_bmc_dark_behind_an_outlet_that_reads_off_is_no_gap() {
-        let outlet = |reads: &[Option<PowerState>]| ChannelReads {
-            source: "snmp://pdu/7".into(),
-            kind: ChannelKind::Outlet,
-            reads: reads.to_vec(),
-        };
-        // The outlet cut the power, and the BMC went dark with it.
-        let chans = vec![bmc("ipmi://a", &[None; 3]), outlet(&[Some(Off); 3])];
-        let (v, why) = decide(&obs(Off, chans, p(Probe::Silent), vec![]));
-        assert_eq!(v, Verdict::Proven);
-        assert!(
-            why.contains("ipmi://a cannot be read, as expected with its power cut"),
-            "{why}"
-        );
-        // Not when the outlet itself has a gap, or still draws power.
-        let chans = vec![
-            bmc("ipmi://a", &[None; 3]),
-            outlet(&[Some(Off), None, Some(Off)]),
-        ];
-        assert_eq!(
-            verdict(&obs(Off, chans, p(Probe::Silent), vec![])),
-            Verdict::Unproven
-        );
-        let chans = vec![bmc("ipmi://a", &[None; 3]), outlet(&[Some(Off); 3])];
-        let hot = vec![("snmp://pdu/7 power".to_string(), Draw::Watts(212.0))];
-        assert_eq!(
-            verdict(&obs(Off, chans, vec![], hot)),
-            Verdict::Contradiction
-        );
-        // A BMC with a gap (it answered, then not) is still a gap.
-        let chans = vec![
-            bmc("ipmi://a", &[Some(Off), None, None]),
-            outlet(&[Some(Off); 3]),
-        ];
-        assert_eq!(verdict(&obs(Off, chans, vec![], vec![])), Verdict::Unproven);
-        // And a host that answers contradicts the outlet (the wrong outlet?).
-        let chans = vec![bmc("ipmi://a", &[None; 3]), outlet(&[Some(Off); 3])];
-        assert_eq!(
-            verdict(&obs(Off, chans, p(Probe::Accepted), vec![])),
-            Verdict::Contradiction
-        );
-    }
-
-    #[test]
-    fn a_probe_that_could_not_be_made_is_unproven() {
-        let mut probes = p(Probe::Silent);
-        probes.push((
-            "nowhere.invalid:22".into(),
-            Probe::Failed("failed to look up".into()),
-        ));
-        let (v, why) = decide(&obs(Off, ch(&[Some(Off); 3]), probes, vec![]));
-        assert_eq!(v, Verdict::Unproven);
-        assert!(
-            why.contains("nowhere.invalid:22: failed to look up"),
-            "{why}"
-        );
-    }
-
-    #[test]
-    fn without_channels_witnesses_decide() {
-        // A manual level alone: a person's word plus a silent host.
-        assert_eq!(
-            verdict(&obs(Off, vec![], p(Probe::Silent), vec![])),
-            Verdict::Proven
-        );
-        assert_eq!(
-            verdict(&obs(Off, vec![], p(Probe::Accepted), vec![])),
-            Verdict::Unproven
-        );
-        assert_eq!(
-            verdict(&obs(Off, vec![], vec![], vec![])),
-            Verdict::NoEvidence
-        );
-    }
-
-    #[test]
-    fn on_needs_the_host_to_accept() {
-        let on2 = || ch(&[Some(On); 3]);
-        assert_eq!(
-            verdict(&obs(On, on2(), p(Probe::Accepted), vec![])),
-            Verdict::Proven
-        );
-        assert_eq!(
-            verdict(&obs(On, on2(), p(Probe::Silent), vec![])),
-            Verdict::Unproven
-        );
-        // Only an accepted connection proves the host up; an RST does not.
-        let (v, why) = decide(&obs(On, on2(), p(Probe::Reset), vec![]));
-        assert_eq!(v, Verdict::Unproven);
-        assert!(why.contains("h:22 (reset)"), "{why}");
-        assert_eq!(
-            verdict(&obs(On, ch(&[Some(Off); 3]), p(Probe::Silent), vec![])),
-            Verdict::Unproven
-        );
-        assert_eq!(
-            verdict(&obs(On, ch(&[Some(Off); 3]), p(Probe::Accepted), vec![])),
-            Verdict::Contradiction
-        );
-        assert_eq!(
-            verdict(&obs(
-                On,
-                ch(&[Some(On), Some(Off), Some(On)]),
-                p(Probe::Accepted),
-                vec![]
-            )),
-            Verdict::Contradiction
-        );
-        assert_eq!(
-            verdict(&obs(On, ch(&[None; 3]), p(Probe::Silent), vec![])),
-            Verdict::NoEvidence
-        );
-        assert_eq!(
-            verdict(&obs(On, ch(&[None; 3]), p(Probe::Accepted), vec![])),
-            Verdict::Unproven
-        );
-    }
-
-    #[test]
-    fn probe_errors_are_classified_as_on_the_wire() {
-        let e = std::io::Error::from_raw_os_error;
-        assert_eq!(Probe::of_error(&e(111)), Probe::Reset); // ECONNREFUSED
-        assert_eq!(Probe::of_error(&e(113)), Probe::Unreachable); // EHOSTUNREACH
-        assert_eq!(Probe::of_error(&e(101)), Probe::Unreachable); // ENETUNREACH
-        assert_eq!(Probe::of_error(&e(112)), Probe::Unreachable); // EHOSTDOWN
-        assert_eq!(Probe::of_error(&e(110)), Probe::Silent); // ETIMEDOUT
-        assert!(matches!(Probe::of_error(&e(99)), Probe::Failed(_))); // EADDRNOTAVAIL
-    }
-}
+mod tests;

@@ -5,8 +5,8 @@
 //! ([`verify_all`]).
 
 use super::decide::{
-    decide, ChannelKind, ChannelReads, Draw, Evidence, Observations, Probe, Verdict,
-    DEFAULT_MAX_OFF_WATTS,
+    decide, ChannelKind, ChannelReads, Draw, Evidence, Observations, Probe, Unread, Verdict,
+    Witness, DEFAULT_MAX_OFF_WATTS,
 };
 use super::rejoin::{run_checks, Baseline, CheckOutcome};
 use crate::engine::driver::PowerDriver;
@@ -159,8 +159,8 @@ enum Role {
     Channel(ChannelKind),
     /// The SSH `host` profile: the node itself; its SSH port is probed.
     HostProbe(String, u16),
-    /// Manual: nothing to read.
-    Nothing,
+    /// Manual: a person's word, never a reading.
+    Manual,
 }
 
 fn role(m: &MethodSpec) -> Role {
@@ -168,13 +168,23 @@ fn role(m: &MethodSpec) -> Role {
         MethodSpec::Ipmi { .. } | MethodSpec::Redfish { .. } => Role::Channel(ChannelKind::Bmc),
         MethodSpec::Ssh { config, .. } => match config.profile {
             crate::ssh::config::Profile::Host => Role::HostProbe(config.host.clone(), config.port),
-            // A hypervisor (or a custom command) is the node's controller.
-            _ => Role::Channel(ChannelKind::Bmc),
+            // The hypervisor sees the guest from outside it.
+            crate::ssh::config::Profile::Virsh { .. } => Role::Channel(ChannelKind::Hypervisor),
+            // A custom command is the node's controller.
+            crate::ssh::config::Profile::Custom { .. } => Role::Channel(ChannelKind::Bmc),
         },
         // A PDU cuts the node's power from outside: independent of the BMC.
         MethodSpec::Snmp { .. } => Role::Channel(ChannelKind::Outlet),
-        MethodSpec::Manual { .. } => Role::Nothing,
+        MethodSpec::Manual { .. } => Role::Manual,
     }
+}
+
+/// What one channel gave: its reads, why it was not read (if refused
+/// before reading), and its power draw.
+struct Sampled {
+    reads: Vec<Option<PowerState>>,
+    unread: Option<Unread>,
+    draw: Option<(Witness, Draw)>,
 }
 
 /// Reads one channel `samples` times, spaced by `interval`, in one
@@ -186,21 +196,21 @@ async fn sample(
     max_off_watts: f64,
     t0: Instant,
     evidence: &mut Vec<Evidence>,
-) -> (Vec<Option<PowerState>>, Option<Draw>) {
+) -> Sampled {
     let source = method.endpoint();
-    let independent = kind == ChannelKind::Outlet;
+    let witness = kind.witness(&source);
+    let at = || t0.elapsed().as_millis() as u64;
     let mut out = Vec::new();
+    let refused = |unread: Unread| Sampled {
+        reads: vec![None],
+        unread: Some(unread),
+        draw: None,
+    };
     let mut driver = match method.build(None).await {
         Ok(d) => d,
         Err(e) => {
-            evidence.push(Evidence {
-                source,
-                observation: format!("not read: {e}"),
-                at_ms: t0.elapsed().as_millis() as u64,
-                agrees: None,
-                independent,
-            });
-            return (vec![None], None);
+            evidence.push(Evidence::new(witness, format!("not read: {e}"), at(), None));
+            return refused(Unread::NotBuilt(e.to_string()));
         }
     };
     // A pinned channel must first show it controls the pinned machine:
@@ -212,28 +222,32 @@ async fn sample(
             Ok(_) => driver.identity(deadline).await,
             Err(e) => Err(e),
         };
-        let refused = match found {
+        let unread = match found {
             Ok(f) => match pin.compare(&f) {
                 Comparison::Match(_) => None,
-                Comparison::Mismatch(why) => Some(format!(
-                    "not read: this channel controls a different machine ({why})"
+                Comparison::Mismatch(why) => Some((
+                    Some(false),
+                    format!(
+                        "identity contradiction: this channel controls a different machine ({why})"
+                    ),
+                    Unread::OtherMachine(why.to_string()),
                 )),
-                Comparison::Unreported(why) => {
-                    Some(format!("not read: the machine cannot be confirmed ({why})"))
-                }
+                Comparison::Unreported(why) => Some((
+                    None,
+                    format!("not read: the machine cannot be confirmed ({why})"),
+                    Unread::Unconfirmed(why.to_string()),
+                )),
             },
-            Err(e) => Some(format!("not read: the identity could not be read: {e}")),
+            Err(e) => Some((
+                None,
+                format!("not read: the identity could not be read: {e}"),
+                Unread::Unconfirmed(e.to_string()),
+            )),
         };
-        if let Some(observation) = refused {
-            evidence.push(Evidence {
-                source,
-                observation,
-                at_ms: t0.elapsed().as_millis() as u64,
-                agrees: None,
-                independent,
-            });
+        if let Some((agrees, observation, unread)) = unread {
+            evidence.push(Evidence::new(witness, observation, at(), agrees));
             driver.close().await;
-            return (vec![None], None);
+            return refused(unread);
         }
     }
     if opts.expect == PowerState::On {
@@ -266,28 +280,35 @@ async fn sample(
         let at_ms = t0.elapsed().as_millis() as u64;
         match r {
             Ok(s) => {
-                evidence.push(Evidence {
-                    source: source.clone(),
-                    observation: format!(
+                // An outlet on offers power; it does not show the node on.
+                let agrees = match (kind, s) {
+                    (ChannelKind::Outlet, PowerState::On) => None,
+                    _ => Some(s == opts.expect),
+                };
+                evidence.push(Evidence::new(
+                    witness.clone(),
+                    format!(
                         "{} reports power {s} (read {} of {})",
-                        if independent { "the outlet" } else { "BMC" },
+                        match kind {
+                            ChannelKind::Outlet => "the outlet",
+                            ChannelKind::Bmc => "BMC",
+                            ChannelKind::Hypervisor => "the hypervisor",
+                        },
                         i + 1,
                         opts.samples
                     ),
                     at_ms,
-                    agrees: Some(s == opts.expect),
-                    independent,
-                });
+                    agrees,
+                ));
                 out.push(Some(s));
             }
             Err(e) => {
-                evidence.push(Evidence {
-                    source: source.clone(),
-                    observation: format!("read {} failed: {e}", i + 1),
+                evidence.push(Evidence::new(
+                    witness.clone(),
+                    format!("read {} failed: {e}", i + 1),
                     at_ms,
-                    agrees: None,
-                    independent,
-                });
+                    None,
+                ));
                 out.push(None);
                 if !e.kind.is_transient() && e.kind != ErrorKind::StatusUnreadable {
                     break;
@@ -297,7 +318,10 @@ async fn sample(
     }
     // The draw, in the same session, once the state reads are done (the
     // freshest moment); only from a device that answered.
-    let draw = if out.iter().any(Option::is_some) {
+    let meter = kind
+        .meter(&source)
+        .filter(|_| out.iter().any(Option::is_some));
+    let draw = if let Some(meter) = meter {
         let deadline = Some(Instant::now() + opts.step_timeout);
         let r = driver.power_reading(deadline).await;
         let at_ms = t0.elapsed().as_millis() as u64;
@@ -324,19 +348,17 @@ async fn sample(
                 None,
             ),
         };
-        evidence.push(Evidence {
-            source: format!("{source} power"),
-            observation,
-            at_ms,
-            agrees,
-            independent: true,
-        });
-        Some(draw)
+        evidence.push(Evidence::new(meter.clone(), observation, at_ms, agrees));
+        Some((meter, draw))
     } else {
         None
     };
     driver.close().await;
-    (out, draw)
+    Sampled {
+        reads: out,
+        unread: None,
+        draw,
+    }
 }
 
 /// Probes `addr:port` (for `expect on`, again until the boot timeout).
@@ -367,13 +389,14 @@ async fn probe_one(
         (Probe::Reset, _) => Some(false),
         (Probe::Silent | Probe::Unreachable, e) => Some(e == PowerState::Off),
     };
-    let ev = Evidence {
-        source: source.clone(),
-        observation: p.describe(port, opts.probe_timeout),
-        at_ms: t0.elapsed().as_millis() as u64,
+    let ev = Evidence::new(
+        Witness::HostProbe {
+            target: source.clone(),
+        },
+        p.describe(port, opts.probe_timeout),
+        t0.elapsed().as_millis() as u64,
         agrees,
-        independent: true,
-    };
+    );
     ((source, p), ev)
 }
 
@@ -383,6 +406,7 @@ pub async fn verify_node(plan: &NodePlan, opts: &VerifyOptions) -> VerifyReport 
     let max_off_watts = plan.max_off_watts.unwrap_or(opts.max_off_watts);
     let mut probe_targets: Vec<(String, u16, &'static str)> = Vec::new();
     let mut channels = Vec::new();
+    let mut evidence = Vec::new();
     for m in &plan.levels {
         match role(m) {
             Role::Channel(kind) => channels.push((m, kind)),
@@ -394,7 +418,15 @@ pub async fn verify_node(plan: &NodePlan, opts: &VerifyOptions) -> VerifyReport 
                     probe_targets.push((host, port, " (ssh, host profile)"));
                 }
             }
-            Role::Nothing => {}
+            Role::Manual => evidence.push(Evidence::new(
+                Witness::Manual {
+                    channel: m.endpoint(),
+                },
+                "a person fences this level by hand: their acknowledgment is a word, not a \
+                 reading (no evidence of power)",
+                0,
+                None,
+            )),
         }
     }
     // The node's own SSH (rejoin checks) is the node itself too.
@@ -417,18 +449,18 @@ pub async fn verify_node(plan: &NodePlan, opts: &VerifyOptions) -> VerifyReport 
     // time of one.
     let runs = channels.iter().map(|(m, kind)| async move {
         let mut ev = Vec::new();
-        let (reads, draw) = sample(m, *kind, opts, max_off_watts, t0, &mut ev).await;
+        let got = sample(m, *kind, opts, max_off_watts, t0, &mut ev).await;
         (
             ChannelReads {
                 source: m.endpoint(),
                 kind: *kind,
-                reads,
+                reads: got.reads,
+                unread: got.unread,
             },
-            draw.map(|d| (format!("{} power", m.endpoint()), d)),
+            got.draw,
             ev,
         )
     });
-    let mut evidence = Vec::new();
     let mut obs = Observations {
         expect: opts.expect,
         samples: opts.samples,
@@ -461,13 +493,12 @@ pub async fn verify_node(plan: &NodePlan, opts: &VerifyOptions) -> VerifyReport 
             "--accept-bmc-only"
         };
         reason = format!("{reason}; accepted as proof by {by}");
-        evidence.push(Evidence {
-            source: "policy".into(),
-            observation: format!("BMC-only proof accepted by {by}"),
-            at_ms: t0.elapsed().as_millis() as u64,
-            agrees: None,
-            independent: false,
-        });
+        evidence.push(Evidence::new(
+            Witness::Policy,
+            format!("BMC-only proof accepted by {by}"),
+            t0.elapsed().as_millis() as u64,
+            None,
+        ));
     }
     let mut checks = Vec::new();
     if opts.expect == PowerState::On && verdict == Verdict::Proven && !plan.checks.is_empty() {

@@ -18,12 +18,16 @@
 //!   a firewall does the same).
 //! * **power draw**: each channel's [`PowerDriver::power_reading`], where the
 //!   device measures it. A node reported off that draws more than
-//!   `max_off_watts` is not off.
+//!   `max_off_watts` is not off; one reported on that draws at most that is
+//!   not running.
 //!
-//! [`decide`] turns them into a [`Verdict`] (the table is [`VERDICTS`]):
-//! `proven` needs every channel's reads to agree *and* at least one
-//! independent witness to agree; BMC reads alone are `bmc-only`, which fails
-//! (exit 3) unless the operator accepted BMC-only proof for that node.
+//! Each piece of evidence carries its source as a type ([`Witness`]).
+//! [`decide`] applies [`THE_RULE`] through the named rules of [`RULES`] and
+//! gives a [`Verdict`] (the table is [`VERDICTS`]): the device under
+//! suspicion (the BMC, over any protocol, and its own meter) can contradict
+//! but never prove; `proven` needs its reading *and* a witness outside it.
+//! The device's word alone is `bmc-only`, which fails (exit 3) unless the
+//! operator accepted BMC-only proof for that node.
 //!
 //! The parts: [`evidence`] gathers (channels, probes, draws) and reports,
 //! [`decide`] holds the verdict table and the decision, [`rejoin`] the
@@ -36,8 +40,9 @@ pub mod rejoin;
 
 pub use check::{check_all, check_level, CheckRow};
 pub use decide::{
-    decide, verdict_table_text, ChannelKind, ChannelReads, Draw, Evidence, Observations, Probe,
-    Verdict, DEFAULT_MAX_OFF_WATTS, VERDICTS,
+    decide, decide_by_rule, verdict_table_text, ChannelKind, ChannelReads, Draw, Evidence,
+    Observations, Party, Probe, Unread, Verdict, Witness, DEFAULT_MAX_OFF_WATTS, RULES, THE_RULE,
+    VERDICTS,
 };
 pub use evidence::{probe, verify_all, verify_node, VerifyOptions, VerifyReport};
 pub use rejoin::{Baseline, CheckOutcome};

@@ -3,7 +3,7 @@
 //! compared with a recorded baseline, so drift is found before the node
 //! rejoins.
 
-use super::decide::Evidence;
+use super::decide::{Evidence, Witness};
 use crate::engine::error::DriverError;
 use crate::fleet::plan::NodePlan;
 use crate::method::spec::MethodSpec;
@@ -106,9 +106,12 @@ pub(super) async fn run_checks(
                 let digest = sha256_hex(o.stdout.as_bytes());
                 let base = recorded.and_then(|b| b.get(&c.name)).cloned();
                 let drift = base.as_ref().is_some_and(|b| *b != digest);
-                evidence.push(Evidence {
-                    source: format!("{source} check {}", c.name),
-                    observation: match (&base, drift) {
+                evidence.push(Evidence::new(
+                    Witness::HostCheck {
+                        via: source.clone(),
+                        check: c.name.clone(),
+                    },
+                    match (&base, drift) {
                         (None, _) => format!(
                             "{digest} (exit {}); no baseline to compare",
                             o.status.unwrap_or(-1)
@@ -117,9 +120,8 @@ pub(super) async fn run_checks(
                         (Some(b), true) => format!("{digest} differs from the baseline {b}"),
                     },
                     at_ms,
-                    agrees: base.as_ref().map(|_| !drift),
-                    independent: true,
-                });
+                    base.as_ref().map(|_| !drift),
+                ));
                 CheckOutcome {
                     name: c.name.clone(),
                     digest: Some(digest),
@@ -130,13 +132,15 @@ pub(super) async fn run_checks(
                 }
             }
             Err(e) => {
-                evidence.push(Evidence {
-                    source: format!("{source} check {}", c.name),
-                    observation: format!("could not run: {e}"),
+                evidence.push(Evidence::new(
+                    Witness::HostCheck {
+                        via: source.clone(),
+                        check: c.name.clone(),
+                    },
+                    format!("could not run: {e}"),
                     at_ms,
-                    agrees: None,
-                    independent: true,
-                });
+                    None,
+                ));
                 CheckOutcome {
                     name: c.name.clone(),
                     digest: None,
