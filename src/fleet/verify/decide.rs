@@ -624,9 +624,8 @@ impl<'a> Facts<'a> {
             // A BMC dark behind outlets that cut its power is the
             // controller's silence: what off looks like (as a silent probe
             // is the host's).
-            let silent = kind == ChannelKind::Bmc
-                && read.is_empty()
-                && o.channels.iter().any(&is_dark);
+            let silent =
+                kind == ChannelKind::Bmc && read.is_empty() && o.channels.iter().any(&is_dark);
             if silent || (!read.is_empty() && read.iter().all(|c| complete(c, o.expect))) {
                 if kind == ChannelKind::Outlet && hot_outlets > 0 {
                     continue;
