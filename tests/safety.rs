@@ -8,7 +8,7 @@ mod support;
 
 use fencekit::lab::bmc::{Bmc, Faults};
 use fencekit::lab::fleet::{Lab, LabSpec};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -392,6 +392,49 @@ fn holds_refuse_power_changes_across_processes_until_released_or_expired() {
     let hold = rec.iter().find(|x| x["event"] == "hold").unwrap();
     assert_eq!(hold["by"], "alice");
     assert_eq!(hold["reason"], "disk swap");
+}
+
+/// A hold file that does not parse holds its node, with a warning naming
+/// the file; it used to be skipped silently, so the node was not held
+/// (issue 23, item 8). Releasing the node removes the damaged file.
+#[test]
+fn a_hold_file_that_cannot_be_read_still_holds_its_node() {
+    let lab = InLab::start(2, "");
+    lab.run(&["hold", "node02", "--for", "1h", "--reason", "disk swap"])
+        .assert_code(0);
+    let dir = lab.d().join("run/fencekit/hold");
+    let files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    std::fs::write(&files[0], "{\"node\": \"node02\", \"by\": ").unwrap();
+    let r = lab.run(&["off", "node01", "node02", "-o", "json"]);
+    r.assert_code(1);
+    let file = files[0].display().to_string();
+    assert!(
+        r.stderr
+            .contains(&format!("warning: cannot read hold file {file}")),
+        "{r}"
+    );
+    let res = r.json()["results"].as_array().unwrap().clone();
+    assert_eq!(res[0]["ok"], true, "node01 is not held: {r}");
+    assert_eq!(res[1]["error_kind"], "held", "{r}");
+    assert!(
+        res[1]["error"]
+            .as_str()
+            .unwrap()
+            .starts_with(&format!("held: cannot read hold file {file}")),
+        "{r}"
+    );
+    assert!(lab.untouched(1));
+    lab.run(&["hold", "--list"])
+        .assert_code(0)
+        .assert_mentions(&["cannot read hold file"]);
+    lab.run(&["release", "node02"]).assert_code(0);
+    assert!(!files[0].exists());
+    lab.run(&["off", "node02"]).assert_code(0);
 }
 
 #[test]

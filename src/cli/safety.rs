@@ -131,13 +131,16 @@ pub fn prepare(
     let changes_power = matches!(action, Action::On | Action::Off | Action::Reboot);
     let held = if changes_power {
         match hold::active() {
-            Ok(holds) => plans
-                .iter()
-                .filter_map(|p| {
-                    let eps: Vec<String> = p.levels.iter().map(|m| m.endpoint()).collect();
-                    hold::covering(&holds, &p.name, &eps).map(|h| (p.name.clone(), h.clone()))
-                })
-                .collect(),
+            Ok(holds) => {
+                warn_unreadable(&holds);
+                plans
+                    .iter()
+                    .filter_map(|p| {
+                        let eps: Vec<String> = p.levels.iter().map(|m| m.endpoint()).collect();
+                        hold::covering(&holds, &p.name, &eps).map(|h| (p.name.clone(), h.clone()))
+                    })
+                    .collect()
+            }
             Err(m) => {
                 // A hold directory that cannot be read must not block fencing.
                 eprintln!("fencekit: warning: {m}; acting as if no node were held");
@@ -464,6 +467,18 @@ pub fn hold_main(h: HoldArgs) -> i32 {
     exit::OK
 }
 
+/// Warns about every hold file that cannot be read (it holds the node it
+/// is named for).
+fn warn_unreadable(holds: &[Hold]) {
+    for (file, why) in holds.iter().filter_map(|h| h.unreadable.as_ref()) {
+        eprintln!(
+            "fencekit: warning: cannot read hold file {} ({why}); the node it is named for is \
+             held until it is fixed or released",
+            file.display()
+        );
+    }
+}
+
 fn list(h: &HoldArgs) -> i32 {
     let holds = match hold::active() {
         Ok(x) => x,
@@ -480,7 +495,8 @@ fn list(h: &HoldArgs) -> i32 {
     if holds.is_empty() {
         crate::outln!("no holds");
     }
-    for x in &holds {
+    warn_unreadable(&holds);
+    for x in holds.iter().filter(|x| x.unreadable.is_none()) {
         crate::outln!(
             "{}: held by {} on {} until {} ({}): {}",
             x.node,
@@ -498,7 +514,23 @@ fn list(h: &HoldArgs) -> i32 {
 pub fn release_main(r: ReleaseArgs) -> i32 {
     let nodes = if r.all {
         match hold::active() {
-            Ok(holds) => holds.into_iter().map(|h| (h.node, h.endpoints)).collect(),
+            Ok(holds) => holds
+                .into_iter()
+                .filter_map(|h| match h.unreadable {
+                    // A damaged hold file: released by removing it.
+                    Some((file, why)) => {
+                        match std::fs::remove_file(&file) {
+                            Ok(()) => crate::outln!(
+                                "{}: removed (a hold file that could not be read: {why})",
+                                file.display()
+                            ),
+                            Err(e) => eprintln!("fencekit: cannot remove {}: {e}", file.display()),
+                        }
+                        None
+                    }
+                    None => Some((h.node, h.endpoints)),
+                })
+                .collect(),
             Err(m) => {
                 eprintln!("fencekit: {m}");
                 return exit::FAILURE;

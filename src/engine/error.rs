@@ -52,6 +52,9 @@ pub enum ErrorKind {
     Held,
     /// The power action was confirmed, but the confirmed-off hook failed.
     HookFailed,
+    /// fencekit itself failed (a node task panicked): the result keeps the
+    /// panic's message, and counts as a failure.
+    Internal,
 }
 
 impl ErrorKind {
@@ -82,6 +85,7 @@ impl ErrorKind {
             ErrorKind::IdentityUnavailable => "identity-unavailable",
             ErrorKind::Held => "held",
             ErrorKind::HookFailed => "hook-failed",
+            ErrorKind::Internal => "internal",
         }
     }
 }

@@ -200,6 +200,7 @@ pub async fn run_fleet(
             });
             let mut handles = Vec::with_capacity(plans.len());
             for (i, plan) in plans.into_iter().enumerate() {
+                let name = plan.name.clone();
                 let (sem, slots, opts, cancel, observer, kdump) = (
                     sem.clone(),
                     slots.clone(),
@@ -208,7 +209,7 @@ pub async fn run_fleet(
                     observer.clone(),
                     kdump.clone(),
                 );
-                handles.push(tokio::task::spawn_local(async move {
+                let task = tokio::task::spawn_local(async move {
                     if matches!(action, Action::On | Action::Reboot) && !opts.stagger.is_zero() {
                         let stagger = tokio::time::sleep(opts.stagger * i as u32);
                         if let Err(why) = bounded(stagger, None, &cancel).await {
@@ -228,18 +229,45 @@ pub async fn run_fleet(
                     let r = node(plan, action, &opts, &slots, &kdump, cancel, &*observer).await;
                     observer.done(&r);
                     r
-                }));
+                });
+                handles.push((name, task));
             }
-            let mut out = Vec::with_capacity(handles.len());
-            for h in handles {
-                match h.await {
-                    Ok(r) => out.push(r),
-                    Err(e) => tracing::error!("a node task failed: {e}"),
-                }
-            }
-            out
+            // A node whose task panicked is a failed result with the
+            // panic's message, reported and counted like any failure.
+            super::tasks::join_in_order(handles, |node, why| {
+                let r = lost(&node, action, why);
+                observer.done(&r);
+                r
+            })
+            .await
         })
         .await
+}
+
+/// The result of a node whose task did not finish (a panic in fencekit):
+/// a failure, with what is known of it. Whether a power command was sent
+/// before is not known: the error says so.
+fn lost(node: &str, action: Action, why: String) -> TargetResult {
+    let mut r = TargetResult::new(
+        node.to_string(),
+        action,
+        &Err(Failure {
+            error: DriverError::new(
+                ErrorKind::Internal,
+                Stage::Command,
+                format!(
+                    "fencekit failed on this node ({why}); whether a power command was sent \
+                     is not known: check the node's power before acting again"
+                ),
+            ),
+            last_state: None,
+        }),
+        Duration::ZERO,
+        vec![],
+        Traffic::default(),
+    );
+    r.node = node.to_string();
+    r
 }
 
 fn failed(node: &str, method: &MethodSpec, action: Action, error: DriverError) -> TargetResult {

@@ -27,4 +27,5 @@ pub mod manual;
 pub mod plan;
 pub mod result;
 pub mod sequence;
+pub mod tasks;
 pub mod verify;

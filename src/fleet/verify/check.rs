@@ -215,7 +215,8 @@ pub async fn check_all(plans: &[NodePlan], step: Duration, parallel: usize) -> V
                 .into_iter()
                 .map(|p| {
                     let sem = sem.clone();
-                    tokio::task::spawn_local(async move {
+                    let key = p.clone();
+                    let task = tokio::task::spawn_local(async move {
                         let _permit = sem.acquire().await;
                         let mut rows = Vec::new();
                         for (i, m) in p.levels.iter().enumerate() {
@@ -223,19 +224,45 @@ pub async fn check_all(plans: &[NodePlan], step: Duration, parallel: usize) -> V
                         }
                         flag_disagreements(&mut rows);
                         rows
-                    })
+                    });
+                    (key, task)
                 })
                 .collect();
-            let mut out = Vec::new();
-            for h in handles {
-                if let Ok(r) = h.await {
-                    out.extend(r);
-                }
-            }
+            // A node whose task panicked keeps a failed row per level.
+            let mut out: Vec<CheckRow> = crate::fleet::tasks::join_in_order(handles, lost_rows)
+                .await
+                .into_iter()
+                .flatten()
+                .collect();
             flag_shared_machines(&mut out);
             out
         })
         .await
+}
+
+/// The rows of a node whose check did not finish: one failed row per level
+/// (one for the node when it has none), with the reason.
+fn lost_rows(p: NodePlan, why: String) -> Vec<CheckRow> {
+    let row = |level: usize, m: Option<&MethodSpec>| CheckRow {
+        node: p.name.clone(),
+        level,
+        method: m.map_or("-", |m| m.driver_name()).into(),
+        endpoint: m.map(|m| m.endpoint()).unwrap_or_default(),
+        ok: false,
+        state: None,
+        detail: None,
+        error: Some(format!("the check did not finish: {why}")),
+        identity: None,
+        expect: m.map(|m| m.expected().clone()).unwrap_or_default(),
+    };
+    if p.levels.is_empty() {
+        return vec![row(0, None)];
+    }
+    p.levels
+        .iter()
+        .enumerate()
+        .map(|(i, m)| row(i + 1, Some(m)))
+        .collect()
 }
 
 /// Marks the levels of different nodes that report one machine.

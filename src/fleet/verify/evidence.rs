@@ -559,23 +559,32 @@ pub async fn verify_all(plans: &[NodePlan], opts: &VerifyOptions) -> Vec<VerifyR
         .run_until(async move {
             let sem = Rc::new(Semaphore::new(opts.parallel.max(1)));
             let opts = Rc::new(opts);
+            let expect = opts.expect;
             let handles: Vec<_> = plans
                 .into_iter()
                 .map(|p| {
                     let (sem, opts) = (sem.clone(), opts.clone());
-                    tokio::task::spawn_local(async move {
+                    let name = p.name.clone();
+                    let task = tokio::task::spawn_local(async move {
                         let _permit = sem.acquire().await;
                         verify_node(&p, &opts).await
-                    })
+                    });
+                    (name, task)
                 })
                 .collect();
-            let mut out = Vec::new();
-            for h in handles {
-                if let Ok(r) = h.await {
-                    out.push(r);
-                }
-            }
-            out
+            // A node whose task panicked is a report of its own, counted
+            // as a failure (no evidence), never left out.
+            crate::fleet::tasks::join_in_order(handles, |node, why| VerifyReport {
+                node,
+                expect,
+                verdict: Verdict::NoEvidence,
+                reason: format!("the verification did not finish: {why}; nothing is proven"),
+                bmc_only_accepted: false,
+                evidence: Vec::new(),
+                checks: Vec::new(),
+                elapsed_ms: 0,
+            })
+            .await
         })
         .await
 }
