@@ -83,7 +83,7 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l poll-interv
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l confirm -d 'Consecutive identical reads needed to confirm a state' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l retry-on -d 'Extra attempts of the power-on command' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -s m -l method -d 'Reboot method' -r -f -a "onoff\t'Off (confirmed) then on (confirmed)'
-cycle\t'One power-cycle command; unverified'"
+cycle\t'One power-cycle command; unverified (with --verify: seen off, then on)'"
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l timeout -d 'Deadline for the whole action' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l login-timeout -d 'Bound on session set-up and on each request (within an action\'s --timeout, an IPMI set-up the BMC answered in part starts once more)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -s o -l output -d 'Output format' -r -f -a "human\t'Short lines for people'
@@ -146,7 +146,7 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l poll-interval -
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l confirm -d 'Consecutive identical reads needed to confirm a state' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l retry-on -d 'Extra attempts of the power-on command' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -s m -l method -d 'Reboot method' -r -f -a "onoff\t'Off (confirmed) then on (confirmed)'
-cycle\t'One power-cycle command; unverified'"
+cycle\t'One power-cycle command; unverified (with --verify: seen off, then on)'"
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l timeout -d 'Deadline for the whole action' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l login-timeout -d 'Bound on session set-up and on each request (within an action\'s --timeout, an IPMI set-up the BMC answered in part starts once more)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -s o -l output -d 'Output format' -r -f -a "human\t'Short lines for people'
@@ -209,7 +209,7 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l poll-interval 
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l confirm -d 'Consecutive identical reads needed to confirm a state' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l retry-on -d 'Extra attempts of the power-on command' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -s m -l method -d 'Reboot method' -r -f -a "onoff\t'Off (confirmed) then on (confirmed)'
-cycle\t'One power-cycle command; unverified'"
+cycle\t'One power-cycle command; unverified (with --verify: seen off, then on)'"
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l timeout -d 'Deadline for the whole action' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l login-timeout -d 'Bound on session set-up and on each request (within an action\'s --timeout, an IPMI set-up the BMC answered in part starts once more)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -s o -l output -d 'Output format' -r -f -a "human\t'Short lines for people'
@@ -282,7 +282,7 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l poll-interv
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l confirm -d 'Consecutive identical reads needed to confirm a state' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l retry-on -d 'Extra attempts of the power-on command' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -s m -l method -d 'Reboot method' -r -f -a "onoff\t'Off (confirmed) then on (confirmed)'
-cycle\t'One power-cycle command; unverified'"
+cycle\t'One power-cycle command; unverified (with --verify: seen off, then on)'"
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l timeout -d 'Deadline for the whole action' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l login-timeout -d 'Bound on session set-up and on each request (within an action\'s --timeout, an IPMI set-up the BMC answered in part starts once more)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -s o -l output -d 'Output format' -r -f -a "human\t'Short lines for people'
@@ -355,7 +355,7 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l poll-inter
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l confirm -d 'Consecutive identical reads needed to confirm a state' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l retry-on -d 'Extra attempts of the power-on command' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -s m -l method -d 'Reboot method' -r -f -a "onoff\t'Off (confirmed) then on (confirmed)'
-cycle\t'One power-cycle command; unverified'"
+cycle\t'One power-cycle command; unverified (with --verify: seen off, then on)'"
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l timeout -d 'Deadline for the whole action' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l login-timeout -d 'Bound on session set-up and on each request (within an action\'s --timeout, an IPMI set-up the BMC answered in part starts once more)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -s o -l output -d 'Output format' -r -f -a "human\t'Short lines for people'
@@ -418,7 +418,7 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l poll-interv
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l confirm -d 'Consecutive identical reads needed to confirm a state' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l retry-on -d 'Extra attempts of the power-on command' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -s m -l method -d 'Reboot method' -r -f -a "onoff\t'Off (confirmed) then on (confirmed)'
-cycle\t'One power-cycle command; unverified'"
+cycle\t'One power-cycle command; unverified (with --verify: seen off, then on)'"
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l timeout -d 'Deadline for the whole action' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l login-timeout -d 'Bound on session set-up and on each request (within an action\'s --timeout, an IPMI set-up the BMC answered in part starts once more)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -s o -l output -d 'Output format' -r -f -a "human\t'Short lines for people'
@@ -489,7 +489,7 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l poll-interva
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l confirm -d 'Consecutive identical reads needed to confirm a state' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l retry-on -d 'Extra attempts of the power-on command' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -s m -l method -d 'Reboot method' -r -f -a "onoff\t'Off (confirmed) then on (confirmed)'
-cycle\t'One power-cycle command; unverified'"
+cycle\t'One power-cycle command; unverified (with --verify: seen off, then on)'"
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l timeout -d 'Deadline for the whole action' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l login-timeout -d 'Bound on session set-up and on each request (within an action\'s --timeout, an IPMI set-up the BMC answered in part starts once more)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -s o -l output -d 'Output format' -r -f -a "human\t'Short lines for people'
@@ -553,7 +553,7 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l poll-interval
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l confirm -d 'Consecutive identical reads needed to confirm a state' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l retry-on -d 'Extra attempts of the power-on command' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -s m -l method -d 'Reboot method' -r -f -a "onoff\t'Off (confirmed) then on (confirmed)'
-cycle\t'One power-cycle command; unverified'"
+cycle\t'One power-cycle command; unverified (with --verify: seen off, then on)'"
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l timeout -d 'Deadline for the whole action' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l login-timeout -d 'Bound on session set-up and on each request (within an action\'s --timeout, an IPMI set-up the BMC answered in part starts once more)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -s o -l output -d 'Output format' -r -f -a "human\t'Short lines for people'

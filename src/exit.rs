@@ -27,7 +27,7 @@ pub const TABLE: &[(i32, &str)] = &[
     ),
     (
         FAILURE,
-        "at least one target could not be reached, authenticated or confirmed (or is held, or its confirmed-off hook failed)",
+        "at least one target could not be reached, authenticated or confirmed (or is held, or its confirmed-off hook failed, or fencekit itself failed on it)",
     ),
     (
         STATUS_OFF,
@@ -36,8 +36,9 @@ pub const TABLE: &[(i32, &str)] = &[
     (
         UNPROVEN,
         "not proven: a verify verdict other than proven (contradiction, unproven, bmc-only, \
-         drift), or a command sent that nothing observed (reboot --method cycle, off through \
-         the ssh host profile)",
+         drift), a command sent that nothing observed (reboot --method cycle, off through the \
+         ssh host profile), or a command sent whose outcome is unknown (no answer, and no read \
+         shows whether it was carried out; it is never sent again)",
     ),
     (
         USAGE,

@@ -541,3 +541,187 @@ fn forged_replayed_and_foreign_datagrams_are_ignored() {
         assert!(matches!(active.unwrap(&foreign), Unwrapped::Ignored(_)));
     }
 }
+
+// --------------------------------------------------------- at most once ----
+
+/// What a node did with one command, by the lab's own command log.
+#[derive(Debug)]
+struct Once {
+    label: &'static str,
+    command: &'static str,
+    /// (what the client said, times the lab carried the command out)
+    runs: Vec<(String, usize)>,
+}
+
+/// Runs `command` (`cycle`: `reboot --method cycle`; `reset`: the driver's
+/// hard reset, which no action sends; `diag`: the engine's NMI) `runs`
+/// times against `node`, and counts what the lab carried out each time.
+async fn at_most_once(
+    node: &fencekit::lab::fleet::LabNode,
+    label: &'static str,
+    command: &'static str,
+    runs: usize,
+) -> Once {
+    use fencekit::engine::driver::PowerDriver;
+    use fencekit::engine::power::PowerCommand;
+    let mut out = Once {
+        label,
+        command,
+        runs: Vec::new(),
+    };
+    for _ in 0..runs {
+        let before = node.bmc().log().len();
+        let p = Policy {
+            method: RebootMethod::Cycle,
+            step_timeout: Some(Duration::from_secs(10)),
+            deadline: Some(fencekit::engine::clock::Instant::now() + Duration::from_secs(60)),
+            ..fast_policy()
+        };
+        let mut cfg = config(node.addr(), "lab");
+        cfg.cipher = CipherChoice::Suite(17);
+        let said = match command {
+            "reset" => {
+                let mut d = IpmiDriver::new(cfg).unwrap();
+                let dl = || Some(Instant::now() + Duration::from_secs(10));
+                let r = match d.connect(dl()).await {
+                    Ok(_) => d.command(PowerCommand::Reset, dl()).await,
+                    Err(e) => Err(e),
+                };
+                d.close().await;
+                match r {
+                    Ok(()) => "done".to_string(),
+                    Err(e) => e.kind.as_str().to_string(),
+                }
+            }
+            _ => {
+                let action = if command == "cycle" {
+                    Action::Reboot
+                } else {
+                    Action::Diag
+                };
+                match act(cfg, action, &p).await.0 {
+                    Ok(Outcome::CycleSent | Outcome::DiagSent) => "done".to_string(),
+                    Ok(Outcome::OutcomeUnknown { .. }) => "outcome-unknown".to_string(),
+                    Ok(o) => format!("{o:?}"),
+                    Err(f) => f.error.kind.as_str().to_string(),
+                }
+            }
+        };
+        // A cycle holds the node off for a second; let it end first.
+        tokio::time::sleep(Duration::from_millis(1300)).await;
+        let carried = node.bmc().log()[before..]
+            .iter()
+            .filter(|c| **c == command)
+            .count();
+        out.runs.push((said, carried));
+    }
+    out
+}
+
+/// At most once (issue 23, item 9), by the lab's own command log (the lab
+/// has no duplicate detection: every Chassis Control it receives is carried
+/// out and logged): behind a BMC whose answers come 400 ms or 1 s late,
+/// and under 30 % loss each way, every power cycle, hard reset and NMI is
+/// carried out at most once per action, and exactly once whenever the
+/// client reports it done. An action whose answer never came reports its
+/// outcome unknown and never sends it again.
+#[test]
+fn cycle_reset_and_nmi_are_carried_out_at_most_once() {
+    rt().block_on(async {
+        let rows: Vec<(&'static str, Faults, usize)> = vec![
+            (
+                "answers 400 ms late",
+                Faults {
+                    delay: Duration::from_millis(400),
+                    ..Faults::default()
+                },
+                2,
+            ),
+            (
+                "answers 1 s late",
+                Faults {
+                    delay: Duration::from_secs(1),
+                    ..Faults::default()
+                },
+                2,
+            ),
+            (
+                "30 % loss each way",
+                Faults {
+                    loss: 0.3,
+                    ..Faults::default()
+                },
+                5,
+            ),
+        ];
+        let mut labs = Vec::new();
+        for (label, faults, runs) in rows {
+            let l = Lab::start(&LabSpec {
+                nodes: 3,
+                faults,
+                ..LabSpec::default()
+            })
+            .await
+            .expect("lab starts");
+            labs.push((label, runs, l));
+        }
+        let mut work = Vec::new();
+        for (label, runs, l) in &labs {
+            for (i, command) in ["cycle", "reset", "diag"].into_iter().enumerate() {
+                work.push(at_most_once(&l.nodes[i], label, command, *runs));
+            }
+        }
+        let results = futures_join(work).await;
+        let mut done = 0;
+        for o in &results {
+            println!("{} {}: {:?}", o.label, o.command, o.runs);
+            for (said, carried) in &o.runs {
+                assert!(
+                    *carried <= 1,
+                    "{} {}: carried out {carried} times",
+                    o.label,
+                    o.command
+                );
+                if said == "done" {
+                    done += 1;
+                    assert_eq!(
+                        *carried, 1,
+                        "{} {}: done, yet {carried}",
+                        o.label, o.command
+                    );
+                }
+            }
+            if !o.label.contains("loss") {
+                assert!(
+                    o.runs.iter().all(|(said, n)| said == "done" && *n == 1),
+                    "a slow BMC's late answer is still an answer: {o:?}"
+                );
+            }
+        }
+        assert!(done >= 12, "every slow run completes: {results:?}");
+    });
+}
+
+/// Awaits every future concurrently on this task, in order.
+async fn futures_join<F: std::future::Future>(futs: Vec<F>) -> Vec<F::Output> {
+    let mut futs: Vec<std::pin::Pin<Box<F>>> = futs.into_iter().map(Box::pin).collect();
+    let mut out: Vec<Option<F::Output>> = (0..futs.len()).map(|_| None).collect();
+    std::future::poll_fn(|cx| {
+        let mut pending = false;
+        for (i, f) in futs.iter_mut().enumerate() {
+            if out[i].is_none() {
+                match f.as_mut().poll(cx) {
+                    std::task::Poll::Ready(v) => out[i] = Some(v),
+                    std::task::Poll::Pending => pending = true,
+                }
+            }
+        }
+        if pending {
+            std::task::Poll::Pending
+        } else {
+            std::task::Poll::Ready(())
+        }
+    })
+    .await;
+    out.into_iter().flatten().collect()
+}

@@ -632,7 +632,9 @@ fn a_power_cycle_is_sent_unverified_until_verified() {
     let res = &results(&r)[0];
     assert_eq!(res["ok"], false, "{r}");
     assert_eq!(res["outcome"], "cycle-sent", "{r}");
-    // Verification that follows can prove it back on.
+    // With --verify the cycle is observed (off, then on), then proven back
+    // on; it used to be "proven" on an expect-on read alone (issue 23,
+    // item 5).
     let r = run(
         d,
         &[
@@ -643,7 +645,54 @@ fn a_power_cycle_is_sent_unverified_until_verified() {
     let res = &results(&r)[0];
     assert_eq!(res["ok"], true, "{r}");
     assert_eq!(res["outcome"], "proven", "{r}");
-    assert_eq!(res["action_outcome"], "cycle-sent", "{r}");
+    assert_eq!(res["action_outcome"], "cycled", "{r}");
+    let seen: Vec<&str> = res["timeline"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["event"] == "state-observed")
+        .filter_map(|e| e["state"].as_str())
+        .collect();
+    let off = seen.iter().position(|s| *s == "off").expect("seen off");
+    assert!(seen[off..].contains(&"on"), "off, then on: {seen:?}");
+}
+
+/// A BMC that accepts the cycle and does nothing (the lab's `stuck`): the
+/// node is never seen off, so `reboot --method cycle --verify` is not
+/// proven (outcome unknown, exit 3; no further level cycles it again), and
+/// says to use `--method onoff`; its host answering "on" proves nothing
+/// about a cycle.
+#[test]
+fn a_cycle_the_bmc_ignores_is_never_verified() {
+    let l = lab(&["--nodes", "1", "--hosts", "--fault", "node01:stuck"]);
+    let (d, inv) = (l.dir.path(), l.inventory.to_str().unwrap());
+    let r = run(
+        d,
+        &[
+            "reboot",
+            "-i",
+            inv,
+            "node01",
+            "--method",
+            "cycle",
+            "--verify",
+            "--power-timeout",
+            "2s",
+            "-o",
+            "json",
+        ],
+    );
+    assert_ne!(r.code, Some(0), "{r}");
+    r.assert_code(3);
+    let res = &results(&r)[0];
+    assert_eq!(res["ok"], false, "{r}");
+    assert_eq!(res["outcome"], "outcome-unknown", "{r}");
+    assert_eq!(res["level"], 1, "not cycled again by level 2: {r}");
+    let e = res["error"].as_str().unwrap();
+    assert!(
+        e.contains("never seen off") && e.contains("--method onoff"),
+        "{r}"
+    );
 }
 
 #[test]

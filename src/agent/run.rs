@@ -22,7 +22,7 @@ use crate::engine::error::{ErrorKind, Stage};
 use crate::engine::event::Stamped;
 use crate::engine::identity::ExpectedIdentity;
 use crate::engine::policy::{Policy, PowerTimeout};
-use crate::engine::power::{Action, PowerState, RebootMethod};
+use crate::engine::power::{Action, PowerCommand, PowerState, RebootMethod};
 use crate::engine::run::{run, Cancel, Failure, Outcome};
 use crate::ipmi::config::IpmiConfig;
 use std::ffi::OsString;
@@ -668,9 +668,34 @@ pub fn report(action: Action, method: RebootMethod, result: &Result<Outcome, Fai
         Ok(Outcome::Reached {
             state: PowerState::Off,
         }) => ok("Success: Powered OFF", EXIT_OK),
-        Ok(Outcome::Rebooted | Outcome::CycleSent | Outcome::DiagSent) => {
+        Ok(Outcome::Rebooted | Outcome::Cycled | Outcome::CycleSent | Outcome::DiagSent) => {
             ok("Success: Rebooted", EXIT_OK)
         }
+        // Sent, no answer, and nothing shows whether it was carried out:
+        // never sent again, and never a success (Pacemaker retries with
+        // its own judgement; fencekit did not act twice).
+        Ok(Outcome::OutcomeUnknown { command, reason }) => Report {
+            stdout: None,
+            log: vec![
+                (
+                    true,
+                    match command {
+                        PowerCommand::Off => "Failed: Timed out waiting to power OFF",
+                        PowerCommand::On => "Failed: Timed out waiting to power ON",
+                        _ => "Connection timed out",
+                    }
+                    .to_string(),
+                ),
+                (
+                    true,
+                    format!(
+                        "cause: sent, outcome unknown: power {command} got no answer ({reason}); \
+                         it was not sent again"
+                    ),
+                ),
+            ],
+            code: EXIT_FAILED,
+        },
         Ok(Outcome::FencedNotRestored { error }) => Report {
             stdout: Some("Success: Rebooted".to_string()),
             log: vec![

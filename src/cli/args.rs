@@ -113,7 +113,7 @@ pub enum Method {
     /// Off (confirmed) then on (confirmed).
     #[default]
     Onoff,
-    /// One power-cycle command; unverified.
+    /// One power-cycle command; unverified (with --verify: seen off, then on).
     Cycle,
 }
 

@@ -86,6 +86,9 @@ pub fn policy(a: &ActionArgs) -> Policy {
             Method::Onoff => RebootMethod::OnOff,
             Method::Cycle => RebootMethod::Cycle,
         },
+        // `reboot --method cycle --verify` observes the cycle (off, then
+        // on) before the verification, which alone proves nothing about it.
+        observe_cycle: a.verify && a.method == Method::Cycle,
         step_timeout: Some(a.login_timeout),
         deadline: None,
         ..Policy::native()

@@ -37,9 +37,14 @@ fn action_words(r: &TargetResult, outcome: Option<TargetOutcome>) -> String {
         Some(TargetOutcome::Already) => format!("already {state} (confirmed)"),
         Some(TargetOutcome::Reached) => format!("powered {state} (confirmed)"),
         Some(TargetOutcome::Rebooted) => "rebooted: off confirmed, then on confirmed".to_string(),
+        Some(TargetOutcome::Cycled) => "power cycle observed: off, then on (confirmed)".to_string(),
         Some(TargetOutcome::CycleSent) => {
             "power cycle sent, unverified: nothing observed the node off".to_string()
         }
+        Some(TargetOutcome::OutcomeUnknown) => r
+            .error
+            .clone()
+            .unwrap_or_else(|| "sent, outcome unknown: not sent again".to_string()),
         Some(TargetOutcome::OffSent) => {
             "power-off sent, unverified: this method cannot observe the node off".to_string()
         }

@@ -10,7 +10,7 @@ use crate::exit;
 use crate::fleet::audit::Audit;
 use crate::fleet::fanout::{run_fleet, FleetOptions, Observer};
 use crate::fleet::plan::NodePlan;
-use crate::fleet::result::{Report, TargetOutcome, TargetResult};
+use crate::fleet::result::{Report, Standing, TargetOutcome, TargetResult};
 use crate::ipmi::config::{CipherChoice, Version};
 use crate::method::spec::MethodSpec;
 use crate::redfish::config::TlsTrust;
@@ -337,7 +337,7 @@ fn action(action: Action, a: ActionArgs, safety: &SafetyArgs) -> i32 {
             let r = &results[0];
             // A result (proven or not, sent or confirmed) goes to stdout;
             // a failure to act goes to stderr.
-            if r.ok || r.verdict.is_some() || r.outcome.is_some_and(|o| o.unverified()) {
+            if r.verdict.is_some() || r.standing() != Standing::Failed {
                 crate::outln!("{}", human_line(r));
             } else {
                 eprintln!("fencekit: {}", human_line(r));
@@ -355,11 +355,11 @@ fn action(action: Action, a: ActionArgs, safety: &SafetyArgs) -> i32 {
             }
             let failed = results
                 .iter()
-                .filter(|r| r.exit_code() == exit::FAILURE)
+                .filter(|r| r.standing() == Standing::Failed)
                 .count();
             let unproven = results
                 .iter()
-                .filter(|r| r.exit_code() == exit::UNPROVEN)
+                .filter(|r| r.standing() == Standing::NotProven)
                 .count();
             if failed > 0 {
                 eprintln!("fencekit: {failed} of {} target(s) failed", results.len());
@@ -495,11 +495,11 @@ fn verify_results(
             .iter()
             .filter(|p| {
                 results.iter().any(|r| {
-                    // Confirmed (or sent, unverified); a failed confirmed-off
-                    // hook does not change what the off did.
-                    let acted = r.ok
-                        || r.outcome.is_some_and(TargetOutcome::unverified)
-                        || r.error_kind == Some(ErrorKind::HookFailed);
+                    // Confirmed, or sent in a way a proof can complete (not
+                    // an unobserved cycle); a failed confirmed-off hook does
+                    // not change what the off did.
+                    let acted =
+                        r.verification_can_prove() || r.error_kind == Some(ErrorKind::HookFailed);
                     r.node == p.name && acted && expect_of(r) == expect
                 })
             })

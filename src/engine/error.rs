@@ -55,6 +55,11 @@ pub enum ErrorKind {
     /// fencekit itself failed (a node task panicked): the result keeps the
     /// panic's message, and counts as a failure.
     Internal,
+    /// A power command was sent and its answer never came, and nothing the
+    /// driver could read shows whether it was carried out
+    /// ([`crate::engine::once`]). Not a failure to retry: the command is
+    /// never sent again.
+    OutcomeUnknown,
 }
 
 impl ErrorKind {
@@ -86,6 +91,7 @@ impl ErrorKind {
             ErrorKind::Held => "held",
             ErrorKind::HookFailed => "hook-failed",
             ErrorKind::Internal => "internal",
+            ErrorKind::OutcomeUnknown => "outcome-unknown",
         }
     }
 }

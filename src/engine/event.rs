@@ -50,6 +50,14 @@ pub enum Event {
         /// The device's answer.
         reason: String,
     },
+    /// A power command got no answer, and no read showed whether it was
+    /// carried out: it is not sent again (at most once).
+    CommandUnanswered {
+        /// The command.
+        command: PowerCommand,
+        /// What is known.
+        reason: String,
+    },
     /// A power state was read.
     StateObserved {
         /// The state.
@@ -158,6 +166,9 @@ impl Event {
             Event::CommandDeclined { command, reason } => {
                 format!("power {command} declined ({reason}); reading the state again")
             }
+            Event::CommandUnanswered { command, reason } => format!(
+                "power {command} got no answer ({reason}); its outcome is unknown: not sent again"
+            ),
             Event::StateObserved { state } => format!("observed: power {state}"),
             Event::TransitionObserved { transition } => {
                 format!("observed: {transition} (a transition under way)")

@@ -53,6 +53,9 @@ pub struct Policy {
     pub retry_on: u32,
     /// How `reboot` is done.
     pub method: RebootMethod,
+    /// `reboot --method cycle`: poll through the cycle and observe the node
+    /// off, then on (`--verify`), instead of reporting it sent.
+    pub observe_cycle: bool,
     /// Bound on each step that talks to the device (session set-up, one request).
     pub step_timeout: Option<Duration>,
     /// The whole action must end by then, on the engine's clock
@@ -78,6 +81,7 @@ impl Policy {
             confirm: 2,
             retry_on: 1,
             method: RebootMethod::OnOff,
+            observe_cycle: false,
             step_timeout: Some(Duration::from_secs(10)),
             deadline: Some(Instant::now() + Duration::from_secs(60)),
             expect: ExpectedIdentity::default(),
@@ -95,6 +99,7 @@ impl Policy {
             confirm: 1,
             retry_on: 1,
             method: RebootMethod::OnOff,
+            observe_cycle: false,
             step_timeout: Some(Duration::from_secs(20)),
             deadline: None,
             expect: ExpectedIdentity::default(),

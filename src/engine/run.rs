@@ -73,6 +73,20 @@ pub enum Outcome {
     /// power-off was sent while the node was seen on; nothing can observe
     /// it off. "Sent, unverified", never a success on its own.
     OffSent,
+    /// `reboot --method cycle` observed through (`--verify`): after the
+    /// cycle command the node was seen off, then on (confirmed).
+    Cycled,
+    /// A command was sent, its answer never came, and nothing read since
+    /// shows whether the device carried it out (a cycle, a reset or an NMI;
+    /// an off or on whose state could not be read afterwards). It is never
+    /// sent again ([`super::once`]): "sent, outcome unknown", natively not a
+    /// success (exit 3), a failure in agent mode.
+    OutcomeUnknown {
+        /// The command.
+        command: PowerCommand,
+        /// What is known.
+        reason: String,
+    },
     /// `monitor`: the device answered and authenticated.
     Monitored,
     /// `diag`: the diagnostic interrupt was accepted ("sent, unverified":
@@ -95,10 +109,11 @@ impl Outcome {
             Outcome::Status { state } | Outcome::Already { state } | Outcome::Reached { state } => {
                 Some(*state)
             }
-            Outcome::Rebooted => Some(PowerState::On),
+            Outcome::Rebooted | Outcome::Cycled => Some(PowerState::On),
             // Under way, sent or acknowledged: no settled state was observed.
             Outcome::InTransition { .. }
             | Outcome::FencedNotRestored { .. }
+            | Outcome::OutcomeUnknown { .. }
             | Outcome::CycleSent
             | Outcome::OffSent
             | Outcome::Monitored
@@ -173,6 +188,7 @@ pub async fn run<D: PowerDriver>(
         start: Instant::now(),
         last_state: None,
         last_transition: None,
+        settled_reads: 0,
     };
     m.emit(Event::Started { action });
     let result = m.act(action).await;
@@ -192,6 +208,28 @@ struct Machine<'a, D> {
     last_state: Option<PowerState>,
     /// The transition of the last reading, when it was one (for messages).
     last_transition: Option<Transition>,
+    /// Settled states read so far (whether reads still answer).
+    settled_reads: u32,
+}
+
+/// What became of one power command ([`Machine::send`]).
+#[derive(Debug)]
+enum Sent {
+    /// The device accepted it.
+    Accepted,
+    /// The device declined it in a way that may only mean "already there":
+    /// read again, never assume.
+    Declined,
+    /// No answer, and nothing showed whether it was carried out: never send
+    /// it again (at most once). The driver's words.
+    Unknown(String),
+}
+
+/// A command error after which the device may have acted: the driver said
+/// so ([`ErrorKind::OutcomeUnknown`]), or the command step timed out.
+fn may_have_acted(e: &DriverError) -> bool {
+    e.kind == ErrorKind::OutcomeUnknown
+        || (e.kind == ErrorKind::Timeout && e.stage == Stage::Command)
 }
 
 /// `uuid U, serial S` for messages.
@@ -363,8 +401,14 @@ impl<D: PowerDriver> Machine<'_, D> {
             }
             Action::Diag => {
                 self.read().await?;
-                self.send(PowerCommand::Diag, None).await?;
-                Ok(Outcome::DiagSent)
+                match self.send(PowerCommand::Diag, None).await? {
+                    Sent::Accepted | Sent::Declined => Ok(Outcome::DiagSent),
+                    // An NMI shows nothing to read: never sent again.
+                    Sent::Unknown(reason) => Ok(Outcome::OutcomeUnknown {
+                        command: PowerCommand::Diag,
+                        reason,
+                    }),
+                }
             }
             Action::Off => self.ensure(PowerState::Off, 1).await,
             Action::On => self.ensure(PowerState::On, 1 + self.policy.retry_on).await,
@@ -458,6 +502,7 @@ impl<D: PowerDriver> Machine<'_, D> {
             Observed::Settled(state) => {
                 self.last_state = Some(state);
                 self.last_transition = None;
+                self.settled_reads += 1;
                 self.emit(Event::StateObserved { state });
             }
             Observed::InTransition(transition) => {
@@ -523,20 +568,23 @@ impl<D: PowerDriver> Machine<'_, D> {
         }
     }
 
-    /// Sends a command. Returns false when the device declined it as "not in
-    /// present state", or refused it while the node reached `target` (the
-    /// settled state the command leads to; `None` for cycle and diag): the
-    /// caller then polls for the state rather than assume it.
+    /// Sends a command. [`Sent::Declined`] when the device declined it as
+    /// "not in present state", or refused it while the node reached `target`
+    /// (the settled state the command leads to; `None` for cycle and diag):
+    /// the caller then polls for the state rather than assume it.
+    /// [`Sent::Unknown`] when no answer came and the driver could not tell
+    /// whether it was carried out: the caller never sends it again.
     ///
-    /// A refusal that means "busy" or "a transition is in progress" is
-    /// never answered by re-sending blindly: the state is read first; a
-    /// transition is waited through; the command is sent again only when
-    /// the node is still not where it should be, within the deadline.
+    /// A refusal that means "busy" or "a transition is in progress" (an
+    /// answer: not carried out) is never answered by re-sending blindly:
+    /// the state is read first; a transition is waited through; the command
+    /// is sent again only when the node is still not where it should be,
+    /// within the deadline.
     async fn send(
         &mut self,
         command: PowerCommand,
         target: Option<PowerState>,
-    ) -> Result<bool, DriverError> {
+    ) -> Result<Sent, DriverError> {
         let mut pause = Duration::from_millis(200);
         // Busy answers are retried until the step deadline (or 30 times when
         // timeouts are disabled), never forever.
@@ -554,14 +602,22 @@ impl<D: PowerDriver> Machine<'_, D> {
             match r {
                 Ok(()) => {
                     self.emit(Event::CommandSent { command });
-                    return Ok(true);
+                    return Ok(Sent::Accepted);
                 }
                 Err(e) if e.kind == ErrorKind::NotInPresentState => {
                     self.emit(Event::CommandDeclined {
                         command,
                         reason: e.message,
                     });
-                    return Ok(false);
+                    return Ok(Sent::Declined);
+                }
+                Err(e) if may_have_acted(&e) => {
+                    let reason = e.to_string();
+                    self.emit(Event::CommandUnanswered {
+                        command,
+                        reason: reason.clone(),
+                    });
+                    return Ok(Sent::Unknown(reason));
                 }
                 Err(e)
                     if e.kind == ErrorKind::Busy
@@ -600,7 +656,7 @@ impl<D: PowerDriver> Machine<'_, D> {
                         }
                     };
                     if now.is_some() && now == target {
-                        return Ok(false);
+                        return Ok(Sent::Declined);
                     }
                 }
                 Err(e) => return Err(e),
@@ -631,8 +687,7 @@ impl<D: PowerDriver> Machine<'_, D> {
             // the hard power-off goes now. A device that refuses it during
             // the transition (iLO) is read again and waited through (`send`).
             Observed::InTransition(_) if target == PowerState::Off => {
-                self.set_power(target, attempts).await?;
-                return Ok(Outcome::Reached { state: target });
+                return self.set_power(target, attempts).await;
             }
             // An "on" sent while the node powers off can be accepted and
             // dropped (quirk 15): wait for the node to settle, then decide.
@@ -644,7 +699,9 @@ impl<D: PowerDriver> Machine<'_, D> {
                 // (vendors.md: XCC, Supermicro, AMI), so "already there"
                 // cannot rule out a boot or shutdown under way. Such devices
                 // accept the command as a no-op: send it, then confirm.
-                self.send(command_for(target), Some(target)).await?;
+                if let Sent::Unknown(why) = self.send(command_for(target), Some(target)).await? {
+                    return self.settle_unknown(target, why).await;
+                }
                 if !self.poll_until(target).await? {
                     return Err(self.transition_timeout(target));
                 }
@@ -654,8 +711,7 @@ impl<D: PowerDriver> Machine<'_, D> {
                 return Ok(Outcome::Already { state: target });
             }
         }
-        self.set_power(target, attempts).await?;
-        Ok(Outcome::Reached { state: target })
+        self.set_power(target, attempts).await
     }
 
     /// `off` through a device that cannot observe off: the node must be
@@ -663,14 +719,17 @@ impl<D: PowerDriver> Machine<'_, D> {
     /// off), then the power-off is sent, and that is all that can be said.
     async fn off_unobservable(&mut self) -> Result<Outcome, DriverError> {
         self.read().await?;
-        if self.send(PowerCommand::Off, None).await? {
-            Ok(Outcome::OffSent)
-        } else {
-            Err(DriverError::new(
+        match self.send(PowerCommand::Off, None).await? {
+            Sent::Accepted => Ok(Outcome::OffSent),
+            Sent::Unknown(reason) => Ok(Outcome::OutcomeUnknown {
+                command: PowerCommand::Off,
+                reason,
+            }),
+            Sent::Declined => Err(DriverError::new(
                 ErrorKind::DeviceError,
                 Stage::Command,
                 "the power-off was declined, and this method cannot observe the node off",
-            ))
+            )),
         }
     }
 
@@ -680,8 +739,11 @@ impl<D: PowerDriver> Machine<'_, D> {
             return self.off_unobservable().await;
         }
         // The off half is `off` itself: transitions, refusals and devices
-        // that hide transitions are handled the same way.
-        self.ensure(PowerState::Off, 1).await?;
+        // that hide transitions are handled the same way. An off whose
+        // outcome is unknown is not followed by an on.
+        if let o @ Outcome::OutcomeUnknown { .. } = self.ensure(PowerState::Off, 1).await? {
+            return Ok(o);
+        }
         // The node is fenced now. Power-on failures no longer undo that.
         let attempts = match self.policy.mode {
             // fence-agents: set_power(on, retry_on) — retry_on=0 means no attempt.
@@ -694,7 +756,13 @@ impl<D: PowerDriver> Machine<'_, D> {
             });
         }
         match self.set_power(PowerState::On, attempts).await {
-            Ok(()) => Ok(Outcome::Rebooted),
+            Ok(Outcome::OutcomeUnknown { reason, .. }) => Ok(Outcome::FencedNotRestored {
+                error: format!(
+                    "the power-on got no answer and its outcome is unknown ({reason}); it was \
+                     not sent again"
+                ),
+            }),
+            Ok(_) => Ok(Outcome::Rebooted),
             Err(e) if e.kind == ErrorKind::Interrupted => Err(e),
             Err(e) => Ok(Outcome::FencedNotRestored {
                 error: e.to_string(),
@@ -702,9 +770,19 @@ impl<D: PowerDriver> Machine<'_, D> {
         }
     }
 
+    /// `reboot --method cycle`: one power cycle, from a settled state. The
+    /// cycle is sent again only after the device answered that it did not
+    /// carry it out (a refusal); never after silence ([`Sent::Unknown`]):
+    /// a cycle that already finished reads on, like one never sent.
     async fn reboot_cycle(&mut self) -> Result<Outcome, DriverError> {
-        // One command that cannot be observed half-way: start it from a
-        // settled state.
+        if self.policy.observe_cycle && !self.driver.observes_off() {
+            return Err(DriverError::new(
+                ErrorKind::Unsupported,
+                Stage::Command,
+                "this method cannot observe the node off, so a power cycle through it cannot be \
+                 verified; use --method onoff",
+            ));
+        }
         let first = match self.read().await? {
             Observed::Settled(s) => s,
             Observed::InTransition(t) => self.wait_settled(t).await?,
@@ -712,17 +790,21 @@ impl<D: PowerDriver> Machine<'_, D> {
         let mut last_err = None;
         for _ in 0..(1 + self.policy.retry_on) {
             match self.send(PowerCommand::Cycle, None).await {
-                Ok(true) => {
-                    self.sleep(self.policy.power_wait, Stage::Wait).await?;
-                    return Ok(Outcome::CycleSent);
-                }
-                Ok(false) => {
+                Ok(Sent::Accepted) => return self.after_cycle(first, None).await,
+                Ok(Sent::Unknown(why)) => return self.after_cycle(first, Some(why)).await,
+                Ok(Sent::Declined) => {
                     // Quirk (fence-agents#596, bmclib#223): cycle on an off
                     // chassis answers D5h. Read again; if off, power it on.
                     if self.read().await? == Observed::Settled(PowerState::Off) {
-                        self.set_power(PowerState::On, 1 + self.policy.retry_on)
-                            .await?;
-                        return Ok(Outcome::Rebooted);
+                        return match self
+                            .set_power(PowerState::On, 1 + self.policy.retry_on)
+                            .await?
+                        {
+                            Outcome::OutcomeUnknown { command, reason } => {
+                                Ok(Outcome::OutcomeUnknown { command, reason })
+                            }
+                            _ => Ok(Outcome::Rebooted),
+                        };
                     }
                     last_err = Some(DriverError::new(
                         ErrorKind::DeviceError,
@@ -731,6 +813,7 @@ impl<D: PowerDriver> Machine<'_, D> {
                     ));
                 }
                 Err(e) if e.kind == ErrorKind::Interrupted => return Err(e),
+                // An answered refusal: not carried out, so it may go again.
                 Err(e) => last_err = Some(e),
             }
         }
@@ -739,13 +822,138 @@ impl<D: PowerDriver> Machine<'_, D> {
         }))
     }
 
+    /// After the cycle command: with `observe_cycle`, poll through the cycle
+    /// (the node off, then on, confirmed); else one read when its answer
+    /// never came (off: the cycle is under way) and "sent". `unanswered`:
+    /// the driver's words when no answer came.
+    async fn after_cycle(
+        &mut self,
+        first: PowerState,
+        unanswered: Option<String>,
+    ) -> Result<Outcome, DriverError> {
+        let unknown = |reason: String| Outcome::OutcomeUnknown {
+            command: PowerCommand::Cycle,
+            reason,
+        };
+        if !self.policy.observe_cycle {
+            let Some(why) = unanswered else {
+                self.sleep(self.policy.power_wait, Stage::Wait).await?;
+                return Ok(Outcome::CycleSent);
+            };
+            return Ok(match self.poll_read().await {
+                Ok(Some(Observed::Settled(PowerState::Off))) if first == PowerState::On => {
+                    Outcome::CycleSent
+                }
+                Err(e) if e.kind == ErrorKind::Interrupted => return Err(e),
+                _ => unknown(format!(
+                    "{why}; the node does not read off since, so whether the BMC carried out \
+                     the cycle is not known"
+                )),
+            });
+        }
+        // Observed: the node must be seen off (a cycle holds it off for at
+        // least a second), then on.
+        let began = Instant::now();
+        let seen_off = self.poll_for_off(began).await;
+        match (seen_off, unanswered) {
+            (Err(e), _) if e.kind == ErrorKind::Interrupted => return Err(e),
+            (Ok(true), _) => {}
+            (Ok(false) | Err(_), Some(why)) => {
+                return Ok(unknown(format!(
+                    "{why}; the node was not seen off within {:.1}s, so whether the BMC \
+                     carried out the cycle is not known",
+                    began.elapsed().as_secs_f64()
+                )))
+            }
+            (Err(e), None) => return Err(e),
+            // Accepted, never seen off: ignored, or too quick to see. Not a
+            // failed level either (the next level would cycle the node
+            // again): its outcome is unknown.
+            (Ok(false), None) => {
+                return Ok(unknown(format!(
+                    "the BMC accepted the power cycle, but the node was never seen off within \
+                     {:.1}s (a cycle holds it off for at least a second): the cycle was not \
+                     observed; --method onoff observes each step",
+                    began.elapsed().as_secs_f64()
+                )))
+            }
+        }
+        if self.poll_until(PowerState::On).await? {
+            return Ok(Outcome::Cycled);
+        }
+        Ok(Outcome::FencedNotRestored {
+            error: format!(
+                "the node was seen off during the power cycle, but did not come back on: {}",
+                self.transition_timeout(PowerState::On)
+            ),
+        })
+    }
+
+    /// Polls, at the base interval (a cycle's off may last only a second),
+    /// until the node reads off (true) or the power timeout counted from
+    /// `began` passes (false).
+    async fn poll_for_off(&mut self, began: Instant) -> Result<bool, DriverError> {
+        let mut polls: u32 = 0;
+        let interval = self.policy.poll_interval.min(Duration::from_millis(250));
+        loop {
+            polls += 1;
+            if let Some(Observed::Settled(PowerState::Off)) = self.poll_read().await? {
+                return Ok(true);
+            }
+            if self.transition_budget_spent(began, polls) {
+                return Ok(false);
+            }
+            self.sleep(interval, Stage::Wait).await?;
+        }
+    }
+
+    /// An off or on whose answer never came: never sent again; the state
+    /// is polled. Seen → reached. Read, but never the target → not carried
+    /// out (a timeout naming the silence). Not read at all → its outcome is
+    /// unknown.
+    async fn settle_unknown(
+        &mut self,
+        target: PowerState,
+        why: String,
+    ) -> Result<Outcome, DriverError> {
+        let reads_before = self.settled_reads;
+        match self.poll_until(target).await {
+            Ok(true) => Ok(Outcome::Reached { state: target }),
+            Err(e) if e.kind == ErrorKind::Interrupted => Err(e),
+            Ok(false) if self.settled_reads > reads_before => {
+                let mut e = self.transition_timeout(target);
+                e.message = format!(
+                    "{} — the command got no answer ({why}) and was not sent again",
+                    e.message
+                );
+                Err(e)
+            }
+            Ok(false) | Err(_) => Ok(Outcome::OutcomeUnknown {
+                command: command_for(target),
+                reason: format!(
+                    "{why}; the power state could not be read since, so whether the device \
+                     carried it out is not known"
+                ),
+            }),
+        }
+    }
+
     /// fence-agents' set_power: per attempt, send, wait power_wait, poll until
     /// the target state is observed `confirm` times in a row or the power
     /// timeout passes.
-    async fn set_power(&mut self, target: PowerState, attempts: u32) -> Result<(), DriverError> {
+    /// A command whose answer never came is never sent again
+    /// ([`Machine::settle_unknown`]); only an answered one is, after the
+    /// power timeout passed without the target.
+    async fn set_power(
+        &mut self,
+        target: PowerState,
+        attempts: u32,
+    ) -> Result<Outcome, DriverError> {
         let command = command_for(target);
         for _ in 0..attempts.max(1) {
-            self.send(command, Some(target)).await?;
+            if let Sent::Unknown(why) = self.send(command, Some(target)).await? {
+                return self.settle_unknown(target, why).await;
+            }
             if !self.policy.power_wait.is_zero() {
                 self.emit(Event::Waiting {
                     ms: self.policy.power_wait.as_millis() as u64,
@@ -754,7 +962,7 @@ impl<D: PowerDriver> Machine<'_, D> {
                 self.sleep(self.policy.power_wait, Stage::Wait).await?;
             }
             if self.poll_until(target).await? {
-                return Ok(());
+                return Ok(Outcome::Reached { state: target });
             }
         }
         Err(self.transition_timeout(target))
@@ -1276,6 +1484,206 @@ mod tests {
         let r = go(&mut d, Action::Reboot, &p).await;
         assert_eq!(r, Ok(Outcome::CycleSent));
         assert_eq!(r.unwrap().state(), None);
+    }
+
+    // ------------------------------------------------ at most once ----
+    // Issue 23, item 9: a command whose answer never came is never sent
+    // again; reboot_cycle used to send Cycle up to 1 + retry_on times after
+    // any error, a timeout included.
+
+    fn cycle() -> Policy {
+        Policy {
+            method: RebootMethod::Cycle,
+            ..native()
+        }
+    }
+
+    fn commands_of(d: &Scripted, c: PowerCommand) -> usize {
+        d.commands.iter().filter(|x| **x == c).count()
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn an_unanswered_cycle_is_never_sent_again() {
+        for kind in [ErrorKind::OutcomeUnknown, ErrorKind::Timeout] {
+            // The node reads on afterwards: finished, or never carried out.
+            let mut d = Scripted::new(&[Ok(On), Ok(On)]);
+            d.command_refusal = Some(kind);
+            let r = go(&mut d, Action::Reboot, &cycle()).await;
+            assert!(
+                matches!(
+                    &r,
+                    Ok(Outcome::OutcomeUnknown { command: PowerCommand::Cycle, reason })
+                        if reason.contains("not known")
+                ),
+                "{kind:?}: {r:?}"
+            );
+            assert_eq!(commands_of(&d, PowerCommand::Cycle), 1, "{kind:?}");
+        }
+        // It reads off: the cycle is under way, sent (unverified), once.
+        let mut d = Scripted::new(&[Ok(On), Ok(Off)]);
+        d.command_refusal = Some(ErrorKind::OutcomeUnknown);
+        assert_eq!(
+            go(&mut d, Action::Reboot, &cycle()).await,
+            Ok(Outcome::CycleSent)
+        );
+        assert_eq!(commands_of(&d, PowerCommand::Cycle), 1);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_refused_cycle_may_go_again_an_unanswered_one_not() {
+        // A refusal is an answer: not carried out, so retry_on applies.
+        let mut d = Scripted::new(&[Ok(On)]);
+        d.command_answers.push_back(Err(ErrorKind::DeviceError));
+        assert_eq!(
+            go(&mut d, Action::Reboot, &cycle()).await,
+            Ok(Outcome::CycleSent)
+        );
+        assert_eq!(commands_of(&d, PowerCommand::Cycle), 2);
+        // A refusal, then silence: the second is the last.
+        let mut d = Scripted::new(&[Ok(On), Ok(On)]);
+        d.command_answers.push_back(Err(ErrorKind::DeviceError));
+        d.command_answers.push_back(Err(ErrorKind::OutcomeUnknown));
+        let p = Policy {
+            retry_on: 5,
+            ..cycle()
+        };
+        let r = go(&mut d, Action::Reboot, &p).await;
+        assert!(matches!(r, Ok(Outcome::OutcomeUnknown { .. })), "{r:?}");
+        assert_eq!(commands_of(&d, PowerCommand::Cycle), 2);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn an_unanswered_nmi_is_an_unknown_outcome() {
+        let mut d = Scripted::new(&[Ok(On)]);
+        d.command_refusal = Some(ErrorKind::OutcomeUnknown);
+        let r = go(&mut d, Action::Diag, &native()).await;
+        assert!(
+            matches!(
+                r,
+                Ok(Outcome::OutcomeUnknown {
+                    command: PowerCommand::Diag,
+                    ..
+                })
+            ),
+            "{r:?}"
+        );
+        assert_eq!(d.commands, vec![PowerCommand::Diag]);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn an_unanswered_off_is_read_never_resent() {
+        // Seen off: reached, one command.
+        let mut d = Scripted::new(&[Ok(On), Ok(Off), Ok(Off)]);
+        d.command_refusal = Some(ErrorKind::OutcomeUnknown);
+        assert_eq!(
+            go(&mut d, Action::Off, &native()).await,
+            Ok(Outcome::Reached { state: Off })
+        );
+        assert_eq!(d.commands, vec![PowerCommand::Off]);
+        // Still read on at the power timeout: not carried out, said so;
+        // `on` with retry_on never sends a second one either.
+        let p = Policy {
+            power_timeout: PowerTimeout::Polls(3),
+            retry_on: 3,
+            ..native()
+        };
+        let mut d = Scripted::always(Ok(Observed::Settled(Off)));
+        d.command_refusal = Some(ErrorKind::OutcomeUnknown);
+        let e = go(&mut d, Action::On, &p).await.unwrap_err().error;
+        assert_eq!(e.kind, ErrorKind::TransitionTimeout, "{e}");
+        assert!(e.message.contains("was not sent again"), "{e}");
+        assert_eq!(d.commands, vec![PowerCommand::On]);
+        // Not read at all since: its outcome is unknown.
+        let mut d = Scripted::new(&[Ok(On)]);
+        d.then = Then::Repeat(Err(ErrorKind::Timeout));
+        d.command_refusal = Some(ErrorKind::OutcomeUnknown);
+        let r = go(&mut d, Action::Off, &p).await;
+        assert!(
+            matches!(
+                r,
+                Ok(Outcome::OutcomeUnknown {
+                    command: PowerCommand::Off,
+                    ..
+                })
+            ),
+            "{r:?}"
+        );
+        assert_eq!(d.commands, vec![PowerCommand::Off]);
+        // A reboot whose off is unknown is not followed by an on.
+        let mut d = Scripted::new(&[Ok(On)]);
+        d.then = Then::Repeat(Err(ErrorKind::Timeout));
+        d.command_refusal = Some(ErrorKind::OutcomeUnknown);
+        let r = go(&mut d, Action::Reboot, &p).await;
+        assert!(matches!(r, Ok(Outcome::OutcomeUnknown { .. })), "{r:?}");
+        assert_eq!(d.commands, vec![PowerCommand::Off]);
+    }
+
+    // ------------------------------------------ observing the cycle ----
+    // Issue 23, item 5: `reboot --method cycle --verify` used to verify
+    // "on" only; a BMC that accepted the cycle and did nothing passed.
+
+    fn observed_cycle() -> Policy {
+        Policy {
+            observe_cycle: true,
+            power_timeout: PowerTimeout::Wall(Duration::from_secs(5)),
+            ..cycle()
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn an_observed_cycle_is_seen_off_then_on() {
+        let mut d = Scripted::new(&[Ok(On), Ok(On), Ok(Off), Ok(Off), Ok(On), Ok(On)]);
+        let r = go(&mut d, Action::Reboot, &observed_cycle()).await;
+        assert_eq!(r, Ok(Outcome::Cycled));
+        assert_eq!(d.commands, vec![PowerCommand::Cycle]);
+        // Seen off, never back: fenced, not restored.
+        let mut d = Scripted::new(&[Ok(On), Ok(Off)]);
+        d.then = Then::Repeat(Ok(Observed::Settled(Off)));
+        let r = go(&mut d, Action::Reboot, &observed_cycle()).await;
+        assert!(matches!(r, Ok(Outcome::FencedNotRestored { .. })), "{r:?}");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_cycle_never_seen_off_is_not_observed() {
+        // A BMC that accepts the cycle and does nothing: never a success,
+        // and never a failed level the next one would cycle again.
+        let mut d = Scripted::always(Ok(Observed::Settled(On)));
+        let t = Instant::now();
+        let r = go(&mut d, Action::Reboot, &observed_cycle()).await;
+        assert!(
+            matches!(
+                &r,
+                Ok(Outcome::OutcomeUnknown { command: PowerCommand::Cycle, reason })
+                    if reason.contains("never seen off") && reason.contains("--method onoff")
+            ),
+            "{r:?}"
+        );
+        assert_eq!(t.elapsed(), Duration::from_secs(5), "the power timeout");
+        assert_eq!(d.commands, vec![PowerCommand::Cycle]);
+        // Unanswered and never seen off: unknown, not sent again.
+        let mut d = Scripted::always(Ok(Observed::Settled(On)));
+        d.command_refusal = Some(ErrorKind::OutcomeUnknown);
+        let r = go(&mut d, Action::Reboot, &observed_cycle()).await;
+        assert!(matches!(r, Ok(Outcome::OutcomeUnknown { .. })), "{r:?}");
+        assert_eq!(d.commands, vec![PowerCommand::Cycle]);
+        // Unanswered, then seen off and on: it happened.
+        let mut d = Scripted::new(&[Ok(On), Ok(Off), Ok(On), Ok(On)]);
+        d.command_refusal = Some(ErrorKind::OutcomeUnknown);
+        let r = go(&mut d, Action::Reboot, &observed_cycle()).await;
+        assert_eq!(r, Ok(Outcome::Cycled));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_method_blind_to_off_cannot_observe_a_cycle() {
+        let mut d = Scripted::new(&[]);
+        d.blind_off = true;
+        let e = go(&mut d, Action::Reboot, &observed_cycle())
+            .await
+            .unwrap_err()
+            .error;
+        assert_eq!(e.kind, ErrorKind::Unsupported);
+        assert!(e.message.contains("--method onoff"), "{e}");
+        assert!(d.commands.is_empty());
     }
 
     const RIGHT: &str = "4c414230-0000-4001-8000-fe0000000001";

@@ -425,19 +425,11 @@ async fn node(
         // it; a cycle or an interrupt that was accepted must not be repeated.
         // A failed hook is not a failed level: the node is off (confirmed);
         // another level would only fence it again and run the hook twice.
+        // A command whose outcome is unknown is not repeated by the next
+        // level either (at most once), an off excepted
+        // (`TargetResult::next_level_may_act`).
         let wrong_machine = result.error_kind == Some(ErrorKind::IdentityMismatch);
-        let next = !result.ok
-            && !matches!(
-                result.outcome,
-                Some(
-                    TargetOutcome::FencedNotRestored
-                        | TargetOutcome::CycleSent
-                        | TargetOutcome::DiagSent
-                )
-            )
-            && result.error_kind != Some(ErrorKind::Interrupted)
-            && result.error_kind != Some(ErrorKind::HookFailed)
-            && !wrong_machine;
+        let next = result.next_level_may_act();
         // (A URL target has one level and no configuration to blame.)
         if wrong_machine && !plan.name.contains("://") {
             let skipped: Vec<String> = plan
@@ -613,9 +605,9 @@ async fn attempt(
     t.crashdump = reports.crashdump;
     if let Some(h) = reports.hook {
         if !h.ok {
-            t.ok = false;
             t.error_kind = Some(ErrorKind::HookFailed);
             t.error = Some(hook_failure(action, &h, t.outcome));
+            t.settle();
         }
         t.hook = Some(h);
     }

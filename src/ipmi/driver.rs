@@ -7,13 +7,17 @@
 //! Power commands are not retransmitted like the other requests. A Chassis
 //! Control whose answer does not come within the retransmission timeout is
 //! not re-sent blindly: the chassis is read first (Get Chassis Status),
-//! while a late answer to the command is still accepted. If the reading
-//! shows the command took effect (off/on: the target state; cycle: off
-//! after on), that is the answer; only otherwise is the command re-sent,
-//! with the same rqSeq (a BMC with duplicate detection then recognises it;
-//! its "cannot execute duplicated request" answer counts as done). A power
-//! command left unanswered when a call ends is remembered, so a caller's
-//! retry of the same command also reads first.
+//! while a late answer to the command is still accepted. The at-most-once
+//! rule shared with Redfish ([`crate::engine::once::after_silence`])
+//! decides: the reading shows the command took effect (off/on: the target
+//! state; cycle: off after on) — that is the answer; an off or on not
+//! carried out yet is re-sent, with the same rqSeq (a BMC with duplicate
+//! detection then recognises it; its "cannot execute duplicated request"
+//! answer counts as done); a cycle, reset or NMI whose effect no read shows
+//! is never re-sent: after one more wait for its late answer it ends in
+//! [`ErrorKind::OutcomeUnknown`]. A power command left unanswered when a
+//! call ends is remembered, so a caller's retry of the same command also
+//! reads first.
 //!
 //! Vendor quirks handled here are named where they are handled (see
 //! `../shared/reference/quirks.md` for the evidence behind each).
@@ -28,6 +32,7 @@ use super::session::{self, Active, ExpectChallenge, ExpectOpenSessionResponse, S
 use crate::engine::driver::PowerDriver;
 use crate::engine::error::{DriverError, ErrorKind, Stage};
 use crate::engine::identity::{Identity, UuidForm};
+use crate::engine::once::{self, AfterSilence, Silence};
 use crate::engine::power::{PowerCommand, PowerReading, PowerState};
 use crate::udp::{Received, Transport};
 use std::time::{Duration, Instant};
@@ -221,20 +226,6 @@ pub fn choose_auth(asked: Option<AuthType>, offered: u8) -> Result<AuthType, Dri
                     },
                 )
             }),
-    }
-}
-
-/// Did an unanswered `command` take effect, judging by the state read
-/// before it (`before`) and now?
-fn took_effect(command: PowerCommand, before: Option<PowerState>, now: PowerState) -> bool {
-    match command {
-        PowerCommand::Off => now == PowerState::Off,
-        PowerCommand::On => now == PowerState::On,
-        // A cycle holds the power off for at least a second (IPMI 2.0
-        // table 28-4): off after on is the cycle under way.
-        PowerCommand::Cycle => before == Some(PowerState::On) && now == PowerState::Off,
-        // A reset or an NMI leaves nothing to read.
-        PowerCommand::Reset | PowerCommand::Diag => false,
     }
 }
 
@@ -1072,7 +1063,12 @@ impl IpmiDriver {
 
     /// Chassis Control, carried out at most once by our doing (see the
     /// module docs): no answer within the retransmission timeout → read
-    /// the chassis → done if it took effect, else the same request again.
+    /// the chassis → the shared rule ([`once::after_silence`]) decides:
+    /// done if the read shows the effect; the same request again only for
+    /// an off or on the read shows not carried out; otherwise (a cycle, a
+    /// reset, an NMI) one more wait for the late answer without sending,
+    /// one more read, then [`ErrorKind::OutcomeUnknown`] — never a second
+    /// transmission.
     async fn control(
         &mut self,
         command: PowerCommand,
@@ -1099,30 +1095,62 @@ impl IpmiDriver {
         let mut must_read = earlier.is_some();
         let mut wait = self.pacing.first_wait();
         let mut sends = 0u32;
+        let mut rounds = 0u32;
+        // Reads that could not show whether it was carried out.
+        let mut unknown_reads = 0u32;
         let started = Instant::now();
+        let resent = |sends: u32| sends > 1 || earlier.is_some();
         loop {
             self.unanswered = Some(Unanswered {
                 command,
                 seq,
                 session: self.session_no,
             });
+            let mut listen_only = false;
             if must_read {
-                match self.reread(&frame, deadline).await? {
-                    Reread::Answer(f) => {
+                let now = match self.reread(&frame, deadline).await {
+                    Ok(Reread::Answer(f)) => {
                         self.unanswered = None;
-                        return self.control_answer(&f, &what, sends > 1 || earlier.is_some());
+                        return self.control_answer(&f, &what, resent(sends));
                     }
-                    Reread::State(now) if took_effect(command, before, now) => {
+                    Ok(Reread::State(now)) => now,
+                    Err(e) => {
+                        return Err(self.outcome_unknown(
+                            &what,
+                            sends,
+                            started,
+                            &format!("and the chassis could not be read: {}", e.message),
+                        ))
+                    }
+                };
+                match once::after_silence(command, before, Some(now), Silence::MaybeLost) {
+                    AfterSilence::TookEffect => {
                         self.unanswered = None;
                         tracing::info!(
                             "no answer to {what}, but the chassis reads {now}: not sent again"
                         );
                         return Ok(());
                     }
-                    Reread::State(now) => {
+                    AfterSilence::SendAgain => {
                         tracing::debug!(
                             "no answer to {what} and the chassis reads {now}: sending it again"
                         );
+                    }
+                    AfterSilence::Unknown => {
+                        unknown_reads += 1;
+                        if unknown_reads >= 2 || deadline.is_some_and(|dl| Instant::now() >= dl) {
+                            return Err(self.outcome_unknown(
+                                &what,
+                                sends,
+                                started,
+                                &format!("and the chassis reads {now}, which cannot show it"),
+                            ));
+                        }
+                        tracing::debug!(
+                            "no answer to {what} and the chassis reads {now}: waiting for a late \
+                             answer, not sending it again"
+                        );
+                        listen_only = true;
                     }
                 }
             }
@@ -1133,11 +1161,14 @@ impl IpmiDriver {
                     "no session is open",
                 ));
             };
-            t.send(&active.wrap(&frame)).await;
-            sends += 1;
-            if sends > 1 || earlier.is_some() {
-                self.stats.retransmits += 1;
+            if !listen_only {
+                t.send(&active.wrap(&frame)).await;
+                sends += 1;
+                if resent(sends) {
+                    self.stats.retransmits += 1;
+                }
             }
+            rounds += 1;
             let sent_at = Instant::now();
             let mut until = sent_at + wait;
             if let Some(dl) = deadline {
@@ -1147,11 +1178,11 @@ impl IpmiDriver {
                 match t.recv_until(until).await {
                     Received::Datagram(d) => match active.unwrap(&d) {
                         Unwrapped::Frame(f) if f.answers(frame.netfn, frame.cmd, frame.seq) => {
-                            if sends == 1 && earlier.is_none() {
+                            if rounds == 1 && sends == 1 && earlier.is_none() {
                                 self.pacing.sample(sent_at.elapsed());
                             }
                             self.unanswered = None;
-                            return self.control_answer(&f, &what, sends > 1 || earlier.is_some());
+                            return self.control_answer(&f, &what, resent(sends));
                         }
                         Unwrapped::Frame(_) => {}
                         Unwrapped::Ignored(why) => tracing::debug!(why, "ignored a datagram"),
@@ -1168,21 +1199,27 @@ impl IpmiDriver {
                 // for this command reads the chassis before sending.
                 self.active = None;
                 self.detail = None;
-                return Err(DriverError::new(
-                    ErrorKind::Timeout,
-                    Stage::Command,
-                    format!(
-                        "no answer from {} to {what} after {sends} transmission{} in {:.1}s; \
-                         whether the BMC carried it out is not known",
-                        self.cfg.host,
-                        if sends == 1 { "" } else { "s" },
-                        started.elapsed().as_secs_f64()
-                    ),
-                ));
+                return Err(self.outcome_unknown(&what, sends, started, "before the deadline"));
             }
             wait = self.pacing.grown(wait);
             must_read = true;
         }
+    }
+
+    /// A power command that got no answer and whose effect no read shows:
+    /// never sent again (the engine reports it "sent, outcome unknown").
+    fn outcome_unknown(&self, what: &str, sends: u32, started: Instant, and: &str) -> DriverError {
+        DriverError::new(
+            ErrorKind::OutcomeUnknown,
+            Stage::Command,
+            format!(
+                "no answer from {} to {what} after {sends} transmission{} in {:.1}s, {and}; \
+                 whether the BMC carried it out is not known, and it is not sent again",
+                self.cfg.host,
+                if sends == 1 { "" } else { "s" },
+                started.elapsed().as_secs_f64()
+            ),
+        )
     }
 }
 
@@ -1359,23 +1396,30 @@ mod tests {
             .contains("no usable"));
     }
 
+    // The driver asks the shared at-most-once rule (engine::once) with
+    // `Silence::MaybeLost`: a datagram may never have reached the BMC. It
+    // used to have a rule of its own (`took_effect`), which re-sent a cycle
+    // that already finished (the node back on), and every reset and NMI.
     #[test]
     fn only_a_visible_effect_ends_an_unanswered_command() {
+        use once::AfterSilence::*;
         use PowerCommand::*;
         use PowerState::{Off as IsOff, On as IsOn};
-        assert!(took_effect(Off, Some(IsOn), IsOff));
-        assert!(!took_effect(Off, Some(IsOn), IsOn));
-        assert!(took_effect(On, Some(IsOff), IsOn));
-        assert!(!took_effect(On, None, IsOff));
+        let rule = |c, before, now| once::after_silence(c, before, Some(now), Silence::MaybeLost);
+        assert_eq!(rule(Off, Some(IsOn), IsOff), TookEffect);
+        assert_eq!(rule(Off, Some(IsOn), IsOn), SendAgain);
+        assert_eq!(rule(On, Some(IsOff), IsOn), TookEffect);
+        assert_eq!(rule(On, None, IsOff), SendAgain);
         // a cycle shows as off only when it was on before
-        assert!(took_effect(Cycle, Some(IsOn), IsOff));
-        assert!(!took_effect(Cycle, Some(IsOff), IsOff));
-        assert!(!took_effect(Cycle, None, IsOff));
-        assert!(!took_effect(Cycle, Some(IsOn), IsOn));
-        // a reset or an NMI is never seen
+        assert_eq!(rule(Cycle, Some(IsOn), IsOff), TookEffect);
+        assert_eq!(rule(Cycle, Some(IsOff), IsOff), Unknown);
+        assert_eq!(rule(Cycle, None, IsOff), Unknown);
+        // a finished cycle looks like one never carried out: never again
+        assert_eq!(rule(Cycle, Some(IsOn), IsOn), Unknown);
+        // a reset or an NMI is never seen, and never sent twice
         for s in [IsOn, IsOff] {
-            assert!(!took_effect(Reset, Some(IsOn), s));
-            assert!(!took_effect(Diag, Some(IsOn), s));
+            assert_eq!(rule(Reset, Some(IsOn), s), Unknown);
+            assert_eq!(rule(Diag, Some(IsOn), s), Unknown);
         }
     }
 
