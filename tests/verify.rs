@@ -983,7 +983,23 @@ fn a_pdu_outlet_is_an_independent_witness() {
         "A:lying",
     ]);
     let (d, inv) = (l.dir.path(), l.inventory.to_str().unwrap());
-    run(d, &["off", "-i", inv, "node01", "--level", "3"]).assert_code(0);
+    // The off itself now catches it: the outlet's load never falls
+    // (issue 23, item 7; it used to print "powered off (confirmed)").
+    let r = run(
+        d,
+        &[
+            "off",
+            "-i",
+            inv,
+            "node01",
+            "--level",
+            "3",
+            "--power-timeout",
+            "1s",
+        ],
+    );
+    r.assert_code(1);
+    assert!(r.stderr.contains("still carry"), "{r}");
     let mut args = vec!["verify", "-i", inv, "node01", "-o", "json"];
     args.extend(FAST);
     let r = run(d, &args);

@@ -183,6 +183,7 @@ pub fn plans(a: &ActionArgs) -> Result<Vec<NodePlan>, String> {
         // Run-wide settings apply to every method alike, from a URL or an inventory.
         for m in n.levels.iter_mut().chain(n.node_ssh.as_mut()) {
             m.set_login_timeout(a.login_timeout);
+            m.set_max_off_watts(n.max_off_watts.unwrap_or(a.max_off_watts));
         }
         if n.address.is_none() {
             n.address = a.address.clone();

@@ -520,7 +520,11 @@ pub fn snmp_parts(o: &SnmpOptions) -> Result<(SnmpConfig, Vec<SnmpCredentials>),
             add(None, own)?;
         }
     }
-    let config = SnmpConfig { pdus, outlets };
+    let config = SnmpConfig {
+        pdus,
+        outlets,
+        max_off_watts: crate::engine::power::DEFAULT_MAX_OFF_WATTS,
+    };
     config.validate_structure()?;
     Ok((config, credentials))
 }

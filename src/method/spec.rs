@@ -305,6 +305,15 @@ impl MethodSpec {
         }
     }
 
+    /// Applies a node's off threshold (`--max-off-watts`, inventory
+    /// `max_off_watts`): the most load its outlets may still carry once
+    /// they read off (PDU methods; the others do not meter an off node).
+    pub fn set_max_off_watts(&mut self, watts: f64) {
+        if let MethodSpec::Snmp { config, .. } = self {
+            config.max_off_watts = watts;
+        }
+    }
+
     /// Every device this method talks to (one for all but an SNMP method
     /// whose outlets are on several PDUs), sorted: one session at a time
     /// per device, taken in this order by everyone (no lock-order deadlock).

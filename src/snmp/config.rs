@@ -118,6 +118,11 @@ pub struct SnmpConfig {
     pub pdus: Vec<PduEndpoint>,
     /// The outlets (one or more), each on one of `pdus`.
     pub outlets: Vec<OutletSpec>,
+    /// The most watts the node's outlets may still carry, all together,
+    /// once they read off (where the PDU meters outlets): more is not off
+    /// (a welded relay). `--max-off-watts` / inventory `max_off_watts`
+    /// natively, [`crate::engine::power::DEFAULT_MAX_OFF_WATTS`] otherwise.
+    pub max_off_watts: f64,
 }
 
 /// Why a PDU configuration or endpoint cannot be used. The texts are what

@@ -14,10 +14,8 @@ use serde::Serialize;
 use std::collections::BTreeSet;
 use std::time::Duration;
 
-/// Default of `--max-off-watts`: the most a node reported off may draw.
-/// A server on standby power (BMC, fans at rest) draws roughly 5–30 W; a
-/// running one rarely less than 80 W. 50 W sits between the two.
-pub const DEFAULT_MAX_OFF_WATTS: f64 = 50.0;
+/// Default of `--max-off-watts` (one constant, with the PDU's use of it).
+pub use crate::engine::power::DEFAULT_MAX_OFF_WATTS;
 
 /// The rule `verify` applies, stated once: `verify --help`, the man page
 /// and docs/operator.md show this text.
