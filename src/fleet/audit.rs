@@ -180,6 +180,9 @@ impl Audit {
             .filter_map(|s| match &s.event {
                 Event::CommandSent { command } => Some(format!("{command}")),
                 Event::CommandDeclined { command, .. } => Some(format!("{command} (declined)")),
+                Event::CommandUnanswered { command, .. } => {
+                    Some(format!("{command} (no answer: outcome unknown)"))
+                }
                 _ => None,
             })
             .collect();
