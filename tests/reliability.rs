@@ -202,6 +202,8 @@ impl Ran {
                 }
             }
             (Ok(Outcome::FencedNotRestored { .. }), Action::Reboot) => Ok(()),
+            // Sent, no answer, nothing read since: claims nothing.
+            (Ok(Outcome::OutcomeUnknown { .. }), _) => Ok(()),
             (Ok(Outcome::Rebooted), Action::Reboot) => {
                 if self.truly_on {
                     Ok(())
@@ -351,6 +353,18 @@ fn fold(row: &mut Row, action: Action, runs: &[Ran]) {
                 {
                     row.fail("claims fenced but no off was ever commanded");
                 }
+            }
+            Ok(Outcome::OutcomeUnknown { command, reason }) => {
+                // native mode: exit 3, never a success, never sent again
+                let k = format!("{command} sent, outcome unknown");
+                if !kinds.contains(&k) {
+                    kinds.push(k);
+                }
+                println!(
+                    "{} after {:?}: outcome unknown: {reason}",
+                    row.key(),
+                    r.took
+                );
             }
             Ok(_) => row.ok += 1,
             Err(f) => {
@@ -2129,7 +2143,9 @@ is refused before it is read (matrix row \"4 MiB system resource\").
   `-N 2`: once).
 * At 50 % loss most failures are the 10 s step bound during session set-up;
   a reboot whose off was confirmed but whose power-on could not be confirmed
-  is reported as \"fenced, not restored\" (exit 1), never as success.
+  is reported as \"fenced, not restored\" (exit 1), never as success; an off
+  whose answer never came and whose state could not be read since is
+  \"sent, outcome unknown\" (exit 3; never sent again, issue 23).
 * IPMI has no connection: an ICMP port-unreachable is only a hint, so a
   closed port fails at the step deadline like a black hole, with a message
   that says the port is unreachable. TCP (Redfish, SSH) knows at once.
