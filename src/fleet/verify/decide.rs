@@ -610,8 +610,9 @@ impl<'a> Facts<'a> {
             ChannelKind::Hypervisor,
             ChannelKind::Outlet,
         ] {
-            if kind == ChannelKind::Outlet && o.expect == PowerState::On {
-                // An outlet on offers power; it does not show the node on.
+            if kind == ChannelKind::Outlet && o.expect == PowerState::On && hot_outlets == 0 {
+                // An outlet on offers power; it does not show the node on,
+                // unless its meter shows a running machine's load.
                 continue;
             }
             let read: Vec<&ChannelReads> = o
@@ -625,7 +626,7 @@ impl<'a> Facts<'a> {
             let silent =
                 kind == ChannelKind::Bmc && read.is_empty() && o.channels.iter().any(&is_dark);
             if silent || (!read.is_empty() && read.iter().all(|c| complete(c, o.expect))) {
-                if kind == ChannelKind::Outlet && hot_outlets > 0 {
+                if kind == ChannelKind::Outlet && o.expect == PowerState::Off && hot_outlets > 0 {
                     continue;
                 }
                 agree.insert(kind.party());
@@ -749,7 +750,7 @@ impl<'a> Facts<'a> {
                         c.source
                     )),
                     ChannelKind::Outlet => parts.push(format!(
-                        "the outlets read off on {n} consecutive read(s) through {}",
+                        "the outlets read {state} on {n} consecutive read(s) through {}",
                         c.source
                     )),
                     ChannelKind::Bmc => {}
@@ -774,12 +775,16 @@ impl<'a> Facts<'a> {
                 PowerState::On => self.accepted.clone(),
             },
             Party::Pdu => {
+                let (state, bound) = match self.o.expect {
+                    PowerState::Off => ("off", "at most"),
+                    PowerState::On => ("on", "more than"),
+                };
                 let mut w: Vec<String> = self
                     .o
                     .channels
                     .iter()
                     .filter(|c| c.kind == ChannelKind::Outlet)
-                    .map(|c| format!("{} (outlet off)", c.source))
+                    .map(|c| format!("{} (outlet {state})", c.source))
                     .collect();
                 w.extend(
                     self.o
@@ -788,7 +793,7 @@ impl<'a> Facts<'a> {
                         .filter(|(wt, _)| matches!(wt, Witness::OutletLoad { .. }))
                         .filter_map(|(wt, d)| match d {
                             Draw::Watts(x) => {
-                                Some(format!("{}: {x:.0} W (at most {max:.0} W)", wt.source()))
+                                Some(format!("{}: {x:.0} W ({bound} {max:.0} W)", wt.source()))
                             }
                             _ => None,
                         }),

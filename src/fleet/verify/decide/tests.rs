@@ -510,6 +510,16 @@ fn an_outlet_reading_off_is_independent() {
         verdict(&obs(Off, chans, p(Probe::Silent), vec![])),
         Verdict::Proven
     );
+    // For on, outlets on prove nothing, unless their meter shows a
+    // running machine: then the PDU is a party that agrees.
+    let pdu_only = || vec![outlet(&[Some(On); 3])];
+    assert_eq!(
+        rule(&obs(On, pdu_only(), p(Probe::Accepted), vec![])),
+        ("no-device-reading", Verdict::Unproven)
+    );
+    let (r, v, why) = decide_by_rule(&obs(On, pdu_only(), p(Probe::Accepted), load(212.0)));
+    assert_eq!((r, v), ("proven", Verdict::Proven), "{why}");
+    assert!(why.contains("212 W (more than 50 W)"), "{why}");
     // No power at the outlet, yet the BMC says on.
     let chans = vec![bmc("ipmi://a", &[Some(On); 3]), outlet(&[Some(Off); 3])];
     assert_eq!(
