@@ -47,7 +47,8 @@ case $S in /*) ;; *) S=$(pwd)/$S ;; esac
 if [ -f "$S/ns.pid" ] && kill -0 "$(cat "$S/ns.pid")" 2>/dev/null; then
   fail "a cluster from $S is running (PID $(cat "$S/ns.pid")); stop it with pacemaker_stop.sh $S"
 fi
-if grep -q ' @corosync.ipc$\| @cfg$\| @cpg$' /proc/net/unix 2>/dev/null \
+# corosync's IPC: abstract sockets @cfg, @cpg, … (padded with NULs, shown as @)
+if grep -qE ' @(cfg|cpg|cmap)(@|$)' /proc/net/unix 2>/dev/null \
   || pgrep -x corosync >/dev/null 2>&1; then
   fail "a corosync is already running on this host; one cluster per host"
 fi
