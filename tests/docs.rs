@@ -16,6 +16,13 @@
 //!   side by side: `--ipmi-port-base P` gets free ports (and the page's
 //!   mentions of ports P, P+1, … are rewritten to match), `--hosts` gets a
 //!   free host port, and `--write-inventory FILE` lands in the scratch dir.
+//! * ```` ```sh cluster ```` — run like `sh test`, with a one-node corosync +
+//!   Pacemaker cluster running whose fencer runs fencekit as its fence agents
+//!   (`tests/peers/pacemaker_start.sh`, through `tests/support/pacemaker.rs`;
+//!   root, packages corosync and pacemaker). The page's whole script then runs
+//!   inside the cluster's mount namespace, where `cibadmin`, `stonith_admin`
+//!   and `crm_resource` reach that cluster. Without the packages these blocks
+//!   are left out (SKIP; a failure under `FENCEKIT_REQUIRE_PEERS=1`).
 //! * ```` ```sh untested: REASON ```` — shown only (real hardware, a
 //!   container build, a privileged install); the reason is mandatory.
 //! * A bare ```` ```sh ```` (or `bash`, `shell`, `console`) is an error.
@@ -50,6 +57,7 @@ const PAGES: &[&str] = &[
 #[derive(Debug, Clone, PartialEq)]
 enum Kind {
     Test { repo: bool },
+    Cluster,
     Lab,
     Untested,
     Other,
@@ -91,6 +99,7 @@ fn blocks(page: &str, md: &str) -> Result<Vec<Block>, String> {
                         repo: rest[1..].contains(&"cwd=repo"),
                     },
                     Some("lab") => Kind::Lab,
+                    Some("cluster") => Kind::Cluster,
                     Some(w) if w.starts_with("untested") => {
                         if rest.len() < 2 {
                             return Err(format!(
@@ -102,7 +111,8 @@ fn blocks(page: &str, md: &str) -> Result<Vec<Block>, String> {
                     }
                     _ => {
                         return Err(format!(
-                            "{page}:{}: a sh block must say `test`, `lab` or `untested: REASON`",
+                            "{page}:{}: a sh block must say `test`, `cluster`, `lab` or \
+                             `untested: REASON`",
                             i + 1
                         ))
                     }
@@ -192,9 +202,21 @@ static LABS: Mutex<()> = Mutex::new(());
 fn run_page(page: &str) {
     let md = read(page);
     let blocks = blocks(page, &md).unwrap_or_else(|e| panic!("{e}"));
+    let wants_cluster = blocks.iter().any(|b| b.kind == Kind::Cluster);
+    // Started before the lab (it takes a few seconds); stopped after the
+    // page's script, on drop.
+    let cluster = if wants_cluster {
+        support::pacemaker::Cluster::start()
+    } else {
+        None
+    };
     let tests: Vec<&Block> = blocks
         .iter()
-        .filter(|b| matches!(b.kind, Kind::Test { .. }))
+        .filter(|b| match b.kind {
+            Kind::Test { .. } => true,
+            Kind::Cluster => cluster.is_some(),
+            _ => false,
+        })
         .collect();
     assert!(
         !tests.is_empty() || page == "docs/README.md",
@@ -317,7 +339,12 @@ fn run_page(page: &str) {
         bindir.display(),
         std::env::var("PATH").unwrap_or_default()
     );
-    let mut c = Command::new("bash");
+    // With a cluster, in its mount namespace (its tools and its fencer's
+    // agents); the page's files, PATH and the lab are the same there.
+    let mut c = match &cluster {
+        Some(cl) => cl.command("bash"),
+        None => Command::new("bash"),
+    };
     c.arg("-c")
         .arg(&script)
         .current_dir(&work)
@@ -398,6 +425,10 @@ fn the_convention_is_enforced() {
     assert!(blocks("x", "```sh\nls\n```\n").is_err());
     assert!(blocks("x", "```bash test\nls\n```\n").is_err());
     assert!(blocks("x", "```sh untested\nls\n```\n").is_err());
+    assert_eq!(
+        blocks("x", "```sh cluster\nstonith_admin -I\n```\n").unwrap()[0].kind,
+        Kind::Cluster
+    );
     assert!(blocks("x", "```sh test\nls\n").is_err());
     let b = blocks(
         "x",

@@ -42,7 +42,7 @@ fn fast_policy() -> Policy {
         poll_interval: Duration::from_millis(10),
         poll_interval_max: Duration::from_millis(100),
         power_timeout: PowerTimeout::Wall(Duration::from_secs(3)),
-        step_timeout: Some(Duration::from_secs(5)),
+        step_timeout: Duration::from_secs(5),
         deadline: Some(fencekit::engine::clock::Instant::now() + Duration::from_secs(30)),
         ..Policy::native()
     }
@@ -215,7 +215,7 @@ fn a_set_up_lost_on_the_way_starts_again_within_the_deadline() {
         let mut c = config(n.addr(), "lab");
         c.cipher = CipherChoice::Suite(3);
         let p = Policy {
-            step_timeout: Some(Duration::from_secs(1)),
+            step_timeout: Duration::from_secs(1),
             deadline: Some(fencekit::engine::clock::Instant::now() + Duration::from_secs(10)),
             ..fast_policy()
         };
@@ -345,7 +345,7 @@ fn thirty_percent_loss_every_action_succeeds() {
             // part of it, so a new one starts within the deadline.
             let p = Policy {
                 deadline: Some(fencekit::engine::clock::Instant::now() + Duration::from_secs(60)),
-                step_timeout: Some(Duration::from_secs(10)),
+                step_timeout: Duration::from_secs(10),
                 ..fast_policy()
             };
             let action = [Action::Off, Action::On, Action::Reboot][i % 3];
@@ -367,7 +367,7 @@ fn silent_bmc_fails_at_the_deadline_naming_the_stage() {
         })
         .await;
         let p = Policy {
-            step_timeout: Some(Duration::from_millis(1500)),
+            step_timeout: Duration::from_millis(1500),
             ..fast_policy()
         };
         let t = Instant::now();

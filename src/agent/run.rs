@@ -42,6 +42,8 @@ const USAGE_HINT: &str = "Please use '-h' for usage";
 const STDIN_LIMIT: u64 = 1 << 20;
 /// Longest per-step bound (about ten years): larger values mean "no practical limit".
 const MAX_STEP_SECS: i64 = 10 * 365 * 86_400;
+/// The step bound when `power_timeout` is 0: its default.
+const DEFAULT_STEP: Duration = Duration::from_secs(20);
 /// The notice upstream prints for `list` on agents without outlets.
 const LIST_NOTICE: &str = "NOTICE: List option is not working on this device yet";
 
@@ -362,14 +364,15 @@ fn prepare(
     if env.pcmk_service.as_deref() == Some("pacemaker-fenced") && !values.has(Key::DisableTimeout) {
         values.set(Key::DisableTimeout, "1");
     }
-    let disabled = values
-        .get(Key::DisableTimeout)
-        .is_some_and(|v| matches!(v.to_lowercase().as_str(), "1" | "yes" | "on" | "true"));
-    if disabled {
-        log.debug("timeouts are disabled (disable_timeout): polling without limit until stopped");
-        for k in [Key::PowerTimeout, Key::ShellTimeout, Key::LoginTimeout] {
-            values.set(k, "0");
-        }
+    if timeouts_disabled(&values) {
+        // Unlike upstream, which sets power_timeout, shell_timeout and
+        // login_timeout to 0, only the wait for the new power state is
+        // lifted (see `policy`); the options keep bounding every step.
+        log.debug(&format!(
+            "disable_timeout: the wait for the new power state has no limit; connecting and \
+             each request stay bounded ({} s each)",
+            step_timeout(&values).as_secs()
+        ));
     }
     for o in agent.options.iter() {
         if let Some(why) = o.ignored {
@@ -584,7 +587,29 @@ fn run_password_script(script: &str, log: &Logger) -> Result<String, String> {
         .map_err(|_| "the password script's output is not valid UTF-8".to_string())
 }
 
+/// True when `disable_timeout` is on (given, or set from `PCMK_service`).
+fn timeouts_disabled(values: &Values) -> bool {
+    values
+        .get(Key::DisableTimeout)
+        .is_some_and(|v| matches!(v.to_lowercase().as_str(), "1" | "yes" | "on" | "true"))
+}
+
+/// The bound on each step that talks to the device: `power_timeout`
+/// seconds, as upstream bounds each ipmitool run; its default when
+/// `power_timeout` is 0 (which lifts only the wait for the power state).
+fn step_timeout(values: &Values) -> Duration {
+    match values.int(Key::PowerTimeout) {
+        Some(n) if n > 0 => Duration::from_secs(n.min(MAX_STEP_SECS) as u64),
+        _ => DEFAULT_STEP,
+    }
+}
+
 /// The engine policy for the (post-processed) option values.
+///
+/// `disable_timeout` (and `power_timeout=0`) lift only the wait for the new
+/// power state ([`PowerTimeout::Unlimited`]); the session set-up, each
+/// request and the wait for the per-BMC lock keep their step bound, so a
+/// BMC that cannot be reached fails as it does without Pacemaker.
 pub fn policy(values: &Values) -> Policy {
     let secs = |k: Key| Duration::from_secs(values.int(k).unwrap_or(0).max(0) as u64);
     let power_timeout = values.int(Key::PowerTimeout).unwrap_or(20);
@@ -601,15 +626,13 @@ pub fn policy(values: &Values) -> Policy {
         Some(m) if m.eq_ignore_ascii_case("cycle") => RebootMethod::Cycle,
         _ => RebootMethod::OnOff,
     };
-    if power_timeout > 0 {
-        // Upstream counts polls, and kills each ipmitool after as many seconds.
-        p.power_timeout = PowerTimeout::Polls(power_timeout.min(i64::from(u32::MAX)) as u32);
-        // Clamped so that "now + step" cannot overflow an Instant.
-        p.step_timeout = Some(Duration::from_secs(power_timeout.min(MAX_STEP_SECS) as u64));
+    // Upstream counts polls, and kills each ipmitool after as many seconds.
+    p.power_timeout = if power_timeout > 0 && !timeouts_disabled(values) {
+        PowerTimeout::Polls(power_timeout.min(i64::from(u32::MAX)) as u32)
     } else {
-        p.power_timeout = PowerTimeout::Unlimited;
-        p.step_timeout = None;
-    }
+        PowerTimeout::Unlimited
+    };
+    p.step_timeout = step_timeout(values);
     p.deadline = None;
     p
 }
@@ -817,7 +840,7 @@ fn execute<D: AgentDriver>(
         // (skipped, with a debug line, where nothing can be written).
         let _lock = match &lock_key {
             Some(key) => tokio::select! {
-                l = crate::lock::acquire(key, policy.step_deadline()) => match l {
+                l = crate::lock::acquire(key, Some(policy.step_deadline())) => match l {
                     Ok(l) => Some(l),
                     Err(error) => return Err(Failure { error, last_state: None }),
                 },
@@ -873,7 +896,7 @@ async fn list<D: AgentDriver>(
 ) -> Result<Vec<PlugEntry>, crate::engine::error::DriverError> {
     let mut stop = Stop::new(env.stop_after);
     let result = tokio::select! {
-        r = driver.plugs(policy.step_deadline()) => r,
+        r = driver.plugs(Some(policy.step_deadline())) => r,
         s = stop.next() => Err(crate::engine::error::DriverError::new(
             ErrorKind::Interrupted,
             Stage::Status,

@@ -86,7 +86,7 @@ pub fn policy(a: &ActionArgs) -> Policy {
             Method::Onoff => RebootMethod::OnOff,
             Method::Cycle => RebootMethod::Cycle,
         },
-        step_timeout: Some(a.login_timeout),
+        step_timeout: a.login_timeout,
         deadline: None,
         ..Policy::native()
     }

@@ -7,8 +7,9 @@ use std::time::Instant;
 
 /// One device (BMC, hypervisor) as the engine drives it.
 ///
-/// Every call gets a deadline (`None` only under Pacemaker's
-/// `disable_timeout`) and must return by then. Drivers keep their session
+/// Every call gets a deadline and must return by then (the engine always
+/// gives one, Pacemaker's `disable_timeout` included: that lifts only the
+/// engine's wait for the power state; `None` is left to direct callers). Drivers keep their session
 /// between calls and re-establish it themselves when it is lost.
 #[allow(async_fn_in_trait)]
 pub trait PowerDriver {

@@ -118,7 +118,7 @@ fn off_reserve(policy: &Policy) -> Duration {
         PowerTimeout::Polls(n) => policy.poll_interval * n,
         PowerTimeout::Unlimited => Duration::ZERO,
     };
-    transition + policy.step_timeout.unwrap_or_default()
+    transition + policy.step_timeout
 }
 
 fn interrupted() -> Failure {
@@ -517,7 +517,7 @@ mod tests {
             poll_interval: Duration::from_millis(1),
             poll_interval_max: Duration::from_millis(1),
             power_timeout: PowerTimeout::Wall(Duration::from_millis(100)),
-            step_timeout: Some(Duration::from_millis(200)),
+            step_timeout: Duration::from_millis(200),
             deadline: Some(clock::Instant::now() + Duration::from_secs(20)),
             ..Policy::native()
         }

@@ -47,6 +47,8 @@ pub struct Stats {
     pub sent: u32,
     /// Datagrams received.
     pub received: u32,
+    /// ICMP port-unreachable reports (nothing listens at the BMC's port).
+    pub refused: u32,
     /// Retransmissions among the sent ones.
     pub retransmits: u32,
     /// Sessions opened.
@@ -273,6 +275,7 @@ impl IpmiDriver {
         if let Some(t) = &self.transport {
             s.sent += t.sent;
             s.received += t.received;
+            s.refused += t.refused;
         }
         s
     }
@@ -889,14 +892,23 @@ impl IpmiDriver {
     async fn open_v20(&mut self, deadline: Option<Instant>) -> Result<Active, DriverError> {
         let started = Instant::now();
         let auto = self.cfg.cipher == CipherChoice::Auto;
-        let before = self.stats().received;
+        let before = self.stats();
         let r = self.open_v20_inner(deadline).await;
         match r {
             Err(mut e)
-                if auto && e.kind == ErrorKind::Timeout && self.stats().received == before =>
+                if auto
+                    && e.kind == ErrorKind::Timeout
+                    && self.stats().received == before.received =>
             {
+                // ICMP port unreachable is all the network said: nothing
+                // listens at that port (or a firewall rejects).
+                let what = if self.stats().refused > before.refused {
+                    "the port is unreachable (ICMP port unreachable) at"
+                } else {
+                    "no answer from"
+                };
                 e.message = format!(
-                    "no answer from {}:{} in {:.1}s (Get Channel Cipher Suites, then Open Session \
+                    "{what} {}:{} for {:.1}s (Get Channel Cipher Suites, then Open Session \
                      for suites 17 and 3): check the address and port, and that IPMI over LAN is \
                      enabled on the BMC",
                     self.cfg.host,
@@ -1331,6 +1343,7 @@ impl PowerDriver for IpmiDriver {
         if let Some(t) = self.transport.take() {
             self.stats.sent += t.sent;
             self.stats.received += t.received;
+            self.stats.refused += t.refused;
         }
     }
 }

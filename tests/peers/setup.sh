@@ -23,20 +23,39 @@ PEERS_DIR=${PEERS_DIR:-/tmp/fencekit-peers}
 # SNMP: snmpd (the simulated PDU peer) and snmp (snmpget/snmpset/snmpwalk,
 # which upstream fence_apc_snmp runs);
 # zsh and fish (tests/generated_cli.rs checks the completion scripts); util-linux
-# (unshare, setpriv: tests/lock.rs, tests/bounded.rs).
+# (unshare, nsenter, setpriv: tests/lock.rs, tests/bounded.rs, the cluster);
+# corosync and pacemaker: the one-node cluster of tests/pacemaker.rs and the
+# Pacemaker guide (tests/peers/pacemaker_start.sh), with pacemaker-cli-utils'
+# cibadmin, crm_attribute and stonith_admin to drive it (no pcs or crmsh).
 pkgs="time hyperfine openipmi ipmitool freeipmi-tools fence-agents openssh-server
       sshpass libvirt-clients pacemaker-cli-utils libxml2-utils tcpdump iproute2
       procps curl openssl python3-venv bc snmpd snmp
-      zsh fish util-linux"
+      zsh fish util-linux corosync pacemaker"
 missing=""
 for p in $pkgs; do
   dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"
 done
 if [ -n "$missing" ]; then
   echo "setup.sh: installing$missing" >&2
+  # Installing corosync, pacemaker or sshd must not start the system's own
+  # services (the tests start private instances). Container images usually
+  # carry a policy-rc.d that forbids it; where there is none, one is put in
+  # place for the install only.
+  policy=/usr/sbin/policy-rc.d
+  ours=""
+  if [ ! -e "$policy" ]; then
+    printf '#!/bin/sh\n# fencekit tests/peers/setup.sh: no service starts while installing\nexit 101\n' >"$policy"
+    chmod 755 "$policy"
+    ours=1
+    trap 'rm -f "$policy"' EXIT
+  fi
   apt-get update -qq
   # shellcheck disable=SC2086
   DEBIAN_FRONTEND=noninteractive apt-get install -y -q $missing >/dev/null
+  if [ -n "$ours" ]; then
+    rm -f "$policy"
+    trap - EXIT
+  fi
 fi
 
 mkdir -p "$PEERS_DIR"
