@@ -1485,6 +1485,8 @@ impl IpmiDriver {
             // Quirk 10 (openbmc#1810, #1812, #3253): busy, timeout and
             // "unspecified" answers during transitions or BMC boot are transient.
             cc::NODE_BUSY | cc::TIMEOUT | cc::UNSPECIFIED | 0xd2 => ErrorKind::Busy,
+            // Not carried out (a re-sent command's CFh is handled before).
+            cc::DUPLICATE_REQUEST => ErrorKind::Busy,
             cc::INSUFFICIENT_PRIVILEGE if self.granted == Some(Privilege::Administrator) => {
                 // Quirk 10 (openbmc#1812): spurious "insufficient privilege"
                 // on an administrator session during a transition.
@@ -1673,6 +1675,15 @@ impl IpmiDriver {
             loop {
                 match t.recv_until(until).await {
                     Received::Datagram(d) => match active.unwrap(&d) {
+                        // C3h, timeout while processing: it may have been
+                        // carried out. Like no answer: the chassis is read
+                        // before anything is sent again.
+                        Unwrapped::Frame(f)
+                            if f.answers(frame.netfn, frame.cmd, frame.seq)
+                                && f.completion_code() == Ok(cc::TIMEOUT) =>
+                        {
+                            break
+                        }
                         Unwrapped::Frame(f) if f.answers(frame.netfn, frame.cmd, frame.seq) => {
                             if sends == 1 && earlier.is_none() {
                                 self.pacing.sample(sent_at.elapsed());
