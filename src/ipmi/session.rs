@@ -98,11 +98,11 @@ fn rmcpp_error(stage: Stage, step: &str, status: u8) -> DriverError {
 pub struct Sent {
     ids: Vec<u8>,
     first: u32,
-    rejected: Option<Rejected>,
 }
 
-/// Answers that arrived and were refused: the last reason, and how many.
-/// "No answer" is said only when there are none (see the driver).
+/// Replies that claimed to be a session's and were refused: the last
+/// reason, and how many. "No answer" is said only when there are none
+/// (see the driver).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Rejected {
     /// What was wrong with the answer.
@@ -167,16 +167,6 @@ impl Sent {
     /// Transmissions so far.
     pub fn count(&self) -> u32 {
         self.first + self.ids.len() as u32
-    }
-
-    /// Records an answer that arrived and was refused.
-    pub fn reject(&mut self, why: &'static str, workaround: Option<Workaround>) {
-        Rejected::record(&mut self.rejected, why, workaround);
-    }
-
-    /// The answers refused so far, if any.
-    pub fn rejected(&self) -> Option<&Rejected> {
-        self.rejected.as_ref()
     }
 }
 
@@ -1141,7 +1131,10 @@ impl Active {
                     return Unwrapped::Ignored("unauthenticated or unexpected payload");
                 }
                 if !s.keys.verify_integrity(p.integrity_data, p.auth_code) {
-                    s.seen.reject("its integrity code does not verify", None);
+                    s.seen.reject(
+                        "their integrity codes do not verify (a wrong K_g key, or forged)",
+                        None,
+                    );
                     return Unwrapped::Ignored("bad integrity code");
                 }
                 let plain = match s.keys.decrypt(p.payload) {
