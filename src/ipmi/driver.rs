@@ -1163,16 +1163,19 @@ impl IpmiDriver {
 
     async fn open(&mut self, deadline: Option<Instant>) -> Result<String, DriverError> {
         self.transport(deadline).await?;
-        // Every session says again what it tolerates, and warns again about
-        // every named workaround that drops a check.
+        // Every session says again what it tolerates.
         self.said = Workarounds::NONE;
-        for w in self.cfg.workarounds.weakening() {
-            self.tolerate(Some(w), w.entry().security_note().to_string());
-        }
         let active = match self.cfg.version {
             Version::Lan15(auth) => self.handshake_v15(auth, deadline).await?,
             Version::Lanplus => self.open_v20(deadline).await?,
         };
+        // The named workarounds that drop a check apply to IPMI 1.5
+        // sessions: each such session warns again, before its first request.
+        if matches!(active, Active::V15(_)) {
+            for w in self.cfg.workarounds.weakening() {
+                self.tolerate(Some(w), w.entry().security_note().to_string());
+            }
+        }
         self.stats.sessions += 1;
         self.session_no += 1;
         let described = active.describe();
