@@ -430,9 +430,9 @@ impl IpmiServer {
             username,
         };
         // `pad-username` (intel20): RAKP 3 is checked against the stored
-        // name, without the padding RAKP 1 needed.
-        // and the privilege without the lookup bit (what FreeIPMI's intel20
-        // sends); RAKP 2 and the session key use the name as RAKP 1 carried it.
+        // name, without the padding RAKP 1 needed, and the privilege without
+        // the lookup bit (what FreeIPMI's intel20 sends); RAKP 2 and the
+        // session key use the name as RAKP 1 carried it.
         let want = if self.bmc.lock().faults.quirks.pad_username {
             let stored: Vec<u8> = username.iter().copied().take_while(|b| *b != 0).collect();
             Rakp {
