@@ -69,6 +69,7 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l ipmi-versio
 1.5\t'IPMI 1.5 (lan)'"
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -s A -l auth -d 'IPMI 1.5 authentication type (md5, password, none); implies --ipmi-version 1.5' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l hexadecimal-kg -d 'BMC key K_g in hexadecimal' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand status" -s W -l workaround -d 'IPMI vendor workarounds, FreeIPMI\'s names, comma-separated (docs/ipmi.md; those that drop a check are warned about on every use)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l systems-uri -d 'Redfish: the ComputerSystem URI (skips discovery)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l redfish-uri -d 'Redfish: the service root used for discovery' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -s n -l plug -d 'Redfish: which of several systems (Id, Name, UUID or @odata.id)' -r
@@ -132,6 +133,7 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l ipmi-version -d
 1.5\t'IPMI 1.5 (lan)'"
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -s A -l auth -d 'IPMI 1.5 authentication type (md5, password, none); implies --ipmi-version 1.5' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l hexadecimal-kg -d 'BMC key K_g in hexadecimal' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand on" -s W -l workaround -d 'IPMI vendor workarounds, FreeIPMI\'s names, comma-separated (docs/ipmi.md; those that drop a check are warned about on every use)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l systems-uri -d 'Redfish: the ComputerSystem URI (skips discovery)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l redfish-uri -d 'Redfish: the service root used for discovery' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -s n -l plug -d 'Redfish: which of several systems (Id, Name, UUID or @odata.id)' -r
@@ -195,6 +197,7 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l ipmi-version -
 1.5\t'IPMI 1.5 (lan)'"
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -s A -l auth -d 'IPMI 1.5 authentication type (md5, password, none); implies --ipmi-version 1.5' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l hexadecimal-kg -d 'BMC key K_g in hexadecimal' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand off" -s W -l workaround -d 'IPMI vendor workarounds, FreeIPMI\'s names, comma-separated (docs/ipmi.md; those that drop a check are warned about on every use)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l systems-uri -d 'Redfish: the ComputerSystem URI (skips discovery)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l redfish-uri -d 'Redfish: the service root used for discovery' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -s n -l plug -d 'Redfish: which of several systems (Id, Name, UUID or @odata.id)' -r
@@ -268,6 +271,7 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l ipmi-versio
 1.5\t'IPMI 1.5 (lan)'"
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -s A -l auth -d 'IPMI 1.5 authentication type (md5, password, none); implies --ipmi-version 1.5' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l hexadecimal-kg -d 'BMC key K_g in hexadecimal' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -s W -l workaround -d 'IPMI vendor workarounds, FreeIPMI\'s names, comma-separated (docs/ipmi.md; those that drop a check are warned about on every use)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l systems-uri -d 'Redfish: the ComputerSystem URI (skips discovery)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l redfish-uri -d 'Redfish: the service root used for discovery' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -s n -l plug -d 'Redfish: which of several systems (Id, Name, UUID or @odata.id)' -r
@@ -341,6 +345,7 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l ipmi-versi
 1.5\t'IPMI 1.5 (lan)'"
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -s A -l auth -d 'IPMI 1.5 authentication type (md5, password, none); implies --ipmi-version 1.5' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l hexadecimal-kg -d 'BMC key K_g in hexadecimal' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -s W -l workaround -d 'IPMI vendor workarounds, FreeIPMI\'s names, comma-separated (docs/ipmi.md; those that drop a check are warned about on every use)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l systems-uri -d 'Redfish: the ComputerSystem URI (skips discovery)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l redfish-uri -d 'Redfish: the service root used for discovery' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -s n -l plug -d 'Redfish: which of several systems (Id, Name, UUID or @odata.id)' -r
@@ -404,6 +409,7 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l ipmi-versio
 1.5\t'IPMI 1.5 (lan)'"
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -s A -l auth -d 'IPMI 1.5 authentication type (md5, password, none); implies --ipmi-version 1.5' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l hexadecimal-kg -d 'BMC key K_g in hexadecimal' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -s W -l workaround -d 'IPMI vendor workarounds, FreeIPMI\'s names, comma-separated (docs/ipmi.md; those that drop a check are warned about on every use)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l systems-uri -d 'Redfish: the ComputerSystem URI (skips discovery)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l redfish-uri -d 'Redfish: the service root used for discovery' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -s n -l plug -d 'Redfish: which of several systems (Id, Name, UUID or @odata.id)' -r
@@ -475,6 +481,7 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l ipmi-version
 1.5\t'IPMI 1.5 (lan)'"
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -s A -l auth -d 'IPMI 1.5 authentication type (md5, password, none); implies --ipmi-version 1.5' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l hexadecimal-kg -d 'BMC key K_g in hexadecimal' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -s W -l workaround -d 'IPMI vendor workarounds, FreeIPMI\'s names, comma-separated (docs/ipmi.md; those that drop a check are warned about on every use)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l systems-uri -d 'Redfish: the ComputerSystem URI (skips discovery)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l redfish-uri -d 'Redfish: the service root used for discovery' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -s n -l plug -d 'Redfish: which of several systems (Id, Name, UUID or @odata.id)' -r
@@ -539,6 +546,7 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l ipmi-version 
 1.5\t'IPMI 1.5 (lan)'"
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -s A -l auth -d 'IPMI 1.5 authentication type (md5, password, none); implies --ipmi-version 1.5' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l hexadecimal-kg -d 'BMC key K_g in hexadecimal' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand list" -s W -l workaround -d 'IPMI vendor workarounds, FreeIPMI\'s names, comma-separated (docs/ipmi.md; those that drop a check are warned about on every use)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l systems-uri -d 'Redfish: the ComputerSystem URI (skips discovery)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l redfish-uri -d 'Redfish: the service root used for discovery' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -s n -l plug -d 'Redfish: which of several systems (Id, Name, UUID or @odata.id)' -r

@@ -51,6 +51,7 @@ const PAGES: &[&str] = &[
     "docs/security.md",
     "docs/performance.md",
     "docs/pdu.md",
+    "docs/ipmi.md",
 ];
 
 /// What a fenced block is for.
@@ -491,6 +492,46 @@ fn pdu() {
 #[test]
 fn performance() {
     run_page("docs/performance.md");
+}
+
+#[test]
+fn ipmi_workarounds() {
+    run_page("docs/ipmi.md");
+}
+
+/// docs/ipmi.md's workaround table is the code's (`ipmi::workaround::TABLE`),
+/// rendered; `FENCEKIT_REGENERATE=1` rewrites it.
+#[test]
+fn the_workaround_table_is_the_codes() {
+    let page = "docs/ipmi.md";
+    let md = read(page);
+    let begin = md
+        .find("<!-- BEGIN workaround table")
+        .expect("docs/ipmi.md has the BEGIN marker");
+    let start = begin + md[begin..].find('\n').expect("a line") + 1;
+    let end = md
+        .find("<!-- END workaround table -->")
+        .expect("docs/ipmi.md has the END marker");
+    let want = fencekit::ipmi::workaround::markdown_table();
+    if std::env::var("FENCEKIT_REGENERATE").is_ok_and(|v| v == "1") {
+        let text = format!("{}{want}{}", &md[..start], &md[end..]);
+        std::fs::write(root().join(page), text).expect("write docs/ipmi.md");
+        return;
+    }
+    assert_eq!(
+        &md[start..end],
+        want,
+        "docs/ipmi.md's workaround table differs from src/ipmi/workaround.rs: run \
+         `FENCEKIT_REGENERATE=1 cargo test --test docs the_workaround_table` and commit it"
+    );
+    // every name in the table is one the CLI accepts
+    for e in &fencekit::ipmi::workaround::TABLE {
+        assert!(
+            md[start..end].contains(&format!("| `{}` |", e.name)),
+            "{}",
+            e.name
+        );
+    }
 }
 
 #[test]

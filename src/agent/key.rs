@@ -97,6 +97,7 @@ keys! {
     Verbose => "verbose",
     VerboseLevel => "verbose_level",
     Version => "version",
+    Workaround => "workaround",
     Community => "community",
     PduProfile => "pdu_profile",
     SnmpAuthProt => "snmp_auth_prot",

@@ -929,6 +929,17 @@ pub fn list_lines(plugs: &[PlugEntry], sep: &str, state: bool) -> String {
 }
 
 fn log_event(log: &Logger, e: &Stamped) {
+    // A workaround that drops a check is said on every use, verbose or not.
+    if let crate::engine::event::Event::Workaround {
+        weakens_security: true,
+        ..
+    } = &e.event
+    {
+        if let Some(w) = crate::engine::event::Tolerance::warns(&e.event) {
+            log.warn(&w);
+        }
+        return;
+    }
     let msg = e.event.describe();
     log.debug(&format!("[{:>6} ms] {msg}", e.at_ms));
 }

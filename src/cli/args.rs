@@ -261,6 +261,10 @@ pub struct ActionArgs {
     /// then forge its answers).
     #[arg(long)]
     pub accept_unauthenticated_replies: bool,
+    /// IPMI vendor workarounds, FreeIPMI's names, comma-separated (docs/ipmi.md;
+    /// those that drop a check are warned about on every use).
+    #[arg(long, short = 'W', value_name = "NAMES")]
+    pub workaround: Option<String>,
 
     /// Redfish: the ComputerSystem URI (skips discovery).
     #[arg(long, value_name = "URI")]

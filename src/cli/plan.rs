@@ -53,6 +53,7 @@ fn cli_options(a: &ActionArgs) -> MethodOptions {
         kg_hex: a.hexadecimal_kg.clone(),
         kg_file: None,
         accept_unauthenticated_replies: a.accept_unauthenticated_replies,
+        workarounds: a.workaround.clone(),
         systems_uri: a.systems_uri.clone(),
         redfish_uri: a.redfish_uri.clone(),
         plug: a.plug.clone(),

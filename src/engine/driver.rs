@@ -1,6 +1,7 @@
 //! The interface every protocol driver implements for the engine.
 
 use super::error::DriverError;
+use super::event::Tolerance;
 use super::identity::Identity;
 use super::power::{Observed, PowerCommand, PowerReading, PowerState};
 use std::time::Instant;
@@ -86,6 +87,13 @@ pub trait PowerDriver {
     /// The default has nothing to add.
     fn state_detail(&self) -> Option<String> {
         None
+    }
+
+    /// What the driver tolerated since the last call (a device's
+    /// non-compliance handled, a named workaround in use), for the
+    /// timeline; the engine takes them after every call. The default has none.
+    fn take_tolerances(&mut self) -> Vec<Tolerance> {
+        Vec::new()
     }
 
     /// Ends the session; best effort, bounded by a short timeout of its own.

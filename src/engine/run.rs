@@ -177,6 +177,8 @@ pub async fn run<D: PowerDriver>(
     };
     m.emit(Event::Started { action });
     let result = m.act(action).await;
+    // What was tolerated on the way to a failure is evidence too.
+    m.emit_tolerances();
     m.driver.close().await;
     result.map_err(|error| Failure {
         error,
@@ -225,8 +227,18 @@ fn command_for(state: PowerState) -> PowerCommand {
 
 impl<D: PowerDriver> Machine<'_, D> {
     fn emit(&mut self, event: Event) {
+        self.emit_tolerances();
         let stamped = Stamped::new(self.start.elapsed(), event);
         self.sink.emit(&stamped);
+    }
+
+    /// What the driver tolerated since the last event, in the timeline
+    /// before whatever follows from it.
+    fn emit_tolerances(&mut self) {
+        for t in self.driver.take_tolerances() {
+            let stamped = Stamped::new(self.start.elapsed(), t.event());
+            self.sink.emit(&stamped);
+        }
     }
 
     /// Awaits `fut`, or fails with `Interrupted` when cancelled.

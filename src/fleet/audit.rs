@@ -36,6 +36,19 @@ struct Evidence<'a> {
     /// `--verify`: what the verification found.
     #[serde(skip_serializing_if = "Option::is_none")]
     verify: Option<VerifySummary<'a>>,
+    /// The device's non-compliance that was tolerated, and the named
+    /// workarounds in use (IPMI: docs/ipmi.md).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    workarounds: Vec<WorkaroundEvidence<'a>>,
+}
+
+/// One tolerance or workaround, as recorded.
+#[derive(Serialize)]
+struct WorkaroundEvidence<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    name: Option<&'a str>,
+    detail: &'a str,
+    weakens_security: bool,
 }
 
 /// What the identity check compared, as recorded.
@@ -232,6 +245,22 @@ impl Audit {
                     _ => None,
                 }),
                 verify: r.verify.as_ref().map(VerifySummary::of),
+                workarounds: r
+                    .timeline
+                    .iter()
+                    .filter_map(|s| match &s.event {
+                        Event::Workaround {
+                            name,
+                            detail,
+                            weakens_security,
+                        } => Some(WorkaroundEvidence {
+                            name: name.as_deref(),
+                            detail,
+                            weakens_security: *weakens_security,
+                        }),
+                        _ => None,
+                    })
+                    .collect(),
             },
             duration_ms: r.elapsed_ms,
             crashdump: r.crashdump.as_ref(),

@@ -75,6 +75,8 @@ pub struct MethodFields {
     pub auth: Option<String>,
     /// File holding the BMC key K_g in hexadecimal.
     pub kg_file: Option<PathBuf>,
+    /// IPMI vendor workarounds by FreeIPMI's names (docs/ipmi.md).
+    pub workarounds: Option<Vec<String>>,
     /// Redfish: a CA, or the BMC's own certificate, to trust (PEM).
     pub ca_cert: Option<PathBuf>,
     /// Redfish: accept exactly the certificate with this SHA-256 fingerprint.
@@ -181,6 +183,7 @@ impl MethodFields {
             ipmi_version,
             auth,
             kg_file,
+            workarounds,
             ca_cert,
             ssl_fingerprint,
             ssl_insecure,

@@ -253,6 +253,9 @@ pub struct IpmiConfig {
     /// How long the pre-session Get Channel Cipher Suites query may take
     /// (quirk: some BMCs, and ipmi_sim, never answer it).
     pub cipher_query_timeout: Duration,
+    /// Vendor workarounds asked for by name ([`super::workaround`]); those
+    /// that keep every check are also applied unasked when needed.
+    pub workarounds: super::workaround::Workarounds,
 }
 
 impl IpmiConfig {
@@ -276,6 +279,7 @@ impl IpmiConfig {
             retransmit_max: super::pacing::DEFAULT_CEILING,
             accept_unauthenticated_replies: false,
             cipher_query_timeout: Duration::from_millis(300),
+            workarounds: super::workaround::Workarounds::NONE,
         }
     }
 

@@ -60,6 +60,12 @@ pub enum BuildError {
     /// An identity pinned on a method with no device to report it.
     #[error(transparent)]
     Pin(#[from] super::spec::PinError),
+    /// An IPMI workaround name fencekit does not know.
+    #[error(transparent)]
+    Workaround(#[from] crate::ipmi::workaround::UnknownWorkaround),
+    /// Workarounds on a method that does not speak IPMI.
+    #[error("workarounds apply to IPMI methods only")]
+    WorkaroundsNotIpmi,
     /// A driver name that is not one of fencekit's.
     #[error("unknown driver '{0}' (expected ipmi, redfish, ssh or manual)")]
     UnknownDriver(String),
@@ -151,6 +157,8 @@ pub struct MethodOptions {
     /// IPMI 1.5: trust replies without an authentication code when the BMC
     /// says per-message authentication is disabled.
     pub accept_unauthenticated_replies: bool,
+    /// IPMI: vendor workarounds by FreeIPMI's names (`a,b`; docs/ipmi.md).
+    pub workarounds: Option<String>,
     /// Redfish: the system's URI.
     pub systems_uri: Option<String>,
     /// Redfish: the service root.
@@ -191,6 +199,12 @@ pub struct MethodOptions {
 /// The identity `o` pins, applied to `m` (an error for a method that has no
 /// device that could report one).
 fn pinned(mut m: MethodSpec, o: &MethodOptions) -> Result<MethodSpec, BuildError> {
+    let named = o.workarounds.as_deref().is_some_and(|w| {
+        !crate::ipmi::workaround::Workarounds::parse(w).is_ok_and(|w| w.is_empty())
+    });
+    if named && !matches!(m, MethodSpec::Ipmi { .. }) {
+        return Err(BuildError::WorkaroundsNotIpmi);
+    }
     let expected = ExpectedIdentity::new(o.uuid.as_deref(), o.serial.as_deref())?;
     m.set_expected(expected)?;
     Ok(m)
@@ -311,6 +325,9 @@ fn ipmi(
         (None, None) => None,
     };
     c.accept_unauthenticated_replies = o.accept_unauthenticated_replies;
+    if let Some(w) = &o.workarounds {
+        c.workarounds = crate::ipmi::workaround::Workarounds::parse(w)?;
+    }
     // Lengths are checked when the password is known (at build time).
     Ok(MethodSpec::Ipmi {
         config: c,

@@ -141,6 +141,13 @@ impl PowerDriver for AnyDriver {
         }
     }
 
+    fn take_tolerances(&mut self) -> Vec<crate::engine::event::Tolerance> {
+        match self {
+            AnyDriver::Ipmi(d) => d.take_tolerances(),
+            _ => Vec::new(),
+        }
+    }
+
     fn observes_off(&self) -> bool {
         match self {
             AnyDriver::Ipmi(d) => d.observes_off(),

@@ -42,6 +42,10 @@ pub struct CheckRow {
     /// The identity this level is pinned to (absent when none).
     #[serde(skip_serializing_if = "ExpectedIdentity::is_empty")]
     pub expect: ExpectedIdentity,
+    /// IPMI: the named workarounds this BMC needed (asked for, or applied
+    /// by fencekit itself), for the inventory's `workarounds = [...]`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub workarounds: Vec<&'static str>,
 }
 
 /// Why fencing through one level would not work (`fencekit check`); the
@@ -125,6 +129,7 @@ pub async fn check_level(node: &str, level: usize, m: &MethodSpec, step: Duratio
         error: None,
         identity: None,
         expect: m.expected().clone(),
+        workarounds: Vec::new(),
     };
     if let MethodSpec::Manual { .. } = m {
         row.ok = true;
@@ -172,6 +177,21 @@ pub async fn check_level(node: &str, level: usize, m: &MethodSpec, step: Duratio
         Ok(())
     }
     .await;
+    if let crate::method::driver::AnyDriver::Ipmi(d) = &driver {
+        row.workarounds = d
+            .workarounds_needed()
+            .iter()
+            .map(crate::ipmi::workaround::Workaround::name)
+            .collect();
+        if !row.workarounds.is_empty() {
+            let list: Vec<String> = row.workarounds.iter().map(|w| format!("{w:?}")).collect();
+            row.detail = Some(format!(
+                "{}; needed workarounds = [{}]",
+                row.detail.as_deref().unwrap_or("no session"),
+                list.join(", ")
+            ));
+        }
+    }
     driver.close().await;
     match result {
         Ok(()) => row.ok = true,
