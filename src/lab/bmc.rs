@@ -52,6 +52,11 @@ pub struct Faults {
     /// "pulse diagnostic interrupt" with CCh (invalid data field) and logs
     /// nothing; Redfish leaves `Nmi` out of the reset types.
     pub no_nmi: bool,
+    /// The user's privilege limit (IPMI level: 2 user, 3 operator; `None`:
+    /// administrator): a session asking for more is refused in RAKP 2
+    /// (status 0Ah, unauthorized role) and Set Session Privilege above it
+    /// is answered 81h, as BMCs do for a demoted account.
+    pub privilege_limit: Option<u8>,
 }
 
 /// Who a simulated machine is: what its BMC reports as the system UUID

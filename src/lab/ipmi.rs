@@ -290,6 +290,7 @@ impl IpmiServer {
         let guid = self.offer.guid;
         let user_ok = rq.username == self.offer.username.as_bytes();
         let password = self.offer.password.clone();
+        let limit = self.bmc.lock().faults.privilege_limit.unwrap_or(4);
         let s = self.sessions.get_mut(&rq.managed_sid)?;
         let suite = s.suite?;
         // A retransmitted RAKP 1 gets the same RAKP 2 again, under the tag
@@ -301,6 +302,19 @@ impl IpmiServer {
         }
         if !matches!(s.phase, Phase::Opened) {
             return None;
+        }
+        // A demoted account: asking for more than its limit is refused.
+        if user_ok && (rq.role & 0x0f) > limit {
+            let r = Rakp2 {
+                tag: rq.tag,
+                status: 0x0a,
+                console_sid: s.console_sid,
+                rc: [0; 16],
+                guid: [0; 16],
+                auth_code: vec![],
+            };
+            self.sessions.remove(&rq.managed_sid);
+            return Some(v20(payload::RAKP2, 0, &r.encode()));
         }
         if !user_ok {
             let r = Rakp2 {
@@ -613,7 +627,8 @@ impl IpmiServer {
                     self.sessions.remove(&sid);
                     return None;
                 }
-                let max = (f.data[1] & 0x0f).clamp(1, 4);
+                let limit = self.bmc.lock().faults.privilege_limit.unwrap_or(4);
+                let max = (f.data[1] & 0x0f).clamp(1, limit);
                 let console_out =
                     u32::from_le_bytes([f.data[18], f.data[19], f.data[20], f.data[21]]);
                 let mut expect = self.rng.next_u32();

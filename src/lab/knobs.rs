@@ -42,6 +42,9 @@ pub enum BadKnob {
     IdentityOf,
     #[error("loss needs a ratio between 0 and 1")]
     Loss,
+    /// A privilege limit that is not one (as given).
+    #[error("privilege={0}: not user, operator or administrator")]
+    Privilege(String),
     /// A knob that needs a value and has none (its name).
     #[error("{0} needs a value")]
     NoValue(String),
@@ -113,6 +116,15 @@ pub fn apply_knob(k: &str, f: &mut Faults, on: &mut bool) -> Result<(), BadKnob>
                 .ok_or(BadKnob::Loss)?;
             f.loss = r;
         }
+        "privilege" => {
+            let level = match value.unwrap_or_default() {
+                "user" => 2,
+                "operator" => 3,
+                "administrator" | "admin" => 4,
+                v => return Err(BadKnob::Privilege(v.to_string())),
+            };
+            f.privilege_limit = (level < 4).then_some(level);
+        }
         "delay" => f.delay = dur(value)?,
         "transition" => f.transition = dur(value)?,
         other => return Err(BadKnob::Unknown(other.to_string())),
@@ -151,6 +163,13 @@ mod tests {
         assert_eq!(knob("node01:loss=2"), BadKnob::Loss);
         assert_eq!(knob("node01:vendor=acme"), BadKnob::Vendor("acme".into()));
         assert_eq!(knob("node01:identity-of="), BadKnob::IdentityOf);
+        assert_eq!(
+            knob("node01:privilege=root"),
+            BadKnob::Privilege("root".into())
+        );
+        let mut f = Faults::default();
+        apply_knob("privilege=user", &mut f, &mut true).unwrap();
+        assert_eq!(f.privilege_limit, Some(2));
         assert_eq!(
             parse_fault("node01:stuck+bogus").unwrap_err().to_string(),
             "--fault 'node01:stuck+bogus': unknown fault knob 'bogus'"
