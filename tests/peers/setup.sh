@@ -23,11 +23,14 @@ PEERS_DIR=${PEERS_DIR:-/tmp/fencekit-peers}
 # SNMP: snmpd (the simulated PDU peer) and snmp (snmpget/snmpset/snmpwalk,
 # which upstream fence_apc_snmp runs);
 # zsh and fish (tests/generated_cli.rs checks the completion scripts); util-linux
-# (unshare, setpriv: tests/lock.rs, tests/bounded.rs).
+# (unshare, setpriv: tests/lock.rs, tests/bounded.rs); prometheus, for its
+# promtool (check --output openmetrics and docs/monitoring.md's alerting rules:
+# tests/drift.rs, tests/watch.rs, tests/docs.rs; Debian ships promtool in no
+# smaller package).
 pkgs="time hyperfine openipmi ipmitool freeipmi-tools fence-agents openssh-server
       sshpass libvirt-clients pacemaker-cli-utils libxml2-utils tcpdump iproute2
       procps curl openssl python3-venv bc snmpd snmp
-      zsh fish util-linux"
+      zsh fish util-linux prometheus"
 missing=""
 for p in $pkgs; do
   dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"
