@@ -594,7 +594,8 @@ pub struct LabArgs {
     /// 'node07:loss=0.5+delay=100ms'. Knobs: stuck, silent, strict-state,
     /// no-cipher-query, ipmi-silent, lying, flap, draw-lies, no-meter, no-nmi, host-rst,
     /// host-alive, redfish-no-forceoff, off,
-    /// loss=R, delay=DUR, transition=DUR, identity-of=NODE, no-identity, vendor=NAME.
+    /// loss=R, delay=DUR, transition=DUR, identity-of=NODE, no-identity,
+    /// privilege=user|operator (a demoted account), vendor=NAME.
     /// Repeatable.
     #[arg(long = "fault", value_name = "SPEC")]
     pub faults: Vec<String>,

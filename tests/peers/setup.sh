@@ -26,11 +26,12 @@ PEERS_DIR=${PEERS_DIR:-/tmp/fencekit-peers}
 # (unshare, setpriv: tests/lock.rs, tests/bounded.rs); prometheus, for its
 # promtool (check --output openmetrics and docs/monitoring.md's alerting rules:
 # tests/drift.rs, tests/watch.rs, tests/docs.rs; Debian ships promtool in no
-# smaller package).
+# smaller package); python3-yaml and systemd (systemd-analyze), for
+# docs/monitoring.md's Kubernetes manifests and units (tests/docs.rs).
 pkgs="time hyperfine openipmi ipmitool freeipmi-tools fence-agents openssh-server
       sshpass libvirt-clients pacemaker-cli-utils libxml2-utils tcpdump iproute2
       procps curl openssl python3-venv bc snmpd snmp
-      zsh fish util-linux prometheus"
+      zsh fish util-linux prometheus python3-yaml systemd"
 missing=""
 for p in $pkgs; do
   dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"
