@@ -37,7 +37,12 @@ impl Watch {
         c.args(["check", "--all", "-i"])
             .arg(&inv)
             .args(["--watch", interval, "--listen", &listen.to_string()])
-            .args(["--login-timeout", "2s", "--bmc-interval", "10ms"])
+            .args(["--login-timeout", "2s"])
+            .args(if extra.contains(&"--bmc-interval") {
+                &[][..]
+            } else {
+                &["--bmc-interval", "10ms"][..]
+            })
             .args(extra)
             .current_dir(dir.path())
             .env("NO_COLOR", "1")
@@ -359,6 +364,38 @@ fn a_watch_with_a_baseline_logs_and_exports_the_drift() {
     assert!(
         w.log().contains("drift identity-changed (broken)"),
         "{}",
+        w.log()
+    );
+}
+
+#[test]
+fn the_watch_opens_one_session_at_a_time_per_bmc_with_the_interval_between() {
+    // One node whose IPMI and Redfish levels are the same BMC, checked
+    // every 10 ms, with 300 ms between two sessions on that BMC.
+    let lab = InProcessLab::start(LabSpec {
+        nodes: 1,
+        redfish: Some(false),
+        ..LabSpec::default()
+    });
+    let pw = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(pw.path(), "lab").unwrap();
+    let mut w = Watch::start(
+        &lab_inventory(&lab, pw.path()),
+        "10ms",
+        &["--bmc-interval", "300ms"],
+    );
+    w.wait_checks(2, 2, Duration::from_secs(30));
+    let (s0, t0) = (lab.nodes[0].bmc.counters().sessions, Instant::now());
+    std::thread::sleep(Duration::from_secs(3));
+    let (s1, took) = (lab.nodes[0].bmc.counters().sessions, t0.elapsed());
+    w.terminate();
+    // IPMI and Redfish alternate, 300 ms apart: one IPMI session per 600 ms
+    // at most (one more for the edges); unspaced, 10 ms would make ~100.
+    let most = (took.as_millis() / 600) as u64 + 2;
+    assert!(
+        (2..=most).contains(&(s1 - s0)),
+        "{} IPMI sessions in {took:?} (at most {most})\n{}",
+        s1 - s0,
         w.log()
     );
 }
