@@ -117,7 +117,7 @@ _fencekit() {
             return 0
             ;;
         fencekit__subcmd__check)
-            opts="-i -a -u -l -p -S -C -L -A -W -n -k -m -o -v -h -V --inventory --all --parallel --stagger --bmc-interval --level --audit --dry-run --no-lock --address --probe-port --verify --accept-bmc-only --max-off-watts --allow-host-only --expect-uuid --expect-serial --driver --ip --ipport --username --password --password-file --password-env --password-script --cipher --privlvl --ipmi-version --auth --hexadecimal-kg --accept-unauthenticated-replies --workaround --systems-uri --redfish-uri --plug --ca-cert --ssl-fingerprint --ssl-insecure --redfish-session --identity-file --ssh-agent --ssh-known-hosts --ssh-host-key --ssh-accept-new --use-sudo --missing-as-off --power-wait --power-timeout --poll-interval --confirm --retry-on --method --timeout --login-timeout --output --verbose --record-identity --help --version"
+            opts="-i -a -u -l -p -S -C -L -A -W -n -k -m -o -v -h -V --inventory --all --parallel --stagger --bmc-interval --level --audit --dry-run --no-lock --address --probe-port --verify --accept-bmc-only --max-off-watts --allow-host-only --expect-uuid --expect-serial --driver --ip --ipport --username --password --password-file --password-env --password-script --cipher --privlvl --ipmi-version --auth --hexadecimal-kg --accept-unauthenticated-replies --workaround --systems-uri --redfish-uri --plug --ca-cert --ssl-fingerprint --ssl-insecure --redfish-session --identity-file --ssh-agent --ssh-known-hosts --ssh-host-key --ssh-accept-new --use-sudo --missing-as-off --power-wait --power-timeout --poll-interval --confirm --retry-on --method --timeout --login-timeout --output --verbose --record-identity --baseline --record --probe-timeout --watch --listen --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -340,11 +340,27 @@ _fencekit() {
                     return 0
                     ;;
                 --output)
-                    COMPREPLY=($(compgen -W "human json jsonl" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "human json jsonl openmetrics" -- "${cur}"))
                     return 0
                     ;;
                 -o)
-                    COMPREPLY=($(compgen -W "human json jsonl" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "human json jsonl openmetrics" -- "${cur}"))
+                    return 0
+                    ;;
+                --baseline)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --probe-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --watch)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --listen)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -376,11 +392,11 @@ _fencekit() {
             fi
             case "${prev}" in
                 --output)
-                    COMPREPLY=($(compgen -W "human json jsonl" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "human json jsonl openmetrics" -- "${cur}"))
                     return 0
                     ;;
                 -o)
-                    COMPREPLY=($(compgen -W "human json jsonl" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "human json jsonl openmetrics" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -422,11 +438,11 @@ _fencekit() {
                     return 0
                     ;;
                 --output)
-                    COMPREPLY=($(compgen -W "human json jsonl" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "human json jsonl openmetrics" -- "${cur}"))
                     return 0
                     ;;
                 -o)
-                    COMPREPLY=($(compgen -W "human json jsonl" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "human json jsonl openmetrics" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -750,11 +766,11 @@ _fencekit() {
                     return 0
                     ;;
                 --output)
-                    COMPREPLY=($(compgen -W "human json jsonl" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "human json jsonl openmetrics" -- "${cur}"))
                     return 0
                     ;;
                 -o)
-                    COMPREPLY=($(compgen -W "human json jsonl" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "human json jsonl openmetrics" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1002,11 +1018,11 @@ _fencekit() {
                     return 0
                     ;;
                 --output)
-                    COMPREPLY=($(compgen -W "human json jsonl" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "human json jsonl openmetrics" -- "${cur}"))
                     return 0
                     ;;
                 -o)
-                    COMPREPLY=($(compgen -W "human json jsonl" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "human json jsonl openmetrics" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1240,11 +1256,11 @@ _fencekit() {
                     return 0
                     ;;
                 --output)
-                    COMPREPLY=($(compgen -W "human json jsonl" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "human json jsonl openmetrics" -- "${cur}"))
                     return 0
                     ;;
                 -o)
-                    COMPREPLY=($(compgen -W "human json jsonl" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "human json jsonl openmetrics" -- "${cur}"))
                     return 0
                     ;;
                 --max-fence)
@@ -1506,11 +1522,11 @@ _fencekit() {
                     return 0
                     ;;
                 --output)
-                    COMPREPLY=($(compgen -W "human json jsonl" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "human json jsonl openmetrics" -- "${cur}"))
                     return 0
                     ;;
                 -o)
-                    COMPREPLY=($(compgen -W "human json jsonl" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "human json jsonl openmetrics" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1744,11 +1760,11 @@ _fencekit() {
                     return 0
                     ;;
                 --output)
-                    COMPREPLY=($(compgen -W "human json jsonl" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "human json jsonl openmetrics" -- "${cur}"))
                     return 0
                     ;;
                 -o)
-                    COMPREPLY=($(compgen -W "human json jsonl" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "human json jsonl openmetrics" -- "${cur}"))
                     return 0
                     ;;
                 --max-fence)
@@ -2040,11 +2056,11 @@ _fencekit() {
                     return 0
                     ;;
                 --output)
-                    COMPREPLY=($(compgen -W "human json jsonl" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "human json jsonl openmetrics" -- "${cur}"))
                     return 0
                     ;;
                 -o)
-                    COMPREPLY=($(compgen -W "human json jsonl" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "human json jsonl openmetrics" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -2278,11 +2294,11 @@ _fencekit() {
                     return 0
                     ;;
                 --output)
-                    COMPREPLY=($(compgen -W "human json jsonl" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "human json jsonl openmetrics" -- "${cur}"))
                     return 0
                     ;;
                 -o)
-                    COMPREPLY=($(compgen -W "human json jsonl" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "human json jsonl openmetrics" -- "${cur}"))
                     return 0
                     ;;
                 --expect)
@@ -2355,7 +2371,7 @@ _fencekit_with_nodes() {
         *) return 0 ;;
     esac
     [[ "$cur" == -* ]] && return 0
-    case " --address --audit --auth --baseline --bind --bmc-interval --boot-delay --boot-timeout --by --ca-cert --cipher --ciphers --confirm --crashdump-wait --delay --driver --drop --expect --expect-serial --expect-uuid --fault --for --hexadecimal-kg --hook-timeout --hosts --identity-file --interval --inventory --ip --ipmi-port-base --ipmi-version --ipport --kdump-port --kdump-quiet --level --login-timeout --loss --max-fence --max-off-watts --method --nodes --on-confirmed-off --output --parallel --password --password-env --password-file --password-script --pdu-fault --pdus --plug --poll-interval --power --power-timeout --power-wait --privlvl --probe-port --probe-timeout --reason --record-baseline --redfish --redfish-uri --retry-on --samples --ssh-host-key --ssh-known-hosts --ssl-fingerprint --stagger --systems-uri --timeout --transition --username --vendor --workaround --write-inventory -A -C -L -S -W -a -i -k -l -m -n -o -p -u " in
+    case " --address --audit --auth --baseline --bind --bmc-interval --boot-delay --boot-timeout --by --ca-cert --cipher --ciphers --confirm --crashdump-wait --delay --driver --drop --expect --expect-serial --expect-uuid --fault --for --hexadecimal-kg --hook-timeout --hosts --identity-file --interval --inventory --ip --ipmi-port-base --ipmi-version --ipport --kdump-port --kdump-quiet --level --listen --login-timeout --loss --max-fence --max-off-watts --method --nodes --on-confirmed-off --output --parallel --password --password-env --password-file --password-script --pdu-fault --pdus --plug --poll-interval --power --power-timeout --power-wait --privlvl --probe-port --probe-timeout --reason --record-baseline --redfish --redfish-uri --retry-on --samples --ssh-host-key --ssh-known-hosts --ssl-fingerprint --stagger --systems-uri --timeout --transition --username --vendor --watch --workaround --write-inventory -A -C -L -S -W -a -i -k -l -m -n -o -p -u " in
         *" $prev "*) return 0 ;;
     esac
     local IFS=$'\n'

@@ -32,7 +32,7 @@ complete -c fencekit -n "__fish_fencekit_needs_command" -f -a "off" -d 'Hard pow
 complete -c fencekit -n "__fish_fencekit_needs_command" -f -a "reboot" -d 'Power off (confirmed), then on (confirmed); or one cycle with --method cycle'
 complete -c fencekit -n "__fish_fencekit_needs_command" -f -a "monitor" -d 'Check that the BMC answers and authenticates, without touching power'
 complete -c fencekit -n "__fish_fencekit_needs_command" -f -a "verify" -d 'Prove a node is off (or back on) with independent evidence (exit 0 proven, 3 not, 1 no evidence)'
-complete -c fencekit -n "__fish_fencekit_needs_command" -f -a "check" -d 'Check that every fencing level would work, without touching power (exit 0 all fine)'
+complete -c fencekit -n "__fish_fencekit_needs_command" -f -a "check" -d 'Check that every fencing level would work, without touching power (exit 0 all fine); compare with a recorded baseline, export metrics, or keep watching'
 complete -c fencekit -n "__fish_fencekit_needs_command" -f -a "list" -d 'List what is behind a device: systems of a Redfish service, domains of a hypervisor'
 complete -c fencekit -n "__fish_fencekit_needs_command" -f -a "hold" -d 'Hold nodes: refuse on/off/reboot on them until released or expired (exit 1 when refused)'
 complete -c fencekit -n "__fish_fencekit_needs_command" -f -a "release" -d 'Release held nodes'
@@ -89,7 +89,8 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l timeout -d 
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l login-timeout -d 'Bound on session set-up and on each request (within an action\'s --timeout, an IPMI set-up the BMC answered in part starts once more)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -s o -l output -d 'Output format' -r -f -a "human\t'Short lines for people'
 json\t'One JSON document'
-jsonl\t'One JSON object per event, as it happens, then one per result'"
+jsonl\t'One JSON object per event, as it happens, then one per result'
+openmetrics\t'`check` only: OpenMetrics / Prometheus text (node_exporter\'s textfile collector)'"
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l all -d 'Act on every node of the inventory'
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l dry-run -d 'Resolve targets, methods and credential references; print the plan; contact nothing'
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l no-lock -d 'Do not take the per-BMC lock that serialises fencekit processes on this host'
@@ -153,7 +154,8 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l timeout -d 'Dea
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l login-timeout -d 'Bound on session set-up and on each request (within an action\'s --timeout, an IPMI set-up the BMC answered in part starts once more)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -s o -l output -d 'Output format' -r -f -a "human\t'Short lines for people'
 json\t'One JSON document'
-jsonl\t'One JSON object per event, as it happens, then one per result'"
+jsonl\t'One JSON object per event, as it happens, then one per result'
+openmetrics\t'`check` only: OpenMetrics / Prometheus text (node_exporter\'s textfile collector)'"
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l all -d 'Act on every node of the inventory'
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l dry-run -d 'Resolve targets, methods and credential references; print the plan; contact nothing'
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l no-lock -d 'Do not take the per-BMC lock that serialises fencekit processes on this host'
@@ -217,7 +219,8 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l timeout -d 'De
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l login-timeout -d 'Bound on session set-up and on each request (within an action\'s --timeout, an IPMI set-up the BMC answered in part starts once more)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -s o -l output -d 'Output format' -r -f -a "human\t'Short lines for people'
 json\t'One JSON document'
-jsonl\t'One JSON object per event, as it happens, then one per result'"
+jsonl\t'One JSON object per event, as it happens, then one per result'
+openmetrics\t'`check` only: OpenMetrics / Prometheus text (node_exporter\'s textfile collector)'"
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l max-fence -d 'Refuse (exit 64, nothing contacted) to act on more nodes than N, or than P% of the inventory (of the targets named, without one); default: the inventory\'s `max_fence`' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l reason -d 'Why --force is used (recorded in the audit trail with who used it)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l on-confirmed-off -d 'Run CMD (sh -c) once while the node is observed off: after off is confirmed; during reboot, between the confirmed off and the power-on. It gets FENCEKIT_NODE, FENCEKIT_ACTION, FENCEKIT_METHOD, FENCEKIT_LEVEL, FENCEKIT_EVIDENCE and more, never a secret. Default: the inventory\'s `on_confirmed_off`' -r
@@ -291,7 +294,8 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l timeout -d 
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l login-timeout -d 'Bound on session set-up and on each request (within an action\'s --timeout, an IPMI set-up the BMC answered in part starts once more)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -s o -l output -d 'Output format' -r -f -a "human\t'Short lines for people'
 json\t'One JSON document'
-jsonl\t'One JSON object per event, as it happens, then one per result'"
+jsonl\t'One JSON object per event, as it happens, then one per result'
+openmetrics\t'`check` only: OpenMetrics / Prometheus text (node_exporter\'s textfile collector)'"
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l max-fence -d 'Refuse (exit 64, nothing contacted) to act on more nodes than N, or than P% of the inventory (of the targets named, without one); default: the inventory\'s `max_fence`' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l reason -d 'Why --force is used (recorded in the audit trail with who used it)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l on-confirmed-off -d 'Run CMD (sh -c) once while the node is observed off: after off is confirmed; during reboot, between the confirmed off and the power-on. It gets FENCEKIT_NODE, FENCEKIT_ACTION, FENCEKIT_METHOD, FENCEKIT_LEVEL, FENCEKIT_EVIDENCE and more, never a secret. Default: the inventory\'s `on_confirmed_off`' -r
@@ -365,7 +369,8 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l timeout -d
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l login-timeout -d 'Bound on session set-up and on each request (within an action\'s --timeout, an IPMI set-up the BMC answered in part starts once more)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -s o -l output -d 'Output format' -r -f -a "human\t'Short lines for people'
 json\t'One JSON document'
-jsonl\t'One JSON object per event, as it happens, then one per result'"
+jsonl\t'One JSON object per event, as it happens, then one per result'
+openmetrics\t'`check` only: OpenMetrics / Prometheus text (node_exporter\'s textfile collector)'"
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l all -d 'Act on every node of the inventory'
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l dry-run -d 'Resolve targets, methods and credential references; print the plan; contact nothing'
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l no-lock -d 'Do not take the per-BMC lock that serialises fencekit processes on this host'
@@ -429,7 +434,8 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l timeout -d 
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l login-timeout -d 'Bound on session set-up and on each request (within an action\'s --timeout, an IPMI set-up the BMC answered in part starts once more)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -s o -l output -d 'Output format' -r -f -a "human\t'Short lines for people'
 json\t'One JSON document'
-jsonl\t'One JSON object per event, as it happens, then one per result'"
+jsonl\t'One JSON object per event, as it happens, then one per result'
+openmetrics\t'`check` only: OpenMetrics / Prometheus text (node_exporter\'s textfile collector)'"
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l expect -d 'The state to prove' -r -f -a "off\t''
 on\t''"
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l samples -d 'Consecutive BMC reads per channel' -r
@@ -501,7 +507,12 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l timeout -d '
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l login-timeout -d 'Bound on session set-up and on each request (within an action\'s --timeout, an IPMI set-up the BMC answered in part starts once more)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -s o -l output -d 'Output format' -r -f -a "human\t'Short lines for people'
 json\t'One JSON document'
-jsonl\t'One JSON object per event, as it happens, then one per result'"
+jsonl\t'One JSON object per event, as it happens, then one per result'
+openmetrics\t'`check` only: OpenMetrics / Prometheus text (node_exporter\'s textfile collector)'"
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l baseline -d 'The baseline (TOML) that --record writes and a check compares with: every difference is a named drift (see below), exit 4 weakened, 5 changed, 1 broken' -r -F
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l probe-timeout -d 'Bound on one TCP probe of a node\'s own address (with --baseline)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l watch -d 'Check again and again, each node about every INTERVAL (±10 %, never two sessions at once on one BMC, --bmc-interval between them), log one line per change, until SIGTERM or SIGINT. Never sends a power command' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l listen -d 'With --watch: serve /metrics (OpenMetrics) and /healthz over HTTP on this address only, e.g. 127.0.0.1:9487' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l all -d 'Act on every node of the inventory'
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l dry-run -d 'Resolve targets, methods and credential references; print the plan; contact nothing'
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l no-lock -d 'Do not take the per-BMC lock that serialises fencekit processes on this host'
@@ -517,6 +528,7 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l use-sudo -d 
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l missing-as-off -d 'SSH (virsh): a domain that does not exist counts as off'
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -s v -l verbose -d 'More detail on stderr (-v, -vv, -vvv); never shows secrets'
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l record-identity -d 'Print, on stdout, an `[identity.NODE]` table for each inventory node that is not pinned yet and whose levels agree about who it is, ready to append to the inventory (`>> inventory.toml`); the check table goes to stderr. Exit 1 when a node could not be recorded'
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l record -d 'Record what each working level looks like now (identity, cipher suite and privilege, certificate, host key, reset types, outlet names, whether the node\'s address answers) in --baseline, replacing those levels\' records. Exit 1 when a level would fail (it keeps its earlier record)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -s V -l version -d 'Print version'
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -s i -l inventory -d 'Inventory file (TOML) naming nodes and their fencing methods' -r -F
@@ -566,7 +578,8 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l timeout -d 'D
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l login-timeout -d 'Bound on session set-up and on each request (within an action\'s --timeout, an IPMI set-up the BMC answered in part starts once more)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -s o -l output -d 'Output format' -r -f -a "human\t'Short lines for people'
 json\t'One JSON document'
-jsonl\t'One JSON object per event, as it happens, then one per result'"
+jsonl\t'One JSON object per event, as it happens, then one per result'
+openmetrics\t'`check` only: OpenMetrics / Prometheus text (node_exporter\'s textfile collector)'"
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l all -d 'Act on every node of the inventory'
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l dry-run -d 'Resolve targets, methods and credential references; print the plan; contact nothing'
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l no-lock -d 'Do not take the per-BMC lock that serialises fencekit processes on this host'
@@ -590,7 +603,8 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand hold" -s i -l inventor
 complete -c fencekit -n "__fish_fencekit_using_subcommand hold" -l audit -d 'Append one JSON line per hold to this file' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand hold" -s o -l output -d 'Output format' -r -f -a "human\t'Short lines for people'
 json\t'One JSON document'
-jsonl\t'One JSON object per event, as it happens, then one per result'"
+jsonl\t'One JSON object per event, as it happens, then one per result'
+openmetrics\t'`check` only: OpenMetrics / Prometheus text (node_exporter\'s textfile collector)'"
 complete -c fencekit -n "__fish_fencekit_using_subcommand hold" -l all -d 'Hold every node of the inventory (a planned shutdown of the cluster)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand hold" -l list -d 'Show the holds in force (who, why, until when) instead'
 complete -c fencekit -n "__fish_fencekit_using_subcommand hold" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -616,7 +630,7 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand lab" -l drop -d 'Drop 
 complete -c fencekit -n "__fish_fencekit_using_subcommand lab" -l delay -d 'Delay every answer by this much' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand lab" -l transition -d 'A power change becomes visible this long after the command' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand lab" -l ciphers -d 'Only offer these cipher suites (comma list of 3, 17)' -r
-complete -c fencekit -n "__fish_fencekit_using_subcommand lab" -l fault -d 'Faults for some nodes: PATTERN:KNOB[+KNOB…], e.g. \'node0[1-5]:stuck\' or \'node07:loss=0.5+delay=100ms\'. Knobs: stuck, silent, strict-state, no-cipher-query, ipmi-silent, lying, flap, draw-lies, no-meter, no-nmi, host-rst, host-alive, redfish-no-forceoff, off, loss=R, delay=DUR, transition=DUR, identity-of=NODE, no-identity, vendor=NAME. Repeatable' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand lab" -l fault -d 'Faults for some nodes: PATTERN:KNOB[+KNOB…], e.g. \'node0[1-5]:stuck\' or \'node07:loss=0.5+delay=100ms\'. Knobs: stuck, silent, strict-state, no-cipher-query, ipmi-silent, lying, flap, draw-lies, no-meter, no-nmi, host-rst, host-alive, redfish-no-forceoff, off, loss=R, delay=DUR, transition=DUR, identity-of=NODE, no-identity, privilege=user|operator (a demoted account), vendor=NAME. Repeatable' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand lab" -l write-inventory -d 'Write an inventory of the lab\'s nodes to this file (the password to PATH.password, Redfish certificates to PATH.certs/)' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand lab" -l hosts -d 'Simulate each node\'s host on 127.1.x.y (for verify): it accepts TCP connections while the node\'s real power is on and is silent (drops SYNs, like a dead machine) while it is off; knobs host-rst and host-alive change that. Without PORT each host gets a free port' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand lab" -l boot-delay -d 'How long a simulated host takes to answer after power-on' -r
@@ -644,7 +658,8 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand lab" -s h -l help -d '
 complete -c fencekit -n "__fish_fencekit_using_subcommand lab" -s V -l version -d 'Print version'
 complete -c fencekit -n "__fish_fencekit_using_subcommand demo" -s o -l output -d 'Output format' -r -f -a "human\t'Short lines for people'
 json\t'One JSON document'
-jsonl\t'One JSON object per event, as it happens, then one per result'"
+jsonl\t'One JSON object per event, as it happens, then one per result'
+openmetrics\t'`check` only: OpenMetrics / Prometheus text (node_exporter\'s textfile collector)'"
 complete -c fencekit -n "__fish_fencekit_using_subcommand demo" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c fencekit -n "__fish_fencekit_using_subcommand demo" -s V -l version -d 'Print version'
 complete -c fencekit -n "__fish_fencekit_using_subcommand completions" -s h -l help -d 'Print help'

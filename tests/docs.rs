@@ -52,6 +52,7 @@ const PAGES: &[&str] = &[
     "docs/performance.md",
     "docs/pdu.md",
     "docs/ipmi.md",
+    "docs/monitoring.md",
 ];
 
 /// What a fenced block is for.
@@ -532,6 +533,194 @@ fn the_workaround_table_is_the_codes() {
             e.name
         );
     }
+}
+
+#[test]
+fn monitoring() {
+    run_page("docs/monitoring.md");
+}
+
+/// The YAML blocks of a page, each parsed (python3's yaml module) into a
+/// list of documents; `None` (after a SKIP, or a failure under
+/// FENCEKIT_REQUIRE_PEERS=1) without python3-yaml.
+fn yaml_documents(page: &str) -> Option<Vec<serde_json::Value>> {
+    let probe = Command::new("python3")
+        .args(["-c", "import yaml"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status();
+    if !probe.is_ok_and(|s| s.success()) {
+        support::skip("python3 cannot import yaml (Debian package python3-yaml)");
+        return None;
+    }
+    let md = read(page);
+    let mut out = Vec::new();
+    let mut in_yaml = false;
+    let mut text = String::new();
+    for line in md.lines() {
+        match (in_yaml, line.trim_start().strip_prefix("```")) {
+            (false, Some(info)) if info.trim() == "yaml" => {
+                in_yaml = true;
+                text.clear();
+            }
+            (true, Some(_)) => {
+                in_yaml = false;
+                let dir = tempfile::tempdir().unwrap();
+                let f = dir.path().join("block.yaml");
+                std::fs::write(&f, &text).unwrap();
+                let mut c = Command::new("python3");
+                c.args([
+                    "-c",
+                    "import json, sys, yaml; print(json.dumps(list(yaml.safe_load_all(open(sys.argv[1])))))",
+                ])
+                .arg(&f);
+                let r = support::run(c, Duration::from_secs(30));
+                assert_eq!(
+                    r.code,
+                    Some(0),
+                    "{page}: a yaml block does not parse\n{text}\n{r}"
+                );
+                let docs: Vec<serde_json::Value> = serde_json::from_str(r.stdout.trim()).unwrap();
+                out.extend(docs.into_iter().filter(|d| !d.is_null()));
+            }
+            (true, None) => {
+                text.push_str(line);
+                text.push('\n');
+            }
+            _ => {}
+        }
+    }
+    Some(out)
+}
+
+/// `fencekit ARGS… --help` exits 0 only when every argument before
+/// `--help` is one `fencekit` takes.
+fn assert_fencekit_args(args: &[serde_json::Value], what: &str) {
+    let args: Vec<&str> = args.iter().map(|a| a.as_str().unwrap()).collect();
+    let mut c = Command::new(support::bin());
+    c.args(&args).arg("--help");
+    let r = support::run(c, Duration::from_secs(30));
+    assert_eq!(r.code, Some(0), "{what}: fencekit refuses {args:?}\n{r}");
+}
+
+/// docs/monitoring.md's Kubernetes manifests are checked for shape (never
+/// applied): FAR's namespace and Secret as packaging/far-template.yaml has
+/// them, the Secret's key mounted where the inventory reads the password,
+/// the ConfigMap's files where the arguments name them, arguments fencekit
+/// accepts, the watch's port, probe and Service agreeing.
+#[test]
+fn monitoring_manifests_have_their_shape() {
+    let Some(docs) = yaml_documents("docs/monitoring.md") else {
+        return;
+    };
+    let of = |kind: &str| -> Vec<&serde_json::Value> {
+        docs.iter().filter(|d| d["kind"] == kind).collect()
+    };
+    let mut kinds: Vec<&str> = docs.iter().filter_map(|d| d["kind"].as_str()).collect();
+    kinds.sort();
+    assert_eq!(kinds, ["ConfigMap", "CronJob", "Deployment", "Service"]);
+    // FAR's namespace and credentials Secret, as the FAR template has them.
+    let far = std::fs::read_to_string(root().join("packaging/far-template.yaml")).unwrap();
+    let namespace = far
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("namespace: "))
+        .unwrap();
+    let secret = far
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("sharedSecretName: "))
+        .unwrap();
+    for d in &docs {
+        assert!(d["apiVersion"].is_string(), "{d}");
+        assert!(d["metadata"]["name"].is_string(), "{d}");
+        assert_eq!(d["metadata"]["namespace"], namespace, "{d}");
+    }
+    let config = of("ConfigMap")[0];
+    let inventory = config["data"]["inventory.toml"].as_str().unwrap();
+    fencekit::fleet::inventory::Inventory::parse(inventory, Path::new("inventory.toml"))
+        .unwrap_or_else(|e| panic!("the ConfigMap's inventory: {e}"));
+    assert!(config["data"]["baseline.toml"]
+        .as_str()
+        .unwrap()
+        .contains("version = 1"));
+
+    let cron = of("CronJob")[0];
+    assert_eq!(
+        cron["spec"]["schedule"]
+            .as_str()
+            .unwrap()
+            .split(' ')
+            .count(),
+        5
+    );
+    let cron_pod = &cron["spec"]["jobTemplate"]["spec"]["template"]["spec"];
+    assert_eq!(cron_pod["restartPolicy"], "Never");
+    let deployment = of("Deployment")[0];
+    let pod = &deployment["spec"]["template"]["spec"];
+    for (what, pod) in [("CronJob", cron_pod), ("Deployment", pod)] {
+        let c = &pod["containers"][0];
+        assert_eq!(c["command"][0], "/usr/sbin/fencekit", "{what}");
+        assert_eq!(
+            c["securityContext"]["readOnlyRootFilesystem"], true,
+            "{what}"
+        );
+        let args = c["args"].as_array().unwrap();
+        assert_eq!(args[0], "check", "{what}");
+        assert_fencekit_args(args, what);
+        let volumes = pod["volumes"].as_array().unwrap();
+        let volume = |name: &str| volumes.iter().find(|v| v["name"] == name).unwrap();
+        for m in c["volumeMounts"].as_array().unwrap() {
+            let v = volume(m["name"].as_str().unwrap());
+            let dir = m["mountPath"].as_str().unwrap();
+            if let Some(cm) = v["configMap"]["name"].as_str() {
+                assert_eq!(cm, config["metadata"]["name"], "{what}");
+                // Every file the arguments name under it is a key of the ConfigMap.
+                for a in args.iter().filter_map(|a| a.as_str()) {
+                    if let Some(file) = a.strip_prefix(&format!("{dir}/")) {
+                        assert!(config["data"][file].is_string(), "{what}: {a}");
+                    }
+                }
+            } else {
+                let s = &v["secret"];
+                assert_eq!(s["secretName"], secret, "{what}");
+                let item = &s["items"][0];
+                assert_eq!(item["key"], "--password", "{what}");
+                let path = format!("{dir}/{}", item["path"].as_str().unwrap());
+                assert!(
+                    inventory.contains(&format!("password_file = \"{path}\"")),
+                    "{what}: the inventory does not read {path}"
+                );
+            }
+        }
+    }
+    // The watch: its port, probe and Service agree.
+    let labels = &deployment["spec"]["template"]["metadata"]["labels"];
+    for (k, v) in deployment["spec"]["selector"]["matchLabels"]
+        .as_object()
+        .unwrap()
+    {
+        assert_eq!(&labels[k], v);
+    }
+    let c = &pod["containers"][0];
+    let args: Vec<&str> = c["args"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|a| a.as_str())
+        .collect();
+    let listen = args[args.iter().position(|a| *a == "--listen").unwrap() + 1];
+    let port: u64 = listen.rsplit(':').next().unwrap().parse().unwrap();
+    assert!(args.contains(&"--watch"));
+    let named = &c["ports"][0];
+    assert_eq!(named["containerPort"], port);
+    assert_eq!(c["livenessProbe"]["httpGet"]["path"], "/healthz");
+    assert_eq!(c["livenessProbe"]["httpGet"]["port"], named["name"]);
+    let annotations = &deployment["spec"]["template"]["metadata"]["annotations"];
+    assert_eq!(annotations["prometheus.io/port"], port.to_string());
+    let service = of("Service")[0];
+    for (k, v) in service["spec"]["selector"].as_object().unwrap() {
+        assert_eq!(&labels[k], v);
+    }
+    assert_eq!(service["spec"]["ports"][0]["targetPort"], named["name"]);
 }
 
 #[test]

@@ -128,7 +128,7 @@ fn metadata_and_validate(c: &Cluster) {
 /// exactly as asked, once.
 fn reboot_fence_unfence(c: &Cluster) {
     let host = own_loopback();
-    let sim = IpmiSim::start_at(host, free_port(), USER, PASSWORD, true);
+    let sim = IpmiSim::start_at(host, free_port(), USER, PASSWORD, true, None);
     add_device(
         c,
         "fk-node02",
@@ -165,7 +165,7 @@ fn reboot_fence_unfence(c: &Cluster) {
 /// the fencer's log, and nothing is switched.
 fn wrong_password(c: &Cluster) {
     let host = own_loopback();
-    let sim = IpmiSim::start_at(host, free_port(), USER, PASSWORD, true);
+    let sim = IpmiSim::start_at(host, free_port(), USER, PASSWORD, true, None);
     add_device(
         c,
         "fk-node04",
@@ -211,7 +211,7 @@ fn wrong_password(c: &Cluster) {
 /// stonith-timeout.
 fn unreachable_bmc(c: &Cluster) {
     let host = own_loopback();
-    let sim = IpmiSim::start_at(host, free_port(), USER, PASSWORD, true);
+    let sim = IpmiSim::start_at(host, free_port(), USER, PASSWORD, true, None);
     let port = sim.port;
     add_device(
         c,
@@ -272,7 +272,7 @@ fn unreachable_bmc(c: &Cluster) {
 /// A slow BMC (every answer held back 700 ms by a proxy, longer than the
 /// first retransmission wait): fenced once, exactly one off and one on.
 fn slow_bmc(c: &Cluster) {
-    let sim = IpmiSim::start_at(own_loopback(), free_port(), USER, PASSWORD, true);
+    let sim = IpmiSim::start_at(own_loopback(), free_port(), USER, PASSWORD, true, None);
     let proxy = UdpProxy::start_between(
         own_loopback(),
         Some(SocketAddrV4::new(sim.host, sim.port)),
@@ -296,8 +296,8 @@ fn slow_bmc(c: &Cluster) {
 /// own BMC only.
 fn host_map(c: &Cluster) {
     let port = free_port();
-    let a = IpmiSim::start_at(own_loopback(), port, USER, PASSWORD, true);
-    let b = IpmiSim::start_at(own_loopback(), port, USER, PASSWORD, true);
+    let a = IpmiSim::start_at(own_loopback(), port, USER, PASSWORD, true, None);
+    let b = IpmiSim::start_at(own_loopback(), port, USER, PASSWORD, true, None);
     let mut params = ipmi_params(a.host, port, PASSWORD, "");
     params.retain(|(k, _)| k != "pcmk_host_list");
     params.push(("port_as_ip".into(), "1".into()));
@@ -325,7 +325,7 @@ fn host_map(c: &Cluster) {
 /// is in the fencer's log) and switches nothing.
 fn recurring_monitor(c: &Cluster) {
     let host = own_loopback();
-    let sim = IpmiSim::start_at(host, free_port(), USER, PASSWORD, true);
+    let sim = IpmiSim::start_at(host, free_port(), USER, PASSWORD, true, None);
     add_device(
         c,
         "fk-mon",

@@ -36,7 +36,9 @@ pub enum Command {
     /// Prove a node is off (or back on) with independent evidence (exit 0 proven, 3 not, 1 no evidence).
     #[command(after_help = verify_help())]
     Verify(VerifyArgs),
-    /// Check that every fencing level would work, without touching power (exit 0 all fine).
+    /// Check that every fencing level would work, without touching power (exit 0 all fine);
+    /// compare with a recorded baseline, export metrics, or keep watching.
+    #[command(after_help = crate::fleet::drift::drift_table_text())]
     Check(CheckArgs),
     /// List what is behind a device: systems of a Redfish service, domains of a hypervisor.
     List(ActionArgs),
@@ -104,6 +106,27 @@ pub enum Output {
     Json,
     /// One JSON object per event, as it happens, then one per result.
     Jsonl,
+    /// `check` only: OpenMetrics / Prometheus text (node_exporter's textfile collector).
+    Openmetrics,
+}
+
+impl Command {
+    /// True when `--output openmetrics` is given to another command than
+    /// `check` (which alone writes metrics).
+    pub fn misplaced_metrics(&self) -> bool {
+        let output = match self {
+            Command::Status(a) | Command::On(a) | Command::Monitor(a) | Command::List(a) => {
+                a.output
+            }
+            Command::Off(f) | Command::Reboot(f) => f.action.output,
+            Command::Verify(v) => v.action.output,
+            Command::Hold(h) => h.output,
+            #[cfg(feature = "lab")]
+            Command::Demo(d) => d.output,
+            _ => return false,
+        };
+        output == Output::Openmetrics
+    }
 }
 
 /// Reboot methods.
@@ -501,6 +524,29 @@ pub struct CheckArgs {
     /// goes to stderr. Exit 1 when a node could not be recorded.
     #[arg(long)]
     pub record_identity: bool,
+    /// The baseline (TOML) that --record writes and a check compares with:
+    /// every difference is a named drift (see below), exit 4 weakened, 5
+    /// changed, 1 broken.
+    #[arg(long, value_name = "PATH", env = "FENCEKIT_BASELINE")]
+    pub baseline: Option<PathBuf>,
+    /// Record what each working level looks like now (identity, cipher suite and
+    /// privilege, certificate, host key, reset types, outlet names, whether the
+    /// node's address answers) in --baseline, replacing those levels' records.
+    /// Exit 1 when a level would fail (it keeps its earlier record).
+    #[arg(long, requires = "baseline", conflicts_with = "watch")]
+    pub record: bool,
+    /// Bound on one TCP probe of a node's own address (with --baseline).
+    #[arg(long, value_name = "DUR", default_value = "1s", value_parser = crate::time::parse_duration)]
+    pub probe_timeout: std::time::Duration,
+    /// Check again and again, each node about every INTERVAL (±10 %, never
+    /// two sessions at once on one BMC, --bmc-interval between them), log
+    /// one line per change, until SIGTERM or SIGINT. Never sends a power command.
+    #[arg(long, value_name = "INTERVAL", value_parser = crate::time::parse_duration)]
+    pub watch: Option<std::time::Duration>,
+    /// With --watch: serve /metrics (OpenMetrics) and /healthz over HTTP on
+    /// this address only, e.g. 127.0.0.1:9487.
+    #[arg(long, value_name = "ADDR:PORT", requires = "watch")]
+    pub listen: Option<std::net::SocketAddr>,
 }
 
 /// `fencekit lab` options.
@@ -552,7 +598,8 @@ pub struct LabArgs {
     /// 'node07:loss=0.5+delay=100ms'. Knobs: stuck, silent, strict-state,
     /// no-cipher-query, ipmi-silent, lying, flap, draw-lies, no-meter, no-nmi, host-rst,
     /// host-alive, redfish-no-forceoff, off,
-    /// loss=R, delay=DUR, transition=DUR, identity-of=NODE, no-identity, vendor=NAME.
+    /// loss=R, delay=DUR, transition=DUR, identity-of=NODE, no-identity,
+    /// privilege=user|operator (a demoted account), vendor=NAME.
     /// Repeatable.
     #[arg(long = "fault", value_name = "SPEC")]
     pub faults: Vec<String>,

@@ -31,6 +31,10 @@ pub fn main(args: Vec<OsString>) -> i32 {
             };
         }
     };
+    if cli.command.misplaced_metrics() {
+        eprintln!("fencekit: --output openmetrics is for check only");
+        return exit::USAGE;
+    }
     match cli.command {
         Command::Status(a) => action(Action::Status, a, &SafetyArgs::default()),
         Command::On(a) => action(Action::On, a, &SafetyArgs::default()),
@@ -294,7 +298,7 @@ fn action(action: Action, a: ActionArgs, safety: &SafetyArgs) -> i32 {
             action,
             1 + u64::from(verified_reboot),
         )),
-        Output::Json => Rc::new(Silent),
+        Output::Json | Output::Openmetrics => Rc::new(Silent),
     };
     let run_phase = |plans: Vec<NodePlan>, action: Action| {
         rt.block_on(async {
@@ -327,10 +331,12 @@ fn action(action: Action, a: ActionArgs, safety: &SafetyArgs) -> i32 {
         }
     }
     match a.output {
-        Output::Json => match serde_json::to_string_pretty(&Report { results: &results }) {
-            Ok(s) => crate::outln!("{s}"),
-            Err(e) => eprintln!("fencekit: cannot encode JSON: {e}"),
-        },
+        Output::Json | Output::Openmetrics => {
+            match serde_json::to_string_pretty(&Report { results: &results }) {
+                Ok(s) => crate::outln!("{s}"),
+                Err(e) => eprintln!("fencekit: cannot encode JSON: {e}"),
+            }
+        }
         Output::Jsonl if verify => results.iter().for_each(|r| JsonLines.done(r)),
         Output::Jsonl => {}
         Output::Human if results.len() == 1 => {

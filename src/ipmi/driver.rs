@@ -389,6 +389,12 @@ impl IpmiDriver {
         self.granted.unwrap_or(self.cfg.privilege)
     }
 
+    /// The open session's RMCP+ cipher suite (`None` when no RMCP+
+    /// session is open, or for IPMI 1.5).
+    pub fn cipher_suite(&self) -> Option<u8> {
+        self.active.as_ref().and_then(Active::suite_id)
+    }
+
     /// The retransmission timer (its round-trip estimate), for the record and tests.
     pub fn pacing(&self) -> &Pacing {
         &self.pacing

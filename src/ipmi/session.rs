@@ -1064,6 +1064,14 @@ impl Active {
         }
     }
 
+    /// The RMCP+ cipher suite (`None`: an IPMI 1.5 session).
+    pub fn suite_id(&self) -> Option<u8> {
+        match self {
+            Active::V20(s) => Some(s.keys.suite().id()),
+            Active::V15(_) => None,
+        }
+    }
+
     /// A short description for the record.
     pub fn describe(&self) -> String {
         match self {

@@ -55,6 +55,11 @@ pub struct Faults {
     /// IPMI vendor non-compliance (docs/ipmi.md): what real BMCs get wrong
     /// on the wire, for testing the workarounds against.
     pub quirks: IpmiQuirks,
+    /// The user's privilege limit (IPMI level: 2 user, 3 operator; `None`:
+    /// administrator): a session asking for more is refused in RAKP 2
+    /// (status 0Ah, unauthorized role) and Set Session Privilege above it
+    /// is answered 81h, as BMCs do for a demoted account.
+    pub privilege_limit: Option<u8>,
 }
 
 /// IPMI wire behaviours of non-compliant BMCs, each modelled on what

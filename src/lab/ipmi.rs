@@ -325,6 +325,7 @@ impl IpmiServer {
             rq.username == self.offer.username.as_bytes()
         };
         let password = self.offer.password.clone();
+        let limit = self.bmc.lock().faults.privilege_limit.unwrap_or(4);
         let s = self.sessions.get_mut(&rq.managed_sid)?;
         let suite = s.suite?;
         // A retransmitted RAKP 1 gets the same RAKP 2 again, under the tag
@@ -336,6 +337,19 @@ impl IpmiServer {
         }
         if !matches!(s.phase, Phase::Opened) {
             return None;
+        }
+        // A demoted account: asking for more than its limit is refused.
+        if user_ok && (rq.role & 0x0f) > limit {
+            let r = Rakp2 {
+                tag: rq.tag,
+                status: 0x0a,
+                console_sid: s.console_sid,
+                rc: [0; 16],
+                guid: [0; 16],
+                auth_code: vec![],
+            };
+            self.sessions.remove(&rq.managed_sid);
+            return Some(v20(payload::RAKP2, 0, &r.encode()));
         }
         if !user_ok {
             let r = Rakp2 {
@@ -732,6 +746,7 @@ impl IpmiServer {
                     self.sessions.remove(&sid);
                     return None;
                 }
+                let limit = self.bmc.lock().faults.privilege_limit.unwrap_or(4);
                 let max = (f.data[1] & 0x0f).clamp(1, 4);
                 if q.operator_user && max > 3 {
                     // The requested maximum exceeds the user's limit (86h).
@@ -740,6 +755,7 @@ impl IpmiServer {
                     let code = crypto::v15_code(auth, &password, sid, &msg, 0);
                     return Some(codec::encode_v15(auth, 0, sid, code.as_ref(), &msg));
                 }
+                let max = max.min(limit);
                 let console_out =
                     u32::from_le_bytes([f.data[18], f.data[19], f.data[20], f.data[21]]);
                 let mut expect = self.rng.next_u32();

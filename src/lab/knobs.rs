@@ -45,6 +45,9 @@ pub enum BadKnob {
     /// A knob that counts (its name) without a whole number.
     #[error("{0} needs a whole number")]
     Count(String),
+    /// A privilege limit that is not one (as given).
+    #[error("privilege={0}: not user, operator or administrator")]
+    Privilege(String),
     /// A knob that needs a value and has none (its name).
     #[error("{0} needs a value")]
     NoValue(String),
@@ -141,6 +144,15 @@ pub fn apply_knob(k: &str, f: &mut Faults, on: &mut bool) -> Result<(), BadKnob>
                 .ok_or(BadKnob::Loss)?;
             f.loss = r;
         }
+        "privilege" => {
+            let level = match value.unwrap_or_default() {
+                "user" => 2,
+                "operator" => 3,
+                "administrator" | "admin" => 4,
+                v => return Err(BadKnob::Privilege(v.to_string())),
+            };
+            f.privilege_limit = (level < 4).then_some(level);
+        }
         "delay" => f.delay = dur(value)?,
         "transition" => f.transition = dur(value)?,
         other => return Err(BadKnob::Unknown(other.to_string())),
@@ -188,6 +200,13 @@ mod tests {
         assert_eq!(f.quirks.busy_timeout, 2);
         assert_eq!(knob("node01:vendor=acme"), BadKnob::Vendor("acme".into()));
         assert_eq!(knob("node01:identity-of="), BadKnob::IdentityOf);
+        assert_eq!(
+            knob("node01:privilege=root"),
+            BadKnob::Privilege("root".into())
+        );
+        let mut f = Faults::default();
+        apply_knob("privilege=user", &mut f, &mut true).unwrap();
+        assert_eq!(f.privilege_limit, Some(2));
         assert_eq!(
             parse_fault("node01:stuck+bogus").unwrap_err().to_string(),
             "--fault 'node01:stuck+bogus': unknown fault knob 'bogus'"

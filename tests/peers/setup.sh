@@ -26,11 +26,16 @@ PEERS_DIR=${PEERS_DIR:-/tmp/fencekit-peers}
 # (unshare, nsenter, setpriv: tests/lock.rs, tests/bounded.rs, the cluster);
 # corosync and pacemaker: the one-node cluster of tests/pacemaker.rs and the
 # Pacemaker guide (tests/peers/pacemaker_start.sh), with pacemaker-cli-utils'
-# cibadmin, crm_attribute and stonith_admin to drive it (no pcs or crmsh).
+# cibadmin, crm_attribute and stonith_admin to drive it (no pcs or crmsh);
+# prometheus, for its promtool (check --output openmetrics and
+# docs/monitoring.md's alerting rules: tests/drift.rs, tests/watch.rs,
+# tests/docs.rs; Debian ships promtool in no smaller package); python3-yaml and
+# systemd (systemd-analyze), for docs/monitoring.md's Kubernetes manifests and
+# units (tests/docs.rs).
 pkgs="time hyperfine openipmi ipmitool freeipmi-tools fence-agents openssh-server
       sshpass libvirt-clients pacemaker-cli-utils libxml2-utils tcpdump iproute2
       procps curl openssl python3-venv bc snmpd snmp
-      zsh fish util-linux corosync pacemaker"
+      zsh fish util-linux corosync pacemaker prometheus python3-yaml systemd"
 missing=""
 for p in $pkgs; do
   dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"

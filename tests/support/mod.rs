@@ -233,6 +233,7 @@ fn missing_reason(peer: &str) -> Option<String> {
         "corosync" => needs_binary("corosync", "corosync"),
         "pacemaker" => needs_binary("pacemakerd", "pacemaker"),
         "pacemaker-cli-utils" => needs_binary("stonith_admin", "pacemaker-cli-utils"),
+        "promtool" => needs_binary("promtool", "prometheus"),
         "python3" | "udp_proxy" => needs_binary("python3", "python3"),
         "pyghmi" => {
             let py = venv_python();
@@ -679,18 +680,27 @@ impl IpmiSim {
 
     /// Starts a simulator with the given credentials.
     pub fn start_with(user: &str, password: &str, power_on: bool) -> IpmiSim {
-        IpmiSim::start_at(Ipv4Addr::LOCALHOST, free_port(), user, password, power_on)
+        IpmiSim::start_at(
+            Ipv4Addr::LOCALHOST,
+            free_port(),
+            user,
+            password,
+            power_on,
+            None,
+        )
     }
 
     /// Starts a simulator on `host:port` (a loopback address of the
     /// test's own, e.g. [`own_loopback`]: fencekit's per-BMC lock is keyed
-    /// by address).
+    /// by address; a restarted BMC keeps its address), with the given
+    /// credentials and, when given, GUID (32 hex digits).
     pub fn start_at(
         host: Ipv4Addr,
         port: u16,
         user: &str,
         password: &str,
         power_on: bool,
+        guid: Option<&str>,
     ) -> IpmiSim {
         let dir = tempdir("fencekit-ipmisim-");
         let mut c = Command::new("sh");
@@ -698,6 +708,9 @@ impl IpmiSim {
             .args([&host.to_string(), &port.to_string(), user, password])
             .arg(if power_on { "1" } else { "0" })
             .env("IPMI_SIM_RUNDIR", dir.path());
+        if let Some(g) = guid {
+            c.env("IPMI_SIM_GUID", g);
+        }
         let r = run(c, Duration::from_secs(15));
         let run_dir = dir.path().join(format!("{host}-{port}"));
         let pid: Option<u32> = r.stdout.lines().last().and_then(|l| l.trim().parse().ok());
@@ -841,8 +854,13 @@ pub struct Pyghmi {
 impl Pyghmi {
     /// Starts a BMC for admin/password offering `ciphers` ("3", "17", "3,17").
     pub fn start(ciphers: &str, power_on: bool) -> Pyghmi {
+        Pyghmi::start_at(free_port(), ciphers, power_on, None)
+    }
+
+    /// [`Pyghmi::start`] on `port` (a restarted BMC keeps its address),
+    /// with a fixed GUID when given (else a random one per start).
+    pub fn start_at(port: u16, ciphers: &str, power_on: bool, uuid: Option<&str>) -> Pyghmi {
         let dir = tempdir("fencekit-pyghmi-");
-        let port = free_port();
         let state_file = dir.path().join("power");
         let log = dir.path().join("log");
         let mut c = Command::new(venv_python());
@@ -853,6 +871,7 @@ impl Pyghmi {
             .args(["--power", if power_on { "on" } else { "off" }])
             .arg("--state-file")
             .arg(&state_file)
+            .args(uuid.map(|u| format!("--uuid={u}")))
             .env("PYTHONUNBUFFERED", "1")
             .stdin(Stdio::null())
             .stdout(fs::File::create(&log).unwrap())
