@@ -178,7 +178,7 @@ pub struct CreateDirError {
 
 /// Creates `dir` and its parents.
 pub fn create_dir(dir: &std::path::Path) -> Result<(), CreateDirError> {
-    std::fs::create_dir_all(dir).map_err(|source| CreateDirError {
+    crate::private::create_dir(dir).map_err(|source| CreateDirError {
         dir: dir.to_path_buf(),
         source,
     })

@@ -109,8 +109,21 @@ impl InLab {
     /// `fencekit ARGS` with this lab's inventory, runtime dir and audit file.
     fn cmd(&self, args: &[&str]) -> Command {
         let mut c = Command::new(support::bin());
-        c.args(args)
-            .current_dir(self.d())
+        c.args(args);
+        self.setup(c)
+    }
+
+    /// [`InLab::cmd`] started under `umask 022`, what most shells have.
+    fn cmd_umask_022(&self, args: &[&str]) -> Command {
+        let mut c = Command::new("sh");
+        c.args(["-c", "umask 022 && exec \"$0\" \"$@\""])
+            .arg(support::bin())
+            .args(args);
+        self.setup(c)
+    }
+
+    fn setup(&self, mut c: Command) -> Command {
+        c.current_dir(self.d())
             .env("NO_COLOR", "1")
             .env("XDG_RUNTIME_DIR", self.d().join("run"))
             .env("FENCEKIT_INVENTORY", self.d().join("lab.toml"))
@@ -416,6 +429,42 @@ fn holds_without_a_writable_runtime_directory_fail_clearly() {
     lab.run(&["hold", "node01", "--reason", "x"])
         .assert_code(64);
     lab.run(&["hold", "node01", "--for", "1h"]).assert_code(64);
+}
+
+#[test]
+fn audit_hold_and_acknowledgment_files_are_private_under_umask_022() {
+    use std::os::unix::fs::PermissionsExt;
+    let lab = InLab::start(2, "");
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o7777;
+    let run = |args: &[&str]| support::run(lab.cmd_umask_022(args), Duration::from_secs(60));
+    run(&["status", "node01"]).assert_code(0);
+    run(&["hold", "node02", "--for", "1h", "--reason", "disk swap"]).assert_code(0);
+    run(&["ack", "node02"]).assert_code(0);
+    let runtime = lab.d().join("run/fencekit");
+    let holds: Vec<_> = std::fs::read_dir(runtime.join("hold"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    let acks: Vec<_> = std::fs::read_dir(runtime.join("ack"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!((holds.len(), acks.len()), (1, 1), "{holds:?} {acks:?}");
+    for (what, p, want) in [
+        ("audit file", lab.d().join("audit.jsonl"), 0o600),
+        ("hold", holds[0].clone(), 0o600),
+        ("acknowledgment", acks[0].clone(), 0o600),
+        ("runtime directory", runtime.clone(), 0o700),
+        ("hold directory", runtime.join("hold"), 0o700),
+    ] {
+        assert_eq!(mode(&p), want, "{what} {} is {:o}", p.display(), mode(&p));
+    }
+    // A file that exists keeps the mode its owner gave it.
+    let audit = lab.d().join("audit.jsonl");
+    std::fs::set_permissions(&audit, std::fs::Permissions::from_mode(0o640)).unwrap();
+    run(&["status", "node01"]).assert_code(0);
+    assert_eq!(mode(&audit), 0o640);
+    assert_eq!(lab.audit().len(), 3, "two status records and the hold");
 }
 
 // ---------------------------------------------------------------- hook ----

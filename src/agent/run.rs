@@ -332,10 +332,7 @@ fn prepare(
         return Err(usage_error(log, first));
     }
     if let Some(path) = values.get(Key::DebugFile) {
-        let file = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(path);
+        let file = crate::private::open_append(std::path::Path::new(path));
         match file {
             Ok(f) => log.set_file(f),
             Err(e) => {
