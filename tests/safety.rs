@@ -475,7 +475,7 @@ fn recording_hook(lab: &InLab, node: usize, tail: &str) -> String {
     format!(
         "echo run >> runs; echo \"$FENCEKIT_NODE $FENCEKIT_ACTION $FENCEKIT_METHOD \
          $FENCEKIT_LEVEL ${{FENCEKIT_PASSWORD-nopassword}}\" >> env; \
-         '{}' status {} --password-file pw --no-lock >> seen 2>&1; echo \"exit $?\" >> seen; {tail}",
+         '{}' status {} --password-file pw >> seen 2>&1; echo \"exit $?\" >> seen; {tail}",
         support::bin().display(),
         lab.url(node)
     )
@@ -529,6 +529,53 @@ fn the_hook_runs_once_while_the_lab_reports_off() {
         "node is off (confirmed), but the confirmed-off hook failed: exit status 3",
     ]);
     assert!(!lab.bmc(1).is_on());
+}
+
+/// The hook's captured output (stdout and stderr) from a JSON result.
+fn hook_output(res: &serde_json::Value) -> String {
+    res["timeline"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["event"] == "hook-output")
+        .map(|e| e["text"].as_str().unwrap_or("").to_string())
+        .collect()
+}
+
+#[test]
+fn a_hook_that_runs_fencekit_for_its_own_node_is_let_through_the_lock() {
+    let lab = InLab::start(1, "");
+    let bin = support::bin().display().to_string();
+    // The hook asks fencekit itself about the node its parent holds the
+    // lock of (exit 2: off); the grant it inherits lets it through.
+    let status = format!("'{bin}' status -i lab.toml node01");
+    let hook = format!("{status} --timeout 5s; test $? = 2");
+    let r = lab.run(&["off", "node01", "--on-confirmed-off", &hook, "-o", "json"]);
+    r.assert_code(0);
+    let res = r.json_result();
+    assert_eq!(res["hook"]["ok"], true, "{r}");
+    assert!(hook_output(&res).contains("off"), "{r}");
+    let took = res["hook"]["elapsed_ms"].as_u64().unwrap();
+    eprintln!("a hook running fencekit status on its own node: {took} ms");
+    assert!(
+        took < 1000,
+        "the hook waited for its parent's lock: {took} ms\n{r}"
+    );
+
+    // Without the grant the same command waits for its parent's lock until
+    // its own deadline, and says who holds it: the test can fail.
+    let hook = format!("env -u FENCEKIT_LOCK_GRANT {status} --timeout 2s; test $? = 2");
+    let r = lab.run(&["off", "node01", "--on-confirmed-off", &hook, "-o", "json"]);
+    r.assert_code(1);
+    let res = r.json_result();
+    assert_eq!(res["hook"]["ok"], false, "{r}");
+    let took = res["hook"]["elapsed_ms"].as_u64().unwrap();
+    assert!(took >= 2000, "{took} ms\n{r}");
+    let said = hook_output(&res);
+    assert!(
+        said.contains("still holds the lock") && said.contains("off node01 (level 1)"),
+        "{said}"
+    );
 }
 
 #[test]

@@ -632,6 +632,7 @@ async fn attempt(
                 level,
                 method: method.driver_name(),
                 endpoint: method.endpoint(),
+                lock: lock::Inherit::from_locks(&_locks),
             };
             let extras = Extras {
                 crashdump,
