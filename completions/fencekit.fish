@@ -45,7 +45,8 @@ complete -c fencekit -n "__fish_fencekit_needs_command" -f -a "man" -d 'Print a 
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -s i -l inventory -d 'Inventory file (TOML) naming nodes and their fencing methods' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l parallel -d 'Most targets in flight at once' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l stagger -d 'For on and reboot: start node i after i × DUR (spreads inrush current)' -r
-complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l bmc-interval -d 'Least time between two sessions on one BMC (nodes sharing a BMC; not PDUs, which serve their rack one request at a time)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l bmc-interval -d 'Least time between two sessions on one device (nodes sharing a BMC, or systems of one Redfish service; not PDUs, which serve their rack one request at a time)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l max-per-address -d 'Most sessions at once to one address, within this run (several devices behind one address: VirtualBMC ports, sushy-tools systems)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l level -d 'Use only this fencing level of each inventory node (1 = first method)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l audit -d 'Append one JSON line per finished target to this file' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l address -d 'The node\'s own (data-plane) address, probed by verify (URL targets; inventories set `address`)' -r
@@ -110,7 +111,8 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand status" -s V -l versio
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -s i -l inventory -d 'Inventory file (TOML) naming nodes and their fencing methods' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l parallel -d 'Most targets in flight at once' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l stagger -d 'For on and reboot: start node i after i × DUR (spreads inrush current)' -r
-complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l bmc-interval -d 'Least time between two sessions on one BMC (nodes sharing a BMC; not PDUs, which serve their rack one request at a time)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l bmc-interval -d 'Least time between two sessions on one device (nodes sharing a BMC, or systems of one Redfish service; not PDUs, which serve their rack one request at a time)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l max-per-address -d 'Most sessions at once to one address, within this run (several devices behind one address: VirtualBMC ports, sushy-tools systems)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l level -d 'Use only this fencing level of each inventory node (1 = first method)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l audit -d 'Append one JSON line per finished target to this file' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l address -d 'The node\'s own (data-plane) address, probed by verify (URL targets; inventories set `address`)' -r
@@ -175,7 +177,8 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand on" -s V -l version -d
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -s i -l inventory -d 'Inventory file (TOML) naming nodes and their fencing methods' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l parallel -d 'Most targets in flight at once' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l stagger -d 'For on and reboot: start node i after i × DUR (spreads inrush current)' -r
-complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l bmc-interval -d 'Least time between two sessions on one BMC (nodes sharing a BMC; not PDUs, which serve their rack one request at a time)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l bmc-interval -d 'Least time between two sessions on one device (nodes sharing a BMC, or systems of one Redfish service; not PDUs, which serve their rack one request at a time)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l max-per-address -d 'Most sessions at once to one address, within this run (several devices behind one address: VirtualBMC ports, sushy-tools systems)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l level -d 'Use only this fencing level of each inventory node (1 = first method)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l audit -d 'Append one JSON line per finished target to this file' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l address -d 'The node\'s own (data-plane) address, probed by verify (URL targets; inventories set `address`)' -r
@@ -250,7 +253,8 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand off" -s V -l version -
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -s i -l inventory -d 'Inventory file (TOML) naming nodes and their fencing methods' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l parallel -d 'Most targets in flight at once' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l stagger -d 'For on and reboot: start node i after i × DUR (spreads inrush current)' -r
-complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l bmc-interval -d 'Least time between two sessions on one BMC (nodes sharing a BMC; not PDUs, which serve their rack one request at a time)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l bmc-interval -d 'Least time between two sessions on one device (nodes sharing a BMC, or systems of one Redfish service; not PDUs, which serve their rack one request at a time)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l max-per-address -d 'Most sessions at once to one address, within this run (several devices behind one address: VirtualBMC ports, sushy-tools systems)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l level -d 'Use only this fencing level of each inventory node (1 = first method)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l audit -d 'Append one JSON line per finished target to this file' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l address -d 'The node\'s own (data-plane) address, probed by verify (URL targets; inventories set `address`)' -r
@@ -325,7 +329,8 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -s V -l versio
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -s i -l inventory -d 'Inventory file (TOML) naming nodes and their fencing methods' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l parallel -d 'Most targets in flight at once' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l stagger -d 'For on and reboot: start node i after i × DUR (spreads inrush current)' -r
-complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l bmc-interval -d 'Least time between two sessions on one BMC (nodes sharing a BMC; not PDUs, which serve their rack one request at a time)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l bmc-interval -d 'Least time between two sessions on one device (nodes sharing a BMC, or systems of one Redfish service; not PDUs, which serve their rack one request at a time)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l max-per-address -d 'Most sessions at once to one address, within this run (several devices behind one address: VirtualBMC ports, sushy-tools systems)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l level -d 'Use only this fencing level of each inventory node (1 = first method)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l audit -d 'Append one JSON line per finished target to this file' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l address -d 'The node\'s own (data-plane) address, probed by verify (URL targets; inventories set `address`)' -r
@@ -390,7 +395,8 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -s V -l versi
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -s i -l inventory -d 'Inventory file (TOML) naming nodes and their fencing methods' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l parallel -d 'Most targets in flight at once' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l stagger -d 'For on and reboot: start node i after i × DUR (spreads inrush current)' -r
-complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l bmc-interval -d 'Least time between two sessions on one BMC (nodes sharing a BMC; not PDUs, which serve their rack one request at a time)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l bmc-interval -d 'Least time between two sessions on one device (nodes sharing a BMC, or systems of one Redfish service; not PDUs, which serve their rack one request at a time)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l max-per-address -d 'Most sessions at once to one address, within this run (several devices behind one address: VirtualBMC ports, sushy-tools systems)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l level -d 'Use only this fencing level of each inventory node (1 = first method)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l audit -d 'Append one JSON line per finished target to this file' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l address -d 'The node\'s own (data-plane) address, probed by verify (URL targets; inventories set `address`)' -r
@@ -463,7 +469,8 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -s V -l versio
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -s i -l inventory -d 'Inventory file (TOML) naming nodes and their fencing methods' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l parallel -d 'Most targets in flight at once' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l stagger -d 'For on and reboot: start node i after i × DUR (spreads inrush current)' -r
-complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l bmc-interval -d 'Least time between two sessions on one BMC (nodes sharing a BMC; not PDUs, which serve their rack one request at a time)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l bmc-interval -d 'Least time between two sessions on one device (nodes sharing a BMC, or systems of one Redfish service; not PDUs, which serve their rack one request at a time)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l max-per-address -d 'Most sessions at once to one address, within this run (several devices behind one address: VirtualBMC ports, sushy-tools systems)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l level -d 'Use only this fencing level of each inventory node (1 = first method)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l audit -d 'Append one JSON line per finished target to this file' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l address -d 'The node\'s own (data-plane) address, probed by verify (URL targets; inventories set `address`)' -r
@@ -534,7 +541,8 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand check" -s V -l version
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -s i -l inventory -d 'Inventory file (TOML) naming nodes and their fencing methods' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l parallel -d 'Most targets in flight at once' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l stagger -d 'For on and reboot: start node i after i × DUR (spreads inrush current)' -r
-complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l bmc-interval -d 'Least time between two sessions on one BMC (nodes sharing a BMC; not PDUs, which serve their rack one request at a time)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l bmc-interval -d 'Least time between two sessions on one device (nodes sharing a BMC, or systems of one Redfish service; not PDUs, which serve their rack one request at a time)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l max-per-address -d 'Most sessions at once to one address, within this run (several devices behind one address: VirtualBMC ports, sushy-tools systems)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l level -d 'Use only this fencing level of each inventory node (1 = first method)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l audit -d 'Append one JSON line per finished target to this file' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l address -d 'The node\'s own (data-plane) address, probed by verify (URL targets; inventories set `address`)' -r

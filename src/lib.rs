@@ -39,6 +39,7 @@ pub mod kdump;
 pub mod lab;
 pub mod lock;
 pub mod method;
+pub mod private;
 pub mod redfish;
 pub mod runtime;
 pub mod script;

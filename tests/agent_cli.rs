@@ -18,6 +18,8 @@ struct Run {
     args: Vec<String>,
     stdin: String,
     env: Vec<(String, String)>,
+    /// Started under `umask 022` (through `sh`).
+    umask_022: bool,
 }
 
 /// What a run produced.
@@ -35,6 +37,7 @@ fn agent(name: &str) -> Run {
         args: vec![],
         stdin: String::new(),
         env: vec![],
+        umask_022: false,
     }
 }
 
@@ -67,8 +70,20 @@ impl Run {
         self.env.push((k.into(), v.into()));
         self
     }
+    fn umask_022(mut self) -> Self {
+        self.umask_022 = true;
+        self
+    }
     fn command(&self) -> Command {
-        let mut c = Command::new(bin_dir().join(&self.name));
+        let program = bin_dir().join(&self.name);
+        let mut c = if self.umask_022 {
+            let mut c = Command::new("sh");
+            c.args(["-c", "umask 022 && exec \"$0\" \"$@\""])
+                .arg(program);
+            c
+        } else {
+            Command::new(program)
+        };
         c.args(&self.args)
             .env_remove("PCMK_service")
             .current_dir("/")
@@ -401,6 +416,47 @@ fn far_status_check_and_fencing_against_the_lab() {
         .run()
         .ok(1, "");
     assert_eq!(t.bmc.counters().received, before);
+}
+
+#[test]
+fn the_debug_file_is_created_private_under_umask_022() {
+    use std::os::unix::fs::PermissionsExt;
+    let t = TestBmc::start("lab", Faults::default());
+    let d = tempfile::tempdir().unwrap();
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o7777;
+    let status = |file: &std::path::Path| {
+        agent("fence_ipmilan")
+            .args(&[
+                &format!("--ip={}", t.ip),
+                &format!("--ipport={}", t.port),
+                "--username=admin",
+                "--password=lab",
+                "--lanplus",
+                "--action=status",
+                &format!("--debug-file={}", file.display()),
+                "--verbose",
+            ])
+            .umask_022()
+            .run()
+            .ok(0, "Status: ON\n");
+    };
+    let fresh = d.path().join("fence.debug");
+    status(&fresh);
+    assert_eq!(mode(&fresh), 0o600);
+    let text = std::fs::read_to_string(&fresh).unwrap();
+    assert!(
+        !text.is_empty() && !text.contains("--password=lab"),
+        "{text}"
+    );
+    // An existing debug file keeps its mode (and is appended to).
+    let kept = d.path().join("kept.debug");
+    std::fs::write(&kept, "before\n").unwrap();
+    std::fs::set_permissions(&kept, std::fs::Permissions::from_mode(0o644)).unwrap();
+    status(&kept);
+    assert_eq!(mode(&kept), 0o644);
+    assert!(std::fs::read_to_string(&kept)
+        .unwrap()
+        .starts_with("before\n"));
 }
 
 #[test]

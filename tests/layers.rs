@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 const LAYERS: &[(&str, &[&str])] = &[
     (
         "base: leaf helpers",
-        &["secret", "exit", "time", "fingerprint"],
+        &["secret", "exit", "time", "fingerprint", "private"],
     ),
     ("engine", &["engine"]),
     ("process services", &["lock", "runtime", "script", "udp"]),

@@ -1025,7 +1025,7 @@ fn inventory(s: &str) {
             m.kg_file = None;
             m.ca_cert = None;
             if let Ok(spec) = plan::method_from_fields(&n.name, &m) {
-                let _ = (spec.endpoint(), spec.bmc_key(), spec.username());
+                let _ = (spec.endpoint(), spec.device_keys(), spec.username());
                 let _ = (spec.driver_name(), spec.credential().describe());
             }
         }

@@ -34,14 +34,19 @@ pub enum DeviceConfig {
 }
 
 impl DeviceConfig {
-    /// The key of the per-BMC lock, the same a native fencekit takes for
-    /// this endpoint (so agents and native runs serialise with each other).
-    pub fn lock_key(&self) -> String {
+    /// The key of the per-device lock, the same a native fencekit takes
+    /// for this endpoint (so agents and native runs serialise with each
+    /// other); `None` for an SNMP agent without a PDU (nothing to lock).
+    pub fn lock_key(&self) -> Option<crate::lock::DeviceKey> {
         match self {
-            DeviceConfig::Ipmi(c) => crate::lock::bmc_key(&c.host),
-            DeviceConfig::Redfish(c) => crate::lock::bmc_key(&c.host),
-            DeviceConfig::Virsh(c) => crate::lock::bmc_key(&c.host),
-            DeviceConfig::Snmp(c) => c.pdus.first().map(|p| p.lock_key()).unwrap_or_default(),
+            DeviceConfig::Ipmi(c) => Some(c.lock_key()),
+            DeviceConfig::Redfish(c) => Some(c.lock_key()),
+            DeviceConfig::Virsh(c) => Some(crate::lock::DeviceKey::new(
+                &c.host,
+                c.port,
+                crate::ssh::config::DEFAULT_PORT,
+            )),
+            DeviceConfig::Snmp(c) => c.pdus.first().map(|p| p.lock_key()),
         }
     }
 

@@ -204,7 +204,7 @@ where
         Ok(d) => d,
         Err(e) => return fail(&log, &e),
     };
-    execute(prepared, driver, Some(lock_key), stdout, &log, env)
+    execute(prepared, driver, lock_key, stdout, &log, env)
 }
 
 /// The family's device configuration from validated option values.
@@ -334,10 +334,7 @@ fn prepare(
         return Err(usage_error(log, first));
     }
     if let Some(path) = values.get(Key::DebugFile) {
-        let file = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(path);
+        let file = crate::private::open_append(std::path::Path::new(path));
         match file {
             Ok(f) => log.set_file(f),
             Err(e) => {
@@ -778,16 +775,16 @@ pub fn report(action: Action, method: RebootMethod, result: &Result<Outcome, Fai
 fn execute<D: AgentDriver>(
     prepared: Prepared,
     mut driver: D,
-    lock_key: Option<String>,
+    lock_key: Option<crate::lock::DeviceKey>,
     stdout: &mut dyn Write,
     log: &Logger,
     env: &AgentEnv,
 ) -> i32 {
     let Prepared {
+        agent,
         values,
         job,
         expect,
-        ..
     } = prepared;
     let mut policy = policy(&values);
     policy.expect = expect;
@@ -836,11 +833,17 @@ fn execute<D: AgentDriver>(
                 }
             }
         }
-        // Serialise with other fencekit processes acting on this BMC
-        // (skipped, with a debug line, where nothing can be written).
+        // Serialise with other fencekit processes acting on this device
+        // (unlocked, said once, where no lock can be had).
+        let what = format!("{} {}", agent.invoked_as, action.as_str());
+        let say = |level: crate::lock::Say, msg: &str| match level {
+            crate::lock::Say::Debug => log.debug(msg),
+            crate::lock::Say::Info => log.info(msg),
+            crate::lock::Say::Warn => log.warn(msg),
+        };
         let _lock = match &lock_key {
             Some(key) => tokio::select! {
-                l = crate::lock::acquire(key, Some(policy.step_deadline())) => match l {
+                l = crate::lock::acquire(key, Some(policy.step_deadline()), &what, &say) => match l {
                     Ok(l) => Some(l),
                     Err(error) => return Err(Failure { error, last_state: None }),
                 },

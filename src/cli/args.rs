@@ -184,10 +184,15 @@ pub struct ActionArgs {
     /// For on and reboot: start node i after i × DUR (spreads inrush current).
     #[arg(long, value_name = "DUR", default_value = "0s", value_parser = crate::time::parse_duration)]
     pub stagger: std::time::Duration,
-    /// Least time between two sessions on one BMC (nodes sharing a BMC; not
-    /// PDUs, which serve their rack one request at a time).
+    /// Least time between two sessions on one device (nodes sharing a BMC,
+    /// or systems of one Redfish service; not PDUs, which serve their rack
+    /// one request at a time).
     #[arg(long, value_name = "DUR", default_value = "200ms", value_parser = crate::time::parse_duration)]
     pub bmc_interval: std::time::Duration,
+    /// Most sessions at once to one address, within this run (several
+    /// devices behind one address: VirtualBMC ports, sushy-tools systems).
+    #[arg(long, value_name = "N", default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..=4096))]
+    pub max_per_address: u32,
     /// Use only this fencing level of each inventory node (1 = first method).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=16))]
     pub level: Option<u32>,

@@ -279,6 +279,7 @@ fn action(action: Action, a: ActionArgs, safety: &SafetyArgs) -> i32 {
         parallel,
         stagger: a.stagger,
         bmc_interval: a.bmc_interval,
+        per_address: a.max_per_address as usize,
         level: a.level.map(|l| l as usize),
         lock: !a.no_lock,
         policy: policy(&a),

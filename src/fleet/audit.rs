@@ -9,7 +9,6 @@ use super::result::TargetResult;
 use crate::engine::event::Event;
 use crate::time::utc_now;
 use serde::Serialize;
-use std::fs::OpenOptions;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -172,14 +171,10 @@ pub enum AuditError {
 impl Audit {
     /// An audit trail at `path`; checks now that it can be appended to.
     pub fn open(path: &Path) -> Result<Audit, AuditError> {
-        OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(path)
-            .map_err(|source| AuditError::Open {
-                path: path.to_path_buf(),
-                source,
-            })?;
+        crate::private::open_append(path).map_err(|source| AuditError::Open {
+            path: path.to_path_buf(),
+            source,
+        })?;
         Ok(Audit {
             path: path.to_path_buf(),
         })
@@ -348,14 +343,10 @@ impl Audit {
     fn append(&self, rec: &impl Serialize) -> Result<(), AuditError> {
         let mut line = serde_json::to_vec(rec).map_err(AuditError::Encode)?;
         line.push(b'\n');
-        let mut f = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&self.path)
-            .map_err(|source| AuditError::Open {
-                path: self.path.clone(),
-                source,
-            })?;
+        let mut f = crate::private::open_append(&self.path).map_err(|source| AuditError::Open {
+            path: self.path.clone(),
+            source,
+        })?;
         f.write_all(&line)
             .and_then(|_| f.sync_data())
             .map_err(|source| AuditError::Write {

@@ -67,6 +67,8 @@ pub struct NodeInfo<'a> {
     pub method: &'a str,
     /// Its endpoint.
     pub endpoint: String,
+    /// What a hook inherits from the locks held for the node.
+    pub lock: crate::lock::Inherit,
 }
 
 /// The extra steps asked for.
@@ -194,6 +196,7 @@ pub async fn run_with_extras<D: PowerDriver>(
             _ => "reached".into(),
         },
         evidence: evidence(&tl, &outcome, policy, reports.crashdump.as_ref()),
+        lock: node.lock.clone(),
     };
     let left = policy
         .deadline
@@ -530,6 +533,7 @@ mod tests {
             level: 1,
             method: "ipmi",
             endpoint: "ipmi://127.0.0.1:623".into(),
+            lock: Default::default(),
         }
     }
 

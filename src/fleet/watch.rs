@@ -77,7 +77,14 @@ async fn level_in_slots(
     opts: &WatchOptions,
     slots: &Slots,
 ) -> CheckRow {
-    let mut keys = m.bmc_keys();
+    // One session per address at a time: the watch is never in a hurry,
+    // so the virtual BMCs behind one address (ports, Redfish systems) and
+    // the protocols of one BMC all take turns.
+    let mut keys: Vec<String> = m
+        .device_keys()
+        .iter()
+        .map(|k| k.address().to_string())
+        .collect();
     keys.sort();
     keys.dedup();
     let held: Vec<_> = keys

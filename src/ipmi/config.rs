@@ -258,7 +258,17 @@ pub struct IpmiConfig {
     pub workarounds: super::workaround::Workarounds,
 }
 
+/// The port RMCP and RMCP+ listen on unless told otherwise.
+pub const DEFAULT_PORT: u16 = 623;
+
 impl IpmiConfig {
+    /// The device the per-device lock is keyed by (host, and the port
+    /// when not 623): the same key a Redfish session to the BMC's port 443
+    /// covers.
+    pub fn lock_key(&self) -> crate::lock::DeviceKey {
+        crate::lock::DeviceKey::new(&self.host, self.port, DEFAULT_PORT)
+    }
+
     /// A configuration with fencekit's defaults for everything but the address and credentials.
     pub fn new(
         host: impl Into<String>,

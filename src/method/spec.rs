@@ -282,19 +282,6 @@ impl MethodSpec {
         }
     }
 
-    /// The BMC this method talks to, as [`crate::lock::bmc_key`] spells it:
-    /// methods with the same key share a BMC (blades, several systems behind
-    /// one service, IPMI and Redfish on one controller) and are serialised.
-    pub fn bmc_key(&self) -> String {
-        match self {
-            MethodSpec::Ipmi { config, .. } => crate::lock::bmc_key(&config.host),
-            MethodSpec::Redfish { config, .. } => crate::lock::bmc_key(&config.host),
-            MethodSpec::Ssh { config, .. } => crate::lock::bmc_key(&config.host),
-            MethodSpec::Manual { node, .. } => format!("manual/{node}"),
-            MethodSpec::Snmp { .. } => self.bmc_keys().join(" "),
-        }
-    }
-
     /// Applies a run's login timeout (`--login-timeout`) to the method: the
     /// bound on an SSH connection's TCP connect, handshake and
     /// authentication (IPMI and Redfish take theirs from the engine's step
@@ -305,18 +292,24 @@ impl MethodSpec {
         }
     }
 
-    /// Every device this method talks to (one for all but an SNMP method
-    /// whose outlets are on several PDUs), sorted: one session at a time
-    /// per device, taken in this order by everyone (no lock-order deadlock).
-    pub fn bmc_keys(&self) -> Vec<String> {
+    /// Every device this method talks to, as [`crate::lock::DeviceKey`]s
+    /// (one for all but an SNMP method whose outlets are on several PDUs),
+    /// sorted: one session at a time per device (or per Redfish system of
+    /// a device), taken in this order by everyone (no lock-order deadlock).
+    /// Methods with conflicting keys share a power domain (blades behind
+    /// one controller, IPMI and Redfish on one BMC) and are serialised.
+    pub fn device_keys(&self) -> Vec<crate::lock::DeviceKey> {
         match self {
+            MethodSpec::Ipmi { config, .. } => vec![config.lock_key()],
+            MethodSpec::Redfish { config, .. } => vec![config.lock_key()],
+            MethodSpec::Ssh { config, .. } => vec![config.lock_key()],
+            MethodSpec::Manual { node, .. } => vec![crate::lock::DeviceKey::named("manual", node)],
             MethodSpec::Snmp { config, .. } => {
-                let mut keys: Vec<String> = config.pdus.iter().map(|p| p.lock_key()).collect();
+                let mut keys: Vec<_> = config.pdus.iter().map(|p| p.lock_key()).collect();
                 keys.sort();
                 keys.dedup();
                 keys
             }
-            _ => vec![self.bmc_key()],
         }
     }
 

@@ -59,13 +59,20 @@ pub fn own_loopback() -> Ipv4Addr {
     Ipv4Addr::new(127, 100 + (std::process::id() % 100) as u8, n as u8, 1)
 }
 
-/// True while some process holds fencekit's per-BMC lock for `host` (an
-/// abstract socket, listed in `/proc/net/unix`): the readiness signal that
-/// a fencekit run has started acting on that BMC.
+/// True while some process holds fencekit's per-device lock for a device
+/// at `host` (any port or system of it: an abstract socket
+/// `@fencekit/bmc/HOST[:PORT][/sys/ID]`, listed in `/proc/net/unix`): the
+/// readiness signal that a fencekit run has started acting on that BMC.
 pub fn bmc_lock_held(host: &str) -> bool {
     let name = format!(" @fencekit/bmc/{host}");
     fs::read_to_string("/proc/net/unix")
-        .map(|t| t.lines().any(|l| l.ends_with(&name)))
+        .map(|t| {
+            t.lines().any(|l| {
+                l.find(&name).is_some_and(|i| {
+                    matches!(l[i + name.len()..].chars().next(), None | Some(':' | '/'))
+                })
+            })
+        })
         .unwrap_or(false)
 }
 
