@@ -28,6 +28,7 @@ macro_rules! outln {
 }
 
 pub mod agent;
+pub mod aws;
 pub mod cli;
 pub mod engine;
 pub mod exit;

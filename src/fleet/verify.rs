@@ -1896,6 +1896,7 @@ mod tests {
         let uuid = "4c4c4544-0033-4b10-8030-c8c04f4d4e32";
         let pin = ExpectedIdentity::new(Some(uuid), None).unwrap();
         let other = Identity {
+            names: Vec::new(),
             uuid: vec![crate::engine::identity::UuidForm {
                 uuid: "00000000-0000-0000-0000-000000000001".into(),
                 encoding: "as reported",

@@ -366,6 +366,7 @@ impl MethodSpec {
         const NONE: &ExpectedIdentity = &ExpectedIdentity {
             uuid: None,
             serial: None,
+            names: Vec::new(),
         };
         match self {
             MethodSpec::Manual { .. } | MethodSpec::Snmp { .. } => NONE,
