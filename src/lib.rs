@@ -65,6 +65,7 @@ pub const AGENT_NAMES: &[&str] = &[
     "fence_apc_snmp",
     "fence_tripplite_snmp",
     "fence_eaton_snmp",
+    "fence_aws",
 ];
 
 /// True when `name` (argv[0]'s file name) is a fence agent this binary can be.

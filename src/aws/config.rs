@@ -87,6 +87,8 @@ pub struct AwsConfig {
     pub request_timeout: Duration,
     /// Allow `off` of the instance this process runs on.
     pub allow_self_fence: bool,
+    /// `list`: the instances to list (`Filter.1`: name and value).
+    pub list_filter: Option<(String, String)>,
 }
 
 impl AwsConfig {
@@ -99,13 +101,17 @@ impl AwsConfig {
             endpoint: None,
             request_timeout: Duration::from_secs(10),
             allow_self_fence: false,
+            list_filter: None,
         }
     }
 
     /// Checks the region, the instance ID and the endpoint (nothing contacted).
     pub fn validate(&self) -> Result<(), ConfigError> {
         check_region(&self.region)?;
-        check_instance(&self.instance_id)?;
+        // No instance: a driver that can only list.
+        if !self.instance_id.is_empty() {
+            check_instance(&self.instance_id)?;
+        }
         if let Some(e) = &self.endpoint {
             Endpoint::parse(e)?;
         }

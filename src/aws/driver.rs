@@ -370,6 +370,15 @@ impl AwsDriver {
         }
     }
 
+    /// The instances the configuration's filter selects (all without one).
+    pub async fn list_configured(
+        &mut self,
+        deadline: Option<Instant>,
+    ) -> Result<Vec<Instance>, DriverError> {
+        let filter = self.cfg.list_filter.clone();
+        self.list(filter, deadline).await
+    }
+
     /// Every instance EC2 lists (with `filter`: `Filter.1`), page by page
     /// within the deadline.
     pub async fn list(
@@ -550,6 +559,13 @@ impl AwsDriver {
 
 impl PowerDriver for AwsDriver {
     async fn connect(&mut self, deadline: Option<Instant>) -> Result<String, DriverError> {
+        if self.cfg.instance_id.is_empty() {
+            return Err(DriverError::new(
+                ErrorKind::Config,
+                Stage::Authenticate,
+                ConfigError::NoInstance.to_string(),
+            ));
+        }
         self.credentials(deadline).await?;
         let i = self.describe(Stage::Authenticate, deadline).await?;
         self.fresh = true;

@@ -343,6 +343,12 @@ pub enum ChannelKind {
     /// A device that cuts the node's power from outside (a PDU outlet):
     /// independent of the BMC.
     Outlet,
+    // --- AWS (issue 25): a cloud provider's API, e.g. EC2. ---
+    /// A cloud provider's API (EC2): it runs outside the instance, so its
+    /// reading of the instance's state is independent of the node's own
+    /// operating system, the party under suspicion (whose word could
+    /// contradict, never prove, that it is off).
+    Cloud,
 }
 
 /// What one channel read, in order (`None`: a read that failed).
@@ -602,6 +608,13 @@ pub fn decide(o: &Observations) -> (Verdict, String) {
                     .filter(|c| c.kind == ChannelKind::Outlet)
                     .map(|c| format!("{} (outlet off)", c.source)),
             );
+            // AWS (issue 25): the cloud API, outside the instance.
+            witnesses.extend(
+                o.channels
+                    .iter()
+                    .filter(|c| c.kind == ChannelKind::Cloud)
+                    .map(|c| format!("{} (the cloud API reports it off)", c.source)),
+            );
             let mut bmc_part = if bmcs.is_empty() {
                 String::new()
             } else {
@@ -763,6 +776,8 @@ fn role(m: &MethodSpec) -> Role {
         },
         // A PDU cuts the node's power from outside: independent of the BMC.
         MethodSpec::Snmp { .. } => Role::Channel(ChannelKind::Outlet),
+        // AWS (issue 25): EC2 sees the instance from outside it.
+        MethodSpec::Aws { .. } => Role::Channel(ChannelKind::Cloud),
         MethodSpec::Manual { .. } => Role::Nothing,
     }
 }
@@ -778,7 +793,7 @@ async fn sample(
     evidence: &mut Vec<Evidence>,
 ) -> (Vec<Option<PowerState>>, Option<Draw>) {
     let source = method.endpoint();
-    let independent = kind == ChannelKind::Outlet;
+    let independent = kind != ChannelKind::Bmc;
     let mut out = Vec::new();
     let mut driver = match method.build(None).await {
         Ok(d) => d,
@@ -860,7 +875,11 @@ async fn sample(
                     source: source.clone(),
                     observation: format!(
                         "{} reports power {s} (read {} of {})",
-                        if independent { "the outlet" } else { "BMC" },
+                        match kind {
+                            ChannelKind::Bmc => "BMC",
+                            ChannelKind::Outlet => "the outlet",
+                            ChannelKind::Cloud => "the cloud API",
+                        },
                         i + 1,
                         opts.samples
                     ),
@@ -882,6 +901,22 @@ async fn sample(
                 if !e.kind.is_transient() && e.kind != ErrorKind::StatusUnreadable {
                     break;
                 }
+            }
+        }
+    }
+    // AWS (issue 25): what EC2 says about the last change (its reason) and,
+    // for `expect on`, its status checks: context, not a verdict of its own.
+    if let crate::method::driver::AnyDriver::Aws(d) = &mut driver {
+        if out.iter().any(Option::is_some) {
+            let deadline = Some(Instant::now() + opts.step_timeout);
+            for line in d.evidence(opts.expect == PowerState::On, deadline).await {
+                evidence.push(Evidence {
+                    source: source.clone(),
+                    observation: line,
+                    at_ms: t0.elapsed().as_millis() as u64,
+                    agrees: None,
+                    independent,
+                });
             }
         }
     }
@@ -1403,6 +1438,9 @@ pub async fn check_level(node: &str, level: usize, m: &MethodSpec, step: Duratio
             // table) and status() read each one; write access cannot be
             // tested without switching, so it is left to the first action.
             crate::method::driver::AnyDriver::Snmp(_) => {}
+            // AWS (issue 25): connect() read the instance with the keys;
+            // whether they may stop it shows only at the first stop.
+            crate::method::driver::AnyDriver::Aws(_) => {}
             crate::method::driver::AnyDriver::Ipmi(d) => {
                 privilege_suffices(d.privilege(), row.detail.as_deref().unwrap_or(""))?;
             }
