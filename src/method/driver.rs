@@ -157,6 +157,13 @@ impl PowerDriver for AnyDriver {
         }
     }
 
+    fn take_warnings(&mut self) -> Vec<String> {
+        match self {
+            AnyDriver::Aws(d) => d.take_warnings(),
+            _ => Vec::new(),
+        }
+    }
+
     fn observes_off(&self) -> bool {
         match self {
             AnyDriver::Ipmi(d) => d.observes_off(),
