@@ -408,13 +408,32 @@ fn run_agent(who: Who, s: &Setting, args: &[String], stdin: Option<&str>, limit:
     });
     let o = child.wait_with_output().unwrap();
     let _ = guard.join();
-    Out {
+    let out = Out {
         code: o.status.code(),
         stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
         stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
         took: t0.elapsed(),
+    };
+    // No secret in our output, at any verbosity.
+    if who == Who::Ours {
+        if let Some(m) = moto() {
+            for k in [&m.admin, &m.fencer, &m.readonly, &m.sts] {
+                assert!(
+                    !out.stdout.contains(&k.secret) && !out.stderr.contains(&k.secret),
+                    "a secret key in the output of {args:?}"
+                );
+            }
+        }
+        assert!(
+            !out.stderr.contains(WEB_TOKEN),
+            "the web identity token in the output"
+        );
     }
+    out
 }
+
+/// The web identity token the tests hand out (never to be printed).
+const WEB_TOKEN: &str = "eyJhbGciOiJSUzI1NiJ9.e30.c2lnbmF0dXJl";
 
 fn args(k: &Keys, plug: &str, extra: &[&str]) -> Vec<String> {
     let mut v = vec![
@@ -594,7 +613,7 @@ fn web_identity_through_sts_matches_upstream() {
     let id = launch(m, REGION, None);
     let dir = tempfile::tempdir().unwrap();
     let token = dir.path().join("token");
-    std::fs::write(&token, "eyJhbGciOiJSUzI1NiJ9.e30.c2lnbmF0dXJl\n").unwrap();
+    std::fs::write(&token, format!("{WEB_TOKEN}\n")).unwrap();
     let log = dir.path().join("sts.log");
     let sts = proxy(
         Some(m),
@@ -624,6 +643,12 @@ fn web_identity_through_sts_matches_upstream() {
     let p = side_by_side(m, &s, &id, Some("running"), &plain("off"), None);
     p.same("web identity off");
     assert_eq!(p.us_state, "stopped");
+    // The same at the highest verbosity: the exchange is logged, no secret.
+    let mut loud = plain("status");
+    loud.push("-vvv".into());
+    let us = run_agent(Who::Ours, &s, &loud, None, LIMIT);
+    assert_eq!(us.code, Some(2), "stopped above\n{}", us.stderr);
+    assert!(us.stderr.contains("web identity"), "{}", us.stderr);
     let calls = logged(&log);
     assert!(
         calls
