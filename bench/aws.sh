@@ -45,25 +45,38 @@ CA="$D/cert.pem"
 key() { python3 -c "import json;print(json.load(open('$WORK/moto.json'))['$1']['$2'])"; }
 ADMIN_ID=$(key admin id); ADMIN_SECRET=$(key admin secret)
 KEY_ID=$(key fencer id); SECRET=$(key fencer secret)
-INSTANCE=$("$PY" - "$URL" "$CA" "$ADMIN_ID" "$ADMIN_SECRET" <<'EOF'
+read -r INSTANCE SELF < <("$PY" - "$URL" "$CA" "$ADMIN_ID" "$ADMIN_SECRET" <<'EOF'
 import sys, boto3
 url, ca, kid, sec = sys.argv[1:]
 ec2 = boto3.client('ec2', region_name='us-east-1', endpoint_url=url, verify=ca,
                    aws_access_key_id=kid, aws_secret_access_key=sec)
-print(ec2.run_instances(ImageId='ami-0123456789abcdef0', MinCount=1, MaxCount=1)['Instances'][0]['InstanceId'])
+r = ec2.run_instances(ImageId='ami-0123456789abcdef0', MinCount=2, MaxCount=2)
+print(' '.join(i['InstanceId'] for i in r['Instances']))
 EOF
 )
+# The metadata service (IMDSv2 stub), saying the agents run on SELF: both
+# consult it before a stop (upstream through HTTP_PROXY, as it asks
+# 169.254.169.254 itself, and skips the stop when it cannot).
+IMDS_PORT=$(( PORT + 1 ))
+"$PY" "$ROOT/tests/peers/imds_stub.py" --listen "127.0.0.1:$IMDS_PORT" --instance-id "$SELF" > "$WORK/imds.out" &
+IMDS_PID=$!
+cleanup() { kill "$IMDS_PID" 2>/dev/null || true; bash "$ROOT/tests/peers/moto_stop.sh" "$PORT" >/dev/null 2>&1 || true; rm -rf "$WORK"; }
+for _ in $(seq 1 100); do grep -q ready "$WORK/imds.out" 2>/dev/null && break; sleep 0.05; done
 ln -s "$BIN" "$WORK/fence_aws"
 export AWS_ENDPOINT_URL="$URL" AWS_CA_BUNDLE="$CA" PYTHONWARNINGS=ignore
-# Neither needs the metadata service for a status; off asks it (self-fencing
-# guard): give both a port that refuses at once.
-export AWS_EC2_METADATA_SERVICE_ENDPOINT="http://127.0.0.1:9" HTTP_PROXY="http://127.0.0.1:9" NO_PROXY=127.0.0.1
+export AWS_EC2_METADATA_SERVICE_ENDPOINT="http://127.0.0.1:$IMDS_PORT" HTTP_PROXY="http://127.0.0.1:$IMDS_PORT" NO_PROXY=127.0.0.1
 ARGS="--access-key=$KEY_ID --secret-key=$SECRET --region=us-east-1 --plug=$INSTANCE"
 UP="$PY /usr/sbin/fence_aws $ARGS"
 FK="$WORK/fence_aws $ARGS"
 BODY="Action=DescribeInstances&Version=2016-11-15&InstanceId.1=$INSTANCE"
 CURL="curl -s --cacert $CA --aws-sigv4 aws:amz:us-east-1:ec2 --user $KEY_ID:$SECRET -H Content-Type:application/x-www-form-urlencoded -d $BODY $URL/"
 $CURL | grep -q '<instanceState>' || { echo "curl's signed DescribeInstances failed" >&2; $CURL >&2; exit 1; }
+# Every timed command must succeed (hyperfine -i would time failures too).
+for c in "$UP -o status" "$FK -o status"; do
+  [ "$($c 2>&1)" = "Status: ON" ] || { echo "not 'Status: ON': $c" >&2; $c >&2; exit 1; }
+done
+FENCEKIT_PASSWORD="$SECRET" "$BIN" status "aws://us-east-1/$INSTANCE" --access-key "$KEY_ID" >/dev/null \
+  || { echo "fencekit status failed" >&2; exit 1; }
 
 median() { # runs, command → median ms
   local runs=$1; shift

@@ -3,8 +3,9 @@
 #
 #   moto_start.sh PORT [tls]
 #     PORT  TCP port on 127.0.0.1
-#     tls   serve HTTPS with a self-signed certificate for 127.0.0.1
-#           (run/moto-PORT/cert.pem: give it to clients as AWS_CA_BUNDLE)
+#     tls   serve HTTPS with a certificate for 127.0.0.1 from a private CA
+#           (run/moto-PORT/cert.pem, the CA: give it to clients as
+#           AWS_CA_BUNDLE or curl --cacert)
 #   env: MOTO_PARENT_PID  stop moto when this process is gone (a test suite
 #                         that cannot stop what it started at exit)
 #
@@ -28,12 +29,18 @@ fi
 args=(-H 127.0.0.1 -p "$PORT")
 SCHEME=http
 if [ "$TLS" = tls ]; then
-  if [ ! -s "$D/cert.pem" ]; then
+  if [ ! -s "$D/server.pem" ]; then
+    # A private CA (cert.pem, what clients trust) and the server's own
+    # certificate signed by it, as a private endpoint would have.
     openssl req -x509 -newkey rsa:2048 -nodes -days 365 \
-      -keyout "$D/key.pem" -out "$D/cert.pem" \
-      -subj "/CN=127.0.0.1" -addext "subjectAltName=IP:127.0.0.1,DNS:localhost" 2>/dev/null
+      -keyout "$D/ca.key" -out "$D/cert.pem" -subj "/CN=fencekit test CA" 2>/dev/null
+    openssl req -newkey rsa:2048 -nodes -keyout "$D/key.pem" -out "$D/server.csr" \
+      -subj "/CN=127.0.0.1" 2>/dev/null
+    printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\n' > "$D/ext.cnf"
+    openssl x509 -req -in "$D/server.csr" -CA "$D/cert.pem" -CAkey "$D/ca.key" \
+      -CAcreateserial -days 365 -extfile "$D/ext.cnf" -out "$D/server.pem" 2>/dev/null
   fi
-  args+=(-c "$D/cert.pem" -k "$D/key.pem")
+  args+=(-c "$D/server.pem" -k "$D/key.pem")
   SCHEME=https
 fi
 cd "$D"
