@@ -56,7 +56,8 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l expect-uuid
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l expect-serial -d 'Refuse to act unless the machine reports this serial number (same rules as --expect-uuid)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l driver -d 'Driver for --ip targets' -r -f -a "ipmi\t'IPMI over LAN (RMCP+ or 1.5)'
 redfish\t'Redfish over HTTPS'
-ssh\t'SSH to a hypervisor (virsh; --plug names the domain)'"
+ssh\t'SSH to a hypervisor (virsh; --plug names the domain)'
+aws\t'Amazon EC2 (--region, --plug names the instance)'"
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -s a -l ip -d 'BMC address (instead of a target URL)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -s u -l ipport -d 'BMC UDP port' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -s l -l username -d 'BMC user name' -r
@@ -79,6 +80,11 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l ssl-fingerp
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -s k -l identity-file -d 'SSH: authenticate with this private key (its passphrase from the password options)' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l ssh-known-hosts -d 'SSH: check the host key against this known_hosts file (default ~/.ssh/known_hosts)' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l ssh-host-key -d 'SSH: accept exactly the host key with this fingerprint (SHA256:…)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l region -d 'AWS: the region (default AWS_REGION / AWS_DEFAULT_REGION)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l access-key -d 'AWS: the access key ID; its secret access key comes from the password options (--password-file …, FENCEKIT_PASSWORD). Without it: the SDKs\' credential chain (environment, shared files, web identity, instance metadata)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l endpoint-url -d 'AWS: the EC2 endpoint (default: AWS_ENDPOINT_URL_EC2, AWS_ENDPOINT_URL, or the region\'s public one)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l expect-node-name -d 'AWS: refuse to act (before any state change) unless the instance\'s PrivateDnsName is NAME (how OpenShift and most Kubernetes on EC2 name nodes). Inventories use node_name' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l expect-tag -d 'AWS: refuse to act unless the instance carries this tag (KEY=VALUE, e.g. Name=worker-0). Inventories use expect_tag' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l power-wait -d 'Blind wait after each power command before polling' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l power-timeout -d 'How long a power transition may take to be observed' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l poll-interval -d 'First interval between status polls (grows up to 1s while nothing changes)' -r
@@ -105,6 +111,7 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l ssh-agent -
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l ssh-accept-new -d 'SSH: accept and record an unknown host key (a changed one is still refused)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l use-sudo -d 'SSH: run the remote commands through sudo'
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l missing-as-off -d 'SSH (virsh): a domain that does not exist counts as off'
+complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l allow-self-fence -d 'AWS: allow off/reboot of the instance this process runs on (the metadata service tells; refused otherwise)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -s v -l verbose -d 'More detail on stderr (-v, -vv, -vvv); never shows secrets'
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -s V -l version -d 'Print version'
@@ -122,7 +129,8 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l expect-uuid -d 
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l expect-serial -d 'Refuse to act unless the machine reports this serial number (same rules as --expect-uuid)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l driver -d 'Driver for --ip targets' -r -f -a "ipmi\t'IPMI over LAN (RMCP+ or 1.5)'
 redfish\t'Redfish over HTTPS'
-ssh\t'SSH to a hypervisor (virsh; --plug names the domain)'"
+ssh\t'SSH to a hypervisor (virsh; --plug names the domain)'
+aws\t'Amazon EC2 (--region, --plug names the instance)'"
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -s a -l ip -d 'BMC address (instead of a target URL)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -s u -l ipport -d 'BMC UDP port' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -s l -l username -d 'BMC user name' -r
@@ -145,6 +153,11 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l ssl-fingerprint
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -s k -l identity-file -d 'SSH: authenticate with this private key (its passphrase from the password options)' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l ssh-known-hosts -d 'SSH: check the host key against this known_hosts file (default ~/.ssh/known_hosts)' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l ssh-host-key -d 'SSH: accept exactly the host key with this fingerprint (SHA256:…)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l region -d 'AWS: the region (default AWS_REGION / AWS_DEFAULT_REGION)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l access-key -d 'AWS: the access key ID; its secret access key comes from the password options (--password-file …, FENCEKIT_PASSWORD). Without it: the SDKs\' credential chain (environment, shared files, web identity, instance metadata)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l endpoint-url -d 'AWS: the EC2 endpoint (default: AWS_ENDPOINT_URL_EC2, AWS_ENDPOINT_URL, or the region\'s public one)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l expect-node-name -d 'AWS: refuse to act (before any state change) unless the instance\'s PrivateDnsName is NAME (how OpenShift and most Kubernetes on EC2 name nodes). Inventories use node_name' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l expect-tag -d 'AWS: refuse to act unless the instance carries this tag (KEY=VALUE, e.g. Name=worker-0). Inventories use expect_tag' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l power-wait -d 'Blind wait after each power command before polling' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l power-timeout -d 'How long a power transition may take to be observed' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l poll-interval -d 'First interval between status polls (grows up to 1s while nothing changes)' -r
@@ -171,6 +184,7 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l ssh-agent -d 'S
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l ssh-accept-new -d 'SSH: accept and record an unknown host key (a changed one is still refused)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l use-sudo -d 'SSH: run the remote commands through sudo'
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l missing-as-off -d 'SSH (virsh): a domain that does not exist counts as off'
+complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l allow-self-fence -d 'AWS: allow off/reboot of the instance this process runs on (the metadata service tells; refused otherwise)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -s v -l verbose -d 'More detail on stderr (-v, -vv, -vvv); never shows secrets'
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -s V -l version -d 'Print version'
@@ -188,7 +202,8 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l expect-uuid -d
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l expect-serial -d 'Refuse to act unless the machine reports this serial number (same rules as --expect-uuid)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l driver -d 'Driver for --ip targets' -r -f -a "ipmi\t'IPMI over LAN (RMCP+ or 1.5)'
 redfish\t'Redfish over HTTPS'
-ssh\t'SSH to a hypervisor (virsh; --plug names the domain)'"
+ssh\t'SSH to a hypervisor (virsh; --plug names the domain)'
+aws\t'Amazon EC2 (--region, --plug names the instance)'"
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -s a -l ip -d 'BMC address (instead of a target URL)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -s u -l ipport -d 'BMC UDP port' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -s l -l username -d 'BMC user name' -r
@@ -211,6 +226,11 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l ssl-fingerprin
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -s k -l identity-file -d 'SSH: authenticate with this private key (its passphrase from the password options)' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l ssh-known-hosts -d 'SSH: check the host key against this known_hosts file (default ~/.ssh/known_hosts)' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l ssh-host-key -d 'SSH: accept exactly the host key with this fingerprint (SHA256:…)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l region -d 'AWS: the region (default AWS_REGION / AWS_DEFAULT_REGION)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l access-key -d 'AWS: the access key ID; its secret access key comes from the password options (--password-file …, FENCEKIT_PASSWORD). Without it: the SDKs\' credential chain (environment, shared files, web identity, instance metadata)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l endpoint-url -d 'AWS: the EC2 endpoint (default: AWS_ENDPOINT_URL_EC2, AWS_ENDPOINT_URL, or the region\'s public one)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l expect-node-name -d 'AWS: refuse to act (before any state change) unless the instance\'s PrivateDnsName is NAME (how OpenShift and most Kubernetes on EC2 name nodes). Inventories use node_name' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l expect-tag -d 'AWS: refuse to act unless the instance carries this tag (KEY=VALUE, e.g. Name=worker-0). Inventories use expect_tag' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l power-wait -d 'Blind wait after each power command before polling' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l power-timeout -d 'How long a power transition may take to be observed' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l poll-interval -d 'First interval between status polls (grows up to 1s while nothing changes)' -r
@@ -244,6 +264,7 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l ssh-agent -d '
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l ssh-accept-new -d 'SSH: accept and record an unknown host key (a changed one is still refused)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l use-sudo -d 'SSH: run the remote commands through sudo'
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l missing-as-off -d 'SSH (virsh): a domain that does not exist counts as off'
+complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l allow-self-fence -d 'AWS: allow off/reboot of the instance this process runs on (the metadata service tells; refused otherwise)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -s v -l verbose -d 'More detail on stderr (-v, -vv, -vvv); never shows secrets'
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l force -d 'Act beyond --max-fence anyway; needs --reason and an audit trail'
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l on-despite-hook-failure -d 'reboot: power the node on even if the confirmed-off hook failed (the result still fails); without it the node is left off'
@@ -264,7 +285,8 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l expect-uuid
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l expect-serial -d 'Refuse to act unless the machine reports this serial number (same rules as --expect-uuid)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l driver -d 'Driver for --ip targets' -r -f -a "ipmi\t'IPMI over LAN (RMCP+ or 1.5)'
 redfish\t'Redfish over HTTPS'
-ssh\t'SSH to a hypervisor (virsh; --plug names the domain)'"
+ssh\t'SSH to a hypervisor (virsh; --plug names the domain)'
+aws\t'Amazon EC2 (--region, --plug names the instance)'"
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -s a -l ip -d 'BMC address (instead of a target URL)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -s u -l ipport -d 'BMC UDP port' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -s l -l username -d 'BMC user name' -r
@@ -287,6 +309,11 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l ssl-fingerp
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -s k -l identity-file -d 'SSH: authenticate with this private key (its passphrase from the password options)' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l ssh-known-hosts -d 'SSH: check the host key against this known_hosts file (default ~/.ssh/known_hosts)' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l ssh-host-key -d 'SSH: accept exactly the host key with this fingerprint (SHA256:…)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l region -d 'AWS: the region (default AWS_REGION / AWS_DEFAULT_REGION)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l access-key -d 'AWS: the access key ID; its secret access key comes from the password options (--password-file …, FENCEKIT_PASSWORD). Without it: the SDKs\' credential chain (environment, shared files, web identity, instance metadata)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l endpoint-url -d 'AWS: the EC2 endpoint (default: AWS_ENDPOINT_URL_EC2, AWS_ENDPOINT_URL, or the region\'s public one)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l expect-node-name -d 'AWS: refuse to act (before any state change) unless the instance\'s PrivateDnsName is NAME (how OpenShift and most Kubernetes on EC2 name nodes). Inventories use node_name' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l expect-tag -d 'AWS: refuse to act unless the instance carries this tag (KEY=VALUE, e.g. Name=worker-0). Inventories use expect_tag' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l power-wait -d 'Blind wait after each power command before polling' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l power-timeout -d 'How long a power transition may take to be observed' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l poll-interval -d 'First interval between status polls (grows up to 1s while nothing changes)' -r
@@ -320,6 +347,7 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l ssh-agent -
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l ssh-accept-new -d 'SSH: accept and record an unknown host key (a changed one is still refused)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l use-sudo -d 'SSH: run the remote commands through sudo'
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l missing-as-off -d 'SSH (virsh): a domain that does not exist counts as off'
+complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l allow-self-fence -d 'AWS: allow off/reboot of the instance this process runs on (the metadata service tells; refused otherwise)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -s v -l verbose -d 'More detail on stderr (-v, -vv, -vvv); never shows secrets'
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l force -d 'Act beyond --max-fence anyway; needs --reason and an audit trail'
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l on-despite-hook-failure -d 'reboot: power the node on even if the confirmed-off hook failed (the result still fails); without it the node is left off'
@@ -340,7 +368,8 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l expect-uui
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l expect-serial -d 'Refuse to act unless the machine reports this serial number (same rules as --expect-uuid)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l driver -d 'Driver for --ip targets' -r -f -a "ipmi\t'IPMI over LAN (RMCP+ or 1.5)'
 redfish\t'Redfish over HTTPS'
-ssh\t'SSH to a hypervisor (virsh; --plug names the domain)'"
+ssh\t'SSH to a hypervisor (virsh; --plug names the domain)'
+aws\t'Amazon EC2 (--region, --plug names the instance)'"
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -s a -l ip -d 'BMC address (instead of a target URL)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -s u -l ipport -d 'BMC UDP port' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -s l -l username -d 'BMC user name' -r
@@ -363,6 +392,11 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l ssl-finger
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -s k -l identity-file -d 'SSH: authenticate with this private key (its passphrase from the password options)' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l ssh-known-hosts -d 'SSH: check the host key against this known_hosts file (default ~/.ssh/known_hosts)' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l ssh-host-key -d 'SSH: accept exactly the host key with this fingerprint (SHA256:…)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l region -d 'AWS: the region (default AWS_REGION / AWS_DEFAULT_REGION)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l access-key -d 'AWS: the access key ID; its secret access key comes from the password options (--password-file …, FENCEKIT_PASSWORD). Without it: the SDKs\' credential chain (environment, shared files, web identity, instance metadata)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l endpoint-url -d 'AWS: the EC2 endpoint (default: AWS_ENDPOINT_URL_EC2, AWS_ENDPOINT_URL, or the region\'s public one)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l expect-node-name -d 'AWS: refuse to act (before any state change) unless the instance\'s PrivateDnsName is NAME (how OpenShift and most Kubernetes on EC2 name nodes). Inventories use node_name' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l expect-tag -d 'AWS: refuse to act unless the instance carries this tag (KEY=VALUE, e.g. Name=worker-0). Inventories use expect_tag' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l power-wait -d 'Blind wait after each power command before polling' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l power-timeout -d 'How long a power transition may take to be observed' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l poll-interval -d 'First interval between status polls (grows up to 1s while nothing changes)' -r
@@ -389,6 +423,7 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l ssh-agent 
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l ssh-accept-new -d 'SSH: accept and record an unknown host key (a changed one is still refused)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l use-sudo -d 'SSH: run the remote commands through sudo'
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l missing-as-off -d 'SSH (virsh): a domain that does not exist counts as off'
+complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l allow-self-fence -d 'AWS: allow off/reboot of the instance this process runs on (the metadata service tells; refused otherwise)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -s v -l verbose -d 'More detail on stderr (-v, -vv, -vvv); never shows secrets'
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -s V -l version -d 'Print version'
@@ -406,7 +441,8 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l expect-uuid
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l expect-serial -d 'Refuse to act unless the machine reports this serial number (same rules as --expect-uuid)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l driver -d 'Driver for --ip targets' -r -f -a "ipmi\t'IPMI over LAN (RMCP+ or 1.5)'
 redfish\t'Redfish over HTTPS'
-ssh\t'SSH to a hypervisor (virsh; --plug names the domain)'"
+ssh\t'SSH to a hypervisor (virsh; --plug names the domain)'
+aws\t'Amazon EC2 (--region, --plug names the instance)'"
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -s a -l ip -d 'BMC address (instead of a target URL)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -s u -l ipport -d 'BMC UDP port' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -s l -l username -d 'BMC user name' -r
@@ -429,6 +465,11 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l ssl-fingerp
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -s k -l identity-file -d 'SSH: authenticate with this private key (its passphrase from the password options)' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l ssh-known-hosts -d 'SSH: check the host key against this known_hosts file (default ~/.ssh/known_hosts)' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l ssh-host-key -d 'SSH: accept exactly the host key with this fingerprint (SHA256:…)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l region -d 'AWS: the region (default AWS_REGION / AWS_DEFAULT_REGION)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l access-key -d 'AWS: the access key ID; its secret access key comes from the password options (--password-file …, FENCEKIT_PASSWORD). Without it: the SDKs\' credential chain (environment, shared files, web identity, instance metadata)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l endpoint-url -d 'AWS: the EC2 endpoint (default: AWS_ENDPOINT_URL_EC2, AWS_ENDPOINT_URL, or the region\'s public one)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l expect-node-name -d 'AWS: refuse to act (before any state change) unless the instance\'s PrivateDnsName is NAME (how OpenShift and most Kubernetes on EC2 name nodes). Inventories use node_name' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l expect-tag -d 'AWS: refuse to act unless the instance carries this tag (KEY=VALUE, e.g. Name=worker-0). Inventories use expect_tag' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l power-wait -d 'Blind wait after each power command before polling' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l power-timeout -d 'How long a power transition may take to be observed' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l poll-interval -d 'First interval between status polls (grows up to 1s while nothing changes)' -r
@@ -463,6 +504,7 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l ssh-agent -
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l ssh-accept-new -d 'SSH: accept and record an unknown host key (a changed one is still refused)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l use-sudo -d 'SSH: run the remote commands through sudo'
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l missing-as-off -d 'SSH (virsh): a domain that does not exist counts as off'
+complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l allow-self-fence -d 'AWS: allow off/reboot of the instance this process runs on (the metadata service tells; refused otherwise)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -s v -l verbose -d 'More detail on stderr (-v, -vv, -vvv); never shows secrets'
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -s V -l version -d 'Print version'
@@ -480,7 +522,8 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l expect-uuid 
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l expect-serial -d 'Refuse to act unless the machine reports this serial number (same rules as --expect-uuid)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l driver -d 'Driver for --ip targets' -r -f -a "ipmi\t'IPMI over LAN (RMCP+ or 1.5)'
 redfish\t'Redfish over HTTPS'
-ssh\t'SSH to a hypervisor (virsh; --plug names the domain)'"
+ssh\t'SSH to a hypervisor (virsh; --plug names the domain)'
+aws\t'Amazon EC2 (--region, --plug names the instance)'"
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -s a -l ip -d 'BMC address (instead of a target URL)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -s u -l ipport -d 'BMC UDP port' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -s l -l username -d 'BMC user name' -r
@@ -503,6 +546,11 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l ssl-fingerpr
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -s k -l identity-file -d 'SSH: authenticate with this private key (its passphrase from the password options)' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l ssh-known-hosts -d 'SSH: check the host key against this known_hosts file (default ~/.ssh/known_hosts)' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l ssh-host-key -d 'SSH: accept exactly the host key with this fingerprint (SHA256:…)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l region -d 'AWS: the region (default AWS_REGION / AWS_DEFAULT_REGION)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l access-key -d 'AWS: the access key ID; its secret access key comes from the password options (--password-file …, FENCEKIT_PASSWORD). Without it: the SDKs\' credential chain (environment, shared files, web identity, instance metadata)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l endpoint-url -d 'AWS: the EC2 endpoint (default: AWS_ENDPOINT_URL_EC2, AWS_ENDPOINT_URL, or the region\'s public one)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l expect-node-name -d 'AWS: refuse to act (before any state change) unless the instance\'s PrivateDnsName is NAME (how OpenShift and most Kubernetes on EC2 name nodes). Inventories use node_name' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l expect-tag -d 'AWS: refuse to act unless the instance carries this tag (KEY=VALUE, e.g. Name=worker-0). Inventories use expect_tag' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l power-wait -d 'Blind wait after each power command before polling' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l power-timeout -d 'How long a power transition may take to be observed' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l poll-interval -d 'First interval between status polls (grows up to 1s while nothing changes)' -r
@@ -533,6 +581,7 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l ssh-agent -d
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l ssh-accept-new -d 'SSH: accept and record an unknown host key (a changed one is still refused)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l use-sudo -d 'SSH: run the remote commands through sudo'
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l missing-as-off -d 'SSH (virsh): a domain that does not exist counts as off'
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l allow-self-fence -d 'AWS: allow off/reboot of the instance this process runs on (the metadata service tells; refused otherwise)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -s v -l verbose -d 'More detail on stderr (-v, -vv, -vvv); never shows secrets'
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l record-identity -d 'Print, on stdout, an `[identity.NODE]` table for each inventory node that is not pinned yet and whose levels agree about who it is, ready to append to the inventory (`>> inventory.toml`); the check table goes to stderr. Exit 1 when a node could not be recorded'
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l record -d 'Record what each working level looks like now (identity, cipher suite and privilege, certificate, host key, reset types, outlet names, whether the node\'s address answers) in --baseline, replacing those levels\' records. Exit 1 when a level would fail (it keeps its earlier record)'
@@ -552,7 +601,8 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l expect-uuid -
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l expect-serial -d 'Refuse to act unless the machine reports this serial number (same rules as --expect-uuid)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l driver -d 'Driver for --ip targets' -r -f -a "ipmi\t'IPMI over LAN (RMCP+ or 1.5)'
 redfish\t'Redfish over HTTPS'
-ssh\t'SSH to a hypervisor (virsh; --plug names the domain)'"
+ssh\t'SSH to a hypervisor (virsh; --plug names the domain)'
+aws\t'Amazon EC2 (--region, --plug names the instance)'"
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -s a -l ip -d 'BMC address (instead of a target URL)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -s u -l ipport -d 'BMC UDP port' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -s l -l username -d 'BMC user name' -r
@@ -575,6 +625,11 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l ssl-fingerpri
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -s k -l identity-file -d 'SSH: authenticate with this private key (its passphrase from the password options)' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l ssh-known-hosts -d 'SSH: check the host key against this known_hosts file (default ~/.ssh/known_hosts)' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l ssh-host-key -d 'SSH: accept exactly the host key with this fingerprint (SHA256:…)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l region -d 'AWS: the region (default AWS_REGION / AWS_DEFAULT_REGION)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l access-key -d 'AWS: the access key ID; its secret access key comes from the password options (--password-file …, FENCEKIT_PASSWORD). Without it: the SDKs\' credential chain (environment, shared files, web identity, instance metadata)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l endpoint-url -d 'AWS: the EC2 endpoint (default: AWS_ENDPOINT_URL_EC2, AWS_ENDPOINT_URL, or the region\'s public one)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l expect-node-name -d 'AWS: refuse to act (before any state change) unless the instance\'s PrivateDnsName is NAME (how OpenShift and most Kubernetes on EC2 name nodes). Inventories use node_name' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l expect-tag -d 'AWS: refuse to act unless the instance carries this tag (KEY=VALUE, e.g. Name=worker-0). Inventories use expect_tag' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l power-wait -d 'Blind wait after each power command before polling' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l power-timeout -d 'How long a power transition may take to be observed' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l poll-interval -d 'First interval between status polls (grows up to 1s while nothing changes)' -r
@@ -601,6 +656,7 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l ssh-agent -d 
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l ssh-accept-new -d 'SSH: accept and record an unknown host key (a changed one is still refused)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l use-sudo -d 'SSH: run the remote commands through sudo'
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l missing-as-off -d 'SSH (virsh): a domain that does not exist counts as off'
+complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l allow-self-fence -d 'AWS: allow off/reboot of the instance this process runs on (the metadata service tells; refused otherwise)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -s v -l verbose -d 'More detail on stderr (-v, -vv, -vvv); never shows secrets'
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -s V -l version -d 'Print version'

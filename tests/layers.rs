@@ -21,7 +21,10 @@ const LAYERS: &[(&str, &[&str])] = &[
     ),
     ("engine", &["engine"]),
     ("process services", &["lock", "runtime", "script", "udp"]),
-    ("protocols", &["ipmi", "redfish", "ssh", "snmp", "kdump"]),
+    (
+        "protocols",
+        &["ipmi", "redfish", "ssh", "snmp", "kdump", "aws"],
+    ),
     ("methods", &["method"]),
     ("fleet", &["fleet"]),
     ("lab model", &["lab"]),

@@ -897,6 +897,12 @@ fn after_parse(mut values: Values, agent: &Agent) {
         }
     }
     match agent.family.driver {
+        DriverKind::Aws => {
+            if let Ok(cfg) = fencekit::agent::aws::config(&values, agent) {
+                assert!(cfg.validate().is_ok());
+                let _ = fencekit::agent::aws::describe(&cfg);
+            }
+        }
         DriverKind::Snmp => {
             // A profile path would read a file: only built-in profiles here.
             let mut values = values.clone();

@@ -17,7 +17,7 @@ use super::device::{self, AgentDriver, DeviceConfig, PlugEntry};
 use super::key::Key;
 use super::log::{Logger, SharedBuf};
 use super::values::{self, Values};
-use super::{getopt, ipmilan, metadata, redfish, snmp, stdin, usage, virsh};
+use super::{aws, getopt, ipmilan, metadata, redfish, snmp, stdin, usage, virsh};
 use crate::engine::error::{ErrorKind, Stage};
 use crate::engine::event::Stamped;
 use crate::engine::identity::ExpectedIdentity;
@@ -214,6 +214,7 @@ fn device_config(agent: &Agent, values: &Values) -> Result<DeviceConfig, String>
         DriverKind::Redfish => redfish::config(values, agent).map(DeviceConfig::Redfish),
         DriverKind::Ssh => virsh::config(values, agent).map(DeviceConfig::Virsh),
         DriverKind::Snmp => snmp::config(values, agent).map(DeviceConfig::Snmp),
+        DriverKind::Aws => aws::config(values, agent).map(DeviceConfig::Aws),
     }
 }
 
@@ -418,11 +419,18 @@ fn prepare(
     })
 }
 
-/// The identity `--expect-uuid` (stdin `expect_uuid=`) names; empty when it
-/// is not given, so that an agent without it behaves exactly as upstream.
+/// The identity `--expect-uuid` (stdin `expect_uuid=`) names, and for
+/// fence_aws `--expect-node-name` / `--expect-tag`; empty when none is
+/// given, so that an agent without them behaves exactly as upstream.
 pub fn expected_identity(values: &Values) -> Result<ExpectedIdentity, String> {
-    ExpectedIdentity::new(values.get(Key::ExpectUuid), None)
-        .map_err(|e| format!("--expect-uuid: {e}"))
+    let e = ExpectedIdentity::new(values.get(Key::ExpectUuid), None)
+        .map_err(|e| format!("--expect-uuid: {e}"))?;
+    let (name, tag) = (values.get(Key::ExpectNodeName), values.get(Key::ExpectTag));
+    if name.is_none() && tag.is_none() {
+        return Ok(e);
+    }
+    crate::method::build::aws_names(e, name, tag)
+        .map_err(|e| format!("--expect-node-name/--expect-tag: {e}"))
 }
 
 /// fencekit's own checks of what the family's driver will be given (beyond
@@ -724,12 +732,16 @@ pub fn report(action: Action, method: RebootMethod, result: &Result<Outcome, Fai
             let e = &f.error;
             let first = match e.kind {
                 ErrorKind::Interrupted => "Failed: Interrupted by a signal; the session was closed",
-                // Only with fencekit's --expect-uuid.
+                // Only with fencekit's --expect-uuid (fence_aws's name pins: `name_pin_line`).
                 ErrorKind::IdentityMismatch => {
                     "Failed: The device controls a different machine than --expect-uuid names; nothing was powered"
                 }
                 ErrorKind::IdentityUnavailable => {
                     "Failed: The device cannot report the machine's identity that --expect-uuid asks for; nothing was powered"
+                }
+                // fence_aws: the instance the agent runs on.
+                ErrorKind::SelfFence => {
+                    "Failed: Refusing to stop the instance this agent runs on (self-fencing); nothing was changed"
                 }
                 ErrorKind::Timeout => "Connection timed out",
                 // What was awaited follows from the action: `on`, and a
@@ -768,6 +780,22 @@ pub fn report(action: Action, method: RebootMethod, result: &Result<Outcome, Fai
                 code: EXIT_FAILED,
             }
         }
+    }
+}
+
+/// The first line for a refusal by fence_aws's name pins (`--expect-node-name`,
+/// `--expect-tag`), which [`report`] words for `--expect-uuid`.
+fn name_pin_line(kind: ErrorKind) -> Option<&'static str> {
+    match kind {
+        ErrorKind::IdentityMismatch => Some(
+            "Failed: The instance is a different machine than --expect-node-name/--expect-tag \
+             names; nothing was changed",
+        ),
+        ErrorKind::IdentityUnavailable => Some(
+            "Failed: The instance does not report what --expect-node-name/--expect-tag asks \
+             for; nothing was changed",
+        ),
+        _ => None,
     }
 }
 
@@ -876,7 +904,15 @@ fn execute<D: AgentDriver>(
             }
         }
     });
-    let rep = report(action, policy.method, &result);
+    let mut rep = report(action, policy.method, &result);
+    let names_only = policy.expect.uuid.is_none()
+        && policy.expect.serial.is_none()
+        && !policy.expect.names.is_empty();
+    if let (Err(f), true) = (&result, names_only) {
+        if let (Some(line), Some(first)) = (name_pin_line(f.error.kind), rep.log.first_mut()) {
+            first.1 = line.to_string();
+        }
+    }
     for (is_error, line) in &rep.log {
         if *is_error {
             log.error(line);

@@ -149,6 +149,8 @@ pub enum Driver {
     Redfish,
     /// SSH to a hypervisor (virsh; --plug names the domain).
     Ssh,
+    /// Amazon EC2 (--region, --plug names the instance).
+    Aws,
 }
 
 /// IPMI versions.
@@ -337,6 +339,10 @@ pub struct ActionArgs {
     #[arg(long)]
     pub missing_as_off: bool,
 
+    /// Amazon EC2 (aws:// targets, --driver aws).
+    #[command(flatten)]
+    pub aws: AwsArgs,
+
     /// Blind wait after each power command before polling.
     #[arg(long, value_name = "DUR", default_value = "0s", value_parser = crate::time::parse_duration)]
     pub power_wait: std::time::Duration,
@@ -369,6 +375,39 @@ pub struct ActionArgs {
     /// More detail on stderr (-v, -vv, -vvv); never shows secrets.
     #[arg(long, short = 'v', action = clap::ArgAction::Count)]
     pub verbose: u8,
+}
+
+/// Amazon EC2 options (targets `aws://REGION/INSTANCE`, or `--driver aws
+/// --region R --plug ID`; inventory `driver = "aws"`).
+#[derive(Args, Debug, Clone, Default)]
+#[command(next_help_heading = "Amazon EC2")]
+pub struct AwsArgs {
+    /// AWS: the region (default AWS_REGION / AWS_DEFAULT_REGION).
+    #[arg(long, value_name = "REGION")]
+    pub region: Option<String>,
+    /// AWS: the access key ID; its secret access key comes from the password
+    /// options (--password-file …, FENCEKIT_PASSWORD). Without it: the SDKs'
+    /// credential chain (environment, shared files, web identity, instance
+    /// metadata).
+    #[arg(long, value_name = "ID")]
+    pub access_key: Option<String>,
+    /// AWS: the EC2 endpoint (default: AWS_ENDPOINT_URL_EC2, AWS_ENDPOINT_URL,
+    /// or the region's public one).
+    #[arg(long, value_name = "URL")]
+    pub endpoint_url: Option<String>,
+    /// AWS: refuse to act (before any state change) unless the instance's
+    /// PrivateDnsName is NAME (how OpenShift and most Kubernetes on EC2 name
+    /// nodes). Inventories use node_name.
+    #[arg(long, value_name = "NAME")]
+    pub expect_node_name: Option<String>,
+    /// AWS: refuse to act unless the instance carries this tag (KEY=VALUE,
+    /// e.g. Name=worker-0). Inventories use expect_tag.
+    #[arg(long, value_name = "KEY=VALUE")]
+    pub expect_tag: Option<String>,
+    /// AWS: allow off/reboot of the instance this process runs on (the
+    /// metadata service tells; refused otherwise).
+    #[arg(long)]
+    pub allow_self_fence: bool,
 }
 
 /// Options of `off` and `reboot`: the common ones and operator safety.

@@ -129,6 +129,24 @@ fn print_plan(
                 },
                 MethodSpec::Manual { instructions, .. } => format!("by hand: {instructions}"),
                 MethodSpec::Snmp { config, .. } => config.describe(),
+                MethodSpec::Aws {
+                    config, access_key, ..
+                } => format!(
+                    "EC2 instance {} in {}, {}{}",
+                    config.instance_id,
+                    config.region,
+                    if access_key.is_some() {
+                        "access key given"
+                    } else {
+                        "credentials from the chain (environment, shared files, web identity, \
+                         instance metadata)"
+                    },
+                    if config.allow_self_fence {
+                        ", self-fencing allowed"
+                    } else {
+                        ""
+                    }
+                ),
                 MethodSpec::Ssh {
                     config,
                     identity,
@@ -171,14 +189,19 @@ fn print_plan(
                 ),
             };
             let pin = m.expected();
-            let detail = match (&pin.uuid, &pin.serial) {
-                (None, None) => detail,
-                (u, s) => {
-                    let mut parts = vec![];
-                    parts.extend(u.as_ref().map(|u| format!("uuid {u}")));
-                    parts.extend(s.as_ref().map(|s| format!("serial {s}")));
-                    format!("{detail}, pinned to {}", parts.join(" and "))
-                }
+            let detail = if pin.is_empty() {
+                detail
+            } else {
+                let (u, s) = (&pin.uuid, &pin.serial);
+                let mut parts = vec![];
+                parts.extend(u.as_ref().map(|u| format!("uuid {u}")));
+                parts.extend(s.as_ref().map(|s| format!("serial {s}")));
+                parts.extend(
+                    pin.names
+                        .iter()
+                        .map(|n| format!("{} {}", n.source, n.value)),
+                );
+                format!("{detail}, pinned to {}", parts.join(" and "))
             };
             rows.push(serde_json::json!({
                 "node": p.name, "level": i + 1, "method": m.driver_name(), "endpoint": m.endpoint(),

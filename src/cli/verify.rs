@@ -497,6 +497,20 @@ async fn list_one(
         AnyDriver::Ipmi(_) => {
             fail("an IPMI BMC controls one chassis: there is nothing behind it to list".into())
         }
+        // The region's instances (the credentials' view of it).
+        AnyDriver::Aws(d) => match d.list(None, deadline).await {
+            Ok(instances) => instances
+                .into_iter()
+                .map(|i| Listed {
+                    target: target.clone(),
+                    name: format!("{} {}", i.id, i.name()).trim_end().to_string(),
+                    uri: None,
+                    state: crate::aws::model::observed(&i.state).and_then(|o| o.settled()),
+                    error: None,
+                })
+                .collect(),
+            Err(e) => fail(e.to_string()),
+        },
     };
     driver.close().await;
     out

@@ -96,6 +96,15 @@ pub trait PowerDriver {
         Vec::new()
     }
 
+    /// Notes the driver collected since the last call that the timeline
+    /// should carry as warnings (something it could not check and went on
+    /// without, e.g. the AWS self-fencing guard when the metadata service
+    /// does not answer). The engine takes them after `connect` and after
+    /// each command. The default has none.
+    fn take_warnings(&mut self) -> Vec<String> {
+        Vec::new()
+    }
+
     /// Ends the session; best effort, bounded by a short timeout of its own.
     async fn close(&mut self);
 }

@@ -52,6 +52,10 @@ pub enum ErrorKind {
     Held,
     /// The power action was confirmed, but the confirmed-off hook failed.
     HookFailed,
+    /// Refused before any power command: the target is the machine this
+    /// process runs on (the AWS driver's self-fencing guard), and
+    /// self-fencing was not allowed.
+    SelfFence,
 }
 
 impl ErrorKind {
@@ -82,6 +86,7 @@ impl ErrorKind {
             ErrorKind::IdentityUnavailable => "identity-unavailable",
             ErrorKind::Held => "held",
             ErrorKind::HookFailed => "hook-failed",
+            ErrorKind::SelfFence => "self-fence",
         }
     }
 }

@@ -209,6 +209,9 @@ fn describe_expected(e: &super::identity::ExpectedIdentity) -> String {
     if let Some(s) = &e.serial {
         parts.push(format!("serial {s}"));
     }
+    for n in &e.names {
+        parts.push(format!("{} {}", n.source, n.value));
+    }
     parts.join(", ")
 }
 
@@ -360,9 +363,17 @@ impl<D: PowerDriver> Machine<'_, D> {
         }
     }
 
+    /// The driver's notes (e.g. a guard it could not apply), as warnings.
+    fn driver_warnings(&mut self) {
+        for message in self.driver.take_warnings() {
+            self.emit(Event::Warning { message });
+        }
+    }
+
     async fn act(&mut self, action: Action) -> Result<Outcome, DriverError> {
         let detail = self.connect().await?;
         self.emit(Event::Authenticated { detail });
+        self.driver_warnings();
         self.pin().await?;
         match action {
             Action::Status => Ok(match self.read().await? {
@@ -578,6 +589,7 @@ impl<D: PowerDriver> Machine<'_, D> {
                 _ = cancel.cancelled() => return Err(DriverError::new(
                     ErrorKind::Interrupted, Stage::Command, "stopped by a signal")),
             };
+            self.driver_warnings();
             match r {
                 Ok(()) => {
                     self.emit(Event::CommandSent { command });
@@ -1308,6 +1320,7 @@ mod tests {
 
     fn reports(uuid: &str, serial: Option<&str>) -> Identity {
         Identity {
+            names: Vec::new(),
             uuid: vec![
                 UuidForm {
                     uuid: "3042414c-0000-0140-8000-fe0000000001".into(),
@@ -1412,6 +1425,7 @@ mod tests {
     async fn a_serial_mismatch_is_a_different_machine_even_without_a_uuid() {
         let mut d = Scripted::new(&[]);
         d.identity = Ok(Identity {
+            names: Vec::new(),
             uuid: vec![],
             serial: Some("LAB00002".into()),
         });

@@ -497,6 +497,7 @@ fn level_drifts(rec: &LevelRecord, r: &CheckRow) -> Vec<Drift> {
     let recorded = ExpectedIdentity {
         uuid: rec.uuid.clone(),
         serial: rec.serial.clone(),
+        names: Vec::new(),
     };
     if let (false, Some(found)) = (recorded.is_empty(), &r.identity) {
         let was = describe_expected(&recorded);
@@ -758,6 +759,7 @@ mod tests {
             detail: None,
             error: None,
             identity: Some(Identity {
+                names: Vec::new(),
                 uuid: vec![UuidForm {
                     uuid: UUID.into(),
                     encoding: "smbios",

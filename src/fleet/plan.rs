@@ -149,6 +149,12 @@ fn options_of(f: &MethodFields) -> Result<MethodOptions, MethodProblem> {
         instructions: f.instructions.clone(),
         uuid: f.uuid.clone(),
         serial: f.serial.clone(),
+        region: f.region.clone(),
+        access_key: f.access_key.clone(),
+        endpoint_url: f.endpoint_url.clone(),
+        node_name: f.node_name.clone(),
+        expect_tag: f.expect_tag.clone(),
+        allow_self_fence: f.allow_self_fence == Some(true),
     })
 }
 

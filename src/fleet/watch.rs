@@ -7,7 +7,7 @@
 //! jitter so the checks spread out instead of arriving in bursts. A node's
 //! next check never starts before its previous one ended (a check that
 //! outlasts the interval is followed by the next one at once, never
-//! overlapped). Every device (BMC, PDU, hypervisor: `MethodSpec::bmc_keys`)
+//! overlapped). Every device (BMC, PDU, hypervisor: `MethodSpec::device_keys`)
 //! has one slot: at most one session to it at a time from this process,
 //! and `bmc_interval` between two (not for PDUs, as in the fan-out). A
 //! check sends no power command (see [`crate::fleet::verify::check`]).

@@ -1829,6 +1829,7 @@ impl PowerDriver for IpmiDriver {
             return Ok(Identity::default());
         }
         Ok(Identity {
+            names: Vec::new(),
             uuid: guid
                 .readings(now_unix())
                 .into_iter()

@@ -3,7 +3,8 @@
 # (Debian 12, as root). Idempotent: a second run with everything present does
 # no network access at all.
 #
-#   tests/peers/setup.sh          apt packages + a Python venv (pyghmi, sushy-tools)
+#   tests/peers/setup.sh          apt packages + a Python venv (pyghmi, sushy-tools,
+#                                 moto, boto3)
 #
 # env: PEERS_DIR   where the venv and peer run directories live
 #                  (default /tmp/fencekit-peers)
@@ -71,5 +72,15 @@ if [ ! -x "$venv/bin/sushy-emulator" ] \
   python3 -m venv "$venv"
   "$venv/bin/pip" install -q --disable-pip-version-check \
     'sushy-tools==2.2.0' 'pyghmi==1.6.19' bcrypt
+fi
+# AWS: moto in server mode (the EC2, STS and IAM emulator), and what upstream
+# fence_aws needs when run with the venv's Python: a boto3 recent enough to
+# honour AWS_ENDPOINT_URL (Debian 12's 1.26 does not), and fencing.py's
+# imports (pexpect, pycurl: wheels, nothing to compile).
+if [ ! -x "$venv/bin/moto_server" ] \
+   || ! "$venv/bin/python" -c 'import boto3, pexpect, pycurl, flask_cors' 2>/dev/null; then
+  echo "setup.sh: installing moto and boto3 into $venv" >&2
+  "$venv/bin/pip" install -q --disable-pip-version-check \
+    'moto[server]==5.2.5' 'boto3==1.44.8' 'pexpect==4.9.0' 'pycurl==7.49.0'
 fi
 echo "peers ready in $PEERS_DIR"

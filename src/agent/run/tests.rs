@@ -1175,6 +1175,7 @@ const PINNED: &str = "4c414230-0000-4001-8000-fe0000000001";
 fn sim_reporting(uuid: &str) -> Sim {
     let sim = Sim::new(true);
     sim.st().identity = crate::engine::identity::Identity {
+        names: Vec::new(),
         uuid: vec![crate::engine::identity::reported_uuid(uuid).unwrap()],
         serial: None,
     };

@@ -199,6 +199,9 @@ pub async fn check_level(node: &str, level: usize, m: &MethodSpec, step: Duratio
             // table) and status() read each one; write access cannot be
             // tested without switching, so it is left to the first action.
             crate::method::driver::AnyDriver::Snmp(_) => {}
+            // AWS (issue 25): connect() read the instance with the keys;
+            // whether they may stop it shows only at the first stop.
+            crate::method::driver::AnyDriver::Aws(_) => {}
             crate::method::driver::AnyDriver::Ipmi(d) => {
                 privilege_suffices(d.privilege(), row.detail.as_deref().unwrap_or(""))?;
             }
@@ -287,6 +290,9 @@ async fn note_facts(
                 });
             }
         }
+        // AWS: the instance ID is the device itself; its names are the
+        // identity (compared by the pin), nothing else is negotiated.
+        AnyDriver::Aws(_) => {}
         AnyDriver::Snmp(d) => {
             if let Ok(names) = d.outlet_names(deadline).await {
                 let outlets = names
@@ -399,6 +405,7 @@ mod tests {
         let uuid = "4c4c4544-0033-4b10-8030-c8c04f4d4e32";
         let pin = ExpectedIdentity::new(Some(uuid), None).unwrap();
         let other = Identity {
+            names: Vec::new(),
             uuid: vec![crate::engine::identity::UuidForm {
                 uuid: "00000000-0000-0000-0000-000000000001".into(),
                 encoding: "as reported",

@@ -179,6 +179,12 @@ pub enum ChannelKind {
     /// A device that cuts the node's power from outside (a PDU outlet):
     /// independent of the BMC.
     Outlet,
+    // --- AWS (issue 25): a cloud provider's API, e.g. EC2. ---
+    /// A cloud provider's API (EC2): it runs outside the instance, so its
+    /// reading of the instance's state is independent of the node's own
+    /// operating system, the party under suspicion (whose word could
+    /// contradict, never prove, that it is off).
+    Cloud,
 }
 
 /// What one channel read, in order (`None`: a read that failed).
@@ -437,6 +443,13 @@ pub fn decide(o: &Observations) -> (Verdict, String) {
                     .iter()
                     .filter(|c| c.kind == ChannelKind::Outlet)
                     .map(|c| format!("{} (outlet off)", c.source)),
+            );
+            // AWS (issue 25): the cloud API, outside the instance.
+            witnesses.extend(
+                o.channels
+                    .iter()
+                    .filter(|c| c.kind == ChannelKind::Cloud)
+                    .map(|c| format!("{} (the cloud API reports it off)", c.source)),
             );
             let mut bmc_part = if bmcs.is_empty() {
                 String::new()

@@ -173,6 +173,8 @@ fn role(m: &MethodSpec) -> Role {
         },
         // A PDU cuts the node's power from outside: independent of the BMC.
         MethodSpec::Snmp { .. } => Role::Channel(ChannelKind::Outlet),
+        // AWS (issue 25): EC2 sees the instance from outside it.
+        MethodSpec::Aws { .. } => Role::Channel(ChannelKind::Cloud),
         MethodSpec::Manual { .. } => Role::Nothing,
     }
 }
@@ -188,7 +190,7 @@ async fn sample(
     evidence: &mut Vec<Evidence>,
 ) -> (Vec<Option<PowerState>>, Option<Draw>) {
     let source = method.endpoint();
-    let independent = kind == ChannelKind::Outlet;
+    let independent = kind != ChannelKind::Bmc;
     let mut out = Vec::new();
     let mut driver = match method.build(None).await {
         Ok(d) => d,
@@ -270,7 +272,11 @@ async fn sample(
                     source: source.clone(),
                     observation: format!(
                         "{} reports power {s} (read {} of {})",
-                        if independent { "the outlet" } else { "BMC" },
+                        match kind {
+                            ChannelKind::Bmc => "BMC",
+                            ChannelKind::Outlet => "the outlet",
+                            ChannelKind::Cloud => "the cloud API",
+                        },
                         i + 1,
                         opts.samples
                     ),
@@ -292,6 +298,22 @@ async fn sample(
                 if !e.kind.is_transient() && e.kind != ErrorKind::StatusUnreadable {
                     break;
                 }
+            }
+        }
+    }
+    // AWS (issue 25): what EC2 says about the last change (its reason) and,
+    // for `expect on`, its status checks: context, not a verdict of its own.
+    if let crate::method::driver::AnyDriver::Aws(d) = &mut driver {
+        if out.iter().any(Option::is_some) {
+            let deadline = Some(Instant::now() + opts.step_timeout);
+            for line in d.evidence(opts.expect == PowerState::On, deadline).await {
+                evidence.push(Evidence {
+                    source: source.clone(),
+                    observation: line,
+                    at_ms: t0.elapsed().as_millis() as u64,
+                    agrees: None,
+                    independent,
+                });
             }
         }
     }
