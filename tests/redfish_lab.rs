@@ -83,7 +83,7 @@ fn policy() -> Policy {
         poll_interval: Duration::from_millis(10),
         poll_interval_max: Duration::from_millis(50),
         power_timeout: PowerTimeout::Wall(Duration::from_secs(3)),
-        step_timeout: Some(Duration::from_secs(2)),
+        step_timeout: Duration::from_secs(2),
         deadline: Some(fencekit::engine::clock::Instant::now() + Duration::from_secs(15)),
         ..Policy::native()
     }
@@ -619,7 +619,7 @@ async fn a_late_reset_answer_is_never_posted_again() {
         ..l.cfg()
     };
     let p = Policy {
-        step_timeout: Some(Duration::from_millis(800)),
+        step_timeout: Duration::from_millis(800),
         retry_on: 3,
         ..policy()
     };
@@ -794,7 +794,7 @@ async fn a_service_that_never_answers_fails_at_the_deadline() {
     };
     let l = start(true, faults, RedfishLabOptions::default()).await;
     let p = Policy {
-        step_timeout: Some(Duration::from_millis(600)),
+        step_timeout: Duration::from_millis(600),
         ..policy()
     };
     let t = Instant::now();

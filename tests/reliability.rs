@@ -960,7 +960,7 @@ fn section_dead_peers() -> Vec<Row> {
                         for (ai, action) in ACTIONS.into_iter().enumerate() {
                             for _ in 0..2 {
                                 let policy = Policy {
-                                    step_timeout: Some(step),
+                                    step_timeout: step,
                                     ..native(Duration::from_secs(20))
                                 };
                                 set.spawn_local(async move {
@@ -1446,7 +1446,7 @@ fn raw_answer(status: &str, content_type: Option<&str>, body: &str, extra: &str)
 fn section_redfish_answers() -> Vec<Row> {
     let step = Duration::from_millis(1500);
     let policy = move || Policy {
-        step_timeout: Some(step),
+        step_timeout: step,
         power_timeout: PowerTimeout::Wall(Duration::from_secs(2)),
         ..native(Duration::from_secs(6))
     };
@@ -1965,11 +1965,11 @@ fn section_datagrams() -> Vec<Row> {
                                 let rl = relay(sim.addr, mode, 100 * mi as u64 + 10 * ai as u64 + i).await;
                                 let policy = Policy {
                                     // a short step bound only where the answers never come
-                                    step_timeout: Some(if mode.delivers() {
+                                    step_timeout: if mode.delivers() {
                                         Duration::from_secs(10)
                                     } else {
                                         Duration::from_millis(1500)
-                                    }),
+                                    },
                                     ..native(Duration::from_secs(20))
                                 };
                                 let r = ipmi_run(ipmi_cfg(rl.addr, PASSWORD), &sim.bmc, action, &policy).await;

@@ -394,7 +394,8 @@ fn hand_written(sub: Option<&str>) -> String {
             tagged(
                 &mut m,
                 "PCMK_service",
-                "Agent mode: pacemaker-fenced turns on disable_timeout, as in fence-agents.",
+                "Agent mode: pacemaker-fenced turns on disable_timeout, as in fence-agents; it lifts \
+                 only the wait for the new power state (connecting and each request stay bounded).",
             );
         }
     }

@@ -179,7 +179,7 @@ pub struct Silent;
 impl Observer for Silent {
     fn event(&self, node: &str, _: usize, event: &Stamped) {
         // Warnings still reach a person; stdout stays one JSON document.
-        if let Event::Warning { message } = &event.event {
+        if let Some(message) = crate::engine::event::Tolerance::warns(&event.event) {
             eprintln!("fencekit: warning: {node}: {message}");
         }
     }
@@ -242,11 +242,14 @@ impl Observer for Progress {
                 l.hold(instructions);
             }
             (Event::AwaitingAcknowledgment { instructions }, None) => eprintln!("{instructions}"),
-            (Event::Warning { message }, Some(l)) => {
-                l.suspend(|| eprintln!("fencekit: warning: {node}: {message}"))
+            (e, line) => {
+                if let Some(message) = crate::engine::event::Tolerance::warns(e) {
+                    match line {
+                        Some(l) => l.suspend(|| eprintln!("fencekit: warning: {node}: {message}")),
+                        None => eprintln!("fencekit: warning: {node}: {message}"),
+                    }
+                }
             }
-            (Event::Warning { message }, None) => eprintln!("fencekit: warning: {node}: {message}"),
-            _ => {}
         }
         if let (Some(l), true, false) = (&self.line, self.single, asked) {
             l.set_message(format!("{node}: {}", event.event.describe()));

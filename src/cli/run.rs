@@ -31,6 +31,10 @@ pub fn main(args: Vec<OsString>) -> i32 {
             };
         }
     };
+    if cli.command.misplaced_metrics() {
+        eprintln!("fencekit: --output openmetrics is for check only");
+        return exit::USAGE;
+    }
     match cli.command {
         Command::Status(a) => action(Action::Status, a, &SafetyArgs::default()),
         Command::On(a) => action(Action::On, a, &SafetyArgs::default()),
@@ -125,6 +129,24 @@ fn print_plan(
                 },
                 MethodSpec::Manual { instructions, .. } => format!("by hand: {instructions}"),
                 MethodSpec::Snmp { config, .. } => config.describe(),
+                MethodSpec::Aws {
+                    config, access_key, ..
+                } => format!(
+                    "EC2 instance {} in {}, {}{}",
+                    config.instance_id,
+                    config.region,
+                    if access_key.is_some() {
+                        "access key given"
+                    } else {
+                        "credentials from the chain (environment, shared files, web identity, \
+                         instance metadata)"
+                    },
+                    if config.allow_self_fence {
+                        ", self-fencing allowed"
+                    } else {
+                        ""
+                    }
+                ),
                 MethodSpec::Ssh {
                     config,
                     identity,
@@ -167,14 +189,19 @@ fn print_plan(
                 ),
             };
             let pin = m.expected();
-            let detail = match (&pin.uuid, &pin.serial) {
-                (None, None) => detail,
-                (u, s) => {
-                    let mut parts = vec![];
-                    parts.extend(u.as_ref().map(|u| format!("uuid {u}")));
-                    parts.extend(s.as_ref().map(|s| format!("serial {s}")));
-                    format!("{detail}, pinned to {}", parts.join(" and "))
-                }
+            let detail = if pin.is_empty() {
+                detail
+            } else {
+                let (u, s) = (&pin.uuid, &pin.serial);
+                let mut parts = vec![];
+                parts.extend(u.as_ref().map(|u| format!("uuid {u}")));
+                parts.extend(s.as_ref().map(|s| format!("serial {s}")));
+                parts.extend(
+                    pin.names
+                        .iter()
+                        .map(|n| format!("{} {}", n.source, n.value)),
+                );
+                format!("{detail}, pinned to {}", parts.join(" and "))
             };
             rows.push(serde_json::json!({
                 "node": p.name, "level": i + 1, "method": m.driver_name(), "endpoint": m.endpoint(),
@@ -275,6 +302,7 @@ fn action(action: Action, a: ActionArgs, safety: &SafetyArgs) -> i32 {
         parallel,
         stagger: a.stagger,
         bmc_interval: a.bmc_interval,
+        per_address: a.max_per_address as usize,
         level: a.level.map(|l| l as usize),
         lock: !a.no_lock,
         policy: policy(&a),
@@ -294,7 +322,7 @@ fn action(action: Action, a: ActionArgs, safety: &SafetyArgs) -> i32 {
             action,
             1 + u64::from(verified_reboot),
         )),
-        Output::Json => Rc::new(Silent),
+        Output::Json | Output::Openmetrics => Rc::new(Silent),
     };
     let run_phase = |plans: Vec<NodePlan>, action: Action| {
         rt.block_on(async {
@@ -327,10 +355,12 @@ fn action(action: Action, a: ActionArgs, safety: &SafetyArgs) -> i32 {
         }
     }
     match a.output {
-        Output::Json => match serde_json::to_string_pretty(&Report { results: &results }) {
-            Ok(s) => crate::outln!("{s}"),
-            Err(e) => eprintln!("fencekit: cannot encode JSON: {e}"),
-        },
+        Output::Json | Output::Openmetrics => {
+            match serde_json::to_string_pretty(&Report { results: &results }) {
+                Ok(s) => crate::outln!("{s}"),
+                Err(e) => eprintln!("fencekit: cannot encode JSON: {e}"),
+            }
+        }
         Output::Jsonl if verify => results.iter().for_each(|r| JsonLines.done(r)),
         Output::Jsonl => {}
         Output::Human if results.len() == 1 => {

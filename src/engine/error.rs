@@ -60,6 +60,10 @@ pub enum ErrorKind {
     /// ([`crate::engine::once`]). Not a failure to retry: the command is
     /// never sent again.
     OutcomeUnknown,
+    /// Refused before any power command: the target is the machine this
+    /// process runs on (the AWS driver's self-fencing guard), and
+    /// self-fencing was not allowed.
+    SelfFence,
 }
 
 impl ErrorKind {
@@ -92,6 +96,7 @@ impl ErrorKind {
             ErrorKind::HookFailed => "hook-failed",
             ErrorKind::Internal => "internal",
             ErrorKind::OutcomeUnknown => "outcome-unknown",
+            ErrorKind::SelfFence => "self-fence",
         }
     }
 }

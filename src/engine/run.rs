@@ -189,9 +189,12 @@ pub async fn run<D: PowerDriver>(
         last_state: None,
         last_transition: None,
         settled_reads: 0,
+        unanswered_since: None,
     };
     m.emit(Event::Started { action });
     let result = m.act(action).await;
+    // What was tolerated on the way to a failure is evidence too.
+    m.emit_tolerances();
     m.driver.close().await;
     result.map_err(|error| Failure {
         error,
@@ -210,6 +213,9 @@ struct Machine<'a, D> {
     last_transition: Option<Transition>,
     /// Settled states read so far (whether reads still answer).
     settled_reads: u32,
+    /// When the current run of unanswered status reads began (`None` after
+    /// a read the device answered).
+    unanswered_since: Option<Instant>,
 }
 
 /// What became of one power command ([`Machine::send`]).
@@ -241,6 +247,9 @@ fn describe_expected(e: &super::identity::ExpectedIdentity) -> String {
     if let Some(s) = &e.serial {
         parts.push(format!("serial {s}"));
     }
+    for n in &e.names {
+        parts.push(format!("{} {}", n.source, n.value));
+    }
     parts.join(", ")
 }
 
@@ -259,8 +268,18 @@ fn command_for(state: PowerState) -> PowerCommand {
 
 impl<D: PowerDriver> Machine<'_, D> {
     fn emit(&mut self, event: Event) {
+        self.emit_tolerances();
         let stamped = Stamped::new(self.start.elapsed(), event);
         self.sink.emit(&stamped);
+    }
+
+    /// What the driver tolerated since the last event, in the timeline
+    /// before whatever follows from it.
+    fn emit_tolerances(&mut self) {
+        for t in self.driver.take_tolerances() {
+            let stamped = Stamped::new(self.start.elapsed(), t.event());
+            self.sink.emit(&stamped);
+        }
     }
 
     /// Awaits `fut`, or fails with `Interrupted` when cancelled.
@@ -331,11 +350,12 @@ impl<D: PowerDriver> Machine<'_, D> {
     /// room. Once only: a fleet node's levels share its deadline, and a
     /// lossy first level must leave the next one its turn. A device that
     /// answered nothing fails at the login timeout, as before, and without
-    /// an action deadline (Pacemaker's `disable_timeout`, the agents)
-    /// nothing is retried.
+    /// an action deadline (the agents, Pacemaker's `disable_timeout`
+    /// included) nothing is retried: the set-up is bounded by one step
+    /// whatever the power timeout.
     async fn connect(&mut self) -> Result<String, DriverError> {
         let mut end = self.policy.step_end();
-        let mut deadline = self.policy.step_deadline();
+        let mut deadline = Some(self.policy.step_deadline());
         let mut pause = Duration::from_millis(250);
         let mut set_up_again = true;
         loop {
@@ -349,12 +369,7 @@ impl<D: PowerDriver> Machine<'_, D> {
             // Busy: again within the same step. A set-up the device answered
             // in part: once more, with a step of its own.
             let (e, new_step) = match r {
-                Err(e)
-                    if e.kind == ErrorKind::Busy
-                        && end.is_some_and(|d| Instant::now() + pause < d) =>
-                {
-                    (e, false)
-                }
+                Err(e) if e.kind == ErrorKind::Busy && Instant::now() + pause < end => (e, false),
                 Err(e)
                     if e.kind == ErrorKind::Timeout
                         && set_up_again
@@ -381,14 +396,22 @@ impl<D: PowerDriver> Machine<'_, D> {
             pause = (pause * 2).min(Duration::from_secs(2));
             if new_step {
                 end = self.policy.step_end();
-                deadline = self.policy.step_deadline();
+                deadline = Some(self.policy.step_deadline());
             }
+        }
+    }
+
+    /// The driver's notes (e.g. a guard it could not apply), as warnings.
+    fn driver_warnings(&mut self) {
+        for message in self.driver.take_warnings() {
+            self.emit(Event::Warning { message });
         }
     }
 
     async fn act(&mut self, action: Action) -> Result<Outcome, DriverError> {
         let detail = self.connect().await?;
         self.emit(Event::Authenticated { detail });
+        self.driver_warnings();
         self.pin().await?;
         match action {
             Action::Status => Ok(match self.read().await? {
@@ -428,7 +451,7 @@ impl<D: PowerDriver> Machine<'_, D> {
             return Ok(());
         }
         let expected = self.policy.expect.clone();
-        let deadline = self.policy.step_deadline();
+        let deadline = Some(self.policy.step_deadline());
         let fut = self.driver.identity(deadline);
         let mut cancel = self.cancel.clone();
         let read = tokio::select! {
@@ -490,7 +513,7 @@ impl<D: PowerDriver> Machine<'_, D> {
 
     /// One status read, recorded: a settled state or a transition.
     async fn read(&mut self) -> Result<Observed, DriverError> {
-        let deadline = self.policy.step_deadline();
+        let deadline = Some(self.policy.step_deadline());
         let fut = self.driver.observe(deadline);
         let mut cancel = self.cancel.clone();
         let observed = tokio::select! {
@@ -498,6 +521,7 @@ impl<D: PowerDriver> Machine<'_, D> {
             _ = cancel.cancelled() => return Err(DriverError::new(
                 ErrorKind::Interrupted, Stage::Status, "stopped by a signal")),
         };
+        self.unanswered_since = None;
         match observed {
             Observed::Settled(state) => {
                 self.last_state = Some(state);
@@ -514,11 +538,26 @@ impl<D: PowerDriver> Machine<'_, D> {
     }
 
     /// A read while waiting: an error that is transient and leaves time is
-    /// a missed read (`None`), not the end of the action.
+    /// a missed read (`None`), not the end of the action. Without an action
+    /// deadline (the agents; under `disable_timeout` the wait for the power
+    /// state has no end at all) the misses are bounded too: a device that
+    /// has answered no read for a whole step bound fails the action, so an
+    /// established session that stops answering is never polled forever.
     async fn poll_read(&mut self) -> Result<Option<Observed>, DriverError> {
+        let began = Instant::now();
         match self.read().await {
             Ok(o) => Ok(Some(o)),
             Err(e) if e.kind.is_transient() && !self.overall_passed() => {
+                let since = *self.unanswered_since.get_or_insert(began);
+                let silent = since.elapsed();
+                if self.policy.deadline.is_none() && silent >= self.policy.step_timeout {
+                    let message = format!(
+                        "{}; no status read was answered for {:.1}s",
+                        e.message,
+                        silent.as_secs_f64()
+                    );
+                    return Err(DriverError { message, ..e });
+                }
                 self.emit(Event::Retry {
                     stage: Stage::Status,
                     reason: e.message,
@@ -586,12 +625,11 @@ impl<D: PowerDriver> Machine<'_, D> {
         target: Option<PowerState>,
     ) -> Result<Sent, DriverError> {
         let mut pause = Duration::from_millis(200);
-        // Busy answers are retried until the step deadline (or 30 times when
-        // timeouts are disabled), never forever.
+        // Busy answers are retried until the step deadline, never forever
+        // (the step bound holds under `disable_timeout` too).
         let mut give_up = self.policy.step_end();
-        let mut busy_left = 30u32;
         loop {
-            let deadline = self.policy.step_deadline();
+            let deadline = Some(self.policy.step_deadline());
             let fut = self.driver.command(command, deadline);
             let mut cancel = self.cancel.clone();
             let r = tokio::select! {
@@ -599,6 +637,7 @@ impl<D: PowerDriver> Machine<'_, D> {
                 _ = cancel.cancelled() => return Err(DriverError::new(
                     ErrorKind::Interrupted, Stage::Command, "stopped by a signal")),
             };
+            self.driver_warnings();
             match r {
                 Ok(()) => {
                     self.emit(Event::CommandSent { command });
@@ -622,10 +661,8 @@ impl<D: PowerDriver> Machine<'_, D> {
                 Err(e)
                     if e.kind == ErrorKind::Busy
                         && !self.overall_passed()
-                        && give_up.is_none_or(|g| Instant::now() + pause < g)
-                        && busy_left > 0 =>
+                        && Instant::now() + pause < give_up =>
                 {
-                    busy_left -= 1;
                     // Quirk (openbmc#1810/#1812): transient errors during a
                     // transition or while the BMC boots succeed on retry;
                     // quirk 15 (iLO): "power transition in progress".
@@ -1691,6 +1728,7 @@ mod tests {
 
     fn reports(uuid: &str, serial: Option<&str>) -> Identity {
         Identity {
+            names: Vec::new(),
             uuid: vec![
                 UuidForm {
                     uuid: "3042414c-0000-0140-8000-fe0000000001".into(),
@@ -1795,6 +1833,7 @@ mod tests {
     async fn a_serial_mismatch_is_a_different_machine_even_without_a_uuid() {
         let mut d = Scripted::new(&[]);
         d.identity = Ok(Identity {
+            names: Vec::new(),
             uuid: vec![],
             serial: Some("LAB00002".into()),
         });
@@ -1872,7 +1911,7 @@ mod tests {
             poll_interval: ms(64),
             poll_interval_max: ms(500),
             power_timeout: PowerTimeout::Unlimited,
-            step_timeout: Some(Duration::from_secs(10)),
+            step_timeout: Duration::from_secs(10),
             deadline: None,
             ..Policy::native()
         }
@@ -2176,6 +2215,49 @@ mod tests {
     }
 
     #[tokio::test(start_paused = true)]
+    async fn without_a_deadline_a_session_that_stops_answering_fails_after_one_step() {
+        // Pacemaker's disable_timeout: no action deadline, the wait for the
+        // power state unlimited, 10 s per step. The node never goes off and,
+        // after the command, no read is answered: misses are tolerated for
+        // one step (10 s from the first), then the action fails with the
+        // read's own error instead of polling forever.
+        let mut d = Scripted::new(&[Ok(On)]);
+        d.then = Then::Repeat(Err(ErrorKind::Timeout));
+        let (r, took, events) = clocked(&mut d, Action::Off, &timed(), Cancel::never()).await;
+        let f = r.unwrap_err();
+        assert_eq!(
+            (f.error.kind, f.error.stage, f.last_state),
+            (ErrorKind::Timeout, Stage::Status, Some(On))
+        );
+        assert_eq!(
+            f.error.message,
+            "scripted error; no status read was answered for 10.3s"
+        );
+        // Reads 64, 96, 144, 216, 324, 486, then 500 ms apart.
+        let reads = d.read_times();
+        assert_eq!(&reads[..8], &[0, 0, 64, 160, 304, 520, 844, 1330]);
+        assert_eq!(*reads.last().unwrap(), 10_330);
+        assert_eq!(took, 10_330);
+        let retries = events.iter().filter(|e| matches!(e, Event::Retry { .. }));
+        assert_eq!(retries.count(), reads.len() - 2, "every miss but the last");
+        // A read answered in between starts the count again: a device that
+        // answers now and then is waited for (the power wait is unlimited).
+        let mut script = vec![Ok(On)];
+        for _ in 0..3 {
+            script.extend(std::iter::repeat_n(Err(ErrorKind::Timeout), 15));
+            script.push(Ok(On));
+        }
+        script.extend([Ok(Off), Ok(Off)]);
+        let mut d = Scripted::new(&script);
+        let (r, took, _) = clocked(&mut d, Action::Off, &timed(), Cancel::never()).await;
+        assert_eq!(r, Ok(Outcome::Reached { state: Off }));
+        // 22.4 s of mostly missed reads, never 10 s of them in a row.
+        assert_eq!(took, 22_394);
+        // With an action deadline the misses last until the deadline, as
+        // before (the next test).
+    }
+
+    #[tokio::test(start_paused = true)]
     async fn a_busy_command_is_read_again_and_retried_until_the_deadline() {
         let mut d = Scripted::always(on());
         d.command_refusal = Some(ErrorKind::Busy);
@@ -2193,18 +2275,18 @@ mod tests {
         );
         assert_eq!(d.read_times(), vec![0, 0, 200, 600]);
         assert_eq!(took, 1400);
-        // Without any deadline (Pacemaker's disable_timeout) the retries are
-        // still counted: 30 of them, 2 s apart at most.
+        // Without an action deadline and with the wait for the power state
+        // unlimited (Pacemaker's disable_timeout) the retries still end at
+        // the step bound: refusals at 0, 0.2, 0.6, 1.4, 3, 5, 7, 9 s; the
+        // next pause (2 s) would reach the 10 s step.
         let mut d = Scripted::always(on());
         d.command_refusal = Some(ErrorKind::Busy);
-        let p = Policy {
-            step_timeout: None,
-            ..timed()
-        };
+        let p = timed();
+        assert_eq!(p.power_timeout, PowerTimeout::Unlimited);
         let (r, took, _) = clocked(&mut d, Action::Off, &p, Cancel::never()).await;
         assert_eq!(r.unwrap_err().error.kind, ErrorKind::Busy);
-        assert_eq!(d.commands.len(), 31);
-        assert_eq!(took, 200 + 400 + 800 + 1600 + 26 * 2000);
+        assert_eq!(d.commands.len(), 8);
+        assert_eq!(took, 200 + 400 + 800 + 1600 + 3 * 2000);
     }
 
     #[tokio::test(start_paused = true)]

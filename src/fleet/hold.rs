@@ -190,7 +190,7 @@ pub fn place(hold: &Hold) -> Result<PathBuf, HoldError> {
 
 /// [`place`] in `dir`.
 pub fn place_in(dir: &Path, hold: &Hold) -> Result<PathBuf, HoldError> {
-    std::fs::create_dir_all(dir).map_err(|e| unwritable(dir, e))?;
+    crate::private::create_dir(dir).map_err(|e| unwritable(dir, e))?;
     let path = path_in(dir, &hold.node);
     let tmp = dir.join(format!(
         ".{}.{}.tmp",
@@ -198,7 +198,7 @@ pub fn place_in(dir: &Path, hold: &Hold) -> Result<PathBuf, HoldError> {
         path.file_name().and_then(|n| n.to_str()).unwrap_or("hold")
     ));
     let text = serde_json::to_vec_pretty(hold)?;
-    std::fs::write(&tmp, text).map_err(|e| unwritable(dir, e))?;
+    crate::private::write_new(&tmp, &text).map_err(|e| unwritable(dir, e))?;
     std::fs::rename(&tmp, &path).map_err(|e| {
         let _ = std::fs::remove_file(&tmp);
         unwritable(dir, e)

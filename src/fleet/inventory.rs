@@ -75,6 +75,8 @@ pub struct MethodFields {
     pub auth: Option<String>,
     /// File holding the BMC key K_g in hexadecimal.
     pub kg_file: Option<PathBuf>,
+    /// IPMI vendor workarounds by FreeIPMI's names (docs/ipmi.md).
+    pub workarounds: Option<Vec<String>>,
     /// Redfish: a CA, or the BMC's own certificate, to trust (PEM).
     pub ca_cert: Option<PathBuf>,
     /// Redfish: accept exactly the certificate with this SHA-256 fingerprint.
@@ -139,6 +141,21 @@ pub struct MethodFields {
     pub priv_password_env: Option<String>,
     /// SNMPv3: privacy password from the output of this command.
     pub priv_password_script: Option<String>,
+    /// AWS: the region (with `plug` = the instance ID, instead of an
+    /// `aws://REGION/INSTANCE` endpoint).
+    pub region: Option<String>,
+    /// AWS: the access key ID (the secret access key from `password_file`,
+    /// `password_env` or `password_script`); none: the credential chain.
+    pub access_key: Option<String>,
+    /// AWS: the EC2 endpoint URL.
+    pub endpoint_url: Option<String>,
+    /// AWS: the instance's `PrivateDnsName` must be this (the Kubernetes
+    /// node name), checked before any state change.
+    pub node_name: Option<String>,
+    /// AWS: the instance must carry this tag (`KEY=VALUE`).
+    pub expect_tag: Option<String>,
+    /// AWS: allow off/reboot of the instance fencekit runs on.
+    pub allow_self_fence: Option<bool>,
     /// SNMP: the `[pdu.NAME]` tables this method's outlets refer to
     /// (filled while the inventory is read).
     #[serde(skip)]
@@ -181,6 +198,7 @@ impl MethodFields {
             ipmi_version,
             auth,
             kg_file,
+            workarounds,
             ca_cert,
             ssl_fingerprint,
             ssl_insecure,
@@ -211,7 +229,13 @@ impl MethodFields {
             priv_protocol,
             priv_password_file,
             priv_password_env,
-            priv_password_script
+            priv_password_script,
+            region,
+            access_key,
+            endpoint_url,
+            node_name,
+            expect_tag,
+            allow_self_fence
         )
     }
 
@@ -231,6 +255,7 @@ impl MethodFields {
             s if s.contains("redfish") => "redfish".into(),
             "ssh" => "ssh".into(),
             "snmp" => "snmp".into(),
+            "aws" => "aws".into(),
             other => format!("{other:?}"),
         })
     }
@@ -605,8 +630,11 @@ pub enum MethodProblem {
     /// An SSH method without an endpoint.
     #[error("an ssh method needs endpoint = \"ssh://USER@HOST[:PORT]/virsh/DOMAIN\" (or /host)")]
     NoSshEndpoint,
+    /// An AWS method without an instance.
+    #[error("an aws method needs endpoint = \"aws://REGION/INSTANCE-ID\" or plug = \"INSTANCE-ID\" (with region)")]
+    NoAwsInstance,
     /// A driver that is not one of fencekit's.
-    #[error("unknown driver '{0}' (expected ipmi, redfish, ssh or manual)")]
+    #[error("unknown driver '{0}' (expected ipmi, redfish, ssh, snmp, aws or manual)")]
     UnknownDriver(String),
 }
 
@@ -816,6 +844,12 @@ fn check_method(m: &MethodFields) -> Result<(), MethodProblem> {
             Ok(())
         }
         Some("manual") => Ok(()),
+        Some("aws") => {
+            if m.endpoint.is_none() && m.plug.is_none() {
+                return Err(MethodProblem::NoAwsInstance);
+            }
+            Ok(())
+        }
         Some("ssh") => {
             if m.endpoint.is_none() {
                 return Err(MethodProblem::NoSshEndpoint);
@@ -944,6 +978,7 @@ impl Inventory {
                     m.endpoint = lockstep(&m.endpoint, i, n, "endpoint").map_err(lock)?;
                     m.ip = lockstep(&m.ip, i, n, "ip").map_err(lock)?;
                     m.plug = lockstep(&m.plug, i, n, "plug").map_err(lock)?;
+                    m.node_name = lockstep(&m.node_name, i, n, "node_name").map_err(lock)?;
                     m.systems_uri = lockstep(&m.systems_uri, i, n, "systems_uri").map_err(lock)?;
                     let kind = m.over(&defaults.common).driver_kind();
                     let base = defaults
@@ -1486,7 +1521,7 @@ max_off_watts = 12.5
             ),
             (
                 "driver = \"ilo\"\nip = \"h\"",
-                "unknown driver 'ilo' (expected ipmi, redfish, ssh or manual)",
+                "unknown driver 'ilo' (expected ipmi, redfish, ssh, snmp, aws or manual)",
             ),
             (
                 "driver = \"manual\"\nserial = \"S\"",

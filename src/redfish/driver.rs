@@ -151,6 +151,12 @@ impl RedfishDriver {
         self.system.as_ref().map(|s| s.uri.as_str())
     }
 
+    /// The SHA-256 fingerprint of the certificate the BMC presented at the
+    /// last connection, trusted or not (`check` compares it with its baseline).
+    pub fn certificate(&self) -> Option<[u8; 32]> {
+        self.http.as_ref().and_then(Http::certificate)
+    }
+
     /// The vendor family whose quirk "hidden transitions" applies, if any.
     pub fn hidden_transitions(&self) -> Option<&'static str> {
         self.hides

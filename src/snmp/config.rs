@@ -42,9 +42,8 @@ impl PduEndpoint {
 
     /// The key of the per-device lock (one session at a time per PDU,
     /// shared with agents and other fencekit processes).
-    pub fn lock_key(&self) -> String {
-        // The one lock-key formula: a device is its host, whatever the protocol.
-        crate::lock::bmc_key(&self.host)
+    pub fn lock_key(&self) -> crate::lock::DeviceKey {
+        crate::lock::DeviceKey::new(&self.host, self.port, DEFAULT_PORT)
     }
 }
 

@@ -338,6 +338,57 @@ impl SnmpDriver {
             .map(|c| c.variant.clone())
     }
 
+    /// The name each of the node's outlets has on its PDU, in the order of
+    /// the configuration, with the outlet's label: an outlet given by name
+    /// keeps that name while the PDU still has it (`None` once it does
+    /// not); one given by number is read from the PDU's names table
+    /// (`None` where the profile has no names table or the slot is empty).
+    /// One GET per outlet; for `check`'s baseline.
+    pub async fn outlet_names(
+        &mut self,
+        deadline: Option<Instant>,
+    ) -> Result<Vec<(String, Option<String>)>, DriverError> {
+        let mut out = Vec::with_capacity(self.cfg.outlets.len());
+        for i in 0..self.cfg.outlets.len() {
+            let spec = self.cfg.outlets[i].clone();
+            let label = self.cfg.outlet_label(i);
+            let name = match &spec.plug {
+                Plug::Name(n) => self.resolved[i].is_some().then(|| n.clone()),
+                Plug::Number { switch, outlet } => {
+                    let conn = self.conn(spec.pdu, deadline).await?;
+                    let v = conn.variant.clone();
+                    let sw = if v.has_switches() {
+                        switch.unwrap_or(1)
+                    } else {
+                        1
+                    };
+                    let oid = match (&v.names, v.alias) {
+                        (Some(root), Alias::Value) => v
+                            .names_index
+                            .render(sw, i64::from(*outlet) + v.index_offset)
+                            .map(|t| Oid(root.0.iter().chain(&t.0).copied().collect())),
+                        _ => None,
+                    };
+                    match oid {
+                        None => None,
+                        Some(oid) => {
+                            let vbs = conn
+                                .client
+                                .get(std::slice::from_ref(&oid), Stage::Status, deadline)
+                                .await?;
+                            vbs.first()
+                                .filter(|vb| !vb.value.is_exception())
+                                .map(|vb| vb.value.to_text().trim_matches('"').to_string())
+                                .filter(|t| v.absent_value.as_deref() != Some(t.as_str()))
+                        }
+                    }
+                }
+            };
+            out.push((label, name));
+        }
+        Ok(out)
+    }
+
     /// Every outlet on PDU `pdu` with its name and state (for `list`).
     pub async fn list(
         &mut self,

@@ -505,6 +505,7 @@ pub fn uuid_answer(out: &Output, what: &str) -> Result<Identity, DriverError> {
     }
     match out.lines().find_map(reported_uuid) {
         Some(form) => Ok(Identity {
+            names: Vec::new(),
             uuid: vec![form],
             serial: None,
         }),

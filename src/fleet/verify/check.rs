@@ -3,8 +3,9 @@
 //! a safe reset type — without touching power; and the cross-level and
 //! cross-node identity flags.
 
+use super::facts::{Facts, IpmiFacts, RedfishFacts, SnmpFacts, SshFacts};
 use crate::engine::driver::PowerDriver;
-use crate::engine::error::DriverError;
+use crate::engine::error::{DriverError, ErrorKind};
 use crate::engine::identity::{Difference, ExpectedIdentity, Identity, Refusal, Unreported};
 use crate::engine::power::PowerState;
 use crate::fleet::plan::NodePlan;
@@ -42,6 +43,18 @@ pub struct CheckRow {
     /// The identity this level is pinned to (absent when none).
     #[serde(skip_serializing_if = "ExpectedIdentity::is_empty")]
     pub expect: ExpectedIdentity,
+    /// IPMI: the named workarounds this BMC needed (asked for, or applied
+    /// by fencekit itself), for the inventory's `workarounds = [...]`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub workarounds: Vec<&'static str>,
+    /// What was negotiated and offered, by driver (a baseline records it).
+    #[serde(skip_serializing_if = "Facts::is_empty")]
+    pub facts: Facts,
+    /// The kind of the failure of a step (absent when none failed).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error_kind: Option<ErrorKind>,
+    /// How long checking this level took.
+    pub elapsed_ms: u64,
 }
 
 /// Why fencing through one level would not work (`fencekit check`); the
@@ -70,6 +83,19 @@ enum CheckProblem {
          chassis control needs operator or administrator"
     )]
     LowPrivilege(String),
+}
+
+impl CheckProblem {
+    /// The kind of failure, for drift names.
+    fn kind(&self) -> ErrorKind {
+        match self {
+            CheckProblem::Step(e) | CheckProblem::IdentityUnread(e) => e.kind,
+            CheckProblem::Mismatch(_) => ErrorKind::IdentityMismatch,
+            CheckProblem::Unreported(_) => ErrorKind::IdentityUnavailable,
+            CheckProblem::NoSafeReset(_) => ErrorKind::Unsupported,
+            CheckProblem::LowPrivilege(_) => ErrorKind::PrivilegeNotObtained,
+        }
+    }
 }
 
 impl From<Refusal> for CheckProblem {
@@ -125,7 +151,12 @@ pub async fn check_level(node: &str, level: usize, m: &MethodSpec, step: Duratio
         error: None,
         identity: None,
         expect: m.expected().clone(),
+        workarounds: Vec::new(),
+        facts: Facts::default(),
+        error_kind: None,
+        elapsed_ms: 0,
     };
+    let started = Instant::now();
     if let MethodSpec::Manual { .. } = m {
         row.ok = true;
         row.detail = Some(format!(
@@ -137,6 +168,7 @@ pub async fn check_level(node: &str, level: usize, m: &MethodSpec, step: Duratio
         Ok(d) => d,
         Err(e) => {
             row.error = Some(e.to_string());
+            row.error_kind = Some(e.kind);
             return row;
         }
     };
@@ -158,13 +190,18 @@ pub async fn check_level(node: &str, level: usize, m: &MethodSpec, step: Duratio
         row.state = Some(driver.status(deadline).await?);
         match &mut driver {
             crate::method::driver::AnyDriver::Redfish(d) => {
-                resets_are_safe(&d.reset_plan(deadline).await?)?;
+                let plan = d.reset_plan(deadline).await?;
+                note_resets(&mut row.facts, &plan);
+                resets_are_safe(&plan)?;
             }
             crate::method::driver::AnyDriver::Ssh(_) => {}
             // connect() resolved every outlet (names through the PDU's names
             // table) and status() read each one; write access cannot be
             // tested without switching, so it is left to the first action.
             crate::method::driver::AnyDriver::Snmp(_) => {}
+            // AWS (issue 25): connect() read the instance with the keys;
+            // whether they may stop it shows only at the first stop.
+            crate::method::driver::AnyDriver::Aws(_) => {}
             crate::method::driver::AnyDriver::Ipmi(d) => {
                 privilege_suffices(d.privilege(), row.detail.as_deref().unwrap_or(""))?;
             }
@@ -172,17 +209,105 @@ pub async fn check_level(node: &str, level: usize, m: &MethodSpec, step: Duratio
         Ok(())
     }
     .await;
+    if let crate::method::driver::AnyDriver::Ipmi(d) = &driver {
+        row.workarounds = d
+            .workarounds_needed()
+            .iter()
+            .map(crate::ipmi::workaround::Workaround::name)
+            .collect();
+        if !row.workarounds.is_empty() {
+            let list: Vec<String> = row.workarounds.iter().map(|w| format!("{w:?}")).collect();
+            row.detail = Some(format!(
+                "{}; needed workarounds = [{}]",
+                row.detail.as_deref().unwrap_or("no session"),
+                list.join(", ")
+            ));
+        }
+    }
+    note_facts(&mut row.facts, &mut driver, m, deadline).await;
     driver.close().await;
     match result {
         Ok(()) => row.ok = true,
-        Err(e) => row.error = Some(e.to_string()),
+        Err(e) => {
+            row.error_kind = Some(e.kind());
+            row.error = Some(e.to_string());
+        }
     }
+    row.elapsed_ms = started.elapsed().as_millis() as u64;
     row
+}
+
+/// The reset types on offer and the ones off and on would use.
+fn note_resets(facts: &mut Facts, plan: &ResetPlan) {
+    use crate::engine::power::PowerCommand;
+    let chosen = |c: PowerCommand| {
+        plan.choices
+            .iter()
+            .find(|(cmd, _)| *cmd == c)
+            .and_then(|(_, r)| r.as_ref().ok().cloned())
+    };
+    let f = facts.redfish.get_or_insert_with(RedfishFacts::default);
+    f.reset_types = plan.offered.clone();
+    f.reset_off = chosen(PowerCommand::Off);
+    f.reset_on = chosen(PowerCommand::On);
+}
+
+/// What the driver saw beyond the checks (also after a failed step: the
+/// certificate or host key offered, the cipher suite that worked).
+async fn note_facts(
+    facts: &mut Facts,
+    driver: &mut crate::method::driver::AnyDriver,
+    m: &MethodSpec,
+    deadline: Option<Instant>,
+) {
+    use crate::method::driver::AnyDriver;
+    match driver {
+        AnyDriver::Ipmi(d) => {
+            let suite = d.cipher_suite();
+            // The privilege means something only once a session was set up.
+            let privilege = suite.is_some().then(|| d.privilege().as_str().to_string());
+            if suite.is_some() || privilege.is_some() {
+                facts.ipmi = Some(IpmiFacts {
+                    cipher_suite: suite,
+                    privilege,
+                });
+            }
+        }
+        AnyDriver::Redfish(d) => {
+            let session = matches!(m, MethodSpec::Redfish { config, .. } if config.session_auth);
+            let f = facts.redfish.get_or_insert_with(RedfishFacts::default);
+            f.certificate = d
+                .certificate()
+                .map(|fp| crate::fingerprint::format_hex(&fp));
+            if d.system_uri().is_some() {
+                f.auth = Some(if session { "session" } else { "basic" }.to_string());
+            }
+        }
+        AnyDriver::Ssh(d) => {
+            if let Some(k) = d.host_key() {
+                facts.ssh = Some(SshFacts {
+                    host_key: Some(k.to_string()),
+                });
+            }
+        }
+        // AWS: the instance ID is the device itself; its names are the
+        // identity (compared by the pin), nothing else is negotiated.
+        AnyDriver::Aws(_) => {}
+        AnyDriver::Snmp(d) => {
+            if let Ok(names) = d.outlet_names(deadline).await {
+                let outlets = names
+                    .into_iter()
+                    .filter_map(|(o, n)| Some((o, n?)))
+                    .collect();
+                facts.snmp = Some(SnmpFacts { outlets });
+            }
+        }
+    }
 }
 
 /// Marks the levels of one node that report different machines (under
 /// every UUID encoding): at least one of them controls the wrong machine.
-fn flag_disagreements(rows: &mut [CheckRow]) {
+pub fn flag_disagreements(rows: &mut [CheckRow]) {
     let found: Vec<crate::fleet::identity::LevelIdentity<'_>> = rows
         .iter()
         .map(|r| crate::fleet::identity::LevelIdentity {
@@ -204,6 +329,17 @@ fn flag_disagreements(rows: &mut [CheckRow]) {
     }
 }
 
+/// Checks every level of one node, one after the other, and marks the
+/// levels that report different machines.
+pub async fn check_node(p: &NodePlan, step: Duration) -> Vec<CheckRow> {
+    let mut rows = Vec::with_capacity(p.levels.len());
+    for (i, m) in p.levels.iter().enumerate() {
+        rows.push(check_level(&p.name, i + 1, m, step).await);
+    }
+    flag_disagreements(&mut rows);
+    rows
+}
+
 /// Checks every level of every node, at most `parallel` nodes at once.
 pub async fn check_all(plans: &[NodePlan], step: Duration, parallel: usize) -> Vec<CheckRow> {
     let local = tokio::task::LocalSet::new();
@@ -218,12 +354,7 @@ pub async fn check_all(plans: &[NodePlan], step: Duration, parallel: usize) -> V
                     let key = p.clone();
                     let task = tokio::task::spawn_local(async move {
                         let _permit = sem.acquire().await;
-                        let mut rows = Vec::new();
-                        for (i, m) in p.levels.iter().enumerate() {
-                            rows.push(check_level(&p.name, i + 1, m, step).await);
-                        }
-                        flag_disagreements(&mut rows);
-                        rows
+                        check_node(&p, step).await
                     });
                     (key, task)
                 })
@@ -254,6 +385,10 @@ fn lost_rows(p: NodePlan, why: String) -> Vec<CheckRow> {
         error: Some(format!("the check did not finish: {why}")),
         identity: None,
         expect: m.map(|m| m.expected().clone()).unwrap_or_default(),
+        facts: Default::default(),
+        error_kind: Some(crate::engine::error::ErrorKind::Internal),
+        elapsed_ms: 0,
+        workarounds: Vec::new(),
     };
     if p.levels.is_empty() {
         return vec![row(0, None)];
@@ -266,7 +401,7 @@ fn lost_rows(p: NodePlan, why: String) -> Vec<CheckRow> {
 }
 
 /// Marks the levels of different nodes that report one machine.
-fn flag_shared_machines(rows: &mut [CheckRow]) {
+pub fn flag_shared_machines(rows: &mut [CheckRow]) {
     let view: Vec<(&str, usize, &str, Option<&Identity>)> = rows
         .iter()
         .map(|r| {
@@ -301,6 +436,7 @@ mod tests {
         let uuid = "4c4c4544-0033-4b10-8030-c8c04f4d4e32";
         let pin = ExpectedIdentity::new(Some(uuid), None).unwrap();
         let other = Identity {
+            names: Vec::new(),
             uuid: vec![crate::engine::identity::UuidForm {
                 uuid: "00000000-0000-0000-0000-000000000001".into(),
                 encoding: "as reported",

@@ -23,7 +23,7 @@ pub const THE_RULE: &str = "Evidence from the device under suspicion (its state 
 power meter, a second protocol to the same BMC) can contradict but never prove. `proven` needs \
 that device's own reading and at least one witness from outside it (the host's address silent \
 or unreachable, a PDU outlet off with its load at or under --max-off-watts, a hypervisor's \
-view), with no contradiction and no gap. Silent probes and nothing else are weak evidence only \
+or a cloud API's view), with no contradiction and no gap. Silent probes and nothing else are weak evidence only \
 (unproven); a channel that reports another machine is an identity contradiction, never a dark \
 BMC.";
 
@@ -65,6 +65,11 @@ pub enum Witness {
         /// The endpoint.
         channel: String,
     },
+    /// A cloud provider's view of an instance (EC2's API).
+    Cloud {
+        /// The endpoint.
+        channel: String,
+    },
     /// A person who fences by hand: their word (`fencekit ack`) is
     /// recorded, never read as a power state.
     Manual {
@@ -93,6 +98,8 @@ pub enum Party {
     Pdu,
     /// The hypervisor running the node.
     Hypervisor,
+    /// The cloud provider running the instance.
+    Cloud,
     /// The node's own address.
     Host,
 }
@@ -104,6 +111,7 @@ impl Witness {
             Witness::Bmc { channel }
             | Witness::Outlet { channel }
             | Witness::Hypervisor { channel }
+            | Witness::Cloud { channel }
             | Witness::Manual { channel } => channel.clone(),
             Witness::BmcMeter { channel } | Witness::OutletLoad { channel } => {
                 format!("{channel} power")
@@ -123,6 +131,7 @@ impl Witness {
             Witness::OutletLoad { .. } => "outlet-load",
             Witness::HostProbe { .. } => "host-probe",
             Witness::Hypervisor { .. } => "hypervisor",
+            Witness::Cloud { .. } => "cloud",
             Witness::Manual { .. } => "manual",
             Witness::HostCheck { .. } => "host-check",
             Witness::Policy => "policy",
@@ -135,6 +144,7 @@ impl Witness {
             Witness::Bmc { .. } | Witness::BmcMeter { .. } => Some(Party::Controller),
             Witness::Outlet { .. } | Witness::OutletLoad { .. } => Some(Party::Pdu),
             Witness::Hypervisor { .. } => Some(Party::Hypervisor),
+            Witness::Cloud { .. } => Some(Party::Cloud),
             Witness::HostProbe { .. } => Some(Party::Host),
             Witness::Manual { .. } | Witness::HostCheck { .. } | Witness::Policy => None,
         }
@@ -381,6 +391,9 @@ pub enum ChannelKind {
     Outlet,
     /// The hypervisor of a virtual machine.
     Hypervisor,
+    /// A cloud provider's API (EC2): it sees the instance from outside the
+    /// node's operating system, as a hypervisor does (issue 25).
+    Cloud,
 }
 
 impl ChannelKind {
@@ -391,6 +404,7 @@ impl ChannelKind {
             ChannelKind::Bmc => Witness::Bmc { channel },
             ChannelKind::Outlet => Witness::Outlet { channel },
             ChannelKind::Hypervisor => Witness::Hypervisor { channel },
+            ChannelKind::Cloud => Witness::Cloud { channel },
         }
     }
 
@@ -400,7 +414,7 @@ impl ChannelKind {
         match self {
             ChannelKind::Bmc => Some(Witness::BmcMeter { channel }),
             ChannelKind::Outlet => Some(Witness::OutletLoad { channel }),
-            ChannelKind::Hypervisor => None,
+            ChannelKind::Hypervisor | ChannelKind::Cloud => None,
         }
     }
 
@@ -409,6 +423,7 @@ impl ChannelKind {
             ChannelKind::Bmc => Party::Controller,
             ChannelKind::Outlet => Party::Pdu,
             ChannelKind::Hypervisor => Party::Hypervisor,
+            ChannelKind::Cloud => Party::Cloud,
         }
     }
 }
@@ -608,6 +623,7 @@ impl<'a> Facts<'a> {
         for kind in [
             ChannelKind::Bmc,
             ChannelKind::Hypervisor,
+            ChannelKind::Cloud,
             ChannelKind::Outlet,
         ] {
             if kind == ChannelKind::Outlet && o.expect == PowerState::On && hot_outlets == 0 {
@@ -753,6 +769,10 @@ impl<'a> Facts<'a> {
                         "the outlets read {state} on {n} consecutive read(s) through {}",
                         c.source
                     )),
+                    ChannelKind::Cloud => parts.push(format!(
+                        "the cloud API reports {state} on {n} consecutive read(s) through {}",
+                        c.source
+                    )),
                     ChannelKind::Bmc => {}
                 }
             }
@@ -806,6 +826,13 @@ impl<'a> Facts<'a> {
                 .iter()
                 .filter(|c| c.kind == ChannelKind::Hypervisor)
                 .map(|c| format!("{} (hypervisor reads {})", c.source, self.o.expect))
+                .collect(),
+            Party::Cloud => self
+                .o
+                .channels
+                .iter()
+                .filter(|c| c.kind == ChannelKind::Cloud)
+                .map(|c| format!("{} (the cloud API reads {})", c.source, self.o.expect))
                 .collect(),
             Party::Controller => self
                 .dark

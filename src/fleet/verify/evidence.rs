@@ -175,6 +175,8 @@ fn role(m: &MethodSpec) -> Role {
         },
         // A PDU cuts the node's power from outside: independent of the BMC.
         MethodSpec::Snmp { .. } => Role::Channel(ChannelKind::Outlet),
+        // AWS (issue 25): EC2 sees the instance from outside it.
+        MethodSpec::Aws { .. } => Role::Channel(ChannelKind::Cloud),
         MethodSpec::Manual { .. } => Role::Manual,
     }
 }
@@ -293,6 +295,7 @@ async fn sample(
                             ChannelKind::Outlet => "the outlet",
                             ChannelKind::Bmc => "BMC",
                             ChannelKind::Hypervisor => "the hypervisor",
+                            ChannelKind::Cloud => "the cloud API",
                         },
                         i + 1,
                         opts.samples
@@ -313,6 +316,16 @@ async fn sample(
                 if !e.kind.is_transient() && e.kind != ErrorKind::StatusUnreadable {
                     break;
                 }
+            }
+        }
+    }
+    // AWS (issue 25): what EC2 says about the last change (its reason) and,
+    // for `expect on`, its status checks: context, not a verdict of its own.
+    if let crate::method::driver::AnyDriver::Aws(d) = &mut driver {
+        if out.iter().any(Option::is_some) {
+            let deadline = Some(Instant::now() + opts.step_timeout);
+            for line in d.evidence(opts.expect == PowerState::On, deadline).await {
+                evidence.push(Evidence::new(witness.clone(), line, at(), None));
             }
         }
     }

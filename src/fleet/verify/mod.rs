@@ -31,14 +31,20 @@
 //!
 //! The parts: [`evidence`] gathers (channels, probes, draws) and reports,
 //! [`decide`] holds the verdict table and the decision, [`rejoin`] the
-//! configuration checks of a node back on, [`check`] the fenceability check.
+//! configuration checks of a node back on, [`check`] the fenceability check,
+//! [`facts`] what a check saw of each level beyond "would it work" (cipher
+//! suite, privilege, certificate, host key, reset types, outlet names) and
+//! the probe of a node's own address, for `check --record` and drift.
 
 pub mod check;
 pub mod decide;
 pub mod evidence;
+pub mod facts;
 pub mod rejoin;
 
-pub use check::{check_all, check_level, CheckRow};
+pub use check::{
+    check_all, check_level, check_node, flag_disagreements, flag_shared_machines, CheckRow,
+};
 pub use decide::{
     decide, decide_by_rule, verdict_table_text, ChannelKind, ChannelReads, Draw, Evidence,
     Observations, Party, Probe, Unread, Verdict, Witness, DEFAULT_MAX_OFF_WATTS, RULES, THE_RULE,
