@@ -1298,17 +1298,27 @@ fn the_native_driver_pins_fences_and_verifies() {
     );
     r.assert_code(0);
     assert_eq!(state(m, REGION, &id), "stopped");
-    // verify: the EC2 API is a witness outside the instance: proven, with
-    // EC2's reason for the last change in the evidence.
+    // verify: the EC2 API sees the instance from outside its operating
+    // system, but it is the fencing device itself: its word alone is
+    // device-only (`bmc-only`, exit 3), with EC2's reason for the last
+    // change in the evidence; accepted as proof only when the operator says
+    // so (or a probe of the node's own address agrees).
     let r = native(
         m,
         &s,
         &["verify", &target, "--access-key", key, "--output", "json"],
     );
-    r.assert_code(0);
+    r.assert_code(3);
     let text = r.stdout.clone();
-    assert!(text.contains("proven"), "{r}");
+    assert!(text.contains("\"verdict\": \"bmc-only\""), "{r}");
+    assert!(text.contains("\"witness\": \"cloud\""), "{r}");
     assert!(text.contains("StateTransitionReason"), "{r}");
+    let r = native(
+        m,
+        &s,
+        &["verify", &target, "--access-key", key, "--accept-bmc-only"],
+    );
+    r.assert_code(0);
     // An inventory with driver = "aws" and a node_name pin.
     let dir = tempfile::tempdir().unwrap();
     let inv = dir.path().join("inv.toml");

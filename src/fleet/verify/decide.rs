@@ -1123,7 +1123,12 @@ fn host_down_while_on(f: &Facts) -> Found {
 }
 
 fn no_device_reading(f: &Facts) -> Found {
-    let device = [Party::Controller, Party::Pdu, Party::Hypervisor];
+    let device = [
+        Party::Controller,
+        Party::Pdu,
+        Party::Hypervisor,
+        Party::Cloud,
+    ];
     if device.iter().any(|p| f.agree.contains(p)) {
         return None;
     }

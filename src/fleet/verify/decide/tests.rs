@@ -748,6 +748,36 @@ fn a_hypervisor_is_a_witness_outside_the_bmc() {
 }
 
 #[test]
+fn a_cloud_api_is_a_party_of_its_own_never_proof_alone() {
+    let ec2 = || {
+        chan(
+            ChannelKind::Cloud,
+            "aws://us-east-1/i-0abc",
+            &[Some(Off); 3],
+        )
+    };
+    // Alone, EC2 is the fencing device: its word is device-only.
+    let (rule_name, v) = rule(&obs(Off, vec![ec2()], vec![], vec![]));
+    assert_eq!((rule_name, v), ("device-only", Verdict::BmcOnly));
+    let (_, why) = decide(&obs(Off, vec![ec2()], vec![], vec![]));
+    assert!(why.contains("the cloud API reports off"), "{why}");
+    // The node's own address going quiet is a second party: proven.
+    let (v, why) = decide(&obs(Off, vec![ec2()], p(Probe::Silent), vec![]));
+    assert_eq!(v, Verdict::Proven, "{why}");
+    // The host still answering contradicts it.
+    assert_eq!(
+        verdict(&obs(Off, vec![ec2()], p(Probe::Accepted), vec![])),
+        Verdict::Contradiction
+    );
+    // Nothing read from EC2 and nothing else: no evidence.
+    let unread = vec![chan(ChannelKind::Cloud, "aws://us-east-1/i-0abc", &[None])];
+    assert_eq!(
+        verdict(&obs(Off, unread, vec![], vec![])),
+        Verdict::NoEvidence
+    );
+}
+
+#[test]
 fn probe_errors_are_classified_as_on_the_wire() {
     let e = std::io::Error::from_raw_os_error;
     assert_eq!(Probe::of_error(&e(111)), Probe::Reset); // ECONNREFUSED
