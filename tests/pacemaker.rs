@@ -345,9 +345,12 @@ fn recurring_monitor(c: &Cluster) {
         .collect();
     let ok = runs.iter().filter(|l| l.contains(" returned 0 ")).count();
     assert_eq!(ok, runs.len(), "every monitor succeeded: {runs:#?}");
-    // One at the start, then one every 5 s (Pacemaker may space them a
-    // little more under load).
-    assert!(ok >= 10, "{ok} monitors in {MONITOR_FOR:?}: {runs:#?}");
+    // One at the start, then one every 5 s: 12 in a quiet minute. Under
+    // load Pacemaker's controller throttles and spaces them out (seen: a
+    // 21 s gap after the first, 9 in the minute, with the load average
+    // above 2 on two cores), so the test asks for half: a recurring
+    // monitor, not its exact period.
+    assert!(ok >= 6, "{ok} monitors in {MONITOR_FOR:?}: {runs:#?}");
     assert!(sim.ops().is_empty() && sim.power());
     assert!(c.wait_started("fk-mon", Duration::from_secs(5)));
 }
