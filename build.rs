@@ -23,6 +23,7 @@ const FAMILY_FILES: &[&str] = &[
     "virsh.toml",
     "apc_snmp.toml",
     "eaton_snmp.toml",
+    "aws.toml",
 ];
 
 fn main() {

@@ -103,7 +103,7 @@ _fencekit() {
             return 0
             ;;
         fencekit__subcmd__agent)
-            opts="fence_ipmilan fence_ilo3 fence_ilo4 fence_ilo5 fence_ipmilanplus fence_imm fence_idrac fence_redfish fence_virsh fence_apc_snmp fence_tripplite_snmp fence_eaton_snmp"
+            opts="fence_ipmilan fence_ilo3 fence_ilo4 fence_ilo5 fence_ipmilanplus fence_imm fence_idrac fence_redfish fence_virsh fence_apc_snmp fence_tripplite_snmp fence_eaton_snmp fence_aws"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -117,7 +117,7 @@ _fencekit() {
             return 0
             ;;
         fencekit__subcmd__check)
-            opts="-i -a -u -l -p -S -C -L -A -n -k -m -o -v -h -V --inventory --all --parallel --stagger --bmc-interval --level --audit --dry-run --no-lock --address --probe-port --verify --accept-bmc-only --max-off-watts --allow-host-only --expect-uuid --expect-serial --driver --ip --ipport --username --password --password-file --password-env --password-script --cipher --privlvl --ipmi-version --auth --hexadecimal-kg --accept-unauthenticated-replies --systems-uri --redfish-uri --plug --ca-cert --ssl-fingerprint --ssl-insecure --redfish-session --identity-file --ssh-agent --ssh-known-hosts --ssh-host-key --ssh-accept-new --use-sudo --missing-as-off --power-wait --power-timeout --poll-interval --confirm --retry-on --method --timeout --login-timeout --output --verbose --record-identity --help --version"
+            opts="-i -a -u -l -p -S -C -L -A -W -n -k -m -o -v -h -V --inventory --all --parallel --stagger --bmc-interval --max-per-address --level --audit --dry-run --no-lock --address --probe-port --verify --accept-bmc-only --max-off-watts --allow-host-only --expect-uuid --expect-serial --driver --ip --ipport --username --password --password-file --password-env --password-script --cipher --privlvl --ipmi-version --auth --hexadecimal-kg --accept-unauthenticated-replies --workaround --systems-uri --redfish-uri --plug --ca-cert --ssl-fingerprint --ssl-insecure --redfish-session --identity-file --ssh-agent --ssh-known-hosts --ssh-host-key --ssh-accept-new --use-sudo --missing-as-off --region --access-key --endpoint-url --expect-node-name --expect-tag --allow-self-fence --power-wait --power-timeout --poll-interval --confirm --retry-on --method --timeout --login-timeout --output --verbose --record-identity --baseline --record --probe-timeout --watch --listen --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -140,6 +140,10 @@ _fencekit() {
                     return 0
                     ;;
                 --bmc-interval)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-per-address)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -172,7 +176,7 @@ _fencekit() {
                     return 0
                     ;;
                 --driver)
-                    COMPREPLY=($(compgen -W "ipmi redfish ssh" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "ipmi redfish ssh aws" -- "${cur}"))
                     return 0
                     ;;
                 --ip)
@@ -255,6 +259,14 @@ _fencekit() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --workaround)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -W)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --systems-uri)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -295,6 +307,26 @@ _fencekit() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --region)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --access-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --endpoint-url)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --expect-node-name)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --expect-tag)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --power-wait)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -332,11 +364,27 @@ _fencekit() {
                     return 0
                     ;;
                 --output)
-                    COMPREPLY=($(compgen -W "human json jsonl" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "human json jsonl openmetrics" -- "${cur}"))
                     return 0
                     ;;
                 -o)
-                    COMPREPLY=($(compgen -W "human json jsonl" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "human json jsonl openmetrics" -- "${cur}"))
+                    return 0
+                    ;;
+                --baseline)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --probe-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --watch)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --listen)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -368,11 +416,11 @@ _fencekit() {
             fi
             case "${prev}" in
                 --output)
-                    COMPREPLY=($(compgen -W "human json jsonl" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "human json jsonl openmetrics" -- "${cur}"))
                     return 0
                     ;;
                 -o)
-                    COMPREPLY=($(compgen -W "human json jsonl" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "human json jsonl openmetrics" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -414,11 +462,11 @@ _fencekit() {
                     return 0
                     ;;
                 --output)
-                    COMPREPLY=($(compgen -W "human json jsonl" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "human json jsonl openmetrics" -- "${cur}"))
                     return 0
                     ;;
                 -o)
-                    COMPREPLY=($(compgen -W "human json jsonl" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "human json jsonl openmetrics" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -519,7 +567,7 @@ _fencekit() {
             return 0
             ;;
         fencekit__subcmd__list)
-            opts="-i -a -u -l -p -S -C -L -A -n -k -m -o -v -h -V --inventory --all --parallel --stagger --bmc-interval --level --audit --dry-run --no-lock --address --probe-port --verify --accept-bmc-only --max-off-watts --allow-host-only --expect-uuid --expect-serial --driver --ip --ipport --username --password --password-file --password-env --password-script --cipher --privlvl --ipmi-version --auth --hexadecimal-kg --accept-unauthenticated-replies --systems-uri --redfish-uri --plug --ca-cert --ssl-fingerprint --ssl-insecure --redfish-session --identity-file --ssh-agent --ssh-known-hosts --ssh-host-key --ssh-accept-new --use-sudo --missing-as-off --power-wait --power-timeout --poll-interval --confirm --retry-on --method --timeout --login-timeout --output --verbose --help --version"
+            opts="-i -a -u -l -p -S -C -L -A -W -n -k -m -o -v -h -V --inventory --all --parallel --stagger --bmc-interval --max-per-address --level --audit --dry-run --no-lock --address --probe-port --verify --accept-bmc-only --max-off-watts --allow-host-only --expect-uuid --expect-serial --driver --ip --ipport --username --password --password-file --password-env --password-script --cipher --privlvl --ipmi-version --auth --hexadecimal-kg --accept-unauthenticated-replies --workaround --systems-uri --redfish-uri --plug --ca-cert --ssl-fingerprint --ssl-insecure --redfish-session --identity-file --ssh-agent --ssh-known-hosts --ssh-host-key --ssh-accept-new --use-sudo --missing-as-off --region --access-key --endpoint-url --expect-node-name --expect-tag --allow-self-fence --power-wait --power-timeout --poll-interval --confirm --retry-on --method --timeout --login-timeout --output --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -542,6 +590,10 @@ _fencekit() {
                     return 0
                     ;;
                 --bmc-interval)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-per-address)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -574,7 +626,7 @@ _fencekit() {
                     return 0
                     ;;
                 --driver)
-                    COMPREPLY=($(compgen -W "ipmi redfish ssh" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "ipmi redfish ssh aws" -- "${cur}"))
                     return 0
                     ;;
                 --ip)
@@ -657,6 +709,14 @@ _fencekit() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --workaround)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -W)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --systems-uri)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -697,6 +757,26 @@ _fencekit() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --region)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --access-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --endpoint-url)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --expect-node-name)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --expect-tag)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --power-wait)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -734,11 +814,11 @@ _fencekit() {
                     return 0
                     ;;
                 --output)
-                    COMPREPLY=($(compgen -W "human json jsonl" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "human json jsonl openmetrics" -- "${cur}"))
                     return 0
                     ;;
                 -o)
-                    COMPREPLY=($(compgen -W "human json jsonl" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "human json jsonl openmetrics" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -749,7 +829,7 @@ _fencekit() {
             return 0
             ;;
         fencekit__subcmd__man)
-            opts="-h -V --help --version fencekit fencekit-status fencekit-on fencekit-off fencekit-reboot fencekit-monitor fencekit-verify fencekit-check fencekit-list fencekit-hold fencekit-release fencekit-ack fencekit-lab fencekit-demo fencekit-completions fencekit-man fencekit-agent fence_ipmilan fence_ilo3 fence_ilo4 fence_ilo5 fence_ipmilanplus fence_imm fence_idrac fence_redfish fence_virsh fence_apc_snmp fence_tripplite_snmp fence_eaton_snmp"
+            opts="-h -V --help --version fencekit fencekit-status fencekit-on fencekit-off fencekit-reboot fencekit-monitor fencekit-verify fencekit-check fencekit-list fencekit-hold fencekit-release fencekit-ack fencekit-lab fencekit-demo fencekit-completions fencekit-man fencekit-agent fence_ipmilan fence_ilo3 fence_ilo4 fence_ilo5 fence_ipmilanplus fence_imm fence_idrac fence_redfish fence_virsh fence_apc_snmp fence_tripplite_snmp fence_eaton_snmp fence_aws"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -763,7 +843,7 @@ _fencekit() {
             return 0
             ;;
         fencekit__subcmd__monitor)
-            opts="-i -a -u -l -p -S -C -L -A -n -k -m -o -v -h -V --inventory --all --parallel --stagger --bmc-interval --level --audit --dry-run --no-lock --address --probe-port --verify --accept-bmc-only --max-off-watts --allow-host-only --expect-uuid --expect-serial --driver --ip --ipport --username --password --password-file --password-env --password-script --cipher --privlvl --ipmi-version --auth --hexadecimal-kg --accept-unauthenticated-replies --systems-uri --redfish-uri --plug --ca-cert --ssl-fingerprint --ssl-insecure --redfish-session --identity-file --ssh-agent --ssh-known-hosts --ssh-host-key --ssh-accept-new --use-sudo --missing-as-off --power-wait --power-timeout --poll-interval --confirm --retry-on --method --timeout --login-timeout --output --verbose --help --version"
+            opts="-i -a -u -l -p -S -C -L -A -W -n -k -m -o -v -h -V --inventory --all --parallel --stagger --bmc-interval --max-per-address --level --audit --dry-run --no-lock --address --probe-port --verify --accept-bmc-only --max-off-watts --allow-host-only --expect-uuid --expect-serial --driver --ip --ipport --username --password --password-file --password-env --password-script --cipher --privlvl --ipmi-version --auth --hexadecimal-kg --accept-unauthenticated-replies --workaround --systems-uri --redfish-uri --plug --ca-cert --ssl-fingerprint --ssl-insecure --redfish-session --identity-file --ssh-agent --ssh-known-hosts --ssh-host-key --ssh-accept-new --use-sudo --missing-as-off --region --access-key --endpoint-url --expect-node-name --expect-tag --allow-self-fence --power-wait --power-timeout --poll-interval --confirm --retry-on --method --timeout --login-timeout --output --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -786,6 +866,10 @@ _fencekit() {
                     return 0
                     ;;
                 --bmc-interval)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-per-address)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -818,7 +902,7 @@ _fencekit() {
                     return 0
                     ;;
                 --driver)
-                    COMPREPLY=($(compgen -W "ipmi redfish ssh" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "ipmi redfish ssh aws" -- "${cur}"))
                     return 0
                     ;;
                 --ip)
@@ -901,6 +985,14 @@ _fencekit() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --workaround)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -W)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --systems-uri)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -941,6 +1033,26 @@ _fencekit() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --region)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --access-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --endpoint-url)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --expect-node-name)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --expect-tag)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --power-wait)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -978,11 +1090,11 @@ _fencekit() {
                     return 0
                     ;;
                 --output)
-                    COMPREPLY=($(compgen -W "human json jsonl" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "human json jsonl openmetrics" -- "${cur}"))
                     return 0
                     ;;
                 -o)
-                    COMPREPLY=($(compgen -W "human json jsonl" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "human json jsonl openmetrics" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -993,7 +1105,7 @@ _fencekit() {
             return 0
             ;;
         fencekit__subcmd__off)
-            opts="-i -a -u -l -p -S -C -L -A -n -k -m -o -v -h -V --inventory --all --parallel --stagger --bmc-interval --level --audit --dry-run --no-lock --address --probe-port --verify --accept-bmc-only --max-off-watts --allow-host-only --expect-uuid --expect-serial --driver --ip --ipport --username --password --password-file --password-env --password-script --cipher --privlvl --ipmi-version --auth --hexadecimal-kg --accept-unauthenticated-replies --systems-uri --redfish-uri --plug --ca-cert --ssl-fingerprint --ssl-insecure --redfish-session --identity-file --ssh-agent --ssh-known-hosts --ssh-host-key --ssh-accept-new --use-sudo --missing-as-off --power-wait --power-timeout --poll-interval --confirm --retry-on --method --timeout --login-timeout --output --verbose --max-fence --force --reason --on-confirmed-off --hook-timeout --on-despite-hook-failure --crashdump --crashdump-wait --kdump-port --kdump-quiet --help --version"
+            opts="-i -a -u -l -p -S -C -L -A -W -n -k -m -o -v -h -V --inventory --all --parallel --stagger --bmc-interval --max-per-address --level --audit --dry-run --no-lock --address --probe-port --verify --accept-bmc-only --max-off-watts --allow-host-only --expect-uuid --expect-serial --driver --ip --ipport --username --password --password-file --password-env --password-script --cipher --privlvl --ipmi-version --auth --hexadecimal-kg --accept-unauthenticated-replies --workaround --systems-uri --redfish-uri --plug --ca-cert --ssl-fingerprint --ssl-insecure --redfish-session --identity-file --ssh-agent --ssh-known-hosts --ssh-host-key --ssh-accept-new --use-sudo --missing-as-off --region --access-key --endpoint-url --expect-node-name --expect-tag --allow-self-fence --power-wait --power-timeout --poll-interval --confirm --retry-on --method --timeout --login-timeout --output --verbose --max-fence --force --reason --on-confirmed-off --hook-timeout --on-despite-hook-failure --crashdump --crashdump-wait --kdump-port --kdump-quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1016,6 +1128,10 @@ _fencekit() {
                     return 0
                     ;;
                 --bmc-interval)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-per-address)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1048,7 +1164,7 @@ _fencekit() {
                     return 0
                     ;;
                 --driver)
-                    COMPREPLY=($(compgen -W "ipmi redfish ssh" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "ipmi redfish ssh aws" -- "${cur}"))
                     return 0
                     ;;
                 --ip)
@@ -1131,6 +1247,14 @@ _fencekit() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --workaround)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -W)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --systems-uri)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1171,6 +1295,26 @@ _fencekit() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --region)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --access-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --endpoint-url)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --expect-node-name)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --expect-tag)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --power-wait)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1208,11 +1352,11 @@ _fencekit() {
                     return 0
                     ;;
                 --output)
-                    COMPREPLY=($(compgen -W "human json jsonl" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "human json jsonl openmetrics" -- "${cur}"))
                     return 0
                     ;;
                 -o)
-                    COMPREPLY=($(compgen -W "human json jsonl" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "human json jsonl openmetrics" -- "${cur}"))
                     return 0
                     ;;
                 --max-fence)
@@ -1251,7 +1395,7 @@ _fencekit() {
             return 0
             ;;
         fencekit__subcmd__on)
-            opts="-i -a -u -l -p -S -C -L -A -n -k -m -o -v -h -V --inventory --all --parallel --stagger --bmc-interval --level --audit --dry-run --no-lock --address --probe-port --verify --accept-bmc-only --max-off-watts --allow-host-only --expect-uuid --expect-serial --driver --ip --ipport --username --password --password-file --password-env --password-script --cipher --privlvl --ipmi-version --auth --hexadecimal-kg --accept-unauthenticated-replies --systems-uri --redfish-uri --plug --ca-cert --ssl-fingerprint --ssl-insecure --redfish-session --identity-file --ssh-agent --ssh-known-hosts --ssh-host-key --ssh-accept-new --use-sudo --missing-as-off --power-wait --power-timeout --poll-interval --confirm --retry-on --method --timeout --login-timeout --output --verbose --help --version"
+            opts="-i -a -u -l -p -S -C -L -A -W -n -k -m -o -v -h -V --inventory --all --parallel --stagger --bmc-interval --max-per-address --level --audit --dry-run --no-lock --address --probe-port --verify --accept-bmc-only --max-off-watts --allow-host-only --expect-uuid --expect-serial --driver --ip --ipport --username --password --password-file --password-env --password-script --cipher --privlvl --ipmi-version --auth --hexadecimal-kg --accept-unauthenticated-replies --workaround --systems-uri --redfish-uri --plug --ca-cert --ssl-fingerprint --ssl-insecure --redfish-session --identity-file --ssh-agent --ssh-known-hosts --ssh-host-key --ssh-accept-new --use-sudo --missing-as-off --region --access-key --endpoint-url --expect-node-name --expect-tag --allow-self-fence --power-wait --power-timeout --poll-interval --confirm --retry-on --method --timeout --login-timeout --output --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1274,6 +1418,10 @@ _fencekit() {
                     return 0
                     ;;
                 --bmc-interval)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-per-address)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1306,7 +1454,7 @@ _fencekit() {
                     return 0
                     ;;
                 --driver)
-                    COMPREPLY=($(compgen -W "ipmi redfish ssh" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "ipmi redfish ssh aws" -- "${cur}"))
                     return 0
                     ;;
                 --ip)
@@ -1389,6 +1537,14 @@ _fencekit() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --workaround)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -W)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --systems-uri)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1429,6 +1585,26 @@ _fencekit() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --region)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --access-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --endpoint-url)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --expect-node-name)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --expect-tag)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --power-wait)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1466,11 +1642,11 @@ _fencekit() {
                     return 0
                     ;;
                 --output)
-                    COMPREPLY=($(compgen -W "human json jsonl" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "human json jsonl openmetrics" -- "${cur}"))
                     return 0
                     ;;
                 -o)
-                    COMPREPLY=($(compgen -W "human json jsonl" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "human json jsonl openmetrics" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1481,7 +1657,7 @@ _fencekit() {
             return 0
             ;;
         fencekit__subcmd__reboot)
-            opts="-i -a -u -l -p -S -C -L -A -n -k -m -o -v -h -V --inventory --all --parallel --stagger --bmc-interval --level --audit --dry-run --no-lock --address --probe-port --verify --accept-bmc-only --max-off-watts --allow-host-only --expect-uuid --expect-serial --driver --ip --ipport --username --password --password-file --password-env --password-script --cipher --privlvl --ipmi-version --auth --hexadecimal-kg --accept-unauthenticated-replies --systems-uri --redfish-uri --plug --ca-cert --ssl-fingerprint --ssl-insecure --redfish-session --identity-file --ssh-agent --ssh-known-hosts --ssh-host-key --ssh-accept-new --use-sudo --missing-as-off --power-wait --power-timeout --poll-interval --confirm --retry-on --method --timeout --login-timeout --output --verbose --max-fence --force --reason --on-confirmed-off --hook-timeout --on-despite-hook-failure --crashdump --crashdump-wait --kdump-port --kdump-quiet --help --version"
+            opts="-i -a -u -l -p -S -C -L -A -W -n -k -m -o -v -h -V --inventory --all --parallel --stagger --bmc-interval --max-per-address --level --audit --dry-run --no-lock --address --probe-port --verify --accept-bmc-only --max-off-watts --allow-host-only --expect-uuid --expect-serial --driver --ip --ipport --username --password --password-file --password-env --password-script --cipher --privlvl --ipmi-version --auth --hexadecimal-kg --accept-unauthenticated-replies --workaround --systems-uri --redfish-uri --plug --ca-cert --ssl-fingerprint --ssl-insecure --redfish-session --identity-file --ssh-agent --ssh-known-hosts --ssh-host-key --ssh-accept-new --use-sudo --missing-as-off --region --access-key --endpoint-url --expect-node-name --expect-tag --allow-self-fence --power-wait --power-timeout --poll-interval --confirm --retry-on --method --timeout --login-timeout --output --verbose --max-fence --force --reason --on-confirmed-off --hook-timeout --on-despite-hook-failure --crashdump --crashdump-wait --kdump-port --kdump-quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1504,6 +1680,10 @@ _fencekit() {
                     return 0
                     ;;
                 --bmc-interval)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-per-address)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1536,7 +1716,7 @@ _fencekit() {
                     return 0
                     ;;
                 --driver)
-                    COMPREPLY=($(compgen -W "ipmi redfish ssh" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "ipmi redfish ssh aws" -- "${cur}"))
                     return 0
                     ;;
                 --ip)
@@ -1619,6 +1799,14 @@ _fencekit() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --workaround)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -W)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --systems-uri)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1659,6 +1847,26 @@ _fencekit() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --region)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --access-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --endpoint-url)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --expect-node-name)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --expect-tag)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --power-wait)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1696,11 +1904,11 @@ _fencekit() {
                     return 0
                     ;;
                 --output)
-                    COMPREPLY=($(compgen -W "human json jsonl" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "human json jsonl openmetrics" -- "${cur}"))
                     return 0
                     ;;
                 -o)
-                    COMPREPLY=($(compgen -W "human json jsonl" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "human json jsonl openmetrics" -- "${cur}"))
                     return 0
                     ;;
                 --max-fence)
@@ -1769,7 +1977,7 @@ _fencekit() {
             return 0
             ;;
         fencekit__subcmd__status)
-            opts="-i -a -u -l -p -S -C -L -A -n -k -m -o -v -h -V --inventory --all --parallel --stagger --bmc-interval --level --audit --dry-run --no-lock --address --probe-port --verify --accept-bmc-only --max-off-watts --allow-host-only --expect-uuid --expect-serial --driver --ip --ipport --username --password --password-file --password-env --password-script --cipher --privlvl --ipmi-version --auth --hexadecimal-kg --accept-unauthenticated-replies --systems-uri --redfish-uri --plug --ca-cert --ssl-fingerprint --ssl-insecure --redfish-session --identity-file --ssh-agent --ssh-known-hosts --ssh-host-key --ssh-accept-new --use-sudo --missing-as-off --power-wait --power-timeout --poll-interval --confirm --retry-on --method --timeout --login-timeout --output --verbose --help --version"
+            opts="-i -a -u -l -p -S -C -L -A -W -n -k -m -o -v -h -V --inventory --all --parallel --stagger --bmc-interval --max-per-address --level --audit --dry-run --no-lock --address --probe-port --verify --accept-bmc-only --max-off-watts --allow-host-only --expect-uuid --expect-serial --driver --ip --ipport --username --password --password-file --password-env --password-script --cipher --privlvl --ipmi-version --auth --hexadecimal-kg --accept-unauthenticated-replies --workaround --systems-uri --redfish-uri --plug --ca-cert --ssl-fingerprint --ssl-insecure --redfish-session --identity-file --ssh-agent --ssh-known-hosts --ssh-host-key --ssh-accept-new --use-sudo --missing-as-off --region --access-key --endpoint-url --expect-node-name --expect-tag --allow-self-fence --power-wait --power-timeout --poll-interval --confirm --retry-on --method --timeout --login-timeout --output --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1792,6 +2000,10 @@ _fencekit() {
                     return 0
                     ;;
                 --bmc-interval)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-per-address)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1824,7 +2036,7 @@ _fencekit() {
                     return 0
                     ;;
                 --driver)
-                    COMPREPLY=($(compgen -W "ipmi redfish ssh" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "ipmi redfish ssh aws" -- "${cur}"))
                     return 0
                     ;;
                 --ip)
@@ -1907,6 +2119,14 @@ _fencekit() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --workaround)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -W)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --systems-uri)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1947,6 +2167,26 @@ _fencekit() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --region)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --access-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --endpoint-url)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --expect-node-name)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --expect-tag)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --power-wait)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1984,11 +2224,11 @@ _fencekit() {
                     return 0
                     ;;
                 --output)
-                    COMPREPLY=($(compgen -W "human json jsonl" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "human json jsonl openmetrics" -- "${cur}"))
                     return 0
                     ;;
                 -o)
-                    COMPREPLY=($(compgen -W "human json jsonl" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "human json jsonl openmetrics" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1999,7 +2239,7 @@ _fencekit() {
             return 0
             ;;
         fencekit__subcmd__verify)
-            opts="-i -a -u -l -p -S -C -L -A -n -k -m -o -v -h -V --inventory --all --parallel --stagger --bmc-interval --level --audit --dry-run --no-lock --address --probe-port --verify --accept-bmc-only --max-off-watts --allow-host-only --expect-uuid --expect-serial --driver --ip --ipport --username --password --password-file --password-env --password-script --cipher --privlvl --ipmi-version --auth --hexadecimal-kg --accept-unauthenticated-replies --systems-uri --redfish-uri --plug --ca-cert --ssl-fingerprint --ssl-insecure --redfish-session --identity-file --ssh-agent --ssh-known-hosts --ssh-host-key --ssh-accept-new --use-sudo --missing-as-off --power-wait --power-timeout --poll-interval --confirm --retry-on --method --timeout --login-timeout --output --verbose --expect --samples --interval --probe-timeout --boot-timeout --baseline --record-baseline --help --version"
+            opts="-i -a -u -l -p -S -C -L -A -W -n -k -m -o -v -h -V --inventory --all --parallel --stagger --bmc-interval --max-per-address --level --audit --dry-run --no-lock --address --probe-port --verify --accept-bmc-only --max-off-watts --allow-host-only --expect-uuid --expect-serial --driver --ip --ipport --username --password --password-file --password-env --password-script --cipher --privlvl --ipmi-version --auth --hexadecimal-kg --accept-unauthenticated-replies --workaround --systems-uri --redfish-uri --plug --ca-cert --ssl-fingerprint --ssl-insecure --redfish-session --identity-file --ssh-agent --ssh-known-hosts --ssh-host-key --ssh-accept-new --use-sudo --missing-as-off --region --access-key --endpoint-url --expect-node-name --expect-tag --allow-self-fence --power-wait --power-timeout --poll-interval --confirm --retry-on --method --timeout --login-timeout --output --verbose --expect --samples --interval --probe-timeout --boot-timeout --baseline --record-baseline --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2022,6 +2262,10 @@ _fencekit() {
                     return 0
                     ;;
                 --bmc-interval)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-per-address)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -2054,7 +2298,7 @@ _fencekit() {
                     return 0
                     ;;
                 --driver)
-                    COMPREPLY=($(compgen -W "ipmi redfish ssh" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "ipmi redfish ssh aws" -- "${cur}"))
                     return 0
                     ;;
                 --ip)
@@ -2137,6 +2381,14 @@ _fencekit() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --workaround)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -W)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --systems-uri)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -2177,6 +2429,26 @@ _fencekit() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --region)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --access-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --endpoint-url)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --expect-node-name)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --expect-tag)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --power-wait)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -2214,11 +2486,11 @@ _fencekit() {
                     return 0
                     ;;
                 --output)
-                    COMPREPLY=($(compgen -W "human json jsonl" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "human json jsonl openmetrics" -- "${cur}"))
                     return 0
                     ;;
                 -o)
-                    COMPREPLY=($(compgen -W "human json jsonl" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "human json jsonl openmetrics" -- "${cur}"))
                     return 0
                     ;;
                 --expect)
@@ -2291,7 +2563,7 @@ _fencekit_with_nodes() {
         *) return 0 ;;
     esac
     [[ "$cur" == -* ]] && return 0
-    case " --address --audit --auth --baseline --bind --bmc-interval --boot-delay --boot-timeout --by --ca-cert --cipher --ciphers --confirm --crashdump-wait --delay --driver --drop --expect --expect-serial --expect-uuid --fault --for --hexadecimal-kg --hook-timeout --hosts --identity-file --interval --inventory --ip --ipmi-port-base --ipmi-version --ipport --kdump-port --kdump-quiet --level --login-timeout --loss --max-fence --max-off-watts --method --nodes --on-confirmed-off --output --parallel --password --password-env --password-file --password-script --pdu-fault --pdus --plug --poll-interval --power --power-timeout --power-wait --privlvl --probe-port --probe-timeout --reason --record-baseline --redfish --redfish-uri --retry-on --samples --ssh-host-key --ssh-known-hosts --ssl-fingerprint --stagger --systems-uri --timeout --transition --username --vendor --write-inventory -A -C -L -S -a -i -k -l -m -n -o -p -u " in
+    case " --access-key --address --audit --auth --baseline --bind --bmc-interval --boot-delay --boot-timeout --by --ca-cert --cipher --ciphers --confirm --crashdump-wait --delay --driver --drop --endpoint-url --expect --expect-node-name --expect-serial --expect-tag --expect-uuid --fault --for --hexadecimal-kg --hook-timeout --hosts --identity-file --interval --inventory --ip --ipmi-port-base --ipmi-version --ipport --kdump-port --kdump-quiet --level --listen --login-timeout --loss --max-fence --max-off-watts --max-per-address --method --nodes --on-confirmed-off --output --parallel --password --password-env --password-file --password-script --pdu-fault --pdus --plug --poll-interval --power --power-timeout --power-wait --privlvl --probe-port --probe-timeout --reason --record-baseline --redfish --redfish-uri --region --retry-on --samples --ssh-host-key --ssh-known-hosts --ssl-fingerprint --stagger --systems-uri --timeout --transition --username --vendor --watch --workaround --write-inventory -A -C -L -S -W -a -i -k -l -m -n -o -p -u " in
         *" $prev "*) return 0 ;;
     esac
     local IFS=$'\n'

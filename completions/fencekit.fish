@@ -32,7 +32,7 @@ complete -c fencekit -n "__fish_fencekit_needs_command" -f -a "off" -d 'Hard pow
 complete -c fencekit -n "__fish_fencekit_needs_command" -f -a "reboot" -d 'Power off (confirmed), then on (confirmed); or one cycle with --method cycle'
 complete -c fencekit -n "__fish_fencekit_needs_command" -f -a "monitor" -d 'Check that the BMC answers and authenticates, without touching power'
 complete -c fencekit -n "__fish_fencekit_needs_command" -f -a "verify" -d 'Prove a node is off (or back on) with independent evidence (exit 0 proven, 3 not, 1 no evidence)'
-complete -c fencekit -n "__fish_fencekit_needs_command" -f -a "check" -d 'Check that every fencing level would work, without touching power (exit 0 all fine)'
+complete -c fencekit -n "__fish_fencekit_needs_command" -f -a "check" -d 'Check that every fencing level would work, without touching power (exit 0 all fine); compare with a recorded baseline, export metrics, or keep watching'
 complete -c fencekit -n "__fish_fencekit_needs_command" -f -a "list" -d 'List what is behind a device: systems of a Redfish service, domains of a hypervisor'
 complete -c fencekit -n "__fish_fencekit_needs_command" -f -a "hold" -d 'Hold nodes: refuse on/off/reboot on them until released or expired (exit 1 when refused)'
 complete -c fencekit -n "__fish_fencekit_needs_command" -f -a "release" -d 'Release held nodes'
@@ -45,7 +45,8 @@ complete -c fencekit -n "__fish_fencekit_needs_command" -f -a "man" -d 'Print a 
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -s i -l inventory -d 'Inventory file (TOML) naming nodes and their fencing methods' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l parallel -d 'Most targets in flight at once' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l stagger -d 'For on and reboot: start node i after i × DUR (spreads inrush current)' -r
-complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l bmc-interval -d 'Least time between two sessions on one BMC (nodes sharing a BMC; not PDUs, which serve their rack one request at a time)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l bmc-interval -d 'Least time between two sessions on one device (nodes sharing a BMC, or systems of one Redfish service; not PDUs, which serve their rack one request at a time)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l max-per-address -d 'Most sessions at once to one address, within this run (several devices behind one address: VirtualBMC ports, sushy-tools systems)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l level -d 'Use only this fencing level of each inventory node (1 = first method)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l audit -d 'Append one JSON line per finished target to this file' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l address -d 'The node\'s own (data-plane) address, probed by verify (URL targets; inventories set `address`)' -r
@@ -55,7 +56,8 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l expect-uuid
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l expect-serial -d 'Refuse to act unless the machine reports this serial number (same rules as --expect-uuid)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l driver -d 'Driver for --ip targets' -r -f -a "ipmi\t'IPMI over LAN (RMCP+ or 1.5)'
 redfish\t'Redfish over HTTPS'
-ssh\t'SSH to a hypervisor (virsh; --plug names the domain)'"
+ssh\t'SSH to a hypervisor (virsh; --plug names the domain)'
+aws\t'Amazon EC2 (--region, --plug names the instance)'"
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -s a -l ip -d 'BMC address (instead of a target URL)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -s u -l ipport -d 'BMC UDP port' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -s l -l username -d 'BMC user name' -r
@@ -69,6 +71,7 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l ipmi-versio
 1.5\t'IPMI 1.5 (lan)'"
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -s A -l auth -d 'IPMI 1.5 authentication type (md5, password, none); implies --ipmi-version 1.5' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l hexadecimal-kg -d 'BMC key K_g in hexadecimal' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand status" -s W -l workaround -d 'IPMI vendor workarounds, FreeIPMI\'s names, comma-separated (docs/ipmi.md; those that drop a check are warned about on every use)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l systems-uri -d 'Redfish: the ComputerSystem URI (skips discovery)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l redfish-uri -d 'Redfish: the service root used for discovery' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -s n -l plug -d 'Redfish: which of several systems (Id, Name, UUID or @odata.id)' -r
@@ -77,18 +80,24 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l ssl-fingerp
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -s k -l identity-file -d 'SSH: authenticate with this private key (its passphrase from the password options)' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l ssh-known-hosts -d 'SSH: check the host key against this known_hosts file (default ~/.ssh/known_hosts)' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l ssh-host-key -d 'SSH: accept exactly the host key with this fingerprint (SHA256:…)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l region -d 'AWS: the region (default AWS_REGION / AWS_DEFAULT_REGION)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l access-key -d 'AWS: the access key ID; its secret access key comes from the password options (--password-file …, FENCEKIT_PASSWORD). Without it: the SDKs\' credential chain (environment, shared files, web identity, instance metadata)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l endpoint-url -d 'AWS: the EC2 endpoint (default: AWS_ENDPOINT_URL_EC2, AWS_ENDPOINT_URL, or the region\'s public one)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l expect-node-name -d 'AWS: refuse to act (before any state change) unless the instance\'s PrivateDnsName is NAME (how OpenShift and most Kubernetes on EC2 name nodes). Inventories use node_name' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l expect-tag -d 'AWS: refuse to act unless the instance carries this tag (KEY=VALUE, e.g. Name=worker-0). Inventories use expect_tag' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l power-wait -d 'Blind wait after each power command before polling' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l power-timeout -d 'How long a power transition may take to be observed' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l poll-interval -d 'First interval between status polls (grows up to 1s while nothing changes)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l confirm -d 'Consecutive identical reads needed to confirm a state' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l retry-on -d 'Extra attempts of the power-on command' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -s m -l method -d 'Reboot method' -r -f -a "onoff\t'Off (confirmed) then on (confirmed)'
-cycle\t'One power-cycle command; unverified'"
+cycle\t'One power-cycle command; unverified (with --verify: seen off, then on)'"
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l timeout -d 'Deadline for the whole action' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l login-timeout -d 'Bound on session set-up and on each request (within an action\'s --timeout, an IPMI set-up the BMC answered in part starts once more)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -s o -l output -d 'Output format' -r -f -a "human\t'Short lines for people'
 json\t'One JSON document'
-jsonl\t'One JSON object per event, as it happens, then one per result'"
+jsonl\t'One JSON object per event, as it happens, then one per result'
+openmetrics\t'`check` only: OpenMetrics / Prometheus text (node_exporter\'s textfile collector)'"
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l all -d 'Act on every node of the inventory'
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l dry-run -d 'Resolve targets, methods and credential references; print the plan; contact nothing'
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l no-lock -d 'Do not take the per-BMC lock that serialises fencekit processes on this host'
@@ -102,13 +111,15 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l ssh-agent -
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l ssh-accept-new -d 'SSH: accept and record an unknown host key (a changed one is still refused)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l use-sudo -d 'SSH: run the remote commands through sudo'
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l missing-as-off -d 'SSH (virsh): a domain that does not exist counts as off'
+complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l allow-self-fence -d 'AWS: allow off/reboot of the instance this process runs on (the metadata service tells; refused otherwise)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -s v -l verbose -d 'More detail on stderr (-v, -vv, -vvv); never shows secrets'
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -s V -l version -d 'Print version'
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -s i -l inventory -d 'Inventory file (TOML) naming nodes and their fencing methods' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l parallel -d 'Most targets in flight at once' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l stagger -d 'For on and reboot: start node i after i × DUR (spreads inrush current)' -r
-complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l bmc-interval -d 'Least time between two sessions on one BMC (nodes sharing a BMC; not PDUs, which serve their rack one request at a time)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l bmc-interval -d 'Least time between two sessions on one device (nodes sharing a BMC, or systems of one Redfish service; not PDUs, which serve their rack one request at a time)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l max-per-address -d 'Most sessions at once to one address, within this run (several devices behind one address: VirtualBMC ports, sushy-tools systems)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l level -d 'Use only this fencing level of each inventory node (1 = first method)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l audit -d 'Append one JSON line per finished target to this file' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l address -d 'The node\'s own (data-plane) address, probed by verify (URL targets; inventories set `address`)' -r
@@ -118,7 +129,8 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l expect-uuid -d 
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l expect-serial -d 'Refuse to act unless the machine reports this serial number (same rules as --expect-uuid)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l driver -d 'Driver for --ip targets' -r -f -a "ipmi\t'IPMI over LAN (RMCP+ or 1.5)'
 redfish\t'Redfish over HTTPS'
-ssh\t'SSH to a hypervisor (virsh; --plug names the domain)'"
+ssh\t'SSH to a hypervisor (virsh; --plug names the domain)'
+aws\t'Amazon EC2 (--region, --plug names the instance)'"
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -s a -l ip -d 'BMC address (instead of a target URL)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -s u -l ipport -d 'BMC UDP port' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -s l -l username -d 'BMC user name' -r
@@ -132,6 +144,7 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l ipmi-version -d
 1.5\t'IPMI 1.5 (lan)'"
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -s A -l auth -d 'IPMI 1.5 authentication type (md5, password, none); implies --ipmi-version 1.5' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l hexadecimal-kg -d 'BMC key K_g in hexadecimal' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand on" -s W -l workaround -d 'IPMI vendor workarounds, FreeIPMI\'s names, comma-separated (docs/ipmi.md; those that drop a check are warned about on every use)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l systems-uri -d 'Redfish: the ComputerSystem URI (skips discovery)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l redfish-uri -d 'Redfish: the service root used for discovery' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -s n -l plug -d 'Redfish: which of several systems (Id, Name, UUID or @odata.id)' -r
@@ -140,18 +153,24 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l ssl-fingerprint
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -s k -l identity-file -d 'SSH: authenticate with this private key (its passphrase from the password options)' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l ssh-known-hosts -d 'SSH: check the host key against this known_hosts file (default ~/.ssh/known_hosts)' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l ssh-host-key -d 'SSH: accept exactly the host key with this fingerprint (SHA256:…)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l region -d 'AWS: the region (default AWS_REGION / AWS_DEFAULT_REGION)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l access-key -d 'AWS: the access key ID; its secret access key comes from the password options (--password-file …, FENCEKIT_PASSWORD). Without it: the SDKs\' credential chain (environment, shared files, web identity, instance metadata)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l endpoint-url -d 'AWS: the EC2 endpoint (default: AWS_ENDPOINT_URL_EC2, AWS_ENDPOINT_URL, or the region\'s public one)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l expect-node-name -d 'AWS: refuse to act (before any state change) unless the instance\'s PrivateDnsName is NAME (how OpenShift and most Kubernetes on EC2 name nodes). Inventories use node_name' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l expect-tag -d 'AWS: refuse to act unless the instance carries this tag (KEY=VALUE, e.g. Name=worker-0). Inventories use expect_tag' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l power-wait -d 'Blind wait after each power command before polling' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l power-timeout -d 'How long a power transition may take to be observed' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l poll-interval -d 'First interval between status polls (grows up to 1s while nothing changes)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l confirm -d 'Consecutive identical reads needed to confirm a state' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l retry-on -d 'Extra attempts of the power-on command' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -s m -l method -d 'Reboot method' -r -f -a "onoff\t'Off (confirmed) then on (confirmed)'
-cycle\t'One power-cycle command; unverified'"
+cycle\t'One power-cycle command; unverified (with --verify: seen off, then on)'"
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l timeout -d 'Deadline for the whole action' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l login-timeout -d 'Bound on session set-up and on each request (within an action\'s --timeout, an IPMI set-up the BMC answered in part starts once more)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -s o -l output -d 'Output format' -r -f -a "human\t'Short lines for people'
 json\t'One JSON document'
-jsonl\t'One JSON object per event, as it happens, then one per result'"
+jsonl\t'One JSON object per event, as it happens, then one per result'
+openmetrics\t'`check` only: OpenMetrics / Prometheus text (node_exporter\'s textfile collector)'"
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l all -d 'Act on every node of the inventory'
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l dry-run -d 'Resolve targets, methods and credential references; print the plan; contact nothing'
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l no-lock -d 'Do not take the per-BMC lock that serialises fencekit processes on this host'
@@ -165,13 +184,15 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l ssh-agent -d 'S
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l ssh-accept-new -d 'SSH: accept and record an unknown host key (a changed one is still refused)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l use-sudo -d 'SSH: run the remote commands through sudo'
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l missing-as-off -d 'SSH (virsh): a domain that does not exist counts as off'
+complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l allow-self-fence -d 'AWS: allow off/reboot of the instance this process runs on (the metadata service tells; refused otherwise)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -s v -l verbose -d 'More detail on stderr (-v, -vv, -vvv); never shows secrets'
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -s V -l version -d 'Print version'
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -s i -l inventory -d 'Inventory file (TOML) naming nodes and their fencing methods' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l parallel -d 'Most targets in flight at once' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l stagger -d 'For on and reboot: start node i after i × DUR (spreads inrush current)' -r
-complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l bmc-interval -d 'Least time between two sessions on one BMC (nodes sharing a BMC; not PDUs, which serve their rack one request at a time)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l bmc-interval -d 'Least time between two sessions on one device (nodes sharing a BMC, or systems of one Redfish service; not PDUs, which serve their rack one request at a time)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l max-per-address -d 'Most sessions at once to one address, within this run (several devices behind one address: VirtualBMC ports, sushy-tools systems)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l level -d 'Use only this fencing level of each inventory node (1 = first method)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l audit -d 'Append one JSON line per finished target to this file' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l address -d 'The node\'s own (data-plane) address, probed by verify (URL targets; inventories set `address`)' -r
@@ -181,7 +202,8 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l expect-uuid -d
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l expect-serial -d 'Refuse to act unless the machine reports this serial number (same rules as --expect-uuid)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l driver -d 'Driver for --ip targets' -r -f -a "ipmi\t'IPMI over LAN (RMCP+ or 1.5)'
 redfish\t'Redfish over HTTPS'
-ssh\t'SSH to a hypervisor (virsh; --plug names the domain)'"
+ssh\t'SSH to a hypervisor (virsh; --plug names the domain)'
+aws\t'Amazon EC2 (--region, --plug names the instance)'"
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -s a -l ip -d 'BMC address (instead of a target URL)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -s u -l ipport -d 'BMC UDP port' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -s l -l username -d 'BMC user name' -r
@@ -195,6 +217,7 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l ipmi-version -
 1.5\t'IPMI 1.5 (lan)'"
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -s A -l auth -d 'IPMI 1.5 authentication type (md5, password, none); implies --ipmi-version 1.5' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l hexadecimal-kg -d 'BMC key K_g in hexadecimal' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand off" -s W -l workaround -d 'IPMI vendor workarounds, FreeIPMI\'s names, comma-separated (docs/ipmi.md; those that drop a check are warned about on every use)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l systems-uri -d 'Redfish: the ComputerSystem URI (skips discovery)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l redfish-uri -d 'Redfish: the service root used for discovery' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -s n -l plug -d 'Redfish: which of several systems (Id, Name, UUID or @odata.id)' -r
@@ -203,18 +226,24 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l ssl-fingerprin
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -s k -l identity-file -d 'SSH: authenticate with this private key (its passphrase from the password options)' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l ssh-known-hosts -d 'SSH: check the host key against this known_hosts file (default ~/.ssh/known_hosts)' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l ssh-host-key -d 'SSH: accept exactly the host key with this fingerprint (SHA256:…)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l region -d 'AWS: the region (default AWS_REGION / AWS_DEFAULT_REGION)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l access-key -d 'AWS: the access key ID; its secret access key comes from the password options (--password-file …, FENCEKIT_PASSWORD). Without it: the SDKs\' credential chain (environment, shared files, web identity, instance metadata)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l endpoint-url -d 'AWS: the EC2 endpoint (default: AWS_ENDPOINT_URL_EC2, AWS_ENDPOINT_URL, or the region\'s public one)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l expect-node-name -d 'AWS: refuse to act (before any state change) unless the instance\'s PrivateDnsName is NAME (how OpenShift and most Kubernetes on EC2 name nodes). Inventories use node_name' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l expect-tag -d 'AWS: refuse to act unless the instance carries this tag (KEY=VALUE, e.g. Name=worker-0). Inventories use expect_tag' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l power-wait -d 'Blind wait after each power command before polling' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l power-timeout -d 'How long a power transition may take to be observed' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l poll-interval -d 'First interval between status polls (grows up to 1s while nothing changes)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l confirm -d 'Consecutive identical reads needed to confirm a state' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l retry-on -d 'Extra attempts of the power-on command' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -s m -l method -d 'Reboot method' -r -f -a "onoff\t'Off (confirmed) then on (confirmed)'
-cycle\t'One power-cycle command; unverified'"
+cycle\t'One power-cycle command; unverified (with --verify: seen off, then on)'"
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l timeout -d 'Deadline for the whole action' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l login-timeout -d 'Bound on session set-up and on each request (within an action\'s --timeout, an IPMI set-up the BMC answered in part starts once more)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -s o -l output -d 'Output format' -r -f -a "human\t'Short lines for people'
 json\t'One JSON document'
-jsonl\t'One JSON object per event, as it happens, then one per result'"
+jsonl\t'One JSON object per event, as it happens, then one per result'
+openmetrics\t'`check` only: OpenMetrics / Prometheus text (node_exporter\'s textfile collector)'"
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l max-fence -d 'Refuse (exit 64, nothing contacted) to act on more nodes than N, or than P% of the inventory (of the targets named, without one); default: the inventory\'s `max_fence`' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l reason -d 'Why --force is used (recorded in the audit trail with who used it)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l on-confirmed-off -d 'Run CMD (sh -c) once while the node is observed off: after off is confirmed; during reboot, between the confirmed off and the power-on. It gets FENCEKIT_NODE, FENCEKIT_ACTION, FENCEKIT_METHOD, FENCEKIT_LEVEL, FENCEKIT_EVIDENCE and more, never a secret. Default: the inventory\'s `on_confirmed_off`' -r
@@ -235,6 +264,7 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l ssh-agent -d '
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l ssh-accept-new -d 'SSH: accept and record an unknown host key (a changed one is still refused)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l use-sudo -d 'SSH: run the remote commands through sudo'
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l missing-as-off -d 'SSH (virsh): a domain that does not exist counts as off'
+complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l allow-self-fence -d 'AWS: allow off/reboot of the instance this process runs on (the metadata service tells; refused otherwise)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -s v -l verbose -d 'More detail on stderr (-v, -vv, -vvv); never shows secrets'
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l force -d 'Act beyond --max-fence anyway; needs --reason and an audit trail'
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l on-despite-hook-failure -d 'reboot: power the node on even if the confirmed-off hook failed (the result still fails); without it the node is left off'
@@ -244,7 +274,8 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand off" -s V -l version -
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -s i -l inventory -d 'Inventory file (TOML) naming nodes and their fencing methods' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l parallel -d 'Most targets in flight at once' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l stagger -d 'For on and reboot: start node i after i × DUR (spreads inrush current)' -r
-complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l bmc-interval -d 'Least time between two sessions on one BMC (nodes sharing a BMC; not PDUs, which serve their rack one request at a time)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l bmc-interval -d 'Least time between two sessions on one device (nodes sharing a BMC, or systems of one Redfish service; not PDUs, which serve their rack one request at a time)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l max-per-address -d 'Most sessions at once to one address, within this run (several devices behind one address: VirtualBMC ports, sushy-tools systems)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l level -d 'Use only this fencing level of each inventory node (1 = first method)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l audit -d 'Append one JSON line per finished target to this file' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l address -d 'The node\'s own (data-plane) address, probed by verify (URL targets; inventories set `address`)' -r
@@ -254,7 +285,8 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l expect-uuid
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l expect-serial -d 'Refuse to act unless the machine reports this serial number (same rules as --expect-uuid)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l driver -d 'Driver for --ip targets' -r -f -a "ipmi\t'IPMI over LAN (RMCP+ or 1.5)'
 redfish\t'Redfish over HTTPS'
-ssh\t'SSH to a hypervisor (virsh; --plug names the domain)'"
+ssh\t'SSH to a hypervisor (virsh; --plug names the domain)'
+aws\t'Amazon EC2 (--region, --plug names the instance)'"
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -s a -l ip -d 'BMC address (instead of a target URL)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -s u -l ipport -d 'BMC UDP port' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -s l -l username -d 'BMC user name' -r
@@ -268,6 +300,7 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l ipmi-versio
 1.5\t'IPMI 1.5 (lan)'"
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -s A -l auth -d 'IPMI 1.5 authentication type (md5, password, none); implies --ipmi-version 1.5' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l hexadecimal-kg -d 'BMC key K_g in hexadecimal' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -s W -l workaround -d 'IPMI vendor workarounds, FreeIPMI\'s names, comma-separated (docs/ipmi.md; those that drop a check are warned about on every use)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l systems-uri -d 'Redfish: the ComputerSystem URI (skips discovery)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l redfish-uri -d 'Redfish: the service root used for discovery' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -s n -l plug -d 'Redfish: which of several systems (Id, Name, UUID or @odata.id)' -r
@@ -276,18 +309,24 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l ssl-fingerp
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -s k -l identity-file -d 'SSH: authenticate with this private key (its passphrase from the password options)' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l ssh-known-hosts -d 'SSH: check the host key against this known_hosts file (default ~/.ssh/known_hosts)' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l ssh-host-key -d 'SSH: accept exactly the host key with this fingerprint (SHA256:…)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l region -d 'AWS: the region (default AWS_REGION / AWS_DEFAULT_REGION)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l access-key -d 'AWS: the access key ID; its secret access key comes from the password options (--password-file …, FENCEKIT_PASSWORD). Without it: the SDKs\' credential chain (environment, shared files, web identity, instance metadata)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l endpoint-url -d 'AWS: the EC2 endpoint (default: AWS_ENDPOINT_URL_EC2, AWS_ENDPOINT_URL, or the region\'s public one)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l expect-node-name -d 'AWS: refuse to act (before any state change) unless the instance\'s PrivateDnsName is NAME (how OpenShift and most Kubernetes on EC2 name nodes). Inventories use node_name' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l expect-tag -d 'AWS: refuse to act unless the instance carries this tag (KEY=VALUE, e.g. Name=worker-0). Inventories use expect_tag' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l power-wait -d 'Blind wait after each power command before polling' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l power-timeout -d 'How long a power transition may take to be observed' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l poll-interval -d 'First interval between status polls (grows up to 1s while nothing changes)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l confirm -d 'Consecutive identical reads needed to confirm a state' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l retry-on -d 'Extra attempts of the power-on command' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -s m -l method -d 'Reboot method' -r -f -a "onoff\t'Off (confirmed) then on (confirmed)'
-cycle\t'One power-cycle command; unverified'"
+cycle\t'One power-cycle command; unverified (with --verify: seen off, then on)'"
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l timeout -d 'Deadline for the whole action' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l login-timeout -d 'Bound on session set-up and on each request (within an action\'s --timeout, an IPMI set-up the BMC answered in part starts once more)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -s o -l output -d 'Output format' -r -f -a "human\t'Short lines for people'
 json\t'One JSON document'
-jsonl\t'One JSON object per event, as it happens, then one per result'"
+jsonl\t'One JSON object per event, as it happens, then one per result'
+openmetrics\t'`check` only: OpenMetrics / Prometheus text (node_exporter\'s textfile collector)'"
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l max-fence -d 'Refuse (exit 64, nothing contacted) to act on more nodes than N, or than P% of the inventory (of the targets named, without one); default: the inventory\'s `max_fence`' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l reason -d 'Why --force is used (recorded in the audit trail with who used it)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l on-confirmed-off -d 'Run CMD (sh -c) once while the node is observed off: after off is confirmed; during reboot, between the confirmed off and the power-on. It gets FENCEKIT_NODE, FENCEKIT_ACTION, FENCEKIT_METHOD, FENCEKIT_LEVEL, FENCEKIT_EVIDENCE and more, never a secret. Default: the inventory\'s `on_confirmed_off`' -r
@@ -308,6 +347,7 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l ssh-agent -
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l ssh-accept-new -d 'SSH: accept and record an unknown host key (a changed one is still refused)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l use-sudo -d 'SSH: run the remote commands through sudo'
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l missing-as-off -d 'SSH (virsh): a domain that does not exist counts as off'
+complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l allow-self-fence -d 'AWS: allow off/reboot of the instance this process runs on (the metadata service tells; refused otherwise)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -s v -l verbose -d 'More detail on stderr (-v, -vv, -vvv); never shows secrets'
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l force -d 'Act beyond --max-fence anyway; needs --reason and an audit trail'
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l on-despite-hook-failure -d 'reboot: power the node on even if the confirmed-off hook failed (the result still fails); without it the node is left off'
@@ -317,7 +357,8 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -s V -l versio
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -s i -l inventory -d 'Inventory file (TOML) naming nodes and their fencing methods' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l parallel -d 'Most targets in flight at once' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l stagger -d 'For on and reboot: start node i after i × DUR (spreads inrush current)' -r
-complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l bmc-interval -d 'Least time between two sessions on one BMC (nodes sharing a BMC; not PDUs, which serve their rack one request at a time)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l bmc-interval -d 'Least time between two sessions on one device (nodes sharing a BMC, or systems of one Redfish service; not PDUs, which serve their rack one request at a time)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l max-per-address -d 'Most sessions at once to one address, within this run (several devices behind one address: VirtualBMC ports, sushy-tools systems)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l level -d 'Use only this fencing level of each inventory node (1 = first method)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l audit -d 'Append one JSON line per finished target to this file' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l address -d 'The node\'s own (data-plane) address, probed by verify (URL targets; inventories set `address`)' -r
@@ -327,7 +368,8 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l expect-uui
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l expect-serial -d 'Refuse to act unless the machine reports this serial number (same rules as --expect-uuid)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l driver -d 'Driver for --ip targets' -r -f -a "ipmi\t'IPMI over LAN (RMCP+ or 1.5)'
 redfish\t'Redfish over HTTPS'
-ssh\t'SSH to a hypervisor (virsh; --plug names the domain)'"
+ssh\t'SSH to a hypervisor (virsh; --plug names the domain)'
+aws\t'Amazon EC2 (--region, --plug names the instance)'"
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -s a -l ip -d 'BMC address (instead of a target URL)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -s u -l ipport -d 'BMC UDP port' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -s l -l username -d 'BMC user name' -r
@@ -341,6 +383,7 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l ipmi-versi
 1.5\t'IPMI 1.5 (lan)'"
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -s A -l auth -d 'IPMI 1.5 authentication type (md5, password, none); implies --ipmi-version 1.5' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l hexadecimal-kg -d 'BMC key K_g in hexadecimal' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -s W -l workaround -d 'IPMI vendor workarounds, FreeIPMI\'s names, comma-separated (docs/ipmi.md; those that drop a check are warned about on every use)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l systems-uri -d 'Redfish: the ComputerSystem URI (skips discovery)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l redfish-uri -d 'Redfish: the service root used for discovery' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -s n -l plug -d 'Redfish: which of several systems (Id, Name, UUID or @odata.id)' -r
@@ -349,18 +392,24 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l ssl-finger
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -s k -l identity-file -d 'SSH: authenticate with this private key (its passphrase from the password options)' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l ssh-known-hosts -d 'SSH: check the host key against this known_hosts file (default ~/.ssh/known_hosts)' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l ssh-host-key -d 'SSH: accept exactly the host key with this fingerprint (SHA256:…)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l region -d 'AWS: the region (default AWS_REGION / AWS_DEFAULT_REGION)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l access-key -d 'AWS: the access key ID; its secret access key comes from the password options (--password-file …, FENCEKIT_PASSWORD). Without it: the SDKs\' credential chain (environment, shared files, web identity, instance metadata)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l endpoint-url -d 'AWS: the EC2 endpoint (default: AWS_ENDPOINT_URL_EC2, AWS_ENDPOINT_URL, or the region\'s public one)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l expect-node-name -d 'AWS: refuse to act (before any state change) unless the instance\'s PrivateDnsName is NAME (how OpenShift and most Kubernetes on EC2 name nodes). Inventories use node_name' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l expect-tag -d 'AWS: refuse to act unless the instance carries this tag (KEY=VALUE, e.g. Name=worker-0). Inventories use expect_tag' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l power-wait -d 'Blind wait after each power command before polling' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l power-timeout -d 'How long a power transition may take to be observed' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l poll-interval -d 'First interval between status polls (grows up to 1s while nothing changes)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l confirm -d 'Consecutive identical reads needed to confirm a state' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l retry-on -d 'Extra attempts of the power-on command' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -s m -l method -d 'Reboot method' -r -f -a "onoff\t'Off (confirmed) then on (confirmed)'
-cycle\t'One power-cycle command; unverified'"
+cycle\t'One power-cycle command; unverified (with --verify: seen off, then on)'"
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l timeout -d 'Deadline for the whole action' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l login-timeout -d 'Bound on session set-up and on each request (within an action\'s --timeout, an IPMI set-up the BMC answered in part starts once more)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -s o -l output -d 'Output format' -r -f -a "human\t'Short lines for people'
 json\t'One JSON document'
-jsonl\t'One JSON object per event, as it happens, then one per result'"
+jsonl\t'One JSON object per event, as it happens, then one per result'
+openmetrics\t'`check` only: OpenMetrics / Prometheus text (node_exporter\'s textfile collector)'"
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l all -d 'Act on every node of the inventory'
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l dry-run -d 'Resolve targets, methods and credential references; print the plan; contact nothing'
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l no-lock -d 'Do not take the per-BMC lock that serialises fencekit processes on this host'
@@ -374,13 +423,15 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l ssh-agent 
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l ssh-accept-new -d 'SSH: accept and record an unknown host key (a changed one is still refused)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l use-sudo -d 'SSH: run the remote commands through sudo'
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l missing-as-off -d 'SSH (virsh): a domain that does not exist counts as off'
+complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l allow-self-fence -d 'AWS: allow off/reboot of the instance this process runs on (the metadata service tells; refused otherwise)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -s v -l verbose -d 'More detail on stderr (-v, -vv, -vvv); never shows secrets'
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -s V -l version -d 'Print version'
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -s i -l inventory -d 'Inventory file (TOML) naming nodes and their fencing methods' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l parallel -d 'Most targets in flight at once' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l stagger -d 'For on and reboot: start node i after i × DUR (spreads inrush current)' -r
-complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l bmc-interval -d 'Least time between two sessions on one BMC (nodes sharing a BMC; not PDUs, which serve their rack one request at a time)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l bmc-interval -d 'Least time between two sessions on one device (nodes sharing a BMC, or systems of one Redfish service; not PDUs, which serve their rack one request at a time)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l max-per-address -d 'Most sessions at once to one address, within this run (several devices behind one address: VirtualBMC ports, sushy-tools systems)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l level -d 'Use only this fencing level of each inventory node (1 = first method)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l audit -d 'Append one JSON line per finished target to this file' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l address -d 'The node\'s own (data-plane) address, probed by verify (URL targets; inventories set `address`)' -r
@@ -390,7 +441,8 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l expect-uuid
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l expect-serial -d 'Refuse to act unless the machine reports this serial number (same rules as --expect-uuid)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l driver -d 'Driver for --ip targets' -r -f -a "ipmi\t'IPMI over LAN (RMCP+ or 1.5)'
 redfish\t'Redfish over HTTPS'
-ssh\t'SSH to a hypervisor (virsh; --plug names the domain)'"
+ssh\t'SSH to a hypervisor (virsh; --plug names the domain)'
+aws\t'Amazon EC2 (--region, --plug names the instance)'"
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -s a -l ip -d 'BMC address (instead of a target URL)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -s u -l ipport -d 'BMC UDP port' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -s l -l username -d 'BMC user name' -r
@@ -404,6 +456,7 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l ipmi-versio
 1.5\t'IPMI 1.5 (lan)'"
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -s A -l auth -d 'IPMI 1.5 authentication type (md5, password, none); implies --ipmi-version 1.5' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l hexadecimal-kg -d 'BMC key K_g in hexadecimal' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -s W -l workaround -d 'IPMI vendor workarounds, FreeIPMI\'s names, comma-separated (docs/ipmi.md; those that drop a check are warned about on every use)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l systems-uri -d 'Redfish: the ComputerSystem URI (skips discovery)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l redfish-uri -d 'Redfish: the service root used for discovery' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -s n -l plug -d 'Redfish: which of several systems (Id, Name, UUID or @odata.id)' -r
@@ -412,18 +465,24 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l ssl-fingerp
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -s k -l identity-file -d 'SSH: authenticate with this private key (its passphrase from the password options)' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l ssh-known-hosts -d 'SSH: check the host key against this known_hosts file (default ~/.ssh/known_hosts)' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l ssh-host-key -d 'SSH: accept exactly the host key with this fingerprint (SHA256:…)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l region -d 'AWS: the region (default AWS_REGION / AWS_DEFAULT_REGION)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l access-key -d 'AWS: the access key ID; its secret access key comes from the password options (--password-file …, FENCEKIT_PASSWORD). Without it: the SDKs\' credential chain (environment, shared files, web identity, instance metadata)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l endpoint-url -d 'AWS: the EC2 endpoint (default: AWS_ENDPOINT_URL_EC2, AWS_ENDPOINT_URL, or the region\'s public one)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l expect-node-name -d 'AWS: refuse to act (before any state change) unless the instance\'s PrivateDnsName is NAME (how OpenShift and most Kubernetes on EC2 name nodes). Inventories use node_name' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l expect-tag -d 'AWS: refuse to act unless the instance carries this tag (KEY=VALUE, e.g. Name=worker-0). Inventories use expect_tag' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l power-wait -d 'Blind wait after each power command before polling' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l power-timeout -d 'How long a power transition may take to be observed' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l poll-interval -d 'First interval between status polls (grows up to 1s while nothing changes)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l confirm -d 'Consecutive identical reads needed to confirm a state' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l retry-on -d 'Extra attempts of the power-on command' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -s m -l method -d 'Reboot method' -r -f -a "onoff\t'Off (confirmed) then on (confirmed)'
-cycle\t'One power-cycle command; unverified'"
+cycle\t'One power-cycle command; unverified (with --verify: seen off, then on)'"
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l timeout -d 'Deadline for the whole action' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l login-timeout -d 'Bound on session set-up and on each request (within an action\'s --timeout, an IPMI set-up the BMC answered in part starts once more)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -s o -l output -d 'Output format' -r -f -a "human\t'Short lines for people'
 json\t'One JSON document'
-jsonl\t'One JSON object per event, as it happens, then one per result'"
+jsonl\t'One JSON object per event, as it happens, then one per result'
+openmetrics\t'`check` only: OpenMetrics / Prometheus text (node_exporter\'s textfile collector)'"
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l expect -d 'The state to prove' -r -f -a "off\t''
 on\t''"
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l samples -d 'Consecutive BMC reads per channel' -r
@@ -445,13 +504,15 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l ssh-agent -
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l ssh-accept-new -d 'SSH: accept and record an unknown host key (a changed one is still refused)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l use-sudo -d 'SSH: run the remote commands through sudo'
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l missing-as-off -d 'SSH (virsh): a domain that does not exist counts as off'
+complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l allow-self-fence -d 'AWS: allow off/reboot of the instance this process runs on (the metadata service tells; refused otherwise)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -s v -l verbose -d 'More detail on stderr (-v, -vv, -vvv); never shows secrets'
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -s V -l version -d 'Print version'
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -s i -l inventory -d 'Inventory file (TOML) naming nodes and their fencing methods' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l parallel -d 'Most targets in flight at once' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l stagger -d 'For on and reboot: start node i after i × DUR (spreads inrush current)' -r
-complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l bmc-interval -d 'Least time between two sessions on one BMC (nodes sharing a BMC; not PDUs, which serve their rack one request at a time)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l bmc-interval -d 'Least time between two sessions on one device (nodes sharing a BMC, or systems of one Redfish service; not PDUs, which serve their rack one request at a time)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l max-per-address -d 'Most sessions at once to one address, within this run (several devices behind one address: VirtualBMC ports, sushy-tools systems)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l level -d 'Use only this fencing level of each inventory node (1 = first method)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l audit -d 'Append one JSON line per finished target to this file' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l address -d 'The node\'s own (data-plane) address, probed by verify (URL targets; inventories set `address`)' -r
@@ -461,7 +522,8 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l expect-uuid 
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l expect-serial -d 'Refuse to act unless the machine reports this serial number (same rules as --expect-uuid)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l driver -d 'Driver for --ip targets' -r -f -a "ipmi\t'IPMI over LAN (RMCP+ or 1.5)'
 redfish\t'Redfish over HTTPS'
-ssh\t'SSH to a hypervisor (virsh; --plug names the domain)'"
+ssh\t'SSH to a hypervisor (virsh; --plug names the domain)'
+aws\t'Amazon EC2 (--region, --plug names the instance)'"
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -s a -l ip -d 'BMC address (instead of a target URL)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -s u -l ipport -d 'BMC UDP port' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -s l -l username -d 'BMC user name' -r
@@ -475,6 +537,7 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l ipmi-version
 1.5\t'IPMI 1.5 (lan)'"
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -s A -l auth -d 'IPMI 1.5 authentication type (md5, password, none); implies --ipmi-version 1.5' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l hexadecimal-kg -d 'BMC key K_g in hexadecimal' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -s W -l workaround -d 'IPMI vendor workarounds, FreeIPMI\'s names, comma-separated (docs/ipmi.md; those that drop a check are warned about on every use)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l systems-uri -d 'Redfish: the ComputerSystem URI (skips discovery)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l redfish-uri -d 'Redfish: the service root used for discovery' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -s n -l plug -d 'Redfish: which of several systems (Id, Name, UUID or @odata.id)' -r
@@ -483,18 +546,28 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l ssl-fingerpr
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -s k -l identity-file -d 'SSH: authenticate with this private key (its passphrase from the password options)' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l ssh-known-hosts -d 'SSH: check the host key against this known_hosts file (default ~/.ssh/known_hosts)' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l ssh-host-key -d 'SSH: accept exactly the host key with this fingerprint (SHA256:…)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l region -d 'AWS: the region (default AWS_REGION / AWS_DEFAULT_REGION)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l access-key -d 'AWS: the access key ID; its secret access key comes from the password options (--password-file …, FENCEKIT_PASSWORD). Without it: the SDKs\' credential chain (environment, shared files, web identity, instance metadata)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l endpoint-url -d 'AWS: the EC2 endpoint (default: AWS_ENDPOINT_URL_EC2, AWS_ENDPOINT_URL, or the region\'s public one)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l expect-node-name -d 'AWS: refuse to act (before any state change) unless the instance\'s PrivateDnsName is NAME (how OpenShift and most Kubernetes on EC2 name nodes). Inventories use node_name' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l expect-tag -d 'AWS: refuse to act unless the instance carries this tag (KEY=VALUE, e.g. Name=worker-0). Inventories use expect_tag' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l power-wait -d 'Blind wait after each power command before polling' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l power-timeout -d 'How long a power transition may take to be observed' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l poll-interval -d 'First interval between status polls (grows up to 1s while nothing changes)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l confirm -d 'Consecutive identical reads needed to confirm a state' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l retry-on -d 'Extra attempts of the power-on command' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -s m -l method -d 'Reboot method' -r -f -a "onoff\t'Off (confirmed) then on (confirmed)'
-cycle\t'One power-cycle command; unverified'"
+cycle\t'One power-cycle command; unverified (with --verify: seen off, then on)'"
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l timeout -d 'Deadline for the whole action' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l login-timeout -d 'Bound on session set-up and on each request (within an action\'s --timeout, an IPMI set-up the BMC answered in part starts once more)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -s o -l output -d 'Output format' -r -f -a "human\t'Short lines for people'
 json\t'One JSON document'
-jsonl\t'One JSON object per event, as it happens, then one per result'"
+jsonl\t'One JSON object per event, as it happens, then one per result'
+openmetrics\t'`check` only: OpenMetrics / Prometheus text (node_exporter\'s textfile collector)'"
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l baseline -d 'The baseline (TOML) that --record writes and a check compares with: every difference is a named drift (see below), exit 4 weakened, 5 changed, 1 broken' -r -F
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l probe-timeout -d 'Bound on one TCP probe of a node\'s own address (with --baseline)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l watch -d 'Check again and again, each node about every INTERVAL (±10 %, never two sessions at once on one BMC, --bmc-interval between them), log one line per change, until SIGTERM or SIGINT. Never sends a power command' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l listen -d 'With --watch: serve /metrics (OpenMetrics) and /healthz over HTTP on this address only, e.g. 127.0.0.1:9487' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l all -d 'Act on every node of the inventory'
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l dry-run -d 'Resolve targets, methods and credential references; print the plan; contact nothing'
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l no-lock -d 'Do not take the per-BMC lock that serialises fencekit processes on this host'
@@ -508,14 +581,17 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l ssh-agent -d
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l ssh-accept-new -d 'SSH: accept and record an unknown host key (a changed one is still refused)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l use-sudo -d 'SSH: run the remote commands through sudo'
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l missing-as-off -d 'SSH (virsh): a domain that does not exist counts as off'
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l allow-self-fence -d 'AWS: allow off/reboot of the instance this process runs on (the metadata service tells; refused otherwise)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -s v -l verbose -d 'More detail on stderr (-v, -vv, -vvv); never shows secrets'
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l record-identity -d 'Print, on stdout, an `[identity.NODE]` table for each inventory node that is not pinned yet and whose levels agree about who it is, ready to append to the inventory (`>> inventory.toml`); the check table goes to stderr. Exit 1 when a node could not be recorded'
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l record -d 'Record what each working level looks like now (identity, cipher suite and privilege, certificate, host key, reset types, outlet names, whether the node\'s address answers) in --baseline, replacing those levels\' records. Exit 1 when a level would fail (it keeps its earlier record)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -s V -l version -d 'Print version'
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -s i -l inventory -d 'Inventory file (TOML) naming nodes and their fencing methods' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l parallel -d 'Most targets in flight at once' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l stagger -d 'For on and reboot: start node i after i × DUR (spreads inrush current)' -r
-complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l bmc-interval -d 'Least time between two sessions on one BMC (nodes sharing a BMC; not PDUs, which serve their rack one request at a time)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l bmc-interval -d 'Least time between two sessions on one device (nodes sharing a BMC, or systems of one Redfish service; not PDUs, which serve their rack one request at a time)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l max-per-address -d 'Most sessions at once to one address, within this run (several devices behind one address: VirtualBMC ports, sushy-tools systems)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l level -d 'Use only this fencing level of each inventory node (1 = first method)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l audit -d 'Append one JSON line per finished target to this file' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l address -d 'The node\'s own (data-plane) address, probed by verify (URL targets; inventories set `address`)' -r
@@ -525,7 +601,8 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l expect-uuid -
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l expect-serial -d 'Refuse to act unless the machine reports this serial number (same rules as --expect-uuid)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l driver -d 'Driver for --ip targets' -r -f -a "ipmi\t'IPMI over LAN (RMCP+ or 1.5)'
 redfish\t'Redfish over HTTPS'
-ssh\t'SSH to a hypervisor (virsh; --plug names the domain)'"
+ssh\t'SSH to a hypervisor (virsh; --plug names the domain)'
+aws\t'Amazon EC2 (--region, --plug names the instance)'"
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -s a -l ip -d 'BMC address (instead of a target URL)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -s u -l ipport -d 'BMC UDP port' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -s l -l username -d 'BMC user name' -r
@@ -539,6 +616,7 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l ipmi-version 
 1.5\t'IPMI 1.5 (lan)'"
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -s A -l auth -d 'IPMI 1.5 authentication type (md5, password, none); implies --ipmi-version 1.5' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l hexadecimal-kg -d 'BMC key K_g in hexadecimal' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand list" -s W -l workaround -d 'IPMI vendor workarounds, FreeIPMI\'s names, comma-separated (docs/ipmi.md; those that drop a check are warned about on every use)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l systems-uri -d 'Redfish: the ComputerSystem URI (skips discovery)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l redfish-uri -d 'Redfish: the service root used for discovery' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -s n -l plug -d 'Redfish: which of several systems (Id, Name, UUID or @odata.id)' -r
@@ -547,18 +625,24 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l ssl-fingerpri
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -s k -l identity-file -d 'SSH: authenticate with this private key (its passphrase from the password options)' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l ssh-known-hosts -d 'SSH: check the host key against this known_hosts file (default ~/.ssh/known_hosts)' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l ssh-host-key -d 'SSH: accept exactly the host key with this fingerprint (SHA256:…)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l region -d 'AWS: the region (default AWS_REGION / AWS_DEFAULT_REGION)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l access-key -d 'AWS: the access key ID; its secret access key comes from the password options (--password-file …, FENCEKIT_PASSWORD). Without it: the SDKs\' credential chain (environment, shared files, web identity, instance metadata)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l endpoint-url -d 'AWS: the EC2 endpoint (default: AWS_ENDPOINT_URL_EC2, AWS_ENDPOINT_URL, or the region\'s public one)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l expect-node-name -d 'AWS: refuse to act (before any state change) unless the instance\'s PrivateDnsName is NAME (how OpenShift and most Kubernetes on EC2 name nodes). Inventories use node_name' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l expect-tag -d 'AWS: refuse to act unless the instance carries this tag (KEY=VALUE, e.g. Name=worker-0). Inventories use expect_tag' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l power-wait -d 'Blind wait after each power command before polling' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l power-timeout -d 'How long a power transition may take to be observed' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l poll-interval -d 'First interval between status polls (grows up to 1s while nothing changes)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l confirm -d 'Consecutive identical reads needed to confirm a state' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l retry-on -d 'Extra attempts of the power-on command' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -s m -l method -d 'Reboot method' -r -f -a "onoff\t'Off (confirmed) then on (confirmed)'
-cycle\t'One power-cycle command; unverified'"
+cycle\t'One power-cycle command; unverified (with --verify: seen off, then on)'"
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l timeout -d 'Deadline for the whole action' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l login-timeout -d 'Bound on session set-up and on each request (within an action\'s --timeout, an IPMI set-up the BMC answered in part starts once more)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -s o -l output -d 'Output format' -r -f -a "human\t'Short lines for people'
 json\t'One JSON document'
-jsonl\t'One JSON object per event, as it happens, then one per result'"
+jsonl\t'One JSON object per event, as it happens, then one per result'
+openmetrics\t'`check` only: OpenMetrics / Prometheus text (node_exporter\'s textfile collector)'"
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l all -d 'Act on every node of the inventory'
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l dry-run -d 'Resolve targets, methods and credential references; print the plan; contact nothing'
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l no-lock -d 'Do not take the per-BMC lock that serialises fencekit processes on this host'
@@ -572,6 +656,7 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l ssh-agent -d 
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l ssh-accept-new -d 'SSH: accept and record an unknown host key (a changed one is still refused)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l use-sudo -d 'SSH: run the remote commands through sudo'
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l missing-as-off -d 'SSH (virsh): a domain that does not exist counts as off'
+complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l allow-self-fence -d 'AWS: allow off/reboot of the instance this process runs on (the metadata service tells; refused otherwise)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -s v -l verbose -d 'More detail on stderr (-v, -vv, -vvv); never shows secrets'
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -s V -l version -d 'Print version'
@@ -582,7 +667,8 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand hold" -s i -l inventor
 complete -c fencekit -n "__fish_fencekit_using_subcommand hold" -l audit -d 'Append one JSON line per hold to this file' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand hold" -s o -l output -d 'Output format' -r -f -a "human\t'Short lines for people'
 json\t'One JSON document'
-jsonl\t'One JSON object per event, as it happens, then one per result'"
+jsonl\t'One JSON object per event, as it happens, then one per result'
+openmetrics\t'`check` only: OpenMetrics / Prometheus text (node_exporter\'s textfile collector)'"
 complete -c fencekit -n "__fish_fencekit_using_subcommand hold" -l all -d 'Hold every node of the inventory (a planned shutdown of the cluster)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand hold" -l list -d 'Show the holds in force (who, why, until when) instead'
 complete -c fencekit -n "__fish_fencekit_using_subcommand hold" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -608,7 +694,7 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand lab" -l drop -d 'Drop 
 complete -c fencekit -n "__fish_fencekit_using_subcommand lab" -l delay -d 'Delay every answer by this much' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand lab" -l transition -d 'A power change becomes visible this long after the command' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand lab" -l ciphers -d 'Only offer these cipher suites (comma list of 3, 17)' -r
-complete -c fencekit -n "__fish_fencekit_using_subcommand lab" -l fault -d 'Faults for some nodes: PATTERN:KNOB[+KNOB…], e.g. \'node0[1-5]:stuck\' or \'node07:loss=0.5+delay=100ms\'. Knobs: stuck, silent, strict-state, no-cipher-query, ipmi-silent, lying, flap, draw-lies, no-meter, no-nmi, host-rst, host-alive, redfish-no-forceoff, off, loss=R, delay=DUR, transition=DUR, identity-of=NODE, no-identity, vendor=NAME. Repeatable' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand lab" -l fault -d 'Faults for some nodes: PATTERN:KNOB[+KNOB…], e.g. \'node0[1-5]:stuck\' or \'node07:loss=0.5+delay=100ms\'. Knobs: stuck, silent, strict-state, no-cipher-query, ipmi-silent, lying, flap, draw-lies, no-meter, no-nmi, host-rst, host-alive, redfish-no-forceoff, off, loss=R, delay=DUR, transition=DUR, identity-of=NODE, no-identity, privilege=user|operator (a demoted account), vendor=NAME. Repeatable' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand lab" -l write-inventory -d 'Write an inventory of the lab\'s nodes to this file (the password to PATH.password, Redfish certificates to PATH.certs/)' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand lab" -l hosts -d 'Simulate each node\'s host on 127.1.x.y (for verify): it accepts TCP connections while the node\'s real power is on and is silent (drops SYNs, like a dead machine) while it is off; knobs host-rst and host-alive change that. Without PORT each host gets a free port' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand lab" -l boot-delay -d 'How long a simulated host takes to answer after power-on' -r
@@ -636,7 +722,8 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand lab" -s h -l help -d '
 complete -c fencekit -n "__fish_fencekit_using_subcommand lab" -s V -l version -d 'Print version'
 complete -c fencekit -n "__fish_fencekit_using_subcommand demo" -s o -l output -d 'Output format' -r -f -a "human\t'Short lines for people'
 json\t'One JSON document'
-jsonl\t'One JSON object per event, as it happens, then one per result'"
+jsonl\t'One JSON object per event, as it happens, then one per result'
+openmetrics\t'`check` only: OpenMetrics / Prometheus text (node_exporter\'s textfile collector)'"
 complete -c fencekit -n "__fish_fencekit_using_subcommand demo" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c fencekit -n "__fish_fencekit_using_subcommand demo" -s V -l version -d 'Print version'
 complete -c fencekit -n "__fish_fencekit_using_subcommand completions" -s h -l help -d 'Print help'

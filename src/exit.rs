@@ -8,6 +8,7 @@
 pub const OK: i32 = 0;
 /// At least one target failed: it could not be reached, authenticated or
 /// confirmed; it is held (`fencekit hold`); or its confirmed-off hook failed.
+/// `check`: a level would fail (a `broken` drift included).
 pub const FAILURE: i32 = 1;
 /// `status` only: every target is confirmed off and nothing failed (fence-agents convention).
 pub const STATUS_OFF: i32 = 2;
@@ -15,6 +16,12 @@ pub const STATUS_OFF: i32 = 2;
 /// than proven, or a command was sent that nothing observed (a power cycle,
 /// an off through the SSH `host` profile).
 pub const UNPROVEN: i32 = 3;
+/// `check --baseline` only: every level would work, but one works less
+/// safely than recorded (a `weakened` drift, none `broken`).
+pub const DRIFT_WEAKENED: i32 = 4;
+/// `check --baseline` only: every level would work as safely as recorded,
+/// but something differs from the baseline (a `changed` drift: look at it).
+pub const DRIFT_CHANGED: i32 = 5;
 /// Usage error: a bad option, an unknown target, an unreadable inventory; or
 /// an `off`/`reboot` beyond the mass-fencing guard (refused before any contact).
 pub const USAGE: i32 = 64;
@@ -27,7 +34,7 @@ pub const TABLE: &[(i32, &str)] = &[
     ),
     (
         FAILURE,
-        "at least one target could not be reached, authenticated or confirmed (or is held, or its confirmed-off hook failed)",
+        "at least one target could not be reached, authenticated or confirmed (or is held, or its confirmed-off hook failed, or fencekit itself failed on it; check: a level would fail, a broken drift included)",
     ),
     (
         STATUS_OFF,
@@ -36,8 +43,17 @@ pub const TABLE: &[(i32, &str)] = &[
     (
         UNPROVEN,
         "not proven: a verify verdict other than proven (contradiction, unproven, bmc-only, \
-         drift), or a command sent that nothing observed (reboot --method cycle, off through \
-         the ssh host profile)",
+         drift), a command sent that nothing observed (reboot --method cycle, off through the \
+         ssh host profile), or a command sent whose outcome is unknown (no answer, and no read \
+         shows whether it was carried out; it is never sent again)",
+    ),
+    (
+        DRIFT_WEAKENED,
+        "check --baseline: every level would work, but one is weaker than recorded (a weakened drift)",
+    ),
+    (
+        DRIFT_CHANGED,
+        "check --baseline: every level works as recorded, but something changed (a changed drift)",
     ),
     (
         USAGE,
@@ -64,6 +80,8 @@ mod tests {
         for (code, text) in super::TABLE {
             assert_eq!(h.matches(text).count(), 1, "{code}");
         }
-        assert!(h.ends_with(&format!("64  {}", super::TABLE[4].1)), "{h}");
+        let last = super::TABLE[super::TABLE.len() - 1];
+        assert_eq!(last.0, super::USAGE);
+        assert!(h.ends_with(&format!("64  {}", last.1)), "{h}");
     }
 }

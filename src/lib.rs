@@ -28,6 +28,7 @@ macro_rules! outln {
 }
 
 pub mod agent;
+pub mod aws;
 pub mod cli;
 pub mod engine;
 pub mod exit;
@@ -39,6 +40,7 @@ pub mod kdump;
 pub mod lab;
 pub mod lock;
 pub mod method;
+pub mod private;
 pub mod redfish;
 pub mod runtime;
 pub mod script;
@@ -64,6 +66,7 @@ pub const AGENT_NAMES: &[&str] = &[
     "fence_apc_snmp",
     "fence_tripplite_snmp",
     "fence_eaton_snmp",
+    "fence_aws",
 ];
 
 /// True when `name` (argv[0]'s file name) is a fence agent this binary can be.

@@ -32,6 +32,8 @@ pub struct Transport {
     pub sent: u32,
     /// Datagrams received from the device's address.
     pub received: u32,
+    /// ICMP port-unreachable reports for this socket (a receive refused).
+    pub refused: u32,
 }
 
 impl Transport {
@@ -80,6 +82,7 @@ impl Transport {
             buf: vec![0; max_datagram],
             sent: 0,
             received: 0,
+            refused: 0,
         })
     }
 
@@ -111,7 +114,10 @@ impl Transport {
                 self.received += 1;
                 Received::Datagram(self.buf[..n].to_vec())
             }
-            Ok(Err(e)) if e.kind() == io::ErrorKind::ConnectionRefused => Received::Refused,
+            Ok(Err(e)) if e.kind() == io::ErrorKind::ConnectionRefused => {
+                self.refused += 1;
+                Received::Refused
+            }
             Ok(Err(_)) | Err(_) => Received::Nothing,
         }
     }

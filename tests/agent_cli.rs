@@ -18,6 +18,8 @@ struct Run {
     args: Vec<String>,
     stdin: String,
     env: Vec<(String, String)>,
+    /// Started under `umask 022` (through `sh`).
+    umask_022: bool,
 }
 
 /// What a run produced.
@@ -35,6 +37,7 @@ fn agent(name: &str) -> Run {
         args: vec![],
         stdin: String::new(),
         env: vec![],
+        umask_022: false,
     }
 }
 
@@ -67,8 +70,20 @@ impl Run {
         self.env.push((k.into(), v.into()));
         self
     }
+    fn umask_022(mut self) -> Self {
+        self.umask_022 = true;
+        self
+    }
     fn command(&self) -> Command {
-        let mut c = Command::new(bin_dir().join(&self.name));
+        let program = bin_dir().join(&self.name);
+        let mut c = if self.umask_022 {
+            let mut c = Command::new("sh");
+            c.args(["-c", "umask 022 && exec \"$0\" \"$@\""])
+                .arg(program);
+            c
+        } else {
+            Command::new(program)
+        };
         c.args(&self.args)
             .env_remove("PCMK_service")
             .current_dir("/")
@@ -404,6 +419,47 @@ fn far_status_check_and_fencing_against_the_lab() {
 }
 
 #[test]
+fn the_debug_file_is_created_private_under_umask_022() {
+    use std::os::unix::fs::PermissionsExt;
+    let t = TestBmc::start("lab", Faults::default());
+    let d = tempfile::tempdir().unwrap();
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o7777;
+    let status = |file: &std::path::Path| {
+        agent("fence_ipmilan")
+            .args(&[
+                &format!("--ip={}", t.ip),
+                &format!("--ipport={}", t.port),
+                "--username=admin",
+                "--password=lab",
+                "--lanplus",
+                "--action=status",
+                &format!("--debug-file={}", file.display()),
+                "--verbose",
+            ])
+            .umask_022()
+            .run()
+            .ok(0, "Status: ON\n");
+    };
+    let fresh = d.path().join("fence.debug");
+    status(&fresh);
+    assert_eq!(mode(&fresh), 0o600);
+    let text = std::fs::read_to_string(&fresh).unwrap();
+    assert!(
+        !text.is_empty() && !text.contains("--password=lab"),
+        "{text}"
+    );
+    // An existing debug file keeps its mode (and is appended to).
+    let kept = d.path().join("kept.debug");
+    std::fs::write(&kept, "before\n").unwrap();
+    std::fs::set_permissions(&kept, std::fs::Permissions::from_mode(0o644)).unwrap();
+    status(&kept);
+    assert_eq!(mode(&kept), 0o644);
+    assert!(std::fs::read_to_string(&kept)
+        .unwrap()
+        .starts_with("before\n"));
+}
+
+#[test]
 fn pacemaker_stdin_against_the_lab() {
     let t = TestBmc::start("secret", Faults::default());
     let base = format!(
@@ -537,6 +593,118 @@ fn delay_applies_to_off_even_when_the_device_is_unreachable() {
     );
 }
 
+/// What Pacemaker's fencer does with a device it cannot reach: no argv,
+/// the device's settings on stdin, `PCMK_service=pacemaker-fenced` (so
+/// `disable_timeout` is on), every timing option at its default.
+fn pacemaker_reboot(name: &str, settings: &str) -> Out {
+    agent(name)
+        .stdin(&format!("action=reboot\nnodename=node02\n{settings}"))
+        .env("PCMK_service", "pacemaker-fenced")
+        .run()
+}
+
+#[test]
+fn under_pacemaker_a_bmc_that_cannot_be_reached_fails_with_its_cause() {
+    // disable_timeout lifts only the wait for the power state: a device
+    // that refuses (ICMP port unreachable, TCP reset) or never answers
+    // fails as it does without Pacemaker, within its step bound (20 s, the
+    // default power_timeout) or its login timeout, with one cause line on
+    // stderr for the fencer's log. Before, an IPMI port answering every
+    // datagram with ICMP port-unreachable was retried until SIGTERM.
+    // Each device on an address of its own (the per-BMC lock is keyed by
+    // address): a refused UDP port, and sockets bound here that never answer.
+    let refused = (support::own_loopback(), support::free_port());
+    let silent_udp = || std::net::UdpSocket::bind((support::own_loopback(), 0)).unwrap();
+    let silent_tcp = || std::net::TcpListener::bind((support::own_loopback(), 0)).unwrap();
+    let (ipmi_udp, snmp_udp) = (silent_udp(), silent_udp());
+    let (redfish_tcp, ssh_tcp) = (silent_tcp(), silent_tcp());
+    let at = |a: std::net::SocketAddr| format!("ip={}\nipport={}\n", a.ip(), a.port());
+    let ipmi = "username=admin\npassword=pw\nlanplus=1\nplug=node02\n";
+    // (what, agent, settings, the cause line's start, and its bound: the
+    // IPMI set-up and each Redfish request power_timeout's 20 s, as upstream
+    // bounds each ipmitool run; the SSH login login_timeout's 5 s; SNMP
+    // net-snmp's 6 tries of 1 s.)
+    let cases: Vec<(&str, &str, String, String, u64)> = vec![
+        (
+            "IPMI, refused",
+            "fence_ipmilan",
+            at(refused.into()) + ipmi,
+            format!(
+                "the port is unreachable (ICMP port unreachable) at {}:{} for 20.0s",
+                refused.0, refused.1
+            ),
+            20,
+        ),
+        (
+            "IPMI, silent",
+            "fence_ipmilan",
+            at(ipmi_udp.local_addr().unwrap()) + ipmi,
+            format!(
+                "no answer from {} for 20.0s",
+                ipmi_udp.local_addr().unwrap()
+            ),
+            20,
+        ),
+        (
+            "Redfish, silent",
+            "fence_redfish",
+            at(redfish_tcp.local_addr().unwrap())
+                + "username=admin\npassword=pw\nssl_insecure=1\nplug=node02\n",
+            format!(
+                "no answer from {} to GET /redfish/v1 within 20.0s",
+                redfish_tcp.local_addr().unwrap()
+            ),
+            20,
+        ),
+        (
+            "virsh, silent",
+            "fence_virsh",
+            at(ssh_tcp.local_addr().unwrap()) + "username=admin\npassword=pw\nplug=node02\n",
+            format!(
+                "SSH handshake: no answer from admin@{} within 5.0s",
+                ssh_tcp.local_addr().unwrap()
+            ),
+            5,
+        ),
+        (
+            "SNMP, silent",
+            "fence_apc_snmp",
+            at(snmp_udp.local_addr().unwrap()) + "plug=1\n",
+            format!(
+                "no answer from {} to get .1.3.6.1.2.1.1.2.0 after 6 attempts in 6.0s",
+                snmp_udp.local_addr().unwrap()
+            ),
+            6,
+        ),
+    ];
+    let outs: Vec<Out> = std::thread::scope(|s| {
+        let handles: Vec<_> = cases
+            .iter()
+            .map(|(_, name, settings, _, _)| s.spawn(move || pacemaker_reboot(name, settings)))
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    for ((what, _, _, cause, bound), o) in cases.iter().zip(&outs) {
+        assert_eq!((o.code, o.stdout.as_str()), (1, ""), "{what}: {o:?}");
+        let bound = Duration::from_secs(*bound);
+        assert!(
+            o.took >= bound - Duration::from_millis(100) && o.took < bound + Duration::from_secs(3),
+            "{what}: {o:?}"
+        );
+        let lines: Vec<&str> = o.stderr.lines().collect();
+        assert_eq!(lines.len(), 2, "{what}: one failure line, one cause: {o:?}");
+        assert!(
+            lines[0].ends_with(" ERROR: Connection timed out"),
+            "{what}: {o:?}"
+        );
+        assert!(
+            lines[1].contains(&format!(" ERROR: cause: {cause}")),
+            "{what}: {o:?}"
+        );
+    }
+    drop((ipmi_udp, snmp_udp, redfish_tcp, ssh_tcp));
+}
+
 #[test]
 fn sigterm_stops_cleanly_even_without_timeouts() {
     let t = TestBmc::start(
@@ -556,7 +724,7 @@ fn sigterm_stops_cleanly_even_without_timeouts() {
     std::thread::sleep(Duration::from_millis(700));
     assert!(
         child.try_wait().unwrap().is_none(),
-        "still waiting: no timeout under Pacemaker"
+        "still waiting: within its 20 s set-up bound under Pacemaker"
     );
     let kill = Command::new("kill")
         .args(["-TERM", &child.id().to_string()])

@@ -16,6 +16,13 @@
 //!   side by side: `--ipmi-port-base P` gets free ports (and the page's
 //!   mentions of ports P, P+1, … are rewritten to match), `--hosts` gets a
 //!   free host port, and `--write-inventory FILE` lands in the scratch dir.
+//! * ```` ```sh cluster ```` — run like `sh test`, with a one-node corosync +
+//!   Pacemaker cluster running whose fencer runs fencekit as its fence agents
+//!   (`tests/peers/pacemaker_start.sh`, through `tests/support/pacemaker.rs`;
+//!   root, packages corosync and pacemaker). The page's whole script then runs
+//!   inside the cluster's mount namespace, where `cibadmin`, `stonith_admin`
+//!   and `crm_resource` reach that cluster. Without the packages these blocks
+//!   are left out (SKIP; a failure under `FENCEKIT_REQUIRE_PEERS=1`).
 //! * ```` ```sh untested: REASON ```` — shown only (real hardware, a
 //!   container build, a privileged install); the reason is mandatory.
 //! * A bare ```` ```sh ```` (or `bash`, `shell`, `console`) is an error.
@@ -44,12 +51,15 @@ const PAGES: &[&str] = &[
     "docs/security.md",
     "docs/performance.md",
     "docs/pdu.md",
+    "docs/ipmi.md",
+    "docs/monitoring.md",
 ];
 
 /// What a fenced block is for.
 #[derive(Debug, Clone, PartialEq)]
 enum Kind {
     Test { repo: bool },
+    Cluster,
     Lab,
     Untested,
     Other,
@@ -91,6 +101,7 @@ fn blocks(page: &str, md: &str) -> Result<Vec<Block>, String> {
                         repo: rest[1..].contains(&"cwd=repo"),
                     },
                     Some("lab") => Kind::Lab,
+                    Some("cluster") => Kind::Cluster,
                     Some(w) if w.starts_with("untested") => {
                         if rest.len() < 2 {
                             return Err(format!(
@@ -102,7 +113,8 @@ fn blocks(page: &str, md: &str) -> Result<Vec<Block>, String> {
                     }
                     _ => {
                         return Err(format!(
-                            "{page}:{}: a sh block must say `test`, `lab` or `untested: REASON`",
+                            "{page}:{}: a sh block must say `test`, `cluster`, `lab` or \
+                             `untested: REASON`",
                             i + 1
                         ))
                     }
@@ -192,9 +204,21 @@ static LABS: Mutex<()> = Mutex::new(());
 fn run_page(page: &str) {
     let md = read(page);
     let blocks = blocks(page, &md).unwrap_or_else(|e| panic!("{e}"));
+    let wants_cluster = blocks.iter().any(|b| b.kind == Kind::Cluster);
+    // Started before the lab (it takes a few seconds); stopped after the
+    // page's script, on drop.
+    let cluster = if wants_cluster {
+        support::pacemaker::Cluster::start()
+    } else {
+        None
+    };
     let tests: Vec<&Block> = blocks
         .iter()
-        .filter(|b| matches!(b.kind, Kind::Test { .. }))
+        .filter(|b| match b.kind {
+            Kind::Test { .. } => true,
+            Kind::Cluster => cluster.is_some(),
+            _ => false,
+        })
         .collect();
     assert!(
         !tests.is_empty() || page == "docs/README.md",
@@ -317,7 +341,12 @@ fn run_page(page: &str) {
         bindir.display(),
         std::env::var("PATH").unwrap_or_default()
     );
-    let mut c = Command::new("bash");
+    // With a cluster, in its mount namespace (its tools and its fencer's
+    // agents); the page's files, PATH and the lab are the same there.
+    let mut c = match &cluster {
+        Some(cl) => cl.command("bash"),
+        None => Command::new("bash"),
+    };
     c.arg("-c")
         .arg(&script)
         .current_dir(&work)
@@ -393,11 +422,40 @@ fn docs_are_all_listed_and_follow_the_convention() {
     }
 }
 
+/// The verify rule and the verdict table are stated once, in code
+/// (`fleet::verify::{THE_RULE, VERDICTS}`); the operator's guide shows the
+/// same words (line breaks, quote marks and backticks aside).
+#[test]
+fn the_guide_states_the_verify_rule_and_verdicts_as_the_code_does() {
+    let flat = |t: &str| {
+        t.replace(['`', '>', '|'], " ")
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let guide = flat(&read("docs/operator.md"));
+    assert!(
+        guide.contains(&flat(fencekit::fleet::verify::THE_RULE)),
+        "docs/operator.md does not state THE_RULE as src/fleet/verify/decide.rs does"
+    );
+    for (v, meaning, code) in fencekit::fleet::verify::VERDICTS {
+        let row = flat(&format!("{} | {meaning} | {code}", v.as_str()));
+        assert!(
+            guide.contains(&row),
+            "docs/operator.md lacks the row: {row}"
+        );
+    }
+}
+
 #[test]
 fn the_convention_is_enforced() {
     assert!(blocks("x", "```sh\nls\n```\n").is_err());
     assert!(blocks("x", "```bash test\nls\n```\n").is_err());
     assert!(blocks("x", "```sh untested\nls\n```\n").is_err());
+    assert_eq!(
+        blocks("x", "```sh cluster\nstonith_admin -I\n```\n").unwrap()[0].kind,
+        Kind::Cluster
+    );
     assert!(blocks("x", "```sh test\nls\n").is_err());
     let b = blocks(
         "x",
@@ -460,6 +518,234 @@ fn pdu() {
 #[test]
 fn performance() {
     run_page("docs/performance.md");
+}
+
+#[test]
+fn ipmi_workarounds() {
+    run_page("docs/ipmi.md");
+}
+
+/// docs/ipmi.md's workaround table is the code's (`ipmi::workaround::TABLE`),
+/// rendered; `FENCEKIT_REGENERATE=1` rewrites it.
+#[test]
+fn the_workaround_table_is_the_codes() {
+    let page = "docs/ipmi.md";
+    let md = read(page);
+    let begin = md
+        .find("<!-- BEGIN workaround table")
+        .expect("docs/ipmi.md has the BEGIN marker");
+    let start = begin + md[begin..].find('\n').expect("a line") + 1;
+    let end = md
+        .find("<!-- END workaround table -->")
+        .expect("docs/ipmi.md has the END marker");
+    let want = fencekit::ipmi::workaround::markdown_table();
+    if std::env::var("FENCEKIT_REGENERATE").is_ok_and(|v| v == "1") {
+        let text = format!("{}{want}{}", &md[..start], &md[end..]);
+        std::fs::write(root().join(page), text).expect("write docs/ipmi.md");
+        return;
+    }
+    assert_eq!(
+        &md[start..end],
+        want,
+        "docs/ipmi.md's workaround table differs from src/ipmi/workaround.rs: run \
+         `FENCEKIT_REGENERATE=1 cargo test --test docs the_workaround_table` and commit it"
+    );
+    // every name in the table is one the CLI accepts
+    for e in &fencekit::ipmi::workaround::TABLE {
+        assert!(
+            md[start..end].contains(&format!("| `{}` |", e.name)),
+            "{}",
+            e.name
+        );
+    }
+}
+
+#[test]
+fn monitoring() {
+    run_page("docs/monitoring.md");
+}
+
+/// The YAML blocks of a page, each parsed (python3's yaml module) into a
+/// list of documents; `None` (after a SKIP, or a failure under
+/// FENCEKIT_REQUIRE_PEERS=1) without python3-yaml.
+fn yaml_documents(page: &str) -> Option<Vec<serde_json::Value>> {
+    let probe = Command::new("python3")
+        .args(["-c", "import yaml"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status();
+    if !probe.is_ok_and(|s| s.success()) {
+        support::skip("python3 cannot import yaml (Debian package python3-yaml)");
+        return None;
+    }
+    let md = read(page);
+    let mut out = Vec::new();
+    let mut in_yaml = false;
+    let mut text = String::new();
+    for line in md.lines() {
+        match (in_yaml, line.trim_start().strip_prefix("```")) {
+            (false, Some(info)) if info.trim() == "yaml" => {
+                in_yaml = true;
+                text.clear();
+            }
+            (true, Some(_)) => {
+                in_yaml = false;
+                let dir = tempfile::tempdir().unwrap();
+                let f = dir.path().join("block.yaml");
+                std::fs::write(&f, &text).unwrap();
+                let mut c = Command::new("python3");
+                c.args([
+                    "-c",
+                    "import json, sys, yaml; print(json.dumps(list(yaml.safe_load_all(open(sys.argv[1])))))",
+                ])
+                .arg(&f);
+                let r = support::run(c, Duration::from_secs(30));
+                assert_eq!(
+                    r.code,
+                    Some(0),
+                    "{page}: a yaml block does not parse\n{text}\n{r}"
+                );
+                let docs: Vec<serde_json::Value> = serde_json::from_str(r.stdout.trim()).unwrap();
+                out.extend(docs.into_iter().filter(|d| !d.is_null()));
+            }
+            (true, None) => {
+                text.push_str(line);
+                text.push('\n');
+            }
+            _ => {}
+        }
+    }
+    Some(out)
+}
+
+/// `fencekit ARGS… --help` exits 0 only when every argument before
+/// `--help` is one `fencekit` takes.
+fn assert_fencekit_args(args: &[serde_json::Value], what: &str) {
+    let args: Vec<&str> = args.iter().map(|a| a.as_str().unwrap()).collect();
+    let mut c = Command::new(support::bin());
+    c.args(&args).arg("--help");
+    let r = support::run(c, Duration::from_secs(30));
+    assert_eq!(r.code, Some(0), "{what}: fencekit refuses {args:?}\n{r}");
+}
+
+/// docs/monitoring.md's Kubernetes manifests are checked for shape (never
+/// applied): FAR's namespace and Secret as packaging/far-template.yaml has
+/// them, the Secret's key mounted where the inventory reads the password,
+/// the ConfigMap's files where the arguments name them, arguments fencekit
+/// accepts, the watch's port, probe and Service agreeing.
+#[test]
+fn monitoring_manifests_have_their_shape() {
+    let Some(docs) = yaml_documents("docs/monitoring.md") else {
+        return;
+    };
+    let of = |kind: &str| -> Vec<&serde_json::Value> {
+        docs.iter().filter(|d| d["kind"] == kind).collect()
+    };
+    let mut kinds: Vec<&str> = docs.iter().filter_map(|d| d["kind"].as_str()).collect();
+    kinds.sort();
+    assert_eq!(kinds, ["ConfigMap", "CronJob", "Deployment", "Service"]);
+    // FAR's namespace and credentials Secret, as the FAR template has them.
+    let far = std::fs::read_to_string(root().join("packaging/far-template.yaml")).unwrap();
+    let namespace = far
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("namespace: "))
+        .unwrap();
+    let secret = far
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("sharedSecretName: "))
+        .unwrap();
+    for d in &docs {
+        assert!(d["apiVersion"].is_string(), "{d}");
+        assert!(d["metadata"]["name"].is_string(), "{d}");
+        assert_eq!(d["metadata"]["namespace"], namespace, "{d}");
+    }
+    let config = of("ConfigMap")[0];
+    let inventory = config["data"]["inventory.toml"].as_str().unwrap();
+    fencekit::fleet::inventory::Inventory::parse(inventory, Path::new("inventory.toml"))
+        .unwrap_or_else(|e| panic!("the ConfigMap's inventory: {e}"));
+    assert!(config["data"]["baseline.toml"]
+        .as_str()
+        .unwrap()
+        .contains("version = 1"));
+
+    let cron = of("CronJob")[0];
+    assert_eq!(
+        cron["spec"]["schedule"]
+            .as_str()
+            .unwrap()
+            .split(' ')
+            .count(),
+        5
+    );
+    let cron_pod = &cron["spec"]["jobTemplate"]["spec"]["template"]["spec"];
+    assert_eq!(cron_pod["restartPolicy"], "Never");
+    let deployment = of("Deployment")[0];
+    let pod = &deployment["spec"]["template"]["spec"];
+    for (what, pod) in [("CronJob", cron_pod), ("Deployment", pod)] {
+        let c = &pod["containers"][0];
+        assert_eq!(c["command"][0], "/usr/sbin/fencekit", "{what}");
+        assert_eq!(
+            c["securityContext"]["readOnlyRootFilesystem"], true,
+            "{what}"
+        );
+        let args = c["args"].as_array().unwrap();
+        assert_eq!(args[0], "check", "{what}");
+        assert_fencekit_args(args, what);
+        let volumes = pod["volumes"].as_array().unwrap();
+        let volume = |name: &str| volumes.iter().find(|v| v["name"] == name).unwrap();
+        for m in c["volumeMounts"].as_array().unwrap() {
+            let v = volume(m["name"].as_str().unwrap());
+            let dir = m["mountPath"].as_str().unwrap();
+            if let Some(cm) = v["configMap"]["name"].as_str() {
+                assert_eq!(cm, config["metadata"]["name"], "{what}");
+                // Every file the arguments name under it is a key of the ConfigMap.
+                for a in args.iter().filter_map(|a| a.as_str()) {
+                    if let Some(file) = a.strip_prefix(&format!("{dir}/")) {
+                        assert!(config["data"][file].is_string(), "{what}: {a}");
+                    }
+                }
+            } else {
+                let s = &v["secret"];
+                assert_eq!(s["secretName"], secret, "{what}");
+                let item = &s["items"][0];
+                assert_eq!(item["key"], "--password", "{what}");
+                let path = format!("{dir}/{}", item["path"].as_str().unwrap());
+                assert!(
+                    inventory.contains(&format!("password_file = \"{path}\"")),
+                    "{what}: the inventory does not read {path}"
+                );
+            }
+        }
+    }
+    // The watch: its port, probe and Service agree.
+    let labels = &deployment["spec"]["template"]["metadata"]["labels"];
+    for (k, v) in deployment["spec"]["selector"]["matchLabels"]
+        .as_object()
+        .unwrap()
+    {
+        assert_eq!(&labels[k], v);
+    }
+    let c = &pod["containers"][0];
+    let args: Vec<&str> = c["args"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|a| a.as_str())
+        .collect();
+    let listen = args[args.iter().position(|a| *a == "--listen").unwrap() + 1];
+    let port: u64 = listen.rsplit(':').next().unwrap().parse().unwrap();
+    assert!(args.contains(&"--watch"));
+    let named = &c["ports"][0];
+    assert_eq!(named["containerPort"], port);
+    assert_eq!(c["livenessProbe"]["httpGet"]["path"], "/healthz");
+    assert_eq!(c["livenessProbe"]["httpGet"]["port"], named["name"]);
+    let annotations = &deployment["spec"]["template"]["metadata"]["annotations"];
+    assert_eq!(annotations["prometheus.io/port"], port.to_string());
+    let service = of("Service")[0];
+    for (k, v) in service["spec"]["selector"].as_object().unwrap() {
+        assert_eq!(&labels[k], v);
+    }
+    assert_eq!(service["spec"]["ports"][0]["targetPort"], named["name"]);
 }
 
 #[test]

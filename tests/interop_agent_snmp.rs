@@ -383,3 +383,91 @@ fn fence_eaton_snmp_side_by_side_with_upstream() {
         }
     }
 }
+
+/// Deliberate differences from upstream, never a false success (issue 23,
+/// item 7), against the same snmpd PDU:
+/// * a plug name that two outlets carry: upstream switches one of them
+///   and prints `Success: Powered OFF`; ours refuses before anything is
+///   switched (exit 1) and names both outlets;
+/// * an outlet whose relay is welded (it reads off and keeps its load):
+///   upstream prints `Success: Powered OFF`; ours waits for the load to
+///   fall within the power timeout, then fails naming it.
+#[test]
+fn ambiguous_names_and_welded_outlets_are_never_a_success() {
+    if !(peer_available("fence_apc_snmp") && peer_available("snmpget")) {
+        return;
+    }
+    let Some(peer) = Snmpd::start("apc", 8) else {
+        return;
+    };
+    let ours = Ours::new();
+    let agent = |prog: &Path, extra: &[&str]| {
+        let mut args = base(&peer);
+        args.extend(words(&["--snmp-version=2c", "--community=private"]));
+        args.extend(words(extra));
+        exec(prog, &args, None)
+    };
+    let upstream = Path::new("/usr/sbin/fence_apc_snmp");
+
+    // Two outlets named "dup".
+    let named = |peer: &Snmpd| {
+        reset(peer, 8, &[]);
+        let mut st = peer.state();
+        st["names"] = serde_json::json!({"7": "dup", "8": "dup"});
+        st["welded"] = serde_json::json!([]);
+        peer.set_state(&st);
+    };
+    named(&peer);
+    let up = agent(upstream, &["--plug=dup", "-o", "off"]);
+    assert_eq!(
+        (up.code, up.stdout.trim()),
+        (Some(0), "Success: Powered OFF"),
+        "{}",
+        up.stderr
+    );
+    assert!(
+        !(peer.is_on(7) && peer.is_on(8)),
+        "upstream switched one of the two"
+    );
+    named(&peer);
+    let sets = peer.ops().len();
+    let us = agent(&ours.path("fence_apc_snmp"), &["--plug=dup", "-o", "off"]);
+    assert_eq!((us.code, us.stdout.trim()), (Some(1), ""), "{}", us.stderr);
+    assert!(
+        us.stderr.contains("ambiguous") && us.stderr.contains("outlets 7 and 8"),
+        "{}",
+        us.stderr
+    );
+    assert!(peer.is_on(7) && peer.is_on(8), "nothing was switched");
+    assert_eq!(peer.ops().len(), sets, "no set at all");
+
+    // Outlet 3's relay is welded: it reads off and keeps its 120 W.
+    let welded = |peer: &Snmpd| {
+        reset(peer, 8, &[]);
+        let mut st = peer.state();
+        st["welded"] = serde_json::json!([3]);
+        peer.set_state(&st);
+    };
+    welded(&peer);
+    let up = agent(upstream, &["--plug=3", "-o", "off", "--power-timeout=2"]);
+    assert_eq!(
+        (up.code, up.stdout.trim()),
+        (Some(0), "Success: Powered OFF"),
+        "{}",
+        up.stderr
+    );
+    welded(&peer);
+    let us = agent(
+        &ours.path("fence_apc_snmp"),
+        &["--plug=3", "-o", "off", "--power-timeout=2"],
+    );
+    assert_eq!((us.code, us.stdout.trim()), (Some(1), ""), "{}", us.stderr);
+    assert!(
+        us.stderr.contains("Failed: Timed out waiting to power OFF")
+            && us.stderr.contains("still carry 120 W")
+            && us.stderr.contains("3 120 W"),
+        "{}",
+        us.stderr
+    );
+    assert!(!peer.is_on(3), "the outlet was switched (and reads off)");
+}

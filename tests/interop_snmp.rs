@@ -86,6 +86,7 @@ fn driver(pdus: Vec<PduEndpoint>, outlets: &[(usize, &str)]) -> SnmpDriver {
                 plug: Plug::parse(o),
             })
             .collect(),
+        max_off_watts: fencekit::engine::power::DEFAULT_MAX_OFF_WATTS,
     })
     .expect("valid config")
 }
@@ -454,4 +455,67 @@ fn eaton_managed_epdu() {
         Ok(None),
         "no per-outlet meter in this profile"
     );
+}
+
+/// Native, through an inventory, against snmpd (issue 23, item 7): an
+/// outlet name two outlets carry is refused before anything is switched
+/// (exit 1, both named); an outlet that reads off while it keeps its load
+/// fails the off at the power timeout, naming the load (exit 1).
+#[test]
+fn native_refuses_an_ambiguous_name_and_a_welded_outlet() {
+    let Some(peer) = Snmpd::start("apc", 8) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let community = dir.path().join("community");
+    std::fs::write(&community, "private\n").unwrap();
+    let inv = dir.path().join("pdu.toml");
+    std::fs::write(
+        &inv,
+        format!(
+            "[pdu.A]\nendpoint = \"snmp://127.0.0.1:{}\"\nsnmp_version = \"2c\"\n\
+             community_file = \"{}\"\n\
+             [[node]]\nname = \"dup\"\n[[node.fence]]\ndriver = \"snmp\"\noutlets = [\"A:dup\"]\n\
+             [[node]]\nname = \"welded\"\n[[node.fence]]\ndriver = \"snmp\"\noutlets = [\"A:3\"]\n",
+            peer.port,
+            community.display()
+        ),
+    )
+    .unwrap();
+    let inv = inv.to_str().unwrap();
+    let fk = |args: &[&str]| {
+        let mut c = std::process::Command::new(support::bin());
+        c.args(args)
+            .env("NO_COLOR", "1")
+            .env("XDG_RUNTIME_DIR", dir.path())
+            .env_remove("FENCEKIT_INVENTORY");
+        support::run(c, Duration::from_secs(60))
+    };
+    let mut st = peer.state();
+    st["names"] = serde_json::json!({"7": "dup", "8": "dup"});
+    st["welded"] = serde_json::json!([3]);
+    peer.set_state(&st);
+
+    let r = fk(&["off", "-i", inv, "dup"]);
+    r.assert_code(1);
+    assert!(
+        r.stderr.contains("the outlet name 'dup' is ambiguous")
+            && r.stderr.contains("outlets 7 and 8")
+            && r.stderr.contains("nothing was switched"),
+        "{r}"
+    );
+    assert!(peer.is_on(7) && peer.is_on(8));
+    assert!(peer.ops().is_empty(), "{:?}", peer.ops());
+
+    let r = fk(&["off", "-i", inv, "welded", "--power-timeout", "2s"]);
+    r.assert_code(1);
+    assert!(
+        r.stderr.contains("timed out waiting to power OFF")
+            && r.stderr
+                .contains("the outlets read off but still carry 120 W"),
+        "{r}"
+    );
+    // The same threshold as verify's: a node's max_off_watts above the load lets it pass.
+    let r = fk(&["off", "-i", inv, "welded", "--max-off-watts", "150"]);
+    r.assert_code(0);
 }

@@ -12,6 +12,7 @@ use fencekit::ipmi::crypto::{self, Suite};
 use fencekit::ipmi::session::{
     Active, ExpectActivation, ExpectChallenge, ExpectOpenSessionResponse, Sent, Unwrapped,
 };
+use fencekit::ipmi::workaround::{self, Workarounds};
 use fencekit::lab::bmc::{Bmc, Faults};
 use fencekit::lab::ipmi::{IpmiServer, Offer};
 use fencekit::secret::Secret;
@@ -236,4 +237,157 @@ fn sent_names_transmissions_and_forgets_old_ones() {
     assert_eq!(sent.which(4), Some(5));
     assert_eq!(sent.which(3), None, "only the last 16 are remembered");
     assert_eq!(sent.which(200), None);
+}
+
+// ------------------------------------------------------------------------
+// Issue 24: the tolerances keep every check. The automatic ones are always
+// on; here every named workaround that keeps the checks is on too, and
+// forged, unauthenticated, replayed and truncated answers still fail.
+
+/// Every workaround whose table row says it keeps every check.
+fn all_harmless() -> Workarounds {
+    let mut w = Workarounds::NONE;
+    for e in &workaround::TABLE {
+        if !e.workaround.weakens_security() {
+            w.insert(e.workaround);
+        }
+    }
+    w
+}
+
+/// The payload of an unauthenticated RMCP+ set-up datagram, changed by
+/// `edit`, in a new datagram (its length field follows).
+fn edited(d: &[u8], edit: impl FnOnce(&mut Vec<u8>)) -> Vec<u8> {
+    let Ok(Rmcp::Ipmi(body)) = codec::decode_rmcp(d) else {
+        panic!("not IPMI")
+    };
+    let Ok(Session::V20(p)) = codec::decode_session(body, 0) else {
+        panic!("not RMCP+")
+    };
+    let mut payload = p.payload.to_vec();
+    edit(&mut payload);
+    codec::encode_v20(p.payload_type, false, 0, 0, &payload, 0)
+}
+
+#[test]
+fn ipmi15_forgeries_fail_closed_with_every_tolerance_on() {
+    // A BMC declaring per-message authentication off (activation: "none for
+    // the rest"), with fencekit tolerating all that keeps a check.
+    let bmc = Bmc::new(true, Faults::default());
+    bmc.lock().faults.quirks.per_msg_off = true;
+    let mut s = server(&bmc);
+    for auth in [AuthType::Md5, AuthType::Password] {
+        let mut hs = challenge(auth, false);
+        hs.workarounds(all_harmless());
+        hs.declared_per_message_auth_off(true);
+        let (hs, r) = to_activation(&mut s, hs);
+        let a = hs.on_response(&r).unwrap().expect("activation");
+        assert!(a.none_for_the_rest, "{auth:?}");
+        let mut active = hs.into_active(a);
+        let sid = active.managed_sid();
+        let status = Frame::request(netfn::CHASSIS, cmd::GET_CHASSIS_STATUS, 6, &[]);
+        // unauthenticated: refused although the BMC declared per-message
+        // authentication off
+        let forged = forge(0, sid, 0x2000_0000, &status.response(cc::OK, &[0, 0, 0, 0]));
+        assert!(
+            matches!(active.unwrap(&forged), Unwrapped::Ignored(_)),
+            "{auth:?}"
+        );
+        // a wrong code, and a right one over other bytes
+        let mut bad = forge(
+            auth as u8,
+            sid,
+            0x2000_0001,
+            &status.response(cc::OK, &[0; 4]),
+        );
+        bad[4 + 9] ^= 1;
+        assert!(
+            matches!(active.unwrap(&bad), Unwrapped::Ignored(_)),
+            "{auth:?}"
+        );
+        // the genuine reply: every prefix refused, the whole accepted once
+        let d = s
+            .handle(&active.wrap(&status), from())
+            .expect("lab answers");
+        for cut in 0..d.len() {
+            assert!(
+                matches!(active.unwrap(&d[..cut]), Unwrapped::Ignored(_)),
+                "{auth:?}: a reply cut at {cut} accepted"
+            );
+        }
+        assert!(matches!(active.unwrap(&d), Unwrapped::Frame(_)), "{auth:?}");
+        assert!(
+            matches!(active.unwrap(&d), Unwrapped::Ignored(_)),
+            "{auth:?}: replay accepted"
+        );
+        if auth == AuthType::Md5 {
+            // with MD5, the code covers the message: a changed byte fails
+            // the code before any checksum tolerance applies
+            let mut changed = s.handle(&active.wrap(&status), from()).unwrap();
+            let last = changed.len() - 1;
+            changed[last] ^= 0x5a;
+            assert_eq!(
+                active.unwrap(&changed),
+                Unwrapped::Ignored("bad authentication code")
+            );
+            assert!(active.rejected().is_some());
+        }
+    }
+}
+
+#[test]
+fn rakp_length_tolerances_never_accept_a_wrong_or_short_proof() {
+    for suite in [Suite::S3, Suite::S17] {
+        let bmc = Bmc::new(true, Faults::default());
+        let mut s = server(&bmc);
+        let mut hs = ExpectOpenSessionResponse::new(
+            suite,
+            Privilege::Administrator,
+            "admin",
+            Secret::from_str_value(PW),
+            None,
+        );
+        let r = s.handle(&hs.request(), from()).unwrap();
+        let opened = hs.on_response(&r).unwrap().unwrap();
+        let mut hs = hs.into_rakp(opened);
+        let rakp2 = s.handle(&hs.request(), from()).unwrap();
+        let n = suite.rakp_code_len();
+        // a byte too many after a right HMAC: accepted (supermicro20)
+        let long = edited(&rakp2, |p| p.push(0));
+        assert_eq!(hs.on_response(&long).unwrap().unwrap().extra_bytes, 1);
+        // a byte too many after a wrong HMAC: the password is wrong
+        let wrong = edited(&rakp2, |p| {
+            p[40] ^= 1;
+            p.push(0)
+        });
+        assert_eq!(
+            hs.on_response(&wrong).unwrap_err().kind,
+            ErrorKind::PasswordInvalid
+        );
+        // cut short: malformed, neither accepted nor called a wrong password
+        for keep in 0..n {
+            let short = edited(&rakp2, |p| p.truncate(40 + keep));
+            match hs.on_response(&short) {
+                Ok(None) => {}
+                Err(e) => assert_eq!(e.kind, ErrorKind::Protocol, "{suite:?} {keep}: {e}"),
+                Ok(Some(_)) => panic!("{suite:?}: a RAKP 2 cut to {keep} bytes accepted"),
+            }
+        }
+        // RAKP 4: a wrong value is refused whatever its length
+        let v = hs.on_response(&rakp2).unwrap().unwrap();
+        let mut hs = hs.into_rakp3(v);
+        let rakp4 = s.handle(&hs.request(), from()).unwrap();
+        let wrong = edited(&rakp4, |p| {
+            p[8] ^= 1;
+            p.extend_from_slice(&[0; 8])
+        });
+        assert_eq!(
+            hs.on_response(&wrong).err().map(|e| e.kind),
+            Some(ErrorKind::PasswordInvalid)
+        );
+        let short = edited(&rakp4, |p| p.truncate(8 + suite.icv_len() - 1));
+        assert!(!matches!(hs.on_response(&short), Ok(Some(_))));
+        let long = edited(&rakp4, |p| p.push(7));
+        assert_eq!(hs.on_response(&long).unwrap().unwrap().extra_bytes, 1);
+    }
 }

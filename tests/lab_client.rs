@@ -42,7 +42,7 @@ fn fast_policy() -> Policy {
         poll_interval: Duration::from_millis(10),
         poll_interval_max: Duration::from_millis(100),
         power_timeout: PowerTimeout::Wall(Duration::from_secs(3)),
-        step_timeout: Some(Duration::from_secs(5)),
+        step_timeout: Duration::from_secs(5),
         deadline: Some(fencekit::engine::clock::Instant::now() + Duration::from_secs(30)),
         ..Policy::native()
     }
@@ -215,7 +215,7 @@ fn a_set_up_lost_on_the_way_starts_again_within_the_deadline() {
         let mut c = config(n.addr(), "lab");
         c.cipher = CipherChoice::Suite(3);
         let p = Policy {
-            step_timeout: Some(Duration::from_secs(1)),
+            step_timeout: Duration::from_secs(1),
             deadline: Some(fencekit::engine::clock::Instant::now() + Duration::from_secs(10)),
             ..fast_policy()
         };
@@ -345,7 +345,7 @@ fn thirty_percent_loss_every_action_succeeds() {
             // part of it, so a new one starts within the deadline.
             let p = Policy {
                 deadline: Some(fencekit::engine::clock::Instant::now() + Duration::from_secs(60)),
-                step_timeout: Some(Duration::from_secs(10)),
+                step_timeout: Duration::from_secs(10),
                 ..fast_policy()
             };
             let action = [Action::Off, Action::On, Action::Reboot][i % 3];
@@ -367,7 +367,7 @@ fn silent_bmc_fails_at_the_deadline_naming_the_stage() {
         })
         .await;
         let p = Policy {
-            step_timeout: Some(Duration::from_millis(1500)),
+            step_timeout: Duration::from_millis(1500),
             ..fast_policy()
         };
         let t = Instant::now();
@@ -540,4 +540,437 @@ fn forged_replayed_and_foreign_datagrams_are_ignored() {
         let foreign = server.handle(&other.wrap(&rq), from).unwrap();
         assert!(matches!(active.unwrap(&foreign), Unwrapped::Ignored(_)));
     }
+}
+
+// --------------------------------------------------------- at most once ----
+
+/// What a node did with one command, by the lab's own command log.
+#[derive(Debug)]
+struct Once {
+    label: &'static str,
+    command: &'static str,
+    /// (what the client said, times the lab carried the command out)
+    runs: Vec<(String, usize)>,
+}
+
+/// Runs `command` (`cycle`: `reboot --method cycle`; `reset`: the driver's
+/// hard reset, which no action sends; `diag`: the engine's NMI) `runs`
+/// times against `node`, and counts what the lab carried out each time.
+async fn at_most_once(
+    node: &fencekit::lab::fleet::LabNode,
+    label: &'static str,
+    command: &'static str,
+    runs: usize,
+) -> Once {
+    use fencekit::engine::driver::PowerDriver;
+    use fencekit::engine::power::PowerCommand;
+    let mut out = Once {
+        label,
+        command,
+        runs: Vec::new(),
+    };
+    for _ in 0..runs {
+        let before = node.bmc().log().len();
+        let p = Policy {
+            method: RebootMethod::Cycle,
+            step_timeout: Duration::from_secs(10),
+            deadline: Some(fencekit::engine::clock::Instant::now() + Duration::from_secs(60)),
+            ..fast_policy()
+        };
+        let mut cfg = config(node.addr(), "lab");
+        cfg.cipher = CipherChoice::Suite(17);
+        let said = match command {
+            "reset" => {
+                let mut d = IpmiDriver::new(cfg).unwrap();
+                let dl = || Some(Instant::now() + Duration::from_secs(10));
+                let r = match d.connect(dl()).await {
+                    Ok(_) => d.command(PowerCommand::Reset, dl()).await,
+                    Err(e) => Err(e),
+                };
+                d.close().await;
+                match r {
+                    Ok(()) => "done".to_string(),
+                    Err(e) => e.kind.as_str().to_string(),
+                }
+            }
+            _ => {
+                let action = if command == "cycle" {
+                    Action::Reboot
+                } else {
+                    Action::Diag
+                };
+                match act(cfg, action, &p).await.0 {
+                    Ok(Outcome::CycleSent | Outcome::DiagSent) => "done".to_string(),
+                    Ok(Outcome::OutcomeUnknown { .. }) => "outcome-unknown".to_string(),
+                    Ok(o) => format!("{o:?}"),
+                    Err(f) => f.error.kind.as_str().to_string(),
+                }
+            }
+        };
+        // A cycle holds the node off for a second; let it end first.
+        tokio::time::sleep(Duration::from_millis(1300)).await;
+        let carried = node.bmc().log()[before..]
+            .iter()
+            .filter(|c| **c == command)
+            .count();
+        out.runs.push((said, carried));
+    }
+    out
+}
+
+/// At most once (issue 23, item 9), by the lab's own command log (the lab
+/// has no duplicate detection: every Chassis Control it receives is carried
+/// out and logged): behind a BMC whose answers come 400 ms or 1 s late,
+/// and under 30 % loss each way, every power cycle, hard reset and NMI is
+/// carried out at most once per action, and exactly once whenever the
+/// client reports it done. An action whose answer never came reports its
+/// outcome unknown and never sends it again.
+#[test]
+fn cycle_reset_and_nmi_are_carried_out_at_most_once() {
+    rt().block_on(async {
+        let rows: Vec<(&'static str, Faults, usize)> = vec![
+            (
+                "answers 400 ms late",
+                Faults {
+                    delay: Duration::from_millis(400),
+                    ..Faults::default()
+                },
+                2,
+            ),
+            (
+                "answers 1 s late",
+                Faults {
+                    delay: Duration::from_secs(1),
+                    ..Faults::default()
+                },
+                2,
+            ),
+            (
+                "30 % loss each way",
+                Faults {
+                    loss: 0.3,
+                    ..Faults::default()
+                },
+                5,
+            ),
+        ];
+        let mut labs = Vec::new();
+        for (label, faults, runs) in rows {
+            let l = Lab::start(&LabSpec {
+                nodes: 3,
+                faults,
+                ..LabSpec::default()
+            })
+            .await
+            .expect("lab starts");
+            labs.push((label, runs, l));
+        }
+        let mut work = Vec::new();
+        for (label, runs, l) in &labs {
+            for (i, command) in ["cycle", "reset", "diag"].into_iter().enumerate() {
+                work.push(at_most_once(&l.nodes[i], label, command, *runs));
+            }
+        }
+        let results = futures_join(work).await;
+        let mut done = 0;
+        for o in &results {
+            println!("{} {}: {:?}", o.label, o.command, o.runs);
+            for (said, carried) in &o.runs {
+                assert!(
+                    *carried <= 1,
+                    "{} {}: carried out {carried} times",
+                    o.label,
+                    o.command
+                );
+                if said == "done" {
+                    done += 1;
+                    assert_eq!(
+                        *carried, 1,
+                        "{} {}: done, yet {carried}",
+                        o.label, o.command
+                    );
+                }
+            }
+            if !o.label.contains("loss") {
+                assert!(
+                    o.runs.iter().all(|(said, n)| said == "done" && *n == 1),
+                    "a slow BMC's late answer is still an answer: {o:?}"
+                );
+            }
+        }
+        assert!(done >= 12, "every slow run completes: {results:?}");
+    });
+}
+
+/// Awaits every future concurrently on this task, in order.
+async fn futures_join<F: std::future::Future>(futs: Vec<F>) -> Vec<F::Output> {
+    let mut futs: Vec<std::pin::Pin<Box<F>>> = futs.into_iter().map(Box::pin).collect();
+    let mut out: Vec<Option<F::Output>> = (0..futs.len()).map(|_| None).collect();
+    std::future::poll_fn(|cx| {
+        let mut pending = false;
+        for (i, f) in futs.iter_mut().enumerate() {
+            if out[i].is_none() {
+                match f.as_mut().poll(cx) {
+                    std::task::Poll::Ready(v) => out[i] = Some(v),
+                    std::task::Poll::Pending => pending = true,
+                }
+            }
+        }
+        if pending {
+            std::task::Poll::Pending
+        } else {
+            std::task::Poll::Ready(())
+        }
+    })
+    .await;
+    out.into_iter().flatten().collect()
+}
+
+// ------------------------------------------------------------------------
+// Issue 24: quirky BMCs (the lab's quirk knobs; docs/ipmi.md), peers or
+// not: fenced automatically where that keeps every check, with the named
+// workaround otherwise (and refused naming it without), the lab's power
+// read after each action. `tests/interop_quirks.rs` runs ipmipower and
+// ipmitool against the same knobs.
+
+use fencekit::engine::event::{Event, Stamped};
+use fencekit::ipmi::workaround::Workarounds;
+use fencekit::lab::bmc::IpmiQuirks;
+
+/// `action` through a fresh driver, with the timeline's workaround events
+/// (name or "-") and the named workarounds the driver says were needed.
+async fn act_seen(
+    cfg: IpmiConfig,
+    action: Action,
+) -> (Result<Outcome, Failure>, Vec<(String, bool)>, Workarounds) {
+    let mut d = IpmiDriver::new(cfg).expect("valid config");
+    let mut seen = Vec::new();
+    let mut sink = |e: &Stamped| {
+        if let Event::Workaround {
+            name,
+            weakens_security,
+            ..
+        } = &e.event
+        {
+            seen.push((name.clone().unwrap_or("-".into()), *weakens_security));
+        }
+    };
+    let r = run(&mut d, action, &fast_policy(), &mut sink, Cancel::never()).await;
+    (r, seen, d.workarounds_needed())
+}
+
+#[test]
+fn quirky_bmcs_are_fenced_by_themselves_or_with_the_named_workaround() {
+    // (knobs, IPMI 1.5, the workaround fencekit needs, what the timeline names)
+    type Case = (
+        &'static str,
+        fn(&mut IpmiQuirks),
+        bool,
+        Option<&'static str>,
+        &'static str,
+    );
+    let cases: Vec<Case> = vec![
+        (
+            "bad-checksum",
+            |q| q.bad_checksum = true,
+            false,
+            None,
+            "nochecksumcheck",
+        ),
+        (
+            "bad-checksum 1.5",
+            |q| q.bad_checksum = true,
+            true,
+            Some("nochecksumcheck"),
+            "nochecksumcheck",
+        ),
+        (
+            "rakp2-long",
+            |q| q.rakp2_long = true,
+            false,
+            None,
+            "supermicro20",
+        ),
+        (
+            "rakp4-untruncated",
+            |q| q.rakp4_untruncated = true,
+            false,
+            None,
+            "integritycheckvalue",
+        ),
+        (
+            "pad-username",
+            |q| q.pad_username = true,
+            false,
+            None,
+            "intel20",
+        ),
+        (
+            "untagged-ciphers",
+            |q| q.untagged_ciphers = true,
+            false,
+            None,
+            "sun20",
+        ),
+        (
+            "cipher-garbage",
+            |q| q.cipher_garbage = true,
+            false,
+            None,
+            "-",
+        ),
+        ("opensesspriv", |q| q.opensesspriv = true, false, None, ""),
+        (
+            "session-id-zero",
+            |q| q.session_id_zero = true,
+            true,
+            Some("idzero"),
+            "idzero",
+        ),
+        (
+            "bad-authcode",
+            |q| q.bad_authcode = true,
+            true,
+            Some("noauthcodecheck"),
+            "noauthcodecheck",
+        ),
+        (
+            "unexpected-auth",
+            |q| q.unexpected_auth = true,
+            true,
+            None,
+            "-",
+        ),
+        (
+            "permsg-required",
+            |q| q.permsg_required = true,
+            true,
+            None,
+            "-",
+        ),
+        (
+            "endianseq",
+            |q| q.endianseq = true,
+            true,
+            Some("endianseq"),
+            "endianseq",
+        ),
+        (
+            "authcap-wrong",
+            |q| q.authcap_wrong = true,
+            true,
+            Some("authcap"),
+            "authcap",
+        ),
+        (
+            "operator-user",
+            |q| q.operator_user = true,
+            false,
+            None,
+            "-",
+        ),
+        (
+            "operator-user 1.5",
+            |q| q.operator_user = true,
+            true,
+            None,
+            "-",
+        ),
+        ("busy", |q| q.busy = 2, false, None, "-"),
+        ("busy-timeout", |q| q.busy_timeout = 2, true, None, "-"),
+    ];
+    rt().block_on(async {
+        for (name, set, v15, needs, said) in cases {
+            let mut faults = Faults::default();
+            set(&mut faults.quirks);
+            let l = lab(faults.clone()).await;
+            let n = &l.nodes[0];
+            let mut c = config(n.addr(), "lab");
+            if v15 {
+                c.version = Version::Lan15(None);
+            }
+            if let Some(w) = needs {
+                c.retransmit_max = Duration::from_millis(300);
+                let (r, _, _) = act_seen(c.clone(), Action::Off).await;
+                let e = r.expect_err(name).error;
+                assert!(
+                    e.message.contains(&format!("--workaround {w}")),
+                    "{name}: {e}"
+                );
+                assert!(
+                    !e.message.starts_with("no answer"),
+                    "{name}: answers came: {e}"
+                );
+                assert!(n.bmc().truly_on(), "{name}: nothing switched without {w}");
+                n.bmc().set_faults(faults.clone());
+                c.workarounds = Workarounds::parse(w).unwrap();
+            }
+            let (r, seen, needed) = act_seen(c.clone(), Action::Off).await;
+            assert_eq!(
+                r,
+                Ok(Outcome::Reached {
+                    state: PowerState::Off
+                }),
+                "{name}"
+            );
+            assert!(!n.bmc().truly_on(), "{name}: the lab's power went off");
+            if said.is_empty() {
+                assert!(seen.is_empty(), "{name}: nothing to say: {seen:?}");
+            } else {
+                assert!(seen.iter().any(|(s, _)| s == said), "{name}: {seen:?}");
+            }
+            // only what drops a check is a warning, and only when named
+            let weak: Vec<&str> = seen.iter().filter(|s| s.1).map(|s| s.0.as_str()).collect();
+            match needs {
+                Some(w @ ("idzero" | "noauthcodecheck")) => assert_eq!(weak, [w], "{name}"),
+                _ => assert!(weak.is_empty(), "{name}: {seen:?}"),
+            }
+            if said != "-" && !said.is_empty() {
+                assert_eq!(needed.names(), said, "{name}: what check reports");
+            }
+        }
+    });
+}
+
+#[test]
+fn a_compliant_bmc_sees_no_change() {
+    // the default path costs what it did: Get Channel Cipher Suites, then
+    // the six exchanges; and says nothing about workarounds
+    rt().block_on(async {
+        let l = lab(Faults::default()).await;
+        let (r, seen, needed) = act_seen(config(l.nodes[0].addr(), "lab"), Action::Status).await;
+        assert!(r.is_ok());
+        assert!(seen.is_empty() && needed.is_empty(), "{seen:?}");
+        assert_eq!(l.nodes[0].bmc().counters().received, 7);
+    });
+}
+
+#[test]
+fn an_ipmi15_only_bmc_is_found_within_three_seconds() {
+    rt().block_on(async {
+        for silent_query in [false, true] {
+            let mut faults = Faults {
+                no_cipher_query: silent_query,
+                ..Faults::default()
+            };
+            faults.quirks.ipmi15_only = true;
+            let l = lab(faults).await;
+            let mut c = config(l.nodes[0].addr(), "lab");
+            c.retransmit = Duration::from_millis(500);
+            let t = Instant::now();
+            let mut d = IpmiDriver::new(c).unwrap();
+            let detail = fencekit::engine::driver::PowerDriver::connect(
+                &mut d,
+                Some(Instant::now() + Duration::from_secs(10)),
+            )
+            .await
+            .expect("an IPMI 1.5 session");
+            assert!(t.elapsed() < Duration::from_secs(3), "{:?}", t.elapsed());
+            assert!(
+                detail.contains("IPMI 1.5 auth md5 (the BMC speaks IPMI 1.5 only)"),
+                "{detail}"
+            );
+            fencekit::engine::driver::PowerDriver::close(&mut d).await;
+        }
+    });
 }

@@ -107,6 +107,7 @@ fn node_driver(a: &LabPdu, b: &LabPdu, outlet: u32, security: fn() -> Security) 
                 plug: Plug::parse(&outlet.to_string()),
             },
         ],
+        max_off_watts: fencekit::engine::power::DEFAULT_MAX_OFF_WATTS,
     })
     .expect("config")
 }
@@ -216,7 +217,9 @@ fn a_refusing_outlet_fails_the_action_and_is_named() {
 }
 
 /// A PDU that reports an outlet off but keeps feeding it: status says off,
-/// the load says otherwise (the witness verify uses).
+/// the load says otherwise. The off used to be believed ("Success");
+/// now the load must fall within the power timeout, or the off fails
+/// naming it (issue 23, item 7). Verify's witness is the same load.
 #[test]
 fn a_lying_pdu_is_betrayed_by_its_load() {
     rt().block_on(async {
@@ -231,16 +234,22 @@ fn a_lying_pdu_is_betrayed_by_its_load() {
             ..PduFaults::default()
         });
         let mut d = node_driver(&a, &b, 1, v2c);
-        let r = run(
-            &mut d,
-            Action::Off,
-            &policy(),
-            &mut Discard,
-            Cancel::never(),
-        )
-        .await;
-        assert!(r.is_ok(), "the lie is believed by status alone");
+        let mut p = policy();
+        p.power_timeout = PowerTimeout::Wall(Duration::from_millis(800));
+        let r = run(&mut d, Action::Off, &p, &mut Discard, Cancel::never()).await;
+        let e = r
+            .expect_err("an off that still carries load is not off")
+            .error;
+        assert_eq!(e.kind, ErrorKind::TransitionTimeout, "{e}");
+        assert!(
+            e.message.contains("the outlets read off but still carry")
+                && e.message.contains("A:1 212 W")
+                && e.message.contains("more than 50 W"),
+            "{e}"
+        );
         assert!(bmc.truly_on());
+        // Status alone still reads the outlets off (what verify compares).
+        assert_eq!(d.status(None).await.expect("status"), PowerState::Off);
         let w = d
             .power_reading(None)
             .await

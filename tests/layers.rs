@@ -17,11 +17,14 @@ use std::path::{Path, PathBuf};
 const LAYERS: &[(&str, &[&str])] = &[
     (
         "base: leaf helpers",
-        &["secret", "exit", "time", "fingerprint"],
+        &["secret", "exit", "time", "fingerprint", "private"],
     ),
     ("engine", &["engine"]),
     ("process services", &["lock", "runtime", "script", "udp"]),
-    ("protocols", &["ipmi", "redfish", "ssh", "snmp", "kdump"]),
+    (
+        "protocols",
+        &["ipmi", "redfish", "ssh", "snmp", "kdump", "aws"],
+    ),
     ("methods", &["method"]),
     ("fleet", &["fleet"]),
     ("lab model", &["lab"]),

@@ -83,7 +83,7 @@ fn policy() -> Policy {
         poll_interval: Duration::from_millis(10),
         poll_interval_max: Duration::from_millis(50),
         power_timeout: PowerTimeout::Wall(Duration::from_secs(3)),
-        step_timeout: Some(Duration::from_secs(2)),
+        step_timeout: Duration::from_secs(2),
         deadline: Some(fencekit::engine::clock::Instant::now() + Duration::from_secs(15)),
         ..Policy::native()
     }
@@ -584,6 +584,98 @@ async fn other_error_answers_fail_with_their_text() {
     assert_eq!(l.lab.stats().resets.len(), 2, "not retried");
 }
 
+/// At most once over HTTP (issue 23, item 9): a BMC that carries the
+/// reset out at once but answers after the client's request timeout. The
+/// answer is late, not lost — the BMC has the request — so the reset is
+/// never POSTed again: exactly one POST and one chassis operation per
+/// action. (reboot --method cycle re-POSTed it, up to 1 + retry_on times.)
+#[tokio::test]
+async fn a_late_reset_answer_is_never_posted_again() {
+    let bmc = Bmc::new(true, Faults::default());
+    let dir = tempfile::tempdir().unwrap();
+    let pem = dir.path().join("bmc.pem");
+    let lab = LabRedfish::start(
+        "127.0.0.1:0".parse().unwrap(),
+        bmc.clone(),
+        RedfishLabOptions {
+            password: PASSWORD.into(),
+            cert_path: Some(pem.clone()),
+            faults: RedfishFaults {
+                reset_answer_delay: Duration::from_secs(3),
+                ..Default::default()
+            },
+            ..Default::default()
+        },
+    )
+    .await
+    .unwrap();
+    let l = Lab {
+        lab,
+        _dir: dir,
+        pem,
+    };
+    let cfg = RedfishConfig {
+        request_timeout: Duration::from_millis(800),
+        ..l.cfg()
+    };
+    let p = Policy {
+        step_timeout: Duration::from_millis(800),
+        retry_on: 3,
+        ..policy()
+    };
+    let cases: [(Action, RebootMethod, &str, &str); 3] = [
+        (Action::Reboot, RebootMethod::Cycle, "ForceRestart", "cycle"),
+        (Action::Diag, RebootMethod::OnOff, "Nmi", "diag"),
+        (Action::Off, RebootMethod::OnOff, "ForceOff", "off"),
+    ];
+    for (action, method, reset, op) in cases {
+        let posts = l.lab.stats().resets.len();
+        let ops = bmc.log().len();
+        let r = go(
+            cfg.clone(),
+            action,
+            &Policy {
+                method,
+                ..p.clone()
+            },
+        )
+        .await;
+        // Let the held answers go, and any duplicate arrive.
+        tokio::time::sleep(Duration::from_millis(3500)).await;
+        let sent: Vec<String> = l.lab.stats().resets[posts..].to_vec();
+        assert_eq!(sent, reset_types(&[reset]), "{action}: {:?}", r.result);
+        assert_eq!(
+            bmc.log()[ops..].to_vec(),
+            vec![op],
+            "{action}: {:?}",
+            r.result
+        );
+        let unanswered = r
+            .events
+            .iter()
+            .any(|e| matches!(e.event, Event::CommandUnanswered { .. }));
+        assert!(unanswered, "{action}: {:?}", r.events);
+        match action {
+            // The off is read back: reached, without a second POST.
+            Action::Off => assert_eq!(
+                r.result,
+                Ok(Outcome::Reached {
+                    state: PowerState::Off
+                })
+            ),
+            _ => assert!(
+                matches!(
+                    &r.result,
+                    Ok(Outcome::OutcomeUnknown { .. } | Outcome::CycleSent)
+                ),
+                "{action}: {:?}",
+                r.result
+            ),
+        }
+        bmc.set_on(true);
+    }
+}
+
 #[tokio::test]
 async fn task_monitors_are_followed() {
     let l = start(
@@ -702,7 +794,7 @@ async fn a_service_that_never_answers_fails_at_the_deadline() {
     };
     let l = start(true, faults, RedfishLabOptions::default()).await;
     let p = Policy {
-        step_timeout: Some(Duration::from_millis(600)),
+        step_timeout: Duration::from_millis(600),
         ..policy()
     };
     let t = Instant::now();

@@ -202,6 +202,8 @@ impl Ran {
                 }
             }
             (Ok(Outcome::FencedNotRestored { .. }), Action::Reboot) => Ok(()),
+            // Sent, no answer, nothing read since: claims nothing.
+            (Ok(Outcome::OutcomeUnknown { .. }), _) => Ok(()),
             (Ok(Outcome::Rebooted), Action::Reboot) => {
                 if self.truly_on {
                     Ok(())
@@ -351,6 +353,18 @@ fn fold(row: &mut Row, action: Action, runs: &[Ran]) {
                 {
                     row.fail("claims fenced but no off was ever commanded");
                 }
+            }
+            Ok(Outcome::OutcomeUnknown { command, reason }) => {
+                // native mode: exit 3, never a success, never sent again
+                let k = format!("{command} sent, outcome unknown");
+                if !kinds.contains(&k) {
+                    kinds.push(k);
+                }
+                println!(
+                    "{} after {:?}: outcome unknown: {reason}",
+                    row.key(),
+                    r.took
+                );
             }
             Ok(_) => row.ok += 1,
             Err(f) => {
@@ -946,7 +960,7 @@ fn section_dead_peers() -> Vec<Row> {
                         for (ai, action) in ACTIONS.into_iter().enumerate() {
                             for _ in 0..2 {
                                 let policy = Policy {
-                                    step_timeout: Some(step),
+                                    step_timeout: step,
                                     ..native(Duration::from_secs(20))
                                 };
                                 set.spawn_local(async move {
@@ -1432,7 +1446,7 @@ fn raw_answer(status: &str, content_type: Option<&str>, body: &str, extra: &str)
 fn section_redfish_answers() -> Vec<Row> {
     let step = Duration::from_millis(1500);
     let policy = move || Policy {
-        step_timeout: Some(step),
+        step_timeout: step,
         power_timeout: PowerTimeout::Wall(Duration::from_secs(2)),
         ..native(Duration::from_secs(6))
     };
@@ -1951,11 +1965,11 @@ fn section_datagrams() -> Vec<Row> {
                                 let rl = relay(sim.addr, mode, 100 * mi as u64 + 10 * ai as u64 + i).await;
                                 let policy = Policy {
                                     // a short step bound only where the answers never come
-                                    step_timeout: Some(if mode.delivers() {
+                                    step_timeout: if mode.delivers() {
                                         Duration::from_secs(10)
                                     } else {
                                         Duration::from_millis(1500)
-                                    }),
+                                    },
                                     ..native(Duration::from_secs(20))
                                 };
                                 let r = ipmi_run(ipmi_cfg(rl.addr, PASSWORD), &sim.bmc, action, &policy).await;
@@ -2129,7 +2143,9 @@ is refused before it is read (matrix row \"4 MiB system resource\").
   `-N 2`: once).
 * At 50 % loss most failures are the 10 s step bound during session set-up;
   a reboot whose off was confirmed but whose power-on could not be confirmed
-  is reported as \"fenced, not restored\" (exit 1), never as success.
+  is reported as \"fenced, not restored\" (exit 1), never as success; an off
+  whose answer never came and whose state could not be read since is
+  \"sent, outcome unknown\" (exit 3; never sent again, issue 23).
 * IPMI has no connection: an ICMP port-unreachable is only a hint, so a
   closed port fails at the step deadline like a black hole, with a message
   that says the port is unreachable. TCP (Redfish, SSH) knows at once.
@@ -2141,9 +2157,10 @@ is refused before it is read (matrix row \"4 MiB system resource\").
   probes of its simulated host. A powered-off host is silent (the lab drops
   its SYNs with a socket filter: no SYN-ACK, no RST); `host-rst` answers RST
   (kernel up, service down), which is a sign of life, never evidence of off.
-  Two channels to one BMC are one witness: without a probe or a power reading
-  the verdict is `bmc-only` (exit 3 unless accepted). The SSH host-profile
-  rows need no server: nothing listens, or the name does not resolve.
+  Two channels to one BMC are one witness, and its power meter is its own
+  word: without a probe the verdict is `bmc-only` (exit 3 unless accepted).
+  The SSH host-profile rows need no server: nothing listens, or the name
+  does not resolve.
 * `ipmi_sim` rows need OpenIPMI and Python; without them they are skipped
   (and `FENCEKIT_REQUIRE_PEERS=1` turns that into a failure).
 ";
@@ -2274,12 +2291,13 @@ fn section_verify() -> Vec<Row> {
             3,
         ),
         (
+            // The BMC's own meter is its word: it never proves (issue 23).
             "BMC off, no probe, meter at standby",
             Faults::default(),
             false,
             false,
-            Verdict::Proven,
-            0,
+            Verdict::BmcOnly,
+            3,
         ),
         (
             "IPMI channel unreadable (Redfish reads off)",

@@ -8,7 +8,7 @@ mod support;
 
 use fencekit::lab::bmc::{Bmc, Faults};
 use fencekit::lab::fleet::{Lab, LabSpec};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -109,8 +109,21 @@ impl InLab {
     /// `fencekit ARGS` with this lab's inventory, runtime dir and audit file.
     fn cmd(&self, args: &[&str]) -> Command {
         let mut c = Command::new(support::bin());
-        c.args(args)
-            .current_dir(self.d())
+        c.args(args);
+        self.setup(c)
+    }
+
+    /// [`InLab::cmd`] started under `umask 022`, what most shells have.
+    fn cmd_umask_022(&self, args: &[&str]) -> Command {
+        let mut c = Command::new("sh");
+        c.args(["-c", "umask 022 && exec \"$0\" \"$@\""])
+            .arg(support::bin())
+            .args(args);
+        self.setup(c)
+    }
+
+    fn setup(&self, mut c: Command) -> Command {
+        c.current_dir(self.d())
             .env("NO_COLOR", "1")
             .env("XDG_RUNTIME_DIR", self.d().join("run"))
             .env("FENCEKIT_INVENTORY", self.d().join("lab.toml"))
@@ -394,6 +407,49 @@ fn holds_refuse_power_changes_across_processes_until_released_or_expired() {
     assert_eq!(hold["reason"], "disk swap");
 }
 
+/// A hold file that does not parse holds its node, with a warning naming
+/// the file; it used to be skipped silently, so the node was not held
+/// (issue 23, item 8). Releasing the node removes the damaged file.
+#[test]
+fn a_hold_file_that_cannot_be_read_still_holds_its_node() {
+    let lab = InLab::start(2, "");
+    lab.run(&["hold", "node02", "--for", "1h", "--reason", "disk swap"])
+        .assert_code(0);
+    let dir = lab.d().join("run/fencekit/hold");
+    let files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    std::fs::write(&files[0], "{\"node\": \"node02\", \"by\": ").unwrap();
+    let r = lab.run(&["off", "node01", "node02", "-o", "json"]);
+    r.assert_code(1);
+    let file = files[0].display().to_string();
+    assert!(
+        r.stderr
+            .contains(&format!("warning: cannot read hold file {file}")),
+        "{r}"
+    );
+    let res = r.json()["results"].as_array().unwrap().clone();
+    assert_eq!(res[0]["ok"], true, "node01 is not held: {r}");
+    assert_eq!(res[1]["error_kind"], "held", "{r}");
+    assert!(
+        res[1]["error"]
+            .as_str()
+            .unwrap()
+            .starts_with(&format!("held: cannot read hold file {file}")),
+        "{r}"
+    );
+    assert!(lab.untouched(1));
+    lab.run(&["hold", "--list"])
+        .assert_code(0)
+        .assert_mentions(&["cannot read hold file"]);
+    lab.run(&["release", "node02"]).assert_code(0);
+    assert!(!files[0].exists());
+    lab.run(&["off", "node02"]).assert_code(0);
+}
+
 #[test]
 fn holds_without_a_writable_runtime_directory_fail_clearly() {
     let lab = InLab::start(1, "");
@@ -418,6 +474,42 @@ fn holds_without_a_writable_runtime_directory_fail_clearly() {
     lab.run(&["hold", "node01", "--for", "1h"]).assert_code(64);
 }
 
+#[test]
+fn audit_hold_and_acknowledgment_files_are_private_under_umask_022() {
+    use std::os::unix::fs::PermissionsExt;
+    let lab = InLab::start(2, "");
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o7777;
+    let run = |args: &[&str]| support::run(lab.cmd_umask_022(args), Duration::from_secs(60));
+    run(&["status", "node01"]).assert_code(0);
+    run(&["hold", "node02", "--for", "1h", "--reason", "disk swap"]).assert_code(0);
+    run(&["ack", "node02"]).assert_code(0);
+    let runtime = lab.d().join("run/fencekit");
+    let holds: Vec<_> = std::fs::read_dir(runtime.join("hold"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    let acks: Vec<_> = std::fs::read_dir(runtime.join("ack"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!((holds.len(), acks.len()), (1, 1), "{holds:?} {acks:?}");
+    for (what, p, want) in [
+        ("audit file", lab.d().join("audit.jsonl"), 0o600),
+        ("hold", holds[0].clone(), 0o600),
+        ("acknowledgment", acks[0].clone(), 0o600),
+        ("runtime directory", runtime.clone(), 0o700),
+        ("hold directory", runtime.join("hold"), 0o700),
+    ] {
+        assert_eq!(mode(&p), want, "{what} {} is {:o}", p.display(), mode(&p));
+    }
+    // A file that exists keeps the mode its owner gave it.
+    let audit = lab.d().join("audit.jsonl");
+    std::fs::set_permissions(&audit, std::fs::Permissions::from_mode(0o640)).unwrap();
+    run(&["status", "node01"]).assert_code(0);
+    assert_eq!(mode(&audit), 0o640);
+    assert_eq!(lab.audit().len(), 3, "two status records and the hold");
+}
+
 // ---------------------------------------------------------------- hook ----
 
 /// A hook that counts its runs, asks the lab (through fencekit itself) for
@@ -426,7 +518,7 @@ fn recording_hook(lab: &InLab, node: usize, tail: &str) -> String {
     format!(
         "echo run >> runs; echo \"$FENCEKIT_NODE $FENCEKIT_ACTION $FENCEKIT_METHOD \
          $FENCEKIT_LEVEL ${{FENCEKIT_PASSWORD-nopassword}}\" >> env; \
-         '{}' status {} --password-file pw --no-lock >> seen 2>&1; echo \"exit $?\" >> seen; {tail}",
+         '{}' status {} --password-file pw >> seen 2>&1; echo \"exit $?\" >> seen; {tail}",
         support::bin().display(),
         lab.url(node)
     )
@@ -480,6 +572,53 @@ fn the_hook_runs_once_while_the_lab_reports_off() {
         "node is off (confirmed), but the confirmed-off hook failed: exit status 3",
     ]);
     assert!(!lab.bmc(1).is_on());
+}
+
+/// The hook's captured output (stdout and stderr) from a JSON result.
+fn hook_output(res: &serde_json::Value) -> String {
+    res["timeline"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["event"] == "hook-output")
+        .map(|e| e["text"].as_str().unwrap_or("").to_string())
+        .collect()
+}
+
+#[test]
+fn a_hook_that_runs_fencekit_for_its_own_node_is_let_through_the_lock() {
+    let lab = InLab::start(1, "");
+    let bin = support::bin().display().to_string();
+    // The hook asks fencekit itself about the node its parent holds the
+    // lock of (exit 2: off); the grant it inherits lets it through.
+    let status = format!("'{bin}' status -i lab.toml node01");
+    let hook = format!("{status} --timeout 5s; test $? = 2");
+    let r = lab.run(&["off", "node01", "--on-confirmed-off", &hook, "-o", "json"]);
+    r.assert_code(0);
+    let res = r.json_result();
+    assert_eq!(res["hook"]["ok"], true, "{r}");
+    assert!(hook_output(&res).contains("off"), "{r}");
+    let took = res["hook"]["elapsed_ms"].as_u64().unwrap();
+    eprintln!("a hook running fencekit status on its own node: {took} ms");
+    assert!(
+        took < 1000,
+        "the hook waited for its parent's lock: {took} ms\n{r}"
+    );
+
+    // Without the grant the same command waits for its parent's lock until
+    // its own deadline, and says who holds it: the test can fail.
+    let hook = format!("env -u FENCEKIT_LOCK_GRANT {status} --timeout 2s; test $? = 2");
+    let r = lab.run(&["off", "node01", "--on-confirmed-off", &hook, "-o", "json"]);
+    r.assert_code(1);
+    let res = r.json_result();
+    assert_eq!(res["hook"]["ok"], false, "{r}");
+    let took = res["hook"]["elapsed_ms"].as_u64().unwrap();
+    assert!(took >= 2000, "{took} ms\n{r}");
+    let said = hook_output(&res);
+    assert!(
+        said.contains("still holds the lock") && said.contains("off node01 (level 1)"),
+        "{said}"
+    );
 }
 
 #[test]

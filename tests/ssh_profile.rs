@@ -43,8 +43,11 @@ fn domstate_states() {
         ("blocked\n", On),
         ("in shutdown\n", On),
         ("shut off\n\n", Off),
-        ("crashed\n", Off),
-        ("pmsuspended\n", Off),
+        // Not off for fencing (upstream reads both as off): a guest
+        // suspended to RAM resumes its I/O, a crashed domain kept for a
+        // dump still holds its memory (issue 23, item 6).
+        ("crashed\n", On),
+        ("pmsuspended\n", On),
         ("  running  \r\n", On),
     ] {
         assert_eq!(
@@ -148,7 +151,7 @@ fn virsh_verbs() {
 
 #[test]
 fn list_as_upstream() {
-    let text = " Id   Name    State\n------------------------\n 1    node1   running\n -    node2   shut off\n 3    web-3   paused\n -    odd     no state\n 5    x       in shutdown\n\n";
+    let text = " Id   Name    State\n------------------------\n 1    node1   running\n -    node2   shut off\n 3    web-3   paused\n -    odd     no state\n 5    x       in shutdown\n 6    s3      pmsuspended\n 7    dump    crashed\n\n";
     let l = profile::virsh_list(text);
     let got: Vec<(&str, Option<PowerState>)> =
         l.iter().map(|d| (d.name.as_str(), d.state)).collect();
@@ -160,6 +163,8 @@ fn list_as_upstream() {
             ("web-3", Some(PowerState::On)),
             ("odd", None),
             ("x", Some(PowerState::Off)),
+            ("s3", Some(PowerState::On)),
+            ("dump", Some(PowerState::On)),
         ]
     );
     // rows before the header are not domains

@@ -632,7 +632,9 @@ fn a_power_cycle_is_sent_unverified_until_verified() {
     let res = &results(&r)[0];
     assert_eq!(res["ok"], false, "{r}");
     assert_eq!(res["outcome"], "cycle-sent", "{r}");
-    // Verification that follows can prove it back on.
+    // With --verify the cycle is observed (off, then on), then proven back
+    // on; it used to be "proven" on an expect-on read alone (issue 23,
+    // item 5).
     let r = run(
         d,
         &[
@@ -643,7 +645,54 @@ fn a_power_cycle_is_sent_unverified_until_verified() {
     let res = &results(&r)[0];
     assert_eq!(res["ok"], true, "{r}");
     assert_eq!(res["outcome"], "proven", "{r}");
-    assert_eq!(res["action_outcome"], "cycle-sent", "{r}");
+    assert_eq!(res["action_outcome"], "cycled", "{r}");
+    let seen: Vec<&str> = res["timeline"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["event"] == "state-observed")
+        .filter_map(|e| e["state"].as_str())
+        .collect();
+    let off = seen.iter().position(|s| *s == "off").expect("seen off");
+    assert!(seen[off..].contains(&"on"), "off, then on: {seen:?}");
+}
+
+/// A BMC that accepts the cycle and does nothing (the lab's `stuck`): the
+/// node is never seen off, so `reboot --method cycle --verify` is not
+/// proven (outcome unknown, exit 3; no further level cycles it again), and
+/// says to use `--method onoff`; its host answering "on" proves nothing
+/// about a cycle.
+#[test]
+fn a_cycle_the_bmc_ignores_is_never_verified() {
+    let l = lab(&["--nodes", "1", "--hosts", "--fault", "node01:stuck"]);
+    let (d, inv) = (l.dir.path(), l.inventory.to_str().unwrap());
+    let r = run(
+        d,
+        &[
+            "reboot",
+            "-i",
+            inv,
+            "node01",
+            "--method",
+            "cycle",
+            "--verify",
+            "--power-timeout",
+            "2s",
+            "-o",
+            "json",
+        ],
+    );
+    assert_ne!(r.code, Some(0), "{r}");
+    r.assert_code(3);
+    let res = &results(&r)[0];
+    assert_eq!(res["ok"], false, "{r}");
+    assert_eq!(res["outcome"], "outcome-unknown", "{r}");
+    assert_eq!(res["level"], 1, "not cycled again by level 2: {r}");
+    let e = res["error"].as_str().unwrap();
+    assert!(
+        e.contains("never seen off") && e.contains("--method onoff"),
+        "{r}"
+    );
 }
 
 #[test]
@@ -786,19 +835,28 @@ fn power_draw_above_the_threshold_while_off_is_a_contradiction() {
     let r = run(d, &high);
     r.assert_code(0);
     assert_eq!(results(&r)[0]["verdict"], "proven", "{r}");
-    // An honest meter near standby is a witness of its own.
+    // An honest meter near standby agrees, but it is the BMC's own word:
+    // it used to prove the node off on its own (issue 23, item 1); now it
+    // is `bmc-only`, exit 3, and the evidence says the meter is the BMC's.
     let l = lab(&["--nodes", "1", "--power", "off"]);
     let (d, inv) = (l.dir.path(), l.inventory.to_str().unwrap());
     let mut args = vec!["verify", "-i", inv, "node01", "-o", "json"];
     args.extend(FAST);
     let r = run(d, &args);
-    r.assert_code(0);
+    r.assert_code(3);
     let rep = &results(&r)[0];
-    assert_eq!(rep["verdict"], "proven", "{r}");
+    assert_eq!(rep["verdict"], "bmc-only", "{r}");
+    let reason = rep["reason"].as_str().unwrap();
     assert!(
-        rep["reason"].as_str().unwrap().contains("(at most 50 W)"),
+        reason.contains("(at most 50 W)") && reason.contains("its word again"),
         "{r}"
     );
+    let meters: Vec<serde_json::Value> = evidence_of(rep)
+        .into_iter()
+        .filter(|e| e["witness"] == "bmc-meter")
+        .collect();
+    assert_eq!(meters.len(), 2, "{r}");
+    assert!(meters.iter().all(|e| e["independent"] == false), "{r}");
 }
 
 /// sushy-tools (a Redfish emulator, an independent peer) serves no
@@ -888,8 +946,10 @@ fn a_pdu_outlet_is_an_independent_witness() {
         "node01",
         "-o",
         "json",
+        // The dark BMC costs this per read; 500 ms left a debug build too
+        // little to derive the PDU's SNMPv3 keys within one step.
         "--login-timeout",
-        "500ms",
+        "2s",
     ];
     args.extend(FAST);
     let r = run(d, &args);
@@ -923,10 +983,155 @@ fn a_pdu_outlet_is_an_independent_witness() {
         "A:lying",
     ]);
     let (d, inv) = (l.dir.path(), l.inventory.to_str().unwrap());
-    run(d, &["off", "-i", inv, "node01", "--level", "3"]).assert_code(0);
+    // The off itself now catches it: the outlet's load never falls
+    // (issue 23, item 7; it used to print "powered off (confirmed)").
+    let r = run(
+        d,
+        &[
+            "off",
+            "-i",
+            inv,
+            "node01",
+            "--level",
+            "3",
+            "--power-timeout",
+            "1s",
+        ],
+    );
+    r.assert_code(1);
+    assert!(r.stderr.contains("still carry"), "{r}");
     let mut args = vec!["verify", "-i", inv, "node01", "-o", "json"];
     args.extend(FAST);
     let r = run(d, &args);
     r.assert_code(3);
     assert_eq!(results(&r)[0]["verdict"], "contradiction", "{r}");
+}
+
+// ------------------------------------------------------ issue 23 proof ----
+// The suspect may convict but never acquit: the lab cases of issue 23's
+// "Done when", one verify each.
+
+/// `verify` of one lab node, JSON, the fast sampling; its report.
+fn verify_one(
+    d: &Path,
+    inv: &str,
+    node: &str,
+    extra: &[&str],
+) -> (support::Run, serde_json::Value) {
+    let mut args = vec!["verify", "-i", inv, node, "-o", "json"];
+    args.extend(FAST);
+    args.extend(extra);
+    let r = run(d, &args);
+    let rep = results(&r).first().cloned().unwrap_or_default();
+    (r, rep)
+}
+
+/// An outlet that cuts the node's power, its load metered at 0 W, and the
+/// BMC dark with it: two parties agree, no probe needed. A PDU that reports
+/// its outlet off while it keeps feeding the node stays a contradiction.
+#[test]
+fn an_outlet_off_with_no_load_proves_off_without_a_probe() {
+    let l = lab(&["--nodes", "1", "--pdus", "1"]);
+    let (d, inv) = (l.dir.path(), l.inventory.to_str().unwrap());
+    run(d, &["off", "-i", inv, "node01", "--level", "3"]).assert_code(0);
+    // (The dark BMC costs a login timeout per read; 2 s leaves a debug
+    // build time to derive the PDU's SNMPv3 keys within one step.)
+    let (r, rep) = verify_one(d, inv, "node01", &["--login-timeout", "2s"]);
+    r.assert_code(0);
+    assert_eq!(rep["verdict"], "proven", "{r}");
+    let load = evidence_of(&rep)
+        .into_iter()
+        .find(|e| e["witness"] == "outlet-load")
+        .unwrap_or_else(|| panic!("the outlet's load is evidence: {r}"));
+    assert!(
+        load["observation"]
+            .as_str()
+            .unwrap()
+            .starts_with("draws 0 W"),
+        "{load}"
+    );
+    assert_eq!(load["independent"], true);
+    let reason = rep["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("(outlet off)") && reason.contains("as expected with its power cut"),
+        "{reason}"
+    );
+}
+
+/// A swapped cable: node01's IPMI level reaches node02's BMC, which reports
+/// node02's GUID. With node01's outlet off (its own BMC dark), that channel
+/// used to vanish as "dark" and the verdict was `proven` (issue 23, item
+/// 2); it is an identity contradiction.
+#[test]
+fn an_outlet_off_behind_a_bmc_of_another_machine_is_an_identity_contradiction() {
+    let l = lab(&["--nodes", "2", "--pdus", "1"]);
+    let (d, inv) = (l.dir.path(), l.inventory.to_str().unwrap());
+    let text = std::fs::read_to_string(&l.inventory).unwrap();
+    let ipmi = |n: &str| {
+        let at = text.find(&format!("name = \"{n}\"")).unwrap();
+        let from = at + text[at..].find("endpoint = \"ipmi://").unwrap() + "endpoint = \"".len();
+        text[from..from + text[from..].find('"').unwrap()].to_string()
+    };
+    let (one, two) = (ipmi("node01"), ipmi("node02"));
+    run(d, &["off", "-i", inv, "node01", "--level", "3"]).assert_code(0);
+    patch_inventory(&l.inventory, &one, &two);
+    let node01 = fencekit::lab::bmc::LabIdentity::for_node(0).uuid;
+    let mut pinned = std::fs::read_to_string(&l.inventory).unwrap();
+    pinned.push_str(&format!("\n[identity.node01]\nuuid = \"{node01}\"\n"));
+    std::fs::write(&l.inventory, pinned).unwrap();
+    // (Long enough for node02's BMC to answer on a busy machine: a channel
+    // whose identity cannot be read in time is a gap, not this.)
+    let (r, rep) = verify_one(d, inv, "node01", &["--login-timeout", "2s"]);
+    r.assert_code(3);
+    assert_eq!(rep["verdict"], "contradiction", "{r}");
+    let reason = rep["reason"].as_str().unwrap();
+    assert!(
+        reason.starts_with("identity contradiction: ") && reason.contains(&two),
+        "{reason}"
+    );
+    assert!(!reason.contains("power cut"), "never dark: {reason}");
+}
+
+/// One silent probe and nothing else — a node fenced by hand, or through
+/// the SSH host profile (`off --allow-host-only --verify` verifies exactly
+/// this) — is weak evidence: `unproven`, never `proven` (issue 23, item 4).
+#[test]
+fn one_silent_probe_alone_is_unproven() {
+    let l = lab(&["--nodes", "1", "--hosts", "--power", "off"]);
+    let d = l.dir.path();
+    let host = host_of(&l.inventory, "node01");
+    let (addr, port) = host.rsplit_once(':').unwrap();
+    let inv = d.join("alone.toml");
+    std::fs::write(
+        &inv,
+        format!(
+            "[[node]]\nname = \"byhand\"\naddress = \"{addr}\"\nprobe_ports = [{port}]\n\
+             [[node.fence]]\ndriver = \"manual\"\ninstructions = \"pull the cords\"\n\
+             [[node]]\nname = \"hostonly\"\nallow_host_only = true\n\
+             [[node.fence]]\nendpoint = \"ssh://root@{addr}:{port}/host\"\n\
+             password_script = \"echo not-used\"\n"
+        ),
+    )
+    .unwrap();
+    let inv = inv.to_str().unwrap();
+    for node in ["byhand", "hostonly"] {
+        let (r, rep) = verify_one(d, inv, node, &[]);
+        r.assert_code(3);
+        assert_eq!(rep["verdict"], "unproven", "{node}: {r}");
+        assert!(
+            rep["reason"]
+                .as_str()
+                .unwrap()
+                .starts_with("weak evidence only:"),
+            "{node}: {r}"
+        );
+    }
+    // The manual level is recorded as a person's word, not a reading.
+    let (_, rep) = verify_one(d, inv, "byhand", &[]);
+    assert!(
+        evidence_of(&rep)
+            .iter()
+            .any(|e| e["witness"] == "manual" && e["agrees"].is_null()),
+        "{rep}"
+    );
 }

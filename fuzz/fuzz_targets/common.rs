@@ -897,6 +897,12 @@ fn after_parse(mut values: Values, agent: &Agent) {
         }
     }
     match agent.family.driver {
+        DriverKind::Aws => {
+            if let Ok(cfg) = fencekit::agent::aws::config(&values, agent) {
+                assert!(cfg.validate().is_ok());
+                let _ = fencekit::agent::aws::describe(&cfg);
+            }
+        }
         DriverKind::Snmp => {
             // A profile path would read a file: only built-in profiles here.
             let mut values = values.clone();
@@ -1025,7 +1031,7 @@ fn inventory(s: &str) {
             m.kg_file = None;
             m.ca_cert = None;
             if let Ok(spec) = plan::method_from_fields(&n.name, &m) {
-                let _ = (spec.endpoint(), spec.bmc_key(), spec.username());
+                let _ = (spec.endpoint(), spec.device_keys(), spec.username());
                 let _ = (spec.driver_name(), spec.credential().describe());
             }
         }

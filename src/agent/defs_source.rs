@@ -50,6 +50,8 @@ pub enum SrcDriver {
     Ssh,
     /// SNMP PDU.
     Snmp,
+    /// EC2.
+    Aws,
 }
 
 /// One `[[option]]` (field meanings: the top of `agents/common.toml`).

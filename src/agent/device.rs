@@ -31,17 +31,25 @@ pub enum DeviceConfig {
     Virsh(VirshConfig),
     /// fence_apc_snmp, fence_eaton_snmp.
     Snmp(crate::snmp::config::SnmpConfig),
+    /// fence_aws.
+    Aws(crate::aws::config::AwsConfig),
 }
 
 impl DeviceConfig {
-    /// The key of the per-BMC lock, the same a native fencekit takes for
-    /// this endpoint (so agents and native runs serialise with each other).
-    pub fn lock_key(&self) -> String {
+    /// The key of the per-device lock, the same a native fencekit takes
+    /// for this endpoint (so agents and native runs serialise with each
+    /// other); `None` for an SNMP agent without a PDU (nothing to lock).
+    pub fn lock_key(&self) -> Option<crate::lock::DeviceKey> {
         match self {
-            DeviceConfig::Ipmi(c) => crate::lock::bmc_key(&c.host),
-            DeviceConfig::Redfish(c) => crate::lock::bmc_key(&c.host),
-            DeviceConfig::Virsh(c) => crate::lock::bmc_key(&c.host),
-            DeviceConfig::Snmp(c) => c.pdus.first().map(|p| p.lock_key()).unwrap_or_default(),
+            DeviceConfig::Ipmi(c) => Some(c.lock_key()),
+            DeviceConfig::Redfish(c) => Some(c.lock_key()),
+            DeviceConfig::Virsh(c) => Some(crate::lock::DeviceKey::new(
+                &c.host,
+                c.port,
+                crate::ssh::config::DEFAULT_PORT,
+            )),
+            DeviceConfig::Snmp(c) => c.pdus.first().map(|p| p.lock_key()),
+            DeviceConfig::Aws(c) => Some(c.lock_key()),
         }
     }
 
@@ -52,6 +60,7 @@ impl DeviceConfig {
             DeviceConfig::Redfish(c) => super::redfish::describe(c),
             DeviceConfig::Virsh(c) => super::virsh::describe(c),
             DeviceConfig::Snmp(c) => super::snmp::describe(c),
+            DeviceConfig::Aws(c) => super::aws::describe(c),
         }
     }
 }
@@ -130,6 +139,24 @@ impl AgentDriver for SnmpDriver {
     }
 }
 
+impl AgentDriver for crate::aws::driver::AwsDriver {
+    /// The instances (`--filter` selects), as upstream lists them: the ID
+    /// and an empty alias (fence-agents 4.12.1 prints no name), with their
+    /// state for `list-status`.
+    async fn plugs(&mut self, deadline: Option<Instant>) -> Result<Vec<PlugEntry>, DriverError> {
+        Ok(self
+            .list_configured(deadline)
+            .await?
+            .into_iter()
+            .map(|i| PlugEntry {
+                state: crate::aws::model::observed(&i.state).and_then(|o| o.settled()),
+                id: i.id,
+                alias: String::new(),
+            })
+            .collect())
+    }
+}
+
 /// The real driver for a configuration: the same enum fleets use, so a
 /// protocol is wired once.
 pub use crate::method::driver::AnyDriver as RealDriver;
@@ -150,6 +177,9 @@ pub fn real(cfg: DeviceConfig) -> Result<RealDriver, String> {
         DeviceConfig::Snmp(c) => SnmpDriver::new(c)
             .map(RealDriver::Snmp)
             .map_err(|e| e.to_string()),
+        DeviceConfig::Aws(c) => crate::aws::driver::AwsDriver::new(c)
+            .map(RealDriver::Aws)
+            .map_err(|e| e.to_string()),
     }
 }
 
@@ -166,6 +196,7 @@ impl AgentDriver for RealDriver {
             RealDriver::Redfish(d) => d.plugs(deadline).await,
             RealDriver::Ssh(d) => d.plugs(deadline).await,
             RealDriver::Snmp(d) => d.plugs(deadline).await,
+            RealDriver::Aws(d) => d.plugs(deadline).await,
         }
     }
 }

@@ -12,6 +12,7 @@ use crate::ipmi::config::{
     parse_hex_kg, AuthType, CipherChoice, ConfigError, IpmiConfig, Privilege, Version,
 };
 use crate::ipmi::driver::IpmiDriver;
+use crate::ipmi::workaround::Workarounds;
 use crate::secret::Secret;
 
 /// Builds the IPMI configuration from validated option values (the password
@@ -64,6 +65,9 @@ pub fn config(values: &Values, agent: &Agent) -> Result<IpmiConfig, String> {
     if let Some(kg) = values.get(Key::HexadecimalKg).filter(|k| !k.is_empty()) {
         cfg.kg = Some(parse_hex_kg(kg).map_err(text)?);
     }
+    if let Some(w) = values.get(Key::Workaround) {
+        cfg.workarounds = Workarounds::parse(w).map_err(|e| e.to_string())?;
+    }
     if let Some(t) = values.get(Key::IpmitoolTimeout) {
         // Upstream passes it to ipmitool -N: how long one request waits for
         // its answer before it is re-sent (0: ipmitool's own default).
@@ -107,7 +111,11 @@ pub fn describe(cfg: &IpmiConfig) -> String {
         },
         cfg.privilege,
         if cfg.kg.is_some() { ", K_g [set]" } else { "" },
-    )
+    ) + &if cfg.workarounds.is_empty() {
+        String::new()
+    } else {
+        format!(", workarounds {}", cfg.workarounds.names())
+    }
 }
 
 /// The real driver for a configuration.
@@ -130,6 +138,21 @@ mod tests {
         v.apply_defaults(&a);
         assert!(validate(&mut v, &a).is_empty());
         config(&v, &a)
+    }
+
+    #[test]
+    fn workarounds_are_freeipmis_names() {
+        let c = cfg_of(
+            "fence_ipmilan",
+            &[("ip", "h"), ("workaround", "nochecksumcheck,idzero")],
+        )
+        .unwrap();
+        assert_eq!(c.workarounds.names(), "nochecksumcheck,idzero");
+        assert!(describe(&c).ends_with(", workarounds nochecksumcheck,idzero"));
+        let e = cfg_of("fence_ipmilan", &[("ip", "h"), ("workaround", "intel2")]).unwrap_err();
+        assert!(e.starts_with("unknown IPMI workaround 'intel2'"), "{e}");
+        let c = cfg_of("fence_ipmilan", &[("ip", "h")]).unwrap();
+        assert!(c.workarounds.is_empty());
     }
 
     #[test]

@@ -212,7 +212,7 @@ mod tests {
                     verbose verbose_level debug debug_file version help plug_separator delay \
                     disable_timeout ipmitool_path login_timeout port_as_ip power_timeout power_wait \
                     shell_timeout stonith_status_sleep ipmitool_timeout retry_on sudo use_sudo sudo_path \
-                    expect_uuid";
+                    expect_uuid workaround";
         assert_eq!(
             param_names(&xml),
             want.split_whitespace().collect::<Vec<_>>()

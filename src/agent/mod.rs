@@ -5,6 +5,7 @@
 //! Everything is driven by the definitions under `agents/` ([`defs`]); the
 //! engine does the fencing. Entry points: [`run::main`] and [`run::known_agent`].
 
+pub mod aws;
 pub mod defs;
 #[cfg(test)]
 mod defs_source;

@@ -21,8 +21,9 @@ use crate::secret::Secret;
 use std::path::PathBuf;
 use std::time::Duration;
 
-/// Per-request bound when `power_timeout` is 0 or timeouts are disabled
-/// (upstream has none at all; fencekit bounds every request).
+/// Per-request bound when `power_timeout` is 0 (upstream has none at all;
+/// fencekit bounds every request). `disable_timeout` keeps `power_timeout`
+/// as given for this bound: it lifts only the wait for the power state.
 pub const UNLIMITED_REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// Builds the Redfish configuration from validated option values (the

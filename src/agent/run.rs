@@ -17,12 +17,12 @@ use super::device::{self, AgentDriver, DeviceConfig, PlugEntry};
 use super::key::Key;
 use super::log::{Logger, SharedBuf};
 use super::values::{self, Values};
-use super::{getopt, ipmilan, metadata, redfish, snmp, stdin, usage, virsh};
+use super::{aws, getopt, ipmilan, metadata, redfish, snmp, stdin, usage, virsh};
 use crate::engine::error::{ErrorKind, Stage};
 use crate::engine::event::Stamped;
 use crate::engine::identity::ExpectedIdentity;
 use crate::engine::policy::{Policy, PowerTimeout};
-use crate::engine::power::{Action, PowerState, RebootMethod};
+use crate::engine::power::{Action, PowerCommand, PowerState, RebootMethod};
 use crate::engine::run::{run, Cancel, Failure, Outcome};
 use crate::ipmi::config::IpmiConfig;
 use std::ffi::OsString;
@@ -42,6 +42,8 @@ const USAGE_HINT: &str = "Please use '-h' for usage";
 const STDIN_LIMIT: u64 = 1 << 20;
 /// Longest per-step bound (about ten years): larger values mean "no practical limit".
 const MAX_STEP_SECS: i64 = 10 * 365 * 86_400;
+/// The step bound when `power_timeout` is 0: its default.
+const DEFAULT_STEP: Duration = Duration::from_secs(20);
 /// The notice upstream prints for `list` on agents without outlets.
 const LIST_NOTICE: &str = "NOTICE: List option is not working on this device yet";
 
@@ -202,7 +204,7 @@ where
         Ok(d) => d,
         Err(e) => return fail(&log, &e),
     };
-    execute(prepared, driver, Some(lock_key), stdout, &log, env)
+    execute(prepared, driver, lock_key, stdout, &log, env)
 }
 
 /// The family's device configuration from validated option values.
@@ -212,6 +214,7 @@ fn device_config(agent: &Agent, values: &Values) -> Result<DeviceConfig, String>
         DriverKind::Redfish => redfish::config(values, agent).map(DeviceConfig::Redfish),
         DriverKind::Ssh => virsh::config(values, agent).map(DeviceConfig::Virsh),
         DriverKind::Snmp => snmp::config(values, agent).map(DeviceConfig::Snmp),
+        DriverKind::Aws => aws::config(values, agent).map(DeviceConfig::Aws),
     }
 }
 
@@ -332,10 +335,7 @@ fn prepare(
         return Err(usage_error(log, first));
     }
     if let Some(path) = values.get(Key::DebugFile) {
-        let file = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(path);
+        let file = crate::private::open_append(std::path::Path::new(path));
         match file {
             Ok(f) => log.set_file(f),
             Err(e) => {
@@ -362,14 +362,15 @@ fn prepare(
     if env.pcmk_service.as_deref() == Some("pacemaker-fenced") && !values.has(Key::DisableTimeout) {
         values.set(Key::DisableTimeout, "1");
     }
-    let disabled = values
-        .get(Key::DisableTimeout)
-        .is_some_and(|v| matches!(v.to_lowercase().as_str(), "1" | "yes" | "on" | "true"));
-    if disabled {
-        log.debug("timeouts are disabled (disable_timeout): polling without limit until stopped");
-        for k in [Key::PowerTimeout, Key::ShellTimeout, Key::LoginTimeout] {
-            values.set(k, "0");
-        }
+    if timeouts_disabled(&values) {
+        // Unlike upstream, which sets power_timeout, shell_timeout and
+        // login_timeout to 0, only the wait for the new power state is
+        // lifted (see `policy`); the options keep bounding every step.
+        log.debug(&format!(
+            "disable_timeout: the wait for the new power state has no limit; connecting and \
+             each request stay bounded ({} s each)",
+            step_timeout(&values).as_secs()
+        ));
     }
     for o in agent.options.iter() {
         if let Some(why) = o.ignored {
@@ -418,11 +419,18 @@ fn prepare(
     })
 }
 
-/// The identity `--expect-uuid` (stdin `expect_uuid=`) names; empty when it
-/// is not given, so that an agent without it behaves exactly as upstream.
+/// The identity `--expect-uuid` (stdin `expect_uuid=`) names, and for
+/// fence_aws `--expect-node-name` / `--expect-tag`; empty when none is
+/// given, so that an agent without them behaves exactly as upstream.
 pub fn expected_identity(values: &Values) -> Result<ExpectedIdentity, String> {
-    ExpectedIdentity::new(values.get(Key::ExpectUuid), None)
-        .map_err(|e| format!("--expect-uuid: {e}"))
+    let e = ExpectedIdentity::new(values.get(Key::ExpectUuid), None)
+        .map_err(|e| format!("--expect-uuid: {e}"))?;
+    let (name, tag) = (values.get(Key::ExpectNodeName), values.get(Key::ExpectTag));
+    if name.is_none() && tag.is_none() {
+        return Ok(e);
+    }
+    crate::method::build::aws_names(e, name, tag)
+        .map_err(|e| format!("--expect-node-name/--expect-tag: {e}"))
 }
 
 /// fencekit's own checks of what the family's driver will be given (beyond
@@ -584,7 +592,29 @@ fn run_password_script(script: &str, log: &Logger) -> Result<String, String> {
         .map_err(|_| "the password script's output is not valid UTF-8".to_string())
 }
 
+/// True when `disable_timeout` is on (given, or set from `PCMK_service`).
+fn timeouts_disabled(values: &Values) -> bool {
+    values
+        .get(Key::DisableTimeout)
+        .is_some_and(|v| matches!(v.to_lowercase().as_str(), "1" | "yes" | "on" | "true"))
+}
+
+/// The bound on each step that talks to the device: `power_timeout`
+/// seconds, as upstream bounds each ipmitool run; its default when
+/// `power_timeout` is 0 (which lifts only the wait for the power state).
+fn step_timeout(values: &Values) -> Duration {
+    match values.int(Key::PowerTimeout) {
+        Some(n) if n > 0 => Duration::from_secs(n.min(MAX_STEP_SECS) as u64),
+        _ => DEFAULT_STEP,
+    }
+}
+
 /// The engine policy for the (post-processed) option values.
+///
+/// `disable_timeout` (and `power_timeout=0`) lift only the wait for the new
+/// power state ([`PowerTimeout::Unlimited`]); the session set-up, each
+/// request and the wait for the per-BMC lock keep their step bound, so a
+/// BMC that cannot be reached fails as it does without Pacemaker.
 pub fn policy(values: &Values) -> Policy {
     let secs = |k: Key| Duration::from_secs(values.int(k).unwrap_or(0).max(0) as u64);
     let power_timeout = values.int(Key::PowerTimeout).unwrap_or(20);
@@ -601,15 +631,13 @@ pub fn policy(values: &Values) -> Policy {
         Some(m) if m.eq_ignore_ascii_case("cycle") => RebootMethod::Cycle,
         _ => RebootMethod::OnOff,
     };
-    if power_timeout > 0 {
-        // Upstream counts polls, and kills each ipmitool after as many seconds.
-        p.power_timeout = PowerTimeout::Polls(power_timeout.min(i64::from(u32::MAX)) as u32);
-        // Clamped so that "now + step" cannot overflow an Instant.
-        p.step_timeout = Some(Duration::from_secs(power_timeout.min(MAX_STEP_SECS) as u64));
+    // Upstream counts polls, and kills each ipmitool after as many seconds.
+    p.power_timeout = if power_timeout > 0 && !timeouts_disabled(values) {
+        PowerTimeout::Polls(power_timeout.min(i64::from(u32::MAX)) as u32)
     } else {
-        p.power_timeout = PowerTimeout::Unlimited;
-        p.step_timeout = None;
-    }
+        PowerTimeout::Unlimited
+    };
+    p.step_timeout = step_timeout(values);
     p.deadline = None;
     p
 }
@@ -668,9 +696,34 @@ pub fn report(action: Action, method: RebootMethod, result: &Result<Outcome, Fai
         Ok(Outcome::Reached {
             state: PowerState::Off,
         }) => ok("Success: Powered OFF", EXIT_OK),
-        Ok(Outcome::Rebooted | Outcome::CycleSent | Outcome::DiagSent) => {
+        Ok(Outcome::Rebooted | Outcome::Cycled | Outcome::CycleSent | Outcome::DiagSent) => {
             ok("Success: Rebooted", EXIT_OK)
         }
+        // Sent, no answer, and nothing shows whether it was carried out:
+        // never sent again, and never a success (Pacemaker retries with
+        // its own judgement; fencekit did not act twice).
+        Ok(Outcome::OutcomeUnknown { command, reason }) => Report {
+            stdout: None,
+            log: vec![
+                (
+                    true,
+                    match command {
+                        PowerCommand::Off => "Failed: Timed out waiting to power OFF",
+                        PowerCommand::On => "Failed: Timed out waiting to power ON",
+                        _ => "Connection timed out",
+                    }
+                    .to_string(),
+                ),
+                (
+                    true,
+                    format!(
+                        "cause: sent, outcome unknown: power {command} got no answer ({reason}); \
+                         it was not sent again"
+                    ),
+                ),
+            ],
+            code: EXIT_FAILED,
+        },
         Ok(Outcome::FencedNotRestored { error }) => Report {
             stdout: Some("Success: Rebooted".to_string()),
             log: vec![
@@ -704,12 +757,16 @@ pub fn report(action: Action, method: RebootMethod, result: &Result<Outcome, Fai
             let e = &f.error;
             let first = match e.kind {
                 ErrorKind::Interrupted => "Failed: Interrupted by a signal; the session was closed",
-                // Only with fencekit's --expect-uuid.
+                // Only with fencekit's --expect-uuid (fence_aws's name pins: `name_pin_line`).
                 ErrorKind::IdentityMismatch => {
                     "Failed: The device controls a different machine than --expect-uuid names; nothing was powered"
                 }
                 ErrorKind::IdentityUnavailable => {
                     "Failed: The device cannot report the machine's identity that --expect-uuid asks for; nothing was powered"
+                }
+                // fence_aws: the instance the agent runs on.
+                ErrorKind::SelfFence => {
+                    "Failed: Refusing to stop the instance this agent runs on (self-fencing); nothing was changed"
                 }
                 ErrorKind::Timeout => "Connection timed out",
                 // What was awaited follows from the action: `on`, and a
@@ -751,20 +808,36 @@ pub fn report(action: Action, method: RebootMethod, result: &Result<Outcome, Fai
     }
 }
 
+/// The first line for a refusal by fence_aws's name pins (`--expect-node-name`,
+/// `--expect-tag`), which [`report`] words for `--expect-uuid`.
+fn name_pin_line(kind: ErrorKind) -> Option<&'static str> {
+    match kind {
+        ErrorKind::IdentityMismatch => Some(
+            "Failed: The instance is a different machine than --expect-node-name/--expect-tag \
+             names; nothing was changed",
+        ),
+        ErrorKind::IdentityUnavailable => Some(
+            "Failed: The instance does not report what --expect-node-name/--expect-tag asks \
+             for; nothing was changed",
+        ),
+        _ => None,
+    }
+}
+
 /// The device part: runtime, signals, delay, the engine run, the result.
 fn execute<D: AgentDriver>(
     prepared: Prepared,
     mut driver: D,
-    lock_key: Option<String>,
+    lock_key: Option<crate::lock::DeviceKey>,
     stdout: &mut dyn Write,
     log: &Logger,
     env: &AgentEnv,
 ) -> i32 {
     let Prepared {
+        agent,
         values,
         job,
         expect,
-        ..
     } = prepared;
     let mut policy = policy(&values);
     policy.expect = expect;
@@ -813,11 +886,17 @@ fn execute<D: AgentDriver>(
                 }
             }
         }
-        // Serialise with other fencekit processes acting on this BMC
-        // (skipped, with a debug line, where nothing can be written).
+        // Serialise with other fencekit processes acting on this device
+        // (unlocked, said once, where no lock can be had).
+        let what = format!("{} {}", agent.invoked_as, action.as_str());
+        let say = |level: crate::lock::Say, msg: &str| match level {
+            crate::lock::Say::Debug => log.debug(msg),
+            crate::lock::Say::Info => log.info(msg),
+            crate::lock::Say::Warn => log.warn(msg),
+        };
         let _lock = match &lock_key {
             Some(key) => tokio::select! {
-                l = crate::lock::acquire(key, policy.step_deadline()) => match l {
+                l = crate::lock::acquire(key, Some(policy.step_deadline()), &what, &say) => match l {
                     Ok(l) => Some(l),
                     Err(error) => return Err(Failure { error, last_state: None }),
                 },
@@ -850,7 +929,15 @@ fn execute<D: AgentDriver>(
             }
         }
     });
-    let rep = report(action, policy.method, &result);
+    let mut rep = report(action, policy.method, &result);
+    let names_only = policy.expect.uuid.is_none()
+        && policy.expect.serial.is_none()
+        && !policy.expect.names.is_empty();
+    if let (Err(f), true) = (&result, names_only) {
+        if let (Some(line), Some(first)) = (name_pin_line(f.error.kind), rep.log.first_mut()) {
+            first.1 = line.to_string();
+        }
+    }
     for (is_error, line) in &rep.log {
         if *is_error {
             log.error(line);
@@ -873,7 +960,7 @@ async fn list<D: AgentDriver>(
 ) -> Result<Vec<PlugEntry>, crate::engine::error::DriverError> {
     let mut stop = Stop::new(env.stop_after);
     let result = tokio::select! {
-        r = driver.plugs(policy.step_deadline()) => r,
+        r = driver.plugs(Some(policy.step_deadline())) => r,
         s = stop.next() => Err(crate::engine::error::DriverError::new(
             ErrorKind::Interrupted,
             Stage::Status,
@@ -906,6 +993,17 @@ pub fn list_lines(plugs: &[PlugEntry], sep: &str, state: bool) -> String {
 }
 
 fn log_event(log: &Logger, e: &Stamped) {
+    // A workaround that drops a check is said on every use, verbose or not.
+    if let crate::engine::event::Event::Workaround {
+        weakens_security: true,
+        ..
+    } = &e.event
+    {
+        if let Some(w) = crate::engine::event::Tolerance::warns(&e.event) {
+            log.warn(&w);
+        }
+        return;
+    }
     let msg = e.event.describe();
     log.debug(&format!("[{:>6} ms] {msg}", e.at_ms));
 }

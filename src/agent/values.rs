@@ -126,8 +126,9 @@ pub fn validate(values: &mut Values, agent: &Agent) -> Vec<String> {
         errors.push("Failed: You have to set login name".to_string());
     }
     // Upstream also accepts --target in place of an address (it then fails
-    // later); fencekit refuses --target at run time.
-    if !values.has(Key::Ip) && !values.has(Key::Target) {
+    // later); fencekit refuses --target at run time. Agents without an
+    // address (fence_aws: an API, not a device) need none.
+    if agent.option("ip").is_some() && !values.has(Key::Ip) && !values.has(Key::Target) {
         errors.push("Failed: You have to enter fence address".to_string());
     }
     // Agents with an identity file (fence_virsh) accept it in place of a password.

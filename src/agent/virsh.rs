@@ -149,10 +149,11 @@ pub fn config(values: &Values, agent: &Agent) -> Result<VirshConfig, String> {
 /// Timeouts: the login bound is `--login-timeout`; the driver has one bound
 /// per remote command, so it is the larger of `--shell-timeout` (upstream's
 /// bound for domstate and list) and `--power-timeout` (its bound for start
-/// and destroy). Where a timeout is disabled (Pacemaker's
-/// `disable_timeout`), the driver's defaults still bound every call
-/// (upstream would wait forever). `-4`/`-6` are not passed on: the driver
-/// connects to the address as given.
+/// and destroy). Where a timeout is 0, the driver's defaults still bound
+/// every call (upstream would wait forever); `disable_timeout` (Pacemaker)
+/// leaves these options as given (it lifts only the wait for the power
+/// state). `-4`/`-6` are not passed on: the driver connects to the address
+/// as given.
 pub fn ssh_config(cfg: &VirshConfig) -> SshConfig {
     let auth = match (&cfg.identity_file, &cfg.password) {
         (Some(path), passphrase) => SshAuth::Key {

@@ -36,7 +36,9 @@ pub enum Command {
     /// Prove a node is off (or back on) with independent evidence (exit 0 proven, 3 not, 1 no evidence).
     #[command(after_help = verify_help())]
     Verify(VerifyArgs),
-    /// Check that every fencing level would work, without touching power (exit 0 all fine).
+    /// Check that every fencing level would work, without touching power (exit 0 all fine);
+    /// compare with a recorded baseline, export metrics, or keep watching.
+    #[command(after_help = crate::fleet::drift::drift_table_text())]
     Check(CheckArgs),
     /// List what is behind a device: systems of a Redfish service, domains of a hypervisor.
     List(ActionArgs),
@@ -89,7 +91,8 @@ fn verify_help() -> String {
          reset (RST): a network stack answers there, the kernel is alive; never evidence of off\n  \
          unreachable (EHOSTUNREACH/ENETUNREACH): evidence of off\n  \
          silent (no answer within --probe-timeout): weak evidence of off (a firewall also drops)\n\
-         A power draw above --max-off-watts while the BMC reports off is a contradiction.",
+         A meter above --max-off-watts while a device reads off, or at or under it while a device \
+         reads on, is a contradiction; the BMC's own meter never proves.",
         crate::fleet::verify::verdict_table_text()
     )
 }
@@ -104,6 +107,27 @@ pub enum Output {
     Json,
     /// One JSON object per event, as it happens, then one per result.
     Jsonl,
+    /// `check` only: OpenMetrics / Prometheus text (node_exporter's textfile collector).
+    Openmetrics,
+}
+
+impl Command {
+    /// True when `--output openmetrics` is given to another command than
+    /// `check` (which alone writes metrics).
+    pub fn misplaced_metrics(&self) -> bool {
+        let output = match self {
+            Command::Status(a) | Command::On(a) | Command::Monitor(a) | Command::List(a) => {
+                a.output
+            }
+            Command::Off(f) | Command::Reboot(f) => f.action.output,
+            Command::Verify(v) => v.action.output,
+            Command::Hold(h) => h.output,
+            #[cfg(feature = "lab")]
+            Command::Demo(d) => d.output,
+            _ => return false,
+        };
+        output == Output::Openmetrics
+    }
 }
 
 /// Reboot methods.
@@ -112,7 +136,7 @@ pub enum Method {
     /// Off (confirmed) then on (confirmed).
     #[default]
     Onoff,
-    /// One power-cycle command; unverified.
+    /// One power-cycle command; unverified (with --verify: seen off, then on).
     Cycle,
 }
 
@@ -126,6 +150,8 @@ pub enum Driver {
     Redfish,
     /// SSH to a hypervisor (virsh; --plug names the domain).
     Ssh,
+    /// Amazon EC2 (--region, --plug names the instance).
+    Aws,
 }
 
 /// IPMI versions.
@@ -161,10 +187,15 @@ pub struct ActionArgs {
     /// For on and reboot: start node i after i × DUR (spreads inrush current).
     #[arg(long, value_name = "DUR", default_value = "0s", value_parser = crate::time::parse_duration)]
     pub stagger: std::time::Duration,
-    /// Least time between two sessions on one BMC (nodes sharing a BMC; not
-    /// PDUs, which serve their rack one request at a time).
+    /// Least time between two sessions on one device (nodes sharing a BMC,
+    /// or systems of one Redfish service; not PDUs, which serve their rack
+    /// one request at a time).
     #[arg(long, value_name = "DUR", default_value = "200ms", value_parser = crate::time::parse_duration)]
     pub bmc_interval: std::time::Duration,
+    /// Most sessions at once to one address, within this run (several
+    /// devices behind one address: VirtualBMC ports, sushy-tools systems).
+    #[arg(long, value_name = "N", default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..=4096))]
+    pub max_per_address: u32,
     /// Use only this fencing level of each inventory node (1 = first method).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=16))]
     pub level: Option<u32>,
@@ -261,6 +292,10 @@ pub struct ActionArgs {
     /// then forge its answers).
     #[arg(long)]
     pub accept_unauthenticated_replies: bool,
+    /// IPMI vendor workarounds, FreeIPMI's names, comma-separated (docs/ipmi.md;
+    /// those that drop a check are warned about on every use).
+    #[arg(long, short = 'W', value_name = "NAMES")]
+    pub workaround: Option<String>,
 
     /// Redfish: the ComputerSystem URI (skips discovery).
     #[arg(long, value_name = "URI")]
@@ -305,6 +340,10 @@ pub struct ActionArgs {
     #[arg(long)]
     pub missing_as_off: bool,
 
+    /// Amazon EC2 (aws:// targets, --driver aws).
+    #[command(flatten)]
+    pub aws: AwsArgs,
+
     /// Blind wait after each power command before polling.
     #[arg(long, value_name = "DUR", default_value = "0s", value_parser = crate::time::parse_duration)]
     pub power_wait: std::time::Duration,
@@ -337,6 +376,39 @@ pub struct ActionArgs {
     /// More detail on stderr (-v, -vv, -vvv); never shows secrets.
     #[arg(long, short = 'v', action = clap::ArgAction::Count)]
     pub verbose: u8,
+}
+
+/// Amazon EC2 options (targets `aws://REGION/INSTANCE`, or `--driver aws
+/// --region R --plug ID`; inventory `driver = "aws"`).
+#[derive(Args, Debug, Clone, Default)]
+#[command(next_help_heading = "Amazon EC2")]
+pub struct AwsArgs {
+    /// AWS: the region (default AWS_REGION / AWS_DEFAULT_REGION).
+    #[arg(long, value_name = "REGION")]
+    pub region: Option<String>,
+    /// AWS: the access key ID; its secret access key comes from the password
+    /// options (--password-file …, FENCEKIT_PASSWORD). Without it: the SDKs'
+    /// credential chain (environment, shared files, web identity, instance
+    /// metadata).
+    #[arg(long, value_name = "ID")]
+    pub access_key: Option<String>,
+    /// AWS: the EC2 endpoint (default: AWS_ENDPOINT_URL_EC2, AWS_ENDPOINT_URL,
+    /// or the region's public one).
+    #[arg(long, value_name = "URL")]
+    pub endpoint_url: Option<String>,
+    /// AWS: refuse to act (before any state change) unless the instance's
+    /// PrivateDnsName is NAME (how OpenShift and most Kubernetes on EC2 name
+    /// nodes). Inventories use node_name.
+    #[arg(long, value_name = "NAME")]
+    pub expect_node_name: Option<String>,
+    /// AWS: refuse to act unless the instance carries this tag (KEY=VALUE,
+    /// e.g. Name=worker-0). Inventories use expect_tag.
+    #[arg(long, value_name = "KEY=VALUE")]
+    pub expect_tag: Option<String>,
+    /// AWS: allow off/reboot of the instance this process runs on (the
+    /// metadata service tells; refused otherwise).
+    #[arg(long)]
+    pub allow_self_fence: bool,
 }
 
 /// Options of `off` and `reboot`: the common ones and operator safety.
@@ -497,6 +569,29 @@ pub struct CheckArgs {
     /// goes to stderr. Exit 1 when a node could not be recorded.
     #[arg(long)]
     pub record_identity: bool,
+    /// The baseline (TOML) that --record writes and a check compares with:
+    /// every difference is a named drift (see below), exit 4 weakened, 5
+    /// changed, 1 broken.
+    #[arg(long, value_name = "PATH", env = "FENCEKIT_BASELINE")]
+    pub baseline: Option<PathBuf>,
+    /// Record what each working level looks like now (identity, cipher suite and
+    /// privilege, certificate, host key, reset types, outlet names, whether the
+    /// node's address answers) in --baseline, replacing those levels' records.
+    /// Exit 1 when a level would fail (it keeps its earlier record).
+    #[arg(long, requires = "baseline", conflicts_with = "watch")]
+    pub record: bool,
+    /// Bound on one TCP probe of a node's own address (with --baseline).
+    #[arg(long, value_name = "DUR", default_value = "1s", value_parser = crate::time::parse_duration)]
+    pub probe_timeout: std::time::Duration,
+    /// Check again and again, each node about every INTERVAL (±10 %, never
+    /// two sessions at once on one BMC, --bmc-interval between them), log
+    /// one line per change, until SIGTERM or SIGINT. Never sends a power command.
+    #[arg(long, value_name = "INTERVAL", value_parser = crate::time::parse_duration)]
+    pub watch: Option<std::time::Duration>,
+    /// With --watch: serve /metrics (OpenMetrics) and /healthz over HTTP on
+    /// this address only, e.g. 127.0.0.1:9487.
+    #[arg(long, value_name = "ADDR:PORT", requires = "watch")]
+    pub listen: Option<std::net::SocketAddr>,
 }
 
 /// `fencekit lab` options.
@@ -549,7 +644,8 @@ pub struct LabArgs {
     /// 'node07:loss=0.5+delay=100ms'. Knobs: stuck, silent, strict-state,
     /// no-cipher-query, ipmi-silent, lying, flap, draw-lies, no-meter, no-nmi, host-rst,
     /// host-alive, redfish-no-forceoff, off,
-    /// loss=R, delay=DUR, transition=DUR, identity-of=NODE, no-identity, vendor=NAME.
+    /// loss=R, delay=DUR, transition=DUR, identity-of=NODE, no-identity,
+    /// privilege=user|operator (a demoted account), vendor=NAME.
     /// Repeatable.
     #[arg(long = "fault", value_name = "SPEC")]
     pub faults: Vec<String>,

@@ -304,6 +304,8 @@ fn acts_on_targets(sub: Option<&str>) -> bool {
 fn hand_written(sub: Option<&str>) -> String {
     let mut m = String::new();
     if sub == Some("verify") {
+        section(&mut m, "THE RULE");
+        m.push_str(&format!(".PP\n{}\n", roff(crate::fleet::verify::THE_RULE)));
         section(&mut m, "VERDICTS");
         for (v, meaning, code) in crate::fleet::verify::VERDICTS {
             tagged(
@@ -392,7 +394,8 @@ fn hand_written(sub: Option<&str>) -> String {
             tagged(
                 &mut m,
                 "PCMK_service",
-                "Agent mode: pacemaker-fenced turns on disable_timeout, as in fence-agents.",
+                "Agent mode: pacemaker-fenced turns on disable_timeout, as in fence-agents; it lifts \
+                 only the wait for the new power state (connecting and each request stay bounded).",
             );
         }
     }

@@ -5,14 +5,17 @@
 //! engine never prints; everything a person sees comes from here.
 
 pub mod args;
+pub mod check;
 #[cfg(feature = "lab")]
 pub mod demo;
 pub mod generate;
 #[cfg(feature = "lab")]
 pub mod lab;
+pub mod metrics;
 pub mod plan;
 pub mod progress;
 pub mod render;
 pub mod run;
 pub mod safety;
 pub mod verify;
+pub mod watch;

@@ -56,6 +56,7 @@ fn cli_options(a: &ActionArgs) -> MethodOptions {
         kg_hex: a.hexadecimal_kg.clone(),
         kg_file: None,
         accept_unauthenticated_replies: a.accept_unauthenticated_replies,
+        workarounds: a.workaround.clone(),
         systems_uri: a.systems_uri.clone(),
         redfish_uri: a.redfish_uri.clone(),
         plug: a.plug.clone(),
@@ -73,6 +74,12 @@ fn cli_options(a: &ActionArgs) -> MethodOptions {
         instructions: None,
         uuid: a.expect_uuid.clone(),
         serial: a.expect_serial.clone(),
+        region: a.aws.region.clone(),
+        access_key: a.aws.access_key.clone(),
+        endpoint_url: a.aws.endpoint_url.clone(),
+        node_name: a.aws.expect_node_name.clone(),
+        expect_tag: a.aws.expect_tag.clone(),
+        allow_self_fence: a.aws.allow_self_fence,
     }
 }
 
@@ -89,7 +96,10 @@ pub fn policy(a: &ActionArgs) -> Policy {
             Method::Onoff => RebootMethod::OnOff,
             Method::Cycle => RebootMethod::Cycle,
         },
-        step_timeout: Some(a.login_timeout),
+        // `reboot --method cycle --verify` observes the cycle (off, then
+        // on) before the verification, which alone proves nothing about it.
+        observe_cycle: a.verify && a.method == Method::Cycle,
+        step_timeout: a.login_timeout,
         deadline: None,
         ..Policy::native()
     }
@@ -149,7 +159,29 @@ pub fn plans_and_inventory(
                 a.ipport.unwrap_or(22),
                 a.plug.as_deref().unwrap_or("")
             ),
+            Driver::Aws => {
+                return Err(
+                    "--driver aws takes no --ip: give --region and --plug INSTANCE-ID".into(),
+                )
+            }
         });
+    } else if a.driver == Driver::Aws {
+        // An EC2 instance: --region (or AWS_REGION) and --plug.
+        let region = a
+            .aws
+            .region
+            .clone()
+            .or_else(|| {
+                crate::aws::config::Env::from_process()
+                    .region()
+                    .map(str::to_string)
+            })
+            .ok_or_else(|| crate::aws::config::ConfigError::NoRegion.to_string())?;
+        let plug = a
+            .plug
+            .as_deref()
+            .ok_or("--driver aws needs --plug INSTANCE-ID")?;
+        words.push(format!("aws://{region}/{plug}"));
     }
     if words.is_empty() && !a.all {
         return Err(
@@ -157,6 +189,17 @@ pub fn plans_and_inventory(
                     inventory nodes (--inventory PATH) or --all"
                 .into(),
         );
+    }
+    let names = a.aws.expect_node_name.is_some() || a.aws.expect_tag.is_some();
+    if names {
+        let urls = words.iter().filter(|w| w.contains("://")).count();
+        if a.all || urls != words.len() || urls != 1 {
+            return Err(
+                "--expect-node-name/--expect-tag name one machine: give exactly one aws:// target \
+                 (or --driver aws --plug ID); pin inventory nodes with node_name = \"…\""
+                    .into(),
+            );
+        }
     }
     if a.expect_uuid.is_some() || a.expect_serial.is_some() {
         ExpectedIdentity::new(a.expect_uuid.as_deref(), a.expect_serial.as_deref())
@@ -206,6 +249,7 @@ pub fn plans_and_inventory(
         // Run-wide settings apply to every method alike, from a URL or an inventory.
         for m in n.levels.iter_mut().chain(n.node_ssh.as_deref_mut()) {
             m.set_login_timeout(a.login_timeout);
+            m.set_max_off_watts(n.max_off_watts.unwrap_or(a.max_off_watts));
         }
         if n.address.is_none() {
             n.address = a.address.clone();

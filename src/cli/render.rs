@@ -37,9 +37,14 @@ fn action_words(r: &TargetResult, outcome: Option<TargetOutcome>) -> String {
         Some(TargetOutcome::Already) => format!("already {state} (confirmed)"),
         Some(TargetOutcome::Reached) => format!("powered {state} (confirmed)"),
         Some(TargetOutcome::Rebooted) => "rebooted: off confirmed, then on confirmed".to_string(),
+        Some(TargetOutcome::Cycled) => "power cycle observed: off, then on (confirmed)".to_string(),
         Some(TargetOutcome::CycleSent) => {
             "power cycle sent, unverified: nothing observed the node off".to_string()
         }
+        Some(TargetOutcome::OutcomeUnknown) => r
+            .error
+            .clone()
+            .unwrap_or_else(|| "sent, outcome unknown: not sent again".to_string()),
         Some(TargetOutcome::OffSent) => {
             "power-off sent, unverified: this method cannot observe the node off".to_string()
         }
@@ -174,7 +179,7 @@ pub struct Silent;
 impl Observer for Silent {
     fn event(&self, node: &str, _: usize, event: &Stamped) {
         // Warnings still reach a person; stdout stays one JSON document.
-        if let Event::Warning { message } = &event.event {
+        if let Some(message) = crate::engine::event::Tolerance::warns(&event.event) {
             eprintln!("fencekit: warning: {node}: {message}");
         }
     }
@@ -237,11 +242,14 @@ impl Observer for Progress {
                 l.hold(instructions);
             }
             (Event::AwaitingAcknowledgment { instructions }, None) => eprintln!("{instructions}"),
-            (Event::Warning { message }, Some(l)) => {
-                l.suspend(|| eprintln!("fencekit: warning: {node}: {message}"))
+            (e, line) => {
+                if let Some(message) = crate::engine::event::Tolerance::warns(e) {
+                    match line {
+                        Some(l) => l.suspend(|| eprintln!("fencekit: warning: {node}: {message}")),
+                        None => eprintln!("fencekit: warning: {node}: {message}"),
+                    }
+                }
             }
-            (Event::Warning { message }, None) => eprintln!("fencekit: warning: {node}: {message}"),
-            _ => {}
         }
         if let (Some(l), true, false) = (&self.line, self.single, asked) {
             l.set_message(format!("{node}: {}", event.event.describe()));

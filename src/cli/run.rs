@@ -10,7 +10,7 @@ use crate::exit;
 use crate::fleet::audit::Audit;
 use crate::fleet::fanout::{run_fleet, FleetOptions, Observer};
 use crate::fleet::plan::NodePlan;
-use crate::fleet::result::{Report, TargetOutcome, TargetResult};
+use crate::fleet::result::{Report, Standing, TargetOutcome, TargetResult};
 use crate::ipmi::config::{CipherChoice, Version};
 use crate::method::spec::MethodSpec;
 use crate::redfish::config::TlsTrust;
@@ -32,6 +32,10 @@ pub fn main(args: Vec<OsString>) -> i32 {
             };
         }
     };
+    if cli.command.misplaced_metrics() {
+        eprintln!("fencekit: --output openmetrics is for check only");
+        return exit::USAGE;
+    }
     match cli.command {
         Command::Status(a) => action(Action::Status, a, &SafetyArgs::default()),
         Command::On(a) => action(Action::On, a, &SafetyArgs::default()),
@@ -205,6 +209,24 @@ fn plan_row<'a>(
         },
         MethodSpec::Manual { instructions, .. } => format!("by hand: {instructions}"),
         MethodSpec::Snmp { config, .. } => config.describe(),
+        MethodSpec::Aws {
+            config, access_key, ..
+        } => format!(
+            "EC2 instance {} in {}, {}{}",
+            config.instance_id,
+            config.region,
+            if access_key.is_some() {
+                "access key given"
+            } else {
+                "credentials from the chain (environment, shared files, web identity, \
+                 instance metadata)"
+            },
+            if config.allow_self_fence {
+                ", self-fencing allowed"
+            } else {
+                ""
+            }
+        ),
         MethodSpec::Ssh {
             config,
             identity,
@@ -246,14 +268,19 @@ fn plan_row<'a>(
         ),
     };
     let pin = m.expected();
-    let detail = match (&pin.uuid, &pin.serial) {
-        (None, None) => detail,
-        (u, s) => {
-            let mut parts = vec![];
-            parts.extend(u.as_ref().map(|u| format!("uuid {u}")));
-            parts.extend(s.as_ref().map(|s| format!("serial {s}")));
-            format!("{detail}, pinned to {}", parts.join(" and "))
-        }
+    let detail = if pin.is_empty() {
+        detail
+    } else {
+        let (u, s) = (&pin.uuid, &pin.serial);
+        let mut parts = vec![];
+        parts.extend(u.as_ref().map(|u| format!("uuid {u}")));
+        parts.extend(s.as_ref().map(|s| format!("serial {s}")));
+        parts.extend(
+            pin.names
+                .iter()
+                .map(|n| format!("{} {}", n.source, n.value)),
+        );
+        format!("{detail}, pinned to {}", parts.join(" and "))
     };
     PlanRow {
         node: &p.name,
@@ -443,6 +470,7 @@ fn action(action: Action, a: ActionArgs, safety: &SafetyArgs) -> i32 {
         parallel,
         stagger: a.stagger,
         bmc_interval: a.bmc_interval,
+        per_address: a.max_per_address as usize,
         level: a.level.map(|l| l as usize),
         lock: !a.no_lock,
         policy: policy(&a),
@@ -462,7 +490,7 @@ fn action(action: Action, a: ActionArgs, safety: &SafetyArgs) -> i32 {
             action,
             1 + u64::from(verified_reboot),
         )),
-        Output::Json => Rc::new(Silent),
+        Output::Json | Output::Openmetrics => Rc::new(Silent),
     };
     let run_phase = |plans: Vec<NodePlan>, action: Action| {
         rt.block_on(async {
@@ -495,7 +523,7 @@ fn action(action: Action, a: ActionArgs, safety: &SafetyArgs) -> i32 {
         }
     }
     match a.output {
-        Output::Json => {
+        Output::Json | Output::Openmetrics => {
             // Written as it is encoded (10,000 results are megabytes).
             use std::io::Write as _;
             let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
@@ -514,7 +542,7 @@ fn action(action: Action, a: ActionArgs, safety: &SafetyArgs) -> i32 {
             let r = &results[0];
             // A result (proven or not, sent or confirmed) goes to stdout;
             // a failure to act goes to stderr.
-            if r.ok || r.verdict.is_some() || r.outcome.is_some_and(|o| o.unverified()) {
+            if r.verdict.is_some() || r.standing() != Standing::Failed {
                 crate::outln!("{}", human_line(r));
             } else {
                 eprintln!("fencekit: {}", human_line(r));
@@ -532,11 +560,11 @@ fn action(action: Action, a: ActionArgs, safety: &SafetyArgs) -> i32 {
             }
             let failed = results
                 .iter()
-                .filter(|r| r.exit_code() == exit::FAILURE)
+                .filter(|r| r.standing() == Standing::Failed)
                 .count();
             let unproven = results
                 .iter()
-                .filter(|r| r.exit_code() == exit::UNPROVEN)
+                .filter(|r| r.standing() == Standing::NotProven)
                 .count();
             if failed > 0 {
                 eprintln!("fencekit: {failed} of {} target(s) failed", results.len());
@@ -673,11 +701,11 @@ fn verify_results(
         let due: HashSet<&str> = results
             .iter()
             .filter(|r| {
-                // Confirmed (or sent, unverified); a failed confirmed-off
-                // hook does not change what the off did.
-                let acted = r.ok
-                    || r.outcome.is_some_and(TargetOutcome::unverified)
-                    || r.error_kind == Some(ErrorKind::HookFailed);
+                // Confirmed, or sent in a way a proof can complete (not
+                // an unobserved cycle); a failed confirmed-off hook does
+                // not change what the off did.
+                let acted =
+                    r.verification_can_prove() || r.error_kind == Some(ErrorKind::HookFailed);
                 acted && expect_of(r) == expect
             })
             .map(|r| r.node.as_str())

@@ -138,6 +138,7 @@ pub fn prepare(
         match hold::active() {
             Ok(holds) if holds.is_empty() => Vec::new(),
             Ok(holds) => {
+                warn_unreadable(&holds);
                 let index = hold::Index::new(&holds);
                 plans
                     .iter()
@@ -473,6 +474,18 @@ pub fn hold_main(h: HoldArgs) -> i32 {
     exit::OK
 }
 
+/// Warns about every hold file that cannot be read (it holds the node it
+/// is named for).
+fn warn_unreadable(holds: &[Hold]) {
+    for (file, why) in holds.iter().filter_map(|h| h.unreadable.as_ref()) {
+        eprintln!(
+            "fencekit: warning: cannot read hold file {} ({why}); the node it is named for is \
+             held until it is fixed or released",
+            file.display()
+        );
+    }
+}
+
 fn list(h: &HoldArgs) -> i32 {
     let holds = match hold::active() {
         Ok(x) => x,
@@ -489,7 +502,8 @@ fn list(h: &HoldArgs) -> i32 {
     if holds.is_empty() {
         crate::outln!("no holds");
     }
-    for x in &holds {
+    warn_unreadable(&holds);
+    for x in holds.iter().filter(|x| x.unreadable.is_none()) {
         crate::outln!(
             "{}: held by {} on {} until {} ({}): {}",
             x.node,
@@ -507,7 +521,23 @@ fn list(h: &HoldArgs) -> i32 {
 pub fn release_main(r: ReleaseArgs) -> i32 {
     let nodes = if r.all {
         match hold::active() {
-            Ok(holds) => holds.into_iter().map(|h| (h.node, h.endpoints)).collect(),
+            Ok(holds) => holds
+                .into_iter()
+                .filter_map(|h| match h.unreadable {
+                    // A damaged hold file: released by removing it.
+                    Some((file, why)) => {
+                        match std::fs::remove_file(&file) {
+                            Ok(()) => crate::outln!(
+                                "{}: removed (a hold file that could not be read: {why})",
+                                file.display()
+                            ),
+                            Err(e) => eprintln!("fencekit: cannot remove {}: {e}", file.display()),
+                        }
+                        None
+                    }
+                    None => Some((h.node, h.endpoints)),
+                })
+                .collect(),
             Err(m) => {
                 eprintln!("fencekit: {m}");
                 return exit::FAILURE;

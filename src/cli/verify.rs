@@ -6,7 +6,7 @@ use super::plan::begin;
 use crate::engine::power::PowerState;
 use crate::exit;
 use crate::fleet::plan::NodePlan;
-use crate::fleet::verify::{check_all, verify_all, CheckRow, Verdict, VerifyOptions, VerifyReport};
+use crate::fleet::verify::{verify_all, CheckRow, Verdict, VerifyOptions, VerifyReport};
 
 /// Verification options from the action options, with the default sampling.
 pub fn default_options(a: &ActionArgs, expect: PowerState) -> VerifyOptions {
@@ -65,8 +65,12 @@ pub fn print_report(r: &VerifyReport) {
         crate::outln!(
             "  {mark} {:>6} ms  {}{}  {}",
             e.at_ms,
-            e.source,
-            if e.independent { " [independent]" } else { "" },
+            e.source(),
+            if e.independent() {
+                " [independent]"
+            } else {
+                ""
+            },
             e.observation
         );
     }
@@ -153,7 +157,7 @@ pub fn verify(v: VerifyArgs) -> i32 {
         }
     }
     match a.output {
-        Output::Json | Output::Jsonl => {
+        Output::Json | Output::Jsonl | Output::Openmetrics => {
             let doc = serde_json::json!({ "results": reports });
             crate::outln!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
         }
@@ -190,32 +194,83 @@ fn identity_cell(r: &CheckRow) -> String {
 
 /// Entry point of `fencekit check`.
 pub fn check(c: CheckArgs) -> i32 {
-    let a = c.action;
-    let plans = match begin(&a) {
+    if c.watch.is_some() {
+        return super::watch::main(c);
+    }
+    let a = &c.action;
+    let plans = match begin(a) {
         Ok(p) => p,
+        Err(code) => return code,
+    };
+    let mut base = match super::check::load_baseline(&c) {
+        Ok(b) => b,
         Err(code) => return code,
     };
     let Some(rt) = crate::runtime::runtime("fencekit") else {
         return exit::FAILURE;
     };
     let parallel = crate::fleet::fanout::bounded_parallel(a.parallel as usize).0;
-    let rows: Vec<CheckRow> = rt.block_on(check_all(&plans, a.login_timeout, parallel));
+    let probe = base.is_some().then_some(c.probe_timeout);
+    let (mut rows, probes) = rt.block_on(super::check::check_and_probe(
+        &plans,
+        a.login_timeout,
+        parallel,
+        probe,
+    ));
+    let checked = std::time::SystemTime::now();
+    // Recording takes what is there now; otherwise every difference from
+    // the baseline is a drift.
+    let compared = base
+        .as_ref()
+        .filter(|_| !c.record)
+        .map(|b| crate::fleet::drift::compare(b, &rows, &probes));
+    let drifts = compared
+        .as_ref()
+        .map(|c| c.drifts.clone())
+        .unwrap_or_default();
+    crate::fleet::drift::mark_broken(&mut rows, &drifts);
     let recorded = c.record_identity.then(|| record_identity(&plans, &rows));
     match a.output {
         Output::Json | Output::Jsonl => {
             let mut doc = serde_json::json!({ "checks": rows });
+            if let Some(cmp) = &compared {
+                doc["drifts"] = serde_json::json!(cmp.drifts);
+                doc["stale"] = serde_json::json!(cmp.stale);
+            }
+            if !probes.is_empty() {
+                doc["probes"] = serde_json::json!(probes);
+            }
             if let Some((toml, _)) = &recorded {
                 doc["record_identity"] = serde_json::Value::String(toml.clone());
             }
             crate::outln!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
         }
+        Output::Openmetrics => {
+            let levels: Vec<_> = rows
+                .iter()
+                .map(|r| super::metrics::LevelSample {
+                    row: r,
+                    checked,
+                    last_success: r.ok.then_some(checked),
+                    checks: None,
+                })
+                .collect();
+            crate::outln!(
+                "{}",
+                super::metrics::render(&levels, &drifts, checked, true).trim_end()
+            );
+        }
         Output::Human => {
             let mut b = tabled::builder::Builder::default();
-            b.push_record([
+            let mut head = vec![
                 "node", "level", "method", "endpoint", "identity", "result", "detail",
-            ]);
+            ];
+            if compared.is_some() {
+                head.insert(6, "drift");
+            }
+            b.push_record(head);
             for r in &rows {
-                b.push_record([
+                let mut cells = vec![
                     r.node.clone(),
                     r.level.to_string(),
                     r.method.clone(),
@@ -233,7 +288,11 @@ pub fn check(c: CheckArgs) -> i32 {
                             .unwrap_or_default(),
                         110,
                     ),
-                ]);
+                ];
+                if compared.is_some() {
+                    cells.insert(6, super::check::drift_cell(&drifts, r));
+                }
+                b.push_record(cells);
             }
             let mut t = b.build();
             t.with(tabled::settings::Style::sharp());
@@ -246,16 +305,30 @@ pub fn check(c: CheckArgs) -> i32 {
                 }
                 None => crate::outln!("{t}"),
             }
+            for d in &drifts {
+                crate::outln!("drift: {d}");
+            }
         }
     }
-    let mut code = exit::OK;
+    let mut code = super::check::exit_code(&rows, &drifts);
     if !rows.iter().all(|r| r.ok) {
         let bad = rows.iter().filter(|r| !r.ok).count();
         eprintln!(
             "fencekit: {bad} of {} fencing level(s) would fail",
             rows.len()
         );
-        code = exit::FAILURE;
+    }
+    if let Some(cmp) = &compared {
+        for s in &cmp.stale {
+            eprintln!("fencekit: warning: not compared (record it again): {s}");
+        }
+        if let Some(w) = crate::fleet::drift::worst(&cmp.drifts) {
+            eprintln!(
+                "fencekit: {} drift(s) from the baseline (worst: {})",
+                cmp.drifts.len(),
+                w.as_str()
+            );
+        }
     }
     if let Some((_, skipped)) = &recorded {
         for why in skipped {
@@ -264,6 +337,17 @@ pub fn check(c: CheckArgs) -> i32 {
         if !skipped.is_empty() {
             code = exit::FAILURE;
         }
+    }
+    if let (true, Some(b)) = (c.record, base.as_mut()) {
+        let r = super::check::record(b, &c, &rows, &probes);
+        if r != exit::OK {
+            code = r;
+        }
+    }
+    // The metrics carry the findings: a textfile collector's
+    // `check -o openmetrics > f.tmp && mv f.tmp f.prom` must publish them.
+    if a.output == Output::Openmetrics && code != exit::USAGE {
+        code = exit::OK;
     }
     code
 }
@@ -424,6 +508,20 @@ async fn list_one(
         AnyDriver::Ipmi(_) => {
             fail("an IPMI BMC controls one chassis: there is nothing behind it to list".into())
         }
+        // The region's instances (the credentials' view of it).
+        AnyDriver::Aws(d) => match d.list(None, deadline).await {
+            Ok(instances) => instances
+                .into_iter()
+                .map(|i| Listed {
+                    target: target.clone(),
+                    name: format!("{} {}", i.id, i.name()).trim_end().to_string(),
+                    uri: None,
+                    state: crate::aws::model::observed(&i.state).and_then(|o| o.settled()),
+                    error: None,
+                })
+                .collect(),
+            Err(e) => fail(e.to_string()),
+        },
     };
     driver.close().await;
     out
@@ -447,7 +545,7 @@ pub fn list(a: ActionArgs) -> i32 {
         all
     });
     match a.output {
-        Output::Json | Output::Jsonl => {
+        Output::Json | Output::Jsonl | Output::Openmetrics => {
             let doc = serde_json::json!({ "list": rows });
             crate::outln!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
         }

@@ -1,14 +1,16 @@
 //! The interface every protocol driver implements for the engine.
 
 use super::error::DriverError;
+use super::event::Tolerance;
 use super::identity::Identity;
 use super::power::{Observed, PowerCommand, PowerReading, PowerState};
 use std::time::Instant;
 
 /// One device (BMC, hypervisor) as the engine drives it.
 ///
-/// Every call gets a deadline (`None` only under Pacemaker's
-/// `disable_timeout`) and must return by then. Drivers keep their session
+/// Every call gets a deadline and must return by then (the engine always
+/// gives one, Pacemaker's `disable_timeout` included: that lifts only the
+/// engine's wait for the power state; `None` is left to direct callers). Drivers keep their session
 /// between calls and re-establish it themselves when it is lost.
 #[allow(async_fn_in_trait)]
 pub trait PowerDriver {
@@ -85,6 +87,22 @@ pub trait PowerDriver {
     /// The default has nothing to add.
     fn state_detail(&self) -> Option<String> {
         None
+    }
+
+    /// What the driver tolerated since the last call (a device's
+    /// non-compliance handled, a named workaround in use), for the
+    /// timeline; the engine takes them after every call. The default has none.
+    fn take_tolerances(&mut self) -> Vec<Tolerance> {
+        Vec::new()
+    }
+
+    /// Notes the driver collected since the last call that the timeline
+    /// should carry as warnings (something it could not check and went on
+    /// without, e.g. the AWS self-fencing guard when the metadata service
+    /// does not answer). The engine takes them after `connect` and after
+    /// each command. The default has none.
+    fn take_warnings(&mut self) -> Vec<String> {
+        Vec::new()
     }
 
     /// Ends the session; best effort, bounded by a short timeout of its own.

@@ -52,6 +52,18 @@ pub enum ErrorKind {
     Held,
     /// The power action was confirmed, but the confirmed-off hook failed.
     HookFailed,
+    /// fencekit itself failed (a node task panicked): the result keeps the
+    /// panic's message, and counts as a failure.
+    Internal,
+    /// A power command was sent and its answer never came, and nothing the
+    /// driver could read shows whether it was carried out
+    /// ([`crate::engine::once`]). Not a failure to retry: the command is
+    /// never sent again.
+    OutcomeUnknown,
+    /// Refused before any power command: the target is the machine this
+    /// process runs on (the AWS driver's self-fencing guard), and
+    /// self-fencing was not allowed.
+    SelfFence,
 }
 
 impl ErrorKind {
@@ -82,6 +94,9 @@ impl ErrorKind {
             ErrorKind::IdentityUnavailable => "identity-unavailable",
             ErrorKind::Held => "held",
             ErrorKind::HookFailed => "hook-failed",
+            ErrorKind::Internal => "internal",
+            ErrorKind::OutcomeUnknown => "outcome-unknown",
+            ErrorKind::SelfFence => "self-fence",
         }
     }
 }

@@ -50,6 +50,14 @@ pub enum Event {
         /// The device's answer.
         reason: String,
     },
+    /// A power command got no answer, and no read showed whether it was
+    /// carried out: it is not sent again (at most once).
+    CommandUnanswered {
+        /// The command.
+        command: PowerCommand,
+        /// What is known.
+        reason: String,
+    },
     /// A power state was read.
     StateObserved {
         /// The state.
@@ -86,6 +94,18 @@ pub enum Event {
         stage: Stage,
         /// Why.
         reason: String,
+    },
+    /// The driver tolerated a device's non-compliance, or a named
+    /// workaround is in use (IPMI: docs/ipmi.md). Those that weaken
+    /// security are warned about on every use.
+    Workaround {
+        /// The workaround's name (FreeIPMI's), when it has one.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        name: Option<String>,
+        /// What was tolerated, and how.
+        detail: String,
+        /// It drops an integrity or authentication check.
+        weakens_security: bool,
     },
     /// Something optional could not be done; the action goes on (e.g. a
     /// BMC without NMI support: no crash dump, straight to power-off).
@@ -158,6 +178,9 @@ impl Event {
             Event::CommandDeclined { command, reason } => {
                 format!("power {command} declined ({reason}); reading the state again")
             }
+            Event::CommandUnanswered { command, reason } => format!(
+                "power {command} got no answer ({reason}); its outcome is unknown: not sent again"
+            ),
             Event::StateObserved { state } => format!("observed: power {state}"),
             Event::TransitionObserved { transition } => {
                 format!("observed: {transition} (a transition under way)")
@@ -166,6 +189,20 @@ impl Event {
             Event::AwaitingAcknowledgment { instructions } => instructions.clone(),
             Event::Acknowledged { by, at } => format!("acknowledged by {by} at {at}"),
             Event::Retry { stage, reason } => format!("retrying the {}: {reason}", stage.as_str()),
+            Event::Workaround {
+                name,
+                detail,
+                weakens_security: true,
+            } => format!(
+                "warning: workaround {} in use: {detail}",
+                name.as_deref().unwrap_or("(unnamed)")
+            ),
+            Event::Workaround {
+                name: Some(n),
+                detail,
+                ..
+            } => format!("tolerated ({n}): {detail}"),
+            Event::Workaround { detail, .. } => format!("tolerated: {detail}"),
             Event::Warning { message } => format!("warning: {message}"),
             Event::AwaitingCrashdump { port, ms } => format!(
                 "waiting up to {:.1}s for the node's kdump to report (fence_kdump, UDP port {port})",
@@ -192,6 +229,41 @@ impl Event {
             ),
             Event::HookFinished { ok: true, detail } => format!("confirmed-off hook succeeded ({detail})"),
             Event::HookFinished { ok: false, detail } => format!("confirmed-off hook failed: {detail}"),
+        }
+    }
+}
+
+/// What a driver tolerated, for the timeline ([`Event::Workaround`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Tolerance {
+    /// The workaround's name, when it has one.
+    pub name: Option<&'static str>,
+    /// What was tolerated, and how.
+    pub detail: String,
+    /// It drops an integrity or authentication check.
+    pub weakens_security: bool,
+}
+
+impl Tolerance {
+    /// The event that reports it.
+    pub fn event(self) -> Event {
+        Event::Workaround {
+            name: self.name.map(str::to_string),
+            detail: self.detail,
+            weakens_security: self.weakens_security,
+        }
+    }
+
+    /// Whether `event` is a warning a person must see: a warning, or a
+    /// workaround that weakens security.
+    pub fn warns(event: &Event) -> Option<String> {
+        match event {
+            Event::Warning { message } => Some(message.clone()),
+            Event::Workaround {
+                weakens_security: true,
+                ..
+            } => Some(event.describe().trim_start_matches("warning: ").to_string()),
+            _ => None,
         }
     }
 }

@@ -31,6 +31,42 @@ pub struct Identity {
     /// The serial number, trimmed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub serial: Option<String>,
+    /// Names the device gives the machine, each with where it comes from
+    /// (a cloud API: EC2's `PrivateDnsName`, its tags).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub names: Vec<MachineName>,
+}
+
+/// A name of the machine and where it comes from (`PrivateDnsName`,
+/// `tag:Name`): what a cloud API knows an instance by.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct MachineName {
+    /// Where the name comes from, e.g. `PrivateDnsName` or `tag:Name`.
+    pub source: String,
+    /// The name.
+    pub value: String,
+}
+
+impl MachineName {
+    /// A name from `source`.
+    pub fn new(source: &str, value: &str) -> Self {
+        MachineName {
+            source: source.to_string(),
+            value: value.to_string(),
+        }
+    }
+
+    /// Whether two values of this source name the same thing: DNS names
+    /// compare without case and a trailing dot, tags exactly (trimmed).
+    fn same(&self, other: &str) -> bool {
+        let (a, b) = (self.value.trim(), other.trim());
+        if self.source.starts_with("tag:") {
+            a == b
+        } else {
+            a.trim_end_matches('.')
+                .eq_ignore_ascii_case(b.trim_end_matches('.'))
+        }
+    }
 }
 
 impl Identity {
@@ -41,7 +77,15 @@ impl Identity {
 
     /// True when the device reported nothing.
     pub fn is_empty(&self) -> bool {
-        self.uuid.is_empty() && self.serial.is_none()
+        self.uuid.is_empty() && self.serial.is_none() && self.names.is_empty()
+    }
+
+    /// The name `source` gives the machine, if reported.
+    pub fn name(&self, source: &str) -> Option<&str> {
+        self.names
+            .iter()
+            .find(|n| n.source == source)
+            .map(|n| n.value.as_str())
     }
 }
 
@@ -53,6 +97,10 @@ impl fmt::Display for Identity {
         }
         if let Some(s) = &self.serial {
             parts.push(format!("serial {s}"));
+        }
+        // The first name only (the pinned one comes first): tags can be many.
+        if let Some(n) = self.names.first() {
+            parts.push(format!("{} {}", n.source, n.value));
         }
         if parts.is_empty() {
             f.write_str("no identity reported")
@@ -71,6 +119,9 @@ pub enum IdentityError {
     /// An expected serial number that is empty after trimming.
     #[error("the expected serial number is empty")]
     EmptySerial,
+    /// An expected name that is empty after trimming.
+    #[error("the expected {0} is empty")]
+    EmptyName(String),
 }
 
 /// A part the device reported that differs from the expected one: the
@@ -94,6 +145,16 @@ pub enum Difference {
         /// The reported one.
         found: String,
     },
+    /// Another name from the same source.
+    #[error("expected {from} {want}, found {found}")]
+    Name {
+        /// Where the name comes from.
+        from: String,
+        /// The expected name.
+        want: String,
+        /// The reported one.
+        found: String,
+    },
 }
 
 /// An expected part the device does not report.
@@ -105,6 +166,9 @@ pub enum Missing {
     /// No serial number (the expected one).
     #[error("expected serial {0}, but the device does not report a serial number")]
     Serial(String),
+    /// No name from that source (source, the expected name).
+    #[error("expected {0} {1}, but the device does not report a {0}")]
+    Name(String, String),
 }
 
 /// Every expected part the device does not report (never empty), each
@@ -146,6 +210,10 @@ pub struct ExpectedIdentity {
     /// Serial number, compared case-insensitively after trimming.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub serial: Option<String>,
+    /// Names the machine must have (`--expect-node-name`: EC2's
+    /// `PrivateDnsName`; `--expect-tag K=V`: `tag:K`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub names: Vec<MachineName>,
 }
 
 /// How an expected identity was matched.
@@ -170,12 +238,26 @@ impl ExpectedIdentity {
             Some("") => return Err(IdentityError::EmptySerial),
             s => s.map(str::to_string),
         };
-        Ok(ExpectedIdentity { uuid, serial })
+        Ok(ExpectedIdentity {
+            uuid,
+            serial,
+            names: Vec::new(),
+        })
+    }
+
+    /// Adds a name the machine must have (from `source`, e.g. `PrivateDnsName`).
+    pub fn with_name(mut self, source: &str, value: &str) -> Result<Self, IdentityError> {
+        let value = value.trim();
+        if value.is_empty() {
+            return Err(IdentityError::EmptyName(source.to_string()));
+        }
+        self.names.push(MachineName::new(source, value));
+        Ok(self)
     }
 
     /// True when nothing is expected.
     pub fn is_empty(&self) -> bool {
-        self.uuid.is_none() && self.serial.is_none()
+        self.uuid.is_none() && self.serial.is_none() && self.names.is_empty()
     }
 
     /// Compares with what the device reported. `Err` names expected vs found.
@@ -223,6 +305,19 @@ impl ExpectedIdentity {
                     return Comparison::Mismatch(Difference::Serial {
                         want: want.clone(),
                         found: s.clone(),
+                    })
+                }
+            }
+        }
+        for want in &self.names {
+            match found.name(&want.source) {
+                None => missing.push(Missing::Name(want.source.clone(), want.value.clone())),
+                Some(f) if want.same(f) => {}
+                Some(f) => {
+                    return Comparison::Mismatch(Difference::Name {
+                        from: want.source.clone(),
+                        want: want.value.clone(),
+                        found: f.to_string(),
                     })
                 }
             }
@@ -357,7 +452,47 @@ mod tests {
                 })
                 .collect(),
             serial: serial.map(str::to_string),
+            names: Vec::new(),
         }
+    }
+
+    #[test]
+    fn names_compare_by_source() {
+        let want = ExpectedIdentity::default()
+            .with_name("PrivateDnsName", "ip-10-0-1-5.ec2.internal")
+            .unwrap()
+            .with_name("tag:Name", "worker-0")
+            .unwrap();
+        let dev = |dns: &str, tag: &str| Identity {
+            names: vec![
+                MachineName::new("PrivateDnsName", dns),
+                MachineName::new("tag:Name", tag),
+            ],
+            ..Identity::default()
+        };
+        assert!(want
+            .check(&dev("IP-10-0-1-5.ec2.internal.", "worker-0"))
+            .is_ok());
+        assert_eq!(
+            want.check(&dev("ip-10-0-1-6.ec2.internal", "worker-0"))
+                .unwrap_err()
+                .to_string(),
+            "expected PrivateDnsName ip-10-0-1-5.ec2.internal, found ip-10-0-1-6.ec2.internal"
+        );
+        assert!(matches!(
+            want.compare(&dev("ip-10-0-1-5.ec2.internal", "Worker-0")),
+            Comparison::Mismatch(Difference::Name { .. })
+        ));
+        assert_eq!(
+            want.check(&Identity::default()).unwrap_err().to_string(),
+            "expected PrivateDnsName ip-10-0-1-5.ec2.internal, but the device does not report \
+             a PrivateDnsName; expected tag:Name worker-0, but the device does not report a tag:Name"
+        );
+        assert_eq!(
+            ExpectedIdentity::default().with_name("tag:Name", " "),
+            Err(IdentityError::EmptyName("tag:Name".into()))
+        );
+        assert!(!want.is_empty());
     }
 
     #[test]

@@ -12,6 +12,7 @@ pub mod driver;
 pub mod error;
 pub mod event;
 pub mod identity;
+pub mod once;
 pub mod policy;
 pub mod power;
 pub mod run;

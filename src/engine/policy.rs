@@ -10,6 +10,9 @@ use super::identity::ExpectedIdentity;
 use super::power::RebootMethod;
 use std::time::Duration;
 
+/// The longest step bound [`Policy::step_end`] adds to now (about ten years).
+const MAX_STEP: Duration = Duration::from_secs(10 * 365 * 86_400);
+
 /// How long to wait for a power transition to be observed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PowerTimeout {
@@ -17,7 +20,11 @@ pub enum PowerTimeout {
     Polls(u32),
     /// Give up when this much time has passed since the command was sent.
     Wall(Duration),
-    /// Poll until the overall deadline, or forever without one (Pacemaker's `disable_timeout`).
+    /// Poll until the overall deadline, or without limit when there is none
+    /// (Pacemaker's `disable_timeout`). Only this wait is lifted: every step
+    /// that talks to the device (session set-up, each request) keeps
+    /// [`Policy::step_timeout`], and a device that answers no read for a
+    /// whole step while this wait has no end fails the action.
     Unlimited,
 }
 
@@ -53,8 +60,13 @@ pub struct Policy {
     pub retry_on: u32,
     /// How `reboot` is done.
     pub method: RebootMethod,
-    /// Bound on each step that talks to the device (session set-up, one request).
-    pub step_timeout: Option<Duration>,
+    /// `reboot --method cycle`: poll through the cycle and observe the node
+    /// off, then on (`--verify`), instead of reporting it sent.
+    pub observe_cycle: bool,
+    /// Bound on each step that talks to the device (session set-up, one
+    /// request, the wait for the per-BMC lock). Always set: reaching the
+    /// device is bounded in every mode, `disable_timeout` included.
+    pub step_timeout: Duration,
     /// The whole action must end by then, on the engine's clock
     /// ([`clock::Instant`], tokio's; a std deadline converts with
     /// [`clock::from_std`]).
@@ -78,7 +90,8 @@ impl Policy {
             confirm: 2,
             retry_on: 1,
             method: RebootMethod::OnOff,
-            step_timeout: Some(Duration::from_secs(10)),
+            observe_cycle: false,
+            step_timeout: Duration::from_secs(10),
             deadline: Some(Instant::now() + Duration::from_secs(60)),
             expect: ExpectedIdentity::default(),
         }
@@ -95,7 +108,8 @@ impl Policy {
             confirm: 1,
             retry_on: 1,
             method: RebootMethod::OnOff,
-            step_timeout: Some(Duration::from_secs(20)),
+            observe_cycle: false,
+            step_timeout: Duration::from_secs(20),
             deadline: None,
             expect: ExpectedIdentity::default(),
         }
@@ -103,17 +117,20 @@ impl Policy {
 
     /// The end of one step starting now, on the engine's clock: the step
     /// bound, cut by the overall deadline.
-    pub fn step_end(&self) -> Option<Instant> {
-        let step = self.step_timeout.map(|d| Instant::now() + d);
-        match (step, self.deadline) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
+    pub fn step_end(&self) -> Instant {
+        // A bound too large to add (years) is cut to one that is not.
+        let step = Instant::now()
+            .checked_add(self.step_timeout)
+            .unwrap_or_else(|| Instant::now() + MAX_STEP);
+        match self.deadline {
+            Some(d) => step.min(d),
+            None => step,
         }
     }
 
     /// [`step_end`](Self::step_end) as the std instant drivers, sockets and
     /// the lock take.
-    pub fn step_deadline(&self) -> Option<std::time::Instant> {
-        self.step_end().map(clock::to_std)
+    pub fn step_deadline(&self) -> std::time::Instant {
+        clock::to_std(self.step_end())
     }
 }

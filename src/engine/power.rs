@@ -99,6 +99,12 @@ impl fmt::Display for Observed {
     }
 }
 
+/// The most watts a node reported off may draw (`--max-off-watts`,
+/// inventory `max_off_watts`): a server on standby power (BMC, fans at
+/// rest) draws roughly 5–30 W, a running one rarely less than 80 W. 50 W
+/// sits between the two. `verify` and a PDU's outlets that read off use it.
+pub const DEFAULT_MAX_OFF_WATTS: f64 = 50.0;
+
 /// A measured power draw: independent evidence of whether a machine is
 /// really off (a node reported off that draws load is not off).
 #[derive(Clone, Debug, PartialEq, Serialize)]

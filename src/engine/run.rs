@@ -73,6 +73,20 @@ pub enum Outcome {
     /// power-off was sent while the node was seen on; nothing can observe
     /// it off. "Sent, unverified", never a success on its own.
     OffSent,
+    /// `reboot --method cycle` observed through (`--verify`): after the
+    /// cycle command the node was seen off, then on (confirmed).
+    Cycled,
+    /// A command was sent, its answer never came, and nothing read since
+    /// shows whether the device carried it out (a cycle, a reset or an NMI;
+    /// an off or on whose state could not be read afterwards). It is never
+    /// sent again ([`super::once`]): "sent, outcome unknown", natively not a
+    /// success (exit 3), a failure in agent mode.
+    OutcomeUnknown {
+        /// The command.
+        command: PowerCommand,
+        /// What is known.
+        reason: String,
+    },
     /// `monitor`: the device answered and authenticated.
     Monitored,
     /// `diag`: the diagnostic interrupt was accepted ("sent, unverified":
@@ -95,10 +109,11 @@ impl Outcome {
             Outcome::Status { state } | Outcome::Already { state } | Outcome::Reached { state } => {
                 Some(*state)
             }
-            Outcome::Rebooted => Some(PowerState::On),
+            Outcome::Rebooted | Outcome::Cycled => Some(PowerState::On),
             // Under way, sent or acknowledged: no settled state was observed.
             Outcome::InTransition { .. }
             | Outcome::FencedNotRestored { .. }
+            | Outcome::OutcomeUnknown { .. }
             | Outcome::CycleSent
             | Outcome::OffSent
             | Outcome::Monitored
@@ -173,9 +188,13 @@ pub async fn run<D: PowerDriver>(
         start: Instant::now(),
         last_state: None,
         last_transition: None,
+        settled_reads: 0,
+        unanswered_since: None,
     };
     m.emit(Event::Started { action });
     let result = m.act(action).await;
+    // What was tolerated on the way to a failure is evidence too.
+    m.emit_tolerances();
     m.driver.close().await;
     result.map_err(|error| Failure {
         error,
@@ -192,6 +211,31 @@ struct Machine<'a, D> {
     last_state: Option<PowerState>,
     /// The transition of the last reading, when it was one (for messages).
     last_transition: Option<Transition>,
+    /// Settled states read so far (whether reads still answer).
+    settled_reads: u32,
+    /// When the current run of unanswered status reads began (`None` after
+    /// a read the device answered).
+    unanswered_since: Option<Instant>,
+}
+
+/// What became of one power command ([`Machine::send`]).
+#[derive(Debug)]
+enum Sent {
+    /// The device accepted it.
+    Accepted,
+    /// The device declined it in a way that may only mean "already there":
+    /// read again, never assume.
+    Declined,
+    /// No answer, and nothing showed whether it was carried out: never send
+    /// it again (at most once). The driver's words.
+    Unknown(String),
+}
+
+/// A command error after which the device may have acted: the driver said
+/// so ([`ErrorKind::OutcomeUnknown`]), or the command step timed out.
+fn may_have_acted(e: &DriverError) -> bool {
+    e.kind == ErrorKind::OutcomeUnknown
+        || (e.kind == ErrorKind::Timeout && e.stage == Stage::Command)
 }
 
 /// `uuid U, serial S` for messages.
@@ -202,6 +246,9 @@ fn describe_expected(e: &super::identity::ExpectedIdentity) -> String {
     }
     if let Some(s) = &e.serial {
         parts.push(format!("serial {s}"));
+    }
+    for n in &e.names {
+        parts.push(format!("{} {}", n.source, n.value));
     }
     parts.join(", ")
 }
@@ -221,8 +268,18 @@ fn command_for(state: PowerState) -> PowerCommand {
 
 impl<D: PowerDriver> Machine<'_, D> {
     fn emit(&mut self, event: Event) {
+        self.emit_tolerances();
         let stamped = Stamped::new(self.start.elapsed(), event);
         self.sink.emit(&stamped);
+    }
+
+    /// What the driver tolerated since the last event, in the timeline
+    /// before whatever follows from it.
+    fn emit_tolerances(&mut self) {
+        for t in self.driver.take_tolerances() {
+            let stamped = Stamped::new(self.start.elapsed(), t.event());
+            self.sink.emit(&stamped);
+        }
     }
 
     /// Awaits `fut`, or fails with `Interrupted` when cancelled.
@@ -293,11 +350,12 @@ impl<D: PowerDriver> Machine<'_, D> {
     /// room. Once only: a fleet node's levels share its deadline, and a
     /// lossy first level must leave the next one its turn. A device that
     /// answered nothing fails at the login timeout, as before, and without
-    /// an action deadline (Pacemaker's `disable_timeout`, the agents)
-    /// nothing is retried.
+    /// an action deadline (the agents, Pacemaker's `disable_timeout`
+    /// included) nothing is retried: the set-up is bounded by one step
+    /// whatever the power timeout.
     async fn connect(&mut self) -> Result<String, DriverError> {
         let mut end = self.policy.step_end();
-        let mut deadline = self.policy.step_deadline();
+        let mut deadline = Some(self.policy.step_deadline());
         let mut pause = Duration::from_millis(250);
         let mut set_up_again = true;
         loop {
@@ -311,12 +369,7 @@ impl<D: PowerDriver> Machine<'_, D> {
             // Busy: again within the same step. A set-up the device answered
             // in part: once more, with a step of its own.
             let (e, new_step) = match r {
-                Err(e)
-                    if e.kind == ErrorKind::Busy
-                        && end.is_some_and(|d| Instant::now() + pause < d) =>
-                {
-                    (e, false)
-                }
+                Err(e) if e.kind == ErrorKind::Busy && Instant::now() + pause < end => (e, false),
                 Err(e)
                     if e.kind == ErrorKind::Timeout
                         && set_up_again
@@ -343,14 +396,22 @@ impl<D: PowerDriver> Machine<'_, D> {
             pause = (pause * 2).min(Duration::from_secs(2));
             if new_step {
                 end = self.policy.step_end();
-                deadline = self.policy.step_deadline();
+                deadline = Some(self.policy.step_deadline());
             }
+        }
+    }
+
+    /// The driver's notes (e.g. a guard it could not apply), as warnings.
+    fn driver_warnings(&mut self) {
+        for message in self.driver.take_warnings() {
+            self.emit(Event::Warning { message });
         }
     }
 
     async fn act(&mut self, action: Action) -> Result<Outcome, DriverError> {
         let detail = self.connect().await?;
         self.emit(Event::Authenticated { detail });
+        self.driver_warnings();
         self.pin().await?;
         match action {
             Action::Status => Ok(match self.read().await? {
@@ -363,8 +424,14 @@ impl<D: PowerDriver> Machine<'_, D> {
             }
             Action::Diag => {
                 self.read().await?;
-                self.send(PowerCommand::Diag, None).await?;
-                Ok(Outcome::DiagSent)
+                match self.send(PowerCommand::Diag, None).await? {
+                    Sent::Accepted | Sent::Declined => Ok(Outcome::DiagSent),
+                    // An NMI shows nothing to read: never sent again.
+                    Sent::Unknown(reason) => Ok(Outcome::OutcomeUnknown {
+                        command: PowerCommand::Diag,
+                        reason,
+                    }),
+                }
             }
             Action::Off => self.ensure(PowerState::Off, 1).await,
             Action::On => self.ensure(PowerState::On, 1 + self.policy.retry_on).await,
@@ -384,7 +451,7 @@ impl<D: PowerDriver> Machine<'_, D> {
             return Ok(());
         }
         let expected = self.policy.expect.clone();
-        let deadline = self.policy.step_deadline();
+        let deadline = Some(self.policy.step_deadline());
         let fut = self.driver.identity(deadline);
         let mut cancel = self.cancel.clone();
         let read = tokio::select! {
@@ -446,7 +513,7 @@ impl<D: PowerDriver> Machine<'_, D> {
 
     /// One status read, recorded: a settled state or a transition.
     async fn read(&mut self) -> Result<Observed, DriverError> {
-        let deadline = self.policy.step_deadline();
+        let deadline = Some(self.policy.step_deadline());
         let fut = self.driver.observe(deadline);
         let mut cancel = self.cancel.clone();
         let observed = tokio::select! {
@@ -454,10 +521,12 @@ impl<D: PowerDriver> Machine<'_, D> {
             _ = cancel.cancelled() => return Err(DriverError::new(
                 ErrorKind::Interrupted, Stage::Status, "stopped by a signal")),
         };
+        self.unanswered_since = None;
         match observed {
             Observed::Settled(state) => {
                 self.last_state = Some(state);
                 self.last_transition = None;
+                self.settled_reads += 1;
                 self.emit(Event::StateObserved { state });
             }
             Observed::InTransition(transition) => {
@@ -469,11 +538,26 @@ impl<D: PowerDriver> Machine<'_, D> {
     }
 
     /// A read while waiting: an error that is transient and leaves time is
-    /// a missed read (`None`), not the end of the action.
+    /// a missed read (`None`), not the end of the action. Without an action
+    /// deadline (the agents; under `disable_timeout` the wait for the power
+    /// state has no end at all) the misses are bounded too: a device that
+    /// has answered no read for a whole step bound fails the action, so an
+    /// established session that stops answering is never polled forever.
     async fn poll_read(&mut self) -> Result<Option<Observed>, DriverError> {
+        let began = Instant::now();
         match self.read().await {
             Ok(o) => Ok(Some(o)),
             Err(e) if e.kind.is_transient() && !self.overall_passed() => {
+                let since = *self.unanswered_since.get_or_insert(began);
+                let silent = since.elapsed();
+                if self.policy.deadline.is_none() && silent >= self.policy.step_timeout {
+                    let message = format!(
+                        "{}; no status read was answered for {:.1}s",
+                        e.message,
+                        silent.as_secs_f64()
+                    );
+                    return Err(DriverError { message, ..e });
+                }
                 self.emit(Event::Retry {
                     stage: Stage::Status,
                     reason: e.message,
@@ -523,27 +607,29 @@ impl<D: PowerDriver> Machine<'_, D> {
         }
     }
 
-    /// Sends a command. Returns false when the device declined it as "not in
-    /// present state", or refused it while the node reached `target` (the
-    /// settled state the command leads to; `None` for cycle and diag): the
-    /// caller then polls for the state rather than assume it.
+    /// Sends a command. [`Sent::Declined`] when the device declined it as
+    /// "not in present state", or refused it while the node reached `target`
+    /// (the settled state the command leads to; `None` for cycle and diag):
+    /// the caller then polls for the state rather than assume it.
+    /// [`Sent::Unknown`] when no answer came and the driver could not tell
+    /// whether it was carried out: the caller never sends it again.
     ///
-    /// A refusal that means "busy" or "a transition is in progress" is
-    /// never answered by re-sending blindly: the state is read first; a
-    /// transition is waited through; the command is sent again only when
-    /// the node is still not where it should be, within the deadline.
+    /// A refusal that means "busy" or "a transition is in progress" (an
+    /// answer: not carried out) is never answered by re-sending blindly:
+    /// the state is read first; a transition is waited through; the command
+    /// is sent again only when the node is still not where it should be,
+    /// within the deadline.
     async fn send(
         &mut self,
         command: PowerCommand,
         target: Option<PowerState>,
-    ) -> Result<bool, DriverError> {
+    ) -> Result<Sent, DriverError> {
         let mut pause = Duration::from_millis(200);
-        // Busy answers are retried until the step deadline (or 30 times when
-        // timeouts are disabled), never forever.
+        // Busy answers are retried until the step deadline, never forever
+        // (the step bound holds under `disable_timeout` too).
         let mut give_up = self.policy.step_end();
-        let mut busy_left = 30u32;
         loop {
-            let deadline = self.policy.step_deadline();
+            let deadline = Some(self.policy.step_deadline());
             let fut = self.driver.command(command, deadline);
             let mut cancel = self.cancel.clone();
             let r = tokio::select! {
@@ -551,25 +637,32 @@ impl<D: PowerDriver> Machine<'_, D> {
                 _ = cancel.cancelled() => return Err(DriverError::new(
                     ErrorKind::Interrupted, Stage::Command, "stopped by a signal")),
             };
+            self.driver_warnings();
             match r {
                 Ok(()) => {
                     self.emit(Event::CommandSent { command });
-                    return Ok(true);
+                    return Ok(Sent::Accepted);
                 }
                 Err(e) if e.kind == ErrorKind::NotInPresentState => {
                     self.emit(Event::CommandDeclined {
                         command,
                         reason: e.message,
                     });
-                    return Ok(false);
+                    return Ok(Sent::Declined);
+                }
+                Err(e) if may_have_acted(&e) => {
+                    let reason = e.to_string();
+                    self.emit(Event::CommandUnanswered {
+                        command,
+                        reason: reason.clone(),
+                    });
+                    return Ok(Sent::Unknown(reason));
                 }
                 Err(e)
                     if e.kind == ErrorKind::Busy
                         && !self.overall_passed()
-                        && give_up.is_none_or(|g| Instant::now() + pause < g)
-                        && busy_left > 0 =>
+                        && Instant::now() + pause < give_up =>
                 {
-                    busy_left -= 1;
                     // Quirk (openbmc#1810/#1812): transient errors during a
                     // transition or while the BMC boots succeed on retry;
                     // quirk 15 (iLO): "power transition in progress".
@@ -600,7 +693,7 @@ impl<D: PowerDriver> Machine<'_, D> {
                         }
                     };
                     if now.is_some() && now == target {
-                        return Ok(false);
+                        return Ok(Sent::Declined);
                     }
                 }
                 Err(e) => return Err(e),
@@ -631,8 +724,7 @@ impl<D: PowerDriver> Machine<'_, D> {
             // the hard power-off goes now. A device that refuses it during
             // the transition (iLO) is read again and waited through (`send`).
             Observed::InTransition(_) if target == PowerState::Off => {
-                self.set_power(target, attempts).await?;
-                return Ok(Outcome::Reached { state: target });
+                return self.set_power(target, attempts).await;
             }
             // An "on" sent while the node powers off can be accepted and
             // dropped (quirk 15): wait for the node to settle, then decide.
@@ -644,7 +736,9 @@ impl<D: PowerDriver> Machine<'_, D> {
                 // (vendors.md: XCC, Supermicro, AMI), so "already there"
                 // cannot rule out a boot or shutdown under way. Such devices
                 // accept the command as a no-op: send it, then confirm.
-                self.send(command_for(target), Some(target)).await?;
+                if let Sent::Unknown(why) = self.send(command_for(target), Some(target)).await? {
+                    return self.settle_unknown(target, why).await;
+                }
                 if !self.poll_until(target).await? {
                     return Err(self.transition_timeout(target));
                 }
@@ -654,8 +748,7 @@ impl<D: PowerDriver> Machine<'_, D> {
                 return Ok(Outcome::Already { state: target });
             }
         }
-        self.set_power(target, attempts).await?;
-        Ok(Outcome::Reached { state: target })
+        self.set_power(target, attempts).await
     }
 
     /// `off` through a device that cannot observe off: the node must be
@@ -663,14 +756,17 @@ impl<D: PowerDriver> Machine<'_, D> {
     /// off), then the power-off is sent, and that is all that can be said.
     async fn off_unobservable(&mut self) -> Result<Outcome, DriverError> {
         self.read().await?;
-        if self.send(PowerCommand::Off, None).await? {
-            Ok(Outcome::OffSent)
-        } else {
-            Err(DriverError::new(
+        match self.send(PowerCommand::Off, None).await? {
+            Sent::Accepted => Ok(Outcome::OffSent),
+            Sent::Unknown(reason) => Ok(Outcome::OutcomeUnknown {
+                command: PowerCommand::Off,
+                reason,
+            }),
+            Sent::Declined => Err(DriverError::new(
                 ErrorKind::DeviceError,
                 Stage::Command,
                 "the power-off was declined, and this method cannot observe the node off",
-            ))
+            )),
         }
     }
 
@@ -680,8 +776,11 @@ impl<D: PowerDriver> Machine<'_, D> {
             return self.off_unobservable().await;
         }
         // The off half is `off` itself: transitions, refusals and devices
-        // that hide transitions are handled the same way.
-        self.ensure(PowerState::Off, 1).await?;
+        // that hide transitions are handled the same way. An off whose
+        // outcome is unknown is not followed by an on.
+        if let o @ Outcome::OutcomeUnknown { .. } = self.ensure(PowerState::Off, 1).await? {
+            return Ok(o);
+        }
         // The node is fenced now. Power-on failures no longer undo that.
         let attempts = match self.policy.mode {
             // fence-agents: set_power(on, retry_on) — retry_on=0 means no attempt.
@@ -694,7 +793,13 @@ impl<D: PowerDriver> Machine<'_, D> {
             });
         }
         match self.set_power(PowerState::On, attempts).await {
-            Ok(()) => Ok(Outcome::Rebooted),
+            Ok(Outcome::OutcomeUnknown { reason, .. }) => Ok(Outcome::FencedNotRestored {
+                error: format!(
+                    "the power-on got no answer and its outcome is unknown ({reason}); it was \
+                     not sent again"
+                ),
+            }),
+            Ok(_) => Ok(Outcome::Rebooted),
             Err(e) if e.kind == ErrorKind::Interrupted => Err(e),
             Err(e) => Ok(Outcome::FencedNotRestored {
                 error: e.to_string(),
@@ -702,9 +807,19 @@ impl<D: PowerDriver> Machine<'_, D> {
         }
     }
 
+    /// `reboot --method cycle`: one power cycle, from a settled state. The
+    /// cycle is sent again only after the device answered that it did not
+    /// carry it out (a refusal); never after silence ([`Sent::Unknown`]):
+    /// a cycle that already finished reads on, like one never sent.
     async fn reboot_cycle(&mut self) -> Result<Outcome, DriverError> {
-        // One command that cannot be observed half-way: start it from a
-        // settled state.
+        if self.policy.observe_cycle && !self.driver.observes_off() {
+            return Err(DriverError::new(
+                ErrorKind::Unsupported,
+                Stage::Command,
+                "this method cannot observe the node off, so a power cycle through it cannot be \
+                 verified; use --method onoff",
+            ));
+        }
         let first = match self.read().await? {
             Observed::Settled(s) => s,
             Observed::InTransition(t) => self.wait_settled(t).await?,
@@ -712,17 +827,21 @@ impl<D: PowerDriver> Machine<'_, D> {
         let mut last_err = None;
         for _ in 0..(1 + self.policy.retry_on) {
             match self.send(PowerCommand::Cycle, None).await {
-                Ok(true) => {
-                    self.sleep(self.policy.power_wait, Stage::Wait).await?;
-                    return Ok(Outcome::CycleSent);
-                }
-                Ok(false) => {
+                Ok(Sent::Accepted) => return self.after_cycle(first, None).await,
+                Ok(Sent::Unknown(why)) => return self.after_cycle(first, Some(why)).await,
+                Ok(Sent::Declined) => {
                     // Quirk (fence-agents#596, bmclib#223): cycle on an off
                     // chassis answers D5h. Read again; if off, power it on.
                     if self.read().await? == Observed::Settled(PowerState::Off) {
-                        self.set_power(PowerState::On, 1 + self.policy.retry_on)
-                            .await?;
-                        return Ok(Outcome::Rebooted);
+                        return match self
+                            .set_power(PowerState::On, 1 + self.policy.retry_on)
+                            .await?
+                        {
+                            Outcome::OutcomeUnknown { command, reason } => {
+                                Ok(Outcome::OutcomeUnknown { command, reason })
+                            }
+                            _ => Ok(Outcome::Rebooted),
+                        };
                     }
                     last_err = Some(DriverError::new(
                         ErrorKind::DeviceError,
@@ -731,6 +850,7 @@ impl<D: PowerDriver> Machine<'_, D> {
                     ));
                 }
                 Err(e) if e.kind == ErrorKind::Interrupted => return Err(e),
+                // An answered refusal: not carried out, so it may go again.
                 Err(e) => last_err = Some(e),
             }
         }
@@ -739,13 +859,138 @@ impl<D: PowerDriver> Machine<'_, D> {
         }))
     }
 
+    /// After the cycle command: with `observe_cycle`, poll through the cycle
+    /// (the node off, then on, confirmed); else one read when its answer
+    /// never came (off: the cycle is under way) and "sent". `unanswered`:
+    /// the driver's words when no answer came.
+    async fn after_cycle(
+        &mut self,
+        first: PowerState,
+        unanswered: Option<String>,
+    ) -> Result<Outcome, DriverError> {
+        let unknown = |reason: String| Outcome::OutcomeUnknown {
+            command: PowerCommand::Cycle,
+            reason,
+        };
+        if !self.policy.observe_cycle {
+            let Some(why) = unanswered else {
+                self.sleep(self.policy.power_wait, Stage::Wait).await?;
+                return Ok(Outcome::CycleSent);
+            };
+            return Ok(match self.poll_read().await {
+                Ok(Some(Observed::Settled(PowerState::Off))) if first == PowerState::On => {
+                    Outcome::CycleSent
+                }
+                Err(e) if e.kind == ErrorKind::Interrupted => return Err(e),
+                _ => unknown(format!(
+                    "{why}; the node does not read off since, so whether the BMC carried out \
+                     the cycle is not known"
+                )),
+            });
+        }
+        // Observed: the node must be seen off (a cycle holds it off for at
+        // least a second), then on.
+        let began = Instant::now();
+        let seen_off = self.poll_for_off(began).await;
+        match (seen_off, unanswered) {
+            (Err(e), _) if e.kind == ErrorKind::Interrupted => return Err(e),
+            (Ok(true), _) => {}
+            (Ok(false) | Err(_), Some(why)) => {
+                return Ok(unknown(format!(
+                    "{why}; the node was not seen off within {:.1}s, so whether the BMC \
+                     carried out the cycle is not known",
+                    began.elapsed().as_secs_f64()
+                )))
+            }
+            (Err(e), None) => return Err(e),
+            // Accepted, never seen off: ignored, or too quick to see. Not a
+            // failed level either (the next level would cycle the node
+            // again): its outcome is unknown.
+            (Ok(false), None) => {
+                return Ok(unknown(format!(
+                    "the BMC accepted the power cycle, but the node was never seen off within \
+                     {:.1}s (a cycle holds it off for at least a second): the cycle was not \
+                     observed; --method onoff observes each step",
+                    began.elapsed().as_secs_f64()
+                )))
+            }
+        }
+        if self.poll_until(PowerState::On).await? {
+            return Ok(Outcome::Cycled);
+        }
+        Ok(Outcome::FencedNotRestored {
+            error: format!(
+                "the node was seen off during the power cycle, but did not come back on: {}",
+                self.transition_timeout(PowerState::On)
+            ),
+        })
+    }
+
+    /// Polls, at the base interval (a cycle's off may last only a second),
+    /// until the node reads off (true) or the power timeout counted from
+    /// `began` passes (false).
+    async fn poll_for_off(&mut self, began: Instant) -> Result<bool, DriverError> {
+        let mut polls: u32 = 0;
+        let interval = self.policy.poll_interval.min(Duration::from_millis(250));
+        loop {
+            polls += 1;
+            if let Some(Observed::Settled(PowerState::Off)) = self.poll_read().await? {
+                return Ok(true);
+            }
+            if self.transition_budget_spent(began, polls) {
+                return Ok(false);
+            }
+            self.sleep(interval, Stage::Wait).await?;
+        }
+    }
+
+    /// An off or on whose answer never came: never sent again; the state
+    /// is polled. Seen → reached. Read, but never the target → not carried
+    /// out (a timeout naming the silence). Not read at all → its outcome is
+    /// unknown.
+    async fn settle_unknown(
+        &mut self,
+        target: PowerState,
+        why: String,
+    ) -> Result<Outcome, DriverError> {
+        let reads_before = self.settled_reads;
+        match self.poll_until(target).await {
+            Ok(true) => Ok(Outcome::Reached { state: target }),
+            Err(e) if e.kind == ErrorKind::Interrupted => Err(e),
+            Ok(false) if self.settled_reads > reads_before => {
+                let mut e = self.transition_timeout(target);
+                e.message = format!(
+                    "{} — the command got no answer ({why}) and was not sent again",
+                    e.message
+                );
+                Err(e)
+            }
+            Ok(false) | Err(_) => Ok(Outcome::OutcomeUnknown {
+                command: command_for(target),
+                reason: format!(
+                    "{why}; the power state could not be read since, so whether the device \
+                     carried it out is not known"
+                ),
+            }),
+        }
+    }
+
     /// fence-agents' set_power: per attempt, send, wait power_wait, poll until
     /// the target state is observed `confirm` times in a row or the power
     /// timeout passes.
-    async fn set_power(&mut self, target: PowerState, attempts: u32) -> Result<(), DriverError> {
+    /// A command whose answer never came is never sent again
+    /// ([`Machine::settle_unknown`]); only an answered one is, after the
+    /// power timeout passed without the target.
+    async fn set_power(
+        &mut self,
+        target: PowerState,
+        attempts: u32,
+    ) -> Result<Outcome, DriverError> {
         let command = command_for(target);
         for _ in 0..attempts.max(1) {
-            self.send(command, Some(target)).await?;
+            if let Sent::Unknown(why) = self.send(command, Some(target)).await? {
+                return self.settle_unknown(target, why).await;
+            }
             if !self.policy.power_wait.is_zero() {
                 self.emit(Event::Waiting {
                     ms: self.policy.power_wait.as_millis() as u64,
@@ -754,7 +999,7 @@ impl<D: PowerDriver> Machine<'_, D> {
                 self.sleep(self.policy.power_wait, Stage::Wait).await?;
             }
             if self.poll_until(target).await? {
-                return Ok(());
+                return Ok(Outcome::Reached { state: target });
             }
         }
         Err(self.transition_timeout(target))
@@ -1278,11 +1523,212 @@ mod tests {
         assert_eq!(r.unwrap().state(), None);
     }
 
+    // ------------------------------------------------ at most once ----
+    // Issue 23, item 9: a command whose answer never came is never sent
+    // again; reboot_cycle used to send Cycle up to 1 + retry_on times after
+    // any error, a timeout included.
+
+    fn cycle() -> Policy {
+        Policy {
+            method: RebootMethod::Cycle,
+            ..native()
+        }
+    }
+
+    fn commands_of(d: &Scripted, c: PowerCommand) -> usize {
+        d.commands.iter().filter(|x| **x == c).count()
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn an_unanswered_cycle_is_never_sent_again() {
+        for kind in [ErrorKind::OutcomeUnknown, ErrorKind::Timeout] {
+            // The node reads on afterwards: finished, or never carried out.
+            let mut d = Scripted::new(&[Ok(On), Ok(On)]);
+            d.command_refusal = Some(kind);
+            let r = go(&mut d, Action::Reboot, &cycle()).await;
+            assert!(
+                matches!(
+                    &r,
+                    Ok(Outcome::OutcomeUnknown { command: PowerCommand::Cycle, reason })
+                        if reason.contains("not known")
+                ),
+                "{kind:?}: {r:?}"
+            );
+            assert_eq!(commands_of(&d, PowerCommand::Cycle), 1, "{kind:?}");
+        }
+        // It reads off: the cycle is under way, sent (unverified), once.
+        let mut d = Scripted::new(&[Ok(On), Ok(Off)]);
+        d.command_refusal = Some(ErrorKind::OutcomeUnknown);
+        assert_eq!(
+            go(&mut d, Action::Reboot, &cycle()).await,
+            Ok(Outcome::CycleSent)
+        );
+        assert_eq!(commands_of(&d, PowerCommand::Cycle), 1);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_refused_cycle_may_go_again_an_unanswered_one_not() {
+        // A refusal is an answer: not carried out, so retry_on applies.
+        let mut d = Scripted::new(&[Ok(On)]);
+        d.command_answers.push_back(Err(ErrorKind::DeviceError));
+        assert_eq!(
+            go(&mut d, Action::Reboot, &cycle()).await,
+            Ok(Outcome::CycleSent)
+        );
+        assert_eq!(commands_of(&d, PowerCommand::Cycle), 2);
+        // A refusal, then silence: the second is the last.
+        let mut d = Scripted::new(&[Ok(On), Ok(On)]);
+        d.command_answers.push_back(Err(ErrorKind::DeviceError));
+        d.command_answers.push_back(Err(ErrorKind::OutcomeUnknown));
+        let p = Policy {
+            retry_on: 5,
+            ..cycle()
+        };
+        let r = go(&mut d, Action::Reboot, &p).await;
+        assert!(matches!(r, Ok(Outcome::OutcomeUnknown { .. })), "{r:?}");
+        assert_eq!(commands_of(&d, PowerCommand::Cycle), 2);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn an_unanswered_nmi_is_an_unknown_outcome() {
+        let mut d = Scripted::new(&[Ok(On)]);
+        d.command_refusal = Some(ErrorKind::OutcomeUnknown);
+        let r = go(&mut d, Action::Diag, &native()).await;
+        assert!(
+            matches!(
+                r,
+                Ok(Outcome::OutcomeUnknown {
+                    command: PowerCommand::Diag,
+                    ..
+                })
+            ),
+            "{r:?}"
+        );
+        assert_eq!(d.commands, vec![PowerCommand::Diag]);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn an_unanswered_off_is_read_never_resent() {
+        // Seen off: reached, one command.
+        let mut d = Scripted::new(&[Ok(On), Ok(Off), Ok(Off)]);
+        d.command_refusal = Some(ErrorKind::OutcomeUnknown);
+        assert_eq!(
+            go(&mut d, Action::Off, &native()).await,
+            Ok(Outcome::Reached { state: Off })
+        );
+        assert_eq!(d.commands, vec![PowerCommand::Off]);
+        // Still read on at the power timeout: not carried out, said so;
+        // `on` with retry_on never sends a second one either.
+        let p = Policy {
+            power_timeout: PowerTimeout::Polls(3),
+            retry_on: 3,
+            ..native()
+        };
+        let mut d = Scripted::always(Ok(Observed::Settled(Off)));
+        d.command_refusal = Some(ErrorKind::OutcomeUnknown);
+        let e = go(&mut d, Action::On, &p).await.unwrap_err().error;
+        assert_eq!(e.kind, ErrorKind::TransitionTimeout, "{e}");
+        assert!(e.message.contains("was not sent again"), "{e}");
+        assert_eq!(d.commands, vec![PowerCommand::On]);
+        // Not read at all since: its outcome is unknown.
+        let mut d = Scripted::new(&[Ok(On)]);
+        d.then = Then::Repeat(Err(ErrorKind::Timeout));
+        d.command_refusal = Some(ErrorKind::OutcomeUnknown);
+        let r = go(&mut d, Action::Off, &p).await;
+        assert!(
+            matches!(
+                r,
+                Ok(Outcome::OutcomeUnknown {
+                    command: PowerCommand::Off,
+                    ..
+                })
+            ),
+            "{r:?}"
+        );
+        assert_eq!(d.commands, vec![PowerCommand::Off]);
+        // A reboot whose off is unknown is not followed by an on.
+        let mut d = Scripted::new(&[Ok(On)]);
+        d.then = Then::Repeat(Err(ErrorKind::Timeout));
+        d.command_refusal = Some(ErrorKind::OutcomeUnknown);
+        let r = go(&mut d, Action::Reboot, &p).await;
+        assert!(matches!(r, Ok(Outcome::OutcomeUnknown { .. })), "{r:?}");
+        assert_eq!(d.commands, vec![PowerCommand::Off]);
+    }
+
+    // ------------------------------------------ observing the cycle ----
+    // Issue 23, item 5: `reboot --method cycle --verify` used to verify
+    // "on" only; a BMC that accepted the cycle and did nothing passed.
+
+    fn observed_cycle() -> Policy {
+        Policy {
+            observe_cycle: true,
+            power_timeout: PowerTimeout::Wall(Duration::from_secs(5)),
+            ..cycle()
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn an_observed_cycle_is_seen_off_then_on() {
+        let mut d = Scripted::new(&[Ok(On), Ok(On), Ok(Off), Ok(Off), Ok(On), Ok(On)]);
+        let r = go(&mut d, Action::Reboot, &observed_cycle()).await;
+        assert_eq!(r, Ok(Outcome::Cycled));
+        assert_eq!(d.commands, vec![PowerCommand::Cycle]);
+        // Seen off, never back: fenced, not restored.
+        let mut d = Scripted::new(&[Ok(On), Ok(Off)]);
+        d.then = Then::Repeat(Ok(Observed::Settled(Off)));
+        let r = go(&mut d, Action::Reboot, &observed_cycle()).await;
+        assert!(matches!(r, Ok(Outcome::FencedNotRestored { .. })), "{r:?}");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_cycle_never_seen_off_is_not_observed() {
+        // A BMC that accepts the cycle and does nothing: never a success,
+        // and never a failed level the next one would cycle again.
+        let mut d = Scripted::always(Ok(Observed::Settled(On)));
+        let t = Instant::now();
+        let r = go(&mut d, Action::Reboot, &observed_cycle()).await;
+        assert!(
+            matches!(
+                &r,
+                Ok(Outcome::OutcomeUnknown { command: PowerCommand::Cycle, reason })
+                    if reason.contains("never seen off") && reason.contains("--method onoff")
+            ),
+            "{r:?}"
+        );
+        assert_eq!(t.elapsed(), Duration::from_secs(5), "the power timeout");
+        assert_eq!(d.commands, vec![PowerCommand::Cycle]);
+        // Unanswered and never seen off: unknown, not sent again.
+        let mut d = Scripted::always(Ok(Observed::Settled(On)));
+        d.command_refusal = Some(ErrorKind::OutcomeUnknown);
+        let r = go(&mut d, Action::Reboot, &observed_cycle()).await;
+        assert!(matches!(r, Ok(Outcome::OutcomeUnknown { .. })), "{r:?}");
+        assert_eq!(d.commands, vec![PowerCommand::Cycle]);
+        // Unanswered, then seen off and on: it happened.
+        let mut d = Scripted::new(&[Ok(On), Ok(Off), Ok(On), Ok(On)]);
+        d.command_refusal = Some(ErrorKind::OutcomeUnknown);
+        let r = go(&mut d, Action::Reboot, &observed_cycle()).await;
+        assert_eq!(r, Ok(Outcome::Cycled));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_method_blind_to_off_cannot_observe_a_cycle() {
+        let mut d = Scripted::new(&[]);
+        d.blind_off = true;
+        let e = go(&mut d, Action::Reboot, &observed_cycle())
+            .await
+            .unwrap_err()
+            .error;
+        assert_eq!(e.kind, ErrorKind::Unsupported);
+        assert!(e.message.contains("--method onoff"), "{e}");
+        assert!(d.commands.is_empty());
+    }
+
     const RIGHT: &str = "4c414230-0000-4001-8000-fe0000000001";
     const OTHER: &str = "4c414230-0000-4002-8000-fe0000000002";
 
     fn reports(uuid: &str, serial: Option<&str>) -> Identity {
         Identity {
+            names: Vec::new(),
             uuid: vec![
                 UuidForm {
                     uuid: "3042414c-0000-0140-8000-fe0000000001".into(),
@@ -1387,6 +1833,7 @@ mod tests {
     async fn a_serial_mismatch_is_a_different_machine_even_without_a_uuid() {
         let mut d = Scripted::new(&[]);
         d.identity = Ok(Identity {
+            names: Vec::new(),
             uuid: vec![],
             serial: Some("LAB00002".into()),
         });
@@ -1464,7 +1911,7 @@ mod tests {
             poll_interval: ms(64),
             poll_interval_max: ms(500),
             power_timeout: PowerTimeout::Unlimited,
-            step_timeout: Some(Duration::from_secs(10)),
+            step_timeout: Duration::from_secs(10),
             deadline: None,
             ..Policy::native()
         }
@@ -1768,6 +2215,49 @@ mod tests {
     }
 
     #[tokio::test(start_paused = true)]
+    async fn without_a_deadline_a_session_that_stops_answering_fails_after_one_step() {
+        // Pacemaker's disable_timeout: no action deadline, the wait for the
+        // power state unlimited, 10 s per step. The node never goes off and,
+        // after the command, no read is answered: misses are tolerated for
+        // one step (10 s from the first), then the action fails with the
+        // read's own error instead of polling forever.
+        let mut d = Scripted::new(&[Ok(On)]);
+        d.then = Then::Repeat(Err(ErrorKind::Timeout));
+        let (r, took, events) = clocked(&mut d, Action::Off, &timed(), Cancel::never()).await;
+        let f = r.unwrap_err();
+        assert_eq!(
+            (f.error.kind, f.error.stage, f.last_state),
+            (ErrorKind::Timeout, Stage::Status, Some(On))
+        );
+        assert_eq!(
+            f.error.message,
+            "scripted error; no status read was answered for 10.3s"
+        );
+        // Reads 64, 96, 144, 216, 324, 486, then 500 ms apart.
+        let reads = d.read_times();
+        assert_eq!(&reads[..8], &[0, 0, 64, 160, 304, 520, 844, 1330]);
+        assert_eq!(*reads.last().unwrap(), 10_330);
+        assert_eq!(took, 10_330);
+        let retries = events.iter().filter(|e| matches!(e, Event::Retry { .. }));
+        assert_eq!(retries.count(), reads.len() - 2, "every miss but the last");
+        // A read answered in between starts the count again: a device that
+        // answers now and then is waited for (the power wait is unlimited).
+        let mut script = vec![Ok(On)];
+        for _ in 0..3 {
+            script.extend(std::iter::repeat_n(Err(ErrorKind::Timeout), 15));
+            script.push(Ok(On));
+        }
+        script.extend([Ok(Off), Ok(Off)]);
+        let mut d = Scripted::new(&script);
+        let (r, took, _) = clocked(&mut d, Action::Off, &timed(), Cancel::never()).await;
+        assert_eq!(r, Ok(Outcome::Reached { state: Off }));
+        // 22.4 s of mostly missed reads, never 10 s of them in a row.
+        assert_eq!(took, 22_394);
+        // With an action deadline the misses last until the deadline, as
+        // before (the next test).
+    }
+
+    #[tokio::test(start_paused = true)]
     async fn a_busy_command_is_read_again_and_retried_until_the_deadline() {
         let mut d = Scripted::always(on());
         d.command_refusal = Some(ErrorKind::Busy);
@@ -1785,18 +2275,18 @@ mod tests {
         );
         assert_eq!(d.read_times(), vec![0, 0, 200, 600]);
         assert_eq!(took, 1400);
-        // Without any deadline (Pacemaker's disable_timeout) the retries are
-        // still counted: 30 of them, 2 s apart at most.
+        // Without an action deadline and with the wait for the power state
+        // unlimited (Pacemaker's disable_timeout) the retries still end at
+        // the step bound: refusals at 0, 0.2, 0.6, 1.4, 3, 5, 7, 9 s; the
+        // next pause (2 s) would reach the 10 s step.
         let mut d = Scripted::always(on());
         d.command_refusal = Some(ErrorKind::Busy);
-        let p = Policy {
-            step_timeout: None,
-            ..timed()
-        };
+        let p = timed();
+        assert_eq!(p.power_timeout, PowerTimeout::Unlimited);
         let (r, took, _) = clocked(&mut d, Action::Off, &p, Cancel::never()).await;
         assert_eq!(r.unwrap_err().error.kind, ErrorKind::Busy);
-        assert_eq!(d.commands.len(), 31);
-        assert_eq!(took, 200 + 400 + 800 + 1600 + 26 * 2000);
+        assert_eq!(d.commands.len(), 8);
+        assert_eq!(took, 200 + 400 + 800 + 1600 + 3 * 2000);
     }
 
     #[tokio::test(start_paused = true)]

@@ -9,7 +9,6 @@ use super::result::TargetResult;
 use crate::engine::event::Event;
 use crate::time::utc_now;
 use serde::Serialize;
-use std::fs::OpenOptions;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -36,6 +35,19 @@ struct Evidence<'a> {
     /// `--verify`: what the verification found.
     #[serde(skip_serializing_if = "Option::is_none")]
     verify: Option<VerifySummary<'a>>,
+    /// The device's non-compliance that was tolerated, and the named
+    /// workarounds in use (IPMI: docs/ipmi.md).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    workarounds: Vec<WorkaroundEvidence<'a>>,
+}
+
+/// One tolerance or workaround, as recorded.
+#[derive(Serialize)]
+struct WorkaroundEvidence<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    name: Option<&'a str>,
+    detail: &'a str,
+    weakens_security: bool,
 }
 
 /// What the identity check compared, as recorded.
@@ -69,8 +81,8 @@ impl<'a> VerifySummary<'a> {
             independent: r
                 .evidence
                 .iter()
-                .filter(|e| e.independent)
-                .map(|e| format!("{}: {}", e.source, e.observation))
+                .filter(|e| e.independent())
+                .map(|e| format!("{}: {}", e.source(), e.observation))
                 .collect(),
         }
     }
@@ -159,14 +171,10 @@ pub enum AuditError {
 impl Audit {
     /// An audit trail at `path`; checks now that it can be appended to.
     pub fn open(path: &Path) -> Result<Audit, AuditError> {
-        OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(path)
-            .map_err(|source| AuditError::Open {
-                path: path.to_path_buf(),
-                source,
-            })?;
+        crate::private::open_append(path).map_err(|source| AuditError::Open {
+            path: path.to_path_buf(),
+            source,
+        })?;
         Ok(Audit {
             path: path.to_path_buf(),
         })
@@ -180,6 +188,9 @@ impl Audit {
             .filter_map(|s| match &s.event {
                 Event::CommandSent { command } => Some(format!("{command}")),
                 Event::CommandDeclined { command, .. } => Some(format!("{command} (declined)")),
+                Event::CommandUnanswered { command, .. } => {
+                    Some(format!("{command} (no answer: outcome unknown)"))
+                }
                 _ => None,
             })
             .collect();
@@ -232,6 +243,22 @@ impl Audit {
                     _ => None,
                 }),
                 verify: r.verify.as_ref().map(VerifySummary::of),
+                workarounds: r
+                    .timeline
+                    .iter()
+                    .filter_map(|s| match &s.event {
+                        Event::Workaround {
+                            name,
+                            detail,
+                            weakens_security,
+                        } => Some(WorkaroundEvidence {
+                            name: name.as_deref(),
+                            detail,
+                            weakens_security: *weakens_security,
+                        }),
+                        _ => None,
+                    })
+                    .collect(),
             },
             duration_ms: r.elapsed_ms,
             crashdump: r.crashdump.as_ref(),
@@ -319,14 +346,10 @@ impl Audit {
     fn append(&self, rec: &impl Serialize) -> Result<(), AuditError> {
         let mut line = serde_json::to_vec(rec).map_err(AuditError::Encode)?;
         line.push(b'\n');
-        let mut f = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&self.path)
-            .map_err(|source| AuditError::Open {
-                path: self.path.clone(),
-                source,
-            })?;
+        let mut f = crate::private::open_append(&self.path).map_err(|source| AuditError::Open {
+            path: self.path.clone(),
+            source,
+        })?;
         f.write_all(&line)
             .and_then(|_| f.sync_data())
             .map_err(|source| AuditError::Write {

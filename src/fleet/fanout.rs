@@ -1,12 +1,16 @@
 //! Running a plan: every node concurrently up to `parallel`, each with its
 //! own deadline, its levels tried in order, and kindness to BMCs.
 //!
-//! Kindness: at most one session per BMC at a time (nodes that share a BMC
-//! wait for each other), a minimum interval between two sessions on one
-//! BMC, an optional stagger for power-on across a range (inrush), and an
-//! advisory lock per BMC between fencekit processes on this host. Nodes run
-//! as tasks on one thread: no thread per target, memory grows with the
-//! number of nodes in flight only.
+//! Kindness: at most one session per device at a time (nodes that share a
+//! power domain wait for each other; [`crate::lock::DeviceKey`]: the
+//! systems of one Redfish service are devices of their own, the whole
+//! service excludes them all), a minimum interval between two sessions on
+//! one device, at most `per_address` sessions at once to one address (the
+//! several devices behind one VirtualBMC or sushy-tools host), an optional
+//! stagger for power-on across a range (inrush), and the advisory
+//! per-device lock between fencekit processes on this host. Nodes run as
+//! tasks on one thread: no thread per target, memory grows with the number
+//! of nodes in flight only.
 //!
 //! Levels stop at a wrong machine: a level whose device reports a different
 //! identity than the one pinned means the configuration is wrong for that
@@ -25,12 +29,17 @@ use crate::engine::power::Action;
 use crate::engine::run::{run, Cancel, Failure, Outcome};
 use crate::kdump::listen::BindError;
 use crate::lock;
+use crate::lock::DeviceKey;
 use crate::method::spec::MethodSpec;
-use std::cell::RefCell;
-use std::collections::HashMap;
+use std::cell::{Cell, RefCell};
+use std::collections::{BTreeMap, HashMap};
 use std::rc::Rc;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
-use tokio::sync::{Mutex, Semaphore};
+use tokio::sync::{
+    Mutex, OwnedMutexGuard, OwnedRwLockReadGuard, OwnedRwLockWriteGuard, OwnedSemaphorePermit,
+    RwLock, Semaphore,
+};
 
 /// How a plan is run.
 #[derive(Clone, Debug)]
@@ -39,8 +48,10 @@ pub struct FleetOptions {
     pub parallel: usize,
     /// For `on` and `reboot`: node i starts i × stagger after the first.
     pub stagger: Duration,
-    /// Least time between two sessions on the same BMC.
+    /// Least time between two sessions on the same device.
     pub bmc_interval: Duration,
+    /// Most sessions at once to one address (several devices behind it).
+    pub per_address: usize,
     /// Use only this level (1-based).
     pub level: Option<usize>,
     /// Take the per-BMC advisory lock.
@@ -56,8 +67,8 @@ pub struct FleetOptions {
     pub crashdump: Option<super::sequence::CrashdumpOptions>,
 }
 
-/// File descriptors one target in flight may hold (socket, lock file, TLS).
-const FDS_PER_TARGET: u64 = 3;
+/// File descriptors one target in flight may hold (socket, lock sockets, TLS).
+const FDS_PER_TARGET: u64 = 4;
 /// File descriptors kept free for everything else.
 const FDS_RESERVED: u64 = 64;
 
@@ -116,7 +127,102 @@ impl EventSink for NodeSink<'_> {
     }
 }
 
-type BmcSlots = RefCell<HashMap<String, Rc<Mutex<Option<Instant>>>>>;
+/// One device's turn within this run: the whole device takes `whole` for
+/// writing, a Redfish system of it for reading plus its own `systems` entry.
+#[derive(Default)]
+struct DeviceSlot {
+    whole: Arc<RwLock<()>>,
+    systems: RefCell<HashMap<String, Arc<Mutex<()>>>>,
+    /// When the last session on the device ended (`--bmc-interval`).
+    last: Cell<Option<Instant>>,
+}
+
+/// The run's turns: per device, and permits per address.
+#[derive(Default)]
+struct BmcSlots {
+    devices: RefCell<HashMap<String, Rc<DeviceSlot>>>,
+    addresses: RefCell<HashMap<String, Arc<Semaphore>>>,
+}
+
+/// A turn held on one device.
+enum Turn {
+    Whole(#[allow(dead_code)] OwnedRwLockWriteGuard<()>),
+    System(
+        #[allow(dead_code)] OwnedRwLockReadGuard<()>,
+        #[allow(dead_code)] OwnedMutexGuard<()>,
+    ),
+}
+
+/// Everything a session needs before it starts: its devices' turns, then
+/// its addresses' permits.
+struct Turns {
+    devices: Vec<(Rc<DeviceSlot>, Turn)>,
+    _permits: Vec<OwnedSemaphorePermit>,
+}
+
+impl BmcSlots {
+    fn device(&self, key: &DeviceKey) -> Rc<DeviceSlot> {
+        self.devices
+            .borrow_mut()
+            .entry(key.device().to_string())
+            .or_default()
+            .clone()
+    }
+
+    /// Waits for the turn of every key (sorted, so that no two nodes
+    /// sharing devices each hold one the other waits for), then for the
+    /// interval since the devices' last sessions, then for a permit per
+    /// key on its address. Permits come last: a node never holds one
+    /// while it waits for a device.
+    async fn turn(&self, keys: &[DeviceKey], interval: Duration, per_address: usize) -> Turns {
+        let mut devices = Vec::with_capacity(keys.len());
+        for key in keys {
+            let slot = self.device(key);
+            let turn = match key.system() {
+                None => Turn::Whole(slot.whole.clone().write_owned().await),
+                Some(s) => {
+                    let shared = slot.whole.clone().read_owned().await;
+                    let own = slot
+                        .systems
+                        .borrow_mut()
+                        .entry(s.to_string())
+                        .or_default()
+                        .clone();
+                    Turn::System(shared, own.lock_owned().await)
+                }
+            };
+            devices.push((slot, turn));
+        }
+        if let Some(t) = devices.iter().filter_map(|(d, _)| d.last.get()).max() {
+            let ready = t + interval;
+            if ready > Instant::now() {
+                tokio::time::sleep_until(ready.into()).await;
+            }
+        }
+        let mut wanted: BTreeMap<&str, u32> = BTreeMap::new();
+        for key in keys {
+            *wanted.entry(key.address()).or_default() += 1;
+        }
+        let limit = per_address.max(1);
+        let mut permits = Vec::with_capacity(wanted.len());
+        for (address, n) in wanted {
+            let sem = self
+                .addresses
+                .borrow_mut()
+                .entry(address.to_string())
+                .or_insert_with(|| Arc::new(Semaphore::new(limit)))
+                .clone();
+            let n = n.min(limit as u32);
+            if let Ok(p) = sem.acquire_many_owned(n).await {
+                permits.push(p);
+            }
+        }
+        Turns {
+            devices,
+            _permits: permits,
+        }
+    }
+}
 
 /// Why a wait outside the engine ended early.
 enum Stopped {
@@ -190,7 +296,7 @@ pub async fn run_fleet(
     local
         .run_until(async move {
             let sem = Rc::new(Semaphore::new(opts.parallel.max(1)));
-            let slots: Rc<BmcSlots> = Rc::new(RefCell::new(HashMap::new()));
+            let slots: Rc<BmcSlots> = Rc::new(BmcSlots::default());
             // One kdump socket for the whole run: nodes fenced in parallel share the port.
             let kdump: Rc<KdumpListener> = Rc::new(match &opts.crashdump {
                 Some(c) if matches!(action, Action::Off | Action::Reboot) => {
@@ -200,6 +306,7 @@ pub async fn run_fleet(
             });
             let mut handles = Vec::with_capacity(plans.len());
             for (i, plan) in plans.into_iter().enumerate() {
+                let name = plan.name.clone();
                 let (sem, slots, opts, cancel, observer, kdump) = (
                     sem.clone(),
                     slots.clone(),
@@ -208,7 +315,7 @@ pub async fn run_fleet(
                     observer.clone(),
                     kdump.clone(),
                 );
-                handles.push(tokio::task::spawn_local(async move {
+                let task = tokio::task::spawn_local(async move {
                     if matches!(action, Action::On | Action::Reboot) && !opts.stagger.is_zero() {
                         let stagger = tokio::time::sleep(opts.stagger * i as u32);
                         if let Err(why) = bounded(stagger, None, &cancel).await {
@@ -235,18 +342,45 @@ pub async fn run_fleet(
                     .await;
                     observer.done(&r);
                     r
-                }));
+                });
+                handles.push((name, task));
             }
-            let mut out = Vec::with_capacity(handles.len());
-            for h in handles {
-                match h.await {
-                    Ok(r) => out.push(r),
-                    Err(e) => tracing::error!("a node task failed: {e}"),
-                }
-            }
-            out
+            // A node whose task panicked is a failed result with the
+            // panic's message, reported and counted like any failure.
+            super::tasks::join_in_order(handles, |node, why| {
+                let r = lost(&node, action, why);
+                observer.done(&r);
+                r
+            })
+            .await
         })
         .await
+}
+
+/// The result of a node whose task did not finish (a panic in fencekit):
+/// a failure, with what is known of it. Whether a power command was sent
+/// before is not known: the error says so.
+fn lost(node: &str, action: Action, why: String) -> TargetResult {
+    let mut r = TargetResult::new(
+        node.to_string(),
+        action,
+        &Err(Failure {
+            error: DriverError::new(
+                ErrorKind::Internal,
+                Stage::Command,
+                format!(
+                    "fencekit failed on this node ({why}); whether a power command was sent \
+                     is not known: check the node's power before acting again"
+                ),
+            ),
+            last_state: None,
+        }),
+        Duration::ZERO,
+        vec![],
+        Traffic::default(),
+    );
+    r.node = node.to_string();
+    r
 }
 
 fn failed(node: &str, method: &MethodSpec, action: Action, error: DriverError) -> TargetResult {
@@ -327,48 +461,24 @@ async fn node(
     let mut nmi_sent = false;
     let mut last: Option<TargetResult> = None;
     for (level, method) in levels {
-        // One slot per device the method talks to (several for outlets on
-        // several PDUs), taken in sorted key order so that no two nodes
-        // sharing devices can each hold one the other waits for.
-        let held: Vec<_> = method
-            .bmc_keys()
-            .into_iter()
-            .map(|key| {
-                slots
-                    .borrow_mut()
-                    .entry(key)
-                    .or_insert_with(|| Rc::new(Mutex::new(None)))
-                    .clone()
-            })
-            .collect();
-        // The pause protects BMCs that wedge under bursts; a PDU serves a
-        // whole rack's outlets and one request at a time already spares it.
+        // A turn on every device the method talks to (several for outlets
+        // on several PDUs). The pause protects BMCs that wedge under
+        // bursts; a PDU serves a whole rack's outlets and one request at a
+        // time already spares it.
+        let keys = method.device_keys();
         let interval = match method {
             MethodSpec::Snmp { .. } => Duration::ZERO,
             _ => opts.bmc_interval,
         };
-        let turn = async {
-            let mut guards = Vec::with_capacity(held.len());
-            for slot in &held {
-                guards.push(slot.lock().await);
-            }
-            let latest = guards.iter().filter_map(|g| **g).max();
-            if let Some(t) = latest {
-                let ready = t + interval;
-                if ready > Instant::now() {
-                    tokio::time::sleep_until(ready.into()).await;
-                }
-            }
-            guards
-        };
-        let mut guards = match bounded(turn, Some(deadline), &cancel).await {
+        let turn = slots.turn(&keys, interval, opts.per_address);
+        let turns = match bounded(turn, Some(deadline), &cancel).await {
             Ok(g) => g,
             Err(why) => {
                 let mut r = stopped(
                     &plan.name,
                     action,
                     why,
-                    "another node on the same BMC (--bmc-interval)",
+                    "another node on the same device (--bmc-interval, --max-per-address)",
                 );
                 r.level = Some(level);
                 r.method = Some(method.driver_name().into());
@@ -392,10 +502,10 @@ async fn node(
         .await;
         nmi_sent |= result.crashdump.as_ref().is_some_and(|c| c.nmi == "sent");
         let done = Instant::now();
-        for g in &mut guards {
-            **g = Some(done);
+        for (d, _) in &turns.devices {
+            d.last.set(Some(done));
         }
-        drop(guards);
+        drop(turns);
         result.node = plan.name.clone();
         result.level = Some(level);
         result.elapsed_ms = began.elapsed().as_millis() as u64;
@@ -404,19 +514,11 @@ async fn node(
         // it; a cycle or an interrupt that was accepted must not be repeated.
         // A failed hook is not a failed level: the node is off (confirmed);
         // another level would only fence it again and run the hook twice.
+        // A command whose outcome is unknown is not repeated by the next
+        // level either (at most once), an off excepted
+        // (`TargetResult::next_level_may_act`).
         let wrong_machine = result.error_kind == Some(ErrorKind::IdentityMismatch);
-        let next = !result.ok
-            && !matches!(
-                result.outcome,
-                Some(
-                    TargetOutcome::FencedNotRestored
-                        | TargetOutcome::CycleSent
-                        | TargetOutcome::DiagSent
-                )
-            )
-            && result.error_kind != Some(ErrorKind::Interrupted)
-            && result.error_kind != Some(ErrorKind::HookFailed)
-            && !wrong_machine;
+        let next = result.next_level_may_act();
         // (A URL target has one level and no configuration to blame.)
         if wrong_machine && !plan.name.contains("://") {
             let skipped: Vec<String> = plan
@@ -500,16 +602,20 @@ async fn attempt(
         t.endpoint = Some(method.endpoint());
         return t;
     }
-    // Every device's lock, in the sorted order of bmc_keys (no lock-order
-    // deadlock between processes), each wait bounded and cancellable.
+    // Every device's lock, in the sorted order of device_keys (no
+    // lock-order deadlock between processes), each wait bounded and
+    // cancellable.
     let mut _locks = Vec::new();
     if opts.lock {
-        for key in method.bmc_keys() {
-            match bounded(lock::acquire(&key, Some(deadline)), None, &cancel).await {
+        let what = format!("{} {name} (level {level})", action.as_str());
+        for key in method.device_keys() {
+            let acquiring = lock::acquire(&key, Some(deadline), &what, &lock::to_tracing);
+            match bounded(acquiring, None, &cancel).await {
                 Ok(Ok(l)) => _locks.push(l),
                 Ok(Err(e)) => return failed(name, method, action, e),
                 Err(why) => {
-                    let mut r = stopped(name, action, why, "another fencekit process on this BMC");
+                    let mut r =
+                        stopped(name, action, why, "another fencekit process on this device");
                     r.method = Some(method.driver_name().into());
                     r.endpoint = Some(method.endpoint());
                     return r;
@@ -553,6 +659,7 @@ async fn attempt(
                 level,
                 method: method.driver_name(),
                 endpoint: method.endpoint(),
+                lock: lock::Inherit::from_locks(&_locks),
             };
             let extras = Extras {
                 crashdump,
@@ -592,9 +699,9 @@ async fn attempt(
     t.crashdump = reports.crashdump;
     if let Some(h) = reports.hook {
         if !h.ok {
-            t.ok = false;
             t.error_kind = Some(ErrorKind::HookFailed);
             t.error = Some(hook_failure(action, &h, t.outcome));
+            t.settle();
         }
         t.hook = Some(h);
     }

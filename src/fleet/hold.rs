@@ -41,6 +41,11 @@ pub struct Hold {
     pub until: String,
     /// When it expires, in seconds since the epoch.
     pub until_epoch: u64,
+    /// A hold file that cannot be read (its path, and why): it still holds
+    /// the node it is named for ([`Hold::covers`]), until it is fixed or
+    /// released. Never written.
+    #[serde(skip)]
+    pub unreadable: Option<(PathBuf, String)>,
 }
 
 impl Hold {
@@ -64,6 +69,23 @@ impl Hold {
             until: crate::time::utc(until),
             // Rounded up: a hold never ends before the time it names.
             until_epoch: epoch(until + Duration::from_millis(999)),
+            unreadable: None,
+        }
+    }
+
+    /// The hold a file that cannot be read stands for: it never expires,
+    /// and covers the node (or endpoint) the file is named for.
+    fn unreadable(path: &Path, why: String) -> Hold {
+        Hold {
+            node: path.display().to_string(),
+            endpoints: Vec::new(),
+            by: "?".into(),
+            host: String::new(),
+            reason: why.clone(),
+            since: String::new(),
+            until: "it is fixed or released".into(),
+            until_epoch: u64::MAX,
+            unreadable: Some((path.to_path_buf(), why)),
         }
     }
 
@@ -75,6 +97,12 @@ impl Hold {
     /// True when the hold covers a node called `name` whose fencing
     /// endpoints are `endpoints`.
     pub fn covers(&self, name: &str, endpoints: &[String]) -> bool {
+        if let Some((file, _)) = &self.unreadable {
+            let dir = file.parent().unwrap_or(Path::new("."));
+            return std::iter::once(name)
+                .chain(endpoints.iter().map(String::as_str))
+                .any(|n| path_in(dir, n) == *file);
+        }
         self.node == name
             || endpoints
                 .iter()
@@ -83,6 +111,13 @@ impl Hold {
 
     /// Why an action on the node is refused, in words.
     pub fn refusal(&self, action: &str) -> String {
+        if let Some((file, why)) = &self.unreadable {
+            return format!(
+                "held: cannot read hold file {} ({why}): {action} refused; fix the file, or \
+                 remove it with `fencekit release NODE`",
+                file.display()
+            );
+        }
         format!(
             "{} is held by {} until {} ({}): {action} refused; `fencekit release {}` lifts the hold",
             self.node, self.by, self.until, self.reason, self.node
@@ -156,7 +191,7 @@ pub fn place(hold: &Hold) -> Result<PathBuf, HoldError> {
 
 /// [`place`] in `dir`.
 pub fn place_in(dir: &Path, hold: &Hold) -> Result<PathBuf, HoldError> {
-    std::fs::create_dir_all(dir).map_err(|e| unwritable(dir, e))?;
+    crate::private::create_dir(dir).map_err(|e| unwritable(dir, e))?;
     let path = path_in(dir, &hold.node);
     let tmp = dir.join(format!(
         ".{}.{}.tmp",
@@ -164,7 +199,7 @@ pub fn place_in(dir: &Path, hold: &Hold) -> Result<PathBuf, HoldError> {
         path.file_name().and_then(|n| n.to_str()).unwrap_or("hold")
     ));
     let text = serde_json::to_vec_pretty(hold)?;
-    std::fs::write(&tmp, text).map_err(|e| unwritable(dir, e))?;
+    crate::private::write_new(&tmp, &text).map_err(|e| unwritable(dir, e))?;
     std::fs::rename(&tmp, &path).map_err(|e| {
         let _ = std::fs::remove_file(&tmp);
         unwritable(dir, e)
@@ -189,12 +224,18 @@ pub fn release_in(dir: &Path, node: &str) -> Result<Option<Hold>, HoldError> {
 }
 
 fn read(path: &Path) -> Option<Hold> {
+    read_file(path).ok()
+}
+
+/// A hold file, or why it cannot be read.
+fn read_file(path: &Path) -> Result<Hold, String> {
     // A hold file is small; anything larger is not one of ours.
-    let meta = std::fs::metadata(path).ok()?;
+    let meta = std::fs::metadata(path).map_err(|e| e.to_string())?;
     if meta.len() > 64 * 1024 {
-        return None;
+        return Err(format!("{} bytes, too large for a hold", meta.len()));
     }
-    serde_json::from_slice(&std::fs::read(path).ok()?).ok()
+    let text = std::fs::read(path).map_err(|e| e.to_string())?;
+    serde_json::from_slice(&text).map_err(|e| format!("not a hold: {e}"))
 }
 
 /// The holds in force, oldest expiry first. No hold directory is no hold;
@@ -221,7 +262,9 @@ pub fn active_in(dir: &Path) -> Result<Vec<Hold>, HoldError> {
         if path.extension().and_then(|x| x.to_str()) != Some("json") {
             continue;
         }
-        let Some(h) = read(&path) else { continue };
+        // A file that cannot be read holds the node it is named for: a
+        // hold must not end because its file was damaged.
+        let h = read_file(&path).unwrap_or_else(|why| Hold::unreadable(&path, why));
         if h.expired() {
             let _ = std::fs::remove_file(&path);
             continue;
@@ -246,6 +289,9 @@ pub struct Index<'a> {
     by_node: HashMap<&'a str, usize>,
     /// A hold's node or one of its endpoints → the first such hold.
     by_endpoint: HashMap<&'a str, usize>,
+    /// Hold files that cannot be read (a few at most): each asked itself
+    /// ([`Hold::covers`], by the file's name).
+    unreadable: Vec<usize>,
 }
 
 impl<'a> Index<'a> {
@@ -253,7 +299,12 @@ impl<'a> Index<'a> {
     pub fn new(holds: &'a [Hold]) -> Index<'a> {
         let mut by_node = HashMap::new();
         let mut by_endpoint = HashMap::new();
+        let mut unreadable = Vec::new();
         for (i, h) in holds.iter().enumerate() {
+            if h.unreadable.is_some() {
+                unreadable.push(i);
+                continue;
+            }
             by_node.entry(h.node.as_str()).or_insert(i);
             for key in std::iter::once(&h.node).chain(&h.endpoints) {
                 by_endpoint.entry(key.as_str()).or_insert(i);
@@ -263,17 +314,28 @@ impl<'a> Index<'a> {
             holds,
             by_node,
             by_endpoint,
+            unreadable,
         }
     }
 
     /// The first hold that [`Hold::covers`] a node called `name` whose
     /// fencing endpoints are `endpoints`.
     pub fn covering(&self, name: &str, endpoints: &[String]) -> Option<&'a Hold> {
-        let first = std::iter::once(self.by_node.get(name))
-            .chain(endpoints.iter().map(|e| self.by_endpoint.get(e.as_str())))
+        let first = std::iter::once(self.by_node.get(name).copied())
+            .chain(
+                endpoints
+                    .iter()
+                    .map(|e| self.by_endpoint.get(e.as_str()).copied()),
+            )
             .flatten()
+            .chain(
+                self.unreadable
+                    .iter()
+                    .copied()
+                    .filter(|i| self.holds[*i].covers(name, endpoints)),
+            )
             .min()?;
-        Some(&self.holds[*first])
+        Some(&self.holds[first])
     }
 }
 
@@ -369,6 +431,39 @@ mod tests {
         place_in(d.path(), &h).unwrap();
         assert_eq!(active_in(d.path()).unwrap(), vec![]);
         assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 0, "removed");
+    }
+
+    #[test]
+    fn a_hold_file_that_does_not_parse_holds_its_node() {
+        let d = tempfile::tempdir().unwrap();
+        let h = Hold::new("node07", vec![], "alice", "x", Duration::from_secs(60));
+        let path = place_in(d.path(), &h).unwrap();
+        std::fs::write(&path, b"{\"node\": \"node07\", trunc").unwrap();
+        let all = active_in(d.path()).unwrap();
+        assert_eq!(all.len(), 1, "{all:?}");
+        let held = covering(&all, "node07", &[]).expect("still held");
+        let why = held.refusal("off");
+        assert!(
+            why.starts_with(&format!("held: cannot read hold file {}", path.display()))
+                && why.contains("off refused"),
+            "{why}"
+        );
+        assert!(covering(&all, "node08", &[]).is_none(), "only its node");
+        // Named for an endpoint: that endpoint is held.
+        let ep = Hold::new(
+            "ipmi://10.0.7.9:623",
+            vec![],
+            "bob",
+            "y",
+            Duration::from_secs(60),
+        );
+        let ep_path = place_in(d.path(), &ep).unwrap();
+        std::fs::write(&ep_path, b"").unwrap();
+        let all = active_in(d.path()).unwrap();
+        assert!(covering(&all, "node09", &["ipmi://10.0.7.9:623".into()]).is_some());
+        // Releasing removes the damaged file.
+        assert_eq!(release_in(d.path(), "node07").unwrap(), None);
+        assert!(covering(&active_in(d.path()).unwrap(), "node07", &[]).is_none());
     }
 
     #[test]

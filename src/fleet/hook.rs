@@ -11,7 +11,11 @@
 //! happened from `FENCEKIT_*` environment variables ([`environment`]) and
 //! never sees a secret: every inherited `FENCEKIT_*` variable (such as
 //! `FENCEKIT_PASSWORD`) and every variable a credential reference names
-//! (`--password-env`, inventory `password_env`) is removed first.
+//! (`--password-env`, inventory `password_env`) is removed first. It
+//! inherits the grant of the per-device locks its parent holds for the node
+//! (`FENCEKIT_LOCK_GRANT`, a token that is no credential and is never
+//! logged, and `FENCEKIT_LOCK_SCOPE`), so `fencekit status NODE` in a hook
+//! does not wait for its own parent ([`crate::lock::Inherit`]).
 //!
 //! The running itself is the crate's one script runner,
 //! [`crate::script::run_script`] (deadline, kill of the whole group, clean
@@ -60,6 +64,9 @@ pub struct HookContext {
     pub outcome: String,
     /// A one-line summary of the evidence (reads, commands, times).
     pub evidence: String,
+    /// The grant of the locks held for the node (a `fencekit` the hook
+    /// runs for this node is let through them) and the lock scope.
+    pub lock: crate::lock::Inherit,
 }
 
 /// The hook's environment: what it may know, never a secret.
@@ -77,6 +84,7 @@ pub fn environment(c: &HookContext) -> Vec<(String, String)> {
     if let Some(a) = &c.address {
         env.push(("FENCEKIT_ADDRESS".to_string(), a.clone()));
     }
+    env.extend(c.lock.vars().iter().cloned());
     env
 }
 
@@ -180,6 +188,7 @@ mod tests {
             address: None,
             outcome: "reached".into(),
             evidence: "e".into(),
+            lock: Default::default(),
         };
         let rep = run_hook(
             "exec /nonexistent/hook",

@@ -189,7 +189,11 @@ pub fn pin_for(levels: &[LevelIdentity<'_>]) -> Result<ExpectedIdentity, NoPin> 
             NoPin::Silent { silent }
         });
     }
-    Ok(ExpectedIdentity { uuid, serial })
+    Ok(ExpectedIdentity {
+        uuid,
+        serial,
+        ..ExpectedIdentity::default()
+    })
 }
 
 /// Escapes `s` as a TOML basic string.
@@ -239,6 +243,7 @@ mod tests {
 
     fn id(uuids: &[(&str, &'static str)], serial: Option<&str>) -> Identity {
         Identity {
+            names: Vec::new(),
             uuid: uuids
                 .iter()
                 .map(|(u, e)| UuidForm {
@@ -360,6 +365,7 @@ mod tests {
     #[test]
     fn odd_node_names_are_quoted() {
         let pin = ExpectedIdentity {
+            names: Vec::new(),
             uuid: None,
             serial: Some("A\"B".into()),
         };

@@ -77,6 +77,8 @@ pub struct MethodFields {
     pub auth: Option<String>,
     /// File holding the BMC key K_g in hexadecimal.
     pub kg_file: Option<PathBuf>,
+    /// IPMI vendor workarounds by FreeIPMI's names (docs/ipmi.md).
+    pub workarounds: Option<Vec<String>>,
     /// Redfish: a CA, or the BMC's own certificate, to trust (PEM).
     pub ca_cert: Option<PathBuf>,
     /// Redfish: accept exactly the certificate with this SHA-256 fingerprint.
@@ -141,6 +143,21 @@ pub struct MethodFields {
     pub priv_password_env: Option<String>,
     /// SNMPv3: privacy password from the output of this command.
     pub priv_password_script: Option<String>,
+    /// AWS: the region (with `plug` = the instance ID, instead of an
+    /// `aws://REGION/INSTANCE` endpoint).
+    pub region: Option<String>,
+    /// AWS: the access key ID (the secret access key from `password_file`,
+    /// `password_env` or `password_script`); none: the credential chain.
+    pub access_key: Option<String>,
+    /// AWS: the EC2 endpoint URL.
+    pub endpoint_url: Option<String>,
+    /// AWS: the instance's `PrivateDnsName` must be this (the Kubernetes
+    /// node name), checked before any state change.
+    pub node_name: Option<String>,
+    /// AWS: the instance must carry this tag (`KEY=VALUE`).
+    pub expect_tag: Option<String>,
+    /// AWS: allow off/reboot of the instance fencekit runs on.
+    pub allow_self_fence: Option<bool>,
     /// SNMP: the `[pdu.NAME]` tables this method's outlets refer to
     /// (filled while the inventory is read).
     #[serde(skip)]
@@ -182,6 +199,7 @@ impl MethodFields {
             ipmi_version,
             auth,
             kg_file,
+            workarounds,
             ca_cert,
             ssl_fingerprint,
             ssl_insecure,
@@ -212,7 +230,13 @@ impl MethodFields {
             priv_protocol,
             priv_password_file,
             priv_password_env,
-            priv_password_script
+            priv_password_script,
+            region,
+            access_key,
+            endpoint_url,
+            node_name,
+            expect_tag,
+            allow_self_fence
         );
         if file || env || script {
             // Only the method's own source: the defaults' are dropped.
@@ -238,7 +262,7 @@ impl MethodFields {
 /// The driver `driver` names, or else the scheme of `endpoint` implies
 /// (the known ones without allocating: this runs for every method).
 fn kind_of(driver: Option<&str>, endpoint: Option<&str>) -> Option<Cow<'static, str>> {
-    const KNOWN: [&str; 5] = ["ipmi", "redfish", "ssh", "snmp", "manual"];
+    const KNOWN: [&str; 6] = ["ipmi", "redfish", "ssh", "snmp", "manual", "aws"];
     if let Some(d) = driver {
         return Some(match KNOWN.iter().find(|k| k.eq_ignore_ascii_case(d)) {
             Some(k) => Cow::Borrowed(*k),
@@ -258,6 +282,8 @@ fn kind_of(driver: Option<&str>, endpoint: Option<&str>) -> Option<Cow<'static, 
         Cow::Borrowed("ssh")
     } else if is("snmp") {
         Cow::Borrowed("snmp")
+    } else if is("aws") {
+        Cow::Borrowed("aws")
     } else {
         Cow::Owned(format!("{:?}", scheme.to_ascii_lowercase()))
     })
@@ -344,6 +370,7 @@ stored_fields!(
     ipmi_version: String,
     auth: String,
     kg_file: PathBuf,
+    workarounds: Vec<String>,
     ca_cert: PathBuf,
     ssl_fingerprint: String,
     ssl_insecure: bool,
@@ -375,6 +402,12 @@ stored_fields!(
     priv_password_file: PathBuf,
     priv_password_env: String,
     priv_password_script: String,
+    region: String,
+    access_key: String,
+    endpoint_url: String,
+    node_name: String,
+    expect_tag: String,
+    allow_self_fence: bool,
 );
 
 /// A rejoin configuration check: a command run on the node over SSH whose
@@ -748,8 +781,11 @@ pub enum MethodProblem {
     /// An SSH method without an endpoint.
     #[error("an ssh method needs endpoint = \"ssh://USER@HOST[:PORT]/virsh/DOMAIN\" (or /host)")]
     NoSshEndpoint,
+    /// An AWS method without an instance.
+    #[error("an aws method needs endpoint = \"aws://REGION/INSTANCE-ID\" or plug = \"INSTANCE-ID\" (with region)")]
+    NoAwsInstance,
     /// A driver that is not one of fencekit's.
-    #[error("unknown driver '{0}' (expected ipmi, redfish, ssh or manual)")]
+    #[error("unknown driver '{0}' (expected ipmi, redfish, ssh, snmp, aws or manual)")]
     UnknownDriver(String),
 }
 
@@ -1013,6 +1049,12 @@ fn check_method(m: &MethodFields) -> Result<(), MethodProblem> {
             Ok(())
         }
         Some("manual") => Ok(()),
+        Some("aws") => {
+            if m.endpoint.is_none() && m.plug.is_none() {
+                return Err(MethodProblem::NoAwsInstance);
+            }
+            Ok(())
+        }
         Some("ssh") => {
             if m.endpoint.is_none() {
                 return Err(MethodProblem::NoSshEndpoint);
@@ -1183,6 +1225,9 @@ impl<'a> Builder<'a> {
                 let systems_uri = steps
                     .ranged(&m.systems_uri, (k, 0), i, n, "systems_uri")
                     .map_err(lock)?;
+                let node_name = steps
+                    .ranged(&m.node_name, (k, 0), i, n, "node_name")
+                    .map_err(lock)?;
                 let kind = kind_of(
                     m.driver.as_deref().or(defaults.common.driver.as_deref()),
                     endpoint
@@ -1205,6 +1250,7 @@ impl<'a> Builder<'a> {
                     (&mut merged.ip, ip),
                     (&mut merged.plug, plug),
                     (&mut merged.systems_uri, systems_uri),
+                    (&mut merged.node_name, node_name),
                 ] {
                     if value.is_some() {
                         *field = value;
@@ -1939,7 +1985,7 @@ max_off_watts = 12.5
             ),
             (
                 "driver = \"ilo\"\nip = \"h\"",
-                "unknown driver 'ilo' (expected ipmi, redfish, ssh or manual)",
+                "unknown driver 'ilo' (expected ipmi, redfish, ssh, snmp, aws or manual)",
             ),
             (
                 "driver = \"manual\"\nserial = \"S\"",

@@ -91,7 +91,7 @@ pub fn acknowledge(node: &str, by: Option<&str>, tty: Option<String>) -> Result<
     };
     let tmp = dir.join(format!(".{}.{}", std::process::id(), epoch_now()));
     let text = serde_json::to_vec(&ack)?;
-    if let Err(source) = std::fs::write(&tmp, text) {
+    if let Err(source) = crate::private::write_new(&tmp, &text) {
         return Err(AckError::Write { path: tmp, source });
     }
     if let Err(source) = std::fs::rename(&tmp, &path) {

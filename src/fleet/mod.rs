@@ -13,9 +13,12 @@
 //! * [`hold`]: holds that keep nodes from power changes (`fencekit hold`);
 //! * [`hook`]: the confirmed-off hook and the script runner behind it;
 //! * [`sequence`]: `off`/`reboot` with crash dump first and the hook;
-//! * [`identity`]: whether a node's levels agree about who it is, and the pins `check --record-identity` prints.
+//! * [`identity`]: whether a node's levels agree about who it is, and the pins `check --record-identity` prints;
+//! * [`drift`]: the `check --record` baseline and the named drifts from it;
+//! * [`watch`]: `check --watch`, the schedule and what it keeps per level.
 
 pub mod audit;
+pub mod drift;
 pub mod fanout;
 pub mod guard;
 pub mod hold;
@@ -28,4 +31,6 @@ pub mod plan;
 pub mod result;
 pub mod sections;
 pub mod sequence;
+pub mod tasks;
 pub mod verify;
+pub mod watch;

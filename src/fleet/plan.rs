@@ -132,6 +132,7 @@ fn options_of(f: MethodFields) -> Result<MethodOptions, MethodProblem> {
         kg_hex: None,
         kg_file: f.kg_file,
         accept_unauthenticated_replies: false,
+        workarounds: f.workarounds.map(|w| w.join(",")),
         systems_uri: f.systems_uri,
         redfish_uri: f.redfish_uri,
         plug: f.plug,
@@ -149,6 +150,12 @@ fn options_of(f: MethodFields) -> Result<MethodOptions, MethodProblem> {
         instructions: f.instructions,
         uuid: f.uuid,
         serial: f.serial,
+        region: f.region,
+        access_key: f.access_key,
+        endpoint_url: f.endpoint_url,
+        node_name: f.node_name,
+        expect_tag: f.expect_tag,
+        allow_self_fence: f.allow_self_fence == Some(true),
     })
 }
 
@@ -421,6 +428,36 @@ mod tests {
         assert_eq!(
             names(all.unwrap()),
             ["n1", "n2", "n3", "n4", "n5", "ipmi://x"]
+        );
+    }
+
+    #[test]
+    fn inventory_workarounds_reach_the_ipmi_config() {
+        let words = |w: &[&str]| w.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let inv = Inventory::parse(
+            "[[node]]\nname = \"n1\"\n[[node.fence]]\nendpoint = \"ipmi://bmc1\"\n\
+             workarounds = [\"intel20\", \"noauthcodecheck\"]\n\
+             [[node]]\nname = \"n2\"\n[[node.fence]]\nendpoint = \"ipmi://bmc2\"\n\
+             workarounds = [\"nochecksum\"]\n\
+             [[node]]\nname = \"n3\"\n[[node.fence]]\n\
+             endpoint = \"redfish://u@bmc3/redfish/v1/Systems/1\"\nworkarounds = [\"intel20\"]\n",
+            Path::new("inv.toml"),
+        )
+        .unwrap();
+        let plans = select(&words(&["n1"]), false, Some(inv.clone()), &url).unwrap();
+        let MethodSpec::Ipmi { config, .. } = &plans[0].levels[0] else {
+            panic!("an IPMI level")
+        };
+        assert_eq!(config.workarounds.names(), "noauthcodecheck,intel20");
+        let text = |r: Result<Vec<NodePlan>, PlanError>| r.unwrap_err().to_string();
+        let e = text(select(&words(&["n2"]), false, Some(inv.clone()), &url));
+        assert!(
+            e.contains("node 'n2': fence method 1: unknown IPMI workaround 'nochecksum'"),
+            "{e}"
+        );
+        assert_eq!(
+            text(select(&words(&["n3"]), false, Some(inv.clone()), &url)),
+            "inv.toml:12: node 'n3': fence method 1: workarounds apply to IPMI methods only"
         );
     }
 }

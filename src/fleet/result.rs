@@ -34,8 +34,14 @@ pub enum TargetOutcome {
     Rebooted,
     /// Off confirmed, but the node did not come back on: fenced, yet a failure.
     FencedNotRestored,
+    /// `reboot --method cycle --verify`: the node was seen off during the
+    /// cycle, then on (confirmed).
+    Cycled,
     /// A power cycle was accepted; nothing observed the node off (sent, unverified).
     CycleSent,
+    /// A command was sent, no answer came, and nothing shows whether it
+    /// was carried out; it was not sent again (sent, outcome unknown).
+    OutcomeUnknown,
     /// A power-off was sent through a method that cannot observe off (sent, unverified).
     OffSent,
     /// The BMC answers and authenticates.
@@ -58,7 +64,9 @@ impl TargetOutcome {
             Outcome::Reached { .. } => TargetOutcome::Reached,
             Outcome::Rebooted => TargetOutcome::Rebooted,
             Outcome::FencedNotRestored { .. } => TargetOutcome::FencedNotRestored,
+            Outcome::Cycled => TargetOutcome::Cycled,
             Outcome::CycleSent => TargetOutcome::CycleSent,
+            Outcome::OutcomeUnknown { .. } => TargetOutcome::OutcomeUnknown,
             Outcome::OffSent => TargetOutcome::OffSent,
             Outcome::Monitored => TargetOutcome::Monitored,
             Outcome::DiagSent => TargetOutcome::DiagSent,
@@ -80,7 +88,9 @@ impl TargetOutcome {
             TargetOutcome::Reached => "reached",
             TargetOutcome::Rebooted => "rebooted",
             TargetOutcome::FencedNotRestored => "fenced-not-restored",
+            TargetOutcome::Cycled => "cycled",
             TargetOutcome::CycleSent => "cycle-sent",
+            TargetOutcome::OutcomeUnknown => "outcome-unknown",
             TargetOutcome::OffSent => "off-sent",
             TargetOutcome::Monitored => "monitored",
             TargetOutcome::DiagSent => "diag-sent",
@@ -89,13 +99,44 @@ impl TargetOutcome {
         }
     }
 
-    /// A command was accepted but nothing observed its effect: "sent,
-    /// unverified" — not a success natively unless a verification follows.
+    /// A command was sent but nothing observed its effect: "sent,
+    /// unverified" (or "sent, outcome unknown") — not a success natively
+    /// unless a verification follows.
     pub fn unverified(self) -> bool {
         matches!(
             self,
-            TargetOutcome::CycleSent | TargetOutcome::OffSent | TargetOutcome::DiagSent
+            TargetOutcome::CycleSent
+                | TargetOutcome::OffSent
+                | TargetOutcome::DiagSent
+                | TargetOutcome::OutcomeUnknown
         )
+    }
+}
+
+/// What a result amounts to. [`TargetResult::standing`] is the one place
+/// that decides whether a result is ok: its `ok`, its exit code, the
+/// fan-out's escalation and the fronts' output all follow from it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Standing {
+    /// The requested state was reached and observed (with `--verify`:
+    /// proven, or BMC-only proof accepted). Exit 0.
+    Ok,
+    /// Acted, but not proven: a verdict that is not proof, a command sent
+    /// unverified, or sent with its outcome unknown. Exit 3.
+    NotProven,
+    /// Failed (an action that failed, a failed hook, no evidence at all, a
+    /// held node, fencekit's own failure). Exit 1.
+    Failed,
+}
+
+impl Standing {
+    /// Its exit code (SPEC §3).
+    pub fn exit_code(self) -> i32 {
+        match self {
+            Standing::Ok => crate::exit::OK,
+            Standing::NotProven => crate::exit::UNPROVEN,
+            Standing::Failed => crate::exit::FAILURE,
+        }
     }
 }
 
@@ -217,31 +258,34 @@ impl TargetResult {
             Event::StateObserved { state } => Some(state),
             _ => None,
         });
-        let (ok, outcome, error, error_kind) = match result {
+        let (outcome, error, error_kind) = match result {
             Ok(o) => match o {
                 Outcome::FencedNotRestored { error } => (
-                    false,
                     Some(TargetOutcome::of(o)),
                     Some(format!(
                         "the node is fenced (off, confirmed) but did not come back on: {error}"
                     )),
                     Some(ErrorKind::TransitionTimeout),
                 ),
-                Outcome::CycleSent | Outcome::OffSent | Outcome::DiagSent => (
-                    false,
+                Outcome::OutcomeUnknown { command, reason } => (
                     Some(TargetOutcome::of(o)),
-                    Some(unverified_text(o)),
-                    None,
+                    Some(format!(
+                        "sent, outcome unknown: {reason}; power {command} was not sent again"
+                    )),
+                    Some(ErrorKind::OutcomeUnknown),
                 ),
-                _ => (true, Some(TargetOutcome::of(o)), None, None),
+                Outcome::CycleSent | Outcome::OffSent | Outcome::DiagSent => {
+                    (Some(TargetOutcome::of(o)), Some(unverified_text(o)), None)
+                }
+                _ => (Some(TargetOutcome::of(o)), None, None),
             },
-            Err(f) => (false, None, Some(f.error.to_string()), Some(f.error.kind)),
+            Err(f) => (None, Some(f.error.to_string()), Some(f.error.kind)),
         };
         let transition = match result {
             Ok(Outcome::InTransition { transition }) => Some(*transition),
             _ => None,
         };
-        TargetResult {
+        let mut r = TargetResult {
             node: target.clone(),
             target,
             method: None,
@@ -249,7 +293,7 @@ impl TargetResult {
             level: None,
             attempts: Vec::new(),
             action,
-            ok,
+            ok: false,
             // A status that read a transition shows no settled state, not
             // an older one.
             state: if transition.is_some() {
@@ -271,7 +315,78 @@ impl TargetResult {
             verify_off: None,
             crashdump: None,
             hook: None,
+        };
+        r.settle();
+        r
+    }
+
+    /// What this result amounts to — the one decision of "is it ok" (see
+    /// [`Standing`]): a failed confirmed-off hook fails it whatever else
+    /// happened; a verification's verdict decides a verified result; a
+    /// command sent unverified (or with its outcome unknown) is not proven;
+    /// a reboot that fenced but did not restore, and any action that ended
+    /// without an outcome, failed.
+    pub fn standing(&self) -> Standing {
+        if self.error_kind == Some(ErrorKind::HookFailed) {
+            return Standing::Failed;
         }
+        match self.outcome {
+            None | Some(TargetOutcome::FencedNotRestored) => Standing::Failed,
+            Some(TargetOutcome::Verified(_)) => match self.verify.as_ref().map(|v| v.exit_code()) {
+                Some(crate::exit::OK) => Standing::Ok,
+                Some(crate::exit::UNPROVEN) => Standing::NotProven,
+                _ => Standing::Failed,
+            },
+            Some(o) if o.unverified() => Standing::NotProven,
+            Some(_) => Standing::Ok,
+        }
+    }
+
+    /// Sets `ok` from [`TargetResult::standing`] (after any change to the
+    /// outcome, the error class or the verification).
+    pub fn settle(&mut self) {
+        self.ok = self.standing() == Standing::Ok;
+    }
+
+    /// Whether a verification that proves the expected state can make this
+    /// result a success: an action that reached its state, an off sent
+    /// through a method that cannot observe it, or an off whose outcome is
+    /// unknown (proving the node off is what fencing needs). Never a cycle
+    /// that was not observed, or an NMI: a node proven on after it proves
+    /// nothing about the cycle.
+    pub fn verification_can_prove(&self) -> bool {
+        match self.outcome {
+            _ if self.ok => true,
+            Some(TargetOutcome::OffSent) => true,
+            Some(TargetOutcome::OutcomeUnknown) => self.action == Action::Off,
+            _ => false,
+        }
+    }
+
+    /// Whether the next fencing level may be tried after this one: not
+    /// after a success, a confirmed off (fenced, not restored; a failed
+    /// hook), a signal, another machine, a command already accepted that
+    /// must not be repeated (a cycle, an NMI), or a command whose outcome
+    /// is unknown (at most once: the node may already be cycling) — except
+    /// an off, which the next level repeats harmlessly and can observe.
+    pub fn next_level_may_act(&self) -> bool {
+        if self.standing() == Standing::Ok {
+            return false;
+        }
+        let repeats = match self.outcome {
+            Some(
+                TargetOutcome::FencedNotRestored
+                | TargetOutcome::CycleSent
+                | TargetOutcome::DiagSent,
+            ) => true,
+            Some(TargetOutcome::OutcomeUnknown) => self.action != Action::Off,
+            _ => false,
+        };
+        let stop = matches!(
+            self.error_kind,
+            Some(ErrorKind::Interrupted | ErrorKind::HookFailed | ErrorKind::IdentityMismatch)
+        );
+        !repeats && !stop
     }
 
     /// Folds a verification into the result: the verdict becomes the
@@ -280,12 +395,16 @@ impl TargetResult {
     pub fn fold_verify(&mut self, report: VerifyReport) {
         let proven = report.exit_code() == crate::exit::OK;
         // What the verdict cannot undo: a failure of its own (a failed
-        // confirmed-off hook) stays a failure, with its error.
-        let acted = self.ok || self.outcome.is_some_and(TargetOutcome::unverified);
+        // confirmed-off hook) stays a failure, with its error; a cycle that
+        // was not observed stays unproven.
+        let acted = self.verification_can_prove();
         self.action_outcome = self.outcome;
         self.outcome = Some(TargetOutcome::of_verdict(report.verdict));
         self.verdict = Some(report.verdict);
-        self.ok = acted && proven;
+        if !acted && proven {
+            // The verdict alone would call it ok: keep what the action was.
+            self.outcome = self.action_outcome;
+        }
         if !proven {
             let text = format!(
                 "verify {}: {}: {}",
@@ -300,6 +419,7 @@ impl TargetResult {
             self.error_kind = None;
         }
         self.verify = Some(report);
+        self.settle();
     }
 
     /// `reboot --verify`, run as an off (verified) then an on (verified):
@@ -341,9 +461,9 @@ impl TargetResult {
             if !h.ok {
                 // Powered on although the hook failed (--on-despite-hook-failure).
                 h.powered_on_anyway = true;
-                r.ok = false;
                 r.error_kind = off.error_kind;
                 r.error = off.error.take();
+                r.settle();
             }
             r.hook = Some(h);
         }
@@ -356,24 +476,17 @@ impl TargetResult {
                 "the node is fenced (off, proven) but did not come back on: {}",
                 r.error.as_deref().unwrap_or("unknown error")
             ));
+            r.settle();
         }
         r
     }
 
-    /// The exit code this result calls for on its own (SPEC §3): 0 ok, 3
-    /// a verify verdict that is not proof or a command sent but unverified,
-    /// 1 a failure (or no evidence at all).
+    /// The exit code this result calls for on its own (SPEC §3), from its
+    /// [`TargetResult::standing`]: 0 ok, 3 not proven (a verdict that is
+    /// not proof, a command sent unverified or with its outcome unknown), 1
+    /// a failure (or no evidence at all).
     pub fn exit_code(&self) -> i32 {
-        match (&self.verify, self.ok) {
-            (_, true) => crate::exit::OK,
-            (Some(v), false) if v.exit_code() != crate::exit::OK => v.exit_code(),
-            // Proven, but something else failed (a confirmed-off hook).
-            (Some(_), false) => crate::exit::FAILURE,
-            (None, false) if self.outcome.is_some_and(TargetOutcome::unverified) => {
-                crate::exit::UNPROVEN
-            }
-            (None, false) => crate::exit::FAILURE,
-        }
+        self.standing().exit_code()
     }
 }
 
@@ -402,6 +515,7 @@ pub struct Report<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::power::PowerCommand;
 
     #[test]
     fn recorded_words_are_the_serialised_words() {
@@ -413,7 +527,9 @@ mod tests {
             (Reached, "reached"),
             (Rebooted, "rebooted"),
             (FencedNotRestored, "fenced-not-restored"),
+            (Cycled, "cycled"),
             (CycleSent, "cycle-sent"),
+            (OutcomeUnknown, "outcome-unknown"),
             (OffSent, "off-sent"),
             (Monitored, "monitored"),
             (DiagSent, "diag-sent"),
@@ -502,6 +618,95 @@ mod tests {
         }
     }
 
+    /// "Sent, outcome unknown" is its own result: not a success, not a
+    /// failure (exit 3), its error says why, and the next level does not
+    /// repeat it — except an off, which it repeats harmlessly.
+    #[test]
+    fn an_unknown_outcome_is_not_proven_and_stops_escalation() {
+        for (command, action, next) in [
+            (PowerCommand::Cycle, Action::Reboot, false),
+            (PowerCommand::Diag, Action::Diag, false),
+            (PowerCommand::Off, Action::Reboot, false),
+            (PowerCommand::Off, Action::Off, true),
+        ] {
+            let r = result(
+                Outcome::OutcomeUnknown {
+                    command,
+                    reason: "no answer".into(),
+                },
+                action,
+            );
+            assert!(!r.ok);
+            assert_eq!(r.standing(), Standing::NotProven, "{command}");
+            assert_eq!(r.exit_code(), crate::exit::UNPROVEN);
+            assert_eq!(r.error_kind, Some(ErrorKind::OutcomeUnknown));
+            let e = r.error.as_deref().unwrap();
+            assert!(
+                e.starts_with("sent, outcome unknown: no answer")
+                    && e.ends_with(&format!("power {command} was not sent again")),
+                "{e}"
+            );
+            assert_eq!(r.next_level_may_act(), next, "{command} in {action}");
+            assert_eq!(
+                serde_json::to_value(&r).unwrap()["outcome"],
+                "outcome-unknown"
+            );
+        }
+    }
+
+    /// The one decision, over every outcome the engine gives.
+    #[test]
+    fn standing_decides_ok_and_the_exit_code() {
+        use PowerState::{Off, On};
+        let rows: Vec<(Outcome, Standing)> = vec![
+            (Outcome::Status { state: On }, Standing::Ok),
+            (Outcome::Already { state: Off }, Standing::Ok),
+            (Outcome::Reached { state: Off }, Standing::Ok),
+            (Outcome::Rebooted, Standing::Ok),
+            (Outcome::Cycled, Standing::Ok),
+            (Outcome::Monitored, Standing::Ok),
+            (Outcome::CycleSent, Standing::NotProven),
+            (Outcome::OffSent, Standing::NotProven),
+            (Outcome::DiagSent, Standing::NotProven),
+            (
+                Outcome::OutcomeUnknown {
+                    command: PowerCommand::Reset,
+                    reason: String::new(),
+                },
+                Standing::NotProven,
+            ),
+            (
+                Outcome::FencedNotRestored {
+                    error: String::new(),
+                },
+                Standing::Failed,
+            ),
+        ];
+        for (o, want) in rows {
+            let r = result(o.clone(), Action::Reboot);
+            assert_eq!(r.standing(), want, "{o:?}");
+            assert_eq!(r.ok, want == Standing::Ok, "{o:?}");
+            assert_eq!(r.exit_code(), want.exit_code(), "{o:?}");
+        }
+        let failed = TargetResult::new(
+            "n".into(),
+            Action::Off,
+            &Err(Failure {
+                error: crate::engine::error::DriverError::new(
+                    ErrorKind::Timeout,
+                    crate::engine::error::Stage::Status,
+                    "x",
+                ),
+                last_state: None,
+            }),
+            Duration::ZERO,
+            vec![],
+            Traffic::default(),
+        );
+        assert_eq!(failed.standing(), Standing::Failed);
+        assert!(failed.next_level_may_act());
+    }
+
     #[test]
     fn an_acknowledgment_observes_no_state() {
         let r = result(
@@ -555,11 +760,18 @@ mod tests {
         r.fold_verify(report(Verdict::BmcOnly, true));
         assert!(r.ok && r.error.is_none());
         assert_eq!(r.exit_code(), crate::exit::OK);
-        // A cycle that verification proves back on is a success.
+        // A cycle that was only sent is not made a success by a proof of
+        // "on" (issue 23, item 5: the node was never seen off); one that
+        // was observed (off, then on) is.
         let mut r = result(Outcome::CycleSent, Action::Reboot);
         r.fold_verify(report(Verdict::Proven, false));
+        assert!(!r.ok, "{r:?}");
+        assert_eq!(r.exit_code(), crate::exit::UNPROVEN);
+        assert_eq!(r.outcome, Some(TargetOutcome::CycleSent));
+        let mut r = result(Outcome::Cycled, Action::Reboot);
+        r.fold_verify(report(Verdict::Proven, false));
         assert!(r.ok && r.error.is_none());
-        assert_eq!(r.action_outcome, Some(TargetOutcome::CycleSent));
+        assert_eq!(r.action_outcome, Some(TargetOutcome::Cycled));
         let mut r = result(Outcome::CycleSent, Action::Reboot);
         r.fold_verify(report(Verdict::NoEvidence, false));
         assert_eq!(r.exit_code(), crate::exit::FAILURE);

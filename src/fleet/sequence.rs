@@ -67,6 +67,8 @@ pub struct NodeInfo<'a> {
     pub method: &'a str,
     /// Its endpoint.
     pub endpoint: String,
+    /// What a hook inherits from the locks held for the node.
+    pub lock: crate::lock::Inherit,
 }
 
 /// The extra steps asked for.
@@ -118,7 +120,7 @@ fn off_reserve(policy: &Policy) -> Duration {
         PowerTimeout::Polls(n) => policy.poll_interval * n,
         PowerTimeout::Unlimited => Duration::ZERO,
     };
-    transition + policy.step_timeout.unwrap_or_default()
+    transition + policy.step_timeout
 }
 
 fn interrupted() -> Failure {
@@ -194,6 +196,7 @@ pub async fn run_with_extras<D: PowerDriver>(
             _ => "reached".into(),
         },
         evidence: evidence(&tl, &outcome, policy, reports.crashdump.as_ref()),
+        lock: node.lock.clone(),
     };
     let left = policy
         .deadline
@@ -517,7 +520,7 @@ mod tests {
             poll_interval: Duration::from_millis(1),
             poll_interval_max: Duration::from_millis(1),
             power_timeout: PowerTimeout::Wall(Duration::from_millis(100)),
-            step_timeout: Some(Duration::from_millis(200)),
+            step_timeout: Duration::from_millis(200),
             deadline: Some(clock::Instant::now() + Duration::from_secs(20)),
             ..Policy::native()
         }
@@ -530,6 +533,7 @@ mod tests {
             level: 1,
             method: "ipmi",
             endpoint: "ipmi://127.0.0.1:623".into(),
+            lock: Default::default(),
         }
     }
 

@@ -518,24 +518,34 @@ impl Frame {
 
     /// Decodes and checks both checksums.
     pub fn decode(bytes: &[u8]) -> Result<Self, Malformed> {
+        match Self::decode_unchecked(bytes)? {
+            (f, true) => Ok(f),
+            (_, false) => Err(Malformed::BadChecksum),
+        }
+    }
+
+    /// Decodes without insisting on the checksums; the flag says whether
+    /// both match. For a caller that has verified the bytes otherwise (an
+    /// integrity or authentication code over them), or that was told to
+    /// accept such messages (the `nochecksumcheck` workaround).
+    pub fn decode_unchecked(bytes: &[u8]) -> Result<(Self, bool), Malformed> {
         need("IPMI message", bytes, 7)?;
-        if checksum(&bytes[0..2]) != bytes[2] {
-            return Err(Malformed::BadChecksum);
-        }
         let last = bytes.len() - 1;
-        if checksum(&bytes[3..last]) != bytes[last] {
-            return Err(Malformed::BadChecksum);
-        }
-        Ok(Frame {
-            addr1: bytes[0],
-            netfn: bytes[1] >> 2,
-            lun1: bytes[1] & 3,
-            addr2: bytes[3],
-            seq: bytes[4] >> 2,
-            lun2: bytes[4] & 3,
-            cmd: bytes[5],
-            data: bytes[6..last].to_vec(),
-        })
+        let sums_ok =
+            checksum(&bytes[0..2]) == bytes[2] && checksum(&bytes[3..last]) == bytes[last];
+        Ok((
+            Frame {
+                addr1: bytes[0],
+                netfn: bytes[1] >> 2,
+                lun1: bytes[1] & 3,
+                addr2: bytes[3],
+                seq: bytes[4] >> 2,
+                lun2: bytes[4] & 3,
+                cmd: bytes[5],
+                data: bytes[6..last].to_vec(),
+            },
+            sums_ok,
+        ))
     }
 
     /// For a response: the completion code (the first data byte).
@@ -982,6 +992,28 @@ pub fn parse_cipher_suite_records(data: &[u8]) -> Vec<CipherSuiteRecord> {
     out
 }
 
+/// Reads Get Channel Cipher Suites data whose records lack their C0h
+/// start-of-record tags (Sun ILOM, FreeIPMI's `sun20`): runs of an ID
+/// followed by its authentication (00b), integrity (01b) and
+/// confidentiality (10b) algorithm bytes. Empty unless every byte fits.
+pub fn parse_untagged_cipher_suite_records(data: &[u8]) -> Vec<CipherSuiteRecord> {
+    let mut out = Vec::new();
+    for rec in data.chunks(4) {
+        match rec {
+            [id, a, i, c] if a & 0xc0 == 0 && i & 0xc0 == 0x40 && c & 0xc0 == 0x80 => {
+                out.push(CipherSuiteRecord {
+                    id: *id,
+                    auth: a & 0x3f,
+                    integrity: i & 0x3f,
+                    conf: c & 0x3f,
+                })
+            }
+            _ => return Vec::new(),
+        }
+    }
+    out
+}
+
 /// How a BMC laid out the 16 bytes of a GUID. BMCs disagree, so the
 /// system GUID is read under each (see [`SystemGuid`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -1339,6 +1371,16 @@ mod tests {
             }
         );
         assert!(parse_cipher_suite_records(&[0xc0]).is_empty());
+        // Sun ILOM's records without tags: not records to the tagged
+        // reader, the same suites to the untagged one
+        let untagged = [3, 0x01, 0x41, 0x81, 17, 0x03, 0x44, 0x81];
+        assert!(parse_cipher_suite_records(&untagged).is_empty());
+        assert_eq!(parse_untagged_cipher_suite_records(&untagged)[1], r[1]);
+        // garbage is neither
+        let junk = [0x5a, 0xff, 0x00, 0x13, 0x37, 0x01, 0xee, 0x42];
+        assert!(parse_cipher_suite_records(&junk).is_empty());
+        assert!(parse_untagged_cipher_suite_records(&junk).is_empty());
+        assert!(parse_untagged_cipher_suite_records(&untagged[..6]).is_empty());
     }
 
     /// One GUID, 00112233-4455-6677-8899-aabbccddeeff, as each encoding

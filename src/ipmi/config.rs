@@ -253,9 +253,22 @@ pub struct IpmiConfig {
     /// How long the pre-session Get Channel Cipher Suites query may take
     /// (quirk: some BMCs, and ipmi_sim, never answer it).
     pub cipher_query_timeout: Duration,
+    /// Vendor workarounds asked for by name ([`super::workaround`]); those
+    /// that keep every check are also applied unasked when needed.
+    pub workarounds: super::workaround::Workarounds,
 }
 
+/// The port RMCP and RMCP+ listen on unless told otherwise.
+pub const DEFAULT_PORT: u16 = 623;
+
 impl IpmiConfig {
+    /// The device the per-device lock is keyed by (host, and the port
+    /// when not 623): the same key a Redfish session to the BMC's port 443
+    /// covers.
+    pub fn lock_key(&self) -> crate::lock::DeviceKey {
+        crate::lock::DeviceKey::new(&self.host, self.port, DEFAULT_PORT)
+    }
+
     /// A configuration with fencekit's defaults for everything but the address and credentials.
     pub fn new(
         host: impl Into<String>,
@@ -276,6 +289,7 @@ impl IpmiConfig {
             retransmit_max: super::pacing::DEFAULT_CEILING,
             accept_unauthenticated_replies: false,
             cipher_query_timeout: Duration::from_millis(300),
+            workarounds: super::workaround::Workarounds::NONE,
         }
     }
 

@@ -7,13 +7,17 @@
 //! Power commands are not retransmitted like the other requests. A Chassis
 //! Control whose answer does not come within the retransmission timeout is
 //! not re-sent blindly: the chassis is read first (Get Chassis Status),
-//! while a late answer to the command is still accepted. If the reading
-//! shows the command took effect (off/on: the target state; cycle: off
-//! after on), that is the answer; only otherwise is the command re-sent,
-//! with the same rqSeq (a BMC with duplicate detection then recognises it;
-//! its "cannot execute duplicated request" answer counts as done). A power
-//! command left unanswered when a call ends is remembered, so a caller's
-//! retry of the same command also reads first.
+//! while a late answer to the command is still accepted. The at-most-once
+//! rule shared with Redfish ([`crate::engine::once::after_silence`])
+//! decides: the reading shows the command took effect (off/on: the target
+//! state; cycle: off after on) — that is the answer; an off or on not
+//! carried out yet is re-sent, with the same rqSeq (a BMC with duplicate
+//! detection then recognises it; its "cannot execute duplicated request"
+//! answer counts as done); a cycle, reset or NMI whose effect no read shows
+//! is never re-sent: after one more wait for its late answer it ends in
+//! [`ErrorKind::OutcomeUnknown`]. A power command left unanswered when a
+//! call ends is remembered, so a caller's retry of the same command also
+//! reads first.
 //!
 //! Vendor quirks handled here are named where they are handled (see
 //! `../shared/reference/quirks.md` for the evidence behind each).
@@ -25,9 +29,12 @@ use super::config::{AuthType, CipherChoice, ConfigError, IpmiConfig, Privilege, 
 use super::crypto::Suite;
 use super::pacing::Pacing;
 use super::session::{self, Active, ExpectChallenge, ExpectOpenSessionResponse, Sent, Unwrapped};
+use super::workaround::{Workaround, Workarounds};
 use crate::engine::driver::PowerDriver;
 use crate::engine::error::{DriverError, ErrorKind, Stage};
+use crate::engine::event::Tolerance;
 use crate::engine::identity::{Identity, UuidForm};
+use crate::engine::once::{self, AfterSilence, Silence};
 use crate::engine::power::{PowerCommand, PowerReading, PowerState};
 use crate::udp::{Received, Transport};
 use std::time::{Duration, Instant};
@@ -47,6 +54,8 @@ pub struct Stats {
     pub sent: u32,
     /// Datagrams received.
     pub received: u32,
+    /// ICMP port-unreachable reports (nothing listens at the BMC's port).
+    pub refused: u32,
     /// Retransmissions among the sent ones.
     pub retransmits: u32,
     /// Sessions opened.
@@ -81,7 +90,38 @@ pub struct IpmiDriver {
     /// The last [`PowerDriver::connect`] failed after the BMC answered
     /// part of the set-up (see [`PowerDriver::set_up_answered`]).
     set_up_answered: bool,
+    /// The privilege the current set-up asks for: the configured one, or
+    /// operator after the BMC refused administrator to this user.
+    asking: Privilege,
+    /// Tolerated non-compliance not yet taken by the engine.
+    tolerances: Vec<Tolerance>,
+    /// Named workarounds this BMC needed so far (for `check`).
+    needed: Workarounds,
+    /// Named workarounds already said in the current session.
+    said: Workarounds,
+    /// The session fell back to IPMI 1.5 (the BMC speaks nothing else).
+    fell_back_to_v15: bool,
 }
+
+/// What Get Channel Cipher Suites told.
+#[derive(Debug)]
+enum Offered {
+    /// These suite IDs (every record, usable or not).
+    Suites(Vec<u8>),
+    /// An answer that lists no readable suite: why.
+    Unreadable(&'static str),
+    /// The BMC answered the command with this completion code (an IPMI 1.5
+    /// BMC does not know it).
+    Refused(u8),
+}
+
+/// Busy answers to a request that does not act are asked again after this
+/// long, doubling up to [`BUSY_PAUSE_MAX`], within the deadline.
+const BUSY_PAUSE: Duration = Duration::from_millis(200);
+/// The longest pause between two busy answers.
+const BUSY_PAUSE_MAX: Duration = Duration::from_secs(2);
+/// Without a deadline (`disable_timeout`), busy answers are asked again at most this often.
+const BUSY_TRIES: u32 = 30;
 
 /// What `accept` found: the answer, and which transmission (1-based) it
 /// answers when the datagram says so (0: none of this exchange's).
@@ -189,15 +229,23 @@ async fn exchange<S, R>(
 /// offers it (`offered`: the Get Channel Authentication Capabilities mask);
 /// without a request MD5, then straight password, never "none" (a session
 /// without authentication codes lets anyone on the path forge its answers).
-pub fn choose_auth(asked: Option<AuthType>, offered: u8) -> Result<AuthType, DriverError> {
+/// `authcap`: the mask is not believed (the asked type, or MD5, is used).
+pub fn choose_auth(
+    asked: Option<AuthType>,
+    offered: u8,
+    authcap: bool,
+) -> Result<AuthType, DriverError> {
     let supports = |a: AuthType| offered & (1 << (a as u8)) != 0;
+    let hint = "; if the BMC under-reports its capabilities (Asus, Intel SR1520ML, Sun ELOM), \
+                --workaround authcap uses it anyway";
     match asked {
-        Some(a) if supports(a) => Ok(a),
+        Some(a) if supports(a) || authcap => Ok(a),
+        None if authcap => Ok(AuthType::Md5),
         Some(a) => Err(DriverError::new(
             ErrorKind::CipherUnsupported,
             Stage::Negotiate,
             format!(
-                "the BMC does not offer IPMI 1.5 authentication type {} (offered mask {offered:#04x})",
+                "the BMC does not offer IPMI 1.5 authentication type {} (offered mask {offered:#04x}){hint}",
                 a.as_str()
             ),
         )),
@@ -212,29 +260,15 @@ pub fn choose_auth(asked: Option<AuthType>, offered: u8) -> Result<AuthType, Dri
                         format!(
                             "the BMC offers IPMI 1.5 authentication type none only (mask {offered:#04x}); \
                              fencekit never chooses it by itself (anyone on the path could forge the \
-                             BMC's answers): ask for it with --auth none, or use IPMI 2.0"
+                             BMC's answers): ask for it with --auth none, or use IPMI 2.0{hint}"
                         )
                     } else {
                         format!(
-                            "the BMC offers no usable IPMI 1.5 authentication type (mask {offered:#04x})"
+                            "the BMC offers no usable IPMI 1.5 authentication type (mask {offered:#04x}){hint}"
                         )
                     },
                 )
             }),
-    }
-}
-
-/// Did an unanswered `command` take effect, judging by the state read
-/// before it (`before`) and now?
-fn took_effect(command: PowerCommand, before: Option<PowerState>, now: PowerState) -> bool {
-    match command {
-        PowerCommand::Off => now == PowerState::Off,
-        PowerCommand::On => now == PowerState::On,
-        // A cycle holds the power off for at least a second (IPMI 2.0
-        // table 28-4): off after on is the cycle under way.
-        PowerCommand::Cycle => before == Some(PowerState::On) && now == PowerState::Off,
-        // A reset or an NMI leaves nothing to read.
-        PowerCommand::Reset | PowerCommand::Diag => false,
     }
 }
 
@@ -251,6 +285,7 @@ impl IpmiDriver {
     pub fn new(cfg: IpmiConfig) -> Result<Self, ConfigError> {
         cfg.validate()?;
         let pacing = Pacing::new(cfg.retransmit, cfg.retransmit_max);
+        let asking = cfg.privilege;
         Ok(IpmiDriver {
             cfg,
             transport: None,
@@ -264,7 +299,68 @@ impl IpmiDriver {
             last_state: None,
             unanswered: None,
             set_up_answered: false,
+            asking,
+            tolerances: Vec::new(),
+            needed: Workarounds::NONE,
+            said: Workarounds::NONE,
+            fell_back_to_v15: false,
         })
+    }
+
+    /// The named workarounds this BMC needed so far, asked for or applied
+    /// by fencekit itself (what `check` reports, for an inventory's
+    /// `workarounds = [...]`).
+    pub fn workarounds_needed(&self) -> Workarounds {
+        self.needed
+    }
+
+    /// Says that `what` was tolerated (once per session for a named
+    /// workaround), for the timeline.
+    fn tolerate(&mut self, workaround: Option<Workaround>, detail: String) {
+        if let Some(w) = workaround {
+            self.needed.insert(w);
+            if self.said.contains(w) {
+                return;
+            }
+            self.said.insert(w);
+        }
+        tracing::info!(workaround = workaround.map(Workaround::name), "{detail}");
+        self.tolerances.push(Tolerance {
+            name: workaround.map(Workaround::name),
+            detail,
+            weakens_security: workaround.is_some_and(Workaround::weakens_security),
+        });
+    }
+
+    /// Takes what the open session tolerated into the record.
+    fn collect_session_tolerances(&mut self) {
+        let Some(active) = self.active.as_mut() else {
+            return;
+        };
+        let seen: Vec<Workaround> = active.take_tolerated().iter().collect();
+        for w in seen {
+            let detail = match w {
+                Workaround::NoChecksumCheck if !self.cfg.workarounds.contains(w) => {
+                    "the BMC's replies carry wrong IPMI checksums (Supermicro X9): accepted, \
+                     their integrity or MD5 codes verify"
+                }
+                Workaround::NoChecksumCheck => {
+                    "the BMC's replies carry wrong IPMI checksums: accepted, as asked"
+                }
+                Workaround::IdZero => {
+                    "the BMC's replies carry session ID 0 (Tyan S2882): accepted, as asked"
+                }
+                Workaround::EndianSeq => {
+                    "the BMC's session sequence numbers are read byte-swapped (Sun ILOM), as asked"
+                }
+                Workaround::NoAuthCodeCheck => {
+                    "the BMC's replies are accepted without checking their authentication \
+                     codes, as asked"
+                }
+                _ => "tolerated",
+            };
+            self.tolerate(Some(w), detail.to_string());
+        }
     }
 
     /// Datagram counters so far (including the open transport's).
@@ -273,6 +369,7 @@ impl IpmiDriver {
         if let Some(t) = &self.transport {
             s.sent += t.sent;
             s.received += t.received;
+            s.refused += t.refused;
         }
         s
     }
@@ -281,6 +378,12 @@ impl IpmiDriver {
     /// for), as `connect` describes it; meaningful once connected.
     pub fn privilege(&self) -> Privilege {
         self.granted.unwrap_or(self.cfg.privilege)
+    }
+
+    /// The open session's RMCP+ cipher suite (`None` when no RMCP+
+    /// session is open, or for IPMI 1.5).
+    pub fn cipher_suite(&self) -> Option<u8> {
+        self.active.as_ref().and_then(Active::suite_id)
     }
 
     /// The retransmission timer (its round-trip estimate), for the record and tests.
@@ -305,7 +408,9 @@ impl IpmiDriver {
     }
 
     /// A sessionless request (IPMI 1.5 framing), a fresh rqSeq per
-    /// transmission so that each answer names its transmission.
+    /// transmission so that each answer names its transmission. The flag:
+    /// whether the answer's IPMI checksums match (nothing else vouches for
+    /// it; the caller decides).
     #[allow(clippy::too_many_arguments)]
     async fn sessionless(
         &mut self,
@@ -316,38 +421,37 @@ impl IpmiDriver {
         what: &str,
         first_wait: Option<Duration>,
         deadline: Option<Instant>,
-    ) -> Result<Frame, DriverError> {
+    ) -> Result<(Frame, bool), DriverError> {
         let mut seq = self.rq_seq;
         let t = self.transport.as_mut().expect("transport is open");
-        let r =
-            exchange(
-                t,
-                &mut self.stats,
-                &mut self.pacing,
-                &mut Sent::default(),
-                stage,
-                what,
-                first_wait,
-                deadline,
-                None,
-                |sent| {
-                    let s = bump(&mut seq);
-                    sent.push(s);
-                    session::sessionless_request(net_fn, command, s, data)
-                },
-                |sent, d| {
-                    Ok(session::sessionless_answer(d, net_fn, command, sent)
-                        .map(|(f, n)| (f, Some(n))))
-                },
-            )
-            .await;
+        let r = exchange(
+            t,
+            &mut self.stats,
+            &mut self.pacing,
+            &mut Sent::default(),
+            stage,
+            what,
+            first_wait,
+            deadline,
+            None,
+            |sent| {
+                let s = bump(&mut seq);
+                sent.push(s);
+                session::sessionless_request(net_fn, command, s, data)
+            },
+            |sent, d| {
+                Ok(session::sessionless_answer(d, net_fn, command, sent)
+                    .map(|(f, n, sums_ok)| ((f, sums_ok), Some(n))))
+            },
+        )
+        .await;
         self.rq_seq = seq;
         r
     }
 
     /// Get Channel Cipher Suites (sessionless), bounded by a short timeout.
     /// Quirk (ipmitool#199; ipmi_sim): some BMCs never answer this; `None` then.
-    async fn query_suites(&mut self, deadline: Option<Instant>) -> Option<Vec<u8>> {
+    async fn query_suites(&mut self, deadline: Option<Instant>) -> Option<Offered> {
         let mut until = Instant::now() + self.cfg.cipher_query_timeout;
         if let Some(d) = deadline {
             until = until.min(d);
@@ -355,7 +459,7 @@ impl IpmiDriver {
         let first_wait = self.cfg.cipher_query_timeout / 2;
         let mut records = Vec::new();
         for index in 0u8..8 {
-            let r = self
+            let (r, sums_ok) = self
                 .sessionless(
                     netfn::APP,
                     cmd::GET_CHANNEL_CIPHER_SUITES,
@@ -367,8 +471,18 @@ impl IpmiDriver {
                 )
                 .await
                 .ok()?;
-            if r.completion_code().ok()? != cc::OK || r.data.len() < 2 {
-                return None;
+            if !sums_ok {
+                // Supermicro X9: the list is unauthenticated anyway, and
+                // nothing in it can be trusted now.
+                return Some(Offered::Unreadable("its IPMI checksum is wrong"));
+            }
+            match r.completion_code() {
+                Ok(cc::OK) if r.data.len() >= 2 => {}
+                Ok(cc::OK) => return Some(Offered::Unreadable("it is empty")),
+                Ok(c) if index == 0 => return Some(Offered::Refused(c)),
+                // A later page refused: what was read so far counts.
+                Ok(_) => break,
+                Err(_) => return Some(Offered::Unreadable("it is empty")),
             }
             let chunk = &r.data[2..];
             records.extend_from_slice(chunk);
@@ -380,17 +494,64 @@ impl IpmiDriver {
                 break;
             }
         }
-        let ids = codec::parse_cipher_suite_records(&records)
-            .into_iter()
+        let mut parsed = codec::parse_cipher_suite_records(&records);
+        if parsed.is_empty() && !records.is_empty() {
+            // sun20: Sun ILOM leaves out the records' start-of-record tags.
+            parsed = codec::parse_untagged_cipher_suite_records(&records);
+            if parsed.is_empty() {
+                return Some(Offered::Unreadable("its records cannot be read"));
+            }
+            self.tolerate(
+                Some(Workaround::Sun20),
+                "the BMC lists its cipher suites without the records' tags (Sun ILOM): read \
+                 as such"
+                    .into(),
+            );
+        }
+        if parsed.is_empty() {
+            return Some(Offered::Unreadable("it lists no suite"));
+        }
+        let ids = parsed
+            .iter()
             .filter(|r| Suite::from_algorithms(r.auth, r.integrity, r.conf).is_some())
             .map(|r| r.id)
             .collect::<Vec<_>>();
-        let all = codec::parse_cipher_suite_records(&records)
-            .into_iter()
-            .map(|r| r.id)
-            .collect::<Vec<_>>();
+        let all = parsed.iter().map(|r| r.id).collect::<Vec<_>>();
         tracing::debug!(offered = ?all, usable = ?ids, "Get Channel Cipher Suites answered");
-        Some(all)
+        Some(Offered::Suites(all))
+    }
+
+    /// Get Channel Authentication Capabilities asked for the IPMI 2.0
+    /// extended data, briefly: `Some(false)` when the BMC says it speaks
+    /// IPMI 1.5 only, `Some(true)` when it speaks 2.0, `None` without a
+    /// readable answer.
+    async fn speaks_v20(&mut self, deadline: Option<Instant>) -> Option<bool> {
+        let mut until = Instant::now() + self.cfg.cipher_query_timeout;
+        if let Some(d) = deadline {
+            until = until.min(d);
+        }
+        let (f, sums_ok) = self
+            .sessionless(
+                netfn::APP,
+                cmd::GET_CHANNEL_AUTH_CAPS,
+                &[0x8e, self.asking as u8],
+                Stage::Negotiate,
+                "Get Channel Authentication Capabilities",
+                Some(self.cfg.cipher_query_timeout / 2),
+                Some(until),
+            )
+            .await
+            .ok()?;
+        if !sums_ok && !self.cfg.workarounds.contains(Workaround::NoChecksumCheck) {
+            return None;
+        }
+        match f.completion_code().ok()? {
+            // An IPMI 1.5 BMC may refuse the 2.0 bit itself.
+            cc::INVALID_DATA => Some(false),
+            cc::OK if f.data.len() >= 5 => Some(f.data[2] & 0x80 != 0 && f.data[4] & 0x02 != 0),
+            cc::OK if f.data.len() >= 3 => Some(f.data[2] & 0x80 != 0),
+            _ => None,
+        }
     }
 
     /// RMCP+ set-up for one suite, state by state (see [`session`]).
@@ -398,19 +559,97 @@ impl IpmiDriver {
     /// when the suite may be unsupported); once the BMC has answered it, the
     /// rest runs to `deadline`, so a lossy network never leaves a
     /// half-authenticated session behind.
+    ///
+    /// Two refusals are answered with a second set-up, once each, within
+    /// `deadline`: the user name refused (RAKP 2 status 0Dh or 0Ch) is sent
+    /// again padded with zeros to 16 bytes (intel20); privilege
+    /// administrator refused (09h, 0Ah) is asked again as operator, which
+    /// is all fencing needs.
     async fn handshake_v20(
         &mut self,
         suite: Suite,
         open_deadline: Option<Instant>,
         deadline: Option<Instant>,
     ) -> Result<Active, DriverError> {
+        let mut pad = self.cfg.workarounds.contains(Workaround::Intel20);
+        let mut padded_again = false;
+        let mut lowered = false;
+        let mut open_deadline = open_deadline;
+        loop {
+            let r = self
+                .handshake_v20_once(suite, pad, open_deadline, deadline)
+                .await;
+            let time_left = deadline.is_none_or(|d| Instant::now() < d);
+            let n = self.cfg.username.len();
+            match r {
+                Err(e)
+                    if e.kind == ErrorKind::UsernameInvalid
+                        && !pad
+                        && (1..16).contains(&n)
+                        && time_left =>
+                {
+                    tracing::debug!(error = %e, "user name refused: trying it padded (intel20)");
+                    pad = true;
+                    padded_again = true;
+                }
+                Err(e)
+                    if e.kind == ErrorKind::PrivilegeNotObtained
+                        && self.asking == Privilege::Administrator
+                        && !lowered
+                        && time_left =>
+                {
+                    tracing::debug!(error = %e, "administrator refused: asking for operator");
+                    self.asking = Privilege::Operator;
+                    lowered = true;
+                    self.tolerate(
+                        None,
+                        format!(
+                            "the BMC refused privilege administrator to this user ({}): the \
+                             session asks for operator, which is enough for power control",
+                            e.message
+                        ),
+                    );
+                }
+                Err(e) if padded_again && e.kind == ErrorKind::UsernameInvalid => {
+                    // Padding did not help either: the name is unknown.
+                    return Err(e);
+                }
+                Ok(a) => {
+                    if padded_again {
+                        self.tolerate(
+                            Some(Workaround::Intel20),
+                            "the BMC found the user name only padded with zeros to 16 bytes \
+                             (Intel SE7520AF2): RAKP 1 carried it so"
+                                .into(),
+                        );
+                    }
+                    return Ok(a);
+                }
+                Err(e) => return Err(e),
+            }
+            // The BMC answered: the retry may use the whole set-up time.
+            open_deadline = deadline;
+        }
+    }
+
+    /// One RMCP+ set-up (see [`Self::handshake_v20`]); `pad`: intel20.
+    async fn handshake_v20_once(
+        &mut self,
+        suite: Suite,
+        pad: bool,
+        open_deadline: Option<Instant>,
+        deadline: Option<Instant>,
+    ) -> Result<Active, DriverError> {
         let mut hs = ExpectOpenSessionResponse::new(
             suite,
-            self.cfg.privilege,
+            self.asking,
             &self.cfg.username,
             self.cfg.password.clone(),
             self.cfg.kg.clone(),
         );
+        if pad {
+            hs = hs.pad_user_name();
+        }
         let t = self.transport.as_mut().expect("transport is open");
         let (st, pc) = (&mut self.stats, &mut self.pacing);
         let opened = exchange(
@@ -463,6 +702,7 @@ impl IpmiDriver {
                 return Err(e);
             }
         };
+        let extra = verified.extra_bytes;
         let mut hs = hs.into_rakp3(verified);
         let keys = exchange(
             t,
@@ -483,39 +723,74 @@ impl IpmiDriver {
             },
         )
         .await?;
-        Ok(hs.into_active(keys))
+        let extra4 = keys.extra_bytes;
+        let active = hs.into_active(keys);
+        if extra > 0 {
+            self.tolerate(
+                Some(Workaround::Supermicro20),
+                format!(
+                    "the BMC's RAKP 2 key-exchange code carried {extra} byte(s) after the HMAC \
+                     (Supermicro H8QME, Sun ILOM): ignored, the HMAC verified"
+                ),
+            );
+        }
+        if extra4 > 0 {
+            self.tolerate(
+                Some(Workaround::IntegrityCheckValue),
+                format!(
+                    "the BMC's RAKP 4 integrity check value was not truncated ({extra4} byte(s) \
+                     more than the suite's): its first bytes verified"
+                ),
+            );
+        }
+        Ok(active)
     }
 
     /// Get Channel Authentication Capabilities: (auth types offered, status
     /// flags byte; bit 4 set = per-message authentication disabled).
     async fn auth_caps(&mut self, deadline: Option<Instant>) -> Result<(u8, u8), DriverError> {
-        let privilege = self.cfg.privilege as u8;
-        let f = self
+        let privilege = self.asking as u8;
+        let what = "Get Channel Authentication Capabilities";
+        let (f, sums_ok) = self
             .sessionless(
                 netfn::APP,
                 cmd::GET_CHANNEL_AUTH_CAPS,
                 &[0x0e, privilege],
                 Stage::Negotiate,
-                "Get Channel Authentication Capabilities",
+                what,
                 None,
                 deadline,
             )
             .await?;
+        if !sums_ok {
+            if !self.cfg.workarounds.contains(Workaround::NoChecksumCheck) {
+                return Err(DriverError::new(
+                    ErrorKind::Protocol,
+                    Stage::Negotiate,
+                    format!(
+                        "the BMC answered {what}, but the answer's IPMI checksum is wrong (seen \
+                         on Supermicro X9 boards): --workaround nochecksumcheck accepts such \
+                         answers"
+                    ),
+                ));
+            }
+            self.tolerate(
+                Some(Workaround::NoChecksumCheck),
+                format!("the BMC's answer to {what} has a wrong IPMI checksum: accepted, as asked"),
+            );
+        }
         match f.completion_code() {
             Ok(cc::OK) if f.data.len() >= 4 => Ok((f.data[2], f.data[3])),
             Ok(cc::OK) if f.data.len() >= 3 => Ok((f.data[2], 0)),
             Ok(c) => Err(DriverError::new(
                 ErrorKind::DeviceError,
                 Stage::Negotiate,
-                format!(
-                    "Get Channel Authentication Capabilities failed: {} ({c:#04x})",
-                    codec::completion_text(c)
-                ),
+                format!("{what} failed: {} ({c:#04x})", codec::completion_text(c)),
             )),
             Err(_) => Err(DriverError::new(
                 ErrorKind::Protocol,
                 Stage::Negotiate,
-                "empty Get Channel Authentication Capabilities response",
+                format!("empty {what} response"),
             )),
         }
     }
@@ -523,21 +798,62 @@ impl IpmiDriver {
     /// IPMI 1.5 set-up. The automatic choice takes MD5, then straight
     /// password, never "none": a session without authentication codes lets
     /// anyone on the path forge its answers, so it is used only when asked
-    /// for (`--auth none`).
+    /// for (`--auth none`). A BMC that refuses administrator to this user
+    /// (Activate Session 86h) is asked again for operator, once.
     async fn handshake_v15(
+        &mut self,
+        auth: Option<AuthType>,
+        deadline: Option<Instant>,
+    ) -> Result<Active, DriverError> {
+        match self.handshake_v15_once(auth, deadline).await {
+            Err(e)
+                if e.kind == ErrorKind::PrivilegeNotObtained
+                    && self.asking == Privilege::Administrator
+                    && deadline.is_none_or(|d| Instant::now() < d) =>
+            {
+                self.asking = Privilege::Operator;
+                self.tolerate(
+                    None,
+                    format!(
+                        "the BMC refused privilege administrator to this user ({}): the session \
+                         asks for operator, which is enough for power control",
+                        e.message
+                    ),
+                );
+                self.handshake_v15_once(auth, deadline).await
+            }
+            other => other,
+        }
+    }
+
+    async fn handshake_v15_once(
         &mut self,
         auth: Option<AuthType>,
         deadline: Option<Instant>,
     ) -> Result<Active, DriverError> {
         let (offered, flags) = self.auth_caps(deadline).await?;
         let per_message_auth_disabled = flags & 0x10 != 0;
-        let auth = choose_auth(auth, offered)?;
+        let authcap = self.cfg.workarounds.contains(Workaround::Authcap);
+        let chosen = choose_auth(auth, offered, authcap)?;
+        if authcap && offered & (1 << (chosen as u8)) == 0 {
+            self.tolerate(
+                Some(Workaround::Authcap),
+                format!(
+                    "the BMC does not list authentication type {} (mask {offered:#04x}): used \
+                     anyway, as asked",
+                    chosen.as_str()
+                ),
+            );
+        }
+        let auth = chosen;
         let mut hs = ExpectChallenge::new(
             auth,
-            self.cfg.privilege,
+            self.asking,
             &self.cfg.username,
             self.cfg.password.clone(),
         );
+        hs.workarounds(self.cfg.workarounds);
+        hs.declared_per_message_auth_off(per_message_auth_disabled);
         if per_message_auth_disabled && auth != AuthType::None {
             if self.cfg.accept_unauthenticated_replies {
                 tracing::warn!(
@@ -606,7 +922,27 @@ impl IpmiDriver {
         )
         .await;
         match r {
-            Ok(a) => Ok(hs.into_active(a)),
+            Ok(a) => {
+                if a.none_for_the_rest {
+                    self.tolerate(
+                        None,
+                        "the BMC declares per-message authentication disabled (authentication \
+                         type none for the rest of the session): every request is \
+                         authenticated anyway and every reply's code is checked, as FreeIPMI's \
+                         forcepermsg and unexpectedauth would"
+                            .into(),
+                    );
+                }
+                if a.bad_checksum {
+                    self.tolerate(
+                        Some(Workaround::NoChecksumCheck),
+                        "the BMC's answer to Activate Session has a wrong IPMI checksum: \
+                         accepted, as asked"
+                            .into(),
+                    );
+                }
+                Ok(hs.into_active(a))
+            }
             Err(e) if e.kind == ErrorKind::Timeout && auth != AuthType::None => {
                 // A BMC that drops an Activate Session whose auth code does
                 // not verify looks like silence: say what it most likely means.
@@ -623,7 +959,11 @@ impl IpmiDriver {
         }
     }
 
-    /// Sends one in-session read-only request and returns the response.
+    /// Sends one in-session request that does not act and returns the
+    /// response. A busy answer (C0h node busy, C3h timeout while
+    /// processing, CFh duplicated request) is asked again in the same
+    /// session after a pause (200 ms, doubling up to 2 s) while the deadline
+    /// leaves room for it: repeating a read is harmless.
     async fn request(
         &mut self,
         net_fn: u8,
@@ -633,9 +973,37 @@ impl IpmiDriver {
         what: &str,
         deadline: Option<Instant>,
     ) -> Result<Frame, DriverError> {
-        self.request_watching(net_fn, command, data, None, stage, what, deadline)
-            .await
-            .map(|(f, _)| f)
+        let mut pause = BUSY_PAUSE;
+        let mut tries = 0;
+        loop {
+            let (f, _) = self
+                .request_watching(net_fn, command, data, None, stage, what, deadline)
+                .await?;
+            let busy = matches!(
+                f.completion_code(),
+                Ok(cc::NODE_BUSY | cc::TIMEOUT | cc::DUPLICATE_REQUEST)
+            );
+            let room = match deadline {
+                Some(d) => Instant::now() + pause < d,
+                None => tries < BUSY_TRIES,
+            };
+            if !busy || !room {
+                return Ok(f);
+            }
+            let c = f.completion_code().unwrap_or_default();
+            self.tolerate(
+                None,
+                format!(
+                    "the BMC answered {what} with {} ({c:#04x}): asked again after {} ms, in \
+                     the same session",
+                    codec::completion_text(c),
+                    pause.as_millis()
+                ),
+            );
+            tokio::time::sleep(pause).await;
+            pause = (pause * 2).min(BUSY_PAUSE_MAX);
+            tries += 1;
+        }
     }
 
     /// Sends a request that does not act (a read, Set Session Privilege
@@ -672,6 +1040,7 @@ impl IpmiDriver {
                 return s;
             }
         };
+        let refused_before = active.rejected().map_or(0, |r| r.count);
         let mut state = (active, Sent::default());
         let r = exchange(
             t,
@@ -707,8 +1076,21 @@ impl IpmiDriver {
         )
         .await;
         self.rq_seq = seq;
-        if let Err(e) = &r {
+        self.collect_session_tolerances();
+        let mut r = r;
+        if let Err(e) = &mut r {
             if e.kind == ErrorKind::Timeout {
+                // Answers came and were refused: say what was wrong with
+                // them, not "no answer".
+                if let Some(refused) = self
+                    .active
+                    .as_ref()
+                    .and_then(|a| a.rejected())
+                    .filter(|r| r.count > refused_before)
+                {
+                    e.kind = ErrorKind::Protocol;
+                    e.message = refused.describe(&self.cfg.host, what);
+                }
                 // The session may be gone (BMC reset, idle timeout): set up a
                 // fresh one on the next call.
                 self.active = None;
@@ -718,53 +1100,82 @@ impl IpmiDriver {
         r
     }
 
+    /// Set Session Privilege Level to the privilege asked for. Refused
+    /// administrator (80h, 81h: many users are limited to operator), it
+    /// asks for operator, which is all power control needs.
     async fn set_privilege(&mut self, deadline: Option<Instant>) -> Result<(), DriverError> {
-        let want = self.cfg.privilege;
-        let f = self
-            .request(
-                netfn::APP,
-                cmd::SET_SESSION_PRIVILEGE,
-                &[want as u8],
-                Stage::Privilege,
-                "Set Session Privilege Level",
-                deadline,
-            )
-            .await?;
-        match f.completion_code() {
-            Ok(cc::OK) => {
-                self.granted = f.data.get(1).and_then(|b| Privilege::from_u8(*b)).or(Some(want));
-                Ok(())
-            }
-            Ok(c @ (0x80 | 0x81)) => Err(DriverError::new(
-                ErrorKind::PrivilegeNotObtained,
-                Stage::Privilege,
-                format!(
-                    "the BMC refused privilege level {want}: {} ({c:#04x}); try a lower --privlvl or a user with more rights",
-                    if c == 0x80 {
-                        "not available to this user"
-                    } else {
-                        "above the limit of this user or channel"
-                    }
-                ),
-            )),
-            Ok(c) => Err(DriverError::new(
-                ErrorKind::PrivilegeNotObtained,
-                Stage::Privilege,
-                format!(
-                    "Set Session Privilege Level failed: {} ({c:#04x})",
-                    codec::completion_text(c)
-                ),
-            )),
-            Err(e) => Err(DriverError::new(ErrorKind::Protocol, Stage::Privilege, e.to_string())),
+        loop {
+            let want = self.asking;
+            let f = self
+                .request(
+                    netfn::APP,
+                    cmd::SET_SESSION_PRIVILEGE,
+                    &[want as u8],
+                    Stage::Privilege,
+                    "Set Session Privilege Level",
+                    deadline,
+                )
+                .await?;
+            return match f.completion_code() {
+                Ok(cc::OK) => {
+                    self.granted = f.data.get(1).and_then(|b| Privilege::from_u8(*b)).or(Some(want));
+                    Ok(())
+                }
+                Ok(c @ (0x80 | 0x81))
+                    if want == Privilege::Administrator
+                        && deadline.is_none_or(|d| Instant::now() < d) =>
+                {
+                    self.asking = Privilege::Operator;
+                    self.tolerate(
+                        None,
+                        format!(
+                            "the BMC refused privilege administrator to this user (Set Session \
+                             Privilege Level {c:#04x}): the session runs as operator, which is \
+                             enough for power control"
+                        ),
+                    );
+                    continue;
+                }
+                Ok(c @ (0x80 | 0x81)) => Err(DriverError::new(
+                    ErrorKind::PrivilegeNotObtained,
+                    Stage::Privilege,
+                    format!(
+                        "the BMC refused privilege level {want}: {} ({c:#04x}); try a lower --privlvl or a user with more rights",
+                        if c == 0x80 {
+                            "not available to this user"
+                        } else {
+                            "above the limit of this user or channel"
+                        }
+                    ),
+                )),
+                Ok(c) => Err(DriverError::new(
+                    ErrorKind::PrivilegeNotObtained,
+                    Stage::Privilege,
+                    format!(
+                        "Set Session Privilege Level failed: {} ({c:#04x})",
+                        codec::completion_text(c)
+                    ),
+                )),
+                Err(e) => Err(DriverError::new(ErrorKind::Protocol, Stage::Privilege, e.to_string())),
+            };
         }
     }
 
     async fn open(&mut self, deadline: Option<Instant>) -> Result<String, DriverError> {
         self.transport(deadline).await?;
+        // Every session says again what it tolerates.
+        self.said = Workarounds::NONE;
         let active = match self.cfg.version {
             Version::Lan15(auth) => self.handshake_v15(auth, deadline).await?,
             Version::Lanplus => self.open_v20(deadline).await?,
         };
+        // The named workarounds that drop a check apply to IPMI 1.5
+        // sessions: each such session warns again, before its first request.
+        if matches!(active, Active::V15(_)) {
+            for w in self.cfg.workarounds.weakening() {
+                self.tolerate(Some(w), w.entry().security_note().to_string());
+            }
+        }
         self.stats.sessions += 1;
         self.session_no += 1;
         let described = active.describe();
@@ -773,7 +1184,14 @@ impl IpmiDriver {
             self.close_session().await;
             return Err(e);
         }
-        let detail = format!("{described}, privilege {}", self.privilege());
+        let detail = if self.fell_back_to_v15 {
+            format!(
+                "{described} (the BMC speaks IPMI 1.5 only), privilege {}",
+                self.privilege()
+            )
+        } else {
+            format!("{described}, privilege {}", self.privilege())
+        };
         self.detail = Some(detail.clone());
         Ok(detail)
     }
@@ -799,8 +1217,8 @@ impl IpmiDriver {
                         if e.kind == ErrorKind::Timeout
                             && deadline.is_none_or(|d| Instant::now() < d) =>
                     {
-                        if let Some(offered) = self.query_suites(deadline).await {
-                            if !offered.contains(&id) {
+                        match self.query_suites(deadline).await {
+                            Some(Offered::Suites(offered)) if !offered.contains(&id) => {
                                 return Err(DriverError::new(
                                     ErrorKind::CipherUnsupported,
                                     Stage::Negotiate,
@@ -811,6 +1229,23 @@ impl IpmiDriver {
                                     ),
                                 ));
                             }
+                            Some(Offered::Suites(_) | Offered::Unreadable(_)) => {}
+                            Some(Offered::Refused(_)) | None => {
+                                if !self.cfg.workarounds.contains(Workaround::Authcap)
+                                    && self.speaks_v20(deadline).await == Some(false)
+                                {
+                                    return Err(DriverError::new(
+                                        ErrorKind::CipherUnsupported,
+                                        Stage::Negotiate,
+                                        format!(
+                                            "the BMC ignores Open Session for cipher suite {id}, and Get \
+                                             Channel Authentication Capabilities says it speaks IPMI 1.5 \
+                                             only: use --ipmi-version 1.5, or leave --cipher out to fall \
+                                             back to it automatically"
+                                        ),
+                                    ));
+                                }
+                            }
                         }
                         self.handshake_v20(suite, deadline, deadline).await
                     }
@@ -819,8 +1254,10 @@ impl IpmiDriver {
             }
             CipherChoice::Auto => {
                 let offered = self.query_suites(deadline).await;
+                let mut asked_caps = false;
+                let listed = matches!(offered, Some(Offered::Suites(_)));
                 let candidates: Vec<Suite> = match &offered {
-                    Some(ids) => {
+                    Some(Offered::Suites(ids)) => {
                         let c: Vec<Suite> = [Suite::S17, Suite::S3]
                             .into_iter()
                             .filter(|s| ids.contains(&s.id()))
@@ -837,6 +1274,29 @@ impl IpmiDriver {
                         }
                         c
                     }
+                    Some(Offered::Unreadable(why)) => {
+                        self.tolerate(
+                            None,
+                            format!(
+                                "the BMC's answer to Get Channel Cipher Suites cannot be used ({why}): \
+                                 suites 17, then 3, are tried"
+                            ),
+                        );
+                        vec![Suite::S17, Suite::S3]
+                    }
+                    Some(Offered::Refused(c)) => {
+                        // A BMC that does not know the command may be an
+                        // IPMI 1.5 one: ask it before trying RMCP+.
+                        asked_caps = true;
+                        let why = format!(
+                            "it answered Get Channel Cipher Suites with {} ({c:#04x})",
+                            codec::completion_text(*c)
+                        );
+                        if let Some(a) = self.fall_back_to_v15(&why, deadline).await? {
+                            return Ok(a);
+                        }
+                        vec![Suite::S17, Suite::S3]
+                    }
                     None => vec![Suite::S17, Suite::S3],
                 };
                 let mut last = None;
@@ -844,7 +1304,7 @@ impl IpmiDriver {
                     let more = i + 1 < candidates.len();
                     // Without the BMC's list, a BMC that silently drops an
                     // unsupported proposal must not eat the whole deadline.
-                    let dl = if more && offered.is_none() {
+                    let dl = if more && !listed {
                         let probe = Instant::now() + SUITE_PROBE_WAIT;
                         Some(deadline.map_or(probe, |d| d.min(probe)))
                     } else {
@@ -865,8 +1325,19 @@ impl IpmiDriver {
                                 && (e.kind == ErrorKind::CipherUnsupported
                                     || (e.kind == ErrorKind::Timeout
                                         && e.stage == Stage::Negotiate
-                                        && offered.is_none())) =>
+                                        && !listed)) =>
                         {
+                            // No answer to RMCP+ at all: an IPMI 1.5 BMC?
+                            if e.kind == ErrorKind::Timeout && !asked_caps {
+                                asked_caps = true;
+                                let why = format!(
+                                    "Open Session for cipher suite {} went unanswered",
+                                    suite.id()
+                                );
+                                if let Some(a) = self.fall_back_to_v15(&why, deadline).await? {
+                                    return Ok(a);
+                                }
+                            }
                             tracing::debug!(suite = suite.id(), error = %e, "trying the next cipher suite");
                             last = Some(e);
                         }
@@ -884,19 +1355,86 @@ impl IpmiDriver {
         }
     }
 
+    /// The automatic fall-back to IPMI 1.5 (cipher choice `auto` only): when
+    /// RMCP+ got no answer (`why`) and Get Channel Authentication
+    /// Capabilities says the BMC speaks IPMI 1.5 only, an IPMI 1.5 session
+    /// with MD5 — the strongest 1.5 authentication, and the only one taken
+    /// unasked (straight password would send the password in clear, none
+    /// authenticates nothing). `Ok(None)`: the BMC does not say so (or
+    /// authcap was asked for: its capabilities are not believed).
+    async fn fall_back_to_v15(
+        &mut self,
+        why: &str,
+        deadline: Option<Instant>,
+    ) -> Result<Option<Active>, DriverError> {
+        if self.cfg.workarounds.contains(Workaround::Authcap)
+            || self.speaks_v20(deadline).await != Some(false)
+        {
+            return Ok(None);
+        }
+        let only = format!(
+            "the BMC speaks IPMI 1.5 only ({why}, and Get Channel Authentication Capabilities \
+             reports no IPMI 2.0)"
+        );
+        if self.cfg.password.len() > super::config::MAX_PASSWORD_V15 {
+            return Err(DriverError::new(
+                ErrorKind::Config,
+                Stage::Negotiate,
+                format!(
+                    "{only}, and IPMI 1.5 carries passwords of at most {} bytes: this one has {}",
+                    super::config::MAX_PASSWORD_V15,
+                    self.cfg.password.len()
+                ),
+            ));
+        }
+        self.tolerate(
+            None,
+            format!(
+                "{only}: an IPMI 1.5 session with MD5 authentication is used (every message \
+                 authenticated, none encrypted)"
+            ),
+        );
+        match self.handshake_v15(Some(AuthType::Md5), deadline).await {
+            Ok(a) => {
+                self.fell_back_to_v15 = true;
+                Ok(Some(a))
+            }
+            Err(e) if e.kind == ErrorKind::CipherUnsupported => Err(DriverError::new(
+                ErrorKind::CipherUnsupported,
+                Stage::Negotiate,
+                format!(
+                    "{only}, and does not offer MD5 authentication ({}): fencekit takes no weaker \
+                     type by itself; --ipmi-version 1.5 --auth password sends the password in \
+                     clear",
+                    e.message
+                ),
+            )),
+            Err(e) => Err(e),
+        }
+    }
+
     /// Wraps [`Self::open_v20_inner`] so that a BMC that answered nothing at
     /// all gets one message naming everything that was tried.
     async fn open_v20(&mut self, deadline: Option<Instant>) -> Result<Active, DriverError> {
         let started = Instant::now();
         let auto = self.cfg.cipher == CipherChoice::Auto;
-        let before = self.stats().received;
+        let before = self.stats();
         let r = self.open_v20_inner(deadline).await;
         match r {
             Err(mut e)
-                if auto && e.kind == ErrorKind::Timeout && self.stats().received == before =>
+                if auto
+                    && e.kind == ErrorKind::Timeout
+                    && self.stats().received == before.received =>
             {
+                // ICMP port unreachable is all the network said: nothing
+                // listens at that port (or a firewall rejects).
+                let what = if self.stats().refused > before.refused {
+                    "the port is unreachable (ICMP port unreachable) at"
+                } else {
+                    "no answer from"
+                };
                 e.message = format!(
-                    "no answer from {}:{} in {:.1}s (Get Channel Cipher Suites, then Open Session \
+                    "{what} {}:{} for {:.1}s (Get Channel Cipher Suites, then Open Session \
                      for suites 17 and 3): check the address and port, and that IPMI over LAN is \
                      enabled on the BMC",
                     self.cfg.host,
@@ -917,6 +1455,7 @@ impl IpmiDriver {
     }
 
     async fn close_session(&mut self) {
+        self.collect_session_tolerances();
         let Some(mut active) = self.active.take() else {
             return;
         };
@@ -958,6 +1497,8 @@ impl IpmiDriver {
             // Quirk 10 (openbmc#1810, #1812, #3253): busy, timeout and
             // "unspecified" answers during transitions or BMC boot are transient.
             cc::NODE_BUSY | cc::TIMEOUT | cc::UNSPECIFIED | 0xd2 => ErrorKind::Busy,
+            // Not carried out (a re-sent command's CFh is handled before).
+            cc::DUPLICATE_REQUEST => ErrorKind::Busy,
             cc::INSUFFICIENT_PRIVILEGE if self.granted == Some(Privilege::Administrator) => {
                 // Quirk 10 (openbmc#1812): spurious "insufficient privilege"
                 // on an administrator session during a transition.
@@ -1072,7 +1613,12 @@ impl IpmiDriver {
 
     /// Chassis Control, carried out at most once by our doing (see the
     /// module docs): no answer within the retransmission timeout → read
-    /// the chassis → done if it took effect, else the same request again.
+    /// the chassis → the shared rule ([`once::after_silence`]) decides:
+    /// done if the read shows the effect; the same request again only for
+    /// an off or on the read shows not carried out; otherwise (a cycle, a
+    /// reset, an NMI) one more wait for the late answer without sending,
+    /// one more read, then [`ErrorKind::OutcomeUnknown`] — never a second
+    /// transmission.
     async fn control(
         &mut self,
         command: PowerCommand,
@@ -1099,30 +1645,62 @@ impl IpmiDriver {
         let mut must_read = earlier.is_some();
         let mut wait = self.pacing.first_wait();
         let mut sends = 0u32;
+        let mut rounds = 0u32;
+        // Reads that could not show whether it was carried out.
+        let mut unknown_reads = 0u32;
         let started = Instant::now();
+        let resent = |sends: u32| sends > 1 || earlier.is_some();
         loop {
             self.unanswered = Some(Unanswered {
                 command,
                 seq,
                 session: self.session_no,
             });
+            let mut listen_only = false;
             if must_read {
-                match self.reread(&frame, deadline).await? {
-                    Reread::Answer(f) => {
+                let now = match self.reread(&frame, deadline).await {
+                    Ok(Reread::Answer(f)) => {
                         self.unanswered = None;
-                        return self.control_answer(&f, &what, sends > 1 || earlier.is_some());
+                        return self.control_answer(&f, &what, resent(sends));
                     }
-                    Reread::State(now) if took_effect(command, before, now) => {
+                    Ok(Reread::State(now)) => now,
+                    Err(e) => {
+                        return Err(self.outcome_unknown(
+                            &what,
+                            sends,
+                            started,
+                            &format!("and the chassis could not be read: {}", e.message),
+                        ))
+                    }
+                };
+                match once::after_silence(command, before, Some(now), Silence::MaybeLost) {
+                    AfterSilence::TookEffect => {
                         self.unanswered = None;
                         tracing::info!(
                             "no answer to {what}, but the chassis reads {now}: not sent again"
                         );
                         return Ok(());
                     }
-                    Reread::State(now) => {
+                    AfterSilence::SendAgain => {
                         tracing::debug!(
                             "no answer to {what} and the chassis reads {now}: sending it again"
                         );
+                    }
+                    AfterSilence::Unknown => {
+                        unknown_reads += 1;
+                        if unknown_reads >= 2 || deadline.is_some_and(|dl| Instant::now() >= dl) {
+                            return Err(self.outcome_unknown(
+                                &what,
+                                sends,
+                                started,
+                                &format!("and the chassis reads {now}, which cannot show it"),
+                            ));
+                        }
+                        tracing::debug!(
+                            "no answer to {what} and the chassis reads {now}: waiting for a late \
+                             answer, not sending it again"
+                        );
+                        listen_only = true;
                     }
                 }
             }
@@ -1133,11 +1711,14 @@ impl IpmiDriver {
                     "no session is open",
                 ));
             };
-            t.send(&active.wrap(&frame)).await;
-            sends += 1;
-            if sends > 1 || earlier.is_some() {
-                self.stats.retransmits += 1;
+            if !listen_only {
+                t.send(&active.wrap(&frame)).await;
+                sends += 1;
+                if resent(sends) {
+                    self.stats.retransmits += 1;
+                }
             }
+            rounds += 1;
             let sent_at = Instant::now();
             let mut until = sent_at + wait;
             if let Some(dl) = deadline {
@@ -1146,12 +1727,21 @@ impl IpmiDriver {
             loop {
                 match t.recv_until(until).await {
                     Received::Datagram(d) => match active.unwrap(&d) {
+                        // C3h, timeout while processing: it may have been
+                        // carried out. Like no answer: the chassis is read
+                        // before anything is sent again.
+                        Unwrapped::Frame(f)
+                            if f.answers(frame.netfn, frame.cmd, frame.seq)
+                                && f.completion_code() == Ok(cc::TIMEOUT) =>
+                        {
+                            break
+                        }
                         Unwrapped::Frame(f) if f.answers(frame.netfn, frame.cmd, frame.seq) => {
-                            if sends == 1 && earlier.is_none() {
+                            if rounds == 1 && sends == 1 && earlier.is_none() {
                                 self.pacing.sample(sent_at.elapsed());
                             }
                             self.unanswered = None;
-                            return self.control_answer(&f, &what, sends > 1 || earlier.is_some());
+                            return self.control_answer(&f, &what, resent(sends));
                         }
                         Unwrapped::Frame(_) => {}
                         Unwrapped::Ignored(why) => tracing::debug!(why, "ignored a datagram"),
@@ -1168,21 +1758,27 @@ impl IpmiDriver {
                 // for this command reads the chassis before sending.
                 self.active = None;
                 self.detail = None;
-                return Err(DriverError::new(
-                    ErrorKind::Timeout,
-                    Stage::Command,
-                    format!(
-                        "no answer from {} to {what} after {sends} transmission{} in {:.1}s; \
-                         whether the BMC carried it out is not known",
-                        self.cfg.host,
-                        if sends == 1 { "" } else { "s" },
-                        started.elapsed().as_secs_f64()
-                    ),
-                ));
+                return Err(self.outcome_unknown(&what, sends, started, "before the deadline"));
             }
             wait = self.pacing.grown(wait);
             must_read = true;
         }
+    }
+
+    /// A power command that got no answer and whose effect no read shows:
+    /// never sent again (the engine reports it "sent, outcome unknown").
+    fn outcome_unknown(&self, what: &str, sends: u32, started: Instant, and: &str) -> DriverError {
+        DriverError::new(
+            ErrorKind::OutcomeUnknown,
+            Stage::Command,
+            format!(
+                "no answer from {} to {what} after {sends} transmission{} in {:.1}s, {and}; \
+                 whether the BMC carried it out is not known, and it is not sent again",
+                self.cfg.host,
+                if sends == 1 { "" } else { "s" },
+                started.elapsed().as_secs_f64()
+            ),
+        )
     }
 }
 
@@ -1270,6 +1866,7 @@ impl PowerDriver for IpmiDriver {
             return Ok(Identity::default());
         }
         Ok(Identity {
+            names: Vec::new(),
             uuid: guid
                 .readings(now_unix())
                 .into_iter()
@@ -1326,11 +1923,17 @@ impl PowerDriver for IpmiDriver {
         }
     }
 
+    fn take_tolerances(&mut self) -> Vec<Tolerance> {
+        self.collect_session_tolerances();
+        std::mem::take(&mut self.tolerances)
+    }
+
     async fn close(&mut self) {
         self.close_session().await;
         if let Some(t) = self.transport.take() {
             self.stats.sent += t.sent;
             self.stats.received += t.received;
+            self.stats.refused += t.refused;
         }
     }
 }
@@ -1342,40 +1945,54 @@ mod tests {
     #[test]
     fn automatic_authentication_never_picks_none() {
         // mask bits: 0 none, 2 MD5, 4 straight password
-        assert_eq!(choose_auth(None, 0x15).unwrap(), AuthType::Md5);
-        assert_eq!(choose_auth(None, 0x11).unwrap(), AuthType::Password);
-        let e = choose_auth(None, 0x01).unwrap_err();
+        assert_eq!(choose_auth(None, 0x15, false).unwrap(), AuthType::Md5);
+        assert_eq!(choose_auth(None, 0x11, false).unwrap(), AuthType::Password);
+        let e = choose_auth(None, 0x01, false).unwrap_err();
         assert_eq!(e.kind, ErrorKind::CipherUnsupported);
         assert!(e.message.contains("--auth none"), "{e}");
+        assert!(e.message.contains("--workaround authcap"), "{e}");
         // only when asked
         assert_eq!(
-            choose_auth(Some(AuthType::None), 0x15).unwrap(),
+            choose_auth(Some(AuthType::None), 0x15, false).unwrap(),
             AuthType::None
         );
-        assert!(choose_auth(Some(AuthType::Md5), 0x01).is_err());
-        assert!(choose_auth(None, 0x00)
+        assert!(choose_auth(Some(AuthType::Md5), 0x01, false).is_err());
+        assert!(choose_auth(None, 0x00, false)
             .unwrap_err()
             .message
             .contains("no usable"));
+        // authcap: the mask is not believed, and still never none unasked
+        assert_eq!(choose_auth(None, 0x01, true).unwrap(), AuthType::Md5);
+        assert_eq!(
+            choose_auth(Some(AuthType::Password), 0x01, true).unwrap(),
+            AuthType::Password
+        );
     }
 
+    // The driver asks the shared at-most-once rule (engine::once) with
+    // `Silence::MaybeLost`: a datagram may never have reached the BMC. It
+    // used to have a rule of its own (`took_effect`), which re-sent a cycle
+    // that already finished (the node back on), and every reset and NMI.
     #[test]
     fn only_a_visible_effect_ends_an_unanswered_command() {
+        use once::AfterSilence::*;
         use PowerCommand::*;
         use PowerState::{Off as IsOff, On as IsOn};
-        assert!(took_effect(Off, Some(IsOn), IsOff));
-        assert!(!took_effect(Off, Some(IsOn), IsOn));
-        assert!(took_effect(On, Some(IsOff), IsOn));
-        assert!(!took_effect(On, None, IsOff));
+        let rule = |c, before, now| once::after_silence(c, before, Some(now), Silence::MaybeLost);
+        assert_eq!(rule(Off, Some(IsOn), IsOff), TookEffect);
+        assert_eq!(rule(Off, Some(IsOn), IsOn), SendAgain);
+        assert_eq!(rule(On, Some(IsOff), IsOn), TookEffect);
+        assert_eq!(rule(On, None, IsOff), SendAgain);
         // a cycle shows as off only when it was on before
-        assert!(took_effect(Cycle, Some(IsOn), IsOff));
-        assert!(!took_effect(Cycle, Some(IsOff), IsOff));
-        assert!(!took_effect(Cycle, None, IsOff));
-        assert!(!took_effect(Cycle, Some(IsOn), IsOn));
-        // a reset or an NMI is never seen
+        assert_eq!(rule(Cycle, Some(IsOn), IsOff), TookEffect);
+        assert_eq!(rule(Cycle, Some(IsOff), IsOff), Unknown);
+        assert_eq!(rule(Cycle, None, IsOff), Unknown);
+        // a finished cycle looks like one never carried out: never again
+        assert_eq!(rule(Cycle, Some(IsOn), IsOn), Unknown);
+        // a reset or an NMI is never seen, and never sent twice
         for s in [IsOn, IsOff] {
-            assert!(!took_effect(Reset, Some(IsOn), s));
-            assert!(!took_effect(Diag, Some(IsOn), s));
+            assert_eq!(rule(Reset, Some(IsOn), s), Unknown);
+            assert_eq!(rule(Diag, Some(IsOn), s), Unknown);
         }
     }
 

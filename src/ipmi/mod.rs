@@ -5,7 +5,8 @@
 //! * [`session`]: the client's session state machine, no I/O;
 //! * [`pacing`]: when to retransmit (round-trip estimate, back-off), no I/O;
 //! * [`driver`]: over [`crate::udp`], the engine's [`crate::engine::driver::PowerDriver`] over all of it;
-//! * [`config`]: what a caller sets (address, credentials, suite, privilege).
+//! * [`config`]: what a caller sets (address, credentials, suite, privilege);
+//! * [`workaround`]: vendor workarounds by FreeIPMI's names, as data.
 
 pub mod codec;
 pub mod config;
@@ -13,3 +14,4 @@ pub mod crypto;
 pub mod driver;
 pub mod pacing;
 pub mod session;
+pub mod workaround;

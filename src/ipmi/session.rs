@@ -37,6 +37,7 @@ use super::codec::{
 };
 use super::config::{AuthType, Privilege};
 use super::crypto::{self, constant_time_eq, Rakp, SessionKeys, Suite};
+use super::workaround::{Workaround, Workarounds};
 use crate::engine::error::{DriverError, ErrorKind, Stage};
 use crate::secret::Secret;
 use rand::RngCore;
@@ -99,6 +100,51 @@ pub struct Sent {
     first: u32,
 }
 
+/// Replies that claimed to be a session's and were refused: the last
+/// reason, and how many. "No answer" is said only when there are none
+/// (see the driver).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Rejected {
+    /// What was wrong with the answer.
+    pub why: &'static str,
+    /// The workaround that would accept it, if one would.
+    pub workaround: Option<Workaround>,
+    /// How many were refused.
+    pub count: u32,
+}
+
+impl Rejected {
+    /// Records one more refusal for `why`.
+    fn record(slot: &mut Option<Rejected>, why: &'static str, workaround: Option<Workaround>) {
+        let count = slot.as_ref().map_or(0, |r| r.count) + 1;
+        *slot = Some(Rejected {
+            why,
+            workaround,
+            count,
+        });
+    }
+
+    /// "3 answers from FROM to WHAT were received and refused: WHY;
+    /// --workaround W accepts them …".
+    pub fn describe(&self, from: &str, what: &str) -> String {
+        let hint = match self.workaround {
+            Some(w) if w.weakens_security() => format!(
+                "; --workaround {w} accepts them, at a cost: {}",
+                w.entry().security_note()
+            ),
+            Some(w) => format!("; --workaround {w} accepts them"),
+            None => String::new(),
+        };
+        format!(
+            "{} answer{} from {from} to {what} {} received and refused: {}{hint}",
+            self.count,
+            if self.count == 1 { "" } else { "s" },
+            if self.count == 1 { "was" } else { "were" },
+            self.why
+        )
+    }
+}
+
 impl Sent {
     /// Records the identifier of the next transmission.
     pub fn push(&mut self, id: u8) {
@@ -129,6 +175,11 @@ struct Setup {
     suite: Suite,
     privilege: Privilege,
     username: Vec<u8>,
+    /// intel20: the name padded with zeros to 16 bytes in RAKP 1, RAKP 2
+    /// and the session key; RAKP 3 is then computed as Intel's firmware
+    /// checks it (the name without padding, the privilege without the
+    /// lookup bit).
+    padded: bool,
     password: Secret,
     kg: Option<Secret>,
     console_sid: u32,
@@ -147,6 +198,28 @@ impl Setup {
         self.next_tag = self.next_tag.wrapping_add(1);
         sent.push(t);
         t
+    }
+
+    /// The RAKP 3 code (see `padded`).
+    fn rakp3_code(&self, managed_sid: u32, rc: &[u8; 16], guid: &[u8; 16]) -> Vec<u8> {
+        let kuid = crypto::kuid(self.password.expose());
+        let rakp = self.rakp(managed_sid, rc, guid);
+        if self.padded {
+            let name: Vec<u8> = self
+                .username
+                .iter()
+                .copied()
+                .take_while(|b| *b != 0)
+                .collect();
+            Rakp {
+                username: &name,
+                role: self.privilege as u8,
+                ..rakp
+            }
+            .rakp3_code(self.suite, kuid)
+        } else {
+            rakp.rakp3_code(self.suite, kuid)
+        }
     }
 
     fn rakp<'a>(&'a self, managed_sid: u32, rc: &'a [u8; 16], guid: &'a [u8; 16]) -> Rakp<'a> {
@@ -202,6 +275,7 @@ impl ExpectOpenSessionResponse {
                 suite,
                 privilege,
                 username: username.as_bytes().to_vec(),
+                padded: false,
                 password,
                 kg,
                 console_sid,
@@ -215,6 +289,17 @@ impl ExpectOpenSessionResponse {
     /// The suite being negotiated.
     pub fn suite(&self) -> Suite {
         self.setup.suite
+    }
+
+    /// intel20: the user name padded with zeros to 16 bytes (a name of 16
+    /// bytes or none is sent as it is).
+    pub fn pad_user_name(mut self) -> Self {
+        let n = self.setup.username.len();
+        if n > 0 && n < 16 {
+            self.setup.username.resize(16, 0);
+            self.setup.padded = true;
+        }
+        self
     }
 
     /// The next (re)transmission of the Open Session Request, with a new tag.
@@ -308,6 +393,8 @@ pub struct Rakp2Verified {
     guid: [u8; 16],
     /// Which transmission this answers (1-based).
     pub transmission: u32,
+    /// Bytes after the HMAC that were ignored (supermicro20, sun20).
+    pub extra_bytes: usize,
 }
 
 impl ExpectRakp2 {
@@ -351,7 +438,23 @@ impl ExpectRakp2 {
             .setup
             .rakp(self.managed_sid, &r.rc, &r.guid)
             .rakp2_code(suite, crypto::kuid(self.setup.password.expose()));
-        if r.auth_code.len() != suite.rakp_code_len() || !constant_time_eq(&want, &r.auth_code) {
+        let n = suite.rakp_code_len();
+        if r.auth_code.len() < n {
+            // Not a proof at all: a message cut short (or another
+            // suite's), never a verdict on the password.
+            return Err(err(
+                ErrorKind::Protocol,
+                Stage::Authenticate,
+                format!(
+                    "the BMC's RAKP 2 carries a {}-byte key-exchange code where cipher suite {}                      has {n}: the message is malformed (the password was not judged)",
+                    r.auth_code.len(),
+                    suite.id()
+                ),
+            ));
+        }
+        // supermicro20 / sun20 (automatic): bytes after the HMAC are
+        // ignored; the HMAC's own must verify.
+        if !constant_time_eq(&want, &r.auth_code[..n]) {
             return Err(err(
                 ErrorKind::PasswordInvalid,
                 Stage::Authenticate,
@@ -362,6 +465,7 @@ impl ExpectRakp2 {
             rc: r.rc,
             guid: r.guid,
             transmission,
+            extra_bytes: r.auth_code.len() - n,
         }))
     }
 
@@ -405,6 +509,9 @@ pub struct Rakp4Verified {
     keys: SessionKeys,
     /// Which transmission this answers (1-based).
     pub transmission: u32,
+    /// Bytes after the suite's check value that were ignored
+    /// (integritycheckvalue: an untruncated value).
+    pub extra_bytes: usize,
 }
 
 impl ExpectRakp4 {
@@ -413,8 +520,7 @@ impl ExpectRakp4 {
         let tag = self.setup.tag(&mut self.sent);
         let auth_code = self
             .setup
-            .rakp(self.managed_sid, &self.rc, &self.guid)
-            .rakp3_code(self.setup.suite, crypto::kuid(self.setup.password.expose()));
+            .rakp3_code(self.managed_sid, &self.rc, &self.guid);
         let p = Rakp3 {
             tag,
             status: 0,
@@ -454,17 +560,41 @@ impl ExpectRakp4 {
         let rakp = self.setup.rakp(self.managed_sid, &self.rc, &self.guid);
         let mut sik = rakp.sik(suite, &kg);
         let icv = rakp.rakp4_icv(suite, &sik);
-        if !constant_time_eq(&icv, &r.icv) {
+        let n = icv.len();
+        if r.icv.len() < n {
             zeroize::Zeroize::zeroize(&mut sik);
+            return Err(err(
+                ErrorKind::Protocol,
+                Stage::Authenticate,
+                format!(
+                    "the BMC's RAKP 4 carries a {}-byte integrity check value where cipher suite                      {} has {n}: the message is malformed",
+                    r.icv.len(),
+                    suite.id()
+                ),
+            ));
+        }
+        // integritycheckvalue (automatic): an untruncated value is
+        // checked over the suite's own bytes.
+        if !constant_time_eq(&icv, &r.icv[..n]) {
+            zeroize::Zeroize::zeroize(&mut sik);
+            // RAKP 2 already proved the password: what is left is K_g.
             return Err(err(
                 ErrorKind::PasswordInvalid,
                 Stage::Authenticate,
-                "the BMC's RAKP 4 check value does not match: the K_g key is wrong",
+                if self.setup.kg.is_some() {
+                    "the BMC's RAKP 4 check value does not match (the password was right): the                      K_g key is wrong"
+                } else {
+                    "the BMC's RAKP 4 check value does not match (the password was right): the                      BMC most likely has a K_g key, which was not given (--hexadecimal-kg)"
+                },
             ));
         }
         let keys = SessionKeys::derive(suite, &sik);
         zeroize::Zeroize::zeroize(&mut sik);
-        Ok(Some(Rakp4Verified { keys, transmission }))
+        Ok(Some(Rakp4Verified {
+            keys,
+            transmission,
+            extra_bytes: r.icv.len() - n,
+        }))
     }
 
     /// The active session, with the verified RAKP 4.
@@ -475,6 +605,7 @@ impl ExpectRakp4 {
             console_sid: self.setup.console_sid,
             out_seq: 0,
             window: ReplayWindow::default(),
+            seen: Seen::default(),
         })
     }
 }
@@ -499,17 +630,32 @@ pub fn sessionless_response(d: &[u8], netfn: u8, cmd: u8, rq_seq: u8) -> Option<
 }
 
 /// Picks the response to a sessionless request sent with any of the rqSeqs
-/// in `sent`, and the transmission it answers.
-pub fn sessionless_answer(d: &[u8], netfn: u8, cmd: u8, sent: &Sent) -> Option<(Frame, u32)> {
+/// in `sent`: the frame, the transmission it answers, and whether its IPMI
+/// checksums match (nothing else vouches for a sessionless answer, so the
+/// caller decides what a wrong one means: see `nochecksumcheck`).
+pub fn sessionless_answer(d: &[u8], netfn: u8, cmd: u8, sent: &Sent) -> Option<(Frame, u32, bool)> {
     let body = ipmi_body(d)?;
     let p = match codec::decode_session(body, 0).ok()? {
         Session::V15(p) if p.session_id == 0 => p.payload,
         Session::V20(p) if p.session_id == 0 && p.payload_type == payload::IPMI => p.payload,
         _ => return None,
     };
-    let f = Frame::decode(p).ok()?;
+    let (f, sums_ok) = Frame::decode_unchecked(p).ok()?;
     let n = sent.which(f.seq)?;
-    f.answers(netfn, cmd, f.seq).then_some((f, n))
+    f.answers(netfn, cmd, f.seq).then_some((f, n, sums_ok))
+}
+
+/// The error for a set-up answer whose IPMI checksum is wrong, when
+/// nothing else vouches for it and `nochecksumcheck` was not asked for.
+fn bad_checksum(stage: Stage, what: &str) -> DriverError {
+    err(
+        ErrorKind::Protocol,
+        stage,
+        format!(
+            "the BMC answered {what}, but the answer's IPMI checksum is wrong (seen on \
+             Supermicro X9 boards): --workaround nochecksumcheck accepts such answers"
+        ),
+    )
 }
 
 /// What both IPMI 1.5 set-up states know.
@@ -520,6 +666,10 @@ struct Setup15 {
     password: Secret,
     initial_out_seq: u32,
     unauthenticated_ok: bool,
+    /// Get Channel Authentication Capabilities said per-message
+    /// authentication is disabled.
+    declared_per_msg_off: bool,
+    workarounds: Workarounds,
 }
 
 /// IPMI 1.5 set-up, first state: Get Session Challenge sent, its answer
@@ -556,6 +706,8 @@ impl ExpectChallenge {
                 password,
                 initial_out_seq: seq,
                 unauthenticated_ok: false,
+                declared_per_msg_off: false,
+                workarounds: Workarounds::NONE,
             },
             sent: Sent::default(),
         }
@@ -570,6 +722,20 @@ impl ExpectChallenge {
         self.setup.unauthenticated_ok = yes;
     }
 
+    /// What Get Channel Authentication Capabilities declared: per-message
+    /// authentication disabled. fencekit authenticates every message
+    /// anyway (forcepermsg) and checks every reply's code (unexpectedauth);
+    /// only Activate Session's "none for the rest of the session" is then
+    /// no reason to give up.
+    pub fn declared_per_message_auth_off(&mut self, yes: bool) {
+        self.setup.declared_per_msg_off = yes;
+    }
+
+    /// The workarounds asked for by name.
+    pub fn workarounds(&mut self, w: Workarounds) {
+        self.setup.workarounds = w;
+    }
+
     /// The next (re)transmission of Get Session Challenge, with rqSeq
     /// `rq_seq` (a new one per transmission: the answer then names it).
     pub fn request(&mut self, rq_seq: u8) -> Vec<u8> {
@@ -581,11 +747,14 @@ impl ExpectChallenge {
 
     /// Examines what may be the Get Session Challenge response.
     pub fn on_response(&self, d: &[u8]) -> Result<Option<Challenge>, DriverError> {
-        let Some((f, transmission)) =
+        let Some((f, transmission, sums_ok)) =
             sessionless_answer(d, netfn::APP, cmd::GET_SESSION_CHALLENGE, &self.sent)
         else {
             return Ok(None);
         };
+        if !sums_ok && !self.setup.workarounds.contains(Workaround::NoChecksumCheck) {
+            return Err(bad_checksum(Stage::Authenticate, "Get Session Challenge"));
+        }
         match f.completion_code() {
             Ok(0) => {}
             Ok(0x81) => {
@@ -655,6 +824,12 @@ pub struct Activated {
     /// Which transmission this answers (1-based; 0 when unknown: every
     /// transmission carries the same rqSeq).
     pub transmission: u32,
+    /// The BMC named authentication type none for the rest of the session,
+    /// as per-message authentication disabled allows; the session stays
+    /// authenticated all the same.
+    pub none_for_the_rest: bool,
+    /// Its IPMI checksum was wrong (accepted: nochecksumcheck).
+    pub bad_checksum: bool,
 }
 
 impl ExpectActivation {
@@ -687,12 +862,15 @@ impl ExpectActivation {
         if p.session_id != self.temp_sid && p.session_id != 0 {
             return Ok(None);
         }
-        let Ok(f) = Frame::decode(p.payload) else {
+        let Ok((f, sums_ok)) = Frame::decode_unchecked(p.payload) else {
             return Ok(None);
         };
         if self.sent.which(f.seq).is_none() || !f.answers(netfn::APP, cmd::ACTIVATE_SESSION, f.seq)
         {
             return Ok(None);
+        }
+        if !sums_ok && !self.setup.workarounds.contains(Workaround::NoChecksumCheck) {
+            return Err(bad_checksum(Stage::Authenticate, "Activate Session"));
         }
         match f.completion_code() {
             Ok(0) => {}
@@ -738,7 +916,13 @@ impl ExpectActivation {
             ));
         }
         let auth_type = f.data[1] & 0x0f;
-        if auth_type != self.setup.auth as u8 {
+        // Per-message authentication declared off: "none for the rest" is
+        // what the BMC is then allowed to say. fencekit keeps the
+        // negotiated type for every request and insists on it in every
+        // reply, so this answer cannot switch authentication off either.
+        let none_for_the_rest =
+            auth_type == 0 && self.setup.declared_per_msg_off && self.setup.auth != AuthType::None;
+        if auth_type != self.setup.auth as u8 && !none_for_the_rest {
             // The answer is not authenticated: a forged one must not be able
             // to turn the session into one without authentication codes.
             return Err(err(
@@ -752,7 +936,9 @@ impl ExpectActivation {
             ));
         }
         Ok(Some(Activated {
-            auth_type,
+            auth_type: self.setup.auth as u8,
+            none_for_the_rest,
+            bad_checksum: !sums_ok,
             session_id,
             in_seq: u32::from_le_bytes([f.data[6], f.data[7], f.data[8], f.data[9]]),
             transmission: if self.sent.count() == 1 { 1 } else { 0 },
@@ -769,6 +955,9 @@ impl ExpectActivation {
             out_seq: a.in_seq.wrapping_sub(1),
             window: ReplayWindow::default(),
             unauthenticated_ok: self.setup.unauthenticated_ok,
+            first_seq: self.setup.initial_out_seq,
+            workarounds: self.setup.workarounds,
+            seen: Seen::default(),
         })
     }
 }
@@ -807,6 +996,14 @@ impl ReplayWindow {
     }
 }
 
+/// What a session saw of the BMC's non-compliance: the last reply that
+/// claimed to be ours and was refused, and what was tolerated.
+#[derive(Debug, Default)]
+struct Seen {
+    rejected: Option<Rejected>,
+    tolerated: Workarounds,
+}
+
 /// An active RMCP+ session.
 pub struct ActiveV20 {
     keys: SessionKeys,
@@ -814,6 +1011,7 @@ pub struct ActiveV20 {
     console_sid: u32,
     out_seq: u32,
     window: ReplayWindow,
+    seen: Seen,
 }
 
 /// An active IPMI 1.5 session.
@@ -824,6 +1022,20 @@ pub struct ActiveV15 {
     out_seq: u32,
     window: ReplayWindow,
     unauthenticated_ok: bool,
+    /// The sequence number the BMC was asked to start its replies from.
+    first_seq: u32,
+    workarounds: Workarounds,
+    seen: Seen,
+}
+
+/// How far ahead of the number the BMC was told to start from its replies
+/// may be and still be recognised as byte-swapped (endianseq).
+const SWAP_RANGE: u32 = 1 << 16;
+
+/// True when `seq` is not near `first` but reads as near it with its bytes
+/// swapped: a BMC writing its sequence numbers in the wrong byte order.
+fn byte_swapped(seq: u32, first: u32) -> bool {
+    seq.wrapping_sub(first) >= SWAP_RANGE && seq.swap_bytes().wrapping_sub(first) < SWAP_RANGE
 }
 
 /// An authenticated session of either version.
@@ -849,6 +1061,14 @@ impl Active {
         match self {
             Active::V20(s) => s.managed_sid,
             Active::V15(s) => s.session_id,
+        }
+    }
+
+    /// The RMCP+ cipher suite (`None`: an IPMI 1.5 session).
+    pub fn suite_id(&self) -> Option<u8> {
+        match self {
+            Active::V20(s) => Some(s.keys.suite().id()),
+            Active::V15(_) => None,
         }
     }
 
@@ -919,6 +1139,10 @@ impl Active {
                     return Unwrapped::Ignored("unauthenticated or unexpected payload");
                 }
                 if !s.keys.verify_integrity(p.integrity_data, p.auth_code) {
+                    s.seen.reject(
+                        "their integrity codes do not verify (a wrong K_g key, or forged)",
+                        None,
+                    );
                     return Unwrapped::Ignored("bad integrity code");
                 }
                 let plain = match s.keys.decrypt(p.payload) {
@@ -928,8 +1152,15 @@ impl Active {
                 if !s.window.accept(p.seq) {
                     return Unwrapped::Ignored("replayed or stale sequence number");
                 }
-                match Frame::decode(&plain) {
-                    Ok(f) => Unwrapped::Frame(f),
+                match Frame::decode_unchecked(&plain) {
+                    Ok((f, sums_ok)) => {
+                        if !sums_ok {
+                            // nochecksumcheck, automatic: the integrity code
+                            // covers every byte the checksums do.
+                            s.seen.tolerated.insert(Workaround::NoChecksumCheck);
+                        }
+                        Unwrapped::Frame(f)
+                    }
                     Err(_) => Unwrapped::Ignored("malformed message"),
                 }
             }
@@ -939,47 +1170,131 @@ impl Active {
                     _ => return Unwrapped::Ignored("malformed"),
                 };
                 if p.session_id != s.session_id {
-                    return Unwrapped::Ignored("wrong session ID");
+                    if p.session_id != 0 {
+                        return Unwrapped::Ignored("wrong session ID");
+                    }
+                    if !s.workarounds.contains(Workaround::IdZero) {
+                        s.seen.reject(
+                            "they carry session ID 0, not this session's (seen on Tyan S2882)",
+                            Some(Workaround::IdZero),
+                        );
+                        return Unwrapped::Ignored("session ID 0");
+                    }
+                    s.seen.tolerated.insert(Workaround::IdZero);
                 }
+                // Does an authentication code vouch for the message bytes?
+                let mut vouched = false;
                 if s.auth_type != 0 {
-                    let want = crypto::v15_code(
-                        p.auth_type,
-                        s.password.expose(),
-                        s.session_id,
-                        p.payload,
-                        p.seq,
-                    );
                     // Replies carry our auth type, or none only where the
                     // BMC declared per-message authentication disabled.
                     if p.auth_type == 0 {
                         if !s.unauthenticated_ok {
+                            s.seen.reject(
+                                "they carry no authentication code (the BMC has per-message \
+                                 authentication disabled?); only --accept-unauthenticated-replies \
+                                 takes them, and with it anyone on the path could forge answers",
+                                None,
+                            );
                             return Unwrapped::Ignored(
                                 "unauthenticated reply in an authenticated session",
                             );
                         }
                     } else {
                         if p.auth_type != s.auth_type {
+                            s.seen.reject(
+                                "they carry another authentication type than the session's",
+                                None,
+                            );
                             return Unwrapped::Ignored("unexpected auth type");
                         }
-                        match (want, p.auth_code) {
-                            (Some(w), Some(c)) if constant_time_eq(&w, &c) => {}
-                            _ => return Unwrapped::Ignored("bad authentication code"),
+                        if s.workarounds.contains(Workaround::NoAuthCodeCheck) {
+                            s.seen.tolerated.insert(Workaround::NoAuthCodeCheck);
+                        } else {
+                            let want = crypto::v15_code(
+                                p.auth_type,
+                                s.password.expose(),
+                                p.session_id,
+                                p.payload,
+                                p.seq,
+                            );
+                            match (want, p.auth_code) {
+                                (Some(w), Some(c)) if constant_time_eq(&w, &c) => {}
+                                _ => {
+                                    s.seen.reject(
+                                        "their authentication codes do not verify (seen on \
+                                         Windmill boards; or a forged reply)",
+                                        Some(Workaround::NoAuthCodeCheck),
+                                    );
+                                    return Unwrapped::Ignored("bad authentication code");
+                                }
+                            }
+                            // MD5 covers the message; a straight password does not.
+                            vouched = p.auth_type == AuthType::Md5 as u8;
                         }
                     }
                 }
-                let Ok(f) = Frame::decode(p.payload) else {
+                let Ok((f, sums_ok)) = Frame::decode_unchecked(p.payload) else {
                     return Unwrapped::Ignored("malformed message");
+                };
+                if !sums_ok {
+                    if vouched || s.workarounds.contains(Workaround::NoChecksumCheck) {
+                        s.seen.tolerated.insert(Workaround::NoChecksumCheck);
+                    } else {
+                        s.seen.reject(
+                            "their IPMI checksums are wrong (seen on Supermicro X9 boards)",
+                            Some(Workaround::NoChecksumCheck),
+                        );
+                        return Unwrapped::Ignored("bad checksum");
+                    }
+                }
+                // endianseq: read the number in the BMC's byte order; without
+                // it, a number that only makes sense swapped is named as such.
+                let seq = if s.workarounds.contains(Workaround::EndianSeq) {
+                    s.seen.tolerated.insert(Workaround::EndianSeq);
+                    p.seq.swap_bytes()
+                } else {
+                    if byte_swapped(p.seq, s.first_seq) {
+                        s.seen.reject(
+                            "their session sequence numbers are byte-swapped (seen on Sun ILOM)",
+                            Some(Workaround::EndianSeq),
+                        );
+                        return Unwrapped::Ignored("byte-swapped sequence number");
+                    }
+                    p.seq
                 };
                 // Only an intact message moves the replay window, and every
                 // sequence number is checked (0 included: no exemption
                 // inside a session, or one recorded reply could be replayed
                 // as seq 0 forever).
-                if !s.window.accept(p.seq) {
+                if !s.window.accept(seq) {
                     return Unwrapped::Ignored("replayed or stale sequence number");
                 }
                 Unwrapped::Frame(f)
             }
         }
+    }
+
+    /// The last reply that claimed to be this session's and was refused.
+    pub fn rejected(&self) -> Option<&Rejected> {
+        match self {
+            Active::V20(s) => s.seen.rejected.as_ref(),
+            Active::V15(s) => s.seen.rejected.as_ref(),
+        }
+    }
+
+    /// What was tolerated since the last call (then forgotten).
+    pub fn take_tolerated(&mut self) -> Workarounds {
+        let seen = match self {
+            Active::V20(s) => &mut s.seen,
+            Active::V15(s) => &mut s.seen,
+        };
+        std::mem::take(&mut seen.tolerated)
+    }
+}
+
+impl Seen {
+    fn reject(&mut self, why: &'static str, workaround: Option<Workaround>) {
+        Rejected::record(&mut self.rejected, why, workaround);
     }
 }
 

@@ -52,6 +52,90 @@ pub struct Faults {
     /// "pulse diagnostic interrupt" with CCh (invalid data field) and logs
     /// nothing; Redfish leaves `Nmi` out of the reset types.
     pub no_nmi: bool,
+    /// IPMI vendor non-compliance (docs/ipmi.md): what real BMCs get wrong
+    /// on the wire, for testing the workarounds against.
+    pub quirks: IpmiQuirks,
+    /// The user's privilege limit (IPMI level: 2 user, 3 operator; `None`:
+    /// administrator): a session asking for more is refused in RAKP 2
+    /// (status 0Ah, unauthorized role) and Set Session Privilege above it
+    /// is answered 81h, as BMCs do for a demoted account.
+    pub privilege_limit: Option<u8>,
+}
+
+/// IPMI wire behaviours of non-compliant BMCs, each modelled on what
+/// FreeIPMI's documentation of its workarounds (`man ipmipower`,
+/// WORKAROUNDS) describes and on the IPMI 2.0 specification. Every field is
+/// one `--fault` knob (`lab::knobs`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct IpmiQuirks {
+    /// `bad-checksum`: every IPMI message the BMC sends has a wrong second
+    /// (data) checksum; integrity and authentication codes are computed over
+    /// the message as sent, so they verify (Supermicro X9: nochecksumcheck).
+    pub bad_checksum: bool,
+    /// `rakp2-long`: the RAKP 2 key-exchange code carries one byte more than
+    /// the suite's HMAC (Supermicro H8QME, Sun ILOM: supermicro20, sun20).
+    pub rakp2_long: bool,
+    /// `rakp4-untruncated`: the RAKP 4 integrity check value is the whole
+    /// HMAC instead of its first 12 or 16 bytes (integritycheckvalue).
+    pub rakp4_untruncated: bool,
+    /// `pad-username`: RAKP 1 must carry the user name padded with zeros to
+    /// 16 bytes; any other length is refused "unauthorized name" (0Dh)
+    /// (Intel SE7520AF2: intel20).
+    pub pad_username: bool,
+    /// `untagged-ciphers`: Get Channel Cipher Suites lists its records
+    /// without the C0h start-of-record tags (Sun ILOM: sun20).
+    pub untagged_ciphers: bool,
+    /// `cipher-garbage`: Get Channel Cipher Suites answers bytes that are
+    /// no cipher-suite records at all.
+    pub cipher_garbage: bool,
+    /// `opensesspriv`: the RAKP codes and the session integrity key are
+    /// hashed with the privilege of the Open Session request in place of
+    /// RAKP 1's (Sun ILOM, Supermicro X8, Intel S5500WBV …: opensesspriv).
+    pub opensesspriv: bool,
+    /// `ipmi15-only`: an IPMI 1.5 BMC: every RMCP+ datagram is ignored, Get
+    /// Channel Cipher Suites is an unknown command (C1h), and Get Channel
+    /// Authentication Capabilities reports no IPMI 2.0.
+    pub ipmi15_only: bool,
+    /// `session-id-zero`: in an active IPMI 1.5 session the BMC's replies
+    /// carry session ID 0 (Tyan S2882: idzero).
+    pub session_id_zero: bool,
+    /// `bad-authcode`: the authentication codes of the BMC's IPMI 1.5
+    /// in-session replies do not verify (Intel/Quanta/Wiwynn Windmill:
+    /// noauthcodecheck).
+    pub bad_authcode: bool,
+    /// `per-msg-off`: IPMI 1.5 per-message authentication disabled: Get
+    /// Channel Authentication Capabilities says so, Activate Session names
+    /// authentication type none for the rest of the session, requests
+    /// without a code are accepted, and each reply uses its request's type.
+    pub per_msg_off: bool,
+    /// `unexpected-auth`: as `per-msg-off`, but every reply carries an MD5
+    /// code, also to requests without one (Dell PE2850: unexpectedauth).
+    pub unexpected_auth: bool,
+    /// `permsg-required`: as `per-msg-off` in what it declares, but requests
+    /// without an authentication code are dropped (IBM eServer 325:
+    /// forcepermsg).
+    pub permsg_required: bool,
+    /// `endianseq`: the session sequence numbers of the BMC's IPMI 1.5
+    /// replies are written with their bytes swapped (Sun ILOM 1.0/2.0:
+    /// endianseq).
+    pub endianseq: bool,
+    /// `authcap-wrong`: Get Channel Authentication Capabilities lists only
+    /// authentication type none, although MD5 and straight password work
+    /// (Asus, Intel SR1520ML, Sun ELOM: authcap).
+    pub authcap_wrong: bool,
+    /// `busy=N`: the next N chassis requests (status or control) are
+    /// answered C0h, node busy, and not carried out.
+    pub busy: u32,
+    /// `busy-timeout=N`: the next N chassis requests are answered C3h,
+    /// timeout while processing; a Chassis Control is carried out anyway.
+    pub busy_timeout: u32,
+    /// `control-timeout=N`: the next N Chassis Control requests are carried
+    /// out and answered C3h, timeout while processing.
+    pub control_timeout: u32,
+    /// `operator-user`: the user's privilege limit is operator (RMCP+: Set
+    /// Session Privilege Level to administrator answers 81h; IPMI 1.5:
+    /// Activate Session asking for administrator answers 86h).
+    pub operator_user: bool,
 }
 
 /// Who a simulated machine is: what its BMC reports as the system UUID

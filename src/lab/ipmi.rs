@@ -5,7 +5,7 @@
 //! against it in the interop tests, so a bug shared by our client and this
 //! server cannot pass unnoticed.
 
-use super::bmc::Bmc;
+use super::bmc::{Bmc, IpmiQuirks};
 use crate::ipmi::codec::{
     self, cc, cmd, netfn, payload, DcmiPowerReading, Frame, GuidEncoding, OpenSessionRequest,
     OpenSessionResponse, Rakp1, Rakp2, Rakp3, Rakp4, Rmcp, Session,
@@ -57,6 +57,9 @@ enum Phase {
 struct ServerSession {
     suite: Option<Suite>,
     console_sid: u32,
+    /// The privilege the Open Session request asked for (the `opensesspriv`
+    /// quirk hashes with it).
+    open_privilege: u8,
     phase: Phase,
     privilege: u8,
     max_privilege: u8,
@@ -151,10 +154,31 @@ impl IpmiServer {
             Rmcp::Asf(b) => return asf_pong(b),
         };
         if body.first() == Some(&codec::AUTHTYPE_RMCPP) {
+            if self.quirks().ipmi15_only {
+                // An IPMI 1.5 BMC does not know authentication type 06h.
+                return None;
+            }
             self.handle_v20(body)
         } else {
             self.handle_v15(body)
         }
+    }
+
+    /// The vendor quirks this BMC has now (a test may change them).
+    fn quirks(&self) -> IpmiQuirks {
+        self.bmc.lock().faults.quirks.clone()
+    }
+
+    /// A response frame as this BMC puts it on the wire (`bad-checksum`:
+    /// the data checksum is wrong, and any code is computed over that).
+    fn frame_bytes(&self, r: &Frame) -> Vec<u8> {
+        let mut b = r.encode();
+        if self.quirks().bad_checksum {
+            if let Some(last) = b.last_mut() {
+                *last ^= 0x5a;
+            }
+        }
+        b
     }
 
     fn new_sid(&mut self) -> u32 {
@@ -188,7 +212,7 @@ impl IpmiServer {
             payload::IPMI if p.session_id == 0 => {
                 let f = Frame::decode(p.payload).ok()?;
                 let r = self.sessionless(&f)?;
-                Some(v20(payload::IPMI, 0, &r.encode()))
+                Some(v20(payload::IPMI, 0, &self.frame_bytes(&r)))
             }
             payload::IPMI => {
                 let s = self.sessions.get_mut(&p.session_id)?;
@@ -211,6 +235,7 @@ impl IpmiServer {
                 let f = Frame::decode(&plain).ok()?;
                 let sid = p.session_id;
                 let response = self.in_session(sid, &f);
+                let message = self.frame_bytes(&response);
                 let s = self.sessions.get_mut(&sid)?;
                 let Phase::Active { keys, .. } = &s.phase else {
                     return None;
@@ -218,7 +243,7 @@ impl IpmiServer {
                 s.out_seq = s.out_seq.wrapping_add(1).max(1);
                 let mut iv = [0u8; 16];
                 self.rng.fill_bytes(&mut iv);
-                let enc = keys.encrypt(&response.encode(), iv);
+                let enc = keys.encrypt(&message, iv);
                 let n = keys.suite().icv_len();
                 let mut out =
                     codec::encode_v20(payload::IPMI, true, s.console_sid, s.out_seq, &enc, n);
@@ -261,6 +286,7 @@ impl IpmiServer {
                 suite: Some(suite),
                 console_sid: rq.console_sid,
                 phase: Phase::Opened,
+                open_privilege: rq.max_privilege,
                 privilege: 2,
                 max_privilege: 4,
                 out_seq: 0,
@@ -288,8 +314,18 @@ impl IpmiServer {
         let mut rc = [0u8; 16];
         self.rng.fill_bytes(&mut rc);
         let guid = self.offer.guid;
-        let user_ok = rq.username == self.offer.username.as_bytes();
+        let q = self.quirks();
+        let user_ok = if q.pad_username {
+            // `pad-username` (intel20): only the name padded to 16 bytes is found.
+            rq.username.len() == 16
+                && rq.username.iter().rev().skip_while(|b| **b == 0).count()
+                    == self.offer.username.len()
+                && rq.username.starts_with(self.offer.username.as_bytes())
+        } else {
+            rq.username == self.offer.username.as_bytes()
+        };
         let password = self.offer.password.clone();
+        let limit = self.bmc.lock().faults.privilege_limit.unwrap_or(4);
         let s = self.sessions.get_mut(&rq.managed_sid)?;
         let suite = s.suite?;
         // A retransmitted RAKP 1 gets the same RAKP 2 again, under the tag
@@ -301,6 +337,19 @@ impl IpmiServer {
         }
         if !matches!(s.phase, Phase::Opened) {
             return None;
+        }
+        // A demoted account: asking for more than its limit is refused.
+        if user_ok && (rq.role & 0x0f) > limit {
+            let r = Rakp2 {
+                tag: rq.tag,
+                status: 0x0a,
+                console_sid: s.console_sid,
+                rc: [0; 16],
+                guid: [0; 16],
+                auth_code: vec![],
+            };
+            self.sessions.remove(&rq.managed_sid);
+            return Some(v20(payload::RAKP2, 0, &r.encode()));
         }
         if !user_ok {
             let r = Rakp2 {
@@ -317,16 +366,27 @@ impl IpmiServer {
             let _ = console;
             return Some(v20(payload::RAKP2, 0, &r.encode()));
         }
-        let code = Rakp {
+        // `opensesspriv`: the privilege hashed is the Open Session request's,
+        // not the one RAKP 1 asked for (its lookup bit stays).
+        let hashed_role = if q.opensesspriv {
+            (s.open_privilege & 0x0f) | (rq.role & 0xf0)
+        } else {
+            rq.role
+        };
+        let mut code = Rakp {
             console_sid: s.console_sid,
             managed_sid: rq.managed_sid,
             rm: &rq.rm,
             rc: &rc,
             guid: &guid,
-            role: rq.role,
+            role: hashed_role,
             username: &rq.username,
         }
         .rakp2_code(suite, crypto::kuid(&password));
+        if q.rakp2_long {
+            // One byte too many after the HMAC (supermicro20, sun20).
+            code.push(0);
+        }
         let r = Rakp2 {
             tag: rq.tag,
             status: 0,
@@ -336,11 +396,12 @@ impl IpmiServer {
             auth_code: code,
         };
         let out = v20(payload::RAKP2, 0, &r.encode());
-        s.max_privilege = (rq.role & 0x0f).clamp(1, 4);
+        // `operator-user`: the user may never go above operator.
+        s.max_privilege = (rq.role & 0x0f).clamp(1, if q.operator_user { 3 } else { 4 });
         s.phase = Phase::Rakp2Sent {
             rm: rq.rm,
             rc,
-            role: rq.role,
+            role: hashed_role,
             username: rq.username,
             rakp2: out.clone(),
         };
@@ -382,7 +443,21 @@ impl IpmiServer {
             role: *role,
             username,
         };
-        let want = rakp.rakp3_code(suite, crypto::kuid(&password));
+        // `pad-username` (intel20): RAKP 3 is checked against the stored
+        // name, without the padding RAKP 1 needed, and the privilege without
+        // the lookup bit (what FreeIPMI's intel20 sends); RAKP 2 and the
+        // session key use the name as RAKP 1 carried it.
+        let want = if self.bmc.lock().faults.quirks.pad_username {
+            let stored: Vec<u8> = username.iter().copied().take_while(|b| *b != 0).collect();
+            Rakp {
+                username: &stored,
+                role: *role & 0x0f,
+                ..rakp
+            }
+            .rakp3_code(suite, crypto::kuid(&password))
+        } else {
+            rakp.rakp3_code(suite, crypto::kuid(&password))
+        };
         let ok = want.len() == rq.auth_code.len() && constant_time_eq(&want, &rq.auth_code);
         {
             let mut c = self.bmc.lock();
@@ -402,7 +477,12 @@ impl IpmiServer {
             return Some(v20(payload::RAKP4, 0, &r.encode()));
         }
         let sik = rakp.sik(suite, crypto::kuid(&password));
-        let icv = rakp.rakp4_icv(suite, &sik);
+        let icv = if self.bmc.lock().faults.quirks.rakp4_untruncated {
+            // The whole HMAC, not its first 12 or 16 bytes.
+            suite.hmac(&sik, &[rm, &rq.managed_sid.to_le_bytes(), &guid])
+        } else {
+            rakp.rakp4_icv(suite, &sik)
+        };
         let keys = SessionKeys::derive(suite, &sik);
         let r = Rakp4 {
             tag: rq.tag,
@@ -427,11 +507,21 @@ impl IpmiServer {
         }
         match f.cmd {
             cmd::GET_CHANNEL_AUTH_CAPS => {
-                let v2 = f.data.first().is_some_and(|b| b & 0x80 != 0);
-                // none, MD5, straight password; bit 7: extended (2.0) data present
-                let types = 0x01 | 0x04 | 0x10 | if v2 { 0x80 } else { 0 };
-                // non-null user names enabled; per-message and user-level auth on
-                let status = 0x04;
+                let q = self.quirks();
+                // An IPMI 1.5 BMC has no extended data to give.
+                let v2 = f.data.first().is_some_and(|b| b & 0x80 != 0) && !q.ipmi15_only;
+                // none, MD5, straight password (`authcap-wrong`: none only);
+                // bit 7: extended (2.0) data present
+                let offered = if q.authcap_wrong {
+                    0x01
+                } else {
+                    0x01 | 0x04 | 0x10
+                };
+                let types = offered | if v2 { 0x80 } else { 0 };
+                // non-null user names enabled; user-level auth on;
+                // per-message authentication on unless declared off (bit 4)
+                let per_msg_off = q.per_msg_off || q.unexpected_auth || q.permsg_required;
+                let status = 0x04 | if per_msg_off { 0x10 } else { 0 };
                 let ext = if v2 { 0x03 } else { 0x00 };
                 Some(f.response(cc::OK, &[0x01, types, status, ext, 0, 0, 0, 0]))
             }
@@ -439,13 +529,27 @@ impl IpmiServer {
                 if self.bmc.lock().faults.no_cipher_query {
                     return None;
                 }
+                let q = self.quirks();
+                if q.ipmi15_only {
+                    // IPMI 1.5 has no such command.
+                    return Some(f.response(cc::INVALID_COMMAND, &[]));
+                }
                 let index = f.data.get(2).copied().unwrap_or(0) & 0x3f;
                 let mut recs = Vec::new();
                 for id in &self.offer.suites {
                     if let Some(s) = Suite::from_id(*id) {
                         let (a, i, c) = s.algorithms();
-                        recs.extend_from_slice(&[0xc0, *id, a, 0x40 | i, 0x80 | c]);
+                        if q.untagged_ciphers {
+                            // `untagged-ciphers` (sun20): no C0h start of record.
+                            recs.extend_from_slice(&[*id, a, 0x40 | i, 0x80 | c]);
+                        } else {
+                            recs.extend_from_slice(&[0xc0, *id, a, 0x40 | i, 0x80 | c]);
+                        }
                     }
+                }
+                if q.cipher_garbage {
+                    // `cipher-garbage`: bytes that are no records at all.
+                    recs = vec![0x5a, 0xff, 0x00, 0x13, 0x37, 0x01, 0xee, 0x42];
                 }
                 let start = (index as usize * 16).min(recs.len());
                 let end = (start + 16).min(recs.len());
@@ -544,6 +648,15 @@ impl IpmiServer {
             (netfn::CHASSIS, cmd::GET_CHASSIS_STATUS) => {
                 let mut c = self.bmc.lock();
                 c.counters.status_reads += 1;
+                // `busy=N`, `busy-timeout=N`: a busy BMC, for a while.
+                if c.faults.quirks.busy > 0 {
+                    c.faults.quirks.busy -= 1;
+                    return f.response(cc::NODE_BUSY, &[]);
+                }
+                if c.faults.quirks.busy_timeout > 0 {
+                    c.faults.quirks.busy_timeout -= 1;
+                    return f.response(cc::TIMEOUT, &[]);
+                }
                 let on = c.is_on();
                 // power byte: bit 0 on; restore policy "always off" (00b)
                 f.response(cc::OK, &[u8::from(on), 0x00, 0x00, 0x00])
@@ -555,7 +668,25 @@ impl IpmiServer {
                 let Some(op) = f.data.first().copied() else {
                     return f.response(cc::BAD_LENGTH, &[]);
                 };
-                let code = self.bmc.lock().control(op & 0x0f);
+                let mut c = self.bmc.lock();
+                if c.faults.quirks.busy > 0 {
+                    // Not carried out.
+                    c.faults.quirks.busy -= 1;
+                    return f.response(cc::NODE_BUSY, &[]);
+                }
+                let code = c.control(op & 0x0f);
+                if code == cc::OK {
+                    // Carried out, but the BMC timed out saying so.
+                    let q = &mut c.faults.quirks;
+                    if q.busy_timeout > 0 {
+                        q.busy_timeout -= 1;
+                        return f.response(cc::TIMEOUT, &[]);
+                    }
+                    if q.control_timeout > 0 {
+                        q.control_timeout -= 1;
+                        return f.response(cc::TIMEOUT, &[]);
+                    }
+                }
                 f.response(code, &[])
             }
             _ => f.response(cc::INVALID_COMMAND, &[]),
@@ -583,10 +714,12 @@ impl IpmiServer {
                 return self.challenge(&f);
             }
             let r = self.sessionless(&f)?;
-            return Some(codec::encode_v15(0, 0, 0, None, &r.encode()));
+            return Some(codec::encode_v15(0, 0, 0, None, &self.frame_bytes(&r)));
         }
         let sid = p.session_id;
         let password = self.offer.password.clone();
+        let q = self.quirks();
+        let declared_off = q.per_msg_off || q.unexpected_auth || q.permsg_required;
         let s = self.sessions.get_mut(&sid)?;
         match s.phase {
             Phase::Challenged { auth, challenge } => {
@@ -613,7 +746,16 @@ impl IpmiServer {
                     self.sessions.remove(&sid);
                     return None;
                 }
+                let limit = self.bmc.lock().faults.privilege_limit.unwrap_or(4);
                 let max = (f.data[1] & 0x0f).clamp(1, 4);
+                if q.operator_user && max > 3 {
+                    // The requested maximum exceeds the user's limit (86h).
+                    self.sessions.remove(&sid);
+                    let msg = self.frame_bytes(&f.response(0x86, &[]));
+                    let code = crypto::v15_code(auth, &password, sid, &msg, 0);
+                    return Some(codec::encode_v15(auth, 0, sid, code.as_ref(), &msg));
+                }
+                let max = max.min(limit);
                 let console_out =
                     u32::from_le_bytes([f.data[18], f.data[19], f.data[20], f.data[21]]);
                 let mut expect = self.rng.next_u32();
@@ -625,23 +767,31 @@ impl IpmiServer {
                 s.out_seq = console_out.wrapping_sub(1);
                 s.last_in_seq = expect.wrapping_sub(1);
                 s.last_used = Instant::now();
-                let mut data = vec![auth];
+                // Per-message authentication disabled: "none" for the
+                // rest of the session (IPMI 2.0 §22.17, Activate Session).
+                let mut data = vec![if declared_off { 0 } else { auth }];
                 data.extend_from_slice(&sid.to_le_bytes());
                 data.extend_from_slice(&expect.to_le_bytes());
                 data.push(max);
                 let r = f.response(cc::OK, &data);
                 self.bmc.lock().counters.sessions += 1;
-                Some(self.wrap15(sid, &r))
+                Some(self.wrap15(sid, &r, auth))
             }
             Phase::Active15 { auth } => {
-                if p.auth_type != auth {
+                // Without per-message authentication a request may come
+                // without a code (`permsg-required`: declared, not honoured).
+                let unauthenticated =
+                    p.auth_type == 0 && declared_off && !q.permsg_required && auth != 0;
+                if p.auth_type != auth && !unauthenticated {
                     return None;
                 }
-                let want = crypto::v15_code(auth, &password, sid, p.payload, p.seq);
-                match (want, p.auth_code) {
-                    (Some(w), Some(c)) if constant_time_eq(&w, &c) => {}
-                    (None, None) => {}
-                    _ => return None,
+                if !unauthenticated {
+                    let want = crypto::v15_code(auth, &password, sid, p.payload, p.seq);
+                    match (want, p.auth_code) {
+                        (Some(w), Some(c)) if constant_time_eq(&w, &c) => {}
+                        (None, None) => {}
+                        _ => return None,
+                    }
                 }
                 if p.seq <= s.last_in_seq.saturating_sub(8) {
                     return None;
@@ -649,7 +799,10 @@ impl IpmiServer {
                 s.last_in_seq = s.last_in_seq.max(p.seq);
                 s.last_used = Instant::now();
                 let r = self.in_session(sid, &f);
-                let out = self.wrap15(sid, &r);
+                // A reply uses its request's type (`unexpected-auth`: a code
+                // whatever the request carried).
+                let reply_auth = if q.unexpected_auth { auth } else { p.auth_type };
+                let out = self.wrap15(sid, &r, reply_auth);
                 if f.netfn == netfn::APP && f.cmd == cmd::CLOSE_SESSION {
                     self.close_if_requested(sid, &f);
                 }
@@ -675,7 +828,16 @@ impl IpmiServer {
             .copied()
             .take_while(|b| *b != 0)
             .collect();
-        let respond = |r: Frame| Some(codec::encode_v15(0, 0, 0, None, &r.encode()));
+        let bad_checksum = self.quirks().bad_checksum;
+        let respond = |r: Frame| {
+            let mut b = r.encode();
+            if bad_checksum {
+                if let Some(last) = b.last_mut() {
+                    *last ^= 0x5a;
+                }
+            }
+            Some(codec::encode_v15(0, 0, 0, None, &b))
+        };
         if !matches!(auth, 0 | 2 | 4) {
             return respond(f.response(cc::INVALID_DATA, &[]));
         }
@@ -694,6 +856,7 @@ impl IpmiServer {
                 suite: None,
                 console_sid: sid,
                 phase: Phase::Challenged { auth, challenge },
+                open_privilege: 0,
                 privilege: 2,
                 max_privilege: 4,
                 out_seq: 0,
@@ -706,19 +869,32 @@ impl IpmiServer {
         respond(f.response(cc::OK, &data))
     }
 
-    fn wrap15(&mut self, sid: u32, r: &Frame) -> Vec<u8> {
+    /// A reply in 1.5 session `sid`, authenticated with `auth` (0: none),
+    /// as this BMC's quirks put it on the wire.
+    fn wrap15(&mut self, sid: u32, r: &Frame, auth: u8) -> Vec<u8> {
         let password = self.offer.password.clone();
+        let q = self.quirks();
+        let msg = self.frame_bytes(r);
         let Some(s) = self.sessions.get_mut(&sid) else {
-            return codec::encode_v15(0, 0, sid, None, &r.encode());
-        };
-        let auth = match s.phase {
-            Phase::Active15 { auth } => auth,
-            _ => 0,
+            return codec::encode_v15(0, 0, sid, None, &msg);
         };
         s.out_seq = s.out_seq.wrapping_add(1).max(1);
-        let msg = r.encode();
-        let code = crypto::v15_code(auth, &password, sid, &msg, s.out_seq);
-        codec::encode_v15(auth, s.out_seq, sid, code.as_ref(), &msg)
+        // `endianseq`: the number goes out byte-swapped (and is hashed as sent).
+        let seq = if q.endianseq {
+            s.out_seq.swap_bytes()
+        } else {
+            s.out_seq
+        };
+        // `session-id-zero` (idzero): the header says session 0.
+        let header_sid = if q.session_id_zero { 0 } else { sid };
+        let mut code = crypto::v15_code(auth, &password, header_sid, &msg, seq);
+        if q.bad_authcode {
+            // `bad-authcode` (noauthcodecheck): a code that does not verify.
+            if let Some(c) = code.as_mut() {
+                c.iter_mut().for_each(|b| *b ^= 0xa5);
+            }
+        }
+        codec::encode_v15(auth, seq, header_sid, code.as_ref(), &msg)
     }
 }
 

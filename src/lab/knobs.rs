@@ -42,6 +42,12 @@ pub enum BadKnob {
     IdentityOf,
     #[error("loss needs a ratio between 0 and 1")]
     Loss,
+    /// A knob that counts (its name) without a whole number.
+    #[error("{0} needs a whole number")]
+    Count(String),
+    /// A privilege limit that is not one (as given).
+    #[error("privilege={0}: not user, operator or administrator")]
+    Privilege(String),
     /// A knob that needs a value and has none (its name).
     #[error("{0} needs a value")]
     NoValue(String),
@@ -79,6 +85,11 @@ pub fn apply_knob(k: &str, f: &mut Faults, on: &mut bool) -> Result<(), BadKnob>
         let v = v.ok_or_else(|| BadKnob::NoValue(name.to_string()))?;
         crate::time::parse_duration(v).map_err(BadKnob::from)
     };
+    let count = |v: Option<&str>| {
+        v.ok_or_else(|| BadKnob::NoValue(name.to_string()))?
+            .parse::<u32>()
+            .map_err(|_| BadKnob::Count(name.to_string()))
+    };
     match name {
         "stuck" => f.stuck = true,
         "silent" => f.silent = true,
@@ -93,6 +104,26 @@ pub fn apply_knob(k: &str, f: &mut Faults, on: &mut bool) -> Result<(), BadKnob>
         "host-alive" => f.host_alive = true,
         "no-meter" => f.no_meter = true,
         "no-nmi" => f.no_nmi = true,
+        // IPMI vendor non-compliance (`IpmiQuirks`; docs/ipmi.md)
+        "bad-checksum" => f.quirks.bad_checksum = true,
+        "rakp2-long" => f.quirks.rakp2_long = true,
+        "rakp4-untruncated" => f.quirks.rakp4_untruncated = true,
+        "pad-username" => f.quirks.pad_username = true,
+        "untagged-ciphers" => f.quirks.untagged_ciphers = true,
+        "cipher-garbage" => f.quirks.cipher_garbage = true,
+        "opensesspriv" => f.quirks.opensesspriv = true,
+        "ipmi15-only" => f.quirks.ipmi15_only = true,
+        "session-id-zero" => f.quirks.session_id_zero = true,
+        "bad-authcode" => f.quirks.bad_authcode = true,
+        "per-msg-off" => f.quirks.per_msg_off = true,
+        "unexpected-auth" => f.quirks.unexpected_auth = true,
+        "permsg-required" => f.quirks.permsg_required = true,
+        "endianseq" => f.quirks.endianseq = true,
+        "authcap-wrong" => f.quirks.authcap_wrong = true,
+        "operator-user" => f.quirks.operator_user = true,
+        "busy" => f.quirks.busy = count(value)?,
+        "busy-timeout" => f.quirks.busy_timeout = count(value)?,
+        "control-timeout" => f.quirks.control_timeout = count(value)?,
         // applied when the lab starts (see `spec`)
         "redfish-no-forceoff" => {}
         "vendor" => {
@@ -112,6 +143,15 @@ pub fn apply_knob(k: &str, f: &mut Faults, on: &mut bool) -> Result<(), BadKnob>
                 .filter(|r| (0.0..=1.0).contains(r))
                 .ok_or(BadKnob::Loss)?;
             f.loss = r;
+        }
+        "privilege" => {
+            let level = match value.unwrap_or_default() {
+                "user" => 2,
+                "operator" => 3,
+                "administrator" | "admin" => 4,
+                v => return Err(BadKnob::Privilege(v.to_string())),
+            };
+            f.privilege_limit = (level < 4).then_some(level);
         }
         "delay" => f.delay = dur(value)?,
         "transition" => f.transition = dur(value)?,
@@ -149,8 +189,24 @@ mod tests {
             BadKnob::Duration(BadDuration::NotANumber("soon".into()))
         );
         assert_eq!(knob("node01:loss=2"), BadKnob::Loss);
+        assert_eq!(knob("node01:busy=x"), BadKnob::Count("busy".into()));
+        assert_eq!(knob("node01:busy"), BadKnob::NoValue("busy".into()));
+        let mut f = Faults::default();
+        let mut on = true;
+        for k in ["bad-checksum", "busy-timeout=2", "ipmi15-only"] {
+            apply_knob(k, &mut f, &mut on).unwrap();
+        }
+        assert!(f.quirks.bad_checksum && f.quirks.ipmi15_only);
+        assert_eq!(f.quirks.busy_timeout, 2);
         assert_eq!(knob("node01:vendor=acme"), BadKnob::Vendor("acme".into()));
         assert_eq!(knob("node01:identity-of="), BadKnob::IdentityOf);
+        assert_eq!(
+            knob("node01:privilege=root"),
+            BadKnob::Privilege("root".into())
+        );
+        let mut f = Faults::default();
+        apply_knob("privilege=user", &mut f, &mut true).unwrap();
+        assert_eq!(f.privilege_limit, Some(2));
         assert_eq!(
             parse_fault("node01:stuck+bogus").unwrap_err().to_string(),
             "--fault 'node01:stuck+bogus': unknown fault knob 'bogus'"

@@ -236,6 +236,10 @@ pub struct RedfishFaults {
     /// (`Some(false)`) of the chassis' `transition` when the first request
     /// arrives: the client meets a node whose power is changing.
     pub transition_at_first_request: Option<bool>,
+    /// A slow BMC: the reset is carried out at once, and its answer held
+    /// this long (past a client's request timeout: the answer is late, not
+    /// lost, and the client must not POST it again).
+    pub reset_answer_delay: std::time::Duration,
 }
 
 /// How a lab Redfish service is set up.
@@ -927,7 +931,14 @@ async fn route(shared: &Arc<Shared>, req: Request<Incoming>) -> Answer {
             }
             let id = id.to_string();
             match read_body(req).await {
-                Ok(body) => reset(shared, &id, &body),
+                Ok(body) => {
+                    let answer = reset(shared, &id, &body);
+                    let hold = shared.inner().faults.reset_answer_delay;
+                    if !hold.is_zero() {
+                        tokio::time::sleep(hold).await;
+                    }
+                    answer
+                }
                 Err(a) => a,
             }
         }

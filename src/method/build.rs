@@ -60,8 +60,20 @@ pub enum BuildError {
     /// An identity pinned on a method with no device to report it.
     #[error(transparent)]
     Pin(#[from] super::spec::PinError),
+    /// An IPMI workaround name fencekit does not know.
+    #[error(transparent)]
+    Workaround(#[from] crate::ipmi::workaround::UnknownWorkaround),
+    /// Workarounds on a method that does not speak IPMI.
+    #[error("workarounds apply to IPMI methods only")]
+    WorkaroundsNotIpmi,
+    /// An AWS target or setting.
+    #[error(transparent)]
+    Aws(#[from] crate::aws::config::ConfigError),
+    /// An AWS name pin (node_name, a tag) on a method that is not AWS.
+    #[error("node_name and expect_tag are compared with what EC2 reports: they apply to driver aws only")]
+    NamePinNotAws,
     /// A driver name that is not one of fencekit's.
-    #[error("unknown driver '{0}' (expected ipmi, redfish, ssh or manual)")]
+    #[error("unknown driver '{0}' (expected ipmi, redfish, ssh, aws or manual)")]
     UnknownDriver(String),
     /// Neither an endpoint nor an address.
     #[error("no endpoint or ip")]
@@ -151,6 +163,8 @@ pub struct MethodOptions {
     /// IPMI 1.5: trust replies without an authentication code when the BMC
     /// says per-message authentication is disabled.
     pub accept_unauthenticated_replies: bool,
+    /// IPMI: vendor workarounds by FreeIPMI's names (`a,b`; docs/ipmi.md).
+    pub workarounds: Option<String>,
     /// Redfish: the system's URI.
     pub systems_uri: Option<String>,
     /// Redfish: the service root.
@@ -186,14 +200,57 @@ pub struct MethodOptions {
     pub uuid: Option<String>,
     /// The serial number it must report (`--expect-serial`, inventory `serial`).
     pub serial: Option<String>,
+    /// AWS: the region (when the endpoint does not name it).
+    pub region: Option<String>,
+    /// AWS: the access key ID (the secret access key from the credential
+    /// reference); none: the SDKs' credential chain.
+    pub access_key: Option<String>,
+    /// AWS: the EC2 endpoint (`--endpoint-url`).
+    pub endpoint_url: Option<String>,
+    /// AWS: the instance's `PrivateDnsName` must be this (`--expect-node-name`,
+    /// inventory `node_name`).
+    pub node_name: Option<String>,
+    /// AWS: the instance must carry this tag (`KEY=VALUE`).
+    pub expect_tag: Option<String>,
+    /// AWS: allow `off` of the instance this process runs on.
+    pub allow_self_fence: bool,
 }
 
 /// The identity `o` pins, applied to `m` (an error for a method that has no
 /// device that could report one).
 fn pinned(mut m: MethodSpec, o: &MethodOptions) -> Result<MethodSpec, BuildError> {
-    let expected = ExpectedIdentity::new(o.uuid.as_deref(), o.serial.as_deref())?;
+    let named = o.workarounds.as_deref().is_some_and(|w| {
+        !crate::ipmi::workaround::Workarounds::parse(w).is_ok_and(|w| w.is_empty())
+    });
+    if named && !matches!(m, MethodSpec::Ipmi { .. }) {
+        return Err(BuildError::WorkaroundsNotIpmi);
+    }
+    let mut expected = ExpectedIdentity::new(o.uuid.as_deref(), o.serial.as_deref())?;
+    if o.node_name.is_some() || o.expect_tag.is_some() {
+        if !matches!(m, MethodSpec::Aws { .. }) {
+            return Err(BuildError::NamePinNotAws);
+        }
+        expected = aws_names(expected, o.node_name.as_deref(), o.expect_tag.as_deref())?;
+    }
     m.set_expected(expected)?;
     Ok(m)
+}
+
+/// The AWS name pins: `PrivateDnsName` and a tag (`KEY=VALUE` → `tag:KEY`).
+pub fn aws_names(
+    mut e: ExpectedIdentity,
+    node_name: Option<&str>,
+    tag: Option<&str>,
+) -> Result<ExpectedIdentity, BuildError> {
+    if let Some(n) = node_name {
+        e = e.with_name("PrivateDnsName", n)?;
+    }
+    if let Some(t) = tag {
+        let (k, v) = crate::aws::config::key_value(t)
+            .ok_or_else(|| crate::aws::config::ConfigError::BadTag(t.to_string()))?;
+        e = e.with_name(&format!("tag:{k}"), &v)?;
+    }
+    Ok(e)
 }
 
 /// The method a target URL names: `ipmi://`, `redfish://` (and its
@@ -205,6 +262,10 @@ pub fn from_url(url: &str, o: &MethodOptions) -> Result<MethodSpec, BuildError> 
 fn unpinned_from_url(url: &str, o: &MethodOptions) -> Result<MethodSpec, BuildError> {
     if is_redfish_url(url) {
         return redfish(url, o);
+    }
+    if crate::aws::config::is_aws_url(url) {
+        let (region, instance) = crate::aws::config::parse_target(url)?;
+        return aws(&region, &instance, o);
     }
     if url.to_ascii_lowercase().starts_with("ssh://") {
         return ssh(url, o);
@@ -260,6 +321,24 @@ fn unpinned_from_parts(
             (None, None) => Err(BuildError::NoAddress),
         },
         Some("ssh") => ssh(endpoint.ok_or(BuildError::NoEndpoint)?, o),
+        Some("aws") => match endpoint {
+            Some(e) => {
+                let (region, instance) = crate::aws::config::parse_target(e)?;
+                aws(&region, &instance, o)
+            }
+            None => {
+                let region = o
+                    .region
+                    .clone()
+                    .or_else(|| {
+                        crate::aws::config::Env::from_process()
+                            .region()
+                            .map(str::to_string)
+                    })
+                    .ok_or(crate::aws::config::ConfigError::NoRegion)?;
+                aws(&region, o.plug.as_deref().unwrap_or(""), o)
+            }
+        },
         Some("ipmi") | None => match (endpoint, ip) {
             (Some(e), _) => {
                 let t = config::parse_target(e)?;
@@ -311,6 +390,9 @@ fn ipmi(
         (None, None) => None,
     };
     c.accept_unauthenticated_replies = o.accept_unauthenticated_replies;
+    if let Some(w) = &o.workarounds {
+        c.workarounds = crate::ipmi::workaround::Workarounds::parse(w)?;
+    }
     // Lengths are checked when the password is known (at build time).
     Ok(MethodSpec::Ipmi {
         config: Box::new(c),
@@ -338,6 +420,20 @@ fn redfish(url: &str, o: &MethodOptions) -> Result<MethodSpec, BuildError> {
     c.validate()?;
     Ok(MethodSpec::Redfish {
         config: Box::new(c),
+        credential: o.credential.clone(),
+        expect: ExpectedIdentity::default(),
+    })
+}
+
+fn aws(region: &str, instance: &str, o: &MethodOptions) -> Result<MethodSpec, BuildError> {
+    crate::aws::config::check_instance(instance)?;
+    let mut c = crate::aws::config::AwsConfig::new(region, instance);
+    c.endpoint = o.endpoint_url.clone();
+    c.allow_self_fence = o.allow_self_fence;
+    c.validate()?;
+    Ok(MethodSpec::Aws {
+        config: c,
+        access_key: o.access_key.clone().filter(|k| !k.trim().is_empty()),
         credential: o.credential.clone(),
         expect: ExpectedIdentity::default(),
     })
@@ -520,7 +616,11 @@ pub fn snmp_parts(o: &SnmpOptions) -> Result<(SnmpConfig, Vec<SnmpCredentials>),
             add(None, own)?;
         }
     }
-    let config = SnmpConfig { pdus, outlets };
+    let config = SnmpConfig {
+        pdus,
+        outlets,
+        max_off_watts: crate::engine::power::DEFAULT_MAX_OFF_WATTS,
+    };
     config.validate_structure()?;
     Ok((config, credentials))
 }
@@ -840,7 +940,7 @@ mod tests {
         let text = |r: Result<MethodSpec, BuildError>| r.unwrap_err().to_string();
         assert_eq!(
             text(from_parts("n", Some("ilo"), None, Some("h"), &o)),
-            "unknown driver 'ilo' (expected ipmi, redfish, ssh or manual)"
+            "unknown driver 'ilo' (expected ipmi, redfish, ssh, aws or manual)"
         );
         assert_eq!(
             text(from_parts("n", Some("ipmi"), None, None, &o)),

@@ -1,6 +1,7 @@
 //! Any protocol driver behind one type, so fleets can mix them and the
 //! agent front can hold whichever its definition names.
 
+use crate::aws::driver::AwsDriver;
 use crate::engine::driver::PowerDriver;
 use crate::engine::error::DriverError;
 use crate::engine::power::{PowerCommand, PowerState};
@@ -22,6 +23,8 @@ pub enum AnyDriver {
     Ssh(SshDriver),
     /// SNMP (switched PDU outlets).
     Snmp(SnmpDriver),
+    /// EC2 (an instance through the EC2 API).
+    Aws(AwsDriver),
 }
 
 impl AnyDriver {
@@ -44,6 +47,10 @@ impl AnyDriver {
                 let s = d.stats();
                 (s.sent, s.received, s.retransmits)
             }
+            AnyDriver::Aws(d) => {
+                let s = d.stats();
+                (s.requests, s.requests, s.throttled)
+            }
         }
     }
 }
@@ -55,6 +62,7 @@ impl PowerDriver for AnyDriver {
             AnyDriver::Redfish(d) => d.connect(deadline).await,
             AnyDriver::Ssh(d) => d.connect(deadline).await,
             AnyDriver::Snmp(d) => d.connect(deadline).await,
+            AnyDriver::Aws(d) => d.connect(deadline).await,
         }
     }
 
@@ -64,6 +72,7 @@ impl PowerDriver for AnyDriver {
             AnyDriver::Redfish(d) => d.status(deadline).await,
             AnyDriver::Ssh(d) => d.status(deadline).await,
             AnyDriver::Snmp(d) => d.status(deadline).await,
+            AnyDriver::Aws(d) => d.status(deadline).await,
         }
     }
 
@@ -76,6 +85,7 @@ impl PowerDriver for AnyDriver {
             AnyDriver::Redfish(d) => d.observe(deadline).await,
             AnyDriver::Ssh(d) => d.observe(deadline).await,
             AnyDriver::Snmp(d) => d.observe(deadline).await,
+            AnyDriver::Aws(d) => d.observe(deadline).await,
         }
     }
 
@@ -85,6 +95,7 @@ impl PowerDriver for AnyDriver {
             AnyDriver::Redfish(d) => d.shows_transitions(),
             AnyDriver::Ssh(d) => d.shows_transitions(),
             AnyDriver::Snmp(d) => d.shows_transitions(),
+            AnyDriver::Aws(d) => d.shows_transitions(),
         }
     }
 
@@ -98,6 +109,7 @@ impl PowerDriver for AnyDriver {
             AnyDriver::Redfish(d) => d.command(command, deadline).await,
             AnyDriver::Ssh(d) => d.command(command, deadline).await,
             AnyDriver::Snmp(d) => d.command(command, deadline).await,
+            AnyDriver::Aws(d) => d.command(command, deadline).await,
         }
     }
 
@@ -110,6 +122,7 @@ impl PowerDriver for AnyDriver {
             AnyDriver::Redfish(d) => d.identity(deadline).await,
             AnyDriver::Ssh(d) => d.identity(deadline).await,
             AnyDriver::Snmp(d) => d.identity(deadline).await,
+            AnyDriver::Aws(d) => d.identity(deadline).await,
         }
     }
 
@@ -122,6 +135,7 @@ impl PowerDriver for AnyDriver {
             AnyDriver::Redfish(d) => d.power_reading(deadline).await,
             AnyDriver::Ssh(d) => d.power_reading(deadline).await,
             AnyDriver::Snmp(d) => d.power_reading(deadline).await,
+            AnyDriver::Aws(d) => d.power_reading(deadline).await,
         }
     }
 
@@ -131,13 +145,29 @@ impl PowerDriver for AnyDriver {
             AnyDriver::Redfish(d) => d.set_up_answered(),
             AnyDriver::Ssh(d) => d.set_up_answered(),
             AnyDriver::Snmp(d) => d.set_up_answered(),
+            AnyDriver::Aws(d) => d.set_up_answered(),
         }
     }
 
     fn state_detail(&self) -> Option<String> {
         match self {
             AnyDriver::Snmp(d) => d.state_detail(),
+            AnyDriver::Aws(d) => d.state_detail(),
             _ => None,
+        }
+    }
+
+    fn take_tolerances(&mut self) -> Vec<crate::engine::event::Tolerance> {
+        match self {
+            AnyDriver::Ipmi(d) => d.take_tolerances(),
+            _ => Vec::new(),
+        }
+    }
+
+    fn take_warnings(&mut self) -> Vec<String> {
+        match self {
+            AnyDriver::Aws(d) => d.take_warnings(),
+            _ => Vec::new(),
         }
     }
 
@@ -147,6 +177,7 @@ impl PowerDriver for AnyDriver {
             AnyDriver::Redfish(d) => d.observes_off(),
             AnyDriver::Ssh(d) => d.observes_off(),
             AnyDriver::Snmp(d) => d.observes_off(),
+            AnyDriver::Aws(d) => d.observes_off(),
         }
     }
 
@@ -156,6 +187,7 @@ impl PowerDriver for AnyDriver {
             AnyDriver::Redfish(d) => d.close().await,
             AnyDriver::Ssh(d) => d.close().await,
             AnyDriver::Snmp(d) => d.close().await,
+            AnyDriver::Aws(d) => d.close().await,
         }
     }
 }

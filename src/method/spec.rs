@@ -7,6 +7,8 @@
 
 use super::credential::{CredentialError, CredentialRef};
 use super::driver::AnyDriver;
+use crate::aws::config::{AwsConfig, GivenKeys};
+use crate::aws::driver::AwsDriver;
 use crate::engine::error::{DriverError, ErrorKind, Stage};
 use crate::engine::identity::ExpectedIdentity;
 use crate::ipmi::config::IpmiConfig;
@@ -80,6 +82,19 @@ pub enum MethodSpec {
         credential: CredentialRef,
         /// Who the machine behind it must be (empty: not checked). With a
         /// UUID and no systems URI, it also chooses the system.
+        expect: ExpectedIdentity,
+    },
+    /// An EC2 instance through the EC2 API. With an access key ID, the
+    /// secret access key comes from `credential` at build time; without
+    /// one, the SDKs' credential chain is used.
+    Aws {
+        /// Everything but the keys.
+        config: AwsConfig,
+        /// The access key ID, when keys are given.
+        access_key: Option<String>,
+        /// Where the secret access key comes from (with `access_key`).
+        credential: CredentialRef,
+        /// The names the instance must have (`node_name`, a tag).
         expect: ExpectedIdentity,
     },
     /// SNMP to one or more switched PDUs; each PDU's secrets are filled
@@ -227,6 +242,7 @@ impl MethodSpec {
             MethodSpec::Manual { .. } => "manual",
             MethodSpec::Ssh { .. } => "ssh",
             MethodSpec::Snmp { .. } => "snmp",
+            MethodSpec::Aws { .. } => "aws",
         }
     }
 
@@ -265,6 +281,9 @@ impl MethodSpec {
                 url
             }
             MethodSpec::Manual { node, .. } => format!("manual:{node}"),
+            MethodSpec::Aws { config, .. } => {
+                format!("aws://{}/{}", config.region, config.instance_id)
+            }
             MethodSpec::Ssh { config, .. } => {
                 let path = match &config.profile {
                     crate::ssh::config::Profile::Virsh { plug } => {
@@ -295,19 +314,6 @@ impl MethodSpec {
         }
     }
 
-    /// The BMC this method talks to, as [`crate::lock::bmc_key`] spells it:
-    /// methods with the same key share a BMC (blades, several systems behind
-    /// one service, IPMI and Redfish on one controller) and are serialised.
-    pub fn bmc_key(&self) -> String {
-        match self {
-            MethodSpec::Ipmi { config, .. } => crate::lock::bmc_key(&config.host),
-            MethodSpec::Redfish { config, .. } => crate::lock::bmc_key(&config.host),
-            MethodSpec::Ssh { config, .. } => crate::lock::bmc_key(&config.host),
-            MethodSpec::Manual { node, .. } => format!("manual/{node}"),
-            MethodSpec::Snmp { .. } => self.bmc_keys().join(" "),
-        }
-    }
-
     /// Applies a run's login timeout (`--login-timeout`) to the method: the
     /// bound on an SSH connection's TCP connect, handshake and
     /// authentication (IPMI and Redfish take theirs from the engine's step
@@ -318,18 +324,34 @@ impl MethodSpec {
         }
     }
 
-    /// Every device this method talks to (one for all but an SNMP method
-    /// whose outlets are on several PDUs), sorted: one session at a time
-    /// per device, taken in this order by everyone (no lock-order deadlock).
-    pub fn bmc_keys(&self) -> Vec<String> {
+    /// Applies a node's off threshold (`--max-off-watts`, inventory
+    /// `max_off_watts`): the most load its outlets may still carry once
+    /// they read off (PDU methods; the others do not meter an off node).
+    pub fn set_max_off_watts(&mut self, watts: f64) {
+        if let MethodSpec::Snmp { config, .. } = self {
+            config.max_off_watts = watts;
+        }
+    }
+
+    /// Every device this method talks to, as [`crate::lock::DeviceKey`]s
+    /// (one for all but an SNMP method whose outlets are on several PDUs),
+    /// sorted: one session at a time per device (or per Redfish system of
+    /// a device), taken in this order by everyone (no lock-order deadlock).
+    /// Methods with conflicting keys share a power domain (blades behind
+    /// one controller, IPMI and Redfish on one BMC) and are serialised.
+    pub fn device_keys(&self) -> Vec<crate::lock::DeviceKey> {
         match self {
+            MethodSpec::Ipmi { config, .. } => vec![config.lock_key()],
+            MethodSpec::Redfish { config, .. } => vec![config.lock_key()],
+            MethodSpec::Ssh { config, .. } => vec![config.lock_key()],
+            MethodSpec::Manual { node, .. } => vec![crate::lock::DeviceKey::named("manual", node)],
+            MethodSpec::Aws { config, .. } => vec![config.lock_key()],
             MethodSpec::Snmp { config, .. } => {
-                let mut keys: Vec<String> = config.pdus.iter().map(|p| p.lock_key()).collect();
+                let mut keys: Vec<_> = config.pdus.iter().map(|p| p.lock_key()).collect();
                 keys.sort();
                 keys.dedup();
                 keys
             }
-            _ => vec![self.bmc_key()],
         }
     }
 
@@ -345,7 +367,7 @@ impl MethodSpec {
         match self {
             MethodSpec::Ipmi { config, .. } => &config.username,
             MethodSpec::Redfish { config, .. } => &config.username,
-            MethodSpec::Manual { .. } => "",
+            MethodSpec::Manual { .. } | MethodSpec::Aws { .. } => "",
             MethodSpec::Ssh { config, .. } => &config.username,
             MethodSpec::Snmp { config, .. } => match config.pdus.first().map(|p| &p.security) {
                 Some(Security::Usm(u)) => &u.name,
@@ -362,6 +384,14 @@ impl MethodSpec {
             MethodSpec::Ipmi { credential, .. }
             | MethodSpec::Redfish { credential, .. }
             | MethodSpec::Ssh { credential, .. } => credential,
+            MethodSpec::Aws {
+                credential,
+                access_key,
+                ..
+            } => match access_key {
+                Some(_) => credential,
+                None => NONE,
+            },
             MethodSpec::Snmp {
                 config,
                 credentials,
@@ -379,12 +409,14 @@ impl MethodSpec {
         const NONE: &ExpectedIdentity = &ExpectedIdentity {
             uuid: None,
             serial: None,
+            names: Vec::new(),
         };
         match self {
             MethodSpec::Manual { .. } | MethodSpec::Snmp { .. } => NONE,
             MethodSpec::Ipmi { expect, .. }
             | MethodSpec::Redfish { expect, .. }
-            | MethodSpec::Ssh { expect, .. } => expect,
+            | MethodSpec::Ssh { expect, .. }
+            | MethodSpec::Aws { expect, .. } => expect,
         }
     }
 
@@ -403,8 +435,15 @@ impl MethodSpec {
             MethodSpec::Snmp { .. } => Err(PinError::Pdu),
             MethodSpec::Ipmi { expect, .. }
             | MethodSpec::Redfish { expect, .. }
-            | MethodSpec::Ssh { expect, .. } => {
+            | MethodSpec::Ssh { expect, .. }
+            | MethodSpec::Aws { expect, .. } => {
+                // A method's own names (an AWS node_name) stay when a
+                // node's UUID or serial is pinned over it.
+                let names = std::mem::take(&mut expect.names);
                 *expect = identity;
+                if expect.names.is_empty() {
+                    expect.names = names;
+                }
                 Ok(())
             }
         }
@@ -467,6 +506,25 @@ impl MethodSpec {
                 }
                 RedfishDriver::new(c)
                     .map(AnyDriver::Redfish)
+                    .map_err(|e| config_err(e.to_string()))
+            }
+            MethodSpec::Aws {
+                config,
+                access_key,
+                credential,
+                ..
+            } => {
+                let mut c = config.clone();
+                // Without an access key ID the chain is used, whatever
+                // password source the run names.
+                let secret = match access_key {
+                    Some(_) => Some(credential.resolve(deadline).await.map_err(cred_err)?),
+                    None => None,
+                };
+                c.keys = GivenKeys::from_parts(access_key.as_deref(), secret)
+                    .map_err(|e| config_err(e.to_string()))?;
+                AwsDriver::new(c)
+                    .map(AnyDriver::Aws)
                     .map_err(|e| config_err(e.to_string()))
             }
             MethodSpec::Snmp {

@@ -215,6 +215,21 @@ impl fmt::Debug for RedfishConfig {
 }
 
 impl RedfishConfig {
+    /// The device the per-device lock is keyed by: host, the port when
+    /// it is not the scheme's default, and the system when the target
+    /// names its path (`systems_uri`, or a `plug` given as an
+    /// `@odata.id`). A system chosen by discovery (no path, a plug that is
+    /// an Id, a Name or a UUID) is not known before the service is asked,
+    /// so such a run covers the whole service.
+    pub fn lock_key(&self) -> crate::lock::DeviceKey {
+        let system = self
+            .systems_uri
+            .as_deref()
+            .or(self.plug.as_deref().filter(|p| p.starts_with('/')));
+        crate::lock::DeviceKey::new(&self.host, self.port, self.scheme.default_port())
+            .with_system(system)
+    }
+
     /// HTTPS on `port` with verified certificates, Basic auth and discovery.
     pub fn new(host: &str, port: u16, username: &str, password: Secret) -> Self {
         RedfishConfig {

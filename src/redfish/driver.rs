@@ -17,6 +17,7 @@ use super::model::{self, Choice, Offered, ResetAction, TaskProgress, UuidChoice}
 use crate::engine::driver::PowerDriver;
 use crate::engine::error::{DriverError, ErrorKind, Stage};
 use crate::engine::identity::{normalise_uuid, Identity};
+use crate::engine::once;
 use crate::engine::power::{Observed, PowerCommand, PowerReading, PowerState};
 use reqwest::Method;
 use serde_json::Value;
@@ -148,6 +149,12 @@ impl RedfishDriver {
     /// The system's path, once discovered.
     pub fn system_uri(&self) -> Option<&str> {
         self.system.as_ref().map(|s| s.uri.as_str())
+    }
+
+    /// The SHA-256 fingerprint of the certificate the BMC presented at the
+    /// last connection, trusted or not (`check` compares it with its baseline).
+    pub fn certificate(&self) -> Option<[u8; 32]> {
+        self.http.as_ref().and_then(Http::certificate)
     }
 
     /// The vendor family whose quirk "hidden transitions" applies, if any.
@@ -612,6 +619,49 @@ impl RedfishDriver {
     }
 }
 
+impl RedfishDriver {
+    /// After a reset POST that got no answer: the shared at-most-once rule
+    /// ([`once::after_silence`], `Silence::Late`) with one read of the
+    /// system, when the deadline leaves time for it.
+    async fn unanswered_reset(
+        &mut self,
+        command: PowerCommand,
+        reset: &str,
+        silence: DriverError,
+        deadline: Option<Instant>,
+    ) -> Result<(), DriverError> {
+        let now = match deadline {
+            Some(d) if d <= Instant::now() + Duration::from_millis(100) => None,
+            _ => match self.system_body(deadline).await {
+                Ok(body) => model::power_state(&body).ok(),
+                Err(e) => {
+                    tracing::debug!(error = %e, "no read after the unanswered reset");
+                    None
+                }
+            },
+        };
+        match once::after_silence(command, None, now, once::Silence::Late) {
+            once::AfterSilence::TookEffect => {
+                tracing::info!(%command, "no answer to the reset, but the system reads the target");
+                Ok(())
+            }
+            _ => Err(DriverError::new(
+                ErrorKind::OutcomeUnknown,
+                Stage::Command,
+                format!(
+                    "{} (ResetType {reset}){}; whether the BMC carried it out is not known, and \
+                     it is not sent again",
+                    silence.message,
+                    match now {
+                        Some(s) => format!(", and the system reads {s}"),
+                        None => String::new(),
+                    }
+                ),
+            )),
+        }
+    }
+}
+
 fn task_failed(why: &str) -> DriverError {
     DriverError::new(
         ErrorKind::DeviceError,
@@ -704,10 +754,21 @@ impl PowerDriver for RedfishDriver {
         tracing::info!(%command, reset_type = %reset, %target, "sending ComputerSystem.Reset");
         let body = serde_json::to_vec(&serde_json::json!({ "ResetType": reset }))
             .map_err(|e| DriverError::new(ErrorKind::Protocol, stage, e.to_string()))?;
-        let r = self
+        let sent = self
             .http(stage)?
             .send(Method::POST, &target, Some(&body), true, stage, deadline)
-            .await?;
+            .await;
+        let r = match sent {
+            Ok(r) => r,
+            // No answer in time: the request went over TCP, so the BMC has
+            // it and may still carry it out. Never POSTed again (at most
+            // once, engine::once): one read, if time is left, can only show
+            // that an off or on took effect.
+            Err(e) if e.kind == ErrorKind::Timeout => {
+                return self.unanswered_reset(command, &reset, e, deadline).await
+            }
+            Err(e) => return Err(e),
+        };
         match r.status {
             202 => self.follow_task(r, deadline).await,
             s if (200..300).contains(&s) => Ok(()),

@@ -173,6 +173,12 @@ impl Http {
         }
     }
 
+    /// The SHA-256 of the certificate the BMC presented last, trusted or
+    /// not (`None` before a handshake got that far, or over plain HTTP).
+    pub fn certificate(&self) -> Option<[u8; 32]> {
+        self.seen.fingerprint()
+    }
+
     /// Switches to token authentication (after a session was created).
     pub fn use_token(&mut self, token: &Secret) -> Result<(), DriverError> {
         self.auth = Auth::Token(sensitive(token.expose())?);

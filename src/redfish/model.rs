@@ -204,6 +204,7 @@ pub fn hides_transitions(system: &Value) -> Option<&'static str> {
 /// Who a ComputerSystem says it is: `UUID` (as reported) and `SerialNumber`.
 pub fn identity(system: &Value) -> Identity {
     Identity {
+        names: Vec::new(),
         uuid: system
             .get("UUID")
             .and_then(Value::as_str)

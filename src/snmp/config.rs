@@ -42,9 +42,8 @@ impl PduEndpoint {
 
     /// The key of the per-device lock (one session at a time per PDU,
     /// shared with agents and other fencekit processes).
-    pub fn lock_key(&self) -> String {
-        // The one lock-key formula: a device is its host, whatever the protocol.
-        crate::lock::bmc_key(&self.host)
+    pub fn lock_key(&self) -> crate::lock::DeviceKey {
+        crate::lock::DeviceKey::new(&self.host, self.port, DEFAULT_PORT)
     }
 }
 
@@ -118,6 +117,11 @@ pub struct SnmpConfig {
     pub pdus: Vec<PduEndpoint>,
     /// The outlets (one or more), each on one of `pdus`.
     pub outlets: Vec<OutletSpec>,
+    /// The most watts the node's outlets may still carry, all together,
+    /// once they read off (where the PDU meters outlets): more is not off
+    /// (a welded relay). `--max-off-watts` / inventory `max_off_watts`
+    /// natively, [`crate::engine::power::DEFAULT_MAX_OFF_WATTS`] otherwise.
+    pub max_off_watts: f64,
 }
 
 /// Why a PDU configuration or endpoint cannot be used. The texts are what

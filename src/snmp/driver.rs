@@ -13,7 +13,13 @@
 //!
 //! The power reading is the sum of the outlets' own load (watts), only when
 //! every outlet is metered by outlet; bank or phase totals are never used,
-//! since other machines draw from the same bank.
+//! since other machines draw from the same bank. The engine reads through
+//! [`PowerDriver::observe`], which holds outlets that read off but still
+//! carry more than `max_off_watts` to be on: after an `off` their load must
+//! fall within the power timeout, or the action fails naming it (a welded
+//! relay is exactly an outlet that reads off and keeps feeding the node).
+//! An outlet name that more than one outlet carries is refused before
+//! anything is read or switched.
 
 use super::ber::Oid;
 use super::client::Client;
@@ -22,7 +28,7 @@ use super::message::{Value, VarBind};
 use super::profile::{self, Alias, Variant};
 use crate::engine::driver::PowerDriver;
 use crate::engine::error::{DriverError, ErrorKind, Stage};
-use crate::engine::power::{PowerCommand, PowerReading, PowerState};
+use crate::engine::power::{Observed, PowerCommand, PowerReading, PowerState};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -59,6 +65,9 @@ pub struct SnmpDriver {
     conns: Vec<Option<Conn>>,
     resolved: Vec<Option<Resolved>>,
     last: Vec<Option<PowerState>>,
+    /// The last read found every outlet off, yet this load on them (each
+    /// outlet's figure, and the total): not off.
+    loaded: Option<(Vec<String>, f64)>,
     /// Traffic of sessions already closed.
     spent: super::client::Stats,
 }
@@ -74,6 +83,7 @@ impl SnmpDriver {
             conns: (0..n).map(|_| None).collect(),
             resolved: vec![None; m],
             last: vec![None; m],
+            loaded: None,
             spent: super::client::Stats::default(),
         })
     }
@@ -177,24 +187,56 @@ impl SnmpDriver {
                         .client
                         .walk(&root, Stage::Authenticate, deadline)
                         .await?;
-                    let found = table.iter().find_map(|vb| {
-                        let text = vb.value.to_text();
-                        if text.trim_matches('"') != name {
-                            return None;
-                        }
-                        let (sw, idx) = v.names_index.match_suffix(&vb.oid.0[root.0.len()..])?;
-                        Some(Resolved {
-                            switch: sw,
-                            outlet: i64::from(idx) - v.index_offset,
+                    let found: Vec<Resolved> = table
+                        .iter()
+                        .filter_map(|vb| {
+                            let text = vb.value.to_text();
+                            if text.trim_matches('"') != name {
+                                return None;
+                            }
+                            let (sw, idx) =
+                                v.names_index.match_suffix(&vb.oid.0[root.0.len()..])?;
+                            Some(Resolved {
+                                switch: sw,
+                                outlet: i64::from(idx) - v.index_offset,
+                            })
                         })
-                    });
-                    found.ok_or_else(|| {
-                        DriverError::new(
-                            ErrorKind::Config,
-                            Stage::Authenticate,
-                            format!("Can't find port with name {name} on PDU {pdu_label}"),
-                        )
-                    })?
+                        .collect();
+                    match found.as_slice() {
+                        [one] => *one,
+                        [] => {
+                            return Err(DriverError::new(
+                                ErrorKind::Config,
+                                Stage::Authenticate,
+                                format!("Can't find port with name {name} on PDU {pdu_label}"),
+                            ))
+                        }
+                        // Several outlets carry the name: which one feeds
+                        // the node cannot be told, so none is touched
+                        // (upstream switches one of them and says Success).
+                        many => {
+                            let ids: Vec<String> = many
+                                .iter()
+                                .map(|r| {
+                                    if v.has_switches() {
+                                        format!("{}:{}", r.switch, r.outlet)
+                                    } else {
+                                        r.outlet.to_string()
+                                    }
+                                })
+                                .collect();
+                            return Err(DriverError::new(
+                                ErrorKind::Config,
+                                Stage::Authenticate,
+                                format!(
+                                    "the outlet name '{name}' is ambiguous on PDU {pdu_label}: \
+                                     outlets {} all carry it; nothing was switched (give the \
+                                     outlet number)",
+                                    ids.join(" and ")
+                                ),
+                            ));
+                        }
+                    }
                 }
             };
             self.resolved[i] = Some(r);
@@ -294,6 +336,57 @@ impl SnmpDriver {
         self.conns[self.cfg.outlets[outlet].pdu]
             .as_ref()
             .map(|c| c.variant.clone())
+    }
+
+    /// The name each of the node's outlets has on its PDU, in the order of
+    /// the configuration, with the outlet's label: an outlet given by name
+    /// keeps that name while the PDU still has it (`None` once it does
+    /// not); one given by number is read from the PDU's names table
+    /// (`None` where the profile has no names table or the slot is empty).
+    /// One GET per outlet; for `check`'s baseline.
+    pub async fn outlet_names(
+        &mut self,
+        deadline: Option<Instant>,
+    ) -> Result<Vec<(String, Option<String>)>, DriverError> {
+        let mut out = Vec::with_capacity(self.cfg.outlets.len());
+        for i in 0..self.cfg.outlets.len() {
+            let spec = self.cfg.outlets[i].clone();
+            let label = self.cfg.outlet_label(i);
+            let name = match &spec.plug {
+                Plug::Name(n) => self.resolved[i].is_some().then(|| n.clone()),
+                Plug::Number { switch, outlet } => {
+                    let conn = self.conn(spec.pdu, deadline).await?;
+                    let v = conn.variant.clone();
+                    let sw = if v.has_switches() {
+                        switch.unwrap_or(1)
+                    } else {
+                        1
+                    };
+                    let oid = match (&v.names, v.alias) {
+                        (Some(root), Alias::Value) => v
+                            .names_index
+                            .render(sw, i64::from(*outlet) + v.index_offset)
+                            .map(|t| Oid(root.0.iter().chain(&t.0).copied().collect())),
+                        _ => None,
+                    };
+                    match oid {
+                        None => None,
+                        Some(oid) => {
+                            let vbs = conn
+                                .client
+                                .get(std::slice::from_ref(&oid), Stage::Status, deadline)
+                                .await?;
+                            vbs.first()
+                                .filter(|vb| !vb.value.is_exception())
+                                .map(|vb| vb.value.to_text().trim_matches('"').to_string())
+                                .filter(|t| v.absent_value.as_deref() != Some(t.as_str()))
+                        }
+                    }
+                }
+            };
+            out.push((label, name));
+        }
+        Ok(out)
     }
 
     /// Every outlet on PDU `pdu` with its name and state (for `list`).
@@ -423,6 +516,46 @@ impl SnmpDriver {
     }
 }
 
+impl SnmpDriver {
+    /// Every outlet's own load, in watts, and their sum; `None` when some
+    /// outlet's PDU does not meter outlets (bank or phase totals are never
+    /// used: other machines draw from them too).
+    async fn loads(
+        &mut self,
+        deadline: Option<Instant>,
+    ) -> Result<Option<(Vec<String>, f64)>, DriverError> {
+        self.prepare(deadline).await?;
+        for i in 0..self.cfg.outlets.len() {
+            if self.variant_of(i).is_none_or(|v| v.load.is_none()) {
+                return Ok(None);
+            }
+        }
+        let values = self.read_all(Which::Load, Stage::Status, deadline).await?;
+        let mut total = 0.0;
+        let mut parts = Vec::new();
+        for (i, value) in values {
+            let v = self.variant_of(i).ok_or_else(|| {
+                DriverError::new(ErrorKind::Protocol, Stage::Status, "no session")
+            })?;
+            let Some(raw) = value.as_int() else {
+                return Err(DriverError::new(
+                    ErrorKind::StatusUnreadable,
+                    Stage::Status,
+                    format!(
+                        "outlet {} load reads '{}', not a number",
+                        self.cfg.outlet_label(i),
+                        value.to_text()
+                    ),
+                ));
+            };
+            let w = raw as f64 * v.load_scale;
+            total += w;
+            parts.push(format!("{} {w} W", self.cfg.outlet_label(i)));
+        }
+        Ok(Some((parts, total)))
+    }
+}
+
 #[derive(Clone, Copy)]
 enum Which {
     Status,
@@ -503,41 +636,55 @@ impl PowerDriver for SnmpDriver {
         &mut self,
         deadline: Option<Instant>,
     ) -> Result<Option<PowerReading>, DriverError> {
-        self.prepare(deadline).await?;
-        for i in 0..self.cfg.outlets.len() {
-            if self.variant_of(i).is_none_or(|v| v.load.is_none()) {
-                return Ok(None);
+        Ok(self
+            .loads(deadline)
+            .await?
+            .map(|(parts, total)| PowerReading {
+                watts: total,
+                source: format!("snmp outlet load ({})", parts.join(", ")),
+            }))
+    }
+
+    /// Reads through [`status`](Self::status): on while any outlet is on.
+    /// When every outlet reads off and the PDU meters them, their load must
+    /// have fallen too: an outlet that reads off while its outlets still
+    /// carry more than `max_off_watts` (a welded relay, a status that lies)
+    /// is not off, so it reads on (the engine then keeps polling, and at
+    /// its power timeout fails naming the load, [`Self::state_detail`]). A
+    /// load that cannot be read is no evidence either way.
+    async fn observe(&mut self, deadline: Option<Instant>) -> Result<Observed, DriverError> {
+        self.loaded = None;
+        let state = self.status(deadline).await?;
+        if state == PowerState::On {
+            return Ok(Observed::Settled(state));
+        }
+        match self.loads(deadline).await {
+            Ok(Some((parts, total))) if total > self.cfg.max_off_watts => {
+                tracing::warn!(
+                    total,
+                    "the outlets read off but still carry load ({})",
+                    parts.join(", ")
+                );
+                self.loaded = Some((parts, total));
+                Ok(Observed::Settled(PowerState::On))
+            }
+            Ok(_) => Ok(Observed::Settled(state)),
+            Err(e) => {
+                tracing::debug!(error = %e, "no load reading after the outlets read off");
+                Ok(Observed::Settled(state))
             }
         }
-        let values = self.read_all(Which::Load, Stage::Status, deadline).await?;
-        let mut total = 0.0;
-        let mut parts = Vec::new();
-        for (i, value) in values {
-            let v = self.variant_of(i).ok_or_else(|| {
-                DriverError::new(ErrorKind::Protocol, Stage::Status, "no session")
-            })?;
-            let Some(raw) = value.as_int() else {
-                return Err(DriverError::new(
-                    ErrorKind::StatusUnreadable,
-                    Stage::Status,
-                    format!(
-                        "outlet {} load reads '{}', not a number",
-                        self.cfg.outlet_label(i),
-                        value.to_text()
-                    ),
-                ));
-            };
-            let w = raw as f64 * v.load_scale;
-            total += w;
-            parts.push(format!("{} {w} W", self.cfg.outlet_label(i)));
-        }
-        Ok(Some(PowerReading {
-            watts: total,
-            source: format!("snmp outlet load ({})", parts.join(", ")),
-        }))
     }
 
     fn state_detail(&self) -> Option<String> {
+        if let Some((parts, total)) = &self.loaded {
+            return Some(format!(
+                "the outlets read off but still carry {total:.0} W ({}; more than {:.0} W): a \
+                 welded relay, or not the node's outlets",
+                parts.join(", "),
+                self.cfg.max_off_watts
+            ));
+        }
         let on: Vec<String> = (0..self.cfg.outlets.len())
             .filter(|&i| self.last[i] == Some(PowerState::On))
             .map(|i| self.cfg.outlet_label(i))

@@ -132,6 +132,12 @@ pub struct SshConfig {
 }
 
 impl SshConfig {
+    /// The device the per-device lock is keyed by (the hypervisor or host
+    /// reached: host, and the port when not 22).
+    pub fn lock_key(&self) -> crate::lock::DeviceKey {
+        crate::lock::DeviceKey::new(&self.host, self.port, DEFAULT_PORT)
+    }
+
     /// Port 22, host key checked against `~/.ssh/known_hosts`, no sudo,
     /// default timeouts.
     pub fn new(host: &str, username: &str, auth: SshAuth, profile: Profile) -> Self {

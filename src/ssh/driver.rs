@@ -46,6 +46,8 @@ pub struct SshDriver {
     conn: Option<Conn>,
     detail: Option<String>,
     stats: Stats,
+    /// The host key the server offered at the last connection attempt.
+    host_key: Option<String>,
 }
 
 fn until(deadline: Option<Instant>, bound: Duration) -> Instant {
@@ -71,6 +73,7 @@ impl SshDriver {
             conn: None,
             detail: None,
             stats: Stats::default(),
+            host_key: None,
         })
     }
 
@@ -89,6 +92,12 @@ impl SshDriver {
         self.plug.as_deref()
     }
 
+    /// The host key the server offered at the last connection attempt
+    /// (`ssh-ed25519 SHA256:…`), whether it was trusted or not.
+    pub fn host_key(&self) -> Option<&str> {
+        self.host_key.as_deref()
+    }
+
     /// Opens a connection (bounded by the connect timeout).
     async fn open(&mut self, deadline: Option<Instant>) -> Result<(), OpenError> {
         let cfg = self.cfg.clone();
@@ -99,12 +108,14 @@ impl SshDriver {
                 self.stats.auth_attempts += conn.auth_attempts;
                 tracing::debug!(detail = %conn.detail, "ssh connected");
                 self.detail = Some(self.describe(&conn));
+                self.host_key = Some(conn.host_key.clone());
                 self.conn = Some(conn);
                 Ok(())
             }
             Err(e) => {
                 self.stats.failed_sessions += 1;
                 self.stats.auth_attempts += e.auth_attempts;
+                self.host_key = e.offered_key.clone();
                 Err(e)
             }
         }

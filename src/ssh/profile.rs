@@ -17,16 +17,43 @@ use crate::engine::power::{PowerCommand, PowerState};
 /// far beyond any real one and keeps command lines short).
 pub const MAX_PLUG_LEN: usize = 255;
 
-/// `virsh domstate` lines that mean the domain is on (upstream's list; see
-/// [`virsh_domstate`] for `in shutdown`).
-const VIRSH_ON: [&str; 5] = ["running", "blocked", "idle", "no state", "paused"];
-/// `virsh domstate` lines that mean the domain is off.
-const VIRSH_OFF: [&str; 3] = ["shut off", "crashed", "pmsuspended"];
+/// `virsh domstate` lines that mean the domain is on, for fencing: it still
+/// holds its memory and can go on writing to shared storage. Upstream's
+/// list, plus two it reads as off (see [`virsh_domstate`]):
+/// * `paused` (upstream: on): the guest's vCPUs are stopped, its memory
+///   kept; `virsh resume` continues it where it was.
+/// * `pmsuspended` (upstream: off): suspended to RAM by the guest; it keeps
+///   its memory and resumes its I/O on a wake-up event.
+/// * `crashed` (upstream: off): a crashed domain kept for a dump
+///   (`on_crash` preserve or coredump-*) is still active with its memory;
+///   `virsh destroy` ends it. (A crashed domain that libvirt already
+///   destroyed reads `shut off`.)
+const VIRSH_ON: [&str; 7] = [
+    "running",
+    "blocked",
+    "idle",
+    "no state",
+    "paused",
+    "pmsuspended",
+    "crashed",
+];
+/// `virsh domstate` lines that mean the domain is off: it has stopped and
+/// holds nothing.
+const VIRSH_OFF: [&str; 1] = ["shut off"];
 /// First words of a `virsh list` state column that mean on (upstream's
-/// regex only sees the first word, so "no state" is not among them).
-const LIST_ON: [&str; 4] = ["running", "blocked", "idle", "paused"];
-/// First words of a `virsh list` state column that mean off.
-const LIST_OFF: [&str; 4] = ["shut", "crashed", "pmsuspended", "in"];
+/// regex only sees the first word, so "no state" is not among them;
+/// `pmsuspended` and `crashed` are on here too, as for `domstate`).
+const LIST_ON: [&str; 6] = [
+    "running",
+    "blocked",
+    "idle",
+    "paused",
+    "pmsuspended",
+    "crashed",
+];
+/// First words of a `virsh list` state column that mean off (`in` is
+/// upstream's reading of `in shutdown`).
+const LIST_OFF: [&str; 2] = ["shut", "in"];
 
 /// What a remote command did.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -212,11 +239,13 @@ fn virsh_error(out: &Output) -> String {
 
 /// Reads `virsh domstate` output.
 ///
-/// Upstream semantics, with two deliberate differences (a state is never
-/// guessed): an unrecognised answer is [`ErrorKind::StatusUnreadable`]
-/// rather than off, and `in shutdown` (the guest is still running its
-/// shutdown) is on rather than off, so that an off is only confirmed once
-/// the domain really stopped.
+/// Upstream semantics, with deliberate differences (a state is never
+/// guessed, and off means the domain holds nothing any more): an
+/// unrecognised answer is [`ErrorKind::StatusUnreadable`] rather than off;
+/// `in shutdown` (the guest is still running its shutdown), `pmsuspended`
+/// (suspended to RAM) and `crashed` (kept, with its memory, for a dump) are
+/// on rather than off, so that an off is only confirmed once the domain
+/// really stopped (`virsh destroy` stops each of them).
 pub fn virsh_domstate(
     out: &Output,
     plug: &str,
@@ -476,6 +505,7 @@ pub fn uuid_answer(out: &Output, what: &str) -> Result<Identity, DriverError> {
     }
     match out.lines().find_map(reported_uuid) {
         Some(form) => Ok(Identity {
+            names: Vec::new(),
             uuid: vec![form],
             serial: None,
         }),

@@ -61,6 +61,10 @@ pub struct OpenError {
     pub phase: Phase,
     /// Authentication attempts made (each one shows in the server's log).
     pub auth_attempts: u32,
+    /// The host key the server offered (`ssh-ed25519 SHA256:…`), trusted
+    /// or not, when the handshake got that far (`check` compares it with
+    /// its baseline).
+    pub offered_key: Option<String>,
 }
 
 /// A failed command.
@@ -86,6 +90,8 @@ struct Seen {
     kex: String,
     /// Negotiated cipher.
     cipher: String,
+    /// The host key offered first, described, trusted or not.
+    offered: Option<String>,
 }
 
 /// russh's callbacks: the host key check and the record of what was
@@ -113,6 +119,10 @@ impl client::Handler for Client {
         let verdict = match key {
             PublicKeyOrCertificate::PublicKey { key, .. } => {
                 let blob = key.public_key_bytes();
+                let offered = hostkey::describe_key(&blob);
+                self.record(|s| {
+                    s.offered.get_or_insert(offered);
+                });
                 hostkey::verify(&self.cfg.host_keys, &self.cfg.host, self.cfg.port, &blob)
                     .map(|trust| (blob, trust))
             }
@@ -209,6 +219,7 @@ impl Opener<'_> {
             error,
             phase,
             auth_attempts: self.auth_attempts,
+            offered_key: self.seen.lock().ok().and_then(|s| s.offered.clone()),
         }
     }
 

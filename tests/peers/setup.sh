@@ -3,7 +3,8 @@
 # (Debian 12, as root). Idempotent: a second run with everything present does
 # no network access at all.
 #
-#   tests/peers/setup.sh          apt packages + a Python venv (pyghmi, sushy-tools)
+#   tests/peers/setup.sh          apt packages + a Python venv (pyghmi, sushy-tools,
+#                                 moto, boto3)
 #
 # env: PEERS_DIR   where the venv and peer run directories live
 #                  (default /tmp/fencekit-peers)
@@ -23,20 +24,44 @@ PEERS_DIR=${PEERS_DIR:-/tmp/fencekit-peers}
 # SNMP: snmpd (the simulated PDU peer) and snmp (snmpget/snmpset/snmpwalk,
 # which upstream fence_apc_snmp runs);
 # zsh and fish (tests/generated_cli.rs checks the completion scripts); util-linux
-# (unshare, setpriv: tests/lock.rs, tests/bounded.rs).
+# (unshare, nsenter, setpriv: tests/lock.rs, tests/bounded.rs, the cluster);
+# corosync and pacemaker: the one-node cluster of tests/pacemaker.rs and the
+# Pacemaker guide (tests/peers/pacemaker_start.sh), with pacemaker-cli-utils'
+# cibadmin, crm_attribute and stonith_admin to drive it (no pcs or crmsh);
+# prometheus, for its promtool (check --output openmetrics and
+# docs/monitoring.md's alerting rules: tests/drift.rs, tests/watch.rs,
+# tests/docs.rs; Debian ships promtool in no smaller package); python3-yaml and
+# systemd (systemd-analyze), for docs/monitoring.md's Kubernetes manifests and
+# units (tests/docs.rs).
 pkgs="time hyperfine openipmi ipmitool freeipmi-tools fence-agents openssh-server
       sshpass libvirt-clients pacemaker-cli-utils libxml2-utils tcpdump iproute2
       procps curl openssl python3-venv bc snmpd snmp
-      zsh fish util-linux"
+      zsh fish util-linux corosync pacemaker prometheus python3-yaml systemd"
 missing=""
 for p in $pkgs; do
   dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"
 done
 if [ -n "$missing" ]; then
   echo "setup.sh: installing$missing" >&2
+  # Installing corosync, pacemaker or sshd must not start the system's own
+  # services (the tests start private instances). Container images usually
+  # carry a policy-rc.d that forbids it; where there is none, one is put in
+  # place for the install only.
+  policy=/usr/sbin/policy-rc.d
+  ours=""
+  if [ ! -e "$policy" ]; then
+    printf '#!/bin/sh\n# fencekit tests/peers/setup.sh: no service starts while installing\nexit 101\n' >"$policy"
+    chmod 755 "$policy"
+    ours=1
+    trap 'rm -f "$policy"' EXIT
+  fi
   apt-get update -qq
   # shellcheck disable=SC2086
   DEBIAN_FRONTEND=noninteractive apt-get install -y -q $missing >/dev/null
+  if [ -n "$ours" ]; then
+    rm -f "$policy"
+    trap - EXIT
+  fi
 fi
 
 mkdir -p "$PEERS_DIR"
@@ -47,5 +72,15 @@ if [ ! -x "$venv/bin/sushy-emulator" ] \
   python3 -m venv "$venv"
   "$venv/bin/pip" install -q --disable-pip-version-check \
     'sushy-tools==2.2.0' 'pyghmi==1.6.19' bcrypt
+fi
+# AWS: moto in server mode (the EC2, STS and IAM emulator), and what upstream
+# fence_aws needs when run with the venv's Python: a boto3 recent enough to
+# honour AWS_ENDPOINT_URL (Debian 12's 1.26 does not), and fencing.py's
+# imports (pexpect, pycurl: wheels, nothing to compile).
+if [ ! -x "$venv/bin/moto_server" ] \
+   || ! "$venv/bin/python" -c 'import boto3, pexpect, pycurl, flask_cors' 2>/dev/null; then
+  echo "setup.sh: installing moto and boto3 into $venv" >&2
+  "$venv/bin/pip" install -q --disable-pip-version-check \
+    'moto[server]==5.2.5' 'boto3==1.44.8' 'pexpect==4.9.0' 'pycurl==7.49.0'
 fi
 echo "peers ready in $PEERS_DIR"

@@ -6,10 +6,12 @@ usage (in snmpd.conf):  pass_persist .1.3.6.1.4.1.318 /usr/bin/python3 snmp_pdu.
 
 State lives in RUNDIR/state.json and is re-read on every request, so a test
 can change it between requests:
-  {"outlets": N, "on": [1, 2, ...], "watts": 120, "refuse": [5], "names": {"3": "db01"}}
+  {"outlets": N, "on": [1, 2, ...], "watts": 120, "refuse": [5], "welded": [6], "names": {"3": "db01"}}
   - "on":     outlets that have power;
   - "refuse": outlets that accept a command but do not switch (a stuck relay);
-  - "watts":  load of an outlet that is on (0 when off).
+  - "welded": outlets whose state follows the commands but whose relay
+              never opens: they read off and still carry their load;
+  - "watts":  load of an outlet that is on, or welded (0 otherwise).
 Every set is appended to RUNDIR/ops.log as "OID VALUE".
 
 MIB served (facts from PowerNet-MIB and EATON-EPDU-MIB as fence-agents uses them):
@@ -84,7 +86,8 @@ def table(st):
             t[b + (1, 1, 12, 3, 3, 1, 1, 4, i)] = ("integer", state, writer())
             t[b + (1, 1, 12, 3, 5, 1, 1, 2, i)] = ("string", name, None)
             t[b + (1, 1, 12, 3, 5, 1, 1, 4, i)] = ("integer", state, None)
-            t[b + (1, 1, 26, 9, 4, 3, 1, 7, i)] = ("integer", st.get("watts", 120) if i in on else 0, None)
+            fed = i in on or i in st.get("welded", [])
+            t[b + (1, 1, 26, 9, 4, 3, 1, 7, i)] = ("integer", st.get("watts", 120) if fed else 0, None)
             t[b + (1, 1, 4, 4, 2, 1, 3, i)] = ("integer", state, writer())
             t[b + (1, 1, 4, 4, 2, 1, 4, i)] = ("string", name, None)
     else:

@@ -22,6 +22,8 @@
 //! `/tmp/fencekit-peers`), installed by `tests/peers/setup.sh`.
 #![allow(dead_code)]
 
+pub mod pacemaker;
+
 use fencekit::ssh::config::{Profile, SshAuth, SshConfig};
 use fencekit::ssh::hostkey::HostKeyPolicy;
 use std::collections::HashMap;
@@ -57,13 +59,20 @@ pub fn own_loopback() -> Ipv4Addr {
     Ipv4Addr::new(127, 100 + (std::process::id() % 100) as u8, n as u8, 1)
 }
 
-/// True while some process holds fencekit's per-BMC lock for `host` (an
-/// abstract socket, listed in `/proc/net/unix`): the readiness signal that
-/// a fencekit run has started acting on that BMC.
+/// True while some process holds fencekit's per-device lock for a device
+/// at `host` (any port or system of it: an abstract socket
+/// `@fencekit/bmc/HOST[:PORT][/sys/ID]`, listed in `/proc/net/unix`): the
+/// readiness signal that a fencekit run has started acting on that BMC.
 pub fn bmc_lock_held(host: &str) -> bool {
     let name = format!(" @fencekit/bmc/{host}");
     fs::read_to_string("/proc/net/unix")
-        .map(|t| t.lines().any(|l| l.ends_with(&name)))
+        .map(|t| {
+            t.lines().any(|l| {
+                l.find(&name).is_some_and(|i| {
+                    matches!(l[i + name.len()..].chars().next(), None | Some(':' | '/'))
+                })
+            })
+        })
         .unwrap_or(false)
 }
 
@@ -228,6 +237,10 @@ fn missing_reason(peer: &str) -> Option<String> {
         "ipmipower" => needs_binary("ipmipower", "freeipmi-tools"),
         "fence_ipmilan" => needs_binary("fence_ipmilan", "fence-agents"),
         "fence_virsh" => needs_binary("fence_virsh", "fence-agents"),
+        "corosync" => needs_binary("corosync", "corosync"),
+        "pacemaker" => needs_binary("pacemakerd", "pacemaker"),
+        "pacemaker-cli-utils" => needs_binary("stonith_admin", "pacemaker-cli-utils"),
+        "promtool" => needs_binary("promtool", "prometheus"),
         "python3" | "udp_proxy" => needs_binary("python3", "python3"),
         "pyghmi" => {
             let py = venv_python();
@@ -657,7 +670,9 @@ fn read_bit(path: &Path) -> bool {
 /// power state lives in the `power` file (0/1), every set is appended to
 /// `ops`, and a `stuck` file makes power changes be ignored.
 pub struct IpmiSim {
-    /// UDP port on 127.0.0.1.
+    /// Its address (127.0.0.1 unless started with [`IpmiSim::start_at`]).
+    pub host: Ipv4Addr,
+    /// UDP port on `host`.
     pub port: u16,
     pid: u32,
     run_dir: PathBuf,
@@ -672,26 +687,51 @@ impl IpmiSim {
 
     /// Starts a simulator with the given credentials.
     pub fn start_with(user: &str, password: &str, power_on: bool) -> IpmiSim {
+        IpmiSim::start_at(
+            Ipv4Addr::LOCALHOST,
+            free_port(),
+            user,
+            password,
+            power_on,
+            None,
+        )
+    }
+
+    /// Starts a simulator on `host:port` (a loopback address of the
+    /// test's own, e.g. [`own_loopback`]: fencekit's per-BMC lock is keyed
+    /// by address; a restarted BMC keeps its address), with the given
+    /// credentials and, when given, GUID (32 hex digits).
+    pub fn start_at(
+        host: Ipv4Addr,
+        port: u16,
+        user: &str,
+        password: &str,
+        power_on: bool,
+        guid: Option<&str>,
+    ) -> IpmiSim {
         let dir = tempdir("fencekit-ipmisim-");
-        let port = free_port();
         let mut c = Command::new("sh");
         c.arg(peer_scripts().join("ipmi_sim_start.sh"))
-            .args([HOST, &port.to_string(), user, password])
+            .args([&host.to_string(), &port.to_string(), user, password])
             .arg(if power_on { "1" } else { "0" })
             .env("IPMI_SIM_RUNDIR", dir.path());
+        if let Some(g) = guid {
+            c.env("IPMI_SIM_GUID", g);
+        }
         let r = run(c, Duration::from_secs(15));
-        let run_dir = dir.path().join(format!("{HOST}-{port}"));
+        let run_dir = dir.path().join(format!("{host}-{port}"));
         let pid: Option<u32> = r.stdout.lines().last().and_then(|l| l.trim().parse().ok());
         let Some(pid) = pid.filter(|_| r.code == Some(0)) else {
             panic!("ipmi_sim_start.sh failed\n{r}");
         };
         let sim = IpmiSim {
+            host,
             port,
             pid,
             run_dir,
             _dir: dir,
         };
-        if !(wait_udp_bound(port, Duration::from_secs(5)) && pid_alive(pid)) {
+        if !(wait_udp_bound_at(host, port, Duration::from_secs(5)) && pid_alive(pid)) {
             let log = sim.log();
             drop(sim);
             panic!("ipmi_sim on port {port} did not come up; log:\n{log}");
@@ -699,9 +739,9 @@ impl IpmiSim {
         sim
     }
 
-    /// `ipmi://admin@127.0.0.1:PORT`.
+    /// `ipmi://admin@127.0.0.1:PORT` (`HOST` when started elsewhere).
     pub fn target(&self) -> String {
-        target(self.port)
+        format!("ipmi://{USER}@{}:{}", self.host, self.port)
     }
 
     /// The simulator's own power state (its state file).
@@ -821,8 +861,13 @@ pub struct Pyghmi {
 impl Pyghmi {
     /// Starts a BMC for admin/password offering `ciphers` ("3", "17", "3,17").
     pub fn start(ciphers: &str, power_on: bool) -> Pyghmi {
+        Pyghmi::start_at(free_port(), ciphers, power_on, None)
+    }
+
+    /// [`Pyghmi::start`] on `port` (a restarted BMC keeps its address),
+    /// with a fixed GUID when given (else a random one per start).
+    pub fn start_at(port: u16, ciphers: &str, power_on: bool, uuid: Option<&str>) -> Pyghmi {
         let dir = tempdir("fencekit-pyghmi-");
-        let port = free_port();
         let state_file = dir.path().join("power");
         let log = dir.path().join("log");
         let mut c = Command::new(venv_python());
@@ -833,6 +878,7 @@ impl Pyghmi {
             .args(["--power", if power_on { "on" } else { "off" }])
             .arg("--state-file")
             .arg(&state_file)
+            .args(uuid.map(|u| format!("--uuid={u}")))
             .env("PYTHONUNBUFFERED", "1")
             .stdin(Stdio::null())
             .stdout(fs::File::create(&log).unwrap())
@@ -900,7 +946,10 @@ pub struct Datagram {
 /// listed client datagrams, or without a target a black hole; logs every
 /// datagram, which is how tests count what a client sends.
 pub struct UdpProxy {
-    /// UDP port on 127.0.0.1 that clients talk to.
+    /// The address clients talk to (127.0.0.1 unless started with
+    /// [`UdpProxy::start_between`]).
+    pub host: Ipv4Addr,
+    /// UDP port on `host` that clients talk to.
     pub port: u16,
     log: PathBuf,
     proc: Guarded,
@@ -916,6 +965,18 @@ impl UdpProxy {
     /// [`UdpProxy::start`] with more `udp_proxy.py` options (e.g.
     /// `["--delay", "400ms"]`: a BMC whose answers come late).
     pub fn start_with(target: Option<u16>, drop: &[usize], extra: &[&str]) -> UdpProxy {
+        let target = target.map(|t| std::net::SocketAddrV4::new(Ipv4Addr::LOCALHOST, t));
+        UdpProxy::start_between(Ipv4Addr::LOCALHOST, target, drop, extra)
+    }
+
+    /// [`UdpProxy::start_with`] listening on `host` (an address of the
+    /// test's own), forwarding to `target` (any loopback address).
+    pub fn start_between(
+        host: Ipv4Addr,
+        target: Option<std::net::SocketAddrV4>,
+        drop: &[usize],
+        extra: &[&str],
+    ) -> UdpProxy {
         let dir = tempdir("fencekit-proxy-");
         let port = free_port();
         let log = dir.path().join("log");
@@ -927,11 +988,11 @@ impl UdpProxy {
         let mut c = Command::new(py);
         c.arg(peer_scripts().join("udp_proxy.py"))
             .arg("--listen")
-            .arg(format!("{HOST}:{port}"))
+            .arg(format!("{host}:{port}"))
             .arg("--log")
             .arg(&log);
         if let Some(t) = target {
-            c.arg("--target").arg(format!("{HOST}:{t}"));
+            c.arg("--target").arg(t.to_string());
         }
         if !drop.is_empty() {
             let list: Vec<String> = drop.iter().map(|d| d.to_string()).collect();
@@ -943,12 +1004,13 @@ impl UdpProxy {
             .stderr(fs::File::create(dir.path().join("stderr")).unwrap());
         let mut proc = Guarded::spawn(c, "udp_proxy.py");
         let up = wait_for_text(&log, "proxy ", Duration::from_secs(10), &mut proc)
-            && wait_udp_bound(port, Duration::from_secs(5));
+            && wait_udp_bound_at(host, port, Duration::from_secs(5));
         if !up {
             let err = fs::read_to_string(dir.path().join("stderr")).unwrap_or_default();
             panic!("udp_proxy on port {port} did not come up; stderr:\n{err}");
         }
         UdpProxy {
+            host,
             port,
             log,
             proc,
@@ -958,7 +1020,7 @@ impl UdpProxy {
 
     /// `ipmi://admin@127.0.0.1:PORT` (through the proxy).
     pub fn target(&self) -> String {
-        target(self.port)
+        format!("ipmi://{USER}@{}:{}", self.host, self.port)
     }
 
     /// Client datagrams so far, in order.

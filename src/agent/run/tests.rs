@@ -402,7 +402,7 @@ fn fast_refs(args: &[&str]) -> Vec<&'static str> {
 }
 
 #[test]
-fn pacemaker_disables_timeouts_unless_told_otherwise() {
+fn pacemaker_lifts_only_the_wait_for_the_power_state_unless_told_otherwise() {
     let args = fast_refs(&["-a", "h", "-o", "off", "--power-timeout=2"]);
     let sim = Sim::new(true);
     sim.st().stuck_off = true;
@@ -429,10 +429,13 @@ fn pacemaker_disables_timeouts_unless_told_otherwise() {
         sim.calls().len()
     );
     assert!(sim.st().closed, "the session is closed on a signal");
-    assert_eq!(
-        sim.st().step_deadlines,
-        vec![None],
-        "no step bound without timeouts"
+    // Connecting keeps its bound: power_timeout's 2 s, as without Pacemaker.
+    let steps = sim.st().step_deadlines.clone();
+    assert_eq!(steps.len(), 1);
+    let left = steps[0].expect("a step bound under disable_timeout") - env.started;
+    assert!(
+        left > Duration::from_millis(1500) && left <= Duration::from_millis(2500),
+        "{left:?}"
     );
 
     let mut args = args.clone();
@@ -448,6 +451,39 @@ fn pacemaker_disables_timeouts_unless_told_otherwise() {
         r.out.stderr
     );
     assert!(sim.st().step_deadlines[0].is_some());
+}
+
+#[test]
+fn under_pacemaker_a_bmc_that_cannot_be_reached_fails_at_the_step_bound() {
+    // A set-up that never completes: the session is never established, so
+    // disable_timeout lifts nothing; it fails at power_timeout's bound (1 s
+    // here, 20 s by default) with its cause, instead of waiting for SIGTERM.
+    let sim = Sim::new(true);
+    sim.st().hang = true;
+    let env = AgentEnv {
+        pcmk_service: Some("pacemaker-fenced".into()),
+        ..AgentEnv::plain()
+    };
+    let stdin = "action=reboot\nip=h\npower_timeout=1\nnodename=n1\nplug=n1\n";
+    let t0 = Instant::now();
+    let r = run_env("fence_ipmilan", &[], stdin, &sim, &env);
+    let took = t0.elapsed();
+    assert_eq!((r.out.code, r.out.stdout.as_str()), (1, ""));
+    assert!(
+        took >= Duration::from_millis(900) && took < Duration::from_secs(3),
+        "{took:?}"
+    );
+    let lines: Vec<&str> = r.out.stderr.lines().collect();
+    assert_eq!(lines.len(), 2, "{}", r.out.stderr);
+    assert!(
+        lines[0].ends_with("ERROR: Connection timed out"),
+        "{lines:?}"
+    );
+    assert!(
+        lines[1].ends_with("ERROR: cause: no answer (during session set-up)"),
+        "{lines:?}"
+    );
+    assert!(sim.calls().is_empty(), "nothing was read or sent");
 }
 
 #[test]
@@ -930,7 +966,7 @@ fn policy_maps_upstream_timing() {
     let p = policy(&v);
     assert_eq!(p.power_wait, Duration::from_secs(4));
     assert_eq!(p.power_timeout, PowerTimeout::Polls(20));
-    assert_eq!(p.step_timeout, Some(Duration::from_secs(20)));
+    assert_eq!(p.step_timeout, Duration::from_secs(20));
     assert_eq!(
         (p.poll_interval, p.poll_interval_max),
         (Duration::from_secs(1), Duration::from_secs(1))
@@ -940,13 +976,25 @@ fn policy_maps_upstream_timing() {
         (1, 1, RebootMethod::OnOff)
     );
     assert!(p.deadline.is_none());
+    // disable_timeout (Pacemaker): only the wait for the power state is
+    // lifted; every step keeps power_timeout's bound.
+    v.set(Key::DisableTimeout, "true");
+    v.set(Key::PowerTimeout, "7");
+    let p = policy(&v);
+    assert_eq!(
+        (p.power_timeout, p.step_timeout),
+        (PowerTimeout::Unlimited, Duration::from_secs(7))
+    );
+    v.set(Key::DisableTimeout, "false");
+    assert_eq!(policy(&v).power_timeout, PowerTimeout::Polls(7));
+    // power_timeout=0 lifts that wait too, and the steps keep the default.
     v.set(Key::PowerTimeout, "0");
     v.set(Key::Method, "CYCLE");
     v.set(Key::PowerWait, "-3");
     let p = policy(&v);
     assert_eq!(
         (p.power_timeout, p.step_timeout),
-        (PowerTimeout::Unlimited, None)
+        (PowerTimeout::Unlimited, Duration::from_secs(20))
     );
     assert_eq!(
         (p.method, p.power_wait),
@@ -1127,6 +1175,7 @@ const PINNED: &str = "4c414230-0000-4001-8000-fe0000000001";
 fn sim_reporting(uuid: &str) -> Sim {
     let sim = Sim::new(true);
     sim.st().identity = crate::engine::identity::Identity {
+        names: Vec::new(),
         uuid: vec![crate::engine::identity::reported_uuid(uuid).unwrap()],
         serial: None,
     };

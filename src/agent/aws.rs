@@ -1,0 +1,157 @@
+//! The fence_aws family's own part: options → [`AwsConfig`].
+//!
+//! Parsing, validation, timing and output are shared ([`crate::agent::run`]);
+//! this module only knows which option feeds which EC2 setting: the plug is
+//! the instance ID (one per call), the region comes from `--region` or the
+//! SDKs' places (`AWS_REGION`, `AWS_DEFAULT_REGION`, the profile's
+//! `region`), the keys from `--access-key`/`--secret-key` (argv or stdin)
+//! or, when neither is given, the credential chain
+//! ([`crate::aws::credentials`]). `--filter KEY=VALUE` narrows `list`.
+//!
+//! fencekit-only extensions: `--expect-node-name NAME` and `--expect-tag
+//! KEY=VALUE` (pins read by the engine before any state change; see
+//! [`super::run::expected_identity`]), `--allow-self-fence`,
+//! `--endpoint-url`, and `--skip-race-check` (accepted, ignored).
+
+use super::defs::Agent;
+use super::key::Key;
+use super::values::Values;
+use crate::aws::config::{check_instance, key_value, AwsConfig, ConfigError, Env, GivenKeys};
+use crate::secret::Secret;
+use std::time::Duration;
+
+/// Per-request bound when `power_timeout` is 0 or timeouts are disabled
+/// (boto3 waits 60 s per attempt; fencekit bounds every request).
+pub const UNLIMITED_REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Builds the EC2 configuration from validated option values. The error is
+/// a message that reads after "Failed: ".
+pub fn config(values: &Values, agent: &Agent) -> Result<AwsConfig, String> {
+    let env = Env::from_process();
+    let region = match values.get(Key::Region).filter(|r| !r.is_empty()) {
+        Some(r) => r.to_string(),
+        None => env
+            .region()
+            .map(str::to_string)
+            .or_else(|| {
+                crate::aws::credentials::profile(&env)
+                    .1
+                    .and_then(|p| p.get("region").cloned())
+            })
+            .ok_or_else(|| ConfigError::NoRegion.to_string())?,
+    };
+    let instance = values.get(Key::Plug).unwrap_or_default().trim().to_string();
+    if !instance.is_empty() {
+        check_instance(&instance).map_err(|e| e.to_string())?;
+    }
+    let mut cfg = AwsConfig::new(&region, &instance);
+    cfg.keys = GivenKeys::from_parts(
+        values.get(Key::AccessKey),
+        values.get(Key::SecretKey).map(Secret::from_str_value),
+    )
+    .map_err(|e| e.to_string())?;
+    cfg.endpoint = values
+        .get(Key::EndpointUrl)
+        .filter(|s| !s.is_empty())
+        .map(str::to_string);
+    cfg.allow_self_fence = values.flag_of(agent, Key::AllowSelfFence);
+    cfg.list_filter = match values.get(Key::Filter) {
+        Some(f) => {
+            Some(key_value(f).ok_or_else(|| ConfigError::BadFilter(f.to_string()).to_string())?)
+        }
+        None => None,
+    };
+    cfg.request_timeout = match values.int(Key::PowerTimeout) {
+        Some(n) if n > 0 => Duration::from_secs(n.min(60) as u64),
+        _ => UNLIMITED_REQUEST_TIMEOUT,
+    };
+    cfg.validate().map_err(|e| e.to_string())?;
+    Ok(cfg)
+}
+
+/// A one-line description of the configuration for `-v` (never a secret).
+pub fn describe(cfg: &AwsConfig) -> String {
+    format!(
+        "EC2 instance {} in {}, {}, {} s per request{}",
+        if cfg.instance_id.is_empty() {
+            "(none: listing)"
+        } else {
+            &cfg.instance_id
+        },
+        cfg.region,
+        match &cfg.keys {
+            GivenKeys::Chain => "credentials from the AWS credential chain".to_string(),
+            GivenKeys::Keys { .. } => "access key and secret key given [set]".to_string(),
+        },
+        cfg.request_timeout.as_secs(),
+        if cfg.allow_self_fence {
+            ", self-fencing allowed"
+        } else {
+            ""
+        }
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent::defs::agent;
+    use crate::agent::values::validate;
+
+    fn cfg_of(pairs: &[(&str, &str)]) -> Result<AwsConfig, String> {
+        let a = agent("fence_aws").unwrap();
+        let mut v = Values::new();
+        for (k, val) in pairs {
+            v.set_named(k, *val);
+        }
+        v.apply_defaults(&a);
+        let errors = validate(&mut v, &a);
+        assert!(errors.is_empty(), "{errors:?}");
+        config(&v, &a)
+    }
+
+    #[test]
+    fn options_map_to_the_instance_and_the_keys() {
+        let c = cfg_of(&[
+            ("region", "eu-west-1"),
+            ("plug", "i-0123456789abcdef0"),
+            ("access_key", "AKIAEXAMPLE"),
+            ("secret_key", "hunter2"),
+        ])
+        .unwrap();
+        assert_eq!(
+            (c.region.as_str(), c.instance_id.as_str()),
+            ("eu-west-1", "i-0123456789abcdef0")
+        );
+        assert!(matches!(c.keys, GivenKeys::Keys { .. }));
+        assert_eq!(c.request_timeout, Duration::from_secs(60));
+        assert!(!describe(&c).contains("hunter2"));
+        let c = cfg_of(&[("region", "eu-west-1"), ("plug", "i-01234567")]).unwrap();
+        assert_eq!(c.keys, GivenKeys::Chain);
+        let e = cfg_of(&[
+            ("region", "eu-west-1"),
+            ("plug", "i-01234567"),
+            ("access_key", "A"),
+        ])
+        .unwrap_err();
+        assert!(e.contains("both"), "{e}");
+        let e = cfg_of(&[("region", "eu-west-1"), ("plug", "node1")]).unwrap_err();
+        assert!(e.contains("not an EC2 instance ID"), "{e}");
+        let e = cfg_of(&[
+            ("region", "eu-west-1"),
+            ("action", "list"),
+            ("filter", "nokey"),
+        ])
+        .unwrap_err();
+        assert!(e.contains("not a filter"), "{e}");
+        let c = cfg_of(&[
+            ("region", "eu-west-1"),
+            ("action", "list"),
+            ("filter", "tag:Name=w-0"),
+            ("power_timeout", "5"),
+        ])
+        .unwrap();
+        assert_eq!(c.list_filter, Some(("tag:Name".into(), "w-0".into())));
+        assert_eq!(c.request_timeout, Duration::from_secs(5));
+    }
+}
