@@ -1418,18 +1418,22 @@ impl Inventory {
         b.nodes.reserve_exact(sections.len());
         b.index.reserve(sections.len());
         let lines = Lines::of(text);
-        for r in sections {
-            let section = &text[r.clone()];
-            let nds = match toml::from_str::<OneNode>(section) {
-                Ok(one) => one.node,
-                Err(_) => {
+        let mut reread = false;
+        each_section(text, &sections, |r, read| {
+            let nds = match read {
+                Some(nds) => nds,
+                None => {
                     // The reader's own message, on the file's lines: the
                     // section read where it stands (blank lines before it).
+                    let section = &text[r.clone()];
                     let padded = "\n".repeat(lines.line(r.start) - 1) + section;
                     match toml::from_str::<OneNode>(&padded) {
                         Err(e) => return Err(toml_error(e)),
                         // (Cannot happen; if it did, the whole file decides.)
-                        Ok(_) => return Inventory::parse_whole(whole()?, text, path),
+                        Ok(_) => {
+                            reread = true;
+                            return Ok(false);
+                        }
                     }
                 }
             };
@@ -1437,6 +1441,10 @@ impl Inventory {
                 let line = lines.line(r.start + nd.name.span().start);
                 b.add(nd, line)?;
             }
+            Ok(true)
+        })?;
+        if reread {
+            return Inventory::parse_whole(whole()?, text, path);
         }
         b.finish()
     }
@@ -1462,6 +1470,82 @@ impl Inventory {
     pub fn node_mut(&mut self, name: &str) -> Option<&mut Node> {
         self.index.get(name).map(|&i| &mut self.nodes[i])
     }
+}
+
+/// Sections of one chunk, read by a helper thread: many small TOML
+/// documents, so that a thread's share is worth its hand-over.
+const CHUNK: usize = 256;
+
+/// Below this many sections the file is read on the calling thread alone.
+const PARALLEL_FROM: usize = 4 * CHUNK;
+
+/// Reads each node section of `text` (its `[[node]]` entries, or `None`
+/// when it does not read on its own) and hands them to `take` in file
+/// order, until `take` says stop (`Ok(false)`) or fails.
+///
+/// A large file's sections are read by helper threads, a chunk at a time,
+/// while this thread takes them in order: reading is most of the cost of
+/// a 100,000-node inventory, and each section reads on its own. Chunks
+/// are handed out in file order and the channel is bounded, so what is
+/// read ahead is a few chunks, not the file.
+fn each_section<E>(
+    text: &str,
+    sections: &[std::ops::Range<usize>],
+    mut take: impl FnMut(&std::ops::Range<usize>, Option<Vec<NodeDoc>>) -> Result<bool, E>,
+) -> Result<(), E> {
+    let read = |r: &std::ops::Range<usize>| {
+        toml::from_str::<OneNode>(&text[r.clone()])
+            .ok()
+            .map(|one| one.node)
+    };
+    let helpers = std::thread::available_parallelism().map_or(1, |n| n.get().min(4));
+    if sections.len() < PARALLEL_FROM || helpers < 2 {
+        for r in sections {
+            if !take(r, read(r))? {
+                break;
+            }
+        }
+        return Ok(());
+    }
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    std::thread::scope(|scope| {
+        type Chunk = (usize, Vec<Option<Vec<NodeDoc>>>);
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Chunk>(helpers);
+        for _ in 0..helpers {
+            let (tx, next, read) = (tx.clone(), &next, &read);
+            scope.spawn(move || loop {
+                let c = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(chunk) = sections.get(c * CHUNK..) else {
+                    break;
+                };
+                let chunk = &chunk[..chunk.len().min(CHUNK)];
+                if chunk.is_empty() {
+                    break;
+                }
+                // A closed channel: the taker stopped; so do the helpers.
+                if tx.send((c, chunk.iter().map(read).collect())).is_err() {
+                    break;
+                }
+            });
+        }
+        drop(tx);
+        // Chunks arrive in any order; they are taken in the file's.
+        let mut early = std::collections::BTreeMap::new();
+        let mut want = 0;
+        for (c, docs) in rx {
+            early.insert(c, docs);
+            while let Some(docs) = early.remove(&want) {
+                let rs = &sections[want * CHUNK..];
+                for (r, nds) in rs.iter().zip(docs) {
+                    if !take(r, nds)? {
+                        return Ok(());
+                    }
+                }
+                want += 1;
+            }
+        }
+        Ok(())
+    })
 }
 
 #[cfg(test)]
@@ -1562,6 +1646,50 @@ probe_ports = [5432]
             .unwrap_err()
             .to_string()
             .contains("no fencing method"));
+    }
+
+    #[test]
+    fn a_large_file_read_by_helper_threads_keeps_file_order_and_first_error() {
+        // Above PARALLEL_FROM sections: read by helper threads, chunks of
+        // CHUNK taken in the file's order.
+        let n = PARALLEL_FROM + 5 * CHUNK + 7;
+        let mut text = String::from("[defaults]\nusername = \"admin\"\n");
+        for i in 0..n {
+            text += &format!(
+                "\n[[node]]\nname = \"n{i}\"\n  [[node.fence]]\n  endpoint = \"ipmi://10.{}.{}.1\"\n",
+                i / 256,
+                i % 256
+            );
+        }
+        let inv = Inventory::parse(&text, Path::new("big.toml")).unwrap();
+        assert_eq!(inv.nodes.len(), n);
+        for (i, node) in inv.nodes.iter().enumerate() {
+            assert_eq!(node.name, format!("n{i}"));
+        }
+        assert_eq!(inv.node("n1234").map(|x| x.name.as_str()), Some("n1234"));
+
+        // Two broken sections, in different chunks: the first in the file
+        // is reported, on its own line.
+        let at = |i: usize| format!("name = \"n{i}\"\n");
+        let bad = text
+            .replacen(&at(n - 3), &format!("{}  passwrd = 1\n", at(n - 3)), 1)
+            .replacen(
+                &at(CHUNK * 3 + 1),
+                &format!("{}  passwrd = 1\n", at(CHUNK * 3 + 1)),
+                1,
+            );
+        let line = bad[..bad.find("passwrd").unwrap()].lines().count();
+        let e = Inventory::parse(&bad, Path::new("big.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(&format!("line {line}")), "line {line}: {e}");
+
+        // A node defined twice across chunks is still found.
+        let twice = text.replacen(&at(n - 1), &at(2), 1);
+        let e = Inventory::parse(&twice, Path::new("big.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("defined twice"), "{e}");
     }
 
     #[test]

@@ -310,9 +310,9 @@ pub fn select(
     };
     if all {
         let inv = inventory.as_mut().ok_or(PlanError::AllWithoutInventory)?;
-        out.reserve(inv.nodes.len());
         // Every node, once (an inventory's names are unique): they are not
         // put in `seen`, every inventory name counts as seen below.
+        out.reserve(inv.nodes.len());
         for n in &mut inv.nodes {
             out.push(take_plan(n, &inv.path)?);
         }
@@ -369,6 +369,44 @@ mod tests {
 
     fn url(u: &str) -> Result<MethodSpec, BuildError> {
         build::from_url(u, &MethodOptions::default())
+    }
+
+    #[test]
+    fn a_large_inventory_is_planned_in_order_and_says_its_first_error() {
+        let n = 3049;
+        let inventory = |bad: &[usize]| {
+            let mut text = String::new();
+            for i in 0..n {
+                let cipher = if bad.contains(&i) {
+                    "  cipher = true\n"
+                } else {
+                    ""
+                };
+                text += &format!(
+                    "[[node]]\nname = \"n{i}\"\n  [[node.fence]]\n  endpoint = \"ipmi://10.{}.{}.1\"\n{cipher}",
+                    i / 256,
+                    i % 256
+                );
+            }
+            Inventory::parse(&text, Path::new("big.toml")).unwrap()
+        };
+        let plans = select(&[], true, Some(inventory(&[])), &url).unwrap();
+        assert_eq!(plans.len(), n);
+        for (i, p) in plans.iter().enumerate() {
+            assert_eq!(p.name, format!("n{i}"));
+            assert_eq!(
+                p.levels[0].endpoint(),
+                format!("ipmi://10.{}.{}.1:623", i / 256, i % 256)
+            );
+        }
+        // Errors in the last share and the first: the first node's is said.
+        let e = select(&[], true, Some(inventory(&[n - 2, 5])), &url)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("node 'n5'") && e.contains("cipher must be"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -2,12 +2,13 @@
 //! parsing it, so that [`super::inventory`] can parse one node at a time.
 //!
 //! A TOML reader builds the whole document in memory before any of it is
-//! read: for a file of 100,000 `[[node]]` entries that is about 3 KiB per
-//! node (keys, values, their spans and decoration), a gigabyte. Each node's
+//! read: for a file of 100,000 `[[node]]` entries that was about 3 KiB per
+//! node (keys, values, their spans and decoration), a gigabyte, with the
+//! reader of the time (toml 0.8). Each node's
 //! section is independent of the others (an element of the `node` array of
 //! tables, with its own `[[node.fence]]`, `[node.ssh]`, `[[node.check]]`),
-//! so it can be read on its own, and the rest of the file (defaults, PDUs,
-//! identity tables) without the nodes.
+//! so it can be read on its own (on helper threads, for a large file), and
+//! the rest of the file (defaults, PDUs, identity tables) without the nodes.
 //!
 //! The scan follows what decides where a table header can be: strings
 //! (basic, literal, and their multi-line forms, which may hold lines that

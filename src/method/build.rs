@@ -432,7 +432,7 @@ fn aws(region: &str, instance: &str, o: &MethodOptions) -> Result<MethodSpec, Bu
     c.allow_self_fence = o.allow_self_fence;
     c.validate()?;
     Ok(MethodSpec::Aws {
-        config: c,
+        config: Box::new(c),
         access_key: o.access_key.clone().filter(|k| !k.trim().is_empty()),
         credential: o.credential.clone(),
         expect: ExpectedIdentity::default(),
