@@ -142,6 +142,64 @@ fn bad_inventories_are_usage_errors_naming_file_and_line() {
     run(d, &["status", "-i", "/nonexistent/inv.toml", "--all"]).assert_code(64);
 }
 
+/// A large inventory's sections are read by helper threads; where no
+/// thread can be made (a pod's limit on processes), the file is read by
+/// the one thread there is, with the same plan, instead of a panic.
+#[test]
+fn a_large_inventory_is_read_where_no_thread_can_be_made() {
+    if !support::root_with(&["setpriv", "prlimit"]) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let p = d.join("inv.toml");
+    let mut text =
+        String::from("[defaults]\nusername = \"admin\"\npassword_env = \"FK_TEST_PW\"\n");
+    for i in 0..3000 {
+        text += &format!(
+            "\n[[node]]\nname = \"n{i:04}\"\n  [[node.fence]]\n  endpoint = \"ipmi://10.1.{}.{}\"\n",
+            i / 256,
+            i % 256
+        );
+    }
+    std::fs::write(&p, text).unwrap();
+    let readable = std::os::unix::fs::PermissionsExt::from_mode(0o755);
+    std::fs::set_permissions(d, readable).unwrap();
+    let plan = |nproc: Option<&str>| {
+        // A UID of its own (no other process counts against its limit).
+        let mut c = Command::new("setpriv");
+        c.args([
+            "--reuid",
+            "65531",
+            "--regid",
+            "65531",
+            "--clear-groups",
+            "--",
+        ]);
+        if let Some(n) = nproc {
+            c.args(["prlimit", &format!("--nproc={n}"), "--"]);
+        }
+        c.arg(bin())
+            .args(["status", "-i", p.to_str().unwrap(), "--all", "--dry-run"])
+            .env("FK_TEST_PW", "x")
+            .env("XDG_RUNTIME_DIR", d)
+            .env_remove("FENCEKIT_INVENTORY");
+        let r = support::run(c, Duration::from_secs(60));
+        r.assert_code(0);
+        assert_eq!(r.stdout.matches("  level 1  ").count(), 3000, "{r}");
+        r.stdout
+    };
+    let threads = plan(None);
+    let alone = plan(Some("1"));
+    assert_eq!(alone, threads);
+    let order: Vec<&str> = alone
+        .lines()
+        .filter_map(|l| l.split_whitespace().next().filter(|w| w.starts_with('n')))
+        .collect();
+    let expected: Vec<String> = (0..3000).map(|i| format!("n{i:04}")).collect();
+    assert_eq!(order, expected);
+}
+
 #[test]
 fn dry_run_checks_references_and_contacts_nothing() {
     let dir = tempfile::tempdir().unwrap();

@@ -155,12 +155,19 @@ impl Prompt for TerminalPrompt {
         let node = node.to_string();
         // A blocking read on a thread of its own: the reader ends with the
         // process if nobody types (the wait itself is bounded by the deadline).
-        std::thread::spawn(move || {
-            eprint!("Type the node name ({node}) once it is done: ");
-            let mut line = String::new();
-            let ok = std::io::stdin().read_line(&mut line).is_ok() && line.trim() == node;
-            let _ = tx.send(ok);
-        });
+        // Without a thread (a limit on processes) the sender is dropped
+        // unsent: no answer, which is not an acknowledgment.
+        let asked = std::thread::Builder::new()
+            .name("prompt".into())
+            .spawn(move || {
+                eprint!("Type the node name ({node}) once it is done: ");
+                let mut line = String::new();
+                let ok = std::io::stdin().read_line(&mut line).is_ok() && line.trim() == node;
+                let _ = tx.send(ok);
+            });
+        if let Err(e) = asked {
+            eprintln!("fencekit: cannot ask at the terminal: {e}");
+        }
         rx
     }
 }

@@ -1511,9 +1511,10 @@ fn each_section<E>(
     std::thread::scope(|scope| {
         type Chunk = (usize, Vec<Option<Vec<NodeDoc>>>);
         let (tx, rx) = std::sync::mpsc::sync_channel::<Chunk>(helpers);
+        let mut started = 0;
         for _ in 0..helpers {
             let (tx, next, read) = (tx.clone(), &next, &read);
-            scope.spawn(move || loop {
+            let helper = std::thread::Builder::new().spawn_scoped(scope, move || loop {
                 let c = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 let Some(chunk) = sections.get(c * CHUNK..) else {
                     break;
@@ -1527,8 +1528,22 @@ fn each_section<E>(
                     break;
                 }
             });
+            // A thread that cannot be made (a pod's limit on processes):
+            // the ones made do the reading, or this thread alone.
+            if helper.is_err() {
+                break;
+            }
+            started += 1;
         }
         drop(tx);
+        if started == 0 {
+            for r in sections {
+                if !take(r, read(r))? {
+                    break;
+                }
+            }
+            return Ok(());
+        }
         // Chunks arrive in any order; they are taken in the file's.
         let mut early = std::collections::BTreeMap::new();
         let mut want = 0;
