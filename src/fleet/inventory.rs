@@ -1500,12 +1500,7 @@ fn each_section<E>(
     };
     let helpers = std::thread::available_parallelism().map_or(1, |n| n.get().min(4));
     if sections.len() < PARALLEL_FROM || helpers < 2 {
-        for r in sections {
-            if !take(r, read(r))? {
-                break;
-            }
-        }
-        return Ok(());
+        return one_by_one(sections, read, &mut take);
     }
     let next = std::sync::atomic::AtomicUsize::new(0);
     std::thread::scope(|scope| {
@@ -1537,12 +1532,7 @@ fn each_section<E>(
         }
         drop(tx);
         if started == 0 {
-            for r in sections {
-                if !take(r, read(r))? {
-                    break;
-                }
-            }
-            return Ok(());
+            return one_by_one(sections, read, &mut take);
         }
         // Chunks arrive in any order; they are taken in the file's.
         let mut early = std::collections::BTreeMap::new();
@@ -1561,6 +1551,20 @@ fn each_section<E>(
         }
         Ok(())
     })
+}
+
+/// [`each_section`] on this thread alone.
+fn one_by_one<E>(
+    sections: &[std::ops::Range<usize>],
+    read: impl Fn(&std::ops::Range<usize>) -> Option<Vec<NodeDoc>>,
+    take: &mut impl FnMut(&std::ops::Range<usize>, Option<Vec<NodeDoc>>) -> Result<bool, E>,
+) -> Result<(), E> {
+    for r in sections {
+        if !take(r, read(r))? {
+            break;
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
