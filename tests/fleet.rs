@@ -482,19 +482,25 @@ fn redfish_certificates_are_verified_unless_trusted_explicitly() {
     );
 }
 
-#[test]
-fn parallel_is_cut_to_the_open_files_limit_instead_of_failing_targets() {
+/// `status --all --parallel 1000 -o json` over 120 lab BMCs, run by a
+/// shell after `limit` (a `ulimit` command).
+fn status_of_120_under(limit: &str) -> support::Run {
     let l = lab_with_inventory(&["--nodes", "120", "--redfish", "none"]);
     let (d, inv) = (l.dir.path(), l.inventory.to_str().unwrap());
     let script = format!(
-        "ulimit -n 160 && exec {} status -i {inv} --all --parallel 1000 -o json",
+        "{limit} && exec {} status -i {inv} --all --parallel 1000 -o json",
         bin().display()
     );
     let mut sh = Command::new("/bin/sh");
     sh.args(["-c", &script])
         .env("NO_COLOR", "1")
         .env("XDG_RUNTIME_DIR", d);
-    let r = support::run(sh, Duration::from_secs(60));
+    support::run(sh, Duration::from_secs(60))
+}
+
+#[test]
+fn parallel_is_cut_to_the_open_files_limit_instead_of_failing_targets() {
+    let r = status_of_120_under("ulimit -n 160");
     r.assert_code(0);
     assert!(
         r.stderr.contains("open files") && r.stderr.contains("ulimit -n"),
@@ -523,17 +529,7 @@ fn parallel_raises_the_soft_open_files_limit_up_to_the_hard_one() {
         eprintln!("skipped: the hard limit on open files is {hard}, below what the test needs");
         return;
     }
-    let l = lab_with_inventory(&["--nodes", "120", "--redfish", "none"]);
-    let (d, inv) = (l.dir.path(), l.inventory.to_str().unwrap());
-    let script = format!(
-        "ulimit -S -n 160 && exec {} status -i {inv} --all --parallel 1000 -o json",
-        bin().display()
-    );
-    let mut sh = Command::new("/bin/sh");
-    sh.args(["-c", &script])
-        .env("NO_COLOR", "1")
-        .env("XDG_RUNTIME_DIR", d);
-    let r = support::run(sh, Duration::from_secs(60));
+    let r = status_of_120_under("ulimit -S -n 160");
     r.assert_code(0);
     assert!(!r.stderr.contains("open files"), "{r}");
     let res = json_results(&r);
