@@ -89,7 +89,14 @@ pub fn expand(pattern: &str) -> Result<Vec<String>, RangeError> {
             .find(']')
             .map(|i| open + i)
             .ok_or_else(|| bad(RangeProblem::Open))?;
-        let items = parse_set(&rest[open + 1..close]).map_err(bad)?;
+        let inner = &rest[open + 1..close];
+        // An IPv6 address in brackets (`ipmi://[fd00::7]:623`) stands for
+        // itself: no range has a colon.
+        let items = if inner.contains(':') {
+            vec![rest[open..=close].to_string()]
+        } else {
+            parse_set(inner).map_err(bad)?
+        };
         // Checked before allocating (found with the `targets` fuzz target:
         // `a[0-99999]b[0-99999]` asked for 10^10 names at once and aborted).
         if out.len().saturating_mul(items.len()) > MAX_EXPANSION {
@@ -187,6 +194,20 @@ mod tests {
             ["r1-n1.lab", "r1-n2.lab", "r2-n1.lab", "r2-n2.lab"]
         );
         assert_eq!(expand("plain").unwrap(), ["plain"]);
+    }
+
+    #[test]
+    fn an_ipv6_address_in_brackets_is_not_a_range() {
+        assert_eq!(
+            expand("redfish://[fe80::1]:8443/redfish/v1/Systems/1").unwrap(),
+            ["redfish://[fe80::1]:8443/redfish/v1/Systems/1"]
+        );
+        // Beside a range of its own.
+        assert_eq!(
+            expand("ipmi://[fd00::7]:62[3-4]").unwrap(),
+            ["ipmi://[fd00::7]:623", "ipmi://[fd00::7]:624"]
+        );
+        assert_eq!(expand("fd00::1[0-1]").unwrap(), ["fd00::10", "fd00::11"]);
     }
 
     #[test]
