@@ -142,9 +142,10 @@ fn bad_inventories_are_usage_errors_naming_file_and_line() {
     run(d, &["status", "-i", "/nonexistent/inv.toml", "--all"]).assert_code(64);
 }
 
-/// A large inventory's sections are read by helper threads; where no
-/// thread can be made (a pod's limit on processes), the file is read by
-/// the one thread there is, with the same plan, instead of a panic.
+/// A large inventory's sections are read, its nodes planned and its plan
+/// printed by helper threads; where no thread can be made (a pod's limit
+/// on processes), by the one thread there is, with the same plan, instead
+/// of a panic.
 #[test]
 fn a_large_inventory_is_read_where_no_thread_can_be_made() {
     if !support::root_with(&["setpriv", "prlimit"]) {
@@ -155,7 +156,7 @@ fn a_large_inventory_is_read_where_no_thread_can_be_made() {
     let p = d.join("inv.toml");
     let mut text =
         String::from("[defaults]\nusername = \"admin\"\npassword_env = \"FK_TEST_PW\"\n");
-    for i in 0..3000 {
+    for i in 0..5000 {
         text += &format!(
             "\n[[node]]\nname = \"n{i:04}\"\n  [[node.fence]]\n  endpoint = \"ipmi://10.1.{}.{}\"\n",
             i / 256,
@@ -186,7 +187,7 @@ fn a_large_inventory_is_read_where_no_thread_can_be_made() {
             .env_remove("FENCEKIT_INVENTORY");
         let r = support::run(c, Duration::from_secs(60));
         r.assert_code(0);
-        assert_eq!(r.stdout.matches("  level 1  ").count(), 3000, "{r}");
+        assert_eq!(r.stdout.matches("  level 1  ").count(), 5000, "{r}");
         r.stdout
     };
     let threads = plan(None);
@@ -196,7 +197,7 @@ fn a_large_inventory_is_read_where_no_thread_can_be_made() {
         .lines()
         .filter_map(|l| l.split_whitespace().next().filter(|w| w.starts_with('n')))
         .collect();
-    let expected: Vec<String> = (0..3000).map(|i| format!("n{i:04}")).collect();
+    let expected: Vec<String> = (0..5000).map(|i| format!("n{i:04}")).collect();
     assert_eq!(order, expected);
 }
 

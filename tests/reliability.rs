@@ -54,6 +54,21 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 const PASSWORD: &str = "matrix-pw";
+
+/// What single runs said (their failures, mostly), kept until the end: the
+/// test's output starts with the rows that failed, then these, then the
+/// table, so that the head of a failing run's output names its cause.
+static RUN_LOG: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+
+/// Notes one run's line in [`RUN_LOG`].
+macro_rules! run_log {
+    ($($t:tt)*) => {
+        RUN_LOG
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(format!($($t)*))
+    };
+}
 /// Runs per loss scenario (`FENCEKIT_MATRIX_RUNS` overrides, for a closer look).
 fn loss_runs() -> usize {
     std::env::var("FENCEKIT_MATRIX_RUNS")
@@ -342,7 +357,7 @@ fn fold(row: &mut Row, action: Action, runs: &[Ran]) {
                 if !kinds.contains(&k) {
                     kinds.push(k);
                 }
-                println!(
+                run_log!(
                     "{} after {:?}: fenced, not restored: {error}",
                     row.key(),
                     r.took
@@ -360,7 +375,7 @@ fn fold(row: &mut Row, action: Action, runs: &[Ran]) {
                 if !kinds.contains(&k) {
                     kinds.push(k);
                 }
-                println!(
+                run_log!(
                     "{} after {:?}: outcome unknown: {reason}",
                     row.key(),
                     r.took
@@ -368,7 +383,7 @@ fn fold(row: &mut Row, action: Action, runs: &[Ran]) {
             }
             Ok(_) => row.ok += 1,
             Err(f) => {
-                println!("{} after {:?}: {}", row.key(), r.took, f.error);
+                run_log!("{} after {:?}: {}", row.key(), r.took, f.error);
                 let k = format!(
                     "{} during {}",
                     f.error.kind.as_str(),
@@ -418,7 +433,7 @@ fn section_ipmi_loss() -> Vec<Row> {
                                 )
                                 .await;
                                 if r.result.is_err() {
-                                    println!("loss {loss} {action} seed {seed}: failed");
+                                    run_log!("loss {loss} {action} seed {seed}: failed");
                                 }
                                 (li, ai, r)
                             });
@@ -530,7 +545,7 @@ fn section_ipmi_sim_loss() -> Vec<Row> {
                             row.fail("status did not read on");
                         }
                     } else {
-                        println!("ipmi_sim {loss}% {action} seed {seed}: {}", r.stdout);
+                        run_log!("ipmi_sim {loss}% {action} seed {seed}: {}", r.stdout);
                         let e = serde_json::from_str::<serde_json::Value>(r.stdout.trim())
                             .ok()
                             .and_then(|v| {
@@ -2477,28 +2492,39 @@ fn fault_injection_matrix() {
         })
         .collect();
     let mut rows = Vec::new();
+    let mut joined = Vec::new();
     for (name, h) in handles {
         let t = Instant::now();
         match h.join() {
             Ok(r) => rows.extend(r),
             Err(_) => rows.push(panicked("(section)")),
         }
-        println!(
+        joined.push(format!(
             "section {name} joined after {:?}",
             t0.elapsed().max(t.elapsed())
-        );
+        ));
     }
-    println!("matrix took {:?}", t0.elapsed());
-    let doc = render(&rows);
-    println!("{doc}");
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let _ = std::fs::create_dir_all(root.join("target"));
-    std::fs::write(root.join("target/reliability.md"), &doc).unwrap();
     let failed: Vec<String> = rows
         .iter()
         .filter(|r| !r.pass)
         .map(|r| format!("{} {}", r.key(), r.result))
         .collect();
+    // The failed rows first: the head of the output is what a CI log keeps.
+    for f in &failed {
+        println!("FAILED ROW: {f}");
+    }
+    println!("matrix took {:?}", t0.elapsed());
+    for line in joined
+        .iter()
+        .chain(RUN_LOG.lock().unwrap_or_else(|e| e.into_inner()).iter())
+    {
+        println!("{line}");
+    }
+    let doc = render(&rows);
+    println!("{doc}");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let _ = std::fs::create_dir_all(root.join("target"));
+    std::fs::write(root.join("target/reliability.md"), &doc).unwrap();
     if only.is_none() {
         let path = root.join("docs/reliability.md");
         if std::env::var("FENCEKIT_REGENERATE").is_ok_and(|v| v == "1") {

@@ -15,6 +15,7 @@ use crate::ipmi::config::{CipherChoice, Version};
 use crate::method::spec::MethodSpec;
 use crate::redfish::config::TlsTrust;
 use clap::Parser;
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::ffi::OsString;
 use std::rc::Rc;
@@ -79,11 +80,12 @@ struct PlanRow<'a> {
     node: &'a str,
     level: usize,
     method: &'static str,
-    endpoint: String,
+    endpoint: crate::method::spec::EndpointUrl<'a>,
     username: &'a str,
-    credential: String,
-    check: String,
-    detail: String,
+    /// How the credential reads, and whether it resolves.
+    credential: Checked,
+    check: Cow<'static, str>,
+    detail: Detail<'a>,
     expect: &'a crate::engine::identity::ExpectedIdentity,
 }
 
@@ -91,9 +93,9 @@ impl PlanRow<'_> {
     fn json(&self) -> serde_json::Value {
         serde_json::json!({
             "node": self.node, "level": self.level, "method": self.method,
-            "endpoint": self.endpoint, "username": self.username,
-            "credential": self.credential, "credential_check": self.check,
-            "detail": self.detail, "expect": self.expect,
+            "endpoint": self.endpoint.to_string(), "username": self.username,
+            "credential": self.credential.0, "credential_check": self.check,
+            "detail": self.detail.to_string(), "expect": self.expect,
         })
     }
 }
@@ -101,8 +103,9 @@ impl PlanRow<'_> {
 /// Whether credential references resolve, and how they read, each distinct
 /// one checked once (100,000 nodes sharing one password file open it once,
 /// not 200,000 times).
-/// How a credential reference reads, and whether it resolves.
-type Checked = (String, Result<(), String>);
+/// How a credential reference reads, and whether it resolves (shared:
+/// 200,000 rows may show one).
+type Checked = std::rc::Rc<(String, Result<(), String>)>;
 
 #[derive(Default)]
 struct CredentialChecks {
@@ -114,10 +117,7 @@ struct CredentialChecks {
 
 impl CredentialChecks {
     /// How `c` reads, and whether it resolves.
-    fn check(
-        &mut self,
-        c: &crate::method::credential::CredentialRef,
-    ) -> (String, Result<(), String>) {
+    fn check(&mut self, c: &crate::method::credential::CredentialRef) -> Checked {
         use crate::method::credential::CredentialRef;
         if let Some((r, found)) = &self.last {
             let same = match (r, c) {
@@ -136,20 +136,19 @@ impl CredentialChecks {
         found
     }
 
-    fn lookup(
-        &mut self,
-        c: &crate::method::credential::CredentialRef,
-    ) -> (String, Result<(), String>) {
+    fn lookup(&mut self, c: &crate::method::credential::CredentialRef) -> Checked {
         use crate::method::credential::CredentialRef;
         let seen = match c {
             CredentialRef::File(p) => self.files.get(p.as_path()),
             CredentialRef::Env(v) => self.variables.get(v.as_str()),
-            other => return (other.describe(), other.check().map_err(|e| e.to_string())),
+            other => {
+                return Checked::new((other.describe(), other.check().map_err(|e| e.to_string())))
+            }
         };
         if let Some(known) = seen {
             return known.clone();
         }
-        let found = (c.describe(), c.check().map_err(|e| e.to_string()));
+        let found = Checked::new((c.describe(), c.check().map_err(|e| e.to_string())));
         match c {
             CredentialRef::File(p) => self.files.insert(p.clone(), found.clone()),
             CredentialRef::Env(v) => self.variables.insert(v.clone(), found.clone()),
@@ -168,12 +167,12 @@ fn plan_row<'a>(
     checks: &mut CredentialChecks,
     ok: &mut bool,
 ) -> PlanRow<'a> {
-    let (credential, checked) = checks.check(m.credential());
-    let mut check = match checked {
-        Ok(()) => "ok".to_string(),
+    let credential = checks.check(m.credential());
+    let mut check = match &credential.1 {
+        Ok(()) => Cow::Borrowed("ok"),
         Err(e) => {
             *ok = false;
-            format!("MISSING: {e}")
+            Cow::Owned(format!("MISSING: {e}"))
         }
     };
     // An SNMP method has up to three references per PDU.
@@ -184,114 +183,136 @@ fn plan_row<'a>(
     {
         for (pdu, c) in config.pdus.iter().zip(credentials) {
             for r in c.used(&pdu.security) {
-                if let (_, Err(e)) = checks.check(r) {
+                if let Err(e) = &checks.check(r).1 {
                     *ok = false;
-                    check = format!("MISSING: PDU {}: {e}", pdu.label);
+                    check = Cow::Owned(format!("MISSING: PDU {}: {e}", pdu.label));
                 }
             }
         }
     }
-    let detail = match m {
-        MethodSpec::Ipmi { config, .. } => match config.version {
-            Version::Lanplus => format!(
-                "RMCP+ cipher {}, privilege {}",
-                match config.cipher {
-                    CipherChoice::Auto => "auto".to_string(),
-                    CipherChoice::Suite(n) => n.to_string(),
-                },
-                config.privilege
-            ),
-            Version::Lan15(auth) => format!(
-                "IPMI 1.5 auth {}, privilege {}",
-                auth.map_or("best offered", |x| x.as_str()),
-                config.privilege
-            ),
-        },
-        MethodSpec::Manual { instructions, .. } => format!("by hand: {instructions}"),
-        MethodSpec::Snmp { config, .. } => config.describe(),
-        MethodSpec::Aws {
-            config, access_key, ..
-        } => format!(
-            "EC2 instance {} in {}, {}{}",
-            config.instance_id,
-            config.region,
-            if access_key.is_some() {
-                "access key given"
-            } else {
-                "credentials from the chain (environment, shared files, web identity, \
-                 instance metadata)"
-            },
-            if config.allow_self_fence {
-                ", self-fencing allowed"
-            } else {
-                ""
-            }
-        ),
-        MethodSpec::Ssh {
-            config,
-            identity,
-            agent,
-            ..
-        } => format!(
-            "{} profile, {}, host key {}",
-            config.profile.name(),
-            match (identity, agent) {
-                (Some(p), _) => format!("key {}", p.display()),
-                (None, true) => "ssh-agent".into(),
-                (None, false) => "password".into(),
-            },
-            match &config.host_keys {
-                crate::ssh::hostkey::HostKeyPolicy::KnownHosts(None) =>
-                    "checked against ~/.ssh/known_hosts".to_string(),
-                crate::ssh::hostkey::HostKeyPolicy::KnownHosts(Some(p)) =>
-                    format!("checked against {}", p.display()),
-                crate::ssh::hostkey::HostKeyPolicy::Pinned(fp) => format!("pinned {fp}"),
-                crate::ssh::hostkey::HostKeyPolicy::AcceptNew(_) => "accepted if new".to_string(),
-                crate::ssh::hostkey::HostKeyPolicy::AcceptAny => "NOT checked".to_string(),
-            }
-        ),
-        MethodSpec::Redfish { config, .. } => format!(
-            "{}, {}",
-            match &config.tls {
-                TlsTrust::Verify { ca_cert: None } =>
-                    "TLS verified (system trust store)".to_string(),
-                TlsTrust::Verify { ca_cert: Some(p) } =>
-                    format!("TLS verified against {}", p.display()),
-                TlsTrust::Insecure => "TLS NOT verified".to_string(),
-                TlsTrust::Fingerprint(_) => "TLS pinned by fingerprint".to_string(),
-            },
-            if config.session_auth {
-                "session auth"
-            } else {
-                "basic auth"
-            }
-        ),
-    };
-    let pin = m.expected();
-    let detail = if pin.is_empty() {
-        detail
-    } else {
-        let (u, s) = (&pin.uuid, &pin.serial);
-        let mut parts = vec![];
-        parts.extend(u.as_ref().map(|u| format!("uuid {u}")));
-        parts.extend(s.as_ref().map(|s| format!("serial {s}")));
-        parts.extend(
-            pin.names
-                .iter()
-                .map(|n| format!("{} {}", n.source, n.value)),
-        );
-        format!("{detail}, pinned to {}", parts.join(" and "))
-    };
     PlanRow {
         node: &p.name,
         level: i + 1,
         method: m.driver_name(),
-        endpoint: m.endpoint(),
+        endpoint: m.endpoint_url(),
         username: m.username(),
         credential,
         check,
-        detail,
-        expect: pin,
+        detail: Detail(m),
+        expect: m.expected(),
+    }
+}
+
+/// How a level will be reached (its protocol's settings), and who it is
+/// pinned to: written where it is shown, not kept.
+struct Detail<'a>(&'a MethodSpec);
+
+impl std::fmt::Display for Detail<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0 {
+            MethodSpec::Ipmi { config, .. } => match config.version {
+                Version::Lanplus => {
+                    f.write_str("RMCP+ cipher ")?;
+                    match config.cipher {
+                        CipherChoice::Auto => f.write_str("auto")?,
+                        CipherChoice::Suite(n) => write!(f, "{n}")?,
+                    }
+                    write!(f, ", privilege {}", config.privilege)?;
+                }
+                Version::Lan15(auth) => write!(
+                    f,
+                    "IPMI 1.5 auth {}, privilege {}",
+                    auth.map_or("best offered", |x| x.as_str()),
+                    config.privilege
+                )?,
+            },
+            MethodSpec::Manual { instructions, .. } => write!(f, "by hand: {instructions}")?,
+            MethodSpec::Snmp { config, .. } => f.write_str(&config.describe())?,
+            MethodSpec::Aws {
+                config, access_key, ..
+            } => write!(
+                f,
+                "EC2 instance {} in {}, {}{}",
+                config.instance_id,
+                config.region,
+                if access_key.is_some() {
+                    "access key given"
+                } else {
+                    "credentials from the chain (environment, shared files, web identity, \
+                     instance metadata)"
+                },
+                if config.allow_self_fence {
+                    ", self-fencing allowed"
+                } else {
+                    ""
+                }
+            )?,
+            MethodSpec::Ssh {
+                config,
+                identity,
+                agent,
+                ..
+            } => {
+                write!(f, "{} profile, ", config.profile.name())?;
+                match (identity, agent) {
+                    (Some(p), _) => write!(f, "key {}", p.display())?,
+                    (None, true) => f.write_str("ssh-agent")?,
+                    (None, false) => f.write_str("password")?,
+                }
+                f.write_str(", host key ")?;
+                match &config.host_keys {
+                    crate::ssh::hostkey::HostKeyPolicy::KnownHosts(None) => {
+                        f.write_str("checked against ~/.ssh/known_hosts")?
+                    }
+                    crate::ssh::hostkey::HostKeyPolicy::KnownHosts(Some(p)) => {
+                        write!(f, "checked against {}", p.display())?
+                    }
+                    crate::ssh::hostkey::HostKeyPolicy::Pinned(fp) => write!(f, "pinned {fp}")?,
+                    crate::ssh::hostkey::HostKeyPolicy::AcceptNew(_) => {
+                        f.write_str("accepted if new")?
+                    }
+                    crate::ssh::hostkey::HostKeyPolicy::AcceptAny => f.write_str("NOT checked")?,
+                }
+            }
+            MethodSpec::Redfish { config, .. } => {
+                match &config.tls {
+                    TlsTrust::Verify { ca_cert: None } => {
+                        f.write_str("TLS verified (system trust store)")?
+                    }
+                    TlsTrust::Verify { ca_cert: Some(p) } => {
+                        write!(f, "TLS verified against {}", p.display())?
+                    }
+                    TlsTrust::Insecure => f.write_str("TLS NOT verified")?,
+                    TlsTrust::Fingerprint(_) => f.write_str("TLS pinned by fingerprint")?,
+                }
+                f.write_str(if config.session_auth {
+                    ", session auth"
+                } else {
+                    ", basic auth"
+                })?;
+            }
+        }
+        let pin = self.0.expected();
+        if !pin.is_empty() {
+            f.write_str(", pinned to ")?;
+            let parts = pin
+                .uuid
+                .iter()
+                .map(|u| ("uuid", u.as_str()))
+                .chain(pin.serial.iter().map(|s| ("serial", s.as_str())))
+                .chain(
+                    pin.names
+                        .iter()
+                        .map(|n| (n.source.as_str(), n.value.as_str())),
+                );
+            for (k, (what, value)) in parts.enumerate() {
+                if k > 0 {
+                    f.write_str(" and ")?;
+                }
+                write!(f, "{what} {value}")?;
+            }
+        }
+        Ok(())
     }
 }
 
@@ -330,6 +351,12 @@ impl<I: Iterator<Item = serde_json::Value>> serde::Serialize for PlanDoc<'_, I> 
     }
 }
 
+/// Nodes whose plan rows one helper thread makes at a time.
+const PRINT_CHUNK: usize = 96;
+
+/// Below this many nodes, the plan is printed by the calling thread alone.
+const PRINT_PARALLEL_FROM: usize = 4096;
+
 /// Prints the plan of `--dry-run` (with `extra` lines, or fields in JSON);
 /// false when a credential reference is broken. Streamed: nothing of a row
 /// outlives its line.
@@ -352,23 +379,42 @@ fn print_plan(
             plans.len(),
             a.parallel
         );
-        for p in plans {
-            for (i, m) in p.levels.iter().enumerate().filter(|(i, _)| selected(*i)) {
-                let r = plan_row(p, i, m, &mut checks, &mut ok);
-                let _ = writeln!(
-                    out,
-                    "  {}  level {}  {} {}  user '{}'  password: {} ({})  {}",
-                    r.node,
-                    r.level,
-                    r.method,
-                    r.endpoint,
-                    r.username,
-                    r.credential,
-                    r.check,
-                    r.detail,
-                );
+        // A large plan's rows are made on helper threads, a chunk of nodes
+        // at a time (each thread with its own credential checks), and
+        // written in plan order. (Small chunks: a chunk's text stays below
+        // the size the allocator maps and unmaps for each.)
+        let rows = |checks: &mut CredentialChecks, chunk: &[NodePlan]| {
+            let (mut text, mut good) = (Vec::with_capacity(PRINT_CHUNK * 400), true);
+            for p in chunk {
+                for (i, m) in p.levels.iter().enumerate().filter(|(i, _)| selected(*i)) {
+                    let r = plan_row(p, i, m, checks, &mut good);
+                    let _ = writeln!(
+                        text,
+                        "  {}  level {}  {} {}  user '{}'  password: {} ({})  {}",
+                        r.node,
+                        r.level,
+                        r.method,
+                        r.endpoint,
+                        r.username,
+                        r.credential.0,
+                        r.check,
+                        r.detail,
+                    );
+                }
             }
-        }
+            (text, good)
+        };
+        let _ = crate::fleet::inorder::in_order(
+            plans.chunks(PRINT_CHUNK),
+            plans.len() >= PRINT_PARALLEL_FROM,
+            CredentialChecks::default,
+            rows,
+            |(text, good)| {
+                ok &= good;
+                let _ = out.write_all(&text);
+                Ok::<_, std::convert::Infallible>(true)
+            },
+        );
         for line in &extra.0 {
             let _ = writeln!(out, "{line}");
         }

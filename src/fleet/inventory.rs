@@ -466,6 +466,8 @@ pub struct Inventory {
     pub max_fence: Option<super::guard::Limit>,
     /// Node names to their place in `nodes` ([`Inventory::node`]).
     index: HashMap<String, usize>,
+    /// Its nodes were made on helper threads ([`Inventory::made_on_helpers`]).
+    spread: bool,
 }
 
 #[derive(Deserialize)]
@@ -832,13 +834,7 @@ struct Lines(Vec<usize>);
 
 impl Lines {
     fn of(text: &str) -> Lines {
-        Lines(
-            text.bytes()
-                .enumerate()
-                .filter(|(_, b)| *b == b'\n')
-                .map(|(i, _)| i)
-                .collect(),
-        )
+        Lines(memchr::memchr_iter(b'\n', text.as_bytes()).collect())
     }
 
     /// The line (from 1) of byte `offset`.
@@ -1089,27 +1085,64 @@ struct OneNode {
     node: Vec<NodeDoc>,
 }
 
-/// Turns `[[node]]` entries into nodes, one entry at a time.
-struct Builder<'a> {
+/// What every `[[node]]` entry is read against: the defaults, the shared
+/// PDU tables and the identity pins. Read only, so that the threads that
+/// read a large file's sections can prepare its nodes too.
+struct Shared<'a> {
     path: &'a Path,
     defaults: Defaults,
     /// Each driver's defaults merged over the common ones.
     driver_bases: Vec<(String, MethodFields)>,
     pdu: std::collections::BTreeMap<String, MethodFields>,
-    /// `[identity.NAME]` tables not used yet.
+    /// `[identity.NAME]` tables (a table no node takes is an error at the end).
     pins: std::collections::BTreeMap<String, Spanned<IdentityDoc>>,
-    /// Lines of the text the pins were read from.
-    pin_lines: Lines,
-    nodes: Vec<Node>,
-    /// Names to their place in `nodes`: a map, not a scan (found with the
-    /// `targets` fuzz target: one 100,000-name range made the duplicate
-    /// check quadratic, 30 s for 70 bytes).
-    index: HashMap<String, usize>,
+    /// The file's lines, and where the text the pins were read from stands
+    /// in it (`None`: the whole file).
+    lines: &'a Lines,
+    rest: Option<super::sections::Rest>,
 }
 
-impl<'a> Builder<'a> {
-    /// Reads `[defaults]`; `doc`'s nodes are added by [`Builder::add`].
-    fn new(path: &'a Path, doc: Doc, pin_lines: Lines) -> Result<Builder<'a>, InventoryError> {
+/// The nodes of one `[[node]]`, prepared: merged and checked, except for
+/// what depends on the rest of the file (whether each name is new, and how
+/// many nodes the file has). Nodes in name order up to the first mistake.
+struct Prepared {
+    /// How many names the entry has, once its name and pins are checked.
+    names: Option<usize>,
+    /// The first node, and those of the other names of a range (kept
+    /// apart so that a one-node entry, the usual kind, needs no vector to
+    /// be made on one thread and freed on another).
+    first: Option<Node>,
+    more: Vec<Node>,
+    /// The first mistake, after `nodes`.
+    error: Option<InventoryError>,
+    line: usize,
+}
+
+/// A node section as a reading thread hands it over.
+#[allow(clippy::large_enum_variant)]
+enum Section {
+    /// It does not read on its own (the reader's message is found again).
+    Unread,
+    /// Entries whose names are ranges: prepared in turn, with the file's
+    /// count of nodes so far (a range may name 100,000).
+    Entries(Vec<NodeDoc>),
+    /// One entry of one name (the usual section), prepared where it was
+    /// read (not boxed: a box made on one thread and freed on another for
+    /// each of 100,000 nodes is what this avoids).
+    One(Prepared),
+    /// Entries of one name each, prepared where they were read.
+    Prepared(Vec<Prepared>),
+}
+
+impl<'a> Shared<'a> {
+    /// Reads `[defaults]`; `doc` was read from the file whose lines are
+    /// `lines`, or from its `rest`.
+    fn new(
+        path: &'a Path,
+        doc: Doc,
+        lines: &'a Lines,
+        rest: Option<super::sections::Rest>,
+    ) -> Result<Shared<'a>, InventoryError> {
         let defaults = match doc.defaults {
             Some(t) => parse_defaults(t).map_err(|problem| InventoryError::Defaults {
                 path: path.to_path_buf(),
@@ -1123,16 +1156,22 @@ impl<'a> Builder<'a> {
             .iter()
             .map(|(d, f)| (d.clone(), f.over(&defaults.common)))
             .collect();
-        Ok(Builder {
+        Ok(Shared {
             path,
             defaults,
             driver_bases,
             pdu: doc.pdu,
             pins: doc.identity,
-            pin_lines,
-            nodes: Vec::new(),
-            index: HashMap::new(),
+            lines,
+            rest,
         })
+    }
+
+    /// The line of the `[identity.NAME]` table `p`.
+    fn pin_line(&self, p: &Spanned<IdentityDoc>) -> usize {
+        let at = p.span().start;
+        self.lines
+            .line(self.rest.as_ref().map_or(at, |r| r.in_file(at)))
     }
 
     /// The defaults a method of driver `kind` is merged over.
@@ -1143,8 +1182,29 @@ impl<'a> Builder<'a> {
             .map_or(&self.defaults.common, |(_, f)| f)
     }
 
-    /// Adds the nodes of the `[[node]]` whose name is on `line`.
-    fn add(&mut self, nd: NodeDoc, line: usize) -> Result<(), InventoryError> {
+    /// Prepares the nodes of the `[[node]]` whose name is on `line`, when
+    /// the file has room for `room` more nodes.
+    fn prepare(&self, nd: NodeDoc, line: usize, room: usize) -> Prepared {
+        let mut out = Prepared {
+            names: None,
+            first: None,
+            more: Vec::new(),
+            error: None,
+            line,
+        };
+        if let Err(e) = self.prepare_into(nd, room, &mut out) {
+            out.error = Some(e);
+        }
+        out
+    }
+
+    fn prepare_into(
+        &self,
+        nd: NodeDoc,
+        room: usize,
+        out: &mut Prepared,
+    ) -> Result<(), InventoryError> {
+        let line = out.line;
         let at = |problem: NodeProblem| InventoryError::Node {
             path: self.path.to_path_buf(),
             line,
@@ -1169,12 +1229,13 @@ impl<'a> Builder<'a> {
                 source,
             })
         })?;
+        out.names = Some(n);
         // One bound for the whole file, not only per range (found with
         // the `targets` fuzz target: each [[node]] could add 100,000 nodes).
-        if self.nodes.len() + n > hostrange::MAX_EXPANSION {
+        if n > room {
             return Err(at(NodeProblem::TooMany));
         }
-        self.nodes.reserve(n);
+        out.more.reserve_exact(n - 1);
         let mut steps = Lockstep::default();
         let mut fence = nd.fence;
         let defaults = &self.defaults;
@@ -1194,22 +1255,22 @@ impl<'a> Builder<'a> {
                 return Err(ctx(NamedProblem::NoMethod));
             }
             // The node's pin: on the node, or in [identity.NAME] (not both).
-            let (node_uuid, node_serial) = match self.pins.remove(&name) {
+            let (node_uuid, node_serial) = match self.pins.get(&name) {
                 Some(p) if nd.uuid.is_some() || nd.serial.is_some() => {
                     return Err(ctx(NamedProblem::PinnedTwice {
                         name: name.clone(),
-                        line: self.pin_lines.line(p.span().start),
+                        line: self.pin_line(p),
                     }))
                 }
                 Some(p) => {
-                    let p = p.into_inner();
+                    let p = p.get_ref();
                     check_pin(p.uuid.as_deref(), p.serial.as_deref()).map_err(|source| {
                         ctx(NamedProblem::IdentityTable {
                             name: name.clone(),
                             source,
                         })
                     })?;
-                    (p.uuid, p.serial)
+                    (p.uuid.clone(), p.serial.clone())
                 }
                 None => (nd.uuid.clone(), nd.serial.clone()),
             };
@@ -1299,10 +1360,6 @@ impl<'a> Builder<'a> {
                 }
                 methods.push(StoredFields::new(merged));
             }
-            match self.index.entry(name.clone()) {
-                Entry::Occupied(_) => return Err(ctx(NamedProblem::Twice)),
-                Entry::Vacant(v) => v.insert(self.nodes.len()),
-            };
             let ssh = match &nd.ssh {
                 Some(m) => {
                     let endpoint = steps
@@ -1331,7 +1388,7 @@ impl<'a> Builder<'a> {
                 Some(w) => Some(check_watts(w).map_err(|e| ctx(e.into()))?),
                 None => defaults.max_off_watts,
             };
-            self.nodes.push(Node {
+            let node = Node {
                 address: steps
                     .pick(&nd.address, (0, 0), i, n, "address")
                     .map_err(lock)?,
@@ -1353,25 +1410,98 @@ impl<'a> Builder<'a> {
                 line,
                 uuid: node_uuid,
                 serial: node_serial,
-            });
+            };
+            match out.first {
+                None => out.first = Some(node),
+                Some(_) => out.more.push(node),
+            }
         }
         Ok(())
+    }
+}
+
+/// Turns `[[node]]` entries into the inventory's nodes, one entry at a time
+/// and in file order.
+struct Builder<'s, 'a> {
+    shared: &'s Shared<'a>,
+    nodes: Vec<Node>,
+    /// Names to their place in `nodes`: a map, not a scan (found with the
+    /// `targets` fuzz target: one 100,000-name range made the duplicate
+    /// check quadratic, 30 s for 70 bytes).
+    index: HashMap<String, usize>,
+}
+
+impl<'s, 'a> Builder<'s, 'a> {
+    fn new(shared: &'s Shared<'a>) -> Builder<'s, 'a> {
+        Builder {
+            shared,
+            nodes: Vec::new(),
+            index: HashMap::new(),
+        }
+    }
+
+    /// How many more nodes the file may name.
+    fn room(&self) -> usize {
+        hostrange::MAX_EXPANSION.saturating_sub(self.nodes.len())
+    }
+
+    /// Adds the nodes of the `[[node]]` whose name is on `line`.
+    fn add(&mut self, nd: NodeDoc, line: usize) -> Result<(), InventoryError> {
+        let p = self.shared.prepare(nd, line, self.room());
+        self.commit(p)
+    }
+
+    /// Adds prepared nodes: each name must be new, and the file within
+    /// its bound.
+    fn commit(&mut self, p: Prepared) -> Result<(), InventoryError> {
+        let at = |problem: NodeProblem| InventoryError::Node {
+            path: self.shared.path.to_path_buf(),
+            line: p.line,
+            problem: Box::new(problem),
+        };
+        if p.names.is_some_and(|n| n > self.room()) {
+            return Err(at(NodeProblem::TooMany));
+        }
+        self.nodes.reserve(p.more.len() + 1);
+        for node in p.first.into_iter().chain(p.more) {
+            match self.index.entry(node.name.clone()) {
+                Entry::Occupied(_) => {
+                    return Err(at(NodeProblem::At {
+                        name: node.name,
+                        problem: NamedProblem::Twice,
+                    }))
+                }
+                Entry::Vacant(v) => v.insert(self.nodes.len()),
+            };
+            self.nodes.push(node);
+        }
+        match p.error {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
     }
 
     /// The inventory, once every `[[node]]` is in.
     fn finish(self) -> Result<Inventory, InventoryError> {
-        if let Some((name, p)) = self.pins.into_iter().next() {
+        // A pin is taken by the node of its name.
+        let unused = self
+            .shared
+            .pins
+            .iter()
+            .find(|(name, _)| !self.index.contains_key(name.as_str()));
+        if let Some((name, p)) = unused {
             return Err(InventoryError::UnusedPin {
-                path: self.path.to_path_buf(),
-                line: self.pin_lines.line(p.span().start),
-                name,
+                path: self.shared.path.to_path_buf(),
+                line: self.shared.pin_line(p),
+                name: name.clone(),
             });
         }
         Ok(Inventory {
-            path: self.path.to_path_buf(),
+            path: self.shared.path.to_path_buf(),
             nodes: self.nodes,
-            max_fence: self.defaults.max_fence,
+            max_fence: self.shared.defaults.max_fence,
             index: self.index,
+            spread: false,
         })
     }
 }
@@ -1400,29 +1530,65 @@ impl Inventory {
             source: Box::new(source),
         };
         let whole = || toml::from_str::<Doc>(text).map_err(toml_error);
-        // The file without its node sections, on the same lines; or the
-        // whole file when the sections cannot be told apart with certainty
-        // (or the rest does not read: the whole file's reading says why).
+        // The file without its node sections; or the whole file when the
+        // sections cannot be told apart with certainty (or the rest does
+        // not read: the whole file's reading says why).
         let sections = super::sections::node_sections(text).filter(|s| !s.is_empty());
         let split = sections.and_then(|s| {
-            let rest = super::sections::without(text, &s);
-            match toml::from_str::<Doc>(&rest) {
-                Ok(doc) if doc.node.is_empty() => Some((doc, Lines::of(&rest), s)),
+            let rest = super::sections::rest(text, &s);
+            match toml::from_str::<Doc>(&rest.text) {
+                Ok(doc) if doc.node.is_empty() => Some((doc, rest, s)),
                 _ => None,
             }
         });
-        let Some((doc, pin_lines, sections)) = split else {
+        let Some((doc, rest, sections)) = split else {
             return Inventory::parse_whole(whole()?, text, path);
         };
-        let mut b = Builder::new(path, doc, pin_lines)?;
+        let lines = Lines::of(text);
+        let shared = Shared::new(path, doc, &lines, Some(rest))?;
+        let mut b = Builder::new(&shared);
         b.nodes.reserve_exact(sections.len());
         b.index.reserve(sections.len());
-        let lines = Lines::of(text);
+        // Read where the section is read: its entries, each prepared there
+        // when it names one node.
+        let read = |r: &std::ops::Range<usize>| {
+            let Ok(one) = toml::from_str::<OneNode>(&text[r.clone()]) else {
+                return Section::Unread;
+            };
+            if one
+                .node
+                .iter()
+                .any(|nd| hostrange::is_range(nd.name.get_ref()))
+            {
+                return Section::Entries(one.node);
+            }
+            let prepare = |nd: NodeDoc| {
+                let line = lines.line(r.start + nd.name.span().start);
+                shared.prepare(nd, line, usize::MAX)
+            };
+            let mut nds = one.node;
+            match nds.len() {
+                1 => Section::One(prepare(nds.remove(0))),
+                _ => Section::Prepared(nds.into_iter().map(prepare).collect()),
+            }
+        };
         let mut reread = false;
-        each_section(text, &sections, |r, read| {
-            let nds = match read {
-                Some(nds) => nds,
-                None => {
+        let parallel = sections.len() >= PARALLEL_FROM;
+        each_section(&sections, parallel, read, |r, section| {
+            match section {
+                Section::One(p) => b.commit(p)?,
+                Section::Prepared(all) => {
+                    for p in all {
+                        b.commit(p)?;
+                    }
+                }
+                Section::Entries(nds) => {
+                    for nd in nds {
+                        let line = lines.line(r.start + nd.name.span().start);
+                        b.add(nd, line)?;
+                    }
+                }
+                Section::Unread => {
                     // The reader's own message, on the file's lines: the
                     // section read where it stands (blank lines before it).
                     let section = &text[r.clone()];
@@ -1436,29 +1602,38 @@ impl Inventory {
                         }
                     }
                 }
-            };
-            for nd in nds {
-                let line = lines.line(r.start + nd.name.span().start);
-                b.add(nd, line)?;
             }
             Ok(true)
         })?;
         if reread {
             return Inventory::parse_whole(whole()?, text, path);
         }
-        b.finish()
+        let mut inventory = b.finish()?;
+        inventory.spread = parallel;
+        Ok(inventory)
     }
 
     /// [`Inventory::parse`] of a document read whole.
     fn parse_whole(mut doc: Doc, text: &str, path: &Path) -> Result<Inventory, InventoryError> {
         let lines = Lines::of(text);
         let nodes = std::mem::take(&mut doc.node);
-        let mut b = Builder::new(path, doc, Lines::of(text))?;
+        let shared = Shared::new(path, doc, &lines, None)?;
+        let mut b = Builder::new(&shared);
         for nd in nodes {
             let line = lines.line(nd.name.span().start);
             b.add(nd, line)?;
         }
         b.finish()
+    }
+
+    /// Whether its nodes were made on helper threads (a large file of one
+    /// `[[node]]` per node): then their plans are too
+    /// ([`super::plan::select`]), so that the memory the nodes leave is
+    /// where the plans are made. A file of ranges is made into nodes, and
+    /// planned, on the calling thread (planned elsewhere, 100,000 nodes
+    /// took 20 MiB more, for no time gained).
+    pub fn made_on_helpers(&self) -> bool {
+        self.spread
     }
 
     /// The node named `name` (a lookup, not a scan).
@@ -1479,92 +1654,31 @@ const CHUNK: usize = 256;
 /// Below this many sections the file is read on the calling thread alone.
 const PARALLEL_FROM: usize = 4 * CHUNK;
 
-/// Reads each node section of `text` (its `[[node]]` entries, or `None`
-/// when it does not read on its own) and hands them to `take` in file
-/// order, until `take` says stop (`Ok(false)`) or fails.
-///
-/// A large file's sections are read by helper threads, a chunk at a time,
-/// while this thread takes them in order: reading is most of the cost of
-/// a 100,000-node inventory, and each section reads on its own. Chunks
-/// are handed out in file order and the channel is bounded, so what is
-/// read ahead is a few chunks, not the file.
-fn each_section<E>(
-    text: &str,
+/// Reads each node section (`read`) and hands what was read to `take` in
+/// file order, until `take` says stop (`Ok(false)`) or fails: a large
+/// file's sections on helper threads ([`super::inorder`]), since reading
+/// (and preparing the nodes of) each section is most of the cost of a
+/// 100,000-node inventory, and each section reads on its own.
+fn each_section<T: Send, E>(
     sections: &[std::ops::Range<usize>],
-    mut take: impl FnMut(&std::ops::Range<usize>, Option<Vec<NodeDoc>>) -> Result<bool, E>,
+    parallel: bool,
+    read: impl Fn(&std::ops::Range<usize>) -> T + Sync,
+    mut take: impl FnMut(&std::ops::Range<usize>, T) -> Result<bool, E>,
 ) -> Result<(), E> {
-    let read = |r: &std::ops::Range<usize>| {
-        toml::from_str::<OneNode>(&text[r.clone()])
-            .ok()
-            .map(|one| one.node)
-    };
-    let helpers = std::thread::available_parallelism().map_or(1, |n| n.get().min(4));
-    if sections.len() < PARALLEL_FROM || helpers < 2 {
-        return one_by_one(sections, read, &mut take);
-    }
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    std::thread::scope(|scope| {
-        type Chunk = (usize, Vec<Option<Vec<NodeDoc>>>);
-        let (tx, rx) = std::sync::mpsc::sync_channel::<Chunk>(helpers);
-        let mut started = 0;
-        for _ in 0..helpers {
-            let (tx, next, read) = (tx.clone(), &next, &read);
-            let helper = std::thread::Builder::new().spawn_scoped(scope, move || loop {
-                let c = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let Some(chunk) = sections.get(c * CHUNK..) else {
-                    break;
-                };
-                let chunk = &chunk[..chunk.len().min(CHUNK)];
-                if chunk.is_empty() {
-                    break;
+    super::inorder::in_order(
+        sections.chunks(CHUNK),
+        parallel,
+        || (),
+        |_, chunk| chunk.iter().map(|r| (r, read(r))).collect::<Vec<_>>(),
+        |read| {
+            for (r, t) in read {
+                if !take(r, t)? {
+                    return Ok(false);
                 }
-                // A closed channel: the taker stopped; so do the helpers.
-                if tx.send((c, chunk.iter().map(read).collect())).is_err() {
-                    break;
-                }
-            });
-            // A thread that cannot be made (a pod's limit on processes):
-            // the ones made do the reading, or this thread alone.
-            if helper.is_err() {
-                break;
             }
-            started += 1;
-        }
-        drop(tx);
-        if started == 0 {
-            return one_by_one(sections, read, &mut take);
-        }
-        // Chunks arrive in any order; they are taken in the file's.
-        let mut early = std::collections::BTreeMap::new();
-        let mut want = 0;
-        for (c, docs) in rx {
-            early.insert(c, docs);
-            while let Some(docs) = early.remove(&want) {
-                let rs = &sections[want * CHUNK..];
-                for (r, nds) in rs.iter().zip(docs) {
-                    if !take(r, nds)? {
-                        return Ok(());
-                    }
-                }
-                want += 1;
-            }
-        }
-        Ok(())
-    })
-}
-
-/// [`each_section`] on this thread alone.
-fn one_by_one<E>(
-    sections: &[std::ops::Range<usize>],
-    read: impl Fn(&std::ops::Range<usize>) -> Option<Vec<NodeDoc>>,
-    take: &mut impl FnMut(&std::ops::Range<usize>, Option<Vec<NodeDoc>>) -> Result<bool, E>,
-) -> Result<(), E> {
-    for r in sections {
-        if !take(r, read(r))? {
-            break;
-        }
-    }
-    Ok(())
+            Ok(true)
+        },
+    )
 }
 
 #[cfg(test)]
@@ -1709,6 +1823,71 @@ probe_ports = [5432]
             .unwrap_err()
             .to_string();
         assert!(e.contains("defined twice"), "{e}");
+
+        // Nodes prepared where their section is read say what the whole
+        // file's reading says: an identity pin, a range among single
+        // nodes, a duplicate before a later mistake (the duplicate is
+        // reported: it comes first), a pin no node takes.
+        let mixed = text.replacen(
+            &at(CHUNK + 3),
+            "name = \"r[1-3]\"\n  [[node.fence]]\n  endpoint = \"ipmi://10.9.9.[1-3]\"\n[[node]]\nname = \"x\"\n",
+            1,
+        ) + &format!("\n[identity.n{}]\nserial = \"S9\"\n", CHUNK * 4 + 9);
+        let split = Inventory::parse(&mixed, Path::new("big.toml")).unwrap();
+        let whole = Inventory::parse_whole(
+            toml::from_str::<Doc>(&mixed).unwrap(),
+            &mixed,
+            Path::new("big.toml"),
+        )
+        .unwrap();
+        assert_eq!(split.nodes, whole.nodes);
+        assert_eq!(split.nodes.len(), n + 3);
+        let pinned = split.node(&format!("n{}", CHUNK * 4 + 9)).unwrap();
+        assert_eq!(pinned.serial.as_deref(), Some("S9"));
+        assert_eq!(pinned.methods[0].fields().serial.as_deref(), Some("S9"));
+        // (The mistake alone is found; after a duplicate, the duplicate.)
+        let watts = text.replacen(
+            &at(n - 3),
+            &format!("{}max_off_watts = -5.0\n", at(n - 3)),
+            1,
+        );
+        let e = Inventory::parse(&watts, Path::new("big.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("watts"), "{e}");
+        let later = watts.replacen(&at(CHUNK * 2 + 5), &at(7), 1);
+        let e = Inventory::parse(&later, Path::new("big.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("defined twice"), "{e}");
+        let unused = text.clone() + "\n[identity.nobody]\nserial = \"S0\"\n";
+        let e = Inventory::parse(&unused, Path::new("big.toml"))
+            .unwrap_err()
+            .to_string();
+        let line = unused.lines().count() - 1;
+        assert!(
+            e.starts_with(&format!("big.toml:{line}: [identity.nobody]")),
+            "line {line}: {e}"
+        );
+    }
+
+    #[test]
+    fn ipv6_endpoints_in_brackets_are_addresses_not_ranges() {
+        let text = "[defaults]\nusername = \"u\"\n\
+                    [[node]]\nname = \"a\"\n  [[node.fence]]\n  \
+                    endpoint = \"redfish://[fe80::1]:8443/redfish/v1/Systems/1\"\n\
+                    [[node]]\nname = \"b[1-2]\"\n  [[node.fence]]\n  \
+                    endpoint = \"ipmi://[fd00::[1-2]]\"\n";
+        // A range inside the address is not one (the brackets nest).
+        assert!(Inventory::parse(text, Path::new("i.toml")).is_err());
+        let text = text.replace("ipmi://[fd00::[1-2]]", "ipmi://[fd00::7]:62[3-4]");
+        let inv = Inventory::parse(&text, Path::new("i.toml")).unwrap();
+        let endpoint = |n: &str| inv.node(n).unwrap().methods[0].fields().endpoint;
+        assert_eq!(
+            endpoint("a").as_deref(),
+            Some("redfish://[fe80::1]:8443/redfish/v1/Systems/1")
+        );
+        assert_eq!(endpoint("b2").as_deref(), Some("ipmi://[fd00::7]:624"));
     }
 
     #[test]

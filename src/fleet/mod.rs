@@ -4,6 +4,7 @@
 //! * [`hostrange`]: `node[01-64,70]` expansion;
 //! * [`method`]: one fencing method (driver, endpoint, credential reference) and the driver it builds;
 //! * [`inventory`]: the TOML inventory, with line-numbered errors;
+//! * [`inorder`]: a large fleet's loops on helper threads, results in order;
 //! * [`plan`]: from command-line words to an ordered list of nodes and their levels;
 //! * [`fanout`]: running a plan, kind to BMCs, one result per node;
 //! * [`audit`]: the JSON-lines audit trail;
@@ -25,6 +26,7 @@ pub mod hold;
 pub mod hook;
 pub mod hostrange;
 pub mod identity;
+pub mod inorder;
 pub mod inventory;
 pub mod manual;
 pub mod plan;

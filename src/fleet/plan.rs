@@ -289,6 +289,9 @@ fn take_plan(n: &mut Node, path: &std::path::Path) -> Result<NodePlan, PlanError
     })
 }
 
+/// Nodes one helper thread plans at a time.
+const PLAN_CHUNK: usize = 128;
+
 /// Resolves command-line words into node plans, in the order given
 /// (`--all`: inventory order), without duplicates. The inventory is
 /// consumed: each node's fields move into its plan.
@@ -312,10 +315,27 @@ pub fn select(
         let inv = inventory.as_mut().ok_or(PlanError::AllWithoutInventory)?;
         // Every node, once (an inventory's names are unique): they are not
         // put in `seen`, every inventory name counts as seen below.
+        // Where the nodes were made (see Inventory::made_on_helpers).
         out.reserve(inv.nodes.len());
-        for n in &mut inv.nodes {
-            out.push(take_plan(n, &inv.path)?);
-        }
+        let path = &inv.path;
+        let parallel = inv.made_on_helpers();
+        super::inorder::in_order(
+            inv.nodes.chunks_mut(PLAN_CHUNK),
+            parallel,
+            || (),
+            |_, chunk| {
+                chunk
+                    .iter_mut()
+                    .map(|n| take_plan(n, path))
+                    .collect::<Vec<_>>()
+            },
+            |plans| {
+                for p in plans {
+                    out.push(p?);
+                }
+                Ok::<_, PlanError>(true)
+            },
+        )?;
     }
     for w in words {
         if w.contains("://") {

@@ -248,72 +248,14 @@ impl MethodSpec {
 
     /// The endpoint as a URL, without credentials.
     pub fn endpoint(&self) -> String {
-        match self {
-            // (One string each: a plan of 100,000 nodes prints them all.)
-            MethodSpec::Ipmi { config, .. } => match config.host.contains(':') {
-                true => format!("ipmi://[{}]:{}", config.host, config.port),
-                false => format!("ipmi://{}:{}", config.host, config.port),
-            },
-            MethodSpec::Redfish { config, .. } => {
-                use std::fmt::Write as _;
-                let path = config.systems_uri.as_ref().unwrap_or(&config.redfish_uri);
-                let mut url = String::with_capacity(40 + config.host.len() + path.len());
-                let _ = match config.host.contains(':') {
-                    true => write!(
-                        url,
-                        "{}://[{}]:{}",
-                        config.scheme.as_str(),
-                        config.host,
-                        config.port
-                    ),
-                    false => write!(
-                        url,
-                        "{}://{}:{}",
-                        config.scheme.as_str(),
-                        config.host,
-                        config.port
-                    ),
-                };
-                url.push_str(path);
-                if let Some(p) = &config.plug {
-                    let _ = write!(url, " (system {p})");
-                }
-                url
-            }
-            MethodSpec::Manual { node, .. } => format!("manual:{node}"),
-            MethodSpec::Aws { config, .. } => {
-                format!("aws://{}/{}", config.region, config.instance_id)
-            }
-            MethodSpec::Ssh { config, .. } => {
-                let path = match &config.profile {
-                    crate::ssh::config::Profile::Virsh { plug } => {
-                        format!("/virsh/{}", plug.as_deref().unwrap_or(""))
-                    }
-                    crate::ssh::config::Profile::Host => "/host".into(),
-                    crate::ssh::config::Profile::Custom { .. } => "/custom".into(),
-                };
-                format!("ssh://{}{path}", config.endpoint())
-            }
-            MethodSpec::Snmp { config, .. } => {
-                let parts: Vec<String> = config
-                    .pdus
-                    .iter()
-                    .enumerate()
-                    .map(|(i, p)| {
-                        let outlets: Vec<String> = config
-                            .outlets
-                            .iter()
-                            .filter(|o| o.pdu == i)
-                            .map(|o| o.plug.to_string())
-                            .collect();
-                        format!("{}/{}", p.url(), outlets.join(","))
-                    })
-                    .collect();
-                parts.join(" ")
-            }
-        }
+        self.endpoint_url().to_string()
     }
 
+    /// [`MethodSpec::endpoint`], written where it is shown (a plan of
+    /// 100,000 nodes prints them all).
+    pub fn endpoint_url(&self) -> EndpointUrl<'_> {
+        EndpointUrl(self)
+    }
     /// Applies a run's login timeout (`--login-timeout`) to the method: the
     /// bound on an SSH connection's TCP connect, handshake and
     /// authentication (IPMI and Redfish take theirs from the engine's step
@@ -537,6 +479,66 @@ impl MethodSpec {
                 SnmpDriver::new(c)
                     .map(AnyDriver::Snmp)
                     .map_err(|e| config_err(e.to_string()))
+            }
+        }
+    }
+}
+
+/// A method's endpoint as a URL, without credentials ([`MethodSpec::endpoint_url`]).
+#[derive(Clone, Copy)]
+pub struct EndpointUrl<'a>(&'a MethodSpec);
+
+impl std::fmt::Display for EndpointUrl<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // An IPv6 address in brackets, so that its port can be told apart.
+        let host = |f: &mut std::fmt::Formatter<'_>, host: &str, port: u16| match host.contains(':')
+        {
+            true => write!(f, "[{host}]:{port}"),
+            false => write!(f, "{host}:{port}"),
+        };
+        match self.0 {
+            MethodSpec::Ipmi { config, .. } => {
+                f.write_str("ipmi://")?;
+                host(f, &config.host, config.port)
+            }
+            MethodSpec::Redfish { config, .. } => {
+                write!(f, "{}://", config.scheme.as_str())?;
+                host(f, &config.host, config.port)?;
+                f.write_str(config.systems_uri.as_ref().unwrap_or(&config.redfish_uri))?;
+                match &config.plug {
+                    Some(p) => write!(f, " (system {p})"),
+                    None => Ok(()),
+                }
+            }
+            MethodSpec::Manual { node, .. } => write!(f, "manual:{node}"),
+            MethodSpec::Aws { config, .. } => {
+                write!(f, "aws://{}/{}", config.region, config.instance_id)
+            }
+            MethodSpec::Ssh { config, .. } => {
+                write!(f, "ssh://{}", config.endpoint())?;
+                match &config.profile {
+                    crate::ssh::config::Profile::Virsh { plug } => {
+                        write!(f, "/virsh/{}", plug.as_deref().unwrap_or(""))
+                    }
+                    crate::ssh::config::Profile::Host => f.write_str("/host"),
+                    crate::ssh::config::Profile::Custom { .. } => f.write_str("/custom"),
+                }
+            }
+            MethodSpec::Snmp { config, .. } => {
+                for (i, p) in config.pdus.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(" ")?;
+                    }
+                    write!(f, "{}/", p.url())?;
+                    let outlets = config.outlets.iter().filter(|o| o.pdu == i);
+                    for (k, o) in outlets.enumerate() {
+                        if k > 0 {
+                            f.write_str(",")?;
+                        }
+                        write!(f, "{}", o.plug)?;
+                    }
+                }
+                Ok(())
             }
         }
     }
