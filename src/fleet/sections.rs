@@ -177,58 +177,138 @@ fn scan_line(line: &str, mut open: Open, depth: &mut i64) -> Option<Open> {
     Some(open)
 }
 
+/// Where a scan is at a line's start: the section open, if any, and what
+/// is open across lines.
+#[derive(Clone, Copy)]
+struct Scan {
+    current: Option<usize>,
+    open: Open,
+    depth: i64,
+}
+
+impl Scan {
+    const START: Scan = Scan {
+        current: None,
+        open: Open::None,
+        depth: 0,
+    };
+
+    /// Nothing open across the line end: a header may start the next line.
+    fn clear(&self) -> bool {
+        self.open == Open::None && self.depth == 0
+    }
+}
+
+/// Files from this size have their second half scanned beside the first.
+const SPLIT_FROM: usize = 4 << 20;
+
+/// Second halves scanned again (tests only).
+#[cfg(test)]
+static RESCANS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
 /// The byte ranges of the top-level `[[node]]` sections of `text`, each from
 /// its header to the next header that is not one of its own (or the end),
 /// in file order; `None` when the scan cannot tell with certainty.
+///
+/// A large file's second half is scanned on a helper thread from a line
+/// that reads `[[node]]`, as if nothing were open there, while this thread
+/// scans the first half; the second half's scan is kept when the first
+/// half's ends there with nothing open (the usual case: then a sequential
+/// scan would be where the second one started), and is done again from
+/// where the first one ended otherwise.
 pub fn node_sections(text: &str) -> Option<Vec<Range<usize>>> {
-    let mut out: Vec<Range<usize>> = Vec::new();
-    let mut current: Option<usize> = None;
-    let mut open = Open::None;
-    let mut depth: i64 = 0;
-    let mut at = 0;
-    let mut ends = memchr::memchr_iter(b'\n', text.as_bytes()).map(|i| i + 1);
+    let mut out = Vec::new();
+    let half = text.len() / 2;
+    let split = (text.len() >= SPLIT_FROM)
+        .then(|| memchr::memmem::find(&text.as_bytes()[half..], b"\n[[node]]"))
+        .flatten()
+        .map(|i| half + i + 1);
+    let mut state = Scan::START;
+    let rest = match split {
+        None => scan(text, 0..text.len(), &mut state, &mut out),
+        Some(split) => std::thread::scope(|s| {
+            let second = std::thread::Builder::new().spawn_scoped(s, || {
+                let (mut state, mut out) = (Scan::START, Vec::new());
+                scan(text, split..text.len(), &mut state, &mut out).map(|()| (state, out))
+            });
+            scan(text, 0..split, &mut state, &mut out)?;
+            let second = second.ok().and_then(|h| h.join().ok());
+            match second {
+                Some(second) if state.clear() => {
+                    // The header at `split` closes the section open there.
+                    if let Some(c) = state.current.take() {
+                        out.push(c..split);
+                    }
+                    let (end, theirs) = second?;
+                    out.extend(theirs);
+                    state = end;
+                    Some(())
+                }
+                _ => {
+                    #[cfg(test)]
+                    RESCANS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    scan(text, split..text.len(), &mut state, &mut out)
+                }
+            }
+        }),
+    };
+    rest?;
+    if !state.clear() {
+        return None;
+    }
+    if let Some(s) = state.current {
+        out.push(s..text.len());
+    }
+    Some(out)
+}
+
+/// Scans the lines of `text[range]` (which starts a line) from `state`,
+/// adding the sections it closes to `out`.
+fn scan(
+    text: &str,
+    range: Range<usize>,
+    state: &mut Scan,
+    out: &mut Vec<Range<usize>>,
+) -> Option<()> {
+    let mut at = range.start;
+    let mut ends =
+        memchr::memchr_iter(b'\n', &text.as_bytes()[range.clone()]).map(|i| range.start + i + 1);
     loop {
         // Each line with its end (the last may have none).
         let end = match ends.next() {
             Some(end) => end,
-            None if at < text.len() => text.len(),
+            None if at < range.end => range.end,
             None => break,
         };
         let (start, line) = (at, &text[at..end]);
         at = end;
-        if open == Open::None && depth == 0 && line.trim_start().starts_with('[') {
+        if state.clear() && line.trim_start().starts_with('[') {
             let h = header(line)?;
             match (h.array, h.first == "node", h.more) {
                 (true, true, false) => {
-                    if let Some(s) = current.take() {
+                    if let Some(s) = state.current.take() {
                         out.push(s..start);
                     }
-                    current = Some(start);
+                    state.current = Some(start);
                 }
                 // A node's own tables: they continue its section.
-                (_, true, true) if current.is_some() => {}
+                (_, true, true) if state.current.is_some() => {}
                 // `[node]`, or a node's table with no node before it.
                 (_, true, _) => return None,
                 _ => {
-                    if let Some(s) = current.take() {
+                    if let Some(s) = state.current.take() {
                         out.push(s..start);
                     }
                 }
             }
             continue;
         }
-        open = scan_line(line, open, &mut depth)?;
-        if depth < 0 {
+        state.open = scan_line(line, state.open, &mut state.depth)?;
+        if state.depth < 0 {
             return None;
         }
     }
-    if open != Open::None || depth != 0 {
-        return None;
-    }
-    if let Some(s) = current {
-        out.push(s..text.len());
-    }
-    Some(out)
+    Some(())
 }
 
 /// The rest of a file: its text without the node sections (whole lines,
@@ -319,6 +399,72 @@ mod tests {
         assert_eq!(s.len(), 2);
         assert!(pieces(text, &s)[0].ends_with("z = \"[[node]] # \\\" [b]\"\n"));
         assert_eq!(pieces(text, &s)[1], "[[node]]\nname = \"n2\"\n");
+    }
+
+    /// [`node_sections`] on one thread, from the start.
+    fn one_scan(text: &str) -> Option<Vec<Range<usize>>> {
+        let (mut state, mut out) = (Scan::START, Vec::new());
+        scan(text, 0..text.len(), &mut state, &mut out)?;
+        if !state.clear() {
+            return None;
+        }
+        out.extend(state.current.map(|s| s..text.len()));
+        Some(out)
+    }
+
+    #[test]
+    fn a_large_file_scanned_in_two_halves_gives_what_one_scan_gives() {
+        let node = |i: usize| {
+            format!("[[node]]\nname = \"n{i}\"\n  [[node.fence]]\n  endpoint = \"ipmi://h{i}\"\n")
+        };
+        let n = SPLIT_FROM / node(0).len() + 1000;
+        let plain: String = (0..n).map(node).collect();
+        let sections = node_sections(&plain).unwrap();
+        assert_eq!(sections.len(), n);
+        assert_eq!(Some(&sections), one_scan(&plain).as_ref());
+        // What would make the second half's start wrong: the middle inside
+        // a multi-line string, an array over lines, or a section that does
+        // not read; then the second half is scanned again.
+        // The node whose text holds the file's middle byte.
+        let mut before = 0;
+        let mid = (0..n)
+            .find(|&i| {
+                before += node(i).len();
+                before > plain.len() / 2
+            })
+            .unwrap();
+        let middle = |open: &str, close: &str| {
+            let mut text = String::new();
+            for i in 0..n {
+                if i == mid {
+                    text += &format!("[[node]]\nname = \"m\"\nx = {open}\n");
+                    for _ in 0..10 {
+                        text += &node(i);
+                    }
+                    text += close;
+                    text += "\n";
+                } else {
+                    text += &node(i);
+                }
+            }
+            text
+        };
+        for (open, close) in [("\"\"\"", "\"\"\""), ("'''", "'''"), ("[", "]")] {
+            let text = middle(open, close);
+            let rescans = RESCANS.load(std::sync::atomic::Ordering::Relaxed);
+            let got = node_sections(&text);
+            assert_eq!(
+                RESCANS.load(std::sync::atomic::Ordering::Relaxed),
+                rescans + 1,
+                "{open}: the first half ends inside the value"
+            );
+            assert_eq!(got, one_scan(&text), "{open}");
+            assert_eq!(got.map(|s| s.len()), Some(n), "{open}");
+        }
+        let unclosed = middle("\"\"\"", "");
+        assert_eq!(node_sections(&unclosed), None);
+        let broken = plain.replacen(&node(n - 3), "[node]\nname = \"x\"\n", 1);
+        assert_eq!(node_sections(&broken), None);
     }
 
     #[test]
