@@ -1123,15 +1123,13 @@ struct Prepared {
 enum Section {
     /// It does not read on its own (the reader's message is found again).
     Unread,
-    /// Entries whose names are ranges: prepared in turn, with the file's
-    /// count of nodes so far (a range may name 100,000).
+    /// Entries prepared here, in turn, with the file's count of nodes so
+    /// far: a range (it may name 100,000).
     Entries(Vec<NodeDoc>),
     /// One entry of one name (the usual section), prepared where it was
     /// read (not boxed: a box made on one thread and freed on another for
     /// each of 100,000 nodes is what this avoids).
     One(Prepared),
-    /// Entries of one name each, prepared where they were read.
-    Prepared(Vec<Prepared>),
 }
 
 impl<'a> Shared<'a> {
@@ -1555,21 +1553,14 @@ impl Inventory {
             let Ok(one) = toml::from_str::<OneNode>(&text[r.clone()]) else {
                 return Section::Unread;
             };
-            if one
-                .node
-                .iter()
-                .any(|nd| hostrange::is_range(nd.name.get_ref()))
-            {
-                return Section::Entries(one.node);
-            }
-            let prepare = |nd: NodeDoc| {
-                let line = lines.line(r.start + nd.name.span().start);
-                shared.prepare(nd, line, usize::MAX)
-            };
-            let mut nds = one.node;
-            match nds.len() {
-                1 => Section::One(prepare(nds.remove(0))),
-                _ => Section::Prepared(nds.into_iter().map(prepare).collect()),
+            // (A section holds one `[[node]]`: the scan starts a new one at each.)
+            match <[NodeDoc; 1]>::try_from(one.node) {
+                Ok([nd]) if !hostrange::is_range(nd.name.get_ref()) => {
+                    let line = lines.line(r.start + nd.name.span().start);
+                    Section::One(shared.prepare(nd, line, usize::MAX))
+                }
+                Ok(nd) => Section::Entries(nd.into()),
+                Err(nds) => Section::Entries(nds),
             }
         };
         let mut reread = false;
@@ -1577,11 +1568,6 @@ impl Inventory {
         each_section(&sections, parallel, read, |r, section| {
             match section {
                 Section::One(p) => b.commit(p)?,
-                Section::Prepared(all) => {
-                    for p in all {
-                        b.commit(p)?;
-                    }
-                }
                 Section::Entries(nds) => {
                     for nd in nds {
                         let line = lines.line(r.start + nd.name.span().start);
