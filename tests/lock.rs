@@ -8,8 +8,10 @@
 //! Several devices behind one address are not serialised: two VirtualBMC-
 //! style nodes (two `ipmi_sim` on one address, two ports) and two systems of
 //! one sushy-tools endpoint are fenced in parallel by two processes, in
-//! about the time of one fence; the same measurement of two fences that
-//! must serialise (one device; a system and the whole endpoint) takes two.
+//! about the time of one fence; two fences that must serialise take two
+//! (one device: two reboots' power-waits), or (a system and the whole
+//! endpoint) the second reset reaches the emulator only after the first
+//! one's power change showed, by the emulator's own clock.
 //!
 //! The lock is its user's: a name bound by another UID (a process running
 //! as `nobody`) blocks no fencing, is named in a warning, and the
@@ -467,6 +469,32 @@ impl Sushy {
         v["PowerState"].as_str().unwrap_or("?").to_string()
     }
 
+    /// The two Reset POSTs the emulator received, in order, each as (when it
+    /// came, when its power change shows), by the emulator's clock. The fake
+    /// driver applies a change at `int(now) + DELAY`, so with a delay of 2 it
+    /// shows 1-2 s after the POST; a fence holds its lock until it saw it.
+    fn resets(&self) -> ((f64, f64), (f64, f64)) {
+        let trace = support::peers_dir().join(format!("run/sushy-{}/trace.jsonl", self.port));
+        let text = std::fs::read_to_string(&trace).unwrap_or_default();
+        let mut posts: Vec<f64> = text
+            .lines()
+            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+            .filter(|r| {
+                r["method"] == "POST"
+                    && r["path"]
+                        .as_str()
+                        .is_some_and(|p| p.ends_with("/Actions/ComputerSystem.Reset"))
+            })
+            .filter_map(|r| r["t"].as_f64())
+            .collect();
+        posts.sort_by(f64::total_cmp);
+        assert_eq!(posts.len(), 2, "two resets in {}:\n{text}", trace.display());
+        // `t` is taken as the request arrives, before the driver reads the
+        // clock, and rounded to 1 ms: its whole second can only be lower.
+        let shows = |t: f64| (t - 0.001).floor() + 2.0;
+        ((posts[0], shows(posts[0])), (posts[1], shows(posts[1])))
+    }
+
     /// `fence_redfish off` for system `i`, or (`None`) for the system
     /// chosen by its UUID, `--expect-uuid` (the whole endpoint is locked:
     /// which system that is is found by discovery).
@@ -505,7 +533,7 @@ fn two_systems_of_one_sushy_endpoint_are_fenced_in_parallel() {
     if !sandbox_available() {
         return;
     }
-    // Power changes show 2 s after the reset: each off holds its lock >= 2 s.
+    // Power changes show 1-2 s after the reset (see `Sushy::resets`).
     let Some(s) = Sushy::start(2, 2) else {
         return;
     };
@@ -523,18 +551,30 @@ fn two_systems_of_one_sushy_endpoint_are_fenced_in_parallel() {
             "a system's own lock:\n{err}"
         );
     }
-    eprintln!("two systems of one endpoint, fenced at once: {wall:.2?}");
+    let (first, second) = s.resets();
+    eprintln!(
+        "two systems of one endpoint, fenced at once: {wall:.2?}; resets {:.3} s apart",
+        second.0 - first.0
+    );
     assert!(
-        wall < Duration::from_millis(3800),
-        "two systems of one endpoint are two devices: about one fence, took {wall:?}\n{}\n{}",
+        second.0 < first.1,
+        "two systems of one endpoint are two devices: the second reset ({second:?}) must come \
+         before the first one's power change shows ({first:?}), took {wall:?}\n{}\n{}",
         text(&a),
         text(&b)
     );
+    assert!(
+        wall < Duration::from_millis(3800),
+        "about one fence, took {wall:?}"
+    );
     drop(s);
 
-    // The same measurement, one system named by its path and the other by
-    // its UUID, which only discovery resolves (so it locks the whole
-    // endpoint): they serialise, two fences long.
+    // The same, one system named by its path and the other by its UUID,
+    // which only discovery resolves (so it locks the whole endpoint): they
+    // serialise. Wall time cannot show it (each off holds its lock 1-2 s,
+    // so two serialised fences may take less than two parallel ones'
+    // bound); the emulator's clock can: the second reset comes only after
+    // the first one's power change showed.
     let Some(s) = Sushy::start(2, 2) else {
         return;
     };
@@ -542,10 +582,15 @@ fn two_systems_of_one_sushy_endpoint_are_fenced_in_parallel() {
     assert_sandboxed_success(&a, "system 1 by path");
     assert_sandboxed_success(&b, "system 2 by UUID");
     assert_eq!((s.power(1).as_str(), s.power(2).as_str()), ("Off", "Off"));
-    eprintln!("a system and its whole endpoint, fenced at once: {wall:.2?}");
+    let (first, second) = s.resets();
+    eprintln!(
+        "a system and its whole endpoint, fenced at once: {wall:.2?}; resets {:.3} s apart",
+        second.0 - first.0
+    );
     assert!(
-        wall >= Duration::from_secs(4),
-        "the whole endpoint waits for a system of it (or the other way): took {wall:?}\n{}\n{}",
+        second.0 >= first.1,
+        "the whole endpoint waits for a system of it (or the other way): the second reset \
+         ({second:?}) came before the first one's power change showed ({first:?})\n{}\n{}",
         text(&a),
         text(&b)
     );
