@@ -220,6 +220,15 @@ fn unreachable_bmc(c: &Cluster) {
         None,
     );
     assert!(c.wait_started("fk-node03", Duration::from_secs(60)));
+    // The start (and the monitor it runs) is over before the BMC goes: a
+    // fence must not queue behind a monitor of an unreachable BMC.
+    assert!(
+        c.log()
+            .lines()
+            .any(|l| l.contains("fk-node03 start (call ") && l.contains("exited with status 0")),
+        "the device's start finished:\n{}",
+        c.log()
+    );
     drop(sim);
 
     let bmc = format!(" {host}:{port} ");

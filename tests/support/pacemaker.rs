@@ -118,17 +118,26 @@ impl Cluster {
         assert_eq!(r.code, Some(0), "cibadmin --create failed\n{r}");
     }
 
-    /// Waits until resource `id` runs on the node (for a fence device: it
-    /// is registered with the fencer and its first monitor succeeded).
+    /// Waits until resource `id` has started on the node (for a fence
+    /// device: it is registered with the fencer and the monitor its start
+    /// runs succeeded). Its start's result must be in the status section:
+    /// `crm_resource --locate` already says "running" while the start is
+    /// pending (Pacemaker records pending operations and counts a pending
+    /// start as started), and a scenario that then takes the BMC away
+    /// would have its fence queued behind that monitor.
     pub fn wait_started(&self, id: &str, limit: Duration) -> bool {
+        let done = format!(
+            "//lrm_resource[@id='{id}']/lrm_rsc_op[@operation='start']\
+             [@op-status='0'][@rc-code='0']"
+        );
         let t0 = Instant::now();
         while t0.elapsed() < limit {
             let r = self.tool(
-                "crm_resource",
-                &["--locate", "--resource", id],
+                "cibadmin",
+                &["--query", "--scope", "status", "--xpath", &done],
                 Duration::from_secs(10),
             );
-            if r.stdout.contains("is running on: node01") {
+            if r.code == Some(0) && r.stdout.contains("operation=\"start\"") {
                 return true;
             }
             thread::sleep(Duration::from_millis(200));
