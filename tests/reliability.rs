@@ -69,6 +69,7 @@ macro_rules! run_log {
             .push(format!($($t)*))
     };
 }
+
 /// Runs per loss scenario (`FENCEKIT_MATRIX_RUNS` overrides, for a closer look).
 fn loss_runs() -> usize {
     std::env::var("FENCEKIT_MATRIX_RUNS")

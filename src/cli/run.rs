@@ -100,13 +100,13 @@ impl PlanRow<'_> {
     }
 }
 
-/// Whether credential references resolve, and how they read, each distinct
-/// one checked once (100,000 nodes sharing one password file open it once,
-/// not 200,000 times).
 /// How a credential reference reads, and whether it resolves (shared:
 /// 200,000 rows may show one).
 type Checked = std::rc::Rc<(String, Result<(), String>)>;
 
+/// Whether credential references resolve, and how they read, each distinct
+/// one checked once (100,000 nodes sharing one password file open it once,
+/// not 200,000 times; once per thread where helper threads print).
 #[derive(Default)]
 struct CredentialChecks {
     files: HashMap<std::path::PathBuf, Checked>,
@@ -359,7 +359,7 @@ const PRINT_PARALLEL_FROM: usize = 4096;
 
 /// Prints the plan of `--dry-run` (with `extra` lines, or fields in JSON);
 /// false when a credential reference is broken. Streamed: nothing of a row
-/// outlives its line.
+/// outlives its line (or, for a large human plan, its chunk of rows).
 fn print_plan(
     action: Action,
     plans: &[NodePlan],

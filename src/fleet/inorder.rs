@@ -6,8 +6,10 @@
 //! machine with a second core, helpers take chunks of the loop while the
 //! caller takes their results in the fleet's order (so that outputs, and
 //! the first mistake reported, are what one thread would give). Chunks are
-//! handed out in order and at most a few are read ahead, so what waits is
-//! a few chunks, not the fleet.
+//! handed out in order and a result waits only for the chunks handed out
+//! before it: with chunks of like cost, a few wait, not the fleet (a
+//! helper held up long enough lets the others run ahead, and their results
+//! wait; never more than the whole work).
 //!
 //! A helper that cannot be made (a pod's limit on processes) leaves its
 //! share to the others, or to the caller alone: never a panic.

@@ -1113,7 +1113,7 @@ struct Prepared {
     /// be made on one thread and freed on another).
     first: Option<Node>,
     more: Vec<Node>,
-    /// The first mistake, after `nodes`.
+    /// The first mistake, after the nodes before it (`first`, `more`).
     error: Option<InventoryError>,
     line: usize,
 }
@@ -1123,8 +1123,8 @@ struct Prepared {
 enum Section {
     /// It does not read on its own (the reader's message is found again).
     Unread,
-    /// Entries prepared here, in turn, with the file's count of nodes so
-    /// far: a range (it may name 100,000).
+    /// Entries to prepare on the calling thread, in turn, against the
+    /// file's count of nodes so far: a range (it may name 100,000).
     Entries(Vec<NodeDoc>),
     /// One entry of one name (the usual section), prepared where it was
     /// read (not boxed: a box made on one thread and freed on another for

@@ -315,9 +315,9 @@ pub fn select(
         let inv = inventory.as_mut().ok_or(PlanError::AllWithoutInventory)?;
         // Every node, once (an inventory's names are unique): they are not
         // put in `seen`, every inventory name counts as seen below.
-        // Where the nodes were made (see Inventory::made_on_helpers).
         out.reserve(inv.nodes.len());
         let path = &inv.path;
+        // Planned where the nodes were made (see Inventory::made_on_helpers).
         let parallel = inv.made_on_helpers();
         super::inorder::in_order(
             inv.nodes.chunks_mut(PLAN_CHUNK),

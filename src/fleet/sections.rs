@@ -254,12 +254,16 @@ pub fn node_sections(text: &str) -> Option<Vec<Range<usize>>> {
         }),
     };
     rest?;
+    finish(state, out, text.len())
+}
+
+/// The sections of a text of `len` bytes whose scan ended in `state`:
+/// `None` when something is left open at its end.
+fn finish(state: Scan, mut out: Vec<Range<usize>>, len: usize) -> Option<Vec<Range<usize>>> {
     if !state.clear() {
         return None;
     }
-    if let Some(s) = state.current {
-        out.push(s..text.len());
-    }
+    out.extend(state.current.map(|s| s..len));
     Some(out)
 }
 
@@ -406,11 +410,7 @@ mod tests {
     fn one_scan(text: &str) -> Option<Vec<Range<usize>>> {
         let (mut state, mut out) = (Scan::START, Vec::new());
         scan(text, 0..text.len(), &mut state, &mut out)?;
-        if !state.clear() {
-            return None;
-        }
-        out.extend(state.current.map(|s| s..text.len()));
-        Some(out)
+        finish(state, out, text.len())
     }
 
     #[test]

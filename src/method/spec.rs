@@ -256,6 +256,7 @@ impl MethodSpec {
     pub fn endpoint_url(&self) -> EndpointUrl<'_> {
         EndpointUrl(self)
     }
+
     /// Applies a run's login timeout (`--login-timeout`) to the method: the
     /// bound on an SSH connection's TCP connect, handshake and
     /// authentication (IPMI and Redfish take theirs from the engine's step
