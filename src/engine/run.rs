@@ -24,12 +24,15 @@ use super::driver::PowerDriver;
 use super::error::{DriverError, ErrorKind, Stage};
 use super::event::{Event, EventSink, Stamped};
 use super::identity::Comparison;
-use super::policy::{Mode, Policy, PowerTimeout};
+use super::policy::Policy;
 use super::power::{Action, Observed, PowerCommand, PowerState, RebootMethod, Transition};
 use serde::Serialize;
 use std::future::Future;
 use std::time::Duration;
 use tokio::sync::watch;
+
+mod observe;
+mod reboot;
 
 /// What an action achieved.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -251,12 +254,6 @@ fn describe_expected(e: &super::identity::ExpectedIdentity) -> String {
         parts.push(format!("{} {}", n.source, n.value));
     }
     parts.join(", ")
-}
-
-/// The next poll interval: half as long again, at most `max` (exact
-/// integer arithmetic, so virtual-time tests see whole numbers).
-fn grow(interval: Duration, max: Duration) -> Duration {
-    (interval * 3 / 2).min(max)
 }
 
 fn command_for(state: PowerState) -> PowerCommand {
@@ -511,102 +508,6 @@ impl<D: PowerDriver> Machine<'_, D> {
         }
     }
 
-    /// One status read, recorded: a settled state or a transition.
-    async fn read(&mut self) -> Result<Observed, DriverError> {
-        let deadline = Some(self.policy.step_deadline());
-        let fut = self.driver.observe(deadline);
-        let mut cancel = self.cancel.clone();
-        let observed = tokio::select! {
-            r = fut => r?,
-            _ = cancel.cancelled() => return Err(DriverError::new(
-                ErrorKind::Interrupted, Stage::Status, "stopped by a signal")),
-        };
-        self.unanswered_since = None;
-        match observed {
-            Observed::Settled(state) => {
-                self.last_state = Some(state);
-                self.last_transition = None;
-                self.settled_reads += 1;
-                self.emit(Event::StateObserved { state });
-            }
-            Observed::InTransition(transition) => {
-                self.last_transition = Some(transition);
-                self.emit(Event::TransitionObserved { transition });
-            }
-        }
-        Ok(observed)
-    }
-
-    /// A read while waiting: an error that is transient and leaves time is
-    /// a missed read (`None`), not the end of the action. Without an action
-    /// deadline (the agents; under `disable_timeout` the wait for the power
-    /// state has no end at all) the misses are bounded too: a device that
-    /// has answered no read for a whole step bound fails the action, so an
-    /// established session that stops answering is never polled forever.
-    async fn poll_read(&mut self) -> Result<Option<Observed>, DriverError> {
-        let began = Instant::now();
-        match self.read().await {
-            Ok(o) => Ok(Some(o)),
-            Err(e) if e.kind.is_transient() && !self.overall_passed() => {
-                let since = *self.unanswered_since.get_or_insert(began);
-                let silent = since.elapsed();
-                if self.policy.deadline.is_none() && silent >= self.policy.step_timeout {
-                    let message = format!(
-                        "{}; no status read was answered for {:.1}s",
-                        e.message,
-                        silent.as_secs_f64()
-                    );
-                    return Err(DriverError { message, ..e });
-                }
-                self.emit(Event::Retry {
-                    stage: Stage::Status,
-                    reason: e.message,
-                });
-                Ok(None)
-            }
-            Err(e) => Err(e),
-        }
-    }
-
-    /// True when the power timeout counted from `began` after `polls` reads is used up.
-    fn transition_budget_spent(&self, began: Instant, polls: u32) -> bool {
-        match self.policy.power_timeout {
-            PowerTimeout::Polls(n) => n > 0 && polls >= n,
-            PowerTimeout::Wall(d) => began.elapsed() >= d,
-            PowerTimeout::Unlimited => false,
-        }
-    }
-
-    /// Reads again while the device reports `seen` (a transition), until a
-    /// settled state is read (returned) or the power timeout passes
-    /// (`TransitionTimeout` naming the transition).
-    async fn wait_settled(&mut self, mut seen: Transition) -> Result<PowerState, DriverError> {
-        let began = Instant::now();
-        let mut interval = self.policy.poll_interval;
-        let mut polls: u32 = 0;
-        loop {
-            if self.transition_budget_spent(began, polls) {
-                return Err(DriverError::new(
-                    ErrorKind::TransitionTimeout,
-                    Stage::Wait,
-                    format!(
-                        "the BMC still reports the node {seen} after {:.1}s; it never settled \
-                         on or off",
-                        began.elapsed().as_secs_f64()
-                    ),
-                ));
-            }
-            self.sleep(interval, Stage::Wait).await?;
-            interval = grow(interval, self.policy.poll_interval_max);
-            polls += 1;
-            match self.poll_read().await? {
-                Some(Observed::Settled(s)) => return Ok(s),
-                Some(Observed::InTransition(t)) => seen = t,
-                None => {}
-            }
-        }
-    }
-
     /// Sends a command. [`Sent::Declined`] when the device declined it as
     /// "not in present state", or refused it while the node reached `target`
     /// (the settled state the command leads to; `None` for cycle and diag):
@@ -701,18 +602,6 @@ impl<D: PowerDriver> Machine<'_, D> {
         }
     }
 
-    /// Confirms that `target` holds, reading until `confirm` consecutive reads agree.
-    /// Returns Ok(false) as soon as a read disagrees.
-    async fn confirm_already(&mut self, target: PowerState) -> Result<bool, DriverError> {
-        for _ in 1..self.policy.confirm {
-            self.sleep(self.policy.poll_interval, Stage::Status).await?;
-            if self.read().await? != Observed::Settled(target) {
-                return Ok(false);
-            }
-        }
-        Ok(true)
-    }
-
     /// Brings the target to `target`: already there (confirmed) or set and observed.
     async fn ensure(&mut self, target: PowerState, attempts: u32) -> Result<Outcome, DriverError> {
         if target == PowerState::Off && !self.driver.observes_off() {
@@ -767,180 +656,6 @@ impl<D: PowerDriver> Machine<'_, D> {
                 Stage::Command,
                 "the power-off was declined, and this method cannot observe the node off",
             )),
-        }
-    }
-
-    async fn reboot_onoff(&mut self) -> Result<Outcome, DriverError> {
-        if !self.driver.observes_off() {
-            // Off cannot be observed, so on can never follow a confirmed off.
-            return self.off_unobservable().await;
-        }
-        // The off half is `off` itself: transitions, refusals and devices
-        // that hide transitions are handled the same way. An off whose
-        // outcome is unknown is not followed by an on.
-        if let o @ Outcome::OutcomeUnknown { .. } = self.ensure(PowerState::Off, 1).await? {
-            return Ok(o);
-        }
-        // The node is fenced now. Power-on failures no longer undo that.
-        let attempts = match self.policy.mode {
-            // fence-agents: set_power(on, retry_on) — retry_on=0 means no attempt.
-            Mode::Agent => self.policy.retry_on,
-            Mode::Native => 1 + self.policy.retry_on,
-        };
-        if attempts == 0 {
-            return Ok(Outcome::FencedNotRestored {
-                error: "no power-on attempt (retry_on is 0)".into(),
-            });
-        }
-        match self.set_power(PowerState::On, attempts).await {
-            Ok(Outcome::OutcomeUnknown { reason, .. }) => Ok(Outcome::FencedNotRestored {
-                error: format!(
-                    "the power-on got no answer and its outcome is unknown ({reason}); it was \
-                     not sent again"
-                ),
-            }),
-            Ok(_) => Ok(Outcome::Rebooted),
-            Err(e) if e.kind == ErrorKind::Interrupted => Err(e),
-            Err(e) => Ok(Outcome::FencedNotRestored {
-                error: e.to_string(),
-            }),
-        }
-    }
-
-    /// `reboot --method cycle`: one power cycle, from a settled state. The
-    /// cycle is sent again only after the device answered that it did not
-    /// carry it out (a refusal); never after silence ([`Sent::Unknown`]):
-    /// a cycle that already finished reads on, like one never sent.
-    async fn reboot_cycle(&mut self) -> Result<Outcome, DriverError> {
-        if self.policy.observe_cycle && !self.driver.observes_off() {
-            return Err(DriverError::new(
-                ErrorKind::Unsupported,
-                Stage::Command,
-                "this method cannot observe the node off, so a power cycle through it cannot be \
-                 verified; use --method onoff",
-            ));
-        }
-        let first = match self.read().await? {
-            Observed::Settled(s) => s,
-            Observed::InTransition(t) => self.wait_settled(t).await?,
-        };
-        let mut last_err = None;
-        for _ in 0..(1 + self.policy.retry_on) {
-            match self.send(PowerCommand::Cycle, None).await {
-                Ok(Sent::Accepted) => return self.after_cycle(first, None).await,
-                Ok(Sent::Unknown(why)) => return self.after_cycle(first, Some(why)).await,
-                Ok(Sent::Declined) => {
-                    // Quirk (fence-agents#596, bmclib#223): cycle on an off
-                    // chassis answers D5h. Read again; if off, power it on.
-                    if self.read().await? == Observed::Settled(PowerState::Off) {
-                        return match self
-                            .set_power(PowerState::On, 1 + self.policy.retry_on)
-                            .await?
-                        {
-                            Outcome::OutcomeUnknown { command, reason } => {
-                                Ok(Outcome::OutcomeUnknown { command, reason })
-                            }
-                            _ => Ok(Outcome::Rebooted),
-                        };
-                    }
-                    last_err = Some(DriverError::new(
-                        ErrorKind::DeviceError,
-                        Stage::Command,
-                        format!("the BMC declined the power cycle while the node is {first}"),
-                    ));
-                }
-                Err(e) if e.kind == ErrorKind::Interrupted => return Err(e),
-                // An answered refusal: not carried out, so it may go again.
-                Err(e) => last_err = Some(e),
-            }
-        }
-        Err(last_err.unwrap_or_else(|| {
-            DriverError::new(ErrorKind::DeviceError, Stage::Command, "power cycle failed")
-        }))
-    }
-
-    /// After the cycle command: with `observe_cycle`, poll through the cycle
-    /// (the node off, then on, confirmed); else one read when its answer
-    /// never came (off: the cycle is under way) and "sent". `unanswered`:
-    /// the driver's words when no answer came.
-    async fn after_cycle(
-        &mut self,
-        first: PowerState,
-        unanswered: Option<String>,
-    ) -> Result<Outcome, DriverError> {
-        let unknown = |reason: String| Outcome::OutcomeUnknown {
-            command: PowerCommand::Cycle,
-            reason,
-        };
-        if !self.policy.observe_cycle {
-            let Some(why) = unanswered else {
-                self.sleep(self.policy.power_wait, Stage::Wait).await?;
-                return Ok(Outcome::CycleSent);
-            };
-            return Ok(match self.poll_read().await {
-                Ok(Some(Observed::Settled(PowerState::Off))) if first == PowerState::On => {
-                    Outcome::CycleSent
-                }
-                Err(e) if e.kind == ErrorKind::Interrupted => return Err(e),
-                _ => unknown(format!(
-                    "{why}; the node does not read off since, so whether the BMC carried out \
-                     the cycle is not known"
-                )),
-            });
-        }
-        // Observed: the node must be seen off (a cycle holds it off for at
-        // least a second), then on.
-        let began = Instant::now();
-        let seen_off = self.poll_for_off(began).await;
-        match (seen_off, unanswered) {
-            (Err(e), _) if e.kind == ErrorKind::Interrupted => return Err(e),
-            (Ok(true), _) => {}
-            (Ok(false) | Err(_), Some(why)) => {
-                return Ok(unknown(format!(
-                    "{why}; the node was not seen off within {:.1}s, so whether the BMC \
-                     carried out the cycle is not known",
-                    began.elapsed().as_secs_f64()
-                )))
-            }
-            (Err(e), None) => return Err(e),
-            // Accepted, never seen off: ignored, or too quick to see. Not a
-            // failed level either (the next level would cycle the node
-            // again): its outcome is unknown.
-            (Ok(false), None) => {
-                return Ok(unknown(format!(
-                    "the BMC accepted the power cycle, but the node was never seen off within \
-                     {:.1}s (a cycle holds it off for at least a second): the cycle was not \
-                     observed; --method onoff observes each step",
-                    began.elapsed().as_secs_f64()
-                )))
-            }
-        }
-        if self.poll_until(PowerState::On).await? {
-            return Ok(Outcome::Cycled);
-        }
-        Ok(Outcome::FencedNotRestored {
-            error: format!(
-                "the node was seen off during the power cycle, but did not come back on: {}",
-                self.transition_timeout(PowerState::On)
-            ),
-        })
-    }
-
-    /// Polls, at the base interval (a cycle's off may last only a second),
-    /// until the node reads off (true) or the power timeout counted from
-    /// `began` passes (false).
-    async fn poll_for_off(&mut self, began: Instant) -> Result<bool, DriverError> {
-        let mut polls: u32 = 0;
-        let interval = self.policy.poll_interval.min(Duration::from_millis(250));
-        loop {
-            polls += 1;
-            if let Some(Observed::Settled(PowerState::Off)) = self.poll_read().await? {
-                return Ok(true);
-            }
-            if self.transition_budget_spent(began, polls) {
-                return Ok(false);
-            }
-            self.sleep(interval, Stage::Wait).await?;
         }
     }
 
@@ -1004,56 +719,6 @@ impl<D: PowerDriver> Machine<'_, D> {
         }
         Err(self.transition_timeout(target))
     }
-
-    fn transition_timeout(&self, target: PowerState) -> DriverError {
-        let word = match target {
-            PowerState::On => "ON",
-            PowerState::Off => "OFF",
-        };
-        let mut last = match (self.last_transition, self.last_state) {
-            (Some(t), _) => format!(" (last reading: {t}, a transition under way)"),
-            (None, Some(s)) => format!(" (last state read: {s})"),
-            (None, None) => String::new(),
-        };
-        if let Some(detail) = self.driver.state_detail() {
-            last.push_str(&format!("; {detail}"));
-        }
-        DriverError::new(
-            ErrorKind::TransitionTimeout,
-            Stage::Wait,
-            format!("timed out waiting to power {word}{last}"),
-        )
-    }
-
-    /// Polls until `target` is confirmed (true) or the power timeout passes
-    /// (false). A transition is not the target: it breaks a streak.
-    async fn poll_until(&mut self, target: PowerState) -> Result<bool, DriverError> {
-        let began = Instant::now();
-        let mut interval = self.policy.poll_interval;
-        let mut polls: u32 = 0;
-        let mut streak: u32 = 0;
-        loop {
-            polls += 1;
-            match self.poll_read().await? {
-                Some(Observed::Settled(s)) if s == target => streak += 1,
-                // Another state, a transition, or a missed read.
-                _ => streak = 0,
-            }
-            if streak >= self.policy.confirm.max(1) {
-                return Ok(true);
-            }
-            if streak == 0 && self.transition_budget_spent(began, polls) {
-                return Ok(false);
-            }
-            if streak == 0 {
-                self.sleep(interval, Stage::Wait).await?;
-                interval = grow(interval, self.policy.poll_interval_max);
-            } else {
-                // Confirmation reads are spaced by the base interval.
-                self.sleep(self.policy.poll_interval, Stage::Wait).await?;
-            }
-        }
-    }
 }
 
 #[cfg(test)]
@@ -1063,6 +728,7 @@ mod tests {
 
     use super::*;
     use crate::engine::identity::{ExpectedIdentity, Identity, UuidForm};
+    use crate::engine::policy::PowerTimeout;
     use std::collections::VecDeque;
 
     /// What a scripted device does once its queue of status answers is spent.
