@@ -48,36 +48,28 @@
 //! a system locker can be overtaken by a stream of whole-device lockers,
 //! never for longer than its deadline, while a whole-device locker never
 //! starves (new system lockers defer to it).
+//!
+//! The parts: holding a name (`hold`: binding and serving it), looking at
+//! a name someone else holds (`look`: connecting, the holder's line,
+//! grants, waiting for it to let go) and, here, which names to take and
+//! the taking itself.
 
-use super::{busy, same_token, DeviceKey, Info, Ns, Say, TargetLock};
+use super::{busy, DeviceKey, Info, Ns, Say, TargetLock};
 use std::collections::HashSet;
-use std::os::fd::OwnedFd;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+mod hold;
+mod look;
+
+pub(super) use hold::Owned;
+use hold::{bind, Bound};
+use look::{first_released, owner_of, reach, within, Peer, Reach};
 
 /// How many system holders one device can have at once (between
 /// processes). Every whole-device locker looks at each slot, so this is
 /// also what a whole-device lock costs: one refused connection per slot.
 pub(super) const SLOTS: usize = 8;
-
-/// How long a waiter waits for a holder to say who it is (or to answer a
-/// grant request) before going on without the answer.
-const ANSWER: Duration = Duration::from_millis(300);
-
-/// A bound name, served until dropped.
-#[derive(Debug)]
-pub(super) struct Owned {
-    name: String,
-    task: tokio::task::JoinHandle<()>,
-}
-
-impl Drop for Owned {
-    fn drop(&mut self) {
-        // The listener and every connection to it go with the task.
-        self.task.abort();
-    }
-}
 
 /// What the socket lock came to.
 pub(super) enum Got {
@@ -87,7 +79,7 @@ pub(super) enum Got {
     Fallback(String),
 }
 
-// ------------------------------------------------------------- holding ----
+// --------------------------------------------------------------- names ----
 
 /// The name a whole device or a system binds in namespace `ns`.
 fn own_name(key: &DeviceKey, ns: Ns) -> String {
@@ -101,363 +93,6 @@ fn own_name(key: &DeviceKey, ns: Ns) -> String {
 fn slot_names(key: &DeviceKey) -> Vec<String> {
     let device = super::device_name(Ns::Shared, key);
     (0..SLOTS).map(|i| format!("{device}/slot/{i}")).collect()
-}
-
-enum Bound {
-    Mine(Owned),
-    Taken,
-    Unavailable(std::io::Error),
-}
-
-/// Binds `name` and starts serving it.
-fn bind(name: &str, info: &Arc<Info>) -> Bound {
-    use std::os::linux::net::SocketAddrExt;
-    let listener = std::os::unix::net::SocketAddr::from_abstract_name(name.as_bytes())
-        .and_then(|a| std::os::unix::net::UnixListener::bind_addr(&a));
-    let listener = match listener {
-        Ok(l) => l,
-        Err(e) if e.kind() == std::io::ErrorKind::AddrInUse => return Bound::Taken,
-        Err(e) => return Bound::Unavailable(e),
-    };
-    let listener = match listener
-        .set_nonblocking(true)
-        .and_then(|()| tokio::net::UnixListener::from_std(listener))
-    {
-        Ok(l) => l,
-        Err(e) => return Bound::Unavailable(e),
-    };
-    Bound::Mine(Owned {
-        name: name.to_string(),
-        task: tokio::spawn(serve(listener, info.clone())),
-    })
-}
-
-/// Accepts waiters until aborted (which closes them all).
-async fn serve(listener: tokio::net::UnixListener, info: Arc<Info>) {
-    let mut waiters = tokio::task::JoinSet::new();
-    loop {
-        while waiters.try_join_next().is_some() {}
-        match listener.accept().await {
-            Ok((s, _)) => {
-                waiters.spawn(answer(s, info.clone()));
-            }
-            // Out of descriptors, most likely: queued waiters still get
-            // their event when this holder lets go.
-            Err(_) => tokio::time::sleep(Duration::from_millis(50)).await,
-        }
-    }
-}
-
-/// The holder's line: who it is, since when, what it does.
-fn introduction(info: &Info) -> String {
-    format!(
-        "fencekit-lock v1 pid={} since={} what={}\n",
-        info.pid,
-        info.since(),
-        info.what
-    )
-}
-
-/// One waiter: told who holds the lock, answered, kept until it leaves or
-/// the holder lets go.
-async fn answer(mut s: tokio::net::UnixStream, info: Arc<Info>) {
-    if s.write_all(introduction(&info).as_bytes()).await.is_err() {
-        return;
-    }
-    let peer_uid = s.peer_cred().ok().map(|c| c.uid());
-    let mut buf = Vec::new();
-    let mut chunk = [0u8; 256];
-    loop {
-        match s.read(&mut chunk).await {
-            Ok(0) | Err(_) => return,
-            Ok(n) => buf.extend_from_slice(&chunk[..n]),
-        }
-        while let Some(i) = buf.iter().position(|b| *b == b'\n') {
-            let line: Vec<u8> = buf.drain(..=i).collect();
-            let reply = judge(&info, &String::from_utf8_lossy(&line), peer_uid);
-            if s.write_all(reply).await.is_err() {
-                return;
-            }
-        }
-        if buf.len() > 1024 {
-            return;
-        }
-    }
-}
-
-/// The answer to `grant TOKENS DEVICE`: granted when one token is this
-/// lock's, the device is this lock's and the asker runs as this holder's
-/// UID or as root.
-fn judge(info: &Info, request: &str, peer_uid: Option<u32>) -> &'static [u8] {
-    let mut words = request.split_whitespace();
-    if words.next() != Some("grant") {
-        return b"?\n";
-    }
-    let (Some(tokens), Some(device)) = (words.next(), words.next()) else {
-        return b"refused\n";
-    };
-    let ok = peer_uid.is_some_and(|u| u == info.uid || u == 0)
-        && device == info.device
-        && tokens.split(',').any(|t| same_token(t, &info.token));
-    if ok {
-        b"granted\n"
-    } else {
-        b"refused\n"
-    }
-}
-
-// ------------------------------------------------------------- looking ----
-
-/// What a connection to a name found.
-enum Reach {
-    /// Nothing listens (no such name, or bound without listening).
-    Nobody,
-    /// A listener whose queue is full (it accepts nobody).
-    Full,
-    /// A listener, and who it is.
-    Peer(std::os::unix::net::UnixStream, i32, u32),
-    /// The connection failed otherwise.
-    Failed,
-}
-
-/// One non-blocking socket reused for every connection that fails (most
-/// names looked at are free: a refusal costs one system call).
-struct Prober {
-    fd: OwnedFd,
-}
-
-thread_local! {
-    /// This thread's prober, kept between acquisitions (a fan-out takes
-    /// thousands of locks).
-    static PROBER: std::cell::RefCell<Option<Prober>> = const { std::cell::RefCell::new(None) };
-}
-
-/// Connects to `name` with this thread's prober.
-fn reach(name: &str) -> Reach {
-    PROBER.with(|p| {
-        let mut p = p.borrow_mut();
-        if p.is_none() {
-            *p = Prober::new().ok();
-        }
-        match p.as_mut() {
-            Some(p) => p.connect(name),
-            None => Reach::Failed,
-        }
-    })
-}
-
-impl Prober {
-    fn new() -> std::io::Result<Prober> {
-        use rustix::net::{socket_with, AddressFamily, SocketFlags, SocketType};
-        let fd = socket_with(
-            AddressFamily::UNIX,
-            SocketType::STREAM,
-            SocketFlags::NONBLOCK | SocketFlags::CLOEXEC,
-            None,
-        )?;
-        Ok(Prober { fd })
-    }
-
-    fn connect(&mut self, name: &str) -> Reach {
-        use rustix::io::Errno;
-        let Ok(addr) = rustix::net::SocketAddrUnix::new_abstract_name(name.as_bytes()) else {
-            return Reach::Failed;
-        };
-        match rustix::net::connect(&self.fd, &addr) {
-            Ok(()) => {
-                let Ok(fresh) = Prober::new() else {
-                    return Reach::Failed;
-                };
-                let fd = std::mem::replace(&mut self.fd, fresh.fd);
-                match rustix::net::sockopt::socket_peercred(&fd) {
-                    Ok(c) => Reach::Peer(fd.into(), c.pid.as_raw_pid(), c.uid.as_raw()),
-                    Err(_) => Reach::Failed,
-                }
-            }
-            Err(Errno::CONNREFUSED) | Err(Errno::NOENT) => Reach::Nobody,
-            Err(Errno::AGAIN) => Reach::Full,
-            Err(_) => Reach::Failed,
-        }
-    }
-}
-
-/// A holder that counts, connected.
-struct Peer {
-    stream: tokio::net::UnixStream,
-    pid: i32,
-    uid: u32,
-    buf: Vec<u8>,
-    /// `since T: what`, once it said so.
-    about: Option<String>,
-    /// Its line was waited for (said or not).
-    introduced: bool,
-    /// It let go (its end closed).
-    gone: bool,
-}
-
-enum Line {
-    Text(String),
-    Closed,
-    Late,
-}
-
-impl Peer {
-    /// One line from the holder, until `until`.
-    async fn line(&mut self, until: tokio::time::Instant) -> Line {
-        loop {
-            if let Some(i) = self.buf.iter().position(|b| *b == b'\n') {
-                let l: Vec<u8> = self.buf.drain(..=i).collect();
-                return Line::Text(String::from_utf8_lossy(&l).trim_end().to_string());
-            }
-            if self.buf.len() > 1024 {
-                self.buf.clear();
-            }
-            let mut chunk = [0u8; 512];
-            match tokio::time::timeout_at(until, self.stream.read(&mut chunk)).await {
-                Err(_) => return Line::Late,
-                Ok(Ok(0)) | Ok(Err(_)) => {
-                    self.gone = true;
-                    return Line::Closed;
-                }
-                Ok(Ok(n)) => self.buf.extend_from_slice(&chunk[..n]),
-            }
-        }
-    }
-
-    /// Reads who it is (a short wait, never past `deadline`).
-    async fn introduce(&mut self, deadline: Option<Instant>) {
-        if self.introduced {
-            return;
-        }
-        self.introduced = true;
-        if let Line::Text(l) = self.line(answer_by(deadline)).await {
-            if let Some(rest) = l.strip_prefix("fencekit-lock v1 ") {
-                let since = rest
-                    .split(' ')
-                    .find_map(|w| w.strip_prefix("since="))
-                    .unwrap_or("?");
-                let what = rest.split_once(" what=").map(|x| x.1).unwrap_or("");
-                self.about = Some(format!("since {since}: {what}"));
-            }
-        }
-    }
-
-    /// Asks to be let through with `tokens` for `device`.
-    async fn grant(&mut self, tokens: &[String], device: &str, deadline: Option<Instant>) -> bool {
-        let ask = format!("grant {} {device}\n", tokens.join(","));
-        if self.stream.write_all(ask.as_bytes()).await.is_err() {
-            self.gone = true;
-            return false;
-        }
-        matches!(self.line(answer_by(deadline)).await, Line::Text(l) if l == "granted")
-    }
-
-    /// Returns when the holder lets go (its end closes).
-    async fn released(&mut self) {
-        let mut chunk = [0u8; 256];
-        while !self.gone {
-            match self.stream.read(&mut chunk).await {
-                Ok(0) | Err(_) => self.gone = true,
-                Ok(_) => {}
-            }
-        }
-    }
-
-    fn describe(&self) -> String {
-        match &self.about {
-            Some(a) => format!("PID {} (UID {}) {a}", self.pid, self.uid),
-            None => format!(
-                "PID {} (UID {}), which does not say what it does",
-                self.pid, self.uid
-            ),
-        }
-    }
-}
-
-/// Now + [`ANSWER`], or the deadline if sooner.
-fn answer_by(deadline: Option<Instant>) -> tokio::time::Instant {
-    let soon = Instant::now() + ANSWER;
-    tokio::time::Instant::from_std(deadline.map_or(soon, |d| d.min(soon)))
-}
-
-/// `f`, unless the deadline passes first.
-async fn within<T>(
-    deadline: Option<Instant>,
-    f: impl std::future::Future<Output = T>,
-) -> Option<T> {
-    match deadline {
-        Some(d) => tokio::time::timeout_at(tokio::time::Instant::from_std(d), f)
-            .await
-            .ok(),
-        None => Some(f.await),
-    }
-}
-
-/// Returns when the first of `peers` lets go.
-async fn first_released(peers: &mut [Peer]) {
-    loop {
-        std::future::poll_fn(|cx| {
-            if peers
-                .iter()
-                .any(|p| p.stream.poll_read_ready(cx).is_ready())
-            {
-                std::task::Poll::Ready(())
-            } else {
-                std::task::Poll::Pending
-            }
-        })
-        .await;
-        for p in peers.iter_mut() {
-            let mut chunk = [0u8; 256];
-            match p.stream.try_read(&mut chunk) {
-                Ok(0) => return,
-                Ok(_) => {}
-                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
-                Err(_) => return,
-            }
-        }
-    }
-}
-
-/// The process (PID, UID) that has a socket bound to `name`, from
-/// `/proc/net/unix` and the descriptors in `/proc` it may read.
-fn owner_of(name: &str) -> Option<(i32, u32)> {
-    let table = std::fs::read_to_string("/proc/net/unix").ok()?;
-    let at = format!(" @{name}");
-    let inode = table
-        .lines()
-        .find(|l| l.ends_with(&at))?
-        .split_whitespace()
-        .nth(6)?
-        .to_string();
-    let wanted = format!("socket:[{inode}]");
-    for proc_dir in std::fs::read_dir("/proc").ok()?.flatten() {
-        let Some(pid) = proc_dir
-            .file_name()
-            .to_str()
-            .and_then(|s| s.parse::<i32>().ok())
-        else {
-            continue;
-        };
-        let Ok(fds) = std::fs::read_dir(proc_dir.path().join("fd")) else {
-            continue;
-        };
-        let found = fds.flatten().any(|fd| {
-            std::fs::read_link(fd.path()).is_ok_and(|t| t.as_os_str() == wanted.as_str())
-        });
-        if found {
-            let status = std::fs::read_to_string(proc_dir.path().join("status")).ok()?;
-            let uid = status
-                .lines()
-                .find_map(|l| l.strip_prefix("Uid:"))?
-                .split_whitespace()
-                .nth(1)?
-                .parse()
-                .ok()?;
-            return Some((pid, uid));
-        }
-    }
-    None
 }
 
 // -------------------------------------------------------------- taking ----
@@ -862,34 +497,6 @@ impl Attempt<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn info(device: &str) -> Info {
-        Info::new(&DeviceKey::new(device, 623, 623), "off node02")
-    }
-
-    #[test]
-    fn a_grant_needs_the_token_the_device_and_the_user() {
-        let i = info("10.0.0.1");
-        let ask = |t: &str, d: &str| format!("grant {t} {d}\n");
-        let good = ask(&format!("ffff,{}", i.token), "10.0.0.1");
-        assert_eq!(judge(&i, &good, Some(i.uid)), b"granted\n");
-        assert_eq!(judge(&i, &good, Some(0)), b"granted\n");
-        assert_eq!(
-            judge(&i, &good, Some(i.uid + 1).filter(|u| *u != 0)),
-            b"refused\n"
-        );
-        assert_eq!(judge(&i, &good, None), b"refused\n");
-        assert_eq!(
-            judge(&i, &ask(&i.token, "10.0.0.2"), Some(i.uid)),
-            b"refused\n"
-        );
-        assert_eq!(
-            judge(&i, &ask(&"0".repeat(32), "10.0.0.1"), Some(i.uid)),
-            b"refused\n"
-        );
-        assert_eq!(judge(&i, "what\n", Some(i.uid)), b"?\n");
-        assert_eq!(judge(&i, "grant\n", Some(i.uid)), b"refused\n");
-    }
 
     #[test]
     fn ranks_put_the_device_first_and_the_shared_names_before_a_users() {
