@@ -304,14 +304,6 @@ pub fn main(c: CheckArgs) -> i32 {
         );
         return exit::USAGE;
     }
-    let plans = match super::plan::begin(a) {
-        Ok(p) => p,
-        Err(code) => return code,
-    };
-    let baseline = match super::check::load_baseline(&c) {
-        Ok(b) => b,
-        Err(code) => return code,
-    };
     let web = match &c.web_config {
         Some(path) => match WebConfig::load(path) {
             Ok(w) => {
@@ -326,6 +318,14 @@ pub fn main(c: CheckArgs) -> i32 {
             }
         },
         None => None,
+    };
+    let plans = match super::plan::begin(a) {
+        Ok(p) => p,
+        Err(code) => return code,
+    };
+    let baseline = match super::check::load_baseline(&c) {
+        Ok(b) => b,
+        Err(code) => return code,
     };
     let Some(rt) = crate::runtime::runtime("fencekit") else {
         return exit::FAILURE;

@@ -16,7 +16,7 @@ use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
-use std::collections::{BTreeMap, HashSet};
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
@@ -39,7 +39,7 @@ const VERIFY_QUEUE: Duration = Duration::from_secs(2);
 struct FileShape {
     tls_server_config: Option<TlsShape>,
     http_server_config: Option<HttpShape>,
-    basic_auth_users: Option<BTreeMap<String, String>>,
+    basic_auth_users: Option<UniqueMap>,
     rate_limit: Option<RateShape>,
 }
 
@@ -61,6 +61,34 @@ struct TlsShape {
     curve_preferences: Option<Vec<String>>,
 }
 
+/// A map of strings whose keys must differ (a user given twice is an
+/// error, not the last one winning).
+#[derive(Default)]
+struct UniqueMap(Vec<(String, String)>);
+
+impl<'de> Deserialize<'de> for UniqueMap {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Visit;
+        impl<'de> serde::de::Visitor<'de> for Visit {
+            type Value = UniqueMap;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a map of names to strings")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut m: A) -> Result<UniqueMap, A::Error> {
+                let mut out: Vec<(String, String)> = Vec::new();
+                while let Some((k, v)) = m.next_entry::<String, String>()? {
+                    if out.iter().any(|(seen, _)| *seen == k) {
+                        return Err(serde::de::Error::custom(format!("{k} is given twice")));
+                    }
+                    out.push((k, v));
+                }
+                Ok(UniqueMap(out))
+            }
+        }
+        d.deserialize_map(Visit)
+    }
+}
+
 /// A key written in the file: zeroised when dropped.
 struct InlineKey(Zeroizing<String>);
 
@@ -74,7 +102,7 @@ impl<'de> Deserialize<'de> for InlineKey {
 #[serde(deny_unknown_fields)]
 struct HttpShape {
     http2: Option<bool>,
-    headers: Option<BTreeMap<String, String>>,
+    headers: Option<UniqueMap>,
 }
 
 #[derive(Deserialize)]
@@ -502,7 +530,7 @@ impl WebConfig {
         // which every scraper speaks; `http2` changes nothing of its safety.
         let _ = http.http2;
         let mut headers = Vec::new();
-        for (name, value) in http.headers.unwrap_or_default() {
+        for (name, value) in http.headers.unwrap_or_default().0 {
             let key = format!("http_server_config.headers.{name}");
             let Some((canon, allowed)) =
                 HEADERS.iter().find(|(h, _)| h.eq_ignore_ascii_case(&name))
@@ -536,7 +564,7 @@ impl WebConfig {
         }
 
         let users = match shape.basic_auth_users {
-            Some(map) if !map.is_empty() => {
+            Some(UniqueMap(map)) if !map.is_empty() => {
                 let mut entries = Vec::with_capacity(map.len());
                 let mut max_cost = 4;
                 for (user, hash) in map {
