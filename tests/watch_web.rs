@@ -316,10 +316,18 @@ fn http(addr: SocketAddr, path: &str, auth: Option<(&str, &str)>) -> Got {
 /// curl over HTTPS, credentials from a config file (not argv).
 fn curl(w: &Watch, path: &str, args: &[&str], user: Option<(&str, &str)>) -> support::Run {
     let mut c = Command::new("curl");
-    c.args(["-sS", "--max-time", "15", "-o", "-", "-w", "\nstatus=%{http_code}\n"])
-        .arg("--cacert")
-        .arg(w.path("ca.pem"))
-        .args(args);
+    c.args([
+        "-sS",
+        "--max-time",
+        "15",
+        "-o",
+        "-",
+        "-w",
+        "\nstatus=%{http_code}\n",
+    ])
+    .arg("--cacert")
+    .arg(w.path("ca.pem"))
+    .args(args);
     if let Some((u, p)) = user {
         let cfg = w.path("curl.cfg");
         std::fs::write(&cfg, format!("user = \"{u}:{p}\"\n")).unwrap();
@@ -363,7 +371,10 @@ fn metrics_over_tls_with_basic_auth_and_refusals() {
             .contains("fencekit_level_ok{node=\"node01\",level=\"1\",method=\"ipmi\"} 1"),
         "{got:?}"
     );
-    assert!(got.head.contains("X-Content-Type-Options: nosniff"), "{got:?}");
+    assert!(
+        got.head.contains("X-Content-Type-Options: nosniff"),
+        "{got:?}"
+    );
     let t0 = Instant::now();
     assert_eq!(
         https(w.listen, "/metrics", &pki.ca, None, ok).status,
@@ -376,7 +387,10 @@ fn metrics_over_tls_with_basic_auth_and_refusals() {
     let r = curl(&w, "/metrics", &[], ok);
     r.assert_code(0);
     assert!(r.stdout.contains("status=200"), "{r}");
-    assert!(r.stdout.contains("fencekit_node_ok{node=\"node01\"} 1"), "{r}");
+    assert!(
+        r.stdout.contains("fencekit_node_ok{node=\"node01\"} 1"),
+        "{r}"
+    );
     let r = curl(&w, "/metrics", &["-i"], None);
     assert!(r.stdout.contains("status=401"), "{r}");
     assert!(r.stdout.contains("WWW-Authenticate: Basic"), "{r}");
@@ -410,7 +424,10 @@ fn metrics_over_tls_with_basic_auth_and_refusals() {
 
     // Not one password in the log (at -vvv, RUST_LOG=trace).
     let log = w.log();
-    assert!(!log.contains(PASSWORD) && !log.contains("scrape-me"), "{log}");
+    assert!(
+        !log.contains(PASSWORD) && !log.contains("scrape-me"),
+        "{log}"
+    );
     assert!(!log.contains(&pki.server_key), "{log}");
 }
 
@@ -439,9 +456,12 @@ fn a_client_certificate_is_required_when_asked() {
     // Without a certificate, or with one from another CA: no answer.
     let got = https(w.listen, "/metrics", &pki.ca, None, None);
     assert_eq!(got.status, None, "{got:?}");
+    let why = got.error.unwrap_or_default();
+    assert!(why.contains("CertificateRequired"), "{why}");
     let stranger = Some((pki.stranger_cert.as_str(), pki.stranger_key.as_str()));
     let got = https(w.listen, "/metrics", &pki.ca, stranger, None);
     assert_eq!(got.status, None, "{got:?}");
+    assert!(got.error.is_some(), "{got:?}");
     // curl likewise.
     let r = curl(&w, "/metrics", &[], None);
     assert_ne!(r.code, Some(0), "{r}");
@@ -466,7 +486,11 @@ fn a_client_certificate_is_required_when_asked() {
 fn basic_auth_over_plain_http_is_warned_about_and_a_changed_file_is_reloaded() {
     // Hashed here with the crate (htpasswd's are tested above).
     let hash = bcrypt::hash(PASSWORD, 4).unwrap();
-    let w = Watch::start(own_loopback().into(), &format!("basic_auth_users:\n  alice: '{hash}'\n"), &[]);
+    let w = Watch::start(
+        own_loopback().into(),
+        &format!("basic_auth_users:\n  alice: '{hash}'\n"),
+        &[],
+    );
     let log = w.log();
     assert!(
         log.contains("warning:") && log.contains("clear text"),
@@ -520,7 +544,10 @@ fn basic_auth_over_plain_http_is_warned_about_and_a_changed_file_is_reloaded() {
         1,
         "{log}"
     );
-    assert!(!log.contains(PASSWORD) && !log.contains("bobs-password"), "{log}");
+    assert!(
+        !log.contains(PASSWORD) && !log.contains("bobs-password"),
+        "{log}"
+    );
 }
 
 #[test]

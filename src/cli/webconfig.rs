@@ -74,7 +74,10 @@ impl<'de> Deserialize<'de> for UniqueMap {
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("a map of names to strings")
             }
-            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut m: A) -> Result<UniqueMap, A::Error> {
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut m: A,
+            ) -> Result<UniqueMap, A::Error> {
                 let mut out: Vec<(String, String)> = Vec::new();
                 while let Some((k, v)) = m.next_entry::<String, String>()? {
                     if out.iter().any(|(seen, _)| *seen == k) {
