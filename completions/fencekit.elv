@@ -636,7 +636,7 @@ set edit:completion:arg-completer[fencekit] = {|@words|
             cand --baseline 'The baseline (TOML) that --record writes and a check compares with: every difference is a named drift (see below), exit 4 weakened, 5 changed, 1 broken'
             cand --probe-timeout 'Bound on one TCP probe of a node''s own address (with --baseline)'
             cand --watch 'Check again and again, each node about every INTERVAL (±10 %, never two sessions at once on one BMC, --bmc-interval between them), log one line per change, until SIGTERM or SIGINT. Never sends a power command'
-            cand --listen 'With --watch: serve /metrics (OpenMetrics) and /healthz over HTTP on this address only, e.g. 127.0.0.1:9487'
+            cand --listen 'With --watch: serve /metrics (OpenMetrics) and /healthz over HTTP on this address only, e.g. 127.0.0.1:9487 (HTTPS and passwords: --web-config)'
             cand --web-config 'With --listen: TLS, client certificates, basic-auth users (bcrypt) and headers for /metrics, from a Prometheus exporter-toolkit web configuration (YAML). An unknown key or an option not carried out is refused (exit 64); see docs/monitoring.md'
             cand --all 'Act on every node of the inventory'
             cand --dry-run 'Resolve targets, methods and credential references; print the plan; contact nothing'

@@ -589,7 +589,7 @@ pub struct CheckArgs {
     #[arg(long, value_name = "INTERVAL", value_parser = crate::time::parse_duration)]
     pub watch: Option<std::time::Duration>,
     /// With --watch: serve /metrics (OpenMetrics) and /healthz over HTTP on
-    /// this address only, e.g. 127.0.0.1:9487.
+    /// this address only, e.g. 127.0.0.1:9487 (HTTPS and passwords: --web-config).
     #[arg(long, value_name = "ADDR:PORT", requires = "watch")]
     pub listen: Option<std::net::SocketAddr>,
     /// With --listen: TLS, client certificates, basic-auth users (bcrypt) and
