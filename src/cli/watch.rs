@@ -689,6 +689,14 @@ mod tests {
                 authorization: None,
             }
         );
+        // The credentials are kept, and never shown.
+        let r = parse_request(b"GET /metrics HTTP/1.1\r\nauthorization: Basic YWxpY2U6c2VjcmV0")
+            .unwrap();
+        assert_eq!(
+            r.authorization.as_ref().map(|a| a.0.as_str()),
+            Some("Basic YWxpY2U6c2VjcmV0")
+        );
+        assert!(!format!("{r:?}").contains("YWxpY2U6c2VjcmV0"), "{r:?}");
         let r = parse_request(b"HEAD /healthz HTTP/1.0").unwrap();
         assert!(r.head_only && !r.openmetrics);
         assert_eq!(
