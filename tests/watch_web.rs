@@ -358,6 +358,8 @@ fn metrics_over_tls_with_basic_auth_and_refusals() {
         "{}",
         w.log()
     );
+    // The key is the owner's only; the file naming it may be read by all.
+    assert!(!w.log().contains("warning:"), "{}", w.log());
     let ok = Some(("alice", PASSWORD));
 
     // The right password: the metrics (timed: the first one verifies the

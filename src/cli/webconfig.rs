@@ -217,8 +217,9 @@ impl WebConfig {
             FileShape::default()
         } else {
             serde_yaml::from_str(&text).map_err(|e| {
-                // serde_yaml's message names the key (and its path) and the
-                // line; it never quotes a value it accepted.
+                // serde_yaml's message names the key (with its path) and the
+                // line. It quotes a value only of the wrong type: `key` and
+                // the users' hashes take any string, so none of those.
                 WebConfigError(format!("--web-config {}: {e}", path.display()))
             })?
         };
