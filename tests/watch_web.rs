@@ -615,3 +615,71 @@ fn a_bad_web_config_is_refused_at_start_with_the_key_named() {
         assert!(TcpStream::connect(listen).is_err(), "{named}: it listens");
     }
 }
+
+#[test]
+fn readable_keys_and_old_versions_are_warned_about_and_accepted_options_load() {
+    use fencekit::cli::webconfig::WebConfig;
+    use std::os::unix::fs::PermissionsExt;
+    let pki = Pki::new(own_loopback().into());
+    let dir = tempfile::tempdir().unwrap();
+    for (name, content) in pki.files() {
+        std::fs::write(dir.path().join(name), content).unwrap();
+    }
+    let key = dir.path().join("server.key");
+    let load = |text: &str| {
+        let f = dir.path().join("web.yml");
+        std::fs::write(&f, text).unwrap();
+        std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o644)).unwrap();
+        WebConfig::load(&f).unwrap_or_else(|e| panic!("{text}: {e}"))
+    };
+    // A key file every user may read: warned about; the owner's only: not.
+    std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let c = load(&tls_config("", ""));
+    assert!(
+        c.warnings.iter().any(|w| w.contains("server.key")),
+        "{:?}",
+        c.warnings
+    );
+    std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600)).unwrap();
+    assert!(load(&tls_config("", "")).warnings.is_empty());
+    // The key written in a file every user may read.
+    let inline: String = pki
+        .server_key
+        .lines()
+        .map(|l| format!("    {l}\n"))
+        .collect();
+    let c = load(&format!(
+        "tls_server_config:\n  cert_file: server.pem\n  key: |\n{inline}"
+    ));
+    assert!(
+        c.warnings
+            .iter()
+            .any(|w| w.contains("written in this file")),
+        "{:?}",
+        c.warnings
+    );
+    // Options carried out: verified when given, versions, suites, curves,
+    // a rate limit.
+    let c = load(&tls_config(
+        "rate_limit:\n  interval: 1s\n  burst: 5\n",
+        "  client_ca_file: ca.pem\n  client_auth_type: VerifyClientCertIfGiven\n  min_version: TLS10\n  max_version: TLS12\n  cipher_suites: [TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256]\n  prefer_server_cipher_suites: false\n  curve_preferences: [X25519, CurveP256]\n",
+    ));
+    assert_eq!(c.client_certs, Some(false));
+    assert_eq!(c.rate, Some((Duration::from_secs(1), 5)));
+    assert!(
+        c.warnings.iter().any(|w| w.contains("TLS 1.2 is served")),
+        "{:?}",
+        c.warnings
+    );
+    let tls = c.tls.unwrap();
+    assert!(!tls.ignore_client_order);
+    assert_eq!(
+        tls.crypto_provider()
+            .cipher_suites
+            .iter()
+            .filter(|s| s.tls13().is_none())
+            .map(|s| s.suite())
+            .collect::<Vec<_>>(),
+        [rustls::CipherSuite::TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256]
+    );
+}
