@@ -567,7 +567,8 @@ openmetrics\t'`check` only: OpenMetrics / Prometheus text (node_exporter\'s text
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l baseline -d 'The baseline (TOML) that --record writes and a check compares with: every difference is a named drift (see below), exit 4 weakened, 5 changed, 1 broken' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l probe-timeout -d 'Bound on one TCP probe of a node\'s own address (with --baseline)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l watch -d 'Check again and again, each node about every INTERVAL (±10 %, never two sessions at once on one BMC, --bmc-interval between them), log one line per change, until SIGTERM or SIGINT. Never sends a power command' -r
-complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l listen -d 'With --watch: serve /metrics (OpenMetrics) and /healthz over HTTP on this address only, e.g. 127.0.0.1:9487' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l listen -d 'With --watch: serve /metrics (OpenMetrics) and /healthz over HTTP on this address only, e.g. 127.0.0.1:9487 (HTTPS and passwords: --web-config)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l web-config -d 'With --listen: TLS, client certificates, basic-auth users (bcrypt) and headers for /metrics, from a Prometheus exporter-toolkit web configuration (YAML). An unknown key or an option not carried out is refused (exit 64); see docs/monitoring.md' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l all -d 'Act on every node of the inventory'
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l dry-run -d 'Resolve targets, methods and credential references; print the plan; contact nothing'
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l no-lock -d 'Do not take the per-BMC lock that serialises fencekit processes on this host'

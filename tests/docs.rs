@@ -631,8 +631,11 @@ fn assert_fencekit_args(args: &[serde_json::Value], what: &str) {
 /// docs/monitoring.md's Kubernetes manifests are checked for shape (never
 /// applied): FAR's namespace and Secret as packaging/far-template.yaml has
 /// them, the Secret's key mounted where the inventory reads the password,
-/// the ConfigMap's files where the arguments name them, arguments fencekit
-/// accepts, the watch's port, probe and Service agreeing.
+/// the ConfigMap's and Secrets' files where the arguments name them,
+/// arguments fencekit accepts, the watch's port, probe, Service and
+/// ServiceMonitor agreeing; the web configuration in its Secret is one
+/// fencekit accepts (with a certificate where it names the TLS Secret's
+/// files), and its bcrypt hash is the scrape Secret's password.
 #[test]
 fn monitoring_manifests_have_their_shape() {
     let Some(docs) = yaml_documents("docs/monitoring.md") else {
@@ -643,7 +646,20 @@ fn monitoring_manifests_have_their_shape() {
     };
     let mut kinds: Vec<&str> = docs.iter().filter_map(|d| d["kind"].as_str()).collect();
     kinds.sort();
-    assert_eq!(kinds, ["ConfigMap", "CronJob", "Deployment", "Service"]);
+    assert_eq!(
+        kinds,
+        [
+            "ConfigMap",
+            "CronJob",
+            "Deployment",
+            "Secret",
+            "Secret",
+            "Service",
+            "ServiceMonitor"
+        ]
+    );
+    let secrets = of("Secret");
+    let own_secret = |name: &str| secrets.iter().find(|s| s["metadata"]["name"] == name);
     // FAR's namespace and credentials Secret, as the FAR template has them.
     let far = std::fs::read_to_string(root().join("packaging/far-template.yaml")).unwrap();
     let namespace = far
@@ -704,6 +720,17 @@ fn monitoring_manifests_have_their_shape() {
                         assert!(config["data"][file].is_string(), "{what}: {a}");
                     }
                 }
+            } else if let Some(own) = own_secret(v["secret"]["secretName"].as_str().unwrap()) {
+                // One of the page's Secrets: the files the arguments name are its keys.
+                for a in args.iter().filter_map(|a| a.as_str()) {
+                    if let Some(file) = a.strip_prefix(&format!("{dir}/")) {
+                        assert!(own["stringData"][file].is_string(), "{what}: {a}");
+                    }
+                }
+            } else if v["secret"]["secretName"] != secret {
+                // The TLS Secret the Service's annotation has issued.
+                assert_eq!(v["secret"]["secretName"], "fencekit-watch-tls", "{what}");
+                assert_eq!(v["secret"]["defaultMode"], 0o440, "{what}");
             } else {
                 let s = &v["secret"];
                 assert_eq!(s["secretName"], secret, "{what}");
@@ -739,13 +766,93 @@ fn monitoring_manifests_have_their_shape() {
     assert_eq!(named["containerPort"], port);
     assert_eq!(c["livenessProbe"]["httpGet"]["path"], "/healthz");
     assert_eq!(c["livenessProbe"]["httpGet"]["port"], named["name"]);
-    let annotations = &deployment["spec"]["template"]["metadata"]["annotations"];
-    assert_eq!(annotations["prometheus.io/port"], port.to_string());
+    assert_eq!(c["livenessProbe"]["httpGet"]["scheme"], "HTTPS");
+    assert_eq!(pod["securityContext"]["runAsNonRoot"], true);
+    assert_ne!(c["securityContext"]["runAsUser"], 0);
     let service = of("Service")[0];
     for (k, v) in service["spec"]["selector"].as_object().unwrap() {
         assert_eq!(&labels[k], v);
     }
     assert_eq!(service["spec"]["ports"][0]["targetPort"], named["name"]);
+    assert_eq!(
+        service["metadata"]["annotations"]["service.beta.openshift.io/serving-cert-secret-name"],
+        "fencekit-watch-tls"
+    );
+
+    // The ServiceMonitor scrapes that Service over TLS with the scrape Secret.
+    let monitor = of("ServiceMonitor")[0];
+    for (k, v) in monitor["spec"]["selector"]["matchLabels"]
+        .as_object()
+        .unwrap()
+    {
+        assert_eq!(&service["metadata"]["labels"][k], v);
+    }
+    let endpoint = &monitor["spec"]["endpoints"][0];
+    assert_eq!(endpoint["port"], service["spec"]["ports"][0]["name"]);
+    assert_eq!(endpoint["scheme"], "https");
+    assert_eq!(
+        endpoint["tlsConfig"]["serverName"],
+        format!(
+            "{}.{namespace}.svc",
+            service["metadata"]["name"].as_str().unwrap()
+        )
+    );
+    let user_ref = &endpoint["basicAuth"]["username"];
+    let pass_ref = &endpoint["basicAuth"]["password"];
+    let scrape = own_secret(user_ref["name"].as_str().unwrap()).unwrap();
+    assert_eq!(pass_ref["name"], scrape["metadata"]["name"]);
+    let user = scrape["stringData"][user_ref["key"].as_str().unwrap()]
+        .as_str()
+        .unwrap();
+    let password = scrape["stringData"][pass_ref["key"].as_str().unwrap()]
+        .as_str()
+        .unwrap();
+
+    // The web configuration: accepted by fencekit with a certificate and key
+    // where it names the TLS Secret's files; the scrape password matches.
+    let web_arg = args[args.iter().position(|a| *a == "--web-config").unwrap() + 1];
+    let (web_dir, web_file) = web_arg.rsplit_once('/').unwrap();
+    let web_mount = c["volumeMounts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["mountPath"] == web_dir)
+        .unwrap();
+    let web_volume = pod["volumes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| v["name"] == web_mount["name"])
+        .unwrap();
+    let web_secret = own_secret(web_volume["secret"]["secretName"].as_str().unwrap()).unwrap();
+    let web = web_secret["stringData"][web_file].as_str().unwrap();
+    let tls_mount = c["volumeMounts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["name"] == "tls")
+        .unwrap()["mountPath"]
+        .as_str()
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let ck = rcgen::generate_simple_self_signed(vec!["fencekit-watch".to_string()]).unwrap();
+    std::fs::write(dir.path().join("tls.crt"), ck.cert.pem()).unwrap();
+    std::fs::write(dir.path().join("tls.key"), ck.key_pair.serialize_pem()).unwrap();
+    assert!(web.contains(&format!("{tls_mount}/tls.crt")), "{web}");
+    let local = web.replace(
+        &format!("{tls_mount}/"),
+        &format!("{}/", dir.path().display()),
+    );
+    let file = dir.path().join(web_file);
+    std::fs::write(&file, local).unwrap();
+    let loaded = fencekit::cli::webconfig::WebConfig::load(&file)
+        .unwrap_or_else(|e| panic!("the documented web configuration: {e}"));
+    assert!(loaded.tls.is_some() && loaded.users.is_some());
+    let hash = web
+        .lines()
+        .find_map(|l| l.trim().strip_prefix(&format!("{user}: ")))
+        .unwrap();
+    assert!(bcrypt::verify(password, hash).unwrap(), "{user}'s hash");
 }
 
 #[test]

@@ -589,9 +589,15 @@ pub struct CheckArgs {
     #[arg(long, value_name = "INTERVAL", value_parser = crate::time::parse_duration)]
     pub watch: Option<std::time::Duration>,
     /// With --watch: serve /metrics (OpenMetrics) and /healthz over HTTP on
-    /// this address only, e.g. 127.0.0.1:9487.
+    /// this address only, e.g. 127.0.0.1:9487 (HTTPS and passwords: --web-config).
     #[arg(long, value_name = "ADDR:PORT", requires = "watch")]
     pub listen: Option<std::net::SocketAddr>,
+    /// With --listen: TLS, client certificates, basic-auth users (bcrypt) and
+    /// headers for /metrics, from a Prometheus exporter-toolkit web
+    /// configuration (YAML). An unknown key or an option not carried out is
+    /// refused (exit 64); see docs/monitoring.md.
+    #[arg(long, value_name = "FILE", requires = "listen")]
+    pub web_config: Option<PathBuf>,
 }
 
 /// `fencekit lab` options.

@@ -19,3 +19,4 @@ pub mod run;
 pub mod safety;
 pub mod verify;
 pub mod watch;
+pub mod webconfig;

@@ -7,10 +7,15 @@
 //! The HTTP side is a small HTTP/1.1 responder on tokio (GET and HEAD of
 //! two paths, one request per connection, at most [`MAX_CONNECTIONS`] at
 //! once, each bounded by [`REQUEST_TIMEOUT`]), so watch mode needs no HTTP
-//! library and works in the slim build (`--no-default-features`).
+//! library and works in the slim build (`--no-default-features`). With
+//! `--web-config` it speaks TLS (rustls), checks client certificates and
+//! basic-auth users ([`super::webconfig`]); the file and the ones it names
+//! are looked at again (at most once a second, when a connection comes)
+//! and a changed set is reloaded, or kept as it was when it no longer reads.
 
 use super::args::{CheckArgs, Output};
 use super::metrics::{render, LevelSample, OPENMETRICS_TYPE, PROMETHEUS_TYPE};
+use super::webconfig::{AuthResult, RateLimit, WebConfig};
 use crate::exit;
 use crate::fleet::drift::{compare, mark_broken, Baseline, Drift};
 use crate::fleet::plan::NodePlan;
@@ -20,7 +25,8 @@ use crate::fleet::watch::{watch, NodeChecked, WatchOptions};
 use std::cell::RefCell;
 use std::rc::Rc;
 use std::time::{Duration, Instant, SystemTime};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use zeroize::Zeroizing;
 
 /// Connections served at once; more are closed at once.
 pub const MAX_CONNECTIONS: usize = 32;
@@ -28,6 +34,79 @@ pub const MAX_CONNECTIONS: usize = 32;
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(5);
 /// The longest request head read.
 const MAX_HEAD: usize = 8 * 1024;
+
+/// How often the web configuration's files are looked at (when a
+/// connection comes).
+const WEB_CONFIG_RECHECK: Duration = Duration::from_secs(1);
+
+/// The web configuration in force.
+struct Web {
+    config: Option<Rc<WebConfig>>,
+    acceptor: Option<tokio_rustls::TlsAcceptor>,
+    rate: Option<RateLimit>,
+    stamp: Vec<Option<(SystemTime, u64, u64)>>,
+    checked: Instant,
+    /// The files' state when a reload last failed (said once).
+    refused: Option<Vec<Option<(SystemTime, u64, u64)>>>,
+}
+
+impl Web {
+    fn new(config: Option<WebConfig>) -> Web {
+        let mut w = Web {
+            config: None,
+            acceptor: None,
+            rate: None,
+            stamp: Vec::new(),
+            checked: Instant::now(),
+            refused: None,
+        };
+        if let Some(c) = config {
+            w.set(c);
+        }
+        w
+    }
+
+    fn set(&mut self, c: WebConfig) {
+        self.stamp = c.stamp();
+        self.acceptor = c.tls.clone().map(tokio_rustls::TlsAcceptor::from);
+        self.rate = c.rate.map(|(i, b)| RateLimit::new(i, b));
+        self.config = Some(Rc::new(c));
+    }
+
+    /// Reloads the configuration when one of its files changed.
+    fn refresh(&mut self) {
+        let Some(c) = &self.config else { return };
+        if self.checked.elapsed() < WEB_CONFIG_RECHECK {
+            return;
+        }
+        self.checked = Instant::now();
+        let now = c.stamp();
+        if now == self.stamp || self.refused.as_ref() == Some(&now) {
+            return;
+        }
+        let path = c.path.clone();
+        match WebConfig::load(&path) {
+            Ok(new) => {
+                log(&format!(
+                    "{}: changed; now {}",
+                    path.display(),
+                    new.describe()
+                ));
+                for w in &new.warnings {
+                    log(&format!("warning: {w}"));
+                }
+                self.refused = None;
+                self.set(new);
+            }
+            Err(e) => {
+                log(&format!(
+                    "{e}; the web configuration read before is kept until this is mended"
+                ));
+                self.refused = Some(now);
+            }
+        }
+    }
+}
 
 /// What is kept of one level.
 struct Kept {
@@ -225,6 +304,21 @@ pub fn main(c: CheckArgs) -> i32 {
         );
         return exit::USAGE;
     }
+    let web = match &c.web_config {
+        Some(path) => match WebConfig::load(path) {
+            Ok(w) => {
+                for warning in &w.warnings {
+                    log(&format!("warning: {warning}"));
+                }
+                Some(w)
+            }
+            Err(e) => {
+                eprintln!("fencekit: {e}");
+                return exit::USAGE;
+            }
+        },
+        None => None,
+    };
     let plans = match super::plan::begin(a) {
         Ok(p) => p,
         Err(code) => return code,
@@ -266,7 +360,8 @@ pub fn main(c: CheckArgs) -> i32 {
         unseen: plans.len(),
     }));
     let local = tokio::task::LocalSet::new();
-    rt.block_on(local.run_until(run(plans, opts, listener, state)));
+    let web = Rc::new(RefCell::new(Web::new(web)));
+    rt.block_on(local.run_until(run(plans, opts, listener, state, web)));
     exit::OK
 }
 
@@ -275,12 +370,20 @@ async fn run(
     opts: WatchOptions,
     listener: Option<tokio::net::TcpListener>,
     state: Rc<RefCell<State>>,
+    web: Rc<RefCell<Web>>,
 ) {
     // Installed before saying anything, so a signal right after is heard.
     let terms = crate::runtime::Terminations::install();
     let levels: usize = plans.iter().map(|p| p.levels.len()).sum();
     let serving = match listener.as_ref().and_then(|l| l.local_addr().ok()) {
-        Some(addr) => format!("; /metrics and /healthz on http://{addr}"),
+        Some(addr) => match &web.borrow().config {
+            Some(c) => format!(
+                "; /metrics and /healthz on {}://{addr} ({})",
+                if c.tls.is_some() { "https" } else { "http" },
+                c.describe()
+            ),
+            None => format!("; /metrics and /healthz on http://{addr}"),
+        },
         None => String::new(),
     };
     log(&format!(
@@ -293,7 +396,7 @@ async fn run(
         let state = state.clone();
         async move {
             match listener {
-                Some(l) => serve(l, state).await,
+                Some(l) => serve(l, state, web).await,
                 None => std::future::pending().await,
             }
         }
@@ -309,7 +412,11 @@ async fn run(
 }
 
 /// Accepts connections until dropped.
-async fn serve(listener: tokio::net::TcpListener, state: Rc<RefCell<State>>) {
+async fn serve(
+    listener: tokio::net::TcpListener,
+    state: Rc<RefCell<State>>,
+    web: Rc<RefCell<Web>>,
+) {
     let slots = std::sync::Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
     loop {
         let sock = match listener.accept().await {
@@ -325,9 +432,29 @@ async fn serve(listener: tokio::net::TcpListener, state: Rc<RefCell<State>>) {
             continue;
         };
         let state = state.clone();
+        let web = web.clone();
+        web.borrow_mut().refresh();
+        let (acceptor, config) = {
+            let w = web.borrow();
+            (w.acceptor.clone(), w.config.clone())
+        };
         tokio::task::spawn_local(async move {
             let _permit = permit;
-            let _ = tokio::time::timeout(REQUEST_TIMEOUT, answer(sock, &state)).await;
+            let served = async {
+                match acceptor {
+                    Some(tls) => match tls.accept(sock).await {
+                        Ok(s) => answer(s, &state, &web, config.as_deref()).await,
+                        Err(e) => {
+                            // A client without an accepted certificate, or
+                            // plain HTTP to a TLS port.
+                            tracing::debug!(error = %e, "TLS handshake refused");
+                            Ok(())
+                        }
+                    },
+                    None => answer(sock, &state, &web, config.as_deref()).await,
+                }
+            };
+            let _ = tokio::time::timeout(REQUEST_TIMEOUT, served).await;
         });
     }
 }
@@ -338,6 +465,17 @@ struct Request {
     head_only: bool,
     path: String,
     openmetrics: bool,
+    authorization: Option<Authorization>,
+}
+
+/// An `Authorization` header's value: zeroised when dropped, never printed.
+#[derive(PartialEq, Eq)]
+struct Authorization(Zeroizing<String>);
+
+impl std::fmt::Debug for Authorization {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Authorization(…)")
+    }
 }
 
 /// Parses a request head; `Err` is the status line to answer with.
@@ -358,23 +496,35 @@ fn parse_request(head: &[u8]) -> Result<Request, &'static str> {
         _ => return Err("405 Method Not Allowed"),
     };
     let path = target.split('?').next().unwrap_or("").to_string();
-    let openmetrics = lines.any(|l| {
-        l.split_once(':').is_some_and(|(k, v)| {
-            k.trim().eq_ignore_ascii_case("accept") && v.contains("application/openmetrics-text")
-        })
-    });
+    let mut openmetrics = false;
+    let mut authorization = None;
+    for (k, v) in lines.filter_map(|l| l.split_once(':')) {
+        let k = k.trim();
+        if k.eq_ignore_ascii_case("accept") && v.contains("application/openmetrics-text") {
+            openmetrics = true;
+        } else if k.eq_ignore_ascii_case("authorization") {
+            authorization = Some(Authorization(Zeroizing::new(v.trim().to_string())));
+        }
+    }
     Ok(Request {
         head_only,
         path,
         openmetrics,
+        authorization,
     })
 }
 
-async fn answer(mut sock: tokio::net::TcpStream, state: &RefCell<State>) -> std::io::Result<()> {
-    let mut head = Vec::with_capacity(1024);
-    let mut buf = [0u8; 1024];
+async fn answer<S: AsyncRead + AsyncWrite + Unpin>(
+    mut sock: S,
+    state: &RefCell<State>,
+    web: &RefCell<Web>,
+    config: Option<&WebConfig>,
+) -> std::io::Result<()> {
+    // The head may hold a password: both buffers are zeroised when dropped.
+    let mut head = Zeroizing::new(Vec::with_capacity(1024));
+    let mut buf = Zeroizing::new([0u8; 1024]);
     let complete = loop {
-        let n = sock.read(&mut buf).await?;
+        let n = sock.read(&mut buf[..]).await?;
         if n == 0 {
             break false;
         }
@@ -387,6 +537,7 @@ async fn answer(mut sock: tokio::net::TcpStream, state: &RefCell<State>) -> std:
             break false;
         }
     };
+    let mut extra: Vec<(&str, &str)> = Vec::new();
     let (status, ctype, body, head_only) = match complete.then(|| parse_request(&head)) {
         None => (
             "400 Bad Request",
@@ -395,7 +546,67 @@ async fn answer(mut sock: tokio::net::TcpStream, state: &RefCell<State>) -> std:
             false,
         ),
         Some(Err(status)) => (status, "text/plain", format!("{status}\n"), false),
+        Some(Ok(r)) if !web.borrow_mut().rate.as_mut().is_none_or(|l| l.allow()) => {
+            extra.push(("Retry-After", "1"));
+            (
+                "429 Too Many Requests",
+                "text/plain",
+                "too many requests\n".to_string(),
+                r.head_only,
+            )
+        }
+        Some(Ok(r)) if r.path == "/healthz" && config.is_some_and(|c| c.users.is_some()) => {
+            // Liveness for a probe that holds no password: the status
+            // code and one word, nothing about the fleet.
+            let (ok, _) = state.borrow().health();
+            let (status, body) = if ok {
+                ("200 OK", "ok\n")
+            } else {
+                ("503 Service Unavailable", "stale\n")
+            };
+            (status, "text/plain", body.to_string(), r.head_only)
+        }
         Some(Ok(r)) => {
+            let users = config.and_then(|c| c.users.as_ref());
+            let auth = match users {
+                None => AuthResult::Allowed,
+                Some(u) => {
+                    u.check(r.authorization.as_ref().map(|a| a.0.as_str()))
+                        .await
+                }
+            };
+            match auth {
+                AuthResult::Allowed => {}
+                AuthResult::Refused => {
+                    extra.push((
+                        "WWW-Authenticate",
+                        "Basic realm=\"fencekit\", charset=\"UTF-8\"",
+                    ));
+                    return respond(
+                        &mut sock,
+                        "401 Unauthorized",
+                        "text/plain",
+                        "unauthorized\n",
+                        r.head_only,
+                        config,
+                        &extra,
+                    )
+                    .await;
+                }
+                AuthResult::Busy => {
+                    extra.push(("Retry-After", "1"));
+                    return respond(
+                        &mut sock,
+                        "503 Service Unavailable",
+                        "text/plain",
+                        "busy checking passwords; try again\n",
+                        r.head_only,
+                        config,
+                        &extra,
+                    )
+                    .await;
+                }
+            }
             let (status, ctype, body) = match r.path.as_str() {
                 "/metrics" => (
                     "200 OK",
@@ -428,11 +639,33 @@ async fn answer(mut sock: tokio::net::TcpStream, state: &RefCell<State>) -> std:
             (status, ctype, body, r.head_only)
         }
     };
+    respond(&mut sock, status, ctype, &body, head_only, config, &extra).await
+}
+
+/// Writes the answer (with the configured headers and `extra`) and closes.
+async fn respond<S: AsyncWrite + Unpin>(
+    sock: &mut S,
+    status: &str,
+    ctype: &str,
+    body: &str,
+    head_only: bool,
+    config: Option<&WebConfig>,
+    extra: &[(&str, &str)],
+) -> std::io::Result<()> {
     let mut out = format!(
-        "HTTP/1.1 {status}\r\nContent-Type: {ctype}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        "HTTP/1.1 {status}\r\nContent-Type: {ctype}\r\nContent-Length: {}\r\nConnection: close\r\n",
         body.len()
-    )
-    .into_bytes();
+    );
+    let configured = config.map_or(&[][..], |c| &c.headers[..]);
+    for (k, v) in configured
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .chain(extra.iter().copied())
+    {
+        out.push_str(&format!("{k}: {v}\r\n"));
+    }
+    out.push_str("\r\n");
+    let mut out = out.into_bytes();
     if !head_only {
         out.extend_from_slice(body.as_bytes());
     }
@@ -452,9 +685,18 @@ mod tests {
             Request {
                 head_only: false,
                 path: "/metrics".into(),
-                openmetrics: true
+                openmetrics: true,
+                authorization: None,
             }
         );
+        // The credentials are kept, and never shown.
+        let r = parse_request(b"GET /metrics HTTP/1.1\r\nauthorization: Basic YWxpY2U6c2VjcmV0")
+            .unwrap();
+        assert_eq!(
+            r.authorization.as_ref().map(|a| a.0.as_str()),
+            Some("Basic YWxpY2U6c2VjcmV0")
+        );
+        assert!(!format!("{r:?}").contains("YWxpY2U6c2VjcmV0"), "{r:?}");
         let r = parse_request(b"HEAD /healthz HTTP/1.0").unwrap();
         assert!(r.head_only && !r.openmetrics);
         assert_eq!(

@@ -32,11 +32,13 @@ PEERS_DIR=${PEERS_DIR:-/tmp/fencekit-peers}
 # docs/monitoring.md's alerting rules: tests/drift.rs, tests/watch.rs,
 # tests/docs.rs; Debian ships promtool in no smaller package); python3-yaml and
 # systemd (systemd-analyze), for docs/monitoring.md's Kubernetes manifests and
-# units (tests/docs.rs).
+# units (tests/docs.rs); apache2-utils, for htpasswd's bcrypt hashes (the
+# watch's basic-auth users: tests/watch_web.rs).
 pkgs="time hyperfine openipmi ipmitool freeipmi-tools fence-agents openssh-server
       sshpass libvirt-clients pacemaker-cli-utils libxml2-utils tcpdump iproute2
       procps curl openssl python3-venv bc snmpd snmp
-      zsh fish util-linux corosync pacemaker prometheus python3-yaml systemd"
+      zsh fish util-linux corosync pacemaker prometheus python3-yaml systemd
+      apache2-utils"
 missing=""
 for p in $pkgs; do
   dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"

@@ -241,6 +241,7 @@ fn missing_reason(peer: &str) -> Option<String> {
         "pacemaker" => needs_binary("pacemakerd", "pacemaker"),
         "pacemaker-cli-utils" => needs_binary("stonith_admin", "pacemaker-cli-utils"),
         "promtool" => needs_binary("promtool", "prometheus"),
+        "htpasswd" => needs_binary("htpasswd", "apache2-utils"),
         "python3" | "udp_proxy" => needs_binary("python3", "python3"),
         "pyghmi" => {
             let py = venv_python();
