@@ -11,7 +11,6 @@
 use super::virsh::VirshConfig;
 use crate::engine::driver::PowerDriver;
 use crate::engine::error::{DriverError, ErrorKind, Stage};
-use crate::engine::power::PowerState;
 use crate::ipmi::config::IpmiConfig;
 use crate::ipmi::driver::IpmiDriver;
 use crate::redfish::config::RedfishConfig;
@@ -65,16 +64,7 @@ impl DeviceConfig {
     }
 }
 
-/// One plug behind a device, as `list` / `list-status` print it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct PlugEntry {
-    /// What `--plug` (or, for Redfish, `--systems-uri`) takes.
-    pub id: String,
-    /// Upstream's alias column (often empty).
-    pub alias: String,
-    /// Its power state, when it could be read.
-    pub state: Option<PowerState>,
-}
+pub use crate::platform::PlugEntry;
 
 /// A [`PowerDriver`] that may also list the plugs behind its device.
 #[allow(async_fn_in_trait)]
@@ -91,72 +81,6 @@ pub trait AgentDriver: PowerDriver {
 
 impl AgentDriver for IpmiDriver {}
 
-impl AgentDriver for RedfishDriver {
-    /// The systems behind the service: their paths (what `--systems-uri`
-    /// takes), their `Name`, their `PowerState`.
-    async fn plugs(&mut self, deadline: Option<Instant>) -> Result<Vec<PlugEntry>, DriverError> {
-        let systems = self.list_systems(deadline).await?;
-        Ok(systems
-            .into_iter()
-            .map(|s| PlugEntry {
-                id: s.uri,
-                alias: s.name.unwrap_or_default(),
-                state: s.power.ok(),
-            })
-            .collect())
-    }
-}
-
-impl AgentDriver for SshDriver {
-    /// The domains `virsh list --all` shows, with their states.
-    async fn plugs(&mut self, deadline: Option<Instant>) -> Result<Vec<PlugEntry>, DriverError> {
-        Ok(self
-            .list(deadline)
-            .await?
-            .into_iter()
-            .map(|(id, state)| PlugEntry {
-                id,
-                alias: String::new(),
-                state,
-            })
-            .collect())
-    }
-}
-
-impl AgentDriver for SnmpDriver {
-    /// The PDU's outlets: number (or SWITCH:OUTLET), name, state.
-    async fn plugs(&mut self, deadline: Option<Instant>) -> Result<Vec<PlugEntry>, DriverError> {
-        Ok(self
-            .list(0, deadline)
-            .await?
-            .into_iter()
-            .map(|o| PlugEntry {
-                id: o.id,
-                alias: o.alias,
-                state: o.state,
-            })
-            .collect())
-    }
-}
-
-impl AgentDriver for crate::aws::driver::AwsDriver {
-    /// The instances (`--filter` selects), as upstream lists them: the ID
-    /// and an empty alias (fence-agents 4.12.1 prints no name), with their
-    /// state for `list-status`.
-    async fn plugs(&mut self, deadline: Option<Instant>) -> Result<Vec<PlugEntry>, DriverError> {
-        Ok(self
-            .list_configured(deadline)
-            .await?
-            .into_iter()
-            .map(|i| PlugEntry {
-                state: crate::aws::model::observed(&i.state).and_then(|o| o.settled()),
-                id: i.id,
-                alias: String::new(),
-            })
-            .collect())
-    }
-}
-
 /// The real driver for a configuration: the same enum fleets use, so a
 /// protocol is wired once.
 pub use crate::method::driver::AnyDriver as RealDriver;
@@ -166,19 +90,19 @@ pub use crate::method::driver::AnyDriver as RealDriver;
 pub fn real(cfg: DeviceConfig) -> Result<RealDriver, String> {
     match cfg {
         DeviceConfig::Ipmi(c) => IpmiDriver::new(c)
-            .map(RealDriver::Ipmi)
+            .map(|d| RealDriver(Box::new(d)))
             .map_err(|e| e.to_string()),
         DeviceConfig::Redfish(c) => RedfishDriver::new(c)
-            .map(RealDriver::Redfish)
+            .map(|d| RealDriver(Box::new(d)))
             .map_err(|e| e.to_string()),
         DeviceConfig::Virsh(c) => SshDriver::new(super::virsh::ssh_config(&c))
-            .map(RealDriver::Ssh)
+            .map(|d| RealDriver(Box::new(d)))
             .map_err(|e| e.to_string()),
         DeviceConfig::Snmp(c) => SnmpDriver::new(c)
-            .map(RealDriver::Snmp)
+            .map(|d| RealDriver(Box::new(d)))
             .map_err(|e| e.to_string()),
         DeviceConfig::Aws(c) => crate::aws::driver::AwsDriver::new(c)
-            .map(RealDriver::Aws)
+            .map(|d| RealDriver(Box::new(d)))
             .map_err(|e| e.to_string()),
     }
 }
@@ -191,12 +115,6 @@ pub fn check(cfg: DeviceConfig) -> Result<(), String> {
 
 impl AgentDriver for RealDriver {
     async fn plugs(&mut self, deadline: Option<Instant>) -> Result<Vec<PlugEntry>, DriverError> {
-        match self {
-            RealDriver::Ipmi(d) => d.plugs(deadline).await,
-            RealDriver::Redfish(d) => d.plugs(deadline).await,
-            RealDriver::Ssh(d) => d.plugs(deadline).await,
-            RealDriver::Snmp(d) => d.plugs(deadline).await,
-            RealDriver::Aws(d) => d.plugs(deadline).await,
-        }
+        self.0.plugs(deadline).await
     }
 }

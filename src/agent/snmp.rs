@@ -18,11 +18,11 @@ use super::key::Key;
 use super::values::{parse_int, Values};
 use crate::method::build::{self, PduDefaults, PduOptions, SnmpOptions};
 use crate::method::credential::CredentialRef;
-use crate::method::spec::inline_snmp_secrets;
 use crate::secret::Secret;
 use crate::snmp::client::Timing;
 use crate::snmp::config::SnmpConfig;
 use crate::snmp::message::Version;
+use crate::snmp::platform::inline_snmp_secrets;
 use crate::snmp::usm::{AuthProtocol, PrivProtocol};
 use std::time::Duration;
 
