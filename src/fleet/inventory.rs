@@ -262,10 +262,13 @@ impl MethodFields {
 /// The driver `driver` names, or else the scheme of `endpoint` implies
 /// (the known ones without allocating: this runs for every method).
 fn kind_of(driver: Option<&str>, endpoint: Option<&str>) -> Option<Cow<'static, str>> {
-    const KNOWN: [&str; 6] = ["ipmi", "redfish", "ssh", "snmp", "manual", "aws"];
+    use crate::method::platforms::{by_name, by_scheme};
     if let Some(d) = driver {
-        return Some(match KNOWN.iter().find(|k| k.eq_ignore_ascii_case(d)) {
-            Some(k) => Cow::Borrowed(*k),
+        if d.eq_ignore_ascii_case("manual") {
+            return Some(Cow::Borrowed("manual"));
+        }
+        return Some(match by_name(d) {
+            Some(p) => Cow::Borrowed(p.name()),
             None => Cow::Owned(d.to_ascii_lowercase()),
         });
     }
@@ -273,19 +276,9 @@ fn kind_of(driver: Option<&str>, endpoint: Option<&str>) -> Option<Cow<'static, 
     let e = endpoint?;
     let at = e.as_bytes().windows(3).position(|w| w == b"://")?;
     let scheme = &e[..at];
-    let is = |k: &str| scheme.eq_ignore_ascii_case(k);
-    Some(if is("ipmi") {
-        Cow::Borrowed("ipmi")
-    } else if is("redfish") || scheme.to_ascii_lowercase().contains("redfish") {
-        Cow::Borrowed("redfish")
-    } else if is("ssh") {
-        Cow::Borrowed("ssh")
-    } else if is("snmp") {
-        Cow::Borrowed("snmp")
-    } else if is("aws") {
-        Cow::Borrowed("aws")
-    } else {
-        Cow::Owned(format!("{:?}", scheme.to_ascii_lowercase()))
+    Some(match by_scheme(scheme) {
+        Some(p) => Cow::Borrowed(p.name()),
+        None => Cow::Owned(format!("{:?}", scheme.to_ascii_lowercase())),
     })
 }
 
