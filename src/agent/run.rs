@@ -12,19 +12,18 @@
 //!
 //! Exit codes are upstream's: [`EXIT_OK`], [`EXIT_FAILED`], [`EXIT_STATUS_OFF`].
 
-use super::defs::{self, Agent, DriverKind};
+use super::defs::{self, Agent};
 use super::device::{self, AgentDriver, DeviceConfig, PlugEntry};
 use super::key::Key;
 use super::log::{Logger, SharedBuf};
 use super::values::{self, Values};
-use super::{aws, getopt, ipmilan, metadata, redfish, snmp, stdin, usage, virsh};
+use super::{families, getopt, metadata, stdin, usage};
 use crate::engine::error::{ErrorKind, Stage};
 use crate::engine::event::Stamped;
 use crate::engine::identity::ExpectedIdentity;
 use crate::engine::policy::{Policy, PowerTimeout};
 use crate::engine::power::{Action, PowerCommand, PowerState, RebootMethod};
 use crate::engine::run::{run, Cancel, Failure, Outcome};
-use crate::ipmi::config::IpmiConfig;
 use std::ffi::OsString;
 use std::io::{Read, Write};
 use std::time::{Duration, Instant};
@@ -148,27 +147,6 @@ fn capture(f: impl FnOnce(&mut dyn Write, Box<dyn Write + Send>) -> i32) -> Capt
     }
 }
 
-/// [`run_with`] for an IPMI agent with the driver made by `make` (tests
-/// pass a simulated one); other families fail before any driver is made.
-pub fn run_with_driver<D, F>(
-    name: &str,
-    args: Vec<OsString>,
-    stdin: impl Read,
-    stdout: &mut dyn Write,
-    stderr: Box<dyn Write + Send>,
-    env: &AgentEnv,
-    make: F,
-) -> i32
-where
-    D: AgentDriver,
-    F: FnOnce(IpmiConfig) -> Result<D, String>,
-{
-    run_with_device(name, args, stdin, stdout, stderr, env, |cfg| match cfg {
-        DeviceConfig::Ipmi(c) => make(c),
-        _ => Err("this test driver serves IPMI agents only".to_string()),
-    })
-}
-
 /// [`run_with`] with the driver made by `make` from the family's
 /// configuration (the real drivers: [`device::real`]).
 pub fn run_with_device<D, F>(
@@ -194,10 +172,8 @@ where
         Err(e) => return fail(&log, &e),
     };
     log.debug(&cfg.describe());
-    if let DeviceConfig::Snmp(c) = &cfg {
-        for w in c.legacy_warnings() {
-            log.warn(&w);
-        }
+    for w in cfg.warnings() {
+        log.warn(&w);
     }
     let lock_key = cfg.lock_key();
     let driver = match make(cfg) {
@@ -209,12 +185,12 @@ where
 
 /// The family's device configuration from validated option values.
 fn device_config(agent: &Agent, values: &Values) -> Result<DeviceConfig, String> {
-    match agent.family.driver {
-        DriverKind::Ipmi => ipmilan::config(values, agent).map(DeviceConfig::Ipmi),
-        DriverKind::Redfish => redfish::config(values, agent).map(DeviceConfig::Redfish),
-        DriverKind::Ssh => virsh::config(values, agent).map(DeviceConfig::Virsh),
-        DriverKind::Snmp => snmp::config(values, agent).map(DeviceConfig::Snmp),
-        DriverKind::Aws => aws::config(values, agent).map(DeviceConfig::Aws),
+    match families::of(agent) {
+        Some(f) => (f.config)(values, agent),
+        None => Err(format!(
+            "no platform serves driver '{}' in this build",
+            agent.family.driver
+        )),
     }
 }
 
@@ -393,7 +369,7 @@ fn prepare(
         },
         "monitor" => Job::Power(Action::Monitor),
         "diag" => Job::Power(Action::Diag),
-        "list" | "list-status" if agent.family.driver == DriverKind::Ipmi => {
+        "list" | "list-status" if !families::of(&agent).is_some_and(|f| f.lists) => {
             return Err(print(stdout, &format!("{LIST_NOTICE}\n")))
         }
         "list" => Job::List {

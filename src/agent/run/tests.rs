@@ -5,6 +5,7 @@ use super::*;
 use crate::engine::driver::PowerDriver;
 use crate::engine::error::DriverError;
 use crate::engine::power::PowerCommand;
+use crate::ipmi::config::IpmiConfig;
 use std::sync::{Arc, Mutex};
 
 /// A simulated device with knobs and a log of what was asked of it.
@@ -142,6 +143,29 @@ const FAST: &[&str] = &["--power-wait=0", "--stonith-status-sleep=0"];
 struct Ran {
     out: Captured,
     cfg: Option<IpmiConfig>,
+}
+
+/// [`run_with`] for an IPMI agent with the driver made by `make` (tests
+/// pass a simulated one); other families fail before any driver is made.
+fn run_with_driver<D, F>(
+    name: &str,
+    args: Vec<OsString>,
+    stdin: impl Read,
+    stdout: &mut dyn Write,
+    stderr: Box<dyn Write + Send>,
+    env: &AgentEnv,
+    make: F,
+) -> i32
+where
+    D: AgentDriver,
+    F: FnOnce(IpmiConfig) -> Result<D, String>,
+{
+    run_with_device(name, args, stdin, stdout, stderr, env, |cfg| {
+        match cfg.as_any().downcast_ref::<IpmiConfig>() {
+            Some(c) => make(c.clone()),
+            None => Err("this test driver serves IPMI agents only".to_string()),
+        }
+    })
 }
 
 fn run_env(name: &str, args: &[&str], stdin: &str, sim: &Sim, env: &AgentEnv) -> Ran {
