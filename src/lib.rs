@@ -40,6 +40,7 @@ pub mod kdump;
 pub mod lab;
 pub mod lock;
 pub mod method;
+pub mod platform;
 pub mod private;
 pub mod redfish;
 pub mod runtime;
