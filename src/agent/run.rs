@@ -642,6 +642,17 @@ pub fn policy(values: &Values) -> Policy {
     p
 }
 
+/// How long `action` can take with these option values (defaults applied):
+/// the agent's own `delay`, then [`Policy::worst_case`] of [`policy`] with
+/// the identity pin the values ask for. `None` when the wait for the power
+/// state has no bound (`disable_timeout`, `power_timeout=0`).
+pub fn worst_case(values: &Values, action: Action) -> Option<Duration> {
+    let mut p = policy(values);
+    p.expect = expected_identity(values).unwrap_or_default();
+    let delay = delay_for(values, action, Duration::ZERO).unwrap_or_default();
+    p.worst_case(action).map(|w| w.saturating_add(delay))
+}
+
 /// How long to wait before contacting the device: `1 + delay − elapsed`,
 /// for off and reboot only, and only when `delay` is not the string "0".
 pub fn delay_for(values: &Values, action: Action, elapsed: Duration) -> Option<Duration> {
@@ -865,6 +876,12 @@ fn execute<D: AgentDriver>(
         }
     };
     let delay = delay_for(&values, action, env.started.elapsed());
+    match worst_case(&values, action) {
+        Some(w) => log.debug(&format!("{action} may take up to {} s", w.as_secs())),
+        None => log.debug(&format!(
+            "{action}: the wait for the power state has no limit"
+        )),
+    }
     let result = rt.block_on(async {
         let mut stop = Stop::new(env.stop_after);
         if let Some(d) = delay {

@@ -146,3 +146,188 @@ pub fn record(base: &mut Baseline, c: &CheckArgs, rows: &[CheckRow], probes: &[N
         exit::FAILURE
     }
 }
+
+/// How long `cibadmin -Q` (or `kubectl`) may take.
+const TOOL_LIMIT: Duration = Duration::from_secs(30);
+
+/// Runs `prog args…` with no stdin, killed after `limit`; its stdout, or
+/// why it failed (its stderr's last line).
+pub fn run_tool(prog: &str, args: &[&str], limit: Duration) -> Result<String, String> {
+    use std::io::Read as _;
+    let mut child = std::process::Command::new(prog)
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot run {prog}: {e}"))?;
+    let mut out = child.stdout.take();
+    let mut err = child.stderr.take();
+    let reader = std::thread::spawn(move || {
+        let (mut o, mut e) = (Vec::new(), Vec::new());
+        if let Some(s) = out.as_mut() {
+            let _ = s.take(64 << 20).read_to_end(&mut o);
+        }
+        if let Some(s) = err.as_mut() {
+            let _ = s.take(1 << 20).read_to_end(&mut e);
+        }
+        (o, e)
+    });
+    let t0 = std::time::Instant::now();
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(s)) => break s,
+            Ok(None) if t0.elapsed() < limit => std::thread::sleep(Duration::from_millis(20)),
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(format!(
+                    "{prog} did not finish within {} s",
+                    limit.as_secs()
+                ));
+            }
+        }
+    };
+    let (o, e) = reader.join().unwrap_or_default();
+    if !status.success() {
+        let e = String::from_utf8_lossy(&e);
+        let why = e.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("");
+        return Err(format!("{prog} failed ({status}): {why}"));
+    }
+    String::from_utf8(o).map_err(|_| format!("{prog}'s output is not UTF-8"))
+}
+
+/// SBD on this node: `--sbd-config` (sbd taken to run with it), else the
+/// distribution's file when a process named `sbd` runs.
+fn sbd(c: &CheckArgs) -> Result<Option<crate::doctor::pacemaker::Sbd>, String> {
+    use crate::doctor::pacemaker::{parse_sbd, Sbd};
+    if let Some(p) = &c.sbd_config {
+        let text =
+            std::fs::read_to_string(p).map_err(|e| format!("cannot read {}: {e}", p.display()))?;
+        return Ok(Some(Sbd {
+            watchdog_timeout: parse_sbd(&text),
+            active: true,
+            source: p.display().to_string(),
+        }));
+    }
+    let running = std::fs::read_dir("/proc")
+        .map(|d| {
+            d.flatten().any(|e| {
+                std::fs::read_to_string(e.path().join("comm")).is_ok_and(|c| c.trim() == "sbd")
+            })
+        })
+        .unwrap_or(false);
+    for p in ["/etc/sysconfig/sbd", "/etc/default/sbd"] {
+        if let Ok(text) = std::fs::read_to_string(p) {
+            return Ok(Some(Sbd {
+                watchdog_timeout: parse_sbd(&text),
+                active: running,
+                source: p.to_string(),
+            }));
+        }
+    }
+    Ok(None)
+}
+
+/// The doctor's report for `check --pacemaker` / `--far`; `Err` is an
+/// input that could not be read.
+pub fn diagnose(c: &CheckArgs) -> Result<crate::doctor::Report, String> {
+    if let Some(path) = &c.far {
+        return far_diagnose(c, path);
+    }
+    let xml = match &c.cib {
+        Some(p) => {
+            std::fs::read_to_string(p).map_err(|e| format!("cannot read {}: {e}", p.display()))?
+        }
+        None => run_tool("cibadmin", &["-Q"], TOOL_LIMIT)?,
+    };
+    let cib = crate::doctor::pacemaker::Cib::parse(&xml)?;
+    let opts = crate::doctor::pacemaker::Options {
+        sbd: sbd(c)?,
+        probe_devices: !c.no_device_check,
+    };
+    Ok(crate::doctor::pacemaker::diagnose(&cib, &opts))
+}
+
+/// The exit status of a doctor's report: 1 broken, 4 weakened, else 0.
+pub fn doctor_exit(r: &crate::doctor::Report) -> i32 {
+    use crate::doctor::Severity;
+    match r.worst() {
+        Some(Severity::Broken) => exit::FAILURE,
+        Some(Severity::Weakened) => exit::DRIFT_WEAKENED,
+        _ => exit::OK,
+    }
+}
+
+/// `check --pacemaker` / `check --far`.
+pub fn doctor(c: &CheckArgs) -> i32 {
+    use super::args::Output;
+    let report = match diagnose(c) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("fencekit: {e}");
+            return exit::USAGE;
+        }
+    };
+    match c.action.output {
+        Output::Json | Output::Jsonl => {
+            crate::outln!(
+                "{}",
+                serde_json::to_string_pretty(&report).unwrap_or_default()
+            );
+        }
+        Output::Openmetrics => {
+            let text = super::metrics::render_findings(&report);
+            crate::outln!("{text}# EOF");
+        }
+        Output::Human => print_report(&report),
+    }
+    doctor_exit(&report)
+}
+
+fn print_report(r: &crate::doctor::Report) {
+    for d in &r.devices {
+        let node = d
+            .node
+            .as_deref()
+            .map(|n| format!(" for {n}"))
+            .unwrap_or_default();
+        let detail = if d.detail.is_empty() {
+            String::new()
+        } else {
+            format!(": {}", d.detail)
+        };
+        crate::outln!(
+            "device {}{node} ({}): {}{detail}",
+            d.device,
+            d.agent,
+            d.result
+        );
+    }
+    for f in &r.findings {
+        crate::outln!(
+            "{:<8} {} [{}]: {}",
+            f.severity.as_str(),
+            f.id,
+            f.subject,
+            f.message
+        );
+        crate::outln!("         fix: {}", f.fix);
+    }
+    let count = |s| r.findings.iter().filter(|f| f.severity == s).count();
+    use crate::doctor::Severity;
+    crate::outln!(
+        "{}: {} broken, {} weakened, {} advice; {} device check(s), {} failed",
+        r.source,
+        count(Severity::Broken),
+        count(Severity::Weakened),
+        count(Severity::Advice),
+        r.devices.len(),
+        r.devices.iter().filter(|d| d.result == "failed").count()
+    );
+}
+
+/// `check --far`: the CR, its Secrets and the nodes, read; then the report.
+fn far_diagnose(_c: &CheckArgs, _path: &std::path::Path) -> Result<crate::doctor::Report, String> {
+    Err("--far is not built yet".into())
+}

@@ -1,0 +1,1 @@
+//! FenceAgentsRemediation (filled in below).

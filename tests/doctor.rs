@@ -1,0 +1,364 @@
+//! `fencekit check --pacemaker --cib FILE` and `fencekit check --far FILE`
+//! (the fencing configuration doctor) on configurations written here:
+//! a correct two-node cluster, then each mistake on its own, with the
+//! named finding and the exit code it must give. The devices are the
+//! in-process lab's BMCs (IPMI), checked with the parameters the fencer
+//! (or FAR) passes. The live CIB (`cibadmin -Q`) is checked in
+//! tests/pacemaker.rs against the real cluster.
+
+mod support;
+
+use fencekit::lab::fleet::LabSpec;
+use std::path::Path;
+use std::time::Duration;
+use support::{fencekit_cmd, run, InProcessLab, Run};
+
+/// A stonith primitive for a lab node's BMC, fencing `hosts`, with extra
+/// instance attributes.
+fn device(id: &str, bmc: std::net::SocketAddr, password: &str, extra: &[(&str, &str)]) -> String {
+    let mut attrs = vec![
+        ("ip", bmc.ip().to_string()),
+        ("ipport", bmc.port().to_string()),
+        ("username", "admin".to_string()),
+        ("password", password.to_string()),
+        ("lanplus", "1".to_string()),
+    ];
+    attrs.extend(extra.iter().map(|(k, v)| (*k, v.to_string())));
+    let mut x = format!(
+        "<primitive id=\"{id}\" class=\"stonith\" type=\"fence_ipmilan\">\
+         <instance_attributes id=\"{id}-ia\">"
+    );
+    for (k, v) in attrs {
+        x.push_str(&format!(
+            "<nvpair id=\"{id}-{k}\" name=\"{k}\" value=\"{v}\"/>"
+        ));
+    }
+    x.push_str(&format!(
+        "</instance_attributes><operations><op id=\"{id}-mon\" name=\"monitor\" \
+         interval=\"60s\" timeout=\"30s\"/></operations></primitive>"
+    ));
+    x
+}
+
+/// A two-node CIB: cluster properties, the devices, the topology.
+fn cib(props: &[(&str, &str)], devices: &[String], levels: &str) -> String {
+    let mut p = String::new();
+    for (k, v) in props {
+        p.push_str(&format!(
+            "<nvpair id=\"p-{k}\" name=\"{k}\" value=\"{v}\"/>"
+        ));
+    }
+    format!(
+        "<cib><configuration><crm_config><cluster_property_set id=\"opts\">{p}\
+         </cluster_property_set></crm_config>\
+         <nodes><node id=\"1\" uname=\"node01\"/><node id=\"2\" uname=\"node02\"/></nodes>\
+         <resources>{}</resources><fencing-topology>{levels}</fencing-topology>\
+         </configuration><status/></cib>",
+        devices.concat()
+    )
+}
+
+/// `fencekit check --pacemaker --cib FILE ARGS… -o json`, bounded.
+fn doctor(dir: &Path, xml: &str, args: &[&str]) -> Run {
+    let path = dir.join("cib.xml");
+    std::fs::write(&path, xml).unwrap();
+    let mut a = vec![
+        "check",
+        "--pacemaker",
+        "--cib",
+        path.to_str().unwrap(),
+        "-o",
+        "json",
+    ];
+    a.extend(args);
+    run(fencekit_cmd(&a, ""), Duration::from_secs(60))
+}
+
+/// The ids of the findings (and the subjects) in a JSON report.
+fn findings(r: &Run) -> Vec<(String, String, String)> {
+    let v: serde_json::Value =
+        serde_json::from_str(&r.stdout).unwrap_or_else(|e| panic!("{e}: {r}"));
+    v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["id"].as_str().unwrap().to_string(),
+                f["severity"].as_str().unwrap().to_string(),
+                f["subject"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+fn has(r: &Run, id: &str, severity: &str, subject: &str) -> bool {
+    findings(r)
+        .iter()
+        .any(|(i, s, subj)| i == id && s == severity && subj == subject)
+}
+
+#[test]
+fn the_pacemaker_doctor_names_each_mistake_and_passes_a_correct_cluster() {
+    let lab = InProcessLab::start(LabSpec {
+        nodes: 2,
+        ..LabSpec::default()
+    });
+    let (b1, b2) = (lab.nodes[0].ipmi, lab.nodes[1].ipmi);
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let good = || {
+        vec![
+            device(
+                "fk1",
+                b1,
+                "lab",
+                &[("pcmk_host_list", "node01"), ("pcmk_delay_base", "5s")],
+            ),
+            device("fk2", b2, "lab", &[("pcmk_host_list", "node02")]),
+        ]
+    };
+    let props = [("stonith-enabled", "true"), ("stonith-timeout", "90s")];
+
+    // The correct configuration: no finding, both devices checked, exit 0.
+    let r = doctor(d, &cib(&props, &good(), ""), &[]);
+    r.assert_code(0);
+    assert_eq!(findings(&r), vec![], "{r}");
+    let v = r.json();
+    let devs = v["devices"].as_array().unwrap();
+    assert_eq!(devs.len(), 2, "{r}");
+    assert!(devs.iter().all(|x| x["result"] == "ok"), "{r}");
+    assert!(
+        !r.stdout.contains("\"lab\""),
+        "no password in the output: {r}"
+    );
+
+    // stonith-timeout below the device's worst case (power_timeout=40:
+    // 40 s login + (2 s power_wait + 40 s) off + the same on = 124 s > 90 s).
+    let mut devs = good();
+    devs[1] = device(
+        "fk2",
+        b2,
+        "lab",
+        &[("pcmk_host_list", "node02"), ("power_timeout", "40")],
+    );
+    let r = doctor(d, &cib(&props, &devs, ""), &["--no-device-check"]);
+    r.assert_code(1);
+    assert!(has(&r, "stonith-timeout-too-short", "broken", "fk2"), "{r}");
+    assert!(r.stdout.contains("124 s"), "{r}");
+    // ... and fixed by the device's own pcmk_reboot_timeout.
+    devs[1] = device(
+        "fk2",
+        b2,
+        "lab",
+        &[
+            ("pcmk_host_list", "node02"),
+            ("power_timeout", "40"),
+            ("pcmk_reboot_timeout", "130s"),
+        ],
+    );
+    let r = doctor(d, &cib(&props, &devs, ""), &["--no-device-check"]);
+    assert!(
+        !has(&r, "stonith-timeout-too-short", "broken", "fk2"),
+        "{r}"
+    );
+    // Summed over a level: two 64 s devices in one level > 90 s.
+    let r = doctor(
+        d,
+        &cib(
+            &props,
+            &good(),
+            "<fencing-level id=\"lv\" index=\"1\" target=\"node02\" devices=\"fk1,fk2\"/>",
+        ),
+        &["--no-device-check"],
+    );
+    r.assert_code(1);
+    assert!(
+        has(&r, "stonith-timeout-too-short", "broken", "level lv"),
+        "{r}"
+    );
+
+    // A node no device claims (a typo in pcmk_host_list).
+    let mut devs = good();
+    devs[1] = device("fk2", b2, "lab", &[("pcmk_host_list", "node2")]);
+    let r = doctor(d, &cib(&props, &devs, ""), &["--no-device-check"]);
+    r.assert_code(1);
+    assert!(has(&r, "host-not-covered", "broken", "node02"), "{r}");
+    assert!(has(&r, "host-unknown", "advice", "fk2"), "{r}");
+    // pcmk_host_map claims too.
+    devs[1] = device("fk2", b2, "lab", &[("pcmk_host_map", "node02:2")]);
+    let r = doctor(d, &cib(&props, &devs, ""), &["--no-device-check"]);
+    r.assert_code(0);
+
+    // A topology level naming a missing device.
+    let r = doctor(
+        d,
+        &cib(
+            &props,
+            &good(),
+            "<fencing-level id=\"lv1\" index=\"1\" target=\"node01\" devices=\"fk1\"/>\
+             <fencing-level id=\"lv2\" index=\"2\" target-pattern=\"node0[0-9]\" devices=\"fk-gone\"/>",
+        ),
+        &["--no-device-check"],
+    );
+    r.assert_code(1);
+    assert!(
+        has(&r, "level-names-missing-device", "broken", "level lv2"),
+        "{r}"
+    );
+
+    // Two nodes, no delay anywhere.
+    let devs = vec![
+        device("fk1", b1, "lab", &[("pcmk_host_list", "node01")]),
+        device("fk2", b2, "lab", &[("pcmk_host_list", "node02")]),
+    ];
+    let r = doctor(d, &cib(&props, &devs, ""), &["--no-device-check"]);
+    r.assert_code(4);
+    assert!(has(&r, "fence-race-no-delay", "weakened", "cluster"), "{r}");
+
+    // priority-fencing-delay below twice pcmk_delay_max.
+    let devs = vec![
+        device(
+            "fk1",
+            b1,
+            "lab",
+            &[("pcmk_host_list", "node01"), ("pcmk_delay_max", "15s")],
+        ),
+        device("fk2", b2, "lab", &[("pcmk_host_list", "node02")]),
+    ];
+    let mut p = props.to_vec();
+    p.push(("priority-fencing-delay", "20s"));
+    let r = doctor(d, &cib(&p, &devs, ""), &["--no-device-check"]);
+    r.assert_code(4);
+    assert!(
+        has(&r, "priority-delay-too-short", "weakened", "cluster"),
+        "{r}"
+    );
+    p.pop();
+    p.push(("priority-fencing-delay", "30s"));
+    let r = doctor(d, &cib(&p, &devs, ""), &["--no-device-check"]);
+    r.assert_code(0);
+
+    // stonith-watchdog-timeout below SBD_WATCHDOG_TIMEOUT; then twice it.
+    let sbd = d.join("sbd");
+    std::fs::write(&sbd, "SBD_DEVICE=\nSBD_WATCHDOG_TIMEOUT=\"10\"\n").unwrap();
+    let mut p = props.to_vec();
+    p.push(("stonith-watchdog-timeout", "5s"));
+    let sbd_arg = ["--no-device-check", "--sbd-config", sbd.to_str().unwrap()];
+    let r = doctor(d, &cib(&p, &good(), ""), &sbd_arg);
+    r.assert_code(1);
+    assert!(
+        has(&r, "watchdog-timeout-below-sbd", "broken", "cluster"),
+        "{r}"
+    );
+    p.pop();
+    p.push(("stonith-watchdog-timeout", "20s"));
+    let r = doctor(d, &cib(&p, &good(), ""), &sbd_arg);
+    r.assert_code(0);
+
+    // stonith-enabled=false.
+    let r = doctor(
+        d,
+        &cib(&[("stonith-enabled", "false")], &good(), ""),
+        &["--no-device-check"],
+    );
+    r.assert_code(1);
+    assert!(has(&r, "stonith-disabled", "broken", "cluster"), "{r}");
+
+    // A monitor timeout shorter than the device's monitor.
+    let mut devs = good();
+    devs[1] = device("fk2", b2, "lab", &[("pcmk_host_list", "node02")])
+        .replace("timeout=\"30s\"", "timeout=\"10s\"");
+    let r = doctor(d, &cib(&props, &devs, ""), &["--no-device-check"]);
+    r.assert_code(4);
+    assert!(
+        has(&r, "monitor-timeout-too-short", "weakened", "fk2"),
+        "{r}"
+    );
+
+    // An agent fencekit does not implement: listed as not checked.
+    let mut devs = good();
+    devs.push(
+        "<primitive id=\"scsi\" class=\"stonith\" type=\"fence_scsi\">\
+         <instance_attributes id=\"s\"><nvpair id=\"s1\" name=\"pcmk_host_list\" \
+         value=\"node01 node02\"/></instance_attributes></primitive>"
+            .to_string(),
+    );
+    let r = doctor(d, &cib(&props, &devs, ""), &[]);
+    assert!(has(&r, "agent-not-checked", "advice", "scsi"), "{r}");
+    let v = r.json();
+    assert!(
+        v["devices"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|x| x["device"] == "scsi" && x["result"] == "not-checked"),
+        "{r}"
+    );
+
+    // A device whose BMC password is wrong: checked with the fencer's
+    // parameters, refused, nothing switched.
+    let mut devs = good();
+    devs[1] = device("fk2", b2, "wrong-one", &[("pcmk_host_list", "node02")]);
+    let r = doctor(d, &cib(&props, &devs, ""), &[]);
+    r.assert_code(1);
+    assert!(
+        has(&r, "device-auth-failed", "broken", "fk2 for node02"),
+        "{r}"
+    );
+    assert!(!r.stdout.contains("wrong-one"), "{r}");
+    assert!(
+        lab.nodes.iter().all(|n| n.bmc.is_on()),
+        "nothing powered off"
+    );
+
+    // The same report as a table and as OpenMetrics.
+    let path = d.join("cib.xml");
+    let r = run(
+        fencekit_cmd(
+            &["check", "--pacemaker", "--cib", path.to_str().unwrap()],
+            "",
+        ),
+        Duration::from_secs(60),
+    );
+    r.assert_code(1);
+    assert!(
+        r.stdout
+            .contains("broken   device-auth-failed [fk2 for node02]"),
+        "{r}"
+    );
+    assert!(r.stdout.contains("fix: "), "{r}");
+    let r = run(
+        fencekit_cmd(
+            &[
+                "check",
+                "--pacemaker",
+                "--cib",
+                path.to_str().unwrap(),
+                "-o",
+                "openmetrics",
+            ],
+            "",
+        ),
+        Duration::from_secs(60),
+    );
+    r.assert_code(1);
+    assert!(
+        r.stdout.contains(
+            "fencekit_config_finding{source=\"pacemaker\",id=\"device-auth-failed\",\
+             severity=\"broken\",subject=\"fk2 for node02\"} 1"
+        ),
+        "{r}"
+    );
+    assert!(
+        r.stdout
+            .contains("fencekit_config_findings{source=\"pacemaker\",severity=\"broken\"} 1"),
+        "{r}"
+    );
+    assert!(r.stdout.contains("fencekit_config_device_ok{source=\"pacemaker\",device=\"fk1\",node=\"node01\",agent=\"fence_ipmilan\"} 1"), "{r}");
+    assert!(r.stdout.ends_with("# EOF\n"), "{r}");
+
+    // Unreadable input: a usage error.
+    let r = doctor(d, "<cib><oops", &[]);
+    r.assert_code(64);
+}
