@@ -362,3 +362,269 @@ fn the_pacemaker_doctor_names_each_mistake_and_passes_a_correct_cluster() {
     let r = doctor(d, "<cib><oops", &[]);
     r.assert_code(64);
 }
+
+/// A FenceAgentsRemediationTemplate for the lab's two nodes (written from
+/// FAR's API types: spec.template.spec with agent, sharedparameters,
+/// nodeparameters, sharedSecretName, retrycount, retryinterval, timeout),
+/// its shared Secret (data, base64), and the nodes.
+fn far_template(
+    b1: std::net::SocketAddr,
+    b2: std::net::SocketAddr,
+    extra_shared: &str,
+    timeout: &str,
+) -> String {
+    format!(
+        "apiVersion: fence-agents-remediation.medik8s.io/v1alpha1
+kind: FenceAgentsRemediationTemplate
+metadata:
+  name: lab
+  namespace: far
+spec:
+  template:
+    spec:
+      agent: fence_ipmilan
+      sharedparameters:
+        --username: admin
+        --lanplus: \"\"
+        --action: reboot
+{extra_shared}      nodeparameters:
+        --ip:
+          node01: \"{}\"
+          node02: \"{}\"
+        --ipport:
+          node01: \"{}\"
+          node02: \"{}\"
+      sharedSecretName: lab-credentials
+      retrycount: 5
+      retryinterval: 5s
+      timeout: {timeout}
+      remediationStrategy: OutOfServiceTaint
+",
+        b1.ip(),
+        b2.ip(),
+        b1.port(),
+        b2.port()
+    )
+}
+
+fn far_secret(password: &str) -> String {
+    use base64::Engine as _;
+    format!(
+        "apiVersion: v1
+kind: Secret
+metadata:
+  name: lab-credentials
+  namespace: far
+type: Opaque
+data:
+  --password: {}
+",
+        base64::engine::general_purpose::STANDARD.encode(password)
+    )
+}
+
+fn far(dir: &Path, template: &str, secret: &str, nodes: &str, args: &[&str]) -> Run {
+    let (t, s, n) = (
+        dir.join("far.yaml"),
+        dir.join("secret.yaml"),
+        dir.join("nodes"),
+    );
+    std::fs::write(&t, template).unwrap();
+    std::fs::write(&s, secret).unwrap();
+    std::fs::write(&n, nodes).unwrap();
+    let mut a = vec![
+        "check",
+        "--far",
+        t.to_str().unwrap(),
+        "--secret",
+        s.to_str().unwrap(),
+        "--nodes",
+        n.to_str().unwrap(),
+        "-o",
+        "json",
+    ];
+    a.extend(args);
+    run(fencekit_cmd(&a, ""), Duration::from_secs(60))
+}
+
+#[test]
+fn the_far_doctor_names_each_mistake_and_passes_a_correct_template() {
+    let lab = InProcessLab::start(LabSpec {
+        nodes: 2,
+        ..LabSpec::default()
+    });
+    let (b1, b2) = (lab.nodes[0].ipmi, lab.nodes[1].ipmi);
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let nodes = "node01\nnode02\n";
+
+    // Correct: fence_ipmilan's reboot needs 64 s, the timeout is 90 s.
+    let r = far(
+        d,
+        &far_template(b1, b2, "", "90s"),
+        &far_secret("lab"),
+        nodes,
+        &[],
+    );
+    r.assert_code(0);
+    assert_eq!(findings(&r), vec![], "{r}");
+    let v = r.json();
+    let devs = v["devices"].as_array().unwrap();
+    assert_eq!(devs.len(), 2, "{r}");
+    assert!(devs.iter().all(|x| x["result"] == "ok"), "{r}");
+    assert!(!r.stdout.contains("\"lab\""), "{r}");
+
+    // A parameter the agent does not know, and one without its dashes.
+    let r = far(
+        d,
+        &far_template(
+            b1,
+            b2,
+            "        --pass: abc\n        cipher: \"3\"\n",
+            "90s",
+        ),
+        &far_secret("lab"),
+        nodes,
+        &["--no-device-check"],
+    );
+    r.assert_code(1);
+    assert!(
+        has(
+            &r,
+            "unknown-parameter",
+            "broken",
+            "FenceAgentsRemediationTemplate lab: --pass"
+        ),
+        "{r}"
+    );
+    assert!(
+        has(
+            &r,
+            "unknown-parameter",
+            "broken",
+            "FenceAgentsRemediationTemplate lab: cipher"
+        ),
+        "{r}"
+    );
+
+    // A node without its parameters (node03 is in the cluster, not in the template).
+    let r = far(
+        d,
+        &far_template(b1, b2, "", "90s"),
+        &far_secret("lab"),
+        "node01\nnode02\nnode03\n",
+        &["--no-device-check"],
+    );
+    r.assert_code(1);
+    assert!(
+        has(&r, "node-without-parameters", "broken", "node03"),
+        "{r}"
+    );
+    // The nodes as `kubectl get nodes -o yaml` prints them.
+    let list = "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Node\n  metadata:\n    name: node01\n- apiVersion: v1\n  kind: Node\n  metadata:\n    name: node03\n";
+    let r = far(
+        d,
+        &far_template(b1, b2, "", "90s"),
+        &far_secret("lab"),
+        list,
+        &["--no-device-check"],
+    );
+    r.assert_code(1);
+    assert!(
+        has(&r, "node-without-parameters", "broken", "node03"),
+        "{r}"
+    );
+
+    // A timeout below the worst case (FAR's default 60 s < 64 s).
+    let r = far(
+        d,
+        &far_template(b1, b2, "", "60s"),
+        &far_secret("lab"),
+        nodes,
+        &["--no-device-check"],
+    );
+    r.assert_code(1);
+    assert!(has(&r, "far-timeout-too-short", "broken", "node01"), "{r}");
+    assert!(r.stdout.contains("64 s"), "{r}");
+
+    // Retries beyond NHC's timeout: 5 × (90 s + 5 s) = 475 s > 300 s.
+    let r = far(
+        d,
+        &far_template(b1, b2, "", "90s"),
+        &far_secret("lab"),
+        nodes,
+        &["--no-device-check", "--remediation-timeout", "300s"],
+    );
+    r.assert_code(4);
+    assert!(
+        has(
+            &r,
+            "far-retries-exceed-remediation-timeout",
+            "weakened",
+            "FenceAgentsRemediationTemplate lab"
+        ),
+        "{r}"
+    );
+
+    // A wrong password, checked with the argv FAR builds.
+    let r = far(
+        d,
+        &far_template(b1, b2, "", "90s"),
+        &far_secret("wrong-one"),
+        nodes,
+        &[],
+    );
+    r.assert_code(1);
+    assert!(
+        has(
+            &r,
+            "device-auth-failed",
+            "broken",
+            "FenceAgentsRemediationTemplate lab for node01"
+        ),
+        "{r}"
+    );
+    assert!(
+        has(
+            &r,
+            "device-auth-failed",
+            "broken",
+            "FenceAgentsRemediationTemplate lab for node02"
+        ),
+        "{r}"
+    );
+    assert!(!r.stdout.contains("wrong-one"), "{r}");
+    assert!(
+        lab.nodes.iter().all(|n| n.bmc.is_on()),
+        "nothing powered off"
+    );
+
+    // An agent FAR's image does not ship and fencekit does not implement.
+    let t = far_template(b1, b2, "", "90s").replace("fence_ipmilan", "fence_scsi");
+    let r = far(d, &t, &far_secret("lab"), nodes, &["--no-device-check"]);
+    r.assert_code(1);
+    assert!(
+        has(
+            &r,
+            "agent-not-in-far-image",
+            "broken",
+            "FenceAgentsRemediationTemplate lab"
+        ),
+        "{r}"
+    );
+
+    // A FenceAgentsRemediation (the CR NHC creates) reads the same.
+    let t = far_template(b1, b2, "", "60s")
+        .replace(
+            "kind: FenceAgentsRemediationTemplate",
+            "kind: FenceAgentsRemediation",
+        )
+        .replace("  template:\n    spec:\n", "  x:\n")
+        .replace("\n      ", "\n  ");
+    let r = far(d, &t, &far_secret("lab"), nodes, &["--no-device-check"]);
+    assert!(has(&r, "far-timeout-too-short", "broken", "node02"), "{r}");
+
+    // Not a FAR object: a usage error.
+    let r = far(d, "kind: ConfigMap\n", "", nodes, &[]);
+    r.assert_code(64);
+}

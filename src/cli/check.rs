@@ -327,7 +327,72 @@ fn print_report(r: &crate::doctor::Report) {
     );
 }
 
+/// `kubectl` (or else `oc`) with `--kubeconfig`, bounded.
+fn kube(kubeconfig: &std::path::Path, args: &[&str]) -> Result<String, String> {
+    let k = kubeconfig.to_string_lossy();
+    let mut a = vec!["--kubeconfig", &k];
+    a.extend(args);
+    match run_tool("kubectl", &a, TOOL_LIMIT) {
+        Err(e) if e.starts_with("cannot run kubectl") => run_tool("oc", &a, TOOL_LIMIT),
+        other => other,
+    }
+}
+
 /// `check --far`: the CR, its Secrets and the nodes, read; then the report.
-fn far_diagnose(_c: &CheckArgs, _path: &std::path::Path) -> Result<crate::doctor::Report, String> {
-    Err("--far is not built yet".into())
+fn far_diagnose(c: &CheckArgs, path: &std::path::Path) -> Result<crate::doctor::Report, String> {
+    use crate::doctor::far;
+    let read = |p: &std::path::Path| {
+        std::fs::read_to_string(p).map_err(|e| format!("cannot read {}: {e}", p.display()))
+    };
+    let docs = far::documents(&read(path)?).map_err(|e| format!("{}: {e}", path.display()))?;
+    let cr = docs
+        .iter()
+        .find(|d| {
+            matches!(
+                d["kind"].as_str(),
+                Some("FenceAgentsRemediationTemplate" | "FenceAgentsRemediation")
+            )
+        })
+        .ok_or_else(|| {
+            format!(
+                "{}: no FenceAgentsRemediationTemplate or FenceAgentsRemediation in it",
+                path.display()
+            )
+        })?;
+    let spec = far::Spec::from_object(cr).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut inputs = far::Inputs {
+        remediation_timeout: c.remediation_timeout,
+        probe_devices: !c.no_device_check,
+        ..far::Inputs::default()
+    };
+    let mut all = docs.clone();
+    for s in &c.secrets {
+        all.extend(far::documents(&read(s)?).map_err(|e| format!("{}: {e}", s.display()))?);
+    }
+    if let Some(k) = &c.kubeconfig {
+        let ns = spec.namespace.clone().unwrap_or_else(|| "default".into());
+        let mut names: Vec<&String> = spec.node_secrets.values().collect();
+        names.push(&spec.shared_secret);
+        names.sort();
+        names.dedup();
+        for n in names {
+            // A Secret that is not there is a finding, not an error.
+            if let Ok(text) = kube(k, &["-n", &ns, "get", "secret", n, "-o", "json"]) {
+                all.extend(far::documents(&text).unwrap_or_default());
+            }
+        }
+        if c.nodes.is_none() {
+            let text = kube(k, &["get", "nodes", "-o", "json"])?;
+            inputs.nodes = Some(far::node_names(&text));
+        }
+    }
+    for d in &all {
+        if let Some((name, data)) = far::secret(d) {
+            inputs.secrets.insert(name, data);
+        }
+    }
+    if let Some(n) = &c.nodes {
+        inputs.nodes = Some(far::node_names(&read(n)?));
+    }
+    Ok(far::diagnose(&spec, &inputs))
 }

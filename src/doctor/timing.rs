@@ -27,14 +27,44 @@ pub enum Worst {
 pub fn values(agent: &str, params: &[(String, String)]) -> Option<Values> {
     let def = defs::agent(agent)?;
     let text: String = params.iter().map(|(k, v)| format!("{k}={v}\n")).collect();
-    let mut v = crate::agent::stdin::parse(&text, &def).values;
+    let v = crate::agent::stdin::parse(&text, &def).values;
+    Some(finish(v, &def))
+}
+
+/// As the agent finishes reading its options: `port_as_ip`, then defaults.
+fn finish(mut v: Values, def: &defs::Agent) -> Values {
     if v.has(Key::PortAsIp) {
         if let Some(plug) = v.get(Key::Plug).map(str::to_string) {
             v.set(Key::Ip, plug);
         }
     }
-    v.apply_defaults(&def);
-    Some(v)
+    v.apply_defaults(def);
+    v
+}
+
+/// The option values `def` would run with, given FAR's argv elements
+/// (`--key=value`, bare `--flag`); words it does not know are left out
+/// (the doctor names them itself). `None` when there is nothing to read.
+pub fn values_from_argv(def: &defs::Agent, args: &[String]) -> Option<Values> {
+    let mut v = Values::new();
+    for a in args {
+        let Some(body) = a.strip_prefix("--") else {
+            continue;
+        };
+        let (name, value) = match body.split_once('=') {
+            Some((n, val)) => (n, Some(val)),
+            None => (body, None),
+        };
+        let Some(o) = def.options.iter().find(|o| o.long == name) else {
+            continue;
+        };
+        match (o.takes_value(), value) {
+            (true, Some(val)) => v.set_named(o.key_str(), val),
+            (true, None) => {}
+            (false, _) => v.set_named(o.key_str(), "1"),
+        }
+    }
+    Some(finish(v, def))
 }
 
 /// The worst case of `action` for `agent` with `params`.
