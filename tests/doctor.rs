@@ -628,3 +628,37 @@ fn the_far_doctor_names_each_mistake_and_passes_a_correct_template() {
     let r = far(d, "kind: ConfigMap\n", "", nodes, &[]);
     r.assert_code(64);
 }
+
+/// Every finding id the doctor can report is documented, with its fix, in
+/// docs/pacemaker.md or docs/far.md (the table rows of their first section).
+#[test]
+fn every_finding_id_is_documented() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let docs: String = ["docs/pacemaker.md", "docs/far.md"]
+        .iter()
+        .map(|p| std::fs::read_to_string(root.join(p)).unwrap())
+        .collect();
+    let mut ids = Vec::new();
+    for f in std::fs::read_dir(root.join("src/doctor")).unwrap() {
+        let src = std::fs::read_to_string(f.unwrap().path()).unwrap();
+        let code = src.split("#[cfg(test)]").next().unwrap();
+        for part in code.split("Finding::new(").skip(1) {
+            let s = part.trim_start();
+            if let Some(rest) = s.strip_prefix('"') {
+                ids.push(rest[..rest.find('"').unwrap()].to_string());
+            }
+        }
+    }
+    ids.sort();
+    ids.dedup();
+    assert!(ids.len() >= 30, "{ids:?}");
+    let missing: Vec<&String> = ids
+        .iter()
+        .filter(|id| {
+            !docs
+                .lines()
+                .any(|l| l.starts_with('|') && l.contains(&format!("`{id}`")))
+        })
+        .collect();
+    assert!(missing.is_empty(), "not in the docs' tables: {missing:?}");
+}

@@ -86,7 +86,7 @@ pub fn check(p: &Probe) -> (DeviceCheck, Option<Finding>) {
         let f = Finding::new(
             "device-invalid-parameters",
             Severity::Broken,
-            &subject,
+            subject,
             format!(
                 "{} refuses the parameters it would be given: {detail}",
                 p.agent
@@ -101,25 +101,31 @@ pub fn check(p: &Probe) -> (DeviceCheck, Option<Finding>) {
         return (row("ok", detail), None);
     }
     let detail = said(&s.stderr);
+    let f = classify(&subject, &detail);
+    (row("failed", detail), Some(f))
+}
+
+/// The finding for a device whose `status` failed, from what the agent said.
+fn classify(subject: &str, detail: &str) -> Finding {
     let low = detail.to_lowercase();
-    let f = if low.contains("expect-uuid")
+    if low.contains("expect-uuid")
         || low.contains("expect-node-name")
         || low.contains("identity check")
     {
         Finding::new(
             "device-identity-mismatch",
             Severity::Broken,
-            &subject,
+            subject,
             format!("the device does not control the machine it is pinned to: {detail}"),
             "point the device at the node's own BMC, or correct expect_uuid",
         )
     } else if [
         "password",
         "user name",
-        "username",
-        "credential",
-        "unauthori",
-        "authenticat",
+        "credentials",
+        "rejected the authentication",
+        "snmpv3 user",
+        "for user",
     ]
     .iter()
     .any(|w| low.contains(w))
@@ -127,7 +133,7 @@ pub fn check(p: &Probe) -> (DeviceCheck, Option<Finding>) {
         Finding::new(
             "device-auth-failed",
             Severity::Broken,
-            &subject,
+            subject,
             format!("the device refuses the credentials: {detail}"),
             "set the user name and password the BMC accepts (the same on every node's copy)",
         )
@@ -135,12 +141,11 @@ pub fn check(p: &Probe) -> (DeviceCheck, Option<Finding>) {
         Finding::new(
             "device-unreachable",
             Severity::Broken,
-            &subject,
+            subject,
             format!("the device does not answer as it should: {detail}"),
             "check the address, port and network path from every cluster node to the device",
         )
-    };
-    (row("failed", detail), Some(f))
+    }
 }
 
 /// Runs every probe, at most [`PARALLEL`] at once; results in probe order.
@@ -171,4 +176,43 @@ pub fn check_all(probes: &[Probe]) -> Vec<(DeviceCheck, Option<Finding>)> {
         out.extend(results);
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn failures_are_told_apart_by_what_the_agent_said() {
+        let c = |d: &str| classify("x", d).id;
+        assert_eq!(
+            c("Connection timed out; cause: the port is unreachable (ICMP port unreachable) from \
+               127.0.0.1:16231 to Get Channel Authentication Capabilities after 21 attempts in \
+               20.0s (during cipher negotiation)"),
+            "device-unreachable"
+        );
+        assert_eq!(
+            c("Failed: Unable to obtain correct plug status or plug is not available; cause: the \
+               BMC's RAKP 2 proof does not match our password: the password is wrong (during \
+               session set-up)"),
+            "device-auth-failed"
+        );
+        assert_eq!(
+            c("cause: the BMC rejected the credentials (http 401 Unauthorized to GET /redfish/v1)"),
+            "device-auth-failed"
+        );
+        assert_eq!(
+            c("Failed: The device controls a different machine than --expect-uuid names; nothing \
+               was powered"),
+            "device-identity-mismatch"
+        );
+    }
+
+    #[test]
+    fn only_error_lines_are_kept() {
+        let e = "2026-01-01 00:00:00,000 WARNING: Parse error: x\n\
+                 2026-01-01 00:00:00,001 ERROR: Connection timed out\n\
+                 2026-01-01 00:00:00,001 ERROR: cause: no answer\n";
+        assert_eq!(said(e), "Connection timed out; cause: no answer");
+    }
 }
