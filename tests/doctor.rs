@@ -662,3 +662,96 @@ fn every_finding_id_is_documented() {
         .collect();
     assert!(missing.is_empty(), "not in the docs' tables: {missing:?}");
 }
+
+/// One HTTP GET of `/metrics`: the body.
+fn scrape(addr: std::net::SocketAddr) -> Option<String> {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(addr).ok()?;
+    s.set_read_timeout(Some(Duration::from_secs(10))).ok()?;
+    s.write_all(format!("GET /metrics HTTP/1.1\r\nHost: {addr}\r\n\r\n").as_bytes())
+        .ok()?;
+    let mut out = String::new();
+    s.read_to_string(&mut out).ok()?;
+    out.split_once("\r\n\r\n").map(|(_, b)| b.to_string())
+}
+
+/// `check --watch` with `--pacemaker`: the findings are served with the
+/// levels' metrics, and follow the configuration as it changes.
+#[test]
+fn the_watch_serves_the_doctors_findings_and_follows_the_configuration() {
+    let lab = InProcessLab::start(LabSpec {
+        nodes: 2,
+        ..LabSpec::default()
+    });
+    let (b1, b2) = (lab.nodes[0].ipmi, lab.nodes[1].ipmi);
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let pw = d.join("pw");
+    std::fs::write(&pw, "lab").unwrap();
+    let inv = d.join("inv.toml");
+    std::fs::write(
+        &inv,
+        format!(
+            "[defaults]\nusername = \"admin\"\npassword_file = \"{}\"\n\n[[node]]\nname = \
+             \"node01\"\n  [[node.fence]]\n  endpoint = \"ipmi://{b1}\"\n",
+            pw.display()
+        ),
+    )
+    .unwrap();
+    let props = [("stonith-timeout", "90s")];
+    let typo = vec![
+        device(
+            "fk1",
+            b1,
+            "lab",
+            &[("pcmk_host_list", "node01"), ("pcmk_delay_base", "5s")],
+        ),
+        device("fk2", b2, "lab", &[("pcmk_host_list", "node2")]),
+    ];
+    let cib_path = d.join("cib.xml");
+    std::fs::write(&cib_path, cib(&props, &typo, "")).unwrap();
+    let listen = std::net::SocketAddr::new(support::own_loopback().into(), support::free_port());
+    let mut child = std::process::Command::new(support::bin())
+        .args(["check", "--all", "-i"])
+        .arg(&inv)
+        .args([
+            "--watch",
+            "200ms",
+            "--listen",
+            &listen.to_string(),
+            "--pacemaker",
+            "--cib",
+        ])
+        .arg(&cib_path)
+        .arg("--no-device-check")
+        .env("NO_COLOR", "1")
+        .env("FENCEKIT_LOCK_SCOPE", support::lock_scope())
+        .env_remove("FENCEKIT_INVENTORY")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let finding = "fencekit_config_finding{source=\"pacemaker\",id=\"host-not-covered\",\
+                   severity=\"broken\",subject=\"node02\"} 1";
+    let mut last = String::new();
+    let seen = support::eventually(Duration::from_secs(20), || {
+        last = scrape(listen).unwrap_or_default();
+        last.contains(finding) && last.contains("fencekit_level_ok{node=\"node01\"")
+    });
+    assert!(seen, "{last}");
+    assert!(last.ends_with("# EOF\n"), "{last}");
+    assert_eq!(last.matches("# EOF").count(), 1, "{last}");
+    // The typo fixed: the finding clears without a restart.
+    let fixed = typo[1].replace("value=\"node2\"", "value=\"node02\"");
+    std::fs::write(&cib_path, cib(&props, &[typo[0].clone(), fixed], "")).unwrap();
+    let cleared = support::eventually(Duration::from_secs(20), || {
+        last = scrape(listen).unwrap_or_default();
+        !last.is_empty()
+            && !last.contains(finding)
+            && last.contains("fencekit_config_findings{source=\"pacemaker\",severity=\"broken\"} 0")
+    });
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(cleared, "{last}");
+}

@@ -396,3 +396,65 @@ fn far_diagnose(c: &CheckArgs, path: &std::path::Path) -> Result<crate::doctor::
     }
     Ok(far::diagnose(&spec, &inputs))
 }
+
+/// `check --watch` with `--pacemaker`/`--far`: the doctor again every
+/// `interval` on a thread of its own (its device checks are bounded by the
+/// agents' own step bounds, and share the per-device lock with the
+/// watch's); one log line per finding that appears or clears. Returns the
+/// latest findings as metric families, for `/metrics`; `None` without
+/// `--pacemaker`/`--far`.
+pub fn watch_doctor(c: &CheckArgs, interval: Duration) -> Option<Arc<std::sync::Mutex<String>>> {
+    if !(c.pacemaker || c.cib.is_some() || c.far.is_some()) {
+        return None;
+    }
+    let latest = Arc::new(std::sync::Mutex::new(String::new()));
+    let (shared, c) = (latest.clone(), c.clone());
+    std::thread::Builder::new()
+        .name("doctor".into())
+        .spawn(move || {
+            let mut before: Vec<(String, String, String)> = Vec::new();
+            loop {
+                match diagnose(&c) {
+                    Ok(r) => {
+                        let now: Vec<(String, String, String)> = r
+                            .findings
+                            .iter()
+                            .map(|f| {
+                                (
+                                    f.id.to_string(),
+                                    f.subject.clone(),
+                                    f.severity.as_str().into(),
+                                )
+                            })
+                            .collect();
+                        for (id, subject, sev) in now.iter().filter(|f| !before.contains(f)) {
+                            eprintln!("fencekit: {}: finding {id} ({sev}) on {subject}", r.source);
+                        }
+                        for (id, subject, _) in before.iter().filter(|f| !now.contains(f)) {
+                            eprintln!("fencekit: {}: finding {id} on {subject} cleared", r.source);
+                        }
+                        before = now;
+                        let text = super::metrics::render_findings(&r);
+                        *shared.lock().unwrap_or_else(|e| e.into_inner()) = text;
+                    }
+                    Err(e) => eprintln!("fencekit: configuration not checked: {e}"),
+                }
+                std::thread::sleep(interval);
+            }
+        })
+        .ok()?;
+    Some(latest)
+}
+
+/// `text` (an exposition ending in `# EOF`) with the doctor's families
+/// added before its end.
+pub fn with_findings(text: String, findings: Option<&std::sync::Mutex<String>>) -> String {
+    let Some(f) = findings else {
+        return text;
+    };
+    let f = f.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    match text.strip_suffix("# EOF\n") {
+        Some(head) => format!("{head}{f}# EOF\n"),
+        None => format!("{text}{f}"),
+    }
+}
