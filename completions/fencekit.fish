@@ -568,6 +568,13 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l baseline -d 
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l probe-timeout -d 'Bound on one TCP probe of a node\'s own address (with --baseline)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l watch -d 'Check again and again, each node about every INTERVAL (±10 %, never two sessions at once on one BMC, --bmc-interval between them), log one line per change, until SIGTERM or SIGINT. Never sends a power command' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l listen -d 'With --watch: serve /metrics (OpenMetrics) and /healthz over HTTP on this address only, e.g. 127.0.0.1:9487' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l cib -d 'With --pacemaker: read the CIB from this file instead of `cibadmin -Q`' -r -F
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l sbd-config -d 'With --pacemaker: SBD\'s configuration on this node (default /etc/sysconfig/sbd or /etc/default/sbd, when sbd runs); given, sbd is taken to run with it' -r -F
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l far -d 'Check a FenceAgentsRemediationTemplate or FenceAgentsRemediation (YAML or JSON): the agent, its parameters, every node\'s parameters, timeout and retries, then each node\'s device with the argv FAR builds' -r -F
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l secret -d 'With --far: a Secret the CR references (YAML or JSON; repeatable)' -r -F
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l nodes -d 'With --far: the cluster\'s nodes, one name a line (or a Node list, `kubectl get nodes -o yaml`)' -r -F
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l kubeconfig -d 'With --far: read the Secrets and nodes with `kubectl` (or `oc`) through this kubeconfig' -r -F
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l remediation-timeout -d 'With --far: the time the remediation as a whole may take (NHC\'s escalating-remediation timeout), to compare FAR\'s retries with' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l all -d 'Act on every node of the inventory'
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l dry-run -d 'Resolve targets, methods and credential references; print the plan; contact nothing'
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l no-lock -d 'Do not take the per-BMC lock that serialises fencekit processes on this host'
@@ -585,6 +592,8 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l allow-self-f
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -s v -l verbose -d 'More detail on stderr (-v, -vv, -vvv); never shows secrets'
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l record-identity -d 'Print, on stdout, an `[identity.NODE]` table for each inventory node that is not pinned yet and whose levels agree about who it is, ready to append to the inventory (`>> inventory.toml`); the check table goes to stderr. Exit 1 when a node could not be recorded'
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l record -d 'Record what each working level looks like now (identity, cipher suite and privilege, certificate, host key, reset types, outlet names, whether the node\'s address answers) in --baseline, replacing those levels\' records. Exit 1 when a level would fail (it keeps its earlier record)'
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l pacemaker -d 'Check Pacemaker\'s fencing configuration (the live CIB through `cibadmin -Q`, or --cib): coverage, timing, two-node delays, SBD, then every device fencekit implements, with the parameters the fencer passes. Named findings; exit 0 fine, 1 broken, 4 weakened'
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l no-device-check -d 'With --pacemaker or --far: read the configuration only; do not contact the devices'
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -s V -l version -d 'Print version'
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -s i -l inventory -d 'Inventory file (TOML) naming nodes and their fencing methods' -r -F
