@@ -755,3 +755,30 @@ fn the_watch_serves_the_doctors_findings_and_follows_the_configuration() {
     let _ = child.wait();
     assert!(cleared, "{last}");
 }
+
+/// The template fencekit ships passes its own doctor.
+#[test]
+fn the_packaged_far_template_passes_the_doctor() {
+    let dir = tempfile::tempdir().unwrap();
+    let nodes = dir.path().join("nodes");
+    std::fs::write(&nodes, "worker-0\nworker-1\nworker-2\n").unwrap();
+    let t = Path::new(env!("CARGO_MANIFEST_DIR")).join("packaging/far-template.yaml");
+    let r = run(
+        fencekit_cmd(
+            &[
+                "check",
+                "--far",
+                t.to_str().unwrap(),
+                "--nodes",
+                nodes.to_str().unwrap(),
+                "--no-device-check",
+                "-o",
+                "json",
+            ],
+            "",
+        ),
+        Duration::from_secs(30),
+    );
+    r.assert_code(0);
+    assert_eq!(findings(&r), vec![], "{r}");
+}

@@ -400,7 +400,7 @@ pub fn diagnose(cib: &Cib, opts: &Options) -> Report {
             match d.host_check().as_str() {
                 "none" => covered = true,
                 "static-list" => {
-                    if d.host_list().iter().any(|h| *h == node.name)
+                    if d.host_list().contains(&node.name)
                         || d.host_map().iter().any(|(h, _)| *h == node.name)
                     {
                         covered = true;
