@@ -782,3 +782,54 @@ fn the_packaged_far_template_passes_the_doctor() {
     r.assert_code(0);
     assert_eq!(findings(&r), vec![], "{r}");
 }
+
+/// The doctor's figure is the agent's own: `fence_ipmilan -v` logs the
+/// same worst case that `check --pacemaker` compares with stonith-timeout.
+#[test]
+fn the_agent_logs_the_worst_case_the_doctor_uses() {
+    let lab = InProcessLab::start(LabSpec {
+        nodes: 1,
+        ..LabSpec::default()
+    });
+    let b = lab.nodes[0].ipmi;
+    let stdin = format!(
+        "ip={}\nipport={}\nusername=admin\npassword=lab\nlanplus=1\npower_timeout=40\naction=status\nverbose=1\n",
+        b.ip(),
+        b.port()
+    );
+    let mut c = fencekit_cmd(&["agent", "fence_ipmilan"], "");
+    c.stdin(std::process::Stdio::piped());
+    let mut child = c
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    {
+        use std::io::Write;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(stdin.as_bytes())
+            .unwrap();
+    }
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    // status: the 40 s login bound only
+    assert!(err.contains("status may take up to 40 s"), "{err}");
+    // and the doctor's reboot figure for the same parameters: 40 + 2 × (2 + 40)
+    let dir = tempfile::tempdir().unwrap();
+    let devs = vec![device(
+        "fk1",
+        b,
+        "lab",
+        &[
+            ("pcmk_host_list", "node01 node02"),
+            ("power_timeout", "40"),
+            ("pcmk_delay_base", "5s"),
+        ],
+    )];
+    let r = doctor(dir.path(), &cib(&[], &devs, ""), &["--no-device-check"]);
+    assert!(r.stdout.contains("may take 124 s"), "{r}");
+}
