@@ -8,7 +8,8 @@
 pub const OK: i32 = 0;
 /// At least one target failed: it could not be reached, authenticated or
 /// confirmed; it is held (`fencekit hold`); or its confirmed-off hook failed.
-/// `check`: a level would fail (a `broken` drift included).
+/// `check`: a level would fail (a `broken` drift included); `check
+/// --pacemaker`/`--far`: a `broken` finding.
 pub const FAILURE: i32 = 1;
 /// `status` only: every target is confirmed off and nothing failed (fence-agents convention).
 pub const STATUS_OFF: i32 = 2;
@@ -17,7 +18,8 @@ pub const STATUS_OFF: i32 = 2;
 /// an off through the SSH `host` profile).
 pub const UNPROVEN: i32 = 3;
 /// `check --baseline` only: every level would work, but one works less
-/// safely than recorded (a `weakened` drift, none `broken`).
+/// safely than recorded (a `weakened` drift, none `broken`); `check
+/// --pacemaker`/`--far`: a `weakened` finding, none `broken`.
 pub const DRIFT_WEAKENED: i32 = 4;
 /// `check --baseline` only: every level would work as safely as recorded,
 /// but something differs from the baseline (a `changed` drift: look at it).
@@ -34,7 +36,7 @@ pub const TABLE: &[(i32, &str)] = &[
     ),
     (
         FAILURE,
-        "at least one target could not be reached, authenticated or confirmed (or is held, or its confirmed-off hook failed, or fencekit itself failed on it; check: a level would fail, a broken drift included)",
+        "at least one target could not be reached, authenticated or confirmed (or is held, or its confirmed-off hook failed, or fencekit itself failed on it; check: a level would fail, a broken drift included; check --pacemaker/--far: a broken finding)",
     ),
     (
         STATUS_OFF,
@@ -49,7 +51,7 @@ pub const TABLE: &[(i32, &str)] = &[
     ),
     (
         DRIFT_WEAKENED,
-        "check --baseline: every level would work, but one is weaker than recorded (a weakened drift)",
+        "check --baseline: every level would work, but one is weaker than recorded (a weakened drift); check --pacemaker/--far: a weakened finding, none broken",
     ),
     (
         DRIFT_CHANGED,

@@ -30,6 +30,7 @@ macro_rules! outln {
 pub mod agent;
 pub mod aws;
 pub mod cli;
+pub mod doctor;
 pub mod engine;
 pub mod exit;
 pub mod fingerprint;

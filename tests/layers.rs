@@ -30,6 +30,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("fleet", &["fleet"]),
     ("lab model", &["lab"]),
     ("agent front", &["agent"]),
+    ("configuration doctor", &["doctor"]),
     ("CLI front", &["cli"]),
 ];
 

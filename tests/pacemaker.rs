@@ -364,6 +364,111 @@ fn recurring_monitor(c: &Cluster) {
     assert!(c.wait_started("fk-mon", Duration::from_secs(5)));
 }
 
+/// `fencekit check --pacemaker -o json` inside the cluster's namespace
+/// (so that it reads the live CIB with `cibadmin -Q`): its exit code and
+/// findings as (id, subject).
+fn doctor(c: &Cluster, extra: &[&str]) -> (support::Run, Vec<(String, String)>) {
+    let mut args = vec!["check", "--pacemaker", "-o", "json"];
+    args.extend(extra);
+    let r = c.tool(
+        support::bin().to_str().unwrap(),
+        &args,
+        Duration::from_secs(90),
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&r.stdout).unwrap_or_else(|e| panic!("{e}: {r}"));
+    let f = v["findings"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{r}"))
+        .iter()
+        .map(|f| {
+            (
+                f["id"].as_str().unwrap().to_string(),
+                f["subject"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    (r, f)
+}
+
+fn set_property(c: &Cluster, name: &str, value: Option<&str>) {
+    let mut a = vec!["--type", "crm_config", "--name", name];
+    match value {
+        Some(v) => a.extend(["--update", v]),
+        None => a.push("--delete"),
+    }
+    let r = c.tool("crm_attribute", &a, Duration::from_secs(30));
+    assert_eq!(r.code, Some(0), "{r}");
+}
+
+/// The configuration doctor on the live CIB, before any other scenario
+/// adds devices: the bare cluster (node01 claimed by no device), then a
+/// correct device (exit 0), a stonith-timeout below its worst case, and a
+/// second device with a wrong password; the cluster is left as it was.
+fn doctor_live(c: &Cluster) {
+    let t0 = Instant::now();
+    let pair = |id: &str, subject: &str| (id.to_string(), subject.to_string());
+    let (r, f) = doctor(c, &[]);
+    assert_eq!(r.code, Some(1), "{r}");
+    assert!(f.contains(&pair("host-not-covered", "node01")), "{r}");
+
+    let host = own_loopback();
+    let sim = IpmiSim::start_at(host, free_port(), USER, PASSWORD, true, None);
+    add_device(
+        c,
+        "fk-doctor",
+        &ipmi_params(host, sim.port, PASSWORD, "node01"),
+        Some("60s"),
+    );
+    assert!(c.wait_started("fk-doctor", Duration::from_secs(60)));
+    // fence_ipmilan's defaults need 64 s for a reboot (20 s login, 2 s
+    // power_wait and 20 s power_timeout per power step), more than
+    // Pacemaker's default stonith-timeout of 60 s.
+    let (r, f) = doctor(c, &[]);
+    assert_eq!(
+        f,
+        vec![pair("stonith-timeout-too-short", "fk-doctor")],
+        "{r}"
+    );
+    assert_eq!(r.code, Some(1), "{r}");
+    set_property(c, "stonith-timeout", Some("70s"));
+    let (r, f) = doctor(c, &[]);
+    assert_eq!(f, vec![], "{r}");
+    assert_eq!(r.code, Some(0), "{r}");
+    assert!(r.stdout.contains("\"result\": \"ok\""), "{r}");
+
+    // A second device for node01 whose password is wrong.
+    let mut bad = ipmi_params(host, sim.port, "not-the-password", "node01");
+    bad.push(("pcmk_host_check".into(), "static-list".into()));
+    add_device(c, "fk-doctor-bad", &bad, None);
+    let (r, f) = doctor(c, &[]);
+    assert_eq!(r.code, Some(1), "{r}");
+    assert!(
+        f.contains(&pair("device-auth-failed", "fk-doctor-bad for node01")),
+        "{r}"
+    );
+    assert!(!r.stdout.contains("not-the-password"), "{r}");
+
+    for id in ["fk-doctor-bad", "fk-doctor"] {
+        let r = c.tool(
+            "cibadmin",
+            &[
+                "--delete",
+                "--xml-text",
+                &format!("<primitive id=\"{id}\"/>"),
+            ],
+            Duration::from_secs(30),
+        );
+        assert_eq!(r.code, Some(0), "{r}");
+    }
+    set_property(c, "stonith-timeout", None);
+    assert!(sim.ops().is_empty() && sim.power(), "nothing switched");
+    eprintln!(
+        "doctor on the live CIB took {:.1}s",
+        t0.elapsed().as_secs_f64()
+    );
+}
+
 /// One scenario, against the shared cluster.
 type Scenario = fn(&Cluster);
 
@@ -372,6 +477,8 @@ fn fencekit_under_pacemakers_fencer() {
     let Some(cluster) = Cluster::start() else {
         return;
     };
+    // First, alone: it reads the whole CIB.
+    doctor_live(&cluster);
     let t0 = Instant::now();
     let scenarios: &[(&str, Scenario)] = &[
         ("metadata and validate", metadata_and_validate),

@@ -372,6 +372,17 @@ fn prepare(
     })
 }
 
+/// How long `action` can take with these option values (defaults applied):
+/// the agent's own `delay`, then [`Policy::worst_case`] of [`policy`] with
+/// the identity pin the values ask for. `None` when the wait for the power
+/// state has no bound (`disable_timeout`, `power_timeout=0`).
+pub fn worst_case(values: &Values, action: Action) -> Option<Duration> {
+    let mut p = policy(values);
+    p.expect = expected_identity(values).unwrap_or_default();
+    let delay = delay_for(values, action, Duration::ZERO).unwrap_or_default();
+    p.worst_case(action).map(|w| w.saturating_add(delay))
+}
+
 /// The identity `--expect-uuid` (stdin `expect_uuid=`) names, and for
 /// fence_aws `--expect-node-name` / `--expect-tag`; empty when none is
 /// given, so that an agent without them behaves exactly as upstream.
@@ -444,6 +455,12 @@ fn execute<D: AgentDriver>(
         }
     };
     let delay = delay_for(&values, action, env.started.elapsed());
+    match worst_case(&values, action) {
+        Some(w) => log.debug(&format!("{action} may take up to {} s", w.as_secs())),
+        None => log.debug(&format!(
+            "{action}: the wait for the power state has no limit"
+        )),
+    }
     let result = rt.block_on(async {
         let mut stop = Stop::new(env.stop_after);
         if let Some(d) = delay {

@@ -598,6 +598,44 @@ pub struct CheckArgs {
     /// refused (exit 64); see docs/monitoring.md.
     #[arg(long, value_name = "FILE", requires = "listen")]
     pub web_config: Option<PathBuf>,
+    /// Check Pacemaker's fencing configuration (the live CIB through
+    /// `cibadmin -Q`, or --cib): coverage, timing, two-node delays, SBD,
+    /// then every device fencekit implements, with the parameters the
+    /// fencer passes. Named findings; exit 0 fine, 1 broken, 4 weakened.
+    #[arg(long, conflicts_with_all = ["far", "record", "baseline", "record_identity"])]
+    pub pacemaker: bool,
+    /// With --pacemaker: read the CIB from this file instead of `cibadmin -Q`.
+    #[arg(long, value_name = "PATH")]
+    pub cib: Option<PathBuf>,
+    /// With --pacemaker: SBD's configuration on this node (default
+    /// /etc/sysconfig/sbd or /etc/default/sbd, when sbd runs); given, sbd
+    /// is taken to run with it.
+    #[arg(long, value_name = "PATH")]
+    pub sbd_config: Option<PathBuf>,
+    /// Check a FenceAgentsRemediationTemplate or FenceAgentsRemediation
+    /// (YAML or JSON): the agent, its parameters, every node's parameters,
+    /// timeout and retries, then each node's device with the argv FAR builds.
+    #[arg(long, value_name = "PATH", conflicts_with_all = ["record", "baseline", "record_identity"])]
+    pub far: Option<PathBuf>,
+    /// With --far: a Secret the CR references (YAML or JSON; repeatable).
+    #[arg(long = "secret", value_name = "PATH")]
+    pub secrets: Vec<PathBuf>,
+    /// With --far: the cluster's nodes, one name a line (or a Node list,
+    /// `kubectl get nodes -o yaml`).
+    #[arg(long, value_name = "PATH")]
+    pub nodes: Option<PathBuf>,
+    /// With --far: read the Secrets and nodes with `kubectl` (or `oc`)
+    /// through this kubeconfig.
+    #[arg(long, value_name = "PATH")]
+    pub kubeconfig: Option<PathBuf>,
+    /// With --far: the time the remediation as a whole may take (NHC's
+    /// escalating-remediation timeout), to compare FAR's retries with.
+    #[arg(long, value_name = "DUR", value_parser = crate::time::parse_duration)]
+    pub remediation_timeout: Option<std::time::Duration>,
+    /// With --pacemaker or --far: read the configuration only; do not
+    /// contact the devices.
+    #[arg(long)]
+    pub no_device_check: bool,
 }
 
 /// `fencekit lab` options.

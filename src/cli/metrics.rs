@@ -221,6 +221,64 @@ pub fn render(
     out
 }
 
+/// The doctor's findings as metric families (no `# EOF`): one
+/// `fencekit_config_finding` sample per finding (labels id, severity,
+/// subject), the count per severity (zeros included, so that an alert can
+/// test for > 0), and each device check's result.
+pub fn render_findings(r: &crate::doctor::Report) -> String {
+    use crate::doctor::Severity;
+    let mut out = String::with_capacity(256 + r.findings.len() * 120);
+    family(
+        &mut out,
+        "fencekit_config_finding",
+        "gauge",
+        "1 for each finding of the fencing configuration doctor (check --pacemaker / --far), by id, severity and subject.",
+    );
+    for f in &r.findings {
+        let _ = writeln!(
+            out,
+            "fencekit_config_finding{{source=\"{}\",id=\"{}\",severity=\"{}\",subject=\"{}\"}} 1",
+            esc(&r.source),
+            esc(f.id),
+            f.severity.as_str(),
+            esc(&f.subject)
+        );
+    }
+    family(
+        &mut out,
+        "fencekit_config_findings",
+        "gauge",
+        "How many findings of each severity the configuration doctor reports.",
+    );
+    for s in [Severity::Broken, Severity::Weakened, Severity::Advice] {
+        let n = r.findings.iter().filter(|f| f.severity == s).count();
+        let _ = writeln!(
+            out,
+            "fencekit_config_findings{{source=\"{}\",severity=\"{}\"}} {n}",
+            esc(&r.source),
+            s.as_str()
+        );
+    }
+    family(
+        &mut out,
+        "fencekit_config_device_ok",
+        "gauge",
+        "1 when the doctor's check of this device (with the parameters the cluster manager passes) passed, 0 when it failed; devices fencekit does not implement are left out.",
+    );
+    for d in r.devices.iter().filter(|d| d.result != "not-checked") {
+        let _ = writeln!(
+            out,
+            "fencekit_config_device_ok{{source=\"{}\",device=\"{}\",node=\"{}\",agent=\"{}\"}} {}",
+            esc(&r.source),
+            esc(&d.device),
+            esc(d.node.as_deref().unwrap_or("")),
+            esc(&d.agent),
+            u8::from(d.result == "ok")
+        );
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -194,6 +194,9 @@ fn identity_cell(r: &CheckRow) -> String {
 
 /// Entry point of `fencekit check`.
 pub fn check(c: CheckArgs) -> i32 {
+    if (c.pacemaker || c.cib.is_some() || c.far.is_some()) && c.watch.is_none() {
+        return super::check::doctor(&c);
+    }
     if c.watch.is_some() {
         return super::watch::main(c);
     }

@@ -130,6 +130,8 @@ struct State {
     stale_after: Duration,
     /// Nodes not yet checked once.
     unseen: usize,
+    /// With --pacemaker/--far: the configuration doctor's latest findings.
+    doctor: Option<std::sync::Arc<std::sync::Mutex<String>>>,
 }
 
 /// A log line (stderr, UTC time first).
@@ -250,7 +252,8 @@ impl State {
                 checks: Some(k.checks),
             })
             .collect();
-        render(&samples, &self.drifts(), SystemTime::now(), openmetrics)
+        let text = render(&samples, &self.drifts(), SystemTime::now(), openmetrics);
+        super::check::with_findings(text, self.doctor.as_deref())
     }
 
     /// `/healthz`: whether checks are still finishing.
@@ -358,6 +361,7 @@ pub fn main(c: CheckArgs) -> i32 {
         started: Instant::now(),
         stale_after: interval * 3 + a.login_timeout * (4 * most_levels + 2),
         unseen: plans.len(),
+        doctor: super::check::watch_doctor(&c, interval),
     }));
     let local = tokio::task::LocalSet::new();
     let web = Rc::new(RefCell::new(Web::new(web)));

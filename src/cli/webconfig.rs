@@ -112,7 +112,7 @@ struct HttpShape {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RateShape {
-    interval: Option<serde_yaml::Value>,
+    interval: Option<serde_yaml_ng::Value>,
     burst: Option<u32>,
 }
 
@@ -216,7 +216,7 @@ impl WebConfig {
         let shape: FileShape = if text.trim().is_empty() {
             FileShape::default()
         } else {
-            serde_yaml::from_str(&text).map_err(|e| {
+            serde_yaml_ng::from_str(&text).map_err(|e| {
                 // serde_yaml's message names the key (with its path) and the
                 // line. It quotes a value only of the wrong type: `key` and
                 // the users' hashes take any string, so none of those.
@@ -619,8 +619,8 @@ impl WebConfig {
             Some(r) => {
                 let interval = match &r.interval {
                     None => Duration::ZERO,
-                    Some(serde_yaml::Value::Number(n)) if n.as_u64() == Some(0) => Duration::ZERO,
-                    Some(serde_yaml::Value::String(s)) => crate::time::parse_duration(s)
+                    Some(serde_yaml_ng::Value::Number(n)) if n.as_u64() == Some(0) => Duration::ZERO,
+                    Some(serde_yaml_ng::Value::String(s)) => crate::time::parse_duration(s)
                         .map_err(|e| bad(path, "rate_limit.interval", e))?,
                     Some(_) => {
                         return Err(bad(

@@ -7,11 +7,16 @@
 
 use super::clock::{self, Instant};
 use super::identity::ExpectedIdentity;
-use super::power::RebootMethod;
+use super::power::{Action, RebootMethod};
 use std::time::Duration;
 
 /// The longest step bound [`Policy::step_end`] adds to now (about ten years).
 const MAX_STEP: Duration = Duration::from_secs(10 * 365 * 86_400);
+
+/// `d × n`, saturating instead of overflowing.
+fn times(d: Duration, n: u32) -> Duration {
+    d.checked_mul(n).unwrap_or(Duration::MAX)
+}
 
 /// How long to wait for a power transition to be observed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -128,9 +133,112 @@ impl Policy {
         }
     }
 
+    /// How long one `action` can take under this policy when the device
+    /// answers each request but is as slow as the options allow: the
+    /// session set-up uses its whole [`step_timeout`](Self::step_timeout)
+    /// (the login bound), and so does the identity pin when an identity is
+    /// expected; every power command is followed by `power_wait` and by a
+    /// transition wait that lasts the whole power timeout (for
+    /// fence-agents' count of polls: that many poll intervals); the
+    /// power-on of a reboot or `on` is tried as often as `retry_on` allows.
+    /// `None` when the wait for the power state has no bound
+    /// ([`PowerTimeout::Unlimited`]); the overall deadline, when there is
+    /// one, caps the result. A device that stops answering is bounded by
+    /// the step bounds instead, and fails sooner.
+    ///
+    /// This is the one formula for "how long may this take": the agent
+    /// front logs it, and the configuration doctor compares a cluster's
+    /// timeouts with it.
+    pub fn worst_case(&self, action: Action) -> Option<Duration> {
+        let step = self.step_timeout.min(MAX_STEP);
+        let transition = match self.power_timeout {
+            PowerTimeout::Polls(n) => Some(times(
+                self.poll_interval_max.max(self.poll_interval),
+                n.max(1),
+            )),
+            PowerTimeout::Wall(d) => Some(d.min(MAX_STEP)),
+            PowerTimeout::Unlimited => None,
+        };
+        // One power command: the blind wait, then the transition observed.
+        let command = transition.map(|t| self.power_wait.min(MAX_STEP).saturating_add(t));
+        let on_attempts = |agent_style: bool| match self.mode {
+            Mode::Agent if agent_style => self.retry_on,
+            _ => self.retry_on.saturating_add(1),
+        };
+        let pin = if self.expect.is_empty() {
+            Duration::ZERO
+        } else {
+            step
+        };
+        let opening = step.saturating_add(pin);
+        let body = match action {
+            Action::Status | Action::Monitor | Action::Diag => Duration::ZERO,
+            Action::Off => command?,
+            Action::On => times(command?, on_attempts(false)),
+            Action::Reboot => match self.method {
+                RebootMethod::OnOff => command?.saturating_add(times(command?, on_attempts(true))),
+                RebootMethod::Cycle => {
+                    times(command?, self.retry_on.saturating_add(1)).saturating_add(transition?)
+                }
+            },
+        };
+        let total = opening.saturating_add(body);
+        Some(match self.deadline {
+            Some(d) => total.min(d.saturating_duration_since(Instant::now())),
+            None => total,
+        })
+    }
+
     /// [`step_end`](Self::step_end) as the std instant drivers, sockets and
     /// the lock take.
     pub fn step_deadline(&self) -> std::time::Instant {
         clock::to_std(self.step_end())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn agent(power_timeout: u32, power_wait: u64, retry_on: u32) -> Policy {
+        let mut p = Policy::agent();
+        p.power_timeout = PowerTimeout::Polls(power_timeout);
+        p.power_wait = Duration::from_secs(power_wait);
+        p.retry_on = retry_on;
+        p
+    }
+
+    #[test]
+    fn the_worst_case_counts_login_waits_and_attempts() {
+        // fence_ipmilan's defaults: 20 s login bound, 20 polls 1 s apart, no wait.
+        let p = agent(20, 0, 1);
+        let s = |n: u64| Some(Duration::from_secs(n));
+        assert_eq!(p.worst_case(Action::Monitor), s(20));
+        assert_eq!(p.worst_case(Action::Off), s(20 + 20));
+        // reboot: the off, then one power-on attempt
+        assert_eq!(p.worst_case(Action::Reboot), s(20 + 20 + 20));
+        // power_wait counts once per command; retry_on=2 gives two on attempts
+        let p = agent(20, 4, 2);
+        assert_eq!(p.worst_case(Action::Reboot), s(20 + 24 * 3));
+        assert_eq!(p.worst_case(Action::On), s(20 + 24 * 3));
+        // retry_on=0: fence-agents makes no power-on attempt
+        let p = agent(20, 0, 0);
+        assert_eq!(p.worst_case(Action::Reboot), s(40));
+        // a pinned identity is one more step
+        let mut p = agent(20, 0, 1);
+        p.expect =
+            ExpectedIdentity::new(Some("4c4c4544-0042-3510-8052-b4c04f395831"), None).unwrap();
+        assert_eq!(p.worst_case(Action::Monitor), s(40));
+        // no bound on the wait: no worst case for a power action
+        p.power_timeout = PowerTimeout::Unlimited;
+        assert_eq!(p.worst_case(Action::Off), None);
+        assert_eq!(p.worst_case(Action::Status), s(40));
+    }
+
+    #[test]
+    fn the_worst_case_saturates_instead_of_overflowing() {
+        let mut p = agent(u32::MAX, u64::MAX, u32::MAX);
+        p.step_timeout = Duration::MAX;
+        assert!(p.worst_case(Action::Reboot).unwrap() >= MAX_STEP);
     }
 }
