@@ -89,6 +89,11 @@ pub struct AwsConfig {
     pub allow_self_fence: bool,
     /// `list`: the instances to list (`Filter.1`: name and value).
     pub list_filter: Option<(String, String)>,
+    /// `off`: stop with `SkipOsShutdown=true` (the guest's OS shutdown is not
+    /// waited for), falling back to a stop without it only where EC2 proves
+    /// it refused the parameter. On by default, as upstream fence_aws's
+    /// `skip_os_shutdown`.
+    pub skip_os_shutdown: bool,
 }
 
 impl AwsConfig {
@@ -109,6 +114,7 @@ impl AwsConfig {
             request_timeout: Duration::from_secs(10),
             allow_self_fence: false,
             list_filter: None,
+            skip_os_shutdown: true,
         }
     }
 
