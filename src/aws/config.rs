@@ -332,6 +332,15 @@ impl Env {
     }
 }
 
+/// The target URL form of EC2 (see [`crate::engine::driver::UrlForm`]).
+pub const URL_FORMS: &[crate::engine::driver::UrlForm] = &[crate::engine::driver::UrlForm {
+    scheme: "aws",
+    form: "aws://REGION/INSTANCE-ID",
+    meaning: "an Amazon EC2 instance, through the EC2 API",
+    target: true,
+    example: "aws://us-east-1/i-0123456789abcdef0",
+}];
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -425,5 +434,18 @@ mod tests {
         );
         assert_eq!(key_value("novalue"), None);
         assert_eq!(key_value("=v"), None);
+    }
+}
+
+#[cfg(test)]
+mod url_form_tests {
+    #[test]
+    fn every_url_form_parses() {
+        for f in super::URL_FORMS {
+            assert!(f.form.starts_with(&format!("{}://", f.scheme)), "{f:?}");
+            super::parse_target(f.example)
+                .map(|_| ())
+                .unwrap_or_else(|e| panic!("{f:?}: {e}"));
+        }
     }
 }
