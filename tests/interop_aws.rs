@@ -39,7 +39,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
-use support::{free_port, peer_scripts, peers_dir, skip, venv_python};
+use support::{free_port, peer_scripts, skip, venv_python};
 
 const UPSTREAM: &str = "/usr/sbin/fence_aws";
 const REGION: &str = "us-east-1";
@@ -82,8 +82,8 @@ fn moto() -> Option<&'static Moto> {
     static MOTO: OnceLock<Option<Moto>> = OnceLock::new();
     let why = if !Path::new(UPSTREAM).exists() {
         Some("upstream fence_aws not installed (Debian package fence-agents)".to_string())
-    } else if !peers_dir().join("venv/bin/moto_server").exists() {
-        Some("moto not installed in the peers' venv (run tests/peers/setup.sh)".to_string())
+    } else if !support::venv_tool("moto_server") {
+        return None;
     } else if support::which("curl").is_none() || support::which("openssl").is_none() {
         Some("curl or openssl missing".to_string())
     } else {
