@@ -4,6 +4,12 @@
 # (target: median <= 1 ms), and the CPU time (user + sys) of one agent
 # `status` against a lab BMC (target: <= 1.5 ms). Neither of the first two
 # may start the async runtime, TLS, or anything else it does not need.
+# Issue 34 adds: `--version` median <= 1.5x `/bin/true`'s, the peak RSS of
+# each command (target: `-o status` <= 5.5 MiB), the binary <= 12 MiB, and
+# where a start's memory goes (with gdb: each mapping's resident size at
+# the process's exit, grouped: the binary's code, its read-only data and
+# relocation records, its relocated and writable data, heap and other
+# anonymous memory, the C library and loader).
 #
 #   bench/startup.sh                         target/release/fencekit (built if missing)
 #   bench/startup.sh --bin NAME=PATH ...     compare binaries (e.g. before=… after=… slim=…)
@@ -79,15 +85,40 @@ done
 hyperfine "${args[@]}" > "$work/hyperfine.txt"
 cat "$work/hyperfine.txt"
 
+# Peak RSS (kernel's maxrss, /usr/bin/time -f %M): the largest of 5 runs.
+rss_of() {
+  local m=0 v
+  for _ in 1 2 3 4 5; do
+    /usr/bin/time -f %M -o "$work/rss" "$@" > /dev/null 2>&1 || true
+    v=$(tail -1 "$work/rss")
+    [ "$v" -gt "$m" ] 2>/dev/null && m=$v
+  done
+  echo "$m"
+}
+rss=""
+if [ -x /usr/bin/time ]; then
+  rss="floor=$(rss_of /bin/true)"
+  for b in "${bins[@]}"; do
+    name=${b%%=*}
+    a="$work/$name/fence_ipmilan"
+    rss="$rss $name:version=$(rss_of "$a" --version)"
+    rss="$rss $name:metadata=$(rss_of "$a" -o metadata)"
+    rss="$rss $name:status=$(rss_of "$a" --ip "$addr" --ipport "$port" --username admin --password lab --lanplus -o status)"
+  done
+else
+  echo "/usr/bin/time not installed (Debian package time): peak RSS not measured"
+fi
+
 sizes=""
 for b in "${bins[@]}"; do
   sizes="$sizes ${b%%=*}=$(stat -c %s "$(realpath "${b#*=}")")"
 done
-python3 - "$work/h.json" "$check" $sizes <<'PY'
+python3 - "$work/h.json" "$check" "$rss" $sizes <<'PY'
 import json, sys
 h = json.load(open(sys.argv[1]))
 check = sys.argv[2] == "1"
-sizes = dict(a.split("=", 1) for a in sys.argv[3:])
+rss = dict(a.split("=", 1) for a in sys.argv[3].split())
+sizes = dict(a.split("=", 1) for a in sys.argv[4:])
 first = next(iter(sizes))
 fail = []
 print()
@@ -127,11 +158,94 @@ if len(sizes) > 1:
             print(f"  {r['command']:44} {(r['user'] + r['system']) / b[2]:.2f}x cpu")
         else:
             print(f"  {r['command']:44} {r['median'] / b[1]:.2f}x")
+floor = next((r["median"] for r in h["results"] if r["command"].startswith("floor")), None)
+if floor:
+    print()
+    print(f"{'--version median / /bin/true median':44} {'ratio':>9}  target")
+    for r in h["results"]:
+        name, what = r["command"].split(": ", 1)
+        if what.endswith("--version") and name != "floor":
+            ratio = r["median"] / floor
+            ok = ratio <= 1.5
+            print(f"{name:44} {ratio:8.2f}x  <= 1.5x{'' if ok else '  MISSED'}")
+            if not ok and name == first:
+                fail.append(r["command"] + " (ratio to /bin/true)")
+if rss:
+    print()
+    print(f"{'peak RSS (largest of 5 runs)':44} {'MiB':>9}  target")
+    print(f"{'floor: /bin/true':44} {int(rss['floor']) / 1024:9.2f}")
+    for name in sizes:
+        for what in ("version", "metadata", "status"):
+            kib = int(rss.get(f"{name}:{what}", 0))
+            label = f"{name}: fence_ipmilan " + {"version": "--version", "metadata": "-o metadata", "status": "-o status"}[what]
+            if what == "status":
+                ok = kib <= 5.5 * 1024
+                print(f"{label:44} {kib / 1024:9.2f}  <= 5.5 MiB{'' if ok else '  MISSED'}")
+                if not ok and name == first:
+                    fail.append(label + " (peak RSS)")
+            else:
+                print(f"{label:44} {kib / 1024:9.2f}")
 print()
 for name, size in sizes.items():
-    print(f"{'binary size: ' + name:44} {int(size) / 1048576:9.2f} MiB")
+    ok = int(size) <= 12 * 1048576
+    print(f"{'binary size: ' + name:44} {int(size) / 1048576:9.2f} MiB  <= 12 MiB{'' if ok else '  MISSED'}")
+    if not ok and name == first:
+        fail.append(f"binary size of {name}")
 sys.exit(1 if (fail and check) else 0)
 PY
+
+# Where a start's memory goes: each mapping's resident size when the process
+# exits (gdb stops it at exit_group), grouped. The binary's code and
+# read-only data are file pages (the kernel maps 64 kB around each page a
+# process touches), shared with every other process running the binary but
+# counted in each one's RSS; relocated data and the heap are its own.
+if command -v gdb >/dev/null; then
+  for b in "${bins[@]}"; do
+    name=${b%%=*}
+    a="$work/$name/fence_ipmilan"
+    real=$(realpath "${b#*=}")
+    for cmd in "--version" "--ip $addr --ipport $port --username admin --password lab --lanplus -o status"; do
+      # shellcheck disable=SC2086
+      gdb -q -batch -ex 'set startup-with-shell off' -ex 'catch syscall exit_group' -ex run \
+        -ex "python import gdb; open('$work/smaps', 'w').write(open('/proc/%d/smaps' % gdb.selected_inferior().pid).read())" \
+        --args "$a" $cmd > /dev/null 2>&1 || true
+      python3 - "$work/smaps" "$real" "$name: fence_ipmilan ${cmd##* }" <<'PY'
+import re, sys
+text, binary, label = open(sys.argv[1]).read(), sys.argv[2], sys.argv[3]
+groups = {}
+cur = None
+for line in text.splitlines():
+    m = re.match(r"^[0-9a-f]+-[0-9a-f]+ (\S+) \S+ \S+ \d+\s*(.*)$", line)
+    if m:
+        perms, path = m.group(1), m.group(2)
+        if path == binary:
+            cur = {"r-xp": "binary: code (.text)", "r--p": "binary: read-only data, relocation records",
+                   "rw-p": "binary: writable data"}.get(perms, "binary: other")
+        elif "libc.so" in path or "ld-linux" in path:
+            cur = "C library and loader"
+        elif path == "[stack]":
+            cur = "stack"
+        elif path in ("[vvar]", "[vdso]", "[vvar_vclock]"):
+            cur = "vdso"
+        else:
+            cur = "heap and other anonymous"
+        continue
+    m = re.match(r"^Rss:\s+(\d+) kB", line)
+    if m and cur:
+        groups[cur] = groups.get(cur, 0) + int(m.group(1))
+if not groups:
+    print(f"{label}: no breakdown (gdb could not stop the process)")
+    sys.exit(0)
+total = sum(groups.values())
+print(f"{label}: {total / 1024:.2f} MiB resident at exit, of which")
+for k, v in sorted(groups.items(), key=lambda kv: -kv[1]):
+    print(f"  {k:44} {v / 1024:6.2f} MiB")
+PY
+    done
+  done
+else
+  echo "gdb not installed: no breakdown of the resident set"
+fi
 
 # No runtime, no TLS: one thread (no clone of a worker), no certificate store
 # read; for every binary (--check fails on the first one only).

@@ -461,12 +461,7 @@ struct Sushy {
 
 impl Sushy {
     fn available() -> bool {
-        let emulator = support::peers_dir().join("venv/bin/sushy-emulator");
-        if !emulator.exists() {
-            support::skip(&format!(
-                "sushy-tools not installed ({} missing; run tests/peers/setup.sh)",
-                emulator.display()
-            ));
+        if !support::venv_tool("sushy-emulator") {
             return false;
         }
         support::peer_available("curl") && support::peer_available("openssl")

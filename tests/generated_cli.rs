@@ -291,3 +291,70 @@ fn other_shells_accept_their_scripts() {
         );
     }
 }
+
+/// The URL forms users read: one definition (the platforms' `URL_FORMS`),
+/// in `--help` of every command that takes targets, in their man pages, in
+/// the completions (as the targets' description) and in the README.
+#[test]
+fn every_url_form_is_in_the_help_the_man_pages_the_completions_and_the_readme() {
+    use fencekit::cli::generate::{readme_with_url_forms, README_FORMS_BEGIN};
+    let forms: Vec<_> = fencekit::method::url_forms().collect();
+    let path = root().join("README.md");
+    let readme = std::fs::read_to_string(&path).expect("README.md");
+    let fresh = readme_with_url_forms(&readme)
+        .unwrap_or_else(|| panic!("README.md lacks the marker {README_FORMS_BEGIN}"));
+    if regenerate() {
+        std::fs::write(&path, &fresh).expect("write README.md");
+    } else {
+        assert!(
+            readme == fresh,
+            "README.md's URL forms differ from the platforms' URL_FORMS: run \
+             `FENCEKIT_REGENERATE=1 cargo test --test generated_cli` and commit the result"
+        );
+    }
+    assert!(forms.iter().any(|f| f.scheme == "aws") && forms.iter().any(|f| f.scheme == "snmp"));
+    for cmd in [
+        "status", "on", "off", "reboot", "monitor", "verify", "check", "list",
+    ] {
+        let out = Command::new(bin())
+            .args([cmd, "--help"])
+            .output()
+            .expect("run fencekit");
+        let help = String::from_utf8_lossy(&out.stdout);
+        let page = std::fs::read_to_string(root().join(format!("man/fencekit-{cmd}.1")))
+            .expect("man page");
+        for f in &forms {
+            assert!(
+                help.contains(f.form) && help.contains(f.meaning),
+                "fencekit {cmd} --help lacks {}",
+                f.form
+            );
+            let roffed = f.form.replace('-', "\\-");
+            assert!(
+                page.contains(&roffed),
+                "man/fencekit-{cmd}.1 lacks {}",
+                f.form
+            );
+            if f.target && !f.scheme.is_empty() {
+                assert!(
+                    help.contains(&format!("{}://", f.scheme)),
+                    "fencekit {cmd} --help"
+                );
+            }
+        }
+    }
+    // zsh carries the targets' description; bash and fish carry no
+    // descriptions of positional arguments.
+    let zsh = std::fs::read_to_string(root().join("completions/_fencekit")).expect("zsh file");
+    for f in forms.iter().filter(|f| f.target && !f.scheme.is_empty()) {
+        assert!(
+            zsh.contains(&format!("{}\\://", f.scheme))
+                || zsh.contains(&format!("{}://", f.scheme)),
+            "completions/_fencekit lacks {}://",
+            f.scheme
+        );
+    }
+    for f in &forms {
+        assert!(fresh.contains(&format!("`{}`", f.form)), "{}", f.form);
+    }
+}

@@ -27,7 +27,7 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
-use support::{free_port, peer_scripts, peers_dir, which};
+use support::{free_port, peer_scripts, which};
 
 const UPSTREAM: &str = "/usr/sbin/fence_redfish";
 const USER: &str = "admin";
@@ -41,12 +41,7 @@ fn peers_ready() -> bool {
         skip("upstream fence_redfish not installed (Debian package fence-agents)");
         return false;
     }
-    let emulator = peers_dir().join("venv/bin/sushy-emulator");
-    if !emulator.exists() {
-        skip(&format!(
-            "sushy-tools not installed ({} missing; run tests/peers/setup.sh)",
-            emulator.display()
-        ));
+    if !support::venv_tool("sushy-emulator") {
         return false;
     }
     for tool in ["curl", "openssl"] {

@@ -23,7 +23,10 @@
 //! * credentials without permission fail at once, naming it (upstream logs
 //!   the error, sends nothing and polls until its power timeout);
 //! * `list-status` reads the states (upstream prints UNKNOWN);
-//! * an endpoint that never answers fails within the power timeout.
+//! * an endpoint that never answers fails within the power timeout;
+//! * `off` sends `SkipOsShutdown=true` (4.12.1 knows no such option; later
+//!   releases' `skip_os_shutdown`, default true), and stops again without it
+//!   only when EC2's answer proves it refused the parameter.
 
 mod support;
 
@@ -36,7 +39,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
-use support::{free_port, peer_scripts, peers_dir, skip, venv_python};
+use support::{free_port, peer_scripts, skip, venv_python};
 
 const UPSTREAM: &str = "/usr/sbin/fence_aws";
 const REGION: &str = "us-east-1";
@@ -79,8 +82,8 @@ fn moto() -> Option<&'static Moto> {
     static MOTO: OnceLock<Option<Moto>> = OnceLock::new();
     let why = if !Path::new(UPSTREAM).exists() {
         Some("upstream fence_aws not installed (Debian package fence-agents)".to_string())
-    } else if !peers_dir().join("venv/bin/moto_server").exists() {
-        Some("moto not installed in the peers' venv (run tests/peers/setup.sh)".to_string())
+    } else if !support::venv_tool("moto_server") {
+        return None;
     } else if support::which("curl").is_none() || support::which("openssl").is_none() {
         Some("curl or openssl missing".to_string())
     } else {
@@ -302,6 +305,18 @@ fn logged(path: &Path) -> Vec<String> {
         .lines()
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())
         .map(|v| v["action"].as_str().unwrap_or("").to_string())
+        .collect()
+}
+
+/// The StopInstances requests the proxy logged: each one's parameters
+/// other than the instance (`Force`, `SkipOsShutdown`, …).
+fn stops_logged(path: &Path) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|v| v["action"] == "StopInstances")
+        .map(|v| v["params"].clone())
         .collect()
 }
 
@@ -1349,4 +1364,89 @@ fn the_native_driver_pins_fences_and_verifies() {
     // A malformed instance ID is a usage error: nothing contacted.
     let r = native(m, &s, &["status", &format!("aws://{REGION}/i-nope")]);
     r.assert_code(64);
+}
+
+#[test]
+fn off_skips_the_os_shutdown_and_falls_back_only_on_a_proven_refusal() {
+    let Some(m) = moto() else { return };
+    let me = launch(m, REGION, None);
+    let stub = imds(&me);
+    let id = launch(m, REGION, Some("worker-3"));
+    let dir = tempfile::tempdir().unwrap();
+    let run = |extra: &[String], log: &str, flags: &[&str]| {
+        let log = dir.path().join(log);
+        let px = proxy(Some(m), extra, Some(&log));
+        let s = Setting {
+            ec2: px.url(),
+            ..setting(m, &stub)
+        };
+        set_state(m, REGION, &id, "running");
+        let mut a = args(&m.fencer, &id, &["--action=off"]);
+        a.extend(flags.iter().map(|f| f.to_string()));
+        let o = run_agent(Who::Ours, &s, &a, None, LIMIT);
+        (o, stops_logged(&log), state(m, REGION, &id))
+    };
+    let force_only = serde_json::json!({"Force": "true"});
+    let skipping = serde_json::json!({"Force": "true", "SkipOsShutdown": "true"});
+
+    // moto (like EC2 since 2025) takes the parameter: one stop, with it.
+    let (o, stops, st) = run(&[], "accepted.log", &[]);
+    assert_eq!((o.code, st.as_str()), (Some(0), "stopped"), "{}", o.stderr);
+    assert_eq!(stops, vec![skipping.clone()], "{}", o.stderr);
+    assert!(!o.stderr.contains("SkipOsShutdown"), "{}", o.stderr);
+
+    // Turned off (upstream's form, on the command line and on stdin): Force only.
+    let (o, stops, st) = run(&[], "off.log", &["--skip-os-shutdown=false"]);
+    assert_eq!((o.code, st.as_str()), (Some(0), "stopped"), "{}", o.stderr);
+    assert_eq!(stops, vec![force_only.clone()], "{}", o.stderr);
+    let log = dir.path().join("stdin.log");
+    let px = proxy(Some(m), &[], Some(&log));
+    let s = Setting {
+        ec2: px.url(),
+        ..setting(m, &stub)
+    };
+    set_state(m, REGION, &id, "running");
+    let stdin = format!(
+        "action=off\nplug={id}\nregion={REGION}\naccess_key={}\nsecret_key={}\n\
+         skip_os_shutdown=0\n",
+        m.fencer.id, m.fencer.secret
+    );
+    let o = run_agent(Who::Ours, &s, &[], Some(&stdin), LIMIT);
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    assert_eq!(stops_logged(&log), vec![force_only.clone()]);
+    // A value that is neither true nor false: a usage error, nothing sent.
+    let o = run_agent(
+        Who::Ours,
+        &s,
+        &args(
+            &m.fencer,
+            &id,
+            &["--action=off", "--skip-os-shutdown=maybe"],
+        ),
+        None,
+        LIMIT,
+    );
+    assert_ne!(o.code, Some(0), "{}", o.stderr);
+    assert!(o.stderr.contains("skip_os_shutdown"), "{}", o.stderr);
+
+    // An EC2 that refuses the parameter by name (UnknownParameter, HTTP
+    // 400): nothing was done, so the stop goes again without it, and the
+    // run's timeline says so (-v prints it).
+    let refuse = ["--refuse-param".to_string(), "SkipOsShutdown".to_string()];
+    let (o, stops, st) = run(&refuse, "refused.log", &["-v"]);
+    assert_eq!((o.code, st.as_str()), (Some(0), "stopped"), "{}", o.stderr);
+    assert_eq!(stops, vec![skipping.clone(), force_only], "{}", o.stderr);
+    assert!(
+        o.stderr
+            .contains("EC2 refused SkipOsShutdown (UnknownParameter"),
+        "{}",
+        o.stderr
+    );
+
+    // A lost answer to the stop (carried out by moto, never answered): it
+    // is not sent again, with or without the parameter.
+    let lose = ["--lose-answer".to_string(), "StopInstances".to_string()];
+    let (o, stops, _) = run(&lose, "lost.log", &["--power-timeout=10"]);
+    assert_eq!(stops, vec![skipping], "{}", o.stderr);
+    assert!(!o.stderr.contains("EC2 refused"), "{}", o.stderr);
 }

@@ -34,12 +34,7 @@ const LIMIT: Duration = Duration::from_secs(60);
 use support::skip;
 
 fn sushy_available(tls: bool) -> bool {
-    let emulator = peers_dir().join("venv/bin/sushy-emulator");
-    if !emulator.exists() {
-        skip(&format!(
-            "sushy-tools not installed ({} missing; run tests/peers/setup.sh)",
-            emulator.display()
-        ));
+    if !support::venv_tool("sushy-emulator") {
         return false;
     }
     for tool in ["curl"]

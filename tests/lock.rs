@@ -147,10 +147,11 @@ impl Drop for TestBmc {
 /// True when this test can build the FAR-like sandbox; otherwise skips
 /// (loudly, and as a failure under `FENCEKIT_REQUIRE_PEERS=1`).
 fn sandbox_available() -> bool {
-    support::root_with(&["unshare", "setpriv"])
+    support::root_with(&["unshare", "setpriv"]) && support::bin_for_any_uid().is_some()
 }
 
-/// A directory, readable by UID 65532, with agent symlinks to the binary.
+/// A directory, readable by UID 65532, with agent symlinks to the binary
+/// (to a copy UID 65532 can reach, when the checkout is closed to others).
 fn agents() -> &'static Path {
     static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
     DIR.get_or_init(|| {
@@ -162,7 +163,8 @@ fn agents() -> &'static Path {
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
         for name in ["fence_ipmilan", "fence_redfish"] {
-            std::os::unix::fs::symlink(support::bin(), dir.join(name)).unwrap();
+            let exe = support::bin_for_any_uid().expect("checked by sandbox_available");
+            std::os::unix::fs::symlink(exe, dir.join(name)).unwrap();
         }
         dir
     })

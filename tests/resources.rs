@@ -128,10 +128,13 @@ fn a_thousand_bmcs_timing_out_at_once_stay_bounded() {
         "peak memory {} KiB ≥ 100 MiB",
         peak.hwm_kib
     );
-    // One UDP socket and one lock file per target in flight, plus the
-    // runtime's and stdio's own.
+    // One UDP socket and one lock socket per target in flight, plus, while
+    // a target is still taking its lock, the socket that probes the other
+    // holders' names (more of them for an ordinary user, who also looks at
+    // its own UID's names: 545 measured as UID 1000, 532 as root), plus the
+    // runtime's and stdio's own; unbounded would be one per node (1000).
     assert!(
-        peak.fds <= 2 * PARALLEL + 32,
+        peak.fds <= 3 * PARALLEL + 32,
         "{} open fds with --parallel {PARALLEL}",
         peak.fds
     );
@@ -270,7 +273,11 @@ fn the_binary_does_not_load_libgcc_s() {
     if !cfg!(all(target_os = "linux", target_env = "gnu")) || archive.is_none() {
         // Not a peer: a target or tool chain without the archive links the
         // shared unwinder on purpose (build.rs says so when it builds).
-        eprintln!("SKIP: no libgcc_eh.a on this tool chain; build.rs links libgcc_s");
+        let _ = std::io::Write::write_all(
+            &mut std::io::stderr(),
+            b"SKIP the_binary_does_not_load_libgcc_s: no libgcc_eh.a on this tool chain; \
+              build.rs links libgcc_s\n",
+        );
         return;
     }
     let needed = needed_libraries(&bin());

@@ -72,6 +72,9 @@ const FAST: &[&str] = &[
 
 #[test]
 fn verify_proves_off_for_a_fenced_node_and_on_after_reboot() {
+    if !support::lab_silent_hosts() {
+        return;
+    }
     let hp = host_port();
     let l = lab(&["--nodes", "2", "--hosts", &hp, "--boot-delay", "300ms"]);
     let (d, inv) = (l.dir.path(), l.inventory.to_str().unwrap());
@@ -403,6 +406,9 @@ fn a_live_kernel_behind_a_lying_bmc_is_a_contradiction() {
 
 #[test]
 fn an_honest_bmc_and_a_silent_host_prove_off() {
+    if !support::lab_silent_hosts() {
+        return;
+    }
     let l = lab(&["--nodes", "1", "--hosts"]);
     let (d, inv) = (l.dir.path(), l.inventory.to_str().unwrap());
     let host = host_of(&l.inventory, "node01");
@@ -517,6 +523,9 @@ fn bmc_reads_alone_are_bmc_only_unless_accepted() {
 
 #[test]
 fn a_contradiction_is_never_reported_as_fenced() {
+    if !support::lab_silent_hosts() {
+        return;
+    }
     let l = lab(&["--nodes", "2", "--hosts", "--fault", "node01:lying"]);
     let (d, inv) = (l.dir.path(), l.inventory.to_str().unwrap());
     let audit = d.join("audit.jsonl");
@@ -797,6 +806,9 @@ fn two_labs_with_hosts_run_at_once() {
 
 #[test]
 fn power_draw_above_the_threshold_while_off_is_a_contradiction() {
+    if !support::lab_silent_hosts() {
+        return;
+    }
     // The BMC says off and the host is silent, but the chassis still draws
     // a running machine's power.
     let l = lab(&["--nodes", "1", "--hosts", "--fault", "node01:draw-lies"]);
@@ -864,18 +876,7 @@ fn power_draw_above_the_threshold_while_off_is_a_contradiction() {
 /// is neither a witness nor a failure, and says the BMC's word is all it had.
 #[test]
 fn a_bmc_without_a_power_meter_gives_no_power_reading_not_a_failure() {
-    let emulator = support::peers_dir().join("venv/bin/sushy-emulator");
-    if !emulator.exists() {
-        let msg = format!(
-            "SKIP {}: sushy-tools not installed ({} missing; run tests/peers/setup.sh)",
-            support::test_name(),
-            emulator.display()
-        );
-        assert!(
-            !support::require_peers(),
-            "{msg}, and FENCEKIT_REQUIRE_PEERS=1"
-        );
-        println!("{msg}");
+    if !support::venv_tool("sushy-emulator") {
         return;
     }
     let port = support::free_port();
@@ -936,6 +937,9 @@ fn a_bmc_without_a_power_meter_gives_no_power_reading_not_a_failure() {
 /// node is a contradiction.
 #[test]
 fn a_pdu_outlet_is_an_independent_witness() {
+    if !support::lab_silent_hosts() {
+        return;
+    }
     let l = lab(&["--nodes", "1", "--pdus", "1", "--hosts"]);
     let (d, inv) = (l.dir.path(), l.inventory.to_str().unwrap());
     run(d, &["off", "-i", inv, "node01", "--level", "3"]).assert_code(0);
@@ -1097,6 +1101,9 @@ fn an_outlet_off_behind_a_bmc_of_another_machine_is_an_identity_contradiction() 
 /// this) — is weak evidence: `unproven`, never `proven` (issue 23, item 4).
 #[test]
 fn one_silent_probe_alone_is_unproven() {
+    if !support::lab_silent_hosts() {
+        return;
+    }
     let l = lab(&["--nodes", "1", "--hosts", "--power", "off"]);
     let d = l.dir.path();
     let host = host_of(&l.inventory, "node01");

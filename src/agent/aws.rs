@@ -12,6 +12,8 @@
 //! KEY=VALUE` (pins read by the engine before any state change; see
 //! [`super::run::expected_identity`]), `--allow-self-fence`,
 //! `--endpoint-url`, and `--skip-race-check` (accepted, ignored).
+//! `--skip-os-shutdown=true|false` (upstream's later option, default true)
+//! chooses whether `off` asks EC2 to skip the guest's OS shutdown.
 
 use super::defs::Agent;
 use super::device::{Device, DeviceConfig, RealDriver};
@@ -62,6 +64,11 @@ pub fn config(values: &Values, agent: &Agent) -> Result<AwsConfig, String> {
         }
         None => None,
     };
+    if let Some(v) = values.get(Key::SkipOsShutdown) {
+        cfg.skip_os_shutdown = yes_no(v).ok_or_else(|| {
+            format!("'{v}' is not a value of skip_os_shutdown (expected true or false)")
+        })?;
+    }
     cfg.request_timeout = match values.int(Key::PowerTimeout) {
         Some(n) if n > 0 => Duration::from_secs(n.min(60) as u64),
         _ => UNLIMITED_REQUEST_TIMEOUT,
@@ -70,10 +77,21 @@ pub fn config(values: &Values, agent: &Agent) -> Result<AwsConfig, String> {
     Ok(cfg)
 }
 
+/// `--skip-os-shutdown`'s value: the words upstream reads as true (`1`,
+/// `yes`, `on`, `true`) and their opposites, in any case; anything else is
+/// an error rather than a silent false.
+fn yes_no(v: &str) -> Option<bool> {
+    match v.trim().to_ascii_lowercase().as_str() {
+        "1" | "yes" | "on" | "true" => Some(true),
+        "0" | "no" | "off" | "false" => Some(false),
+        _ => None,
+    }
+}
+
 /// A one-line description of the configuration for `-v` (never a secret).
 pub fn describe(cfg: &AwsConfig) -> String {
     format!(
-        "EC2 instance {} in {}, {}, {} s per request{}",
+        "EC2 instance {} in {}, {}, {} s per request{}{}",
         if cfg.instance_id.is_empty() {
             "(none: listing)"
         } else {
@@ -87,6 +105,11 @@ pub fn describe(cfg: &AwsConfig) -> String {
         cfg.request_timeout.as_secs(),
         if cfg.allow_self_fence {
             ", self-fencing allowed"
+        } else {
+            ""
+        },
+        if cfg.skip_os_shutdown {
+            ", off skips the OS shutdown"
         } else {
             ""
         }
@@ -177,5 +200,18 @@ mod tests {
         .unwrap();
         assert_eq!(c.list_filter, Some(("tag:Name".into(), "w-0".into())));
         assert_eq!(c.request_timeout, Duration::from_secs(5));
+        assert!(c.skip_os_shutdown, "upstream's default is true");
+        let skip = |v: &str| {
+            cfg_of(&[
+                ("region", "eu-west-1"),
+                ("plug", "i-01234567"),
+                ("skip_os_shutdown", v),
+            ])
+        };
+        assert!(!skip("false").unwrap().skip_os_shutdown);
+        assert!(!skip("Off").unwrap().skip_os_shutdown);
+        assert!(skip("YES").unwrap().skip_os_shutdown);
+        let e = skip("maybe").unwrap_err();
+        assert!(e.contains("skip_os_shutdown"), "{e}");
     }
 }

@@ -107,6 +107,7 @@ keys! {
     Filter => "filter",
     Region => "region",
     SecretKey => "secret_key",
+    SkipOsShutdown => "skip_os_shutdown",
     SkipRaceCheck => "skip_race_check",
     Community => "community",
     PduProfile => "pdu_profile",

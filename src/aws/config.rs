@@ -89,6 +89,11 @@ pub struct AwsConfig {
     pub allow_self_fence: bool,
     /// `list`: the instances to list (`Filter.1`: name and value).
     pub list_filter: Option<(String, String)>,
+    /// `off`: stop with `SkipOsShutdown=true` (the guest's OS shutdown is not
+    /// waited for), falling back to a stop without it only where EC2 proves
+    /// it refused the parameter. On by default, as upstream fence_aws's
+    /// `skip_os_shutdown`.
+    pub skip_os_shutdown: bool,
 }
 
 impl AwsConfig {
@@ -109,6 +114,7 @@ impl AwsConfig {
             request_timeout: Duration::from_secs(10),
             allow_self_fence: false,
             list_filter: None,
+            skip_os_shutdown: true,
         }
     }
 
@@ -326,6 +332,15 @@ impl Env {
     }
 }
 
+/// The target URL form of EC2 (see [`crate::engine::driver::UrlForm`]).
+pub const URL_FORMS: &[crate::engine::driver::UrlForm] = &[crate::engine::driver::UrlForm {
+    scheme: "aws",
+    form: "aws://REGION/INSTANCE-ID",
+    meaning: "an Amazon EC2 instance, through the EC2 API",
+    target: true,
+    example: "aws://us-east-1/i-0123456789abcdef0",
+}];
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -419,5 +434,18 @@ mod tests {
         );
         assert_eq!(key_value("novalue"), None);
         assert_eq!(key_value("=v"), None);
+    }
+}
+
+#[cfg(test)]
+mod url_form_tests {
+    #[test]
+    fn every_url_form_parses() {
+        for f in super::URL_FORMS {
+            assert!(f.form.starts_with(&format!("{}://", f.scheme)), "{f:?}");
+            super::parse_target(f.example)
+                .map(|_| ())
+                .unwrap_or_else(|e| panic!("{f:?}: {e}"));
+        }
     }
 }

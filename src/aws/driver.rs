@@ -9,7 +9,9 @@
 //!   the engine waits through, anything else unreadable (never guessed).
 //! * `command(Off)`: the self-fencing guard (the metadata service says which
 //!   instance this process runs on; the target itself is refused unless
-//!   allowed), then `StopInstances` with `Force=true`. `command(On)`:
+//!   allowed), then `StopInstances` with `Force=true` and `SkipOsShutdown=true`
+//!   (sent once more without it only when EC2's answer proves it refused
+//!   that parameter). `command(On)`:
 //!   `StartInstances`. A reboot is the engine's off (confirmed `stopped`)
 //!   then on (confirmed `running`); `RebootInstances`, a soft reboot that
 //!   nothing can observe, is never used.
@@ -209,11 +211,23 @@ impl AwsDriver {
         stage: Stage,
         deadline: Option<Instant>,
     ) -> Result<Vec<u8>, DriverError> {
+        let what = what_of(action, params);
+        self.call_api(action, params, stage, deadline)
+            .await?
+            .map_err(|e| e.classify(stage, &what))
+    }
+
+    /// [`Self::call`] with EC2's error answer (other than throttling) given
+    /// back as it came: `Ok(Err(e))` is an answer that refused the request.
+    async fn call_api(
+        &mut self,
+        action: &str,
+        params: &[(&str, &str)],
+        stage: Stage,
+        deadline: Option<Instant>,
+    ) -> Result<Result<Vec<u8>, model::ApiError>, DriverError> {
         self.credentials(deadline).await?;
-        let what = match params.iter().find(|(k, _)| k.starts_with("InstanceId")) {
-            Some((_, id)) => format!("{action} {id}"),
-            None => action.to_string(),
-        };
+        let what = what_of(action, params);
         let mut all: Vec<(&str, &str)> = vec![("Action", action), ("Version", EC2_VERSION)];
         all.extend_from_slice(params);
         let body = sigv4::canonical_query(&all);
@@ -237,11 +251,11 @@ impl AwsDriver {
             let timeout = self.cfg.request_timeout;
             let reply = self.http()?.send(&r, stage, timeout, deadline).await?;
             if reply.ok() {
-                return Ok(reply.body);
+                return Ok(Ok(reply.body));
             }
             let err = model::api_error(reply.status, &reply.body);
             if !model::is_throttling(&err.code) {
-                return Err(err.classify(stage, &what));
+                return Ok(Err(err));
             }
             self.throttled += 1;
             let jitter =
@@ -527,16 +541,69 @@ impl AwsDriver {
         }
     }
 
+    /// `StopInstances` with `Force`, and `SkipOsShutdown` unless turned
+    /// off. At most once: the stop is sent a second time (without
+    /// `SkipOsShutdown`) only after an answer that proves EC2 refused that
+    /// parameter and so carried nothing out; a lost or unreadable answer is
+    /// the first stop's outcome, never a reason to send it again.
+    async fn stop(&mut self, deadline: Option<Instant>) -> Result<(), DriverError> {
+        const FORCE: (&str, &str) = ("Force", "true");
+        if !self.cfg.skip_os_shutdown {
+            return self.change("StopInstances", &[FORCE], deadline).await;
+        }
+        let with = [FORCE, ("SkipOsShutdown", "true")];
+        match self.change_api("StopInstances", &with, deadline).await? {
+            Ok(()) => {
+                tracing::debug!("StopInstances sent with SkipOsShutdown=true");
+                Ok(())
+            }
+            Err(e) if model::refuses_parameter(&e, "SkipOsShutdown") => {
+                self.warnings.push(format!(
+                    "EC2 refused SkipOsShutdown ({}: {}); nothing was stopped by that request, \
+                     so {} is stopped again without it (Force only: the guest's operating \
+                     system may take its shutdown time first)",
+                    model::printable(&e.code, 80),
+                    model::printable(&e.message, 200),
+                    self.cfg.instance_id
+                ));
+                self.change("StopInstances", &[FORCE], deadline).await
+            }
+            Err(e) => {
+                let what = format!("StopInstances {}", self.cfg.instance_id);
+                Err(e.classify(Stage::Command, &what))
+            }
+        }
+    }
+
     async fn change(
         &mut self,
         action: &str,
         extra: &[(&str, &str)],
         deadline: Option<Instant>,
     ) -> Result<(), DriverError> {
+        let what = format!("{action} {}", self.cfg.instance_id);
+        self.change_api(action, extra, deadline)
+            .await?
+            .map_err(|e| e.classify(Stage::Command, &what))
+    }
+
+    /// [`Self::change`] with EC2's refusal given back as it came.
+    async fn change_api(
+        &mut self,
+        action: &str,
+        extra: &[(&str, &str)],
+        deadline: Option<Instant>,
+    ) -> Result<Result<(), model::ApiError>, DriverError> {
         let id = self.cfg.instance_id.clone();
         let mut params = vec![("InstanceId.1", id.as_str())];
         params.extend_from_slice(extra);
-        let body = self.call(action, &params, Stage::Command, deadline).await?;
+        let body = match self
+            .call_api(action, &params, Stage::Command, deadline)
+            .await?
+        {
+            Ok(b) => b,
+            Err(e) => return Ok(Err(e)),
+        };
         let changes = model::state_changes(&body).map_err(|e| {
             DriverError::new(
                 ErrorKind::Protocol,
@@ -553,7 +620,15 @@ impl AwsDriver {
         }
         // The answer's state is not a reading to act on; the engine polls.
         self.fresh = false;
-        Ok(())
+        Ok(Ok(()))
+    }
+}
+
+/// `ACTION INSTANCE` for messages (the action alone without an instance).
+fn what_of(action: &str, params: &[(&str, &str)]) -> String {
+    match params.iter().find(|(k, _)| k.starts_with("InstanceId")) {
+        Some((_, id)) => format!("{action} {id}"),
+        None => action.to_string(),
     }
 }
 
@@ -628,8 +703,7 @@ impl PowerDriver for AwsDriver {
         match command {
             PowerCommand::Off => {
                 self.guard(deadline).await?;
-                self.change("StopInstances", &[("Force", "true")], deadline)
-                    .await
+                self.stop(deadline).await
             }
             PowerCommand::On => {
                 if self.last.as_ref().is_some_and(|i| i.state == "terminated") {

@@ -1,6 +1,7 @@
 //! Amazon EC2 as a fencing device: an instance is stopped (`StopInstances`
-//! with `Force=true`), started and read through the EC2 Query API over
-//! HTTPS, with requests signed (Signature Version 4) by fencekit itself.
+//! with `Force=true` and `SkipOsShutdown=true`), started and read through the
+//! EC2 Query API over HTTPS, with requests signed (Signature Version 4) by
+//! fencekit itself.
 //!
 //! The split follows [`crate::redfish`]:
 //!

@@ -82,6 +82,30 @@ pub fn is_throttling(code: &str) -> bool {
     )
 }
 
+/// Whether an error answer proves that EC2 turned a request down because of
+/// the parameter `param` (an API or region that does not know it, or a value
+/// it does not take there): a client error (4xx) whose code is one of the
+/// parameter-validation codes and whose message names `param`. EC2 validates
+/// a request before it carries any of it out, so such an answer means nothing
+/// was done, and only then may the request be sent again without `param`.
+/// Anything else (another code, a message that does not name it, a 5xx, no
+/// answer at all) proves nothing of the kind.
+pub fn refuses_parameter(e: &ApiError, param: &str) -> bool {
+    (400..500).contains(&e.status)
+        && matches!(
+            e.code.as_str(),
+            "UnknownParameter"
+                | "InvalidParameter"
+                | "InvalidParameterValue"
+                | "InvalidParameterCombination"
+                | "UnsupportedOperation"
+                | "UnsupportedParameter"
+        )
+        && e.message
+            .to_ascii_lowercase()
+            .contains(&param.to_ascii_lowercase())
+}
+
 /// Printable, bounded text from the network (control characters dropped).
 pub fn printable(s: &str, max: usize) -> String {
     let mut out: String = s
@@ -556,5 +580,59 @@ mod tests {
             assumed_role(b"<X><Credentials><AccessKeyId>a</AccessKeyId></Credentials></X>"),
             Err(BadAnswer::Missing("SecretAccessKey"))
         );
+    }
+
+    #[test]
+    fn only_a_refusal_naming_the_parameter_allows_sending_again_without_it() {
+        let err = |status: u16, code: &str, msg: &str| ApiError {
+            status,
+            code: code.into(),
+            message: msg.into(),
+        };
+        let p = "SkipOsShutdown";
+        assert!(refuses_parameter(
+            &err(
+                400,
+                "UnknownParameter",
+                "The parameter SkipOsShutdown is not recognized"
+            ),
+            p
+        ));
+        assert!(refuses_parameter(
+            &err(
+                400,
+                "InvalidParameterCombination",
+                "skipOsShutdown cannot be used with hibernate"
+            ),
+            p
+        ));
+        // Another parameter named, no name, another code, a server error:
+        // nothing proves the stop was not carried out.
+        assert!(!refuses_parameter(
+            &err(
+                400,
+                "UnknownParameter",
+                "The parameter Force is not recognized"
+            ),
+            p
+        ));
+        assert!(!refuses_parameter(&err(400, "InvalidParameter", ""), p));
+        assert!(!refuses_parameter(
+            &err(
+                400,
+                "IncorrectInstanceState",
+                "SkipOsShutdown: instance is stopping"
+            ),
+            p
+        ));
+        assert!(!refuses_parameter(
+            &err(500, "UnknownParameter", "SkipOsShutdown"),
+            p
+        ));
+        let e = api_error(
+            400,
+            b"<Response><Errors><Error><Code>UnknownParameter</Code><Message>The parameter               SkipOsShutdown is not recognized</Message></Error></Errors></Response>",
+        );
+        assert!(refuses_parameter(&e, p));
     }
 }

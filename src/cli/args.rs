@@ -24,23 +24,29 @@ pub struct Cli {
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Read the power state (exit 0 on, 2 off, 1 unreadable).
+    #[command(after_help = url_forms_help())]
     Status(ActionArgs),
     /// Power on and confirm.
+    #[command(after_help = url_forms_help())]
     On(ActionArgs),
     /// Hard power off and confirm: the fencing action.
+    #[command(after_help = url_forms_help())]
     Off(FenceArgs),
     /// Power off (confirmed), then on (confirmed); or one cycle with --method cycle.
+    #[command(after_help = url_forms_help())]
     Reboot(FenceArgs),
     /// Check that the BMC answers and authenticates, without touching power.
+    #[command(after_help = url_forms_help())]
     Monitor(ActionArgs),
     /// Prove a node is off (or back on) with independent evidence (exit 0 proven, 3 not, 1 no evidence).
-    #[command(after_help = verify_help())]
+    #[command(after_help = format!("{}\n{}", url_forms_help(), verify_help()))]
     Verify(VerifyArgs),
     /// Check that every fencing level would work, without touching power (exit 0 all fine);
     /// compare with a recorded baseline, export metrics, or keep watching.
-    #[command(after_help = crate::fleet::drift::drift_table_text())]
+    #[command(after_help = format!("{}\n{}", url_forms_help(), crate::fleet::drift::drift_table_text()))]
     Check(CheckArgs),
     /// List what is behind a device: systems of a Redfish service, domains of a hypervisor.
+    #[command(after_help = url_forms_help())]
     List(ActionArgs),
     /// Hold nodes: refuse on/off/reboot on them until released or expired (exit 1 when refused).
     Hold(HoldArgs),
@@ -80,6 +86,47 @@ pub enum Command {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<OsString>,
     },
+}
+
+/// The help of the targets argument: the schemes the native commands take
+/// (from the platforms' URL forms), then names and ranges.
+pub fn targets_help() -> String {
+    let mut schemes: Vec<&str> = Vec::new();
+    for f in crate::method::url_forms().filter(|f| f.target && !f.scheme.is_empty()) {
+        if !schemes.contains(&f.scheme) {
+            schemes.push(f.scheme);
+        }
+    }
+    format!(
+        "Targets: URLs ({}; forms below), or node names and host ranges (node[01-04]) from the \
+         inventory",
+        schemes
+            .iter()
+            .map(|s| format!("{s}://"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    )
+}
+
+/// After the options of every command that takes targets: each URL form
+/// and what it names (the platforms' `URL_FORMS`, one definition).
+pub fn url_forms_help() -> String {
+    let mut s = String::from(
+        "Target URLs (a password never goes in a URL; names and ranges resolve in the inventory):\n",
+    );
+    for f in crate::method::url_forms() {
+        s.push_str(&format!(
+            "  {}\n      {}{}\n",
+            f.form,
+            f.meaning,
+            if f.target {
+                ""
+            } else {
+                " [inventory endpoint only]"
+            }
+        ));
+    }
+    s
 }
 
 /// `fencekit verify --help` after the options: the verdict table and what
@@ -169,10 +216,8 @@ pub enum IpmiVersion {
 /// Options shared by status/on/off/reboot/monitor.
 #[derive(Args, Debug, Clone)]
 pub struct ActionArgs {
-    /// Targets: ipmi://[USER@]HOST[:PORT] or redfish://[USER@]HOST[:PORT][/redfish/v1/Systems/ID]
-    /// URLs (also redfish+http://, idrac-redfish://, ilo5-redfish://),
-    /// ssh://USER@HOST[:PORT]/virsh/DOMAIN or ssh://USER@HOST/host, or node
-    /// names and host ranges (node[01-04]) from the inventory.
+    // Help: from the platforms' URL forms (`targets_help`).
+    #[arg(help = targets_help())]
     pub targets: Vec<String>,
 
     /// Inventory file (TOML) naming nodes and their fencing methods.

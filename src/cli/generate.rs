@@ -300,9 +300,68 @@ fn acts_on_targets(sub: Option<&str>) -> bool {
     sub.is_none() || sub.is_some_and(|s| TARGET_COMMANDS.contains(&s))
 }
 
+/// Whether a page lists the URL forms: the commands that take target URLs.
+fn takes_urls(sub: Option<&str>) -> bool {
+    sub.is_none() || sub.is_some_and(|s| s != "ack" && TARGET_COMMANDS.contains(&s))
+}
+
+/// The README's table of URL forms (between its `url-forms` markers),
+/// rendered from the platforms' URL forms.
+pub fn readme_url_forms() -> String {
+    let mut s = String::from("| URL form | names | as a target |\n|---|---|---|\n");
+    for f in crate::method::url_forms() {
+        s.push_str(&format!(
+            "| `{}` | {} | {} |\n",
+            f.form,
+            f.meaning,
+            if f.target {
+                "yes"
+            } else {
+                "inventory endpoint only"
+            }
+        ));
+    }
+    s
+}
+
+/// The README with its URL-forms table replaced by a fresh rendering;
+/// `None` when the markers are missing.
+pub fn readme_with_url_forms(readme: &str) -> Option<String> {
+    let (head, rest) = readme.split_once(README_FORMS_BEGIN)?;
+    let (_, tail) = rest.split_once(README_FORMS_END)?;
+    Some(format!(
+        "{head}{README_FORMS_BEGIN}\n{}{README_FORMS_END}{tail}",
+        readme_url_forms()
+    ))
+}
+
+/// The README's markers around the generated table.
+pub const README_FORMS_BEGIN: &str =
+    "<!-- url-forms: generated from the platforms' URL_FORMS; FENCEKIT_REGENERATE=1 cargo test --test generated_cli -->";
+/// The end marker.
+pub const README_FORMS_END: &str = "<!-- /url-forms -->";
+
 /// EXIT STATUS, ENVIRONMENT, FILES, EXAMPLES and SEE ALSO of a native page.
 fn hand_written(sub: Option<&str>) -> String {
     let mut m = String::new();
+    if takes_urls(sub) {
+        section(&mut m, "TARGETS");
+        m.push_str(&format!(
+            ".PP\n{}\n",
+            roff(
+                "A target is a URL of one of these forms, or a node name or host range \
+                 (node[01-04]) from the inventory. A password never goes in a URL."
+            )
+        ));
+        for f in crate::method::url_forms() {
+            let inv = if f.target {
+                ""
+            } else {
+                " (inventory endpoint only)"
+            };
+            tagged(&mut m, f.form, &format!("{}{inv}.", f.meaning));
+        }
+    }
     if sub == Some("verify") {
         section(&mut m, "THE RULE");
         m.push_str(&format!(".PP\n{}\n", roff(crate::fleet::verify::THE_RULE)));

@@ -108,3 +108,23 @@ pub trait PowerDriver {
     /// Ends the session; best effort, bounded by a short timeout of its own.
     async fn close(&mut self);
 }
+
+/// One form of target URL a platform accepts, as users read it in `--help`,
+/// the man pages, the completions and the README (all rendered from the
+/// platforms' `URL_FORMS` tables; the platform seam gathers them). Each
+/// platform's tests check its rows against its own parser.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct UrlForm {
+    /// The scheme, lower case, without `://` (`ipmi`, `redfish+http`);
+    /// empty for a row that describes a family of schemes.
+    pub scheme: &'static str,
+    /// The form, with its optional parts in brackets (`ipmi://[USER@]HOST[:PORT]`).
+    pub form: &'static str,
+    /// What it names, in one line.
+    pub meaning: &'static str,
+    /// True when the native commands take it as a target; false when only an
+    /// inventory `endpoint` may name it.
+    pub target: bool,
+    /// A URL of this form the parser accepts (checked by the platform's tests).
+    pub example: &'static str,
+}

@@ -442,6 +442,15 @@ pub fn parse_target(s: &str) -> Result<IpmiTarget, ConfigError> {
     })
 }
 
+/// The target URL forms of IPMI (see [`crate::engine::driver::UrlForm`]).
+pub const URL_FORMS: &[crate::engine::driver::UrlForm] = &[crate::engine::driver::UrlForm {
+    scheme: "ipmi",
+    form: "ipmi://[USER@]HOST[:PORT]",
+    meaning: "a BMC over IPMI LAN (RMCP+ 2.0, or 1.5); port 623",
+    target: true,
+    example: "ipmi://admin@[fd00::17]:6230",
+}];
+
 #[cfg(test)]
 mod target_tests {
     use super::*;
@@ -561,5 +570,18 @@ mod target_tests {
             "the password is 17 bytes long; IPMI 1.5 carries at most 16 (quirk: BMCs truncate \
              or reject longer ones silently, so fencekit refuses instead)"
         );
+    }
+}
+
+#[cfg(test)]
+mod url_form_tests {
+    #[test]
+    fn every_url_form_parses() {
+        for f in super::URL_FORMS {
+            assert!(f.form.starts_with(&format!("{}://", f.scheme)), "{f:?}");
+            super::parse_target(f.example)
+                .map(|_| ())
+                .unwrap_or_else(|e| panic!("{f:?}: {e}"));
+        }
     }
 }

@@ -77,6 +77,14 @@ fn new_socket(addr: SocketAddr) -> io::Result<Socket> {
     Ok(s)
 }
 
+/// Whether this process may make a silent host: a socket filter on a TCP
+/// socket (some kernels and sandboxes refuse it to an unprivileged user,
+/// with `EPERM`). Nothing is bound.
+pub fn silent_hosts_permitted() -> io::Result<()> {
+    let s = Socket::new(Domain::IPV4, Type::STREAM, None)?;
+    s.attach_filter(&DROP_ALL)
+}
+
 fn listen(addr: SocketAddr, silent: bool) -> io::Result<Held> {
     let s = new_socket(addr)?;
     if silent {
@@ -162,6 +170,10 @@ impl LabHost {
                     " (another lab with --hosts {}? without a port each host gets a free one)",
                     addr.port()
                 )
+            } else if e.kind() == io::ErrorKind::PermissionDenied {
+                " (a silent host is a socket filter, which this system refuses to this user: \
+                 run the lab as root)"
+                    .to_string()
             } else {
                 String::new()
             };

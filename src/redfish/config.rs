@@ -347,14 +347,79 @@ fn scheme_of(s: &str) -> Option<(Scheme, Flavor)> {
         Some(_) => return None,
         None => (s, None),
     };
-    let flavor = match base {
-        "redfish" | "redfish-virtualmedia" => Flavor::Generic,
-        "idrac-redfish" | "idrac-virtualmedia" => Flavor::Idrac,
-        "ilo5-redfish" => Flavor::Ilo5,
-        _ => return None,
-    };
+    let flavor = BASES.iter().find(|(b, _)| *b == base)?.1;
     Some((transport.unwrap_or(Scheme::Https), flavor))
 }
+
+/// The schemes (without `+http`/`+https`) and the BMC family each names:
+/// Metal3/Ironic's names. [`URL_FORMS`] has a row for each.
+const BASES: &[(&str, Flavor)] = &[
+    ("redfish", Flavor::Generic),
+    ("redfish-virtualmedia", Flavor::Generic),
+    ("idrac-redfish", Flavor::Idrac),
+    ("idrac-virtualmedia", Flavor::Idrac),
+    ("ilo5-redfish", Flavor::Ilo5),
+];
+
+/// The target URL forms of Redfish (see [`crate::engine::driver::UrlForm`]).
+pub const URL_FORMS: &[crate::engine::driver::UrlForm] = &[
+    crate::engine::driver::UrlForm {
+        scheme: "redfish",
+        form: "redfish://[USER@]HOST[:PORT][/redfish/v1[/Systems/ID]]",
+        meaning: "a Redfish BMC over HTTPS (without /Systems/ID: found by discovery); port 443",
+        target: true,
+        example: "redfish://admin@10.0.7.18/redfish/v1/Systems/1",
+    },
+    crate::engine::driver::UrlForm {
+        scheme: "redfish+https",
+        form: "redfish+https://[USER@]HOST[:PORT][/PATH]",
+        meaning: "the same, HTTPS said explicitly (Metal3)",
+        target: true,
+        example: "redfish+https://10.0.7.18:8443",
+    },
+    crate::engine::driver::UrlForm {
+        scheme: "redfish+http",
+        form: "redfish+http://[USER@]HOST[:PORT][/PATH]",
+        meaning: "Redfish over plain HTTP (emulators, labs); port 80",
+        target: true,
+        example: "redfish+http://127.0.0.1:8000/redfish/v1/Systems/abc",
+    },
+    crate::engine::driver::UrlForm {
+        scheme: "redfish-virtualmedia",
+        form: "redfish-virtualmedia://[USER@]HOST[:PORT][/PATH]",
+        meaning: "Metal3's virtual-media name: power through Redfish as redfish://",
+        target: true,
+        example: "redfish-virtualmedia://10.0.7.18/redfish/v1/Systems/1",
+    },
+    crate::engine::driver::UrlForm {
+        scheme: "idrac-redfish",
+        form: "idrac-redfish://[USER@]HOST[:PORT][/PATH]",
+        meaning: "a Dell iDRAC through Redfish (Metal3)",
+        target: true,
+        example: "idrac-redfish://root@10.0.7.19/redfish/v1/Systems/System.Embedded.1",
+    },
+    crate::engine::driver::UrlForm {
+        scheme: "idrac-virtualmedia",
+        form: "idrac-virtualmedia://[USER@]HOST[:PORT][/PATH]",
+        meaning: "Metal3's iDRAC virtual-media name: power as idrac-redfish://",
+        target: true,
+        example: "idrac-virtualmedia://10.0.7.19",
+    },
+    crate::engine::driver::UrlForm {
+        scheme: "ilo5-redfish",
+        form: "ilo5-redfish://[USER@]HOST[:PORT][/PATH]",
+        meaning: "an HPE iLO 5 through Redfish (Metal3)",
+        target: true,
+        example: "ilo5-redfish://10.0.7.20/redfish/v1/Systems/1",
+    },
+    crate::engine::driver::UrlForm {
+        scheme: "",
+        form: "SCHEME+http://..., SCHEME+https://...",
+        meaning: "any Redfish scheme above over plain HTTP or HTTPS, e.g. idrac-redfish+http://",
+        target: true,
+        example: "ilo5-redfish+http://10.0.7.20:8080",
+    },
+];
 
 /// Parses `redfish://[user@]host[:port][/redfish/v1[/Systems/ID]]` and the
 /// other Metal3/Ironic forms: `redfish+https://`, `redfish+http://`,
@@ -665,5 +730,27 @@ mod tests {
         let mut bad = c.clone();
         bad.systems_uri = Some("Systems/1".into());
         assert!(bad.validate().is_err());
+    }
+}
+
+#[cfg(test)]
+mod url_form_tests {
+    use super::{parse_target, BASES, URL_FORMS};
+
+    #[test]
+    fn every_url_form_parses_and_every_scheme_has_a_form() {
+        for f in URL_FORMS {
+            parse_target(f.example).unwrap_or_else(|e| panic!("{f:?}: {e}"));
+        }
+        for (base, _) in BASES {
+            assert!(
+                URL_FORMS.iter().any(|f| f.scheme == *base),
+                "redfish scheme {base}:// has no row in URL_FORMS"
+            );
+            for t in ["http", "https"] {
+                parse_target(&format!("{base}+{t}://h")).unwrap();
+            }
+        }
+        assert!(parse_target("redfish+ftp://h").is_err());
     }
 }

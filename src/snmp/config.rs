@@ -330,6 +330,16 @@ pub fn parse_version(s: &str) -> Option<Version> {
     }
 }
 
+/// The endpoint URL form of SNMP PDUs (see [`crate::engine::driver::UrlForm`]):
+/// an inventory `endpoint` with outlets, not a command-line target.
+pub const URL_FORMS: &[crate::engine::driver::UrlForm] = &[crate::engine::driver::UrlForm {
+    scheme: "snmp",
+    form: "snmp://HOST[:PORT]",
+    meaning: "a switched PDU, with its outlets; port 161",
+    target: false,
+    example: "snmp://[fd00::5]:1161",
+}];
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -390,5 +400,18 @@ mod tests {
             ConfigError::NoAuthPassword("authNoPriv").to_string(),
             "SNMPv3 security level authNoPriv needs an authentication password"
         );
+    }
+}
+
+#[cfg(test)]
+mod url_form_tests {
+    #[test]
+    fn every_url_form_parses() {
+        for f in super::URL_FORMS {
+            assert!(f.form.starts_with(&format!("{}://", f.scheme)), "{f:?}");
+            super::parse_endpoint(f.example)
+                .map(|_| ())
+                .unwrap_or_else(|e| panic!("{f:?}: {e}"));
+        }
     }
 }

@@ -428,3 +428,41 @@ pub fn parse_target(url: &str) -> Result<SshTarget, BadTarget> {
         profile,
     })
 }
+
+/// The target URL forms of SSH (see [`crate::engine::driver::UrlForm`]). A
+/// custom command profile comes from an agent definition, not from a URL.
+pub const URL_FORMS: &[crate::engine::driver::UrlForm] = &[
+    crate::engine::driver::UrlForm {
+        scheme: "ssh",
+        form: "ssh://[USER@]HOST[:PORT]/virsh/DOMAIN",
+        meaning: "a libvirt domain, through virsh on its hypervisor; port 22",
+        target: true,
+        example: "ssh://root@kvm1/virsh/node01",
+    },
+    crate::engine::driver::UrlForm {
+        scheme: "ssh",
+        form: "ssh://[USER@]HOST[:PORT]/virsh",
+        meaning: "a hypervisor: list its domains",
+        target: true,
+        example: "ssh://root@kvm1:2222/virsh",
+    },
+    crate::engine::driver::UrlForm {
+        scheme: "ssh",
+        form: "ssh://[USER@]HOST[:PORT]/host",
+        meaning: "the node itself (off: poweroff over SSH, unverified without a witness)",
+        target: true,
+        example: "ssh://root@node01/host",
+    },
+];
+
+#[cfg(test)]
+mod url_form_tests {
+    #[test]
+    fn every_url_form_parses() {
+        for f in super::URL_FORMS {
+            assert!(f.form.starts_with(&format!("{}://", f.scheme)), "{f:?}");
+            super::parse_target(f.example).unwrap_or_else(|e| panic!("{f:?}: {e}"));
+        }
+        assert!(super::parse_target("ssh://root@kvm1/custom").is_err());
+    }
+}

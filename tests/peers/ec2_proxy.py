@@ -7,6 +7,7 @@ usage: ec2_proxy.py --listen 127.0.0.1:PORT [--target http://127.0.0.1:MOTO]
                     [--throttle N] [--throttle-action NAME]
                     [--state INSTANCE=STATE[:COUNT]]...
                     [--sign-sts KEYID:SECRET] [--log FILE]
+                    [--refuse-param NAME] [--lose-answer ACTION]
 
 Without --target it is a black hole: it accepts connections, reads the
 request and never answers.
@@ -21,7 +22,15 @@ request and never answers.
                    this key: moto with IAM authentication on wants every
                    request signed. Needs botocore (the peers' venv).
 --log FILE         one JSON line per request: action, access key ID, whether
-                   a session token came along, instance IDs.
+                   a session token came along, instance IDs, and the other
+                   parameters (those whose name says token, secret or
+                   password left out).
+--refuse-param N   a request carrying the parameter N gets HTTP 400 with
+                   EC2's UnknownParameter error naming N, as an EC2 (or a
+                   region) that does not know N answers; moto never sees it.
+--lose-answer A    requests of action A go to moto, then the connection is
+                   closed without an answer (a lost answer: carried out, not
+                   known to the client).
 Prints "ready PORT" on stdout once it listens."""
 import argparse, http.client, json, re, sys, threading, time, urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -34,6 +43,8 @@ ap.add_argument('--throttle-action')
 ap.add_argument('--state', action='append', default=[])
 ap.add_argument('--sign-sts')
 ap.add_argument('--log')
+ap.add_argument('--refuse-param')
+ap.add_argument('--lose-answer')
 args = ap.parse_args()
 
 CODES = {'pending': 0, 'running': 16, 'shutting-down': 32, 'terminated': 48,
@@ -49,6 +60,13 @@ for s in args.state:
 THROTTLED = (b'<?xml version="1.0" encoding="UTF-8"?>\n<Response><Errors><Error>'
              b'<Code>RequestLimitExceeded</Code><Message>Request limit exceeded.</Message>'
              b'</Error></Errors><RequestID>throttled-by-ec2_proxy</RequestID></Response>')
+
+
+def unknown_parameter(name):
+    return ('<?xml version="1.0" encoding="UTF-8"?>\n<Response><Errors><Error>'
+            '<Code>UnknownParameter</Code><Message>The parameter %s is not recognized'
+            '</Message></Error></Errors><RequestID>refused-by-ec2_proxy</RequestID>'
+            '</Response>' % name).encode()
 
 
 def log(entry):
@@ -95,6 +113,9 @@ class Handler(BaseHTTPRequestHandler):
         log({'action': action, 'key': m.group(1) if m else None,
              'token': 'X-Amz-Security-Token' in self.headers,
              'instances': [v[0] for k, v in form.items() if k.startswith('InstanceId')],
+             'params': {k: v[0] for k, v in form.items()
+                        if k not in ('Action', 'Version') and not k.startswith('InstanceId')
+                        and not re.search('token|secret|password', k, re.I)},
              't': time.time()})
         if not args.target:
             time.sleep(3600)
@@ -106,6 +127,8 @@ class Handler(BaseHTTPRequestHandler):
                 throttle_left[0] -= 1
         if throttle:
             return self.answer(503, THROTTLED, 'text/xml')
+        if args.refuse_param and args.refuse_param in form:
+            return self.answer(400, unknown_parameter(args.refuse_param), 'text/xml')
         headers = {k: v for k, v in self.headers.items()
                    if k.lower() not in ('host', 'content-length', 'connection')}
         # The Host the client signed goes on unchanged (SigV4 signs it).
@@ -118,6 +141,10 @@ class Handler(BaseHTTPRequestHandler):
         conn.request(self.command, self.path, body=body, headers=headers)
         r = conn.getresponse()
         data = r.read()
+        if args.lose_answer and action == args.lose_answer:
+            self.close_connection = True
+            self.connection.shutdown(2)
+            return
         if action == 'DescribeInstances' and r.status == 200 and states:
             data = rewrite(data)
         self.answer(r.status, data, r.getheader('Content-Type') or 'text/xml')

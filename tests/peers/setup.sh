@@ -67,6 +67,9 @@ if [ -n "$missing" ]; then
 fi
 
 mkdir -p "$PEERS_DIR"
+# The peers' run directories (one per server and port): open to every user
+# like /tmp (sticky), so the test suite also runs as an ordinary user.
+install -d -m 1777 "$PEERS_DIR/run"
 venv="$PEERS_DIR/venv"
 if [ ! -x "$venv/bin/sushy-emulator" ] \
    || ! "$venv/bin/python" -c 'import pyghmi, bcrypt' 2>/dev/null; then

@@ -172,6 +172,116 @@ pub fn bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_fencekit"))
 }
 
+/// Whether a process of any other UID may execute `path`: every directory
+/// above it lets others through and the file lets others execute it.
+pub fn others_can_execute(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    let x = |p: &Path| fs::metadata(p).is_ok_and(|m| m.permissions().mode() & 0o001 != 0);
+    x(path)
+        && path
+            .ancestors()
+            .skip(1)
+            .all(|d| d.as_os_str().is_empty() || x(d))
+}
+
+/// The `fencekit` binary at a path another UID (a test's 65531, 65532)
+/// can execute: [`bin`] itself when it is reachable, else a copy in a 0755
+/// directory (a checkout under a 0700 home, e.g. /root/fencekit, is the
+/// case). The copy's directory is named after the binary's path, size and
+/// time, so runs of the same build share one copy instead of piling them up
+/// in /tmp. `None`, after a SKIP line saying why, when no such place can be
+/// made.
+pub fn bin_for_any_uid() -> Option<PathBuf> {
+    static COPY: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+    let r = COPY.get_or_init(|| {
+        use std::hash::{Hash, Hasher};
+        use std::os::unix::fs::PermissionsExt;
+        let b = bin();
+        if others_can_execute(&b) {
+            return Ok(b);
+        }
+        let meta = fs::metadata(&b).map_err(|e| format!("{}: {e}", b.display()))?;
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        (&b, meta.len(), meta.modified().ok()).hash(&mut h);
+        let name = format!("fencekit-any-uid-{:016x}", h.finish());
+        let mut tried = Vec::new();
+        for base in [
+            std::env::temp_dir(),
+            PathBuf::from("/tmp"),
+            PathBuf::from("/var/tmp"),
+        ] {
+            let dir = base.join(&name);
+            let copy = dir.join("fencekit");
+            let same = |c: &Path| fs::metadata(c).is_ok_and(|m| m.len() == meta.len());
+            if same(&copy) && others_can_execute(&copy) {
+                return Ok(copy);
+            }
+            // Made aside, then renamed into place: test binaries running at
+            // once never see a half-written copy.
+            let made = tempfile::Builder::new()
+                .prefix(".fencekit-any-uid")
+                .tempdir_in(&base)
+                .map_err(|e| e.to_string())
+                .and_then(|t| {
+                    let t = t.keep();
+                    let c = t.join("fencekit");
+                    fs::set_permissions(&t, fs::Permissions::from_mode(0o755))
+                        .and_then(|_| fs::copy(&b, &c).map(|_| ()))
+                        .and_then(|_| fs::set_permissions(&c, fs::Permissions::from_mode(0o755)))
+                        .map_err(|e| e.to_string())
+                        .map(|_| t)
+                });
+            match made {
+                Ok(t) => {
+                    if fs::rename(&t, &dir).is_err() {
+                        let _ = fs::remove_dir_all(&t);
+                    }
+                    if same(&copy) && others_can_execute(&copy) {
+                        eprintln!(
+                            "note: {} is not reachable by other UIDs; tests that run it as one \
+                             use a copy at {}",
+                            b.display(),
+                            copy.display()
+                        );
+                        return Ok(copy);
+                    }
+                    tried.push(format!("{}: not reachable by other UIDs", base.display()));
+                }
+                Err(e) => tried.push(format!("{}: {e}", base.display())),
+            }
+        }
+        Err(format!(
+            "{} cannot be run by another UID (a directory above it is closed to others) and no \
+             copy could be placed where it can ({})",
+            b.display(),
+            tried.join("; ")
+        ))
+    });
+    match r {
+        Ok(p) => Some(p.clone()),
+        Err(why) => {
+            skip(why);
+            None
+        }
+    }
+}
+
+/// True when the lab can simulate a silent host here (`--hosts` with a
+/// node that is off): a socket filter, which some systems refuse to an
+/// ordinary user. Otherwise skips (a failure under `FENCEKIT_REQUIRE_PEERS=1`).
+pub fn lab_silent_hosts() -> bool {
+    match fencekit::lab::host::silent_hosts_permitted() {
+        Ok(()) => true,
+        Err(e) => {
+            skip(&format!(
+                "the lab cannot simulate a silent host as this user (a socket filter: {e}); \
+                 run as root"
+            ));
+            false
+        }
+    }
+}
+
 /// `tests/peers/` in this repository: the peer scripts.
 pub fn peer_scripts() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/peers")
@@ -187,6 +297,46 @@ pub fn peers_dir() -> PathBuf {
 /// The venv's Python (pyghmi, sushy-tools).
 pub fn venv_python() -> PathBuf {
     peers_dir().join("venv/bin/python")
+}
+
+/// True when the peers' venv has `tool` (`sushy-emulator`, `moto_server`)
+/// and its Python runs as this user (a venv made from an interpreter under a
+/// 0700 home, e.g. pyenv's in /root, does not for anyone else). Otherwise
+/// skips, saying which (a failure under `FENCEKIT_REQUIRE_PEERS=1`).
+pub fn venv_tool(tool: &str) -> bool {
+    let path = peers_dir().join("venv/bin").join(tool);
+    if !path.exists() {
+        skip(&format!(
+            "{tool} not installed ({} missing; run tests/peers/setup.sh)",
+            path.display()
+        ));
+        return false;
+    }
+    static RUNS: OnceLock<Result<(), String>> = OnceLock::new();
+    let runs = RUNS.get_or_init(|| {
+        let py = venv_python();
+        match Command::new(&py)
+            .args(["-c", ""])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+        {
+            Ok(s) if s.success() => Ok(()),
+            Ok(s) => Err(format!("{} exits {s}", py.display())),
+            Err(e) => Err(format!(
+                "{} cannot be run by this user ({e}; it resolves to {})",
+                py.display(),
+                fs::canonicalize(&py).unwrap_or(py.clone()).display()
+            )),
+        }
+    });
+    match runs {
+        Ok(()) => true,
+        Err(why) => {
+            skip(&format!("the peers' venv is unusable here: {why}"));
+            false
+        }
+    }
 }
 
 /// True when `FENCEKIT_REQUIRE_PEERS=1`: a missing peer is then a failure.
@@ -279,7 +429,9 @@ pub fn peer_available(peer: &str) -> bool {
             if require_peers() {
                 panic!("{msg}, and FENCEKIT_REQUIRE_PEERS=1");
             }
-            eprintln!("{msg}");
+            // Past the harness's capture, as in `skip`.
+            let _ =
+                std::io::Write::write_all(&mut std::io::stderr(), format!("{msg}\n").as_bytes());
             println!("{msg}");
             false
         }
@@ -1238,12 +1390,16 @@ pub const SSH_USER: &str = "fencetest";
 pub const SSH_PASS: &str = "fencepass";
 
 /// Prints why a test is skipped, or panics under `FENCEKIT_REQUIRE_PEERS=1`.
+/// The line goes to stderr past the test harness's capture (a plain
+/// `cargo test` shows every skip, not only `--nocapture`), and to the
+/// captured stdout as before.
 pub fn skip(why: &str) {
+    use std::io::Write;
     let msg = format!("SKIP {}: {why}", test_name());
     if require_peers() {
         panic!("{msg}, and FENCEKIT_REQUIRE_PEERS=1");
     }
-    eprintln!("{msg}");
+    let _ = writeln!(std::io::stderr().lock(), "{msg}");
     println!("{msg}");
 }
 
