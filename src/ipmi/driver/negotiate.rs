@@ -470,44 +470,61 @@ impl IpmiDriver {
                 // proposing unsupported algorithms is dropped, not refused.
                 // After a short silence, ask what the BMC offers; if the
                 // suite is not among them, say so now instead of at the deadline.
+                // These probes stay with `--cipher` (they are sent only after
+                // that silence): they turn a BMC that drops the proposal, or
+                // speaks 1.5 only, into a prompt named error (docs/ipmi.md).
+                let started = Instant::now();
+                let at_start = self.stats();
                 let probe = Instant::now() + SUITE_PROBE_WAIT;
                 let first = Some(deadline.map_or(probe, |d| d.min(probe)));
-                match self.handshake_v20(suite, first, deadline).await {
+                let mut probes = 0;
+                let r = match self.handshake_v20(suite, first, deadline).await {
                     Err(e)
                         if e.kind == ErrorKind::Timeout
                             && deadline.is_none_or(|d| Instant::now() < d) =>
                     {
-                        match self.query_suites(deadline).await {
-                            Some(Offered::Suites(offered)) if !offered.contains(&id) => {
-                                return Err(DriverError::new(
-                                    ErrorKind::CipherUnsupported,
-                                    Stage::Negotiate,
-                                    format!(
-                                        "the BMC ignores Open Session for cipher suite {id} and offers \
-                                         suites {offered:?}: choose one of them that fencekit speaks (3 or 17) \
-                                         with --cipher, or leave --cipher out"
-                                    ),
-                                ));
-                            }
-                            Some(Offered::Suites(_) | Offered::Unreadable(_)) => {}
-                            Some(Offered::Refused(_)) | None => {
-                                if !self.cfg.workarounds.contains(Workaround::Authcap)
-                                    && self.speaks_v20(deadline).await == Some(false)
-                                {
-                                    return Err(DriverError::new(
-                                        ErrorKind::CipherUnsupported,
-                                        Stage::Negotiate,
-                                        format!(
-                                            "the BMC ignores Open Session for cipher suite {id}, and Get \
-                                             Channel Authentication Capabilities says it speaks IPMI 1.5 \
-                                             only: use --ipmi-version 1.5, or leave --cipher out to fall \
-                                             back to it automatically"
-                                        ),
-                                    ));
-                                }
-                            }
+                        let before = self.stats().sent;
+                        let checked = self.suite_spoken(id, deadline).await;
+                        probes = self.stats().sent - before;
+                        match checked {
+                            Err(e) => Err(e),
+                            Ok(()) => self.handshake_v20(suite, deadline, deadline).await,
                         }
-                        self.handshake_v20(suite, deadline, deadline).await
+                    }
+                    other => other,
+                };
+                match r {
+                    // Nothing at all answered: the cause counts every
+                    // datagram of the call (Open Session and the probes).
+                    Err(mut e)
+                        if e.kind == ErrorKind::Timeout
+                            && self.stats().received == at_start.received =>
+                    {
+                        let now = self.stats();
+                        let total = now.sent - at_start.sent;
+                        let what = if now.refused > at_start.refused {
+                            "the port is unreachable (ICMP port unreachable) at"
+                        } else {
+                            "no answer from"
+                        };
+                        let opens = total - probes;
+                        let probes = match probes {
+                            0 => String::new(),
+                            n => format!(
+                                " and {n} discovery request{} after the first silence (Get Channel \
+                                 Cipher Suites, Get Channel Authentication Capabilities)",
+                                if n == 1 { "" } else { "s" }
+                            ),
+                        };
+                        e.message = format!(
+                            "{what} {}:{} to Open Session (cipher suite {id}) after {opens} attempt{}{probes}: \
+                             {total} datagrams in {:.1}s",
+                            self.cfg.host,
+                            self.cfg.port,
+                            if opens == 1 { "" } else { "s" },
+                            started.elapsed().as_secs_f64()
+                        );
+                        Err(e)
                     }
                     other => other,
                 }
@@ -615,6 +632,46 @@ impl IpmiDriver {
         }
     }
 
+    /// After Open Session for suite `id` went unanswered a moment: asks
+    /// what the BMC offers (and, without an answer, whether it speaks 2.0
+    /// at all), so that a BMC that drops the proposal or speaks 1.5 only
+    /// is named at once. `Ok`: keep trying the suite.
+    pub(super) async fn suite_spoken(
+        &mut self,
+        id: u8,
+        deadline: Option<Instant>,
+    ) -> Result<(), DriverError> {
+        match self.query_suites(deadline).await {
+            Some(Offered::Suites(offered)) if !offered.contains(&id) => Err(DriverError::new(
+                ErrorKind::CipherUnsupported,
+                Stage::Negotiate,
+                format!(
+                    "the BMC ignores Open Session for cipher suite {id} and offers \
+                     suites {offered:?}: choose one of them that fencekit speaks (3 or 17) \
+                     with --cipher, or leave --cipher out"
+                ),
+            )),
+            Some(Offered::Suites(_) | Offered::Unreadable(_)) => Ok(()),
+            Some(Offered::Refused(_)) | None => {
+                if !self.cfg.workarounds.contains(Workaround::Authcap)
+                    && self.speaks_v20(deadline).await == Some(false)
+                {
+                    return Err(DriverError::new(
+                        ErrorKind::CipherUnsupported,
+                        Stage::Negotiate,
+                        format!(
+                            "the BMC ignores Open Session for cipher suite {id}, and Get \
+                             Channel Authentication Capabilities says it speaks IPMI 1.5 \
+                             only: use --ipmi-version 1.5, or leave --cipher out to fall \
+                             back to it automatically"
+                        ),
+                    ));
+                }
+                Ok(())
+            }
+        }
+    }
+
     /// Wraps [`Self::open_v20_inner`] so that a BMC that answered nothing at
     /// all gets one message naming everything that was tried.
     pub(super) async fn open_v20(
@@ -639,12 +696,13 @@ impl IpmiDriver {
                     "no answer from"
                 };
                 e.message = format!(
-                    "{what} {}:{} for {:.1}s (Get Channel Cipher Suites, then Open Session \
-                     for suites 17 and 3): check the address and port, and that IPMI over LAN is \
-                     enabled on the BMC",
+                    "{what} {}:{} for {:.1}s ({} datagrams: Get Channel Cipher Suites, then Open \
+                     Session for suites 17 and 3): check the address and port, and that IPMI over \
+                     LAN is enabled on the BMC",
                     self.cfg.host,
                     self.cfg.port,
-                    started.elapsed().as_secs_f64()
+                    started.elapsed().as_secs_f64(),
+                    self.stats().sent - before.sent
                 );
                 Err(e)
             }
