@@ -359,6 +359,10 @@ impl IpmiDriver {
                 Workaround::IdZero => {
                     "the BMC's replies carry session ID 0 (Tyan S2882): accepted, as asked"
                 }
+                Workaround::EndianSeq if !self.cfg.workarounds.contains(w) => {
+                    "the BMC's session sequence numbers come byte-swapped (Sun ILOM): read in \
+                     its byte order, every number replay-checked as before (endianseq)"
+                }
                 Workaround::EndianSeq => {
                     "the BMC's session sequence numbers are read byte-swapped (Sun ILOM), as asked"
                 }

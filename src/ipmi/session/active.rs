@@ -72,6 +72,9 @@ pub struct ActiveV15 {
     pub(super) unauthenticated_ok: bool,
     /// The sequence number the BMC was asked to start its replies from.
     pub(super) first_seq: u32,
+    /// Whether the BMC writes its sequence numbers byte-swapped (endianseq):
+    /// decided by the session's first verified reply, then kept.
+    pub(super) swapped: Option<bool>,
     pub(super) workarounds: Workarounds,
     pub(super) seen: Seen,
 }
@@ -295,19 +298,20 @@ impl Active {
                         return Unwrapped::Ignored("bad checksum");
                     }
                 }
-                // endianseq: read the number in the BMC's byte order; without
-                // it, a number that only makes sense swapped is named as such.
-                let seq = if s.workarounds.contains(Workaround::EndianSeq) {
+                // endianseq: read the number in the BMC's byte order. Asked
+                // for, or recognised by the session's first verified reply
+                // (a number that only makes sense swapped): it costs no
+                // check, every number is replay-checked as before, so it
+                // is tolerated without being asked and named in the record.
+                // Once decided, the order is kept for the whole session.
+                let swapped = *s.swapped.get_or_insert_with(|| {
+                    s.workarounds.contains(Workaround::EndianSeq)
+                        || byte_swapped(p.seq, s.first_seq)
+                });
+                let seq = if swapped {
                     s.seen.tolerated.insert(Workaround::EndianSeq);
                     p.seq.swap_bytes()
                 } else {
-                    if byte_swapped(p.seq, s.first_seq) {
-                        s.seen.reject(
-                            "their session sequence numbers are byte-swapped (seen on Sun ILOM)",
-                            Some(Workaround::EndianSeq),
-                        );
-                        return Unwrapped::Ignored("byte-swapped sequence number");
-                    }
                     p.seq
                 };
                 // Only an intact message moves the replay window, and every

@@ -309,6 +309,7 @@ impl ExpectActivation {
             window: ReplayWindow::default(),
             unauthenticated_ok: self.setup.unauthenticated_ok,
             first_seq: self.setup.initial_out_seq,
+            swapped: None,
             workarounds: self.setup.workarounds,
             seen: Seen::default(),
         })
