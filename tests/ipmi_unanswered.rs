@@ -123,3 +123,68 @@ fn a_port_that_answers_icmp_unreachable_is_named_in_the_first_line() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A proxy in front of `bmc` that passes every datagram, except that the
+/// BMC's in-session RMCP+ IPMI replies lose their integrity trailer and
+/// their authenticated bit. Returns the proxy's address.
+fn stripping_proxy(bmc: std::net::SocketAddr, stop: Arc<AtomicBool>) -> std::net::SocketAddr {
+    let front = UdpSocket::bind((support::own_loopback(), 0)).unwrap();
+    let back = UdpSocket::bind((support::own_loopback(), 0)).unwrap();
+    back.connect(bmc).unwrap();
+    for s in [&front, &back] {
+        s.set_read_timeout(Some(Duration::from_millis(20))).unwrap();
+    }
+    let addr = front.local_addr().unwrap();
+    std::thread::spawn(move || {
+        let mut client = None;
+        let mut buf = [0u8; 2048];
+        while !stop.load(Ordering::SeqCst) {
+            if let Ok((n, from)) = front.recv_from(&mut buf) {
+                client = Some(from);
+                let _ = back.send(&buf[..n]);
+            }
+            if let (Ok(n), Some(c)) = (back.recv(&mut buf), client) {
+                let mut d = buf[..n].to_vec();
+                let sid = d
+                    .get(6..10)
+                    .map(|b| u32::from_le_bytes(b.try_into().unwrap()));
+                if d.len() > 16
+                    && d[4] == 0x06
+                    && d[5] & 0x3f == 0
+                    && d[5] & 0x40 != 0
+                    && sid != Some(0)
+                {
+                    let len = u16::from_le_bytes([d[14], d[15]]) as usize;
+                    d[5] &= !0x40;
+                    d.truncate((16 + len).min(d.len()));
+                }
+                let _ = front.send_to(&d, c);
+            }
+        }
+    });
+    addr
+}
+
+#[test]
+fn answers_without_their_integrity_codes_are_named_as_such() {
+    let lab = support::InProcessLab::start(fencekit::lab::fleet::LabSpec {
+        redfish: None,
+        ..fencekit::lab::fleet::LabSpec::default()
+    });
+    let stop = Arc::new(AtomicBool::new(false));
+    let proxy = stripping_proxy(lab.nodes[0].ipmi, stop.clone());
+    let target = format!("ipmi://{}@{}:{}", support::USER, proxy.ip(), proxy.port());
+    let r = support::fencekit(
+        &["status", &target, "--cipher", "3", "--login-timeout", "2s"],
+        support::LAB_PASSWORD,
+    );
+    stop.store(true, Ordering::SeqCst);
+    assert_ne!(r.code, Some(0), "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("received and refused: they arrived without their integrity codes"),
+        "{}",
+        r.stderr
+    );
+    assert!(!r.stderr.contains("no answer"), "{}", r.stderr);
+}

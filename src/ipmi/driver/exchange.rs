@@ -140,7 +140,7 @@ impl IpmiDriver {
                 return s;
             }
         };
-        let refused_before = active.rejected().map_or(0, |r| r.count);
+        let refused_before = active.rejected().cloned();
         let mut state = (active, Sent::default());
         let r = exchange(
             t,
@@ -182,14 +182,22 @@ impl IpmiDriver {
             if e.kind == ErrorKind::Timeout {
                 // Answers came and were refused: say what was wrong with
                 // them, not "no answer".
+                // Each reason counted; only refusals a stray datagram
+                // cannot explain make it a protocol error.
                 if let Some(refused) = self
                     .active
                     .as_ref()
                     .and_then(|a| a.rejected())
-                    .filter(|r| r.count > refused_before)
+                    .map(|r| r.since(refused_before.as_ref()))
+                    .filter(|r| r.count > 0)
                 {
-                    e.kind = ErrorKind::Protocol;
-                    e.message = refused.describe(&self.cfg.host, what);
+                    if refused.decisive() > 0 {
+                        e.kind = ErrorKind::Protocol;
+                        e.message = refused.describe(&self.cfg.host, what);
+                    } else {
+                        e.message =
+                            format!("{} ({})", e.message, refused.describe(&self.cfg.host, what));
+                    }
                 }
                 // The session may be gone (BMC reset, idle timeout): set up a
                 // fresh one on the next call.

@@ -184,10 +184,18 @@ impl Active {
                     _ => return Unwrapped::Ignored("malformed"),
                 };
                 if p.session_id != s.console_sid {
+                    s.seen.note("they carry another session's ID");
                     return Unwrapped::Ignored("wrong session ID");
                 }
-                if p.payload_type != payload::IPMI || !p.authenticated || !p.encrypted {
-                    return Unwrapped::Ignored("unauthenticated or unexpected payload");
+                if p.payload_type == payload::IPMI && !p.authenticated {
+                    s.seen
+                        .reject("they arrived without their integrity codes", None);
+                    return Unwrapped::Ignored("no integrity code");
+                }
+                if p.payload_type != payload::IPMI || !p.encrypted {
+                    s.seen
+                        .reject("they arrived unencrypted or as another payload", None);
+                    return Unwrapped::Ignored("unencrypted or unexpected payload");
                 }
                 if !s.keys.verify_integrity(p.integrity_data, p.auth_code) {
                     s.seen.reject(
@@ -201,6 +209,7 @@ impl Active {
                     Err(_) => return Unwrapped::Ignored("undecryptable"),
                 };
                 if !s.window.accept(p.seq) {
+                    s.seen.note("their sequence numbers were replayed or stale");
                     return Unwrapped::Ignored("replayed or stale sequence number");
                 }
                 match Frame::decode_unchecked(&plain) {
@@ -222,6 +231,7 @@ impl Active {
                 };
                 if p.session_id != s.session_id {
                     if p.session_id != 0 {
+                        s.seen.note("they carry another session's ID");
                         return Unwrapped::Ignored("wrong session ID");
                     }
                     if !s.workarounds.contains(Workaround::IdZero) {
@@ -319,6 +329,7 @@ impl Active {
                 // inside a session, or one recorded reply could be replayed
                 // as seq 0 forever).
                 if !s.window.accept(seq) {
+                    s.seen.note("their sequence numbers were replayed or stale");
                     return Unwrapped::Ignored("replayed or stale sequence number");
                 }
                 Unwrapped::Frame(f)
@@ -345,8 +356,14 @@ impl Active {
 }
 
 impl Seen {
+    /// Counts a refusal that a stray or late datagram also explains:
+    /// named in the cause, never taken for a protocol error by itself.
+    pub(super) fn note(&mut self, why: &'static str) {
+        Rejected::record(&mut self.rejected, why, None, false);
+    }
+
     pub(super) fn reject(&mut self, why: &'static str, workaround: Option<Workaround>) {
-        Rejected::record(&mut self.rejected, why, workaround);
+        Rejected::record(&mut self.rejected, why, workaround, true);
     }
 }
 

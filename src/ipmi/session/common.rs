@@ -64,17 +64,33 @@ pub struct Sent {
     pub(super) first: u32,
 }
 
-/// Replies that claimed to be a session's and were refused: the last
-/// reason, and how many. "No answer" is said only when there are none
-/// (see the driver).
+/// Replies that claimed to be a session's and were refused, counted by
+/// why. "No answer" is said only when there are none (see the driver).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Rejected {
-    /// What was wrong with the answer.
+    /// What was wrong with the last one.
     pub why: &'static str,
-    /// The workaround that would accept it, if one would.
+    /// The workaround that would accept the last one, if one would.
     pub workaround: Option<Workaround>,
-    /// How many were refused.
+    /// How many were refused, for every reason.
     pub count: u32,
+    /// How many for each reason, in the order first seen.
+    pub reasons: Vec<Refusal>,
+}
+
+/// One reason for refusing replies, and how many it refused.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Refusal {
+    /// What was wrong with them ("arrived without their integrity codes").
+    pub why: &'static str,
+    /// The workaround that would accept them, if one would.
+    pub workaround: Option<Workaround>,
+    /// How many.
+    pub count: u32,
+    /// False for what a late or stray datagram also shows (another
+    /// session's ID, a stale sequence number): named, but it does not turn
+    /// silence into a protocol error.
+    pub decisive: bool,
 }
 
 impl Rejected {
@@ -83,19 +99,77 @@ impl Rejected {
         slot: &mut Option<Rejected>,
         why: &'static str,
         workaround: Option<Workaround>,
+        decisive: bool,
     ) {
-        let count = slot.as_ref().map_or(0, |r| r.count) + 1;
-        *slot = Some(Rejected {
+        let r = slot.get_or_insert_with(|| Rejected {
             why,
             workaround,
-            count,
+            count: 0,
+            reasons: Vec::new(),
         });
+        r.why = why;
+        r.workaround = workaround;
+        r.count += 1;
+        match r.reasons.iter_mut().find(|x| x.why == why) {
+            Some(x) => x.count += 1,
+            None => r.reasons.push(Refusal {
+                why,
+                workaround,
+                count: 1,
+                decisive,
+            }),
+        }
     }
 
-    /// "3 answers from FROM to WHAT were received and refused: WHY;
-    /// --workaround W accepts them …".
+    /// How many refusals were decisive (see [`Refusal::decisive`]).
+    pub fn decisive(&self) -> u32 {
+        self.reasons
+            .iter()
+            .filter(|x| x.decisive)
+            .map(|x| x.count)
+            .sum()
+    }
+
+    /// Counts per reason since `before` (an earlier copy of this record).
+    pub fn since(&self, before: Option<&Rejected>) -> Rejected {
+        let mut out = Rejected {
+            why: self.why,
+            workaround: self.workaround,
+            count: 0,
+            reasons: Vec::new(),
+        };
+        for x in &self.reasons {
+            let was = before
+                .and_then(|b| b.reasons.iter().find(|y| y.why == x.why))
+                .map_or(0, |y| y.count);
+            if x.count > was {
+                out.count += x.count - was;
+                out.reasons.push(Refusal {
+                    count: x.count - was,
+                    ..x.clone()
+                });
+            }
+        }
+        out
+    }
+
+    /// "3 answers from FROM to WHAT were received and refused: 2 … WHY, 1 …
+    /// WHY; --workaround W accepts them …".
     pub fn describe(&self, from: &str, what: &str) -> String {
-        let hint = match self.workaround {
+        let whys: Vec<String> = if self.reasons.len() <= 1 {
+            vec![self.why.to_string()]
+        } else {
+            self.reasons
+                .iter()
+                .map(|x| format!("{} {}", x.count, x.why))
+                .collect()
+        };
+        let hint = match self
+            .reasons
+            .iter()
+            .find_map(|x| x.workaround)
+            .or(self.workaround)
+        {
             Some(w) if w.weakens_security() => format!(
                 "; --workaround {w} accepts them, at a cost: {}",
                 w.entry().security_note()
@@ -108,7 +182,7 @@ impl Rejected {
             self.count,
             if self.count == 1 { "" } else { "s" },
             if self.count == 1 { "was" } else { "were" },
-            self.why
+            whys.join("; ")
         )
     }
 }
