@@ -153,15 +153,15 @@ impl Rejected {
         out
     }
 
-    /// "3 answers from FROM to WHAT were received and refused: 2 … WHY, 1 …
-    /// WHY; --workaround W accepts them …".
+    /// "3 answers from FROM to WHAT were received and refused: WHY (2);
+    /// WHY (1); --workaround W accepts them …".
     pub fn describe(&self, from: &str, what: &str) -> String {
         let whys: Vec<String> = if self.reasons.len() <= 1 {
             vec![self.why.to_string()]
         } else {
             self.reasons
                 .iter()
-                .map(|x| format!("{} {}", x.count, x.why))
+                .map(|x| format!("{} ({})", x.why, x.count))
                 .collect()
         };
         let hint = match self
@@ -258,4 +258,51 @@ pub(super) fn bad_checksum(stage: Stage, what: &str) -> DriverError {
              Supermicro X9 boards): --workaround nochecksumcheck accepts such answers"
         ),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refusals_are_counted_by_reason() {
+        let mut slot = None;
+        Rejected::record(
+            &mut slot,
+            "they arrived without their integrity codes",
+            None,
+            true,
+        );
+        let before = slot.clone();
+        Rejected::record(
+            &mut slot,
+            "they arrived without their integrity codes",
+            None,
+            true,
+        );
+        Rejected::record(
+            &mut slot,
+            "their sequence numbers were replayed or stale",
+            None,
+            false,
+        );
+        let r = slot.unwrap();
+        assert_eq!((r.count, r.decisive()), (3, 2));
+        let since = r.since(before.as_ref());
+        assert_eq!((since.count, since.decisive()), (2, 1));
+        assert_eq!(
+            since.describe("h", "Get Chassis Status"),
+            "2 answers from h to Get Chassis Status were received and refused: they arrived \
+             without their integrity codes (1); their sequence numbers were replayed or stale (1)"
+        );
+        // one reason: said once, without a count
+        let mut one = None;
+        Rejected::record(&mut one, "they carry another session's ID", None, false);
+        let one = one.unwrap();
+        assert_eq!(one.decisive(), 0);
+        assert_eq!(
+            one.describe("h", "x"),
+            "1 answer from h to x was received and refused: they carry another session's ID"
+        );
+    }
 }
