@@ -4,6 +4,8 @@
 
 use super::wire::{le32, need, Malformed, DCMI_GROUP};
 
+/// Get Chassis Status response data after the completion code (IPMI 2.0 table 28-3).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ChassisStatus {
     /// Current power state byte; bit 0 = system power is on.
     pub power: u8,

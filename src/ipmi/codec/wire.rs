@@ -612,8 +612,6 @@ pub fn completion_text(code: u8) -> &'static str {
     }
 }
 
-/// Get Chassis Status response data after the completion code (IPMI 2.0 table 28-3).
-
 #[cfg(test)]
 mod tests {
     use super::*;
