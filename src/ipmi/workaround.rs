@@ -154,10 +154,10 @@ pub const TABLE: [Entry; 12] = [
         name: "endianseq",
         tolerates: "IPMI 1.5 session sequence numbers sent with their bytes swapped",
         seen_on: "Sun ILOM 1.0/2.0 (depends on the service processor's byte order)",
-        applied: Applied::WhenNamed,
+        applied: Applied::Automatically,
         security: Security::Keeps(
-            "the numbers are read in the BMC's byte order and replay-checked as before; without \
-             it fencekit recognises the pattern and names this workaround",
+            "the numbers are read in the BMC's byte order and replay-checked as before; the \
+             order is decided by the session's first verified reply and kept",
         ),
     },
     Entry {

@@ -127,6 +127,10 @@ pub fn report(action: Action, method: RebootMethod, result: &Result<Outcome, Fai
                 ErrorKind::SelfFence => {
                     "Failed: Refusing to stop the instance this agent runs on (self-fencing); nothing was changed"
                 }
+                // Only ICMP port unreachable came back (IPMI): say so first.
+                ErrorKind::Timeout if e.message.contains("(ICMP port unreachable)") => {
+                    "Connection refused: the port is unreachable (ICMP port unreachable)"
+                }
                 ErrorKind::Timeout => "Connection timed out",
                 // What was awaited follows from the action: `on`, and a
                 // cycle's wait for the node to come back, wait for ON; an
