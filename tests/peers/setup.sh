@@ -32,11 +32,14 @@ PEERS_DIR=${PEERS_DIR:-/tmp/fencekit-peers}
 # docs/monitoring.md's alerting rules: tests/drift.rs, tests/watch.rs,
 # tests/docs.rs; Debian ships promtool in no smaller package); python3-yaml and
 # systemd (systemd-analyze), for docs/monitoring.md's Kubernetes manifests and
-# units (tests/docs.rs).
+# units (tests/docs.rs); python3-kubernetes and python3-openshift, what
+# upstream fence_kubevirt imports (run side by side with fencekit against
+# tests/peers/kubevirt_api.py: tests/interop_kubevirt.rs, bench/kubevirt.sh).
 pkgs="time hyperfine openipmi ipmitool freeipmi-tools fence-agents openssh-server
       sshpass libvirt-clients pacemaker-cli-utils libxml2-utils tcpdump iproute2
       procps curl openssl python3-venv bc snmpd snmp
-      zsh fish util-linux corosync pacemaker prometheus python3-yaml systemd"
+      zsh fish util-linux corosync pacemaker prometheus python3-yaml systemd
+      python3-kubernetes python3-openshift"
 missing=""
 for p in $pkgs; do
   dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"
