@@ -36,6 +36,7 @@ pub mod fingerprint;
 pub mod fleet;
 pub mod ipmi;
 pub mod kdump;
+pub mod kubevirt;
 #[cfg(feature = "lab")]
 pub mod lab;
 pub mod lock;
