@@ -132,7 +132,7 @@ fn emit(families: &[SrcFamily]) -> String {
         let _ = writeln!(s, "        shortdesc: {:?},", f.shortdesc);
         let _ = writeln!(s, "        longdesc: {:?},", f.longdesc);
         let _ = writeln!(s, "        vendor_url: {:?},", f.vendor_url);
-        let _ = writeln!(s, "        driver: DriverKind::{:?},", f.driver);
+        let _ = writeln!(s, "        driver: {:?},", f.driver);
         let _ = writeln!(s, "        compat_version: {:?},", f.compat_version);
         let _ = writeln!(s, "        port_as_ip: {},", f.port_as_ip);
         let _ = writeln!(s, "        login_required: {},", f.login_required);

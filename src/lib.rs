@@ -41,6 +41,7 @@ pub mod kubevirt;
 pub mod lab;
 pub mod lock;
 pub mod method;
+pub mod platform;
 pub mod private;
 pub mod redfish;
 pub mod runtime;

@@ -21,6 +21,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ),
     ("engine", &["engine"]),
     ("process services", &["lock", "runtime", "script", "udp"]),
+    ("platform seam", &["platform"]),
     (
         "protocols",
         &["ipmi", "redfish", "ssh", "snmp", "kdump", "aws", "kubevirt"],

@@ -29,6 +29,7 @@ use fencekit::fleet::plan::NodePlan;
 use fencekit::fleet::verify::{verify_node, Verdict, VerifyOptions, VerifyReport};
 use fencekit::ipmi::config::{AuthType, CipherChoice, IpmiConfig, Privilege, Version};
 use fencekit::ipmi::driver::IpmiDriver;
+use fencekit::ipmi::platform::IpmiMethod;
 use fencekit::lab::bmc::{Bmc, Faults};
 use fencekit::lab::fleet::{Lab, LabSpec};
 use fencekit::lab::ipmi::{IpmiServer, Offer};
@@ -39,6 +40,7 @@ use fencekit::method::credential::CredentialRef;
 use fencekit::method::spec::MethodSpec;
 use fencekit::redfish::config::{RedfishConfig, Scheme};
 use fencekit::redfish::driver::RedfishDriver;
+use fencekit::redfish::platform::RedfishMethod;
 use fencekit::secret::Secret;
 use fencekit::ssh::config::{Profile, SshAuth, SshConfig};
 use fencekit::ssh::driver::SshDriver;
@@ -2211,16 +2213,11 @@ async fn verify_run(faults: Faults, hosts: bool, accept: bool) -> (VerifyReport,
             .map(|h| vec![h.addr.port()])
             .unwrap_or_default(),
         levels: vec![
-            MethodSpec::Ipmi {
-                config: Box::new(ipmi_cfg(n.addr(), PASSWORD)),
-                credential: secret(),
-                expect: Default::default(),
-            },
-            MethodSpec::Redfish {
-                config: Box::new(redfish_cfg(rf.addr, PASSWORD, Some(rf.system_uri()))),
-                credential: secret(),
-                expect: Default::default(),
-            },
+            MethodSpec::Device(IpmiMethod::boxed(ipmi_cfg(n.addr(), PASSWORD), secret())),
+            MethodSpec::Device(RedfishMethod::boxed(
+                redfish_cfg(rf.addr, PASSWORD, Some(rf.system_uri())),
+                secret(),
+            )),
         ],
         accept_bmc_only: accept,
         ..NodePlan::default()

@@ -14,6 +14,7 @@
 //! `--endpoint-url`, and `--skip-race-check` (accepted, ignored).
 
 use super::defs::Agent;
+use super::device::{Device, DeviceConfig, RealDriver};
 use super::key::Key;
 use super::values::Values;
 use crate::aws::config::{check_instance, key_value, AwsConfig, ConfigError, Env, GivenKeys};
@@ -90,6 +91,29 @@ pub fn describe(cfg: &AwsConfig) -> String {
             ""
         }
     )
+}
+
+/// The family's configuration from validated option values, for the
+/// front (registered in [`super::families`]).
+pub fn device(values: &Values, agent: &Agent) -> Result<DeviceConfig, String> {
+    config(values, agent).map(|c| Box::new(c) as DeviceConfig)
+}
+
+impl Device for AwsConfig {
+    fn lock_key(&self) -> Option<crate::lock::DeviceKey> {
+        Some(self.lock_key())
+    }
+    fn describe(&self) -> String {
+        describe(self)
+    }
+    fn driver(self: Box<Self>) -> Result<RealDriver, String> {
+        crate::aws::driver::AwsDriver::new(*self)
+            .map(|d| RealDriver(Box::new(d)))
+            .map_err(|e| e.to_string())
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
 }
 
 #[cfg(test)]

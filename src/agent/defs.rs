@@ -52,21 +52,6 @@ pub enum Truth {
     Value,
 }
 
-/// Which protocol driver serves an agent.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum DriverKind {
-    /// IPMI over LAN (v1.5 and v2.0 RMCP+).
-    Ipmi,
-    /// Redfish over HTTPS.
-    Redfish,
-    /// SSH to a hypervisor running virsh.
-    Ssh,
-    /// SNMP to a switched PDU.
-    Snmp,
-    /// The EC2 API (Amazon Web Services).
-    Aws,
-}
-
 /// One option of a family, resolved (the family's overrides applied).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct OptionDef {
@@ -174,8 +159,9 @@ pub struct Family {
     pub longdesc: &'static str,
     /// Metadata `vendor-url`.
     pub vendor_url: &'static str,
-    /// The protocol driver.
-    pub driver: DriverKind,
+    /// The platform that serves it, by its registered name (`driver` in
+    /// its `agents/*.toml`; `agent::families` finds its configuration).
+    pub driver: &'static str,
     /// The fence-agents release this definition follows.
     pub compat_version: &'static str,
     /// `--plug` is the device address (with `--port-as-ip`), not an outlet.
@@ -601,7 +587,7 @@ mod tests {
         for f in &defs().families {
             let keys = opt_keys(f);
             // fence_aws talks to an API: no address, no login, no password.
-            let device: &[&str] = if f.driver == DriverKind::Aws {
+            let device: &[&str] = if f.driver == "aws" {
                 &[]
             } else {
                 &["ip", "ipport", "username", "password", "password_script"]

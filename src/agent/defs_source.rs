@@ -38,22 +38,6 @@ pub enum SrcTruth {
     Value,
 }
 
-/// The protocol driver, as written (`driver = "ipmi"`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum SrcDriver {
-    /// IPMI over LAN.
-    Ipmi,
-    /// Redfish.
-    Redfish,
-    /// SSH and virsh.
-    Ssh,
-    /// SNMP PDU.
-    Snmp,
-    /// EC2.
-    Aws,
-}
-
 /// One `[[option]]` (field meanings: the top of `agents/common.toml`).
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -141,7 +125,7 @@ struct FamilyFile {
     shortdesc: String,
     longdesc: String,
     vendor_url: String,
-    driver: SrcDriver,
+    driver: String,
     compat_version: String,
     port_as_ip: bool,
     login_required: bool,
@@ -169,8 +153,9 @@ pub struct SrcFamily {
     pub longdesc: String,
     /// Metadata `vendor-url`.
     pub vendor_url: String,
-    /// Protocol driver.
-    pub driver: SrcDriver,
+    /// The platform that serves it, by its registered name (the
+    /// library's tests check that one is registered under it).
+    pub driver: String,
     /// The fence-agents release followed.
     pub compat_version: String,
     /// `--plug` is the device address.

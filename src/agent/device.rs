@@ -1,80 +1,41 @@
-//! The protocol drivers as the agent front sees them: one configuration
-//! type per family ([`DeviceConfig`]), the listing of plugs some devices
-//! offer ([`AgentDriver`]), and the real drivers behind one enum
-//! ([`RealDriver`]) so that the front is generic over a single type and the
-//! tests can put a simulated device in its place.
+//! The platforms as the agent front sees them: a family's configuration
+//! behind one trait ([`Device`]: lock key, description, its real driver),
+//! the listing of plugs some devices offer ([`AgentDriver`]), and the real
+//! drivers behind one type ([`RealDriver`]) so that the front is generic
+//! over a single type and the tests can put a simulated device in its place.
 //!
-//! What each family's options mean is decided in [`super::ipmilan`],
-//! [`super::redfish`] and [`super::virsh`]; what is printed, in
-//! [`super::run`].
+//! What each family's options mean is decided in its family module
+//! (found through [`super::families`]); what is printed, in [`super::run`].
 
-use super::virsh::VirshConfig;
 use crate::engine::driver::PowerDriver;
 use crate::engine::error::{DriverError, ErrorKind, Stage};
-use crate::engine::power::PowerState;
-use crate::ipmi::config::IpmiConfig;
-use crate::ipmi::driver::IpmiDriver;
-use crate::redfish::config::RedfishConfig;
-use crate::redfish::driver::RedfishDriver;
-use crate::snmp::driver::SnmpDriver;
-use crate::ssh::driver::SshDriver;
 use std::time::Instant;
 
-/// The configuration of one device, by family.
-#[derive(Clone, Debug)]
-pub enum DeviceConfig {
-    /// fence_ipmilan and its aliases.
-    Ipmi(IpmiConfig),
-    /// fence_redfish.
-    Redfish(RedfishConfig),
-    /// fence_virsh.
-    Virsh(VirshConfig),
-    /// fence_apc_snmp, fence_eaton_snmp.
-    Snmp(crate::snmp::config::SnmpConfig),
-    /// fence_aws.
-    Aws(crate::aws::config::AwsConfig),
-}
-
-impl DeviceConfig {
+/// One device's configuration, as its family reads it from the agent's
+/// options (secrets already read).
+pub trait Device: std::fmt::Debug {
     /// The key of the per-device lock, the same a native fencekit takes
     /// for this endpoint (so agents and native runs serialise with each
-    /// other); `None` for an SNMP agent without a PDU (nothing to lock).
-    pub fn lock_key(&self) -> Option<crate::lock::DeviceKey> {
-        match self {
-            DeviceConfig::Ipmi(c) => Some(c.lock_key()),
-            DeviceConfig::Redfish(c) => Some(c.lock_key()),
-            DeviceConfig::Virsh(c) => Some(crate::lock::DeviceKey::new(
-                &c.host,
-                c.port,
-                crate::ssh::config::DEFAULT_PORT,
-            )),
-            DeviceConfig::Snmp(c) => c.pdus.first().map(|p| p.lock_key()),
-            DeviceConfig::Aws(c) => Some(c.lock_key()),
-        }
-    }
-
+    /// other); `None` where there is nothing to lock (an SNMP agent
+    /// without a PDU).
+    fn lock_key(&self) -> Option<crate::lock::DeviceKey>;
     /// A one-line description for `-v` (never a secret).
-    pub fn describe(&self) -> String {
-        match self {
-            DeviceConfig::Ipmi(c) => super::ipmilan::describe(c),
-            DeviceConfig::Redfish(c) => super::redfish::describe(c),
-            DeviceConfig::Virsh(c) => super::virsh::describe(c),
-            DeviceConfig::Snmp(c) => super::snmp::describe(c),
-            DeviceConfig::Aws(c) => super::aws::describe(c),
-        }
+    fn describe(&self) -> String;
+    /// Warnings said before acting (an old PDU's legacy security).
+    fn warnings(&self) -> Vec<String> {
+        Vec::new()
     }
+    /// Makes the real driver (checks what can be checked offline;
+    /// connects to nothing).
+    fn driver(self: Box<Self>) -> Result<RealDriver, String>;
+    /// For tests and the family's own code: its concrete type.
+    fn as_any(&self) -> &dyn std::any::Any;
 }
 
-/// One plug behind a device, as `list` / `list-status` print it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct PlugEntry {
-    /// What `--plug` (or, for Redfish, `--systems-uri`) takes.
-    pub id: String,
-    /// Upstream's alias column (often empty).
-    pub alias: String,
-    /// Its power state, when it could be read.
-    pub state: Option<PowerState>,
-}
+/// The configuration of one device, whatever its family.
+pub type DeviceConfig = Box<dyn Device>;
+
+pub use crate::platform::PlugEntry;
 
 /// A [`PowerDriver`] that may also list the plugs behind its device.
 #[allow(async_fn_in_trait)]
@@ -89,98 +50,14 @@ pub trait AgentDriver: PowerDriver {
     }
 }
 
-impl AgentDriver for IpmiDriver {}
-
-impl AgentDriver for RedfishDriver {
-    /// The systems behind the service: their paths (what `--systems-uri`
-    /// takes), their `Name`, their `PowerState`.
-    async fn plugs(&mut self, deadline: Option<Instant>) -> Result<Vec<PlugEntry>, DriverError> {
-        let systems = self.list_systems(deadline).await?;
-        Ok(systems
-            .into_iter()
-            .map(|s| PlugEntry {
-                id: s.uri,
-                alias: s.name.unwrap_or_default(),
-                state: s.power.ok(),
-            })
-            .collect())
-    }
-}
-
-impl AgentDriver for SshDriver {
-    /// The domains `virsh list --all` shows, with their states.
-    async fn plugs(&mut self, deadline: Option<Instant>) -> Result<Vec<PlugEntry>, DriverError> {
-        Ok(self
-            .list(deadline)
-            .await?
-            .into_iter()
-            .map(|(id, state)| PlugEntry {
-                id,
-                alias: String::new(),
-                state,
-            })
-            .collect())
-    }
-}
-
-impl AgentDriver for SnmpDriver {
-    /// The PDU's outlets: number (or SWITCH:OUTLET), name, state.
-    async fn plugs(&mut self, deadline: Option<Instant>) -> Result<Vec<PlugEntry>, DriverError> {
-        Ok(self
-            .list(0, deadline)
-            .await?
-            .into_iter()
-            .map(|o| PlugEntry {
-                id: o.id,
-                alias: o.alias,
-                state: o.state,
-            })
-            .collect())
-    }
-}
-
-impl AgentDriver for crate::aws::driver::AwsDriver {
-    /// The instances (`--filter` selects), as upstream lists them: the ID
-    /// and an empty alias (fence-agents 4.12.1 prints no name), with their
-    /// state for `list-status`.
-    async fn plugs(&mut self, deadline: Option<Instant>) -> Result<Vec<PlugEntry>, DriverError> {
-        Ok(self
-            .list_configured(deadline)
-            .await?
-            .into_iter()
-            .map(|i| PlugEntry {
-                state: crate::aws::model::observed(&i.state).and_then(|o| o.settled()),
-                id: i.id,
-                alias: String::new(),
-            })
-            .collect())
-    }
-}
-
-/// The real driver for a configuration: the same enum fleets use, so a
-/// protocol is wired once.
+/// The real driver for a configuration: the same type fleets use, so a
+/// platform is wired once.
 pub use crate::method::driver::AnyDriver as RealDriver;
 
 /// Makes the real driver for `cfg` (checks what can be checked offline;
 /// connects to nothing).
 pub fn real(cfg: DeviceConfig) -> Result<RealDriver, String> {
-    match cfg {
-        DeviceConfig::Ipmi(c) => IpmiDriver::new(c)
-            .map(RealDriver::Ipmi)
-            .map_err(|e| e.to_string()),
-        DeviceConfig::Redfish(c) => RedfishDriver::new(c)
-            .map(RealDriver::Redfish)
-            .map_err(|e| e.to_string()),
-        DeviceConfig::Virsh(c) => SshDriver::new(super::virsh::ssh_config(&c))
-            .map(RealDriver::Ssh)
-            .map_err(|e| e.to_string()),
-        DeviceConfig::Snmp(c) => SnmpDriver::new(c)
-            .map(RealDriver::Snmp)
-            .map_err(|e| e.to_string()),
-        DeviceConfig::Aws(c) => crate::aws::driver::AwsDriver::new(c)
-            .map(RealDriver::Aws)
-            .map_err(|e| e.to_string()),
-    }
+    cfg.driver()
 }
 
 /// Checks a configuration the way [`real`] would, without keeping a driver
@@ -191,12 +68,6 @@ pub fn check(cfg: DeviceConfig) -> Result<(), String> {
 
 impl AgentDriver for RealDriver {
     async fn plugs(&mut self, deadline: Option<Instant>) -> Result<Vec<PlugEntry>, DriverError> {
-        match self {
-            RealDriver::Ipmi(d) => d.plugs(deadline).await,
-            RealDriver::Redfish(d) => d.plugs(deadline).await,
-            RealDriver::Ssh(d) => d.plugs(deadline).await,
-            RealDriver::Snmp(d) => d.plugs(deadline).await,
-            RealDriver::Aws(d) => d.plugs(deadline).await,
-        }
+        self.0.plugs(deadline).await
     }
 }

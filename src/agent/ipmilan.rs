@@ -6,6 +6,7 @@
 //! which option feeds which IPMI setting.
 
 use super::defs::Agent;
+use super::device::{Device, DeviceConfig, RealDriver};
 use super::key::Key;
 use super::values::{parse_int, Values};
 use crate::ipmi::config::{
@@ -121,6 +122,29 @@ pub fn describe(cfg: &IpmiConfig) -> String {
 /// The real driver for a configuration.
 pub fn driver(cfg: IpmiConfig) -> Result<IpmiDriver, String> {
     IpmiDriver::new(cfg).map_err(|e| e.to_string())
+}
+
+/// The family's configuration from validated option values, for the
+/// front (registered in [`super::families`]).
+pub fn device(values: &Values, agent: &Agent) -> Result<DeviceConfig, String> {
+    config(values, agent).map(|c| Box::new(c) as DeviceConfig)
+}
+
+impl Device for IpmiConfig {
+    fn lock_key(&self) -> Option<crate::lock::DeviceKey> {
+        Some(self.lock_key())
+    }
+    fn describe(&self) -> String {
+        describe(self)
+    }
+    fn driver(self: Box<Self>) -> Result<RealDriver, String> {
+        crate::ipmi::driver::IpmiDriver::new(*self)
+            .map(|d| RealDriver(Box::new(d)))
+            .map_err(|e| e.to_string())
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
 }
 
 #[cfg(test)]

@@ -10,6 +10,7 @@ pub mod defs;
 #[cfg(test)]
 mod defs_source;
 pub mod device;
+pub mod families;
 pub mod getopt;
 pub mod ipmilan;
 pub mod key;

@@ -13,6 +13,7 @@
 //! turning verification off.
 
 use super::defs::Agent;
+use super::device::{Device, DeviceConfig, RealDriver};
 use super::key::Key;
 use super::values::{parse_int, Values};
 use crate::fingerprint::{format_hex as format_fingerprint, parse_sha256 as parse_fingerprint};
@@ -124,6 +125,29 @@ pub fn describe(cfg: &RedfishConfig) -> String {
         },
         cfg.request_timeout.as_secs()
     )
+}
+
+/// The family's configuration from validated option values, for the
+/// front (registered in [`super::families`]).
+pub fn device(values: &Values, agent: &Agent) -> Result<DeviceConfig, String> {
+    config(values, agent).map(|c| Box::new(c) as DeviceConfig)
+}
+
+impl Device for RedfishConfig {
+    fn lock_key(&self) -> Option<crate::lock::DeviceKey> {
+        Some(self.lock_key())
+    }
+    fn describe(&self) -> String {
+        describe(self)
+    }
+    fn driver(self: Box<Self>) -> Result<RealDriver, String> {
+        crate::redfish::driver::RedfishDriver::new(*self)
+            .map(|d| RealDriver(Box::new(d)))
+            .map_err(|e| e.to_string())
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
 }
 
 #[cfg(test)]

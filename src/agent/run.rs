@@ -12,38 +12,27 @@
 //!
 //! Exit codes are upstream's: [`EXIT_OK`], [`EXIT_FAILED`], [`EXIT_STATUS_OFF`].
 
-use super::defs::{self, Agent, DriverKind};
+use super::defs::{self, Agent};
 use super::device::{self, AgentDriver, DeviceConfig, PlugEntry};
 use super::key::Key;
 use super::log::{Logger, SharedBuf};
 use super::values::{self, Values};
-use super::{aws, getopt, ipmilan, metadata, redfish, snmp, stdin, usage, virsh};
+use super::{families, metadata, usage};
 use crate::engine::error::{ErrorKind, Stage};
 use crate::engine::event::Stamped;
 use crate::engine::identity::ExpectedIdentity;
-use crate::engine::policy::{Policy, PowerTimeout};
-use crate::engine::power::{Action, PowerCommand, PowerState, RebootMethod};
-use crate::engine::run::{run, Cancel, Failure, Outcome};
-use crate::ipmi::config::IpmiConfig;
+use crate::engine::policy::Policy;
+use crate::engine::power::{Action, PowerState};
+use crate::engine::run::{run, Cancel, Failure};
+use input::{fail, read_argv, read_stdin, run_password_script, set_verbosity, usage_error};
+use report::name_pin_line;
+pub use report::{report, Report, EXIT_FAILED, EXIT_OK, EXIT_STATUS_OFF};
 use std::ffi::OsString;
 use std::io::{Read, Write};
 use std::time::{Duration, Instant};
+pub use timing::{delay_for, policy};
+use timing::{step_timeout, timeouts_disabled};
 
-/// Success (for `status`: the machine is on).
-pub const EXIT_OK: i32 = 0;
-/// Any failure, including usage errors (upstream never exits 3–12).
-pub const EXIT_FAILED: i32 = 1;
-/// `status` only: the machine is off.
-pub const EXIT_STATUS_OFF: i32 = 2;
-
-/// The line upstream logs after every usage error.
-const USAGE_HINT: &str = "Please use '-h' for usage";
-/// Most stdin read (Pacemaker sends a few hundred bytes).
-const STDIN_LIMIT: u64 = 1 << 20;
-/// Longest per-step bound (about ten years): larger values mean "no practical limit".
-const MAX_STEP_SECS: i64 = 10 * 365 * 86_400;
-/// The step bound when `power_timeout` is 0: its default.
-const DEFAULT_STEP: Duration = Duration::from_secs(20);
 /// The notice upstream prints for `list` on agents without outlets.
 const LIST_NOTICE: &str = "NOTICE: List option is not working on this device yet";
 
@@ -148,27 +137,6 @@ fn capture(f: impl FnOnce(&mut dyn Write, Box<dyn Write + Send>) -> i32) -> Capt
     }
 }
 
-/// [`run_with`] for an IPMI agent with the driver made by `make` (tests
-/// pass a simulated one); other families fail before any driver is made.
-pub fn run_with_driver<D, F>(
-    name: &str,
-    args: Vec<OsString>,
-    stdin: impl Read,
-    stdout: &mut dyn Write,
-    stderr: Box<dyn Write + Send>,
-    env: &AgentEnv,
-    make: F,
-) -> i32
-where
-    D: AgentDriver,
-    F: FnOnce(IpmiConfig) -> Result<D, String>,
-{
-    run_with_device(name, args, stdin, stdout, stderr, env, |cfg| match cfg {
-        DeviceConfig::Ipmi(c) => make(c),
-        _ => Err("this test driver serves IPMI agents only".to_string()),
-    })
-}
-
 /// [`run_with`] with the driver made by `make` from the family's
 /// configuration (the real drivers: [`device::real`]).
 pub fn run_with_device<D, F>(
@@ -194,10 +162,8 @@ where
         Err(e) => return fail(&log, &e),
     };
     log.debug(&cfg.describe());
-    if let DeviceConfig::Snmp(c) = &cfg {
-        for w in c.legacy_warnings() {
-            log.warn(&w);
-        }
+    for w in cfg.warnings() {
+        log.warn(&w);
     }
     let lock_key = cfg.lock_key();
     let driver = match make(cfg) {
@@ -209,26 +175,13 @@ where
 
 /// The family's device configuration from validated option values.
 fn device_config(agent: &Agent, values: &Values) -> Result<DeviceConfig, String> {
-    match agent.family.driver {
-        DriverKind::Ipmi => ipmilan::config(values, agent).map(DeviceConfig::Ipmi),
-        DriverKind::Redfish => redfish::config(values, agent).map(DeviceConfig::Redfish),
-        DriverKind::Ssh => virsh::config(values, agent).map(DeviceConfig::Virsh),
-        DriverKind::Snmp => snmp::config(values, agent).map(DeviceConfig::Snmp),
-        DriverKind::Aws => aws::config(values, agent).map(DeviceConfig::Aws),
+    match families::of(agent) {
+        Some(f) => (f.config)(values, agent),
+        None => Err(format!(
+            "no platform serves driver '{}' in this build",
+            agent.family.driver
+        )),
     }
-}
-
-/// Logs `Failed: <msg>` and returns [`EXIT_FAILED`].
-fn fail(log: &Logger, msg: &str) -> i32 {
-    log.error(&format!("Failed: {msg}"));
-    EXIT_FAILED
-}
-
-/// Logs a usage error the way upstream does and returns [`EXIT_FAILED`].
-fn usage_error(log: &Logger, msg: &str) -> i32 {
-    log.error(msg);
-    log.error(USAGE_HINT);
-    EXIT_FAILED
 }
 
 fn basename(name: &str) -> &str {
@@ -393,7 +346,7 @@ fn prepare(
         },
         "monitor" => Job::Power(Action::Monitor),
         "diag" => Job::Power(Action::Diag),
-        "list" | "list-status" if agent.family.driver == DriverKind::Ipmi => {
+        "list" | "list-status" if !families::of(&agent).is_some_and(|f| f.lists) => {
             return Err(print(stdout, &format!("{LIST_NOTICE}\n")))
         }
         "list" => Job::List {
@@ -447,380 +400,6 @@ fn print(stdout: &mut dyn Write, text: &str) -> i32 {
     {
         Ok(()) => EXIT_OK,
         Err(_) => EXIT_FAILED,
-    }
-}
-
-fn read_stdin(mut input: impl Read, agent: &Agent, log: &Logger) -> Result<Values, i32> {
-    let mut buf = Vec::new();
-    if let Err(e) = (&mut input).take(STDIN_LIMIT + 1).read_to_end(&mut buf) {
-        log.debug(&format!(
-            "standard input is unreadable ({e}); reading it as empty"
-        ));
-        buf.clear();
-    }
-    if buf.len() as u64 > STDIN_LIMIT {
-        return Err(fail(log, "standard input is larger than 1 MiB"));
-    }
-    let Ok(text) = String::from_utf8(buf) else {
-        return Err(fail(log, "standard input is not valid UTF-8"));
-    };
-    let parsed = stdin::parse(&text, agent);
-    for w in &parsed.warnings {
-        log.warn(w);
-    }
-    Ok(parsed.values)
-}
-
-fn read_argv(args: Vec<OsString>, agent: &Agent, log: &Logger) -> Result<Values, i32> {
-    let mut words = Vec::with_capacity(args.len());
-    for a in args {
-        match a.into_string() {
-            Ok(s) => words.push(s),
-            Err(_) => {
-                return Err(usage_error(
-                    log,
-                    "Parse error: an argument is not valid UTF-8",
-                ))
-            }
-        }
-    }
-    let opts = &agent.options;
-    let specs = agent.getopt_specs();
-    let parsed = match getopt::gnu_getopt(&words, &specs) {
-        Ok(p) => p,
-        Err(e) => return Err(usage_error(log, &format!("Parse error: {e}"))),
-    };
-    if !parsed.positional.is_empty() {
-        log.warn(&format!(
-            "Unused arguments on command line: {}",
-            python_list(&parsed.positional)
-        ));
-    }
-    let mut values = Values::new();
-    let mut verbose = 0;
-    for (i, v) in parsed.opts {
-        let key = opts[i].key_str();
-        if key == "verbose" {
-            verbose += 1;
-        }
-        values.set_named(key, v);
-    }
-    if !values.has(Key::VerboseLevel) {
-        values.set(Key::VerboseLevel, verbose.to_string());
-    }
-    // Upstream applies this to the command line only: on stdin, Pacemaker's
-    // `plug=<node>` must be accepted and ignored.
-    if agent.family.port_as_ip && !values.has(Key::PortAsIp) && values.has(Key::Plug) {
-        return Err(usage_error(
-            log,
-            "Parser error: option -n/--plug is not recognized",
-        ));
-    }
-    Ok(values)
-}
-
-/// `['a', 'b']`, as Python prints a list of strings.
-fn python_list(words: &[String]) -> String {
-    let items: Vec<String> = words
-        .iter()
-        .map(|w| {
-            if w.contains('\'') && !w.contains('"') {
-                format!("\"{}\"", w.replace('\\', "\\\\"))
-            } else {
-                format!("'{}'", w.replace('\\', "\\\\").replace('\'', "\\'"))
-            }
-        })
-        .collect();
-    format!("[{}]", items.join(", "))
-}
-
-/// Upstream's `verbose_level` rules, then the logger's threshold and `-q`.
-fn set_verbosity(values: &mut Values, log: &Logger) {
-    let mut level = values.int(Key::VerboseLevel).unwrap_or(-1);
-    if level < 0 {
-        log.warn(
-            "Parse error: Option 'verbose_level' must be an integer greater than or equal to 0. \
-             Setting verbose_level to 0.",
-        );
-        level = 0;
-    }
-    values.set(Key::VerboseLevel, level.to_string());
-    if level == 0 && values.has(Key::Verbose) {
-        log.warn(
-            "Parse error: Ignoring option 'verbose' because it conflicts with verbose_level=0",
-        );
-        values.remove(Key::Verbose);
-    }
-    if level > 0 {
-        values.set(Key::Verbose, "1");
-    }
-    log.set_verbose(values.has(Key::Verbose));
-    log.set_quiet(values.has(Key::Quiet));
-}
-
-/// Runs the password script through the one script runner
-/// ([`crate::method::credential::run_script`]: stdin closed, output captured,
-/// killed with its children after [`crate::method::credential::SCRIPT_TIMEOUT`]
-/// or on SIGINT/SIGTERM) and returns its standard output with trailing
-/// whitespace removed. As upstream, a failing exit status is only warned about;
-/// what it writes to stderr is never shown.
-fn run_password_script(script: &str, log: &Logger) -> Result<String, String> {
-    use crate::method::credential::run_script;
-    let rt = crate::runtime::Runtime::new()
-        .map_err(|e| format!("unable to start the I/O runtime: {e}"))?;
-    let out = rt.block_on(async {
-        tokio::select! {
-            r = run_script(script, None) => r.map_err(|e| format!("Unable to run the password script: {e}")),
-            _ = crate::runtime::terminated() => {
-                Err("stopped by a signal while the password script ran".to_string())
-            }
-        }
-    })?;
-    if out.code != 0 {
-        log.warn(&format!(
-            "the password script exited with status {}",
-            out.code
-        ));
-    }
-    if out.stderr_len > 0 {
-        log.debug(&format!(
-            "the password script wrote {} bytes to stderr (not shown)",
-            out.stderr_len
-        ));
-    }
-    String::from_utf8(out.stdout.expose().to_vec())
-        .map_err(|_| "the password script's output is not valid UTF-8".to_string())
-}
-
-/// True when `disable_timeout` is on (given, or set from `PCMK_service`).
-fn timeouts_disabled(values: &Values) -> bool {
-    values
-        .get(Key::DisableTimeout)
-        .is_some_and(|v| matches!(v.to_lowercase().as_str(), "1" | "yes" | "on" | "true"))
-}
-
-/// The bound on each step that talks to the device: `power_timeout`
-/// seconds, as upstream bounds each ipmitool run; its default when
-/// `power_timeout` is 0 (which lifts only the wait for the power state).
-fn step_timeout(values: &Values) -> Duration {
-    match values.int(Key::PowerTimeout) {
-        Some(n) if n > 0 => Duration::from_secs(n.min(MAX_STEP_SECS) as u64),
-        _ => DEFAULT_STEP,
-    }
-}
-
-/// The engine policy for the (post-processed) option values.
-///
-/// `disable_timeout` (and `power_timeout=0`) lift only the wait for the new
-/// power state ([`PowerTimeout::Unlimited`]); the session set-up, each
-/// request and the wait for the per-BMC lock keep their step bound, so a
-/// BMC that cannot be reached fails as it does without Pacemaker.
-pub fn policy(values: &Values) -> Policy {
-    let secs = |k: Key| Duration::from_secs(values.int(k).unwrap_or(0).max(0) as u64);
-    let power_timeout = values.int(Key::PowerTimeout).unwrap_or(20);
-    let interval = secs(Key::StonithStatusSleep);
-    let mut p = Policy::agent();
-    p.power_wait = secs(Key::PowerWait);
-    p.poll_interval = interval;
-    p.poll_interval_max = interval;
-    p.retry_on = values
-        .int(Key::RetryOn)
-        .unwrap_or(1)
-        .clamp(0, i64::from(u32::MAX)) as u32;
-    p.method = match values.get(Key::Method) {
-        Some(m) if m.eq_ignore_ascii_case("cycle") => RebootMethod::Cycle,
-        _ => RebootMethod::OnOff,
-    };
-    // Upstream counts polls, and kills each ipmitool after as many seconds.
-    p.power_timeout = if power_timeout > 0 && !timeouts_disabled(values) {
-        PowerTimeout::Polls(power_timeout.min(i64::from(u32::MAX)) as u32)
-    } else {
-        PowerTimeout::Unlimited
-    };
-    p.step_timeout = step_timeout(values);
-    p.deadline = None;
-    p
-}
-
-/// How long to wait before contacting the device: `1 + delay − elapsed`,
-/// for off and reboot only, and only when `delay` is not the string "0".
-pub fn delay_for(values: &Values, action: Action, elapsed: Duration) -> Option<Duration> {
-    if !matches!(action, Action::Off | Action::Reboot) || values.get(Key::Delay) == Some("0") {
-        return None;
-    }
-    let delay = values.int(Key::Delay).unwrap_or(0) as f64;
-    let left = 1.0 + delay - elapsed.as_secs_f64();
-    (left > 0.0).then(|| Duration::from_secs_f64(left))
-}
-
-/// What to print for a result: an optional stdout line, log lines, exit code.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Report {
-    /// The one result line on stdout, if any.
-    pub stdout: Option<String>,
-    /// Lines for stderr: (is_error, message); warnings otherwise.
-    pub log: Vec<(bool, String)>,
-    /// Exit code.
-    pub code: i32,
-}
-
-/// Maps an engine result to upstream's output (plus fencekit's precise cause).
-pub fn report(action: Action, method: RebootMethod, result: &Result<Outcome, Failure>) -> Report {
-    let ok = |line: &str, code| Report {
-        stdout: Some(line.to_string()),
-        log: vec![],
-        code,
-    };
-    match result {
-        Ok(Outcome::Status {
-            state: PowerState::On,
-        }) => ok("Status: ON", EXIT_OK),
-        Ok(Outcome::Status {
-            state: PowerState::Off,
-        }) => ok("Status: OFF", EXIT_STATUS_OFF),
-        // Upstream fence_redfish maps every PowerState but "Off" to "on", so
-        // PoweringOn and PoweringOff print `Status: ON` (exit 0). Kept: it is
-        // safe, since it never says OFF before the node is off (Pacemaker
-        // and FAR read OFF as fenced). The engine itself never takes a
-        // transition for a state (README, differences from upstream).
-        Ok(Outcome::InTransition { .. }) => ok("Status: ON", EXIT_OK),
-        Ok(Outcome::Already {
-            state: PowerState::On,
-        }) => ok("Success: Already ON", EXIT_OK),
-        Ok(Outcome::Already {
-            state: PowerState::Off,
-        }) => ok("Success: Already OFF", EXIT_OK),
-        Ok(Outcome::Reached {
-            state: PowerState::On,
-        }) => ok("Success: Powered ON", EXIT_OK),
-        Ok(Outcome::Reached {
-            state: PowerState::Off,
-        }) => ok("Success: Powered OFF", EXIT_OK),
-        Ok(Outcome::Rebooted | Outcome::Cycled | Outcome::CycleSent | Outcome::DiagSent) => {
-            ok("Success: Rebooted", EXIT_OK)
-        }
-        // Sent, no answer, and nothing shows whether it was carried out:
-        // never sent again, and never a success (Pacemaker retries with
-        // its own judgement; fencekit did not act twice).
-        Ok(Outcome::OutcomeUnknown { command, reason }) => Report {
-            stdout: None,
-            log: vec![
-                (
-                    true,
-                    match command {
-                        PowerCommand::Off => "Failed: Timed out waiting to power OFF",
-                        PowerCommand::On => "Failed: Timed out waiting to power ON",
-                        _ => "Connection timed out",
-                    }
-                    .to_string(),
-                ),
-                (
-                    true,
-                    format!(
-                        "cause: sent, outcome unknown: power {command} got no answer ({reason}); \
-                         it was not sent again"
-                    ),
-                ),
-            ],
-            code: EXIT_FAILED,
-        },
-        Ok(Outcome::FencedNotRestored { error }) => Report {
-            stdout: Some("Success: Rebooted".to_string()),
-            log: vec![
-                (true, "Timed out waiting to power ON".to_string()),
-                (
-                    false,
-                    format!("the node was powered off (fenced) but did not come back on: {error}"),
-                ),
-            ],
-            code: EXIT_OK,
-        },
-        Ok(Outcome::Monitored) => Report {
-            stdout: None,
-            log: vec![],
-            code: EXIT_OK,
-        },
-        // No agent definition reaches these (no host profile, no manual
-        // method); were one to, nothing observed the node off: a failure.
-        Ok(o @ (Outcome::OffSent | Outcome::Acknowledged { .. })) => Report {
-            stdout: None,
-            log: vec![
-                (true, "Failed: Timed out waiting to power OFF".to_string()),
-                (
-                    true,
-                    format!("cause: nothing observed the node off ({o:?})"),
-                ),
-            ],
-            code: EXIT_FAILED,
-        },
-        Err(f) => {
-            let e = &f.error;
-            let first = match e.kind {
-                ErrorKind::Interrupted => "Failed: Interrupted by a signal; the session was closed",
-                // Only with fencekit's --expect-uuid (fence_aws's name pins: `name_pin_line`).
-                ErrorKind::IdentityMismatch => {
-                    "Failed: The device controls a different machine than --expect-uuid names; nothing was powered"
-                }
-                ErrorKind::IdentityUnavailable => {
-                    "Failed: The device cannot report the machine's identity that --expect-uuid asks for; nothing was powered"
-                }
-                // fence_aws: the instance the agent runs on.
-                ErrorKind::SelfFence => {
-                    "Failed: Refusing to stop the instance this agent runs on (self-fencing); nothing was changed"
-                }
-                ErrorKind::Timeout => "Connection timed out",
-                // What was awaited follows from the action: `on`, and a
-                // cycle's wait for the node to come back, wait for ON; an
-                // on/off reboot whose power-on fails is Ok(FencedNotRestored),
-                // so its transition errors come from waiting for OFF.
-                ErrorKind::TransitionTimeout
-                    if action == Action::On
-                        || (action == Action::Reboot && method == RebootMethod::Cycle) =>
-                {
-                    "Failed: Timed out waiting to power ON"
-                }
-                ErrorKind::TransitionTimeout => "Failed: Timed out waiting to power OFF",
-                _ if matches!(action, Action::Diag)
-                    || (action == Action::Reboot && method == RebootMethod::Cycle) =>
-                {
-                    if matches!(e.stage, Stage::Command | Stage::Wait) {
-                        "Connection timed out"
-                    } else {
-                        "Failed: Unable to obtain correct plug status or plug is not available"
-                    }
-                }
-                _ if matches!(e.stage, Stage::Command | Stage::Wait) => match action {
-                    Action::On => "Failed: Timed out waiting to power ON",
-                    _ => "Failed: Timed out waiting to power OFF",
-                },
-                _ => "Failed: Unable to obtain correct plug status or plug is not available",
-            };
-            let mut cause = format!("cause: {e}");
-            if let (ErrorKind::Interrupted, Some(s)) = (e.kind, f.last_state) {
-                cause.push_str(&format!("; last state read: {s}"));
-            }
-            Report {
-                stdout: None,
-                log: vec![(true, first.to_string()), (true, cause)],
-                code: EXIT_FAILED,
-            }
-        }
-    }
-}
-
-/// The first line for a refusal by fence_aws's name pins (`--expect-node-name`,
-/// `--expect-tag`), which [`report`] words for `--expect-uuid`.
-fn name_pin_line(kind: ErrorKind) -> Option<&'static str> {
-    match kind {
-        ErrorKind::IdentityMismatch => Some(
-            "Failed: The instance is a different machine than --expect-node-name/--expect-tag \
-             names; nothing was changed",
-        ),
-        ErrorKind::IdentityUnavailable => Some(
-            "Failed: The instance does not report what --expect-node-name/--expect-tag asks \
-             for; nothing was changed",
-        ),
-        _ => None,
     }
 }
 
@@ -1053,6 +632,10 @@ impl Stop {
         }
     }
 }
+
+mod input;
+mod report;
+mod timing;
 
 #[cfg(test)]
 mod tests;

@@ -14,15 +14,16 @@
 //! fencekit-only: `--pdu-profile` (a built-in profile or a profile file).
 
 use super::defs::Agent;
+use super::device::{Device, DeviceConfig, RealDriver};
 use super::key::Key;
 use super::values::{parse_int, Values};
 use crate::method::build::{self, PduDefaults, PduOptions, SnmpOptions};
 use crate::method::credential::CredentialRef;
-use crate::method::spec::inline_snmp_secrets;
 use crate::secret::Secret;
 use crate::snmp::client::Timing;
 use crate::snmp::config::SnmpConfig;
 use crate::snmp::message::Version;
+use crate::snmp::platform::inline_snmp_secrets;
 use crate::snmp::usm::{AuthProtocol, PrivProtocol};
 use std::time::Duration;
 
@@ -131,6 +132,32 @@ fn timing(values: &Values) -> Timing {
 /// A one-line description for `-v` (never a secret).
 pub fn describe(cfg: &SnmpConfig) -> String {
     cfg.describe()
+}
+
+/// The family's configuration from validated option values, for the
+/// front (registered in [`super::families`]).
+pub fn device(values: &Values, agent: &Agent) -> Result<DeviceConfig, String> {
+    config(values, agent).map(|c| Box::new(c) as DeviceConfig)
+}
+
+impl Device for SnmpConfig {
+    fn lock_key(&self) -> Option<crate::lock::DeviceKey> {
+        self.pdus.first().map(|p| p.lock_key())
+    }
+    fn describe(&self) -> String {
+        describe(self)
+    }
+    fn warnings(&self) -> Vec<String> {
+        self.legacy_warnings()
+    }
+    fn driver(self: Box<Self>) -> Result<RealDriver, String> {
+        crate::snmp::driver::SnmpDriver::new(*self)
+            .map(|d| RealDriver(Box::new(d)))
+            .map_err(|e| e.to_string())
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
 }
 
 #[cfg(test)]

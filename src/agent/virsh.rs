@@ -14,6 +14,7 @@
 //! the key is pinned with the fencekit-only `--ssh-host-key`.
 
 use super::defs::Agent;
+use super::device::{Device, DeviceConfig, RealDriver};
 use super::key::Key;
 use super::values::{parse_int, Values};
 use crate::secret::Secret;
@@ -312,6 +313,33 @@ pub fn describe(cfg: &VirshConfig) -> String {
             ""
         },
     )
+}
+
+/// The family's configuration from validated option values, for the
+/// front (registered in [`super::families`]).
+pub fn device(values: &Values, agent: &Agent) -> Result<DeviceConfig, String> {
+    config(values, agent).map(|c| Box::new(c) as DeviceConfig)
+}
+
+impl Device for VirshConfig {
+    fn lock_key(&self) -> Option<crate::lock::DeviceKey> {
+        Some(crate::lock::DeviceKey::new(
+            &self.host,
+            self.port,
+            crate::ssh::config::DEFAULT_PORT,
+        ))
+    }
+    fn describe(&self) -> String {
+        describe(self)
+    }
+    fn driver(self: Box<Self>) -> Result<RealDriver, String> {
+        crate::ssh::driver::SshDriver::new(ssh_config(&self))
+            .map(|d| RealDriver(Box::new(d)))
+            .map_err(|e| e.to_string())
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
 }
 
 #[cfg(test)]

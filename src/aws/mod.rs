@@ -26,4 +26,5 @@ pub mod driver;
 pub mod http;
 pub mod imds;
 pub mod model;
+pub mod platform;
 pub mod sigv4;

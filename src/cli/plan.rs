@@ -14,7 +14,6 @@ use crate::fleet::inventory::Inventory;
 use crate::fleet::plan::{select, NodePlan};
 use crate::method::build::{self, MethodOptions};
 use crate::method::credential::CredentialRef;
-use crate::method::spec::MethodSpec;
 use crate::secret::Secret;
 use std::collections::HashSet;
 use std::path::PathBuf;
@@ -234,10 +233,11 @@ pub fn plans_and_inventory(
             warned.insert(endpoint);
         }
     }
-    // SNMP: v1/v2c communities and MD5/DES are accepted for old PDUs, said once per PDU.
+    // Legacy security accepted for old devices (PDUs' v1/v2c communities
+    // and MD5/DES), said once per text.
     for m in p.iter().flat_map(|n| &n.levels) {
-        if let MethodSpec::Snmp { config, .. } = m {
-            for w in config.legacy_warnings() {
+        if let Some(m) = m.device() {
+            for w in m.warnings() {
                 if !warned.contains(&w) {
                     eprintln!("fencekit: warning: {w}");
                     warned.insert(w);

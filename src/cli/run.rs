@@ -11,9 +11,7 @@ use crate::fleet::audit::Audit;
 use crate::fleet::fanout::{run_fleet, FleetOptions, Observer};
 use crate::fleet::plan::NodePlan;
 use crate::fleet::result::{Report, Standing, TargetOutcome, TargetResult};
-use crate::ipmi::config::{CipherChoice, Version};
 use crate::method::spec::MethodSpec;
-use crate::redfish::config::TlsTrust;
 use clap::Parser;
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
@@ -175,19 +173,11 @@ fn plan_row<'a>(
             Cow::Owned(format!("MISSING: {e}"))
         }
     };
-    // An SNMP method has up to three references per PDU.
-    if let MethodSpec::Snmp {
-        config,
-        credentials,
-    } = m
-    {
-        for (pdu, c) in config.pdus.iter().zip(credentials) {
-            for r in c.used(&pdu.security) {
-                if let Err(e) = &checks.check(r).1 {
-                    *ok = false;
-                    check = Cow::Owned(format!("MISSING: PDU {}: {e}", pdu.label));
-                }
-            }
+    // A method may read more references (a PDU method: up to three per PDU).
+    for (label, r) in m.credentials() {
+        if let (Some(label), Err(e)) = (label, &checks.check(r).1) {
+            *ok = false;
+            check = Cow::Owned(format!("MISSING: {label}: {e}"));
         }
     }
     PlanRow {
@@ -209,89 +199,7 @@ struct Detail<'a>(&'a MethodSpec);
 
 impl std::fmt::Display for Detail<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self.0 {
-            MethodSpec::Ipmi { config, .. } => match config.version {
-                Version::Lanplus => {
-                    f.write_str("RMCP+ cipher ")?;
-                    match config.cipher {
-                        CipherChoice::Auto => f.write_str("auto")?,
-                        CipherChoice::Suite(n) => write!(f, "{n}")?,
-                    }
-                    write!(f, ", privilege {}", config.privilege)?;
-                }
-                Version::Lan15(auth) => write!(
-                    f,
-                    "IPMI 1.5 auth {}, privilege {}",
-                    auth.map_or("best offered", |x| x.as_str()),
-                    config.privilege
-                )?,
-            },
-            MethodSpec::Manual { instructions, .. } => write!(f, "by hand: {instructions}")?,
-            MethodSpec::Snmp { config, .. } => f.write_str(&config.describe())?,
-            MethodSpec::Aws {
-                config, access_key, ..
-            } => write!(
-                f,
-                "EC2 instance {} in {}, {}{}",
-                config.instance_id,
-                config.region,
-                if access_key.is_some() {
-                    "access key given"
-                } else {
-                    "credentials from the chain (environment, shared files, web identity, \
-                     instance metadata)"
-                },
-                if config.allow_self_fence {
-                    ", self-fencing allowed"
-                } else {
-                    ""
-                }
-            )?,
-            MethodSpec::Ssh {
-                config,
-                identity,
-                agent,
-                ..
-            } => {
-                write!(f, "{} profile, ", config.profile.name())?;
-                match (identity, agent) {
-                    (Some(p), _) => write!(f, "key {}", p.display())?,
-                    (None, true) => f.write_str("ssh-agent")?,
-                    (None, false) => f.write_str("password")?,
-                }
-                f.write_str(", host key ")?;
-                match &config.host_keys {
-                    crate::ssh::hostkey::HostKeyPolicy::KnownHosts(None) => {
-                        f.write_str("checked against ~/.ssh/known_hosts")?
-                    }
-                    crate::ssh::hostkey::HostKeyPolicy::KnownHosts(Some(p)) => {
-                        write!(f, "checked against {}", p.display())?
-                    }
-                    crate::ssh::hostkey::HostKeyPolicy::Pinned(fp) => write!(f, "pinned {fp}")?,
-                    crate::ssh::hostkey::HostKeyPolicy::AcceptNew(_) => {
-                        f.write_str("accepted if new")?
-                    }
-                    crate::ssh::hostkey::HostKeyPolicy::AcceptAny => f.write_str("NOT checked")?,
-                }
-            }
-            MethodSpec::Redfish { config, .. } => {
-                match &config.tls {
-                    TlsTrust::Verify { ca_cert: None } => {
-                        f.write_str("TLS verified (system trust store)")?
-                    }
-                    TlsTrust::Verify { ca_cert: Some(p) } => {
-                        write!(f, "TLS verified against {}", p.display())?
-                    }
-                    TlsTrust::Insecure => f.write_str("TLS NOT verified")?,
-                    TlsTrust::Fingerprint(_) => f.write_str("TLS pinned by fingerprint")?,
-                }
-                f.write_str(if config.session_auth {
-                    ", session auth"
-                } else {
-                    ", basic auth"
-                })?;
-            }
-        }
+        write!(f, "{}", self.0.description())?;
         let pin = self.0.expected();
         if !pin.is_empty() {
             f.write_str(", pinned to ")?;

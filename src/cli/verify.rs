@@ -442,7 +442,6 @@ async fn list_one(
     step: std::time::Duration,
 ) -> Vec<Listed> {
     use crate::engine::driver::PowerDriver;
-    use crate::method::driver::AnyDriver;
     let Some(m) = p.levels.get(level) else {
         return vec![];
     };
@@ -461,67 +460,18 @@ async fn list_one(
         Err(e) => return fail(e.to_string()),
     };
     let deadline = Some(std::time::Instant::now() + step);
-    let out = match &mut driver {
-        AnyDriver::Redfish(d) => match d.list_systems(deadline).await {
-            Ok(systems) => systems
-                .into_iter()
-                .map(|s| Listed {
-                    target: target.clone(),
-                    name: s.name.clone().unwrap_or_else(|| s.id.clone()),
-                    uri: Some(s.uri),
-                    state: s.power.as_ref().ok().copied(),
-                    error: s.power.err(),
-                })
-                .collect(),
-            Err(e) => fail(e.to_string()),
-        },
-        AnyDriver::Ssh(d) => match d.list(deadline).await {
-            Ok(domains) => domains
-                .into_iter()
-                .map(|(name, state)| Listed {
-                    target: target.clone(),
-                    name,
-                    uri: None,
-                    state,
-                    error: None,
-                })
-                .collect(),
-            Err(e) => fail(e.to_string()),
-        },
-        AnyDriver::Snmp(d) => {
-            let mut rows = Vec::new();
-            for pdu in 0..d.config().pdus.len() {
-                let label = d.config().pdus[pdu].url();
-                match d.list(pdu, deadline).await {
-                    Ok(outlets) => rows.extend(outlets.into_iter().map(|o| Listed {
-                        target: label.clone(),
-                        name: format!("{} {}", o.id, o.alias),
-                        uri: None,
-                        state: o.state,
-                        error: None,
-                    })),
-                    Err(e) => rows.extend(fail(e.to_string())),
-                }
-            }
-            rows
-        }
-        AnyDriver::Ipmi(_) => {
-            fail("an IPMI BMC controls one chassis: there is nothing behind it to list".into())
-        }
-        // The region's instances (the credentials' view of it).
-        AnyDriver::Aws(d) => match d.list(None, deadline).await {
-            Ok(instances) => instances
-                .into_iter()
-                .map(|i| Listed {
-                    target: target.clone(),
-                    name: format!("{} {}", i.id, i.name()).trim_end().to_string(),
-                    uri: None,
-                    state: crate::aws::model::observed(&i.state).and_then(|o| o.settled()),
-                    error: None,
-                })
-                .collect(),
-            Err(e) => fail(e.to_string()),
-        },
+    let out = match driver.inner_mut().list(deadline).await {
+        Ok(rows) => rows
+            .into_iter()
+            .map(|r| Listed {
+                target: r.target.unwrap_or_else(|| target.clone()),
+                name: r.name,
+                uri: r.uri,
+                state: r.state,
+                error: r.error,
+            })
+            .collect(),
+        Err(e) => fail(e),
     };
     driver.close().await;
     out

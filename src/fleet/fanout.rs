@@ -466,9 +466,9 @@ async fn node(
         // bursts; a PDU serves a whole rack's outlets and one request at a
         // time already spares it.
         let keys = method.device_keys();
-        let interval = match method {
-            MethodSpec::Snmp { .. } => Duration::ZERO,
-            _ => opts.bmc_interval,
+        let interval = match method.paced() {
+            false => Duration::ZERO,
+            true => opts.bmc_interval,
         };
         let turn = slots.turn(&keys, interval, opts.per_address);
         let turns = match bounded(turn, Some(deadline), &cancel).await {

@@ -93,10 +93,7 @@ impl NodePlan {
     /// SSH `host` profile: the node would only be asked to power itself
     /// off, which nothing can observe.
     pub fn host_only(&self, level: Option<usize>) -> bool {
-        let host = |m: &MethodSpec| {
-            matches!(m, MethodSpec::Ssh { config, .. }
-                if config.profile == crate::ssh::config::Profile::Host)
-        };
+        let host = |m: &MethodSpec| matches!(m.party(), Some(crate::platform::Party::Host { .. }));
         match level {
             Some(l) => self.levels.get(l - 1).is_some_and(host),
             None => !self.levels.is_empty() && self.levels.iter().all(host),
@@ -503,9 +500,13 @@ mod tests {
         )
         .unwrap();
         let plans = select(&words(&["n1"]), false, Some(inv.clone()), &url).unwrap();
-        let MethodSpec::Ipmi { config, .. } = &plans[0].levels[0] else {
+        let Some(ipmi) = plans[0].levels[0].device().and_then(|m| {
+            m.as_any()
+                .downcast_ref::<crate::ipmi::platform::IpmiMethod>()
+        }) else {
             panic!("an IPMI level")
         };
+        let config = &ipmi.config;
         assert_eq!(config.workarounds.names(), "noauthcodecheck,intel20");
         let text = |r: Result<Vec<NodePlan>, PlanError>| r.unwrap_err().to_string();
         let e = text(select(&words(&["n2"]), false, Some(inv.clone()), &url));

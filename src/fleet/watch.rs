@@ -101,9 +101,9 @@ async fn level_in_slots(
     for s in &held {
         guards.push(s.lock().await);
     }
-    let pause = match m {
-        MethodSpec::Snmp { .. } => Duration::ZERO,
-        _ => opts.bmc_interval,
+    let pause = match m.paced() {
+        false => Duration::ZERO,
+        true => opts.bmc_interval,
     };
     if let Some(last) = guards.iter().filter_map(|g| **g).max() {
         tokio::time::sleep_until(last + pause).await;

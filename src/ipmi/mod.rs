@@ -13,5 +13,6 @@ pub mod config;
 pub mod crypto;
 pub mod driver;
 pub mod pacing;
+pub mod platform;
 pub mod session;
 pub mod workaround;

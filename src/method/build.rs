@@ -14,9 +14,10 @@
 //! ([`PduDefaults`]: the agents keep upstream's).
 
 use super::credential::CredentialRef;
-use super::spec::{MethodSpec, SnmpCredentials};
+use super::spec::MethodSpec;
 use crate::engine::identity::ExpectedIdentity;
 use crate::ipmi::config::{self, AuthType, CipherChoice, IpmiConfig, Privilege, Version};
+use crate::platform::Platform;
 use crate::redfish::config::{is_redfish_url, parse_target as parse_redfish_target};
 use crate::secret::Secret;
 use crate::snmp::client::Timing;
@@ -24,6 +25,7 @@ use crate::snmp::config::{
     parse_endpoint, parse_version, OutletSpec, PduEndpoint, Plug, SnmpConfig,
 };
 use crate::snmp::message::Version as SnmpVersion;
+use crate::snmp::platform::{SnmpCredentials, SnmpMethod};
 use crate::snmp::session::{SecLevel, Security, UsmUser};
 use crate::snmp::usm::{AuthProtocol, PrivProtocol};
 use crate::ssh::config::{Profile, SshAuth, SshConfig};
@@ -222,12 +224,12 @@ fn pinned(mut m: MethodSpec, o: &MethodOptions) -> Result<MethodSpec, BuildError
     let named = o.workarounds.as_deref().is_some_and(|w| {
         !crate::ipmi::workaround::Workarounds::parse(w).is_ok_and(|w| w.is_empty())
     });
-    if named && !matches!(m, MethodSpec::Ipmi { .. }) {
+    if named && m.driver_name() != crate::ipmi::platform::PLATFORM.name() {
         return Err(BuildError::WorkaroundsNotIpmi);
     }
     let mut expected = ExpectedIdentity::new(o.uuid.as_deref(), o.serial.as_deref())?;
     if o.node_name.is_some() || o.expect_tag.is_some() {
-        if !matches!(m, MethodSpec::Aws { .. }) {
+        if m.driver_name() != crate::aws::platform::PLATFORM.name() {
             return Err(BuildError::NamePinNotAws);
         }
         expected = aws_names(expected, o.node_name.as_deref(), o.expect_tag.as_deref())?;
@@ -394,11 +396,7 @@ fn ipmi(
         c.workarounds = crate::ipmi::workaround::Workarounds::parse(w)?;
     }
     // Lengths are checked when the password is known (at build time).
-    Ok(MethodSpec::Ipmi {
-        config: Box::new(c),
-        credential: o.credential.clone(),
-        expect: ExpectedIdentity::default(),
-    })
+    Ok(crate::ipmi::platform::IpmiMethod::boxed(c, o.credential.clone()).into())
 }
 
 fn redfish(url: &str, o: &MethodOptions) -> Result<MethodSpec, BuildError> {
@@ -418,11 +416,7 @@ fn redfish(url: &str, o: &MethodOptions) -> Result<MethodSpec, BuildError> {
     )?;
     c.session_auth = o.redfish_session;
     c.validate()?;
-    Ok(MethodSpec::Redfish {
-        config: Box::new(c),
-        credential: o.credential.clone(),
-        expect: ExpectedIdentity::default(),
-    })
+    Ok(crate::redfish::platform::RedfishMethod::boxed(c, o.credential.clone()).into())
 }
 
 fn aws(region: &str, instance: &str, o: &MethodOptions) -> Result<MethodSpec, BuildError> {
@@ -431,12 +425,14 @@ fn aws(region: &str, instance: &str, o: &MethodOptions) -> Result<MethodSpec, Bu
     c.endpoint = o.endpoint_url.clone();
     c.allow_self_fence = o.allow_self_fence;
     c.validate()?;
-    Ok(MethodSpec::Aws {
-        config: Box::new(c),
-        access_key: o.access_key.clone().filter(|k| !k.trim().is_empty()),
-        credential: o.credential.clone(),
-        expect: ExpectedIdentity::default(),
-    })
+    Ok(MethodSpec::Device(Box::new(
+        crate::aws::platform::AwsMethod {
+            config: c,
+            access_key: o.access_key.clone().filter(|k| !k.trim().is_empty()),
+            credential: o.credential.clone(),
+            expect: ExpectedIdentity::default(),
+        },
+    )))
 }
 
 fn ssh(url: &str, o: &MethodOptions) -> Result<MethodSpec, BuildError> {
@@ -460,13 +456,15 @@ fn ssh(url: &str, o: &MethodOptions) -> Result<MethodSpec, BuildError> {
     )?;
     c.use_sudo = o.use_sudo;
     c.missing_as_off = o.missing_as_off;
-    Ok(MethodSpec::Ssh {
-        config: Box::new(c),
-        identity: o.identity_file.clone(),
-        agent: o.ssh_agent,
-        credential: o.credential.clone(),
-        expect: ExpectedIdentity::default(),
-    })
+    Ok(MethodSpec::Device(Box::new(
+        crate::ssh::platform::SshMethod {
+            config: c,
+            identity: o.identity_file.clone(),
+            agent: o.ssh_agent,
+            credential: o.credential.clone(),
+            expect: ExpectedIdentity::default(),
+        },
+    )))
 }
 
 /// One switched PDU as a front gives it (an inventory method's own
@@ -552,10 +550,7 @@ pub fn snmp(o: &SnmpOptions) -> Result<MethodSpec, BuildError> {
         return Err(BuildError::NoOutlets);
     }
     let (config, credentials) = snmp_parts(o)?;
-    Ok(MethodSpec::Snmp {
-        config,
-        credentials,
-    })
+    Ok(SnmpMethod::boxed(config, credentials).into())
 }
 
 /// The PDUs and outlets `o` describes, each PDU's secrets as references
@@ -714,10 +709,11 @@ mod tests {
             ..Default::default()
         };
         let m = from_url("ipmi://bmc", &o).unwrap();
-        assert!(matches!(
-            m,
-            MethodSpec::Ipmi { ref config, .. } if matches!(config.version, Version::Lan15(Some(_)))
-        ));
+        let m = m.device().unwrap().as_any();
+        let ipmi = m
+            .downcast_ref::<crate::ipmi::platform::IpmiMethod>()
+            .unwrap();
+        assert!(matches!(ipmi.config.version, Version::Lan15(Some(_))));
         let o = MethodOptions {
             ipmi_version: Some("2.0".into()),
             ..o

@@ -8,4 +8,5 @@
 pub mod build;
 pub mod credential;
 pub mod driver;
+pub mod platforms;
 pub mod spec;

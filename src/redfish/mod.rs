@@ -19,4 +19,5 @@ pub mod config;
 pub mod driver;
 pub mod http;
 pub mod model;
+pub mod platform;
 pub mod tls;

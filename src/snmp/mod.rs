@@ -14,6 +14,7 @@ pub mod client;
 pub mod config;
 pub mod driver;
 pub mod message;
+pub mod platform;
 pub mod profile;
 pub mod session;
 pub mod usm;

@@ -21,5 +21,6 @@
 pub mod config;
 pub mod driver;
 pub mod hostkey;
+pub mod platform;
 pub mod profile;
 pub mod session;

@@ -10,9 +10,13 @@ use crate::engine::identity::{Difference, ExpectedIdentity, Identity, Refusal, U
 use crate::engine::power::PowerState;
 use crate::fleet::plan::NodePlan;
 use crate::ipmi::config::Privilege;
+use crate::ipmi::driver::IpmiDriver;
 use crate::method::spec::MethodSpec;
-use crate::redfish::driver::ResetPlan;
+use crate::redfish::driver::{RedfishDriver, ResetPlan};
 use crate::redfish::model::NoSafeReset;
+use crate::redfish::platform::RedfishMethod;
+use crate::snmp::driver::SnmpDriver;
+use crate::ssh::driver::SshDriver;
 use serde::Serialize;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
@@ -188,28 +192,23 @@ pub async fn check_level(node: &str, level: usize, m: &MethodSpec, step: Duratio
             Err(e) => return Err(CheckProblem::IdentityUnread(e)),
         }
         row.state = Some(driver.status(deadline).await?);
-        match &mut driver {
-            crate::method::driver::AnyDriver::Redfish(d) => {
-                let plan = d.reset_plan(deadline).await?;
-                note_resets(&mut row.facts, &plan);
-                resets_are_safe(&plan)?;
-            }
-            crate::method::driver::AnyDriver::Ssh(_) => {}
-            // connect() resolved every outlet (names through the PDU's names
-            // table) and status() read each one; write access cannot be
-            // tested without switching, so it is left to the first action.
-            crate::method::driver::AnyDriver::Snmp(_) => {}
-            // AWS (issue 25): connect() read the instance with the keys;
-            // whether they may stop it shows only at the first stop.
-            crate::method::driver::AnyDriver::Aws(_) => {}
-            crate::method::driver::AnyDriver::Ipmi(d) => {
-                privilege_suffices(d.privilege(), row.detail.as_deref().unwrap_or(""))?;
-            }
+        // SSH: nothing more. SNMP: connect() resolved every outlet (names
+        // through the PDU's names table) and status() read each one; write
+        // access cannot be tested without switching, so it is left to the
+        // first action. AWS (issue 25): connect() read the instance with the
+        // keys; whether they may stop it shows only at the first stop.
+        let any = driver.inner_mut().as_any_mut();
+        if let Some(d) = any.downcast_mut::<RedfishDriver>() {
+            let plan = d.reset_plan(deadline).await?;
+            note_resets(&mut row.facts, &plan);
+            resets_are_safe(&plan)?;
+        } else if let Some(d) = any.downcast_mut::<IpmiDriver>() {
+            privilege_suffices(d.privilege(), row.detail.as_deref().unwrap_or(""))?;
         }
         Ok(())
     }
     .await;
-    if let crate::method::driver::AnyDriver::Ipmi(d) = &driver {
+    if let Some(d) = driver.inner().as_any().downcast_ref::<IpmiDriver>() {
         row.workarounds = d
             .workarounds_needed()
             .iter()
@@ -260,49 +259,46 @@ async fn note_facts(
     m: &MethodSpec,
     deadline: Option<Instant>,
 ) {
-    use crate::method::driver::AnyDriver;
-    match driver {
-        AnyDriver::Ipmi(d) => {
-            let suite = d.cipher_suite();
-            // The privilege means something only once a session was set up.
-            let privilege = suite.is_some().then(|| d.privilege().as_str().to_string());
-            if suite.is_some() || privilege.is_some() {
-                facts.ipmi = Some(IpmiFacts {
-                    cipher_suite: suite,
-                    privilege,
-                });
-            }
+    let any = driver.inner_mut().as_any_mut();
+    if let Some(d) = any.downcast_mut::<IpmiDriver>() {
+        let suite = d.cipher_suite();
+        // The privilege means something only once a session was set up.
+        let privilege = suite.is_some().then(|| d.privilege().as_str().to_string());
+        if suite.is_some() || privilege.is_some() {
+            facts.ipmi = Some(IpmiFacts {
+                cipher_suite: suite,
+                privilege,
+            });
         }
-        AnyDriver::Redfish(d) => {
-            let session = matches!(m, MethodSpec::Redfish { config, .. } if config.session_auth);
-            let f = facts.redfish.get_or_insert_with(RedfishFacts::default);
-            f.certificate = d
-                .certificate()
-                .map(|fp| crate::fingerprint::format_hex(&fp));
-            if d.system_uri().is_some() {
-                f.auth = Some(if session { "session" } else { "basic" }.to_string());
-            }
+    } else if let Some(d) = any.downcast_mut::<RedfishDriver>() {
+        let session = m
+            .device()
+            .and_then(|m| m.as_any().downcast_ref::<RedfishMethod>())
+            .is_some_and(|m| m.config.session_auth);
+        let f = facts.redfish.get_or_insert_with(RedfishFacts::default);
+        f.certificate = d
+            .certificate()
+            .map(|fp| crate::fingerprint::format_hex(&fp));
+        if d.system_uri().is_some() {
+            f.auth = Some(if session { "session" } else { "basic" }.to_string());
         }
-        AnyDriver::Ssh(d) => {
-            if let Some(k) = d.host_key() {
-                facts.ssh = Some(SshFacts {
-                    host_key: Some(k.to_string()),
-                });
-            }
+    } else if let Some(d) = any.downcast_mut::<SshDriver>() {
+        if let Some(k) = d.host_key() {
+            facts.ssh = Some(SshFacts {
+                host_key: Some(k.to_string()),
+            });
         }
-        // AWS: the instance ID is the device itself; its names are the
-        // identity (compared by the pin), nothing else is negotiated.
-        AnyDriver::Aws(_) => {}
-        AnyDriver::Snmp(d) => {
-            if let Ok(names) = d.outlet_names(deadline).await {
-                let outlets = names
-                    .into_iter()
-                    .filter_map(|(o, n)| Some((o, n?)))
-                    .collect();
-                facts.snmp = Some(SnmpFacts { outlets });
-            }
+    } else if let Some(d) = any.downcast_mut::<SnmpDriver>() {
+        if let Ok(names) = d.outlet_names(deadline).await {
+            let outlets = names
+                .into_iter()
+                .filter_map(|(o, n)| Some((o, n?)))
+                .collect();
+            facts.snmp = Some(SnmpFacts { outlets });
         }
     }
+    // AWS: the instance ID is the device itself; its names are the
+    // identity (compared by the pin), nothing else is negotiated.
 }
 
 /// Marks the levels of one node that report different machines (under

@@ -15,6 +15,7 @@ use crate::engine::identity::Comparison;
 use crate::engine::power::PowerState;
 use crate::fleet::plan::NodePlan;
 use crate::method::spec::MethodSpec;
+use crate::platform::Party;
 use serde::Serialize;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
@@ -157,27 +158,20 @@ async fn join_all<F: std::future::Future>(futs: impl Iterator<Item = F>) -> Vec<
 enum Role {
     /// A channel: read its state (and its power draw).
     Channel(ChannelKind),
-    /// The SSH `host` profile: the node itself; its SSH port is probed.
+    /// The node itself (the SSH `host` profile): its port is probed.
     HostProbe(String, u16),
     /// Manual: a person's word, never a reading.
     Manual,
 }
 
 fn role(m: &MethodSpec) -> Role {
-    match m {
-        MethodSpec::Ipmi { .. } | MethodSpec::Redfish { .. } => Role::Channel(ChannelKind::Bmc),
-        MethodSpec::Ssh { config, .. } => match config.profile {
-            crate::ssh::config::Profile::Host => Role::HostProbe(config.host.clone(), config.port),
-            // The hypervisor sees the guest from outside it.
-            crate::ssh::config::Profile::Virsh { .. } => Role::Channel(ChannelKind::Hypervisor),
-            // A custom command is the node's controller.
-            crate::ssh::config::Profile::Custom { .. } => Role::Channel(ChannelKind::Bmc),
-        },
-        // A PDU cuts the node's power from outside: independent of the BMC.
-        MethodSpec::Snmp { .. } => Role::Channel(ChannelKind::Outlet),
-        // AWS (issue 25): EC2 sees the instance from outside it.
-        MethodSpec::Aws { .. } => Role::Channel(ChannelKind::Cloud),
-        MethodSpec::Manual { .. } => Role::Manual,
+    match m.party() {
+        Some(Party::Controller) => Role::Channel(ChannelKind::Bmc),
+        Some(Party::Hypervisor) => Role::Channel(ChannelKind::Hypervisor),
+        Some(Party::Cloud) => Role::Channel(ChannelKind::Cloud),
+        Some(Party::Outlet) => Role::Channel(ChannelKind::Outlet),
+        Some(Party::Host { host, port }) => Role::HostProbe(host, port),
+        None => Role::Manual,
     }
 }
 
@@ -319,14 +313,13 @@ async fn sample(
             }
         }
     }
-    // AWS (issue 25): what EC2 says about the last change (its reason) and,
-    // for `expect on`, its status checks: context, not a verdict of its own.
-    if let crate::method::driver::AnyDriver::Aws(d) = &mut driver {
-        if out.iter().any(Option::is_some) {
-            let deadline = Some(Instant::now() + opts.step_timeout);
-            for line in d.evidence(opts.expect == PowerState::On, deadline).await {
-                evidence.push(Evidence::new(witness.clone(), line, at(), None));
-            }
+    // What a control plane says about the last change (EC2: its reason and,
+    // for `expect on`, its status checks): context, not a verdict of its own.
+    if out.iter().any(Option::is_some) {
+        let deadline = Some(Instant::now() + opts.step_timeout);
+        let expect_on = opts.expect == PowerState::On;
+        for line in driver.inner_mut().context(expect_on, deadline).await {
+            evidence.push(Evidence::new(witness.clone(), line, at(), None));
         }
     }
     // The draw, in the same session, once the state reads are done (the
@@ -417,7 +410,7 @@ async fn probe_one(
 pub async fn verify_node(plan: &NodePlan, opts: &VerifyOptions) -> VerifyReport {
     let t0 = Instant::now();
     let max_off_watts = plan.max_off_watts.unwrap_or(opts.max_off_watts);
-    let mut probe_targets: Vec<(String, u16, &'static str)> = Vec::new();
+    let mut probe_targets: Vec<(String, u16, String)> = Vec::new();
     let mut channels = Vec::new();
     let mut evidence = Vec::new();
     for m in &plan.levels {
@@ -428,7 +421,8 @@ pub async fn verify_node(plan: &NodePlan, opts: &VerifyOptions) -> VerifyReport 
                     .iter()
                     .any(|(h, p, _)| *h == host && *p == port)
                 {
-                    probe_targets.push((host, port, " (ssh, host profile)"));
+                    let label = format!(" ({}, host profile)", m.driver_name());
+                    probe_targets.push((host, port, label));
                 }
             }
             Role::Manual => evidence.push(Evidence::new(
@@ -443,18 +437,20 @@ pub async fn verify_node(plan: &NodePlan, opts: &VerifyOptions) -> VerifyReport 
         }
     }
     // The node's own SSH (rejoin checks) is the node itself too.
-    if let Some(MethodSpec::Ssh { config, .. }) = plan.node_ssh.as_deref() {
+    let own = plan.node_ssh.as_deref().and_then(MethodSpec::device);
+    if let Some((m, (host, port))) = own.and_then(|m| Some((m, m.address()?))) {
         if !probe_targets
             .iter()
-            .any(|(h, p, _)| *h == config.host && *p == config.port)
+            .any(|(h, p, _)| *h == host && *p == port)
         {
-            probe_targets.push((config.host.clone(), config.port, " (ssh, the node's own)"));
+            let label = format!(" ({}, the node's own)", m.platform().name());
+            probe_targets.push((host, port, label));
         }
     }
     if let Some(addr) = &plan.address {
         for port in &plan.probe_ports {
             if !probe_targets.iter().any(|(h, p, _)| h == addr && p == port) {
-                probe_targets.push((addr.clone(), *port, ""));
+                probe_targets.push((addr.clone(), *port, String::new()));
             }
         }
     }

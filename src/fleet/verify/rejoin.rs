@@ -59,8 +59,12 @@ async fn check_session(
     m: Option<&MethodSpec>,
 ) -> Result<crate::ssh::driver::SshDriver, NoCheckSession> {
     match m.ok_or(NoCheckSession::NoSsh)?.build(None).await {
-        Ok(crate::method::driver::AnyDriver::Ssh(d)) => Ok(d),
-        Ok(_) => Err(NoCheckSession::NotSsh),
+        Ok(d) => {
+            d.0.into_any()
+                .downcast::<crate::ssh::driver::SshDriver>()
+                .map(|d| *d)
+                .map_err(|_| NoCheckSession::NotSsh)
+        }
         Err(e) => Err(NoCheckSession::Build(e)),
     }
 }

@@ -34,14 +34,20 @@ fn run_dev(name: &str, args: &[&str], stdin: &str, sim: &Sim) -> Ran {
 
 fn redfish_cfg(r: &Ran) -> RedfishConfig {
     match &r.cfg {
-        Some(DeviceConfig::Redfish(c)) => c.clone(),
+        Some(c) if c.as_any().is::<RedfishConfig>() => {
+            c.as_any().downcast_ref::<RedfishConfig>().unwrap().clone()
+        }
         other => panic!("not a Redfish configuration: {other:?}\n{}", r.out.stderr),
     }
 }
 
 fn virsh_cfg(r: &Ran) -> crate::agent::virsh::VirshConfig {
     match &r.cfg {
-        Some(DeviceConfig::Virsh(c)) => c.clone(),
+        Some(c) if c.as_any().is::<crate::agent::virsh::VirshConfig>() => c
+            .as_any()
+            .downcast_ref::<crate::agent::virsh::VirshConfig>()
+            .unwrap()
+            .clone(),
         other => panic!("not a virsh configuration: {other:?}\n{}", r.out.stderr),
     }
 }

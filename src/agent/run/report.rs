@@ -1,0 +1,269 @@
+//! What an agent prints for a result: upstream's lines and exit codes,
+//! plus fencekit's precise cause.
+
+use crate::engine::error::{ErrorKind, Stage};
+use crate::engine::power::{Action, PowerCommand, PowerState, RebootMethod};
+use crate::engine::run::{Failure, Outcome};
+
+/// Success (for `status`: the machine is on).
+pub const EXIT_OK: i32 = 0;
+/// Any failure, including usage errors (upstream never exits 3–12).
+pub const EXIT_FAILED: i32 = 1;
+/// `status` only: the machine is off.
+pub const EXIT_STATUS_OFF: i32 = 2;
+
+/// What to print for a result: an optional stdout line, log lines, exit code.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Report {
+    /// The one result line on stdout, if any.
+    pub stdout: Option<String>,
+    /// Lines for stderr: (is_error, message); warnings otherwise.
+    pub log: Vec<(bool, String)>,
+    /// Exit code.
+    pub code: i32,
+}
+
+/// Maps an engine result to upstream's output (plus fencekit's precise cause).
+pub fn report(action: Action, method: RebootMethod, result: &Result<Outcome, Failure>) -> Report {
+    let ok = |line: &str, code| Report {
+        stdout: Some(line.to_string()),
+        log: vec![],
+        code,
+    };
+    match result {
+        Ok(Outcome::Status {
+            state: PowerState::On,
+        }) => ok("Status: ON", EXIT_OK),
+        Ok(Outcome::Status {
+            state: PowerState::Off,
+        }) => ok("Status: OFF", EXIT_STATUS_OFF),
+        // Upstream fence_redfish maps every PowerState but "Off" to "on", so
+        // PoweringOn and PoweringOff print `Status: ON` (exit 0). Kept: it is
+        // safe, since it never says OFF before the node is off (Pacemaker
+        // and FAR read OFF as fenced). The engine itself never takes a
+        // transition for a state (README, differences from upstream).
+        Ok(Outcome::InTransition { .. }) => ok("Status: ON", EXIT_OK),
+        Ok(Outcome::Already {
+            state: PowerState::On,
+        }) => ok("Success: Already ON", EXIT_OK),
+        Ok(Outcome::Already {
+            state: PowerState::Off,
+        }) => ok("Success: Already OFF", EXIT_OK),
+        Ok(Outcome::Reached {
+            state: PowerState::On,
+        }) => ok("Success: Powered ON", EXIT_OK),
+        Ok(Outcome::Reached {
+            state: PowerState::Off,
+        }) => ok("Success: Powered OFF", EXIT_OK),
+        Ok(Outcome::Rebooted | Outcome::Cycled | Outcome::CycleSent | Outcome::DiagSent) => {
+            ok("Success: Rebooted", EXIT_OK)
+        }
+        // Sent, no answer, and nothing shows whether it was carried out:
+        // never sent again, and never a success (Pacemaker retries with
+        // its own judgement; fencekit did not act twice).
+        Ok(Outcome::OutcomeUnknown { command, reason }) => Report {
+            stdout: None,
+            log: vec![
+                (
+                    true,
+                    match command {
+                        PowerCommand::Off => "Failed: Timed out waiting to power OFF",
+                        PowerCommand::On => "Failed: Timed out waiting to power ON",
+                        _ => "Connection timed out",
+                    }
+                    .to_string(),
+                ),
+                (
+                    true,
+                    format!(
+                        "cause: sent, outcome unknown: power {command} got no answer ({reason}); \
+                         it was not sent again"
+                    ),
+                ),
+            ],
+            code: EXIT_FAILED,
+        },
+        Ok(Outcome::FencedNotRestored { error }) => Report {
+            stdout: Some("Success: Rebooted".to_string()),
+            log: vec![
+                (true, "Timed out waiting to power ON".to_string()),
+                (
+                    false,
+                    format!("the node was powered off (fenced) but did not come back on: {error}"),
+                ),
+            ],
+            code: EXIT_OK,
+        },
+        Ok(Outcome::Monitored) => Report {
+            stdout: None,
+            log: vec![],
+            code: EXIT_OK,
+        },
+        // No agent definition reaches these (no host profile, no manual
+        // method); were one to, nothing observed the node off: a failure.
+        Ok(o @ (Outcome::OffSent | Outcome::Acknowledged { .. })) => Report {
+            stdout: None,
+            log: vec![
+                (true, "Failed: Timed out waiting to power OFF".to_string()),
+                (
+                    true,
+                    format!("cause: nothing observed the node off ({o:?})"),
+                ),
+            ],
+            code: EXIT_FAILED,
+        },
+        Err(f) => {
+            let e = &f.error;
+            let first = match e.kind {
+                ErrorKind::Interrupted => "Failed: Interrupted by a signal; the session was closed",
+                // Only with fencekit's --expect-uuid (fence_aws's name pins: `name_pin_line`).
+                ErrorKind::IdentityMismatch => {
+                    "Failed: The device controls a different machine than --expect-uuid names; nothing was powered"
+                }
+                ErrorKind::IdentityUnavailable => {
+                    "Failed: The device cannot report the machine's identity that --expect-uuid asks for; nothing was powered"
+                }
+                // fence_aws: the instance the agent runs on.
+                ErrorKind::SelfFence => {
+                    "Failed: Refusing to stop the instance this agent runs on (self-fencing); nothing was changed"
+                }
+                ErrorKind::Timeout => "Connection timed out",
+                // What was awaited follows from the action: `on`, and a
+                // cycle's wait for the node to come back, wait for ON; an
+                // on/off reboot whose power-on fails is Ok(FencedNotRestored),
+                // so its transition errors come from waiting for OFF.
+                ErrorKind::TransitionTimeout
+                    if action == Action::On
+                        || (action == Action::Reboot && method == RebootMethod::Cycle) =>
+                {
+                    "Failed: Timed out waiting to power ON"
+                }
+                ErrorKind::TransitionTimeout => "Failed: Timed out waiting to power OFF",
+                _ if matches!(action, Action::Diag)
+                    || (action == Action::Reboot && method == RebootMethod::Cycle) =>
+                {
+                    if matches!(e.stage, Stage::Command | Stage::Wait) {
+                        "Connection timed out"
+                    } else {
+                        "Failed: Unable to obtain correct plug status or plug is not available"
+                    }
+                }
+                _ if matches!(e.stage, Stage::Command | Stage::Wait) => match action {
+                    Action::On => "Failed: Timed out waiting to power ON",
+                    _ => "Failed: Timed out waiting to power OFF",
+                },
+                _ => "Failed: Unable to obtain correct plug status or plug is not available",
+            };
+            let mut cause = format!("cause: {e}");
+            if let (ErrorKind::Interrupted, Some(s)) = (e.kind, f.last_state) {
+                cause.push_str(&format!("; last state read: {s}"));
+            }
+            Report {
+                stdout: None,
+                log: vec![(true, first.to_string()), (true, cause)],
+                code: EXIT_FAILED,
+            }
+        }
+    }
+}
+
+/// The first line for a refusal by fence_aws's name pins (`--expect-node-name`,
+/// `--expect-tag`), which [`report`] words for `--expect-uuid`.
+pub(super) fn name_pin_line(kind: ErrorKind) -> Option<&'static str> {
+    match kind {
+        ErrorKind::IdentityMismatch => Some(
+            "Failed: The instance is a different machine than --expect-node-name/--expect-tag \
+             names; nothing was changed",
+        ),
+        ErrorKind::IdentityUnavailable => Some(
+            "Failed: The instance does not report what --expect-node-name/--expect-tag asks \
+             for; nothing was changed",
+        ),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::error::DriverError;
+
+    #[test]
+    fn report_maps_every_error_kind_to_upstream_lines() {
+        let fail = |kind, stage, msg: &str| {
+            Err(Failure {
+                error: DriverError::new(kind, stage, msg),
+                last_state: Some(PowerState::On),
+            })
+        };
+        let first = |a, m, r: &Result<Outcome, Failure>| report(a, m, r).log[0].1.clone();
+        let on = RebootMethod::OnOff;
+        assert_eq!(
+            first(
+                Action::Status,
+                on,
+                &fail(ErrorKind::PasswordInvalid, Stage::Authenticate, "x")
+            ),
+            "Failed: Unable to obtain correct plug status or plug is not available"
+        );
+        assert_eq!(
+            first(
+                Action::Off,
+                on,
+                &fail(ErrorKind::Timeout, Stage::Status, "x")
+            ),
+            "Connection timed out"
+        );
+        assert_eq!(
+            first(
+                Action::Off,
+                on,
+                &fail(ErrorKind::DeviceError, Stage::Command, "x")
+            ),
+            "Failed: Timed out waiting to power OFF"
+        );
+        assert_eq!(
+            first(
+                Action::On,
+                on,
+                &fail(ErrorKind::DeviceError, Stage::Wait, "x")
+            ),
+            "Failed: Timed out waiting to power ON"
+        );
+        assert_eq!(
+            first(
+                Action::Reboot,
+                RebootMethod::Cycle,
+                &fail(ErrorKind::DeviceError, Stage::Command, "x")
+            ),
+            "Connection timed out"
+        );
+        assert_eq!(
+            first(
+                Action::Reboot,
+                RebootMethod::Cycle,
+                &fail(
+                    ErrorKind::TransitionTimeout,
+                    Stage::Wait,
+                    "timed out waiting to power ON"
+                )
+            ),
+            "Failed: Timed out waiting to power ON"
+        );
+        let r = report(
+            Action::Off,
+            on,
+            &fail(ErrorKind::Interrupted, Stage::Wait, "stopped by a signal"),
+        );
+        assert_eq!(r.code, 1);
+        assert!(r.log[1].1.contains("last state read: on"));
+        let r = report(
+            Action::Status,
+            on,
+            &Ok(Outcome::Status {
+                state: PowerState::Off,
+            }),
+        );
+        assert_eq!((r.stdout.as_deref(), r.code), (Some("Status: OFF"), 2));
+    }
+}

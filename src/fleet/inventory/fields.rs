@@ -1,0 +1,364 @@
+//! A method's fields as the inventory reads them ([`MethodFields`]), as it
+//! keeps them per node ([`StoredFields`]), and the driver they name.
+
+use serde::Deserialize;
+use std::borrow::Cow;
+use std::path::PathBuf;
+
+/// The fields of one fencing method, as written (all optional; merged with defaults).
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct MethodFields {
+    /// `ipmi` (redfish, ssh and manual are reserved for their drivers).
+    pub driver: Option<String>,
+    /// A target URL such as `ipmi://10.0.7.1:623`.
+    pub endpoint: Option<String>,
+    /// BMC address (instead of an endpoint).
+    pub ip: Option<String>,
+    /// BMC port.
+    pub ipport: Option<u16>,
+    /// BMC user name.
+    pub username: Option<String>,
+    /// Refused: present only to give a clear error.
+    pub password: Option<toml::Value>,
+    /// Password from the first line of this file.
+    pub password_file: Option<PathBuf>,
+    /// Password from this environment variable.
+    pub password_env: Option<String>,
+    /// Password from the output of this command (`sh -c`).
+    pub password_script: Option<String>,
+    /// IPMI cipher suite: `auto`, 3 or 17.
+    pub cipher: Option<toml::Value>,
+    /// IPMI privilege level.
+    pub privlvl: Option<String>,
+    /// IPMI version: "2.0" or "1.5".
+    pub ipmi_version: Option<String>,
+    /// IPMI 1.5 authentication type.
+    pub auth: Option<String>,
+    /// File holding the BMC key K_g in hexadecimal.
+    pub kg_file: Option<PathBuf>,
+    /// IPMI vendor workarounds by FreeIPMI's names (docs/ipmi.md).
+    pub workarounds: Option<Vec<String>>,
+    /// Redfish: a CA, or the BMC's own certificate, to trust (PEM).
+    pub ca_cert: Option<PathBuf>,
+    /// Redfish: accept exactly the certificate with this SHA-256 fingerprint.
+    pub ssl_fingerprint: Option<String>,
+    /// Redfish: do not verify the certificate.
+    pub ssl_insecure: Option<bool>,
+    /// Redfish: use SessionService instead of Basic auth.
+    pub redfish_session: Option<bool>,
+    /// Redfish: service root for discovery.
+    pub redfish_uri: Option<String>,
+    /// Redfish: ComputerSystem URI.
+    pub systems_uri: Option<String>,
+    /// Plug: system, domain or outlet behind the endpoint.
+    pub plug: Option<String>,
+    /// SSH: private key file (its passphrase from the credential reference).
+    pub identity_file: Option<PathBuf>,
+    /// SSH: authenticate through the ssh-agent.
+    pub ssh_agent: Option<bool>,
+    /// SSH: known_hosts file to check the host key against.
+    pub ssh_known_hosts: Option<PathBuf>,
+    /// SSH: pinned host key fingerprint (SHA256:…).
+    pub ssh_host_key: Option<String>,
+    /// SSH: accept and record an unknown host key.
+    pub ssh_accept_new: Option<bool>,
+    /// SSH: run remote commands through sudo.
+    pub use_sudo: Option<bool>,
+    /// SSH (virsh): a missing domain counts as off.
+    pub missing_as_off: Option<bool>,
+    /// Manual fencing: what a person must do (reserved).
+    pub instructions: Option<String>,
+    /// The system UUID the device must report before any power command
+    /// (after loading: the method's own, else the node's).
+    pub uuid: Option<String>,
+    /// The serial number the device must report (same rules as `uuid`).
+    pub serial: Option<String>,
+    /// SNMP: the node's outlets: `"7"` on this method's endpoint, or
+    /// `"A:7"` on the PDU defined as `[pdu.A]`.
+    pub outlets: Option<Vec<String>>,
+    /// Refused: present only to give a clear error.
+    pub community: Option<toml::Value>,
+    /// Refused: present only to give a clear error.
+    pub priv_password: Option<toml::Value>,
+    /// SNMP: PDU profile, built-in (`apc`, `eaton`) or a profile file path.
+    pub profile: Option<String>,
+    /// SNMP: version `1`, `2c` or `3`.
+    pub snmp_version: Option<String>,
+    /// SNMP v1/v2c: community from the first line of this file.
+    pub community_file: Option<PathBuf>,
+    /// SNMP v1/v2c: community from this environment variable.
+    pub community_env: Option<String>,
+    /// SNMP v1/v2c: community from the output of this command.
+    pub community_script: Option<String>,
+    /// SNMPv3: `noAuthNoPriv`, `authNoPriv` or `authPriv` (default authPriv).
+    pub security_level: Option<String>,
+    /// SNMPv3: MD5, SHA, SHA-224, SHA-256, SHA-384, SHA-512 (default SHA-256).
+    pub auth_protocol: Option<String>,
+    /// SNMPv3: DES or AES (default AES).
+    pub priv_protocol: Option<String>,
+    /// SNMPv3: privacy password from the first line of this file.
+    pub priv_password_file: Option<PathBuf>,
+    /// SNMPv3: privacy password from this environment variable.
+    pub priv_password_env: Option<String>,
+    /// SNMPv3: privacy password from the output of this command.
+    pub priv_password_script: Option<String>,
+    /// AWS: the region (with `plug` = the instance ID, instead of an
+    /// `aws://REGION/INSTANCE` endpoint).
+    pub region: Option<String>,
+    /// AWS: the access key ID (the secret access key from `password_file`,
+    /// `password_env` or `password_script`); none: the credential chain.
+    pub access_key: Option<String>,
+    /// AWS: the EC2 endpoint URL.
+    pub endpoint_url: Option<String>,
+    /// AWS: the instance's `PrivateDnsName` must be this (the Kubernetes
+    /// node name), checked before any state change.
+    pub node_name: Option<String>,
+    /// AWS: the instance must carry this tag (`KEY=VALUE`).
+    pub expect_tag: Option<String>,
+    /// AWS: allow off/reboot of the instance fencekit runs on.
+    pub allow_self_fence: Option<bool>,
+    /// SNMP: the `[pdu.NAME]` tables this method's outlets refer to
+    /// (filled while the inventory is read).
+    #[serde(skip)]
+    pub pdus: Vec<(String, MethodFields)>,
+}
+
+impl MethodFields {
+    /// `self` with every unset field taken from `base`.
+    pub fn over(&self, base: &MethodFields) -> MethodFields {
+        self.clone().merged(base)
+    }
+
+    /// [`MethodFields::over`], keeping `self`'s own values without copying
+    /// them (and `base`'s copied only where `self` has none): this runs for
+    /// every method of every node.
+    pub fn merged(self, base: &MethodFields) -> MethodFields {
+        // Credential references are one choice: a method that names its own
+        // source replaces the default source, whichever kind either is.
+        let (file, env, script) = (
+            self.password_file.is_some(),
+            self.password_env.is_some(),
+            self.password_script.is_some(),
+        );
+        macro_rules! pick {
+            ($($f:ident),*) => { MethodFields { $($f: self.$f.or_else(|| base.$f.clone()),)* pdus: self.pdus } };
+        }
+        let mut merged = pick!(
+            driver,
+            endpoint,
+            ip,
+            ipport,
+            username,
+            password,
+            password_file,
+            password_env,
+            password_script,
+            cipher,
+            privlvl,
+            ipmi_version,
+            auth,
+            kg_file,
+            workarounds,
+            ca_cert,
+            ssl_fingerprint,
+            ssl_insecure,
+            redfish_session,
+            redfish_uri,
+            systems_uri,
+            plug,
+            identity_file,
+            ssh_agent,
+            ssh_known_hosts,
+            ssh_host_key,
+            ssh_accept_new,
+            use_sudo,
+            missing_as_off,
+            instructions,
+            uuid,
+            serial,
+            outlets,
+            community,
+            priv_password,
+            profile,
+            snmp_version,
+            community_file,
+            community_env,
+            community_script,
+            security_level,
+            auth_protocol,
+            priv_protocol,
+            priv_password_file,
+            priv_password_env,
+            priv_password_script,
+            region,
+            access_key,
+            endpoint_url,
+            node_name,
+            expect_tag,
+            allow_self_fence
+        );
+        if file || env || script {
+            // Only the method's own source: the defaults' are dropped.
+            if !file {
+                merged.password_file = None;
+            }
+            if !env {
+                merged.password_env = None;
+            }
+            if !script {
+                merged.password_script = None;
+            }
+        }
+        merged
+    }
+
+    /// The driver named or implied by the endpoint's scheme.
+    pub fn driver_kind(&self) -> Option<Cow<'static, str>> {
+        kind_of(self.driver.as_deref(), self.endpoint.as_deref())
+    }
+}
+
+/// The driver `driver` names, or else the scheme of `endpoint` implies
+/// (the known ones without allocating: this runs for every method).
+pub(super) fn kind_of(driver: Option<&str>, endpoint: Option<&str>) -> Option<Cow<'static, str>> {
+    use crate::method::platforms::{by_name, by_scheme};
+    if let Some(d) = driver {
+        if d.eq_ignore_ascii_case("manual") {
+            return Some(Cow::Borrowed("manual"));
+        }
+        return Some(match by_name(d) {
+            Some(p) => Cow::Borrowed(p.name()),
+            None => Cow::Owned(d.to_ascii_lowercase()),
+        });
+    }
+    // (A byte search: this runs three times for every method.)
+    let e = endpoint?;
+    let at = e.as_bytes().windows(3).position(|w| w == b"://")?;
+    let scheme = &e[..at];
+    Some(match by_scheme(scheme) {
+        Some(p) => Cow::Borrowed(p.name()),
+        None => Cow::Owned(format!("{:?}", scheme.to_ascii_lowercase())),
+    })
+}
+
+/// A method's fields as an inventory keeps them for each node: only those
+/// set, in a slice (a full [`MethodFields`] is almost 1 KiB of mostly empty
+/// options, and a 100,000-node inventory keeps two per node). Unpacked into
+/// a [`MethodFields`] when a plan is built ([`StoredFields::fields`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct StoredFields {
+    set: Box<[Field]>,
+    pdus: Vec<(String, MethodFields)>,
+}
+
+macro_rules! stored_fields {
+    ($($f:ident: $t:ty),* $(,)?) => {
+        /// One field that is set, named as in [`MethodFields`].
+        #[allow(non_camel_case_types)]
+        #[derive(Clone, Debug, PartialEq)]
+        enum Field {
+            $($f($t),)*
+        }
+
+        impl StoredFields {
+            /// Keeps the fields of `m` that are set.
+            pub fn new(m: MethodFields) -> StoredFields {
+                // Every field named: one added to MethodFields and not here
+                // does not compile.
+                let MethodFields { $($f,)* pdus } = m;
+                let mut set = Vec::with_capacity(0 $(+ usize::from($f.is_some()))*);
+                $(if let Some(x) = $f {
+                    set.push(Field::$f(x));
+                })*
+                StoredFields {
+                    set: set.into_boxed_slice(),
+                    pdus,
+                }
+            }
+
+            /// The fields, as written and merged, moved out.
+            pub fn into_fields(self) -> MethodFields {
+                let mut m = MethodFields {
+                    pdus: self.pdus,
+                    ..MethodFields::default()
+                };
+                for f in self.set.into_vec() {
+                    match f {
+                        $(Field::$f(x) => m.$f = Some(x),)*
+                    }
+                }
+                m
+            }
+
+            /// The fields, as written and merged.
+            pub fn fields(&self) -> MethodFields {
+                let mut m = MethodFields {
+                    pdus: self.pdus.clone(),
+                    ..MethodFields::default()
+                };
+                for f in self.set.iter() {
+                    match f {
+                        $(Field::$f(x) => m.$f = Some(x.clone()),)*
+                    }
+                }
+                m
+            }
+        }
+    };
+}
+
+stored_fields!(
+    driver: String,
+    endpoint: String,
+    ip: String,
+    ipport: u16,
+    username: String,
+    password: toml::Value,
+    password_file: PathBuf,
+    password_env: String,
+    password_script: String,
+    cipher: toml::Value,
+    privlvl: String,
+    ipmi_version: String,
+    auth: String,
+    kg_file: PathBuf,
+    workarounds: Vec<String>,
+    ca_cert: PathBuf,
+    ssl_fingerprint: String,
+    ssl_insecure: bool,
+    redfish_session: bool,
+    redfish_uri: String,
+    systems_uri: String,
+    plug: String,
+    identity_file: PathBuf,
+    ssh_agent: bool,
+    ssh_known_hosts: PathBuf,
+    ssh_host_key: String,
+    ssh_accept_new: bool,
+    use_sudo: bool,
+    missing_as_off: bool,
+    instructions: String,
+    uuid: String,
+    serial: String,
+    outlets: Vec<String>,
+    community: toml::Value,
+    priv_password: toml::Value,
+    profile: String,
+    snmp_version: String,
+    community_file: PathBuf,
+    community_env: String,
+    community_script: String,
+    security_level: String,
+    auth_protocol: String,
+    priv_protocol: String,
+    priv_password_file: PathBuf,
+    priv_password_env: String,
+    priv_password_script: String,
+    region: String,
+    access_key: String,
+    endpoint_url: String,
+    node_name: String,
+    expect_tag: String,
+    allow_self_fence: bool,
+);

@@ -1,0 +1,126 @@
+//! IPMI on the platform seam ([`crate::platform`]): `ipmi://` targets, a
+//! method that builds an [`IpmiDriver`], the BMC as its verify party.
+
+use super::config::{CipherChoice, IpmiConfig, Version};
+use super::driver::IpmiDriver;
+use crate::engine::error::DriverError;
+use crate::engine::identity::ExpectedIdentity;
+use crate::platform::credential::CredentialRef;
+use crate::platform::{self, Driver, Listed, Local, Method, Party, PinError, Platform};
+use std::fmt;
+use std::time::Instant;
+
+/// IPMI over LAN.
+pub struct Ipmi;
+
+/// The registered platform.
+pub static PLATFORM: Ipmi = Ipmi;
+
+impl Platform for Ipmi {
+    fn name(&self) -> &'static str {
+        "ipmi"
+    }
+    fn owns_scheme(&self, scheme: &str) -> bool {
+        scheme == "ipmi"
+    }
+}
+
+/// An IPMI method: the config's password is filled from `credential` at
+/// build time.
+#[derive(Clone, Debug)]
+pub struct IpmiMethod {
+    /// Everything but the password.
+    pub config: IpmiConfig,
+    /// Where the password comes from.
+    pub credential: CredentialRef,
+    /// Who the machine behind it must be (empty: not checked).
+    pub expect: ExpectedIdentity,
+}
+
+impl IpmiMethod {
+    /// The method, unpinned, as a plan holds it.
+    pub fn boxed(config: IpmiConfig, credential: CredentialRef) -> Box<dyn Method> {
+        Box::new(IpmiMethod {
+            config,
+            credential,
+            expect: ExpectedIdentity::default(),
+        })
+    }
+}
+
+impl Method for IpmiMethod {
+    fn platform(&self) -> &'static dyn Platform {
+        &PLATFORM
+    }
+    fn clone_box(&self) -> Box<dyn Method> {
+        Box::new(self.clone())
+    }
+    fn endpoint(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ipmi://")?;
+        platform::write_host_port(f, &self.config.host, self.config.port)
+    }
+    fn describe(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let config = &self.config;
+        match config.version {
+            Version::Lanplus => {
+                f.write_str("RMCP+ cipher ")?;
+                match config.cipher {
+                    CipherChoice::Auto => f.write_str("auto")?,
+                    CipherChoice::Suite(n) => write!(f, "{n}")?,
+                }
+                write!(f, ", privilege {}", config.privilege)
+            }
+            Version::Lan15(auth) => write!(
+                f,
+                "IPMI 1.5 auth {}, privilege {}",
+                auth.map_or("best offered", |x| x.as_str()),
+                config.privilege
+            ),
+        }
+    }
+    fn device_keys(&self) -> Vec<crate::lock::DeviceKey> {
+        vec![self.config.lock_key()]
+    }
+    fn party(&self) -> Party {
+        Party::Controller
+    }
+    fn username(&self) -> &str {
+        &self.config.username
+    }
+    fn credential(&self) -> &CredentialRef {
+        &self.credential
+    }
+    fn expected(&self) -> &ExpectedIdentity {
+        &self.expect
+    }
+    fn set_expected(&mut self, identity: ExpectedIdentity) -> Result<(), PinError> {
+        platform::pin(&mut self.expect, identity);
+        Ok(())
+    }
+    fn build(&self, deadline: Option<Instant>) -> Local<'_, Result<Box<dyn Driver>, DriverError>> {
+        Box::pin(async move {
+            let mut c = self.config.clone();
+            c.password = self
+                .credential
+                .resolve(deadline)
+                .await
+                .map_err(platform::credential_error)?;
+            IpmiDriver::new(c)
+                .map(|d| Box::new(d) as Box<dyn Driver>)
+                .map_err(|e| platform::config_error(e.to_string()))
+        })
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+impl platform::PlatformDriver for IpmiDriver {
+    fn traffic(&self) -> (u32, u32, u32) {
+        let s = self.stats();
+        (s.sent, s.received, s.retransmits)
+    }
+    async fn list(&mut self, _deadline: Option<Instant>) -> Result<Vec<Listed>, String> {
+        Err("an IPMI BMC controls one chassis: there is nothing behind it to list".into())
+    }
+}

@@ -1,0 +1,364 @@
+//! The platform seam: what a platform (a protocol folder: IPMI, Redfish,
+//! SSH, SNMP, EC2, …) implements so that generic code — the engine's
+//! callers, the fleet, verify, check, the fronts — never names it.
+//!
+//! A platform is one folder and one registration line
+//! (`method::platforms::PLATFORMS`). It declares itself with a static
+//! [`Platform`] (its name, the URL schemes it owns), hands back each
+//! configured method as a [`Method`] (endpoint, lock keys, verify party,
+//! identity pin, building the driver), and its driver implements
+//! [`PlatformDriver`] besides [`PowerDriver`]. Nothing here is built at
+//! start-up: the registry is a static slice of references.
+//!
+//! This module sits between the process services and the protocols
+//! (docs/design.md, "Layers"), so a protocol folder may implement it.
+
+pub mod credential;
+
+use crate::engine::driver::PowerDriver;
+use crate::engine::error::{DriverError, ErrorKind, Stage};
+use crate::engine::event::Tolerance;
+use crate::engine::identity::{ExpectedIdentity, Identity};
+use crate::engine::power::{Observed, PowerCommand, PowerReading, PowerState};
+use credential::CredentialRef;
+use std::any::Any;
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::time::{Duration, Instant};
+
+/// A boxed future polled on the caller's task (every node task runs on a
+/// `LocalSet`, so none needs to be `Send`).
+pub type Local<'a, T> = Pin<Box<dyn Future<Output = T> + 'a>>;
+
+/// A platform's static description: one `static` per platform, in its
+/// folder, listed once in `method::platforms::PLATFORMS`.
+pub trait Platform: Sync {
+    /// Its name: the inventory's `driver = "NAME"`, a plan's and a
+    /// result's `method`, the metrics' `driver` label.
+    fn name(&self) -> &'static str;
+    /// Whether a target URL's scheme (lower-cased, without `://`) is this
+    /// platform's.
+    fn owns_scheme(&self, scheme: &str) -> bool;
+}
+
+/// Why an identity cannot be pinned on a method: it has no device that
+/// could report one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum PinError {
+    /// A manual method.
+    #[error("a manual method has no device that could report an identity")]
+    Manual,
+    /// A PDU outlet.
+    #[error("a PDU outlet cannot report which machine it feeds (no identity to check)")]
+    Pdu,
+}
+
+/// Who a fencing level is for `verify`: the verdict rules are per party,
+/// never per platform.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Party {
+    /// The machine's own controller (a BMC, a custom command).
+    Controller,
+    /// A hypervisor that sees the guest from outside it.
+    Hypervisor,
+    /// A cloud control plane that sees the instance from outside it.
+    Cloud,
+    /// A switched outlet: cuts the power from outside, independent of the BMC.
+    Outlet,
+    /// The node itself (its SSH port is probed, never read as a channel).
+    Host {
+        /// The node's address.
+        host: String,
+        /// The port probed.
+        port: u16,
+    },
+}
+
+/// One configured fencing method of a platform: everything but its
+/// secrets, which stay [`CredentialRef`]s until [`Method::build`]. A plan
+/// holds one per node and level, boxed (`method::spec::MethodSpec::Device`).
+pub trait Method: fmt::Debug + Send + Sync {
+    /// Its platform.
+    fn platform(&self) -> &'static dyn Platform;
+    /// A copy, boxed.
+    fn clone_box(&self) -> Box<dyn Method>;
+    /// The endpoint as a URL, without credentials.
+    fn endpoint(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result;
+    /// How the level will be reached (its protocol's settings), for plans
+    /// and `-v`; never a secret.
+    fn describe(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result;
+    /// Every device it talks to (its power domains), sorted, deduplicated.
+    fn device_keys(&self) -> Vec<crate::lock::DeviceKey>;
+    /// Who it is for `verify`.
+    fn party(&self) -> Party;
+    /// Whether `--bmc-interval` spaces its sessions (a PDU serves a rack's
+    /// outlets one request at a time already: false).
+    fn paced(&self) -> bool {
+        true
+    }
+    /// The user name, for plans and audit records.
+    fn username(&self) -> &str {
+        ""
+    }
+    /// The credential reference a plan shows (the first one used).
+    fn credential(&self) -> &CredentialRef;
+    /// Every credential reference the method reads, with a label for a
+    /// missing one's message (`Some("PDU a")`), in order (`None`: the one
+    /// [`Method::credential`] shows).
+    fn credentials(&self) -> Vec<(Option<String>, &CredentialRef)> {
+        vec![(None, self.credential())]
+    }
+    /// Who the machine behind it must be (empty: not checked, or no device
+    /// that could say).
+    fn expected(&self) -> &ExpectedIdentity;
+    /// Whether a node's pin (`uuid`, `serial`) applies to it.
+    fn pinnable(&self) -> bool {
+        true
+    }
+    /// Pins it to `identity` (an error where there is no device to report one).
+    fn set_expected(&mut self, identity: ExpectedIdentity) -> Result<(), PinError>;
+    /// A run's login timeout (`--login-timeout`), where the platform takes
+    /// one from the method rather than the engine's step deadline.
+    fn set_login_timeout(&mut self, _timeout: Duration) {}
+    /// A node's off threshold in watts (metered outlets).
+    fn set_max_off_watts(&mut self, _watts: f64) {}
+    /// The host and port the method connects to, where that is the node
+    /// itself (a node's own SSH: verify probes it).
+    fn address(&self) -> Option<(String, u16)> {
+        None
+    }
+    /// Warnings a front says once per text (an old PDU's legacy security).
+    fn warnings(&self) -> Vec<String> {
+        Vec::new()
+    }
+    /// True when credentials travel in clear text, which a front says.
+    fn cleartext(&self) -> bool {
+        false
+    }
+    /// Resolves the credentials (a script gets until `deadline`) and builds
+    /// the driver.
+    fn build(&self, deadline: Option<Instant>) -> Local<'_, Result<Box<dyn Driver>, DriverError>>;
+    /// For the platform's own code: its concrete type.
+    fn as_any(&self) -> &dyn Any;
+}
+
+impl Clone for Box<dyn Method> {
+    fn clone(&self) -> Self {
+        self.clone_box()
+    }
+}
+
+/// Pins `expect` to `identity`, keeping the method's own names (an EC2
+/// `node_name`) when the node's pin has none: the rule every platform with
+/// a device follows.
+pub fn pin(expect: &mut ExpectedIdentity, identity: ExpectedIdentity) {
+    let names = std::mem::take(&mut expect.names);
+    *expect = identity;
+    if expect.names.is_empty() {
+        expect.names = names;
+    }
+}
+
+/// Writes `host:port`, an IPv6 address in brackets so that its port can
+/// be told apart (endpoints as plans print them).
+pub fn write_host_port(f: &mut fmt::Formatter<'_>, host: &str, port: u16) -> fmt::Result {
+    match host.contains(':') {
+        true => write!(f, "[{host}]:{port}"),
+        false => write!(f, "{host}:{port}"),
+    }
+}
+
+/// The [`DriverError`] of a method that cannot be configured as given.
+pub fn config_error(message: String) -> DriverError {
+    DriverError::new(ErrorKind::Config, Stage::Authenticate, message)
+}
+
+/// The [`DriverError`] of a credential that could not be read.
+pub fn credential_error(e: credential::CredentialError) -> DriverError {
+    DriverError::new(e.kind(), Stage::Authenticate, e.to_string())
+}
+
+/// One row of `fencekit list`: a system, domain, outlet or instance behind
+/// a device.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Listed {
+    /// The device it was read from when that is not the method's endpoint
+    /// (an outlet's PDU).
+    pub target: Option<String>,
+    /// Its name (and alias).
+    pub name: String,
+    /// Where it lives on the device (a Redfish system's path).
+    pub uri: Option<String>,
+    /// Its power state, when read.
+    pub state: Option<PowerState>,
+    /// Why its state could not be read.
+    pub error: Option<String>,
+}
+
+/// One plug behind a device, as the agents' `list` / `list-status` print it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PlugEntry {
+    /// What `--plug` (or, for Redfish, `--systems-uri`) takes.
+    pub id: String,
+    /// Upstream's alias column (often empty).
+    pub alias: String,
+    /// Its power state, when it could be read.
+    pub state: Option<PowerState>,
+}
+
+/// What a platform's driver adds to [`PowerDriver`]; every default fits a
+/// driver that has nothing behind it to list.
+#[allow(async_fn_in_trait)]
+pub trait PlatformDriver: PowerDriver + 'static {
+    /// Datagrams or requests sent, received, retransmitted (or throttled).
+    fn traffic(&self) -> (u32, u32, u32) {
+        (0, 0, 0)
+    }
+    /// Every plug with its state (the agents' `list`).
+    async fn plugs(&mut self, _deadline: Option<Instant>) -> Result<Vec<PlugEntry>, DriverError> {
+        Err(DriverError::new(
+            ErrorKind::Unsupported,
+            Stage::Status,
+            "this device has no plugs to list",
+        ))
+    }
+    /// What `fencekit list` shows behind the device (an error text when it
+    /// has nothing to list).
+    async fn list(&mut self, _deadline: Option<Instant>) -> Result<Vec<Listed>, String> {
+        Err("this device has nothing behind it to list".into())
+    }
+    /// Context for `verify` once the state was read: what a control plane
+    /// says about the last change (never a verdict of its own).
+    async fn context(&mut self, _expect_on: bool, _deadline: Option<Instant>) -> Vec<String> {
+        Vec::new()
+    }
+}
+
+/// A built driver behind a box: [`PowerDriver`] and [`PlatformDriver`]
+/// with boxed futures (object-safe). Every [`PlatformDriver`] is one.
+pub trait Driver {
+    /// [`PowerDriver::connect`].
+    fn connect(&mut self, deadline: Option<Instant>) -> Local<'_, Result<String, DriverError>>;
+    /// [`PowerDriver::status`].
+    fn status(&mut self, deadline: Option<Instant>) -> Local<'_, Result<PowerState, DriverError>>;
+    /// [`PowerDriver::observe`].
+    fn observe(&mut self, deadline: Option<Instant>) -> Local<'_, Result<Observed, DriverError>>;
+    /// [`PowerDriver::shows_transitions`].
+    fn shows_transitions(&self) -> bool;
+    /// [`PowerDriver::command`].
+    fn command(
+        &mut self,
+        command: PowerCommand,
+        deadline: Option<Instant>,
+    ) -> Local<'_, Result<(), DriverError>>;
+    /// [`PowerDriver::identity`].
+    fn identity(&mut self, deadline: Option<Instant>) -> Local<'_, Result<Identity, DriverError>>;
+    /// [`PowerDriver::power_reading`].
+    fn power_reading(
+        &mut self,
+        deadline: Option<Instant>,
+    ) -> Local<'_, Result<Option<PowerReading>, DriverError>>;
+    /// [`PowerDriver::observes_off`].
+    fn observes_off(&self) -> bool;
+    /// [`PowerDriver::set_up_answered`].
+    fn set_up_answered(&self) -> bool;
+    /// [`PowerDriver::state_detail`].
+    fn state_detail(&self) -> Option<String>;
+    /// [`PowerDriver::take_tolerances`].
+    fn take_tolerances(&mut self) -> Vec<Tolerance>;
+    /// [`PowerDriver::take_warnings`].
+    fn take_warnings(&mut self) -> Vec<String>;
+    /// [`PowerDriver::close`].
+    fn close(&mut self) -> Local<'_, ()>;
+    /// [`PlatformDriver::traffic`].
+    fn traffic(&self) -> (u32, u32, u32);
+    /// [`PlatformDriver::plugs`].
+    fn plugs(
+        &mut self,
+        deadline: Option<Instant>,
+    ) -> Local<'_, Result<Vec<PlugEntry>, DriverError>>;
+    /// [`PlatformDriver::list`].
+    fn list(&mut self, deadline: Option<Instant>) -> Local<'_, Result<Vec<Listed>, String>>;
+    /// [`PlatformDriver::context`].
+    fn context(&mut self, expect_on: bool, deadline: Option<Instant>) -> Local<'_, Vec<String>>;
+    /// For the platform's own code: its concrete type.
+    fn as_any(&self) -> &dyn Any;
+    /// For the platform's own code: its concrete type, to change.
+    fn as_any_mut(&mut self) -> &mut dyn Any;
+    /// For the platform's own code: its concrete type, to keep.
+    fn into_any(self: Box<Self>) -> Box<dyn Any>;
+}
+
+impl<T: PlatformDriver> Driver for T {
+    fn connect(&mut self, deadline: Option<Instant>) -> Local<'_, Result<String, DriverError>> {
+        Box::pin(PowerDriver::connect(self, deadline))
+    }
+    fn status(&mut self, deadline: Option<Instant>) -> Local<'_, Result<PowerState, DriverError>> {
+        Box::pin(PowerDriver::status(self, deadline))
+    }
+    fn observe(&mut self, deadline: Option<Instant>) -> Local<'_, Result<Observed, DriverError>> {
+        Box::pin(PowerDriver::observe(self, deadline))
+    }
+    fn shows_transitions(&self) -> bool {
+        PowerDriver::shows_transitions(self)
+    }
+    fn command(
+        &mut self,
+        command: PowerCommand,
+        deadline: Option<Instant>,
+    ) -> Local<'_, Result<(), DriverError>> {
+        Box::pin(PowerDriver::command(self, command, deadline))
+    }
+    fn identity(&mut self, deadline: Option<Instant>) -> Local<'_, Result<Identity, DriverError>> {
+        Box::pin(PowerDriver::identity(self, deadline))
+    }
+    fn power_reading(
+        &mut self,
+        deadline: Option<Instant>,
+    ) -> Local<'_, Result<Option<PowerReading>, DriverError>> {
+        Box::pin(PowerDriver::power_reading(self, deadline))
+    }
+    fn observes_off(&self) -> bool {
+        PowerDriver::observes_off(self)
+    }
+    fn set_up_answered(&self) -> bool {
+        PowerDriver::set_up_answered(self)
+    }
+    fn state_detail(&self) -> Option<String> {
+        PowerDriver::state_detail(self)
+    }
+    fn take_tolerances(&mut self) -> Vec<Tolerance> {
+        PowerDriver::take_tolerances(self)
+    }
+    fn take_warnings(&mut self) -> Vec<String> {
+        PowerDriver::take_warnings(self)
+    }
+    fn close(&mut self) -> Local<'_, ()> {
+        Box::pin(PowerDriver::close(self))
+    }
+    fn traffic(&self) -> (u32, u32, u32) {
+        PlatformDriver::traffic(self)
+    }
+    fn plugs(
+        &mut self,
+        deadline: Option<Instant>,
+    ) -> Local<'_, Result<Vec<PlugEntry>, DriverError>> {
+        Box::pin(PlatformDriver::plugs(self, deadline))
+    }
+    fn list(&mut self, deadline: Option<Instant>) -> Local<'_, Result<Vec<Listed>, String>> {
+        Box::pin(PlatformDriver::list(self, deadline))
+    }
+    fn context(&mut self, expect_on: bool, deadline: Option<Instant>) -> Local<'_, Vec<String>> {
+        Box::pin(PlatformDriver::context(self, expect_on, deadline))
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+    fn as_any_mut(&mut self) -> &mut dyn Any {
+        self
+    }
+    fn into_any(self: Box<Self>) -> Box<dyn Any> {
+        self
+    }
+}

@@ -1,0 +1,341 @@
+//! SNMP PDUs on the platform seam ([`crate::platform`]): a method for a
+//! node's outlets on one or more PDUs (a lock key per PDU), its secrets
+//! per PDU, the outlet as its verify party, the outlets for `list`.
+
+use super::config::SnmpConfig;
+use super::driver::SnmpDriver;
+use super::session::Security;
+use crate::engine::error::{DriverError, ErrorKind, Stage};
+use crate::engine::identity::ExpectedIdentity;
+use crate::platform::credential::{CredentialError, CredentialRef};
+use crate::platform::{self, Driver, Listed, Local, Method, Party, PinError, Platform, PlugEntry};
+use crate::secret::Secret;
+use std::fmt;
+use std::time::Instant;
+
+/// SNMP v1/v2c/v3 to switched PDUs.
+pub struct Snmp;
+
+/// The registered platform.
+pub static PLATFORM: Snmp = Snmp;
+
+impl Platform for Snmp {
+    fn name(&self) -> &'static str {
+        "snmp"
+    }
+    fn owns_scheme(&self, scheme: &str) -> bool {
+        scheme == "snmp"
+    }
+}
+
+/// Where one PDU's secrets come from.
+#[derive(Clone, Debug, Default)]
+pub struct SnmpCredentials {
+    /// v1/v2c community.
+    pub community: CredentialRef,
+    /// v3 authentication password.
+    pub auth: CredentialRef,
+    /// v3 privacy password.
+    pub privacy: CredentialRef,
+}
+
+impl SnmpCredentials {
+    /// The references that apply to `security`.
+    pub fn used(&self, security: &Security) -> Vec<&CredentialRef> {
+        match security {
+            Security::Community { .. } => vec![&self.community],
+            Security::Usm(u) => {
+                let mut v = Vec::new();
+                if u.auth.is_some() {
+                    v.push(&self.auth);
+                }
+                if u.privacy.is_some() {
+                    v.push(&self.privacy);
+                }
+                v
+            }
+        }
+    }
+}
+
+/// Why a PDU's secrets could not be filled in.
+#[derive(Debug, thiserror::Error)]
+pub enum PduSecretError {
+    /// A reference that needs reading where only inline secrets are taken.
+    #[error("PDU {pdu}: a secret from {from} cannot be read here")]
+    NotInline { pdu: String, from: String },
+    /// A reference that could not be read.
+    #[error("PDU {pdu}: {source}")]
+    Credential {
+        pdu: String,
+        source: CredentialError,
+    },
+    /// A community-based PDU with an empty community.
+    #[error("PDU {pdu}: no community (community_file, community_env or community_script)")]
+    NoCommunity { pdu: String },
+}
+
+impl PduSecretError {
+    /// The engine's class: a password script that ran out of time is a
+    /// timeout, anything else a configuration error.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            PduSecretError::Credential { source, .. } => source.kind(),
+            _ => ErrorKind::Config,
+        }
+    }
+}
+
+/// `config` with the secrets `credentials` give inline, for a front that
+/// has read them already (the SNMP agents: options, stdin, their password
+/// scripts): [`CredentialRef::Inline`] fills a slot, [`CredentialRef::None`]
+/// leaves it empty (refused later where the security level needs it), any
+/// other reference is an error (it would need reading: use the method's
+/// `build`).
+pub fn inline_snmp_secrets(
+    config: &SnmpConfig,
+    credentials: &[SnmpCredentials],
+) -> Result<SnmpConfig, PduSecretError> {
+    let take = |r: &CredentialRef, label: &str| match r {
+        CredentialRef::Inline(s) => Ok(s.clone()),
+        CredentialRef::None => Ok(Secret::default()),
+        other => Err(PduSecretError::NotInline {
+            pdu: label.to_string(),
+            from: other.describe(),
+        }),
+    };
+    let mut c = config.clone();
+    for (p, cred) in c.pdus.iter_mut().zip(credentials) {
+        match &mut p.security {
+            Security::Community { community, .. } => *community = take(&cred.community, &p.label)?,
+            Security::Usm(u) => {
+                if let Some((_, pw)) = &mut u.auth {
+                    *pw = take(&cred.auth, &p.label)?;
+                }
+                if let Some((_, pw)) = &mut u.privacy {
+                    *pw = take(&cred.privacy, &p.label)?;
+                }
+            }
+        }
+    }
+    Ok(c)
+}
+
+/// Fills the secrets of `config` from `credentials` (scripts until `deadline`).
+async fn fill_snmp(
+    config: &SnmpConfig,
+    credentials: &[SnmpCredentials],
+    deadline: Option<Instant>,
+) -> Result<SnmpConfig, PduSecretError> {
+    let mut c = config.clone();
+    for (p, cred) in c.pdus.iter_mut().zip(credentials) {
+        let pdu = p.label.clone();
+        let what = |source| PduSecretError::Credential {
+            pdu: pdu.clone(),
+            source,
+        };
+        match &mut p.security {
+            Security::Community { community, .. } => {
+                *community = cred.community.resolve(deadline).await.map_err(what)?;
+                if community.is_empty() {
+                    return Err(PduSecretError::NoCommunity { pdu });
+                }
+            }
+            Security::Usm(u) => {
+                if let Some((_, pw)) = &mut u.auth {
+                    *pw = cred.auth.resolve(deadline).await.map_err(what)?;
+                }
+                if let Some((_, pw)) = &mut u.privacy {
+                    *pw = cred.privacy.resolve(deadline).await.map_err(what)?;
+                }
+            }
+        }
+    }
+    Ok(c)
+}
+
+/// An SNMP method: a node's outlets on one or more PDUs; each PDU's
+/// secrets are filled from its [`SnmpCredentials`] at build time.
+#[derive(Clone, Debug)]
+pub struct SnmpMethod {
+    /// Everything but the secrets (their slots hold empty secrets).
+    pub config: SnmpConfig,
+    /// Per PDU, in the order of `config.pdus`.
+    pub credentials: Vec<SnmpCredentials>,
+}
+
+impl SnmpMethod {
+    /// The method as a plan holds it.
+    pub fn boxed(config: SnmpConfig, credentials: Vec<SnmpCredentials>) -> Box<dyn Method> {
+        Box::new(SnmpMethod {
+            config,
+            credentials,
+        })
+    }
+}
+
+const NONE: &CredentialRef = &CredentialRef::None;
+const NO_PIN: &ExpectedIdentity = &ExpectedIdentity {
+    uuid: None,
+    serial: None,
+    names: Vec::new(),
+};
+
+impl Method for SnmpMethod {
+    fn platform(&self) -> &'static dyn Platform {
+        &PLATFORM
+    }
+    fn clone_box(&self) -> Box<dyn Method> {
+        Box::new(self.clone())
+    }
+    fn endpoint(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let config = &self.config;
+        for (i, p) in config.pdus.iter().enumerate() {
+            if i > 0 {
+                f.write_str(" ")?;
+            }
+            write!(f, "{}/", p.url())?;
+            let outlets = config.outlets.iter().filter(|o| o.pdu == i);
+            for (k, o) in outlets.enumerate() {
+                if k > 0 {
+                    f.write_str(",")?;
+                }
+                write!(f, "{}", o.plug)?;
+            }
+        }
+        Ok(())
+    }
+    fn describe(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.config.describe())
+    }
+    fn device_keys(&self) -> Vec<crate::lock::DeviceKey> {
+        let mut keys: Vec<_> = self.config.pdus.iter().map(|p| p.lock_key()).collect();
+        keys.sort();
+        keys.dedup();
+        keys
+    }
+    fn party(&self) -> Party {
+        // A PDU cuts the node's power from outside: independent of the BMC.
+        Party::Outlet
+    }
+    fn paced(&self) -> bool {
+        false
+    }
+    fn username(&self) -> &str {
+        match self.config.pdus.first().map(|p| &p.security) {
+            Some(Security::Usm(u)) => &u.name,
+            _ => "",
+        }
+    }
+    fn credential(&self) -> &CredentialRef {
+        match (self.config.pdus.first(), self.credentials.first()) {
+            (Some(p), Some(c)) => c.used(&p.security).first().copied().unwrap_or(NONE),
+            _ => NONE,
+        }
+    }
+    fn credentials(&self) -> Vec<(Option<String>, &CredentialRef)> {
+        let mut v = Vec::new();
+        for (pdu, c) in self.config.pdus.iter().zip(&self.credentials) {
+            for r in c.used(&pdu.security) {
+                v.push((Some(format!("PDU {}", pdu.label)), r));
+            }
+        }
+        v
+    }
+    fn expected(&self) -> &ExpectedIdentity {
+        NO_PIN
+    }
+    fn pinnable(&self) -> bool {
+        false
+    }
+    fn set_expected(&mut self, identity: ExpectedIdentity) -> Result<(), PinError> {
+        match identity.is_empty() {
+            true => Ok(()),
+            false => Err(PinError::Pdu),
+        }
+    }
+    fn warnings(&self) -> Vec<String> {
+        self.config.legacy_warnings()
+    }
+    fn set_max_off_watts(&mut self, watts: f64) {
+        self.config.max_off_watts = watts;
+    }
+    fn build(&self, deadline: Option<Instant>) -> Local<'_, Result<Box<dyn Driver>, DriverError>> {
+        Box::pin(async move {
+            let c = fill_snmp(&self.config, &self.credentials, deadline)
+                .await
+                .map_err(|e| DriverError::new(e.kind(), Stage::Authenticate, e.to_string()))?;
+            SnmpDriver::new(c)
+                .map(|d| Box::new(d) as Box<dyn Driver>)
+                .map_err(|e| platform::config_error(e.to_string()))
+        })
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+impl platform::PlatformDriver for SnmpDriver {
+    fn traffic(&self) -> (u32, u32, u32) {
+        let s = self.stats();
+        (s.sent, s.received, s.retransmits)
+    }
+    /// The PDU's outlets: number (or SWITCH:OUTLET), name, state.
+    async fn plugs(&mut self, deadline: Option<Instant>) -> Result<Vec<PlugEntry>, DriverError> {
+        Ok(SnmpDriver::list(self, 0, deadline)
+            .await?
+            .into_iter()
+            .map(|o| PlugEntry {
+                id: o.id,
+                alias: o.alias,
+                state: o.state,
+            })
+            .collect())
+    }
+    /// Every PDU's outlets, each row naming its PDU; a PDU that cannot be
+    /// listed is a row with its error.
+    async fn list(&mut self, deadline: Option<Instant>) -> Result<Vec<Listed>, String> {
+        let mut rows = Vec::new();
+        for pdu in 0..self.config().pdus.len() {
+            let label = self.config().pdus[pdu].url();
+            match SnmpDriver::list(self, pdu, deadline).await {
+                Ok(outlets) => rows.extend(outlets.into_iter().map(|o| Listed {
+                    target: Some(label.clone()),
+                    name: format!("{} {}", o.id, o.alias),
+                    uri: None,
+                    state: o.state,
+                    error: None,
+                })),
+                Err(e) => rows.push(Listed {
+                    target: None,
+                    name: "-".into(),
+                    uri: None,
+                    state: None,
+                    error: Some(e.to_string()),
+                }),
+            }
+        }
+        Ok(rows)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_pdu_password_script_out_of_time_stays_a_timeout() {
+        let e = PduSecretError::Credential {
+            pdu: "pdu-a".into(),
+            source: CredentialError::Timeout(std::time::Duration::from_secs(2)),
+        };
+        assert_eq!(e.kind(), ErrorKind::Timeout);
+        assert!(e
+            .to_string()
+            .starts_with("PDU pdu-a: the password script did not finish"));
+        let e = PduSecretError::NoCommunity {
+            pdu: "pdu-a".into(),
+        };
+        assert_eq!(e.kind(), ErrorKind::Config);
+    }
+}

@@ -1,0 +1,188 @@
+//! SSH on the platform seam ([`crate::platform`]): `ssh://` targets with
+//! the virsh, host and custom profiles; a method that builds an
+//! [`SshDriver`]; the hypervisor (virsh), the node itself (host) or its
+//! controller (custom) as the verify party; the domains for `list`.
+
+use super::config::{Profile, SshAuth, SshConfig};
+use super::driver::SshDriver;
+use super::hostkey::HostKeyPolicy;
+use crate::engine::error::DriverError;
+use crate::engine::identity::ExpectedIdentity;
+use crate::platform::credential::CredentialRef;
+use crate::platform::{self, Driver, Listed, Local, Method, Party, PinError, Platform, PlugEntry};
+use std::fmt;
+use std::path::PathBuf;
+use std::time::Instant;
+
+/// SSH to a hypervisor, the node itself or a custom controller.
+pub struct Ssh;
+
+/// The registered platform.
+pub static PLATFORM: Ssh = Ssh;
+
+impl Platform for Ssh {
+    fn name(&self) -> &'static str {
+        "ssh"
+    }
+    fn owns_scheme(&self, scheme: &str) -> bool {
+        scheme == "ssh"
+    }
+}
+
+/// An SSH method. `config.auth` is completed at build time: a key
+/// (`identity`, with `credential` as its passphrase), the ssh-agent
+/// (`agent`), or a password from `credential`.
+#[derive(Clone, Debug)]
+pub struct SshMethod {
+    /// Everything but the secret.
+    pub config: SshConfig,
+    /// A private key file.
+    pub identity: Option<PathBuf>,
+    /// Use the ssh-agent.
+    pub agent: bool,
+    /// The password, or the key's passphrase.
+    pub credential: CredentialRef,
+    /// Who the machine behind it must be (empty: not checked).
+    pub expect: ExpectedIdentity,
+}
+
+impl SshMethod {
+    /// The profile's verify party.
+    fn role(&self) -> Party {
+        match self.config.profile {
+            Profile::Host => Party::Host {
+                host: self.config.host.clone(),
+                port: self.config.port,
+            },
+            // The hypervisor sees the guest from outside it.
+            Profile::Virsh { .. } => Party::Hypervisor,
+            // A custom command is the node's controller.
+            Profile::Custom { .. } => Party::Controller,
+        }
+    }
+}
+
+impl Method for SshMethod {
+    fn platform(&self) -> &'static dyn Platform {
+        &PLATFORM
+    }
+    fn clone_box(&self) -> Box<dyn Method> {
+        Box::new(self.clone())
+    }
+    fn endpoint(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "ssh://{}", self.config.endpoint())?;
+        match &self.config.profile {
+            Profile::Virsh { plug } => write!(f, "/virsh/{}", plug.as_deref().unwrap_or("")),
+            Profile::Host => f.write_str("/host"),
+            Profile::Custom { .. } => f.write_str("/custom"),
+        }
+    }
+    fn describe(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} profile, ", self.config.profile.name())?;
+        match (&self.identity, self.agent) {
+            (Some(p), _) => write!(f, "key {}", p.display())?,
+            (None, true) => f.write_str("ssh-agent")?,
+            (None, false) => f.write_str("password")?,
+        }
+        f.write_str(", host key ")?;
+        match &self.config.host_keys {
+            HostKeyPolicy::KnownHosts(None) => f.write_str("checked against ~/.ssh/known_hosts"),
+            HostKeyPolicy::KnownHosts(Some(p)) => write!(f, "checked against {}", p.display()),
+            HostKeyPolicy::Pinned(fp) => write!(f, "pinned {fp}"),
+            HostKeyPolicy::AcceptNew(_) => f.write_str("accepted if new"),
+            HostKeyPolicy::AcceptAny => f.write_str("NOT checked"),
+        }
+    }
+    fn device_keys(&self) -> Vec<crate::lock::DeviceKey> {
+        vec![self.config.lock_key()]
+    }
+    fn party(&self) -> Party {
+        self.role()
+    }
+    fn address(&self) -> Option<(String, u16)> {
+        Some((self.config.host.clone(), self.config.port))
+    }
+    fn username(&self) -> &str {
+        &self.config.username
+    }
+    fn credential(&self) -> &CredentialRef {
+        &self.credential
+    }
+    fn expected(&self) -> &ExpectedIdentity {
+        &self.expect
+    }
+    fn set_expected(&mut self, identity: ExpectedIdentity) -> Result<(), PinError> {
+        platform::pin(&mut self.expect, identity);
+        Ok(())
+    }
+    fn set_login_timeout(&mut self, timeout: std::time::Duration) {
+        self.config.connect_timeout = timeout;
+    }
+    fn build(&self, deadline: Option<Instant>) -> Local<'_, Result<Box<dyn Driver>, DriverError>> {
+        Box::pin(async move {
+            let mut c = self.config.clone();
+            let cred = &self.credential;
+            c.auth = match (&self.identity, self.agent) {
+                (Some(path), _) => SshAuth::Key {
+                    path: path.clone(),
+                    passphrase: match cred {
+                        CredentialRef::None => None,
+                        other => Some(
+                            other
+                                .resolve(deadline)
+                                .await
+                                .map_err(platform::credential_error)?,
+                        ),
+                    },
+                },
+                (None, true) => SshAuth::Agent,
+                (None, false) => SshAuth::Password(
+                    cred.resolve(deadline)
+                        .await
+                        .map_err(platform::credential_error)?,
+                ),
+            };
+            SshDriver::new(c)
+                .map(|d| Box::new(d) as Box<dyn Driver>)
+                .map_err(|e| platform::config_error(e.to_string()))
+        })
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+impl platform::PlatformDriver for SshDriver {
+    fn traffic(&self) -> (u32, u32, u32) {
+        let s = self.stats();
+        (s.commands, s.commands, 0)
+    }
+    /// The domains `virsh list --all` shows, with their states.
+    async fn plugs(&mut self, deadline: Option<Instant>) -> Result<Vec<PlugEntry>, DriverError> {
+        Ok(self
+            .list(deadline)
+            .await?
+            .into_iter()
+            .map(|(id, state)| PlugEntry {
+                id,
+                alias: String::new(),
+                state,
+            })
+            .collect())
+    }
+    async fn list(&mut self, deadline: Option<Instant>) -> Result<Vec<Listed>, String> {
+        let domains = SshDriver::list(self, deadline)
+            .await
+            .map_err(|e| e.to_string())?;
+        Ok(domains
+            .into_iter()
+            .map(|(name, state)| Listed {
+                target: None,
+                name,
+                uri: None,
+                state,
+                error: None,
+            })
+            .collect())
+    }
+}
