@@ -69,6 +69,7 @@ pub const AGENT_NAMES: &[&str] = &[
     "fence_tripplite_snmp",
     "fence_eaton_snmp",
     "fence_aws",
+    "fence_kubevirt",
 ];
 
 /// True when `name` (argv[0]'s file name) is a fence agent this binary can be.

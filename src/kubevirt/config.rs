@@ -136,14 +136,15 @@ impl KubevirtConfig {
         )
     }
 
-    /// The power domain: one VM of one cluster context.
-    pub fn lock_key(&self) -> String {
-        format!(
-            "kubevirt:{}/{}/{}",
-            self.context.as_deref().unwrap_or(""),
-            self.namespace.as_deref().unwrap_or(""),
-            self.vm
-        )
+    /// The power domain: one VM of one namespace (of one context).
+    pub fn lock_key(&self) -> crate::lock::DeviceKey {
+        let mut name = format!("{}.{}", self.vm, self.namespace.as_deref().unwrap_or("-"));
+        if let Some(c) = &self.context {
+            name.push('.');
+            name.push_str(c);
+        }
+        name.push_str(".kubevirt");
+        crate::lock::DeviceKey::new(&name, 0, 0)
     }
 }
 
@@ -226,7 +227,12 @@ mod tests {
         assert_eq!(c.context.as_deref(), Some("admin@ocp-1"));
         assert_eq!(c.namespace.as_deref(), Some("guests"));
         assert_eq!(c.url(), "kubevirt://admin@ocp-1@guests/node-1");
-        assert_eq!(c.lock_key(), "kubevirt:admin@ocp-1/guests/node-1");
+        assert_ne!(
+            c.lock_key(),
+            KubevirtConfig::from_url("kubevirt://guests/node-1")
+                .unwrap()
+                .lock_key()
+        );
         for bad in [
             "kubevirt://node-1",
             "kubevirt:///node-1",

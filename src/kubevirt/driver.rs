@@ -737,19 +737,20 @@ impl PowerDriver for KubevirtDriver {
         command: PowerCommand,
         deadline: Option<Instant>,
     ) -> Result<(), DriverError> {
-        let (verb, body) =
-            match command {
-                PowerCommand::Off => ("stop", json!({ "gracePeriod": 0 })),
-                PowerCommand::On => ("start", json!({})),
-                PowerCommand::Cycle => ("restart", json!({ "gracePeriodSeconds": 0 })),
-                other => return Err(DriverError::new(
+        let (verb, body) = match command {
+            PowerCommand::Off => ("stop", json!({ "gracePeriod": 0 })),
+            PowerCommand::On => ("start", json!({})),
+            PowerCommand::Cycle => ("restart", json!({ "gracePeriodSeconds": 0 })),
+            other => {
+                return Err(DriverError::new(
                     ErrorKind::Unsupported,
                     Stage::Command,
                     format!(
                         "KubeVirt has no {other}: use off, on, reboot or --method cycle (restart)"
                     ),
-                )),
-            };
+                ))
+            }
+        };
         let before = self.vmi.as_ref().map(|i| i.uid.clone());
         let refused = match self.subresource(verb, body, deadline).await? {
             Sub::Accepted => {

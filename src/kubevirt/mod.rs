@@ -28,3 +28,4 @@ pub mod driver;
 pub mod http;
 pub mod kubeconfig;
 pub mod model;
+pub mod platform;
