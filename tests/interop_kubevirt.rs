@@ -694,3 +694,131 @@ fn a_wrong_expected_uuid_changes_nothing() {
     assert_eq!(f.error.kind, ErrorKind::IdentityMismatch, "{f:?}");
     assert!(peer.puts().is_empty());
 }
+
+// ---- the drop-in: fencekit as `fence_kubevirt` beside upstream's ----------
+
+/// fencekit invoked as `fence_kubevirt` (a symlink) on the same peer.
+fn ours(peer: &Peer, args: &[&str], stdin: Option<&str>) -> Run {
+    let link = peer.tmp.join("fence_kubevirt");
+    if !link.exists() {
+        std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_fencekit"), &link).unwrap();
+    }
+    let mut c = match stdin {
+        None => {
+            let mut c = Command::new(&link);
+            c.arg("--kubeconfig")
+                .arg(peer.kubeconfig(TOKEN))
+                .args(["--namespace", NS])
+                .args(args);
+            c
+        }
+        Some(text) => {
+            // support::run gives no stdin: the shell redirects a file.
+            let path = peer.tmp.join("stdin");
+            std::fs::write(&path, text).unwrap();
+            let mut c = Command::new("bash");
+            c.arg("-c")
+                .arg(format!("exec '{}' < '{}'", link.display(), path.display()));
+            c
+        }
+    };
+    c.env("HOME", &peer.tmp)
+        .env("XDG_RUNTIME_DIR", &peer.tmp)
+        .env_remove("KUBECONFIG");
+    support::run(c, Duration::from_secs(60))
+}
+
+#[test]
+fn the_drop_in_agrees_with_upstream_or_differs_safely() {
+    let Some(peer) = Peer::start(6) else { return };
+    peer.vm(json!({"name": "vm-a"}));
+    peer.vm(json!({"name": "vm-b"}));
+    peer.vm(json!({"name": "vm-h", "runStrategy": "Halted"}));
+    peer.vm(json!({"name": "vm-lost", "node": "worker-9"}));
+    peer.control(json!({"op": "node_lost", "node": "worker-9", "vmi_phase": "Failed"}));
+    // status: same lines and exit codes.
+    let r = ours(&peer, &["-n", "vm-a", "-o", "status"], None);
+    assert_eq!(
+        (r.code, r.stdout.trim()),
+        (Some(0), "Status: ON"),
+        "{}",
+        r.text()
+    );
+    let r = ours(&peer, &["-n", "vm-h", "-o", "status"], None);
+    assert_eq!(
+        (r.code, r.stdout.trim()),
+        (Some(2), "Status: OFF"),
+        "{}",
+        r.text()
+    );
+    // list: the VM names with an empty alias, as upstream prints them.
+    let r = ours(&peer, &["-o", "list"], None);
+    assert_eq!(r.code, Some(0), "{}", r.text());
+    assert_eq!(
+        r.stdout.lines().collect::<Vec<_>>(),
+        ["vm-a,", "vm-b,", "vm-h,", "vm-lost,"]
+    );
+    // off: a hard stop confirmed at once.
+    let r = ours(&peer, &["-n", "vm-a", "-o", "off"], None);
+    assert_eq!(
+        (r.code, r.stdout.trim()),
+        (Some(0), "Success: Powered OFF"),
+        "{}",
+        r.text()
+    );
+    assert!(r.elapsed < Duration::from_secs(3), "{:?}", r.elapsed);
+    assert_eq!(peer.puts().last().unwrap().1, json!({"gracePeriod": 0}));
+    // Pacemaker's stdin.
+    let cfg = peer.kubeconfig(TOKEN);
+    let r = ours(
+        &peer,
+        &[],
+        Some(&format!(
+            "action=on\nplug=vm-a\nnamespace={NS}\nkubeconfig={}\n",
+            cfg.display()
+        )),
+    );
+    assert_eq!(
+        (r.code, r.stdout.trim()),
+        (Some(0), "Success: Powered ON"),
+        "{}",
+        r.text()
+    );
+    // The lost node: exit 1 naming it; nothing sent.
+    let before = peer.puts().len();
+    let r = ours(&peer, &["-n", "vm-lost", "-o", "off"], None);
+    assert_eq!(r.code, Some(1), "{}", r.text());
+    assert!(r.text().contains("worker-9"), "{}", r.text());
+    assert_eq!(peer.puts().len(), before);
+    // A wrong firmware UUID: exit 1, nothing sent, the VM still runs.
+    let r = ours(
+        &peer,
+        &[
+            "-n",
+            "vm-b",
+            "-o",
+            "off",
+            "--expect-uuid",
+            "00000000-0000-0000-0000-000000000001",
+        ],
+        None,
+    );
+    assert_eq!(r.code, Some(1), "{}", r.text());
+    assert_eq!(peer.puts().len(), before);
+    assert_eq!(peer.vmi_phase("vm-b").as_deref(), Some("Running"));
+    if !has_upstream() {
+        return;
+    }
+    let u = up(&peer, &["-n", "vm-b", "-o", "status"]);
+    assert_eq!((u.code, u.stdout.trim()), (Some(0), "Status: ON"));
+    let u = up(&peer, &["-n", "vm-h", "-o", "status"]);
+    assert_eq!((u.code, u.stdout.trim()), (Some(2), "Status: OFF"));
+    let u = up(&peer, &["-o", "list"]);
+    assert_eq!(
+        u.stdout.lines().collect::<Vec<_>>(),
+        ["vm-a,", "vm-b,", "vm-h,", "vm-lost,"]
+    );
+    // Upstream at 4.12.1 on the lost node: status "unknown", exit 1.
+    let u = up(&peer, &["-n", "vm-lost", "-o", "status"]);
+    assert_eq!(u.code, Some(1), "{}", u.text());
+}
