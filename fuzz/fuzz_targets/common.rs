@@ -15,7 +15,7 @@
 //! one input are separated by [`SEP`]; a leading mode byte selects a stage.
 #![allow(dead_code)]
 
-use fencekit::agent::defs::{self, Agent, DriverKind};
+use fencekit::agent::defs::{self, Agent};
 use fencekit::agent::key::Key;
 use fencekit::agent::values::{self, Values};
 use fencekit::agent::{getopt, ipmilan, redfish as agent_redfish, run as agent_run, stdin, virsh};
@@ -897,13 +897,13 @@ fn after_parse(mut values: Values, agent: &Agent) {
         }
     }
     match agent.family.driver {
-        DriverKind::Aws => {
+        "aws" => {
             if let Ok(cfg) = fencekit::agent::aws::config(&values, agent) {
                 assert!(cfg.validate().is_ok());
                 let _ = fencekit::agent::aws::describe(&cfg);
             }
         }
-        DriverKind::Snmp => {
+        "snmp" => {
             // A profile path would read a file: only built-in profiles here.
             let mut values = values.clone();
             values.remove(Key::PduProfile);
@@ -912,19 +912,19 @@ fn after_parse(mut values: Values, agent: &Agent) {
                 let _ = fencekit::agent::snmp::describe(&cfg);
             }
         }
-        DriverKind::Ipmi => {
+        "ipmi" => {
             if let Ok(cfg) = ipmilan::config(&values, agent) {
                 assert!(cfg.validate().is_ok());
                 let _ = ipmilan::describe(&cfg);
             }
         }
-        DriverKind::Redfish => {
+        "redfish" => {
             if let Ok(cfg) = agent_redfish::config(&values, agent) {
                 assert!(cfg.validate().is_ok());
                 let _ = agent_redfish::describe(&cfg);
             }
         }
-        DriverKind::Ssh => {
+        "ssh" => {
             if let Ok(cfg) = virsh::config(&values, agent) {
                 let _ = (virsh::describe(&cfg), virsh::ssh_config(&cfg));
             }
@@ -941,6 +941,8 @@ fn after_parse(mut values: Values, agent: &Agent) {
                 }
             }
         }
+        // A platform added later: its family builder is fuzzed once it has an arm here.
+        _ => {}
     }
 }
 

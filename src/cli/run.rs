@@ -175,7 +175,8 @@ fn plan_row<'a>(
     };
     // A method may read more references (a PDU method: up to three per PDU).
     for (label, r) in m.credentials() {
-        if let (Some(label), Err(e)) = (label, &checks.check(r).1) {
+        let Some(label) = label else { continue };
+        if let Err(e) = &checks.check(r).1 {
             *ok = false;
             check = Cow::Owned(format!("MISSING: {label}: {e}"));
         }
