@@ -322,7 +322,10 @@ fn off_is_a_hard_stop_confirmed_at_once_where_upstream_waits_through_the_grace_p
     assert!(took < Duration::from_secs(2), "fencekit off took {took:?}");
     // Off was confirmed with the VMI gone or Succeeded (its launcher gone).
     let phase = peer.vmi_phase("vm-a");
-    assert!(matches!(phase.as_deref(), None | Some("Succeeded")), "{phase:?}");
+    assert!(
+        matches!(phase.as_deref(), None | Some("Succeeded")),
+        "{phase:?}"
+    );
     // The VM is Halted now: a second off is "already off", nothing sent.
     let mut d = driver(&peer, "vm-a");
     assert_eq!(
@@ -823,4 +826,44 @@ fn the_drop_in_agrees_with_upstream_or_differs_safely() {
     // Upstream at 4.12.1 on the lost node: status "unknown", exit 1.
     let u = up(&peer, &["-n", "vm-lost", "-o", "status"]);
     assert_eq!(u.code, Some(1), "{}", u.text());
+}
+
+#[test]
+fn native_targets_name_the_context_and_pin_the_vm_uid() {
+    let Some(peer) = Peer::start(6) else { return };
+    let (uid, _) = peer.vm(json!({"name": "vm-a"}));
+    let kc = peer.kubeconfig(TOKEN);
+    let native = |args: &[&str]| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_fencekit"));
+        c.args(args)
+            .arg("--kubeconfig")
+            .arg(&kc)
+            .env("HOME", &peer.tmp)
+            .env("XDG_RUNTIME_DIR", &peer.tmp)
+            .env_remove("KUBECONFIG");
+        support::run(c, Duration::from_secs(60))
+    };
+    let r = native(&["status", &format!("kubevirt://fencing@{NS}/vm-a")]);
+    assert_eq!(r.code, Some(0), "{}", r.text());
+    assert!(r.text().contains(": on"), "{}", r.text());
+    let r = native(&["status", &format!("kubevirt://nosuch@{NS}/vm-a")]);
+    assert_eq!(r.code, Some(1), "{}", r.text());
+    assert!(r.text().contains("no context 'nosuch'"), "{}", r.text());
+    let r = native(&[
+        "off",
+        &format!("kubevirt://{NS}/vm-a"),
+        "--expect-vm-uid",
+        "not-this-uid",
+    ]);
+    assert_eq!(r.code, Some(1), "{}", r.text());
+    assert!(r.text().contains(&uid), "{}", r.text());
+    assert!(peer.puts().is_empty());
+    let r = native(&[
+        "off",
+        &format!("kubevirt://{NS}/vm-a"),
+        "--expect-vm-uid",
+        &uid,
+    ]);
+    assert_eq!(r.code, Some(0), "{}", r.text());
+    assert_eq!(peer.puts().len(), 1);
 }

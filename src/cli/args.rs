@@ -312,7 +312,8 @@ pub struct ActionArgs {
     /// Redfish: accept exactly the certificate with this SHA-256 fingerprint (SHA256:…).
     #[arg(long, value_name = "FP")]
     pub ssl_fingerprint: Option<String>,
-    /// Redfish: do not verify the certificate (anyone on the path can impersonate the BMC).
+    /// Redfish, KubeVirt: do not verify the certificate (anyone on the path can impersonate the
+    /// BMC or the API server).
     #[arg(long)]
     pub ssl_insecure: bool,
     /// Redfish: log in through SessionService (X-Auth-Token) and log out at the end.
@@ -343,6 +344,10 @@ pub struct ActionArgs {
     /// Amazon EC2 (aws:// targets, --driver aws).
     #[command(flatten)]
     pub aws: AwsArgs,
+
+    /// KubeVirt (kubevirt:// targets).
+    #[command(flatten)]
+    pub kubevirt: KubevirtArgs,
 
     /// Blind wait after each power command before polling.
     #[arg(long, value_name = "DUR", default_value = "0s", value_parser = crate::time::parse_duration)]
@@ -409,6 +414,22 @@ pub struct AwsArgs {
     /// metadata service tells; refused otherwise).
     #[arg(long)]
     pub allow_self_fence: bool,
+}
+
+/// KubeVirt options (targets `kubevirt://[CONTEXT@]NAMESPACE/VM`; inventory
+/// `driver = "kubevirt"`).
+#[derive(Args, Debug, Clone, Default)]
+#[command(next_help_heading = "KubeVirt")]
+pub struct KubevirtArgs {
+    /// KubeVirt: the kubeconfig file (default: KUBECONFIG, ~/.kube/config,
+    /// then the pod's service account). Inventories use kubeconfig.
+    #[arg(long, value_name = "FILE")]
+    pub kubeconfig: Option<std::path::PathBuf>,
+    /// KubeVirt: refuse to act (before any state change) unless the
+    /// VirtualMachine's metadata.uid is UID. Inventories use vm_uid;
+    /// --expect-uuid compares the VMI's firmware UUID.
+    #[arg(long, value_name = "UID")]
+    pub expect_vm_uid: Option<String>,
 }
 
 /// Options of `off` and `reboot`: the common ones and operator safety.

@@ -79,10 +79,8 @@ fn cli_options(a: &ActionArgs) -> MethodOptions {
         node_name: a.aws.expect_node_name.clone(),
         expect_tag: a.aws.expect_tag.clone(),
         allow_self_fence: a.aws.allow_self_fence,
-        // KubeVirt natively: KUBECONFIG, ~/.kube/config or the service
-        // account, the context from kubevirt://CONTEXT@NS/VM.
-        kubeconfig: None,
-        vm_uid: None,
+        kubeconfig: a.kubevirt.kubeconfig.clone(),
+        vm_uid: a.kubevirt.expect_vm_uid.clone(),
     }
 }
 
