@@ -858,12 +858,26 @@ fn native_targets_name_the_context_and_pin_the_vm_uid() {
     assert_eq!(r.code, Some(1), "{}", r.text());
     assert!(r.text().contains(&uid), "{}", r.text());
     assert!(peer.puts().is_empty());
-    let r = native(&[
-        "off",
-        &format!("kubevirt://{NS}/vm-a"),
-        "--expect-vm-uid",
-        &uid,
-    ]);
+    // An inventory level: driver = "kubevirt", its kubeconfig and vm_uid.
+    let inv = peer.tmp.join("inv.toml");
+    std::fs::write(
+        &inv,
+        format!(
+            "[[node]]\nname = \"guest-1\"\n  [[node.fence]]\n  driver = \"kubevirt\"\n  \
+             endpoint = \"kubevirt://{NS}/vm-a\"\n  kubeconfig = \"{}\"\n  vm_uid = \"{uid}\"\n",
+            kc.display()
+        ),
+    )
+    .unwrap();
+    let mut c = Command::new(env!("CARGO_BIN_EXE_fencekit"));
+    c.args(["off", "guest-1", "--inventory"])
+        .arg(&inv)
+        .env("HOME", &peer.tmp)
+        .env("XDG_RUNTIME_DIR", &peer.tmp)
+        .env_remove("KUBECONFIG");
+    let r = support::run(c, Duration::from_secs(60));
     assert_eq!(r.code, Some(0), "{}", r.text());
-    assert_eq!(peer.puts().len(), 1);
+    let puts = peer.puts();
+    assert_eq!(puts.len(), 1);
+    assert_eq!(puts[0].1, json!({"gracePeriod": 0}));
 }
