@@ -823,4 +823,29 @@ users:
         );
         assert_eq!(e.unwrap_err(), KubeconfigError::Nothing);
     }
+
+    #[test]
+    fn never_panics_on_odd_bytes() {
+        let pieces = [
+            "a:", " b", "- ", "-", ": ", "\"", "'", "{", "}", "[", "]", "#", "\n", "  ", "x", "\\",
+            "é", ",", "...", "---", "\t",
+        ];
+        // Every text of up to four pieces, and a few long ones.
+        let mut texts = Vec::new();
+        for a in pieces {
+            for b in pieces {
+                for c in pieces {
+                    texts.push(format!("{a}{b}{c}"));
+                    for d in ["\n", ": ", "- "] {
+                        texts.push(format!("{a}{b}{d}{c}"));
+                    }
+                }
+            }
+        }
+        texts.push("a:\n- b:\n  - c: [x, y]\n  -\n- 'd'\n".repeat(50));
+        for t in &texts {
+            let _ = parse(t.as_bytes());
+        }
+        assert!(parse(&[0xff, 0xfe]).is_err());
+    }
 }
