@@ -24,6 +24,7 @@ const FAMILY_FILES: &[&str] = &[
     "apc_snmp.toml",
     "eaton_snmp.toml",
     "aws.toml",
+    "kubevirt.toml",
 ];
 
 fn main() {

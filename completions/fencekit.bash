@@ -103,7 +103,7 @@ _fencekit() {
             return 0
             ;;
         fencekit__subcmd__agent)
-            opts="fence_ipmilan fence_ilo3 fence_ilo4 fence_ilo5 fence_ipmilanplus fence_imm fence_idrac fence_redfish fence_virsh fence_apc_snmp fence_tripplite_snmp fence_eaton_snmp fence_aws"
+            opts="fence_ipmilan fence_ilo3 fence_ilo4 fence_ilo5 fence_ipmilanplus fence_imm fence_idrac fence_redfish fence_virsh fence_apc_snmp fence_tripplite_snmp fence_eaton_snmp fence_aws fence_kubevirt"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -117,7 +117,7 @@ _fencekit() {
             return 0
             ;;
         fencekit__subcmd__check)
-            opts="-i -a -u -l -p -S -C -L -A -W -n -k -m -o -v -h -V --inventory --all --parallel --stagger --bmc-interval --max-per-address --level --audit --dry-run --no-lock --address --probe-port --verify --accept-bmc-only --max-off-watts --allow-host-only --expect-uuid --expect-serial --driver --ip --ipport --username --password --password-file --password-env --password-script --cipher --privlvl --ipmi-version --auth --hexadecimal-kg --accept-unauthenticated-replies --workaround --systems-uri --redfish-uri --plug --ca-cert --ssl-fingerprint --ssl-insecure --redfish-session --identity-file --ssh-agent --ssh-known-hosts --ssh-host-key --ssh-accept-new --use-sudo --missing-as-off --region --access-key --endpoint-url --expect-node-name --expect-tag --allow-self-fence --power-wait --power-timeout --poll-interval --confirm --retry-on --method --timeout --login-timeout --output --verbose --record-identity --baseline --record --probe-timeout --watch --listen --web-config --pacemaker --cib --sbd-config --far --secret --nodes --kubeconfig --remediation-timeout --no-device-check --help --version"
+            opts="-i -a -u -l -p -S -C -L -A -W -n -k -m -o -v -h -V --inventory --all --parallel --stagger --bmc-interval --max-per-address --level --audit --dry-run --no-lock --address --probe-port --verify --accept-bmc-only --max-off-watts --allow-host-only --expect-uuid --expect-serial --driver --ip --ipport --username --password --password-file --password-env --password-script --cipher --privlvl --ipmi-version --auth --hexadecimal-kg --accept-unauthenticated-replies --workaround --systems-uri --redfish-uri --plug --ca-cert --ssl-fingerprint --ssl-insecure --redfish-session --identity-file --ssh-agent --ssh-known-hosts --ssh-host-key --ssh-accept-new --use-sudo --missing-as-off --region --access-key --endpoint-url --expect-node-name --expect-tag --allow-self-fence --kubeconfig --expect-vm-uid --power-wait --power-timeout --poll-interval --confirm --retry-on --method --timeout --login-timeout --output --verbose --record-identity --baseline --record --probe-timeout --watch --listen --web-config --pacemaker --cib --sbd-config --far --secret --nodes --remediation-timeout --no-device-check --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -327,6 +327,14 @@ _fencekit() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --kubeconfig)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --expect-vm-uid)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --power-wait)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -408,10 +416,6 @@ _fencekit() {
                     return 0
                     ;;
                 --nodes)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --kubeconfig)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -599,7 +603,7 @@ _fencekit() {
             return 0
             ;;
         fencekit__subcmd__list)
-            opts="-i -a -u -l -p -S -C -L -A -W -n -k -m -o -v -h -V --inventory --all --parallel --stagger --bmc-interval --max-per-address --level --audit --dry-run --no-lock --address --probe-port --verify --accept-bmc-only --max-off-watts --allow-host-only --expect-uuid --expect-serial --driver --ip --ipport --username --password --password-file --password-env --password-script --cipher --privlvl --ipmi-version --auth --hexadecimal-kg --accept-unauthenticated-replies --workaround --systems-uri --redfish-uri --plug --ca-cert --ssl-fingerprint --ssl-insecure --redfish-session --identity-file --ssh-agent --ssh-known-hosts --ssh-host-key --ssh-accept-new --use-sudo --missing-as-off --region --access-key --endpoint-url --expect-node-name --expect-tag --allow-self-fence --power-wait --power-timeout --poll-interval --confirm --retry-on --method --timeout --login-timeout --output --verbose --help --version"
+            opts="-i -a -u -l -p -S -C -L -A -W -n -k -m -o -v -h -V --inventory --all --parallel --stagger --bmc-interval --max-per-address --level --audit --dry-run --no-lock --address --probe-port --verify --accept-bmc-only --max-off-watts --allow-host-only --expect-uuid --expect-serial --driver --ip --ipport --username --password --password-file --password-env --password-script --cipher --privlvl --ipmi-version --auth --hexadecimal-kg --accept-unauthenticated-replies --workaround --systems-uri --redfish-uri --plug --ca-cert --ssl-fingerprint --ssl-insecure --redfish-session --identity-file --ssh-agent --ssh-known-hosts --ssh-host-key --ssh-accept-new --use-sudo --missing-as-off --region --access-key --endpoint-url --expect-node-name --expect-tag --allow-self-fence --kubeconfig --expect-vm-uid --power-wait --power-timeout --poll-interval --confirm --retry-on --method --timeout --login-timeout --output --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -806,6 +810,14 @@ _fencekit() {
                     return 0
                     ;;
                 --expect-tag)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kubeconfig)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --expect-vm-uid)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -861,7 +873,7 @@ _fencekit() {
             return 0
             ;;
         fencekit__subcmd__man)
-            opts="-h -V --help --version fencekit fencekit-status fencekit-on fencekit-off fencekit-reboot fencekit-monitor fencekit-verify fencekit-check fencekit-list fencekit-hold fencekit-release fencekit-ack fencekit-lab fencekit-demo fencekit-completions fencekit-man fencekit-agent fence_ipmilan fence_ilo3 fence_ilo4 fence_ilo5 fence_ipmilanplus fence_imm fence_idrac fence_redfish fence_virsh fence_apc_snmp fence_tripplite_snmp fence_eaton_snmp fence_aws"
+            opts="-h -V --help --version fencekit fencekit-status fencekit-on fencekit-off fencekit-reboot fencekit-monitor fencekit-verify fencekit-check fencekit-list fencekit-hold fencekit-release fencekit-ack fencekit-lab fencekit-demo fencekit-completions fencekit-man fencekit-agent fence_ipmilan fence_ilo3 fence_ilo4 fence_ilo5 fence_ipmilanplus fence_imm fence_idrac fence_redfish fence_virsh fence_apc_snmp fence_tripplite_snmp fence_eaton_snmp fence_aws fence_kubevirt"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -875,7 +887,7 @@ _fencekit() {
             return 0
             ;;
         fencekit__subcmd__monitor)
-            opts="-i -a -u -l -p -S -C -L -A -W -n -k -m -o -v -h -V --inventory --all --parallel --stagger --bmc-interval --max-per-address --level --audit --dry-run --no-lock --address --probe-port --verify --accept-bmc-only --max-off-watts --allow-host-only --expect-uuid --expect-serial --driver --ip --ipport --username --password --password-file --password-env --password-script --cipher --privlvl --ipmi-version --auth --hexadecimal-kg --accept-unauthenticated-replies --workaround --systems-uri --redfish-uri --plug --ca-cert --ssl-fingerprint --ssl-insecure --redfish-session --identity-file --ssh-agent --ssh-known-hosts --ssh-host-key --ssh-accept-new --use-sudo --missing-as-off --region --access-key --endpoint-url --expect-node-name --expect-tag --allow-self-fence --power-wait --power-timeout --poll-interval --confirm --retry-on --method --timeout --login-timeout --output --verbose --help --version"
+            opts="-i -a -u -l -p -S -C -L -A -W -n -k -m -o -v -h -V --inventory --all --parallel --stagger --bmc-interval --max-per-address --level --audit --dry-run --no-lock --address --probe-port --verify --accept-bmc-only --max-off-watts --allow-host-only --expect-uuid --expect-serial --driver --ip --ipport --username --password --password-file --password-env --password-script --cipher --privlvl --ipmi-version --auth --hexadecimal-kg --accept-unauthenticated-replies --workaround --systems-uri --redfish-uri --plug --ca-cert --ssl-fingerprint --ssl-insecure --redfish-session --identity-file --ssh-agent --ssh-known-hosts --ssh-host-key --ssh-accept-new --use-sudo --missing-as-off --region --access-key --endpoint-url --expect-node-name --expect-tag --allow-self-fence --kubeconfig --expect-vm-uid --power-wait --power-timeout --poll-interval --confirm --retry-on --method --timeout --login-timeout --output --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1082,6 +1094,14 @@ _fencekit() {
                     return 0
                     ;;
                 --expect-tag)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kubeconfig)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --expect-vm-uid)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1137,7 +1157,7 @@ _fencekit() {
             return 0
             ;;
         fencekit__subcmd__off)
-            opts="-i -a -u -l -p -S -C -L -A -W -n -k -m -o -v -h -V --inventory --all --parallel --stagger --bmc-interval --max-per-address --level --audit --dry-run --no-lock --address --probe-port --verify --accept-bmc-only --max-off-watts --allow-host-only --expect-uuid --expect-serial --driver --ip --ipport --username --password --password-file --password-env --password-script --cipher --privlvl --ipmi-version --auth --hexadecimal-kg --accept-unauthenticated-replies --workaround --systems-uri --redfish-uri --plug --ca-cert --ssl-fingerprint --ssl-insecure --redfish-session --identity-file --ssh-agent --ssh-known-hosts --ssh-host-key --ssh-accept-new --use-sudo --missing-as-off --region --access-key --endpoint-url --expect-node-name --expect-tag --allow-self-fence --power-wait --power-timeout --poll-interval --confirm --retry-on --method --timeout --login-timeout --output --verbose --max-fence --force --reason --on-confirmed-off --hook-timeout --on-despite-hook-failure --crashdump --crashdump-wait --kdump-port --kdump-quiet --help --version"
+            opts="-i -a -u -l -p -S -C -L -A -W -n -k -m -o -v -h -V --inventory --all --parallel --stagger --bmc-interval --max-per-address --level --audit --dry-run --no-lock --address --probe-port --verify --accept-bmc-only --max-off-watts --allow-host-only --expect-uuid --expect-serial --driver --ip --ipport --username --password --password-file --password-env --password-script --cipher --privlvl --ipmi-version --auth --hexadecimal-kg --accept-unauthenticated-replies --workaround --systems-uri --redfish-uri --plug --ca-cert --ssl-fingerprint --ssl-insecure --redfish-session --identity-file --ssh-agent --ssh-known-hosts --ssh-host-key --ssh-accept-new --use-sudo --missing-as-off --region --access-key --endpoint-url --expect-node-name --expect-tag --allow-self-fence --kubeconfig --expect-vm-uid --power-wait --power-timeout --poll-interval --confirm --retry-on --method --timeout --login-timeout --output --verbose --max-fence --force --reason --on-confirmed-off --hook-timeout --on-despite-hook-failure --crashdump --crashdump-wait --kdump-port --kdump-quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1344,6 +1364,14 @@ _fencekit() {
                     return 0
                     ;;
                 --expect-tag)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kubeconfig)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --expect-vm-uid)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1427,7 +1455,7 @@ _fencekit() {
             return 0
             ;;
         fencekit__subcmd__on)
-            opts="-i -a -u -l -p -S -C -L -A -W -n -k -m -o -v -h -V --inventory --all --parallel --stagger --bmc-interval --max-per-address --level --audit --dry-run --no-lock --address --probe-port --verify --accept-bmc-only --max-off-watts --allow-host-only --expect-uuid --expect-serial --driver --ip --ipport --username --password --password-file --password-env --password-script --cipher --privlvl --ipmi-version --auth --hexadecimal-kg --accept-unauthenticated-replies --workaround --systems-uri --redfish-uri --plug --ca-cert --ssl-fingerprint --ssl-insecure --redfish-session --identity-file --ssh-agent --ssh-known-hosts --ssh-host-key --ssh-accept-new --use-sudo --missing-as-off --region --access-key --endpoint-url --expect-node-name --expect-tag --allow-self-fence --power-wait --power-timeout --poll-interval --confirm --retry-on --method --timeout --login-timeout --output --verbose --help --version"
+            opts="-i -a -u -l -p -S -C -L -A -W -n -k -m -o -v -h -V --inventory --all --parallel --stagger --bmc-interval --max-per-address --level --audit --dry-run --no-lock --address --probe-port --verify --accept-bmc-only --max-off-watts --allow-host-only --expect-uuid --expect-serial --driver --ip --ipport --username --password --password-file --password-env --password-script --cipher --privlvl --ipmi-version --auth --hexadecimal-kg --accept-unauthenticated-replies --workaround --systems-uri --redfish-uri --plug --ca-cert --ssl-fingerprint --ssl-insecure --redfish-session --identity-file --ssh-agent --ssh-known-hosts --ssh-host-key --ssh-accept-new --use-sudo --missing-as-off --region --access-key --endpoint-url --expect-node-name --expect-tag --allow-self-fence --kubeconfig --expect-vm-uid --power-wait --power-timeout --poll-interval --confirm --retry-on --method --timeout --login-timeout --output --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1634,6 +1662,14 @@ _fencekit() {
                     return 0
                     ;;
                 --expect-tag)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kubeconfig)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --expect-vm-uid)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1689,7 +1725,7 @@ _fencekit() {
             return 0
             ;;
         fencekit__subcmd__reboot)
-            opts="-i -a -u -l -p -S -C -L -A -W -n -k -m -o -v -h -V --inventory --all --parallel --stagger --bmc-interval --max-per-address --level --audit --dry-run --no-lock --address --probe-port --verify --accept-bmc-only --max-off-watts --allow-host-only --expect-uuid --expect-serial --driver --ip --ipport --username --password --password-file --password-env --password-script --cipher --privlvl --ipmi-version --auth --hexadecimal-kg --accept-unauthenticated-replies --workaround --systems-uri --redfish-uri --plug --ca-cert --ssl-fingerprint --ssl-insecure --redfish-session --identity-file --ssh-agent --ssh-known-hosts --ssh-host-key --ssh-accept-new --use-sudo --missing-as-off --region --access-key --endpoint-url --expect-node-name --expect-tag --allow-self-fence --power-wait --power-timeout --poll-interval --confirm --retry-on --method --timeout --login-timeout --output --verbose --max-fence --force --reason --on-confirmed-off --hook-timeout --on-despite-hook-failure --crashdump --crashdump-wait --kdump-port --kdump-quiet --help --version"
+            opts="-i -a -u -l -p -S -C -L -A -W -n -k -m -o -v -h -V --inventory --all --parallel --stagger --bmc-interval --max-per-address --level --audit --dry-run --no-lock --address --probe-port --verify --accept-bmc-only --max-off-watts --allow-host-only --expect-uuid --expect-serial --driver --ip --ipport --username --password --password-file --password-env --password-script --cipher --privlvl --ipmi-version --auth --hexadecimal-kg --accept-unauthenticated-replies --workaround --systems-uri --redfish-uri --plug --ca-cert --ssl-fingerprint --ssl-insecure --redfish-session --identity-file --ssh-agent --ssh-known-hosts --ssh-host-key --ssh-accept-new --use-sudo --missing-as-off --region --access-key --endpoint-url --expect-node-name --expect-tag --allow-self-fence --kubeconfig --expect-vm-uid --power-wait --power-timeout --poll-interval --confirm --retry-on --method --timeout --login-timeout --output --verbose --max-fence --force --reason --on-confirmed-off --hook-timeout --on-despite-hook-failure --crashdump --crashdump-wait --kdump-port --kdump-quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1896,6 +1932,14 @@ _fencekit() {
                     return 0
                     ;;
                 --expect-tag)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kubeconfig)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --expect-vm-uid)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -2009,7 +2053,7 @@ _fencekit() {
             return 0
             ;;
         fencekit__subcmd__status)
-            opts="-i -a -u -l -p -S -C -L -A -W -n -k -m -o -v -h -V --inventory --all --parallel --stagger --bmc-interval --max-per-address --level --audit --dry-run --no-lock --address --probe-port --verify --accept-bmc-only --max-off-watts --allow-host-only --expect-uuid --expect-serial --driver --ip --ipport --username --password --password-file --password-env --password-script --cipher --privlvl --ipmi-version --auth --hexadecimal-kg --accept-unauthenticated-replies --workaround --systems-uri --redfish-uri --plug --ca-cert --ssl-fingerprint --ssl-insecure --redfish-session --identity-file --ssh-agent --ssh-known-hosts --ssh-host-key --ssh-accept-new --use-sudo --missing-as-off --region --access-key --endpoint-url --expect-node-name --expect-tag --allow-self-fence --power-wait --power-timeout --poll-interval --confirm --retry-on --method --timeout --login-timeout --output --verbose --help --version"
+            opts="-i -a -u -l -p -S -C -L -A -W -n -k -m -o -v -h -V --inventory --all --parallel --stagger --bmc-interval --max-per-address --level --audit --dry-run --no-lock --address --probe-port --verify --accept-bmc-only --max-off-watts --allow-host-only --expect-uuid --expect-serial --driver --ip --ipport --username --password --password-file --password-env --password-script --cipher --privlvl --ipmi-version --auth --hexadecimal-kg --accept-unauthenticated-replies --workaround --systems-uri --redfish-uri --plug --ca-cert --ssl-fingerprint --ssl-insecure --redfish-session --identity-file --ssh-agent --ssh-known-hosts --ssh-host-key --ssh-accept-new --use-sudo --missing-as-off --region --access-key --endpoint-url --expect-node-name --expect-tag --allow-self-fence --kubeconfig --expect-vm-uid --power-wait --power-timeout --poll-interval --confirm --retry-on --method --timeout --login-timeout --output --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2216,6 +2260,14 @@ _fencekit() {
                     return 0
                     ;;
                 --expect-tag)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kubeconfig)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --expect-vm-uid)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -2271,7 +2323,7 @@ _fencekit() {
             return 0
             ;;
         fencekit__subcmd__verify)
-            opts="-i -a -u -l -p -S -C -L -A -W -n -k -m -o -v -h -V --inventory --all --parallel --stagger --bmc-interval --max-per-address --level --audit --dry-run --no-lock --address --probe-port --verify --accept-bmc-only --max-off-watts --allow-host-only --expect-uuid --expect-serial --driver --ip --ipport --username --password --password-file --password-env --password-script --cipher --privlvl --ipmi-version --auth --hexadecimal-kg --accept-unauthenticated-replies --workaround --systems-uri --redfish-uri --plug --ca-cert --ssl-fingerprint --ssl-insecure --redfish-session --identity-file --ssh-agent --ssh-known-hosts --ssh-host-key --ssh-accept-new --use-sudo --missing-as-off --region --access-key --endpoint-url --expect-node-name --expect-tag --allow-self-fence --power-wait --power-timeout --poll-interval --confirm --retry-on --method --timeout --login-timeout --output --verbose --expect --samples --interval --probe-timeout --boot-timeout --baseline --record-baseline --help --version"
+            opts="-i -a -u -l -p -S -C -L -A -W -n -k -m -o -v -h -V --inventory --all --parallel --stagger --bmc-interval --max-per-address --level --audit --dry-run --no-lock --address --probe-port --verify --accept-bmc-only --max-off-watts --allow-host-only --expect-uuid --expect-serial --driver --ip --ipport --username --password --password-file --password-env --password-script --cipher --privlvl --ipmi-version --auth --hexadecimal-kg --accept-unauthenticated-replies --workaround --systems-uri --redfish-uri --plug --ca-cert --ssl-fingerprint --ssl-insecure --redfish-session --identity-file --ssh-agent --ssh-known-hosts --ssh-host-key --ssh-accept-new --use-sudo --missing-as-off --region --access-key --endpoint-url --expect-node-name --expect-tag --allow-self-fence --kubeconfig --expect-vm-uid --power-wait --power-timeout --poll-interval --confirm --retry-on --method --timeout --login-timeout --output --verbose --expect --samples --interval --probe-timeout --boot-timeout --baseline --record-baseline --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2478,6 +2530,14 @@ _fencekit() {
                     return 0
                     ;;
                 --expect-tag)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kubeconfig)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --expect-vm-uid)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -2595,7 +2655,7 @@ _fencekit_with_nodes() {
         *) return 0 ;;
     esac
     [[ "$cur" == -* ]] && return 0
-    case " --access-key --address --audit --auth --baseline --bind --bmc-interval --boot-delay --boot-timeout --by --ca-cert --cib --cipher --ciphers --confirm --crashdump-wait --delay --driver --drop --endpoint-url --expect --expect-node-name --expect-serial --expect-tag --expect-uuid --far --fault --for --hexadecimal-kg --hook-timeout --hosts --identity-file --interval --inventory --ip --ipmi-port-base --ipmi-version --ipport --kdump-port --kdump-quiet --kubeconfig --level --listen --login-timeout --loss --max-fence --max-off-watts --max-per-address --method --nodes --on-confirmed-off --output --parallel --password --password-env --password-file --password-script --pdu-fault --pdus --plug --poll-interval --power --power-timeout --power-wait --privlvl --probe-port --probe-timeout --reason --record-baseline --redfish --redfish-uri --region --remediation-timeout --retry-on --samples --sbd-config --secret --ssh-host-key --ssh-known-hosts --ssl-fingerprint --stagger --systems-uri --timeout --transition --username --vendor --watch --web-config --workaround --write-inventory -A -C -L -S -W -a -i -k -l -m -n -o -p -u " in
+    case " --access-key --address --audit --auth --baseline --bind --bmc-interval --boot-delay --boot-timeout --by --ca-cert --cib --cipher --ciphers --confirm --crashdump-wait --delay --driver --drop --endpoint-url --expect --expect-node-name --expect-serial --expect-tag --expect-uuid --expect-vm-uid --far --fault --for --hexadecimal-kg --hook-timeout --hosts --identity-file --interval --inventory --ip --ipmi-port-base --ipmi-version --ipport --kdump-port --kdump-quiet --kubeconfig --level --listen --login-timeout --loss --max-fence --max-off-watts --max-per-address --method --nodes --on-confirmed-off --output --parallel --password --password-env --password-file --password-script --pdu-fault --pdus --plug --poll-interval --power --power-timeout --power-wait --privlvl --probe-port --probe-timeout --reason --record-baseline --redfish --redfish-uri --region --remediation-timeout --retry-on --samples --sbd-config --secret --ssh-host-key --ssh-known-hosts --ssl-fingerprint --stagger --systems-uri --timeout --transition --username --vendor --watch --web-config --workaround --write-inventory -A -C -L -S -W -a -i -k -l -m -n -o -p -u " in
         *" $prev "*) return 0 ;;
     esac
     local IFS=$'\n'

@@ -85,6 +85,8 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l access-key 
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l endpoint-url -d 'AWS: the EC2 endpoint (default: AWS_ENDPOINT_URL_EC2, AWS_ENDPOINT_URL, or the region\'s public one)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l expect-node-name -d 'AWS: refuse to act (before any state change) unless the instance\'s PrivateDnsName is NAME (how OpenShift and most Kubernetes on EC2 name nodes). Inventories use node_name' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l expect-tag -d 'AWS: refuse to act unless the instance carries this tag (KEY=VALUE, e.g. Name=worker-0). Inventories use expect_tag' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l kubeconfig -d 'KubeVirt: the kubeconfig file (default: KUBECONFIG, ~/.kube/config, then the pod\'s service account). Inventories use kubeconfig. With `check --far`: read the Secrets and nodes with `kubectl` (or `oc`) through this kubeconfig' -r -F
+complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l expect-vm-uid -d 'KubeVirt: refuse to act (before any state change) unless the VirtualMachine\'s metadata.uid is UID. Inventories use vm_uid; --expect-uuid compares the VMI\'s firmware UUID' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l power-wait -d 'Blind wait after each power command before polling' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l power-timeout -d 'How long a power transition may take to be observed' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l poll-interval -d 'First interval between status polls (grows up to 1s while nothing changes)' -r
@@ -105,7 +107,7 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l verify -d '
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l accept-bmc-only -d 'Verify: accept the BMC\'s reads alone (verdict bmc-only) as proof for these nodes; recorded in the evidence and the audit (inventory: accept_bmc_only = true)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l allow-host-only -d 'Allow the ssh host profile as a node\'s only fencing level: the node is asked to power itself off, which nothing can observe, so off is "sent, unverified" (exit 3) unless --verify proves it (inventory: allow_host_only = true)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l accept-unauthenticated-replies -d 'IPMI 1.5: accept replies without an authentication code when the BMC says per-message authentication is disabled (anyone on the path can then forge its answers)'
-complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l ssl-insecure -d 'Redfish: do not verify the certificate (anyone on the path can impersonate the BMC)'
+complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l ssl-insecure -d 'Redfish, KubeVirt: do not verify the certificate (anyone on the path can impersonate the BMC or the API server)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l redfish-session -d 'Redfish: log in through SessionService (X-Auth-Token) and log out at the end'
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l ssh-agent -d 'SSH: authenticate through the ssh-agent ($SSH_AUTH_SOCK)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l ssh-accept-new -d 'SSH: accept and record an unknown host key (a changed one is still refused)'
@@ -158,6 +160,8 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l access-key -d '
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l endpoint-url -d 'AWS: the EC2 endpoint (default: AWS_ENDPOINT_URL_EC2, AWS_ENDPOINT_URL, or the region\'s public one)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l expect-node-name -d 'AWS: refuse to act (before any state change) unless the instance\'s PrivateDnsName is NAME (how OpenShift and most Kubernetes on EC2 name nodes). Inventories use node_name' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l expect-tag -d 'AWS: refuse to act unless the instance carries this tag (KEY=VALUE, e.g. Name=worker-0). Inventories use expect_tag' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l kubeconfig -d 'KubeVirt: the kubeconfig file (default: KUBECONFIG, ~/.kube/config, then the pod\'s service account). Inventories use kubeconfig. With `check --far`: read the Secrets and nodes with `kubectl` (or `oc`) through this kubeconfig' -r -F
+complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l expect-vm-uid -d 'KubeVirt: refuse to act (before any state change) unless the VirtualMachine\'s metadata.uid is UID. Inventories use vm_uid; --expect-uuid compares the VMI\'s firmware UUID' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l power-wait -d 'Blind wait after each power command before polling' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l power-timeout -d 'How long a power transition may take to be observed' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l poll-interval -d 'First interval between status polls (grows up to 1s while nothing changes)' -r
@@ -178,7 +182,7 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l verify -d 'Afte
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l accept-bmc-only -d 'Verify: accept the BMC\'s reads alone (verdict bmc-only) as proof for these nodes; recorded in the evidence and the audit (inventory: accept_bmc_only = true)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l allow-host-only -d 'Allow the ssh host profile as a node\'s only fencing level: the node is asked to power itself off, which nothing can observe, so off is "sent, unverified" (exit 3) unless --verify proves it (inventory: allow_host_only = true)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l accept-unauthenticated-replies -d 'IPMI 1.5: accept replies without an authentication code when the BMC says per-message authentication is disabled (anyone on the path can then forge its answers)'
-complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l ssl-insecure -d 'Redfish: do not verify the certificate (anyone on the path can impersonate the BMC)'
+complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l ssl-insecure -d 'Redfish, KubeVirt: do not verify the certificate (anyone on the path can impersonate the BMC or the API server)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l redfish-session -d 'Redfish: log in through SessionService (X-Auth-Token) and log out at the end'
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l ssh-agent -d 'SSH: authenticate through the ssh-agent ($SSH_AUTH_SOCK)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l ssh-accept-new -d 'SSH: accept and record an unknown host key (a changed one is still refused)'
@@ -231,6 +235,8 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l access-key -d 
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l endpoint-url -d 'AWS: the EC2 endpoint (default: AWS_ENDPOINT_URL_EC2, AWS_ENDPOINT_URL, or the region\'s public one)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l expect-node-name -d 'AWS: refuse to act (before any state change) unless the instance\'s PrivateDnsName is NAME (how OpenShift and most Kubernetes on EC2 name nodes). Inventories use node_name' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l expect-tag -d 'AWS: refuse to act unless the instance carries this tag (KEY=VALUE, e.g. Name=worker-0). Inventories use expect_tag' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l kubeconfig -d 'KubeVirt: the kubeconfig file (default: KUBECONFIG, ~/.kube/config, then the pod\'s service account). Inventories use kubeconfig. With `check --far`: read the Secrets and nodes with `kubectl` (or `oc`) through this kubeconfig' -r -F
+complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l expect-vm-uid -d 'KubeVirt: refuse to act (before any state change) unless the VirtualMachine\'s metadata.uid is UID. Inventories use vm_uid; --expect-uuid compares the VMI\'s firmware UUID' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l power-wait -d 'Blind wait after each power command before polling' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l power-timeout -d 'How long a power transition may take to be observed' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l poll-interval -d 'First interval between status polls (grows up to 1s while nothing changes)' -r
@@ -258,7 +264,7 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l verify -d 'Aft
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l accept-bmc-only -d 'Verify: accept the BMC\'s reads alone (verdict bmc-only) as proof for these nodes; recorded in the evidence and the audit (inventory: accept_bmc_only = true)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l allow-host-only -d 'Allow the ssh host profile as a node\'s only fencing level: the node is asked to power itself off, which nothing can observe, so off is "sent, unverified" (exit 3) unless --verify proves it (inventory: allow_host_only = true)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l accept-unauthenticated-replies -d 'IPMI 1.5: accept replies without an authentication code when the BMC says per-message authentication is disabled (anyone on the path can then forge its answers)'
-complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l ssl-insecure -d 'Redfish: do not verify the certificate (anyone on the path can impersonate the BMC)'
+complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l ssl-insecure -d 'Redfish, KubeVirt: do not verify the certificate (anyone on the path can impersonate the BMC or the API server)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l redfish-session -d 'Redfish: log in through SessionService (X-Auth-Token) and log out at the end'
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l ssh-agent -d 'SSH: authenticate through the ssh-agent ($SSH_AUTH_SOCK)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l ssh-accept-new -d 'SSH: accept and record an unknown host key (a changed one is still refused)'
@@ -314,6 +320,8 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l access-key 
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l endpoint-url -d 'AWS: the EC2 endpoint (default: AWS_ENDPOINT_URL_EC2, AWS_ENDPOINT_URL, or the region\'s public one)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l expect-node-name -d 'AWS: refuse to act (before any state change) unless the instance\'s PrivateDnsName is NAME (how OpenShift and most Kubernetes on EC2 name nodes). Inventories use node_name' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l expect-tag -d 'AWS: refuse to act unless the instance carries this tag (KEY=VALUE, e.g. Name=worker-0). Inventories use expect_tag' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l kubeconfig -d 'KubeVirt: the kubeconfig file (default: KUBECONFIG, ~/.kube/config, then the pod\'s service account). Inventories use kubeconfig. With `check --far`: read the Secrets and nodes with `kubectl` (or `oc`) through this kubeconfig' -r -F
+complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l expect-vm-uid -d 'KubeVirt: refuse to act (before any state change) unless the VirtualMachine\'s metadata.uid is UID. Inventories use vm_uid; --expect-uuid compares the VMI\'s firmware UUID' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l power-wait -d 'Blind wait after each power command before polling' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l power-timeout -d 'How long a power transition may take to be observed' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l poll-interval -d 'First interval between status polls (grows up to 1s while nothing changes)' -r
@@ -341,7 +349,7 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l verify -d '
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l accept-bmc-only -d 'Verify: accept the BMC\'s reads alone (verdict bmc-only) as proof for these nodes; recorded in the evidence and the audit (inventory: accept_bmc_only = true)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l allow-host-only -d 'Allow the ssh host profile as a node\'s only fencing level: the node is asked to power itself off, which nothing can observe, so off is "sent, unverified" (exit 3) unless --verify proves it (inventory: allow_host_only = true)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l accept-unauthenticated-replies -d 'IPMI 1.5: accept replies without an authentication code when the BMC says per-message authentication is disabled (anyone on the path can then forge its answers)'
-complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l ssl-insecure -d 'Redfish: do not verify the certificate (anyone on the path can impersonate the BMC)'
+complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l ssl-insecure -d 'Redfish, KubeVirt: do not verify the certificate (anyone on the path can impersonate the BMC or the API server)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l redfish-session -d 'Redfish: log in through SessionService (X-Auth-Token) and log out at the end'
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l ssh-agent -d 'SSH: authenticate through the ssh-agent ($SSH_AUTH_SOCK)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l ssh-accept-new -d 'SSH: accept and record an unknown host key (a changed one is still refused)'
@@ -397,6 +405,8 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l access-key
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l endpoint-url -d 'AWS: the EC2 endpoint (default: AWS_ENDPOINT_URL_EC2, AWS_ENDPOINT_URL, or the region\'s public one)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l expect-node-name -d 'AWS: refuse to act (before any state change) unless the instance\'s PrivateDnsName is NAME (how OpenShift and most Kubernetes on EC2 name nodes). Inventories use node_name' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l expect-tag -d 'AWS: refuse to act unless the instance carries this tag (KEY=VALUE, e.g. Name=worker-0). Inventories use expect_tag' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l kubeconfig -d 'KubeVirt: the kubeconfig file (default: KUBECONFIG, ~/.kube/config, then the pod\'s service account). Inventories use kubeconfig. With `check --far`: read the Secrets and nodes with `kubectl` (or `oc`) through this kubeconfig' -r -F
+complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l expect-vm-uid -d 'KubeVirt: refuse to act (before any state change) unless the VirtualMachine\'s metadata.uid is UID. Inventories use vm_uid; --expect-uuid compares the VMI\'s firmware UUID' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l power-wait -d 'Blind wait after each power command before polling' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l power-timeout -d 'How long a power transition may take to be observed' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l poll-interval -d 'First interval between status polls (grows up to 1s while nothing changes)' -r
@@ -417,7 +427,7 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l verify -d 
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l accept-bmc-only -d 'Verify: accept the BMC\'s reads alone (verdict bmc-only) as proof for these nodes; recorded in the evidence and the audit (inventory: accept_bmc_only = true)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l allow-host-only -d 'Allow the ssh host profile as a node\'s only fencing level: the node is asked to power itself off, which nothing can observe, so off is "sent, unverified" (exit 3) unless --verify proves it (inventory: allow_host_only = true)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l accept-unauthenticated-replies -d 'IPMI 1.5: accept replies without an authentication code when the BMC says per-message authentication is disabled (anyone on the path can then forge its answers)'
-complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l ssl-insecure -d 'Redfish: do not verify the certificate (anyone on the path can impersonate the BMC)'
+complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l ssl-insecure -d 'Redfish, KubeVirt: do not verify the certificate (anyone on the path can impersonate the BMC or the API server)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l redfish-session -d 'Redfish: log in through SessionService (X-Auth-Token) and log out at the end'
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l ssh-agent -d 'SSH: authenticate through the ssh-agent ($SSH_AUTH_SOCK)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l ssh-accept-new -d 'SSH: accept and record an unknown host key (a changed one is still refused)'
@@ -470,6 +480,8 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l access-key 
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l endpoint-url -d 'AWS: the EC2 endpoint (default: AWS_ENDPOINT_URL_EC2, AWS_ENDPOINT_URL, or the region\'s public one)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l expect-node-name -d 'AWS: refuse to act (before any state change) unless the instance\'s PrivateDnsName is NAME (how OpenShift and most Kubernetes on EC2 name nodes). Inventories use node_name' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l expect-tag -d 'AWS: refuse to act unless the instance carries this tag (KEY=VALUE, e.g. Name=worker-0). Inventories use expect_tag' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l kubeconfig -d 'KubeVirt: the kubeconfig file (default: KUBECONFIG, ~/.kube/config, then the pod\'s service account). Inventories use kubeconfig. With `check --far`: read the Secrets and nodes with `kubectl` (or `oc`) through this kubeconfig' -r -F
+complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l expect-vm-uid -d 'KubeVirt: refuse to act (before any state change) unless the VirtualMachine\'s metadata.uid is UID. Inventories use vm_uid; --expect-uuid compares the VMI\'s firmware UUID' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l power-wait -d 'Blind wait after each power command before polling' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l power-timeout -d 'How long a power transition may take to be observed' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l poll-interval -d 'First interval between status polls (grows up to 1s while nothing changes)' -r
@@ -498,7 +510,7 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l verify -d '
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l accept-bmc-only -d 'Verify: accept the BMC\'s reads alone (verdict bmc-only) as proof for these nodes; recorded in the evidence and the audit (inventory: accept_bmc_only = true)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l allow-host-only -d 'Allow the ssh host profile as a node\'s only fencing level: the node is asked to power itself off, which nothing can observe, so off is "sent, unverified" (exit 3) unless --verify proves it (inventory: allow_host_only = true)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l accept-unauthenticated-replies -d 'IPMI 1.5: accept replies without an authentication code when the BMC says per-message authentication is disabled (anyone on the path can then forge its answers)'
-complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l ssl-insecure -d 'Redfish: do not verify the certificate (anyone on the path can impersonate the BMC)'
+complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l ssl-insecure -d 'Redfish, KubeVirt: do not verify the certificate (anyone on the path can impersonate the BMC or the API server)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l redfish-session -d 'Redfish: log in through SessionService (X-Auth-Token) and log out at the end'
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l ssh-agent -d 'SSH: authenticate through the ssh-agent ($SSH_AUTH_SOCK)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l ssh-accept-new -d 'SSH: accept and record an unknown host key (a changed one is still refused)'
@@ -551,6 +563,8 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l access-key -
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l endpoint-url -d 'AWS: the EC2 endpoint (default: AWS_ENDPOINT_URL_EC2, AWS_ENDPOINT_URL, or the region\'s public one)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l expect-node-name -d 'AWS: refuse to act (before any state change) unless the instance\'s PrivateDnsName is NAME (how OpenShift and most Kubernetes on EC2 name nodes). Inventories use node_name' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l expect-tag -d 'AWS: refuse to act unless the instance carries this tag (KEY=VALUE, e.g. Name=worker-0). Inventories use expect_tag' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l kubeconfig -d 'KubeVirt: the kubeconfig file (default: KUBECONFIG, ~/.kube/config, then the pod\'s service account). Inventories use kubeconfig. With `check --far`: read the Secrets and nodes with `kubectl` (or `oc`) through this kubeconfig' -r -F
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l expect-vm-uid -d 'KubeVirt: refuse to act (before any state change) unless the VirtualMachine\'s metadata.uid is UID. Inventories use vm_uid; --expect-uuid compares the VMI\'s firmware UUID' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l power-wait -d 'Blind wait after each power command before polling' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l power-timeout -d 'How long a power transition may take to be observed' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l poll-interval -d 'First interval between status polls (grows up to 1s while nothing changes)' -r
@@ -574,7 +588,6 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l sbd-config -
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l far -d 'Check a FenceAgentsRemediationTemplate or FenceAgentsRemediation (YAML or JSON): the agent, its parameters, every node\'s parameters, timeout and retries, then each node\'s device with the argv FAR builds' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l secret -d 'With --far: a Secret the CR references (YAML or JSON; repeatable)' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l nodes -d 'With --far: the cluster\'s nodes, one name a line (or a Node list, `kubectl get nodes -o yaml`)' -r -F
-complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l kubeconfig -d 'With --far: read the Secrets and nodes with `kubectl` (or `oc`) through this kubeconfig' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l remediation-timeout -d 'With --far: the time the remediation as a whole may take (NHC\'s escalating-remediation timeout), to compare FAR\'s retries with' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l all -d 'Act on every node of the inventory'
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l dry-run -d 'Resolve targets, methods and credential references; print the plan; contact nothing'
@@ -583,7 +596,7 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l verify -d 'A
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l accept-bmc-only -d 'Verify: accept the BMC\'s reads alone (verdict bmc-only) as proof for these nodes; recorded in the evidence and the audit (inventory: accept_bmc_only = true)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l allow-host-only -d 'Allow the ssh host profile as a node\'s only fencing level: the node is asked to power itself off, which nothing can observe, so off is "sent, unverified" (exit 3) unless --verify proves it (inventory: allow_host_only = true)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l accept-unauthenticated-replies -d 'IPMI 1.5: accept replies without an authentication code when the BMC says per-message authentication is disabled (anyone on the path can then forge its answers)'
-complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l ssl-insecure -d 'Redfish: do not verify the certificate (anyone on the path can impersonate the BMC)'
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l ssl-insecure -d 'Redfish, KubeVirt: do not verify the certificate (anyone on the path can impersonate the BMC or the API server)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l redfish-session -d 'Redfish: log in through SessionService (X-Auth-Token) and log out at the end'
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l ssh-agent -d 'SSH: authenticate through the ssh-agent ($SSH_AUTH_SOCK)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l ssh-accept-new -d 'SSH: accept and record an unknown host key (a changed one is still refused)'
@@ -640,6 +653,8 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l access-key -d
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l endpoint-url -d 'AWS: the EC2 endpoint (default: AWS_ENDPOINT_URL_EC2, AWS_ENDPOINT_URL, or the region\'s public one)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l expect-node-name -d 'AWS: refuse to act (before any state change) unless the instance\'s PrivateDnsName is NAME (how OpenShift and most Kubernetes on EC2 name nodes). Inventories use node_name' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l expect-tag -d 'AWS: refuse to act unless the instance carries this tag (KEY=VALUE, e.g. Name=worker-0). Inventories use expect_tag' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l kubeconfig -d 'KubeVirt: the kubeconfig file (default: KUBECONFIG, ~/.kube/config, then the pod\'s service account). Inventories use kubeconfig. With `check --far`: read the Secrets and nodes with `kubectl` (or `oc`) through this kubeconfig' -r -F
+complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l expect-vm-uid -d 'KubeVirt: refuse to act (before any state change) unless the VirtualMachine\'s metadata.uid is UID. Inventories use vm_uid; --expect-uuid compares the VMI\'s firmware UUID' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l power-wait -d 'Blind wait after each power command before polling' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l power-timeout -d 'How long a power transition may take to be observed' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l poll-interval -d 'First interval between status polls (grows up to 1s while nothing changes)' -r
@@ -660,7 +675,7 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l verify -d 'Af
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l accept-bmc-only -d 'Verify: accept the BMC\'s reads alone (verdict bmc-only) as proof for these nodes; recorded in the evidence and the audit (inventory: accept_bmc_only = true)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l allow-host-only -d 'Allow the ssh host profile as a node\'s only fencing level: the node is asked to power itself off, which nothing can observe, so off is "sent, unverified" (exit 3) unless --verify proves it (inventory: allow_host_only = true)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l accept-unauthenticated-replies -d 'IPMI 1.5: accept replies without an authentication code when the BMC says per-message authentication is disabled (anyone on the path can then forge its answers)'
-complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l ssl-insecure -d 'Redfish: do not verify the certificate (anyone on the path can impersonate the BMC)'
+complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l ssl-insecure -d 'Redfish, KubeVirt: do not verify the certificate (anyone on the path can impersonate the BMC or the API server)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l redfish-session -d 'Redfish: log in through SessionService (X-Auth-Token) and log out at the end'
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l ssh-agent -d 'SSH: authenticate through the ssh-agent ($SSH_AUTH_SOCK)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l ssh-accept-new -d 'SSH: accept and record an unknown host key (a changed one is still refused)'

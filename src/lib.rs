@@ -37,6 +37,7 @@ pub mod fingerprint;
 pub mod fleet;
 pub mod ipmi;
 pub mod kdump;
+pub mod kubevirt;
 #[cfg(feature = "lab")]
 pub mod lab;
 pub mod lock;
@@ -69,6 +70,7 @@ pub const AGENT_NAMES: &[&str] = &[
     "fence_tripplite_snmp",
     "fence_eaton_snmp",
     "fence_aws",
+    "fence_kubevirt",
 ];
 
 /// True when `name` (argv[0]'s file name) is a fence agent this binary can be.

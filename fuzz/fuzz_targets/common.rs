@@ -897,6 +897,12 @@ fn after_parse(mut values: Values, agent: &Agent) {
         }
     }
     match agent.family.driver {
+        "kubevirt" => {
+            if let Ok(cfg) = fencekit::agent::kubevirt::config(&values, agent) {
+                assert!(cfg.vm.is_empty() || cfg.validate().is_ok());
+                let _ = fencekit::agent::kubevirt::describe(&cfg);
+            }
+        }
         "aws" => {
             if let Ok(cfg) = fencekit::agent::aws::config(&values, agent) {
                 assert!(cfg.validate().is_ok());

@@ -586,8 +586,9 @@ mod tests {
     fn the_options_every_front_relies_on_exist() {
         for f in &defs().families {
             let keys = opt_keys(f);
-            // fence_aws talks to an API: no address, no login, no password.
-            let device: &[&str] = if f.driver == "aws" {
+            // fence_aws and fence_kubevirt talk to an API with credentials
+            // of its own: no address, no login, no password.
+            let device: &[&str] = if f.driver == "aws" || f.driver == "kubevirt" {
                 &[]
             } else {
                 &["ip", "ipport", "username", "password", "password_script"]

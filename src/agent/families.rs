@@ -45,6 +45,11 @@ pub static FAMILIES: &[Family] = &[
         config: super::aws::device,
         lists: true,
     },
+    Family {
+        driver: "kubevirt",
+        config: super::kubevirt::device,
+        lists: true,
+    },
 ];
 
 /// The family entry of `agent` (every definition names one: a test checks).

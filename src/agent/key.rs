@@ -120,6 +120,10 @@ keys! {
     SnmpgetPath => "snmpget_path",
     SnmpsetPath => "snmpset_path",
     SnmpwalkPath => "snmpwalk_path",
+    Apiversion => "apiversion",
+    ExpectVmUid => "expect_vm_uid",
+    Kubeconfig => "kubeconfig",
+    Namespace => "namespace",
 }
 
 impl std::fmt::Display for Key {

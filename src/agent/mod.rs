@@ -14,6 +14,7 @@ pub mod families;
 pub mod getopt;
 pub mod ipmilan;
 pub mod key;
+pub mod kubevirt;
 pub mod log;
 pub mod man;
 pub mod metadata;

@@ -387,8 +387,13 @@ pub fn worst_case(values: &Values, action: Action) -> Option<Duration> {
 /// fence_aws `--expect-node-name` / `--expect-tag`; empty when none is
 /// given, so that an agent without them behaves exactly as upstream.
 pub fn expected_identity(values: &Values) -> Result<ExpectedIdentity, String> {
-    let e = ExpectedIdentity::new(values.get(Key::ExpectUuid), None)
+    let mut e = ExpectedIdentity::new(values.get(Key::ExpectUuid), None)
         .map_err(|e| format!("--expect-uuid: {e}"))?;
+    if let Some(uid) = values.get(Key::ExpectVmUid) {
+        e = e
+            .with_name("metadata.uid", uid)
+            .map_err(|e| format!("--expect-vm-uid: {e}"))?;
+    }
     let (name, tag) = (values.get(Key::ExpectNodeName), values.get(Key::ExpectTag));
     if name.is_none() && tag.is_none() {
         return Ok(e);

@@ -357,7 +357,8 @@ pub struct ActionArgs {
     /// Redfish: accept exactly the certificate with this SHA-256 fingerprint (SHA256:…).
     #[arg(long, value_name = "FP")]
     pub ssl_fingerprint: Option<String>,
-    /// Redfish: do not verify the certificate (anyone on the path can impersonate the BMC).
+    /// Redfish, KubeVirt: do not verify the certificate (anyone on the path can impersonate the
+    /// BMC or the API server).
     #[arg(long)]
     pub ssl_insecure: bool,
     /// Redfish: log in through SessionService (X-Auth-Token) and log out at the end.
@@ -388,6 +389,10 @@ pub struct ActionArgs {
     /// Amazon EC2 (aws:// targets, --driver aws).
     #[command(flatten)]
     pub aws: AwsArgs,
+
+    /// KubeVirt (kubevirt:// targets).
+    #[command(flatten)]
+    pub kubevirt: KubevirtArgs,
 
     /// Blind wait after each power command before polling.
     #[arg(long, value_name = "DUR", default_value = "0s", value_parser = crate::time::parse_duration)]
@@ -454,6 +459,24 @@ pub struct AwsArgs {
     /// metadata service tells; refused otherwise).
     #[arg(long)]
     pub allow_self_fence: bool,
+}
+
+/// KubeVirt options (targets `kubevirt://[CONTEXT@]NAMESPACE/VM`; inventory
+/// `driver = "kubevirt"`).
+#[derive(Args, Debug, Clone, Default)]
+#[command(next_help_heading = "KubeVirt")]
+pub struct KubevirtArgs {
+    /// KubeVirt: the kubeconfig file (default: KUBECONFIG, ~/.kube/config,
+    /// then the pod's service account). Inventories use kubeconfig. With
+    /// `check --far`: read the Secrets and nodes with `kubectl` (or `oc`)
+    /// through this kubeconfig.
+    #[arg(long, value_name = "FILE")]
+    pub kubeconfig: Option<std::path::PathBuf>,
+    /// KubeVirt: refuse to act (before any state change) unless the
+    /// VirtualMachine's metadata.uid is UID. Inventories use vm_uid;
+    /// --expect-uuid compares the VMI's firmware UUID.
+    #[arg(long, value_name = "UID")]
+    pub expect_vm_uid: Option<String>,
 }
 
 /// Options of `off` and `reboot`: the common ones and operator safety.
@@ -669,10 +692,6 @@ pub struct CheckArgs {
     /// `kubectl get nodes -o yaml`).
     #[arg(long, value_name = "PATH")]
     pub nodes: Option<PathBuf>,
-    /// With --far: read the Secrets and nodes with `kubectl` (or `oc`)
-    /// through this kubeconfig.
-    #[arg(long, value_name = "PATH")]
-    pub kubeconfig: Option<PathBuf>,
     /// With --far: the time the remediation as a whole may take (NHC's
     /// escalating-remediation timeout), to compare FAR's retries with.
     #[arg(long, value_name = "DUR", value_parser = crate::time::parse_duration)]

@@ -79,6 +79,8 @@ fn cli_options(a: &ActionArgs) -> MethodOptions {
         node_name: a.aws.expect_node_name.clone(),
         expect_tag: a.aws.expect_tag.clone(),
         allow_self_fence: a.aws.allow_self_fence,
+        kubeconfig: a.kubevirt.kubeconfig.clone(),
+        vm_uid: a.kubevirt.expect_vm_uid.clone(),
     }
 }
 

@@ -153,6 +153,8 @@ fn options_of(f: MethodFields) -> Result<MethodOptions, MethodProblem> {
         node_name: f.node_name,
         expect_tag: f.expect_tag,
         allow_self_fence: f.allow_self_fence == Some(true),
+        kubeconfig: f.kubeconfig,
+        vm_uid: f.vm_uid,
     })
 }
 

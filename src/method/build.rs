@@ -71,11 +71,14 @@ pub enum BuildError {
     /// An AWS target or setting.
     #[error(transparent)]
     Aws(#[from] crate::aws::config::ConfigError),
+    /// A KubeVirt target or setting.
+    #[error(transparent)]
+    Kubevirt(#[from] crate::kubevirt::config::ConfigError),
     /// An AWS name pin (node_name, a tag) on a method that is not AWS.
     #[error("node_name and expect_tag are compared with what EC2 reports: they apply to driver aws only")]
     NamePinNotAws,
     /// A driver name that is not one of fencekit's.
-    #[error("unknown driver '{0}' (expected ipmi, redfish, ssh, aws or manual)")]
+    #[error("unknown driver '{0}' (expected ipmi, redfish, ssh, aws, kubevirt or manual)")]
     UnknownDriver(String),
     /// Neither an endpoint nor an address.
     #[error("no endpoint or ip")]
@@ -216,6 +219,11 @@ pub struct MethodOptions {
     pub expect_tag: Option<String>,
     /// AWS: allow `off` of the instance this process runs on.
     pub allow_self_fence: bool,
+    /// KubeVirt: the kubeconfig file (`--kubeconfig`, inventory `kubeconfig`).
+    pub kubeconfig: Option<PathBuf>,
+    /// KubeVirt: the VirtualMachine's `metadata.uid` it must have
+    /// (`--expect-vm-uid`, inventory `vm_uid`).
+    pub vm_uid: Option<String>,
 }
 
 /// The identity `o` pins, applied to `m` (an error for a method that has no
@@ -268,6 +276,9 @@ fn unpinned_from_url(url: &str, o: &MethodOptions) -> Result<MethodSpec, BuildEr
     if crate::aws::config::is_aws_url(url) {
         let (region, instance) = crate::aws::config::parse_target(url)?;
         return aws(&region, &instance, o);
+    }
+    if url.to_ascii_lowercase().starts_with("kubevirt://") {
+        return kubevirt(url, o);
     }
     if url.to_ascii_lowercase().starts_with("ssh://") {
         return ssh(url, o);
@@ -341,6 +352,7 @@ fn unpinned_from_parts(
                 aws(&region, o.plug.as_deref().unwrap_or(""), o)
             }
         },
+        Some("kubevirt") => kubevirt(endpoint.ok_or(BuildError::NoEndpoint)?, o),
         Some("ipmi") | None => match (endpoint, ip) {
             (Some(e), _) => {
                 let t = config::parse_target(e)?;
@@ -432,6 +444,19 @@ fn aws(region: &str, instance: &str, o: &MethodOptions) -> Result<MethodSpec, Bu
             credential: o.credential.clone(),
             expect: ExpectedIdentity::default(),
         },
+    )))
+}
+
+fn kubevirt(url: &str, o: &MethodOptions) -> Result<MethodSpec, BuildError> {
+    let mut c = crate::kubevirt::config::KubevirtConfig::from_url(url)?;
+    c.kubeconfig = o.kubeconfig.clone();
+    c.insecure = o.ssl_insecure;
+    let mut expect = ExpectedIdentity::default();
+    if let Some(uid) = &o.vm_uid {
+        expect = expect.with_name("metadata.uid", uid)?;
+    }
+    Ok(MethodSpec::Device(Box::new(
+        crate::kubevirt::platform::KubevirtMethod { config: c, expect },
     )))
 }
 
@@ -936,7 +961,7 @@ mod tests {
         let text = |r: Result<MethodSpec, BuildError>| r.unwrap_err().to_string();
         assert_eq!(
             text(from_parts("n", Some("ilo"), None, Some("h"), &o)),
-            "unknown driver 'ilo' (expected ipmi, redfish, ssh, aws or manual)"
+            "unknown driver 'ilo' (expected ipmi, redfish, ssh, aws, kubevirt or manual)"
         );
         assert_eq!(
             text(from_parts("n", Some("ipmi"), None, None, &o)),

@@ -12,6 +12,7 @@ pub static PLATFORMS: &[&dyn Platform] = &[
     &crate::ssh::platform::PLATFORM,
     &crate::snmp::platform::PLATFORM,
     &crate::aws::platform::PLATFORM,
+    &crate::kubevirt::platform::PLATFORM,
 ];
 
 /// The platform an inventory's `driver = "NAME"` names (any case).

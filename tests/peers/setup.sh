@@ -33,12 +33,14 @@ PEERS_DIR=${PEERS_DIR:-/tmp/fencekit-peers}
 # tests/docs.rs; Debian ships promtool in no smaller package); python3-yaml and
 # systemd (systemd-analyze), for docs/monitoring.md's Kubernetes manifests and
 # units (tests/docs.rs); apache2-utils, for htpasswd's bcrypt hashes (the
-# watch's basic-auth users: tests/watch_web.rs).
+# watch's basic-auth users: tests/watch_web.rs); python3-kubernetes and python3-openshift, what
+# upstream fence_kubevirt imports (run side by side with fencekit against
+# tests/peers/kubevirt_api.py: tests/interop_kubevirt.rs, bench/kubevirt.sh).
 pkgs="time hyperfine openipmi ipmitool freeipmi-tools fence-agents openssh-server
       sshpass libvirt-clients pacemaker-cli-utils libxml2-utils tcpdump iproute2
       procps curl openssl python3-venv bc snmpd snmp
       zsh fish util-linux corosync pacemaker prometheus python3-yaml systemd
-      apache2-utils"
+      apache2-utils python3-kubernetes python3-openshift"
 missing=""
 for p in $pkgs; do
   dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"

@@ -387,6 +387,24 @@ fn missing_reason(peer: &str) -> Option<String> {
         "ipmipower" => needs_binary("ipmipower", "freeipmi-tools"),
         "fence_ipmilan" => needs_binary("fence_ipmilan", "fence-agents"),
         "fence_virsh" => needs_binary("fence_virsh", "fence-agents"),
+        "fence_kubevirt" => needs_binary("fence_kubevirt", "fence-agents").or_else(|| {
+            // Upstream imports the Kubernetes client and the dynamic client.
+            let ok = Command::new("/usr/bin/python3")
+                .args(["-c", "import kubernetes, openshift.dynamic"])
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status()
+                .map(|s| s.success())
+                .unwrap_or(false);
+            (!ok).then(|| {
+                "python3 cannot import kubernetes and openshift.dynamic; Debian packages \
+                 python3-kubernetes python3-openshift"
+                    .to_string()
+            })
+        }),
+        "kubevirt_api" => needs_binary("openssl", "openssl")
+            .or_else(|| needs_binary("curl", "curl"))
+            .or_else(|| needs_binary("python3", "python3")),
         "corosync" => needs_binary("corosync", "corosync"),
         "pacemaker" => needs_binary("pacemakerd", "pacemaker"),
         "pacemaker-cli-utils" => needs_binary("stonith_admin", "pacemaker-cli-utils"),

@@ -184,6 +184,8 @@ pub(super) fn check_method(m: &MethodFields) -> Result<(), MethodProblem> {
             }
             Ok(())
         }
+        // kubevirt://[CONTEXT@]NAMESPACE/VM; the builder names what is wrong.
+        Some("kubevirt") => Ok(()),
         Some(other) => Err(MethodProblem::UnknownDriver(other.to_string())),
     }
 }

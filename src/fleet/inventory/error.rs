@@ -285,7 +285,7 @@ pub enum MethodProblem {
     #[error("an aws method needs endpoint = \"aws://REGION/INSTANCE-ID\" or plug = \"INSTANCE-ID\" (with region)")]
     NoAwsInstance,
     /// A driver that is not one of fencekit's.
-    #[error("unknown driver '{0}' (expected ipmi, redfish, ssh, snmp, aws or manual)")]
+    #[error("unknown driver '{0}' (expected ipmi, redfish, ssh, snmp, aws, kubevirt or manual)")]
     UnknownDriver(String),
 }
 

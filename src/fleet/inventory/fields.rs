@@ -118,6 +118,11 @@ pub struct MethodFields {
     pub expect_tag: Option<String>,
     /// AWS: allow off/reboot of the instance fencekit runs on.
     pub allow_self_fence: Option<bool>,
+    /// KubeVirt: the kubeconfig file (default: `KUBECONFIG`,
+    /// `~/.kube/config`, the service account).
+    pub kubeconfig: Option<PathBuf>,
+    /// KubeVirt: the VirtualMachine's `metadata.uid` it must have.
+    pub vm_uid: Option<String>,
     /// SNMP: the `[pdu.NAME]` tables this method's outlets refer to
     /// (filled while the inventory is read).
     #[serde(skip)]
@@ -196,7 +201,9 @@ impl MethodFields {
             endpoint_url,
             node_name,
             expect_tag,
-            allow_self_fence
+            allow_self_fence,
+            kubeconfig,
+            vm_uid
         );
         if file || env || script {
             // Only the method's own source: the defaults' are dropped.
@@ -361,4 +368,6 @@ stored_fields!(
     node_name: String,
     expect_tag: String,
     allow_self_fence: bool,
+    kubeconfig: PathBuf,
+    vm_uid: String,
 );
