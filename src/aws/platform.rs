@@ -25,6 +25,9 @@ impl Platform for Aws {
     fn owns_scheme(&self, scheme: &str) -> bool {
         scheme == "aws"
     }
+    fn url_forms(&self) -> &'static [crate::engine::driver::UrlForm] {
+        super::config::URL_FORMS
+    }
 }
 
 /// An EC2 instance through the EC2 API. With an access key ID, the secret

@@ -111,7 +111,7 @@ pub trait PowerDriver {
 
 /// One form of target URL a platform accepts, as users read it in `--help`,
 /// the man pages, the completions and the README (all rendered from the
-/// platforms' `URL_FORMS` tables; the platform seam gathers them). Each
+/// platforms' `URL_FORMS` tables, gathered by `Platform::url_forms`). Each
 /// platform's tests check its rows against its own parser.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct UrlForm {

@@ -23,6 +23,9 @@ impl Platform for Ipmi {
     fn owns_scheme(&self, scheme: &str) -> bool {
         scheme == "ipmi"
     }
+    fn url_forms(&self) -> &'static [crate::engine::driver::UrlForm] {
+        super::config::URL_FORMS
+    }
 }
 
 /// An IPMI method: the config's password is filled from `credential` at

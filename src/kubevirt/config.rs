@@ -212,6 +212,15 @@ impl Env {
     }
 }
 
+/// `kubevirt://` as users read it in `--help`, the man pages and the README.
+pub const URL_FORMS: &[crate::engine::driver::UrlForm] = &[crate::engine::driver::UrlForm {
+    scheme: "kubevirt",
+    form: "kubevirt://[CONTEXT@]NAMESPACE/VM",
+    meaning: "a KubeVirt / OpenShift Virtualization VirtualMachine, through the Kubernetes API",
+    target: true,
+    example: "kubevirt://guests/node-1",
+}];
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -267,5 +276,13 @@ mod tests {
         }
         let c = KubevirtConfig::new(None, "");
         assert_eq!(c.validate(), Err(ConfigError::NoVm));
+    }
+
+    #[test]
+    fn the_url_forms_parse() {
+        for f in super::URL_FORMS {
+            assert!(f.form.starts_with(&format!("{}://", f.scheme)), "{f:?}");
+            KubevirtConfig::from_url(f.example).unwrap_or_else(|e| panic!("{f:?}: {e}"));
+        }
     }
 }

@@ -28,6 +28,9 @@ impl Platform for Kubevirt {
     fn owns_scheme(&self, scheme: &str) -> bool {
         scheme == "kubevirt"
     }
+    fn url_forms(&self) -> &'static [crate::engine::driver::UrlForm] {
+        super::config::URL_FORMS
+    }
 }
 
 /// A VirtualMachine through the Kubernetes API.

@@ -13,21 +13,11 @@ pub mod spec;
 
 pub use crate::engine::driver::UrlForm;
 
-/// Every URL form, platform by platform: what `--help`, the man pages, the
-/// completions and the README list (one definition; each row is the
-/// platform's own, next to its parser). A new platform adds its table here
-/// (the platform registry gathers them when it lands).
-pub const URL_FORMS: &[&[UrlForm]] = &[
-    crate::ipmi::config::URL_FORMS,
-    crate::redfish::config::URL_FORMS,
-    crate::ssh::config::URL_FORMS,
-    crate::snmp::config::URL_FORMS,
-    crate::aws::config::URL_FORMS,
-];
-
-/// The rows of [`URL_FORMS`] in order.
+/// Every URL form, platform by platform in registration order: what
+/// `--help`, the man pages, the completions and the README list (one
+/// definition; each row is the platform's own, next to its parser).
 pub fn url_forms() -> impl Iterator<Item = &'static UrlForm> {
-    URL_FORMS.iter().flat_map(|p| p.iter())
+    platforms::PLATFORMS.iter().flat_map(|p| p.url_forms().iter())
 }
 
 #[cfg(test)]

@@ -40,6 +40,10 @@ pub trait Platform: Sync {
     /// Whether a target URL's scheme (lower-cased, without `://`) is this
     /// platform's.
     fn owns_scheme(&self, scheme: &str) -> bool;
+    /// Its target URL forms, as `--help`, the man pages, the completions and
+    /// the README list them (the rows live next to the platform's parser,
+    /// whose tests check them).
+    fn url_forms(&self) -> &'static [crate::engine::driver::UrlForm];
 }
 
 /// Why an identity cannot be pinned on a method: it has no device that

@@ -25,6 +25,9 @@ impl Platform for Redfish {
     fn owns_scheme(&self, scheme: &str) -> bool {
         scheme.contains("redfish")
     }
+    fn url_forms(&self) -> &'static [crate::engine::driver::UrlForm] {
+        super::config::URL_FORMS
+    }
 }
 
 /// A Redfish method: the config's password is filled from `credential` at

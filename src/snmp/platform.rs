@@ -26,6 +26,9 @@ impl Platform for Snmp {
     fn owns_scheme(&self, scheme: &str) -> bool {
         scheme == "snmp"
     }
+    fn url_forms(&self) -> &'static [crate::engine::driver::UrlForm] {
+        super::config::URL_FORMS
+    }
 }
 
 /// Where one PDU's secrets come from.

@@ -27,6 +27,9 @@ impl Platform for Ssh {
     fn owns_scheme(&self, scheme: &str) -> bool {
         scheme == "ssh"
     }
+    fn url_forms(&self) -> &'static [crate::engine::driver::UrlForm] {
+        super::config::URL_FORMS
+    }
 }
 
 /// An SSH method. `config.auth` is completed at build time: a key
