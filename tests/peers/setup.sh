@@ -32,11 +32,14 @@ PEERS_DIR=${PEERS_DIR:-/tmp/fencekit-peers}
 # docs/monitoring.md's alerting rules: tests/drift.rs, tests/watch.rs,
 # tests/docs.rs; Debian ships promtool in no smaller package); python3-yaml and
 # systemd (systemd-analyze), for docs/monitoring.md's Kubernetes manifests and
-# units (tests/docs.rs).
+# units (tests/docs.rs); golang-go and golang-github-vmware-govmomi-dev: the
+# vSphere SOAP peer (tests/peers/vcsim/main.go on govmomi's simulator package,
+# built below in GOPATH mode from Debian's Go sources: no Go module proxy).
 pkgs="time hyperfine openipmi ipmitool freeipmi-tools fence-agents openssh-server
       sshpass libvirt-clients pacemaker-cli-utils libxml2-utils tcpdump iproute2
       procps curl openssl python3-venv bc snmpd snmp
-      zsh fish util-linux corosync pacemaker prometheus python3-yaml systemd"
+      zsh fish util-linux corosync pacemaker prometheus python3-yaml systemd
+      golang-go golang-github-vmware-govmomi-dev"
 missing=""
 for p in $pkgs; do
   dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"
@@ -82,5 +85,20 @@ if [ ! -x "$venv/bin/moto_server" ] \
   echo "setup.sh: installing moto and boto3 into $venv" >&2
   "$venv/bin/pip" install -q --disable-pip-version-check \
     'moto[server]==5.2.5' 'boto3==1.44.8' 'pexpect==4.9.0' 'pycurl==7.49.0'
+fi
+# vSphere SOAP peer: fencekit-vcsim, built when missing or when its source
+# changed (~50 s of CPU cold; the Go build cache is dropped afterwards).
+here="$(cd "$(dirname "$0")" && pwd)"
+vcsim_sum="$(cat "$here/vcsim/main.go" | sha256sum | cut -d' ' -f1)"
+if [ ! -x "$PEERS_DIR/bin/fencekit-vcsim" ] \
+   || [ "$(cat "$PEERS_DIR/bin/fencekit-vcsim.sha256" 2>/dev/null)" != "$vcsim_sum" ]; then
+  echo "setup.sh: building $PEERS_DIR/bin/fencekit-vcsim" >&2
+  mkdir -p "$PEERS_DIR/bin"
+  gocache="$(mktemp -d "$PEERS_DIR/go-cache.XXXXXX")"
+  (cd "$here/vcsim" && GO111MODULE=off GOPATH=/usr/share/gocode GOPROXY=off \
+     GOFLAGS=-trimpath GOCACHE="$gocache" \
+     go build -ldflags=-s -o "$PEERS_DIR/bin/fencekit-vcsim" .)
+  rm -rf "$gocache"
+  echo "$vcsim_sum" > "$PEERS_DIR/bin/fencekit-vcsim.sha256"
 fi
 echo "peers ready in $PEERS_DIR"

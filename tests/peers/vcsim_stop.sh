@@ -1,0 +1,7 @@
+#!/bin/bash
+# Stop the fencekit-vcsim started by vcsim_start.sh PORT (by its recorded PID only).
+#   vcsim_stop.sh PORT
+set -u
+PORT="${1:?usage: vcsim_stop.sh PORT}"
+. "$(cd "$(dirname "$0")" && pwd)/stop_by_pid.sh"
+stop_by_pid "${PEERS_DIR:-/tmp/fencekit-peers}/run/vcsim-$PORT/pid" "vcsim port $PORT"
