@@ -87,9 +87,9 @@ if [ ! -x "$venv/bin/moto_server" ] \
     'moto[server]==5.2.5' 'boto3==1.44.8' 'pexpect==4.9.0' 'pycurl==7.49.0'
 fi
 # vSphere SOAP peer: fencekit-vcsim, built when missing or when its source
-# changed (~50 s of CPU cold; the Go build cache is dropped afterwards).
+# (any .go file) changed (~50 s of CPU cold; the Go build cache is dropped afterwards).
 here="$(cd "$(dirname "$0")" && pwd)"
-vcsim_sum="$(cat "$here/vcsim/main.go" | sha256sum | cut -d' ' -f1)"
+vcsim_sum="$(cat "$here"/vcsim/*.go | sha256sum | cut -d' ' -f1)"
 if [ ! -x "$PEERS_DIR/bin/fencekit-vcsim" ] \
    || [ "$(cat "$PEERS_DIR/bin/fencekit-vcsim.sha256" 2>/dev/null)" != "$vcsim_sum" ]; then
   echo "setup.sh: building $PEERS_DIR/bin/fencekit-vcsim" >&2
