@@ -23,7 +23,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("process services", &["lock", "runtime", "script", "udp"]),
     (
         "protocols",
-        &["ipmi", "redfish", "ssh", "snmp", "kdump", "aws"],
+        &["ipmi", "redfish", "ssh", "snmp", "kdump", "aws", "vsphere"],
     ),
     ("methods", &["method"]),
     ("fleet", &["fleet"]),
