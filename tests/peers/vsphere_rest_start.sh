@@ -1,6 +1,7 @@
 #!/bin/bash
 # Start vsphere_rest.py, the vSphere Automation API (REST) peer, on 127.0.0.1
-# over HTTPS with its own certificate (CN/SAN 127.0.0.1).
+# over HTTPS with its own certificate (CN/SAN 127.0.0.1; not a CA: clients
+# that trust cert.pem as its own anchor, rustls/webpki included, accept it).
 #
 #   vsphere_rest_start.sh PORT
 #   env: VSREST_USER / VSREST_PASS  credentials (default fence / rest-secret;
@@ -21,7 +22,8 @@ fi
 if [ ! -s "$D/cert.pem" ]; then
   openssl req -x509 -newkey rsa:2048 -nodes -days 365 \
     -keyout "$D/key.pem" -out "$D/cert.pem" \
-    -subj "/CN=127.0.0.1" -addext "subjectAltName=IP:127.0.0.1,DNS:localhost" 2>/dev/null
+    -subj "/CN=127.0.0.1" -addext "subjectAltName=IP:127.0.0.1,DNS:localhost" \
+    -addext "basicConstraints=critical,CA:FALSE" -addext "extendedKeyUsage=serverAuth" 2>/dev/null
 fi
 rm -f "$D/info.json"
 python3 "$HERE/vsphere_rest.py" --port "$PORT" --cert "$D/cert.pem" --key "$D/key.pem" \

@@ -292,6 +292,44 @@ func (vm *fkVM) SuspendVMTask(ctx *simulator.Context, req *types.SuspendVM_Task)
 		})
 }
 
+// fkSearchIndex adds FindAllByUuid (vSphere 4.1+), which this simulator
+// version lacks: every VM whose BIOS UUID (or, with instanceUuid, instance
+// UUID) matches, so that a client can see two VMs answering to one UUID.
+type fkSearchIndex struct {
+	simulator.SearchIndex
+}
+
+func (s *fkSearchIndex) FindAllByUuid(req *types.FindAllByUuid) soap.HasFault {
+	body := &methods.FindAllByUuidBody{Res: &types.FindAllByUuidResponse{}}
+	if !req.VmSearch {
+		return body // host search: no standalone ESXi hosts are searched here
+	}
+	instance := req.InstanceUuid != nil && *req.InstanceUuid
+	for _, v := range allVMs() {
+		if v.Config == nil {
+			continue
+		}
+		if req.Datacenter != nil && datacenterOf(v.Self) != datacenterName(*req.Datacenter) {
+			continue
+		}
+		id := v.Config.Uuid
+		if instance {
+			id = v.Config.InstanceUuid
+		}
+		if strings.EqualFold(id, req.Uuid) {
+			body.Res.Returnval = append(body.Res.Returnval, v.Self)
+		}
+	}
+	return body
+}
+
+func datacenterName(ref types.ManagedObjectReference) string {
+	if dc, ok := simulator.Map.Get(ref).(*simulator.Datacenter); ok {
+		return dc.Name
+	}
+	return ""
+}
+
 // ---- inventory helpers ----
 
 func allVMs() []*fkVM {
@@ -622,14 +660,16 @@ func selfSigned(certOut, keyOut string) (tls.Certificate, error) {
 	}
 	serial, _ := rand.Int(rand.Reader, big.NewInt(1<<62))
 	tmpl := &x509.Certificate{
-		SerialNumber:          serial,
-		Subject:               pkix.Name{CommonName: "fencekit-vcsim"},
-		NotBefore:             time.Now().Add(-time.Hour),
-		NotAfter:              time.Now().Add(30 * 24 * time.Hour),
-		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		SerialNumber: serial,
+		Subject:      pkix.Name{CommonName: "fencekit-vcsim"},
+		NotBefore:    time.Now().Add(-time.Hour),
+		NotAfter:     time.Now().Add(30 * 24 * time.Hour),
+		// An end-entity certificate that is its own trust anchor: clients
+		// trust cert.pem (webpki refuses a CA certificate as a server's).
+		KeyUsage:              x509.KeyUsageDigitalSignature,
 		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
 		BasicConstraintsValid: true,
-		IsCA:                  true,
+		IsCA:                  false,
 		DNSNames:              []string{"localhost"},
 		IPAddresses:           []net.IP{net.ParseIP("127.0.0.1"), net.ParseIP("::1")},
 	}
@@ -689,6 +729,12 @@ func main() {
 			vm.Summary.Config.Name = "twin"
 		}
 		simulator.Map.Put(&fkVM{*vm})
+	}
+	siRef := types.ManagedObjectReference{Type: "SearchIndex", Value: "SearchIndex"}
+	if si, ok := simulator.Map.Get(siRef).(*simulator.SearchIndex); ok {
+		simulator.Map.Put(&fkSearchIndex{*si})
+	} else {
+		log.Fatalf("no SearchIndex in the model")
 	}
 	remember()
 
