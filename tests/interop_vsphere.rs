@@ -333,3 +333,59 @@ fn slow_failed_and_lost_tasks() {
         );
     });
 }
+
+/// The engine's driver: status judged (suspended on, a silent host an
+/// error naming it), off confirmed, identity from the BIOS UUID, a lost
+/// answer recovered with a warning, logout at close.
+#[test]
+fn power_driver() {
+    use fencekit::engine::driver::PowerDriver;
+    use fencekit::engine::power::PowerCommand;
+    use fencekit::secret::Secret;
+    use fencekit::vsphere::driver::VsphereDriver;
+    require!("vcsim");
+    let sim = Vcsim::start();
+    let want = sim.vm("DC1_C0_RP0_VM1");
+    block(async {
+        let mut d = VsphereDriver::new(
+            sim.client(),
+            "fence",
+            Secret::from_str_value("vcsim-secret"),
+            VmSelector::parse("DC1_C0_RP0_VM1").unwrap(),
+        );
+        let said = d.connect(Some(soon())).await.unwrap();
+        assert!(said.contains(want["moref"].as_str().unwrap()), "{said}");
+        assert_eq!(d.status(Some(soon())).await.unwrap(), PowerState::On);
+        let id = d.identity(Some(soon())).await.unwrap();
+        assert_eq!(id.uuid[0].uuid, want["uuid"].as_str().unwrap());
+
+        sim.control(&format!(
+            "vm?vm={}&power=suspended",
+            want["moref"].as_str().unwrap()
+        ));
+        assert_eq!(d.status(Some(soon())).await.unwrap(), PowerState::On);
+        assert!(d.take_warnings().iter().any(|w| w.contains("suspended")));
+
+        sim.control("soap?method=PowerOffVM_Task&drop=1");
+        d.command(PowerCommand::Off, Some(soon())).await.unwrap();
+        assert_eq!(d.status(Some(soon())).await.unwrap(), PowerState::Off);
+        assert!(d.take_warnings().iter().any(|w| w.contains("was lost")));
+        assert_eq!(sim.control("calls")["PowerOffVM_Task"], 1);
+
+        sim.control(&format!(
+            "host?host={}&connection=disconnected",
+            want["host_name"].as_str().unwrap()
+        ));
+        let e = d.status(Some(soon())).await.unwrap_err();
+        assert!(
+            e.message.contains(want["host_name"].as_str().unwrap()),
+            "{e}"
+        );
+        let e = d.command(PowerCommand::On, Some(soon())).await.unwrap_err();
+        assert!(e.message.contains("disconnected"), "{e}");
+        assert_eq!(sim.control("calls").get("PowerOnVM_Task"), None);
+
+        d.close().await;
+        assert_eq!(sim.control("calls")["Logout"], 1);
+    });
+}

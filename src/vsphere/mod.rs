@@ -3,11 +3,13 @@
 //! ([`soap`]), and what those answers mean for fencing ([`model`]): which VM
 //! a target names, when a power state is evidence, what a task's end says.
 //!
-//! [`client`] is the SOAP session over HTTPS. Not wired yet: no `PowerDriver`,
-//! no front, no inventory driver. The peers
+//! [`client`] is the SOAP session over HTTPS, [`driver`] the engine's
+//! `PowerDriver` on it. Not wired yet:
+//! no front, no inventory driver, no TLS policy of its own. The peers
 //! are `tests/peers/vcsim` (vim25, govmomi's simulator) and
 //! `tests/peers/vsphere_rest.py` (the Automation API).
 
 pub mod client;
+pub mod driver;
 pub mod model;
 pub mod soap;
