@@ -52,6 +52,7 @@ pub mod snmp;
 pub mod ssh;
 pub mod time;
 pub mod udp;
+pub mod vsphere;
 
 /// Every name this binary answers to as a fence agent. Matching argv[0]
 /// against this list costs nothing, so native commands never parse the

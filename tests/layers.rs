@@ -24,7 +24,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("platform seam", &["platform"]),
     (
         "protocols",
-        &["ipmi", "redfish", "ssh", "snmp", "kdump", "aws", "kubevirt"],
+        &["ipmi", "redfish", "ssh", "snmp", "kdump", "aws", "kubevirt", "vsphere"],
     ),
     ("methods", &["method"]),
     ("fleet", &["fleet"]),

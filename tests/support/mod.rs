@@ -427,6 +427,15 @@ fn missing_reason(peer: &str) -> Option<String> {
                 )
             })
         }
+        "vcsim" => {
+            let bin = peers_dir().join("bin/fencekit-vcsim");
+            (!bin.is_file()).then(|| {
+                format!(
+                    "no {} (tests/peers/vcsim, built by tests/peers/setup.sh)",
+                    bin.display()
+                )
+            })
+        }
         other => needs_binary(other, other),
     };
     cache

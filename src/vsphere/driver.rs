@@ -1,0 +1,207 @@
+//! The vSphere driver for the engine: one VM behind one vCenter (or ESXi),
+//! read and powered through [`Client`]. Not wired to any front yet.
+//!
+//! * `status` is the VM's power state judged by [`model::judge`]: suspended
+//!   is on; a VM whose host stopped reporting is an error naming the host,
+//!   never off.
+//! * A power command is sent once. Its task is followed to the end within
+//!   the deadline. An answer that never came is looked for in the VM's
+//!   `recentTask`; found, it is followed; not found, the command is
+//!   reported as not carried out (nothing is re-sent); unreadable, the
+//!   outcome is unknown ([`ErrorKind::OutcomeUnknown`]).
+
+use super::client::{Client, Submitted};
+use super::model::{self, VmSelector, VmView};
+use super::soap::PowerMethod;
+use crate::engine::driver::PowerDriver;
+use crate::engine::error::{DriverError, ErrorKind, Stage};
+use crate::engine::identity::{reported_uuid, Identity};
+use crate::engine::power::{PowerCommand, PowerState};
+use crate::secret::Secret;
+use std::time::{Duration, Instant};
+
+/// How long a call may take when the engine gives no deadline.
+const DEFAULT_LIMIT: Duration = Duration::from_secs(30);
+/// How often a running task is read.
+const TASK_POLL: Duration = Duration::from_millis(250);
+
+/// One VM to fence.
+pub struct VsphereDriver {
+    client: Client,
+    user: String,
+    password: Secret,
+    selector: VmSelector,
+    vm: Option<VmView>,
+    connected: bool,
+    warnings: Vec<String>,
+}
+
+fn until(deadline: Option<Instant>) -> Instant {
+    deadline.unwrap_or_else(|| Instant::now() + DEFAULT_LIMIT)
+}
+
+impl VsphereDriver {
+    /// A driver for the VM `selector` names, through `client`.
+    pub fn new(client: Client, user: &str, password: Secret, selector: VmSelector) -> Self {
+        VsphereDriver {
+            client,
+            user: user.to_string(),
+            password,
+            selector,
+            vm: None,
+            connected: false,
+            warnings: Vec::new(),
+        }
+    }
+
+    async fn current(&mut self, deadline: Instant) -> Result<VmView, DriverError> {
+        let v = match &self.vm {
+            Some(v) => self.client.read(&v.moref, deadline).await?,
+            None => self.client.find(&self.selector, deadline).await?,
+        };
+        self.vm = Some(v.clone());
+        Ok(v)
+    }
+
+    async fn run(&mut self, method: PowerMethod, deadline: Instant) -> Result<(), DriverError> {
+        let vm = self.current(deadline).await?;
+        if let model::Reading::Stale(why) = model::judge(&vm) {
+            // vCenter cannot reach the VM: a task would fail or, worse, be
+            // queued; say why instead.
+            return Err(DriverError::new(
+                ErrorKind::DeviceError,
+                Stage::Command,
+                why,
+            ));
+        }
+        let before = self.client.recent_tasks(&vm.moref, deadline).await?;
+        let task = match self.client.submit(method, &vm.moref, deadline).await? {
+            Submitted::Task(t) => t,
+            Submitted::Lost(e) => {
+                match self
+                    .client
+                    .find_lost(method, &vm.moref, &before, deadline)
+                    .await
+                {
+                    Ok(Some(t)) => {
+                        self.warnings.push(format!(
+                            "the answer to {} was lost ({}); its task {} was found in the vm's recent tasks",
+                            method.method(),
+                            e.message,
+                            t.value
+                        ));
+                        t
+                    }
+                    Ok(None) => {
+                        return Err(DriverError::new(
+                            e.kind,
+                            Stage::Command,
+                            format!(
+                            "{}; vCenter shows no {} task for {}: not carried out, not sent again",
+                            e.message,
+                            method.method(),
+                            vm.moref.value
+                        ),
+                        ))
+                    }
+                    Err(e2) => {
+                        return Err(DriverError::new(
+                            ErrorKind::OutcomeUnknown,
+                            Stage::Command,
+                            format!(
+                            "{}; whether {} was carried out cannot be read ({}): not sent again",
+                            e.message,
+                            method.method(),
+                            e2.message
+                        ),
+                        ))
+                    }
+                }
+            }
+        };
+        self.client.follow(&task, TASK_POLL, deadline).await
+    }
+}
+
+impl PowerDriver for VsphereDriver {
+    async fn connect(&mut self, deadline: Option<Instant>) -> Result<String, DriverError> {
+        let d = until(deadline);
+        let password = std::str::from_utf8(self.password.expose()).map_err(|_| {
+            DriverError::new(
+                ErrorKind::Config,
+                Stage::Authenticate,
+                "the password is not UTF-8",
+            )
+        })?;
+        let said = self.client.connect(&self.user, password, d).await?;
+        self.connected = true;
+        let vm = self.current(d).await?;
+        Ok(format!(
+            "{said}; vm {} ({}) on {}",
+            vm.name,
+            vm.moref.value,
+            vm.host_name.as_deref().unwrap_or("an unknown host")
+        ))
+    }
+
+    async fn status(&mut self, deadline: Option<Instant>) -> Result<PowerState, DriverError> {
+        let vm = self.current(until(deadline)).await?;
+        let reading = model::judge(&vm);
+        if reading == model::Reading::Suspended {
+            self.warnings.push(format!(
+                "vm {} is suspended: counted as on (it can resume)",
+                vm.name
+            ));
+        }
+        reading.power_state()
+    }
+
+    async fn command(
+        &mut self,
+        command: PowerCommand,
+        deadline: Option<Instant>,
+    ) -> Result<(), DriverError> {
+        let method = match command {
+            PowerCommand::Off => PowerMethod::Off,
+            PowerCommand::On => PowerMethod::On,
+            PowerCommand::Reset => PowerMethod::Reset,
+            other => {
+                return Err(DriverError::new(
+                    ErrorKind::Unsupported,
+                    Stage::Command,
+                    format!("vSphere has no {other} that fencekit uses"),
+                ))
+            }
+        };
+        self.run(method, until(deadline)).await
+    }
+
+    async fn identity(&mut self, deadline: Option<Instant>) -> Result<Identity, DriverError> {
+        let vm = self.current(until(deadline)).await?;
+        // The BIOS UUID is what the guest reads as its SMBIOS system UUID.
+        let uuid = vm
+            .bios_uuid
+            .as_deref()
+            .and_then(reported_uuid)
+            .into_iter()
+            .collect();
+        Ok(Identity {
+            uuid,
+            ..Identity::default()
+        })
+    }
+
+    fn take_warnings(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.warnings)
+    }
+
+    async fn close(&mut self) {
+        if self.connected {
+            let _ = self
+                .client
+                .logout(Instant::now() + Duration::from_secs(5))
+                .await;
+            self.connected = false;
+        }
+    }
+}
