@@ -24,7 +24,9 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("platform seam", &["platform"]),
     (
         "protocols",
-        &["ipmi", "redfish", "ssh", "snmp", "kdump", "aws", "kubevirt", "vsphere"],
+        &[
+            "ipmi", "redfish", "ssh", "snmp", "kdump", "aws", "kubevirt", "vsphere",
+        ],
     ),
     ("methods", &["method"]),
     ("fleet", &["fleet"]),

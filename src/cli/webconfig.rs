@@ -619,7 +619,9 @@ impl WebConfig {
             Some(r) => {
                 let interval = match &r.interval {
                     None => Duration::ZERO,
-                    Some(serde_yaml_ng::Value::Number(n)) if n.as_u64() == Some(0) => Duration::ZERO,
+                    Some(serde_yaml_ng::Value::Number(n)) if n.as_u64() == Some(0) => {
+                        Duration::ZERO
+                    }
                     Some(serde_yaml_ng::Value::String(s)) => crate::time::parse_duration(s)
                         .map_err(|e| bad(path, "rate_limit.interval", e))?,
                     Some(_) => {

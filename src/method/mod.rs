@@ -17,7 +17,9 @@ pub use crate::engine::driver::UrlForm;
 /// `--help`, the man pages, the completions and the README list (one
 /// definition; each row is the platform's own, next to its parser).
 pub fn url_forms() -> impl Iterator<Item = &'static UrlForm> {
-    platforms::PLATFORMS.iter().flat_map(|p| p.url_forms().iter())
+    platforms::PLATFORMS
+        .iter()
+        .flat_map(|p| p.url_forms().iter())
 }
 
 #[cfg(test)]
