@@ -663,6 +663,151 @@ fn every_finding_id_is_documented() {
     assert!(missing.is_empty(), "not in the docs' tables: {missing:?}");
 }
 
+/// A stonith primitive of agent `agent` with these instance attributes.
+fn primitive(id: &str, agent: &str, attrs: &[(&str, String)]) -> String {
+    let mut x = format!(
+        "<primitive id=\"{id}\" class=\"stonith\" type=\"{agent}\">\
+         <instance_attributes id=\"{id}-ia\">"
+    );
+    for (k, v) in attrs {
+        x.push_str(&format!(
+            "<nvpair id=\"{id}-{k}\" name=\"{k}\" value=\"{v}\"/>"
+        ));
+    }
+    x.push_str("</instance_attributes></primitive>");
+    x
+}
+
+/// A device that names no nodes is asked with its agent's `list`, as the
+/// fencer's `pcmk_host_check=dynamic-list` does: a node it lists is
+/// covered, one it does not list is named. An IPMI device has no list
+/// (the agent prints upstream's notice), so Pacemaker's default for it is
+/// `status`: left to fencing time, with the advice.
+#[test]
+fn a_device_without_a_host_list_covers_only_the_nodes_its_list_names() {
+    let lab = InProcessLab::start(LabSpec {
+        nodes: 2,
+        ..LabSpec::default()
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // fence_redfish does not offer `list` in its metadata (as upstream), so
+    // the check is set as an administrator sets it.
+    let redfish = |id: &str, n: usize, extra: &[(&str, &str)]| {
+        let a = lab.nodes[n].redfish.unwrap();
+        let mut attrs = vec![
+            ("ip", a.ip().to_string()),
+            ("ipport", a.port().to_string()),
+            ("username", "admin".to_string()),
+            ("password", "lab".to_string()),
+            ("ssl_insecure", "1".to_string()),
+            ("pcmk_host_check", "dynamic-list".to_string()),
+        ];
+        attrs.extend(extra.iter().map(|(k, v)| (*k, v.to_string())));
+        primitive(id, "fence_redfish", &attrs)
+    };
+    let props = [
+        ("stonith-timeout", "300s"),
+        ("priority-fencing-delay", "20s"),
+    ];
+
+    // Lab node 1's BMC lists its system, named node01: node01 is covered,
+    // node02 is not listed and no other device claims it.
+    let r = doctor(d, &cib(&props, &[redfish("rf1", 0, &[])], ""), &[]);
+    assert!(
+        has(&r, "host-not-in-device-list", "broken", "node02"),
+        "{r}"
+    );
+    assert!(
+        !findings(&r).iter().any(|(_, _, s)| s == "node01"),
+        "node01 is listed: {r}"
+    );
+    assert!(!has(&r, "host-not-covered", "broken", "node02"), "{r}");
+    assert!(!has(&r, "host-claim-dynamic", "advice", "rf1"), "{r}");
+    assert!(r.stdout.contains("node01"), "{r}");
+    r.assert_code(1);
+
+    // Each node's own BMC as a device: both listed, nothing to say.
+    let both = [redfish("rf1", 0, &[]), redfish("rf2", 1, &[])];
+    let r = doctor(d, &cib(&props, &both, ""), &[]);
+    assert!(
+        !findings(&r)
+            .iter()
+            .any(|(i, _, _)| i == "host-not-in-device-list" || i == "host-not-covered"),
+        "{r}"
+    );
+
+    // pcmk_host_map: the fencer looks for the mapped plug, not the name.
+    let mapped = [redfish(
+        "rf1",
+        0,
+        &[(
+            "pcmk_host_map",
+            "node01:/redfish/v1/Systems/9;node02:/redfish/v1/Systems/1",
+        )],
+    )];
+    let r = doctor(d, &cib(&props, &mapped, ""), &[]);
+    assert!(
+        !has(&r, "host-not-in-device-list", "broken", "node02"),
+        "{r}"
+    );
+    assert!(
+        has(&r, "host-not-in-device-list", "broken", "node01"),
+        "{r}"
+    );
+
+    // A wrong password: the list fails, named with what the agent said.
+    let r = doctor(
+        d,
+        &cib(&props, &[redfish("rf1", 0, &[("password", "nope")])], ""),
+        &[],
+    );
+    for n in ["node01", "node02"] {
+        assert!(has(&r, "host-not-in-device-list", "broken", n), "{r}");
+    }
+    assert!(r.stdout.contains("failed"), "{r}");
+
+    // Device checks off: nothing is asked, the advice stays.
+    let r = doctor(
+        d,
+        &cib(&props, &[redfish("rf1", 0, &[])], ""),
+        &["--no-device-check"],
+    );
+    assert!(has(&r, "host-claim-dynamic", "advice", "rf1"), "{r}");
+    assert!(
+        !has(&r, "host-not-in-device-list", "broken", "node02"),
+        "{r}"
+    );
+
+    // fence_ipmilan with no host list: Pacemaker's default is `status`
+    // (its metadata has no `list`), decided at fencing time.
+    let b1 = lab.nodes[0].ipmi;
+    let r = doctor(d, &cib(&props, &[device("ip1", b1, "lab", &[])], ""), &[]);
+    assert!(has(&r, "host-claim-dynamic", "advice", "ip1"), "{r}");
+    assert!(
+        !has(&r, "host-not-in-device-list", "broken", "node01"),
+        "{r}"
+    );
+    // Forced to dynamic-list, its list names no machine: neither node.
+    let r = doctor(
+        d,
+        &cib(
+            &props,
+            &[device(
+                "ip1",
+                b1,
+                "lab",
+                &[("pcmk_host_check", "dynamic-list")],
+            )],
+            "",
+        ),
+        &[],
+    );
+    for n in ["node01", "node02"] {
+        assert!(has(&r, "host-not-in-device-list", "broken", n), "{r}");
+    }
+}
+
 /// One HTTP GET of `/metrics`: the body.
 fn scrape(addr: std::net::SocketAddr) -> Option<String> {
     use std::io::{Read, Write};
