@@ -901,6 +901,55 @@ fn the_watch_serves_the_doctors_findings_and_follows_the_configuration() {
     assert!(cleared, "{last}");
 }
 
+/// `check --watch --pacemaker` with no target: the doctor alone runs and
+/// its findings are served on /metrics (no level metrics, one `# EOF`).
+#[test]
+fn the_watch_runs_the_doctor_alone_without_targets() {
+    let lab = InProcessLab::start(LabSpec {
+        nodes: 2,
+        ..LabSpec::default()
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cib_path = d.join("cib.xml");
+    let devs = [device(
+        "fk1",
+        lab.nodes[0].ipmi,
+        "lab",
+        &[("pcmk_host_list", "node01"), ("pcmk_delay_base", "5s")],
+    )];
+    std::fs::write(&cib_path, cib(&[("stonith-timeout", "90s")], &devs, "")).unwrap();
+    let listen = std::net::SocketAddr::new(support::own_loopback().into(), support::free_port());
+    let mut child = std::process::Command::new(support::bin())
+        .args(["check", "--watch", "200ms", "--listen", &listen.to_string()])
+        .args(["--pacemaker", "--no-device-check", "--cib"])
+        .arg(&cib_path)
+        .env("NO_COLOR", "1")
+        .env("FENCEKIT_LOCK_SCOPE", support::lock_scope())
+        .env_remove("FENCEKIT_INVENTORY")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let finding = "fencekit_config_finding{source=\"pacemaker\",id=\"host-not-covered\",\
+                   severity=\"broken\",subject=\"node02\"} 1";
+    let mut last = String::new();
+    let seen = support::eventually(Duration::from_secs(20), || {
+        last = scrape(listen).unwrap_or_default();
+        last.contains(finding)
+    });
+    // Still running after serving: the watch waits to be stopped.
+    let running = child.try_wait().unwrap().is_none();
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(seen, "{last}");
+    assert!(running);
+    assert!(last.ends_with("# EOF\n"), "{last}");
+    assert_eq!(last.matches("# EOF").count(), 1, "{last}");
+    assert!(!last.contains("fencekit_level_ok{"), "{last}");
+}
+
 /// The template fencekit ships passes its own doctor.
 #[test]
 fn the_packaged_far_template_passes_the_doctor() {
