@@ -766,6 +766,26 @@ fn a_device_without_a_host_list_covers_only_the_nodes_its_list_names() {
         assert!(has(&r, "host-not-in-device-list", "broken", n), "{r}");
     }
     assert!(r.stdout.contains("failed"), "{r}");
+    // The same with another device claiming both nodes: a weakened device.
+    let other = device(
+        "ip1",
+        lab.nodes[0].ipmi,
+        "lab",
+        &[("pcmk_host_list", "node01,node02")],
+    );
+    let r = doctor(
+        d,
+        &cib(
+            &props,
+            &[redfish("rf1", 0, &[("password", "nope")]), other],
+            "",
+        ),
+        &[],
+    );
+    for n in ["node01", "node02"] {
+        assert!(has(&r, "host-not-in-device-list", "weakened", n), "{r}");
+        assert!(!has(&r, "host-not-in-device-list", "broken", n), "{r}");
+    }
 
     // Device checks off: nothing is asked, the advice stays.
     let r = doctor(

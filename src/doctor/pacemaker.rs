@@ -422,8 +422,8 @@ pub fn diagnose(cib: &Cib, opts: &Options) -> Report {
     };
     for node in &cib.nodes {
         let mut covered = false;
-        // Listing devices that do not list this node: (device, why).
-        let mut unlisted: Vec<(String, String)> = Vec::new();
+        // Listing devices that do not list this node: (device, why, list failed).
+        let mut unlisted: Vec<(String, String, bool)> = Vec::new();
         for d in &devices {
             match d.host_check().as_str() {
                 "none" => covered = true,
@@ -455,8 +455,11 @@ pub fn diagnose(cib: &Cib, opts: &Options) -> Report {
                                     names.join(", ")
                                 }
                             ),
+                            false,
                         )),
-                        Err(e) => unlisted.push((d.id.clone(), format!("its `list` failed: {e}"))),
+                        Err(e) => {
+                            unlisted.push((d.id.clone(), format!("its `list` failed: {e}"), true))
+                        }
                     }
                 }
                 _ => {
@@ -487,10 +490,10 @@ pub fn diagnose(cib: &Cib, opts: &Options) -> Report {
                 }
             }
         }
-        for (id, why) in &unlisted {
+        for (id, why, failed) in &unlisted {
             // A device that lists other machines is not meant for this node;
             // one whose list failed is a finding even when another covers it.
-            if covered && !why.contains("failed") {
+            if covered && !failed {
                 continue;
             }
             f.push(Finding::new(
