@@ -663,6 +663,171 @@ fn every_finding_id_is_documented() {
     assert!(missing.is_empty(), "not in the docs' tables: {missing:?}");
 }
 
+/// A stonith primitive of agent `agent` with these instance attributes.
+fn primitive(id: &str, agent: &str, attrs: &[(&str, String)]) -> String {
+    let mut x = format!(
+        "<primitive id=\"{id}\" class=\"stonith\" type=\"{agent}\">\
+         <instance_attributes id=\"{id}-ia\">"
+    );
+    for (k, v) in attrs {
+        x.push_str(&format!(
+            "<nvpair id=\"{id}-{k}\" name=\"{k}\" value=\"{v}\"/>"
+        ));
+    }
+    x.push_str("</instance_attributes></primitive>");
+    x
+}
+
+/// A device that names no nodes is asked with its agent's `list`, as the
+/// fencer's `pcmk_host_check=dynamic-list` does: a node it lists is
+/// covered, one it does not list is named. An IPMI device has no list
+/// (the agent prints upstream's notice), so Pacemaker's default for it is
+/// `status`: left to fencing time, with the advice.
+#[test]
+fn a_device_without_a_host_list_covers_only_the_nodes_its_list_names() {
+    let lab = InProcessLab::start(LabSpec {
+        nodes: 2,
+        ..LabSpec::default()
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // fence_redfish does not offer `list` in its metadata (as upstream), so
+    // the check is set as an administrator sets it.
+    let redfish = |id: &str, n: usize, extra: &[(&str, &str)]| {
+        let a = lab.nodes[n].redfish.unwrap();
+        let mut attrs = vec![
+            ("ip", a.ip().to_string()),
+            ("ipport", a.port().to_string()),
+            ("username", "admin".to_string()),
+            ("password", "lab".to_string()),
+            ("ssl_insecure", "1".to_string()),
+            ("pcmk_host_check", "dynamic-list".to_string()),
+        ];
+        attrs.extend(extra.iter().map(|(k, v)| (*k, v.to_string())));
+        primitive(id, "fence_redfish", &attrs)
+    };
+    let props = [
+        ("stonith-timeout", "300s"),
+        ("priority-fencing-delay", "20s"),
+    ];
+
+    // Lab node 1's BMC lists its system, named node01: node01 is covered,
+    // node02 is not listed and no other device claims it.
+    let r = doctor(d, &cib(&props, &[redfish("rf1", 0, &[])], ""), &[]);
+    assert!(
+        has(&r, "host-not-in-device-list", "broken", "node02"),
+        "{r}"
+    );
+    assert!(
+        !findings(&r).iter().any(|(_, _, s)| s == "node01"),
+        "node01 is listed: {r}"
+    );
+    assert!(!has(&r, "host-not-covered", "broken", "node02"), "{r}");
+    assert!(!has(&r, "host-claim-dynamic", "advice", "rf1"), "{r}");
+    assert!(r.stdout.contains("node01"), "{r}");
+    r.assert_code(1);
+
+    // Each node's own BMC as a device: both listed, nothing to say.
+    let both = [redfish("rf1", 0, &[]), redfish("rf2", 1, &[])];
+    let r = doctor(d, &cib(&props, &both, ""), &[]);
+    assert!(
+        !findings(&r)
+            .iter()
+            .any(|(i, _, _)| i == "host-not-in-device-list" || i == "host-not-covered"),
+        "{r}"
+    );
+
+    // pcmk_host_map: the fencer looks for the mapped plug, not the name.
+    let mapped = [redfish(
+        "rf1",
+        0,
+        &[(
+            "pcmk_host_map",
+            "node01:/redfish/v1/Systems/9;node02:/redfish/v1/Systems/1",
+        )],
+    )];
+    let r = doctor(d, &cib(&props, &mapped, ""), &[]);
+    assert!(
+        !has(&r, "host-not-in-device-list", "broken", "node02"),
+        "{r}"
+    );
+    assert!(
+        has(&r, "host-not-in-device-list", "broken", "node01"),
+        "{r}"
+    );
+
+    // A wrong password: the list fails, named with what the agent said.
+    let r = doctor(
+        d,
+        &cib(&props, &[redfish("rf1", 0, &[("password", "nope")])], ""),
+        &[],
+    );
+    for n in ["node01", "node02"] {
+        assert!(has(&r, "host-not-in-device-list", "broken", n), "{r}");
+    }
+    assert!(r.stdout.contains("failed"), "{r}");
+    // The same with another device claiming both nodes: a weakened device.
+    let other = device(
+        "ip1",
+        lab.nodes[0].ipmi,
+        "lab",
+        &[("pcmk_host_list", "node01,node02")],
+    );
+    let r = doctor(
+        d,
+        &cib(
+            &props,
+            &[redfish("rf1", 0, &[("password", "nope")]), other],
+            "",
+        ),
+        &[],
+    );
+    for n in ["node01", "node02"] {
+        assert!(has(&r, "host-not-in-device-list", "weakened", n), "{r}");
+        assert!(!has(&r, "host-not-in-device-list", "broken", n), "{r}");
+    }
+
+    // Device checks off: nothing is asked, the advice stays.
+    let r = doctor(
+        d,
+        &cib(&props, &[redfish("rf1", 0, &[])], ""),
+        &["--no-device-check"],
+    );
+    assert!(has(&r, "host-claim-dynamic", "advice", "rf1"), "{r}");
+    assert!(
+        !has(&r, "host-not-in-device-list", "broken", "node02"),
+        "{r}"
+    );
+
+    // fence_ipmilan with no host list: Pacemaker's default is `status`
+    // (its metadata has no `list`), decided at fencing time.
+    let b1 = lab.nodes[0].ipmi;
+    let r = doctor(d, &cib(&props, &[device("ip1", b1, "lab", &[])], ""), &[]);
+    assert!(has(&r, "host-claim-dynamic", "advice", "ip1"), "{r}");
+    assert!(
+        !has(&r, "host-not-in-device-list", "broken", "node01"),
+        "{r}"
+    );
+    // Forced to dynamic-list, its list names no machine: neither node.
+    let r = doctor(
+        d,
+        &cib(
+            &props,
+            &[device(
+                "ip1",
+                b1,
+                "lab",
+                &[("pcmk_host_check", "dynamic-list")],
+            )],
+            "",
+        ),
+        &[],
+    );
+    for n in ["node01", "node02"] {
+        assert!(has(&r, "host-not-in-device-list", "broken", n), "{r}");
+    }
+}
+
 /// One HTTP GET of `/metrics`: the body.
 fn scrape(addr: std::net::SocketAddr) -> Option<String> {
     use std::io::{Read, Write};
@@ -754,6 +919,55 @@ fn the_watch_serves_the_doctors_findings_and_follows_the_configuration() {
     let _ = child.kill();
     let _ = child.wait();
     assert!(cleared, "{last}");
+}
+
+/// `check --watch --pacemaker` with no target: the doctor alone runs and
+/// its findings are served on /metrics (no level metrics, one `# EOF`).
+#[test]
+fn the_watch_runs_the_doctor_alone_without_targets() {
+    let lab = InProcessLab::start(LabSpec {
+        nodes: 2,
+        ..LabSpec::default()
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cib_path = d.join("cib.xml");
+    let devs = [device(
+        "fk1",
+        lab.nodes[0].ipmi,
+        "lab",
+        &[("pcmk_host_list", "node01"), ("pcmk_delay_base", "5s")],
+    )];
+    std::fs::write(&cib_path, cib(&[("stonith-timeout", "90s")], &devs, "")).unwrap();
+    let listen = std::net::SocketAddr::new(support::own_loopback().into(), support::free_port());
+    let mut child = std::process::Command::new(support::bin())
+        .args(["check", "--watch", "200ms", "--listen", &listen.to_string()])
+        .args(["--pacemaker", "--no-device-check", "--cib"])
+        .arg(&cib_path)
+        .env("NO_COLOR", "1")
+        .env("FENCEKIT_LOCK_SCOPE", support::lock_scope())
+        .env_remove("FENCEKIT_INVENTORY")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let finding = "fencekit_config_finding{source=\"pacemaker\",id=\"host-not-covered\",\
+                   severity=\"broken\",subject=\"node02\"} 1";
+    let mut last = String::new();
+    let seen = support::eventually(Duration::from_secs(20), || {
+        last = scrape(listen).unwrap_or_default();
+        last.contains(finding)
+    });
+    // Still running after serving: the watch waits to be stopped.
+    let running = child.try_wait().unwrap().is_none();
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(seen, "{last}");
+    assert!(running);
+    assert!(last.ends_with("# EOF\n"), "{last}");
+    assert_eq!(last.matches("# EOF").count(), 1, "{last}");
+    assert!(!last.contains("fencekit_level_ok{"), "{last}");
 }
 
 /// The template fencekit ships passes its own doctor.

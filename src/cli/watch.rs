@@ -258,6 +258,10 @@ impl State {
 
     /// `/healthz`: whether checks are still finishing.
     fn health(&self) -> (bool, String) {
+        if self.names.is_empty() {
+            // The doctor alone: its runs are bounded by the agents' own bounds.
+            return (true, "ok: configuration findings on /metrics\n".into());
+        }
         let since = self.last_report.unwrap_or(self.started).elapsed();
         let (ok, all) = self.counts();
         if since > self.stale_after {
@@ -322,9 +326,21 @@ pub fn main(c: CheckArgs) -> i32 {
         },
         None => None,
     };
-    let plans = match super::plan::begin(a) {
-        Ok(p) => p,
-        Err(code) => return code,
+    // With --pacemaker/--far and no target, the watch serves the doctor's
+    // findings alone.
+    let doctor_only = (c.pacemaker || c.cib.is_some() || c.far.is_some())
+        && a.targets.is_empty()
+        && a.ip.is_none()
+        && a.plug.is_none()
+        && !a.all;
+    let plans = if doctor_only {
+        crate::runtime::init_logging(a.verbose);
+        Vec::new()
+    } else {
+        match super::plan::begin(a) {
+            Ok(p) => p,
+            Err(code) => return code,
+        }
     };
     let baseline = match super::check::load_baseline(&c) {
         Ok(b) => b,

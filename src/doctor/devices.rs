@@ -105,6 +105,42 @@ pub fn check(p: &Probe) -> (DeviceCheck, Option<Finding>) {
     (row("failed", detail), Some(f))
 }
 
+/// Runs the agent's `list` as the fencer does for `pcmk_host_check=dynamic-list`:
+/// the names it prints (each line's plug and alias), or what it said when it failed.
+pub fn list(p: &Probe) -> Result<Vec<String>, String> {
+    let c = p.run("list");
+    if c.code != EXIT_OK {
+        return Err(said(&c.stderr));
+    }
+    Ok(list_names(&c.stdout))
+}
+
+/// The names in `list` output (`plug,alias` lines; blanks, commas and
+/// semicolons separate).
+pub fn list_names(out: &str) -> Vec<String> {
+    out.split([',', ';', ' ', '\t', '\n', '\r'])
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+/// [`list`] for every probe, at most [`PARALLEL`] at once; results in probe order.
+pub fn list_all(probes: &[Probe]) -> Vec<Result<Vec<String>, String>> {
+    let mut out = Vec::with_capacity(probes.len());
+    for chunk in probes.chunks(PARALLEL) {
+        std::thread::scope(|s| {
+            let handles: Vec<_> = chunk.iter().map(|p| s.spawn(move || list(p))).collect();
+            for h in handles {
+                out.push(
+                    h.join()
+                        .unwrap_or_else(|_| Err("the listing itself failed".into())),
+                );
+            }
+        });
+    }
+    out
+}
+
 /// The finding for a device whose `status` failed, from what the agent said.
 fn classify(subject: &str, detail: &str) -> Finding {
     let low = detail.to_lowercase();
@@ -206,6 +242,15 @@ mod tests {
                was powered"),
             "device-identity-mismatch"
         );
+    }
+
+    #[test]
+    fn list_lines_give_plugs_and_aliases() {
+        assert_eq!(
+            list_names("/redfish/v1/Systems/1,node01\n2,\n\n"),
+            vec!["/redfish/v1/Systems/1", "node01", "2"]
+        );
+        assert!(list_names("").is_empty());
     }
 
     #[test]

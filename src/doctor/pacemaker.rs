@@ -97,7 +97,13 @@ impl Device {
             {
                 "static-list".into()
             }
-            None => "dynamic-list".into(),
+            // Pacemaker's default: `dynamic-list` when the agent's metadata
+            // offers `list`, else `status`. For an agent fencekit does not
+            // implement the metadata is unknown here: `dynamic-list`.
+            None => match crate::agent::defs::agent(&self.agent) {
+                Some(a) if !a.family.actions.contains(&"list") => "status".into(),
+                _ => "dynamic-list".into(),
+            },
         }
     }
 
@@ -394,8 +400,30 @@ pub fn diagnose(cib: &Cib, opts: &Options) -> Report {
     // Coverage.
     let names: Vec<&str> = cib.nodes.iter().map(|n| n.name.as_str()).collect();
     let mut dynamic_noted = Vec::new();
+    // Devices the fencer asks with `list` (dynamic-list) and fencekit can
+    // run: asked now, with the parameters the fencer passes for `list`.
+    let listed: Vec<(String, Result<Vec<String>, String>)> = if opts.probe_devices {
+        let probes: Vec<Probe> = devices
+            .iter()
+            .filter(|d| {
+                d.host_check() == "dynamic-list" && crate::agent::defs::agent(&d.agent).is_some()
+            })
+            .map(|d| Probe {
+                device: d.id.clone(),
+                agent: d.agent.clone(),
+                node: None,
+                form: Form::Stdin(d.agent_params()),
+            })
+            .collect();
+        let lists = super::devices::list_all(&probes);
+        probes.into_iter().map(|p| p.device).zip(lists).collect()
+    } else {
+        Vec::new()
+    };
     for node in &cib.nodes {
         let mut covered = false;
+        // Listing devices that do not list this node: (device, why, list failed).
+        let mut unlisted: Vec<(String, String, bool)> = Vec::new();
         for d in &devices {
             match d.host_check().as_str() {
                 "none" => covered = true,
@@ -406,9 +434,37 @@ pub fn diagnose(cib: &Cib, opts: &Options) -> Report {
                         covered = true;
                     }
                 }
+                "dynamic-list" if listed.iter().any(|(id, _)| *id == d.id) => {
+                    let (_, l) = listed.iter().find(|(id, _)| *id == d.id).unwrap();
+                    // The fencer looks for the node's pcmk_host_map port, or its name.
+                    let alias = d
+                        .host_map()
+                        .into_iter()
+                        .find(|(n, _)| *n == node.name)
+                        .map(|(_, p)| p)
+                        .unwrap_or_else(|| node.name.clone());
+                    match l {
+                        Ok(names) if names.contains(&alias) => covered = true,
+                        Ok(names) => unlisted.push((
+                            d.id.clone(),
+                            format!(
+                                "its `list` does not name '{alias}' (it lists {})",
+                                if names.is_empty() {
+                                    "nothing".to_string()
+                                } else {
+                                    names.join(", ")
+                                }
+                            ),
+                            false,
+                        )),
+                        Err(e) => {
+                            unlisted.push((d.id.clone(), format!("its `list` failed: {e}"), true))
+                        }
+                    }
+                }
                 _ => {
-                    // dynamic-list / status: decided by asking the device at
-                    // fencing time; a port or plug set to the node's name claims it.
+                    // dynamic-list / status, not asked here: decided by asking
+                    // the device at fencing time.
                     covered = true;
                     if !dynamic_noted.contains(&d.id) {
                         dynamic_noted.push(d.id.clone());
@@ -433,6 +489,32 @@ pub fn diagnose(cib: &Cib, opts: &Options) -> Report {
                     covered = true;
                 }
             }
+        }
+        for (id, why, failed) in &unlisted {
+            // A device that lists other machines is not meant for this node;
+            // one whose list failed is a finding even when another covers it.
+            if covered && !failed {
+                continue;
+            }
+            f.push(Finding::new(
+                "host-not-in-device-list",
+                if covered {
+                    Severity::Weakened
+                } else {
+                    Severity::Broken
+                },
+                &node.name,
+                format!(
+                    "{id} names no nodes, so the fencer asks its agent's `list` \
+                     (pcmk_host_check=dynamic-list) whether it can fence {}: {why}",
+                    node.name
+                ),
+                "put the node in the device's pcmk_host_list, or map it to the device's \
+                 plug in pcmk_host_map (pcmk_host_check=static-list)",
+            ));
+        }
+        if !covered && !unlisted.is_empty() {
+            continue;
         }
         if !covered {
             f.push(Finding::new(

@@ -191,6 +191,12 @@ pub async fn watch(
         }));
     }
     drop(tx);
+    // Nothing to check (a watch that serves only the configuration
+    // doctor's findings): wait to be stopped.
+    if plans.is_empty() {
+        stop.await;
+        return;
+    }
     tokio::pin!(stop);
     loop {
         tokio::select! {
