@@ -262,7 +262,7 @@ fn prepare(
         ));
     }
     let mut errors = values::validate(&mut values, &agent);
-    let expect = match expected_identity(&values) {
+    let expect = match expected_identity(&values, &agent) {
         Ok(e) => e,
         Err(m) => {
             errors.push(format!("Failed: {m}"));
@@ -375,15 +375,23 @@ fn prepare(
 /// The identity `--expect-uuid` (stdin `expect_uuid=`) names, and for
 /// fence_aws `--expect-node-name` / `--expect-tag`; empty when none is
 /// given, so that an agent without them behaves exactly as upstream.
-pub fn expected_identity(values: &Values) -> Result<ExpectedIdentity, String> {
+pub fn expected_identity(values: &Values, agent: &Agent) -> Result<ExpectedIdentity, String> {
     let e = ExpectedIdentity::new(values.get(Key::ExpectUuid), None)
         .map_err(|e| format!("--expect-uuid: {e}"))?;
     let (name, tag) = (values.get(Key::ExpectNodeName), values.get(Key::ExpectTag));
     if name.is_none() && tag.is_none() {
         return Ok(e);
     }
-    crate::method::build::aws_names(e, name, tag)
-        .map_err(|e| format!("--expect-node-name/--expect-tag: {e}"))
+    let o = crate::method::build::MethodOptions {
+        node_name: name.map(str::to_string),
+        expect_tag: tag.map(str::to_string),
+        ..Default::default()
+    };
+    match crate::method::platforms::by_name(agent.family.driver) {
+        Some(p) => p.expected_names(e, &o),
+        None => Ok(e),
+    }
+    .map_err(|e| format!("--expect-node-name/--expect-tag: {e}"))
 }
 
 /// fencekit's own checks of what the family's driver will be given (beyond

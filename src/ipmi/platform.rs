@@ -5,6 +5,7 @@ use super::config::{CipherChoice, IpmiConfig, Version};
 use super::driver::IpmiDriver;
 use crate::engine::error::DriverError;
 use crate::engine::identity::ExpectedIdentity;
+use crate::platform::build::{BuildError, MethodBuilder, MethodOptions};
 use crate::platform::credential::CredentialRef;
 use crate::platform::{self, Driver, Listed, Local, Method, Party, PinError, Platform};
 use std::fmt;
@@ -22,6 +23,32 @@ impl Platform for Ipmi {
     }
     fn owns_scheme(&self, scheme: &str) -> bool {
         scheme == "ipmi"
+    }
+    fn builder(&self) -> Option<&'static dyn MethodBuilder> {
+        Some(&PLATFORM)
+    }
+    fn foreign_options(&self, _driver: &str, o: &MethodOptions) -> Result<(), BuildError> {
+        super::build::foreign_options(o)
+    }
+}
+
+impl MethodBuilder for Ipmi {
+    /// Every URL no other platform claims: `ipmi://…` or a bare host.
+    fn from_url(
+        &self,
+        url: &str,
+        o: &MethodOptions,
+    ) -> Option<Result<Box<dyn Method>, BuildError>> {
+        Some(super::build::from_url(url, o).map(|c| IpmiMethod::boxed(c, o.credential.clone())))
+    }
+    fn from_parts(
+        &self,
+        endpoint: Option<&str>,
+        ip: Option<&str>,
+        o: &MethodOptions,
+    ) -> Result<Box<dyn Method>, BuildError> {
+        super::build::from_parts(endpoint, ip, o)
+            .map(|c| IpmiMethod::boxed(c, o.credential.clone()))
     }
 }
 

@@ -13,6 +13,7 @@
 //! This module sits between the process services and the protocols
 //! (docs/design.md, "Layers"), so a protocol folder may implement it.
 
+pub mod build;
 pub mod credential;
 
 use crate::engine::driver::PowerDriver;
@@ -40,6 +41,30 @@ pub trait Platform: Sync {
     /// Whether a target URL's scheme (lower-cased, without `://`) is this
     /// platform's.
     fn owns_scheme(&self, scheme: &str) -> bool;
+    /// How a plain method of this platform is built (one endpoint and
+    /// [`build::MethodOptions`]); `None`: its fronts build its methods
+    /// themselves (a PDU's outlets and tables).
+    fn builder(&self) -> Option<&'static dyn build::MethodBuilder> {
+        None
+    }
+    /// Options that only this platform takes, given to a method of
+    /// another (`driver`, its name, or `manual`): the error that says so.
+    fn foreign_options(
+        &self,
+        _driver: &str,
+        _o: &build::MethodOptions,
+    ) -> Result<(), build::BuildError> {
+        Ok(())
+    }
+    /// The identity a method of this platform must report: `expected`
+    /// (UUID, serial) and the names its own options pin.
+    fn expected_names(
+        &self,
+        expected: ExpectedIdentity,
+        _o: &build::MethodOptions,
+    ) -> Result<ExpectedIdentity, build::BuildError> {
+        Ok(expected)
+    }
 }
 
 /// Why an identity cannot be pinned on a method: it has no device that

@@ -8,6 +8,7 @@ use super::driver::SshDriver;
 use super::hostkey::HostKeyPolicy;
 use crate::engine::error::DriverError;
 use crate::engine::identity::ExpectedIdentity;
+use crate::platform::build::{BuildError, MethodBuilder, MethodOptions};
 use crate::platform::credential::CredentialRef;
 use crate::platform::{self, Driver, Listed, Local, Method, Party, PinError, Platform, PlugEntry};
 use std::fmt;
@@ -26,6 +27,27 @@ impl Platform for Ssh {
     }
     fn owns_scheme(&self, scheme: &str) -> bool {
         scheme == "ssh"
+    }
+    fn builder(&self) -> Option<&'static dyn MethodBuilder> {
+        Some(&PLATFORM)
+    }
+}
+
+impl MethodBuilder for Ssh {
+    fn from_url(
+        &self,
+        url: &str,
+        o: &MethodOptions,
+    ) -> Option<Result<Box<dyn Method>, BuildError>> {
+        super::build::from_url(url, o).map(|r| r.map(|c| SshMethod::boxed(c, o)))
+    }
+    fn from_parts(
+        &self,
+        endpoint: Option<&str>,
+        _ip: Option<&str>,
+        o: &MethodOptions,
+    ) -> Result<Box<dyn Method>, BuildError> {
+        super::build::from_parts(endpoint, o).map(|c| SshMethod::boxed(c, o))
     }
 }
 
@@ -47,6 +69,17 @@ pub struct SshMethod {
 }
 
 impl SshMethod {
+    /// A method of `config` with `o`'s key, agent and credential.
+    fn boxed(config: SshConfig, o: &MethodOptions) -> Box<dyn Method> {
+        Box::new(SshMethod {
+            config,
+            identity: o.identity_file.clone(),
+            agent: o.ssh_agent,
+            credential: o.credential.clone(),
+            expect: ExpectedIdentity::default(),
+        })
+    }
+
     /// The profile's verify party.
     fn role(&self) -> Party {
         match self.config.profile {
