@@ -4,7 +4,7 @@
 
 use super::config::{check_instance, is_aws_url, key_value, parse_target, AwsConfig, ConfigError};
 use crate::engine::identity::ExpectedIdentity;
-use crate::platform::build::{BuildError, MethodOptions};
+use crate::platform::build::{BuildError, Fields, MethodOptions};
 
 /// What is wrong with an EC2 method's settings.
 #[derive(Debug, thiserror::Error)]
@@ -99,4 +99,12 @@ pub fn names(
         e = e.with_name(&format!("tag:{k}"), &v)?;
     }
     Ok(e)
+}
+
+/// An inventory method's fields: an instance.
+pub fn check_fields(f: &dyn Fields) -> Result<(), String> {
+    if !f.has("endpoint") && !f.has("plug") {
+        return Err("an aws method needs endpoint = \"aws://REGION/INSTANCE-ID\" or plug = \"INSTANCE-ID\" (with region)".into());
+    }
+    Ok(())
 }

@@ -3,7 +3,7 @@
 //! checks and defaults, shared by the command line and the inventory.
 
 use super::config::{self, AuthType, CipherChoice, IpmiConfig, Privilege, Version};
-use crate::platform::build::{BuildError, MethodOptions};
+use crate::platform::build::{BuildError, Fields, MethodOptions};
 use crate::secret::Secret;
 use std::path::PathBuf;
 
@@ -120,4 +120,12 @@ fn settings(
     }
     // Lengths are checked when the password is known (at build time).
     Ok(c)
+}
+
+/// An inventory method's fields: an address.
+pub fn check_fields(f: &dyn Fields) -> Result<(), String> {
+    if !f.has("endpoint") && !f.has("ip") {
+        return Err("an ipmi method needs endpoint = \"ipmi://HOST[:PORT]\" or ip".into());
+    }
+    Ok(())
 }

@@ -24,6 +24,9 @@ impl Platform for Ipmi {
     fn owns_scheme(&self, scheme: &str) -> bool {
         scheme == "ipmi"
     }
+    fn check_fields(&self, f: &dyn crate::platform::build::Fields) -> Result<(), String> {
+        super::build::check_fields(f)
+    }
     fn builder(&self) -> Option<&'static dyn MethodBuilder> {
         Some(&PLATFORM)
     }

@@ -55,6 +55,16 @@ impl BuildError {
     }
 }
 
+/// An inventory method's fields as a platform checks them before anything
+/// is built ([`super::Platform::check_fields`]), by their inventory keys
+/// (`endpoint`, `ip`, `plug`, `region`, `ca_cert`, `ssl_fingerprint`,
+/// `ssl_insecure`).
+pub trait Fields {
+    /// Whether the field `key` is given (a boolean: given as true; a key
+    /// the inventory does not have: false).
+    fn has(&self, key: &str) -> bool;
+}
+
 /// How a platform builds a plain method (one endpoint and [`MethodOptions`]).
 /// A platform whose methods need more (a PDU's outlets and tables) has
 /// none; its fronts call its own builder.

@@ -47,6 +47,12 @@ pub trait Platform: Sync {
     fn builder(&self) -> Option<&'static dyn build::MethodBuilder> {
         None
     }
+    /// Checks an inventory method's fields before anything is built: what
+    /// it needs that is missing, settings that contradict. The text is what
+    /// the user reads after `fence method N: `.
+    fn check_fields(&self, _f: &dyn build::Fields) -> Result<(), String> {
+        Ok(())
+    }
     /// Options that only this platform takes, given to a method of
     /// another (`driver`, its name, or `manual`): the error that says so.
     fn foreign_options(

@@ -2,7 +2,7 @@
 //! common [`MethodOptions`] (for the platform's builder, `super::platform`).
 
 use super::config::{is_redfish_url, parse_target, tls_trust, ConfigError, RedfishConfig};
-use crate::platform::build::{BuildError, MethodOptions};
+use crate::platform::build::{BuildError, Fields, MethodOptions};
 use crate::secret::Secret;
 
 /// The settings a Redfish target URL names, or `None` when the URL is
@@ -53,4 +53,19 @@ fn settings(url: &str, o: &MethodOptions) -> Result<RedfishConfig, ConfigError> 
     c.session_auth = o.redfish_session;
     c.validate()?;
     Ok(c)
+}
+
+/// An inventory method's fields: an address, one kind of TLS trust.
+pub fn check_fields(f: &dyn Fields) -> Result<(), String> {
+    if !f.has("endpoint") && !f.has("ip") {
+        return Err(
+            "a redfish method needs endpoint = \"redfish://HOST[:PORT][/redfish/v1/Systems/ID]\" or ip"
+                .into(),
+        );
+    }
+    let trusts = ["ca_cert", "ssl_fingerprint", "ssl_insecure"];
+    if trusts.iter().filter(|k| f.has(k)).count() > 1 {
+        return Err("give only one of ca_cert, ssl_fingerprint and ssl_insecure".into());
+    }
+    Ok(())
 }

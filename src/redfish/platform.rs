@@ -26,6 +26,9 @@ impl Platform for Redfish {
     fn owns_scheme(&self, scheme: &str) -> bool {
         scheme.contains("redfish")
     }
+    fn check_fields(&self, f: &dyn crate::platform::build::Fields) -> Result<(), String> {
+        super::build::check_fields(f)
+    }
     fn builder(&self) -> Option<&'static dyn MethodBuilder> {
         Some(&PLATFORM)
     }

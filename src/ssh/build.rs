@@ -3,7 +3,7 @@
 //! builder, `super::platform`).
 
 use super::config::{parse_target, Profile, SshAuth, SshConfig};
-use crate::platform::build::{BuildError, MethodOptions};
+use crate::platform::build::{BuildError, Fields, MethodOptions};
 
 /// What is wrong with an SSH method's settings.
 #[derive(Debug, thiserror::Error)]
@@ -59,4 +59,15 @@ fn settings(url: &str, o: &MethodOptions) -> Result<SshConfig, SshBuildError> {
     c.use_sudo = o.use_sudo;
     c.missing_as_off = o.missing_as_off;
     Ok(c)
+}
+
+/// An inventory method's fields: an endpoint.
+pub fn check_fields(f: &dyn Fields) -> Result<(), String> {
+    if !f.has("endpoint") {
+        return Err(
+            "an ssh method needs endpoint = \"ssh://USER@HOST[:PORT]/virsh/DOMAIN\" (or /host)"
+                .into(),
+        );
+    }
+    Ok(())
 }

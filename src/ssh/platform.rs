@@ -28,6 +28,9 @@ impl Platform for Ssh {
     fn owns_scheme(&self, scheme: &str) -> bool {
         scheme == "ssh"
     }
+    fn check_fields(&self, f: &dyn crate::platform::build::Fields) -> Result<(), String> {
+        super::build::check_fields(f)
+    }
     fn builder(&self) -> Option<&'static dyn MethodBuilder> {
         Some(&PLATFORM)
     }

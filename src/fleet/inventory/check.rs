@@ -70,7 +70,9 @@ pub(super) fn parse_defaults(t: toml::Table) -> Result<Defaults, DefaultsProblem
     if let Some(v) = t.remove("on_confirmed_off") {
         d.on_confirmed_off = Some(v.try_into().map_err(DefaultsProblem::OnConfirmedOff)?);
     }
-    for driver in ["ipmi", "redfish", "ssh", "manual", "snmp"] {
+    // `[defaults.NAME]`: every platform's, and manual's.
+    let drivers = crate::method::platforms::PLATFORMS.iter().map(|p| p.name());
+    for driver in drivers.chain(["manual"]) {
         if let Some(v) = t.remove(driver) {
             let f: MethodFields = v
                 .try_into()
@@ -151,40 +153,11 @@ pub(super) fn check_method(m: &MethodFields) -> Result<(), MethodProblem> {
             }
             Ok(())
         }
-        Some("ipmi") => {
-            if m.endpoint.is_none() && m.ip.is_none() {
-                return Err(MethodProblem::NoIpmiAddress);
-            }
-            Ok(())
-        }
-        Some("redfish") => {
-            if m.endpoint.is_none() && m.ip.is_none() {
-                return Err(MethodProblem::NoRedfishAddress);
-            }
-            let trusts = [
-                m.ca_cert.is_some(),
-                m.ssl_fingerprint.is_some(),
-                m.ssl_insecure == Some(true),
-            ];
-            if trusts.iter().filter(|x| **x).count() > 1 {
-                return Err(MethodProblem::TwoTrusts);
-            }
-            Ok(())
-        }
         Some("manual") => Ok(()),
-        Some("aws") => {
-            if m.endpoint.is_none() && m.plug.is_none() {
-                return Err(MethodProblem::NoAwsInstance);
-            }
-            Ok(())
-        }
-        Some("ssh") => {
-            if m.endpoint.is_none() {
-                return Err(MethodProblem::NoSshEndpoint);
-            }
-            Ok(())
-        }
-        Some(other) => Err(MethodProblem::UnknownDriver(other.to_string())),
+        Some(name) => match crate::method::platforms::by_name(name) {
+            Some(p) => p.check_fields(m).map_err(MethodProblem::Platform),
+            None => Err(MethodProblem::UnknownDriver(name.to_string())),
+        },
     }
 }
 

@@ -243,7 +243,10 @@ pub enum MethodProblem {
     #[error("give only one of password_file, password_env and password_script")]
     TwoPasswords,
     /// Neither a driver nor an endpoint.
-    #[error("no driver: set driver = \"ipmi\" or an endpoint such as ipmi://HOST")]
+    #[error(
+        "no driver: set driver = \"{0}\" or an endpoint such as {0}://HOST",
+        crate::method::platforms::DEFAULT.name()
+    )]
     NoDriver,
     /// An SNMP method without outlets.
     #[error(
@@ -267,26 +270,23 @@ pub enum MethodProblem {
         /// What is wrong.
         problem: PduProblem,
     },
-    /// An IPMI method without an address.
-    #[error("an ipmi method needs endpoint = \"ipmi://HOST[:PORT]\" or ip")]
-    NoIpmiAddress,
-    /// A Redfish method without an address.
-    #[error(
-        "a redfish method needs endpoint = \"redfish://HOST[:PORT][/redfish/v1/Systems/ID]\" or ip"
-    )]
-    NoRedfishAddress,
-    /// More than one kind of TLS trust.
-    #[error("give only one of ca_cert, ssl_fingerprint and ssl_insecure")]
-    TwoTrusts,
-    /// An SSH method without an endpoint.
-    #[error("an ssh method needs endpoint = \"ssh://USER@HOST[:PORT]/virsh/DOMAIN\" (or /host)")]
-    NoSshEndpoint,
-    /// An AWS method without an instance.
-    #[error("an aws method needs endpoint = \"aws://REGION/INSTANCE-ID\" or plug = \"INSTANCE-ID\" (with region)")]
-    NoAwsInstance,
+    /// What the driver's platform finds wrong with the fields
+    /// (`Platform::check_fields`: an address it needs, settings that
+    /// contradict).
+    #[error("{0}")]
+    Platform(String),
     /// A driver that is not one of fencekit's.
-    #[error("unknown driver '{0}' (expected ipmi, redfish, ssh, snmp, aws or manual)")]
+    #[error("unknown driver '{0}' (expected {})", drivers())]
     UnknownDriver(String),
+}
+
+/// The drivers an inventory method may name: `a, b or manual`.
+fn drivers() -> String {
+    let names: Vec<&str> = crate::method::platforms::PLATFORMS
+        .iter()
+        .map(|p| p.name())
+        .collect();
+    format!("{} or manual", names.join(", "))
 }
 
 /// What is wrong with a PDU's fields.

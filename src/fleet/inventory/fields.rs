@@ -124,6 +124,21 @@ pub struct MethodFields {
     pub pdus: Vec<(String, MethodFields)>,
 }
 
+impl crate::platform::build::Fields for MethodFields {
+    fn has(&self, key: &str) -> bool {
+        match key {
+            "endpoint" => self.endpoint.is_some(),
+            "ip" => self.ip.is_some(),
+            "plug" => self.plug.is_some(),
+            "region" => self.region.is_some(),
+            "ca_cert" => self.ca_cert.is_some(),
+            "ssl_fingerprint" => self.ssl_fingerprint.is_some(),
+            "ssl_insecure" => self.ssl_insecure == Some(true),
+            _ => false,
+        }
+    }
+}
+
 impl MethodFields {
     /// `self` with every unset field taken from `base`.
     pub fn over(&self, base: &MethodFields) -> MethodFields {
