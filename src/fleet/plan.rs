@@ -41,8 +41,9 @@ pub enum PlanError {
     AllWithoutInventory,
     /// A word that is neither a URL nor, without an inventory, a node.
     #[error(
-        "'{0}' is not a target URL (ipmi://HOST[:PORT]) and no inventory is given \
-         (--inventory PATH or FENCEKIT_INVENTORY)"
+        "'{0}' is not a target URL ({}://HOST[:PORT]) and no inventory is given \
+         (--inventory PATH or FENCEKIT_INVENTORY)",
+        crate::method::platforms::DEFAULT.name()
     )]
     NoInventory(String),
     /// A host range that does not expand.
