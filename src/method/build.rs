@@ -82,10 +82,28 @@ pub fn from_parts(
                         name: driver.unwrap_or_default().to_string(),
                         expected: expected_drivers(),
                     })?;
+            if let (Some(p), Some(e)) = (platform, endpoint) {
+                other_scheme(p.name(), e)?;
+            }
             MethodSpec::Device(builder.from_parts(endpoint, ip, o)?)
         }
     };
     pinned(m, o)
+}
+
+/// An endpoint of driver `driver` whose scheme another platform owns.
+fn other_scheme(driver: &'static str, endpoint: &str) -> Result<(), BuildError> {
+    let Some((scheme, _)) = endpoint.split_once("://") else {
+        return Ok(());
+    };
+    match platforms::by_scheme(scheme) {
+        Some(owner) if owner.name() != driver => Err(BuildError::OtherScheme {
+            driver,
+            scheme: scheme.to_string(),
+            owner: owner.name(),
+        }),
+        _ => Ok(()),
+    }
 }
 
 /// The drivers [`from_parts`] builds: `a, b or manual`.
@@ -164,6 +182,20 @@ mod tests {
         assert_eq!(
             text(from_parts("n", Some("ssh"), None, None, &o)),
             "no endpoint"
+        );
+        assert_eq!(
+            text(from_parts(
+                "n",
+                Some("ipmi"),
+                Some("ssh://u@h/host"),
+                None,
+                &o
+            )),
+            "driver ipmi does not take 'ssh://' endpoints (they are driver ssh's)"
+        );
+        assert_eq!(
+            text(from_url("gopher://h", &o)),
+            "unknown target scheme 'gopher://' (expected ipmi://)"
         );
         let v = |x: &str| MethodOptions {
             ipmi_version: Some(x.into()),

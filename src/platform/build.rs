@@ -29,6 +29,16 @@ pub enum BuildError {
         /// The names there are (`a, b or c`).
         expected: String,
     },
+    /// An endpoint whose scheme is another driver's.
+    #[error("driver {driver} does not take '{scheme}://' endpoints (they are driver {owner}'s)")]
+    OtherScheme {
+        /// The driver named.
+        driver: &'static str,
+        /// The endpoint's scheme.
+        scheme: String,
+        /// The driver that owns it.
+        owner: &'static str,
+    },
     /// Neither an endpoint nor an address.
     #[error("no endpoint or ip")]
     NoAddress,
