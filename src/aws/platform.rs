@@ -45,14 +45,14 @@ impl Platform for Aws {
 }
 
 impl MethodBuilder for Aws {
-    fn from_url(
+    fn build_url(
         &self,
         url: &str,
         o: &MethodOptions,
     ) -> Option<Result<Box<dyn Method>, BuildError>> {
         super::build::from_url(url, o).map(|r| r.map(|c| AwsMethod::boxed(c, o)))
     }
-    fn from_parts(
+    fn build_parts(
         &self,
         endpoint: Option<&str>,
         _ip: Option<&str>,

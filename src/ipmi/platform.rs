@@ -37,14 +37,14 @@ impl Platform for Ipmi {
 
 impl MethodBuilder for Ipmi {
     /// Every URL no other platform claims: `ipmi://…` or a bare host.
-    fn from_url(
+    fn build_url(
         &self,
         url: &str,
         o: &MethodOptions,
     ) -> Option<Result<Box<dyn Method>, BuildError>> {
         Some(super::build::from_url(url, o).map(|c| IpmiMethod::boxed(c, o.credential.clone())))
     }
-    fn from_parts(
+    fn build_parts(
         &self,
         endpoint: Option<&str>,
         ip: Option<&str>,

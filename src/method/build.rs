@@ -41,11 +41,11 @@ pub fn from_url(url: &str, o: &MethodOptions) -> Result<MethodSpec, BuildError> 
         .iter()
         .filter(|p| p.name() != platforms::DEFAULT.name())
         .filter_map(|p| p.builder())
-        .find_map(|b| b.from_url(url, o));
+        .find_map(|b| b.build_url(url, o));
     let default = || {
         platforms::DEFAULT
             .builder()
-            .and_then(|b| b.from_url(url, o))
+            .and_then(|b| b.build_url(url, o))
             .unwrap_or(Err(BuildError::NoAddress))
     };
     let m = claimed.unwrap_or_else(default)?;
@@ -85,7 +85,7 @@ pub fn from_parts(
             if let (Some(p), Some(e)) = (platform, endpoint) {
                 other_scheme(p.name(), e)?;
             }
-            MethodSpec::Device(builder.from_parts(endpoint, ip, o)?)
+            MethodSpec::Device(builder.build_parts(endpoint, ip, o)?)
         }
     };
     pinned(m, o)

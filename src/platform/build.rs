@@ -83,11 +83,14 @@ pub trait MethodBuilder: Sync {
     /// platform's. The default platform (`method::platforms::DEFAULT`)
     /// takes every URL no other platform claims, so its error names an
     /// unknown scheme.
-    fn from_url(&self, url: &str, o: &MethodOptions)
-        -> Option<Result<Box<dyn Method>, BuildError>>;
+    fn build_url(
+        &self,
+        url: &str,
+        o: &MethodOptions,
+    ) -> Option<Result<Box<dyn Method>, BuildError>>;
     /// The method at `endpoint`, or at `ip` (with `o.ipport`) when there is
     /// no endpoint (an inventory's `driver = "NAME"`).
-    fn from_parts(
+    fn build_parts(
         &self,
         endpoint: Option<&str>,
         ip: Option<&str>,

@@ -35,7 +35,7 @@ impl Platform for Redfish {
 }
 
 impl MethodBuilder for Redfish {
-    fn from_url(
+    fn build_url(
         &self,
         url: &str,
         o: &MethodOptions,
@@ -43,7 +43,7 @@ impl MethodBuilder for Redfish {
         super::build::from_url(url, o)
             .map(|r| r.map(|c| RedfishMethod::boxed(c, o.credential.clone())))
     }
-    fn from_parts(
+    fn build_parts(
         &self,
         endpoint: Option<&str>,
         ip: Option<&str>,
