@@ -68,11 +68,18 @@ impl BuildError {
 /// An inventory method's fields as a platform checks them before anything
 /// is built ([`super::Platform::check_fields`]), by their inventory keys
 /// (`endpoint`, `ip`, `plug`, `region`, `ca_cert`, `ssl_fingerprint`,
-/// `ssl_insecure`).
+/// `ssl_insecure`, `community`, `priv_password`; `outlets`; `pdus`).
 pub trait Fields {
     /// Whether the field `key` is given (a boolean: given as true; a key
     /// the inventory does not have: false).
     fn has(&self, key: &str) -> bool;
+    /// The text of the field `key` (`endpoint`), if given.
+    fn get(&self, key: &str) -> Option<&str>;
+    /// The list the field `key` holds (`outlets`); empty when not given.
+    fn list(&self, key: &str) -> &[String];
+    /// The named tables the method refers to (`pdus`: `[pdu.NAME]`), each
+    /// with its fields.
+    fn tables(&self, key: &str) -> Vec<(&str, &dyn Fields)>;
 }
 
 /// How a platform builds a plain method (one endpoint and [`MethodOptions`]).

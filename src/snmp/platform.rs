@@ -26,6 +26,9 @@ impl Platform for Snmp {
     fn owns_scheme(&self, scheme: &str) -> bool {
         scheme == "snmp"
     }
+    fn check_fields(&self, f: &dyn crate::platform::build::Fields) -> Result<(), String> {
+        super::config::check_fields(f)
+    }
 }
 
 /// Where one PDU's secrets come from.

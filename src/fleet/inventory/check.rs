@@ -124,56 +124,10 @@ pub(super) fn check_method(m: &MethodFields) -> Result<(), MethodProblem> {
     }
     match m.driver_kind().as_deref() {
         None => Err(MethodProblem::NoDriver),
-        Some("snmp") => {
-            let outlets = m.outlets.as_deref().unwrap_or_default();
-            if outlets.is_empty() {
-                return Err(MethodProblem::NoOutlets);
-            }
-            let on_own = outlets.iter().any(|o| {
-                !o.split_once(':')
-                    .is_some_and(|(p, _)| m.pdus.iter().any(|(n, _)| n == p))
-            });
-            if on_own && m.endpoint.is_none() {
-                return Err(MethodProblem::NoSnmpEndpoint);
-            }
-            for (name, p) in std::iter::once(&(String::new(), m.clone())).chain(&m.pdus) {
-                if name.is_empty() && !on_own {
-                    continue;
-                }
-                check_pdu(p).map_err(|problem| {
-                    if name.is_empty() {
-                        MethodProblem::OwnPdu(problem)
-                    } else {
-                        MethodProblem::NamedPdu {
-                            name: name.clone(),
-                            problem,
-                        }
-                    }
-                })?;
-            }
-            Ok(())
-        }
         Some("manual") => Ok(()),
         Some(name) => match crate::method::platforms::by_name(name) {
             Some(p) => p.check_fields(m).map_err(MethodProblem::Platform),
             None => Err(MethodProblem::UnknownDriver(name.to_string())),
         },
-    }
-}
-
-/// One PDU's fields: secrets by reference, and an address.
-pub(super) fn check_pdu(p: &MethodFields) -> Result<(), PduProblem> {
-    if p.community.is_some() {
-        return Err(PduProblem::PlainCommunity);
-    }
-    if p.priv_password.is_some() {
-        return Err(PduProblem::PlainPrivPassword);
-    }
-    match &p.endpoint {
-        Some(e) => {
-            crate::snmp::config::parse_endpoint(e)?;
-            Ok(())
-        }
-        None => Err(PduProblem::NoEndpoint),
     }
 }

@@ -248,28 +248,6 @@ pub enum MethodProblem {
         crate::method::platforms::DEFAULT.name()
     )]
     NoDriver,
-    /// An SNMP method without outlets.
-    #[error(
-        "an snmp method needs outlets = [\"7\"] (or [\"A:7\", \"B:7\"] with [pdu.A] and [pdu.B])"
-    )]
-    NoOutlets,
-    /// Outlets on the method's own PDU, which has no endpoint.
-    #[error(
-        "an snmp method needs endpoint = \"snmp://HOST[:PORT]\" for outlets that name no \
-         [pdu.NAME]"
-    )]
-    NoSnmpEndpoint,
-    /// Something wrong with the method's own PDU.
-    #[error(transparent)]
-    OwnPdu(PduProblem),
-    /// Something wrong with the `[pdu.NAME]` an outlet names.
-    #[error("[pdu.{name}]: {problem}")]
-    NamedPdu {
-        /// The PDU's name.
-        name: String,
-        /// What is wrong.
-        problem: PduProblem,
-    },
     /// What the driver's platform finds wrong with the fields
     /// (`Platform::check_fields`: an address it needs, settings that
     /// contradict).
@@ -287,27 +265,4 @@ fn drivers() -> String {
         .map(|p| p.name())
         .collect();
     format!("{} or manual", names.join(", "))
-}
-
-/// What is wrong with a PDU's fields.
-#[derive(Debug, thiserror::Error)]
-pub enum PduProblem {
-    /// A community in the file.
-    #[error(
-        "plain communities are not accepted: use community_file, community_env or \
-         community_script"
-    )]
-    PlainCommunity,
-    /// A privacy password in the file.
-    #[error(
-        "plain passwords are not accepted: use priv_password_file, priv_password_env or \
-         priv_password_script"
-    )]
-    PlainPrivPassword,
-    /// An endpoint that is not a PDU address.
-    #[error(transparent)]
-    Endpoint(#[from] crate::snmp::config::ConfigError),
-    /// No endpoint.
-    #[error("a PDU needs endpoint = \"snmp://HOST[:PORT]\"")]
-    NoEndpoint,
 }
