@@ -262,7 +262,7 @@ fn prepare(
         ));
     }
     let mut errors = values::validate(&mut values, &agent);
-    let expect = match expected_identity(&values) {
+    let expect = match expected_identity(&values, &agent) {
         Ok(e) => e,
         Err(m) => {
             errors.push(format!("Failed: {m}"));
@@ -376,9 +376,9 @@ fn prepare(
 /// the agent's own `delay`, then [`Policy::worst_case`] of [`policy`] with
 /// the identity pin the values ask for. `None` when the wait for the power
 /// state has no bound (`disable_timeout`, `power_timeout=0`).
-pub fn worst_case(values: &Values, action: Action) -> Option<Duration> {
+pub fn worst_case(values: &Values, agent: &Agent, action: Action) -> Option<Duration> {
     let mut p = policy(values);
-    p.expect = expected_identity(values).unwrap_or_default();
+    p.expect = expected_identity(values, agent).unwrap_or_default();
     let delay = delay_for(values, action, Duration::ZERO).unwrap_or_default();
     p.worst_case(action).map(|w| w.saturating_add(delay))
 }
@@ -386,7 +386,7 @@ pub fn worst_case(values: &Values, action: Action) -> Option<Duration> {
 /// The identity `--expect-uuid` (stdin `expect_uuid=`) names, and for
 /// fence_aws `--expect-node-name` / `--expect-tag`; empty when none is
 /// given, so that an agent without them behaves exactly as upstream.
-pub fn expected_identity(values: &Values) -> Result<ExpectedIdentity, String> {
+pub fn expected_identity(values: &Values, agent: &Agent) -> Result<ExpectedIdentity, String> {
     let mut e = ExpectedIdentity::new(values.get(Key::ExpectUuid), None)
         .map_err(|e| format!("--expect-uuid: {e}"))?;
     if let Some(uid) = values.get(Key::ExpectVmUid) {
@@ -398,8 +398,16 @@ pub fn expected_identity(values: &Values) -> Result<ExpectedIdentity, String> {
     if name.is_none() && tag.is_none() {
         return Ok(e);
     }
-    crate::method::build::aws_names(e, name, tag)
-        .map_err(|e| format!("--expect-node-name/--expect-tag: {e}"))
+    let o = crate::method::build::MethodOptions {
+        node_name: name.map(str::to_string),
+        expect_tag: tag.map(str::to_string),
+        ..Default::default()
+    };
+    match crate::method::platforms::by_name(agent.family.driver) {
+        Some(p) => p.expected_names(e, &o),
+        None => Ok(e),
+    }
+    .map_err(|e| format!("--expect-node-name/--expect-tag: {e}"))
 }
 
 /// fencekit's own checks of what the family's driver will be given (beyond
@@ -460,7 +468,7 @@ fn execute<D: AgentDriver>(
         }
     };
     let delay = delay_for(&values, action, env.started.elapsed());
-    match worst_case(&values, action) {
+    match worst_case(&values, &agent, action) {
         Some(w) => log.debug(&format!("{action} may take up to {} s", w.as_secs())),
         None => log.debug(&format!(
             "{action}: the wait for the power state has no limit"

@@ -7,6 +7,7 @@ use super::config::{AwsConfig, GivenKeys};
 use super::driver::AwsDriver;
 use crate::engine::error::DriverError;
 use crate::engine::identity::ExpectedIdentity;
+use crate::platform::build::{BuildError, MethodBuilder, MethodOptions};
 use crate::platform::credential::CredentialRef;
 use crate::platform::{self, Driver, Listed, Local, Method, Party, PinError, Platform, PlugEntry};
 use std::fmt;
@@ -28,6 +29,40 @@ impl Platform for Aws {
     fn url_forms(&self) -> &'static [crate::engine::driver::UrlForm] {
         super::config::URL_FORMS
     }
+    fn check_fields(&self, f: &dyn crate::platform::build::Fields) -> Result<(), String> {
+        super::build::check_fields(f)
+    }
+    fn builder(&self) -> Option<&'static dyn MethodBuilder> {
+        Some(&PLATFORM)
+    }
+    fn foreign_options(&self, _driver: &str, o: &MethodOptions) -> Result<(), BuildError> {
+        super::build::foreign_options(o)
+    }
+    fn expected_names(
+        &self,
+        expected: ExpectedIdentity,
+        o: &MethodOptions,
+    ) -> Result<ExpectedIdentity, BuildError> {
+        super::build::expected_names(expected, o)
+    }
+}
+
+impl MethodBuilder for Aws {
+    fn build_url(
+        &self,
+        url: &str,
+        o: &MethodOptions,
+    ) -> Option<Result<Box<dyn Method>, BuildError>> {
+        super::build::from_url(url, o).map(|r| r.map(|c| AwsMethod::boxed(c, o)))
+    }
+    fn build_parts(
+        &self,
+        endpoint: Option<&str>,
+        _ip: Option<&str>,
+        o: &MethodOptions,
+    ) -> Result<Box<dyn Method>, BuildError> {
+        super::build::from_parts(endpoint, o).map(|c| AwsMethod::boxed(c, o))
+    }
 }
 
 /// An EC2 instance through the EC2 API. With an access key ID, the secret
@@ -43,6 +78,18 @@ pub struct AwsMethod {
     pub credential: CredentialRef,
     /// The names the instance must have (`node_name`, a tag).
     pub expect: ExpectedIdentity,
+}
+
+impl AwsMethod {
+    /// A method of `config` with `o`'s access key and credential.
+    fn boxed(config: AwsConfig, o: &MethodOptions) -> Box<dyn Method> {
+        Box::new(AwsMethod {
+            config,
+            access_key: o.access_key.clone().filter(|k| !k.trim().is_empty()),
+            credential: o.credential.clone(),
+            expect: ExpectedIdentity::default(),
+        })
+    }
 }
 
 const NONE: &CredentialRef = &CredentialRef::None;

@@ -592,7 +592,7 @@ pub fn diagnose(spec: &Spec, inputs: &Inputs) -> Report {
             a != "--action" && !a.starts_with("--action=") && !a.starts_with("action=")
         });
         if let Some(values) = values_from_argv(def, &args) {
-            let w = match crate::agent::run::worst_case(&values, action) {
+            let w = match crate::agent::run::worst_case(&values, def, action) {
                 Some(w) => Worst::Bounded(w),
                 None => Worst::Unbounded,
             };

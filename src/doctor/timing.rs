@@ -69,9 +69,12 @@ pub fn values_from_argv(def: &defs::Agent, args: &[String]) -> Option<Values> {
 
 /// The worst case of `action` for `agent` with `params`.
 pub fn worst_case(agent: &str, params: &[(String, String)], action: Action) -> Worst {
+    let Some(def) = defs::agent(agent) else {
+        return Worst::NotImplemented;
+    };
     match values(agent, params) {
         None => Worst::NotImplemented,
-        Some(v) => match crate::agent::run::worst_case(&v, action) {
+        Some(v) => match crate::agent::run::worst_case(&v, &def, action) {
             Some(d) => Worst::Bounded(d),
             None => Worst::Unbounded,
         },

@@ -3,9 +3,10 @@
 
 use super::hostrange;
 use super::inventory::{Inventory, MethodFields, Node};
-use crate::method::build::{self, BuildError, MethodOptions, PduDefaults, PduOptions, SnmpOptions};
+use crate::method::build::{self, BuildError, MethodOptions};
 use crate::method::credential::CredentialRef;
 use crate::method::spec::MethodSpec;
+use crate::snmp::build::{PduDefaults, PduOptions, SnmpOptions};
 use std::collections::HashSet;
 use std::path::PathBuf;
 
@@ -40,8 +41,9 @@ pub enum PlanError {
     AllWithoutInventory,
     /// A word that is neither a URL nor, without an inventory, a node.
     #[error(
-        "'{0}' is not a target URL (ipmi://HOST[:PORT]) and no inventory is given \
-         (--inventory PATH or FENCEKIT_INVENTORY)"
+        "'{0}' is not a target URL ({}://HOST[:PORT]) and no inventory is given \
+         (--inventory PATH or FENCEKIT_INVENTORY)",
+        crate::method::platforms::DEFAULT.name()
     )]
     NoInventory(String),
     /// A host range that does not expand.
@@ -230,9 +232,9 @@ fn pdu_options(f: &MethodFields) -> PduOptions {
 
 /// An SNMP method: the node's outlets on its own endpoint and on the
 /// `[pdu.NAME]` PDUs they name, through the one builder
-/// ([`build::snmp`]) with fencekit's defaults.
+/// ([`crate::snmp::build::snmp`]) with fencekit's defaults.
 fn snmp_from_fields(f: &MethodFields) -> Result<MethodSpec, MethodProblem> {
-    build::snmp(&SnmpOptions {
+    crate::snmp::build::snmp(&SnmpOptions {
         own: f.endpoint.is_some().then(|| pdu_options(f)),
         named: f
             .pdus
@@ -242,7 +244,8 @@ fn snmp_from_fields(f: &MethodFields) -> Result<MethodSpec, MethodProblem> {
         outlets: f.outlets.clone().unwrap_or_default(),
         defaults: PduDefaults::NATIVE,
     })
-    .map_err(MethodProblem::Build)
+    .map(MethodSpec::Device)
+    .map_err(|e| MethodProblem::Build(e.into()))
 }
 
 /// The plan of inventory node `n`, its fields moved out of the inventory
@@ -442,7 +445,10 @@ mod tests {
              (--inventory PATH or FENCEKIT_INVENTORY)"
         );
         let e = select(&words(&["ipmi://h:0"]), false, None, &url).unwrap_err();
-        assert!(matches!(e, PlanError::Url(BuildError::Ipmi(_))), "{e}");
+        assert!(
+            matches!(&e, PlanError::Url(b) if b.downcast_ref::<crate::ipmi::build::IpmiBuildError>().is_some()),
+            "{e}"
+        );
         assert_eq!(e.to_string(), "'ipmi://h:0': '0' is not a port number");
         let inv = Inventory::parse(
             "[[node]]\nname = \"n1\"\n[[node.fence]]\nendpoint = \"ipmi://bmc1\"\n\

@@ -5,6 +5,7 @@ use super::config::{CipherChoice, IpmiConfig, Version};
 use super::driver::IpmiDriver;
 use crate::engine::error::DriverError;
 use crate::engine::identity::ExpectedIdentity;
+use crate::platform::build::{BuildError, MethodBuilder, MethodOptions};
 use crate::platform::credential::CredentialRef;
 use crate::platform::{self, Driver, Listed, Local, Method, Party, PinError, Platform};
 use std::fmt;
@@ -25,6 +26,35 @@ impl Platform for Ipmi {
     }
     fn url_forms(&self) -> &'static [crate::engine::driver::UrlForm] {
         super::config::URL_FORMS
+    }
+    fn check_fields(&self, f: &dyn crate::platform::build::Fields) -> Result<(), String> {
+        super::build::check_fields(f)
+    }
+    fn builder(&self) -> Option<&'static dyn MethodBuilder> {
+        Some(&PLATFORM)
+    }
+    fn foreign_options(&self, _driver: &str, o: &MethodOptions) -> Result<(), BuildError> {
+        super::build::foreign_options(o)
+    }
+}
+
+impl MethodBuilder for Ipmi {
+    /// Every URL no other platform claims: `ipmi://…` or a bare host.
+    fn build_url(
+        &self,
+        url: &str,
+        o: &MethodOptions,
+    ) -> Option<Result<Box<dyn Method>, BuildError>> {
+        Some(super::build::from_url(url, o).map(|c| IpmiMethod::boxed(c, o.credential.clone())))
+    }
+    fn build_parts(
+        &self,
+        endpoint: Option<&str>,
+        ip: Option<&str>,
+        o: &MethodOptions,
+    ) -> Result<Box<dyn Method>, BuildError> {
+        super::build::from_parts(endpoint, ip, o)
+            .map(|c| IpmiMethod::boxed(c, o.credential.clone()))
     }
 }
 

@@ -5,6 +5,8 @@
 //!
 //! The split follows [`crate::aws`]:
 //!
+//! * [`build`]: settings from a target URL or an inventory endpoint and the
+//!   common method options, the VM uid pin;
 //! * [`config`]: what a caller sets (namespace, VM, context, kubeconfig,
 //!   API version), `kubevirt://[CONTEXT@]NAMESPACE/VM` targets, the
 //!   environment;
@@ -23,6 +25,7 @@
 //! by the VMI alone: a VMI that failed because its node stopped answering
 //! is not off while its virt-launcher pod may still run there.
 
+pub mod build;
 pub mod config;
 pub mod driver;
 pub mod http;

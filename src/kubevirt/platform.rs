@@ -10,6 +10,7 @@ use super::driver::KubevirtDriver;
 use crate::engine::error::DriverError;
 use crate::engine::identity::ExpectedIdentity;
 use crate::engine::power::PowerState;
+use crate::platform::build::{BuildError, MethodBuilder, MethodOptions};
 use crate::platform::credential::CredentialRef;
 use crate::platform::{self, Driver, Listed, Local, Method, Party, PinError, Platform, PlugEntry};
 use std::fmt;
@@ -30,6 +31,44 @@ impl Platform for Kubevirt {
     }
     fn url_forms(&self) -> &'static [crate::engine::driver::UrlForm] {
         super::config::URL_FORMS
+    }
+    fn builder(&self) -> Option<&'static dyn MethodBuilder> {
+        Some(&PLATFORM)
+    }
+    fn expected_names(
+        &self,
+        expected: ExpectedIdentity,
+        o: &MethodOptions,
+    ) -> Result<ExpectedIdentity, BuildError> {
+        super::build::expected_names(expected, o)
+    }
+}
+
+impl MethodBuilder for Kubevirt {
+    fn build_url(
+        &self,
+        url: &str,
+        o: &MethodOptions,
+    ) -> Option<Result<Box<dyn Method>, BuildError>> {
+        super::build::from_url(url, o).map(|r| r.map(KubevirtMethod::boxed))
+    }
+    fn build_parts(
+        &self,
+        endpoint: Option<&str>,
+        _ip: Option<&str>,
+        o: &MethodOptions,
+    ) -> Result<Box<dyn Method>, BuildError> {
+        super::build::from_parts(endpoint, o).map(KubevirtMethod::boxed)
+    }
+}
+
+impl KubevirtMethod {
+    /// A method of these settings, not pinned yet.
+    pub fn boxed(config: KubevirtConfig) -> Box<dyn Method> {
+        Box::new(KubevirtMethod {
+            config,
+            expect: ExpectedIdentity::default(),
+        })
     }
 }
 

@@ -65,6 +65,9 @@ pub struct DeviceKey {
     device: String,
     system: Option<String>,
     address: String,
+    /// Where the system's own part (its Id) starts in `system`: the lock's
+    /// name leaves out the part every system of the device shares.
+    id_at: usize,
 }
 
 impl DeviceKey {
@@ -83,6 +86,7 @@ impl DeviceKey {
             device,
             system: None,
             address,
+            id_at: 0,
         }
     }
 
@@ -94,17 +98,24 @@ impl DeviceKey {
             address: device.clone(),
             device,
             system: None,
+            id_at: 0,
         }
     }
 
-    /// The same device, narrowed to one Redfish system (its path, e.g.
+    /// The same device, narrowed to one system behind it (its path, e.g.
     /// `/redfish/v1/Systems/1`; a trailing `/` is not part of it). `None`
-    /// keeps the whole device.
-    pub fn with_system(mut self, system: Option<&str>) -> DeviceKey {
+    /// keeps the whole device. `shared` is the part of the path every
+    /// system of the device has (`/redfish/v1/Systems/`): the lock's name
+    /// keeps only the rest.
+    pub fn with_system(mut self, system: Option<&str>, shared: &str) -> DeviceKey {
         self.system = system
             .map(|s| s.trim().trim_end_matches('/'))
             .filter(|s| !s.is_empty())
             .map(str::to_string);
+        self.id_at = match &self.system {
+            Some(s) if s.starts_with(shared) => shared.len(),
+            _ => 0,
+        };
         self
     }
 
@@ -127,6 +138,7 @@ impl DeviceKey {
     pub fn whole(&self) -> DeviceKey {
         DeviceKey {
             system: None,
+            id_at: 0,
             ..self.clone()
         }
     }
@@ -250,9 +262,7 @@ fn device_name(ns: Ns, key: &DeviceKey) -> String {
 /// The name of one system of the device (its Id, or a digest of it where
 /// it does not fit).
 fn system_name(ns: Ns, key: &DeviceKey, system: &str) -> String {
-    let id = system
-        .strip_prefix("/redfish/v1/Systems/")
-        .unwrap_or(system);
+    let id = system.get(key.id_at..).unwrap_or(system);
     let device = device_name(ns, key);
     let room = MAX_ABSTRACT - device.len() - "/sys/".len();
     format!("{device}/sys/{}", part(id, room, SYSTEM_DIGEST))
@@ -707,6 +717,8 @@ fn read_info(path: &std::path::Path) -> Option<FileHolder> {
 
 #[cfg(test)]
 mod tests {
+    /// The part of a Redfish system path every system shares.
+    const SYSTEMS: &str = "/redfish/v1/Systems/";
     use super::*;
 
     fn ipmi(h: &str) -> DeviceKey {
@@ -736,8 +748,12 @@ mod tests {
     #[test]
     fn systems_nest_under_their_device() {
         let whole = DeviceKey::new("10.0.0.1", 443, 443);
-        let s1 = whole.clone().with_system(Some("/redfish/v1/Systems/1/"));
-        let s2 = whole.clone().with_system(Some("/redfish/v1/Systems/2"));
+        let s1 = whole
+            .clone()
+            .with_system(Some("/redfish/v1/Systems/1/"), SYSTEMS);
+        let s2 = whole
+            .clone()
+            .with_system(Some("/redfish/v1/Systems/2"), SYSTEMS);
         assert_eq!(s1.system(), Some("/redfish/v1/Systems/1"));
         assert!(
             !s1.conflicts(&s2),
@@ -752,19 +768,22 @@ mod tests {
         assert!(!DeviceKey::new("10.0.0.1", 8000, 443).conflicts(&s1));
         assert_eq!(s1.whole(), whole);
         assert_eq!(s1.to_string(), "10.0.0.1 system /redfish/v1/Systems/1");
-        assert_eq!(whole.clone().with_system(Some(" ")), whole);
+        assert_eq!(whole.clone().with_system(Some(" "), SYSTEMS), whole);
     }
 
     #[test]
     fn names_fit_the_abstract_namespace_and_nest() {
-        let long = DeviceKey::new(&"a".repeat(300), 65535, 623)
-            .with_system(Some(&format!("/redfish/v1/Systems/{}", "s".repeat(200))));
+        let long = DeviceKey::new(&"a".repeat(300), 65535, 623).with_system(
+            Some(&format!("/redfish/v1/Systems/{}", "s".repeat(200))),
+            SYSTEMS,
+        );
         for ns in [Ns::Shared, Ns::Uid(u32::MAX)] {
             let n = system_name(ns, &long, long.system().unwrap());
             assert!(n.len() <= MAX_ABSTRACT, "{n} ({})", n.len());
             assert!(n.starts_with(&device_name(ns, &long)), "{n}");
         }
-        let k = DeviceKey::new("10.0.0.1", 8000, 443).with_system(Some("/redfish/v1/Systems/1"));
+        let k = DeviceKey::new("10.0.0.1", 8000, 443)
+            .with_system(Some("/redfish/v1/Systems/1"), SYSTEMS);
         let uuid = "/redfish/v1/Systems/00000000-0000-4000-8000-000000000001";
         if scope().is_none() {
             assert_eq!(abstract_name(&k), "fencekit/bmc/10.0.0.1:8000/sys/1");
@@ -774,7 +793,7 @@ mod tests {
                 "fencekit/uid/0/bmc/10.0.0.1:8000"
             );
             assert_eq!(
-                abstract_name(&k.clone().with_system(Some(uuid))),
+                abstract_name(&k.clone().with_system(Some(uuid), SYSTEMS)),
                 "fencekit/bmc/10.0.0.1:8000/sys/00000000-0000-4000-8000-000000000001",
                 "a sushy-tools system's UUID fits as it is"
             );
@@ -888,8 +907,12 @@ mod tests {
     #[tokio::test]
     async fn systems_run_in_parallel_and_the_whole_device_excludes_them() {
         let dev = fresh();
-        let s1 = dev.clone().with_system(Some("/redfish/v1/Systems/1"));
-        let s2 = dev.clone().with_system(Some("/redfish/v1/Systems/2"));
+        let s1 = dev
+            .clone()
+            .with_system(Some("/redfish/v1/Systems/1"), SYSTEMS);
+        let s2 = dev
+            .clone()
+            .with_system(Some("/redfish/v1/Systems/2"), SYSTEMS);
         let a = take(&s1, soon(1000), &[]).await.unwrap();
         let b = take(&s2, soon(1000), &[]).await.unwrap();
         assert!(
@@ -933,7 +956,8 @@ mod tests {
         // A child that wants the whole device while its parent holds a system.
         let dev = fresh();
         let sys = take(
-            &dev.clone().with_system(Some("/redfish/v1/Systems/7")),
+            &dev.clone()
+                .with_system(Some("/redfish/v1/Systems/7"), SYSTEMS),
             None,
             &[],
         )

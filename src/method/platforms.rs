@@ -15,6 +15,10 @@ pub static PLATFORMS: &[&dyn Platform] = &[
     &crate::kubevirt::platform::PLATFORM,
 ];
 
+/// The platform of a target without a scheme another platform owns (a
+/// bare host), and of an inventory method without a driver or endpoint.
+pub static DEFAULT: &dyn Platform = &crate::ipmi::platform::PLATFORM;
+
 /// The platform an inventory's `driver = "NAME"` names (any case).
 pub fn by_name(name: &str) -> Option<&'static dyn Platform> {
     PLATFORMS

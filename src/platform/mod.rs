@@ -13,6 +13,7 @@
 //! This module sits between the process services and the protocols
 //! (docs/design.md, "Layers"), so a protocol folder may implement it.
 
+pub mod build;
 pub mod credential;
 
 use crate::engine::driver::PowerDriver;
@@ -44,6 +45,36 @@ pub trait Platform: Sync {
     /// the README list them (the rows live next to the platform's parser,
     /// whose tests check them).
     fn url_forms(&self) -> &'static [crate::engine::driver::UrlForm];
+    /// How a plain method of this platform is built (one endpoint and
+    /// [`build::MethodOptions`]); `None`: its fronts build its methods
+    /// themselves (a PDU's outlets and tables).
+    fn builder(&self) -> Option<&'static dyn build::MethodBuilder> {
+        None
+    }
+    /// Checks an inventory method's fields before anything is built: what
+    /// it needs that is missing, settings that contradict. The text is what
+    /// the user reads after `fence method N: `.
+    fn check_fields(&self, _f: &dyn build::Fields) -> Result<(), String> {
+        Ok(())
+    }
+    /// Options that only this platform takes, given to a method of
+    /// another (`driver`, its name, or `manual`): the error that says so.
+    fn foreign_options(
+        &self,
+        _driver: &str,
+        _o: &build::MethodOptions,
+    ) -> Result<(), build::BuildError> {
+        Ok(())
+    }
+    /// The identity a method of this platform must report: `expected`
+    /// (UUID, serial) and the names its own options pin.
+    fn expected_names(
+        &self,
+        expected: ExpectedIdentity,
+        _o: &build::MethodOptions,
+    ) -> Result<ExpectedIdentity, build::BuildError> {
+        Ok(expected)
+    }
 }
 
 /// Why an identity cannot be pinned on a method: it has no device that

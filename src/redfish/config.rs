@@ -227,7 +227,7 @@ impl RedfishConfig {
             .as_deref()
             .or(self.plug.as_deref().filter(|p| p.starts_with('/')));
         crate::lock::DeviceKey::new(&self.host, self.port, self.scheme.default_port())
-            .with_system(system)
+            .with_system(system, "/redfish/v1/Systems/")
     }
 
     /// HTTPS on `port` with verified certificates, Basic auth and discovery.

@@ -7,6 +7,7 @@ use super::config::{RedfishConfig, Scheme, TlsTrust};
 use super::driver::RedfishDriver;
 use crate::engine::error::DriverError;
 use crate::engine::identity::ExpectedIdentity;
+use crate::platform::build::{BuildError, MethodBuilder, MethodOptions};
 use crate::platform::credential::CredentialRef;
 use crate::platform::{self, Driver, Listed, Local, Method, Party, PinError, Platform, PlugEntry};
 use std::fmt;
@@ -27,6 +28,32 @@ impl Platform for Redfish {
     }
     fn url_forms(&self) -> &'static [crate::engine::driver::UrlForm] {
         super::config::URL_FORMS
+    }
+    fn check_fields(&self, f: &dyn crate::platform::build::Fields) -> Result<(), String> {
+        super::build::check_fields(f)
+    }
+    fn builder(&self) -> Option<&'static dyn MethodBuilder> {
+        Some(&PLATFORM)
+    }
+}
+
+impl MethodBuilder for Redfish {
+    fn build_url(
+        &self,
+        url: &str,
+        o: &MethodOptions,
+    ) -> Option<Result<Box<dyn Method>, BuildError>> {
+        super::build::from_url(url, o)
+            .map(|r| r.map(|c| RedfishMethod::boxed(c, o.credential.clone())))
+    }
+    fn build_parts(
+        &self,
+        endpoint: Option<&str>,
+        ip: Option<&str>,
+        o: &MethodOptions,
+    ) -> Result<Box<dyn Method>, BuildError> {
+        super::build::from_parts(endpoint, ip, o)
+            .map(|c| RedfishMethod::boxed(c, o.credential.clone()))
     }
 }
 

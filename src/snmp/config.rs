@@ -340,6 +340,60 @@ pub const URL_FORMS: &[crate::engine::driver::UrlForm] = &[crate::engine::driver
     example: "snmp://[fd00::5]:1161",
 }];
 
+/// An inventory method's fields: outlets, an endpoint for the outlets on
+/// its own PDU, and every `[pdu.NAME]` it refers to: secrets by reference,
+/// an address.
+pub fn check_fields(f: &dyn crate::platform::build::Fields) -> Result<(), String> {
+    let outlets = f.list("outlets");
+    if outlets.is_empty() {
+        return Err(
+            "an snmp method needs outlets = [\"7\"] (or [\"A:7\", \"B:7\"] with [pdu.A] and [pdu.B])"
+                .into(),
+        );
+    }
+    let pdus = f.tables("pdus");
+    let on_own = outlets.iter().any(|o| {
+        !o.split_once(':')
+            .is_some_and(|(p, _)| pdus.iter().any(|(n, _)| *n == p))
+    });
+    if on_own && !f.has("endpoint") {
+        return Err(
+            "an snmp method needs endpoint = \"snmp://HOST[:PORT]\" for outlets that name no \
+             [pdu.NAME]"
+                .into(),
+        );
+    }
+    if on_own {
+        check_pdu(f)?;
+    }
+    for (name, p) in &pdus {
+        check_pdu(*p).map_err(|problem| format!("[pdu.{name}]: {problem}"))?;
+    }
+    Ok(())
+}
+
+/// One PDU's fields: secrets by reference, and an address.
+fn check_pdu(p: &dyn crate::platform::build::Fields) -> Result<(), String> {
+    if p.has("community") {
+        return Err(
+            "plain communities are not accepted: use community_file, community_env or \
+             community_script"
+                .into(),
+        );
+    }
+    if p.has("priv_password") {
+        return Err(
+            "plain passwords are not accepted: use priv_password_file, priv_password_env or \
+             priv_password_script"
+                .into(),
+        );
+    }
+    match p.get("endpoint") {
+        Some(e) => parse_endpoint(e).map(|_| ()).map_err(|e| e.to_string()),
+        None => Err("a PDU needs endpoint = \"snmp://HOST[:PORT]\"".into()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

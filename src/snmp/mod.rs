@@ -10,6 +10,7 @@
 //!   for one or several outlets on one or several PDUs.
 
 pub mod ber;
+pub mod build;
 pub mod client;
 pub mod config;
 pub mod driver;

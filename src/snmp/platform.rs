@@ -29,6 +29,9 @@ impl Platform for Snmp {
     fn url_forms(&self) -> &'static [crate::engine::driver::UrlForm] {
         super::config::URL_FORMS
     }
+    fn check_fields(&self, f: &dyn crate::platform::build::Fields) -> Result<(), String> {
+        super::config::check_fields(f)
+    }
 }
 
 /// Where one PDU's secrets come from.

@@ -8,6 +8,7 @@ use super::driver::SshDriver;
 use super::hostkey::HostKeyPolicy;
 use crate::engine::error::DriverError;
 use crate::engine::identity::ExpectedIdentity;
+use crate::platform::build::{BuildError, MethodBuilder, MethodOptions};
 use crate::platform::credential::CredentialRef;
 use crate::platform::{self, Driver, Listed, Local, Method, Party, PinError, Platform, PlugEntry};
 use std::fmt;
@@ -30,6 +31,30 @@ impl Platform for Ssh {
     fn url_forms(&self) -> &'static [crate::engine::driver::UrlForm] {
         super::config::URL_FORMS
     }
+    fn check_fields(&self, f: &dyn crate::platform::build::Fields) -> Result<(), String> {
+        super::build::check_fields(f)
+    }
+    fn builder(&self) -> Option<&'static dyn MethodBuilder> {
+        Some(&PLATFORM)
+    }
+}
+
+impl MethodBuilder for Ssh {
+    fn build_url(
+        &self,
+        url: &str,
+        o: &MethodOptions,
+    ) -> Option<Result<Box<dyn Method>, BuildError>> {
+        super::build::from_url(url, o).map(|r| r.map(|c| SshMethod::boxed(c, o)))
+    }
+    fn build_parts(
+        &self,
+        endpoint: Option<&str>,
+        _ip: Option<&str>,
+        o: &MethodOptions,
+    ) -> Result<Box<dyn Method>, BuildError> {
+        super::build::from_parts(endpoint, o).map(|c| SshMethod::boxed(c, o))
+    }
 }
 
 /// An SSH method. `config.auth` is completed at build time: a key
@@ -50,6 +75,17 @@ pub struct SshMethod {
 }
 
 impl SshMethod {
+    /// A method of `config` with `o`'s key, agent and credential.
+    fn boxed(config: SshConfig, o: &MethodOptions) -> Box<dyn Method> {
+        Box::new(SshMethod {
+            config,
+            identity: o.identity_file.clone(),
+            agent: o.ssh_agent,
+            credential: o.credential.clone(),
+            expect: ExpectedIdentity::default(),
+        })
+    }
+
     /// The profile's verify party.
     fn role(&self) -> Party {
         match self.config.profile {

@@ -70,7 +70,9 @@ pub(super) fn parse_defaults(t: toml::Table) -> Result<Defaults, DefaultsProblem
     if let Some(v) = t.remove("on_confirmed_off") {
         d.on_confirmed_off = Some(v.try_into().map_err(DefaultsProblem::OnConfirmedOff)?);
     }
-    for driver in ["ipmi", "redfish", "ssh", "manual", "snmp"] {
+    // `[defaults.NAME]`: every platform's, and manual's.
+    let drivers = crate::method::platforms::PLATFORMS.iter().map(|p| p.name());
+    for driver in drivers.chain(["manual"]) {
         if let Some(v) = t.remove(driver) {
             let f: MethodFields = v
                 .try_into()
@@ -122,87 +124,10 @@ pub(super) fn check_method(m: &MethodFields) -> Result<(), MethodProblem> {
     }
     match m.driver_kind().as_deref() {
         None => Err(MethodProblem::NoDriver),
-        Some("snmp") => {
-            let outlets = m.outlets.as_deref().unwrap_or_default();
-            if outlets.is_empty() {
-                return Err(MethodProblem::NoOutlets);
-            }
-            let on_own = outlets.iter().any(|o| {
-                !o.split_once(':')
-                    .is_some_and(|(p, _)| m.pdus.iter().any(|(n, _)| n == p))
-            });
-            if on_own && m.endpoint.is_none() {
-                return Err(MethodProblem::NoSnmpEndpoint);
-            }
-            for (name, p) in std::iter::once(&(String::new(), m.clone())).chain(&m.pdus) {
-                if name.is_empty() && !on_own {
-                    continue;
-                }
-                check_pdu(p).map_err(|problem| {
-                    if name.is_empty() {
-                        MethodProblem::OwnPdu(problem)
-                    } else {
-                        MethodProblem::NamedPdu {
-                            name: name.clone(),
-                            problem,
-                        }
-                    }
-                })?;
-            }
-            Ok(())
-        }
-        Some("ipmi") => {
-            if m.endpoint.is_none() && m.ip.is_none() {
-                return Err(MethodProblem::NoIpmiAddress);
-            }
-            Ok(())
-        }
-        Some("redfish") => {
-            if m.endpoint.is_none() && m.ip.is_none() {
-                return Err(MethodProblem::NoRedfishAddress);
-            }
-            let trusts = [
-                m.ca_cert.is_some(),
-                m.ssl_fingerprint.is_some(),
-                m.ssl_insecure == Some(true),
-            ];
-            if trusts.iter().filter(|x| **x).count() > 1 {
-                return Err(MethodProblem::TwoTrusts);
-            }
-            Ok(())
-        }
         Some("manual") => Ok(()),
-        Some("aws") => {
-            if m.endpoint.is_none() && m.plug.is_none() {
-                return Err(MethodProblem::NoAwsInstance);
-            }
-            Ok(())
-        }
-        Some("ssh") => {
-            if m.endpoint.is_none() {
-                return Err(MethodProblem::NoSshEndpoint);
-            }
-            Ok(())
-        }
-        // kubevirt://[CONTEXT@]NAMESPACE/VM; the builder names what is wrong.
-        Some("kubevirt") => Ok(()),
-        Some(other) => Err(MethodProblem::UnknownDriver(other.to_string())),
-    }
-}
-
-/// One PDU's fields: secrets by reference, and an address.
-pub(super) fn check_pdu(p: &MethodFields) -> Result<(), PduProblem> {
-    if p.community.is_some() {
-        return Err(PduProblem::PlainCommunity);
-    }
-    if p.priv_password.is_some() {
-        return Err(PduProblem::PlainPrivPassword);
-    }
-    match &p.endpoint {
-        Some(e) => {
-            crate::snmp::config::parse_endpoint(e)?;
-            Ok(())
-        }
-        None => Err(PduProblem::NoEndpoint),
+        Some(name) => match crate::method::platforms::by_name(name) {
+            Some(p) => p.check_fields(m).map_err(MethodProblem::Platform),
+            None => Err(MethodProblem::UnknownDriver(name.to_string())),
+        },
     }
 }

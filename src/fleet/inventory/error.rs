@@ -243,71 +243,26 @@ pub enum MethodProblem {
     #[error("give only one of password_file, password_env and password_script")]
     TwoPasswords,
     /// Neither a driver nor an endpoint.
-    #[error("no driver: set driver = \"ipmi\" or an endpoint such as ipmi://HOST")]
+    #[error(
+        "no driver: set driver = \"{0}\" or an endpoint such as {0}://HOST",
+        crate::method::platforms::DEFAULT.name()
+    )]
     NoDriver,
-    /// An SNMP method without outlets.
-    #[error(
-        "an snmp method needs outlets = [\"7\"] (or [\"A:7\", \"B:7\"] with [pdu.A] and [pdu.B])"
-    )]
-    NoOutlets,
-    /// Outlets on the method's own PDU, which has no endpoint.
-    #[error(
-        "an snmp method needs endpoint = \"snmp://HOST[:PORT]\" for outlets that name no \
-         [pdu.NAME]"
-    )]
-    NoSnmpEndpoint,
-    /// Something wrong with the method's own PDU.
-    #[error(transparent)]
-    OwnPdu(PduProblem),
-    /// Something wrong with the `[pdu.NAME]` an outlet names.
-    #[error("[pdu.{name}]: {problem}")]
-    NamedPdu {
-        /// The PDU's name.
-        name: String,
-        /// What is wrong.
-        problem: PduProblem,
-    },
-    /// An IPMI method without an address.
-    #[error("an ipmi method needs endpoint = \"ipmi://HOST[:PORT]\" or ip")]
-    NoIpmiAddress,
-    /// A Redfish method without an address.
-    #[error(
-        "a redfish method needs endpoint = \"redfish://HOST[:PORT][/redfish/v1/Systems/ID]\" or ip"
-    )]
-    NoRedfishAddress,
-    /// More than one kind of TLS trust.
-    #[error("give only one of ca_cert, ssl_fingerprint and ssl_insecure")]
-    TwoTrusts,
-    /// An SSH method without an endpoint.
-    #[error("an ssh method needs endpoint = \"ssh://USER@HOST[:PORT]/virsh/DOMAIN\" (or /host)")]
-    NoSshEndpoint,
-    /// An AWS method without an instance.
-    #[error("an aws method needs endpoint = \"aws://REGION/INSTANCE-ID\" or plug = \"INSTANCE-ID\" (with region)")]
-    NoAwsInstance,
+    /// What the driver's platform finds wrong with the fields
+    /// (`Platform::check_fields`: an address it needs, settings that
+    /// contradict).
+    #[error("{0}")]
+    Platform(String),
     /// A driver that is not one of fencekit's.
-    #[error("unknown driver '{0}' (expected ipmi, redfish, ssh, snmp, aws, kubevirt or manual)")]
+    #[error("unknown driver '{0}' (expected {})", drivers())]
     UnknownDriver(String),
 }
 
-/// What is wrong with a PDU's fields.
-#[derive(Debug, thiserror::Error)]
-pub enum PduProblem {
-    /// A community in the file.
-    #[error(
-        "plain communities are not accepted: use community_file, community_env or \
-         community_script"
-    )]
-    PlainCommunity,
-    /// A privacy password in the file.
-    #[error(
-        "plain passwords are not accepted: use priv_password_file, priv_password_env or \
-         priv_password_script"
-    )]
-    PlainPrivPassword,
-    /// An endpoint that is not a PDU address.
-    #[error(transparent)]
-    Endpoint(#[from] crate::snmp::config::ConfigError),
-    /// No endpoint.
-    #[error("a PDU needs endpoint = \"snmp://HOST[:PORT]\"")]
-    NoEndpoint,
+/// The drivers an inventory method may name: `a, b or manual`.
+fn drivers() -> String {
+    let names: Vec<&str> = crate::method::platforms::PLATFORMS
+        .iter()
+        .map(|p| p.name())
+        .collect();
+    format!("{} or manual", names.join(", "))
 }

@@ -129,6 +129,48 @@ pub struct MethodFields {
     pub pdus: Vec<(String, MethodFields)>,
 }
 
+impl crate::platform::build::Fields for MethodFields {
+    fn has(&self, key: &str) -> bool {
+        match key {
+            "endpoint" => self.endpoint.is_some(),
+            "ip" => self.ip.is_some(),
+            "plug" => self.plug.is_some(),
+            "region" => self.region.is_some(),
+            "ca_cert" => self.ca_cert.is_some(),
+            "ssl_fingerprint" => self.ssl_fingerprint.is_some(),
+            "ssl_insecure" => self.ssl_insecure == Some(true),
+            "community" => self.community.is_some(),
+            "priv_password" => self.priv_password.is_some(),
+            _ => false,
+        }
+    }
+    fn get(&self, key: &str) -> Option<&str> {
+        match key {
+            "endpoint" => self.endpoint.as_deref(),
+            "ip" => self.ip.as_deref(),
+            "plug" => self.plug.as_deref(),
+            "region" => self.region.as_deref(),
+            _ => None,
+        }
+    }
+    fn list(&self, key: &str) -> &[String] {
+        match key {
+            "outlets" => self.outlets.as_deref().unwrap_or_default(),
+            _ => &[],
+        }
+    }
+    fn tables(&self, key: &str) -> Vec<(&str, &dyn crate::platform::build::Fields)> {
+        match key {
+            "pdus" => self
+                .pdus
+                .iter()
+                .map(|(n, f)| (n.as_str(), f as &dyn crate::platform::build::Fields))
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
+}
+
 impl MethodFields {
     /// `self` with every unset field taken from `base`.
     pub fn over(&self, base: &MethodFields) -> MethodFields {
