@@ -14,6 +14,7 @@
 //! This layer sits above the agent front (it reads options as an agent
 //! does) and below the command line, which renders its [`Report`].
 
+pub mod cib;
 pub mod devices;
 pub mod far;
 pub mod pacemaker;
