@@ -51,6 +51,7 @@ pub mod secret;
 pub mod snmp;
 pub mod ssh;
 pub mod time;
+pub mod tls;
 pub mod udp;
 pub mod vsphere;
 

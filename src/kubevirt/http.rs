@@ -10,12 +10,9 @@
 use super::model::printable;
 use crate::engine::error::{DriverError, ErrorKind, Stage};
 use reqwest::header::{HeaderMap, HeaderValue};
-use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
-use rustls::crypto::{verify_tls12_signature, verify_tls13_signature, CryptoProvider};
+use crate::tls::{ClientAuth, TlsTrust};
 use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
-use rustls::{DigitallySignedStruct, RootCertStore, SignatureScheme};
-use std::sync::Arc;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use std::time::{Duration, Instant};
 
 /// Largest answer read.
@@ -70,54 +67,6 @@ impl Failed {
     }
 }
 
-#[derive(Debug)]
-struct AnyCert(Arc<CryptoProvider>);
-
-impl ServerCertVerifier for AnyCert {
-    fn verify_server_cert(
-        &self,
-        _end_entity: &CertificateDer<'_>,
-        _intermediates: &[CertificateDer<'_>],
-        _server_name: &ServerName<'_>,
-        _ocsp_response: &[u8],
-        _now: UnixTime,
-    ) -> Result<ServerCertVerified, rustls::Error> {
-        Ok(ServerCertVerified::assertion())
-    }
-
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        verify_tls12_signature(
-            message,
-            cert,
-            dss,
-            &self.0.signature_verification_algorithms,
-        )
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        verify_tls13_signature(
-            message,
-            cert,
-            dss,
-            &self.0.signature_verification_algorithms,
-        )
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.0.signature_verification_algorithms.supported_schemes()
-    }
-}
-
 fn setup_error(why: impl std::fmt::Display) -> DriverError {
     DriverError::new(
         ErrorKind::Config,
@@ -129,35 +78,26 @@ fn setup_error(why: impl std::fmt::Display) -> DriverError {
 impl Http {
     /// A client for `tls`.
     pub fn new(tls: &TlsSetup<'_>) -> Result<Http, DriverError> {
-        let provider = Arc::new(rustls::crypto::ring::default_provider());
-        let builder = rustls::ClientConfig::builder_with_provider(provider.clone())
-            .with_safe_default_protocol_versions()
-            .map_err(setup_error)?;
-        let builder = if tls.insecure {
-            builder
-                .dangerous()
-                .with_custom_certificate_verifier(Arc::new(AnyCert(provider)))
-        } else {
-            let mut roots = RootCertStore::empty();
-            match tls.ca_pem {
-                Some(pem) => {
-                    let certs = CertificateDer::pem_slice_iter(pem)
-                        .collect::<Result<Vec<_>, _>>()
-                        .map_err(|e| setup_error(format!("the cluster's CA is not PEM: {e}")))?;
-                    let (added, _) = roots.add_parsable_certificates(certs);
-                    if added == 0 {
-                        return Err(setup_error("the cluster's CA holds no usable certificate"));
-                    }
-                }
-                None => {
-                    let found = rustls_native_certs::load_native_certs();
-                    roots.add_parsable_certificates(found.certs);
-                }
-            }
-            builder.with_root_certificates(roots)
+        // The shared HTTPS trust (crate::tls): the cluster's CA as the
+        // anchors (or the system trust store), any certificate when insecure.
+        let trust = match tls.insecure {
+            true => TlsTrust::Insecure,
+            false => TlsTrust::default(),
         };
-        let config = match tls.client {
-            None => builder.with_no_client_auth(),
+        let anchors = match tls.ca_pem {
+            Some(pem) => {
+                let certs = CertificateDer::pem_slice_iter(pem)
+                    .collect::<Result<Vec<_>, _>>()
+                    .map_err(|e| setup_error(format!("the cluster's CA is not PEM: {e}")))?;
+                if certs.is_empty() {
+                    return Err(setup_error("the cluster's CA holds no usable certificate"));
+                }
+                Some((certs, "the cluster's CA".to_string()))
+            }
+            None => None,
+        };
+        let client = match tls.client {
+            None => None,
             Some((cert, key)) => {
                 let chain = CertificateDer::pem_slice_iter(cert)
                     .collect::<Result<Vec<_>, _>>()
@@ -167,11 +107,11 @@ impl Http {
                 }
                 let key = PrivateKeyDer::from_pem_slice(key)
                     .map_err(|_| setup_error("the client key is not a PEM private key"))?;
-                builder
-                    .with_client_auth_cert(chain, key)
-                    .map_err(|e| setup_error(format!("the client certificate: {e}")))?
+                Some(ClientAuth { chain, key })
             }
         };
+        let (config, _, _) =
+            crate::tls::client_config_with(&trust, anchors, client).map_err(setup_error)?;
         let client = reqwest::Client::builder()
             .user_agent(concat!("fencekit/", env!("CARGO_PKG_VERSION")))
             .redirect(reqwest::redirect::Policy::none())

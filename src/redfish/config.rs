@@ -4,7 +4,6 @@
 use crate::fingerprint::NotAFingerprint;
 use crate::secret::Secret;
 use std::fmt;
-use std::path::PathBuf;
 use std::time::Duration;
 
 /// The service root used when none is given (DSP0266 §6.2).
@@ -39,29 +38,8 @@ impl Scheme {
     }
 }
 
-/// How the BMC's certificate is trusted.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum TlsTrust {
-    /// Verify the chain and the name against the system's trust store, plus
-    /// the certificates in `ca_cert` (PEM). A certificate in that file is also
-    /// accepted when the BMC presents exactly it (pinning a self-signed BMC
-    /// certificate, which is often marked CA:TRUE and so unusable as a CA).
-    Verify {
-        /// Extra trusted certificates (PEM file).
-        ca_cert: Option<PathBuf>,
-    },
-    /// Accept any certificate (`--ssl-insecure`); the handshake signature is
-    /// still checked, but anyone on the path can impersonate the BMC.
-    Insecure,
-    /// Accept exactly the certificate whose DER has this SHA-256 digest.
-    Fingerprint([u8; 32]),
-}
-
-impl Default for TlsTrust {
-    fn default() -> Self {
-        TlsTrust::Verify { ca_cert: None }
-    }
-}
+/// How the BMC's certificate is trusted (shared by every HTTPS platform).
+pub use crate::tls::TlsTrust;
 
 /// Which variant of Redfish the URL named (informative: the driver decides
 /// from what the service offers, not from the vendor name).
@@ -538,14 +516,10 @@ pub fn tls_trust(
     ca_cert: Option<&std::path::Path>,
     fingerprint: Option<&str>,
 ) -> Result<TlsTrust, ConfigError> {
-    match (insecure, ca_cert, fingerprint) {
-        (true, None, None) => Ok(TlsTrust::Insecure),
-        (false, ca, None) => Ok(TlsTrust::Verify {
-            ca_cert: ca.map(|p| p.to_path_buf()),
-        }),
-        (false, None, Some(fp)) => Ok(TlsTrust::Fingerprint(crate::fingerprint::parse_sha256(fp)?)),
-        _ => Err(ConfigError::TwoTrusts),
-    }
+    crate::tls::trust(insecure, ca_cert, fingerprint).map_err(|e| match e {
+        crate::tls::TrustError::Fingerprint(f) => ConfigError::Fingerprint(f),
+        crate::tls::TrustError::TwoTrusts => ConfigError::TwoTrusts,
+    })
 }
 
 #[cfg(test)]

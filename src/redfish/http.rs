@@ -354,25 +354,7 @@ enum Failed {
     Other(DriverError),
 }
 
-fn find_rustls<'a>(e: &'a (dyn std::error::Error + 'static)) -> Option<&'a rustls::Error> {
-    let mut cur: Option<&'a (dyn std::error::Error + 'static)> = Some(e);
-    while let Some(err) = cur {
-        if let Some(r) = err.downcast_ref::<rustls::Error>() {
-            return Some(r);
-        }
-        // io::Error::source() skips the wrapped error itself (and tokio-rustls
-        // wraps io::Errors in io::Errors): step into it instead.
-        if let Some(inner) = err
-            .downcast_ref::<std::io::Error>()
-            .and_then(|io| io.get_ref())
-        {
-            cur = Some(inner);
-            continue;
-        }
-        cur = err.source();
-    }
-    None
-}
+use crate::tls::find_rustls;
 
 fn chain_text(e: &(dyn std::error::Error + 'static)) -> String {
     let mut parts = vec![e.to_string()];
