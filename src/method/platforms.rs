@@ -13,6 +13,7 @@ pub static PLATFORMS: &[&dyn Platform] = &[
     &crate::snmp::platform::PLATFORM,
     &crate::aws::platform::PLATFORM,
     &crate::kubevirt::platform::PLATFORM,
+    &crate::vsphere::platform::PLATFORM,
 ];
 
 /// The platform of a target without a scheme another platform owns (a

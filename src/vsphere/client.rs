@@ -129,6 +129,13 @@ impl Client {
         };
         let exchange = async {
             let mut resp = req.send().await.map_err(|e| {
+                if let Some(t) = crate::tls::find_rustls(&e) {
+                    return DriverError::new(
+                        ErrorKind::Protocol,
+                        stage,
+                        format!("{} ({what} to {})", crate::tls::explain(t, "vCenter"), self.url),
+                    );
+                }
                 let kind = if e.is_connect() {
                     ErrorKind::Unreachable
                 } else if e.is_timeout() {
@@ -287,6 +294,45 @@ impl Client {
         sel: &VmSelector,
         deadline: Instant,
     ) -> Result<VmView, DriverError> {
+        self.find_in(sel, None, deadline).await
+    }
+
+    /// The datacenter at an inventory path (`DC1`, `Folder/DC1`).
+    pub async fn datacenter(&mut self, path: &str, deadline: Instant) -> Result<MoRef, DriverError> {
+        let st = Stage::Status;
+        let sc = self.managers(st)?;
+        let xml = self
+            .call(
+                soap::find_by_inventory_path(&sc.search_index, path),
+                "FindByInventoryPath",
+                st,
+                deadline,
+            )
+            .await?;
+        match soap::find_by_path_answer(&xml).map_err(|e| soap_error(e, st))? {
+            Some(m) if m.kind == "Datacenter" => Ok(m),
+            Some(m) => Err(DriverError::new(
+                ErrorKind::Config,
+                st,
+                format!("the inventory path '{path}' is a {}, not a datacenter", m.kind),
+            )),
+            None => Err(DriverError::new(
+                ErrorKind::Config,
+                st,
+                format!("no datacenter at the inventory path '{path}'"),
+            )),
+        }
+    }
+
+    /// [`find`](Self::find) within one datacenter (`None`: the whole
+    /// inventory). A managed object id is unique in its vCenter: the
+    /// datacenter does not narrow it.
+    pub async fn find_in(
+        &mut self,
+        sel: &VmSelector,
+        datacenter: Option<&MoRef>,
+        deadline: Instant,
+    ) -> Result<VmView, DriverError> {
         let st = Stage::Status;
         let sc = self.managers(st)?;
         let objects = match sel {
@@ -312,7 +358,7 @@ impl Client {
                 let instance = matches!(sel, VmSelector::InstanceUuid(_));
                 let xml = self
                     .call(
-                        soap::find_all_by_uuid(&sc.search_index, u, instance),
+                        soap::find_all_by_uuid_in(&sc.search_index, datacenter, u, instance),
                         "FindAllByUuid",
                         st,
                         deadline,
@@ -329,7 +375,7 @@ impl Client {
             VmSelector::Name(_) => {
                 let xml = self
                     .call(
-                        soap::create_vm_view(&sc.view_manager, &sc.root_folder),
+                        soap::create_vm_view(&sc.view_manager, datacenter.unwrap_or(&sc.root_folder)),
                         "CreateContainerView",
                         st,
                         deadline,

@@ -1,5 +1,5 @@
 //! The vSphere driver for the engine: one VM behind one vCenter (or ESXi),
-//! read and powered through [`Client`]. Not wired to any front yet.
+//! read and powered through [`Client`]; built by `super::platform`.
 //!
 //! * `status` is the VM's power state judged by [`model::judge`]: suspended
 //!   is on; a VM whose host stopped reporting is an error naming the host,
@@ -31,6 +31,7 @@ pub struct VsphereDriver {
     user: String,
     password: Secret,
     selector: VmSelector,
+    datacenter: Option<String>,
     vm: Option<VmView>,
     connected: bool,
     warnings: Vec<String>,
@@ -48,16 +49,37 @@ impl VsphereDriver {
             user: user.to_string(),
             password,
             selector,
+            datacenter: None,
             vm: None,
             connected: false,
             warnings: Vec::new(),
         }
     }
 
+    /// Searches for the VM in the datacenter at this inventory path only
+    /// (`DC1`, `Folder/DC1`); `None`: the whole inventory.
+    pub fn with_datacenter(mut self, datacenter: Option<String>) -> Self {
+        self.datacenter = datacenter;
+        self
+    }
+
+    /// SOAP calls sent.
+    pub fn calls(&self) -> u32 {
+        self.client.calls
+    }
+
     async fn current(&mut self, deadline: Instant) -> Result<VmView, DriverError> {
         let v = match &self.vm {
             Some(v) => self.client.read(&v.moref, deadline).await?,
-            None => self.client.find(&self.selector, deadline).await?,
+            None => {
+                let dc = match &self.datacenter {
+                    Some(path) => Some(self.client.datacenter(path, deadline).await?),
+                    None => None,
+                };
+                self.client
+                    .find_in(&self.selector, dc.as_ref(), deadline)
+                    .await?
+            }
         };
         self.vm = Some(v.clone());
         Ok(v)
@@ -178,13 +200,18 @@ impl PowerDriver for VsphereDriver {
 
     async fn identity(&mut self, deadline: Option<Instant>) -> Result<Identity, DriverError> {
         let vm = self.current(until(deadline)).await?;
-        // The BIOS UUID is what the guest reads as its SMBIOS system UUID.
-        let uuid = vm
-            .bios_uuid
-            .as_deref()
-            .and_then(reported_uuid)
-            .into_iter()
-            .collect();
+        // The BIOS UUID is what the guest reads as its SMBIOS system UUID
+        // (first: the one shown); the instance UUID is vCenter's own.
+        let uuid = [
+            (vm.bios_uuid.as_deref(), "config.uuid"),
+            (vm.instance_uuid.as_deref(), "config.instanceUuid"),
+        ]
+        .into_iter()
+        .filter_map(|(u, encoding)| {
+            u.and_then(reported_uuid)
+                .map(|f| crate::engine::identity::UuidForm { encoding, ..f })
+        })
+        .collect();
         Ok(Identity {
             uuid,
             ..Identity::default()

@@ -3,13 +3,18 @@
 //! ([`soap`]), and what those answers mean for fencing ([`model`]): which VM
 //! a target names, when a power state is evidence, what a task's end says.
 //!
-//! [`client`] is the SOAP session over HTTPS, [`driver`] the engine's
-//! `PowerDriver` on it. Not wired yet:
-//! no front, no inventory driver, no TLS policy of its own. The peers
-//! are `tests/peers/vcsim` (vim25, govmomi's simulator) and
+//! [`client`] is the SOAP session over HTTPS (the shared trust of
+//! [`crate::tls`]), [`driver`] the engine's `PowerDriver` on it. On the
+//! platform seam: [`config`] (`vsphere://[USER@]HOST[:PORT]/VM` targets),
+//! [`build`] (settings from the method options), [`platform`] (the
+//! `Platform`, its `Method`). docs/vsphere.md is the user's guide. The
+//! peers are `tests/peers/vcsim` (vim25, govmomi's simulator) and
 //! `tests/peers/vsphere_rest.py` (the Automation API).
 
+pub mod build;
 pub mod client;
+pub mod config;
 pub mod driver;
 pub mod model;
+pub mod platform;
 pub mod soap;

@@ -106,17 +106,46 @@ pub fn logout(session_manager: &MoRef) -> String {
 /// `instance`, the instance UUID (`config.instanceUuid`). All matches, so
 /// that two VMs answering to one UUID are seen, not one picked.
 pub fn find_all_by_uuid(search_index: &MoRef, uuid: &str, instance: bool) -> String {
+    find_all_by_uuid_in(search_index, None, uuid, instance)
+}
+
+/// [`find_all_by_uuid`] within one datacenter (`None`: every datacenter).
+pub fn find_all_by_uuid_in(
+    search_index: &MoRef,
+    datacenter: Option<&MoRef>,
+    uuid: &str,
+    instance: bool,
+) -> String {
     call(
         "FindAllByUuid",
         search_index,
         &format!(
-            "<uuid>{}</uuid><vmSearch>true</vmSearch><instanceUuid>{instance}</instanceUuid>",
+            "{}<uuid>{}</uuid><vmSearch>true</vmSearch><instanceUuid>{instance}</instanceUuid>",
+            datacenter.map(|d| d.xml("datacenter")).unwrap_or_default(),
             escape(uuid)
         ),
     )
 }
 
-/// `ViewManager.CreateContainerView` of every VM under `root`, recursively.
+/// `SearchIndex.FindByInventoryPath`: the entity at an inventory path
+/// (`DC1`, `Folder/DC1`).
+pub fn find_by_inventory_path(search_index: &MoRef, path: &str) -> String {
+    call(
+        "FindByInventoryPath",
+        search_index,
+        &format!("<inventoryPath>{}</inventoryPath>", escape(path)),
+    )
+}
+
+/// Reads `FindByInventoryPathResponse`: the entity, `None` when nothing is there.
+pub fn find_by_path_answer(xml: &str) -> Result<Option<MoRef>, SoapError> {
+    answer(xml, "FindByInventoryPathResponse", |r| {
+        Ok(child(r, "returnval").and_then(moref))
+    })
+}
+
+/// `ViewManager.CreateContainerView` of every VM under `root` (the root
+/// folder, or a datacenter), recursively.
 pub fn create_vm_view(view_manager: &MoRef, root: &MoRef) -> String {
     call(
         "CreateContainerView",
@@ -783,5 +812,28 @@ mod tests {
         assert!(doc
             .descendants()
             .any(|n| n.tag_name().name() == "path" && n.text() == Some("view")));
+    }
+
+    #[test]
+    fn datacenters_scope_uuid_searches_and_are_found_by_path() {
+        let si = MoRef::new("SearchIndex", "SearchIndex");
+        let dc = MoRef::new("Datacenter", "datacenter-2");
+        let body = find_all_by_uuid_in(&si, Some(&dc), "abc", false);
+        assert!(
+            body.contains("<datacenter type=\"Datacenter\">datacenter-2</datacenter><uuid>abc</uuid>"),
+            "{body}"
+        );
+        assert!(!find_all_by_uuid(&si, "abc", true).contains("datacenter"));
+        assert!(find_by_inventory_path(&si, "A&B/DC1").contains("<inventoryPath>A&amp;B/DC1</inventoryPath>"));
+        let env = |inner: &str| {
+            envelope(&format!(
+                "<FindByInventoryPathResponse xmlns=\"{VIM25}\">{inner}</FindByInventoryPathResponse>"
+            ))
+        };
+        assert_eq!(
+            find_by_path_answer(&env("<returnval type=\"Datacenter\">datacenter-2</returnval>")),
+            Ok(Some(dc))
+        );
+        assert_eq!(find_by_path_answer(&env("")), Ok(None));
     }
 }

@@ -1,0 +1,218 @@
+//! vSphere on the platform seam ([`crate::platform`]):
+//! `vsphere://[USER@]HOST[:PORT]/VM[?datacenter=PATH]` targets and
+//! inventory `driver = "vsphere"`, a method that builds a [`VsphereDriver`]
+//! (the password from fencekit's password sources, the shared HTTPS trust),
+//! vCenter as its verify party (a hypervisor's control plane: the fencing
+//! device's own view, alone bmc-only), one VM of one vCenter as its lock.
+
+use super::client::Client;
+use super::config::VsphereConfig;
+use super::driver::VsphereDriver;
+use crate::engine::error::DriverError;
+use crate::engine::identity::ExpectedIdentity;
+use crate::platform::build::{BuildError, Fields, MethodBuilder, MethodOptions};
+use crate::platform::credential::CredentialRef;
+use crate::platform::{self, Driver, Local, Method, Party, PinError, Platform};
+use std::fmt;
+use std::time::Instant;
+
+/// VMware vSphere (vCenter or a standalone ESXi host), vim25 SOAP.
+pub struct Vsphere;
+
+/// The registered platform.
+pub static PLATFORM: Vsphere = Vsphere;
+
+impl Platform for Vsphere {
+    fn name(&self) -> &'static str {
+        "vsphere"
+    }
+    fn owns_scheme(&self, scheme: &str) -> bool {
+        scheme == "vsphere"
+    }
+    fn url_forms(&self) -> &'static [crate::engine::driver::UrlForm] {
+        super::config::URL_FORMS
+    }
+    fn builder(&self) -> Option<&'static dyn MethodBuilder> {
+        Some(&PLATFORM)
+    }
+    fn check_fields(&self, f: &dyn Fields) -> Result<(), String> {
+        super::build::check_fields(f)
+    }
+}
+
+impl MethodBuilder for Vsphere {
+    fn build_url(
+        &self,
+        url: &str,
+        o: &MethodOptions,
+    ) -> Option<Result<Box<dyn Method>, BuildError>> {
+        super::build::from_url(url, o)
+            .map(|r| r.map(|c| VsphereMethod::boxed(c, o.credential.clone())))
+    }
+    fn build_parts(
+        &self,
+        endpoint: Option<&str>,
+        ip: Option<&str>,
+        o: &MethodOptions,
+    ) -> Result<Box<dyn Method>, BuildError> {
+        super::build::from_parts(endpoint, ip, o)
+            .map(|c| VsphereMethod::boxed(c, o.credential.clone()))
+    }
+}
+
+/// One VM through vCenter: the password is read from `credential` at build
+/// time.
+#[derive(Clone, Debug)]
+pub struct VsphereMethod {
+    /// Everything but the password.
+    pub config: VsphereConfig,
+    /// Where the password comes from.
+    pub credential: CredentialRef,
+    /// The BIOS or instance UUID the VM must have (empty: not checked).
+    pub expect: ExpectedIdentity,
+}
+
+impl VsphereMethod {
+    /// The method, unpinned, as a plan holds it.
+    pub fn boxed(config: VsphereConfig, credential: CredentialRef) -> Box<dyn Method> {
+        Box::new(VsphereMethod {
+            config,
+            credential,
+            expect: ExpectedIdentity::default(),
+        })
+    }
+}
+
+impl Method for VsphereMethod {
+    fn platform(&self) -> &'static dyn Platform {
+        &PLATFORM
+    }
+    fn clone_box(&self) -> Box<dyn Method> {
+        Box::new(self.clone())
+    }
+    fn endpoint(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // The user is shown by `username`, not in the endpoint.
+        let mut c = self.config.clone();
+        c.user = None;
+        f.write_str(&c.url())
+    }
+    fn describe(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "vSphere VM {} through {}, {}",
+            self.config.vm_text(),
+            self.config.sdk_url(),
+            crate::tls::describe(&self.config.tls)
+        )?;
+        match &self.config.datacenter {
+            Some(dc) => write!(f, ", datacenter {dc}"),
+            None => Ok(()),
+        }
+    }
+    fn device_keys(&self) -> Vec<crate::lock::DeviceKey> {
+        vec![self.config.lock_key()]
+    }
+    fn party(&self) -> Party {
+        // vCenter is the fencing device's own view of the guest (a
+        // hypervisor's control plane, as EC2's API is of an instance):
+        // proven needs a witness outside it.
+        Party::Hypervisor
+    }
+    fn username(&self) -> &str {
+        self.config.user.as_deref().unwrap_or("")
+    }
+    fn credential(&self) -> &CredentialRef {
+        &self.credential
+    }
+    fn expected(&self) -> &ExpectedIdentity {
+        &self.expect
+    }
+    fn set_expected(&mut self, identity: ExpectedIdentity) -> Result<(), PinError> {
+        platform::pin(&mut self.expect, identity);
+        Ok(())
+    }
+    fn warnings(&self) -> Vec<String> {
+        match self.config.tls {
+            crate::tls::TlsTrust::Insecure => vec![format!(
+                "{}: vCenter's certificate is not verified (--ssl-insecure): anyone on the \
+                 path can impersonate it and read the password",
+                self.config.sdk_url()
+            )],
+            _ => Vec::new(),
+        }
+    }
+    fn build(&self, deadline: Option<Instant>) -> Local<'_, Result<Box<dyn Driver>, DriverError>> {
+        Box::pin(async move {
+            let c = &self.config;
+            let user = c.user.as_deref().ok_or_else(|| {
+                platform::config_error(format!(
+                    "{}: no user (give USER@ in the target or --username)",
+                    c.url()
+                ))
+            })?;
+            let password = self
+                .credential
+                .resolve(deadline)
+                .await
+                .map_err(platform::credential_error)?;
+            let (tls, _, _) = crate::tls::client_config(&c.tls)
+                .map_err(|e| platform::config_error(e.to_string()))?;
+            let client = Client::new(&c.sdk_url(), tls)?;
+            Ok(Box::new(
+                VsphereDriver::new(client, user, password, c.vm.clone())
+                    .with_datacenter(c.datacenter.clone()),
+            ) as Box<dyn Driver>)
+        })
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+impl platform::PlatformDriver for VsphereDriver {
+    fn traffic(&self) -> (u32, u32, u32) {
+        let calls = self.calls();
+        (calls, calls, 0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Shown<'a>(&'a dyn Method, bool);
+    impl fmt::Display for Shown<'_> {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            match self.1 {
+                true => self.0.endpoint(f),
+                false => self.0.describe(f),
+            }
+        }
+    }
+
+    #[test]
+    fn a_method_shows_its_vcenter_and_vm_never_a_secret() {
+        let o = MethodOptions {
+            ssl_insecure: true,
+            credential: CredentialRef::Inline(crate::secret::Secret::new(b"s3cret".to_vec())),
+            ..MethodOptions::default()
+        };
+        let m = PLATFORM
+            .build_url("vsphere://fence@vc.example.com/node-1?datacenter=DC1", &o)
+            .unwrap()
+            .unwrap();
+        assert_eq!(m.platform().name(), "vsphere");
+        assert_eq!(m.username(), "fence");
+        assert_eq!(m.party(), Party::Hypervisor);
+        let endpoint = Shown(m.as_ref(), true).to_string();
+        assert_eq!(endpoint, "vsphere://vc.example.com/node-1?datacenter=DC1");
+        let described = Shown(m.as_ref(), false).to_string();
+        assert!(
+            described.contains("TLS NOT verified") && described.contains("datacenter DC1"),
+            "{described}"
+        );
+        assert!(!described.contains("s3cret") && !format!("{m:?}").contains("s3cret"));
+        assert_eq!(m.warnings().len(), 1);
+        assert_eq!(m.device_keys().len(), 1);
+    }
+}
