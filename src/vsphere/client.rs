@@ -199,6 +199,9 @@ impl Client {
         deadline: Instant,
     ) -> Result<String, DriverError> {
         let st = Stage::Authenticate;
+        // A new session: a Login on a session that is logged in already is
+        // refused (InvalidLogin).
+        self.cookie = None;
         let xml = self
             .call(
                 soap::retrieve_service_content(),
