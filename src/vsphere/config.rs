@@ -213,8 +213,7 @@ impl VsphereConfig {
 pub const URL_FORMS: &[crate::engine::driver::UrlForm] = &[crate::engine::driver::UrlForm {
     scheme: "vsphere",
     form: "vsphere://[USER@]HOST[:PORT]/VM[?datacenter=PATH]",
-    meaning: "a VMware vSphere VM through vCenter or ESXi (vim25 SOAP); VM is a name, \
-              uuid:BIOS-UUID, instance:INSTANCE-UUID or moref:vm-123",
+    meaning: "a VMware vSphere VM through vCenter or ESXi; VM: a name, uuid:, instance: or moref:",
     target: true,
     example: "vsphere://fence@vc.example.com/node-1",
 }];
