@@ -307,6 +307,14 @@ fn a_lost_answer_is_found_again_never_sent_twice() {
     assert!(r.text().contains("was lost"), "{r}");
     assert_eq!(sim.calls("PowerOffVM_Task"), 1, "sent once: {r}");
     assert_eq!(sim.power(vm), "poweredOff");
+    // A reset (reboot --method cycle) whose answer is lost: found in the
+    // VM's recent tasks and followed, never sent twice.
+    sim.run(&["on"], vm).assert_code(0);
+    sim.control("POST", "soap?method=ResetVM_Task&drop=1");
+    let r = sim.run(&["reboot", "--method", "cycle"], vm);
+    r.assert_code(3).assert_mentions(&["was lost"]);
+    assert_eq!(sim.calls("ResetVM_Task"), 1, "a reset is never re-sent: {r}");
+    assert_eq!(sim.power(vm), "poweredOn");
 }
 
 #[test]

@@ -213,7 +213,9 @@ impl PowerDriver for VsphereDriver {
         let method = match command {
             PowerCommand::Off => PowerMethod::Off,
             PowerCommand::On => PowerMethod::On,
-            PowerCommand::Reset => PowerMethod::Reset,
+            // A hard reset of the VM (`reboot --method cycle`): sent once,
+            // its task followed, never sent again.
+            PowerCommand::Reset | PowerCommand::Cycle => PowerMethod::Reset,
             other => {
                 return Err(DriverError::new(
                     ErrorKind::Unsupported,
