@@ -107,7 +107,8 @@ fn status_off_on_reboot_and_already_in_state() {
     assert!(r.stdout.contains(": on"), "{r}");
 
     let r = sim.run(&["off"], vm);
-    r.assert_code(0).assert_mentions(&["powered off (confirmed)"]);
+    r.assert_code(0)
+        .assert_mentions(&["powered off (confirmed)"]);
     assert_eq!(sim.power(vm), "poweredOff");
     // Off: status exits 2 (docs/design.md's exit table).
     let r = sim.run(&["status"], vm);
@@ -117,7 +118,11 @@ fn status_off_on_reboot_and_already_in_state() {
     sim.run(&["off"], vm)
         .assert_code(0)
         .assert_mentions(&["already off"]);
-    assert_eq!(sim.calls("PowerOffVM_Task"), offs, "already off: nothing sent");
+    assert_eq!(
+        sim.calls("PowerOffVM_Task"),
+        offs,
+        "already off: nothing sent"
+    );
 
     sim.run(&["on"], vm)
         .assert_code(0)
@@ -170,7 +175,11 @@ fn a_vm_whose_host_stopped_reporting_is_never_off_and_the_host_is_named() {
         let r = sim.run(&["off"], vm);
         r.assert_code(1).assert_mentions(&[&format!("host {host}")]);
         assert!(!r.text().contains("powered off"), "{r}");
-        assert_eq!(sim.calls("PowerOffVM_Task"), 0, "nothing sent to a stale vm");
+        assert_eq!(
+            sim.calls("PowerOffVM_Task"),
+            0,
+            "nothing sent to a stale vm"
+        );
     }
     // The host back: fenced as usual.
     sim.control("POST", &format!("host?host={host}&connection=connected"));
@@ -185,7 +194,11 @@ fn a_wrong_expected_uuid_changes_nothing_and_either_uuid_matches() {
     let vm = "DC1_H0_VM0";
     let info = sim.vm(vm);
     let r = sim.run(
-        &["off", "--expect-uuid", "00112233-4455-6677-8899-aabbccddeeff"],
+        &[
+            "off",
+            "--expect-uuid",
+            "00112233-4455-6677-8899-aabbccddeeff",
+        ],
         vm,
     );
     r.assert_code(1)
@@ -223,7 +236,8 @@ fn vms_are_named_by_name_uuid_instance_or_moref_and_ambiguous_names_refused() {
     assert_eq!(twins.len(), 2);
     for t in &twins {
         assert!(
-            r.text().contains(&format!("moref:{}", t["moref"].as_str().unwrap())),
+            r.text()
+                .contains(&format!("moref:{}", t["moref"].as_str().unwrap())),
             "{r}"
         );
     }
@@ -313,7 +327,11 @@ fn a_lost_answer_is_found_again_never_sent_twice() {
     sim.control("POST", "soap?method=ResetVM_Task&drop=1");
     let r = sim.run(&["reboot", "--method", "cycle"], vm);
     r.assert_code(3).assert_mentions(&["was lost"]);
-    assert_eq!(sim.calls("ResetVM_Task"), 1, "a reset is never re-sent: {r}");
+    assert_eq!(
+        sim.calls("ResetVM_Task"),
+        1,
+        "a reset is never re-sent: {r}"
+    );
     assert_eq!(sim.power(vm), "poweredOn");
 }
 
@@ -344,7 +362,8 @@ fn inventory_driver_vsphere_and_verify_says_bmc_only() {
     let inv = inv.to_str().unwrap();
     for (node, vm) in [("guest-1", "DC0_C0_RP0_VM1"), ("guest-2", "DC1_C0_RP0_VM0")] {
         let r = fencekit(&["off", node, "--inventory", inv], "");
-        r.assert_code(0).assert_mentions(&["powered off (confirmed)"]);
+        r.assert_code(0)
+            .assert_mentions(&["powered off (confirmed)"]);
         assert_eq!(sim.power(vm), "poweredOff");
     }
     // vCenter alone is the device's own view: bmc-only, never proven.
