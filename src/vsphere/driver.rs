@@ -69,6 +69,57 @@ impl VsphereDriver {
         self
     }
 
+    /// A new session (the last one ended first): what vCenter said.
+    async fn login(&mut self, d: Instant) -> Result<String, DriverError> {
+        let password = std::str::from_utf8(self.password.expose()).map_err(|_| {
+            DriverError::new(
+                ErrorKind::Config,
+                Stage::Authenticate,
+                "the password is not UTF-8",
+            )
+        })?;
+        if self.connected {
+            // Connected again (verify reads several times): end the last
+            // session first.
+            let _ = self.client.logout(d).await;
+            self.connected = false;
+        }
+        let said = self.client.connect(&self.user, password, d).await?;
+        self.connected = true;
+        Ok(said)
+    }
+
+    /// Every VM of the datacenter (or the whole inventory) with its
+    /// reading, for `list`.
+    pub async fn list_vms(
+        &mut self,
+        deadline: Option<Instant>,
+    ) -> Result<Vec<(VmView, model::Reading)>, DriverError> {
+        let d = until(deadline);
+        if !self.connected {
+            self.login(d).await?;
+        }
+        let dc = match &self.datacenter {
+            Some(path) => Some(self.client.datacenter(path, d).await?),
+            None => None,
+        };
+        Ok(self
+            .client
+            .list_vms(dc.as_ref(), d)
+            .await?
+            .into_iter()
+            .map(|v| {
+                let r = model::judge(&v);
+                (v, r)
+            })
+            .collect())
+    }
+
+    /// `HOST:PORT` of vCenter.
+    pub fn target_host(&self) -> String {
+        self.client.authority().to_string()
+    }
+
     /// SOAP calls sent.
     pub fn calls(&self) -> u32 {
         self.client.calls
@@ -173,21 +224,7 @@ impl VsphereDriver {
 impl PowerDriver for VsphereDriver {
     async fn connect(&mut self, deadline: Option<Instant>) -> Result<String, DriverError> {
         let d = until(deadline);
-        let password = std::str::from_utf8(self.password.expose()).map_err(|_| {
-            DriverError::new(
-                ErrorKind::Config,
-                Stage::Authenticate,
-                "the password is not UTF-8",
-            )
-        })?;
-        if self.connected {
-            // Connected again (verify reads several times): end the last
-            // session first.
-            let _ = self.client.logout(d).await;
-            self.connected = false;
-        }
-        let said = self.client.connect(&self.user, password, d).await?;
-        self.connected = true;
+        let said = self.login(d).await?;
         let vm = self.current(d).await?;
         self.note(&vm, &model::judge(&vm));
         Ok(format!(
