@@ -215,6 +215,24 @@ fn a_wrong_expected_uuid_changes_nothing_and_either_uuid_matches() {
     sim.run(&["on", "--expect-uuid", instance], vm)
         .assert_code(0);
     assert_eq!(sim.power(vm), "poweredOn");
+    // The BIOS UUID as a guest reading SMBIOS in the other byte order sees it.
+    let b = info["uuid"].as_str().unwrap().replace('-', "");
+    let swapped = format!(
+        "{}{}{}{}-{}{}-{}{}-{}-{}",
+        &b[6..8],
+        &b[4..6],
+        &b[2..4],
+        &b[0..2],
+        &b[10..12],
+        &b[8..10],
+        &b[14..16],
+        &b[12..14],
+        &b[16..20],
+        &b[20..32]
+    );
+    sim.run(&["off", "--expect-uuid", &swapped], vm)
+        .assert_code(0);
+    assert_eq!(sim.power(vm), "poweredOff");
 }
 
 #[test]
