@@ -1,5 +1,7 @@
 //! The native command line's options (clap derive).
 
+use crate::method::platforms::{self, PlatformArgs};
+use clap::builder::{PossibleValue, PossibleValuesParser};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -144,6 +146,15 @@ fn verify_help() -> String {
     )
 }
 
+/// The `--driver` values: the platforms it selects, with their help.
+fn driver_values() -> PossibleValuesParser {
+    PossibleValuesParser::new(
+        platforms::DRIVERS
+            .iter()
+            .map(|d| PossibleValue::new(d.name).help(d.help)),
+    )
+}
+
 /// Output formats.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Default)]
 pub enum Output {
@@ -185,32 +196,6 @@ pub enum Method {
     Onoff,
     /// One power-cycle command; unverified (with --verify: seen off, then on).
     Cycle,
-}
-
-/// Drivers.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Default)]
-pub enum Driver {
-    /// IPMI over LAN (RMCP+ or 1.5).
-    #[default]
-    Ipmi,
-    /// Redfish over HTTPS.
-    Redfish,
-    /// SSH to a hypervisor (virsh; --plug names the domain).
-    Ssh,
-    /// Amazon EC2 (--region, --plug names the instance).
-    Aws,
-}
-
-/// IPMI versions.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Default)]
-pub enum IpmiVersion {
-    /// RMCP+ (lanplus).
-    #[default]
-    #[value(name = "2.0")]
-    V20,
-    /// IPMI 1.5 (lan).
-    #[value(name = "1.5")]
-    V15,
 }
 
 /// Options shared by status/on/off/reboot/monitor.
@@ -287,8 +272,8 @@ pub struct ActionArgs {
     pub expect_serial: Option<String>,
 
     /// Driver for --ip targets.
-    #[arg(long, value_enum, default_value_t = Driver::Ipmi)]
-    pub driver: Driver,
+    #[arg(long, default_value = platforms::DEFAULT.name(), value_parser = driver_values())]
+    pub driver: String,
     /// BMC address (instead of a target URL).
     #[arg(long, short = 'a', value_name = "HOST")]
     pub ip: Option<String>,
@@ -312,87 +297,24 @@ pub struct ActionArgs {
     #[arg(long, short = 'S', value_name = "CMD")]
     pub password_script: Option<String>,
 
-    /// RMCP+ cipher suite: auto (prefer 17), 3 or 17.
-    #[arg(long, short = 'C', value_name = "auto|3|17", default_value = "auto")]
-    pub cipher: String,
-    /// Session privilege level.
-    #[arg(
-        long,
-        short = 'L',
-        value_name = "LEVEL",
-        default_value = "administrator"
-    )]
-    pub privlvl: String,
-    /// IPMI version: 2.0 (RMCP+, the default) or 1.5 (legacy BMCs); --auth alone implies 1.5.
-    #[arg(long, value_enum)]
-    pub ipmi_version: Option<IpmiVersion>,
-    /// IPMI 1.5 authentication type (md5, password, none); implies --ipmi-version 1.5.
-    #[arg(long, short = 'A', value_name = "TYPE")]
-    pub auth: Option<String>,
-    /// BMC key K_g in hexadecimal.
-    #[arg(long, value_name = "HEX")]
-    pub hexadecimal_kg: Option<String>,
-    /// IPMI 1.5: accept replies without an authentication code when the BMC
-    /// says per-message authentication is disabled (anyone on the path can
-    /// then forge its answers).
-    #[arg(long)]
-    pub accept_unauthenticated_replies: bool,
-    /// IPMI vendor workarounds, FreeIPMI's names, comma-separated (docs/ipmi.md;
-    /// those that drop a check are warned about on every use).
-    #[arg(long, short = 'W', value_name = "NAMES")]
-    pub workaround: Option<String>,
-
-    /// Redfish: the ComputerSystem URI (skips discovery).
-    #[arg(long, value_name = "URI")]
-    pub systems_uri: Option<String>,
-    /// Redfish: the service root used for discovery.
-    #[arg(long, value_name = "URI")]
-    pub redfish_uri: Option<String>,
-    /// Redfish: which of several systems (Id, Name, UUID or @odata.id).
+    /// Which machine behind the device: a Redfish system (Id, Name, UUID or
+    /// @odata.id), a hypervisor's domain, an EC2 instance (--driver aws).
     #[arg(long, short = 'n', value_name = "SYSTEM")]
     pub plug: Option<String>,
-    /// Redfish: trust this PEM file (a private CA, or the BMC's own self-signed certificate).
+    /// HTTPS: trust this PEM file (a private CA, or the device's own self-signed certificate).
     #[arg(long, value_name = "PATH")]
     pub ca_cert: Option<PathBuf>,
-    /// Redfish: accept exactly the certificate with this SHA-256 fingerprint (SHA256:…).
+    /// HTTPS: accept exactly the certificate with this SHA-256 fingerprint (SHA256:…).
     #[arg(long, value_name = "FP")]
     pub ssl_fingerprint: Option<String>,
-    /// Redfish, KubeVirt: do not verify the certificate (anyone on the path can impersonate the
+    /// HTTPS: do not verify the certificate (anyone on the path can impersonate the
     /// BMC or the API server).
     #[arg(long)]
     pub ssl_insecure: bool,
-    /// Redfish: log in through SessionService (X-Auth-Token) and log out at the end.
-    #[arg(long)]
-    pub redfish_session: bool,
-    /// SSH: authenticate with this private key (its passphrase from the password options).
-    #[arg(long, short = 'k', value_name = "PATH")]
-    pub identity_file: Option<PathBuf>,
-    /// SSH: authenticate through the ssh-agent ($SSH_AUTH_SOCK).
-    #[arg(long)]
-    pub ssh_agent: bool,
-    /// SSH: check the host key against this known_hosts file (default ~/.ssh/known_hosts).
-    #[arg(long, value_name = "PATH")]
-    pub ssh_known_hosts: Option<PathBuf>,
-    /// SSH: accept exactly the host key with this fingerprint (SHA256:…).
-    #[arg(long, value_name = "FP")]
-    pub ssh_host_key: Option<String>,
-    /// SSH: accept and record an unknown host key (a changed one is still refused).
-    #[arg(long)]
-    pub ssh_accept_new: bool,
-    /// SSH: run the remote commands through sudo.
-    #[arg(long)]
-    pub use_sudo: bool,
-    /// SSH (virsh): a domain that does not exist counts as off.
-    #[arg(long)]
-    pub missing_as_off: bool,
 
-    /// Amazon EC2 (aws:// targets, --driver aws).
+    /// Each platform's own options (`src/NAME/args.rs`).
     #[command(flatten)]
-    pub aws: AwsArgs,
-
-    /// KubeVirt (kubevirt:// targets).
-    #[command(flatten)]
-    pub kubevirt: KubevirtArgs,
+    pub platforms: PlatformArgs,
 
     /// Blind wait after each power command before polling.
     #[arg(long, value_name = "DUR", default_value = "0s", value_parser = crate::time::parse_duration)]
@@ -426,57 +348,6 @@ pub struct ActionArgs {
     /// More detail on stderr (-v, -vv, -vvv); never shows secrets.
     #[arg(long, short = 'v', action = clap::ArgAction::Count)]
     pub verbose: u8,
-}
-
-/// Amazon EC2 options (targets `aws://REGION/INSTANCE`, or `--driver aws
-/// --region R --plug ID`; inventory `driver = "aws"`).
-#[derive(Args, Debug, Clone, Default)]
-#[command(next_help_heading = "Amazon EC2")]
-pub struct AwsArgs {
-    /// AWS: the region (default AWS_REGION / AWS_DEFAULT_REGION).
-    #[arg(long, value_name = "REGION")]
-    pub region: Option<String>,
-    /// AWS: the access key ID; its secret access key comes from the password
-    /// options (--password-file …, FENCEKIT_PASSWORD). Without it: the SDKs'
-    /// credential chain (environment, shared files, web identity, instance
-    /// metadata).
-    #[arg(long, value_name = "ID")]
-    pub access_key: Option<String>,
-    /// AWS: the EC2 endpoint (default: AWS_ENDPOINT_URL_EC2, AWS_ENDPOINT_URL,
-    /// or the region's public one).
-    #[arg(long, value_name = "URL")]
-    pub endpoint_url: Option<String>,
-    /// AWS: refuse to act (before any state change) unless the instance's
-    /// PrivateDnsName is NAME (how OpenShift and most Kubernetes on EC2 name
-    /// nodes). Inventories use node_name.
-    #[arg(long, value_name = "NAME")]
-    pub expect_node_name: Option<String>,
-    /// AWS: refuse to act unless the instance carries this tag (KEY=VALUE,
-    /// e.g. Name=worker-0). Inventories use expect_tag.
-    #[arg(long, value_name = "KEY=VALUE")]
-    pub expect_tag: Option<String>,
-    /// AWS: allow off/reboot of the instance this process runs on (the
-    /// metadata service tells; refused otherwise).
-    #[arg(long)]
-    pub allow_self_fence: bool,
-}
-
-/// KubeVirt options (targets `kubevirt://[CONTEXT@]NAMESPACE/VM`; inventory
-/// `driver = "kubevirt"`).
-#[derive(Args, Debug, Clone, Default)]
-#[command(next_help_heading = "KubeVirt")]
-pub struct KubevirtArgs {
-    /// KubeVirt: the kubeconfig file (default: KUBECONFIG, ~/.kube/config,
-    /// then the pod's service account). Inventories use kubeconfig. With
-    /// `check --far`: read the Secrets and nodes with `kubectl` (or `oc`)
-    /// through this kubeconfig.
-    #[arg(long, value_name = "FILE")]
-    pub kubeconfig: Option<std::path::PathBuf>,
-    /// KubeVirt: refuse to act (before any state change) unless the
-    /// VirtualMachine's metadata.uid is UID. Inventories use vm_uid;
-    /// --expect-uuid compares the VMI's firmware UUID.
-    #[arg(long, value_name = "UID")]
-    pub expect_vm_uid: Option<String>,
 }
 
 /// Options of `off` and `reboot`: the common ones and operator safety.
