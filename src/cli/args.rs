@@ -256,7 +256,7 @@ pub struct ActionArgs {
     #[arg(long, value_name = "W", default_value_t = crate::fleet::verify::DEFAULT_MAX_OFF_WATTS,
           value_parser = parse_watts)]
     pub max_off_watts: f64,
-    /// Allow the ssh host profile as a node's only fencing level: the node is asked to
+    /// Allow a host profile (ssh://NODE/host) as a node's only fencing level: the node is asked to
     /// power itself off, which nothing can observe, so off is "sent, unverified" (exit 3)
     /// unless --verify proves it (inventory: allow_host_only = true).
     #[arg(long)]
