@@ -65,6 +65,9 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand status" -s p -l passwo
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l password-file -d 'Read the password from a file (first line)' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l password-env -d 'Read the password from this environment variable' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -s S -l password-script -d 'Run this command (sh -c) and use its output as the password' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand status" -s n -l plug -d 'Which machine behind the device: a Redfish system (Id, Name, UUID or @odata.id), a hypervisor\'s domain, an EC2 instance (--driver aws)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l ca-cert -d 'HTTPS: trust this PEM file (a private CA, or the device\'s own self-signed certificate)' -r -F
+complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l ssl-fingerprint -d 'HTTPS: accept exactly the certificate with this SHA-256 fingerprint (SHA256:…)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -s C -l cipher -d 'RMCP+ cipher suite: auto (prefer 17), 3 or 17' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -s L -l privlvl -d 'Session privilege level' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l ipmi-version -d 'IPMI version: 2.0 (RMCP+, the default) or 1.5 (legacy BMCs); --auth alone implies 1.5' -r -f -a "2.0\t'RMCP+ (lanplus)'
@@ -74,9 +77,6 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l hexadecimal
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -s W -l workaround -d 'IPMI vendor workarounds, FreeIPMI\'s names, comma-separated (docs/ipmi.md; those that drop a check are warned about on every use)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l systems-uri -d 'Redfish: the ComputerSystem URI (skips discovery)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l redfish-uri -d 'Redfish: the service root used for discovery' -r
-complete -c fencekit -n "__fish_fencekit_using_subcommand status" -s n -l plug -d 'Redfish: which of several systems (Id, Name, UUID or @odata.id)' -r
-complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l ca-cert -d 'HTTPS devices: trust this PEM file (a private CA, or the device\'s own self-signed certificate)' -r -F
-complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l ssl-fingerprint -d 'HTTPS devices: accept exactly the certificate with this SHA-256 fingerprint (SHA256:…)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -s k -l identity-file -d 'SSH: authenticate with this private key (its passphrase from the password options)' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l ssh-known-hosts -d 'SSH: check the host key against this known_hosts file (default ~/.ssh/known_hosts)' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l ssh-host-key -d 'SSH: accept exactly the host key with this fingerprint (SHA256:…)' -r
@@ -105,9 +105,9 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l dry-run -d 
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l no-lock -d 'Do not take the per-BMC lock that serialises fencekit processes on this host'
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l verify -d 'After off / reboot: verify the result (off, or back on) and fold it into the result'
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l accept-bmc-only -d 'Verify: accept the BMC\'s reads alone (verdict bmc-only) as proof for these nodes; recorded in the evidence and the audit (inventory: accept_bmc_only = true)'
-complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l allow-host-only -d 'Allow the ssh host profile as a node\'s only fencing level: the node is asked to power itself off, which nothing can observe, so off is "sent, unverified" (exit 3) unless --verify proves it (inventory: allow_host_only = true)'
+complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l allow-host-only -d 'Allow a host profile (ssh://NODE/host) as a node\'s only fencing level: the node is asked to power itself off, which nothing can observe, so off is "sent, unverified" (exit 3) unless --verify proves it (inventory: allow_host_only = true)'
+complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l ssl-insecure -d 'HTTPS: do not verify the certificate (anyone on the path can impersonate the BMC or the API server)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l accept-unauthenticated-replies -d 'IPMI 1.5: accept replies without an authentication code when the BMC says per-message authentication is disabled (anyone on the path can then forge its answers)'
-complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l ssl-insecure -d 'HTTPS devices: do not verify the certificate (warned: anyone on the path can impersonate the device)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l redfish-session -d 'Redfish: log in through SessionService (X-Auth-Token) and log out at the end'
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l ssh-agent -d 'SSH: authenticate through the ssh-agent ($SSH_AUTH_SOCK)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l ssh-accept-new -d 'SSH: accept and record an unknown host key (a changed one is still refused)'
@@ -140,6 +140,9 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand on" -s p -l password -
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l password-file -d 'Read the password from a file (first line)' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l password-env -d 'Read the password from this environment variable' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -s S -l password-script -d 'Run this command (sh -c) and use its output as the password' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand on" -s n -l plug -d 'Which machine behind the device: a Redfish system (Id, Name, UUID or @odata.id), a hypervisor\'s domain, an EC2 instance (--driver aws)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l ca-cert -d 'HTTPS: trust this PEM file (a private CA, or the device\'s own self-signed certificate)' -r -F
+complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l ssl-fingerprint -d 'HTTPS: accept exactly the certificate with this SHA-256 fingerprint (SHA256:…)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -s C -l cipher -d 'RMCP+ cipher suite: auto (prefer 17), 3 or 17' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -s L -l privlvl -d 'Session privilege level' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l ipmi-version -d 'IPMI version: 2.0 (RMCP+, the default) or 1.5 (legacy BMCs); --auth alone implies 1.5' -r -f -a "2.0\t'RMCP+ (lanplus)'
@@ -149,9 +152,6 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l hexadecimal-kg 
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -s W -l workaround -d 'IPMI vendor workarounds, FreeIPMI\'s names, comma-separated (docs/ipmi.md; those that drop a check are warned about on every use)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l systems-uri -d 'Redfish: the ComputerSystem URI (skips discovery)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l redfish-uri -d 'Redfish: the service root used for discovery' -r
-complete -c fencekit -n "__fish_fencekit_using_subcommand on" -s n -l plug -d 'Redfish: which of several systems (Id, Name, UUID or @odata.id)' -r
-complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l ca-cert -d 'HTTPS devices: trust this PEM file (a private CA, or the device\'s own self-signed certificate)' -r -F
-complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l ssl-fingerprint -d 'HTTPS devices: accept exactly the certificate with this SHA-256 fingerprint (SHA256:…)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -s k -l identity-file -d 'SSH: authenticate with this private key (its passphrase from the password options)' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l ssh-known-hosts -d 'SSH: check the host key against this known_hosts file (default ~/.ssh/known_hosts)' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l ssh-host-key -d 'SSH: accept exactly the host key with this fingerprint (SHA256:…)' -r
@@ -180,9 +180,9 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l dry-run -d 'Res
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l no-lock -d 'Do not take the per-BMC lock that serialises fencekit processes on this host'
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l verify -d 'After off / reboot: verify the result (off, or back on) and fold it into the result'
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l accept-bmc-only -d 'Verify: accept the BMC\'s reads alone (verdict bmc-only) as proof for these nodes; recorded in the evidence and the audit (inventory: accept_bmc_only = true)'
-complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l allow-host-only -d 'Allow the ssh host profile as a node\'s only fencing level: the node is asked to power itself off, which nothing can observe, so off is "sent, unverified" (exit 3) unless --verify proves it (inventory: allow_host_only = true)'
+complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l allow-host-only -d 'Allow a host profile (ssh://NODE/host) as a node\'s only fencing level: the node is asked to power itself off, which nothing can observe, so off is "sent, unverified" (exit 3) unless --verify proves it (inventory: allow_host_only = true)'
+complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l ssl-insecure -d 'HTTPS: do not verify the certificate (anyone on the path can impersonate the BMC or the API server)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l accept-unauthenticated-replies -d 'IPMI 1.5: accept replies without an authentication code when the BMC says per-message authentication is disabled (anyone on the path can then forge its answers)'
-complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l ssl-insecure -d 'HTTPS devices: do not verify the certificate (warned: anyone on the path can impersonate the device)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l redfish-session -d 'Redfish: log in through SessionService (X-Auth-Token) and log out at the end'
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l ssh-agent -d 'SSH: authenticate through the ssh-agent ($SSH_AUTH_SOCK)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l ssh-accept-new -d 'SSH: accept and record an unknown host key (a changed one is still refused)'
@@ -215,6 +215,9 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand off" -s p -l password 
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l password-file -d 'Read the password from a file (first line)' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l password-env -d 'Read the password from this environment variable' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -s S -l password-script -d 'Run this command (sh -c) and use its output as the password' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand off" -s n -l plug -d 'Which machine behind the device: a Redfish system (Id, Name, UUID or @odata.id), a hypervisor\'s domain, an EC2 instance (--driver aws)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l ca-cert -d 'HTTPS: trust this PEM file (a private CA, or the device\'s own self-signed certificate)' -r -F
+complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l ssl-fingerprint -d 'HTTPS: accept exactly the certificate with this SHA-256 fingerprint (SHA256:…)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -s C -l cipher -d 'RMCP+ cipher suite: auto (prefer 17), 3 or 17' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -s L -l privlvl -d 'Session privilege level' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l ipmi-version -d 'IPMI version: 2.0 (RMCP+, the default) or 1.5 (legacy BMCs); --auth alone implies 1.5' -r -f -a "2.0\t'RMCP+ (lanplus)'
@@ -224,9 +227,6 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l hexadecimal-kg
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -s W -l workaround -d 'IPMI vendor workarounds, FreeIPMI\'s names, comma-separated (docs/ipmi.md; those that drop a check are warned about on every use)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l systems-uri -d 'Redfish: the ComputerSystem URI (skips discovery)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l redfish-uri -d 'Redfish: the service root used for discovery' -r
-complete -c fencekit -n "__fish_fencekit_using_subcommand off" -s n -l plug -d 'Redfish: which of several systems (Id, Name, UUID or @odata.id)' -r
-complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l ca-cert -d 'HTTPS devices: trust this PEM file (a private CA, or the device\'s own self-signed certificate)' -r -F
-complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l ssl-fingerprint -d 'HTTPS devices: accept exactly the certificate with this SHA-256 fingerprint (SHA256:…)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -s k -l identity-file -d 'SSH: authenticate with this private key (its passphrase from the password options)' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l ssh-known-hosts -d 'SSH: check the host key against this known_hosts file (default ~/.ssh/known_hosts)' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l ssh-host-key -d 'SSH: accept exactly the host key with this fingerprint (SHA256:…)' -r
@@ -262,9 +262,9 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l dry-run -d 'Re
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l no-lock -d 'Do not take the per-BMC lock that serialises fencekit processes on this host'
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l verify -d 'After off / reboot: verify the result (off, or back on) and fold it into the result'
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l accept-bmc-only -d 'Verify: accept the BMC\'s reads alone (verdict bmc-only) as proof for these nodes; recorded in the evidence and the audit (inventory: accept_bmc_only = true)'
-complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l allow-host-only -d 'Allow the ssh host profile as a node\'s only fencing level: the node is asked to power itself off, which nothing can observe, so off is "sent, unverified" (exit 3) unless --verify proves it (inventory: allow_host_only = true)'
+complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l allow-host-only -d 'Allow a host profile (ssh://NODE/host) as a node\'s only fencing level: the node is asked to power itself off, which nothing can observe, so off is "sent, unverified" (exit 3) unless --verify proves it (inventory: allow_host_only = true)'
+complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l ssl-insecure -d 'HTTPS: do not verify the certificate (anyone on the path can impersonate the BMC or the API server)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l accept-unauthenticated-replies -d 'IPMI 1.5: accept replies without an authentication code when the BMC says per-message authentication is disabled (anyone on the path can then forge its answers)'
-complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l ssl-insecure -d 'HTTPS devices: do not verify the certificate (warned: anyone on the path can impersonate the device)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l redfish-session -d 'Redfish: log in through SessionService (X-Auth-Token) and log out at the end'
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l ssh-agent -d 'SSH: authenticate through the ssh-agent ($SSH_AUTH_SOCK)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l ssh-accept-new -d 'SSH: accept and record an unknown host key (a changed one is still refused)'
@@ -300,6 +300,9 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -s p -l passwo
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l password-file -d 'Read the password from a file (first line)' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l password-env -d 'Read the password from this environment variable' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -s S -l password-script -d 'Run this command (sh -c) and use its output as the password' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -s n -l plug -d 'Which machine behind the device: a Redfish system (Id, Name, UUID or @odata.id), a hypervisor\'s domain, an EC2 instance (--driver aws)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l ca-cert -d 'HTTPS: trust this PEM file (a private CA, or the device\'s own self-signed certificate)' -r -F
+complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l ssl-fingerprint -d 'HTTPS: accept exactly the certificate with this SHA-256 fingerprint (SHA256:…)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -s C -l cipher -d 'RMCP+ cipher suite: auto (prefer 17), 3 or 17' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -s L -l privlvl -d 'Session privilege level' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l ipmi-version -d 'IPMI version: 2.0 (RMCP+, the default) or 1.5 (legacy BMCs); --auth alone implies 1.5' -r -f -a "2.0\t'RMCP+ (lanplus)'
@@ -309,9 +312,6 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l hexadecimal
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -s W -l workaround -d 'IPMI vendor workarounds, FreeIPMI\'s names, comma-separated (docs/ipmi.md; those that drop a check are warned about on every use)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l systems-uri -d 'Redfish: the ComputerSystem URI (skips discovery)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l redfish-uri -d 'Redfish: the service root used for discovery' -r
-complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -s n -l plug -d 'Redfish: which of several systems (Id, Name, UUID or @odata.id)' -r
-complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l ca-cert -d 'HTTPS devices: trust this PEM file (a private CA, or the device\'s own self-signed certificate)' -r -F
-complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l ssl-fingerprint -d 'HTTPS devices: accept exactly the certificate with this SHA-256 fingerprint (SHA256:…)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -s k -l identity-file -d 'SSH: authenticate with this private key (its passphrase from the password options)' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l ssh-known-hosts -d 'SSH: check the host key against this known_hosts file (default ~/.ssh/known_hosts)' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l ssh-host-key -d 'SSH: accept exactly the host key with this fingerprint (SHA256:…)' -r
@@ -347,9 +347,9 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l dry-run -d 
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l no-lock -d 'Do not take the per-BMC lock that serialises fencekit processes on this host'
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l verify -d 'After off / reboot: verify the result (off, or back on) and fold it into the result'
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l accept-bmc-only -d 'Verify: accept the BMC\'s reads alone (verdict bmc-only) as proof for these nodes; recorded in the evidence and the audit (inventory: accept_bmc_only = true)'
-complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l allow-host-only -d 'Allow the ssh host profile as a node\'s only fencing level: the node is asked to power itself off, which nothing can observe, so off is "sent, unverified" (exit 3) unless --verify proves it (inventory: allow_host_only = true)'
+complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l allow-host-only -d 'Allow a host profile (ssh://NODE/host) as a node\'s only fencing level: the node is asked to power itself off, which nothing can observe, so off is "sent, unverified" (exit 3) unless --verify proves it (inventory: allow_host_only = true)'
+complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l ssl-insecure -d 'HTTPS: do not verify the certificate (anyone on the path can impersonate the BMC or the API server)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l accept-unauthenticated-replies -d 'IPMI 1.5: accept replies without an authentication code when the BMC says per-message authentication is disabled (anyone on the path can then forge its answers)'
-complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l ssl-insecure -d 'HTTPS devices: do not verify the certificate (warned: anyone on the path can impersonate the device)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l redfish-session -d 'Redfish: log in through SessionService (X-Auth-Token) and log out at the end'
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l ssh-agent -d 'SSH: authenticate through the ssh-agent ($SSH_AUTH_SOCK)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l ssh-accept-new -d 'SSH: accept and record an unknown host key (a changed one is still refused)'
@@ -385,6 +385,9 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -s p -l passw
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l password-file -d 'Read the password from a file (first line)' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l password-env -d 'Read the password from this environment variable' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -s S -l password-script -d 'Run this command (sh -c) and use its output as the password' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -s n -l plug -d 'Which machine behind the device: a Redfish system (Id, Name, UUID or @odata.id), a hypervisor\'s domain, an EC2 instance (--driver aws)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l ca-cert -d 'HTTPS: trust this PEM file (a private CA, or the device\'s own self-signed certificate)' -r -F
+complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l ssl-fingerprint -d 'HTTPS: accept exactly the certificate with this SHA-256 fingerprint (SHA256:…)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -s C -l cipher -d 'RMCP+ cipher suite: auto (prefer 17), 3 or 17' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -s L -l privlvl -d 'Session privilege level' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l ipmi-version -d 'IPMI version: 2.0 (RMCP+, the default) or 1.5 (legacy BMCs); --auth alone implies 1.5' -r -f -a "2.0\t'RMCP+ (lanplus)'
@@ -394,9 +397,6 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l hexadecima
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -s W -l workaround -d 'IPMI vendor workarounds, FreeIPMI\'s names, comma-separated (docs/ipmi.md; those that drop a check are warned about on every use)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l systems-uri -d 'Redfish: the ComputerSystem URI (skips discovery)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l redfish-uri -d 'Redfish: the service root used for discovery' -r
-complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -s n -l plug -d 'Redfish: which of several systems (Id, Name, UUID or @odata.id)' -r
-complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l ca-cert -d 'HTTPS devices: trust this PEM file (a private CA, or the device\'s own self-signed certificate)' -r -F
-complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l ssl-fingerprint -d 'HTTPS devices: accept exactly the certificate with this SHA-256 fingerprint (SHA256:…)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -s k -l identity-file -d 'SSH: authenticate with this private key (its passphrase from the password options)' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l ssh-known-hosts -d 'SSH: check the host key against this known_hosts file (default ~/.ssh/known_hosts)' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l ssh-host-key -d 'SSH: accept exactly the host key with this fingerprint (SHA256:…)' -r
@@ -425,9 +425,9 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l dry-run -d
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l no-lock -d 'Do not take the per-BMC lock that serialises fencekit processes on this host'
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l verify -d 'After off / reboot: verify the result (off, or back on) and fold it into the result'
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l accept-bmc-only -d 'Verify: accept the BMC\'s reads alone (verdict bmc-only) as proof for these nodes; recorded in the evidence and the audit (inventory: accept_bmc_only = true)'
-complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l allow-host-only -d 'Allow the ssh host profile as a node\'s only fencing level: the node is asked to power itself off, which nothing can observe, so off is "sent, unverified" (exit 3) unless --verify proves it (inventory: allow_host_only = true)'
+complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l allow-host-only -d 'Allow a host profile (ssh://NODE/host) as a node\'s only fencing level: the node is asked to power itself off, which nothing can observe, so off is "sent, unverified" (exit 3) unless --verify proves it (inventory: allow_host_only = true)'
+complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l ssl-insecure -d 'HTTPS: do not verify the certificate (anyone on the path can impersonate the BMC or the API server)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l accept-unauthenticated-replies -d 'IPMI 1.5: accept replies without an authentication code when the BMC says per-message authentication is disabled (anyone on the path can then forge its answers)'
-complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l ssl-insecure -d 'HTTPS devices: do not verify the certificate (warned: anyone on the path can impersonate the device)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l redfish-session -d 'Redfish: log in through SessionService (X-Auth-Token) and log out at the end'
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l ssh-agent -d 'SSH: authenticate through the ssh-agent ($SSH_AUTH_SOCK)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l ssh-accept-new -d 'SSH: accept and record an unknown host key (a changed one is still refused)'
@@ -460,6 +460,9 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -s p -l passwo
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l password-file -d 'Read the password from a file (first line)' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l password-env -d 'Read the password from this environment variable' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -s S -l password-script -d 'Run this command (sh -c) and use its output as the password' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -s n -l plug -d 'Which machine behind the device: a Redfish system (Id, Name, UUID or @odata.id), a hypervisor\'s domain, an EC2 instance (--driver aws)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l ca-cert -d 'HTTPS: trust this PEM file (a private CA, or the device\'s own self-signed certificate)' -r -F
+complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l ssl-fingerprint -d 'HTTPS: accept exactly the certificate with this SHA-256 fingerprint (SHA256:…)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -s C -l cipher -d 'RMCP+ cipher suite: auto (prefer 17), 3 or 17' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -s L -l privlvl -d 'Session privilege level' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l ipmi-version -d 'IPMI version: 2.0 (RMCP+, the default) or 1.5 (legacy BMCs); --auth alone implies 1.5' -r -f -a "2.0\t'RMCP+ (lanplus)'
@@ -469,9 +472,6 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l hexadecimal
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -s W -l workaround -d 'IPMI vendor workarounds, FreeIPMI\'s names, comma-separated (docs/ipmi.md; those that drop a check are warned about on every use)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l systems-uri -d 'Redfish: the ComputerSystem URI (skips discovery)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l redfish-uri -d 'Redfish: the service root used for discovery' -r
-complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -s n -l plug -d 'Redfish: which of several systems (Id, Name, UUID or @odata.id)' -r
-complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l ca-cert -d 'HTTPS devices: trust this PEM file (a private CA, or the device\'s own self-signed certificate)' -r -F
-complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l ssl-fingerprint -d 'HTTPS devices: accept exactly the certificate with this SHA-256 fingerprint (SHA256:…)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -s k -l identity-file -d 'SSH: authenticate with this private key (its passphrase from the password options)' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l ssh-known-hosts -d 'SSH: check the host key against this known_hosts file (default ~/.ssh/known_hosts)' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l ssh-host-key -d 'SSH: accept exactly the host key with this fingerprint (SHA256:…)' -r
@@ -508,9 +508,9 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l dry-run -d 
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l no-lock -d 'Do not take the per-BMC lock that serialises fencekit processes on this host'
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l verify -d 'After off / reboot: verify the result (off, or back on) and fold it into the result'
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l accept-bmc-only -d 'Verify: accept the BMC\'s reads alone (verdict bmc-only) as proof for these nodes; recorded in the evidence and the audit (inventory: accept_bmc_only = true)'
-complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l allow-host-only -d 'Allow the ssh host profile as a node\'s only fencing level: the node is asked to power itself off, which nothing can observe, so off is "sent, unverified" (exit 3) unless --verify proves it (inventory: allow_host_only = true)'
+complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l allow-host-only -d 'Allow a host profile (ssh://NODE/host) as a node\'s only fencing level: the node is asked to power itself off, which nothing can observe, so off is "sent, unverified" (exit 3) unless --verify proves it (inventory: allow_host_only = true)'
+complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l ssl-insecure -d 'HTTPS: do not verify the certificate (anyone on the path can impersonate the BMC or the API server)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l accept-unauthenticated-replies -d 'IPMI 1.5: accept replies without an authentication code when the BMC says per-message authentication is disabled (anyone on the path can then forge its answers)'
-complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l ssl-insecure -d 'HTTPS devices: do not verify the certificate (warned: anyone on the path can impersonate the device)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l redfish-session -d 'Redfish: log in through SessionService (X-Auth-Token) and log out at the end'
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l ssh-agent -d 'SSH: authenticate through the ssh-agent ($SSH_AUTH_SOCK)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l ssh-accept-new -d 'SSH: accept and record an unknown host key (a changed one is still refused)'
@@ -543,6 +543,9 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand check" -s p -l passwor
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l password-file -d 'Read the password from a file (first line)' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l password-env -d 'Read the password from this environment variable' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -s S -l password-script -d 'Run this command (sh -c) and use its output as the password' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -s n -l plug -d 'Which machine behind the device: a Redfish system (Id, Name, UUID or @odata.id), a hypervisor\'s domain, an EC2 instance (--driver aws)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l ca-cert -d 'HTTPS: trust this PEM file (a private CA, or the device\'s own self-signed certificate)' -r -F
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l ssl-fingerprint -d 'HTTPS: accept exactly the certificate with this SHA-256 fingerprint (SHA256:…)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -s C -l cipher -d 'RMCP+ cipher suite: auto (prefer 17), 3 or 17' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -s L -l privlvl -d 'Session privilege level' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l ipmi-version -d 'IPMI version: 2.0 (RMCP+, the default) or 1.5 (legacy BMCs); --auth alone implies 1.5' -r -f -a "2.0\t'RMCP+ (lanplus)'
@@ -552,9 +555,6 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l hexadecimal-
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -s W -l workaround -d 'IPMI vendor workarounds, FreeIPMI\'s names, comma-separated (docs/ipmi.md; those that drop a check are warned about on every use)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l systems-uri -d 'Redfish: the ComputerSystem URI (skips discovery)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l redfish-uri -d 'Redfish: the service root used for discovery' -r
-complete -c fencekit -n "__fish_fencekit_using_subcommand check" -s n -l plug -d 'Redfish: which of several systems (Id, Name, UUID or @odata.id)' -r
-complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l ca-cert -d 'HTTPS devices: trust this PEM file (a private CA, or the device\'s own self-signed certificate)' -r -F
-complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l ssl-fingerprint -d 'HTTPS devices: accept exactly the certificate with this SHA-256 fingerprint (SHA256:…)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -s k -l identity-file -d 'SSH: authenticate with this private key (its passphrase from the password options)' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l ssh-known-hosts -d 'SSH: check the host key against this known_hosts file (default ~/.ssh/known_hosts)' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l ssh-host-key -d 'SSH: accept exactly the host key with this fingerprint (SHA256:…)' -r
@@ -594,9 +594,9 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l dry-run -d '
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l no-lock -d 'Do not take the per-BMC lock that serialises fencekit processes on this host'
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l verify -d 'After off / reboot: verify the result (off, or back on) and fold it into the result'
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l accept-bmc-only -d 'Verify: accept the BMC\'s reads alone (verdict bmc-only) as proof for these nodes; recorded in the evidence and the audit (inventory: accept_bmc_only = true)'
-complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l allow-host-only -d 'Allow the ssh host profile as a node\'s only fencing level: the node is asked to power itself off, which nothing can observe, so off is "sent, unverified" (exit 3) unless --verify proves it (inventory: allow_host_only = true)'
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l allow-host-only -d 'Allow a host profile (ssh://NODE/host) as a node\'s only fencing level: the node is asked to power itself off, which nothing can observe, so off is "sent, unverified" (exit 3) unless --verify proves it (inventory: allow_host_only = true)'
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l ssl-insecure -d 'HTTPS: do not verify the certificate (anyone on the path can impersonate the BMC or the API server)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l accept-unauthenticated-replies -d 'IPMI 1.5: accept replies without an authentication code when the BMC says per-message authentication is disabled (anyone on the path can then forge its answers)'
-complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l ssl-insecure -d 'HTTPS devices: do not verify the certificate (warned: anyone on the path can impersonate the device)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l redfish-session -d 'Redfish: log in through SessionService (X-Auth-Token) and log out at the end'
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l ssh-agent -d 'SSH: authenticate through the ssh-agent ($SSH_AUTH_SOCK)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l ssh-accept-new -d 'SSH: accept and record an unknown host key (a changed one is still refused)'
@@ -633,6 +633,9 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand list" -s p -l password
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l password-file -d 'Read the password from a file (first line)' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l password-env -d 'Read the password from this environment variable' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -s S -l password-script -d 'Run this command (sh -c) and use its output as the password' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand list" -s n -l plug -d 'Which machine behind the device: a Redfish system (Id, Name, UUID or @odata.id), a hypervisor\'s domain, an EC2 instance (--driver aws)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l ca-cert -d 'HTTPS: trust this PEM file (a private CA, or the device\'s own self-signed certificate)' -r -F
+complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l ssl-fingerprint -d 'HTTPS: accept exactly the certificate with this SHA-256 fingerprint (SHA256:…)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -s C -l cipher -d 'RMCP+ cipher suite: auto (prefer 17), 3 or 17' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -s L -l privlvl -d 'Session privilege level' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l ipmi-version -d 'IPMI version: 2.0 (RMCP+, the default) or 1.5 (legacy BMCs); --auth alone implies 1.5' -r -f -a "2.0\t'RMCP+ (lanplus)'
@@ -642,9 +645,6 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l hexadecimal-k
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -s W -l workaround -d 'IPMI vendor workarounds, FreeIPMI\'s names, comma-separated (docs/ipmi.md; those that drop a check are warned about on every use)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l systems-uri -d 'Redfish: the ComputerSystem URI (skips discovery)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l redfish-uri -d 'Redfish: the service root used for discovery' -r
-complete -c fencekit -n "__fish_fencekit_using_subcommand list" -s n -l plug -d 'Redfish: which of several systems (Id, Name, UUID or @odata.id)' -r
-complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l ca-cert -d 'HTTPS devices: trust this PEM file (a private CA, or the device\'s own self-signed certificate)' -r -F
-complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l ssl-fingerprint -d 'HTTPS devices: accept exactly the certificate with this SHA-256 fingerprint (SHA256:…)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -s k -l identity-file -d 'SSH: authenticate with this private key (its passphrase from the password options)' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l ssh-known-hosts -d 'SSH: check the host key against this known_hosts file (default ~/.ssh/known_hosts)' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l ssh-host-key -d 'SSH: accept exactly the host key with this fingerprint (SHA256:…)' -r
@@ -673,9 +673,9 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l dry-run -d 'R
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l no-lock -d 'Do not take the per-BMC lock that serialises fencekit processes on this host'
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l verify -d 'After off / reboot: verify the result (off, or back on) and fold it into the result'
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l accept-bmc-only -d 'Verify: accept the BMC\'s reads alone (verdict bmc-only) as proof for these nodes; recorded in the evidence and the audit (inventory: accept_bmc_only = true)'
-complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l allow-host-only -d 'Allow the ssh host profile as a node\'s only fencing level: the node is asked to power itself off, which nothing can observe, so off is "sent, unverified" (exit 3) unless --verify proves it (inventory: allow_host_only = true)'
+complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l allow-host-only -d 'Allow a host profile (ssh://NODE/host) as a node\'s only fencing level: the node is asked to power itself off, which nothing can observe, so off is "sent, unverified" (exit 3) unless --verify proves it (inventory: allow_host_only = true)'
+complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l ssl-insecure -d 'HTTPS: do not verify the certificate (anyone on the path can impersonate the BMC or the API server)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l accept-unauthenticated-replies -d 'IPMI 1.5: accept replies without an authentication code when the BMC says per-message authentication is disabled (anyone on the path can then forge its answers)'
-complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l ssl-insecure -d 'HTTPS devices: do not verify the certificate (warned: anyone on the path can impersonate the device)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l redfish-session -d 'Redfish: log in through SessionService (X-Auth-Token) and log out at the end'
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l ssh-agent -d 'SSH: authenticate through the ssh-agent ($SSH_AUTH_SOCK)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l ssh-accept-new -d 'SSH: accept and record an unknown host key (a changed one is still refused)'

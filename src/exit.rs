@@ -45,8 +45,8 @@ pub const TABLE: &[(i32, &str)] = &[
     (
         UNPROVEN,
         "not proven: a verify verdict other than proven (contradiction, unproven, bmc-only, \
-         drift), a command sent that nothing observed (reboot --method cycle, off through the \
-         ssh host profile), or a command sent whose outcome is unknown (no answer, and no read \
+         drift), a command sent that nothing observed (reboot --method cycle, off through a \
+         host profile: a command run on the node itself), or a command sent whose outcome is unknown (no answer, and no read \
          shows whether it was carried out; it is never sent again)",
     ),
     (

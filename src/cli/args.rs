@@ -1,5 +1,7 @@
 //! The native command line's options (clap derive).
 
+use crate::method::platforms::{self, PlatformArgs};
+use clap::builder::{PossibleValue, PossibleValuesParser};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -63,7 +65,7 @@ pub enum Command {
     },
     /// Serve simulated BMCs on loopback until interrupted.
     #[cfg(feature = "lab")]
-    Lab(LabArgs),
+    Lab(super::lab::LabArgs),
     /// Start an in-process lab and fence a simulated node, step by step.
     #[cfg(feature = "lab")]
     Demo(DemoArgs),
@@ -144,6 +146,15 @@ fn verify_help() -> String {
     )
 }
 
+/// The `--driver` values: the platforms it selects, with their help.
+fn driver_values() -> PossibleValuesParser {
+    PossibleValuesParser::new(
+        platforms::DRIVERS
+            .iter()
+            .map(|d| PossibleValue::new(d.name).help(d.help)),
+    )
+}
+
 /// Output formats.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Default)]
 pub enum Output {
@@ -185,32 +196,6 @@ pub enum Method {
     Onoff,
     /// One power-cycle command; unverified (with --verify: seen off, then on).
     Cycle,
-}
-
-/// Drivers.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Default)]
-pub enum Driver {
-    /// IPMI over LAN (RMCP+ or 1.5).
-    #[default]
-    Ipmi,
-    /// Redfish over HTTPS.
-    Redfish,
-    /// SSH to a hypervisor (virsh; --plug names the domain).
-    Ssh,
-    /// Amazon EC2 (--region, --plug names the instance).
-    Aws,
-}
-
-/// IPMI versions.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Default)]
-pub enum IpmiVersion {
-    /// RMCP+ (lanplus).
-    #[default]
-    #[value(name = "2.0")]
-    V20,
-    /// IPMI 1.5 (lan).
-    #[value(name = "1.5")]
-    V15,
 }
 
 /// Options shared by status/on/off/reboot/monitor.
@@ -271,7 +256,7 @@ pub struct ActionArgs {
     #[arg(long, value_name = "W", default_value_t = crate::fleet::verify::DEFAULT_MAX_OFF_WATTS,
           value_parser = parse_watts)]
     pub max_off_watts: f64,
-    /// Allow the ssh host profile as a node's only fencing level: the node is asked to
+    /// Allow a host profile (ssh://NODE/host) as a node's only fencing level: the node is asked to
     /// power itself off, which nothing can observe, so off is "sent, unverified" (exit 3)
     /// unless --verify proves it (inventory: allow_host_only = true).
     #[arg(long)]
@@ -287,8 +272,8 @@ pub struct ActionArgs {
     pub expect_serial: Option<String>,
 
     /// Driver for --ip targets.
-    #[arg(long, value_enum, default_value_t = Driver::Ipmi)]
-    pub driver: Driver,
+    #[arg(long, default_value = platforms::DEFAULT.name(), value_parser = driver_values())]
+    pub driver: String,
     /// BMC address (instead of a target URL).
     #[arg(long, short = 'a', value_name = "HOST")]
     pub ip: Option<String>,
@@ -312,88 +297,24 @@ pub struct ActionArgs {
     #[arg(long, short = 'S', value_name = "CMD")]
     pub password_script: Option<String>,
 
-    /// RMCP+ cipher suite: auto (prefer 17), 3 or 17.
-    #[arg(long, short = 'C', value_name = "auto|3|17", default_value = "auto")]
-    pub cipher: String,
-    /// Session privilege level.
-    #[arg(
-        long,
-        short = 'L',
-        value_name = "LEVEL",
-        default_value = "administrator"
-    )]
-    pub privlvl: String,
-    /// IPMI version: 2.0 (RMCP+, the default) or 1.5 (legacy BMCs); --auth alone implies 1.5.
-    #[arg(long, value_enum)]
-    pub ipmi_version: Option<IpmiVersion>,
-    /// IPMI 1.5 authentication type (md5, password, none); implies --ipmi-version 1.5.
-    #[arg(long, short = 'A', value_name = "TYPE")]
-    pub auth: Option<String>,
-    /// BMC key K_g in hexadecimal.
-    #[arg(long, value_name = "HEX")]
-    pub hexadecimal_kg: Option<String>,
-    /// IPMI 1.5: accept replies without an authentication code when the BMC
-    /// says per-message authentication is disabled (anyone on the path can
-    /// then forge its answers).
-    #[arg(long)]
-    pub accept_unauthenticated_replies: bool,
-    /// IPMI vendor workarounds, FreeIPMI's names, comma-separated (docs/ipmi.md;
-    /// those that drop a check are warned about on every use).
-    #[arg(long, short = 'W', value_name = "NAMES")]
-    pub workaround: Option<String>,
-
-    /// Redfish: the ComputerSystem URI (skips discovery).
-    #[arg(long, value_name = "URI")]
-    pub systems_uri: Option<String>,
-    /// Redfish: the service root used for discovery.
-    #[arg(long, value_name = "URI")]
-    pub redfish_uri: Option<String>,
-    /// Redfish: which of several systems (Id, Name, UUID or @odata.id).
+    /// Which machine behind the device: a Redfish system (Id, Name, UUID or
+    /// @odata.id), a hypervisor's domain, an EC2 instance (--driver aws).
     #[arg(long, short = 'n', value_name = "SYSTEM")]
     pub plug: Option<String>,
-    /// HTTPS devices: trust this PEM file (a private CA, or the device's own self-signed
-    /// certificate).
+    /// HTTPS: trust this PEM file (a private CA, or the device's own self-signed certificate).
     #[arg(long, value_name = "PATH")]
     pub ca_cert: Option<PathBuf>,
-    /// HTTPS devices: accept exactly the certificate with this SHA-256 fingerprint (SHA256:…).
+    /// HTTPS: accept exactly the certificate with this SHA-256 fingerprint (SHA256:…).
     #[arg(long, value_name = "FP")]
     pub ssl_fingerprint: Option<String>,
-    /// HTTPS devices: do not verify the certificate (warned: anyone on the path can impersonate
-    /// the device).
+    /// HTTPS: do not verify the certificate (anyone on the path can impersonate the
+    /// BMC or the API server).
     #[arg(long)]
     pub ssl_insecure: bool,
-    /// Redfish: log in through SessionService (X-Auth-Token) and log out at the end.
-    #[arg(long)]
-    pub redfish_session: bool,
-    /// SSH: authenticate with this private key (its passphrase from the password options).
-    #[arg(long, short = 'k', value_name = "PATH")]
-    pub identity_file: Option<PathBuf>,
-    /// SSH: authenticate through the ssh-agent ($SSH_AUTH_SOCK).
-    #[arg(long)]
-    pub ssh_agent: bool,
-    /// SSH: check the host key against this known_hosts file (default ~/.ssh/known_hosts).
-    #[arg(long, value_name = "PATH")]
-    pub ssh_known_hosts: Option<PathBuf>,
-    /// SSH: accept exactly the host key with this fingerprint (SHA256:…).
-    #[arg(long, value_name = "FP")]
-    pub ssh_host_key: Option<String>,
-    /// SSH: accept and record an unknown host key (a changed one is still refused).
-    #[arg(long)]
-    pub ssh_accept_new: bool,
-    /// SSH: run the remote commands through sudo.
-    #[arg(long)]
-    pub use_sudo: bool,
-    /// SSH (virsh): a domain that does not exist counts as off.
-    #[arg(long)]
-    pub missing_as_off: bool,
 
-    /// Amazon EC2 (aws:// targets, --driver aws).
+    /// Each platform's own options (`src/NAME/args.rs`).
     #[command(flatten)]
-    pub aws: AwsArgs,
-
-    /// KubeVirt (kubevirt:// targets).
-    #[command(flatten)]
-    pub kubevirt: KubevirtArgs,
+    pub platforms: PlatformArgs,
 
     /// Blind wait after each power command before polling.
     #[arg(long, value_name = "DUR", default_value = "0s", value_parser = crate::time::parse_duration)]
@@ -427,57 +348,6 @@ pub struct ActionArgs {
     /// More detail on stderr (-v, -vv, -vvv); never shows secrets.
     #[arg(long, short = 'v', action = clap::ArgAction::Count)]
     pub verbose: u8,
-}
-
-/// Amazon EC2 options (targets `aws://REGION/INSTANCE`, or `--driver aws
-/// --region R --plug ID`; inventory `driver = "aws"`).
-#[derive(Args, Debug, Clone, Default)]
-#[command(next_help_heading = "Amazon EC2")]
-pub struct AwsArgs {
-    /// AWS: the region (default AWS_REGION / AWS_DEFAULT_REGION).
-    #[arg(long, value_name = "REGION")]
-    pub region: Option<String>,
-    /// AWS: the access key ID; its secret access key comes from the password
-    /// options (--password-file …, FENCEKIT_PASSWORD). Without it: the SDKs'
-    /// credential chain (environment, shared files, web identity, instance
-    /// metadata).
-    #[arg(long, value_name = "ID")]
-    pub access_key: Option<String>,
-    /// AWS: the EC2 endpoint (default: AWS_ENDPOINT_URL_EC2, AWS_ENDPOINT_URL,
-    /// or the region's public one).
-    #[arg(long, value_name = "URL")]
-    pub endpoint_url: Option<String>,
-    /// AWS: refuse to act (before any state change) unless the instance's
-    /// PrivateDnsName is NAME (how OpenShift and most Kubernetes on EC2 name
-    /// nodes). Inventories use node_name.
-    #[arg(long, value_name = "NAME")]
-    pub expect_node_name: Option<String>,
-    /// AWS: refuse to act unless the instance carries this tag (KEY=VALUE,
-    /// e.g. Name=worker-0). Inventories use expect_tag.
-    #[arg(long, value_name = "KEY=VALUE")]
-    pub expect_tag: Option<String>,
-    /// AWS: allow off/reboot of the instance this process runs on (the
-    /// metadata service tells; refused otherwise).
-    #[arg(long)]
-    pub allow_self_fence: bool,
-}
-
-/// KubeVirt options (targets `kubevirt://[CONTEXT@]NAMESPACE/VM`; inventory
-/// `driver = "kubevirt"`).
-#[derive(Args, Debug, Clone, Default)]
-#[command(next_help_heading = "KubeVirt")]
-pub struct KubevirtArgs {
-    /// KubeVirt: the kubeconfig file (default: KUBECONFIG, ~/.kube/config,
-    /// then the pod's service account). Inventories use kubeconfig. With
-    /// `check --far`: read the Secrets and nodes with `kubectl` (or `oc`)
-    /// through this kubeconfig.
-    #[arg(long, value_name = "FILE")]
-    pub kubeconfig: Option<std::path::PathBuf>,
-    /// KubeVirt: refuse to act (before any state change) unless the
-    /// VirtualMachine's metadata.uid is UID. Inventories use vm_uid;
-    /// --expect-uuid compares the VMI's firmware UUID.
-    #[arg(long, value_name = "UID")]
-    pub expect_vm_uid: Option<String>,
 }
 
 /// Options of `off` and `reboot`: the common ones and operator safety.
@@ -701,99 +571,6 @@ pub struct CheckArgs {
     /// contact the devices.
     #[arg(long)]
     pub no_device_check: bool,
-}
-
-/// `fencekit lab` options.
-#[derive(Args, Debug, Clone)]
-pub struct LabArgs {
-    /// Number of simulated BMCs (at most 16384; each holds one or two open
-    /// files, and the lab raises its own limit as far as it may).
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=16384))]
-    pub nodes: u32,
-    /// Loopback address of node01's BMC; node N gets this address + N-1 (every simulated BMC has an address of its own, as real ones do)
-    #[arg(long, default_value = "127.0.0.1")]
-    pub bind: String,
-    /// First UDP port (node N gets base+N-1); 0 picks free ports.
-    #[arg(long, default_value_t = 0)]
-    pub ipmi_port_base: u16,
-    /// User name the BMCs accept.
-    #[arg(long, default_value = "admin")]
-    pub username: String,
-    /// Password the BMCs accept.
-    #[arg(long, default_value = "lab")]
-    pub password: String,
-    /// Initial power state.
-    #[arg(long, default_value = "on", value_parser = ["on", "off"])]
-    pub power: String,
-    /// Drop this fraction of datagrams in each direction (0.0-1.0).
-    #[arg(long, default_value_t = 0.0)]
-    pub loss: f64,
-    /// Drop these received datagrams (1-based, per node), e.g. 1,3.
-    #[arg(long, value_delimiter = ',')]
-    pub drop: Vec<u64>,
-    /// Delay every answer by this much.
-    #[arg(long, value_name = "DUR", default_value = "0s", value_parser = crate::time::parse_duration)]
-    pub delay: std::time::Duration,
-    /// A power change becomes visible this long after the command.
-    #[arg(long, value_name = "DUR", default_value = "0s", value_parser = crate::time::parse_duration)]
-    pub transition: std::time::Duration,
-    /// Power never changes (commands are accepted and ignored).
-    #[arg(long)]
-    pub stuck: bool,
-    /// Answer Chassis Control off-when-off with D5h (like Dell).
-    #[arg(long)]
-    pub strict_state: bool,
-    /// Only offer these cipher suites (comma list of 3, 17).
-    #[arg(long, value_delimiter = ',', default_values_t = [3u8, 17u8])]
-    pub ciphers: Vec<u8>,
-    /// Never answer Get Channel Cipher Suites (like ipmi_sim).
-    #[arg(long)]
-    pub no_cipher_query: bool,
-    /// Faults for some nodes: PATTERN:KNOB[+KNOB…], e.g. 'node0[1-5]:stuck' or
-    /// 'node07:loss=0.5+delay=100ms'. Knobs: stuck, silent, strict-state,
-    /// no-cipher-query, ipmi-silent, lying, flap, draw-lies, no-meter, no-nmi, host-rst,
-    /// host-alive, redfish-no-forceoff, off,
-    /// loss=R, delay=DUR, transition=DUR, identity-of=NODE, no-identity,
-    /// privilege=user|operator (a demoted account), vendor=NAME.
-    /// Repeatable.
-    #[arg(long = "fault", value_name = "SPEC")]
-    pub faults: Vec<String>,
-    /// Write an inventory of the lab's nodes to this file (the password to
-    /// PATH.password, Redfish certificates to PATH.certs/).
-    #[arg(long, value_name = "PATH")]
-    pub write_inventory: Option<PathBuf>,
-    /// Simulate each node's host on 127.1.x.y (for verify): it accepts TCP
-    /// connections while the node's real power is on and is silent (drops
-    /// SYNs, like a dead machine) while it is off; knobs host-rst and
-    /// host-alive change that. Without PORT each host gets a free port.
-    #[arg(long, value_name = "PORT", num_args = 0..=1, default_missing_value = "0")]
-    pub hosts: Option<u16>,
-    /// How long a simulated host takes to answer after power-on.
-    #[arg(long, value_name = "DUR", default_value = "1s", value_parser = crate::time::parse_duration)]
-    pub boot_delay: std::time::Duration,
-    /// Redfish service per node: https (self-signed certificate), http, or none.
-    #[arg(long, default_value = "https", value_parser = ["https", "http", "none"])]
-    pub redfish: String,
-    /// Switched PDUs feeding the nodes (SNMP v1/v2c/v3): node N hangs on
-    /// outlet N of each; with 2, every node has two power supplies.
-    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u32).range(0..=2))]
-    pub pdus: u32,
-    /// Faults for a PDU: NAME:KNOB[+KNOB…], e.g. 'B:refuse=1' or 'A:loss=0.3'.
-    /// Knobs: refuse=N[,N…] (outlets that never switch), lying (reports off,
-    /// keeps feeding), silent, loss=R. Repeatable.
-    #[arg(long = "pdu-fault", value_name = "SPEC")]
-    pub pdu_faults: Vec<String>,
-    /// Make every node's Redfish service answer like this BMC family
-    /// (system path, reset types, success and refusal bodies, transitions
-    /// shown or hidden, 202 + Task); per node: --fault 'PATTERN:vendor=NAME'.
-    #[arg(long, value_name = "NAME", default_value = "generic", value_parser = [
-        "generic", "idrac", "ilo", "xcc", "smc", "supermicro", "bmcweb", "openbmc",
-        "bmcweb204", "ami", "ami-task",
-    ])]
-    pub vendor: String,
-    /// More detail on stderr.
-    #[arg(long, short = 'v', action = clap::ArgAction::Count)]
-    pub verbose: u8,
 }
 
 /// `fencekit demo` options.

@@ -369,7 +369,9 @@ fn far_diagnose(c: &CheckArgs, path: &std::path::Path) -> Result<crate::doctor::
     for s in &c.secrets {
         all.extend(far::documents(&read(s)?).map_err(|e| format!("{}: {e}", s.display()))?);
     }
-    if let Some(k) = &c.action.kubevirt.kubeconfig {
+    // The kubeconfig the command line names (`--kubeconfig`), as any method
+    // would get it.
+    if let Some(k) = &super::plan::cli_options(&c.action).kubeconfig {
         let ns = spec.namespace.clone().unwrap_or_else(|| "default".into());
         let mut names: Vec<&String> = spec.node_secrets.values().collect();
         names.push(&spec.shared_secret);

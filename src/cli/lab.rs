@@ -1,14 +1,109 @@
 //! `fencekit lab`: serve simulated BMCs until SIGINT/SIGTERM.
 
-use super::args::LabArgs;
 use crate::exit;
 use crate::lab::bmc::Faults;
 use crate::lab::fleet::{pdu_name, Lab, LabSpec};
 use crate::lab::knobs::{apply_knob, parse_fault};
 use crate::lab::pdu::PduFaults;
 use crate::lab::redfish::Vendor;
+use clap::Args;
 use std::io::Write;
 use std::net::IpAddr;
+use std::path::PathBuf;
+
+/// `fencekit lab` options (about the lab: its simulated IPMI BMCs,
+/// Redfish services, hosts and PDUs).
+#[derive(Args, Debug, Clone)]
+pub struct LabArgs {
+    /// Number of simulated BMCs (at most 16384; each holds one or two open
+    /// files, and the lab raises its own limit as far as it may).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=16384))]
+    pub nodes: u32,
+    /// Loopback address of node01's BMC; node N gets this address + N-1 (every simulated BMC has an address of its own, as real ones do)
+    #[arg(long, default_value = "127.0.0.1")]
+    pub bind: String,
+    /// First UDP port (node N gets base+N-1); 0 picks free ports.
+    #[arg(long, default_value_t = 0)]
+    pub ipmi_port_base: u16,
+    /// User name the BMCs accept.
+    #[arg(long, default_value = "admin")]
+    pub username: String,
+    /// Password the BMCs accept.
+    #[arg(long, default_value = "lab")]
+    pub password: String,
+    /// Initial power state.
+    #[arg(long, default_value = "on", value_parser = ["on", "off"])]
+    pub power: String,
+    /// Drop this fraction of datagrams in each direction (0.0-1.0).
+    #[arg(long, default_value_t = 0.0)]
+    pub loss: f64,
+    /// Drop these received datagrams (1-based, per node), e.g. 1,3.
+    #[arg(long, value_delimiter = ',')]
+    pub drop: Vec<u64>,
+    /// Delay every answer by this much.
+    #[arg(long, value_name = "DUR", default_value = "0s", value_parser = crate::time::parse_duration)]
+    pub delay: std::time::Duration,
+    /// A power change becomes visible this long after the command.
+    #[arg(long, value_name = "DUR", default_value = "0s", value_parser = crate::time::parse_duration)]
+    pub transition: std::time::Duration,
+    /// Power never changes (commands are accepted and ignored).
+    #[arg(long)]
+    pub stuck: bool,
+    /// Answer Chassis Control off-when-off with D5h (like Dell).
+    #[arg(long)]
+    pub strict_state: bool,
+    /// Only offer these cipher suites (comma list of 3, 17).
+    #[arg(long, value_delimiter = ',', default_values_t = [3u8, 17u8])]
+    pub ciphers: Vec<u8>,
+    /// Never answer Get Channel Cipher Suites (like ipmi_sim).
+    #[arg(long)]
+    pub no_cipher_query: bool,
+    /// Faults for some nodes: PATTERN:KNOB[+KNOB…], e.g. 'node0[1-5]:stuck' or
+    /// 'node07:loss=0.5+delay=100ms'. Knobs: stuck, silent, strict-state,
+    /// no-cipher-query, ipmi-silent, lying, flap, draw-lies, no-meter, no-nmi, host-rst,
+    /// host-alive, redfish-no-forceoff, off,
+    /// loss=R, delay=DUR, transition=DUR, identity-of=NODE, no-identity,
+    /// privilege=user|operator (a demoted account), vendor=NAME.
+    /// Repeatable.
+    #[arg(long = "fault", value_name = "SPEC")]
+    pub faults: Vec<String>,
+    /// Write an inventory of the lab's nodes to this file (the password to
+    /// PATH.password, Redfish certificates to PATH.certs/).
+    #[arg(long, value_name = "PATH")]
+    pub write_inventory: Option<PathBuf>,
+    /// Simulate each node's host on 127.1.x.y (for verify): it accepts TCP
+    /// connections while the node's real power is on and is silent (drops
+    /// SYNs, like a dead machine) while it is off; knobs host-rst and
+    /// host-alive change that. Without PORT each host gets a free port.
+    #[arg(long, value_name = "PORT", num_args = 0..=1, default_missing_value = "0")]
+    pub hosts: Option<u16>,
+    /// How long a simulated host takes to answer after power-on.
+    #[arg(long, value_name = "DUR", default_value = "1s", value_parser = crate::time::parse_duration)]
+    pub boot_delay: std::time::Duration,
+    /// Redfish service per node: https (self-signed certificate), http, or none.
+    #[arg(long, default_value = "https", value_parser = ["https", "http", "none"])]
+    pub redfish: String,
+    /// Switched PDUs feeding the nodes (SNMP v1/v2c/v3): node N hangs on
+    /// outlet N of each; with 2, every node has two power supplies.
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u32).range(0..=2))]
+    pub pdus: u32,
+    /// Faults for a PDU: NAME:KNOB[+KNOB…], e.g. 'B:refuse=1' or 'A:loss=0.3'.
+    /// Knobs: refuse=N[,N…] (outlets that never switch), lying (reports off,
+    /// keeps feeding), silent, loss=R. Repeatable.
+    #[arg(long = "pdu-fault", value_name = "SPEC")]
+    pub pdu_faults: Vec<String>,
+    /// Make every node's Redfish service answer like this BMC family
+    /// (system path, reset types, success and refusal bodies, transitions
+    /// shown or hidden, 202 + Task); per node: --fault 'PATTERN:vendor=NAME'.
+    #[arg(long, value_name = "NAME", default_value = "generic", value_parser = [
+        "generic", "idrac", "ilo", "xcc", "smc", "supermicro", "bmcweb", "openbmc",
+        "bmcweb204", "ami", "ami-task",
+    ])]
+    pub vendor: String,
+    /// More detail on stderr.
+    #[arg(long, short = 'v', action = clap::ArgAction::Count)]
+    pub verbose: u8,
+}
 
 fn spec(a: &LabArgs) -> Result<LabSpec, String> {
     let bind: IpAddr = a

@@ -1,10 +1,11 @@
 //! From the options of a command that acts on targets to node plans and
-//! engine timing: target URLs (`ipmi://`, `redfish://`, `ssh://`, `--ip`)
-//! get their method from the options, inventory names from the inventory.
+//! engine timing: target URLs (and `--driver NAME --ip HOST`, which the
+//! platform turns into one) get their method from the options, inventory
+//! names from the inventory.
 //! Shared by `fencekit status|on|off|…` ([`super::run`]) and
 //! `verify|check|list` ([`super::verify`]).
 
-use super::args::{ActionArgs, Driver, IpmiVersion, Method};
+use super::args::{ActionArgs, Method};
 use crate::engine::identity::ExpectedIdentity;
 use crate::engine::policy::{Policy, PowerTimeout};
 use crate::engine::power::RebootMethod;
@@ -14,6 +15,7 @@ use crate::fleet::inventory::Inventory;
 use crate::fleet::plan::{select, NodePlan};
 use crate::method::build::{self, MethodOptions};
 use crate::method::credential::CredentialRef;
+use crate::method::platforms;
 use crate::secret::Secret;
 use std::collections::HashSet;
 use std::path::PathBuf;
@@ -36,52 +38,23 @@ fn cli_credential(a: &ActionArgs) -> CredentialRef {
     }
 }
 
-/// The method options the command line gives (for target URLs and `--ip`).
-fn cli_options(a: &ActionArgs) -> MethodOptions {
-    MethodOptions {
+/// The method options the command line gives (for target URLs and `--ip`):
+/// the generic ones, then each platform's flags.
+pub fn cli_options(a: &ActionArgs) -> MethodOptions {
+    let mut o = MethodOptions {
         username: a.username.clone(),
         credential: cli_credential(a),
         ipport: a.ipport,
-        cipher: Some(a.cipher.clone()),
-        privlvl: Some(a.privlvl.clone()),
-        ipmi_version: a.ipmi_version.map(|v| {
-            match v {
-                IpmiVersion::V20 => "2.0",
-                IpmiVersion::V15 => "1.5",
-            }
-            .to_string()
-        }),
-        auth: a.auth.clone(),
-        kg_hex: a.hexadecimal_kg.clone(),
-        kg_file: None,
-        accept_unauthenticated_replies: a.accept_unauthenticated_replies,
-        workarounds: a.workaround.clone(),
-        systems_uri: a.systems_uri.clone(),
-        redfish_uri: a.redfish_uri.clone(),
         plug: a.plug.clone(),
         ca_cert: a.ca_cert.clone(),
         ssl_fingerprint: a.ssl_fingerprint.clone(),
         ssl_insecure: a.ssl_insecure,
-        redfish_session: a.redfish_session,
-        ssh_known_hosts: a.ssh_known_hosts.clone(),
-        ssh_host_key: a.ssh_host_key.clone(),
-        ssh_accept_new: a.ssh_accept_new,
-        identity_file: a.identity_file.clone(),
-        ssh_agent: a.ssh_agent,
-        use_sudo: a.use_sudo,
-        missing_as_off: a.missing_as_off,
-        instructions: None,
         uuid: a.expect_uuid.clone(),
         serial: a.expect_serial.clone(),
-        region: a.aws.region.clone(),
-        access_key: a.aws.access_key.clone(),
-        endpoint_url: a.aws.endpoint_url.clone(),
-        node_name: a.aws.expect_node_name.clone(),
-        expect_tag: a.aws.expect_tag.clone(),
-        allow_self_fence: a.aws.allow_self_fence,
-        kubeconfig: a.kubevirt.kubeconfig.clone(),
-        vm_uid: a.kubevirt.expect_vm_uid.clone(),
-    }
+        ..MethodOptions::default()
+    };
+    a.platforms.apply(&mut o);
+    o
 }
 
 /// Native timing from the command-line options.
@@ -138,68 +111,36 @@ pub fn plans_and_inventory(
         nodes: inv.nodes.len(),
         max_fence: inv.max_fence,
     });
+    let options = cli_options(a);
     let mut words = a.targets.clone();
-    if let Some(ip) = &a.ip {
-        let host = if ip.contains(':') {
+    let host = a.ip.as_ref().map(|ip| {
+        if ip.contains(':') {
             format!("[{ip}]")
         } else {
             ip.clone()
-        };
-        words.push(match a.driver {
-            Driver::Ipmi => format!("ipmi://{host}"),
-            Driver::Redfish => match a.ipport {
-                Some(p) => format!("redfish://{host}:{p}"),
-                None => format!("redfish://{host}"),
-            },
-            Driver::Ssh => format!(
-                "ssh://{}{host}:{}/virsh/{}",
-                a.username
-                    .as_deref()
-                    .map(|u| format!("{u}@"))
-                    .unwrap_or_default(),
-                a.ipport.unwrap_or(22),
-                a.plug.as_deref().unwrap_or("")
-            ),
-            Driver::Aws => {
-                return Err(
-                    "--driver aws takes no --ip: give --region and --plug INSTANCE-ID".into(),
-                )
-            }
-        });
-    } else if a.driver == Driver::Aws {
-        // An EC2 instance: --region (or AWS_REGION) and --plug.
-        let region = a
-            .aws
-            .region
-            .clone()
-            .or_else(|| {
-                crate::aws::config::Env::from_process()
-                    .region()
-                    .map(str::to_string)
-            })
-            .ok_or_else(|| crate::aws::config::ConfigError::NoRegion.to_string())?;
-        let plug = a
-            .plug
-            .as_deref()
-            .ok_or("--driver aws needs --plug INSTANCE-ID")?;
-        words.push(format!("aws://{region}/{plug}"));
+        }
+    });
+    // `--driver NAME`: the platform names the target of `--ip HOST` (or of
+    // its own options, without one). The value parser allows only these.
+    if let Some(driver) = platforms::driver(&a.driver) {
+        if let Some(url) = (driver.target)(host.as_deref(), &options)? {
+            words.push(url);
+        }
     }
     if words.is_empty() && !a.all {
-        return Err(
-            "no target given: name one as ipmi://HOST[:PORT], use --ip HOST, or name \
-                    inventory nodes (--inventory PATH) or --all"
-                .into(),
-        );
+        return Err(format!(
+            "no target given: name one as {}, use --ip HOST, or name inventory nodes \
+             (--inventory PATH) or --all",
+            platforms::DEFAULT
+                .url_forms()
+                .first()
+                .map_or("a URL", |f| f.form)
+        ));
     }
-    let names = a.aws.expect_node_name.is_some() || a.aws.expect_tag.is_some();
-    if names {
+    if let Some(why) = a.platforms.one_machine() {
         let urls = words.iter().filter(|w| w.contains("://")).count();
         if a.all || urls != words.len() || urls != 1 {
-            return Err(
-                "--expect-node-name/--expect-tag name one machine: give exactly one aws:// target \
-                 (or --driver aws --plug ID); pin inventory nodes with node_name = \"…\""
-                    .into(),
-            );
+            return Err(why.into());
         }
     }
     if a.expect_uuid.is_some() || a.expect_serial.is_some() {
@@ -217,7 +158,6 @@ pub fn plans_and_inventory(
             );
         }
     }
-    let options = cli_options(a);
     let mut p = select(&words, a.all, inventory, &|u| build::from_url(u, &options))
         .map_err(|e| e.to_string())?;
     if p.is_empty() {

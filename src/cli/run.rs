@@ -552,9 +552,10 @@ pub fn exit_code(action: Action, results: &[TargetResult]) -> i32 {
     exit::OK
 }
 
-/// Refuses an `off` or `reboot` of a node whose only fencing level is the
-/// SSH `host` profile, unless the operator opted in: such a node is only
-/// asked to power itself off, which nothing can observe.
+/// Refuses an `off` or `reboot` of a node whose only fencing level is a
+/// host profile (a command run on the node itself), unless the operator
+/// opted in: such a node is only asked to power itself off, which nothing
+/// can observe.
 fn refuse_host_only(action: Action, plans: &[NodePlan], a: &ActionArgs) -> Result<(), String> {
     if !matches!(action, Action::Off | Action::Reboot) || a.allow_host_only {
         return Ok(());
@@ -566,11 +567,16 @@ fn refuse_host_only(action: Action, plans: &[NodePlan], a: &ActionArgs) -> Resul
     {
         None => Ok(()),
         Some(p) => Err(format!(
-            "{}: its only fencing level is the ssh host profile, which asks the node to power \
-             itself off and cannot observe it off (a hung or partitioned node is not fenced); add \
-             a BMC or PDU level, or opt in with --allow-host-only (inventory: allow_host_only = \
-             true) and prove each result with --verify",
-            p.name
+            "{}: its only fencing level{} is the host profile (a command run on the node \
+             itself), which asks the node to power itself off and cannot observe it off (a hung \
+             or partitioned node is not fenced); add a BMC or PDU level, or opt in with \
+             --allow-host-only (inventory: allow_host_only = true) and prove each result with \
+             --verify",
+            p.name,
+            p.levels
+                .get(level.map_or(0, |l| l - 1))
+                .map(|m| format!(" ({})", m.endpoint()))
+                .unwrap_or_default()
         )),
     }
 }

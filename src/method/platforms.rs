@@ -1,8 +1,12 @@
 //! The one registration: every platform fencekit speaks, as a static slice
 //! (nothing is built at start-up). A new platform adds one line here and
 //! `pub mod NAME;` in lib.rs; everything else is in its folder
-//! (docs/design.md, "Adding a platform").
+//! (docs/design.md, "Adding a platform"). A platform with command-line
+//! flags of its own (`src/NAME/args.rs`) adds one field to [`PlatformArgs`]
+//! and, when `--driver NAME` selects it, one line to [`DRIVERS`].
 
+use crate::platform::args::CliDriver;
+use crate::platform::build::MethodOptions;
 use crate::platform::Platform;
 
 /// Every platform, in the order a scheme is matched.
@@ -46,6 +50,85 @@ pub fn of_url(url: &str) -> Option<&'static dyn Platform> {
     by_scheme(url.split_once("://")?.0)
 }
 
+/// Every platform's own command-line flags, flattened once into each
+/// native command that acts on targets; the command line names no platform.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct PlatformArgs {
+    /// IPMI.
+    #[command(flatten)]
+    pub ipmi: crate::ipmi::args::Args,
+    /// Redfish.
+    #[command(flatten)]
+    pub redfish: crate::redfish::args::Args,
+    /// SSH.
+    #[command(flatten)]
+    pub ssh: crate::ssh::args::Args,
+    /// Amazon EC2.
+    #[command(flatten)]
+    pub aws: crate::aws::args::Args,
+    /// KubeVirt.
+    #[command(flatten)]
+    pub kubevirt: crate::kubevirt::args::Args,
+    /// Last: the options declared after the composition are listed under
+    /// the command's own heading again, not under the last platform's.
+    #[command(flatten)]
+    end: EndOfHeadings,
+}
+
+impl PlatformArgs {
+    /// Copies every platform's flags into the method options.
+    pub fn apply(&self, o: &mut MethodOptions) {
+        self.ipmi.apply(o);
+        self.redfish.apply(o);
+        self.ssh.apply(o);
+        self.aws.apply(o);
+        self.kubevirt.apply(o);
+    }
+
+    /// When a platform's flags name one machine: why the targets must then
+    /// be exactly one URL.
+    pub fn one_machine(&self) -> Option<&'static str> {
+        self.aws.one_machine()
+    }
+}
+
+/// The platforms `--driver NAME` selects, in the order `--help` lists them
+/// (the first is the default: [`DEFAULT`]).
+pub static DRIVERS: &[&CliDriver] = &[
+    &crate::ipmi::args::DRIVER,
+    &crate::redfish::args::DRIVER,
+    &crate::ssh::args::DRIVER,
+    &crate::aws::args::DRIVER,
+];
+
+/// The platform `--driver NAME` selects.
+pub fn driver(name: &str) -> Option<&'static CliDriver> {
+    DRIVERS.iter().copied().find(|d| d.name == name)
+}
+
+/// Resets the help heading at the end of [`PlatformArgs`] (clap carries a
+/// flattened group's heading on to the options that follow it).
+#[derive(Debug, Clone, Default)]
+struct EndOfHeadings;
+
+impl clap::FromArgMatches for EndOfHeadings {
+    fn from_arg_matches(_: &clap::ArgMatches) -> Result<Self, clap::Error> {
+        Ok(EndOfHeadings)
+    }
+    fn update_from_arg_matches(&mut self, _: &clap::ArgMatches) -> Result<(), clap::Error> {
+        Ok(())
+    }
+}
+
+impl clap::Args for EndOfHeadings {
+    fn augment_args(cmd: clap::Command) -> clap::Command {
+        cmd.next_help_heading(None::<&str>)
+    }
+    fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
+        cmd.next_help_heading(None::<&str>)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -70,5 +153,15 @@ mod tests {
             by_name("manual").is_none(),
             "manual has no device: not a platform"
         );
+    }
+
+    #[test]
+    fn the_default_is_the_first_driver_and_every_driver_a_platform() {
+        assert_eq!(DRIVERS[0].name, DEFAULT.name());
+        for d in DRIVERS {
+            assert!(by_name(d.name).is_some(), "{}", d.name);
+            assert_eq!(driver(d.name).map(|x| x.name), Some(d.name));
+        }
+        assert!(driver("snmp").is_none());
     }
 }

@@ -13,6 +13,7 @@
 //! This module sits between the process services and the protocols
 //! (docs/design.md, "Layers"), so a protocol folder may implement it.
 
+pub mod args;
 pub mod build;
 pub mod credential;
 
