@@ -1025,4 +1025,33 @@ fn verify_proves_off_only_with_the_guests_own_address_silent() {
     );
     assert_eq!(probe["agrees"], false, "{probe}");
     assert_eq!(peer.puts().len(), 1, "verify changed nothing");
+
+    // The same from an inventory: the node's `address` and `probe_ports`.
+    let inv = peer.tmp.join("verify.toml");
+    std::fs::write(
+        &inv,
+        format!(
+            "[[node]]\nname = \"guest-1\"\naddress = \"127.0.0.1\"\nprobe_ports = [{}]\n  \
+             [[node.fence]]\n  driver = \"kubevirt\"\n  endpoint = \"{target}\"\n  \
+             kubeconfig = \"{}\"\n",
+            silent.port(),
+            kc.display()
+        ),
+    )
+    .unwrap();
+    let inv = inv.to_str().unwrap();
+    let r = native(&[
+        "verify",
+        "-i",
+        inv,
+        "guest-1",
+        "-o",
+        "json",
+        "--samples",
+        "1",
+        "--probe-timeout",
+        "300ms",
+    ]);
+    assert_eq!(r.code, Some(0), "{}", r.text());
+    assert_eq!(r.json()["results"][0]["verdict"], "proven", "{r}");
 }
