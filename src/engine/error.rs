@@ -153,7 +153,7 @@ pub struct DriverError {
     /// The device's port answered with ICMP port unreachable (a UDP
     /// socket's receive refused, `ECONNREFUSED`: nothing listens there, or
     /// a firewall rejects) and nothing else answered. Set by the protocol
-    /// that saw it ([`crate::udp::Received::Refused`]); read by fronts that
+    /// that saw it (the UDP transport's `Received::Refused`); read by fronts that
     /// name it first (the agent's "Connection refused"), never by the text.
     pub port_unreachable: bool,
 }
