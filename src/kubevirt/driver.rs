@@ -46,8 +46,6 @@ use std::time::{Duration, Instant};
 mod api;
 mod read;
 
-use api::Call;
-
 /// One VirtualMachine in the list.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Listed {
@@ -55,6 +53,14 @@ pub struct Listed {
     pub name: String,
     /// `status.printableStatus`.
     pub printable: String,
+}
+
+/// The outcome of one API call.
+enum Call {
+    /// An answer (any status but 401/429, which are handled).
+    Reply(Reply),
+    /// No answer: the request may have been carried out.
+    Silent(DriverError),
 }
 
 /// What a subresource PUT came to.

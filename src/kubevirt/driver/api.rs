@@ -11,14 +11,6 @@ const THROTTLE_PAUSE_MAX: Duration = Duration::from_secs(10);
 /// How long throttled requests are tried again without a deadline: never forever.
 const THROTTLE_BUDGET: Duration = Duration::from_secs(60);
 
-/// The outcome of one API call.
-pub(super) enum Call {
-    /// An answer (any status but 401/429, which are handled).
-    Reply(Reply),
-    /// No answer: the request may have been carried out.
-    Silent(DriverError),
-}
-
 impl KubevirtDriver {
     fn base(&self) -> String {
         self.access
