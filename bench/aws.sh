@@ -19,18 +19,9 @@ ROOT="$(cd "$HERE/.." && pwd)"
 BIN="$ROOT/target/release/fencekit"
 RUNS=15
 CHECK=0
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --bin) BIN=$2; shift 2 ;;
-    --runs) RUNS=$2; shift 2 ;;
-    --check) CHECK=1; shift ;;
-    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
-    *) echo "unknown option $1" >&2; exit 64 ;;
-  esac
-done
-[ -x "$BIN" ] || (cd "$ROOT" && cargo build --release --quiet)
-BIN="$(cd "$(dirname "$BIN")" && pwd)/$(basename "$BIN")"
-command -v hyperfine >/dev/null || { echo "hyperfine is needed (apt-get install hyperfine)" >&2; exit 1; }
+. "$HERE/lib.sh"
+bench_options 2,15 "$@"
+bench_binary
 PEERS_DIR=${PEERS_DIR:-/tmp/fencekit-peers}
 PY="$PEERS_DIR/venv/bin/python"
 PORT=$(( 20000 + RANDOM % 20000 ))
@@ -78,21 +69,6 @@ done
 FENCEKIT_PASSWORD="$SECRET" "$BIN" status "aws://us-east-1/$INSTANCE" --access-key "$KEY_ID" >/dev/null \
   || { echo "fencekit status failed" >&2; exit 1; }
 
-median() { # runs, command → median ms
-  local runs=$1; shift
-  hyperfine -N -i --style none --warmup 2 --runs "$runs" --export-json "$WORK/h.json" "$*" >"$WORK/h.log" 2>&1 || { cat "$WORK/h.log" >&2; return 1; }
-  python3 -c "import json;print('%.1f' % (json.load(open('$WORK/h.json'))['results'][0]['median']*1000))"
-}
-rss() { # command → largest peak RSS of 3 runs, MiB
-  local best=0 r
-  for _ in 1 2 3; do
-    r=$(/usr/bin/time -f %M "$@" 2>&1 >/dev/null | tail -1)
-    [ "$r" -gt "$best" ] && best=$r
-  done
-  python3 -c "print('%.1f' % ($best/1024))"
-}
-ratio() { python3 -c "print('%.1f' % ($1/$2))"; }
-
 echo "== status (HTTPS, moto with IAM authentication, median of $RUNS; upstream 5)"
 up=$(median 5 "$UP -o status")
 fk=$(median "$RUNS" "$FK -o status")
@@ -119,7 +95,6 @@ printf '%-44s %8s MiB   %s of upstream\n' "fencekit as fence_aws" "$fk_rss" "$(p
 
 echo
 fail=0
-verdict() { if python3 -c "import sys; sys.exit(0 if $2 else 1)"; then echo "PASS $1"; else echo "FAIL $1"; fail=1; fi; }
 verdict "agent status >= 10x faster than upstream ($(ratio "$up" "$fk")x)" "$up / $fk >= 10"
 verdict "agent RSS <= 1/4 of upstream's (1/$(ratio "$up_rss" "$fk_rss"))" "$fk_rss * 4 <= $up_rss"
 verdict "native status within 2x of curl ($(ratio "$nat" "$cu")x)" "$nat <= 2 * $cu"

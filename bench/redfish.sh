@@ -15,17 +15,9 @@ HERE="$(cd "$(dirname "$0")" && pwd)"
 ROOT="$(cd "$HERE/.." && pwd)"
 BIN="$ROOT/target/release/fencekit"
 RUNS=15
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --bin) BIN=$2; shift 2 ;;
-    --runs) RUNS=$2; shift 2 ;;
-    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
-    *) echo "unknown option $1" >&2; exit 64 ;;
-  esac
-done
-[ -x "$BIN" ] || (cd "$ROOT" && cargo build --release --quiet)
-BIN="$(cd "$(dirname "$BIN")" && pwd)/$(basename "$BIN")"
-command -v hyperfine >/dev/null || { echo "hyperfine is needed (apt-get install hyperfine)" >&2; exit 1; }
+. "$HERE/lib.sh"
+bench_options 2,13 "$@"
+bench_binary
 export PATH="$PATH:/usr/sbin"
 PORT=$(( 20000 + RANDOM % 20000 ))
 PEERS_DIR=${PEERS_DIR:-/tmp/fencekit-peers}
@@ -40,11 +32,6 @@ URL="https://127.0.0.1:$PORT"
 CA="$D/cert.pem"
 AUTH=(--username admin --password fencepass)
 
-median() { # label, command…  → prints median ms
-  local label=$1; shift
-  hyperfine -N -i --style none --warmup 2 --runs "$RUNS" --export-json "$WORK/h.json" "$*" >"$WORK/h.log" 2>&1 || { cat "$WORK/h.log" >&2; return 1; }
-  python3 -c "import json;print('%.1f' % (json.load(open('$WORK/h.json'))['results'][0]['median']*1000))"
-}
 requests() { # command… → number of requests the emulator saw
   : > "$D/trace.jsonl"
   "$@" >/dev/null 2>&1 || true
@@ -52,14 +39,13 @@ requests() { # command… → number of requests the emulator saw
 }
 
 echo "== status (TLS, sushy-tools, median of $RUNS)"
-up_sys=$(median up "/usr/sbin/fence_redfish --ip 127.0.0.1 --ipport $PORT ${AUTH[*]} --ssl-insecure --systems-uri $SYS -o status")
-up_disc=$(median up "/usr/sbin/fence_redfish --ip 127.0.0.1 --ipport $PORT ${AUTH[*]} --ssl-insecure -o status")
-fk_sys=$(median fk "$WORK/fence_redfish --ip 127.0.0.1 --ipport $PORT ${AUTH[*]} --ssl-insecure --systems-uri $SYS -o status")
-fk_disc=$(median fk "$WORK/fence_redfish --ip 127.0.0.1 --ipport $PORT ${AUTH[*]} --ssl-insecure -o status")
-nat_sys=$(FENCEKIT_PASSWORD=fencepass median nat "$BIN status redfish://admin@127.0.0.1:$PORT$SYS --ca-cert $CA")
-curl_sys=$(median curl "curl -s -k -u admin:fencepass -H OData-Version:4.0 $URL$SYS")
-curl_disc=$(median curl "curl -s -k -u admin:fencepass -H OData-Version:4.0 $URL/redfish/v1 $URL/redfish/v1/Systems $URL$SYS")
-ratio() { python3 -c "print('%.1f' % ($1/$2))"; }
+up_sys=$(median "$RUNS" "/usr/sbin/fence_redfish --ip 127.0.0.1 --ipport $PORT ${AUTH[*]} --ssl-insecure --systems-uri $SYS -o status")
+up_disc=$(median "$RUNS" "/usr/sbin/fence_redfish --ip 127.0.0.1 --ipport $PORT ${AUTH[*]} --ssl-insecure -o status")
+fk_sys=$(median "$RUNS" "$WORK/fence_redfish --ip 127.0.0.1 --ipport $PORT ${AUTH[*]} --ssl-insecure --systems-uri $SYS -o status")
+fk_disc=$(median "$RUNS" "$WORK/fence_redfish --ip 127.0.0.1 --ipport $PORT ${AUTH[*]} --ssl-insecure -o status")
+nat_sys=$(FENCEKIT_PASSWORD=fencepass median "$RUNS" "$BIN status redfish://admin@127.0.0.1:$PORT$SYS --ca-cert $CA")
+curl_sys=$(median "$RUNS" "curl -s -k -u admin:fencepass -H OData-Version:4.0 $URL$SYS")
+curl_disc=$(median "$RUNS" "curl -s -k -u admin:fencepass -H OData-Version:4.0 $URL/redfish/v1 $URL/redfish/v1/Systems $URL$SYS")
 printf '%-46s %8s ms\n' "upstream fence_redfish, --systems-uri" "$up_sys"
 printf '%-46s %8s ms   %sx faster than upstream, %sx of curl\n' "fencekit as fence_redfish, --systems-uri" "$fk_sys" "$(ratio "$up_sys" "$fk_sys")" "$(ratio "$fk_sys" "$curl_sys")"
 printf '%-46s %8s ms   %sx of curl (verified TLS with --ca-cert)\n' "fencekit status (native), systems URI" "$nat_sys" "$(ratio "$nat_sys" "$curl_sys")"
@@ -72,8 +58,8 @@ echo
 echo "== off and reboot (median of 3; sushy applies resets at once)"
 offon() { # tool → "off_ms reboot_ms"
   local t=$1 o r
-  o=$(RUNS=3 median x "sh -c '$t -o on >/dev/null 2>&1; $t -o off'")
-  r=$(RUNS=3 median x "$t -o reboot")
+  o=$(median 3 "sh -c '$t -o on >/dev/null 2>&1; $t -o off'")
+  r=$(median 3 "$t -o reboot")
   echo "$o $r"
 }
 UP="/usr/sbin/fence_redfish --ip 127.0.0.1 --ipport $PORT ${AUTH[*]} --ssl-insecure --systems-uri $SYS"

@@ -16,17 +16,9 @@ HERE="$(cd "$(dirname "$0")" && pwd)"
 ROOT="$(cd "$HERE/.." && pwd)"
 BIN="$ROOT/target/release/fencekit"
 RUNS=20
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --bin) BIN=$2; shift 2 ;;
-    --runs) RUNS=$2; shift 2 ;;
-    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
-    *) echo "unknown option $1" >&2; exit 64 ;;
-  esac
-done
-[ -x "$BIN" ] || (cd "$ROOT" && cargo build --release --quiet)
-BIN="$(cd "$(dirname "$BIN")" && pwd)/$(basename "$BIN")"
-command -v hyperfine >/dev/null || { echo "hyperfine is needed" >&2; exit 1; }
+. "$HERE/lib.sh"
+bench_options 2,14 "$@"
+bench_binary
 PORT=$(( 20000 + RANDOM % 20000 ))
 D="${PEERS_DIR:-/tmp/fencekit-peers}/run/snmpd-$PORT"
 WORK=$(mktemp -d /tmp/fencekit-snmp-bench.XXXXXX)
@@ -50,22 +42,7 @@ name = "node[01-24]"
   outlets = ["A:[1-24]"]
 INV
 
-median() { # [prepare] command → median ms
-  local prep=()
-  if [ $# -eq 2 ]; then prep=(--prepare "$1"); shift; fi
-  hyperfine -N -i --style none --warmup 2 --runs "$RUNS" "${prep[@]}" --export-json "$WORK/h.json" "$1" \
-    >"$WORK/h.log" 2>&1 || { cat "$WORK/h.log" >&2; return 1; }
-  python3 -c "import json;print('%.1f' % (json.load(open('$WORK/h.json'))['results'][0]['median']*1000))"
-}
-rss() { # command → peak RSS MiB (largest of 3)
-  local m=0 k
-  for _ in 1 2 3; do
-    k=$( { /usr/bin/time -f '%M' sh -c "$1 >/dev/null 2>&1" ; } 2>&1 | tail -n 1)
-    [ "$k" -gt "$m" ] && m=$k
-  done
-  python3 -c "print('%.1f' % ($m/1024))"
-}
-ratio() { python3 -c "print('%.1f' % ($1/$2))"; }
+rss_sh() { rss sh -c "$1 >/dev/null 2>&1"; } # a command line → peak RSS MiB (largest of 3)
 
 A="--ip 127.0.0.1 --ipport $PORT --plug 7"
 V3="--snmp-version 3 --username fenceSha --password authpass123 --snmp-auth-prot SHA --snmp-sec-level authPriv --snmp-priv-prot AES --snmp-priv-passwd privpass123"
@@ -76,24 +53,24 @@ GET="snmpget -v2c -c private -m '' -Oqn 127.0.0.1:$PORT .1.3.6.1.4.1.318.1.1.12.
 
 echo "== status, one outlet (median of $RUNS; peak RSS of 3 runs)"
 printf '%-46s %9s %9s %s\n' "" "ms" "RSS MiB" ""
-up=$(median "$UP $A --snmp-version 2c -o status"); upm=$(rss "$UP $A --snmp-version 2c -o status")
-fk=$(median "$FK $A --snmp-version 2c -o status"); fkm=$(rss "$FK $A --snmp-version 2c -o status")
-nat=$(median "$NAT"); natm=$(rss "$NAT")
-get=$(median "$GET")
+up=$(median "$RUNS" "$UP $A --snmp-version 2c -o status"); upm=$(rss_sh "$UP $A --snmp-version 2c -o status")
+fk=$(median "$RUNS" "$FK $A --snmp-version 2c -o status"); fkm=$(rss_sh "$FK $A --snmp-version 2c -o status")
+nat=$(median "$RUNS" "$NAT"); natm=$(rss_sh "$NAT")
+get=$(median "$RUNS" "$GET")
 printf '%-46s %9s %9s\n' "upstream fence_apc_snmp v2c" "$up" "$upm"
 printf '%-46s %9s %9s   %sx faster than upstream\n' "fencekit as fence_apc_snmp v2c" "$fk" "$fkm" "$(ratio "$up" "$fk")"
 printf '%-46s %9s %9s   %sx faster than upstream\n' "fencekit status (native, inventory)" "$nat" "$natm" "$(ratio "$up" "$nat")"
 printf '%-46s %9s %9s\n' "snmpget alone (one Get, no sysObjectID read)" "$get" "-"
-up3=$(median "$UP $A $V3 -o status"); fk3=$(median "$FK $A $V3 -o status")
-up3m=$(rss "$UP $A $V3 -o status"); fk3m=$(rss "$FK $A $V3 -o status")
+up3=$(median "$RUNS" "$UP $A $V3 -o status"); fk3=$(median "$RUNS" "$FK $A $V3 -o status")
+up3m=$(rss_sh "$UP $A $V3 -o status"); fk3m=$(rss_sh "$FK $A $V3 -o status")
 printf '%-46s %9s %9s\n' "upstream fence_apc_snmp v3 authPriv SHA/AES" "$up3" "$up3m"
 printf '%-46s %9s %9s   %sx faster than upstream\n' "fencekit as fence_apc_snmp v3 authPriv" "$fk3" "$fk3m" "$(ratio "$up3" "$fk3")"
 echo
 RUNS=5
 echo "== reboot, one outlet (median of $RUNS, outlet set back on before each run)"
-upr=$(median "$RESET" "$UP $A --snmp-version 2c -o reboot")
-fkr=$(median "$RESET" "$FK $A --snmp-version 2c -o reboot")
-natr=$(median "$RESET" "$BIN reboot -i $WORK/inv.toml node07")
+upr=$(median "$RUNS" --prepare "$RESET" "$UP $A --snmp-version 2c -o reboot")
+fkr=$(median "$RUNS" --prepare "$RESET" "$FK $A --snmp-version 2c -o reboot")
+natr=$(median "$RUNS" --prepare "$RESET" "$BIN reboot -i $WORK/inv.toml node07")
 printf '%-46s %9s ms\n' "upstream fence_apc_snmp (stonith-status-sleep 1)" "$upr"
 printf '%-46s %9s ms   %sx faster (same timing options)\n' "fencekit as fence_apc_snmp" "$fkr" "$(ratio "$upr" "$fkr")"
 printf '%-46s %9s ms   %sx faster (state polling)\n' "fencekit reboot (native)" "$natr" "$(ratio "$upr" "$natr")"
@@ -101,8 +78,8 @@ echo
 RUNS=3
 echo "== status of 24 nodes through one PDU (median of $RUNS)"
 loop="sh -c 'for i in \$(seq 1 24); do $UP --ip 127.0.0.1 --ipport $PORT --snmp-version 2c --plug \$i -o status >/dev/null || true; done'"
-upf=$(median "$loop")
-fkf=$(median "$BIN status -i $WORK/inv.toml --all")
-fkfm=$(rss "$BIN status -i $WORK/inv.toml --all")
+upf=$(median "$RUNS" "$loop")
+fkf=$(median "$RUNS" "$BIN status -i $WORK/inv.toml --all")
+fkfm=$(rss_sh "$BIN status -i $WORK/inv.toml --all")
 printf '%-46s %9s ms\n' "24 x upstream fence_apc_snmp" "$upf"
 printf '%-46s %9s ms   %sx faster, peak RSS %s MiB\n' "fencekit status --all (one PDU session at a time)" "$fkf" "$(ratio "$upf" "$fkf")" "$fkfm"

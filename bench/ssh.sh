@@ -15,17 +15,9 @@ HERE="$(cd "$(dirname "$0")" && pwd)"
 ROOT="$(cd "$HERE/.." && pwd)"
 BIN="$ROOT/target/release/fencekit"
 RUNS=10
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --bin) BIN=$2; shift 2 ;;
-    --runs) RUNS=$2; shift 2 ;;
-    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
-    *) echo "unknown option $1" >&2; exit 64 ;;
-  esac
-done
-[ -x "$BIN" ] || (cd "$ROOT" && cargo build --release --quiet)
-BIN="$(cd "$(dirname "$BIN")" && pwd)/$(basename "$BIN")"
-command -v hyperfine >/dev/null || { echo "hyperfine is needed" >&2; exit 1; }
+. "$HERE/lib.sh"
+bench_options 2,12 "$@"
+bench_binary
 PORT=$(( 20000 + RANDOM % 20000 ))
 D="${PEERS_DIR:-/tmp/fencekit-peers}/run/sshd-$PORT"
 WORK=$(mktemp -d /tmp/fencekit-ssh-bench.XXXXXX)
@@ -35,12 +27,6 @@ bash "$ROOT/tests/peers/sshd_start.sh" "$PORT" >/dev/null 2>&1
 ln -s "$BIN" "$WORK/fence_virsh"
 KEY="$D/client_ed25519"; KH="$D/known_hosts"
 
-median() { # command → median ms
-  hyperfine -N -i --style none --warmup 2 --runs "$RUNS" --export-json "$WORK/h.json" "$1" >"$WORK/h.log" 2>&1 \
-    || { cat "$WORK/h.log" >&2; return 1; }
-  python3 -c "import json;print('%.1f' % (json.load(open('$WORK/h.json'))['results'][0]['median']*1000))"
-}
-ratio() { python3 -c "print('%.2f' % ($1/$2))"; }
 
 UP="/usr/sbin/fence_virsh --ip 127.0.0.1 --ipport $PORT --username fencetest --identity-file $KEY --ssh-path $D/ssh-wrap --plug node1"
 FK="$WORK/fence_virsh --ip 127.0.0.1 --ipport $PORT --username fencetest --identity-file $KEY --ssh-known-hosts $KH --plug node1"
@@ -48,17 +34,17 @@ NAT="$BIN status ssh://fencetest@127.0.0.1:$PORT/virsh/node1 -k $KEY --ssh-known
 SSH="$D/ssh-wrap -i $KEY -o BatchMode=yes -p $PORT fencetest@127.0.0.1 virsh domstate node1"
 SSH25519="$D/ssh-wrap -i $KEY -o BatchMode=yes -o KexAlgorithms=curve25519-sha256 -p $PORT fencetest@127.0.0.1 virsh domstate node1"
 
-up=$(median "$UP -o status"); fk=$(median "$FK -o status"); nat=$(median "$NAT")
-ssh=$(median "$SSH"); ssh2=$(median "$SSH25519")
+up=$(median "$RUNS" "$UP -o status"); fk=$(median "$RUNS" "$FK -o status"); nat=$(median "$RUNS" "$NAT")
+ssh=$(median "$RUNS" "$SSH"); ssh2=$(median "$RUNS" "$SSH25519")
 echo "== status of a running domain (key auth, median of $RUNS)"
 printf '%-44s %8s ms\n' "upstream fence_virsh" "$up"
-printf '%-44s %8s ms   %sx faster than upstream\n' "fencekit as fence_virsh" "$fk" "$(ratio "$up" "$fk")"
-printf '%-44s %8s ms   %sx of plain ssh (same kex)\n' "fencekit status (native)" "$nat" "$(ratio "$nat" "$ssh2")"
+printf '%-44s %8s ms   %sx faster than upstream\n' "fencekit as fence_virsh" "$fk" "$(ratio "$up" "$fk" 2)"
+printf '%-44s %8s ms   %sx of plain ssh (same kex)\n' "fencekit status (native)" "$nat" "$(ratio "$nat" "$ssh2" 2)"
 printf '%-44s %8s ms\n' "ssh … virsh domstate (OpenSSH default kex)" "$ssh"
 printf '%-44s %8s ms\n' "ssh … virsh domstate (curve25519-sha256)" "$ssh2"
 echo
 RUNS=3
-upr=$(median "$UP -o reboot"); fkr=$(median "$FK -o reboot")
+upr=$(median "$RUNS" "$UP -o reboot"); fkr=$(median "$RUNS" "$FK -o reboot")
 echo "== reboot (median of 3)"
 printf '%-44s %8s ms\n' "upstream fence_virsh" "$upr"
-printf '%-44s %8s ms   %sx faster\n' "fencekit as fence_virsh" "$fkr" "$(ratio "$upr" "$fkr")"
+printf '%-44s %8s ms   %sx faster\n' "fencekit as fence_virsh" "$fkr" "$(ratio "$upr" "$fkr" 2)"

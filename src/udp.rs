@@ -19,7 +19,9 @@ pub enum Received {
     Datagram(Vec<u8>),
     /// Nothing before the wait ended.
     Nothing,
-    /// The network reported the port unreachable (ICMP).
+    /// The network reported the port unreachable (ICMP; `ECONNREFUSED` on
+    /// the connected socket). A protocol whose call ends with only this
+    /// marks its error so ([`DriverError::with_port_unreachable`]).
     Refused,
 }
 

@@ -9,7 +9,8 @@
 //! (`gracePeriod: 0`) confirmed at once where upstream waits through the
 //! graceful period; phases other than Running are a transition or off, not
 //! "unknown"; a Failed VMI on a lost node is not off, and the node is named;
-//! every request is bounded.
+//! every request is bounded. `verify` treats the API as the device's own
+//! view: alone `bmc-only`, proven only with the guest's address silent.
 
 mod support;
 
@@ -880,4 +881,177 @@ fn native_targets_name_the_context_and_pin_the_vm_uid() {
     let puts = peer.puts();
     assert_eq!(puts.len(), 1);
     assert_eq!(puts[0].1, json!({"gracePeriod": 0}));
+}
+
+// ---- verify: the API is the device's own view; the guest's address is the witness ----
+
+/// The guest's own address as `verify` probes it: a loopback port that
+/// drops every SYN (`silent`: no SYN-ACK, no RST, as a guest whose qemu is
+/// gone), or one that accepts (the guest still runs). Held until dropped.
+enum Guest {
+    Silent(socket2::Socket),
+    Answering(std::net::TcpListener),
+}
+
+impl Guest {
+    fn silent() -> Guest {
+        use socket2::{Domain, SockFilter, Socket, Type};
+        let s = Socket::new(Domain::IPV4, Type::STREAM, None).unwrap();
+        s.bind(&std::net::SocketAddr::from(([127, 0, 0, 1], 0)).into())
+            .unwrap();
+        // One instruction: return 0 (drop the packet), before listening.
+        s.attach_filter(&[SockFilter::new(0x06, 0, 0, 0)]).unwrap();
+        s.listen(8).unwrap();
+        Guest::Silent(s)
+    }
+
+    fn answering() -> Guest {
+        Guest::Answering(std::net::TcpListener::bind("127.0.0.1:0").unwrap())
+    }
+
+    fn port(&self) -> String {
+        match self {
+            Guest::Silent(s) => s.local_addr().unwrap().as_socket().unwrap().port(),
+            Guest::Answering(l) => l.local_addr().unwrap().port(),
+        }
+        .to_string()
+    }
+}
+
+#[test]
+fn verify_proves_off_only_with_the_guests_own_address_silent() {
+    if !support::lab_silent_hosts() {
+        return;
+    }
+    let Some(peer) = Peer::start(6) else { return };
+    peer.vm(json!({"name": "vm-a"}));
+    let kc = peer.kubeconfig(TOKEN);
+    let target = format!("kubevirt://{NS}/vm-a");
+    let native = |args: &[&str]| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_fencekit"));
+        c.args(args)
+            .arg("--kubeconfig")
+            .arg(&kc)
+            .env("HOME", &peer.tmp)
+            .env("XDG_RUNTIME_DIR", &peer.tmp)
+            .env_remove("KUBECONFIG");
+        support::run(c, Duration::from_secs(60))
+    };
+    let verify = |guest: Option<&Guest>| {
+        let mut args = vec![
+            "verify".to_string(),
+            target.clone(),
+            "-o".into(),
+            "json".into(),
+            "--samples".into(),
+            "2".into(),
+            "--interval".into(),
+            "100ms".into(),
+            "--probe-timeout".into(),
+            "300ms".into(),
+        ];
+        if let Some(g) = guest {
+            args.extend(["--address".into(), "127.0.0.1".into()]);
+            args.extend(["--probe-port".into(), g.port()]);
+        }
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let r = native(&args);
+        let rep = r.json()["results"][0].clone();
+        (r, rep)
+    };
+    let probe_of = |rep: &Value, g: &Guest| {
+        let source = format!("127.0.0.1:{}", g.port());
+        rep["evidence"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|e| e["source"] == source.as_str())
+            .cloned()
+            .unwrap_or_else(|| panic!("the probe is evidence: {rep}"))
+    };
+    let r = native(&["off", &target]);
+    assert_eq!(r.code, Some(0), "{}", r.text());
+
+    // The KubeVirt API alone: the device's own view, bmc-only (exit 3).
+    let (r, rep) = verify(None);
+    assert_eq!(r.code, Some(3), "{}", r.text());
+    assert_eq!(rep["verdict"], "bmc-only", "{r}");
+    assert!(
+        rep["evidence"].as_array().is_some_and(|e| e
+            .iter()
+            .any(|e| e["witness"] == "cloud" && e["agrees"] == true)),
+        "{rep}"
+    );
+
+    // With the guest's own address silent: a witness outside the API agrees.
+    let silent = Guest::silent();
+    let t = Instant::now();
+    let (r, rep) = verify(Some(&silent));
+    assert_eq!(r.code, Some(0), "{}", r.text());
+    assert_eq!(rep["verdict"], "proven", "{r}");
+    assert!(
+        t.elapsed() >= Duration::from_millis(300),
+        "the probe waited"
+    );
+    let probe = probe_of(&rep, &silent);
+    assert!(
+        probe["observation"]
+            .as_str()
+            .unwrap()
+            .starts_with("silent:"),
+        "{probe}"
+    );
+    assert_eq!(probe["agrees"], true, "{probe}");
+    assert_eq!(probe["independent"], true, "{probe}");
+
+    // The API says off while the guest's address still accepts: the VM may
+    // still run elsewhere (a lost node's launcher), never proven.
+    let answering = Guest::answering();
+    let (r, rep) = verify(Some(&answering));
+    assert_eq!(r.code, Some(3), "{}", r.text());
+    assert_eq!(rep["verdict"], "contradiction", "{r}");
+    let reason = rep["reason"].as_str().unwrap();
+    assert!(
+        reason.contains(&format!("127.0.0.1:{}", answering.port())),
+        "{reason}"
+    );
+    let probe = probe_of(&rep, &answering);
+    assert!(
+        probe["observation"]
+            .as_str()
+            .unwrap()
+            .starts_with("accepted"),
+        "{probe}"
+    );
+    assert_eq!(probe["agrees"], false, "{probe}");
+    assert_eq!(peer.puts().len(), 1, "verify changed nothing");
+
+    // The same from an inventory: the node's `address` and `probe_ports`.
+    let inv = peer.tmp.join("verify.toml");
+    std::fs::write(
+        &inv,
+        format!(
+            "[[node]]\nname = \"guest-1\"\naddress = \"127.0.0.1\"\nprobe_ports = [{}]\n  \
+             [[node.fence]]\n  driver = \"kubevirt\"\n  endpoint = \"{target}\"\n  \
+             kubeconfig = \"{}\"\n",
+            silent.port(),
+            kc.display()
+        ),
+    )
+    .unwrap();
+    let inv = inv.to_str().unwrap();
+    let r = native(&[
+        "verify",
+        "-i",
+        inv,
+        "guest-1",
+        "-o",
+        "json",
+        "--samples",
+        "1",
+        "--probe-timeout",
+        "300ms",
+    ]);
+    assert_eq!(r.code, Some(0), "{}", r.text());
+    assert_eq!(r.json()["results"][0]["verdict"], "proven", "{r}");
 }

@@ -150,6 +150,12 @@ pub struct DriverError {
     pub stage: Stage,
     /// What happened, lowercase, no secret.
     pub message: String,
+    /// The device's port answered with ICMP port unreachable (a UDP
+    /// socket's receive refused, `ECONNREFUSED`: nothing listens there, or
+    /// a firewall rejects) and nothing else answered. Set by the protocol
+    /// that saw it (the UDP transport's `Received::Refused`); read by fronts that
+    /// name it first (the agent's "Connection refused"), never by the text.
+    pub port_unreachable: bool,
 }
 
 impl DriverError {
@@ -159,7 +165,14 @@ impl DriverError {
             kind,
             stage,
             message: message.into(),
+            port_unreachable: false,
         }
+    }
+
+    /// Marks the error as the port's refusal ([`Self::port_unreachable`]).
+    pub fn with_port_unreachable(mut self, refused: bool) -> Self {
+        self.port_unreachable = refused;
+        self
     }
 }
 

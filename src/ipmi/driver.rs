@@ -225,7 +225,8 @@ async fn exchange<S, R>(
                     if tries == 1 { "" } else { "s" },
                     started.elapsed().as_secs_f64()
                 ),
-            ));
+            )
+            .with_port_unreachable(refused));
         }
         wait = match first_wait {
             Some(_) => wait.mul_f32(1.5),

@@ -170,7 +170,8 @@ impl Client {
                             "{} refused the datagram (ICMP port unreachable: no SNMP agent there)",
                             self.t.peer()
                         ),
-                    ))
+                    )
+                    .with_port_unreachable(true))
                 }
                 Received::Nothing => return Ok(None),
             }

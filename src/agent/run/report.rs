@@ -128,7 +128,7 @@ pub fn report(action: Action, method: RebootMethod, result: &Result<Outcome, Fai
                     "Failed: Refusing to stop the instance this agent runs on (self-fencing); nothing was changed"
                 }
                 // Only ICMP port unreachable came back (IPMI): say so first.
-                ErrorKind::Timeout if e.message.contains("(ICMP port unreachable)") => {
+                ErrorKind::Timeout if e.port_unreachable => {
                     "Connection refused: the port is unreachable (ICMP port unreachable)"
                 }
                 ErrorKind::Timeout => "Connection timed out",
@@ -215,6 +215,26 @@ mod tests {
                 Action::Off,
                 on,
                 &fail(ErrorKind::Timeout, Stage::Status, "x")
+            ),
+            "Connection timed out"
+        );
+        // The port's refusal is told by its flag, whatever the text says.
+        let refused = |refused: bool, msg: &str| {
+            Err(Failure {
+                error: DriverError::new(ErrorKind::Timeout, Stage::Authenticate, msg)
+                    .with_port_unreachable(refused),
+                last_state: None,
+            })
+        };
+        assert_eq!(
+            first(Action::Status, on, &refused(true, "x")),
+            "Connection refused: the port is unreachable (ICMP port unreachable)"
+        );
+        assert_eq!(
+            first(
+                Action::Status,
+                on,
+                &refused(false, "a message naming (ICMP port unreachable)")
             ),
             "Connection timed out"
         );

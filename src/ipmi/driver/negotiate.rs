@@ -502,7 +502,8 @@ impl IpmiDriver {
                     {
                         let now = self.stats();
                         let total = now.sent - at_start.sent;
-                        let what = if now.refused > at_start.refused {
+                        e.port_unreachable = now.refused > at_start.refused;
+                        let what = if e.port_unreachable {
                             "the port is unreachable (ICMP port unreachable) at"
                         } else {
                             "no answer from"
@@ -690,7 +691,8 @@ impl IpmiDriver {
             {
                 // ICMP port unreachable is all the network said: nothing
                 // listens at that port (or a firewall rejects).
-                let what = if self.stats().refused > before.refused {
+                e.port_unreachable = self.stats().refused > before.refused;
+                let what = if e.port_unreachable {
                     "the port is unreachable (ICMP port unreachable) at"
                 } else {
                     "no answer from"

@@ -1,0 +1,66 @@
+# The measuring loop the side-by-side benches share; sourced, never run:
+#
+#   . "$(dirname "$0")/lib.sh"
+#   BIN=…; RUNS=…; CHECK=0           # defaults (leave CHECK unset: no --check)
+#   bench_options HELP_RANGE "$@"    # --bin, --runs, [--check], -h (sed range of the header)
+#   bench_binary                     # release build when missing, absolute path, hyperfine
+#   WORK=$(mktemp -d …)              # median and rss write their scratch files here
+#   x=$(median RUNS [--prepare CMD] COMMAND…)   # median wall ms, hyperfine -N, 2 warm-ups
+#   r=$(rss COMMAND…)                # largest peak RSS of 3 runs, MiB (/usr/bin/time -f %M)
+#   ratio A B [DECIMALS]             # A/B, 1 decimal unless told
+#   fail=0; verdict TEXT CONDITION   # PASS/FAIL line (CONDITION: a Python expression); FAIL sets fail=1
+#
+# Timed commands must succeed: hyperfine -i times failures too, so each
+# bench checks its commands' answers before timing them.
+
+# shellcheck shell=bash
+
+bench_options() { # help range ("2,15"), the script's arguments → BIN, RUNS, CHECK
+  local help=$1; shift
+  while [ $# -gt 0 ]; do
+    case "$1" in
+      --bin) BIN=$2; shift 2 ;;
+      --runs) RUNS=$2; shift 2 ;;
+      --check) [ -n "${CHECK+x}" ] || { echo "unknown option $1" >&2; exit 64; }; CHECK=1; shift ;;
+      -h|--help) sed -n "${help}p" "$0"; exit 0 ;;
+      *) echo "unknown option $1" >&2; exit 64 ;;
+    esac
+  done
+}
+
+bench_binary() { # the binary measured: built (release) when missing, made absolute; hyperfine present
+  [ -x "$BIN" ] || (cd "$ROOT" && cargo build --release --quiet)
+  BIN="$(cd "$(dirname "$BIN")" && pwd)/$(basename "$BIN")"
+  command -v hyperfine >/dev/null || { echo "hyperfine is needed (apt-get install hyperfine)" >&2; exit 1; }
+}
+
+median() { # runs, [--prepare command], command… → median ms
+  local runs=$1; shift
+  local prep=()
+  if [ "${1:-}" = --prepare ]; then prep=(--prepare "$2"); shift 2; fi
+  hyperfine -N -i --style none --warmup 2 --runs "$runs" "${prep[@]}" --export-json "$WORK/h.json" "$*" \
+    >"$WORK/h.log" 2>&1 || { cat "$WORK/h.log" >&2; return 1; }
+  python3 -c "import json;print('%.1f' % (json.load(open('$WORK/h.json'))['results'][0]['median']*1000))"
+}
+
+rss() { # command… → largest peak RSS of 3 runs, MiB
+  local best=0 r
+  for _ in 1 2 3; do
+    r=$(/usr/bin/time -f %M "$@" 2>&1 >/dev/null | tail -1)
+    [ "$r" -gt "$best" ] && best=$r
+  done
+  python3 -c "print('%.1f' % ($best/1024))"
+}
+
+ratio() { # a, b, [decimals] → a/b
+  python3 -c "print('%.${3:-1}f' % ($1/$2))"
+}
+
+verdict() { # description, Python condition → PASS/FAIL line; a FAIL sets fail=1
+  if python3 -c "import sys; sys.exit(0 if $2 else 1)"; then
+    echo "PASS $1"
+  else
+    echo "FAIL $1"
+    fail=1
+  fi
+}
