@@ -13,6 +13,7 @@
 //! This module sits between the process services and the protocols
 //! (docs/design.md, "Layers"), so a protocol folder may implement it.
 
+pub mod agent;
 pub mod build;
 pub mod credential;
 
@@ -74,6 +75,12 @@ pub trait Platform: Sync {
         _o: &build::MethodOptions,
     ) -> Result<ExpectedIdentity, build::BuildError> {
         Ok(expected)
+    }
+    /// How it serves the agent family `def` (a definition whose `driver`
+    /// names this platform; a platform with several families tells them by
+    /// `def.name`); `None`: it serves no agent.
+    fn agent_family(&self, _def: &agent::defs::Family) -> Option<&'static agent::AgentFamily> {
+        None
     }
 }
 
