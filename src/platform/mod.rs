@@ -7,8 +7,10 @@
 //! [`Platform`] (its name, the URL schemes it owns), hands back each
 //! configured method as a [`Method`] (endpoint, lock keys, verify party,
 //! identity pin, building the driver), and its driver implements
-//! [`PlatformDriver`] besides [`PowerDriver`]. Nothing here is built at
-//! start-up: the registry is a static slice of references.
+//! [`PlatformDriver`] besides [`PowerDriver`]. A platform that serves a
+//! ClusterLabs agent family declares it ([`Platform::agent_family`], with
+//! the agent definitions and option values of [`agent`]). Nothing here is
+//! built at start-up: the registry is a static slice of references.
 //!
 //! This module sits between the process services and the protocols
 //! (docs/design.md, "Layers"), so a protocol folder may implement it.
