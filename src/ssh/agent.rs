@@ -386,6 +386,25 @@ mod tests {
     }
 
     #[test]
+    fn an_identity_file_needs_the_ssh_connection() {
+        let a = agent("fence_virsh").unwrap();
+        let mut v = Values::new();
+        v.apply_defaults(&a);
+        v.set(Key::IdentityFile, "/some/key");
+        assert!((FAMILY.check)(&v, &a).is_empty(), "--ssh is on by default");
+        v.set_named(SSH, "0");
+        assert!((FAMILY.check)(&v, &a).is_empty(), "ssh=0 keeps it on");
+        let mut v = Values::new();
+        v.set(Key::IdentityFile, "/some/key");
+        assert_eq!(
+            (FAMILY.check)(&v, &a),
+            vec!["Failed: You have to use identity file together with ssh connection (-x)"]
+        );
+        v.remove(Key::IdentityFile);
+        assert!((FAMILY.check)(&v, &a).is_empty());
+    }
+
+    #[test]
     fn defaults_are_strict_host_keys_port_22_no_sudo() {
         let c = cfg_of(&[("plug", "vm1")]).unwrap();
         assert_eq!((c.host.as_str(), c.port), ("h", 22));
