@@ -18,10 +18,11 @@
 use fencekit::agent::defs::{self, Agent};
 use fencekit::agent::key::Key;
 use fencekit::agent::values::{self, Values};
-use fencekit::agent::{getopt, ipmilan, redfish as agent_redfish, run as agent_run, stdin, virsh};
+use fencekit::agent::{getopt, run as agent_run, stdin};
 use fencekit::engine::error::Stage;
 use fencekit::engine::power::{Action, PowerCommand, PowerState};
 use fencekit::fleet::{hostrange, inventory::Inventory, plan};
+use fencekit::ipmi::agent as ipmilan;
 use fencekit::ipmi::codec::{
     self, Frame, OpenSessionRequest, OpenSessionResponse, Rakp1, Rakp2, Rakp3, Rakp4, Rmcp, Session,
 };
@@ -33,8 +34,10 @@ use fencekit::ipmi::session::{
 };
 use fencekit::lab::bmc::{Bmc, Faults};
 use fencekit::lab::ipmi::{IpmiServer, Offer};
+use fencekit::redfish::agent as agent_redfish;
 use fencekit::redfish::{self, model};
 use fencekit::secret::Secret;
+use fencekit::ssh::agent as virsh;
 use fencekit::time::parse_duration;
 use serde_json::Value;
 use std::net::SocketAddr;
@@ -834,7 +837,7 @@ pub fn agent_argv(data: &[u8]) {
         ),
     };
     let opts = &agent.family.options;
-    let specs = agent.family.getopt_specs();
+    let specs = getopt::specs(agent.family.options);
     let parsed = match getopt::gnu_getopt(args, &specs) {
         Ok(p) => p,
         Err(e) => {
@@ -898,24 +901,24 @@ fn after_parse(mut values: Values, agent: &Agent) {
     }
     match agent.family.driver {
         "kubevirt" => {
-            if let Ok(cfg) = fencekit::agent::kubevirt::config(&values, agent) {
+            if let Ok(cfg) = fencekit::kubevirt::agent::config(&values, agent) {
                 assert!(cfg.vm.is_empty() || cfg.validate().is_ok());
-                let _ = fencekit::agent::kubevirt::describe(&cfg);
+                let _ = fencekit::kubevirt::agent::describe(&cfg);
             }
         }
         "aws" => {
-            if let Ok(cfg) = fencekit::agent::aws::config(&values, agent) {
+            if let Ok(cfg) = fencekit::aws::agent::config(&values, agent) {
                 assert!(cfg.validate().is_ok());
-                let _ = fencekit::agent::aws::describe(&cfg);
+                let _ = fencekit::aws::agent::describe(&cfg);
             }
         }
         "snmp" => {
             // A profile path would read a file: only built-in profiles here.
             let mut values = values.clone();
             values.remove(Key::PduProfile);
-            if let Ok(cfg) = fencekit::agent::snmp::config(&values, agent) {
+            if let Ok(cfg) = fencekit::snmp::agent::config(&values, agent) {
                 assert!(cfg.validate_structure().is_ok());
-                let _ = fencekit::agent::snmp::describe(&cfg);
+                let _ = fencekit::snmp::agent::describe(&cfg);
             }
         }
         "ipmi" => {

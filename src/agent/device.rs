@@ -1,40 +1,18 @@
 //! The platforms as the agent front sees them: a family's configuration
-//! behind one trait ([`Device`]: lock key, description, its real driver),
-//! the listing of plugs some devices offer ([`AgentDriver`]), and the real
-//! drivers behind one type ([`RealDriver`]) so that the front is generic
+//! behind one trait ([`Device`], from the platform seam: lock key,
+//! description, its real driver), the listing of plugs some devices offer
+//! ([`AgentDriver`]), and the real drivers behind one type ([`RealDriver`]) so that the front is generic
 //! over a single type and the tests can put a simulated device in its place.
 //!
-//! What each family's options mean is decided in its family module
-//! (found through [`super::families`]); what is printed, in [`super::run`].
+//! What each family's options mean is decided in its platform's folder
+//! (`src/NAME/agent.rs`, found through [`super::families`]); what is
+//! printed, in [`super::run`].
 
 use crate::engine::driver::PowerDriver;
 use crate::engine::error::{DriverError, ErrorKind, Stage};
 use std::time::Instant;
 
-/// One device's configuration, as its family reads it from the agent's
-/// options (secrets already read).
-pub trait Device: std::fmt::Debug {
-    /// The key of the per-device lock, the same a native fencekit takes
-    /// for this endpoint (so agents and native runs serialise with each
-    /// other); `None` where there is nothing to lock (an SNMP agent
-    /// without a PDU).
-    fn lock_key(&self) -> Option<crate::lock::DeviceKey>;
-    /// A one-line description for `-v` (never a secret).
-    fn describe(&self) -> String;
-    /// Warnings said before acting (an old PDU's legacy security).
-    fn warnings(&self) -> Vec<String> {
-        Vec::new()
-    }
-    /// Makes the real driver (checks what can be checked offline;
-    /// connects to nothing).
-    fn driver(self: Box<Self>) -> Result<RealDriver, String>;
-    /// For tests and the family's own code: its concrete type.
-    fn as_any(&self) -> &dyn std::any::Any;
-}
-
-/// The configuration of one device, whatever its family.
-pub type DeviceConfig = Box<dyn Device>;
-
+pub use crate::platform::agent::{Device, DeviceConfig};
 pub use crate::platform::PlugEntry;
 
 /// A [`PowerDriver`] that may also list the plugs behind its device.
@@ -57,7 +35,7 @@ pub use crate::method::driver::AnyDriver as RealDriver;
 /// Makes the real driver for `cfg` (checks what can be checked offline;
 /// connects to nothing).
 pub fn real(cfg: DeviceConfig) -> Result<RealDriver, String> {
-    cfg.driver()
+    cfg.driver().map(RealDriver)
 }
 
 /// Checks a configuration the way [`real`] would, without keeping a driver

@@ -58,6 +58,18 @@ impl fmt::Display for GetoptError {
 
 impl std::error::Error for GetoptError {}
 
+/// The getopt table of an agent's options (argv parsing).
+pub fn specs(options: &[crate::agent::defs::OptionDef]) -> Vec<Spec<'static>> {
+    options
+        .iter()
+        .map(|o| Spec {
+            short: o.short,
+            long: o.long,
+            takes_value: o.takes_value(),
+        })
+        .collect()
+}
+
 /// Parses `args` (without the program name) against `specs`.
 pub fn gnu_getopt(args: &[String], specs: &[Spec<'_>]) -> Result<Parsed, GetoptError> {
     let mut out = Parsed::default();

@@ -262,6 +262,7 @@ fn prepare(
         ));
     }
     let mut errors = values::validate(&mut values, &agent);
+    errors.extend(families::check(&values, &agent));
     let expect = match expected_identity(&values, &agent) {
         Ok(e) => e,
         Err(m) => {

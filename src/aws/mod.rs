@@ -21,6 +21,7 @@
 //! system, the party under suspicion (whose own word could contradict,
 //! never prove, that it is off).
 
+pub mod agent;
 pub mod args;
 pub mod build;
 pub mod config;

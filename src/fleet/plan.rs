@@ -232,9 +232,9 @@ fn pdu_options(f: &MethodFields) -> PduOptions {
 
 /// An SNMP method: the node's outlets on its own endpoint and on the
 /// `[pdu.NAME]` PDUs they name, through the one builder
-/// ([`crate::snmp::build::snmp`]) with fencekit's defaults.
+/// ([`crate::snmp::platform::snmp`]) with fencekit's defaults.
 fn snmp_from_fields(f: &MethodFields) -> Result<MethodSpec, MethodProblem> {
-    crate::snmp::build::snmp(&SnmpOptions {
+    crate::snmp::platform::snmp(&SnmpOptions {
         own: f.endpoint.is_some().then(|| pdu_options(f)),
         named: f
             .pdus

@@ -8,6 +8,7 @@
 //! * [`config`]: what a caller sets (address, credentials, suite, privilege);
 //! * [`workaround`]: vendor workarounds by FreeIPMI's names, as data.
 
+pub mod agent;
 pub mod args;
 pub mod build;
 pub mod codec;

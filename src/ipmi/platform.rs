@@ -36,6 +36,12 @@ impl Platform for Ipmi {
     fn foreign_options(&self, _driver: &str, o: &MethodOptions) -> Result<(), BuildError> {
         super::build::foreign_options(o)
     }
+    fn agent_family(
+        &self,
+        _def: &platform::agent::defs::Family,
+    ) -> Option<&'static platform::agent::AgentFamily> {
+        Some(&super::agent::FAMILY)
+    }
 }
 
 impl MethodBuilder for Ipmi {

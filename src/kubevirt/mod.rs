@@ -25,6 +25,7 @@
 //! by the VMI alone: a VMI that failed because its node stopped answering
 //! is not off while its virt-launcher pod may still run there.
 
+pub mod agent;
 pub mod args;
 pub mod build;
 pub mod config;

@@ -42,6 +42,12 @@ impl Platform for Kubevirt {
     ) -> Result<ExpectedIdentity, BuildError> {
         super::build::expected_names(expected, o)
     }
+    fn agent_family(
+        &self,
+        _def: &platform::agent::defs::Family,
+    ) -> Option<&'static platform::agent::AgentFamily> {
+        Some(&super::agent::FAMILY)
+    }
 }
 
 impl MethodBuilder for Kubevirt {

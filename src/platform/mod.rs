@@ -7,12 +7,15 @@
 //! [`Platform`] (its name, the URL schemes it owns), hands back each
 //! configured method as a [`Method`] (endpoint, lock keys, verify party,
 //! identity pin, building the driver), and its driver implements
-//! [`PlatformDriver`] besides [`PowerDriver`]. Nothing here is built at
-//! start-up: the registry is a static slice of references.
+//! [`PlatformDriver`] besides [`PowerDriver`]. A platform that serves a
+//! ClusterLabs agent family declares it ([`Platform::agent_family`], with
+//! the agent definitions and option values of [`agent`]). Nothing here is
+//! built at start-up: the registry is a static slice of references.
 //!
 //! This module sits between the process services and the protocols
 //! (docs/design.md, "Layers"), so a protocol folder may implement it.
 
+pub mod agent;
 pub mod args;
 pub mod build;
 pub mod credential;
@@ -75,6 +78,12 @@ pub trait Platform: Sync {
         _o: &build::MethodOptions,
     ) -> Result<ExpectedIdentity, build::BuildError> {
         Ok(expected)
+    }
+    /// How it serves the agent family `def` (a definition whose `driver`
+    /// names this platform; a platform with several families tells them by
+    /// `def.name`); `None`: it serves no agent.
+    fn agent_family(&self, _def: &agent::defs::Family) -> Option<&'static agent::AgentFamily> {
+        None
     }
 }
 

@@ -15,6 +15,7 @@
 //!   transport error classification;
 //! * [`driver`]: the engine's [`crate::engine::driver::PowerDriver`] over all of it.
 
+pub mod agent;
 pub mod args;
 pub mod build;
 pub mod config;

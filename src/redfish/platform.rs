@@ -35,6 +35,12 @@ impl Platform for Redfish {
     fn builder(&self) -> Option<&'static dyn MethodBuilder> {
         Some(&PLATFORM)
     }
+    fn agent_family(
+        &self,
+        _def: &platform::agent::defs::Family,
+    ) -> Option<&'static platform::agent::AgentFamily> {
+        Some(&super::agent::FAMILY)
+    }
 }
 
 impl MethodBuilder for Redfish {

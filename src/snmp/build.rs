@@ -1,18 +1,17 @@
 //! Switched PDUs' methods (the platform's own builder): the inventory (a
 //! method's outlets on its own endpoint and on `[pdu.NAME]` tables) and
-//! the SNMP fence agents (`fence_apc_snmp` …) share [`snmp`] /
-//! [`snmp_parts`], so a version, security level, protocol, profile or
+//! the SNMP fence agents (`fence_apc_snmp` …) share [`snmp_parts`]
+//! (the method: `platform::snmp`), so a version, security level, protocol, profile or
 //! outlet list is read and checked in one place; only the defaults differ
 //! ([`PduDefaults`]: the agents keep upstream's).
 
 use super::client::Timing;
 use super::config::{parse_endpoint, parse_version, OutletSpec, PduEndpoint, Plug, SnmpConfig};
 use super::message::Version as SnmpVersion;
-use super::platform::{SnmpCredentials, SnmpMethod};
+use super::secrets::SnmpCredentials;
 use super::session::{SecLevel, Security, UsmUser};
 use super::usm::{AuthProtocol, PrivProtocol};
 use crate::platform::credential::CredentialRef;
-use crate::platform::Method;
 use crate::secret::Secret;
 use std::sync::Arc;
 
@@ -145,13 +144,13 @@ pub struct SnmpOptions {
     pub defaults: PduDefaults,
 }
 
-/// The PDU method of a node: [`snmp_parts`], and at least one outlet.
-pub fn snmp(o: &SnmpOptions) -> Result<Box<dyn Method>, BuildError> {
+/// A node's outlets and their PDUs: [`snmp_parts`], and at least one
+/// outlet (the method is `platform::snmp`).
+pub fn outlet_parts(o: &SnmpOptions) -> Result<(SnmpConfig, Vec<SnmpCredentials>), BuildError> {
     if o.outlets.is_empty() {
         return Err(BuildError::NoOutlets);
     }
-    let (config, credentials) = snmp_parts(o)?;
-    Ok(SnmpMethod::boxed(config, credentials))
+    snmp_parts(o)
 }
 
 /// The PDUs and outlets `o` describes, each PDU's secrets as references
@@ -357,16 +356,22 @@ mod tests {
         // method.
         let o = outlets(Some(pdu_at("snmp://own")), &[], &[]);
         assert_eq!(snmp_parts(&o).unwrap().0.pdus.len(), 1);
-        assert!(snmp(&o).unwrap_err().to_string().contains("needs outlets"));
+        assert!(outlet_parts(&o)
+            .unwrap_err()
+            .to_string()
+            .contains("needs outlets"));
         // An outlet on the own PDU of a method without one.
         let o = outlets(None, &[("A", pdu_at("snmp://a"))], &["A:1", "2"]);
-        assert!(snmp(&o)
+        assert!(outlet_parts(&o)
             .unwrap_err()
             .to_string()
             .contains("outlet 2 names no PDU"));
         // The same outlet twice.
         let o = outlets(None, &[("A", pdu_at("snmp://a"))], &["A:1", "A:1"]);
-        assert!(snmp(&o).unwrap_err().to_string().contains("listed twice"));
+        assert!(outlet_parts(&o)
+            .unwrap_err()
+            .to_string()
+            .contains("listed twice"));
     }
 
     #[test]
@@ -409,14 +414,14 @@ mod tests {
                     defaults,
                     ..outlets(Some(p.clone()), &[], &["1"])
                 };
-                let e = snmp(&o).unwrap_err().to_string();
+                let e = outlet_parts(&o).unwrap_err().to_string();
                 assert!(e.contains(want), "{defaults:?}: {e}");
                 // A named PDU says which.
                 let o = SnmpOptions {
                     defaults,
                     ..outlets(None, &[("A", p)], &["A:1"])
                 };
-                let e = snmp(&o).unwrap_err();
+                let e = outlet_parts(&o).unwrap_err();
                 assert!(
                     matches!(&e, BuildError::Pdu { name, .. } if name == "A"),
                     "{e}"
@@ -494,18 +499,19 @@ mod tests {
 
     #[test]
     fn pdu_messages_read_as_they_always_have() {
-        let text = |r: Result<Box<dyn Method>, BuildError>| r.unwrap_err().to_string();
+        let text =
+            |r: Result<(SnmpConfig, Vec<SnmpCredentials>), BuildError>| r.unwrap_err().to_string();
         let pdu = PduOptions {
             endpoint: Some("snmp://p".into()),
             ..Default::default()
         };
-        let e = text(snmp(&outlets(
+        let e = text(outlet_parts(&outlets(
             None,
             &[("A", PduOptions::default())],
             &["A:1"],
         )));
         assert_eq!(e, "PDU A: a PDU needs endpoint = \"snmp://HOST[:PORT]\"");
-        let e = text(snmp(&outlets(Some(pdu), &[], &["1", "1"])));
+        let e = text(outlet_parts(&outlets(Some(pdu), &[], &["1", "1"])));
         assert_eq!(e, "outlet 1 is listed twice");
     }
 }

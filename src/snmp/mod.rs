@@ -9,6 +9,7 @@
 //! * [`config`] and [`driver`]: the engine's [`crate::engine::driver::PowerDriver`]
 //!   for one or several outlets on one or several PDUs.
 
+pub mod agent;
 pub mod ber;
 pub mod build;
 pub mod client;
@@ -17,5 +18,6 @@ pub mod driver;
 pub mod message;
 pub mod platform;
 pub mod profile;
+pub mod secrets;
 pub mod session;
 pub mod usm;

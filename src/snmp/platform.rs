@@ -2,14 +2,15 @@
 //! node's outlets on one or more PDUs (a lock key per PDU), its secrets
 //! per PDU, the outlet as its verify party, the outlets for `list`.
 
+use super::build::{outlet_parts, BuildError, SnmpOptions};
 use super::config::SnmpConfig;
 use super::driver::SnmpDriver;
+use super::secrets::{fill_snmp, SnmpCredentials};
 use super::session::Security;
-use crate::engine::error::{DriverError, ErrorKind, Stage};
+use crate::engine::error::{DriverError, Stage};
 use crate::engine::identity::ExpectedIdentity;
-use crate::platform::credential::{CredentialError, CredentialRef};
+use crate::platform::credential::CredentialRef;
 use crate::platform::{self, Driver, Listed, Local, Method, Party, PinError, Platform, PlugEntry};
-use crate::secret::Secret;
 use std::fmt;
 use std::time::Instant;
 
@@ -32,132 +33,19 @@ impl Platform for Snmp {
     fn check_fields(&self, f: &dyn crate::platform::build::Fields) -> Result<(), String> {
         super::config::check_fields(f)
     }
-}
-
-/// Where one PDU's secrets come from.
-#[derive(Clone, Debug, Default)]
-pub struct SnmpCredentials {
-    /// v1/v2c community.
-    pub community: CredentialRef,
-    /// v3 authentication password.
-    pub auth: CredentialRef,
-    /// v3 privacy password.
-    pub privacy: CredentialRef,
-}
-
-impl SnmpCredentials {
-    /// The references that apply to `security`.
-    pub fn used(&self, security: &Security) -> Vec<&CredentialRef> {
-        match security {
-            Security::Community { .. } => vec![&self.community],
-            Security::Usm(u) => {
-                let mut v = Vec::new();
-                if u.auth.is_some() {
-                    v.push(&self.auth);
-                }
-                if u.privacy.is_some() {
-                    v.push(&self.privacy);
-                }
-                v
-            }
-        }
+    fn agent_family(
+        &self,
+        _def: &platform::agent::defs::Family,
+    ) -> Option<&'static platform::agent::AgentFamily> {
+        Some(&super::agent::FAMILY)
     }
 }
 
-/// Why a PDU's secrets could not be filled in.
-#[derive(Debug, thiserror::Error)]
-pub enum PduSecretError {
-    /// A reference that needs reading where only inline secrets are taken.
-    #[error("PDU {pdu}: a secret from {from} cannot be read here")]
-    NotInline { pdu: String, from: String },
-    /// A reference that could not be read.
-    #[error("PDU {pdu}: {source}")]
-    Credential {
-        pdu: String,
-        source: CredentialError,
-    },
-    /// A community-based PDU with an empty community.
-    #[error("PDU {pdu}: no community (community_file, community_env or community_script)")]
-    NoCommunity { pdu: String },
-}
-
-impl PduSecretError {
-    /// The engine's class: a password script that ran out of time is a
-    /// timeout, anything else a configuration error.
-    pub fn kind(&self) -> ErrorKind {
-        match self {
-            PduSecretError::Credential { source, .. } => source.kind(),
-            _ => ErrorKind::Config,
-        }
-    }
-}
-
-/// `config` with the secrets `credentials` give inline, for a front that
-/// has read them already (the SNMP agents: options, stdin, their password
-/// scripts): [`CredentialRef::Inline`] fills a slot, [`CredentialRef::None`]
-/// leaves it empty (refused later where the security level needs it), any
-/// other reference is an error (it would need reading: use the method's
-/// `build`).
-pub fn inline_snmp_secrets(
-    config: &SnmpConfig,
-    credentials: &[SnmpCredentials],
-) -> Result<SnmpConfig, PduSecretError> {
-    let take = |r: &CredentialRef, label: &str| match r {
-        CredentialRef::Inline(s) => Ok(s.clone()),
-        CredentialRef::None => Ok(Secret::default()),
-        other => Err(PduSecretError::NotInline {
-            pdu: label.to_string(),
-            from: other.describe(),
-        }),
-    };
-    let mut c = config.clone();
-    for (p, cred) in c.pdus.iter_mut().zip(credentials) {
-        match &mut p.security {
-            Security::Community { community, .. } => *community = take(&cred.community, &p.label)?,
-            Security::Usm(u) => {
-                if let Some((_, pw)) = &mut u.auth {
-                    *pw = take(&cred.auth, &p.label)?;
-                }
-                if let Some((_, pw)) = &mut u.privacy {
-                    *pw = take(&cred.privacy, &p.label)?;
-                }
-            }
-        }
-    }
-    Ok(c)
-}
-
-/// Fills the secrets of `config` from `credentials` (scripts until `deadline`).
-async fn fill_snmp(
-    config: &SnmpConfig,
-    credentials: &[SnmpCredentials],
-    deadline: Option<Instant>,
-) -> Result<SnmpConfig, PduSecretError> {
-    let mut c = config.clone();
-    for (p, cred) in c.pdus.iter_mut().zip(credentials) {
-        let pdu = p.label.clone();
-        let what = |source| PduSecretError::Credential {
-            pdu: pdu.clone(),
-            source,
-        };
-        match &mut p.security {
-            Security::Community { community, .. } => {
-                *community = cred.community.resolve(deadline).await.map_err(what)?;
-                if community.is_empty() {
-                    return Err(PduSecretError::NoCommunity { pdu });
-                }
-            }
-            Security::Usm(u) => {
-                if let Some((_, pw)) = &mut u.auth {
-                    *pw = cred.auth.resolve(deadline).await.map_err(what)?;
-                }
-                if let Some((_, pw)) = &mut u.privacy {
-                    *pw = cred.privacy.resolve(deadline).await.map_err(what)?;
-                }
-            }
-        }
-    }
-    Ok(c)
+/// The PDU method of a node: its outlets on their PDUs
+/// ([`outlet_parts`]: at least one outlet).
+pub fn snmp(o: &SnmpOptions) -> Result<Box<dyn Method>, BuildError> {
+    let (config, credentials) = outlet_parts(o)?;
+    Ok(SnmpMethod::boxed(config, credentials))
 }
 
 /// An SNMP method: a node's outlets on one or more PDUs; each PDU's
@@ -322,26 +210,5 @@ impl platform::PlatformDriver for SnmpDriver {
             }
         }
         Ok(rows)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_pdu_password_script_out_of_time_stays_a_timeout() {
-        let e = PduSecretError::Credential {
-            pdu: "pdu-a".into(),
-            source: CredentialError::Timeout(std::time::Duration::from_secs(2)),
-        };
-        assert_eq!(e.kind(), ErrorKind::Timeout);
-        assert!(e
-            .to_string()
-            .starts_with("PDU pdu-a: the password script did not finish"));
-        let e = PduSecretError::NoCommunity {
-            pdu: "pdu-a".into(),
-        };
-        assert_eq!(e.kind(), ErrorKind::Config);
     }
 }

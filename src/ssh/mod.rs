@@ -18,6 +18,7 @@
 //!   by a deadline, and dropped (socket closed) when the caller gives up;
 //! * [`driver`]: the engine's [`crate::engine::driver::PowerDriver`].
 
+pub mod agent;
 pub mod args;
 pub mod build;
 pub mod config;

@@ -37,6 +37,12 @@ impl Platform for Ssh {
     fn builder(&self) -> Option<&'static dyn MethodBuilder> {
         Some(&PLATFORM)
     }
+    fn agent_family(
+        &self,
+        _def: &platform::agent::defs::Family,
+    ) -> Option<&'static platform::agent::AgentFamily> {
+        Some(&super::agent::FAMILY)
+    }
 }
 
 impl MethodBuilder for Ssh {

@@ -64,7 +64,7 @@ pub(super) fn read_argv(args: Vec<OsString>, agent: &Agent, log: &Logger) -> Res
         }
     }
     let opts = &agent.options;
-    let specs = agent.getopt_specs();
+    let specs = getopt::specs(agent.family.options);
     let parsed = match getopt::gnu_getopt(&words, &specs) {
         Ok(p) => p,
         Err(e) => return Err(usage_error(log, &format!("Parse error: {e}"))),

@@ -41,11 +41,11 @@ fn redfish_cfg(r: &Ran) -> RedfishConfig {
     }
 }
 
-fn virsh_cfg(r: &Ran) -> crate::agent::virsh::VirshConfig {
+fn virsh_cfg(r: &Ran) -> crate::ssh::agent::VirshConfig {
     match &r.cfg {
-        Some(c) if c.as_any().is::<crate::agent::virsh::VirshConfig>() => c
+        Some(c) if c.as_any().is::<crate::ssh::agent::VirshConfig>() => c
             .as_any()
-            .downcast_ref::<crate::agent::virsh::VirshConfig>()
+            .downcast_ref::<crate::ssh::agent::VirshConfig>()
             .unwrap()
             .clone(),
         other => panic!("not a virsh configuration: {other:?}\n{}", r.out.stderr),

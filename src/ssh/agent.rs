@@ -13,10 +13,11 @@
 //! (any key) or `=accept-new` (an unknown key, never a changed one), or when
 //! the key is pinned with the fencekit-only `--ssh-host-key`.
 
-use super::defs::Agent;
-use super::device::{Device, DeviceConfig, RealDriver};
-use super::key::Key;
-use super::values::{parse_int, Values};
+use crate::platform::agent::defs::Agent;
+use crate::platform::agent::key::Key;
+use crate::platform::agent::values::{parse_int, Values};
+use crate::platform::agent::{AgentFamily, Device, DeviceConfig};
+use crate::platform::Driver;
 use crate::secret::Secret;
 use crate::ssh::config::{
     Profile, SshAuth, SshConfig, DEFAULT_COMMAND_TIMEOUT, DEFAULT_CONNECT_TIMEOUT,
@@ -316,7 +317,7 @@ pub fn describe(cfg: &VirshConfig) -> String {
 }
 
 /// The family's configuration from validated option values, for the
-/// front (registered in [`super::families`]).
+/// front (declared in [`FAMILY`]).
 pub fn device(values: &Values, agent: &Agent) -> Result<DeviceConfig, String> {
     config(values, agent).map(|c| Box::new(c) as DeviceConfig)
 }
@@ -332,9 +333,9 @@ impl Device for VirshConfig {
     fn describe(&self) -> String {
         describe(self)
     }
-    fn driver(self: Box<Self>) -> Result<RealDriver, String> {
+    fn driver(self: Box<Self>) -> Result<Box<dyn Driver>, String> {
         crate::ssh::driver::SshDriver::new(ssh_config(&self))
-            .map(|d| RealDriver(Box::new(d)))
+            .map(|d| Box::new(d) as Box<dyn Driver>)
             .map_err(|e| e.to_string())
     }
     fn as_any(&self) -> &dyn std::any::Any {
@@ -342,10 +343,34 @@ impl Device for VirshConfig {
     }
 }
 
+/// How the platform serves the fence_virsh family (`Platform::agent_family`).
+pub static FAMILY: AgentFamily = AgentFamily {
+    lists: true,
+    check,
+    read_by_name: &[SSH],
+    ..AgentFamily::new(device)
+};
+
+/// `--ssh` (`-x`): always on here (its default is 1, and stdin `ssh=0`
+/// keeps it on, as upstream), read only by [`check`].
+const SSH: &str = "ssh";
+
+/// fence_virsh's own input check, after the shared ones: an identity file
+/// needs the SSH connection (upstream's message).
+fn check(values: &Values, _agent: &Agent) -> Vec<String> {
+    let mut errors = Vec::new();
+    if values.has(Key::IdentityFile) && !values.has_named(SSH) {
+        errors.push(
+            "Failed: You have to use identity file together with ssh connection (-x)".to_string(),
+        );
+    }
+    errors
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agent::defs::agent;
+    use crate::platform::agent::defs::agent;
 
     fn cfg_of(pairs: &[(&str, &str)]) -> Result<VirshConfig, String> {
         let a = agent("fence_virsh").unwrap();
@@ -358,6 +383,25 @@ mod tests {
         }
         v.apply_defaults(&a);
         config(&v, &a)
+    }
+
+    #[test]
+    fn an_identity_file_needs_the_ssh_connection() {
+        let a = agent("fence_virsh").unwrap();
+        let mut v = Values::new();
+        v.apply_defaults(&a);
+        v.set(Key::IdentityFile, "/some/key");
+        assert!((FAMILY.check)(&v, &a).is_empty(), "--ssh is on by default");
+        v.set_named(SSH, "0");
+        assert!((FAMILY.check)(&v, &a).is_empty(), "ssh=0 keeps it on");
+        let mut v = Values::new();
+        v.set(Key::IdentityFile, "/some/key");
+        assert_eq!(
+            (FAMILY.check)(&v, &a),
+            vec!["Failed: You have to use identity file together with ssh connection (-x)"]
+        );
+        v.remove(Key::IdentityFile);
+        assert!((FAMILY.check)(&v, &a).is_empty());
     }
 
     #[test]

@@ -12,11 +12,12 @@
 //! SHA256:…`, which give a way to trust a self-signed controller without
 //! turning verification off.
 
-use super::defs::Agent;
-use super::device::{Device, DeviceConfig, RealDriver};
-use super::key::Key;
-use super::values::{parse_int, Values};
 use crate::fingerprint::{format_hex as format_fingerprint, parse_sha256 as parse_fingerprint};
+use crate::platform::agent::defs::Agent;
+use crate::platform::agent::key::Key;
+use crate::platform::agent::values::{parse_int, Values};
+use crate::platform::agent::{AgentFamily, Device, DeviceConfig};
+use crate::platform::Driver;
 use crate::redfish::config::{RedfishConfig, TlsTrust};
 use crate::secret::Secret;
 use std::path::PathBuf;
@@ -128,7 +129,7 @@ pub fn describe(cfg: &RedfishConfig) -> String {
 }
 
 /// The family's configuration from validated option values, for the
-/// front (registered in [`super::families`]).
+/// front (declared in [`FAMILY`]).
 pub fn device(values: &Values, agent: &Agent) -> Result<DeviceConfig, String> {
     config(values, agent).map(|c| Box::new(c) as DeviceConfig)
 }
@@ -140,9 +141,9 @@ impl Device for RedfishConfig {
     fn describe(&self) -> String {
         describe(self)
     }
-    fn driver(self: Box<Self>) -> Result<RealDriver, String> {
+    fn driver(self: Box<Self>) -> Result<Box<dyn Driver>, String> {
         crate::redfish::driver::RedfishDriver::new(*self)
-            .map(|d| RealDriver(Box::new(d)))
+            .map(|d| Box::new(d) as Box<dyn Driver>)
             .map_err(|e| e.to_string())
     }
     fn as_any(&self) -> &dyn std::any::Any {
@@ -150,11 +151,17 @@ impl Device for RedfishConfig {
     }
 }
 
+/// How the platform serves the fence_redfish family (`Platform::agent_family`).
+pub static FAMILY: AgentFamily = AgentFamily {
+    lists: true,
+    ..AgentFamily::new(device)
+};
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agent::defs::agent;
-    use crate::agent::values::validate;
+    use crate::platform::agent::defs::agent;
+    use crate::platform::agent::values::validate;
 
     fn cfg_of(pairs: &[(&str, &str)]) -> Result<RedfishConfig, String> {
         let a = agent("fence_redfish").unwrap();

@@ -13,17 +13,18 @@
 //!
 //! fencekit-only: `--pdu-profile` (a built-in profile or a profile file).
 
-use super::defs::Agent;
-use super::device::{Device, DeviceConfig, RealDriver};
-use super::key::Key;
-use super::values::{parse_int, Values};
-use crate::method::credential::CredentialRef;
+use crate::platform::agent::defs::Agent;
+use crate::platform::agent::key::Key;
+use crate::platform::agent::values::{parse_int, Values};
+use crate::platform::agent::{AgentFamily, Device, DeviceConfig};
+use crate::platform::credential::CredentialRef;
+use crate::platform::Driver;
 use crate::secret::Secret;
 use crate::snmp::build::{self, PduDefaults, PduOptions, SnmpOptions};
 use crate::snmp::client::Timing;
 use crate::snmp::config::SnmpConfig;
 use crate::snmp::message::Version;
-use crate::snmp::platform::inline_snmp_secrets;
+use crate::snmp::secrets::inline_snmp_secrets;
 use crate::snmp::usm::{AuthProtocol, PrivProtocol};
 use std::time::Duration;
 
@@ -135,7 +136,7 @@ pub fn describe(cfg: &SnmpConfig) -> String {
 }
 
 /// The family's configuration from validated option values, for the
-/// front (registered in [`super::families`]).
+/// front (declared in [`FAMILY`]).
 pub fn device(values: &Values, agent: &Agent) -> Result<DeviceConfig, String> {
     config(values, agent).map(|c| Box::new(c) as DeviceConfig)
 }
@@ -150,9 +151,9 @@ impl Device for SnmpConfig {
     fn warnings(&self) -> Vec<String> {
         self.legacy_warnings()
     }
-    fn driver(self: Box<Self>) -> Result<RealDriver, String> {
+    fn driver(self: Box<Self>) -> Result<Box<dyn Driver>, String> {
         crate::snmp::driver::SnmpDriver::new(*self)
-            .map(|d| RealDriver(Box::new(d)))
+            .map(|d| Box::new(d) as Box<dyn Driver>)
             .map_err(|e| e.to_string())
     }
     fn as_any(&self) -> &dyn std::any::Any {
@@ -160,10 +161,16 @@ impl Device for SnmpConfig {
     }
 }
 
+/// How the platform serves the fence_snmp family (`Platform::agent_family`).
+pub static FAMILY: AgentFamily = AgentFamily {
+    lists: true,
+    ..AgentFamily::new(device)
+};
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agent::defs;
+    use crate::platform::agent::defs;
     use crate::snmp::config::Plug;
     use crate::snmp::session::{SecLevel, Security};
 

@@ -10,13 +10,14 @@
 //!
 //! fencekit-only extensions: `--expect-uuid` (the VMI's firmware UUID) and
 //! `--expect-vm-uid` (the VM's `metadata.uid`), both read by the engine
-//! before any change ([`super::run::expected_identity`]).
+//! before any change ([`crate::agent::run::expected_identity`]).
 
-use super::defs::Agent;
-use super::device::{Device, DeviceConfig, RealDriver};
-use super::key::Key;
-use super::values::Values;
 use crate::kubevirt::config::KubevirtConfig;
+use crate::platform::agent::defs::Agent;
+use crate::platform::agent::key::Key;
+use crate::platform::agent::values::Values;
+use crate::platform::agent::{AgentFamily, Device, DeviceConfig};
+use crate::platform::Driver;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -73,7 +74,7 @@ pub fn describe(cfg: &KubevirtConfig) -> String {
 }
 
 /// The family's configuration from validated option values, for the
-/// front (registered in [`super::families`]).
+/// front (declared in [`FAMILY`]).
 pub fn device(values: &Values, agent: &Agent) -> Result<DeviceConfig, String> {
     config(values, agent).map(|c| Box::new(c) as DeviceConfig)
 }
@@ -92,17 +93,23 @@ impl Device for KubevirtConfig {
             Vec::new()
         }
     }
-    fn driver(self: Box<Self>) -> Result<RealDriver, String> {
+    fn driver(self: Box<Self>) -> Result<Box<dyn Driver>, String> {
         let mut cfg = *self;
         if cfg.vm.is_empty() {
             // Listing: the driver needs a name to be valid; it is never read.
             cfg.vm = "list".into();
         }
         crate::kubevirt::driver::KubevirtDriver::new(cfg)
-            .map(|d| RealDriver(Box::new(d)))
+            .map(|d| Box::new(d) as Box<dyn Driver>)
             .map_err(|e| e.to_string())
     }
     fn as_any(&self) -> &dyn std::any::Any {
         self
     }
 }
+
+/// How the platform serves the fence_kubevirt family (`Platform::agent_family`).
+pub static FAMILY: AgentFamily = AgentFamily {
+    lists: true,
+    ..AgentFamily::new(device)
+};

@@ -160,7 +160,8 @@ pub struct Family {
     /// Metadata `vendor-url`.
     pub vendor_url: &'static str,
     /// The platform that serves it, by its registered name (`driver` in
-    /// its `agents/*.toml`; `agent::families` finds its configuration).
+    /// its `agents/*.toml`; the platform declares how it serves the family:
+    /// `Platform::agent_family`).
     pub driver: &'static str,
     /// The fence-agents release this definition follows.
     pub compat_version: &'static str,
@@ -227,26 +228,9 @@ impl Agent {
             .chain(self.family.hidden_actions)
             .any(|a| *a == action)
     }
-
-    /// The getopt table of the options (argv parsing).
-    pub fn getopt_specs(&self) -> Vec<super::getopt::Spec<'static>> {
-        self.family.getopt_specs()
-    }
 }
 
 impl Family {
-    /// The getopt table of this family's options (argv parsing).
-    pub fn getopt_specs(&self) -> Vec<super::getopt::Spec<'static>> {
-        self.options
-            .iter()
-            .map(|o| super::getopt::Spec {
-                short: o.short,
-                long: o.long,
-                takes_value: o.takes_value(),
-            })
-            .collect()
-    }
-
     /// Every name this family answers to: its own, then its aliases.
     pub fn names(&self) -> impl Iterator<Item = &'static str> + '_ {
         std::iter::once(self.name).chain(self.aliases.iter().map(|a| a.name))
@@ -294,8 +278,8 @@ pub fn all_names() -> Vec<&'static str> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::defs_source::load;
     use super::*;
-    use crate::agent::defs_source::load;
     use std::collections::BTreeSet;
 
     fn opt_keys(f: &Family) -> BTreeSet<&'static str> {

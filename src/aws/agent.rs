@@ -10,16 +10,17 @@
 //!
 //! fencekit-only extensions: `--expect-node-name NAME` and `--expect-tag
 //! KEY=VALUE` (pins read by the engine before any state change; see
-//! [`super::run::expected_identity`]), `--allow-self-fence`,
+//! [`crate::agent::run::expected_identity`]), `--allow-self-fence`,
 //! `--endpoint-url`, and `--skip-race-check` (accepted, ignored).
 //! `--skip-os-shutdown=true|false` (upstream's later option, default true)
 //! chooses whether `off` asks EC2 to skip the guest's OS shutdown.
 
-use super::defs::Agent;
-use super::device::{Device, DeviceConfig, RealDriver};
-use super::key::Key;
-use super::values::Values;
 use crate::aws::config::{check_instance, key_value, AwsConfig, ConfigError, Env, GivenKeys};
+use crate::platform::agent::defs::Agent;
+use crate::platform::agent::key::Key;
+use crate::platform::agent::values::Values;
+use crate::platform::agent::{AgentFamily, Device, DeviceConfig};
+use crate::platform::Driver;
 use crate::secret::Secret;
 use std::time::Duration;
 
@@ -117,7 +118,7 @@ pub fn describe(cfg: &AwsConfig) -> String {
 }
 
 /// The family's configuration from validated option values, for the
-/// front (registered in [`super::families`]).
+/// front (declared in [`FAMILY`]).
 pub fn device(values: &Values, agent: &Agent) -> Result<DeviceConfig, String> {
     config(values, agent).map(|c| Box::new(c) as DeviceConfig)
 }
@@ -129,9 +130,9 @@ impl Device for AwsConfig {
     fn describe(&self) -> String {
         describe(self)
     }
-    fn driver(self: Box<Self>) -> Result<RealDriver, String> {
+    fn driver(self: Box<Self>) -> Result<Box<dyn Driver>, String> {
         crate::aws::driver::AwsDriver::new(*self)
-            .map(|d| RealDriver(Box::new(d)))
+            .map(|d| Box::new(d) as Box<dyn Driver>)
             .map_err(|e| e.to_string())
     }
     fn as_any(&self) -> &dyn std::any::Any {
@@ -139,11 +140,17 @@ impl Device for AwsConfig {
     }
 }
 
+/// How the platform serves the fence_aws family (`Platform::agent_family`).
+pub static FAMILY: AgentFamily = AgentFamily {
+    lists: true,
+    ..AgentFamily::new(device)
+};
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agent::defs::agent;
-    use crate::agent::values::validate;
+    use crate::platform::agent::defs::agent;
+    use crate::platform::agent::values::validate;
 
     fn cfg_of(pairs: &[(&str, &str)]) -> Result<AwsConfig, String> {
         let a = agent("fence_aws").unwrap();

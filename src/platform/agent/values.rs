@@ -145,13 +145,8 @@ pub fn validate(values: &mut Values, agent: &Agent) -> Vec<String> {
         });
     }
     if keyed {
+        // (What else an identity file needs is the family's check.)
         if let Some(file) = values.get(Key::IdentityFile) {
-            if agent.option("ssh").is_some() && !values.has(Key::Ssh) {
-                errors.push(
-                    "Failed: You have to use identity file together with ssh connection (-x)"
-                        .to_string(),
-                );
-            }
             if !std::path::Path::new(file).is_file() {
                 errors.push(format!("Failed: Identity file {file} does not exist"));
             }
@@ -203,7 +198,7 @@ pub fn validate(values: &mut Values, agent: &Agent) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agent::defs::agent;
+    use crate::platform::agent::defs::agent;
 
     #[test]
     fn int_follows_python() {

@@ -5,15 +5,16 @@
 //! is shared and lives in [`crate::agent::run`]; this module only knows
 //! which option feeds which IPMI setting.
 
-use super::defs::Agent;
-use super::device::{Device, DeviceConfig, RealDriver};
-use super::key::Key;
-use super::values::{parse_int, Values};
 use crate::ipmi::config::{
     parse_hex_kg, AuthType, CipherChoice, ConfigError, IpmiConfig, Privilege, Version,
 };
 use crate::ipmi::driver::IpmiDriver;
 use crate::ipmi::workaround::Workarounds;
+use crate::platform::agent::defs::Agent;
+use crate::platform::agent::key::Key;
+use crate::platform::agent::values::{parse_int, Values};
+use crate::platform::agent::{AgentFamily, Device, DeviceConfig};
+use crate::platform::Driver;
 use crate::secret::Secret;
 
 /// Builds the IPMI configuration from validated option values (the password
@@ -125,7 +126,7 @@ pub fn driver(cfg: IpmiConfig) -> Result<IpmiDriver, String> {
 }
 
 /// The family's configuration from validated option values, for the
-/// front (registered in [`super::families`]).
+/// front (declared in [`FAMILY`]).
 pub fn device(values: &Values, agent: &Agent) -> Result<DeviceConfig, String> {
     config(values, agent).map(|c| Box::new(c) as DeviceConfig)
 }
@@ -137,9 +138,9 @@ impl Device for IpmiConfig {
     fn describe(&self) -> String {
         describe(self)
     }
-    fn driver(self: Box<Self>) -> Result<RealDriver, String> {
+    fn driver(self: Box<Self>) -> Result<Box<dyn Driver>, String> {
         crate::ipmi::driver::IpmiDriver::new(*self)
-            .map(|d| RealDriver(Box::new(d)))
+            .map(|d| Box::new(d) as Box<dyn Driver>)
             .map_err(|e| e.to_string())
     }
     fn as_any(&self) -> &dyn std::any::Any {
@@ -147,11 +148,14 @@ impl Device for IpmiConfig {
     }
 }
 
+/// How the platform serves the fence_ipmilan family (`Platform::agent_family`).
+pub static FAMILY: AgentFamily = AgentFamily::new(device);
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agent::defs::agent;
-    use crate::agent::values::validate;
+    use crate::platform::agent::defs::agent;
+    use crate::platform::agent::values::validate;
 
     fn cfg_of(name: &str, pairs: &[(&str, &str)]) -> Result<IpmiConfig, String> {
         let a = agent(name).unwrap();
