@@ -15,6 +15,7 @@
 
 pub mod build;
 pub mod credential;
+pub mod facts;
 
 use crate::engine::driver::PowerDriver;
 use crate::engine::error::{DriverError, ErrorKind, Stage};
@@ -74,6 +75,12 @@ pub trait Platform: Sync {
         _o: &build::MethodOptions,
     ) -> Result<ExpectedIdentity, build::BuildError> {
         Ok(expected)
+    }
+    /// What `check --record` keeps of a working level for drift, and the
+    /// checks beyond the generic ones ([`facts::FactRules`]); `None`:
+    /// nothing but the identity.
+    fn facts(&self) -> Option<&'static dyn facts::FactRules> {
+        None
     }
 }
 

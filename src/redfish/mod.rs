@@ -18,6 +18,7 @@
 pub mod build;
 pub mod config;
 pub mod driver;
+pub mod facts;
 pub mod http;
 pub mod model;
 pub mod platform;

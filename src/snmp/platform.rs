@@ -20,6 +20,9 @@ pub struct Snmp;
 pub static PLATFORM: Snmp = Snmp;
 
 impl Platform for Snmp {
+    fn facts(&self) -> Option<&'static dyn crate::platform::facts::FactRules> {
+        Some(&super::facts::FACTS)
+    }
     fn name(&self) -> &'static str {
         "snmp"
     }

@@ -21,6 +21,7 @@
 pub mod build;
 pub mod config;
 pub mod driver;
+pub mod facts;
 pub mod hostkey;
 pub mod platform;
 pub mod profile;

@@ -22,6 +22,9 @@ pub struct Ssh;
 pub static PLATFORM: Ssh = Ssh;
 
 impl Platform for Ssh {
+    fn facts(&self) -> Option<&'static dyn crate::platform::facts::FactRules> {
+        Some(&super::facts::FACTS)
+    }
     fn name(&self) -> &'static str {
         "ssh"
     }
