@@ -55,7 +55,7 @@ const ROWS: &[DriftRow] = &[
     (
         "privilege-below-operator",
         "broken",
-        "the session's privilege is below operator or refused (IPMI), or the account may not act (Redfish 403)",
+        "the session's privilege is below operator or refused (IPMI), or the account may not act (an HTTP 403)",
     ),
     (
         "privilege-changed",

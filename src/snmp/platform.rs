@@ -23,6 +23,15 @@ impl Platform for Snmp {
     fn facts(&self) -> Option<&'static dyn crate::platform::facts::FactRules> {
         Some(&super::facts::FACTS)
     }
+    fn outlets(&self) -> bool {
+        true
+    }
+    fn build_fields(
+        &self,
+        f: &dyn crate::platform::build::Fields,
+    ) -> Option<Result<Box<dyn Method>, crate::platform::build::BuildError>> {
+        Some(super::build::from_fields(f).map_err(Into::into))
+    }
     fn name(&self) -> &'static str {
         "snmp"
     }
