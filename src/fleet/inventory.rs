@@ -63,16 +63,6 @@ pub struct CheckDef {
     pub command: String,
 }
 
-/// The key of a node's own session method (how to reach the node itself,
-/// for rejoin checks), as texts name it.
-pub const NODE_SESSION: &str = "[node.ssh]";
-
-/// The platform of a node's own session method (its `driver`).
-pub const NODE_SESSION_DRIVER: &str = "ssh";
-
-/// Its endpoint, as a range error names it.
-const NODE_SESSION_ENDPOINT: &str = "ssh endpoint";
-
 /// One node of the inventory, with its methods merged over the defaults.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Node {

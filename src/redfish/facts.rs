@@ -4,7 +4,6 @@
 //! without a safe reset type for off or on.
 
 use super::driver::{RedfishDriver, ResetPlan};
-use super::platform::RedfishMethod;
 use crate::engine::error::ErrorKind;
 use crate::engine::power::PowerCommand;
 use crate::platform::facts::{
@@ -94,15 +93,12 @@ impl FactRules for Facts {
     fn note<'a>(
         &'a self,
         driver: &'a mut dyn Driver,
-        method: &'a dyn Method,
+        _method: &'a dyn Method,
         facts: &'a mut Section,
         _deadline: Option<Instant>,
     ) -> Local<'a, ()> {
         if let Some(d) = driver.as_any().downcast_ref::<RedfishDriver>() {
-            let session = method
-                .as_any()
-                .downcast_ref::<RedfishMethod>()
-                .is_some_and(|m| m.config.session_auth);
+            let session = d.session_auth();
             // The baseline's order: auth, certificate, then what check noted.
             let resets = ["reset_types", "reset_off", "reset_on"].map(|k| (k, facts.take(k)));
             let auth = d

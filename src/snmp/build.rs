@@ -8,11 +8,9 @@
 use super::client::Timing;
 use super::config::{parse_endpoint, parse_version, OutletSpec, PduEndpoint, Plug, SnmpConfig};
 use super::message::Version as SnmpVersion;
-use super::platform::{SnmpCredentials, SnmpMethod};
 use super::session::{SecLevel, Security, UsmUser};
 use super::usm::{AuthProtocol, PrivProtocol};
 use crate::platform::credential::CredentialRef;
-use crate::platform::Method;
 use crate::secret::Secret;
 use std::sync::Arc;
 
@@ -145,13 +143,13 @@ pub struct SnmpOptions {
     pub defaults: PduDefaults,
 }
 
-/// The PDU method of a node: [`snmp_parts`], and at least one outlet.
-pub fn snmp(o: &SnmpOptions) -> Result<Box<dyn Method>, BuildError> {
+/// A PDU method's parts: [`snmp_parts`], and at least one outlet
+/// (`platform::snmp` makes the method of them).
+pub fn method_parts(o: &SnmpOptions) -> Result<(SnmpConfig, Vec<SnmpCredentials>), BuildError> {
     if o.outlets.is_empty() {
         return Err(BuildError::NoOutlets);
     }
-    let (config, credentials) = snmp_parts(o)?;
-    Ok(SnmpMethod::boxed(config, credentials))
+    snmp_parts(o)
 }
 
 /// The PDUs and outlets `o` describes, each PDU's secrets as references
@@ -302,6 +300,11 @@ fn pdu(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What a method of `o` would be made of (`platform::snmp` boxes it).
+    fn snmp(o: &SnmpOptions) -> Result<(SnmpConfig, Vec<SnmpCredentials>), BuildError> {
+        method_parts(o)
+    }
 
     fn pdu_at(endpoint: &str) -> PduOptions {
         PduOptions {
@@ -494,7 +497,8 @@ mod tests {
 
     #[test]
     fn pdu_messages_read_as_they_always_have() {
-        let text = |r: Result<Box<dyn Method>, BuildError>| r.unwrap_err().to_string();
+        let text =
+            |r: Result<(SnmpConfig, Vec<SnmpCredentials>), BuildError>| r.unwrap_err().to_string();
         let pdu = PduOptions {
             endpoint: Some("snmp://p".into()),
             ..Default::default()
@@ -510,53 +514,32 @@ mod tests {
     }
 }
 
-/// A credential reference from an inventory's `NAME_file`, `NAME_env` or
-/// `NAME_script` field (the first given).
-fn reference(f: &dyn crate::platform::build::Fields, name: &str) -> CredentialRef {
-    if let Some(p) = f.get(&format!("{name}_file")) {
-        CredentialRef::File(p.into())
-    } else if let Some(v) = f.get(&format!("{name}_env")) {
-        CredentialRef::Env(v.to_string())
-    } else if let Some(s) = f.get(&format!("{name}_script")) {
-        CredentialRef::Script(s.to_string())
-    } else {
-        CredentialRef::None
-    }
+/// Where one PDU's secrets come from.
+#[derive(Clone, Debug, Default)]
+pub struct SnmpCredentials {
+    /// v1/v2c community.
+    pub community: CredentialRef,
+    /// v3 authentication password.
+    pub auth: CredentialRef,
+    /// v3 privacy password.
+    pub privacy: CredentialRef,
 }
 
-/// One PDU's options from an inventory's fields (a method's own endpoint or
-/// a `[pdu.NAME]` table).
-fn pdu_fields(f: &dyn crate::platform::build::Fields) -> PduOptions {
-    let text = |k: &str| f.get(k).map(str::to_string);
-    PduOptions {
-        endpoint: text("endpoint"),
-        ip: None,
-        ipport: None,
-        profile: text("profile"),
-        version: text("snmp_version"),
-        security_level: text("security_level"),
-        auth_protocol: text("auth_protocol"),
-        priv_protocol: text("priv_protocol"),
-        username: text("username"),
-        community: reference(f, "community"),
-        auth: reference(f, "password"),
-        privacy: reference(f, "priv_password"),
-        timing: None,
+impl SnmpCredentials {
+    /// The references that apply to `security`.
+    pub fn used(&self, security: &Security) -> Vec<&CredentialRef> {
+        match security {
+            Security::Community { .. } => vec![&self.community],
+            Security::Usm(u) => {
+                let mut v = Vec::new();
+                if u.auth.is_some() {
+                    v.push(&self.auth);
+                }
+                if u.privacy.is_some() {
+                    v.push(&self.privacy);
+                }
+                v
+            }
+        }
     }
-}
-
-/// An inventory's PDU method: the node's outlets on its own endpoint and on
-/// the `[pdu.NAME]` PDUs they name, through [`snmp`] with fencekit's
-/// defaults.
-pub fn from_fields(f: &dyn crate::platform::build::Fields) -> Result<Box<dyn Method>, BuildError> {
-    snmp(&SnmpOptions {
-        own: f.has("endpoint").then(|| pdu_fields(f)),
-        named: f
-            .tables("pdus")
-            .into_iter()
-            .map(|(name, table)| (name.to_string(), pdu_fields(table)))
-            .collect(),
-        outlets: f.list("outlets").to_vec(),
-        defaults: PduDefaults::NATIVE,
-    })
 }

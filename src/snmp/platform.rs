@@ -30,7 +30,7 @@ impl Platform for Snmp {
         &self,
         f: &dyn crate::platform::build::Fields,
     ) -> Option<Result<Box<dyn Method>, crate::platform::build::BuildError>> {
-        Some(super::build::from_fields(f).map_err(Into::into))
+        Some(from_fields(f).map_err(Into::into))
     }
     fn name(&self) -> &'static str {
         "snmp"
@@ -46,35 +46,7 @@ impl Platform for Snmp {
     }
 }
 
-/// Where one PDU's secrets come from.
-#[derive(Clone, Debug, Default)]
-pub struct SnmpCredentials {
-    /// v1/v2c community.
-    pub community: CredentialRef,
-    /// v3 authentication password.
-    pub auth: CredentialRef,
-    /// v3 privacy password.
-    pub privacy: CredentialRef,
-}
-
-impl SnmpCredentials {
-    /// The references that apply to `security`.
-    pub fn used(&self, security: &Security) -> Vec<&CredentialRef> {
-        match security {
-            Security::Community { .. } => vec![&self.community],
-            Security::Usm(u) => {
-                let mut v = Vec::new();
-                if u.auth.is_some() {
-                    v.push(&self.auth);
-                }
-                if u.privacy.is_some() {
-                    v.push(&self.privacy);
-                }
-                v
-            }
-        }
-    }
-}
+pub use super::build::SnmpCredentials;
 
 /// Why a PDU's secrets could not be filled in.
 #[derive(Debug, thiserror::Error)]
@@ -356,4 +328,66 @@ mod tests {
         };
         assert_eq!(e.kind(), ErrorKind::Config);
     }
+}
+
+/// A credential reference from an inventory's `NAME_file`, `NAME_env` or
+/// `NAME_script` field (the first given).
+fn reference(
+    f: &dyn crate::platform::build::Fields,
+    name: &str,
+) -> crate::platform::credential::CredentialRef {
+    if let Some(p) = f.get(&format!("{name}_file")) {
+        crate::platform::credential::CredentialRef::File(p.into())
+    } else if let Some(v) = f.get(&format!("{name}_env")) {
+        crate::platform::credential::CredentialRef::Env(v.to_string())
+    } else if let Some(s) = f.get(&format!("{name}_script")) {
+        crate::platform::credential::CredentialRef::Script(s.to_string())
+    } else {
+        crate::platform::credential::CredentialRef::None
+    }
+}
+
+/// One PDU's options from an inventory's fields (a method's own endpoint or
+/// a `[pdu.NAME]` table).
+fn pdu_fields(f: &dyn crate::platform::build::Fields) -> super::build::PduOptions {
+    let text = |k: &str| f.get(k).map(str::to_string);
+    super::build::PduOptions {
+        endpoint: text("endpoint"),
+        ip: None,
+        ipport: None,
+        profile: text("profile"),
+        version: text("snmp_version"),
+        security_level: text("security_level"),
+        auth_protocol: text("auth_protocol"),
+        priv_protocol: text("priv_protocol"),
+        username: text("username"),
+        community: reference(f, "community"),
+        auth: reference(f, "password"),
+        privacy: reference(f, "priv_password"),
+        timing: None,
+    }
+}
+
+/// An inventory's PDU method: the node's outlets on its own endpoint and on
+/// the `[pdu.NAME]` PDUs they name, through [`snmp`] with fencekit's
+/// defaults.
+pub fn from_fields(
+    f: &dyn crate::platform::build::Fields,
+) -> Result<Box<dyn Method>, super::build::BuildError> {
+    snmp(&super::build::SnmpOptions {
+        own: f.has("endpoint").then(|| pdu_fields(f)),
+        named: f
+            .tables("pdus")
+            .into_iter()
+            .map(|(name, table)| (name.to_string(), pdu_fields(table)))
+            .collect(),
+        outlets: f.list("outlets").to_vec(),
+        defaults: super::build::PduDefaults::NATIVE,
+    })
+}
+
+/// The PDU method of a node: [`super::build::method_parts`] boxed.
+pub fn snmp(o: &super::build::SnmpOptions) -> Result<Box<dyn Method>, super::build::BuildError> {
+    let (config, credentials) = super::build::method_parts(o)?;
+    Ok(SnmpMethod::boxed(config, credentials))
 }

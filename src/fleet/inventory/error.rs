@@ -187,16 +187,16 @@ pub enum NamedProblem {
     #[error(
         "{key} reaches the node itself; a uuid or serial belongs on \
          the node or one of its fence methods",
-        key = super::NODE_SESSION
+        key = super::fields::NODE_SESSION
     )]
     SessionPinned,
     /// Something wrong with the node's own session method.
-    #[error("{key}: {0}", key = super::NODE_SESSION)]
+    #[error("{key}: {0}", key = super::fields::NODE_SESSION)]
     Session(MethodProblem),
     /// Checks without a session method.
     #[error(
         "[[node.check]] needs {key} (how to reach the node itself)",
-        key = super::NODE_SESSION
+        key = super::fields::NODE_SESSION
     )]
     ChecksWithoutSession,
     /// Two `[[node.check]]` of one name.

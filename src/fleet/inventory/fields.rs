@@ -5,6 +5,16 @@ use serde::Deserialize;
 use std::borrow::Cow;
 use std::path::PathBuf;
 
+/// The key of a node's own session method (how to reach the node itself,
+/// for rejoin checks), as texts name it.
+pub const NODE_SESSION: &str = "[node.ssh]";
+
+/// The platform of a node's own session method (its `driver`).
+pub const NODE_SESSION_DRIVER: &str = "ssh";
+
+/// Its endpoint, as a range error names it.
+pub(super) const NODE_SESSION_ENDPOINT: &str = "ssh endpoint";
+
 /// The fields of one fencing method, as written (all optional; merged with defaults).
 #[derive(Clone, Debug, Default, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
