@@ -172,9 +172,7 @@ fn method_from_owned(node: &str, mut f: MethodFields) -> Result<MethodSpec, Meth
     // outlets and [pdu.NAME] tables) builds them from the fields.
     let platform = kind.as_deref().and_then(crate::method::platforms::by_name);
     if let Some(built) = platform.and_then(|p| p.build_fields(&f)) {
-        return built
-            .map(MethodSpec::Device)
-            .map_err(|e| MethodProblem::Build(e.into()));
+        return built.map(MethodSpec::Device).map_err(MethodProblem::Build);
     }
     let (endpoint, ip) = (f.endpoint.take(), f.ip.take());
     build::from_parts(

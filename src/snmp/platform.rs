@@ -309,27 +309,6 @@ impl platform::PlatformDriver for SnmpDriver {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_pdu_password_script_out_of_time_stays_a_timeout() {
-        let e = PduSecretError::Credential {
-            pdu: "pdu-a".into(),
-            source: CredentialError::Timeout(std::time::Duration::from_secs(2)),
-        };
-        assert_eq!(e.kind(), ErrorKind::Timeout);
-        assert!(e
-            .to_string()
-            .starts_with("PDU pdu-a: the password script did not finish"));
-        let e = PduSecretError::NoCommunity {
-            pdu: "pdu-a".into(),
-        };
-        assert_eq!(e.kind(), ErrorKind::Config);
-    }
-}
-
 /// A credential reference from an inventory's `NAME_file`, `NAME_env` or
 /// `NAME_script` field (the first given).
 fn reference(
@@ -390,4 +369,25 @@ pub fn from_fields(
 pub fn snmp(o: &super::build::SnmpOptions) -> Result<Box<dyn Method>, super::build::BuildError> {
     let (config, credentials) = super::build::method_parts(o)?;
     Ok(SnmpMethod::boxed(config, credentials))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_pdu_password_script_out_of_time_stays_a_timeout() {
+        let e = PduSecretError::Credential {
+            pdu: "pdu-a".into(),
+            source: CredentialError::Timeout(std::time::Duration::from_secs(2)),
+        };
+        assert_eq!(e.kind(), ErrorKind::Timeout);
+        assert!(e
+            .to_string()
+            .starts_with("PDU pdu-a: the password script did not finish"));
+        let e = PduSecretError::NoCommunity {
+            pdu: "pdu-a".into(),
+        };
+        assert_eq!(e.kind(), ErrorKind::Config);
+    }
 }
