@@ -52,17 +52,6 @@ use std::collections::hash_map::{Entry, HashMap};
 use std::path::{Path, PathBuf};
 use toml::Spanned;
 
-/// A rejoin configuration check: a command run on the node over SSH whose
-/// output's SHA-256 is compared with a recorded baseline.
-#[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
-#[serde(deny_unknown_fields)]
-pub struct CheckDef {
-    /// A short name (unique per node).
-    pub name: String,
-    /// The command (run by the remote user's shell).
-    pub command: String,
-}
-
 /// One node of the inventory, with its methods merged over the defaults.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Node {
@@ -131,25 +120,6 @@ struct Doc {
 struct IdentityDoc {
     uuid: Option<String>,
     serial: Option<String>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct NodeDoc {
-    name: Spanned<String>,
-    address: Option<String>,
-    probe_ports: Option<Vec<u16>>,
-    #[serde(default)]
-    fence: Vec<MethodFields>,
-    ssh: Option<MethodFields>,
-    #[serde(default)]
-    check: Vec<CheckDef>,
-    uuid: Option<String>,
-    serial: Option<String>,
-    accept_bmc_only: Option<bool>,
-    allow_host_only: Option<bool>,
-    max_off_watts: Option<f64>,
-    on_confirmed_off: Option<String>,
 }
 
 /// One `[[node]]` section read on its own.
@@ -438,7 +408,7 @@ impl<'a> Shared<'a> {
                 }
                 methods.push(StoredFields::new(merged));
             }
-            let node_session = match &nd.ssh {
+            let node_session = match &nd.node_session {
                 Some(m) => {
                     let endpoint = steps
                         .pick(&m.endpoint, (0, 0), i, n, NODE_SESSION_ENDPOINT)

@@ -4,6 +4,7 @@
 use serde::Deserialize;
 use std::borrow::Cow;
 use std::path::PathBuf;
+use toml::Spanned;
 
 /// The key of a node's own session method (how to reach the node itself,
 /// for rejoin checks), as texts name it.
@@ -438,3 +439,36 @@ stored_fields!(
     kubeconfig: PathBuf,
     vm_uid: String,
 );
+
+/// A rejoin configuration check: a command run on the node itself whose
+/// output's SHA-256 is compared with a recorded baseline.
+#[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct CheckDef {
+    /// A short name (unique per node).
+    pub name: String,
+    /// The command (run by the remote user's shell).
+    pub command: String,
+}
+
+/// One `[[node]]` entry as written.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct NodeDoc {
+    pub(super) name: Spanned<String>,
+    pub(super) address: Option<String>,
+    pub(super) probe_ports: Option<Vec<u16>>,
+    #[serde(default)]
+    pub(super) fence: Vec<MethodFields>,
+    /// The node's own session method (`[node.ssh]`).
+    #[serde(rename = "ssh")]
+    pub(super) node_session: Option<MethodFields>,
+    #[serde(default)]
+    pub(super) check: Vec<CheckDef>,
+    pub(super) uuid: Option<String>,
+    pub(super) serial: Option<String>,
+    pub(super) accept_bmc_only: Option<bool>,
+    pub(super) allow_host_only: Option<bool>,
+    pub(super) max_off_watts: Option<f64>,
+    pub(super) on_confirmed_off: Option<String>,
+}
