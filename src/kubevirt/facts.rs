@@ -1,7 +1,8 @@
 //! KubeVirt's facts for `check --record` and drift: the VM's namespace,
-//! uid, firmware UUID and run strategy, and whether the account could read
-//! what proves off (the launcher pods, their nodes). All of it comes from
-//! the reads `check` makes anyway.
+//! uid, firmware UUID and run strategy, and whether the API refused to
+//! show what proves off (the launcher pods, their nodes: `denied`, absent
+//! when no read was refused; a running VM's status needs neither). All of
+//! it comes from the reads `check` makes anyway.
 
 use super::driver::KubevirtDriver;
 use crate::platform::facts::{
@@ -26,7 +27,7 @@ const ROWS: &[DriftRow] = &[
     (
         "witness-unreadable",
         "weakened",
-        "KubeVirt: the account may no longer read the launcher pods or their nodes (off is then device-only)",
+        "KubeVirt: the API now refuses the launcher pods or their nodes (what proves off), which it did not when recorded",
     ),
     (
         "setting-changed",
@@ -55,12 +56,9 @@ const KINDS: &[(&str, FactKind)] = &[
 /// What reads the proof of off: `(fact key, what the denial names)`.
 const WITNESSES: &[(&str, &str)] = &[("launcher_pods", "list pods"), ("nodes", "get nodes")];
 
-/// `readable`, or `denied` when the API refused the read (403).
-fn readable(denied: &[String], what: &str) -> &'static str {
-    match denied.iter().any(|d| d.contains(what)) {
-        true => "denied",
-        false => "readable",
-    }
+/// `denied` when the API refused the read (403).
+fn denied(denials: &[String], what: &str) -> Option<&'static str> {
+    denials.iter().any(|d| d.contains(what)).then_some("denied")
 }
 
 impl FactRules for Facts {
@@ -78,9 +76,9 @@ impl FactRules for Facts {
                 facts.set("vm_uid", text(&vm.uid));
                 facts.set_some("firmware_uuid", vm.firmware_uuid.as_deref().map(text));
                 facts.set("run_strategy", text(vm.strategy.as_str()));
-                let denied = d.denied();
+                let denials = d.denied();
                 for (key, what) in WITNESSES {
-                    facts.set(key, text(readable(&denied, what)));
+                    facts.set_some(key, denied(&denials, what).map(text));
                 }
             }
         }
@@ -110,11 +108,11 @@ impl FactRules for Facts {
         let mut out = by_kinds(KINDS, was, now, o);
         for (key, _) in WITNESSES {
             let b = now.and_then(|n| n.text(key));
-            if let (Some("readable"), Some("denied")) = (was.text(key), b) {
+            if was.text(key) != Some("denied") && b == Some("denied") {
                 out.push(FactDrift {
                     drift: DriftName::WitnessUnreadable,
                     severity: Severity::Weakened,
-                    was: format!("{key} readable"),
+                    was: format!("{key} not refused"),
                     now: format!("{key} denied"),
                 });
             }
@@ -127,23 +125,22 @@ impl FactRules for Facts {
 mod tests {
     use super::*;
 
-    fn seen(uid: &str, strategy: &str, pods: &str) -> Section {
+    fn seen(uid: &str, strategy: &str, pods: Option<&str>) -> Section {
         let mut s = Section::default();
         let text = |s: &str| Value::Text(s.to_string());
         s.set("namespace", text("vms"));
         s.set("vm_uid", text(uid));
         s.set("run_strategy", text(strategy));
-        s.set("launcher_pods", text(pods));
-        s.set("nodes", text("readable"));
+        s.set_some("launcher_pods", pods.map(text));
         s
     }
 
     #[test]
     fn a_new_uid_a_new_strategy_and_a_lost_witness_are_named() {
         let ok = Outcome::default();
-        let was = seen("u1", "Always", "readable");
+        let was = seen("u1", "Always", None);
         assert!(Facts.drifts(&was, Some(&was), &ok).is_empty());
-        let d = Facts.drifts(&was, Some(&seen("u2", "Manual", "denied")), &ok);
+        let d = Facts.drifts(&was, Some(&seen("u2", "Manual", Some("denied"))), &ok);
         let named: Vec<_> = d.iter().map(|d| (d.drift, d.severity)).collect();
         assert_eq!(
             named,
@@ -157,15 +154,13 @@ mod tests {
             (d[0].was.as_str(), d[0].now.as_str()),
             ("vm_uid u1", "vm_uid u2")
         );
-        // Denied before and readable now is no drift.
-        let was = seen("u1", "Always", "denied");
+        // Denied before and not refused now is no drift.
+        let was = seen("u1", "Always", Some("denied"));
         assert!(Facts
-            .drifts(&was, Some(&seen("u1", "Always", "readable")), &ok)
+            .drifts(&was, Some(&seen("u1", "Always", None)), &ok)
             .is_empty());
-        assert_eq!(
-            readable(&["RBAC forbids get nodes: no".into()], "get nodes"),
-            "denied"
-        );
-        assert_eq!(readable(&[], "list pods"), "readable");
+        let nodes = ["RBAC forbids get nodes: no".to_string()];
+        assert_eq!(denied(&nodes, "get nodes"), Some("denied"));
+        assert_eq!(denied(&nodes, "list pods"), None);
     }
 }
