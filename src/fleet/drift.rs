@@ -4,11 +4,12 @@
 //! The baseline is a plain TOML file, one `[node.NAME]` table per node
 //! (when it was recorded, the node's probe address and whether it
 //! answered) with one `[[node.NAME.level]]` entry per level that worked:
-//! method, endpoint, the machine's identity and one section per driver
-//! ([`Facts`]: `ipmi`, `redfish`, `ssh`, `snmp`; a new driver adds its
-//! own). [`compare`] turns every difference into a named [`Drift`] with a
-//! [`Severity`]; the names, what raises them and how bad they are is
-//! [`DRIFTS`] (shown by `check --help` and docs/monitoring.md).
+//! method, endpoint, the machine's identity and one section per platform
+//! ([`Facts`], `[node.NAME.level.PLATFORM]`, declared by the platform:
+//! [`crate::platform::facts`]). [`compare`] turns every difference into a
+//! named [`Drift`] with a [`Severity`]; the names, what raises them and how
+//! bad they are is [`drifts`] (shown by `check --help` and
+//! docs/monitoring.md), each platform's rules adding its own.
 //!
 //! Pure functions over [`CheckRow`]s and [`NodeProbe`]s: the reading is
 //! `check`'s.
@@ -18,7 +19,9 @@ use super::verify::CheckRow;
 use crate::engine::error::ErrorKind;
 use crate::engine::identity::{Comparison as IdentityComparison, ExpectedIdentity};
 use crate::engine::power::PowerState;
-use crate::ipmi::config::Privilege;
+use crate::method::platforms::PLATFORMS;
+pub use crate::platform::facts::{DriftName, Severity};
+use crate::platform::facts::{DriftRow, Outcome};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -26,79 +29,8 @@ use std::path::{Path, PathBuf};
 /// The baseline format's version (the `version` key).
 pub const VERSION: u32 = 1;
 
-/// How bad a drift is (ordered: `Broken` is the worst).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Severity {
-    /// Something differs: look at it. The level works as safely as before.
-    Changed,
-    /// The level would still work, less safely than recorded.
-    Weakened,
-    /// The level would not fence this node now (it fails, or it would
-    /// fence another machine).
-    Broken,
-}
-
-impl Severity {
-    /// The word used in output and labels.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Severity::Changed => "changed",
-            Severity::Weakened => "weakened",
-            Severity::Broken => "broken",
-        }
-    }
-}
-
-/// The named drifts.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum DriftName {
-    /// The device reports another machine, or no longer says which.
-    IdentityChanged,
-    /// IPMI: a weaker cipher suite than recorded, or none both accept.
-    CipherDowngraded,
-    /// The session's privilege is below operator (IPMI), or the account
-    /// may no longer act (Redfish 403).
-    PrivilegeBelowOperator,
-    /// IPMI: another privilege than recorded, still operator or above.
-    PrivilegeChanged,
-    /// Redfish: a reset type recorded is no longer offered.
-    ResetTypeGone,
-    /// Redfish: another TLS certificate than recorded.
-    CertificateChanged,
-    /// SSH: another host key than recorded.
-    HostKeyChanged,
-    /// PDU: an outlet's name on the PDU changed.
-    OutletRenamed,
-    /// The device does not answer (or the node's own address stopped
-    /// answering while its BMC reports it on).
-    Unreachable,
-    /// The device rejects the user name or password.
-    AuthFailed,
-}
-
-impl DriftName {
-    /// The name used in output, labels and docs.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            DriftName::IdentityChanged => "identity-changed",
-            DriftName::CipherDowngraded => "cipher-downgraded",
-            DriftName::PrivilegeBelowOperator => "privilege-below-operator",
-            DriftName::PrivilegeChanged => "privilege-changed",
-            DriftName::ResetTypeGone => "reset-type-gone",
-            DriftName::CertificateChanged => "certificate-changed",
-            DriftName::HostKeyChanged => "host-key-changed",
-            DriftName::OutletRenamed => "outlet-renamed",
-            DriftName::Unreachable => "unreachable",
-            DriftName::AuthFailed => "auth-failed",
-        }
-    }
-}
-
-/// Every drift, when it is raised and how bad it is: `(name, severity,
-/// when)`, the table `check --help` and docs/monitoring.md show.
-pub const DRIFTS: &[(&str, &str, &str)] = &[
+/// The drifts every level can show, before the platforms' own rows.
+const FIRST: &[DriftRow] = &[
     (
         "identity-changed",
         "broken",
@@ -109,71 +41,10 @@ pub const DRIFTS: &[(&str, &str, &str)] = &[
         "weakened",
         "the device no longer reports the identity recorded (broken when the level is pinned)",
     ),
-    (
-        "cipher-downgraded",
-        "weakened",
-        "IPMI: a weaker cipher suite than recorded (17 -> 3)",
-    ),
-    (
-        "cipher-downgraded",
-        "broken",
-        "IPMI: no cipher suite both sides accept any more",
-    ),
-    (
-        "privilege-below-operator",
-        "broken",
-        "the session's privilege is below operator or refused (IPMI), or the account may not act (Redfish 403)",
-    ),
-    (
-        "privilege-changed",
-        "changed",
-        "IPMI: another privilege than recorded, still operator or above (administrator -> operator: fencing needs operator)",
-    ),
-    (
-        "reset-type-gone",
-        "broken",
-        "Redfish: a recorded reset type is gone and power off or on has no safe one left",
-    ),
-    (
-        "reset-type-gone",
-        "weakened",
-        "Redfish: the reset type off or on used is gone; another is used",
-    ),
-    (
-        "reset-type-gone",
-        "changed",
-        "Redfish: another recorded reset type is gone",
-    ),
-    (
-        "certificate-changed",
-        "broken",
-        "Redfish: another certificate than recorded, and it is not trusted",
-    ),
-    (
-        "certificate-changed",
-        "changed",
-        "Redfish: another certificate than recorded, trusted (re-issued by a trusted CA)",
-    ),
-    (
-        "host-key-changed",
-        "broken",
-        "SSH: another host key than recorded, and it is refused",
-    ),
-    (
-        "host-key-changed",
-        "changed",
-        "SSH: another host key than recorded, accepted",
-    ),
-    (
-        "outlet-renamed",
-        "broken",
-        "PDU: an outlet the inventory names is no longer found by that name",
-    ),
-    (
-        "outlet-renamed",
-        "changed",
-        "PDU: an outlet given by number has another name than recorded",
-    ),
+];
+
+/// The drifts every level can show, after the platforms' own rows.
+const LAST: &[DriftRow] = &[
     (
         "unreachable",
         "broken",
@@ -191,10 +62,23 @@ pub const DRIFTS: &[(&str, &str, &str)] = &[
     ),
 ];
 
-/// `check --help`'s drift table, from [`DRIFTS`].
+/// Every drift, when it is raised and how bad it is: `(name, severity,
+/// when)`, the table `check --help` and docs/monitoring.md show (each
+/// platform's rows come from its
+/// [`crate::platform::facts::FactRules::drift_rows`], in the
+/// registry's order).
+pub fn drifts() -> Vec<DriftRow> {
+    let own = PLATFORMS
+        .iter()
+        .filter_map(|p| p.facts())
+        .flat_map(|f| f.drift_rows().iter());
+    FIRST.iter().chain(own).chain(LAST).copied().collect()
+}
+
+/// `check --help`'s drift table, from [`drifts`].
 pub fn drift_table_text() -> String {
     let mut s = String::from("Drift against --baseline (name, severity: when):");
-    for (name, sev, when) in DRIFTS {
+    for (name, sev, when) in drifts() {
         s.push_str(&format!("\n  {name}, {sev}: {when}"));
     }
     s
@@ -263,8 +147,8 @@ pub struct NodeRecord {
     pub level: Vec<LevelRecord>,
 }
 
-/// One working level as recorded (the driver's facts flattened into it:
-/// `[node.NAME.level.ipmi]` and so on).
+/// One working level as recorded (the platform's facts flattened into it:
+/// `[node.NAME.level.PLATFORM]`).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct LevelRecord {
     /// Level number (1-based).
@@ -279,7 +163,7 @@ pub struct LevelRecord {
     /// Its serial number.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub serial: Option<String>,
-    /// Per driver.
+    /// Per platform.
     #[serde(flatten)]
     pub facts: Facts,
 }
@@ -342,6 +226,16 @@ impl Baseline {
         let b: Baseline = toml::from_str(text).map_err(|e| Parse::Toml(e.message().to_string()))?;
         if b.version != VERSION {
             return Err(Parse::Version(b.version));
+        }
+        let mut b = b;
+        // Written back as recorded: each platform's keys in its order.
+        for level in b.node.values_mut().flat_map(|n| n.level.iter_mut()) {
+            for (name, section) in level.facts.sections_mut() {
+                if let Some(rules) = crate::method::platforms::by_name(name).and_then(|p| p.facts())
+                {
+                    section.order_by(rules.keys());
+                }
+            }
         }
         Ok(b)
     }
@@ -438,23 +332,11 @@ pub struct Comparison {
     pub stale: Vec<String>,
 }
 
-fn rank_suite(s: u8) -> u8 {
-    match s {
-        17 => 2,
-        3 => 1,
-        _ => 0,
-    }
-}
-
 fn describe_expected(e: &ExpectedIdentity) -> String {
     let mut parts = Vec::new();
     parts.extend(e.uuid.as_ref().map(|u| format!("uuid {u}")));
     parts.extend(e.serial.as_ref().map(|s| format!("serial {s}")));
     parts.join(", ")
-}
-
-fn text(o: &Option<String>) -> String {
-    o.clone().unwrap_or_else(|| "none".into())
 }
 
 /// The drifts of one level against its record.
@@ -525,51 +407,24 @@ fn level_drifts(rec: &LevelRecord, r: &CheckRow) -> Vec<Drift> {
         }
     }
 
-    // IPMI: cipher suite and privilege.
-    if let Some(was) = &rec.facts.ipmi {
-        let now = r.facts.ipmi.clone().unwrap_or_default();
-        if let Some(a) = was.cipher_suite {
-            match now.cipher_suite {
-                Some(b) if rank_suite(b) < rank_suite(a) => push(
-                    DriftName::CipherDowngraded,
-                    Severity::Weakened,
-                    format!("cipher suite {a}"),
-                    format!("cipher suite {b}"),
-                ),
-                None if failed == Some(ErrorKind::CipherUnsupported) => push(
-                    DriftName::CipherDowngraded,
-                    Severity::Broken,
-                    format!("cipher suite {a}"),
-                    r.error.clone().unwrap_or_default(),
-                ),
-                _ => {}
-            }
-        }
-        let parse = |p: &Option<String>| p.as_deref().and_then(|p| p.parse::<Privilege>().ok());
-        let (p0, p1) = (parse(&was.privilege), parse(&now.privilege));
-        if failed == Some(ErrorKind::PrivilegeNotObtained)
-            || p1.is_some_and(|p| p < Privilege::Operator)
-        {
-            push(
-                DriftName::PrivilegeBelowOperator,
-                Severity::Broken,
-                text(&was.privilege),
-                match &now.privilege {
-                    Some(p) if p1.is_some_and(|p| p < Privilege::Operator) => p.clone(),
-                    _ => r.error.clone().unwrap_or_else(|| "refused".into()),
-                },
-            );
-        } else if let (Some(a), Some(b)) = (p0, p1) {
-            if a != b {
-                push(
-                    DriftName::PrivilegeChanged,
-                    Severity::Changed,
-                    a.as_str().into(),
-                    b.as_str().into(),
-                );
-            }
-        }
-    } else if failed == Some(ErrorKind::PrivilegeNotObtained) {
+    // The platforms' own facts; a refused privilege is named even where
+    // no platform's rules say more.
+    let outcome = Outcome {
+        failed,
+        error: r.error.as_deref(),
+    };
+    let mut own = Vec::new();
+    for (name, was) in rec.facts.sections() {
+        let Some(rules) = crate::method::platforms::by_name(name).and_then(|p| p.facts()) else {
+            continue;
+        };
+        own.extend(rules.drifts(was, r.facts.section(name), &outcome));
+    }
+    if failed == Some(ErrorKind::PrivilegeNotObtained)
+        && !own
+            .iter()
+            .any(|d| d.drift == DriftName::PrivilegeBelowOperator)
+    {
         push(
             DriftName::PrivilegeBelowOperator,
             Severity::Broken,
@@ -577,93 +432,8 @@ fn level_drifts(rec: &LevelRecord, r: &CheckRow) -> Vec<Drift> {
             r.error.clone().unwrap_or_default(),
         );
     }
-
-    // Redfish: reset types and certificate.
-    if let Some(was) = &rec.facts.redfish {
-        let now = r.facts.redfish.clone().unwrap_or_default();
-        if let (Some(before), Some(after)) = (&was.reset_types, &now.reset_types) {
-            let gone: Vec<&String> = before.iter().filter(|t| !after.contains(t)).collect();
-            if !gone.is_empty() {
-                let severity = if failed == Some(ErrorKind::Unsupported)
-                    && (now.reset_off.is_none() || now.reset_on.is_none())
-                {
-                    Severity::Broken
-                } else if was.reset_off != now.reset_off || was.reset_on != now.reset_on {
-                    Severity::Weakened
-                } else {
-                    Severity::Changed
-                };
-                push(
-                    DriftName::ResetTypeGone,
-                    severity,
-                    before.join(", "),
-                    format!(
-                        "{} (gone: {})",
-                        after.join(", "),
-                        gone.iter()
-                            .map(|s| s.as_str())
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    ),
-                );
-            }
-        }
-        if let (Some(a), Some(b)) = (&was.certificate, &now.certificate) {
-            if a != b {
-                // Refused at the handshake: the system was never read.
-                let refused = failed.is_some() && now.auth.is_none();
-                push(
-                    DriftName::CertificateChanged,
-                    if refused {
-                        Severity::Broken
-                    } else {
-                        Severity::Changed
-                    },
-                    a.clone(),
-                    b.clone(),
-                );
-            }
-        }
-    }
-
-    // SSH: host key.
-    if let Some(a) = rec.facts.ssh.as_ref().and_then(|s| s.host_key.as_ref()) {
-        if let Some(b) = r.facts.ssh.as_ref().and_then(|s| s.host_key.as_ref()) {
-            if a != b {
-                push(
-                    DriftName::HostKeyChanged,
-                    if failed.is_some() {
-                        Severity::Broken
-                    } else {
-                        Severity::Changed
-                    },
-                    a.clone(),
-                    b.clone(),
-                );
-            }
-        }
-    }
-
-    // PDU: outlet names.
-    if let (Some(was), Some(now)) = (&rec.facts.snmp, &r.facts.snmp) {
-        for (outlet, name) in &was.outlets {
-            let current = now.outlets.get(outlet);
-            if current != Some(name) {
-                push(
-                    DriftName::OutletRenamed,
-                    if failed == Some(ErrorKind::Config) {
-                        Severity::Broken
-                    } else {
-                        Severity::Changed
-                    },
-                    format!("{outlet} named {name}"),
-                    match current {
-                        Some(c) => format!("{outlet} named {c}"),
-                        None => format!("{outlet} not found"),
-                    },
-                );
-            }
-        }
+    for d in own {
+        push(d.drift, d.severity, d.was, d.now);
     }
     out
 }
@@ -744,7 +514,7 @@ pub fn worst(drifts: &[Drift]) -> Option<Severity> {
 mod tests {
     use super::*;
     use crate::engine::identity::{Identity, UuidForm};
-    use crate::fleet::verify::facts::{IpmiFacts, RedfishFacts, SnmpFacts};
+    use crate::platform::facts::{Section, Value};
 
     const UUID: &str = "4c414230-0000-4001-8000-fe0000000001";
 
@@ -774,40 +544,56 @@ mod tests {
         }
     }
 
-    fn ipmi(suite: u8, privilege: &str) -> Facts {
-        Facts {
-            ipmi: Some(IpmiFacts {
-                cipher_suite: Some(suite),
-                privilege: Some(privilege.into()),
-            }),
-            ..Facts::default()
+    fn text(s: &str) -> Value {
+        Value::Text(s.into())
+    }
+
+    fn one_section(name: &str, pairs: Vec<(&str, Value)>) -> Facts {
+        let mut s = Section::default();
+        for (k, v) in pairs {
+            s.set(k, v);
         }
+        let mut f = Facts::default();
+        f.insert(name, s);
+        f
+    }
+
+    fn ipmi(suite: u8, privilege: &str) -> Facts {
+        one_section(
+            "ipmi",
+            vec![
+                ("cipher_suite", Value::Number(suite.into())),
+                ("privilege", text(privilege)),
+            ],
+        )
     }
 
     fn redfish(cert: &str, types: &[&str]) -> Facts {
-        Facts {
-            redfish: Some(RedfishFacts {
-                auth: Some("basic".into()),
-                certificate: Some(cert.into()),
-                reset_types: Some(types.iter().map(|t| t.to_string()).collect()),
-                reset_off: Some("ForceOff".into()),
-                reset_on: Some("On".into()),
-            }),
-            ..Facts::default()
-        }
+        one_section(
+            "redfish",
+            vec![
+                ("auth", text("basic")),
+                ("certificate", text(cert)),
+                (
+                    "reset_types",
+                    Value::List(types.iter().map(|t| t.to_string()).collect()),
+                ),
+                ("reset_off", text("ForceOff")),
+                ("reset_on", text("On")),
+            ],
+        )
+    }
+
+    fn outlets(pairs: &[(&str, &str)]) -> Facts {
+        let names = pairs
+            .iter()
+            .map(|(o, n)| (o.to_string(), n.to_string()))
+            .collect();
+        one_section("snmp", vec![("outlets", Value::Names(names))])
     }
 
     fn fleet() -> Vec<CheckRow> {
-        let mut pdu = row(
-            3,
-            "snmp",
-            Facts {
-                snmp: Some(SnmpFacts {
-                    outlets: [("A:1".to_string(), "node01".to_string())].into(),
-                }),
-                ..Facts::default()
-            },
-        );
+        let mut pdu = row(3, "snmp", outlets(&[("A:1", "node01")]));
         pdu.identity = None;
         vec![
             row(1, "ipmi", ipmi(17, "administrator")),
@@ -867,6 +653,49 @@ mod tests {
             Baseline::parse("version = 1\nbogus = 1\n"),
             Err(Parse::Toml(_))
         ));
+    }
+
+    /// A baseline written by the code before the facts moved to the
+    /// platforms (typed per-driver sections) reads, compares without drift
+    /// against the same fleet, and is written back key for key.
+    #[test]
+    fn a_baseline_recorded_before_the_platforms_declared_their_facts_still_reads() {
+        let fixture = include_str!("drift/baseline-v1.toml");
+        let old = Baseline::parse(fixture).map_err(|_| ()).unwrap();
+        let mut rows = fleet();
+        let mut ssh = row(
+            4,
+            "ssh",
+            one_section("ssh", vec![("host_key", text("ssh-ed25519 SHA256:abc"))]),
+        );
+        ssh.identity.as_mut().unwrap().serial = None;
+        rows.push(ssh.clone());
+        let c = compare(&old, &rows, &[probe("accepted")]);
+        assert_eq!(c, Comparison::default());
+        // The same facts recorded now are the same record.
+        let mut now = Baseline::new();
+        now.record(&rows, &[probe("accepted")]);
+        for n in now.node.values_mut() {
+            n.recorded = old.node["node01"].recorded.clone();
+        }
+        assert_eq!(now, old);
+        let body = |t: &str| {
+            t.lines()
+                .skip_while(|l| l.starts_with('#'))
+                .collect::<Vec<_>>()
+                .join("\n")
+        };
+        assert_eq!(body(&now.to_text()), body(fixture));
+        // And a change is still named from the old record.
+        ssh.facts = one_section("ssh", vec![("host_key", text("ssh-ed25519 SHA256:new"))]);
+        *rows.last_mut().unwrap() = ssh;
+        let c = compare(&old, &rows, &[probe("accepted")]);
+        assert_eq!(c.drifts.len(), 1, "{:?}", c.drifts);
+        assert_eq!(
+            c.drifts[0].to_string(),
+            "node01 level 4: host-key-changed (changed): was ssh-ed25519 SHA256:abc, \
+             now ssh-ed25519 SHA256:new"
+        );
     }
 
     #[test]
@@ -962,10 +791,7 @@ mod tests {
             row(2, "redfish", redfish("EF:01", &[])),
             ErrorKind::Protocol,
         );
-        refused.facts.redfish = Some(RedfishFacts {
-            certificate: Some("EF:01".into()),
-            ..RedfishFacts::default()
-        });
+        refused.facts = one_section("redfish", vec![("certificate", text("EF:01"))]);
         assert_eq!(
             one(&with(1, refused), &p),
             (N::CertificateChanged, S::Broken)
@@ -973,26 +799,21 @@ mod tests {
         let r = with(1, row(2, "redfish", redfish("AB:CD", &["On", "ForceOff"])));
         assert_eq!(one(&r, &p), (N::ResetTypeGone, S::Changed));
         let mut f = redfish("AB:CD", &["On", "GracefulShutdown", "ForceRestart"]);
-        f.redfish.as_mut().unwrap().reset_off = Some("GracefulShutdown".into());
+        f.section_mut("redfish")
+            .set("reset_off", text("GracefulShutdown"));
         assert_eq!(
             one(&with(1, row(2, "redfish", f)), &p),
             (N::ResetTypeGone, S::Weakened)
         );
         let mut f = redfish("AB:CD", &["On", "ForceRestart"]);
-        f.redfish.as_mut().unwrap().reset_off = None;
+        f.section_mut("redfish").take("reset_off");
         let r = failing(row(2, "redfish", f), ErrorKind::Unsupported);
         assert_eq!(one(&with(1, r), &p), (N::ResetTypeGone, S::Broken));
         // PDU
-        let mut f = fleet()[2].facts.clone();
-        f.snmp
-            .as_mut()
-            .unwrap()
-            .outlets
-            .insert("A:1".into(), "spare".into());
         let mut r = fleet()[2].clone();
-        r.facts = f;
+        r.facts = outlets(&[("A:1", "spare")]);
         assert_eq!(one(&with(2, r.clone()), &p), (N::OutletRenamed, S::Changed));
-        r.facts.snmp.as_mut().unwrap().outlets.clear();
+        r.facts = outlets(&[]);
         let r = failing(r, ErrorKind::Config);
         assert_eq!(one(&with(2, r), &p), (N::OutletRenamed, S::Broken));
         // The node's own address.

@@ -52,17 +52,6 @@ use std::collections::hash_map::{Entry, HashMap};
 use std::path::{Path, PathBuf};
 use toml::Spanned;
 
-/// A rejoin configuration check: a command run on the node over SSH whose
-/// output's SHA-256 is compared with a recorded baseline.
-#[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
-#[serde(deny_unknown_fields)]
-pub struct CheckDef {
-    /// A short name (unique per node).
-    pub name: String,
-    /// The command (run by the remote user's shell).
-    pub command: String,
-}
-
 /// One node of the inventory, with its methods merged over the defaults.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Node {
@@ -75,7 +64,7 @@ pub struct Node {
     /// Fencing methods, level 1 first (merged over the defaults).
     pub methods: Vec<StoredFields>,
     /// How to reach the node itself over SSH (for rejoin checks).
-    pub ssh: Option<StoredFields>,
+    pub node_session: Option<StoredFields>,
     /// Rejoin configuration checks.
     pub checks: Vec<CheckDef>,
     /// `verify` may accept the BMC's reads alone as proof for this node
@@ -131,25 +120,6 @@ struct Doc {
 struct IdentityDoc {
     uuid: Option<String>,
     serial: Option<String>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct NodeDoc {
-    name: Spanned<String>,
-    address: Option<String>,
-    probe_ports: Option<Vec<u16>>,
-    #[serde(default)]
-    fence: Vec<MethodFields>,
-    ssh: Option<MethodFields>,
-    #[serde(default)]
-    check: Vec<CheckDef>,
-    uuid: Option<String>,
-    serial: Option<String>,
-    accept_bmc_only: Option<bool>,
-    allow_host_only: Option<bool>,
-    max_off_watts: Option<f64>,
-    on_confirmed_off: Option<String>,
 }
 
 /// One `[[node]]` section read on its own.
@@ -389,7 +359,9 @@ impl<'a> Shared<'a> {
                         *field = value;
                     }
                 }
-                if kind.as_deref() == Some("snmp") {
+                let platform = kind.as_deref().and_then(crate::method::platforms::by_name);
+                let outlets = platform.is_some_and(|p| p.outlets());
+                if outlets {
                     if let Some(list) = &merged.outlets {
                         let mut expanded = Vec::with_capacity(list.len());
                         for (j, o) in list.iter().enumerate() {
@@ -402,12 +374,12 @@ impl<'a> Shared<'a> {
                         }
                         merged.outlets = Some(expanded);
                     }
-                    let snmp_base = self.base_of(Some("snmp"));
+                    let base = self.base_of(kind.as_deref());
                     for o in merged.outlets.clone().unwrap_or_default() {
                         if let Some((p, _)) = o.split_once(':') {
                             if let Some(t) = self.pdu.get(p) {
                                 if !merged.pdus.iter().any(|(x, _)| x == p) {
-                                    merged.pdus.push((p.to_string(), t.over(snmp_base)));
+                                    merged.pdus.push((p.to_string(), t.over(base)));
                                 }
                             }
                         }
@@ -417,11 +389,15 @@ impl<'a> Shared<'a> {
                 // Manual methods and PDU outlets have no device that could
                 // say which machine it is: the node's pin skips them.
                 let kind = merged.driver_kind();
-                let blind = matches!(kind.as_deref(), Some("manual" | "snmp"));
+                let outlets = kind
+                    .as_deref()
+                    .and_then(crate::method::platforms::by_name)
+                    .is_some_and(|p| p.outlets());
+                let blind = outlets || kind.as_deref() == Some("manual");
                 if blind && (merged.uuid.is_some() || merged.serial.is_some()) {
-                    return Err(method(k + 1)(MethodProblem::Blind(match kind.as_deref() {
-                        Some("snmp") => "a PDU outlet",
-                        _ => "a manual method",
+                    return Err(method(k + 1)(MethodProblem::Blind(match outlets {
+                        true => "a PDU outlet",
+                        false => "a manual method",
                     })));
                 }
                 // The node's pin applies to every method with a device,
@@ -432,24 +408,24 @@ impl<'a> Shared<'a> {
                 }
                 methods.push(StoredFields::new(merged));
             }
-            let ssh = match &nd.ssh {
+            let node_session = match &nd.node_session {
                 Some(m) => {
                     let endpoint = steps
-                        .pick(&m.endpoint, (0, 0), i, n, "ssh endpoint")
+                        .pick(&m.endpoint, (0, 0), i, n, NODE_SESSION_ENDPOINT)
                         .map_err(lock)?;
                     if m.uuid.is_some() || m.serial.is_some() {
-                        return Err(ctx(NamedProblem::SshPinned));
+                        return Err(ctx(NamedProblem::SessionPinned));
                     }
-                    let mut m = m.over(self.base_of(Some("ssh")));
+                    let mut m = m.over(self.base_of(Some(NODE_SESSION_DRIVER)));
                     m.endpoint = endpoint.or(m.endpoint);
-                    m.driver = Some("ssh".into());
-                    check_method(&m).map_err(|e| ctx(NamedProblem::Ssh(e)))?;
+                    m.driver = Some(NODE_SESSION_DRIVER.into());
+                    check_method(&m).map_err(|e| ctx(NamedProblem::Session(e)))?;
                     Some(StoredFields::new(m))
                 }
                 None => None,
             };
-            if !nd.check.is_empty() && ssh.is_none() {
-                return Err(ctx(NamedProblem::ChecksWithoutSsh));
+            if !nd.check.is_empty() && node_session.is_none() {
+                return Err(ctx(NamedProblem::ChecksWithoutSession));
             }
             let mut names: Vec<&str> = nd.check.iter().map(|c| c.name.as_str()).collect();
             names.sort_unstable();
@@ -470,7 +446,7 @@ impl<'a> Shared<'a> {
                     .unwrap_or_else(|| defaults.probe_ports.clone()),
                 name,
                 methods,
-                ssh,
+                node_session,
                 checks: nd.check.clone(),
                 accept_bmc_only: nd.accept_bmc_only.unwrap_or(defaults.accept_bmc_only),
                 allow_host_only: nd.allow_host_only.unwrap_or(defaults.allow_host_only),

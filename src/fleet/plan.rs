@@ -6,7 +6,6 @@ use super::inventory::{Inventory, MethodFields, Node};
 use crate::method::build::{self, BuildError, MethodOptions};
 use crate::method::credential::CredentialRef;
 use crate::method::spec::MethodSpec;
-use crate::snmp::build::{PduDefaults, PduOptions, SnmpOptions};
 use std::collections::HashSet;
 use std::path::PathBuf;
 
@@ -169,9 +168,11 @@ pub fn method_from_fields(node: &str, f: &MethodFields) -> Result<MethodSpec, Me
 /// [`method_from_fields`], moving the fields rather than copying them.
 fn method_from_owned(node: &str, mut f: MethodFields) -> Result<MethodSpec, MethodProblem> {
     let kind = f.driver_kind();
-    // SNMP PDUs: outlets and [pdu.NAME] tables, not MethodOptions.
-    if kind.as_deref() == Some("snmp") {
-        return snmp_from_fields(&f);
+    // A platform whose methods take more than MethodOptions (a PDU's
+    // outlets and [pdu.NAME] tables) builds them from the fields.
+    let platform = kind.as_deref().and_then(crate::method::platforms::by_name);
+    if let Some(built) = platform.and_then(|p| p.build_fields(&f)) {
+        return built.map(MethodSpec::Device).map_err(MethodProblem::Build);
     }
     let (endpoint, ip) = (f.endpoint.take(), f.ip.take());
     build::from_parts(
@@ -184,68 +185,12 @@ fn method_from_owned(node: &str, mut f: MethodFields) -> Result<MethodSpec, Meth
     .map_err(MethodProblem::Build)
 }
 
-fn ssh_from_fields(mut f: MethodFields) -> Result<MethodSpec, MethodProblem> {
+/// A node's own session method (how to reach the node itself).
+fn session_from_fields(mut f: MethodFields) -> Result<MethodSpec, MethodProblem> {
     let endpoint = f.endpoint.take();
-    build::from_parts("", Some("ssh"), endpoint.as_deref(), None, &options_of(f)?)
+    let driver = Some(super::inventory::NODE_SESSION_DRIVER);
+    build::from_parts("", driver, endpoint.as_deref(), None, &options_of(f)?)
         .map_err(MethodProblem::Build)
-}
-
-fn reference(
-    file: &Option<std::path::PathBuf>,
-    env: &Option<String>,
-    script: &Option<String>,
-) -> CredentialRef {
-    if let Some(p) = file {
-        CredentialRef::File(p.clone())
-    } else if let Some(v) = env {
-        CredentialRef::Env(v.clone())
-    } else if let Some(s) = script {
-        CredentialRef::Script(s.clone())
-    } else {
-        CredentialRef::None
-    }
-}
-
-/// One PDU's options from its fields (a method's own endpoint or a
-/// `[pdu.NAME]` table).
-fn pdu_options(f: &MethodFields) -> PduOptions {
-    PduOptions {
-        endpoint: f.endpoint.clone(),
-        ip: None,
-        ipport: None,
-        profile: f.profile.clone(),
-        version: f.snmp_version.clone(),
-        security_level: f.security_level.clone(),
-        auth_protocol: f.auth_protocol.clone(),
-        priv_protocol: f.priv_protocol.clone(),
-        username: f.username.clone(),
-        community: reference(&f.community_file, &f.community_env, &f.community_script),
-        auth: reference(&f.password_file, &f.password_env, &f.password_script),
-        privacy: reference(
-            &f.priv_password_file,
-            &f.priv_password_env,
-            &f.priv_password_script,
-        ),
-        timing: None,
-    }
-}
-
-/// An SNMP method: the node's outlets on its own endpoint and on the
-/// `[pdu.NAME]` PDUs they name, through the one builder
-/// ([`crate::snmp::platform::snmp`]) with fencekit's defaults.
-fn snmp_from_fields(f: &MethodFields) -> Result<MethodSpec, MethodProblem> {
-    crate::snmp::platform::snmp(&SnmpOptions {
-        own: f.endpoint.is_some().then(|| pdu_options(f)),
-        named: f
-            .pdus
-            .iter()
-            .map(|(name, table)| (name.clone(), pdu_options(table)))
-            .collect(),
-        outlets: f.outlets.clone().unwrap_or_default(),
-        defaults: PduDefaults::NATIVE,
-    })
-    .map(MethodSpec::Device)
-    .map_err(|e| MethodProblem::Build(e.into()))
 }
 
 /// The plan of inventory node `n`, its fields moved out of the inventory
@@ -269,12 +214,12 @@ fn take_plan(n: &mut Node, path: &std::path::Path) -> Result<NodePlan, PlanError
         );
     }
     let node_ssh = n
-        .ssh
+        .node_session
         .take()
         .map(|m| {
-            ssh_from_fields(m.into_fields())
+            session_from_fields(m.into_fields())
                 .map(Box::new)
-                .map_err(|e| at("[node.ssh]".into(), e))
+                .map_err(|e| at(super::inventory::NODE_SESSION.into(), e))
         })
         .transpose()?;
     Ok(NodePlan {

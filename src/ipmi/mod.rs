@@ -15,6 +15,7 @@ pub mod codec;
 pub mod config;
 pub mod crypto;
 pub mod driver;
+pub mod facts;
 pub mod pacing;
 pub mod platform;
 pub mod session;

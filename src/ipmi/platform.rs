@@ -18,6 +18,9 @@ pub struct Ipmi;
 pub static PLATFORM: Ipmi = Ipmi;
 
 impl Platform for Ipmi {
+    fn facts(&self) -> Option<&'static dyn crate::platform::facts::FactRules> {
+        Some(&super::facts::FACTS)
+    }
     fn name(&self) -> &'static str {
         "ipmi"
     }

@@ -30,6 +30,7 @@ pub mod args;
 pub mod build;
 pub mod config;
 pub mod driver;
+pub mod facts;
 pub mod http;
 pub mod kubeconfig;
 pub mod model;

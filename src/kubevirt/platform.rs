@@ -23,6 +23,9 @@ pub struct Kubevirt;
 pub static PLATFORM: Kubevirt = Kubevirt;
 
 impl Platform for Kubevirt {
+    fn facts(&self) -> Option<&'static dyn crate::platform::facts::FactRules> {
+        Some(&super::facts::FACTS)
+    }
     fn name(&self) -> &'static str {
         "kubevirt"
     }

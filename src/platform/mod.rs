@@ -19,6 +19,7 @@ pub mod agent;
 pub mod args;
 pub mod build;
 pub mod credential;
+pub mod facts;
 
 use crate::engine::driver::PowerDriver;
 use crate::engine::error::{DriverError, ErrorKind, Stage};
@@ -85,6 +86,54 @@ pub trait Platform: Sync {
     fn agent_family(&self, _def: &agent::defs::Family) -> Option<&'static agent::AgentFamily> {
         None
     }
+    /// Whether its methods are outlets on shared devices: an inventory
+    /// method's `outlets` are expanded per node and name `[pdu.NAME]`
+    /// tables, and no outlet can report which machine it feeds (a node's
+    /// pin skips it).
+    fn outlets(&self) -> bool {
+        false
+    }
+    /// Builds an inventory method of this platform from its fields, where
+    /// that takes more than an endpoint and [`build::MethodOptions`] (a
+    /// PDU's outlets and tables); `None`: through its
+    /// [`Platform::builder`].
+    fn build_fields(
+        &self,
+        _f: &dyn build::Fields,
+    ) -> Option<Result<Box<dyn Method>, build::BuildError>> {
+        None
+    }
+    /// What `check --record` keeps of a working level for drift, and the
+    /// checks beyond the generic ones ([`facts::FactRules`]); `None`:
+    /// nothing but the identity.
+    fn facts(&self) -> Option<&'static dyn facts::FactRules> {
+        None
+    }
+    /// A built driver of this platform as a session on the node itself
+    /// that runs commands (a node's own SSH, for rejoin checks); `None`:
+    /// its methods cannot.
+    fn node_session<'a>(&self, _driver: &'a mut dyn Driver) -> Option<&'a mut dyn NodeSession> {
+        None
+    }
+}
+
+/// What a command run on the node itself printed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CommandOutput {
+    /// Its exit status, when the node reported one.
+    pub status: Option<i32>,
+    /// Its standard output.
+    pub stdout: String,
+}
+
+/// A session on the node itself that runs commands (rejoin checks).
+pub trait NodeSession {
+    /// Runs `command` (by the remote user's shell) until `deadline`.
+    fn exec<'a>(
+        &'a mut self,
+        command: &'a str,
+        deadline: Option<Instant>,
+    ) -> Local<'a, Result<CommandOutput, DriverError>>;
 }
 
 /// Why an identity cannot be pinned on a method: it has no device that

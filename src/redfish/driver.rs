@@ -148,6 +148,11 @@ impl RedfishDriver {
         s
     }
 
+    /// Whether it authenticates with a SessionService token (else basic).
+    pub fn session_auth(&self) -> bool {
+        self.cfg.session_auth
+    }
+
     /// The system's path, once discovered.
     pub fn system_uri(&self) -> Option<&str> {
         self.system.as_ref().map(|s| s.uri.as_str())

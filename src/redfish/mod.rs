@@ -20,6 +20,7 @@ pub mod args;
 pub mod build;
 pub mod config;
 pub mod driver;
+pub mod facts;
 pub mod http;
 pub mod model;
 pub mod platform;

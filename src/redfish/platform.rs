@@ -20,6 +20,9 @@ pub struct Redfish;
 pub static PLATFORM: Redfish = Redfish;
 
 impl Platform for Redfish {
+    fn facts(&self) -> Option<&'static dyn crate::platform::facts::FactRules> {
+        Some(&super::facts::FACTS)
+    }
     fn name(&self) -> &'static str {
         "redfish"
     }

@@ -15,6 +15,7 @@ pub mod build;
 pub mod client;
 pub mod config;
 pub mod driver;
+pub mod facts;
 pub mod message;
 pub mod platform;
 pub mod profile;

@@ -21,6 +21,18 @@ pub struct Snmp;
 pub static PLATFORM: Snmp = Snmp;
 
 impl Platform for Snmp {
+    fn facts(&self) -> Option<&'static dyn crate::platform::facts::FactRules> {
+        Some(&super::facts::FACTS)
+    }
+    fn outlets(&self) -> bool {
+        true
+    }
+    fn build_fields(
+        &self,
+        f: &dyn crate::platform::build::Fields,
+    ) -> Option<Result<Box<dyn Method>, crate::platform::build::BuildError>> {
+        Some(from_fields(f).map_err(Into::into))
+    }
     fn name(&self) -> &'static str {
         "snmp"
     }
@@ -211,4 +223,60 @@ impl platform::PlatformDriver for SnmpDriver {
         }
         Ok(rows)
     }
+}
+
+/// A credential reference from an inventory's `NAME_file`, `NAME_env` or
+/// `NAME_script` field (the first given).
+fn reference(
+    f: &dyn crate::platform::build::Fields,
+    name: &str,
+) -> crate::platform::credential::CredentialRef {
+    if let Some(p) = f.get(&format!("{name}_file")) {
+        crate::platform::credential::CredentialRef::File(p.into())
+    } else if let Some(v) = f.get(&format!("{name}_env")) {
+        crate::platform::credential::CredentialRef::Env(v.to_string())
+    } else if let Some(s) = f.get(&format!("{name}_script")) {
+        crate::platform::credential::CredentialRef::Script(s.to_string())
+    } else {
+        crate::platform::credential::CredentialRef::None
+    }
+}
+
+/// One PDU's options from an inventory's fields (a method's own endpoint or
+/// a `[pdu.NAME]` table).
+fn pdu_fields(f: &dyn crate::platform::build::Fields) -> super::build::PduOptions {
+    let text = |k: &str| f.get(k).map(str::to_string);
+    super::build::PduOptions {
+        endpoint: text("endpoint"),
+        ip: None,
+        ipport: None,
+        profile: text("profile"),
+        version: text("snmp_version"),
+        security_level: text("security_level"),
+        auth_protocol: text("auth_protocol"),
+        priv_protocol: text("priv_protocol"),
+        username: text("username"),
+        community: reference(f, "community"),
+        auth: reference(f, "password"),
+        privacy: reference(f, "priv_password"),
+        timing: None,
+    }
+}
+
+/// An inventory's PDU method: the node's outlets on its own endpoint and on
+/// the `[pdu.NAME]` PDUs they name, through [`snmp`] with fencekit's
+/// defaults.
+pub fn from_fields(
+    f: &dyn crate::platform::build::Fields,
+) -> Result<Box<dyn Method>, super::build::BuildError> {
+    snmp(&super::build::SnmpOptions {
+        own: f.has("endpoint").then(|| pdu_fields(f)),
+        named: f
+            .tables("pdus")
+            .into_iter()
+            .map(|(name, table)| (name.to_string(), pdu_fields(table)))
+            .collect(),
+        outlets: f.list("outlets").to_vec(),
+        defaults: super::build::PduDefaults::NATIVE,
+    })
 }

@@ -23,6 +23,7 @@ pub mod args;
 pub mod build;
 pub mod config;
 pub mod driver;
+pub mod facts;
 pub mod hostkey;
 pub mod platform;
 pub mod profile;

@@ -22,6 +22,18 @@ pub struct Ssh;
 pub static PLATFORM: Ssh = Ssh;
 
 impl Platform for Ssh {
+    fn facts(&self) -> Option<&'static dyn crate::platform::facts::FactRules> {
+        Some(&super::facts::FACTS)
+    }
+    fn node_session<'a>(
+        &self,
+        driver: &'a mut dyn crate::platform::Driver,
+    ) -> Option<&'a mut dyn crate::platform::NodeSession> {
+        driver
+            .as_any_mut()
+            .downcast_mut::<super::driver::SshDriver>()
+            .map(|d| d as &mut dyn crate::platform::NodeSession)
+    }
     fn name(&self) -> &'static str {
         "ssh"
     }
@@ -229,5 +241,21 @@ impl platform::PlatformDriver for SshDriver {
                 error: None,
             })
             .collect())
+    }
+}
+
+impl crate::platform::NodeSession for super::driver::SshDriver {
+    fn exec<'a>(
+        &'a mut self,
+        command: &'a str,
+        deadline: Option<std::time::Instant>,
+    ) -> crate::platform::Local<'a, Result<crate::platform::CommandOutput, DriverError>> {
+        Box::pin(async move {
+            let o = super::driver::SshDriver::exec(self, command, deadline).await?;
+            Ok(crate::platform::CommandOutput {
+                status: o.status,
+                stdout: o.stdout,
+            })
+        })
     }
 }

@@ -183,18 +183,22 @@ pub enum NamedProblem {
     /// The name appears twice in the file.
     #[error("defined twice")]
     Twice,
-    /// A pin on `[node.ssh]`.
+    /// A pin on the node's own session method.
     #[error(
-        "[node.ssh] reaches the node itself; a uuid or serial belongs on \
-         the node or one of its fence methods"
+        "{key} reaches the node itself; a uuid or serial belongs on \
+         the node or one of its fence methods",
+        key = super::fields::NODE_SESSION
     )]
-    SshPinned,
-    /// Something wrong with `[node.ssh]`.
-    #[error("[node.ssh]: {0}")]
-    Ssh(MethodProblem),
-    /// Checks without `[node.ssh]`.
-    #[error("[[node.check]] needs [node.ssh] (how to reach the node itself)")]
-    ChecksWithoutSsh,
+    SessionPinned,
+    /// Something wrong with the node's own session method.
+    #[error("{key}: {0}", key = super::fields::NODE_SESSION)]
+    Session(MethodProblem),
+    /// Checks without a session method.
+    #[error(
+        "[[node.check]] needs {key} (how to reach the node itself)",
+        key = super::fields::NODE_SESSION
+    )]
+    ChecksWithoutSession,
     /// Two `[[node.check]]` of one name.
     #[error("two checks have the same name")]
     SameCheckName,

@@ -4,6 +4,17 @@
 use serde::Deserialize;
 use std::borrow::Cow;
 use std::path::PathBuf;
+use toml::Spanned;
+
+/// The key of a node's own session method (how to reach the node itself,
+/// for rejoin checks), as texts name it.
+pub const NODE_SESSION: &str = "[node.ssh]";
+
+/// The platform of a node's own session method (its `driver`).
+pub const NODE_SESSION_DRIVER: &str = "ssh";
+
+/// Its endpoint, as a range error names it.
+pub(super) const NODE_SESSION_ENDPOINT: &str = "ssh endpoint";
 
 /// The fields of one fencing method, as written (all optional; merged with defaults).
 #[derive(Clone, Debug, Default, Deserialize, PartialEq)]
@@ -150,6 +161,21 @@ impl crate::platform::build::Fields for MethodFields {
             "ip" => self.ip.as_deref(),
             "plug" => self.plug.as_deref(),
             "region" => self.region.as_deref(),
+            "username" => self.username.as_deref(),
+            "profile" => self.profile.as_deref(),
+            "snmp_version" => self.snmp_version.as_deref(),
+            "security_level" => self.security_level.as_deref(),
+            "auth_protocol" => self.auth_protocol.as_deref(),
+            "priv_protocol" => self.priv_protocol.as_deref(),
+            "password_file" => self.password_file.as_deref().and_then(|p| p.to_str()),
+            "password_env" => self.password_env.as_deref(),
+            "password_script" => self.password_script.as_deref(),
+            "community_file" => self.community_file.as_deref().and_then(|p| p.to_str()),
+            "community_env" => self.community_env.as_deref(),
+            "community_script" => self.community_script.as_deref(),
+            "priv_password_file" => self.priv_password_file.as_deref().and_then(|p| p.to_str()),
+            "priv_password_env" => self.priv_password_env.as_deref(),
+            "priv_password_script" => self.priv_password_script.as_deref(),
             _ => None,
         }
     }
@@ -413,3 +439,36 @@ stored_fields!(
     kubeconfig: PathBuf,
     vm_uid: String,
 );
+
+/// A rejoin configuration check: a command run on the node itself whose
+/// output's SHA-256 is compared with a recorded baseline.
+#[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct CheckDef {
+    /// A short name (unique per node).
+    pub name: String,
+    /// The command (run by the remote user's shell).
+    pub command: String,
+}
+
+/// One `[[node]]` entry as written.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct NodeDoc {
+    pub(super) name: Spanned<String>,
+    pub(super) address: Option<String>,
+    pub(super) probe_ports: Option<Vec<u16>>,
+    #[serde(default)]
+    pub(super) fence: Vec<MethodFields>,
+    /// The node's own session method (`[node.ssh]`).
+    #[serde(rename = "ssh")]
+    pub(super) node_session: Option<MethodFields>,
+    #[serde(default)]
+    pub(super) check: Vec<CheckDef>,
+    pub(super) uuid: Option<String>,
+    pub(super) serial: Option<String>,
+    pub(super) accept_bmc_only: Option<bool>,
+    pub(super) allow_host_only: Option<bool>,
+    pub(super) max_off_watts: Option<f64>,
+    pub(super) on_confirmed_off: Option<String>,
+}

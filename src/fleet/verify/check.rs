@@ -3,20 +3,14 @@
 //! a safe reset type — without touching power; and the cross-level and
 //! cross-node identity flags.
 
-use super::facts::{Facts, IpmiFacts, RedfishFacts, SnmpFacts, SshFacts};
+use super::facts::Facts;
 use crate::engine::driver::PowerDriver;
 use crate::engine::error::{DriverError, ErrorKind};
 use crate::engine::identity::{Difference, ExpectedIdentity, Identity, Refusal, Unreported};
 use crate::engine::power::PowerState;
 use crate::fleet::plan::NodePlan;
-use crate::ipmi::config::Privilege;
-use crate::ipmi::driver::IpmiDriver;
 use crate::method::spec::MethodSpec;
-use crate::redfish::driver::{RedfishDriver, ResetPlan};
-use crate::redfish::model::NoSafeReset;
-use crate::redfish::platform::RedfishMethod;
-use crate::snmp::driver::SnmpDriver;
-use crate::ssh::driver::SshDriver;
+use crate::platform::facts::{FactRules, Refusal as PlatformRefusal, Section};
 use serde::Serialize;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
@@ -47,11 +41,11 @@ pub struct CheckRow {
     /// The identity this level is pinned to (absent when none).
     #[serde(skip_serializing_if = "ExpectedIdentity::is_empty")]
     pub expect: ExpectedIdentity,
-    /// IPMI: the named workarounds this BMC needed (asked for, or applied
-    /// by fencekit itself), for the inventory's `workarounds = [...]`.
+    /// The named workarounds the device needed (asked for, or applied by
+    /// fencekit itself), for the inventory's `workarounds = [...]`.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub workarounds: Vec<&'static str>,
-    /// What was negotiated and offered, by driver (a baseline records it).
+    /// What was negotiated and offered, by platform (a baseline records it).
     #[serde(skip_serializing_if = "Facts::is_empty")]
     pub facts: Facts,
     /// The kind of the failure of a step (absent when none failed).
@@ -78,15 +72,10 @@ enum CheckProblem {
     /// The identity could not be read from a pinned level.
     #[error("the pinned identity cannot be confirmed: {0}")]
     IdentityUnread(DriverError),
-    /// Redfish: no reset type that is safe for power off or on.
-    #[error("no safe reset type for power {}: {0}", .0.command)]
-    NoSafeReset(NoSafeReset),
-    /// IPMI: a session below operator (what was negotiated).
-    #[error(
-        "the session privilege is too low for power control ({0}); \
-         chassis control needs operator or administrator"
-    )]
-    LowPrivilege(String),
+    /// The platform's own check refused the level (no safe reset type, a
+    /// session below operator).
+    #[error(transparent)]
+    Platform(PlatformRefusal),
 }
 
 impl CheckProblem {
@@ -96,8 +85,7 @@ impl CheckProblem {
             CheckProblem::Step(e) | CheckProblem::IdentityUnread(e) => e.kind,
             CheckProblem::Mismatch(_) => ErrorKind::IdentityMismatch,
             CheckProblem::Unreported(_) => ErrorKind::IdentityUnavailable,
-            CheckProblem::NoSafeReset(_) => ErrorKind::Unsupported,
-            CheckProblem::LowPrivilege(_) => ErrorKind::PrivilegeNotObtained,
+            CheckProblem::Platform(r) => r.kind(),
         }
     }
 }
@@ -118,30 +106,10 @@ fn pin_holds(expect: &ExpectedIdentity, found: &Identity) -> Result<(), CheckPro
     Ok(())
 }
 
-/// Every power off and on has a safe reset type.
-fn resets_are_safe(plan: &ResetPlan) -> Result<(), CheckProblem> {
-    use crate::engine::power::PowerCommand;
-    for (cmd, choice) in &plan.choices {
-        if let (PowerCommand::Off | PowerCommand::On, Err(why)) = (cmd, choice) {
-            return Err(CheckProblem::NoSafeReset(why.clone()));
-        }
-    }
-    Ok(())
-}
-
-/// An IPMI session of privilege `granted` may control chassis power;
-/// `detail` (what `connect` said) goes into the refusal.
-fn privilege_suffices(granted: Privilege, detail: &str) -> Result<(), CheckProblem> {
-    if granted >= Privilege::Operator {
-        Ok(())
-    } else {
-        Err(CheckProblem::LowPrivilege(detail.to_string()))
-    }
-}
-
 /// Checks one level: reachable, authenticates, privilege, the machine's
 /// identity (read and reported; compared with the pin, if any), status
-/// readable, and (Redfish) a safe reset type for off and on. Changes no
+/// readable, and what the platform checks itself (its
+/// [`FactRules::check`]: a safe reset type, enough privilege). Changes no
 /// power state.
 pub async fn check_level(node: &str, level: usize, m: &MethodSpec, step: Duration) -> CheckRow {
     let mut row = CheckRow {
@@ -177,6 +145,8 @@ pub async fn check_level(node: &str, level: usize, m: &MethodSpec, step: Duratio
         }
     };
     let deadline = Some(Instant::now() + step);
+    let rules: Option<&dyn FactRules> = m.device().and_then(|d| d.platform().facts());
+    let mut section = Section::default();
     let result: Result<(), CheckProblem> = async {
         let detail = driver.connect(deadline).await?;
         row.detail = Some(detail);
@@ -192,38 +162,39 @@ pub async fn check_level(node: &str, level: usize, m: &MethodSpec, step: Duratio
             Err(e) => return Err(CheckProblem::IdentityUnread(e)),
         }
         row.state = Some(driver.status(deadline).await?);
-        // SSH: nothing more. SNMP: connect() resolved every outlet (names
-        // through the PDU's names table) and status() read each one; write
-        // access cannot be tested without switching, so it is left to the
-        // first action. AWS (issue 25): connect() read the instance with the
-        // keys; whether they may stop it shows only at the first stop.
-        let any = driver.inner_mut().as_any_mut();
-        if let Some(d) = any.downcast_mut::<RedfishDriver>() {
-            let plan = d.reset_plan(deadline).await?;
-            note_resets(&mut row.facts, &plan);
-            resets_are_safe(&plan)?;
-        } else if let Some(d) = any.downcast_mut::<IpmiDriver>() {
-            privilege_suffices(d.privilege(), row.detail.as_deref().unwrap_or(""))?;
+        // Write access cannot be tested without switching: it is left to
+        // the first action.
+        if let Some(rules) = rules {
+            let detail = row.detail.clone().unwrap_or_default();
+            rules
+                .check(driver.inner_mut(), &detail, &mut section, deadline)
+                .await
+                .map_err(CheckProblem::Platform)?;
         }
         Ok(())
     }
     .await;
-    if let Some(d) = driver.inner().as_any().downcast_ref::<IpmiDriver>() {
-        row.workarounds = d
-            .workarounds_needed()
-            .iter()
-            .map(crate::ipmi::workaround::Workaround::name)
-            .collect();
-        if !row.workarounds.is_empty() {
-            let list: Vec<String> = row.workarounds.iter().map(|w| format!("{w:?}")).collect();
-            row.detail = Some(format!(
-                "{}; needed workarounds = [{}]",
-                row.detail.as_deref().unwrap_or("no session"),
-                list.join(", ")
-            ));
+    if let Some(rules) = rules {
+        row.workarounds = rules.workarounds(driver.inner());
+    }
+    if !row.workarounds.is_empty() {
+        let list: Vec<String> = row.workarounds.iter().map(|w| format!("{w:?}")).collect();
+        row.detail = Some(format!(
+            "{}; needed workarounds = [{}]",
+            row.detail.as_deref().unwrap_or("no session"),
+            list.join(", ")
+        ));
+    }
+    if let (Some(rules), Some(method)) = (rules, m.device()) {
+        // Also after a failed step: the certificate or host key offered,
+        // the cipher suite that worked.
+        rules
+            .note(driver.inner_mut(), method, &mut section, deadline)
+            .await;
+        if rules.keep_empty() || section != Section::default() {
+            row.facts.insert(method.platform().name(), section);
         }
     }
-    note_facts(&mut row.facts, &mut driver, m, deadline).await;
     driver.close().await;
     match result {
         Ok(()) => row.ok = true,
@@ -234,71 +205,6 @@ pub async fn check_level(node: &str, level: usize, m: &MethodSpec, step: Duratio
     }
     row.elapsed_ms = started.elapsed().as_millis() as u64;
     row
-}
-
-/// The reset types on offer and the ones off and on would use.
-fn note_resets(facts: &mut Facts, plan: &ResetPlan) {
-    use crate::engine::power::PowerCommand;
-    let chosen = |c: PowerCommand| {
-        plan.choices
-            .iter()
-            .find(|(cmd, _)| *cmd == c)
-            .and_then(|(_, r)| r.as_ref().ok().cloned())
-    };
-    let f = facts.redfish.get_or_insert_with(RedfishFacts::default);
-    f.reset_types = plan.offered.clone();
-    f.reset_off = chosen(PowerCommand::Off);
-    f.reset_on = chosen(PowerCommand::On);
-}
-
-/// What the driver saw beyond the checks (also after a failed step: the
-/// certificate or host key offered, the cipher suite that worked).
-async fn note_facts(
-    facts: &mut Facts,
-    driver: &mut crate::method::driver::AnyDriver,
-    m: &MethodSpec,
-    deadline: Option<Instant>,
-) {
-    let any = driver.inner_mut().as_any_mut();
-    if let Some(d) = any.downcast_mut::<IpmiDriver>() {
-        let suite = d.cipher_suite();
-        // The privilege means something only once a session was set up.
-        let privilege = suite.is_some().then(|| d.privilege().as_str().to_string());
-        if suite.is_some() || privilege.is_some() {
-            facts.ipmi = Some(IpmiFacts {
-                cipher_suite: suite,
-                privilege,
-            });
-        }
-    } else if let Some(d) = any.downcast_mut::<RedfishDriver>() {
-        let session = m
-            .device()
-            .and_then(|m| m.as_any().downcast_ref::<RedfishMethod>())
-            .is_some_and(|m| m.config.session_auth);
-        let f = facts.redfish.get_or_insert_with(RedfishFacts::default);
-        f.certificate = d
-            .certificate()
-            .map(|fp| crate::fingerprint::format_hex(&fp));
-        if d.system_uri().is_some() {
-            f.auth = Some(if session { "session" } else { "basic" }.to_string());
-        }
-    } else if let Some(d) = any.downcast_mut::<SshDriver>() {
-        if let Some(k) = d.host_key() {
-            facts.ssh = Some(SshFacts {
-                host_key: Some(k.to_string()),
-            });
-        }
-    } else if let Some(d) = any.downcast_mut::<SnmpDriver>() {
-        if let Ok(names) = d.outlet_names(deadline).await {
-            let outlets = names
-                .into_iter()
-                .filter_map(|(o, n)| Some((o, n?)))
-                .collect();
-            facts.snmp = Some(SnmpFacts { outlets });
-        }
-    }
-    // AWS: the instance ID is the device itself; its names are the
-    // identity (compared by the pin), nothing else is negotiated.
 }
 
 /// Marks the levels of one node that report different machines (under
@@ -456,42 +362,6 @@ mod tests {
             "{e}"
         );
         assert!(pin_holds(&ExpectedIdentity::default(), &other).is_ok());
-
-        use crate::engine::power::PowerCommand;
-        let refused = NoSafeReset {
-            command: PowerCommand::Off,
-            offered: vec!["On".into()],
-        };
-        let plan = ResetPlan {
-            offered: Some(vec!["On".into()]),
-            choices: vec![
-                (PowerCommand::On, Ok("On".into())),
-                (PowerCommand::Off, Err(refused.clone())),
-            ],
-        };
-        let e = resets_are_safe(&plan).unwrap_err();
-        assert!(
-            matches!(&e, CheckProblem::NoSafeReset(r) if *r == refused),
-            "{e:?}"
-        );
-        assert_eq!(
-            e.to_string(),
-            format!("no safe reset type for power off: {refused}")
-        );
-
-        assert!(
-            privilege_suffices(Privilege::Operator, "cipher suite 17, privilege operator").is_ok()
-        );
-        let e = privilege_suffices(Privilege::User, "cipher suite 17, privilege user").unwrap_err();
-        assert!(
-            matches!(&e, CheckProblem::LowPrivilege(d) if d.ends_with("user")),
-            "{e:?}"
-        );
-        assert_eq!(
-            e.to_string(),
-            "the session privilege is too low for power control (cipher suite 17, \
-             privilege user); chassis control needs operator or administrator"
-        );
 
         let step = DriverError::new(
             ErrorKind::Unreachable,

@@ -1,91 +1,18 @@
 //! What `check` saw of a level beyond "would it work": the facts a working
 //! fence path is recorded by (`check --record`) and compared with later
-//! (drift, [`crate::fleet::drift`]). One optional section per driver, so a
-//! new driver adds its own without touching the others'; the common part
-//! (the machine's identity) is the row's [`Identity`](crate::engine::identity::Identity).
+//! (drift, [`crate::fleet::drift`]). One section per platform, declared
+//! by the platform ([`crate::platform::facts`]); the common part (the
+//! machine's identity) is the row's [`Identity`](crate::engine::identity::Identity),
+//! and the node's own address is probed here.
 //!
-//! Everything here is read in the session `check` opens anyway: no extra
-//! session, no power command. The only extra requests are a PDU's names of
-//! the node's own outlets (one GET each).
+//! Everything is read in the session `check` opens anyway: no extra
+//! session, no power command.
 
 use super::decide::Probe;
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
 use std::time::Duration;
 
-/// The facts of one level, by driver.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Facts {
-    /// IPMI: the session's security and privilege.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ipmi: Option<IpmiFacts>,
-    /// Redfish: authentication, certificate, reset types.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub redfish: Option<RedfishFacts>,
-    /// SSH: the host key.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ssh: Option<SshFacts>,
-    /// A PDU method: the names of the node's outlets.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub snmp: Option<SnmpFacts>,
-}
-
-impl Facts {
-    /// True when nothing was seen.
-    pub fn is_empty(&self) -> bool {
-        *self == Facts::default()
-    }
-}
-
-/// An IPMI session as it was set up.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct IpmiFacts {
-    /// The RMCP+ cipher suite (absent for IPMI 1.5).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cipher_suite: Option<u8>,
-    /// The privilege the BMC granted (`administrator`, `operator`, …).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub privilege: Option<String>,
-}
-
-/// A Redfish service as it answered.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct RedfishFacts {
-    /// How it authenticated: `basic`, or `session` (a SessionService token
-    /// was made).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub auth: Option<String>,
-    /// The SHA-256 fingerprint of the certificate presented (`AB:CD:…`),
-    /// trusted or not.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub certificate: Option<String>,
-    /// The reset types the system offers (absent: not published).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reset_types: Option<Vec<String>>,
-    /// The reset type a power off would use.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reset_off: Option<String>,
-    /// The reset type a power on would use.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reset_on: Option<String>,
-}
-
-/// An SSH server as it answered.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SshFacts {
-    /// The host key offered (`ssh-ed25519 SHA256:…`), trusted or not.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub host_key: Option<String>,
-}
-
-/// The node's outlets on its PDUs.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SnmpFacts {
-    /// Outlet (as the inventory names it) → its name on the PDU; an
-    /// outlet whose name cannot be read is left out.
-    #[serde(default)]
-    pub outlets: BTreeMap<String, String>,
-}
+pub use crate::platform::facts::Facts;
 
 /// Whether the node's own address answered on its probe ports (its
 /// independent witness for `verify`).

@@ -1,12 +1,17 @@
 //! Rejoin checks (`verify --expect on` with `[[node.check]]`): each check's
-//! command runs over the node's own SSH and its output's SHA-256 is
+//! command runs on the node itself (its session method, through
+//! [`Platform::node_session`]) and its output's SHA-256 is
 //! compared with a recorded baseline, so drift is found before the node
 //! rejoins.
 
 use super::decide::{Evidence, Witness};
+use crate::engine::driver::PowerDriver;
 use crate::engine::error::DriverError;
+use crate::fleet::inventory::NODE_SESSION;
 use crate::fleet::plan::NodePlan;
+use crate::method::driver::AnyDriver;
 use crate::method::spec::MethodSpec;
+use crate::platform::Platform;
 use serde::Serialize;
 use std::time::{Duration, Instant};
 
@@ -43,33 +48,37 @@ fn sha256_hex(data: &[u8]) -> String {
 /// Why a node's rejoin checks cannot run at all.
 #[derive(Debug, thiserror::Error)]
 enum NoCheckSession {
-    /// The node has no `[node.ssh]`.
-    #[error("no [node.ssh] to reach the node")]
-    NoSsh,
-    /// Its `[node.ssh]` is another kind of method.
-    #[error("[node.ssh] is not an SSH method")]
-    NotSsh,
-    /// Its SSH driver cannot be built (credential, configuration).
+    /// The node has no way to reach itself.
+    #[error("no {NODE_SESSION} to reach the node")]
+    NoSession,
+    /// Its method cannot run commands on the node.
+    #[error("{NODE_SESSION} cannot run commands on the node")]
+    NotASession,
+    /// Its driver cannot be built (credential, configuration).
     #[error(transparent)]
     Build(DriverError),
 }
 
-/// The SSH driver of a node's `[node.ssh]`, for its rejoin checks.
-async fn check_session(
-    m: Option<&MethodSpec>,
-) -> Result<crate::ssh::driver::SshDriver, NoCheckSession> {
-    match m.ok_or(NoCheckSession::NoSsh)?.build(None).await {
-        Ok(d) => {
-            d.0.into_any()
-                .downcast::<crate::ssh::driver::SshDriver>()
-                .map(|d| *d)
-                .map_err(|_| NoCheckSession::NotSsh)
-        }
-        Err(e) => Err(NoCheckSession::Build(e)),
-    }
+/// The built driver of a node's session method and its platform (which
+/// runs the commands on it), for its rejoin checks.
+struct Session {
+    driver: AnyDriver,
+    platform: &'static dyn Platform,
 }
 
-/// Runs the node's rejoin checks over SSH and compares their digests.
+/// The session of a node's own method (`[node.ssh]`), for its rejoin checks.
+async fn check_session(m: Option<&MethodSpec>) -> Result<Session, NoCheckSession> {
+    let m = m.ok_or(NoCheckSession::NoSession)?;
+    let mut driver = m.build(None).await.map_err(NoCheckSession::Build)?;
+    let platform = m.device().ok_or(NoCheckSession::NotASession)?.platform();
+    if platform.node_session(driver.inner_mut()).is_none() {
+        return Err(NoCheckSession::NotASession);
+    }
+    Ok(Session { driver, platform })
+}
+
+/// Runs the node's rejoin checks on the node itself and compares their
+/// digests.
 pub(super) async fn run_checks(
     plan: &NodePlan,
     baseline: Option<&Baseline>,
@@ -96,14 +105,21 @@ pub(super) async fn run_checks(
             })
             .collect::<Vec<_>>()
     };
-    let mut driver = match check_session(plan.node_ssh.as_deref()).await {
-        Ok(d) => d,
+    let Session {
+        mut driver,
+        platform,
+    } = match check_session(plan.node_ssh.as_deref()).await {
+        Ok(s) => s,
         Err(why) => return fail_all(why),
+    };
+    let Some(session) = platform.node_session(driver.inner_mut()) else {
+        driver.close().await;
+        return fail_all(NoCheckSession::NotASession);
     };
     let mut out = Vec::new();
     for c in &plan.checks {
         let deadline = Some(Instant::now() + step);
-        let r = driver.exec(&c.command, deadline).await;
+        let r = session.exec(&c.command, deadline).await;
         let at_ms = t0.elapsed().as_millis() as u64;
         let outcome = match r {
             Ok(o) => {
@@ -157,7 +173,7 @@ pub(super) async fn run_checks(
         };
         out.push(outcome);
     }
-    crate::engine::driver::PowerDriver::close(&mut driver).await;
+    driver.close().await;
     out
 }
 
@@ -167,9 +183,9 @@ mod tests {
     use crate::engine::error::ErrorKind;
 
     #[tokio::test]
-    async fn checks_without_an_ssh_session_say_why_by_variant() {
+    async fn checks_without_a_node_session_say_why_by_variant() {
         let e = check_session(None).await.err().unwrap();
-        assert!(matches!(e, NoCheckSession::NoSsh), "{e:?}");
+        assert!(matches!(e, NoCheckSession::NoSession), "{e:?}");
         assert_eq!(e.to_string(), "no [node.ssh] to reach the node");
         let manual = MethodSpec::Manual {
             node: "n1".into(),
@@ -195,7 +211,7 @@ mod tests {
         )
         .unwrap();
         let e = check_session(Some(&ipmi)).await.err().unwrap();
-        assert!(matches!(e, NoCheckSession::NotSsh), "{e:?}");
-        assert_eq!(e.to_string(), "[node.ssh] is not an SSH method");
+        assert!(matches!(e, NoCheckSession::NotASession), "{e:?}");
+        assert_eq!(e.to_string(), "[node.ssh] cannot run commands on the node");
     }
 }
