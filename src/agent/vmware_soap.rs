@@ -630,7 +630,11 @@ mod tests {
         assert_eq!(listing.plug, Plug::None);
         assert_eq!(listing.lock_key(), None);
         let listing = cfg_of(&with(&[("action", "monitor")])).unwrap();
-        assert_eq!(listing.plug, Plug::None, "a plug given to monitor is ignored");
+        assert_eq!(
+            listing.plug,
+            Plug::None,
+            "a plug given to monitor is ignored"
+        );
     }
 
     #[test]
