@@ -35,10 +35,7 @@ pub fn from_parts(
                 false => ip.to_string(),
             };
             let port = o.ipport.map(|p| format!(":{p}")).unwrap_or_default();
-            format!(
-                "vsphere://{host}{port}/{}",
-                plug.replace('%', "%25").replace('/', "%2F")
-            )
+            format!("vsphere://{host}{port}/{}", plug.replace('%', "%25").replace('/', "%2F"))
         }
         (None, None) => return Err(BuildError::NoAddress),
     };
@@ -63,11 +60,9 @@ fn settings(url: &str, o: &MethodOptions) -> Result<VsphereConfig, BuildError> {
 /// of TLS trust.
 pub fn check_fields(f: &dyn Fields) -> Result<(), String> {
     if !f.has("endpoint") && !(f.has("ip") && f.has("plug")) {
-        return Err(
-            "a vsphere method needs endpoint = \"vsphere://[USER@]HOST[:PORT]/VM\" \
+        return Err("a vsphere method needs endpoint = \"vsphere://[USER@]HOST[:PORT]/VM\" \
                     (or ip and plug)"
-                .into(),
-        );
+            .into());
     }
     let trusts = ["ca_cert", "ssl_fingerprint", "ssl_insecure"];
     if trusts.iter().filter(|k| f.has(k)).count() > 1 {

@@ -133,11 +133,7 @@ impl Client {
                     return DriverError::new(
                         ErrorKind::Protocol,
                         stage,
-                        format!(
-                            "{} ({what} to {})",
-                            crate::tls::explain(t, "vCenter"),
-                            self.url
-                        ),
+                        format!("{} ({what} to {})", crate::tls::explain(t, "vCenter"), self.url),
                     );
                 }
                 let kind = if e.is_connect() {
@@ -302,11 +298,7 @@ impl Client {
     }
 
     /// The datacenter at an inventory path (`DC1`, `Folder/DC1`).
-    pub async fn datacenter(
-        &mut self,
-        path: &str,
-        deadline: Instant,
-    ) -> Result<MoRef, DriverError> {
+    pub async fn datacenter(&mut self, path: &str, deadline: Instant) -> Result<MoRef, DriverError> {
         let st = Stage::Status;
         let sc = self.managers(st)?;
         let xml = self
@@ -322,10 +314,7 @@ impl Client {
             Some(m) => Err(DriverError::new(
                 ErrorKind::Config,
                 st,
-                format!(
-                    "the inventory path '{path}' is a {}, not a datacenter",
-                    m.kind
-                ),
+                format!("the inventory path '{path}' is a {}, not a datacenter", m.kind),
             )),
             None => Err(DriverError::new(
                 ErrorKind::Config,
@@ -386,10 +375,7 @@ impl Client {
             VmSelector::Name(_) => {
                 let xml = self
                     .call(
-                        soap::create_vm_view(
-                            &sc.view_manager,
-                            datacenter.unwrap_or(&sc.root_folder),
-                        ),
+                        soap::create_vm_view(&sc.view_manager, datacenter.unwrap_or(&sc.root_folder)),
                         "CreateContainerView",
                         st,
                         deadline,
