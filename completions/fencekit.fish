@@ -75,8 +75,8 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand status" -s W -l workar
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l systems-uri -d 'Redfish: the ComputerSystem URI (skips discovery)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l redfish-uri -d 'Redfish: the service root used for discovery' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -s n -l plug -d 'Redfish: which of several systems (Id, Name, UUID or @odata.id)' -r
-complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l ca-cert -d 'Redfish: trust this PEM file (a private CA, or the BMC\'s own self-signed certificate)' -r -F
-complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l ssl-fingerprint -d 'Redfish: accept exactly the certificate with this SHA-256 fingerprint (SHA256:…)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l ca-cert -d 'HTTPS devices: trust this PEM file (a private CA, or the device\'s own self-signed certificate)' -r -F
+complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l ssl-fingerprint -d 'HTTPS devices: accept exactly the certificate with this SHA-256 fingerprint (SHA256:…)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -s k -l identity-file -d 'SSH: authenticate with this private key (its passphrase from the password options)' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l ssh-known-hosts -d 'SSH: check the host key against this known_hosts file (default ~/.ssh/known_hosts)' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l ssh-host-key -d 'SSH: accept exactly the host key with this fingerprint (SHA256:…)' -r
@@ -107,7 +107,7 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l verify -d '
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l accept-bmc-only -d 'Verify: accept the BMC\'s reads alone (verdict bmc-only) as proof for these nodes; recorded in the evidence and the audit (inventory: accept_bmc_only = true)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l allow-host-only -d 'Allow the ssh host profile as a node\'s only fencing level: the node is asked to power itself off, which nothing can observe, so off is "sent, unverified" (exit 3) unless --verify proves it (inventory: allow_host_only = true)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l accept-unauthenticated-replies -d 'IPMI 1.5: accept replies without an authentication code when the BMC says per-message authentication is disabled (anyone on the path can then forge its answers)'
-complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l ssl-insecure -d 'Redfish, KubeVirt: do not verify the certificate (anyone on the path can impersonate the BMC or the API server)'
+complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l ssl-insecure -d 'HTTPS devices: do not verify the certificate (warned: anyone on the path can impersonate the device)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l redfish-session -d 'Redfish: log in through SessionService (X-Auth-Token) and log out at the end'
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l ssh-agent -d 'SSH: authenticate through the ssh-agent ($SSH_AUTH_SOCK)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l ssh-accept-new -d 'SSH: accept and record an unknown host key (a changed one is still refused)'
@@ -150,8 +150,8 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand on" -s W -l workaround
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l systems-uri -d 'Redfish: the ComputerSystem URI (skips discovery)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l redfish-uri -d 'Redfish: the service root used for discovery' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -s n -l plug -d 'Redfish: which of several systems (Id, Name, UUID or @odata.id)' -r
-complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l ca-cert -d 'Redfish: trust this PEM file (a private CA, or the BMC\'s own self-signed certificate)' -r -F
-complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l ssl-fingerprint -d 'Redfish: accept exactly the certificate with this SHA-256 fingerprint (SHA256:…)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l ca-cert -d 'HTTPS devices: trust this PEM file (a private CA, or the device\'s own self-signed certificate)' -r -F
+complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l ssl-fingerprint -d 'HTTPS devices: accept exactly the certificate with this SHA-256 fingerprint (SHA256:…)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -s k -l identity-file -d 'SSH: authenticate with this private key (its passphrase from the password options)' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l ssh-known-hosts -d 'SSH: check the host key against this known_hosts file (default ~/.ssh/known_hosts)' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l ssh-host-key -d 'SSH: accept exactly the host key with this fingerprint (SHA256:…)' -r
@@ -182,7 +182,7 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l verify -d 'Afte
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l accept-bmc-only -d 'Verify: accept the BMC\'s reads alone (verdict bmc-only) as proof for these nodes; recorded in the evidence and the audit (inventory: accept_bmc_only = true)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l allow-host-only -d 'Allow the ssh host profile as a node\'s only fencing level: the node is asked to power itself off, which nothing can observe, so off is "sent, unverified" (exit 3) unless --verify proves it (inventory: allow_host_only = true)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l accept-unauthenticated-replies -d 'IPMI 1.5: accept replies without an authentication code when the BMC says per-message authentication is disabled (anyone on the path can then forge its answers)'
-complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l ssl-insecure -d 'Redfish, KubeVirt: do not verify the certificate (anyone on the path can impersonate the BMC or the API server)'
+complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l ssl-insecure -d 'HTTPS devices: do not verify the certificate (warned: anyone on the path can impersonate the device)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l redfish-session -d 'Redfish: log in through SessionService (X-Auth-Token) and log out at the end'
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l ssh-agent -d 'SSH: authenticate through the ssh-agent ($SSH_AUTH_SOCK)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l ssh-accept-new -d 'SSH: accept and record an unknown host key (a changed one is still refused)'
@@ -225,8 +225,8 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand off" -s W -l workaroun
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l systems-uri -d 'Redfish: the ComputerSystem URI (skips discovery)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l redfish-uri -d 'Redfish: the service root used for discovery' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -s n -l plug -d 'Redfish: which of several systems (Id, Name, UUID or @odata.id)' -r
-complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l ca-cert -d 'Redfish: trust this PEM file (a private CA, or the BMC\'s own self-signed certificate)' -r -F
-complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l ssl-fingerprint -d 'Redfish: accept exactly the certificate with this SHA-256 fingerprint (SHA256:…)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l ca-cert -d 'HTTPS devices: trust this PEM file (a private CA, or the device\'s own self-signed certificate)' -r -F
+complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l ssl-fingerprint -d 'HTTPS devices: accept exactly the certificate with this SHA-256 fingerprint (SHA256:…)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -s k -l identity-file -d 'SSH: authenticate with this private key (its passphrase from the password options)' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l ssh-known-hosts -d 'SSH: check the host key against this known_hosts file (default ~/.ssh/known_hosts)' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l ssh-host-key -d 'SSH: accept exactly the host key with this fingerprint (SHA256:…)' -r
@@ -264,7 +264,7 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l verify -d 'Aft
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l accept-bmc-only -d 'Verify: accept the BMC\'s reads alone (verdict bmc-only) as proof for these nodes; recorded in the evidence and the audit (inventory: accept_bmc_only = true)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l allow-host-only -d 'Allow the ssh host profile as a node\'s only fencing level: the node is asked to power itself off, which nothing can observe, so off is "sent, unverified" (exit 3) unless --verify proves it (inventory: allow_host_only = true)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l accept-unauthenticated-replies -d 'IPMI 1.5: accept replies without an authentication code when the BMC says per-message authentication is disabled (anyone on the path can then forge its answers)'
-complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l ssl-insecure -d 'Redfish, KubeVirt: do not verify the certificate (anyone on the path can impersonate the BMC or the API server)'
+complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l ssl-insecure -d 'HTTPS devices: do not verify the certificate (warned: anyone on the path can impersonate the device)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l redfish-session -d 'Redfish: log in through SessionService (X-Auth-Token) and log out at the end'
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l ssh-agent -d 'SSH: authenticate through the ssh-agent ($SSH_AUTH_SOCK)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l ssh-accept-new -d 'SSH: accept and record an unknown host key (a changed one is still refused)'
@@ -310,8 +310,8 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -s W -l workar
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l systems-uri -d 'Redfish: the ComputerSystem URI (skips discovery)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l redfish-uri -d 'Redfish: the service root used for discovery' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -s n -l plug -d 'Redfish: which of several systems (Id, Name, UUID or @odata.id)' -r
-complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l ca-cert -d 'Redfish: trust this PEM file (a private CA, or the BMC\'s own self-signed certificate)' -r -F
-complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l ssl-fingerprint -d 'Redfish: accept exactly the certificate with this SHA-256 fingerprint (SHA256:…)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l ca-cert -d 'HTTPS devices: trust this PEM file (a private CA, or the device\'s own self-signed certificate)' -r -F
+complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l ssl-fingerprint -d 'HTTPS devices: accept exactly the certificate with this SHA-256 fingerprint (SHA256:…)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -s k -l identity-file -d 'SSH: authenticate with this private key (its passphrase from the password options)' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l ssh-known-hosts -d 'SSH: check the host key against this known_hosts file (default ~/.ssh/known_hosts)' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l ssh-host-key -d 'SSH: accept exactly the host key with this fingerprint (SHA256:…)' -r
@@ -349,7 +349,7 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l verify -d '
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l accept-bmc-only -d 'Verify: accept the BMC\'s reads alone (verdict bmc-only) as proof for these nodes; recorded in the evidence and the audit (inventory: accept_bmc_only = true)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l allow-host-only -d 'Allow the ssh host profile as a node\'s only fencing level: the node is asked to power itself off, which nothing can observe, so off is "sent, unverified" (exit 3) unless --verify proves it (inventory: allow_host_only = true)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l accept-unauthenticated-replies -d 'IPMI 1.5: accept replies without an authentication code when the BMC says per-message authentication is disabled (anyone on the path can then forge its answers)'
-complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l ssl-insecure -d 'Redfish, KubeVirt: do not verify the certificate (anyone on the path can impersonate the BMC or the API server)'
+complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l ssl-insecure -d 'HTTPS devices: do not verify the certificate (warned: anyone on the path can impersonate the device)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l redfish-session -d 'Redfish: log in through SessionService (X-Auth-Token) and log out at the end'
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l ssh-agent -d 'SSH: authenticate through the ssh-agent ($SSH_AUTH_SOCK)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l ssh-accept-new -d 'SSH: accept and record an unknown host key (a changed one is still refused)'
@@ -395,8 +395,8 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -s W -l worka
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l systems-uri -d 'Redfish: the ComputerSystem URI (skips discovery)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l redfish-uri -d 'Redfish: the service root used for discovery' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -s n -l plug -d 'Redfish: which of several systems (Id, Name, UUID or @odata.id)' -r
-complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l ca-cert -d 'Redfish: trust this PEM file (a private CA, or the BMC\'s own self-signed certificate)' -r -F
-complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l ssl-fingerprint -d 'Redfish: accept exactly the certificate with this SHA-256 fingerprint (SHA256:…)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l ca-cert -d 'HTTPS devices: trust this PEM file (a private CA, or the device\'s own self-signed certificate)' -r -F
+complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l ssl-fingerprint -d 'HTTPS devices: accept exactly the certificate with this SHA-256 fingerprint (SHA256:…)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -s k -l identity-file -d 'SSH: authenticate with this private key (its passphrase from the password options)' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l ssh-known-hosts -d 'SSH: check the host key against this known_hosts file (default ~/.ssh/known_hosts)' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l ssh-host-key -d 'SSH: accept exactly the host key with this fingerprint (SHA256:…)' -r
@@ -427,7 +427,7 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l verify -d 
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l accept-bmc-only -d 'Verify: accept the BMC\'s reads alone (verdict bmc-only) as proof for these nodes; recorded in the evidence and the audit (inventory: accept_bmc_only = true)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l allow-host-only -d 'Allow the ssh host profile as a node\'s only fencing level: the node is asked to power itself off, which nothing can observe, so off is "sent, unverified" (exit 3) unless --verify proves it (inventory: allow_host_only = true)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l accept-unauthenticated-replies -d 'IPMI 1.5: accept replies without an authentication code when the BMC says per-message authentication is disabled (anyone on the path can then forge its answers)'
-complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l ssl-insecure -d 'Redfish, KubeVirt: do not verify the certificate (anyone on the path can impersonate the BMC or the API server)'
+complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l ssl-insecure -d 'HTTPS devices: do not verify the certificate (warned: anyone on the path can impersonate the device)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l redfish-session -d 'Redfish: log in through SessionService (X-Auth-Token) and log out at the end'
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l ssh-agent -d 'SSH: authenticate through the ssh-agent ($SSH_AUTH_SOCK)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l ssh-accept-new -d 'SSH: accept and record an unknown host key (a changed one is still refused)'
@@ -470,8 +470,8 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -s W -l workar
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l systems-uri -d 'Redfish: the ComputerSystem URI (skips discovery)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l redfish-uri -d 'Redfish: the service root used for discovery' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -s n -l plug -d 'Redfish: which of several systems (Id, Name, UUID or @odata.id)' -r
-complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l ca-cert -d 'Redfish: trust this PEM file (a private CA, or the BMC\'s own self-signed certificate)' -r -F
-complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l ssl-fingerprint -d 'Redfish: accept exactly the certificate with this SHA-256 fingerprint (SHA256:…)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l ca-cert -d 'HTTPS devices: trust this PEM file (a private CA, or the device\'s own self-signed certificate)' -r -F
+complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l ssl-fingerprint -d 'HTTPS devices: accept exactly the certificate with this SHA-256 fingerprint (SHA256:…)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -s k -l identity-file -d 'SSH: authenticate with this private key (its passphrase from the password options)' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l ssh-known-hosts -d 'SSH: check the host key against this known_hosts file (default ~/.ssh/known_hosts)' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l ssh-host-key -d 'SSH: accept exactly the host key with this fingerprint (SHA256:…)' -r
@@ -510,7 +510,7 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l verify -d '
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l accept-bmc-only -d 'Verify: accept the BMC\'s reads alone (verdict bmc-only) as proof for these nodes; recorded in the evidence and the audit (inventory: accept_bmc_only = true)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l allow-host-only -d 'Allow the ssh host profile as a node\'s only fencing level: the node is asked to power itself off, which nothing can observe, so off is "sent, unverified" (exit 3) unless --verify proves it (inventory: allow_host_only = true)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l accept-unauthenticated-replies -d 'IPMI 1.5: accept replies without an authentication code when the BMC says per-message authentication is disabled (anyone on the path can then forge its answers)'
-complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l ssl-insecure -d 'Redfish, KubeVirt: do not verify the certificate (anyone on the path can impersonate the BMC or the API server)'
+complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l ssl-insecure -d 'HTTPS devices: do not verify the certificate (warned: anyone on the path can impersonate the device)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l redfish-session -d 'Redfish: log in through SessionService (X-Auth-Token) and log out at the end'
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l ssh-agent -d 'SSH: authenticate through the ssh-agent ($SSH_AUTH_SOCK)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l ssh-accept-new -d 'SSH: accept and record an unknown host key (a changed one is still refused)'
@@ -553,8 +553,8 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand check" -s W -l workaro
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l systems-uri -d 'Redfish: the ComputerSystem URI (skips discovery)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l redfish-uri -d 'Redfish: the service root used for discovery' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -s n -l plug -d 'Redfish: which of several systems (Id, Name, UUID or @odata.id)' -r
-complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l ca-cert -d 'Redfish: trust this PEM file (a private CA, or the BMC\'s own self-signed certificate)' -r -F
-complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l ssl-fingerprint -d 'Redfish: accept exactly the certificate with this SHA-256 fingerprint (SHA256:…)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l ca-cert -d 'HTTPS devices: trust this PEM file (a private CA, or the device\'s own self-signed certificate)' -r -F
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l ssl-fingerprint -d 'HTTPS devices: accept exactly the certificate with this SHA-256 fingerprint (SHA256:…)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -s k -l identity-file -d 'SSH: authenticate with this private key (its passphrase from the password options)' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l ssh-known-hosts -d 'SSH: check the host key against this known_hosts file (default ~/.ssh/known_hosts)' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l ssh-host-key -d 'SSH: accept exactly the host key with this fingerprint (SHA256:…)' -r
@@ -596,7 +596,7 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l verify -d 'A
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l accept-bmc-only -d 'Verify: accept the BMC\'s reads alone (verdict bmc-only) as proof for these nodes; recorded in the evidence and the audit (inventory: accept_bmc_only = true)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l allow-host-only -d 'Allow the ssh host profile as a node\'s only fencing level: the node is asked to power itself off, which nothing can observe, so off is "sent, unverified" (exit 3) unless --verify proves it (inventory: allow_host_only = true)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l accept-unauthenticated-replies -d 'IPMI 1.5: accept replies without an authentication code when the BMC says per-message authentication is disabled (anyone on the path can then forge its answers)'
-complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l ssl-insecure -d 'Redfish, KubeVirt: do not verify the certificate (anyone on the path can impersonate the BMC or the API server)'
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l ssl-insecure -d 'HTTPS devices: do not verify the certificate (warned: anyone on the path can impersonate the device)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l redfish-session -d 'Redfish: log in through SessionService (X-Auth-Token) and log out at the end'
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l ssh-agent -d 'SSH: authenticate through the ssh-agent ($SSH_AUTH_SOCK)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l ssh-accept-new -d 'SSH: accept and record an unknown host key (a changed one is still refused)'
@@ -643,8 +643,8 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand list" -s W -l workarou
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l systems-uri -d 'Redfish: the ComputerSystem URI (skips discovery)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l redfish-uri -d 'Redfish: the service root used for discovery' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -s n -l plug -d 'Redfish: which of several systems (Id, Name, UUID or @odata.id)' -r
-complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l ca-cert -d 'Redfish: trust this PEM file (a private CA, or the BMC\'s own self-signed certificate)' -r -F
-complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l ssl-fingerprint -d 'Redfish: accept exactly the certificate with this SHA-256 fingerprint (SHA256:…)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l ca-cert -d 'HTTPS devices: trust this PEM file (a private CA, or the device\'s own self-signed certificate)' -r -F
+complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l ssl-fingerprint -d 'HTTPS devices: accept exactly the certificate with this SHA-256 fingerprint (SHA256:…)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -s k -l identity-file -d 'SSH: authenticate with this private key (its passphrase from the password options)' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l ssh-known-hosts -d 'SSH: check the host key against this known_hosts file (default ~/.ssh/known_hosts)' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l ssh-host-key -d 'SSH: accept exactly the host key with this fingerprint (SHA256:…)' -r
@@ -675,7 +675,7 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l verify -d 'Af
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l accept-bmc-only -d 'Verify: accept the BMC\'s reads alone (verdict bmc-only) as proof for these nodes; recorded in the evidence and the audit (inventory: accept_bmc_only = true)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l allow-host-only -d 'Allow the ssh host profile as a node\'s only fencing level: the node is asked to power itself off, which nothing can observe, so off is "sent, unverified" (exit 3) unless --verify proves it (inventory: allow_host_only = true)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l accept-unauthenticated-replies -d 'IPMI 1.5: accept replies without an authentication code when the BMC says per-message authentication is disabled (anyone on the path can then forge its answers)'
-complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l ssl-insecure -d 'Redfish, KubeVirt: do not verify the certificate (anyone on the path can impersonate the BMC or the API server)'
+complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l ssl-insecure -d 'HTTPS devices: do not verify the certificate (warned: anyone on the path can impersonate the device)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l redfish-session -d 'Redfish: log in through SessionService (X-Auth-Token) and log out at the end'
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l ssh-agent -d 'SSH: authenticate through the ssh-agent ($SSH_AUTH_SOCK)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l ssh-accept-new -d 'SSH: accept and record an unknown host key (a changed one is still refused)'

@@ -79,9 +79,7 @@ pub fn trust(
         (false, ca, None) => Ok(TlsTrust::Verify {
             ca_cert: ca.map(Path::to_path_buf),
         }),
-        (false, None, Some(fp)) => Ok(TlsTrust::Fingerprint(crate::fingerprint::parse_sha256(
-            fp,
-        )?)),
+        (false, None, Some(fp)) => Ok(TlsTrust::Fingerprint(crate::fingerprint::parse_sha256(fp)?)),
         _ => Err(TrustError::TwoTrusts),
     }
 }
@@ -213,7 +211,9 @@ impl fmt::Debug for DeviceVerifier {
             Check::Fingerprint(_) => "fingerprint".into(),
             Check::Insecure => "insecure".into(),
         };
-        f.debug_struct("DeviceVerifier").field("mode", &mode).finish()
+        f.debug_struct("DeviceVerifier")
+            .field("mode", &mode)
+            .finish()
     }
 }
 

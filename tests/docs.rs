@@ -53,6 +53,7 @@ const PAGES: &[&str] = &[
     "docs/pdu.md",
     "docs/ipmi.md",
     "docs/monitoring.md",
+    "docs/vsphere.md",
 ];
 
 /// What a fenced block is for.
@@ -513,6 +514,11 @@ fn security() {
 #[test]
 fn pdu() {
     run_page("docs/pdu.md");
+}
+
+#[test]
+fn vsphere() {
+    run_page("docs/vsphere.md");
 }
 
 #[test]

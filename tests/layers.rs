@@ -20,7 +20,10 @@ const LAYERS: &[(&str, &[&str])] = &[
         &["secret", "exit", "time", "fingerprint", "private"],
     ),
     ("engine", &["engine"]),
-    ("process services", &["lock", "runtime", "script", "tls", "udp"]),
+    (
+        "process services",
+        &["lock", "runtime", "script", "tls", "udp"],
+    ),
     ("platform seam", &["platform"]),
     (
         "protocols",

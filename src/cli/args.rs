@@ -351,14 +351,15 @@ pub struct ActionArgs {
     /// Redfish: which of several systems (Id, Name, UUID or @odata.id).
     #[arg(long, short = 'n', value_name = "SYSTEM")]
     pub plug: Option<String>,
-    /// Redfish: trust this PEM file (a private CA, or the BMC's own self-signed certificate).
+    /// HTTPS devices: trust this PEM file (a private CA, or the device's own self-signed
+    /// certificate).
     #[arg(long, value_name = "PATH")]
     pub ca_cert: Option<PathBuf>,
-    /// Redfish: accept exactly the certificate with this SHA-256 fingerprint (SHA256:…).
+    /// HTTPS devices: accept exactly the certificate with this SHA-256 fingerprint (SHA256:…).
     #[arg(long, value_name = "FP")]
     pub ssl_fingerprint: Option<String>,
-    /// Redfish, KubeVirt: do not verify the certificate (anyone on the path can impersonate the
-    /// BMC or the API server).
+    /// HTTPS devices: do not verify the certificate (warned: anyone on the path can impersonate
+    /// the device).
     #[arg(long)]
     pub ssl_insecure: bool,
     /// Redfish: log in through SessionService (X-Auth-Token) and log out at the end.

@@ -9,8 +9,8 @@
 
 use super::model::printable;
 use crate::engine::error::{DriverError, ErrorKind, Stage};
-use reqwest::header::{HeaderMap, HeaderValue};
 use crate::tls::{ClientAuth, TlsTrust};
+use reqwest::header::{HeaderMap, HeaderValue};
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use std::time::{Duration, Instant};

@@ -35,7 +35,10 @@ pub fn from_parts(
                 false => ip.to_string(),
             };
             let port = o.ipport.map(|p| format!(":{p}")).unwrap_or_default();
-            format!("vsphere://{host}{port}/{}", plug.replace('%', "%25").replace('/', "%2F"))
+            format!(
+                "vsphere://{host}{port}/{}",
+                plug.replace('%', "%25").replace('/', "%2F")
+            )
         }
         (None, None) => return Err(BuildError::NoAddress),
     };
@@ -59,10 +62,13 @@ fn settings(url: &str, o: &MethodOptions) -> Result<VsphereConfig, BuildError> {
 /// An inventory method's fields: an endpoint, or `ip` and `plug`; one kind
 /// of TLS trust.
 pub fn check_fields(f: &dyn Fields) -> Result<(), String> {
-    if !f.has("endpoint") && !(f.has("ip") && f.has("plug")) {
-        return Err("a vsphere method needs endpoint = \"vsphere://[USER@]HOST[:PORT]/VM\" \
+    let addressed = f.has("endpoint") || (f.has("ip") && f.has("plug"));
+    if !addressed {
+        return Err(
+            "a vsphere method needs endpoint = \"vsphere://[USER@]HOST[:PORT]/VM\" \
                     (or ip and plug)"
-            .into());
+                .into(),
+        );
     }
     let trusts = ["ca_cert", "ssl_fingerprint", "ssl_insecure"];
     if trusts.iter().filter(|k| f.has(k)).count() > 1 {

@@ -133,7 +133,11 @@ impl Client {
                     return DriverError::new(
                         ErrorKind::Protocol,
                         stage,
-                        format!("{} ({what} to {})", crate::tls::explain(t, "vCenter"), self.url),
+                        format!(
+                            "{} ({what} to {})",
+                            crate::tls::explain(t, "vCenter"),
+                            self.url
+                        ),
                     );
                 }
                 let kind = if e.is_connect() {
@@ -199,6 +203,9 @@ impl Client {
         deadline: Instant,
     ) -> Result<String, DriverError> {
         let st = Stage::Authenticate;
+        // A new session: a Login on a session that is logged in already is
+        // refused (InvalidLogin).
+        self.cookie = None;
         let xml = self
             .call(
                 soap::retrieve_service_content(),
@@ -298,7 +305,11 @@ impl Client {
     }
 
     /// The datacenter at an inventory path (`DC1`, `Folder/DC1`).
-    pub async fn datacenter(&mut self, path: &str, deadline: Instant) -> Result<MoRef, DriverError> {
+    pub async fn datacenter(
+        &mut self,
+        path: &str,
+        deadline: Instant,
+    ) -> Result<MoRef, DriverError> {
         let st = Stage::Status;
         let sc = self.managers(st)?;
         let xml = self
@@ -314,7 +325,10 @@ impl Client {
             Some(m) => Err(DriverError::new(
                 ErrorKind::Config,
                 st,
-                format!("the inventory path '{path}' is a {}, not a datacenter", m.kind),
+                format!(
+                    "the inventory path '{path}' is a {}, not a datacenter",
+                    m.kind
+                ),
             )),
             None => Err(DriverError::new(
                 ErrorKind::Config,
@@ -375,7 +389,10 @@ impl Client {
             VmSelector::Name(_) => {
                 let xml = self
                     .call(
-                        soap::create_vm_view(&sc.view_manager, datacenter.unwrap_or(&sc.root_folder)),
+                        soap::create_vm_view(
+                            &sc.view_manager,
+                            datacenter.unwrap_or(&sc.root_folder),
+                        ),
                         "CreateContainerView",
                         st,
                         deadline,

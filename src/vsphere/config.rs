@@ -213,8 +213,7 @@ impl VsphereConfig {
 pub const URL_FORMS: &[crate::engine::driver::UrlForm] = &[crate::engine::driver::UrlForm {
     scheme: "vsphere",
     form: "vsphere://[USER@]HOST[:PORT]/VM[?datacenter=PATH]",
-    meaning: "a VMware vSphere VM through vCenter or ESXi (vim25 SOAP); VM is a name, \
-              uuid:BIOS-UUID, instance:INSTANCE-UUID or moref:vm-123",
+    meaning: "a VMware vSphere VM through vCenter or ESXi; VM: a name, uuid:, instance: or moref:",
     target: true,
     example: "vsphere://fence@vc.example.com/node-1",
 }];
@@ -226,7 +225,10 @@ mod tests {
     #[test]
     fn targets_name_a_vcenter_and_a_vm() {
         let c = VsphereConfig::from_url("vsphere://vc.example.com/node-1").unwrap();
-        assert_eq!((c.host.as_str(), c.port, c.user.as_deref()), ("vc.example.com", 443, None));
+        assert_eq!(
+            (c.host.as_str(), c.port, c.user.as_deref()),
+            ("vc.example.com", 443, None)
+        );
         assert_eq!(c.vm, VmSelector::Name("node-1".into()));
         assert_eq!(c.sdk_url(), "https://vc.example.com:443/sdk");
         assert_eq!(c.url(), "vsphere://vc.example.com/node-1");
@@ -255,7 +257,9 @@ mod tests {
         let c = VsphereConfig::from_url("vsphere://vc/web%2F01%20prod").unwrap();
         assert_eq!(c.vm, VmSelector::Name("web/01 prod".into()));
         assert_eq!(VsphereConfig::from_url(&c.url()).unwrap(), c);
-        let c = VsphereConfig::from_url("vsphere://vc/instance:50112233-4455-6677-8899-aabbccddeeff").unwrap();
+        let c =
+            VsphereConfig::from_url("vsphere://vc/instance:50112233-4455-6677-8899-aabbccddeeff")
+                .unwrap();
         assert!(matches!(c.vm, VmSelector::InstanceUuid(_)));
 
         for bad in [

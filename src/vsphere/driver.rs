@@ -35,6 +35,10 @@ pub struct VsphereDriver {
     vm: Option<VmView>,
     connected: bool,
     warnings: Vec<String>,
+    /// What the last reading was beyond on/off (suspended, a stale host).
+    detail: Option<String>,
+    /// The suspended warning was given.
+    said_suspended: bool,
 }
 
 fn until(deadline: Option<Instant>) -> Instant {
@@ -53,6 +57,8 @@ impl VsphereDriver {
             vm: None,
             connected: false,
             warnings: Vec::new(),
+            detail: None,
+            said_suspended: false,
         }
     }
 
@@ -83,6 +89,25 @@ impl VsphereDriver {
         };
         self.vm = Some(v.clone());
         Ok(v)
+    }
+
+    /// Keeps what a reading says beyond on/off; a suspended VM is said
+    /// once (the engine takes warnings after connect and commands).
+    fn note(&mut self, vm: &VmView, reading: &model::Reading) {
+        self.detail = match reading {
+            model::Reading::Suspended => {
+                if !self.said_suspended {
+                    self.said_suspended = true;
+                    self.warnings.push(format!(
+                        "vm {} is suspended: counted as on (it can resume); off powers it off",
+                        vm.name
+                    ));
+                }
+                Some(format!("vm {} is suspended (counted as on)", vm.name))
+            }
+            model::Reading::Stale(why) => Some(why.clone()),
+            _ => None,
+        };
     }
 
     async fn run(&mut self, method: PowerMethod, deadline: Instant) -> Result<(), DriverError> {
@@ -155,9 +180,16 @@ impl PowerDriver for VsphereDriver {
                 "the password is not UTF-8",
             )
         })?;
+        if self.connected {
+            // Connected again (verify reads several times): end the last
+            // session first.
+            let _ = self.client.logout(d).await;
+            self.connected = false;
+        }
         let said = self.client.connect(&self.user, password, d).await?;
         self.connected = true;
         let vm = self.current(d).await?;
+        self.note(&vm, &model::judge(&vm));
         Ok(format!(
             "{said}; vm {} ({}) on {}",
             vm.name,
@@ -169,12 +201,7 @@ impl PowerDriver for VsphereDriver {
     async fn status(&mut self, deadline: Option<Instant>) -> Result<PowerState, DriverError> {
         let vm = self.current(until(deadline)).await?;
         let reading = model::judge(&vm);
-        if reading == model::Reading::Suspended {
-            self.warnings.push(format!(
-                "vm {} is suspended: counted as on (it can resume)",
-                vm.name
-            ));
-        }
+        self.note(&vm, &reading);
         reading.power_state()
     }
 
@@ -186,7 +213,9 @@ impl PowerDriver for VsphereDriver {
         let method = match command {
             PowerCommand::Off => PowerMethod::Off,
             PowerCommand::On => PowerMethod::On,
-            PowerCommand::Reset => PowerMethod::Reset,
+            // A hard reset of the VM (`reboot --method cycle`): sent once,
+            // its task followed, never sent again.
+            PowerCommand::Reset | PowerCommand::Cycle => PowerMethod::Reset,
             other => {
                 return Err(DriverError::new(
                     ErrorKind::Unsupported,
@@ -216,6 +245,10 @@ impl PowerDriver for VsphereDriver {
             uuid,
             ..Identity::default()
         })
+    }
+
+    fn state_detail(&self) -> Option<String> {
+        self.detail.clone()
     }
 
     fn take_warnings(&mut self) -> Vec<String> {

@@ -174,6 +174,14 @@ impl platform::PlatformDriver for VsphereDriver {
         let calls = self.calls();
         (calls, calls, 0)
     }
+    /// What the last reading was beyond on/off (a suspended VM, a host that
+    /// stopped reporting), for verify.
+    async fn context(&mut self, _expect_on: bool, _deadline: Option<Instant>) -> Vec<String> {
+        crate::engine::driver::PowerDriver::state_detail(self)
+            .into_iter()
+            .map(|d| format!("vCenter: {d}"))
+            .collect()
+    }
 }
 
 #[cfg(test)]

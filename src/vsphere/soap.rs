@@ -820,18 +820,23 @@ mod tests {
         let dc = MoRef::new("Datacenter", "datacenter-2");
         let body = find_all_by_uuid_in(&si, Some(&dc), "abc", false);
         assert!(
-            body.contains("<datacenter type=\"Datacenter\">datacenter-2</datacenter><uuid>abc</uuid>"),
+            body.contains(
+                "<datacenter type=\"Datacenter\">datacenter-2</datacenter><uuid>abc</uuid>"
+            ),
             "{body}"
         );
         assert!(!find_all_by_uuid(&si, "abc", true).contains("datacenter"));
-        assert!(find_by_inventory_path(&si, "A&B/DC1").contains("<inventoryPath>A&amp;B/DC1</inventoryPath>"));
+        assert!(find_by_inventory_path(&si, "A&B/DC1")
+            .contains("<inventoryPath>A&amp;B/DC1</inventoryPath>"));
         let env = |inner: &str| {
             envelope(&format!(
                 "<FindByInventoryPathResponse xmlns=\"{VIM25}\">{inner}</FindByInventoryPathResponse>"
             ))
         };
         assert_eq!(
-            find_by_path_answer(&env("<returnval type=\"Datacenter\">datacenter-2</returnval>")),
+            find_by_path_answer(&env(
+                "<returnval type=\"Datacenter\">datacenter-2</returnval>"
+            )),
             Ok(Some(dc))
         );
         assert_eq!(find_by_path_answer(&env("")), Ok(None));
