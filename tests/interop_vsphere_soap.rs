@@ -454,7 +454,8 @@ fn already_on_and_off_and_a_slow_task_side_by_side() {
 #[test]
 fn a_host_that_stopped_reporting() {
     let Some(sim) = Sim::start() else { return };
-    // DC0_H0 (standalone) runs DC0_H0_VM0; DC1_H0 runs DC1_H0_VM0.
+    // DC0_H0 (standalone) runs DC0_H0_VM0; DC1_H0 runs DC1_H0_VM0: both
+    // stop responding.
     let host0 = sim.vm("DC0_H0_VM0")["host_name"]
         .as_str()
         .unwrap()
@@ -463,11 +464,18 @@ fn a_host_that_stopped_reporting() {
         .as_str()
         .unwrap()
         .to_string();
+    // DC2_H0 (running DC2_H0_VM0) is disconnected instead.
+    let host2 = sim.vm("DC2_H0_VM0")["host_name"]
+        .as_str()
+        .unwrap()
+        .to_string();
     sim.control(&format!("host?host={host0}&connection=notResponding"));
     sim.control(&format!("host?host={host1}&connection=notResponding"));
+    sim.control(&format!("host?host={host2}&connection=disconnected"));
     let mut cmds = vec![
         sim.ours(&["-o", "status", "-n", "DC0_H0_VM0"]),
         sim.ours(&["-o", "off", "-n", "DC0_H0_VM0", "--power-timeout", "3"]),
+        sim.ours(&["-o", "off", "-n", "DC2_H0_VM0", "--power-timeout", "3"]),
     ];
     if sim.upstream {
         cmds.push(sim.upstream(&["-o", "status", "-n", "DC1_H0_VM0"]));
@@ -490,6 +498,14 @@ fn a_host_that_stopped_reporting() {
     );
     assert!(runs[1].text().contains("notresponding"), "{}", runs[1]);
     assert!(!runs[1].text().contains("success"), "{}", runs[1]);
+    runs[2].assert_code(1);
+    assert!(
+        runs[2].text().contains(&host2.to_lowercase()),
+        "{}",
+        runs[2]
+    );
+    assert!(runs[2].text().contains("disconnected"), "{}", runs[2]);
+    assert_eq!(sim.power("DC2_H0_VM0"), "poweredOn");
     assert_eq!(
         sim.control("calls")["PowerOffVM_Task"]
             .as_i64()
@@ -507,8 +523,8 @@ fn a_host_that_stopped_reporting() {
         return;
     }
     // Upstream: the stale state is taken for a fact; its off polls it out.
-    says(&runs[2], 0, "Status: ON");
-    says(&runs[3], 1, "Timed out waiting to power OFF");
+    says(&runs[3], 0, "Status: ON");
+    says(&runs[4], 1, "Timed out waiting to power OFF");
 }
 
 #[test]
