@@ -249,7 +249,7 @@ pub fn describe(cfg: &SoapConfig) -> String {
             let which = match selector {
                 VmSelector::BiosUuid(u) => format!("with BIOS UUID {u}"),
                 VmSelector::InstanceUuid(u) => format!("with instance UUID {u}"),
-                VmSelector::Moref(m) => format!("{m}"),
+                VmSelector::Moref(m) => m.clone(),
                 VmSelector::Name(n) => format!("named '{n}'"),
             };
             match datacenter {
@@ -307,7 +307,7 @@ impl Device for SoapConfig {
         let client = Client::new(&self.sdk_url(), tls).map_err(|e| e.message)?;
         let mode = match &self.plug {
             Plug::None => Mode::List {
-                client,
+                client: Box::new(client),
                 user: self.username.clone(),
                 password: self.password.clone(),
                 connected: false,
@@ -315,7 +315,7 @@ impl Device for SoapConfig {
             Plug::Vm {
                 selector,
                 datacenter,
-            } => Mode::Vm(
+            } => Mode::Vm(Box::new(
                 VsphereDriver::new(
                     client,
                     &self.username,
@@ -323,7 +323,7 @@ impl Device for SoapConfig {
                     selector.clone(),
                 )
                 .with_datacenter(datacenter.clone()),
-            ),
+            )),
         };
         Ok(RealDriver(Box::new(SoapDriver { mode })))
     }
@@ -338,9 +338,9 @@ pub struct SoapDriver {
 }
 
 enum Mode {
-    Vm(VsphereDriver),
+    Vm(Box<VsphereDriver>),
     List {
-        client: Client,
+        client: Box<Client>,
         user: String,
         password: Secret,
         connected: bool,
