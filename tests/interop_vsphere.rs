@@ -5,7 +5,7 @@
 //! behaves (suspended is on; a VM on a host that stopped reporting is
 //! stale), power tasks followed to their end with their faults named, and
 //! a power request whose answer was lost found again without a second one.
-//! Not wired to any front yet (issue 32): these tests drive the client.
+//! These tests drive the client; tests/vsphere_native.rs runs the CLI.
 
 mod support;
 

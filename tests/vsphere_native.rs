@@ -215,6 +215,24 @@ fn a_wrong_expected_uuid_changes_nothing_and_either_uuid_matches() {
     sim.run(&["on", "--expect-uuid", instance], vm)
         .assert_code(0);
     assert_eq!(sim.power(vm), "poweredOn");
+    // The BIOS UUID as a guest reading SMBIOS in the other byte order sees it.
+    let b = info["uuid"].as_str().unwrap().replace('-', "");
+    let swapped = format!(
+        "{}{}{}{}-{}{}-{}{}-{}-{}",
+        &b[6..8],
+        &b[4..6],
+        &b[2..4],
+        &b[0..2],
+        &b[10..12],
+        &b[8..10],
+        &b[14..16],
+        &b[12..14],
+        &b[16..20],
+        &b[20..32]
+    );
+    sim.run(&["off", "--expect-uuid", &swapped], vm)
+        .assert_code(0);
+    assert_eq!(sim.power(vm), "poweredOff");
 }
 
 #[test]
@@ -373,4 +391,35 @@ fn inventory_driver_vsphere_and_verify_says_bmc_only() {
     );
     r.assert_code(3).assert_mentions(&["bmc only"]);
     assert!(r.text().contains("the hypervisor reports power off"), "{r}");
+}
+
+#[test]
+fn list_shows_every_vm_by_moref_and_a_stale_one_with_its_host() {
+    require!("vcsim");
+    let sim = Vcsim::start();
+    let stale = sim.vm("DC0_C0_RP0_VM1");
+    let host = stale["host_name"].as_str().unwrap().to_string();
+    sim.control("POST", &format!("host?host={host}&connection=disconnected"));
+    let r = sim.run(&["list"], "any");
+    r.assert_code(0);
+    let vms = sim.control("GET", "vms");
+    for v in vms.as_array().unwrap() {
+        let row = r
+            .stdout
+            .lines()
+            .find(|l| l.contains(&format!("/moref:{} ", v["moref"].as_str().unwrap())))
+            .unwrap_or_else(|| panic!("no row for {v}\n{r}"));
+        assert!(row.contains(v["uuid"].as_str().unwrap()), "{row}");
+        if v["moref"] == stale["moref"] {
+            assert!(row.contains(&format!("host {host}")), "{row}");
+        } else {
+            assert!(row.contains(" on "), "{row}");
+        }
+    }
+    // A datacenter narrows the list.
+    let r = sim.run(&["list"], "any?datacenter=DC1");
+    r.assert_code(0);
+    assert!(!r.stdout.contains("DC0_"), "{r}");
+    assert!(r.stdout.contains("DC1_H0_VM0"), "{r}");
+    assert_eq!(sim.calls("Login"), sim.calls("Logout"));
 }

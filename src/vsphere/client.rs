@@ -85,6 +85,15 @@ impl Client {
         })
     }
 
+    /// `HOST:PORT` of the endpoint (as the URL writes it).
+    pub fn authority(&self) -> &str {
+        let rest = self
+            .url
+            .split_once("://")
+            .map_or(self.url.as_str(), |p| p.1);
+        rest.split('/').next().unwrap_or(rest)
+    }
+
     /// The service content, once [`connect`](Self::connect)ed.
     pub fn content(&self) -> Option<&ServiceContent> {
         self.content.as_ref()
@@ -338,6 +347,78 @@ impl Client {
         }
     }
 
+    /// `paths` of every VM under `container` (the root folder or a
+    /// datacenter), every page read; the view is destroyed after.
+    async fn in_view(
+        &mut self,
+        container: &MoRef,
+        paths: &[&str],
+        deadline: Instant,
+    ) -> Result<Vec<soap::Object>, DriverError> {
+        let st = Stage::Status;
+        let sc = self.managers(st)?;
+        let xml = self
+            .call(
+                soap::create_vm_view(&sc.view_manager, container),
+                "CreateContainerView",
+                st,
+                deadline,
+            )
+            .await?;
+        let view = soap::moref_answer(&xml, "CreateContainerViewResponse")
+            .map_err(|e| soap_error(e, st))?;
+        let read = async {
+            let xml = self
+                .call(
+                    soap::retrieve_view_properties(&sc.property_collector, &view, paths),
+                    "RetrievePropertiesEx",
+                    st,
+                    deadline,
+                )
+                .await?;
+            let mut page = soap::properties_answer(&xml).map_err(|e| soap_error(e, st))?;
+            let mut all = std::mem::take(&mut page.objects);
+            while let Some(token) = page.token.take() {
+                let xml = self
+                    .call(
+                        soap::continue_retrieve(&sc.property_collector, &token),
+                        "ContinueRetrievePropertiesEx",
+                        st,
+                        deadline,
+                    )
+                    .await?;
+                page = soap::continue_answer(&xml).map_err(|e| soap_error(e, st))?;
+                all.append(&mut page.objects);
+            }
+            Ok::<_, DriverError>(all)
+        }
+        .await;
+        let _ = self
+            .call(soap::destroy_view(&view), "DestroyView", st, deadline)
+            .await;
+        read
+    }
+
+    /// Every VM (of one datacenter, or of the whole inventory), with its
+    /// host's state, sorted by name then managed object id.
+    pub async fn list_vms(
+        &mut self,
+        datacenter: Option<&MoRef>,
+        deadline: Instant,
+    ) -> Result<Vec<VmView>, DriverError> {
+        let sc = self.managers(Stage::Status)?;
+        let objects = self
+            .in_view(
+                datacenter.unwrap_or(&sc.root_folder),
+                soap::VM_PATHS,
+                deadline,
+            )
+            .await?;
+        let mut views = self.views(objects, deadline).await?;
+        views.sort_by(|a, b| (&a.name, &a.moref.value).cmp(&(&b.name, &b.moref.value)));
+        Ok(views)
+    }
+
     /// [`find`](Self::find) within one datacenter (`None`: the whole
     /// inventory). A managed object id is unique in its vCenter: the
     /// datacenter does not narrow it.
@@ -387,44 +468,9 @@ impl Client {
                 }
             }
             VmSelector::Name(_) => {
-                let xml = self
-                    .call(
-                        soap::create_vm_view(
-                            &sc.view_manager,
-                            datacenter.unwrap_or(&sc.root_folder),
-                        ),
-                        "CreateContainerView",
-                        st,
-                        deadline,
-                    )
+                let all = self
+                    .in_view(datacenter.unwrap_or(&sc.root_folder), &["name"], deadline)
                     .await?;
-                let view = soap::moref_answer(&xml, "CreateContainerViewResponse")
-                    .map_err(|e| soap_error(e, st))?;
-                let xml = self
-                    .call(
-                        soap::retrieve_view_properties(&sc.property_collector, &view, &["name"]),
-                        "RetrievePropertiesEx",
-                        st,
-                        deadline,
-                    )
-                    .await?;
-                let mut page = soap::properties_answer(&xml).map_err(|e| soap_error(e, st))?;
-                let mut all = std::mem::take(&mut page.objects);
-                while let Some(token) = page.token.take() {
-                    let xml = self
-                        .call(
-                            soap::continue_retrieve(&sc.property_collector, &token),
-                            "ContinueRetrievePropertiesEx",
-                            st,
-                            deadline,
-                        )
-                        .await?;
-                    page = soap::continue_answer(&xml).map_err(|e| soap_error(e, st))?;
-                    all.append(&mut page.objects);
-                }
-                let _ = self
-                    .call(soap::destroy_view(&view), "DestroyView", st, deadline)
-                    .await;
                 let VmSelector::Name(n) = sel else {
                     unreachable!()
                 };

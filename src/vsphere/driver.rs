@@ -15,7 +15,7 @@ use super::model::{self, VmSelector, VmView};
 use super::soap::PowerMethod;
 use crate::engine::driver::PowerDriver;
 use crate::engine::error::{DriverError, ErrorKind, Stage};
-use crate::engine::identity::{reported_uuid, Identity};
+use crate::engine::identity::{reported_uuid, Identity, UuidForm};
 use crate::engine::power::{PowerCommand, PowerState};
 use crate::secret::Secret;
 use std::time::{Duration, Instant};
@@ -45,6 +45,25 @@ fn until(deadline: Option<Instant>) -> Instant {
     deadline.unwrap_or_else(|| Instant::now() + DEFAULT_LIMIT)
 }
 
+/// A hyphenated UUID with its first three fields' bytes reversed (the
+/// other byte order SMBIOS readers use).
+fn swap_fields(uuid: &str) -> Option<String> {
+    let hex: Vec<u8> = uuid.bytes().filter(|b| *b != b'-').collect();
+    if hex.len() != 32 {
+        return None;
+    }
+    let pairs: Vec<&[u8]> = hex.chunks(2).collect();
+    let mut order: Vec<usize> = vec![3, 2, 1, 0, 5, 4, 7, 6];
+    order.extend(8..16);
+    let out: Vec<u8> = order
+        .iter()
+        .flat_map(|i| pairs[*i].iter().copied())
+        .collect();
+    Some(crate::engine::identity::hyphenate(
+        std::str::from_utf8(&out).ok()?,
+    ))
+}
+
 impl VsphereDriver {
     /// A driver for the VM `selector` names, through `client`.
     pub fn new(client: Client, user: &str, password: Secret, selector: VmSelector) -> Self {
@@ -67,6 +86,57 @@ impl VsphereDriver {
     pub fn with_datacenter(mut self, datacenter: Option<String>) -> Self {
         self.datacenter = datacenter;
         self
+    }
+
+    /// A new session (the last one ended first): what vCenter said.
+    async fn login(&mut self, d: Instant) -> Result<String, DriverError> {
+        let password = std::str::from_utf8(self.password.expose()).map_err(|_| {
+            DriverError::new(
+                ErrorKind::Config,
+                Stage::Authenticate,
+                "the password is not UTF-8",
+            )
+        })?;
+        if self.connected {
+            // Connected again (verify reads several times): end the last
+            // session first.
+            let _ = self.client.logout(d).await;
+            self.connected = false;
+        }
+        let said = self.client.connect(&self.user, password, d).await?;
+        self.connected = true;
+        Ok(said)
+    }
+
+    /// Every VM of the datacenter (or the whole inventory) with its
+    /// reading, for `list`.
+    pub async fn list_vms(
+        &mut self,
+        deadline: Option<Instant>,
+    ) -> Result<Vec<(VmView, model::Reading)>, DriverError> {
+        let d = until(deadline);
+        if !self.connected {
+            self.login(d).await?;
+        }
+        let dc = match &self.datacenter {
+            Some(path) => Some(self.client.datacenter(path, d).await?),
+            None => None,
+        };
+        Ok(self
+            .client
+            .list_vms(dc.as_ref(), d)
+            .await?
+            .into_iter()
+            .map(|v| {
+                let r = model::judge(&v);
+                (v, r)
+            })
+            .collect())
+    }
+
+    /// `HOST:PORT` of vCenter.
+    pub fn target_host(&self) -> String {
+        self.client.authority().to_string()
     }
 
     /// SOAP calls sent.
@@ -173,21 +243,7 @@ impl VsphereDriver {
 impl PowerDriver for VsphereDriver {
     async fn connect(&mut self, deadline: Option<Instant>) -> Result<String, DriverError> {
         let d = until(deadline);
-        let password = std::str::from_utf8(self.password.expose()).map_err(|_| {
-            DriverError::new(
-                ErrorKind::Config,
-                Stage::Authenticate,
-                "the password is not UTF-8",
-            )
-        })?;
-        if self.connected {
-            // Connected again (verify reads several times): end the last
-            // session first.
-            let _ = self.client.logout(d).await;
-            self.connected = false;
-        }
-        let said = self.client.connect(&self.user, password, d).await?;
-        self.connected = true;
+        let said = self.login(d).await?;
         let vm = self.current(d).await?;
         self.note(&vm, &model::judge(&vm));
         Ok(format!(
@@ -230,16 +286,31 @@ impl PowerDriver for VsphereDriver {
     async fn identity(&mut self, deadline: Option<Instant>) -> Result<Identity, DriverError> {
         let vm = self.current(until(deadline)).await?;
         // The BIOS UUID is what the guest reads as its SMBIOS system UUID
-        // (first: the one shown); the instance UUID is vCenter's own.
+        // (first: the one shown). Guests of some virtual hardware versions
+        // read its first three fields byte-swapped (a Kubernetes node's
+        // systemUUID then differs from config.uuid): that form matches too.
+        // The instance UUID is vCenter's own.
+        let bios = vm.bios_uuid.as_deref().and_then(reported_uuid);
+        let swapped = bios.as_ref().and_then(|b| swap_fields(&b.uuid));
         let uuid = [
-            (vm.bios_uuid.as_deref(), "config.uuid"),
-            (vm.instance_uuid.as_deref(), "config.instanceUuid"),
+            bios.map(|f| UuidForm {
+                encoding: "config.uuid",
+                ..f
+            }),
+            swapped.map(|uuid| UuidForm {
+                uuid,
+                encoding: "config.uuid, first fields byte-swapped",
+            }),
+            vm.instance_uuid
+                .as_deref()
+                .and_then(reported_uuid)
+                .map(|f| UuidForm {
+                    encoding: "config.instanceUuid",
+                    ..f
+                }),
         ]
         .into_iter()
-        .filter_map(|(u, encoding)| {
-            u.and_then(reported_uuid)
-                .map(|f| crate::engine::identity::UuidForm { encoding, ..f })
-        })
+        .flatten()
         .collect();
         Ok(Identity {
             uuid,
@@ -263,5 +334,17 @@ impl PowerDriver for VsphereDriver {
                 .await;
             self.connected = false;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_swapped_form_reverses_the_first_three_fields() {
+        assert_eq!(
+            super::swap_fields("00112233-4455-6677-8899-aabbccddeeff").as_deref(),
+            Some("33221100-5544-7766-8899-aabbccddeeff")
+        );
+        assert_eq!(super::swap_fields("0011"), None);
     }
 }

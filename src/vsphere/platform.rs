@@ -12,7 +12,7 @@ use crate::engine::error::DriverError;
 use crate::engine::identity::ExpectedIdentity;
 use crate::platform::build::{BuildError, Fields, MethodBuilder, MethodOptions};
 use crate::platform::credential::CredentialRef;
-use crate::platform::{self, Driver, Local, Method, Party, PinError, Platform};
+use crate::platform::{self, Driver, Listed, Local, Method, Party, PinError, Platform};
 use std::fmt;
 use std::time::Instant;
 
@@ -173,6 +173,29 @@ impl platform::PlatformDriver for VsphereDriver {
     fn traffic(&self) -> (u32, u32, u32) {
         let calls = self.calls();
         (calls, calls, 0)
+    }
+    /// Every VM behind vCenter (of the target's datacenter, if it names
+    /// one): the name, `moref:` and BIOS UUID, the state when it is
+    /// evidence (a stale one is an error naming the host).
+    async fn list(&mut self, deadline: Option<Instant>) -> Result<Vec<Listed>, String> {
+        let host = self.target_host();
+        let vms = self.list_vms(deadline).await.map_err(|e| e.to_string())?;
+        Ok(vms
+            .into_iter()
+            .map(|(v, reading)| {
+                let state = reading.power_state();
+                Listed {
+                    target: Some(format!("vsphere://{host}/moref:{}", v.moref.value)),
+                    name: match &v.bios_uuid {
+                        Some(u) => format!("{} (uuid:{u})", v.name),
+                        None => v.name.clone(),
+                    },
+                    uri: None,
+                    state: state.as_ref().ok().copied(),
+                    error: state.err().map(|e| e.message),
+                }
+            })
+            .collect())
     }
     /// What the last reading was beyond on/off (a suspended VM, a host that
     /// stopped reporting), for verify.
