@@ -592,54 +592,6 @@ impl Client {
         Ok(model::lost_task(method, vm, before, &infos)?.map(|t| t.task.clone()))
     }
 
-    /// Every VM of the inventory (or of one datacenter) with its name, UUIDs,
-    /// power state and its host's connection state: one container view read
-    /// page by page (the agents' `list`).
-    pub async fn list_vms(
-        &mut self,
-        datacenter: Option<&MoRef>,
-        deadline: Instant,
-    ) -> Result<Vec<VmView>, DriverError> {
-        let st = Stage::Status;
-        let sc = self.managers(st)?;
-        let xml = self
-            .call(
-                soap::create_vm_view(&sc.view_manager, datacenter.unwrap_or(&sc.root_folder)),
-                "CreateContainerView",
-                st,
-                deadline,
-            )
-            .await?;
-        let view = soap::moref_answer(&xml, "CreateContainerViewResponse")
-            .map_err(|e| soap_error(e, st))?;
-        let xml = self
-            .call(
-                soap::retrieve_view_properties(&sc.property_collector, &view, soap::VM_PATHS),
-                "RetrievePropertiesEx",
-                st,
-                deadline,
-            )
-            .await?;
-        let mut page = soap::properties_answer(&xml).map_err(|e| soap_error(e, st))?;
-        let mut all = std::mem::take(&mut page.objects);
-        while let Some(token) = page.token.take() {
-            let xml = self
-                .call(
-                    soap::continue_retrieve(&sc.property_collector, &token),
-                    "ContinueRetrievePropertiesEx",
-                    st,
-                    deadline,
-                )
-                .await?;
-            page = soap::continue_answer(&xml).map_err(|e| soap_error(e, st))?;
-            all.append(&mut page.objects);
-        }
-        let _ = self
-            .call(soap::destroy_view(&view), "DestroyView", st, deadline)
-            .await;
-        self.views(all, deadline).await
-    }
-
     /// Follows a task to its end, reading it every `every`, until `deadline`.
     pub async fn follow(
         &mut self,
