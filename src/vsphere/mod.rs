@@ -11,6 +11,7 @@
 //! peers are `tests/peers/vcsim` (vim25, govmomi's simulator) and
 //! `tests/peers/vsphere_rest.py` (the Automation API).
 
+pub mod agent_soap;
 pub mod build;
 pub mod client;
 pub mod config;

@@ -125,6 +125,7 @@ keys! {
     ExpectVmUid => "expect_vm_uid",
     Kubeconfig => "kubeconfig",
     Namespace => "namespace",
+    Notls => "notls",
 }
 
 impl std::fmt::Display for Key {
