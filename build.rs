@@ -25,6 +25,7 @@ const FAMILY_FILES: &[&str] = &[
     "eaton_snmp.toml",
     "aws.toml",
     "kubevirt.toml",
+    "vmware_rest.toml",
 ];
 
 fn main() {

@@ -50,6 +50,11 @@ pub static FAMILIES: &[Family] = &[
         config: super::kubevirt::device,
         lists: true,
     },
+    Family {
+        driver: "vsphere",
+        config: super::vmware_rest::device,
+        lists: true,
+    },
 ];
 
 /// The family entry of `agent` (every definition names one: a test checks).

@@ -124,6 +124,8 @@ keys! {
     ExpectVmUid => "expect_vm_uid",
     Kubeconfig => "kubeconfig",
     Namespace => "namespace",
+    ApiPath => "api_path",
+    Notls => "notls",
 }
 
 impl std::fmt::Display for Key {

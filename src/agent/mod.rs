@@ -25,3 +25,4 @@ pub mod stdin;
 pub mod usage;
 pub mod values;
 pub mod virsh;
+pub mod vmware_rest;

@@ -12,4 +12,5 @@
 pub mod client;
 pub mod driver;
 pub mod model;
+pub mod rest;
 pub mod soap;
