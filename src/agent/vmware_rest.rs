@@ -250,7 +250,10 @@ mod tests {
         ])
         .unwrap();
         assert!(d.rest.monitor);
-        assert_eq!(d.rest.filter.as_deref(), Some("filter.names=a&filter.names=b"));
+        assert_eq!(
+            d.rest.filter.as_deref(),
+            Some("filter.names=a&filter.names=b")
+        );
         assert!(cfg_of(&with(&[("filter", "a b")])).is_err());
         assert!(cfg_of(&with(&[("ipport", "0")])).is_err());
         assert!(cfg_of(&with(&[("api_path", "/a/../b")])).is_err());

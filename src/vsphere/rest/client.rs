@@ -159,7 +159,10 @@ impl Client {
     /// `s` without the password or the session id (a server may echo them).
     pub fn scrub(&self, s: String) -> String {
         let mut s = s;
-        for secret in [Some(&self.password), self.session.as_ref()].into_iter().flatten() {
+        for secret in [Some(&self.password), self.session.as_ref()]
+            .into_iter()
+            .flatten()
+        {
             if let Ok(t) = std::str::from_utf8(secret.expose()) {
                 if t.len() >= 4 && s.contains(t) {
                     s = s.replace(t, "[redacted]");
@@ -272,7 +275,10 @@ impl Client {
             }
             self.requests += 1;
             let exchange = async {
-                let mut resp = req.send().await.map_err(|e| self.classify(&e, stage, what))?;
+                let mut resp = req
+                    .send()
+                    .await
+                    .map_err(|e| self.classify(&e, stage, what))?;
                 let status = resp.status().as_u16();
                 let location = resp
                     .headers()
@@ -280,7 +286,11 @@ impl Client {
                     .and_then(|v| v.to_str().ok())
                     .map(|v| model::printable(v, 200));
                 let mut body = Vec::new();
-                while let Some(chunk) = resp.chunk().await.map_err(|e| self.classify(&e, stage, what))? {
+                while let Some(chunk) = resp
+                    .chunk()
+                    .await
+                    .map_err(|e| self.classify(&e, stage, what))?
+                {
                     if body.len() + chunk.len() > MAX_BODY {
                         return Err(Failed::Other(self.err(
                             ErrorKind::Protocol,
@@ -385,7 +395,14 @@ impl Client {
         let st = Stage::Authenticate;
         let url = self.session_url();
         let reply = self
-            .send(Method::POST, url, Auth::Basic, "the session's creation", st, deadline)
+            .send(
+                Method::POST,
+                url,
+                Auth::Basic,
+                "the session's creation",
+                st,
+                deadline,
+            )
             .await
             .map_err(Failed::into_error)?;
         if !(200..300).contains(&reply.status) {
@@ -414,7 +431,14 @@ impl Client {
         }
         let url = self.session_url();
         let _ = self
-            .send(Method::DELETE, url, Auth::Session, "the session's deletion", Stage::Close, deadline)
+            .send(
+                Method::DELETE,
+                url,
+                Auth::Session,
+                "the session's deletion",
+                Stage::Close,
+                deadline,
+            )
             .await;
         self.session = None;
     }
@@ -434,14 +458,22 @@ impl Client {
             self.login(deadline).await.map_err(Failed::Other)?;
         }
         let reply = self
-            .send(method.clone(), url.clone(), Auth::Session, what, stage, deadline)
+            .send(
+                method.clone(),
+                url.clone(),
+                Auth::Session,
+                what,
+                stage,
+                deadline,
+            )
             .await?;
         if reply.status != 401 {
             return Ok(reply);
         }
         self.session = None;
         self.login(deadline).await.map_err(Failed::Other)?;
-        self.send(method, url, Auth::Session, what, stage, deadline).await
+        self.send(method, url, Auth::Session, what, stage, deadline)
+            .await
     }
 
     /// The VMs a list query selects: `Ok(Err(..))` is the API's refusal

@@ -79,8 +79,7 @@ impl RestConfig {
         if self.host.trim().is_empty() {
             return Err("the vCenter address (--ip) is empty".into());
         }
-        if self.host.contains(['/', '@', '?', '#']) || self.host.chars().any(char::is_whitespace)
-        {
+        if self.host.contains(['/', '@', '?', '#']) || self.host.chars().any(char::is_whitespace) {
             return Err(format!(
                 "'{}' (--ip) is not an address or host name",
                 super::model::printable(&self.host, 80)

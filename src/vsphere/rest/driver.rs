@@ -169,7 +169,10 @@ impl RestDriver {
                 Ok(())
             }
             Ok(p) => Err(unknown(format!("and the VM reads {}", p.as_str()))),
-            Err(e) => Err(unknown(format!("and the VM could not be read back ({})", e.message))),
+            Err(e) => Err(unknown(format!(
+                "and the VM could not be read back ({})",
+                e.message
+            ))),
         }
     }
 
@@ -191,13 +194,11 @@ impl RestDriver {
                 ));
                 Ok(Vec::new())
             }
-            Err((status, e)) => Err(self.client.status_error(
-                status,
-                &e,
-                None,
-                "list VMs",
-                Stage::Status,
-            )),
+            Err((status, e)) => {
+                Err(self
+                    .client
+                    .status_error(status, &e, None, "list VMs", Stage::Status))
+            }
         }
     }
 }
@@ -261,7 +262,9 @@ impl PowerDriver for RestDriver {
             Posted::Done => Ok(()),
             Posted::Refused(status, e) => {
                 let what = format!("power {action} {id}");
-                Err(self.client.status_error(status, &e, None, &what, Stage::Command))
+                Err(self
+                    .client
+                    .status_error(status, &e, None, &what, Stage::Command))
             }
             Posted::Silent(e) => self.after_silence(command, target, e, d).await,
         }

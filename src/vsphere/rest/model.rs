@@ -52,7 +52,12 @@ impl Generation {
 
     /// The segments below the API path and the query of a power action.
     pub fn power_action(self, vm: &str, action: &str) -> (Vec<String>, Option<(String, String)>) {
-        let mut path = vec!["vcenter".into(), "vm".into(), vm.to_string(), "power".into()];
+        let mut path = vec![
+            "vcenter".into(),
+            "vm".into(),
+            vm.to_string(),
+            "power".into(),
+        ];
         match self {
             Generation::Rest => {
                 path.push(action.to_string());
@@ -188,9 +193,7 @@ pub fn id_ok(id: &str) -> bool {
 /// error (it could not be acted on, and skipping it could hide a twin).
 pub fn vm_list(body: &[u8]) -> Result<Vec<VmSummary>, String> {
     let v = json(body)?;
-    let items = payload(&v)
-        .as_array()
-        .ok_or("the VM list is not a list")?;
+    let items = payload(&v).as_array().ok_or("the VM list is not a list")?;
     let mut out = Vec::with_capacity(items.len());
     for item in items {
         let vm = item
@@ -302,7 +305,10 @@ mod tests {
         assert_eq!(Generation::Rest.filter_key("names"), "filter.names");
         assert_eq!(Generation::Api.filter_key("names"), "names");
         let (p, q) = Generation::Rest.power_action("vm-1", "stop");
-        assert_eq!((p.join("/"), q), ("vcenter/vm/vm-1/power/stop".into(), None));
+        assert_eq!(
+            (p.join("/"), q),
+            ("vcenter/vm/vm-1/power/stop".into(), None)
+        );
         let (p, q) = Generation::Api.power_action("vm-1", "start");
         assert_eq!(
             (p.join("/"), q),
@@ -326,13 +332,25 @@ mod tests {
 
     #[test]
     fn states_map_for_fencing() {
-        assert_eq!(VmPower::parse("POWERED_ON").fencing_state(), Some(PowerState::On));
-        assert_eq!(VmPower::parse("POWERED_OFF").fencing_state(), Some(PowerState::Off));
+        assert_eq!(
+            VmPower::parse("POWERED_ON").fencing_state(),
+            Some(PowerState::On)
+        );
+        assert_eq!(
+            VmPower::parse("POWERED_OFF").fencing_state(),
+            Some(PowerState::Off)
+        );
         // Suspended can resume: not off (upstream calls it off).
-        assert_eq!(VmPower::parse("SUSPENDED").fencing_state(), Some(PowerState::On));
+        assert_eq!(
+            VmPower::parse("SUSPENDED").fencing_state(),
+            Some(PowerState::On)
+        );
         assert_eq!(VmPower::parse("powered_off").fencing_state(), None);
         assert_eq!(VmPower::parse("").fencing_state(), None);
-        assert_eq!(power(br#"{"value":{"state":"SUSPENDED"}}"#).unwrap(), VmPower::Suspended);
+        assert_eq!(
+            power(br#"{"value":{"state":"SUSPENDED"}}"#).unwrap(),
+            VmPower::Suspended
+        );
         assert_eq!(
             power(br#"{"state":"POWERED_OFF","clean_power_off":true}"#).unwrap(),
             VmPower::Off
@@ -342,7 +360,8 @@ mod tests {
 
     #[test]
     fn lists_of_both_shapes() {
-        let rest = br#"{"value":[{"vm":"vm-101","name":"node1","power_state":"POWERED_ON","cpu_count":1},
+        let rest =
+            br#"{"value":[{"vm":"vm-101","name":"node1","power_state":"POWERED_ON","cpu_count":1},
             {"vm":"vm-104","name":"node4","power_state":"SUSPENDED"}]}"#;
         let l = vm_list(rest).unwrap();
         assert_eq!(l.len(), 2);
@@ -368,13 +387,19 @@ mod tests {
         assert_eq!(e.kind, "unauthorized");
         assert_eq!(e.message, "Permission denied.?");
         assert_eq!(e.describe(), "unauthorized: Permission denied.?");
-        assert_eq!(ApiError::parse(b"<html>bad gateway</html>").describe(), "no error body");
+        assert_eq!(
+            ApiError::parse(b"<html>bad gateway</html>").describe(),
+            "no error body"
+        );
     }
 
     #[test]
     fn bios_uuid_when_the_release_says() {
         let b = br#"{"value":{"name":"n","identity":{"bios_uuid":"4210c1a2-0000-0000-0000-000000000001"}}}"#;
-        assert_eq!(bios_uuid(b).as_deref(), Some("4210c1a2-0000-0000-0000-000000000001"));
+        assert_eq!(
+            bios_uuid(b).as_deref(),
+            Some("4210c1a2-0000-0000-0000-000000000001")
+        );
         assert_eq!(bios_uuid(br#"{"value":{"name":"n"}}"#), None);
     }
 
