@@ -53,6 +53,7 @@ const PAGES: &[&str] = &[
     "docs/pdu.md",
     "docs/ipmi.md",
     "docs/monitoring.md",
+    "docs/vsphere-rest.md",
 ];
 
 /// What a fenced block is for.
@@ -518,6 +519,11 @@ fn pdu() {
 #[test]
 fn performance() {
     run_page("docs/performance.md");
+}
+
+#[test]
+fn vsphere_rest() {
+    run_page("docs/vsphere-rest.md");
 }
 
 #[test]
