@@ -455,6 +455,12 @@ fn wrong_password_and_missing_permission_side_by_side() {
         a
     };
     for who in both() {
+        // No password at all: a usage error before anything is sent.
+        let mut a = peer.args();
+        a.truncate(a.len() - 2);
+        a.extend(["-o", "status", "-n", "node1"].map(String::from));
+        let o = run_as(who, &a, None, Duration::from_secs(30));
+        expect(&o, 1, "You have to enter password or password script", who);
         let mut a = with_creds(USER, "wrong-password");
         a.extend(["-o", "status", "-n", "node1"].map(String::from));
         let o = run_as(who, &a, None, Duration::from_secs(30));
