@@ -816,3 +816,38 @@ fn expect_uuid_pins_the_vm_before_any_change() {
     expect(&o, 0, "Success: Powered OFF", Who::Fencekit);
     assert_eq!(peer.state("node1"), "POWERED_OFF");
 }
+
+#[test]
+fn refusals_by_the_service_side_by_side() {
+    let Some(peer) = Peer::start() else { return };
+    for who in both() {
+        // The service unavailable (503, service_unavailable): not carried
+        // out. fencekit sends the stop again within its bound; upstream fails.
+        peer.reset();
+        peer.control("POST", "fail?action=stop&status=503&count=1");
+        let o = agent(who, &peer, &["-o", "off", "-n", "node1"]);
+        match who {
+            Who::Upstream => {
+                expect(&o, 1, "Unable to obtain correct plug status", who);
+                assert_eq!(peer.state("node1"), "POWERED_ON");
+                assert_eq!(peer.calls(STOP), 1);
+            }
+            Who::Fencekit => {
+                expect(&o, 0, "Success: Powered OFF", who);
+                assert_eq!(peer.calls(STOP), 2, "one refused, one carried out");
+            }
+        }
+        // An internal error (500): never sent again; both fail, and
+        // fencekit names vCenter's error.
+        peer.reset();
+        peer.control("POST", "fail?action=stop&status=500&count=1");
+        let o = agent(who, &peer, &["-o", "off", "-n", "node2"]);
+        let needle = match who {
+            Who::Upstream => "Unable to obtain correct plug status",
+            Who::Fencekit => "HTTP 500, internal_server_error",
+        };
+        expect(&o, 1, needle, who);
+        assert_eq!(peer.calls(STOP), 1, "{who:?}");
+        assert_eq!(peer.state("node2"), "POWERED_ON");
+    }
+}

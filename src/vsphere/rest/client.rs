@@ -378,7 +378,9 @@ impl Client {
                      once (1000); narrow the list with --filter"
                 ),
             ),
-            (_, "resource_busy" | "service_unavailable") | (503, _) => (
+            // Only the service's own word: a bare 503 may come from a proxy
+            // after the request reached the service (never sent again).
+            (_, "resource_busy" | "service_unavailable") => (
                 ErrorKind::Busy,
                 format!("vCenter is busy with {what} ({said})"),
             ),
