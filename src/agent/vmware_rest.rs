@@ -245,6 +245,7 @@ mod tests {
         let d = cfg_of(&[
             ("ip", "vc"),
             ("username", "u"),
+            ("password", "p"),
             ("action", "monitor"),
             ("filter", "filter.names=a&filter.names=b"),
         ])
