@@ -26,6 +26,7 @@ const FAMILY_FILES: &[&str] = &[
     "aws.toml",
     "kubevirt.toml",
     "vmware_soap.toml",
+    "vmware_rest.toml",
 ];
 
 fn main() {

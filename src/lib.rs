@@ -74,6 +74,7 @@ pub const AGENT_NAMES: &[&str] = &[
     "fence_aws",
     "fence_kubevirt",
     "fence_vmware_soap",
+    "fence_vmware_rest",
 ];
 
 /// True when `name` (argv[0]'s file name) is a fence agent this binary can be.

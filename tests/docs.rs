@@ -54,6 +54,7 @@ const PAGES: &[&str] = &[
     "docs/ipmi.md",
     "docs/monitoring.md",
     "docs/vsphere.md",
+    "docs/vsphere-rest.md",
 ];
 
 /// What a fenced block is for.
@@ -524,6 +525,11 @@ fn vsphere() {
 #[test]
 fn performance() {
     run_page("docs/performance.md");
+}
+
+#[test]
+fn vsphere_rest() {
+    run_page("docs/vsphere-rest.md");
 }
 
 #[test]

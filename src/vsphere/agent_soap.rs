@@ -20,15 +20,15 @@
 //! TLS) and `--expect-uuid` (the BIOS or instance UUID, checked by the
 //! engine before any change).
 
-use crate::platform::agent::defs::Agent;
-use crate::platform::agent::key::Key;
-use crate::platform::agent::values::{parse_int, Values};
-use crate::platform::agent::{AgentFamily, Device, DeviceConfig};
-use crate::platform::{Driver, PlugEntry};
 use crate::engine::driver::PowerDriver;
 use crate::engine::error::{DriverError, ErrorKind, Stage};
 use crate::engine::power::{PowerCommand, PowerState};
 use crate::fingerprint::{format_hex as format_fingerprint, parse_sha256 as parse_fingerprint};
+use crate::platform::agent::defs::Agent;
+use crate::platform::agent::key::Key;
+use crate::platform::agent::values::{parse_int, Values};
+use crate::platform::agent::{AgentFamily, Device, DeviceConfig};
+use crate::platform::PlugEntry;
 use crate::secret::Secret;
 use crate::tls::TlsTrust;
 use crate::vsphere::client::Client;
@@ -303,7 +303,7 @@ impl Device for SoapConfig {
             Vec::new()
         }
     }
-    fn driver(self: Box<Self>) -> Result<Box<dyn Driver>, String> {
+    fn driver(self: Box<Self>) -> Result<Box<dyn crate::platform::Driver>, String> {
         // Without TLS the configuration is never used (the URL is http://).
         let trust = if self.plaintext {
             TlsTrust::Insecure
@@ -332,7 +332,7 @@ impl Device for SoapConfig {
                 .with_datacenter(datacenter.clone()),
             )),
         };
-        Ok(Box::new(SoapDriver { mode }) as Box<dyn Driver>)
+        Ok(Box::new(SoapDriver { mode }) as Box<dyn crate::platform::Driver>)
     }
     fn as_any(&self) -> &dyn std::any::Any {
         self

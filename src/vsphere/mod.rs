@@ -11,6 +11,7 @@
 //! peers are `tests/peers/vcsim` (vim25, govmomi's simulator) and
 //! `tests/peers/vsphere_rest.py` (the Automation API).
 
+pub mod agent_rest;
 pub mod agent_soap;
 pub mod build;
 pub mod client;
@@ -18,4 +19,5 @@ pub mod config;
 pub mod driver;
 pub mod model;
 pub mod platform;
+pub mod rest;
 pub mod soap;

@@ -23,6 +23,16 @@ pub struct Vsphere;
 pub static PLATFORM: Vsphere = Vsphere;
 
 impl Platform for Vsphere {
+    fn agent_family(
+        &self,
+        def: &crate::platform::agent::defs::Family,
+    ) -> Option<&'static crate::platform::agent::AgentFamily> {
+        match def.name {
+            "fence_vmware_soap" => Some(&super::agent_soap::FAMILY),
+            "fence_vmware_rest" => Some(&super::agent_rest::FAMILY),
+            _ => None,
+        }
+    }
     fn name(&self) -> &'static str {
         "vsphere"
     }

@@ -39,6 +39,9 @@ Test control, no authentication (a loopback test peer):
   POST /fencekit/slow?action=stop&delay_ms=N[&count=N]   the next power ACTION
                                           answers after N ms (the state changes at the end)
   POST /fencekit/fail?action=stop&status=500[&count=N]   the next ACTION fails with STATUS
+  POST /fencekit/drop?action=stop[&count=N]   the next ACTION is carried out, and the
+                                          connection closed without an answer (a lost answer)
+  GET  /fencekit/sessions                every session id issued, and those still open
   GET  /fencekit/calls                   requests served, by "METHOD path-shape"
   POST /fencekit/reset                   inventory, sessions and knobs as at start
 
@@ -112,6 +115,8 @@ class World:
             self.sessions = {}
             self.slow = {}
             self.fail = {}
+            self.drop = {}
+            self.issued = []
             self.calls = {}
 
     def take(self, table, action):
@@ -263,6 +268,7 @@ class Handler(BaseHTTPRequestHandler):
             sid = secrets.token_hex(16)
             with world.lock:
                 world.sessions[sid] = user
+                world.issued.append(sid)
             if api == "rest":
                 return self.send(200, {"value": sid})
             return self.send(201, sid)
@@ -403,6 +409,10 @@ class Handler(BaseHTTPRequestHandler):
                     vm["power_state"] = "SUSPENDED"
         if err:
             return self.error(api, 400, err[0], err[1], err[2], [vm_id])
+        if world.take(world.drop, action):
+            # Carried out; the answer is lost on the way back.
+            self.close_connection = True
+            return
         self.send(200 if api == "rest" else 204)
 
     # -- control --------------------------------------------------------
@@ -415,6 +425,10 @@ class Handler(BaseHTTPRequestHandler):
         if path == "/fencekit/calls" and method == "GET":
             with world.lock:
                 return self.send(200, dict(world.calls))
+        if path == "/fencekit/sessions" and method == "GET":
+            with world.lock:
+                return self.send(200, {"issued": list(world.issued),
+                                       "open": list(world.sessions)})
         if method != "POST":
             return self.send(400, {"error": "POST expected"})
         if path == "/fencekit/vm":
@@ -424,7 +438,7 @@ class Handler(BaseHTTPRequestHandler):
                     return self.send(400, {"error": "vm= must name one VM, power= one of %s" % (STATES,)})
                 hits[0]["power_state"] = q["power"]
             return self.send(200, {"ok": True})
-        if path in ("/fencekit/slow", "/fencekit/fail"):
+        if path in ("/fencekit/slow", "/fencekit/fail", "/fencekit/drop"):
             try:
                 k = {"count": int(q.get("count", "1")),
                      "delay_ms": int(q.get("delay_ms", "0")),
@@ -432,7 +446,9 @@ class Handler(BaseHTTPRequestHandler):
             except ValueError:
                 return self.send(400, {"error": "count, delay_ms and status are integers"})
             with world.lock:
-                (world.slow if path == "/fencekit/slow" else world.fail)[q.get("action", "")] = k
+                table = {"/fencekit/slow": world.slow, "/fencekit/fail": world.fail,
+                         "/fencekit/drop": world.drop}[path]
+                table[q.get("action", "")] = k
             return self.send(200, {"ok": True})
         if path == "/fencekit/reset":
             world.reset()

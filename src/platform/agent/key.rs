@@ -125,6 +125,7 @@ keys! {
     ExpectVmUid => "expect_vm_uid",
     Kubeconfig => "kubeconfig",
     Namespace => "namespace",
+    ApiPath => "api_path",
     Notls => "notls",
 }
 
