@@ -7,10 +7,7 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 
 /// `fencekit --version` text.
-pub const VERSION_LINE: &str = concat!(
-    env!("CARGO_PKG_VERSION"),
-    " (IPMI 2.0 RMCP+ suites 3/17, IPMI 1.5; fence-agents 4.12 compatible)"
-);
+pub use crate::method::platforms::VERSION_LINE;
 
 /// Fencing (STONITH) toolkit: power-control BMCs and prove the result.
 #[derive(Parser, Debug)]

@@ -9,6 +9,13 @@ use crate::platform::args::CliDriver;
 use crate::platform::build::MethodOptions;
 use crate::platform::Platform;
 
+/// `fencekit --version`: the release and the protocol versions it speaks
+/// (kept beside the registry, the one place that names the platforms).
+pub const VERSION_LINE: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (IPMI 2.0 RMCP+ suites 3/17, IPMI 1.5; fence-agents 4.12 compatible)"
+);
+
 /// Every platform, in the order a scheme is matched.
 pub static PLATFORMS: &[&dyn Platform] = &[
     &crate::ipmi::platform::PLATFORM,
