@@ -34,7 +34,7 @@ command -v hyperfine >/dev/null || { echo "hyperfine is needed (apt-get install 
 PEERS_DIR=${PEERS_DIR:-/tmp/fencekit-peers}
 PY="$PEERS_DIR/venv/bin/python"
 PORT=$(( 20000 + RANDOM % 20000 ))
-D="$PEERS_DIR/run/moto-$PORT"
+D="$PEERS_DIR/run/$(id -u)/moto-$PORT"
 WORK=$(mktemp -d /tmp/fencekit-aws-bench.XXXXXX)
 cleanup() { bash "$ROOT/tests/peers/moto_stop.sh" "$PORT" >/dev/null 2>&1 || true; rm -rf "$WORK"; }
 trap cleanup EXIT

@@ -28,7 +28,7 @@ done
 BIN="$(cd "$(dirname "$BIN")" && pwd)/$(basename "$BIN")"
 command -v hyperfine >/dev/null || { echo "hyperfine is needed" >&2; exit 1; }
 PORT=$(( 20000 + RANDOM % 20000 ))
-D="${PEERS_DIR:-/tmp/fencekit-peers}/run/snmpd-$PORT"
+D="${PEERS_DIR:-/tmp/fencekit-peers}/run/$(id -u)/snmpd-$PORT"
 WORK=$(mktemp -d /tmp/fencekit-snmp-bench.XXXXXX)
 cleanup() { bash "$ROOT/tests/peers/snmpd_stop.sh" "$PORT" >/dev/null 2>&1 || true; rm -rf "$WORK"; }
 trap cleanup EXIT

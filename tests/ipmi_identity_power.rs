@@ -107,7 +107,7 @@ fn read_all(cfg: IpmiConfig) -> (Identity, Option<f64>, u32, u32) {
 }
 
 fn ipmitool_lab(port: u16, args: &[&str]) -> support::Run {
-    let mut c = Command::new("ipmitool");
+    let mut c = support::tool("ipmitool");
     c.args(["-I", "lanplus", "-H", "127.0.0.1", "-p", &port.to_string()])
         .args(["-U", "admin", "-P", LAB_PW, "-C", "3"])
         .args(args);

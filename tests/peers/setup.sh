@@ -73,8 +73,9 @@ if [ -n "$missing" ]; then
 fi
 
 mkdir -p "$PEERS_DIR"
-# The peers' run directories (one per server and port): open to every user
-# like /tmp (sticky), so the test suite also runs as an ordinary user.
+# The peers' run directories live in run/UID/ (one per user, 0700, made by
+# run_dir.sh): run/ is open to every user like /tmp (sticky), so the test
+# suite also runs as an ordinary user and no user's state is another's.
 install -d -m 1777 "$PEERS_DIR/run"
 venv="$PEERS_DIR/venv"
 if [ ! -x "$venv/bin/sushy-emulator" ] \

@@ -294,6 +294,15 @@ pub fn peers_dir() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("/tmp/fencekit-peers"))
 }
 
+/// This user's run directory for the peers, `$PEERS_DIR/run/UID` (made
+/// 0700 by `tests/peers/run_dir.sh`, which every start script sources): a
+/// peer's state is never shared between users; the installed peers are.
+pub fn peer_run_dir() -> PathBuf {
+    peers_dir()
+        .join("run")
+        .join(rustix::process::geteuid().as_raw().to_string())
+}
+
 /// The venv's Python (pyghmi, sushy-tools).
 pub fn venv_python() -> PathBuf {
     peers_dir().join("venv/bin/python")
@@ -367,6 +376,14 @@ pub fn which(name: &str) -> Option<PathBuf> {
                 .unwrap_or(false)
         });
     found
+}
+
+/// A command for the tool `name` where it is installed: found by [`which`]
+/// (`$PATH`, then the sbin directories, which are not on an ordinary user's
+/// `$PATH` on Debian), else the bare name. Check first that it is there
+/// (`require!`, [`peer_available`]), so that a missing tool is a printed skip.
+pub fn tool(name: &str) -> Command {
+    Command::new(which(name).unwrap_or_else(|| PathBuf::from(name)))
 }
 
 /// Why `peer` cannot be used here, or `None` when it can.
@@ -707,7 +724,12 @@ pub fn run(mut cmd: Command, limit: Duration) -> Run {
     let t0 = Instant::now();
     let mut child = cmd
         .spawn()
-        .unwrap_or_else(|e| panic!("cannot run {what}: {e}"));
+        .unwrap_or_else(|e| {
+            panic!(
+                "cannot run {what}: {e} (a tool is found with support::tool and checked \
+                 with require! first, so that a missing one is a skip)"
+            )
+        });
     let out = drain(child.stdout.take());
     let err = drain(child.stderr.take());
     let mut timed_out = false;
@@ -805,7 +827,7 @@ pub fn ipmitool_at(
     cipher: Option<u8>,
     args: &[&str],
 ) -> Run {
-    let mut c = Command::new("ipmitool");
+    let mut c = tool("ipmitool");
     c.args(["-I", "lanplus", "-H", host, "-p", &port.to_string()])
         .args(["-U", USER, "-P", password]);
     if let Some(s) = cipher {
@@ -1467,7 +1489,7 @@ impl Sshd {
         let Some(pid) = pid.filter(|_| r.code == Some(0)) else {
             panic!("sshd_start.sh {port} failed\n{r}");
         };
-        let dir = peers_dir().join(format!("run/sshd-{port}"));
+        let dir = peer_run_dir().join(format!("sshd-{port}"));
         Some(Sshd { port, dir, pid })
     }
 
@@ -1689,7 +1711,7 @@ impl Snmpd {
         let Some(pid) = pid.filter(|_| r.code == Some(0)) else {
             panic!("snmpd_start.sh {port} failed\n{r}");
         };
-        let dir = peers_dir().join("run").join(format!("snmpd-{port}"));
+        let dir = peer_run_dir().join(format!("snmpd-{port}"));
         Some(Snmpd { port, dir, pid })
     }
 
