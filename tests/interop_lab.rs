@@ -9,7 +9,6 @@
 
 mod support;
 
-use std::process::Command;
 use std::time::Duration;
 
 use support::*;

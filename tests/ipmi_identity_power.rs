@@ -13,7 +13,6 @@ use fencekit::lab::bmc::{Bmc, Faults, LabIdentity, WATTS_ON, WATTS_STANDBY};
 use fencekit::lab::ipmi::{LabIpmi, Offer};
 use fencekit::secret::Secret;
 use std::net::SocketAddr;
-use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
