@@ -25,7 +25,7 @@ use serde_json::Value;
 use std::path::PathBuf;
 use std::process::Command;
 use std::time::{Duration, Instant};
-use support::{free_port, peer_scripts, peers_dir, run as run_cmd, which};
+use support::{free_port, peer_scripts, run as run_cmd, which};
 
 const SUSHY_USER: &str = "admin";
 const SUSHY_PASS: &str = "fencepass";
