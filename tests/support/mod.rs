@@ -97,10 +97,31 @@ pub struct InProcessLab {
     thread: Option<thread::JoinHandle<()>>,
 }
 
+/// Lets this test process open as many descriptors as the tests running in
+/// it at once need (labs, peers, children's pipes; the fault-injection
+/// matrix peaks near 1,100): the soft limit on open files raised towards
+/// 8,192, within the hard limit, as `fencekit lab` does for itself. An
+/// ordinary user's soft limit is often 1,024. Once per process; says so when
+/// the hard limit leaves less than 2,048.
+pub fn enough_open_files() {
+    static ONCE: OnceLock<()> = OnceLock::new();
+    ONCE.get_or_init(|| {
+        let l = fencekit::runtime::raise_open_files(8192);
+        if l.soft < 2048 {
+            eprintln!(
+                "note: this process may open only {} files (hard limit {}); tests that run \
+                 many peers at once may fail with \"Too many open files\"",
+                l.soft, l.hard
+            );
+        }
+    });
+}
+
 impl InProcessLab {
     /// Starts `spec` (its `bind` replaced by an own loopback address when it
     /// is the default 127.0.0.1).
     pub fn start(mut spec: fencekit::lab::fleet::LabSpec) -> InProcessLab {
+        enough_open_files();
         if spec.bind == std::net::IpAddr::from(Ipv4Addr::LOCALHOST) {
             spec.bind = own_loopback().into();
         }
@@ -716,6 +737,7 @@ fn drain<R: Read + Send + 'static>(r: Option<R>) -> thread::JoinHandle<Vec<u8>> 
 /// Runs `cmd` (stdin closed, in its own process group) and kills the whole
 /// group if it is still running after `limit`.
 pub fn run(mut cmd: Command, limit: Duration) -> Run {
+    enough_open_files();
     let what = describe(&cmd);
     cmd.stdin(Stdio::null())
         .stdout(Stdio::piped())
