@@ -451,19 +451,25 @@ fn missing_reason(peer: &str) -> Option<String> {
         "python3" | "udp_proxy" => needs_binary("python3", "python3"),
         "pyghmi" => {
             let py = venv_python();
-            let ok = Command::new(&py)
+            match Command::new(&py)
                 .args(["-c", "import pyghmi.ipmi.bmc"])
                 .stdout(Stdio::null())
                 .stderr(Stdio::null())
                 .status()
-                .map(|s| s.success())
-                .unwrap_or(false);
-            (!ok).then(|| {
-                format!(
+            {
+                Ok(s) if s.success() => None,
+                Ok(_) => Some(format!(
                     "{} cannot import pyghmi; run tests/peers/setup.sh",
                     py.display()
-                )
-            })
+                )),
+                // A venv made from an interpreter under a 0700 home.
+                Err(e) => Some(format!(
+                    "the peers' venv is unusable here: {} cannot be run by this user ({e}; it \
+                     resolves to {})",
+                    py.display(),
+                    fs::canonicalize(&py).unwrap_or(py.clone()).display()
+                )),
+            }
         }
         "vcsim" => {
             let bin = peers_dir().join("bin/fencekit-vcsim");
