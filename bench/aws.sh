@@ -25,7 +25,7 @@ bench_binary
 PEERS_DIR=${PEERS_DIR:-/tmp/fencekit-peers}
 PY="$PEERS_DIR/venv/bin/python"
 PORT=$(( 20000 + RANDOM % 20000 ))
-D="$PEERS_DIR/run/moto-$PORT"
+D="$PEERS_DIR/run/$(id -u)/moto-$PORT"
 WORK=$(mktemp -d /tmp/fencekit-aws-bench.XXXXXX)
 cleanup() { bash "$ROOT/tests/peers/moto_stop.sh" "$PORT" >/dev/null 2>&1 || true; rm -rf "$WORK"; }
 trap cleanup EXIT

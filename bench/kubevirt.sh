@@ -26,7 +26,7 @@ bench_binary
 [ -x /usr/sbin/fence_kubevirt ] || { echo "upstream fence_kubevirt is needed (fence-agents)" >&2; exit 1; }
 PEERS_DIR=${PEERS_DIR:-/tmp/fencekit-peers}
 PORT=$(( 20000 + RANDOM % 20000 ))
-D="$PEERS_DIR/run/kubevirt-$PORT"
+D="$PEERS_DIR/run/$(id -u)/kubevirt-$PORT"
 WORK=$(mktemp -d /tmp/fencekit-kubevirt-bench.XXXXXX)
 cleanup() { bash "$ROOT/tests/peers/kubevirt_stop.sh" "$PORT" >/dev/null 2>&1 || true; rm -rf "$WORK"; }
 trap cleanup EXIT

@@ -21,7 +21,7 @@ bench_binary
 export PATH="$PATH:/usr/sbin"
 PORT=$(( 20000 + RANDOM % 20000 ))
 PEERS_DIR=${PEERS_DIR:-/tmp/fencekit-peers}
-D="$PEERS_DIR/run/sushy-$PORT"
+D="$PEERS_DIR/run/$(id -u)/sushy-$PORT"
 WORK=$(mktemp -d /tmp/fencekit-rf-bench.XXXXXX)
 cleanup() { bash "$ROOT/tests/peers/sushy_stop.sh" "$PORT" >/dev/null 2>&1 || true; rm -rf "$WORK"; }
 trap cleanup EXIT

@@ -20,7 +20,7 @@ RUNS=20
 bench_options 2,14 "$@"
 bench_binary
 PORT=$(( 20000 + RANDOM % 20000 ))
-D="${PEERS_DIR:-/tmp/fencekit-peers}/run/snmpd-$PORT"
+D="${PEERS_DIR:-/tmp/fencekit-peers}/run/$(id -u)/snmpd-$PORT"
 WORK=$(mktemp -d /tmp/fencekit-snmp-bench.XXXXXX)
 cleanup() { bash "$ROOT/tests/peers/snmpd_stop.sh" "$PORT" >/dev/null 2>&1 || true; rm -rf "$WORK"; }
 trap cleanup EXIT

@@ -19,7 +19,7 @@ RUNS=10
 bench_options 2,12 "$@"
 bench_binary
 PORT=$(( 20000 + RANDOM % 20000 ))
-D="${PEERS_DIR:-/tmp/fencekit-peers}/run/sshd-$PORT"
+D="${PEERS_DIR:-/tmp/fencekit-peers}/run/$(id -u)/sshd-$PORT"
 WORK=$(mktemp -d /tmp/fencekit-ssh-bench.XXXXXX)
 cleanup() { bash "$ROOT/tests/peers/sshd_stop.sh" "$PORT" >/dev/null 2>&1 || true; rm -rf "$WORK"; }
 trap cleanup EXIT

@@ -183,7 +183,7 @@ fn our_metadata_validates_against_upstreams_schema() {
     for name in names() {
         let path = dir.path().join(format!("{name}.xml"));
         std::fs::write(&path, ours(name)).unwrap();
-        let o = match Command::new("xmllint")
+        let o = match support::tool("xmllint")
             .arg("--noout")
             .arg("--relaxng")
             .arg(RNG)
@@ -262,7 +262,7 @@ fn pacemaker_parses_our_metadata() {
         // what it reads (adds start/stop, relaxes `required`), so ours is
         // compared with what it shows for upstream's agent.
         let show = |script: &str| {
-            Command::new("unshare")
+            support::tool("unshare")
                 .args(["-m", "sh", "-c", script])
                 .output()
         };

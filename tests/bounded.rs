@@ -92,7 +92,7 @@ impl BlackholeDns {
     }
 
     fn wrap(&self, argv: &[String]) -> Command {
-        let mut c = Command::new("unshare");
+        let mut c = support::tool("unshare");
         c.args(["--mount", "sh", "-c"])
             .arg(
                 "mount --make-rprivate / && mount --bind \"$0\" /etc/resolv.conf || exit 90; \

@@ -478,7 +478,7 @@ impl Sushy {
     }
 
     fn dir(&self) -> PathBuf {
-        support::peers_dir().join(format!("run/sushy-{}", self.port))
+        support::peer_run_dir().join(format!("sushy-{}", self.port))
     }
 }
 

@@ -172,7 +172,7 @@ fn a_large_inventory_is_read_where_no_thread_can_be_made() {
     std::fs::set_permissions(d, readable).unwrap();
     let plan = |nproc: Option<&str>| {
         // A UID of its own (no other process counts against its limit).
-        let mut c = Command::new("setpriv");
+        let mut c = support::tool("setpriv");
         c.args([
             "--reuid",
             "65531",

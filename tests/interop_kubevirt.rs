@@ -58,7 +58,7 @@ impl Peer {
             "kubevirt_start.sh: {}",
             String::from_utf8_lossy(&out.stderr)
         );
-        let dir = support::peers_dir().join(format!("run/kubevirt-{port}"));
+        let dir = support::peer_run_dir().join(format!("kubevirt-{port}"));
         let tmp = std::env::temp_dir().join(format!("fk-kubevirt-{}-{port}", std::process::id()));
         std::fs::create_dir_all(&tmp).unwrap();
         let p = Peer { port, dir, tmp };

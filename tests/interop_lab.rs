@@ -9,7 +9,6 @@
 
 mod support;
 
-use std::process::Command;
 use std::time::Duration;
 
 use support::*;
@@ -218,7 +217,7 @@ fn lab_rejects_wrong_password() {
 
 /// `ipmipower -D LAN_2_0 -h 127.0.0.1:PORT -u admin -p lab -I SUITE ARGS…`
 fn ipmipower(node: &LabNode, suite: u8, args: &[&str]) -> Run {
-    let mut c = Command::new("ipmipower");
+    let mut c = support::tool("ipmipower");
     c.args([
         "-D",
         "LAN_2_0",
@@ -267,7 +266,7 @@ fn lab_ipmipower_names_bad_credentials() {
     let n1 = &lab.nodes[0];
     let who = &n1.host;
     for suite in [3u8, 17] {
-        let mut c = Command::new("ipmipower");
+        let mut c = support::tool("ipmipower");
         c.args(["-D", "LAN_2_0", "-h", &format!("{who}:{}", n1.port)])
             .args([
                 "-u",
@@ -286,7 +285,7 @@ fn lab_ipmipower_names_bad_credentials() {
             "suite {suite}\n{r}"
         );
 
-        let mut c = Command::new("ipmipower");
+        let mut c = support::tool("ipmipower");
         c.args(["-D", "LAN_2_0", "-h", &format!("{who}:{}", n1.port)])
             .args([
                 "-u",
@@ -309,7 +308,7 @@ fn lab_ipmipower_names_bad_credentials() {
 
 /// Upstream `fence_ipmilan` against a lab node.
 fn fence_ipmilan(node: &LabNode, action: &str, extra: &[&str]) -> Run {
-    let mut c = Command::new("fence_ipmilan");
+    let mut c = support::tool("fence_ipmilan");
     c.args(["--ip", &node.host, "--ipport", &node.port.to_string()])
         .args(["--username", USER, "--password", LAB_PASSWORD])
         .args(["--lanplus", "-o", action])
@@ -348,7 +347,7 @@ fn lab_upstream_fence_ipmilan() {
     );
 
     // lab's password is not "password": upstream must fail against it
-    let mut c = Command::new("fence_ipmilan");
+    let mut c = support::tool("fence_ipmilan");
     c.args(["--ip", &n1.host, "--ipport", &n1.port.to_string()])
         .args([
             "--username",

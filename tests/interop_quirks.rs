@@ -114,7 +114,7 @@ impl Bench {
     }
 
     fn ipmipower(&self, action: &str, v15: bool, extra: &[&str]) -> Run {
-        let mut c = Command::new("ipmipower");
+        let mut c = support::tool("ipmipower");
         c.args(["-h", &format!("{}:{}", self.host, self.port)])
             .args(["-u", USER, "-p", LAB_PASSWORD])
             .args([
@@ -133,7 +133,7 @@ impl Bench {
     }
 
     fn ipmitool(&self, v15: bool, cipher: Option<u8>, args: &[&str]) -> Run {
-        let mut c = Command::new("ipmitool");
+        let mut c = support::tool("ipmitool");
         c.args(["-I", if v15 { "lan" } else { "lanplus" }])
             .args(["-H", &self.host, "-p", &self.port.to_string()])
             .args(["-U", USER, "-P", LAB_PASSWORD, "-N", "1", "-R", "2"]);

@@ -25,7 +25,7 @@ use serde_json::Value;
 use std::path::PathBuf;
 use std::process::Command;
 use std::time::{Duration, Instant};
-use support::{free_port, peer_scripts, peers_dir, run as run_cmd, which};
+use support::{free_port, peer_scripts, run as run_cmd, which};
 
 const SUSHY_USER: &str = "admin";
 const SUSHY_PASS: &str = "fencepass";
@@ -70,7 +70,7 @@ impl Sushy {
         Sushy {
             port,
             tls,
-            dir: peers_dir().join(format!("run/sushy-{port}")),
+            dir: support::peer_run_dir().join(format!("sushy-{port}")),
         }
     }
 
@@ -348,7 +348,7 @@ impl LabSetup {
     }
 
     fn fence_redfish(&self, extra: &[&str], action: &str) -> support::Run {
-        let mut cmd = Command::new("fence_redfish");
+        let mut cmd = support::tool("fence_redfish");
         cmd.args(["--ip", "127.0.0.1", "--ipport"])
             .arg(self.lab.addr.port().to_string())
             .args(["--username", "admin", "--password", "lab", "--ssl-insecure"])
@@ -404,7 +404,7 @@ fn upstream_fence_redfish_drives_the_lab() {
     );
     // Wrong password: upstream fails (it does not read the 401 itself,
     // but finds no PowerState in the error body).
-    let mut cmd = Command::new("fence_redfish");
+    let mut cmd = support::tool("fence_redfish");
     cmd.args(["--ip", "127.0.0.1", "--ipport"])
         .arg(l.lab.addr.port().to_string())
         .args([
@@ -530,7 +530,7 @@ fn status_wall_time_side_by_side_against_sushy() {
         let t = Instant::now();
         assert!(engine(c, Action::Status).is_ok());
         ours.push(t.elapsed());
-        let mut cmd = Command::new("fence_redfish");
+        let mut cmd = support::tool("fence_redfish");
         cmd.args(["--ip", "127.0.0.1", "--ipport"])
             .arg(s.port.to_string())
             .args([

@@ -1090,7 +1090,7 @@ fn upstream_fence_virsh_sees_what_we_did() {
     }
     let Some(s) = Sshd::start() else { return };
     let upstream = |action: &str| {
-        let mut c = Command::new("fence_virsh");
+        let mut c = support::tool("fence_virsh");
         c.args(["--ip", HOST, "--ipport", &s.port.to_string()])
             .args(["--username", USER, "--identity-file"])
             .arg(s.key())
@@ -1149,7 +1149,7 @@ fn measure_status() {
         .collect();
     let upstream: Vec<Duration> = (0..5)
         .map(|_| {
-            let mut c = Command::new("fence_virsh");
+            let mut c = support::tool("fence_virsh");
             c.args(["--ip", HOST, "--ipport", &s.port.to_string()])
                 .args(["--username", USER, "--identity-file"])
                 .arg(s.key())

@@ -13,7 +13,6 @@ use fencekit::lab::bmc::{Bmc, Faults, LabIdentity, WATTS_ON, WATTS_STANDBY};
 use fencekit::lab::ipmi::{LabIpmi, Offer};
 use fencekit::secret::Secret;
 use std::net::SocketAddr;
-use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -107,7 +106,7 @@ fn read_all(cfg: IpmiConfig) -> (Identity, Option<f64>, u32, u32) {
 }
 
 fn ipmitool_lab(port: u16, args: &[&str]) -> support::Run {
-    let mut c = Command::new("ipmitool");
+    let mut c = support::tool("ipmitool");
     c.args(["-I", "lanplus", "-H", "127.0.0.1", "-p", &port.to_string()])
         .args(["-U", "admin", "-P", LAB_PW, "-C", "3"])
         .args(args);

@@ -173,7 +173,7 @@ fn agents() -> &'static Path {
 /// `argv` in a private mount namespace whose whole tree is read-only (the
 /// script proves it), as UID/GID 65532 with no groups: FAR's pod.
 fn in_far_pod(argv: &[String]) -> Command {
-    let mut c = Command::new("unshare");
+    let mut c = support::tool("unshare");
     c.args(["--mount", "sh", "-c"])
         .arg(
             "mount --make-rprivate / && mount --bind / / && mount -o remount,bind,ro / || exit 90; \
@@ -476,7 +476,7 @@ impl Sushy {
     /// driver applies a change at `int(now) + DELAY`, so with a delay of 2 it
     /// shows 1-2 s after the POST; a fence holds its lock until it saw it.
     fn resets(&self) -> ((f64, f64), (f64, f64)) {
-        let trace = support::peers_dir().join(format!("run/sushy-{}/trace.jsonl", self.port));
+        let trace = support::peer_run_dir().join(format!("sushy-{}/trace.jsonl", self.port));
         let text = std::fs::read_to_string(&trace).unwrap_or_default();
         let mut posts: Vec<f64> = text
             .lines()
@@ -619,7 +619,7 @@ impl Squatter {
                       if sys.argv[2] == 'listen': s.listen()\n\
                       print('bound', flush=True)\n\
                       time.sleep(120)\n";
-        let mut child = Command::new("setpriv")
+        let mut child = support::tool("setpriv")
             .args([
                 "--reuid",
                 "65534",

@@ -2173,7 +2173,8 @@ is refused before it is read (matrix row \"4 MiB system resource\").
 * The `verify (lab)` rows send \"off\" to a lab node (IPMI and Redfish on one
   chassis) and verify it in-process: 2 reads per channel 100 ms apart, 300 ms
   probes of its simulated host. A powered-off host is silent (the lab drops
-  its SYNs with a socket filter: no SYN-ACK, no RST); `host-rst` answers RST
+  its SYNs with a socket filter, or with a full accept queue where a filter
+  is refused to the user: no SYN-ACK, no RST); `host-rst` answers RST
   (kernel up, service down), which is a sign of life, never evidence of off.
   Two channels to one BMC are one witness, and its power meter is its own
   word: without a probe the verdict is `bmc-only` (exit 3 unless accepted).
@@ -2462,6 +2463,8 @@ fn keep_vendor_section(old: &str, doc: &str) -> String {
 
 #[test]
 fn fault_injection_matrix() {
+    // Its sections run at once: more descriptors than a soft limit of 1,024.
+    support::enough_open_files();
     let only = std::env::var("FENCEKIT_MATRIX_ONLY").ok();
     type Section = (&'static str, fn() -> Vec<Row>);
     let sections: Vec<Section> = vec![

@@ -415,7 +415,7 @@ fn the_agent_needs_no_writable_file_system() {
     // A private mount namespace whose root is remounted read-only; the
     // script proves it before running fencekit.
     let ro = |argv: Vec<String>| -> (Option<i32>, String, String) {
-        let mut c = Command::new("unshare");
+        let mut c = support::tool("unshare");
         c.args(["--mount", "sh", "-c"])
             .arg(
                 "mount --make-rprivate / && mount -o remount,bind,ro / || exit 90; \

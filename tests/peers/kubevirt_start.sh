@@ -8,7 +8,7 @@
 #   env: KUBEVIRT_PARENT_PID  stop the peer when this process is gone
 #
 # Prints the PID on stdout (last line). Everything lives in
-# $PEERS_DIR/run/kubevirt-PORT/: server.log, pid, ca.pem (the CA clients
+# $PEERS_DIR/run/UID/kubevirt-PORT/: server.log, pid, ca.pem (the CA clients
 # trust), server.pem/key.pem. The server starts empty: tests create tokens,
 # nodes and VMs through POST /fencekit/control.
 set -euo pipefail
@@ -18,7 +18,8 @@ BOOT="${3:-1}"
 HERE="$(cd "$(dirname "$0")" && pwd)"
 PY="${PEERS_DIR:-/tmp/fencekit-peers}/venv/bin/python"
 [ -x "$PY" ] || PY="$(command -v python3)"
-D="${PEERS_DIR:-/tmp/fencekit-peers}/run/kubevirt-$PORT"
+. "$(cd "$(dirname "$0")" && pwd)/run_dir.sh"
+D="$PEER_RUN/kubevirt-$PORT"
 mkdir -p "$D"
 if [ -f "$D/pid" ] && kill -0 "$(cat "$D/pid")" 2>/dev/null; then
   echo "already running on port $PORT: pid $(cat "$D/pid")" >&2; exit 1

@@ -4,13 +4,13 @@
 #   moto_start.sh PORT [tls]
 #     PORT  TCP port on 127.0.0.1
 #     tls   serve HTTPS with a certificate for 127.0.0.1 from a private CA
-#           (run/moto-PORT/cert.pem, the CA: give it to clients as
+#           ($PEERS_DIR/run/UID/moto-PORT/cert.pem, the CA: give it to clients as
 #           AWS_CA_BUNDLE or curl --cacert)
 #   env: MOTO_PARENT_PID  stop moto when this process is gone (a test suite
 #                         that cannot stop what it started at exit)
 #
 # Prints moto's PID on stdout (last line). Everything for the instance lives
-# in $PEERS_DIR/run/moto-PORT/: server.log, pid, cert.pem/key.pem. moto keeps
+# in $PEERS_DIR/run/UID/moto-PORT/: server.log, pid, cert.pem/key.pem. moto keeps
 # its state in memory: a fresh start is empty (tests/peers/moto_setup.py
 # creates users, keys and a role and turns IAM authentication on).
 set -euo pipefail
@@ -20,7 +20,8 @@ VENV="${PEERS_DIR:-/tmp/fencekit-peers}/venv"
 if [ ! -x "$VENV/bin/moto_server" ]; then
   echo "moto is not installed in $VENV (run tests/peers/setup.sh)" >&2; exit 1
 fi
-D="${PEERS_DIR:-/tmp/fencekit-peers}/run/moto-$PORT"
+. "$(cd "$(dirname "$0")" && pwd)/run_dir.sh"
+D="$PEER_RUN/moto-$PORT"
 mkdir -p "$D"
 if [ -f "$D/pid" ] && kill -0 "$(cat "$D/pid")" 2>/dev/null; then
   echo "already running on port $PORT: pid $(cat "$D/pid")" >&2; exit 1

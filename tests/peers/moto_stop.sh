@@ -4,4 +4,5 @@
 set -u
 PORT="${1:?usage: moto_stop.sh PORT}"
 . "$(cd "$(dirname "$0")" && pwd)/stop_by_pid.sh"
-stop_by_pid "${PEERS_DIR:-/tmp/fencekit-peers}/run/moto-$PORT/pid" "port $PORT"
+. "$(cd "$(dirname "$0")" && pwd)/run_dir.sh"
+stop_by_pid "$PEER_RUN/moto-$PORT/pid" "port $PORT"

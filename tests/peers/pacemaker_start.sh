@@ -6,7 +6,7 @@
 #
 # usage: pacemaker_start.sh [FENCEKIT_BIN] [STATE_DIR]
 #   FENCEKIT_BIN  default: target/debug/fencekit of this repository
-#   STATE_DIR     default: $PEERS_DIR/run/pacemaker (PEERS_DIR: /tmp/fencekit-peers)
+#   STATE_DIR     default: $PEERS_DIR/run/UID/pacemaker (PEERS_DIR: /tmp/fencekit-peers)
 #
 # What it sets up (root, Debian 12: packages corosync, pacemaker,
 # pacemaker-cli-utils, util-linux):
@@ -31,7 +31,8 @@ set -eu
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 BIN=${1:-$ROOT/target/debug/fencekit}
-S=${2:-${PEERS_DIR:-/tmp/fencekit-peers}/run/pacemaker}
+. "$(cd "$(dirname "$0")" && pwd)/run_dir.sh"
+S=${2:-$PEER_RUN/pacemaker}
 
 fail() { echo "pacemaker_start.sh: $*" >&2; exit 1; }
 [ "$(id -u)" = 0 ] || fail "needs root (a mount namespace, corosync)"

@@ -4,8 +4,9 @@
 # namespace holder; whatever is left of that process group after the grace
 # periods is killed. Prints what it stopped. STATE_DIR is left for reading
 # (logs); pacemaker_start.sh clears it.
-# usage: pacemaker_stop.sh [STATE_DIR]   (default $PEERS_DIR/run/pacemaker)
-S=${1:-${PEERS_DIR:-/tmp/fencekit-peers}/run/pacemaker}
+# usage: pacemaker_stop.sh [STATE_DIR]   (default $PEERS_DIR/run/UID/pacemaker)
+. "$(cd "$(dirname "$0")" && pwd)/run_dir.sh"
+S=${1:-$PEER_RUN/pacemaker}
 [ -f "$S/ns.pid" ] || { echo "no cluster recorded in $S" >&2; exit 1; }
 NS=$(cat "$S/ns.pid")
 

@@ -73,14 +73,22 @@ if [ -n "$missing" ]; then
 fi
 
 mkdir -p "$PEERS_DIR"
-# The peers' run directories (one per server and port): open to every user
-# like /tmp (sticky), so the test suite also runs as an ordinary user.
+# The peers' run directories live in run/UID/ (one per user, 0700, made by
+# run_dir.sh): run/ is open to every user like /tmp (sticky), so the test
+# suite also runs as an ordinary user and no user's state is another's.
 install -d -m 1777 "$PEERS_DIR/run"
 venv="$PEERS_DIR/venv"
 if [ ! -x "$venv/bin/sushy-emulator" ] \
    || ! "$venv/bin/python" -c 'import pyghmi, bcrypt' 2>/dev/null; then
-  echo "setup.sh: creating $venv" >&2
-  python3 -m venv "$venv"
+  # From an interpreter every user can run: a venv links to its interpreter,
+  # and one under a 0700 home (pyenv's in /root) leaves the venv unusable to
+  # an ordinary user running the tests. The system's python3 first.
+  py=python3
+  for cand in /usr/bin/python3 /usr/local/bin/python3; do
+    if [ -x "$cand" ] && "$cand" -c 'import venv, ensurepip' 2>/dev/null; then py=$cand; break; fi
+  done
+  echo "setup.sh: creating $venv (with $py)" >&2
+  "$py" -m venv "$venv"
   "$venv/bin/pip" install -q --disable-pip-version-check \
     'sushy-tools==2.2.0' 'pyghmi==1.6.19' bcrypt
 fi

@@ -4,7 +4,7 @@
 #
 #   snmpd_start.sh PORT [KIND=apc|eaton] [OUTLETS=24]
 #
-# Run directory: $PEERS_DIR/run/snmpd-PORT (snmpd.conf, state.json, ops.log,
+# Run directory: $PEERS_DIR/run/UID/snmpd-PORT (snmpd.conf, state.json, ops.log,
 # snmpd.log, snmpd.pid, persistent dir for the v3 users).
 # Credentials (test-only):
 #   v1/v2c  community "private" (read-write), "public" (read-only)
@@ -19,7 +19,8 @@ HERE="$(cd "$(dirname "$0")" && pwd)"
 PORT="${1:?usage: snmpd_start.sh PORT [KIND] [OUTLETS]}"
 KIND="${2:-apc}"
 N="${3:-24}"
-D="${PEERS_DIR:-/tmp/fencekit-peers}/run/snmpd-$PORT"
+. "$(cd "$(dirname "$0")" && pwd)/run_dir.sh"
+D="$PEER_RUN/snmpd-$PORT"
 SNMPD="$(command -v snmpd || echo /usr/sbin/snmpd)"
 [ -x "$SNMPD" ] || { echo "snmpd is not installed (tests/peers/setup.sh)" >&2; exit 3; }
 if [ -f "$D/snmpd.pid" ] && kill -0 "$(cat "$D/snmpd.pid")" 2>/dev/null; then

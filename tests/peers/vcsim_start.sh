@@ -12,14 +12,15 @@
 #                                 upstream fence_vmware_soap (see main.go)
 #
 # Waits until it serves, prints its JSON line (url, host, port, user, password,
-# cert, fingerprint, pid) on stdout. Everything lives in run/vcsim-PORT/:
+# cert, fingerprint, pid) on stdout. Everything lives in $PEERS_DIR/run/UID/vcsim-PORT/:
 # cert.pem, key.pem, info.json, pid, vcsim.log.
 set -euo pipefail
 PORT="${1:?usage: vcsim_start.sh PORT}"
 PEERS="${PEERS_DIR:-/tmp/fencekit-peers}"
 BIN="$PEERS/bin/fencekit-vcsim"
 [ -x "$BIN" ] || { echo "no $BIN: run tests/peers/setup.sh" >&2; exit 1; }
-D="$PEERS/run/vcsim-$PORT"
+. "$(cd "$(dirname "$0")" && pwd)/run_dir.sh"
+D="$PEER_RUN/vcsim-$PORT"
 mkdir -p "$D"
 if [ -f "$D/pid" ] && kill -0 "$(cat "$D/pid")" 2>/dev/null; then
   echo "already running (port $PORT): pid $(cat "$D/pid")" >&2; exit 1

@@ -5,6 +5,7 @@
 set -u
 PORT="${1:?usage: vcsim_stop.sh PORT}"
 . "$(cd "$(dirname "$0")" && pwd)/stop_by_pid.sh"
-D="${PEERS_DIR:-/tmp/fencekit-peers}/run/vcsim-$PORT"
+. "$(cd "$(dirname "$0")" && pwd)/run_dir.sh"
+D="$PEER_RUN/vcsim-$PORT"
 stop_by_pid "$D/pid" "vcsim port $PORT"
 rm -rf "$D"

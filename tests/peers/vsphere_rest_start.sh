@@ -9,12 +9,13 @@
 #        VSREST_BULK=N              N extra VMs (the 1000-VM list limit)
 #
 # Waits until it serves and prints its JSON line (url, port, user, password,
-# cert, pid). Everything lives in run/vsrest-PORT/: cert.pem, key.pem,
+# cert, pid). Everything lives in $PEERS_DIR/run/UID/vsrest-PORT/: cert.pem, key.pem,
 # info.json, pid, requests.log.
 set -euo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
 PORT="${1:?usage: vsphere_rest_start.sh PORT}"
-D="${PEERS_DIR:-/tmp/fencekit-peers}/run/vsrest-$PORT"
+. "$(cd "$(dirname "$0")" && pwd)/run_dir.sh"
+D="$PEER_RUN/vsrest-$PORT"
 mkdir -p "$D"
 if [ -f "$D/pid" ] && kill -0 "$(cat "$D/pid")" 2>/dev/null; then
   echo "already running on port $PORT: pid $(cat "$D/pid")" >&2; exit 1

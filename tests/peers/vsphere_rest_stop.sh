@@ -5,6 +5,7 @@
 set -u
 PORT="${1:?usage: vsphere_rest_stop.sh PORT}"
 . "$(cd "$(dirname "$0")" && pwd)/stop_by_pid.sh"
-D="${PEERS_DIR:-/tmp/fencekit-peers}/run/vsrest-$PORT"
+. "$(cd "$(dirname "$0")" && pwd)/run_dir.sh"
+D="$PEER_RUN/vsrest-$PORT"
 stop_by_pid "$D/pid" "vSphere REST port $PORT"
 rm -rf "$D"

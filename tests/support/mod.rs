@@ -97,10 +97,31 @@ pub struct InProcessLab {
     thread: Option<thread::JoinHandle<()>>,
 }
 
+/// Lets this test process open as many descriptors as the tests running in
+/// it at once need (labs, peers, children's pipes; the fault-injection
+/// matrix peaks near 1,100): the soft limit on open files raised towards
+/// 8,192, within the hard limit, as `fencekit lab` does for itself. An
+/// ordinary user's soft limit is often 1,024. Once per process; says so when
+/// the hard limit leaves less than 2,048.
+pub fn enough_open_files() {
+    static ONCE: OnceLock<()> = OnceLock::new();
+    ONCE.get_or_init(|| {
+        let l = fencekit::runtime::raise_open_files(8192);
+        if l.soft < 2048 {
+            eprintln!(
+                "note: this process may open only {} files (hard limit {}); tests that run \
+                 many peers at once may fail with \"Too many open files\"",
+                l.soft, l.hard
+            );
+        }
+    });
+}
+
 impl InProcessLab {
     /// Starts `spec` (its `bind` replaced by an own loopback address when it
     /// is the default 127.0.0.1).
     pub fn start(mut spec: fencekit::lab::fleet::LabSpec) -> InProcessLab {
+        enough_open_files();
         if spec.bind == std::net::IpAddr::from(Ipv4Addr::LOCALHOST) {
             spec.bind = own_loopback().into();
         }
@@ -267,15 +288,15 @@ pub fn bin_for_any_uid() -> Option<PathBuf> {
 }
 
 /// True when the lab can simulate a silent host here (`--hosts` with a
-/// node that is off): a socket filter, which some systems refuse to an
-/// ordinary user. Otherwise skips (a failure under `FENCEKIT_REQUIRE_PEERS=1`).
+/// node that is off): a socket filter, or a full accept queue where a
+/// filter is refused to an ordinary user (`lab::host::silence`), so on Linux
+/// always. Otherwise skips (a failure under `FENCEKIT_REQUIRE_PEERS=1`).
 pub fn lab_silent_hosts() -> bool {
     match fencekit::lab::host::silent_hosts_permitted() {
         Ok(()) => true,
         Err(e) => {
             skip(&format!(
-                "the lab cannot simulate a silent host as this user (a socket filter: {e}); \
-                 run as root"
+                "the lab cannot simulate a silent host as this user ({e})"
             ));
             false
         }
@@ -292,6 +313,15 @@ pub fn peers_dir() -> PathBuf {
     std::env::var_os("PEERS_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from("/tmp/fencekit-peers"))
+}
+
+/// This user's run directory for the peers, `$PEERS_DIR/run/UID` (made
+/// 0700 by `tests/peers/run_dir.sh`, which every start script sources): a
+/// peer's state is never shared between users; the installed peers are.
+pub fn peer_run_dir() -> PathBuf {
+    peers_dir()
+        .join("run")
+        .join(rustix::process::geteuid().as_raw().to_string())
 }
 
 /// The venv's Python (pyghmi, sushy-tools).
@@ -369,6 +399,14 @@ pub fn which(name: &str) -> Option<PathBuf> {
     found
 }
 
+/// A command for the tool `name` where it is installed: found by [`which`]
+/// (`$PATH`, then the sbin directories, which are not on an ordinary user's
+/// `$PATH` on Debian), else the bare name. Check first that it is there
+/// (`require!`, [`peer_available`]), so that a missing tool is a printed skip.
+pub fn tool(name: &str) -> Command {
+    Command::new(which(name).unwrap_or_else(|| PathBuf::from(name)))
+}
+
 /// Why `peer` cannot be used here, or `None` when it can.
 fn missing_reason(peer: &str) -> Option<String> {
     static CACHE: OnceLock<Mutex<HashMap<String, Option<String>>>> = OnceLock::new();
@@ -413,19 +451,25 @@ fn missing_reason(peer: &str) -> Option<String> {
         "python3" | "udp_proxy" => needs_binary("python3", "python3"),
         "pyghmi" => {
             let py = venv_python();
-            let ok = Command::new(&py)
+            match Command::new(&py)
                 .args(["-c", "import pyghmi.ipmi.bmc"])
                 .stdout(Stdio::null())
                 .stderr(Stdio::null())
                 .status()
-                .map(|s| s.success())
-                .unwrap_or(false);
-            (!ok).then(|| {
-                format!(
+            {
+                Ok(s) if s.success() => None,
+                Ok(_) => Some(format!(
                     "{} cannot import pyghmi; run tests/peers/setup.sh",
                     py.display()
-                )
-            })
+                )),
+                // A venv made from an interpreter under a 0700 home.
+                Err(e) => Some(format!(
+                    "the peers' venv is unusable here: {} cannot be run by this user ({e}; it \
+                     resolves to {})",
+                    py.display(),
+                    fs::canonicalize(&py).unwrap_or(py.clone()).display()
+                )),
+            }
         }
         "vcsim" => {
             let bin = peers_dir().join("bin/fencekit-vcsim");
@@ -699,15 +743,19 @@ fn drain<R: Read + Send + 'static>(r: Option<R>) -> thread::JoinHandle<Vec<u8>> 
 /// Runs `cmd` (stdin closed, in its own process group) and kills the whole
 /// group if it is still running after `limit`.
 pub fn run(mut cmd: Command, limit: Duration) -> Run {
+    enough_open_files();
     let what = describe(&cmd);
     cmd.stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0);
     let t0 = Instant::now();
-    let mut child = cmd
-        .spawn()
-        .unwrap_or_else(|e| panic!("cannot run {what}: {e}"));
+    let mut child = cmd.spawn().unwrap_or_else(|e| {
+        panic!(
+            "cannot run {what}: {e} (a tool is found with support::tool and checked \
+                 with require! first, so that a missing one is a skip)"
+        )
+    });
     let out = drain(child.stdout.take());
     let err = drain(child.stderr.take());
     let mut timed_out = false;
@@ -805,7 +853,7 @@ pub fn ipmitool_at(
     cipher: Option<u8>,
     args: &[&str],
 ) -> Run {
-    let mut c = Command::new("ipmitool");
+    let mut c = tool("ipmitool");
     c.args(["-I", "lanplus", "-H", host, "-p", &port.to_string()])
         .args(["-U", USER, "-P", password]);
     if let Some(s) = cipher {
@@ -1467,7 +1515,7 @@ impl Sshd {
         let Some(pid) = pid.filter(|_| r.code == Some(0)) else {
             panic!("sshd_start.sh {port} failed\n{r}");
         };
-        let dir = peers_dir().join(format!("run/sshd-{port}"));
+        let dir = peer_run_dir().join(format!("sshd-{port}"));
         Some(Sshd { port, dir, pid })
     }
 
@@ -1689,7 +1737,7 @@ impl Snmpd {
         let Some(pid) = pid.filter(|_| r.code == Some(0)) else {
             panic!("snmpd_start.sh {port} failed\n{r}");
         };
-        let dir = peers_dir().join("run").join(format!("snmpd-{port}"));
+        let dir = peer_run_dir().join(format!("snmpd-{port}"));
         Some(Snmpd { port, dir, pid })
     }
 

@@ -75,7 +75,7 @@ impl Cluster {
 
     /// `prog` run inside the cluster's mount namespace.
     pub fn command(&self, prog: &str) -> Command {
-        let mut c = Command::new("nsenter");
+        let mut c = super::tool("nsenter");
         c.args(["-t", &self.ns.to_string(), "-m", "--", prog]);
         c
     }
