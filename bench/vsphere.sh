@@ -37,7 +37,7 @@ command -v hyperfine >/dev/null || { echo "hyperfine is needed (apt-get install 
 PEERS_DIR=${PEERS_DIR:-/tmp/fencekit-peers}
 export PEERS_DIR
 PORT=$(( 20000 + RANDOM % 20000 ))
-D="$PEERS_DIR/run/vcsim-$PORT"
+D="$PEERS_DIR/run/$(id -u)/vcsim-$PORT"
 WORK=$(mktemp -d /tmp/fencekit-vsphere-bench.XXXXXX)
 cleanup() { bash "$ROOT/tests/peers/vcsim_stop.sh" "$PORT" >/dev/null 2>&1 || true; rm -rf "$WORK"; }
 trap cleanup EXIT
