@@ -391,6 +391,24 @@ fn inventory_driver_vsphere_and_verify_says_bmc_only() {
     );
     r.assert_code(3).assert_mentions(&["bmc only"]);
     assert!(r.text().contains("the hypervisor reports power off"), "{r}");
+    // check --record keeps the VM's moref and instance UUID; the same VMs
+    // checked again drift nothing.
+    let base = dir.path().join("baseline.toml");
+    let base = base.to_str().unwrap();
+    let check = |extra: &[&str]| {
+        let mut args = vec!["check", "--all", "--inventory", inv, "--baseline", base];
+        args.extend_from_slice(extra);
+        support::run(support::fencekit_cmd(&args, ""), Duration::from_secs(60))
+    };
+    check(&["--record"]).assert_code(0);
+    let recorded = std::fs::read_to_string(base).unwrap();
+    for key in ["vm = \"vm-", "instance_uuid = \"", "bios_uuid = \""] {
+        assert!(
+            recorded.contains(key),
+            "{key} not in the baseline:\n{recorded}"
+        );
+    }
+    check(&[]).assert_code(0);
 }
 
 #[test]

@@ -81,6 +81,12 @@ impl VsphereDriver {
         }
     }
 
+    /// The VM as last read (after a status or a command), for `check`'s
+    /// facts.
+    pub fn vm(&self) -> Option<&VmView> {
+        self.vm.as_ref()
+    }
+
     /// Searches for the VM in the datacenter at this inventory path only
     /// (`DC1`, `Folder/DC1`); `None`: the whole inventory.
     pub fn with_datacenter(mut self, datacenter: Option<String>) -> Self {

@@ -17,6 +17,7 @@ pub mod build;
 pub mod client;
 pub mod config;
 pub mod driver;
+pub mod facts;
 pub mod model;
 pub mod platform;
 pub mod rest;

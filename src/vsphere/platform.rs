@@ -23,6 +23,9 @@ pub struct Vsphere;
 pub static PLATFORM: Vsphere = Vsphere;
 
 impl Platform for Vsphere {
+    fn facts(&self) -> Option<&'static dyn crate::platform::facts::FactRules> {
+        Some(&super::facts::FACTS)
+    }
     fn agent_family(
         &self,
         def: &crate::platform::agent::defs::Family,

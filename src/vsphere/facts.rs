@@ -1,0 +1,118 @@
+//! vSphere's facts for `check --record` and drift: the VM's managed-object
+//! id and instance UUID (either changing means the VM was registered or
+//! made again under its name), its BIOS UUID (also the level's identity),
+//! and the ESXi host running it (informative: DRS and vMotion move VMs, so
+//! a new host is no drift). All of it comes from the read `check` makes
+//! anyway.
+
+use super::driver::VsphereDriver;
+use crate::platform::facts::{
+    by_kinds, DriftName, DriftRow, FactDrift, FactKind, FactRules, Outcome, Section, Severity,
+    Value,
+};
+use crate::platform::{Driver, Local, Method};
+use std::time::Instant;
+
+/// vSphere's rules.
+pub struct Facts;
+
+/// The registered rules.
+pub static FACTS: Facts = Facts;
+
+const ROWS: &[DriftRow] = &[(
+    "identity-changed",
+    "broken",
+    "vSphere: the VM has another managed-object id or instance UUID than recorded (registered or made again under its name)",
+)];
+
+const KINDS: &[(&str, FactKind)] = &[
+    (
+        "vm",
+        FactKind {
+            drift: DriftName::IdentityChanged,
+            severity: Severity::Broken,
+        },
+    ),
+    (
+        "instance_uuid",
+        FactKind {
+            drift: DriftName::IdentityChanged,
+            severity: Severity::Broken,
+        },
+    ),
+];
+
+impl FactRules for Facts {
+    fn note<'a>(
+        &'a self,
+        driver: &'a mut dyn Driver,
+        _method: &'a dyn Method,
+        facts: &'a mut Section,
+        _deadline: Option<Instant>,
+    ) -> Local<'a, ()> {
+        if let Some(vm) = driver
+            .as_any()
+            .downcast_ref::<VsphereDriver>()
+            .and_then(VsphereDriver::vm)
+        {
+            let text = |s: &str| Value::Text(s.to_string());
+            facts.set("vm", text(&vm.moref.value));
+            facts.set_some("instance_uuid", vm.instance_uuid.as_deref().map(text));
+            facts.set_some("bios_uuid", vm.bios_uuid.as_deref().map(text));
+            facts.set_some("host", vm.host_name.as_deref().map(text));
+        }
+        Box::pin(async {})
+    }
+    fn kinds(&self) -> &'static [(&'static str, FactKind)] {
+        KINDS
+    }
+    fn keys(&self) -> &'static [&'static str] {
+        &["vm", "instance_uuid", "bios_uuid", "host"]
+    }
+    fn drift_rows(&self) -> &'static [DriftRow] {
+        ROWS
+    }
+    fn drifts(&self, was: &Section, now: Option<&Section>, o: &Outcome<'_>) -> Vec<FactDrift> {
+        by_kinds(KINDS, was, now, o)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn seen(vm: &str, instance: &str, host: &str) -> Section {
+        let mut s = Section::default();
+        let text = |s: &str| Value::Text(s.to_string());
+        s.set("vm", text(vm));
+        s.set("instance_uuid", text(instance));
+        s.set("host", text(host));
+        s
+    }
+
+    #[test]
+    fn a_new_moref_or_instance_is_broken_and_a_new_host_is_no_drift() {
+        let ok = Outcome::default();
+        let was = seen("vm-42", "5012-aa", "esx-1");
+        assert!(Facts.drifts(&was, Some(&was), &ok).is_empty());
+        assert!(
+            Facts
+                .drifts(&was, Some(&seen("vm-42", "5012-aa", "esx-2")), &ok)
+                .is_empty(),
+            "vMotion is no drift"
+        );
+        let d = Facts.drifts(&was, Some(&seen("vm-77", "5012-bb", "esx-1")), &ok);
+        let named: Vec<_> = d.iter().map(|d| (d.drift, d.severity)).collect();
+        assert_eq!(
+            named,
+            [
+                (DriftName::IdentityChanged, Severity::Broken),
+                (DriftName::IdentityChanged, Severity::Broken),
+            ]
+        );
+        assert_eq!(
+            (d[0].was.as_str(), d[0].now.as_str()),
+            ("vm vm-42", "vm vm-77")
+        );
+    }
+}
