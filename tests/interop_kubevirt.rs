@@ -889,7 +889,12 @@ fn native_targets_name_the_context_and_pin_the_vm_uid() {
 /// drops every SYN (`silent`: no SYN-ACK, no RST, as a guest whose qemu is
 /// gone), or one that accepts (the guest still runs). Held until dropped.
 enum Guest {
-    Silent(socket2::Socket),
+    /// The listener, and (where this user may not attach a socket filter)
+    /// the connection of its own that fills its accept queue.
+    Silent {
+        listener: socket2::Socket,
+        _filler: Option<std::net::TcpStream>,
+    },
     Answering(std::net::TcpListener),
 }
 
@@ -900,9 +905,22 @@ impl Guest {
         s.bind(&std::net::SocketAddr::from(([127, 0, 0, 1], 0)).into())
             .unwrap();
         // One instruction: return 0 (drop the packet), before listening.
-        s.attach_filter(&[SockFilter::new(0x06, 0, 0, 0)]).unwrap();
-        s.listen(8).unwrap();
-        Guest::Silent(s)
+        if s.attach_filter(&[SockFilter::new(0x06, 0, 0, 0)]).is_ok() {
+            s.listen(8).unwrap();
+            return Guest::Silent {
+                listener: s,
+                _filler: None,
+            };
+        }
+        // Refused to this user (as the lab does then): a listener whose
+        // accept queue is full drops every SYN, with no SYN-ACK and no RST.
+        s.listen(0).unwrap();
+        let addr = s.local_addr().unwrap().as_socket().unwrap();
+        let filler = std::net::TcpStream::connect(addr).unwrap();
+        Guest::Silent {
+            listener: s,
+            _filler: Some(filler),
+        }
     }
 
     fn answering() -> Guest {
@@ -911,7 +929,9 @@ impl Guest {
 
     fn port(&self) -> String {
         match self {
-            Guest::Silent(s) => s.local_addr().unwrap().as_socket().unwrap().port(),
+            Guest::Silent { listener, .. } => {
+                listener.local_addr().unwrap().as_socket().unwrap().port()
+            }
             Guest::Answering(l) => l.local_addr().unwrap().port(),
         }
         .to_string()
