@@ -154,17 +154,10 @@ pub static FAMILY: AgentFamily = AgentFamily::new(device);
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::platform::agent::defs::agent;
-    use crate::platform::agent::values::validate;
+    use crate::platform::agent::values::validated;
 
     fn cfg_of(name: &str, pairs: &[(&str, &str)]) -> Result<IpmiConfig, String> {
-        let a = agent(name).unwrap();
-        let mut v = Values::new();
-        for (k, val) in pairs {
-            v.set_named(k, *val);
-        }
-        v.apply_defaults(&a);
-        assert!(validate(&mut v, &a).is_empty());
+        let (v, a) = validated(name, pairs);
         config(&v, &a)
     }
 

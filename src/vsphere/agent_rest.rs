@@ -186,18 +186,10 @@ impl Device for RestDevice {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::platform::agent::defs::agent;
-    use crate::platform::agent::values::validate;
+    use crate::platform::agent::values::validated;
 
     fn cfg_of(pairs: &[(&str, &str)]) -> Result<RestDevice, String> {
-        let a = agent("fence_vmware_rest").unwrap();
-        let mut v = Values::new();
-        for (k, val) in pairs {
-            v.set_named(k, *val);
-        }
-        v.apply_defaults(&a);
-        let errors = validate(&mut v, &a);
-        assert!(errors.is_empty(), "{errors:?}");
+        let (v, a) = validated("fence_vmware_rest", pairs);
         config(&v, &a)
     }
 

@@ -539,18 +539,10 @@ impl crate::platform::PlatformDriver for SoapDriver {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::platform::agent::defs::agent;
-    use crate::platform::agent::values::validate;
+    use crate::platform::agent::values::validated;
 
     fn cfg_of(pairs: &[(&str, &str)]) -> Result<SoapConfig, String> {
-        let a = agent("fence_vmware_soap").unwrap();
-        let mut v = Values::new();
-        for (k, val) in pairs {
-            v.set_named(k, *val);
-        }
-        v.apply_defaults(&a);
-        let errors = validate(&mut v, &a);
-        assert!(errors.is_empty(), "{errors:?}");
+        let (v, a) = validated("fence_vmware_soap", pairs);
         config(&v, &a)
     }
 

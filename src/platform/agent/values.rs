@@ -195,6 +195,22 @@ pub fn validate(values: &mut Values, agent: &Agent) -> Vec<String> {
     errors
 }
 
+/// For a family's unit tests: the values of agent `name` from option
+/// `pairs`, with its defaults applied and the shared checks passed (a
+/// failed check fails the test, naming it).
+#[cfg(test)]
+pub fn validated(name: &str, pairs: &[(&str, &str)]) -> (Values, Agent) {
+    let agent = super::defs::agent(name).unwrap_or_else(|| panic!("no agent {name}"));
+    let mut v = Values::new();
+    for (k, val) in pairs {
+        v.set_named(k, *val);
+    }
+    v.apply_defaults(&agent);
+    let errors = validate(&mut v, &agent);
+    assert!(errors.is_empty(), "{errors:?}");
+    (v, agent)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
