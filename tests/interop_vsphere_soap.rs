@@ -69,20 +69,13 @@ impl Sim {
         }
         let upstream = upstream_available();
         let port = free_port();
-        let out = Command::new("bash")
-            .arg(peer_scripts().join("vcsim_start.sh"))
-            .arg(port.to_string())
-            .env("PEERS_DIR", peers_dir())
-            .env("VCSIM_DC", "3")
-            .env("VCSIM_WSDL", if upstream { "1" } else { "0" })
-            .output()
-            .expect("run vcsim_start.sh");
-        assert!(
-            out.status.success(),
-            "vcsim_start.sh: {}",
-            String::from_utf8_lossy(&out.stderr)
+        let info: Value = support::vcsim_start(
+            port,
+            &[
+                ("VCSIM_DC", "3"),
+                ("VCSIM_WSDL", if upstream { "1" } else { "0" }),
+            ],
         );
-        let info: Value = serde_json::from_slice(&out.stdout).expect("vcsim's JSON line");
         let tmp = std::env::temp_dir().join(format!("fk-vssoap-{}-{port}", std::process::id()));
         std::fs::create_dir_all(&tmp).unwrap();
         std::os::unix::fs::symlink(

@@ -26,18 +26,7 @@ struct Vcsim {
 impl Vcsim {
     fn start() -> Vcsim {
         let port = free_port();
-        let out = Command::new("bash")
-            .arg(peer_scripts().join("vcsim_start.sh"))
-            .arg(port.to_string())
-            .env("PEERS_DIR", peers_dir())
-            .output()
-            .expect("run vcsim_start.sh");
-        assert!(
-            out.status.success(),
-            "vcsim_start.sh: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let info: Value = serde_json::from_slice(&out.stdout).expect("vcsim's JSON line");
+        let info: Value = support::vcsim_start(port, &[]);
         Vcsim { port, info }
     }
 

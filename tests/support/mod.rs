@@ -315,6 +315,25 @@ pub fn peers_dir() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("/tmp/fencekit-peers"))
 }
 
+/// Starts fencekit-vcsim (`tests/peers/vcsim_start.sh`) on `port` with
+/// `env` (`VCSIM_DC`, `VCSIM_WSDL`, …) and returns the JSON line it prints
+/// (certificate, fingerprint, PID). The caller stops it (`vcsim_stop.sh`).
+pub fn vcsim_start(port: u16, env: &[(&str, &str)]) -> serde_json::Value {
+    let out = Command::new("bash")
+        .arg(peer_scripts().join("vcsim_start.sh"))
+        .arg(port.to_string())
+        .env("PEERS_DIR", peers_dir())
+        .envs(env.iter().copied())
+        .output()
+        .expect("run vcsim_start.sh");
+    assert!(
+        out.status.success(),
+        "vcsim_start.sh: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("vcsim's JSON line")
+}
+
 /// This user's run directory for the peers, `$PEERS_DIR/run/UID` (made
 /// 0700 by `tests/peers/run_dir.sh`, which every start script sources): a
 /// peer's state is never shared between users; the installed peers are.
