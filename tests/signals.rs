@@ -483,3 +483,57 @@ fn the_agent_needs_no_writable_file_system() {
         "the lock is held on a read-only root (logged at debug level):\n{err}"
     );
 }
+
+/// The process entry (src/main.rs) opens a standard descriptor the caller
+/// left closed on `/dev/null` before anything else: otherwise the agent's
+/// first socket takes number 1 and "Status: ON" goes to the BMC as a
+/// datagram. Counted by the lab: every datagram it received was a request
+/// it answered.
+#[test]
+fn a_closed_stdout_is_filled_before_the_agent_opens_its_socket() {
+    let t = TestBmc::start(Faults::default());
+    let before = t.bmc.counters();
+    let mut c = agent(t.addr, "status");
+    c.stdout(Stdio::null());
+    // SAFETY: close(2) is async-signal-safe; fd 1 is the child's own.
+    unsafe {
+        c.pre_exec(|| {
+            libc::close(1);
+            Ok(())
+        });
+    }
+    let out = c.output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    // A stray datagram would arrive after the session's last answer.
+    std::thread::sleep(Duration::from_millis(300));
+    let after = t.bmc.counters();
+    assert!(after.sessions > before.sessions, "{after:?}");
+    assert_eq!(
+        after.received - before.received,
+        after.answered - before.answered,
+        "the BMC received a datagram it did not answer: {after:?}"
+    );
+}
+
+/// SIGPIPE is ignored (src/main.rs keeps that duty of Rust's start): a
+/// reader that went away makes a write fail with EPIPE, which fencekit
+/// handles, instead of killing the process by a signal.
+#[test]
+fn a_reader_that_went_away_is_an_error_not_a_signal() {
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let out = Command::new(support::bin())
+        .arg("man")
+        .stdout(writer)
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap();
+    use std::os::unix::process::ExitStatusExt;
+    assert_eq!(
+        (out.status.code(), out.status.signal()),
+        (Some(0), None),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
