@@ -551,6 +551,242 @@ fn sushy_password_and_certificate_changes_are_named() {
     );
 }
 
+/// fencekit-vcsim on `port` (a new self-signed certificate at each
+/// start), stopped on drop.
+struct Vcsim {
+    port: u16,
+    cert: PathBuf,
+}
+
+impl Vcsim {
+    fn start(port: u16) -> Vcsim {
+        let info = support::vcsim_start(port, &[]);
+        let cert = PathBuf::from(info["cert"].as_str().expect("vcsim's cert"));
+        Vcsim { port, cert }
+    }
+}
+
+impl Drop for Vcsim {
+    fn drop(&mut self) {
+        let mut c = Command::new("bash");
+        c.arg(support::peer_scripts().join("vcsim_stop.sh"))
+            .arg(self.port.to_string())
+            .env("PEERS_DIR", support::peers_dir());
+        let _ = support::run(c, Duration::from_secs(15));
+    }
+}
+
+#[test]
+fn vcsim_certificate_changes_are_named() {
+    require!("vcsim");
+    let dir = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let sim = Vcsim::start(port);
+    // The inventory trusts a copy of today's certificate.
+    let trusted = dir.path().join("vcenter.pem");
+    std::fs::copy(&sim.cert, &trusted).unwrap();
+    let pw = dir.path().join("pw");
+    std::fs::write(&pw, "vcsim-secret").unwrap();
+    let inventory = |ca: &Path| {
+        let inv = dir.path().join("inv.toml");
+        std::fs::write(
+            &inv,
+            format!(
+                "[[node]]\nname = \"guest\"\n  [[node.fence]]\n  driver = \"vsphere\"\n  endpoint = \"vsphere://fence@127.0.0.1:{port}/DC0_H0_VM0\"\n  ca_cert = \"{}\"\n  password_file = \"{}\"\n",
+                ca.display(),
+                pw.display()
+            ),
+        )
+        .unwrap();
+        inv
+    };
+    let inv = inventory(&trusted);
+    let base = dir.path().join("baseline.toml");
+    record(dir.path(), &inv, &base);
+    let text = std::fs::read_to_string(&base).unwrap();
+    assert!(text.contains("[node.guest.level.vsphere]"), "{text}");
+    assert!(text.contains("certificate = \"SHA256:"), "{text}");
+    // The same certificate: no drift.
+    let r = check(dir.path(), &inv, &base, 0);
+    assert_eq!(drifts(&r), vec![]);
+
+    // vCenter restarted with a new certificate (fencekit-vcsim also makes
+    // its VMs' instance UUIDs anew at each start, as a re-registered
+    // inventory has): refused while the old certificate is trusted, and
+    // then only the certificate is named (no VM was read) ...
+    drop(sim);
+    let sim = Vcsim::start(port);
+    let r = check(dir.path(), &inv, &base, 1);
+    assert_eq!(
+        drifts(&r),
+        vec![d("guest", 1, "certificate-changed", "broken")]
+    );
+    // ... a change to look at once it is trusted (beside the new instance).
+    let inv = inventory(&sim.cert);
+    let r = check(dir.path(), &inv, &base, 1);
+    assert_eq!(
+        drifts(&r),
+        vec![
+            d("guest", 1, "certificate-changed", "changed"),
+            d("guest", 1, "identity-changed", "broken"),
+        ]
+    );
+    // Recorded again, it is the baseline.
+    record(dir.path(), &inv, &base);
+    let r = check(dir.path(), &inv, &base, 0);
+    assert_eq!(drifts(&r), vec![]);
+}
+
+/// The KubeVirt API peer (tests/peers/kubevirt_api.py) on `port`, with a
+/// token and one VM of a fixed uid (it keeps no state across a restart: the
+/// same objects are made again), stopped on drop.
+struct KubevirtApi {
+    port: u16,
+}
+
+const KUBEVIRT_TOKEN: &str = "tok-drift";
+const KUBEVIRT_VM_UID: &str = "6f1d3c52-0000-4000-8000-00000000d71f";
+
+impl KubevirtApi {
+    fn start(port: u16) -> KubevirtApi {
+        let mut c = Command::new("bash");
+        c.arg(support::peer_scripts().join("kubevirt_start.sh"))
+            .arg(port.to_string())
+            .env("PEERS_DIR", support::peers_dir())
+            .env("KUBEVIRT_PARENT_PID", std::process::id().to_string());
+        support::run(c, Duration::from_secs(60)).assert_code(0);
+        let api = KubevirtApi { port };
+        api.control(&format!(
+            r#"{{"op": "token", "token": "{KUBEVIRT_TOKEN}"}}"#
+        ));
+        api.control(&format!(
+            r#"{{"op": "vm", "namespace": "guests", "name": "vm-a", "uid": "{KUBEVIRT_VM_UID}", "firmware_uuid": "{KUBEVIRT_VM_UID}"}}"#
+        ));
+        api
+    }
+
+    fn dir(&self) -> PathBuf {
+        kubevirt_dir(self.port)
+    }
+
+    fn control(&self, op: &str) {
+        let mut c = Command::new("curl");
+        c.args(["-s", "--max-time", "10", "--cacert"])
+            .arg(self.dir().join("ca.pem"))
+            .args(["-X", "POST", "-d", op])
+            .arg(format!("https://127.0.0.1:{}/fencekit/control", self.port));
+        let r = support::run(c, Duration::from_secs(15));
+        r.assert_code(0);
+        assert!(!r.stdout.contains("\"error\""), "control {op}: {r}");
+    }
+}
+
+/// The peer's run directory on `port` (ca.pem, ca.key, server.pem, key.pem).
+fn kubevirt_dir(port: u16) -> PathBuf {
+    support::peer_run_dir().join(format!("kubevirt-{port}"))
+}
+
+/// A new key and server certificate signed by the peer's own CA (a
+/// re-issue a client trusting the CA accepts), used from its next start.
+fn kubevirt_reissue(port: u16) {
+    let mut c = Command::new("sh");
+    c.current_dir(kubevirt_dir(port)).arg("-c").arg(
+        "openssl req -newkey rsa:2048 -nodes -keyout key.pem -out server.csr \
+           -subj /CN=kube-apiserver 2>/dev/null && \
+         openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial \
+           -days 365 -extfile ext.cnf -out server.pem 2>/dev/null",
+    );
+    support::run(c, Duration::from_secs(60)).assert_code(0);
+}
+
+impl Drop for KubevirtApi {
+    fn drop(&mut self) {
+        let mut c = Command::new("bash");
+        c.arg(support::peer_scripts().join("kubevirt_stop.sh"))
+            .arg(self.port.to_string())
+            .env("PEERS_DIR", support::peers_dir());
+        let _ = support::run(c, Duration::from_secs(15));
+    }
+}
+
+#[test]
+fn kubevirt_certificate_changes_are_named() {
+    require!("kubevirt_api");
+    let dir = tempfile::tempdir().unwrap();
+    let port = free_port();
+    // A certificate (and CA) of this run, not one a test left behind.
+    let _ = std::fs::remove_file(kubevirt_dir(port).join("server.pem"));
+    let api = KubevirtApi::start(port);
+    let inventory = |ca: &Path| {
+        let kc = dir.path().join("kubeconfig");
+        std::fs::write(
+            &kc,
+            format!(
+                "apiVersion: v1\nkind: Config\nclusters:\n- name: peer\n  cluster:\n    server: https://127.0.0.1:{port}\n    certificate-authority: {}\ncontexts:\n- name: fencing\n  context:\n    cluster: peer\n    user: fencer\n    namespace: guests\ncurrent-context: fencing\nusers:\n- name: fencer\n  user:\n    token: {KUBEVIRT_TOKEN}\n",
+                ca.display()
+            ),
+        )
+        .unwrap();
+        let inv = dir.path().join("inv.toml");
+        std::fs::write(
+            &inv,
+            format!(
+                "[[node]]\nname = \"guest\"\n  [[node.fence]]\n  driver = \"kubevirt\"\n  endpoint = \"kubevirt://guests/vm-a\"\n  kubeconfig = \"{}\"\n",
+                kc.display()
+            ),
+        )
+        .unwrap();
+        inv
+    };
+    // The inventory trusts the cluster's CA (the peer's ca.pem, kept across
+    // restarts while server.pem is).
+    let inv = inventory(&api.dir().join("ca.pem"));
+    let base = dir.path().join("baseline.toml");
+    record(dir.path(), &inv, &base);
+    let text = std::fs::read_to_string(&base).unwrap();
+    assert!(text.contains("[node.guest.level.kubevirt]"), "{text}");
+    assert!(text.contains("certificate = \"SHA256:"), "{text}");
+    assert!(text.contains(KUBEVIRT_VM_UID), "{text}");
+
+    // Restarted with the same certificate: no drift.
+    drop(api);
+    let api = KubevirtApi::start(port);
+    let r = check(dir.path(), &inv, &base, 0);
+    assert_eq!(drifts(&r), vec![]);
+
+    // Re-issued by the same CA: trusted, a change to look at.
+    drop(api);
+    kubevirt_reissue(port);
+    let api = KubevirtApi::start(port);
+    let r = check(dir.path(), &inv, &base, 5);
+    assert_eq!(
+        drifts(&r),
+        vec![d("guest", 1, "certificate-changed", "changed")]
+    );
+    record(dir.path(), &inv, &base);
+
+    // A new CA and certificate while the inventory trusts a copy of the old
+    // CA: refused at the handshake, broken.
+    let old_ca = dir.path().join("old-ca.pem");
+    std::fs::copy(api.dir().join("ca.pem"), &old_ca).unwrap();
+    let inv = inventory(&old_ca);
+    drop(api);
+    std::fs::remove_file(kubevirt_dir(port).join("server.pem")).unwrap();
+    let api = KubevirtApi::start(port);
+    let r = check(dir.path(), &inv, &base, 1);
+    assert_eq!(
+        drifts(&r),
+        vec![d("guest", 1, "certificate-changed", "broken")]
+    );
+    // Trusting the new CA: changed.
+    let inv = inventory(&api.dir().join("ca.pem"));
+    let r = check(dir.path(), &inv, &base, 5);
+    assert_eq!(
+        drifts(&r),
+        vec![d("guest", 1, "certificate-changed", "changed")]
+    );
+}
+
 // --------------------------------------------------------------- metrics ----
 
 /// `promtool check metrics` on `text`; `None` (after a SKIP) without promtool.

@@ -698,6 +698,51 @@ mod tests {
         );
     }
 
+    /// vSphere and KubeVirt levels recorded before they kept the certificate
+    /// compare without drift for it; recorded with one, a new one is named.
+    #[test]
+    fn a_certificate_missing_from_an_older_vsphere_or_kubevirt_record_is_no_drift() {
+        let rows = |cert: Option<&str>| {
+            let with = |mut pairs: Vec<(&'static str, Value)>| {
+                if let Some(c) = cert {
+                    pairs.push(("certificate", text(c)));
+                }
+                pairs
+            };
+            let vsphere = with(vec![("vm", text("vm-42")), ("instance_uuid", text("5012"))]);
+            let kubevirt = with(vec![
+                ("vm_uid", text("u1")),
+                ("run_strategy", text("Always")),
+            ]);
+            vec![
+                row(1, "vsphere", one_section("vsphere", vsphere)),
+                row(2, "kubevirt", one_section("kubevirt", kubevirt)),
+            ]
+        };
+        let mut old = Baseline::new();
+        assert!(old.record(&rows(None), &[probe("accepted")]).is_empty());
+        let old = Baseline::parse(&old.to_text()).map_err(|_| ()).unwrap();
+        let c = compare(&old, &rows(Some("SHA256:AB")), &[probe("accepted")]);
+        assert_eq!(c, Comparison::default());
+        let mut was = Baseline::new();
+        assert!(was
+            .record(&rows(Some("SHA256:AB")), &[probe("accepted")])
+            .is_empty());
+        let c = compare(&was, &rows(Some("SHA256:CD")), &[probe("accepted")]);
+        let named: Vec<_> = c
+            .drifts
+            .iter()
+            .map(|d| (d.level, d.drift, d.severity))
+            .collect();
+        assert_eq!(
+            named,
+            [
+                (Some(1), DriftName::CertificateChanged, Severity::Changed),
+                (Some(2), DriftName::CertificateChanged, Severity::Changed),
+            ]
+        );
+    }
+
     #[test]
     fn an_unchanged_fleet_has_no_drift() {
         let c = compare(&recorded(), &fleet(), &[probe("accepted")]);

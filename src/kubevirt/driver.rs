@@ -126,6 +126,12 @@ impl KubevirtDriver {
         (self.http.as_ref().map_or(0, |h| h.requests), self.throttled)
     }
 
+    /// The SHA-256 fingerprint of the certificate the API server presented
+    /// at the last handshake (trusted or not), if one got that far.
+    pub fn certificate(&self) -> Option<[u8; 32]> {
+        self.http.as_ref().and_then(|h| h.seen.fingerprint())
+    }
+
     /// The VM as last read.
     pub fn vm(&self) -> Option<&Vm> {
         self.vm.as_ref()

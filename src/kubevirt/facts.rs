@@ -2,12 +2,14 @@
 //! uid, firmware UUID and run strategy, and whether the API refused to
 //! show what proves off (the launcher pods, their nodes: `denied`, absent
 //! when no read was refused; a running VM's status needs neither). All of
-//! it comes from the reads `check` makes anyway.
+//! it comes from the reads `check` makes anyway; so does the certificate
+//! the API server presented (`certificate`, recorded also when it was
+//! refused: `certificate-changed`).
 
 use super::driver::KubevirtDriver;
 use crate::platform::facts::{
-    by_kinds, DriftName, DriftRow, FactDrift, FactKind, FactRules, Outcome, Section, Severity,
-    Value,
+    by_kinds, certificate_drift, note_certificate, with_certificate_rows, DriftName, DriftRow,
+    FactDrift, FactKind, FactRules, Outcome, Section, Severity, Value, CERTIFICATE,
 };
 use crate::platform::{Driver, Local, Method};
 use std::time::Instant;
@@ -18,7 +20,8 @@ pub struct Facts;
 /// The registered rules.
 pub static FACTS: Facts = Facts;
 
-const ROWS: &[DriftRow] = &[
+const ROWS: &[DriftRow] = with_certificate_rows!(
+    "KubeVirt";
     (
         "identity-changed",
         "broken",
@@ -34,7 +37,7 @@ const ROWS: &[DriftRow] = &[
         "changed",
         "KubeVirt: the VM's run strategy differs from the one recorded",
     ),
-];
+);
 
 const KINDS: &[(&str, FactKind)] = &[
     (
@@ -81,6 +84,7 @@ impl FactRules for Facts {
                     facts.set_some(key, denied(&denials, what).map(text));
                 }
             }
+            note_certificate(facts, d.certificate());
         }
         Box::pin(async {})
     }
@@ -97,6 +101,7 @@ impl FactRules for Facts {
             "run_strategy",
             "launcher_pods",
             "nodes",
+            CERTIFICATE,
         ]
     }
 
@@ -117,6 +122,8 @@ impl FactRules for Facts {
                 });
             }
         }
+        // Refused at the handshake: no VM was read.
+        out.extend(certificate_drift(was, now, o, "vm_uid"));
         out
     }
 }
@@ -140,6 +147,22 @@ mod tests {
         let ok = Outcome::default();
         let was = seen("u1", "Always", None);
         assert!(Facts.drifts(&was, Some(&was), &ok).is_empty());
+        // A baseline from before the certificate was recorded: no drift for it.
+        let mut now = was.clone();
+        note_certificate(&mut now, Some([7; 32]));
+        assert!(Facts.drifts(&was, Some(&now), &ok).is_empty());
+        // Refused at the handshake (no VM read): broken.
+        let mut refused = Section::default();
+        note_certificate(&mut refused, Some([8; 32]));
+        let failed = Outcome {
+            failed: Some(crate::engine::error::ErrorKind::Protocol),
+            error: None,
+        };
+        let d = Facts.drifts(&now, Some(&refused), &failed);
+        assert_eq!(
+            d.iter().map(|d| (d.drift, d.severity)).collect::<Vec<_>>(),
+            [(DriftName::CertificateChanged, Severity::Broken)]
+        );
         let d = Facts.drifts(&was, Some(&seen("u2", "Manual", Some("denied"))), &ok);
         let named: Vec<_> = d.iter().map(|d| (d.drift, d.severity)).collect();
         assert_eq!(

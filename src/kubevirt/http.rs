@@ -9,7 +9,7 @@
 
 use super::model::printable;
 use crate::engine::error::{DriverError, ErrorKind, Stage};
-use crate::tls::{ClientAuth, TlsTrust};
+use crate::tls::{ClientAuth, SeenCert, TlsTrust};
 use reqwest::header::{HeaderMap, HeaderValue};
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
@@ -44,6 +44,8 @@ pub struct TlsSetup<'a> {
 /// The client.
 pub struct Http {
     client: reqwest::Client,
+    /// The certificate the API server presented (none over plain HTTP).
+    pub seen: SeenCert,
     /// Requests sent.
     pub requests: u32,
 }
@@ -110,7 +112,7 @@ impl Http {
                 Some(ClientAuth { chain, key })
             }
         };
-        let (config, _, _) =
+        let (config, seen, _) =
             crate::tls::client_config_with(&trust, anchors, client).map_err(setup_error)?;
         let client = reqwest::Client::builder()
             .user_agent(concat!("fencekit/", env!("CARGO_PKG_VERSION")))
@@ -123,6 +125,7 @@ impl Http {
             .map_err(setup_error)?;
         Ok(Http {
             client,
+            seen,
             requests: 0,
         })
     }

@@ -207,7 +207,8 @@ pub enum DriftName {
     PrivilegeChanged,
     /// Redfish: a reset type recorded is no longer offered.
     ResetTypeGone,
-    /// Redfish: another TLS certificate than recorded.
+    /// HTTPS (Redfish, vSphere, KubeVirt): another TLS certificate than
+    /// recorded.
     CertificateChanged,
     /// SSH: another host key than recorded.
     HostKeyChanged,
@@ -407,6 +408,73 @@ pub fn by_kinds(
     out
 }
 
+/// The key of the HTTPS certificate an HTTPS platform records (Redfish,
+/// vSphere, KubeVirt): the SHA-256 of the one the server presented, as
+/// `SHA256:AB:CD:…` (what `--ssl-fingerprint` takes).
+pub const CERTIFICATE: &str = "certificate";
+
+/// Notes the certificate the server presented at the last handshake
+/// (`crate::tls::SeenCert`, trusted or not: also after a refused one).
+pub fn note_certificate(facts: &mut Section, presented: Option<[u8; 32]>) {
+    let text = presented.map(|fp| Value::Text(crate::fingerprint::format_hex(&fp)));
+    facts.set_some(CERTIFICATE, text);
+}
+
+/// `certificate-changed` when the certificate recorded in `was` is not the
+/// one in `now`. Broken when the level failed and `read` (a fact only seen
+/// past the handshake) is not seen now: the new certificate was refused;
+/// changed otherwise (it is trusted: re-issued by a trusted CA, or the new
+/// one was trusted). No drift when either side has none (a baseline from
+/// before the platform recorded it, or no handshake got that far).
+pub fn certificate_drift(
+    was: &Section,
+    now: Option<&Section>,
+    outcome: &Outcome<'_>,
+    read: &str,
+) -> Option<FactDrift> {
+    let now = now?;
+    let (a, b) = (was.text(CERTIFICATE)?, now.text(CERTIFICATE)?);
+    if a == b {
+        return None;
+    }
+    let refused = outcome.failed.is_some() && now.get(read).is_none();
+    Some(FactDrift {
+        drift: DriftName::CertificateChanged,
+        severity: if refused {
+            Severity::Broken
+        } else {
+            Severity::Changed
+        },
+        was: a.into(),
+        now: b.into(),
+    })
+}
+
+/// A platform's drift rows (`[DriftRow]`, as a `&'static` slice) followed
+/// by the two of `certificate-changed`, worded with its display name:
+/// `with_certificate_rows!("vSphere"; (name, severity, when), …)`.
+macro_rules! with_certificate_rows {
+    ($platform:literal; $($row:expr),* $(,)?) => {
+        &[
+            $($row,)*
+            (
+                "certificate-changed",
+                "broken",
+                concat!($platform, ": another certificate than recorded, and it is not trusted"),
+            ),
+            (
+                "certificate-changed",
+                "changed",
+                concat!(
+                    $platform,
+                    ": another certificate than recorded, trusted (re-issued by a trusted CA)"
+                ),
+            ),
+        ]
+    };
+}
+pub(crate) use with_certificate_rows;
+
 /// A value as drift texts show it.
 pub fn show(v: &Value) -> String {
     match v {
@@ -496,5 +564,56 @@ mod tests {
         };
         assert!(Rules.drifts(&was, None, &failed).is_empty(), "not read now");
         assert_eq!(Rules.drifts(&was, None, &ok)[0].now, "uid not seen");
+    }
+
+    #[test]
+    fn a_certificate_is_noted_and_its_change_named_by_whether_it_was_refused() {
+        let mut was = Section::default();
+        note_certificate(&mut was, None);
+        assert!(was.get(CERTIFICATE).is_none(), "no handshake, no fact");
+        note_certificate(&mut was, Some([0xab; 32]));
+        let recorded = was.text(CERTIFICATE).unwrap().to_string();
+        assert_eq!(recorded, format!("SHA256:{}AB", "AB:".repeat(31)));
+        was.set("vm", Value::Text("vm-1".into()));
+        let ok = Outcome::default();
+        let failed = Outcome {
+            failed: Some(ErrorKind::Protocol),
+            error: None,
+        };
+        assert_eq!(certificate_drift(&was, Some(&was), &failed, "vm"), None);
+        let mut now = Section::default();
+        note_certificate(&mut now, Some([0xcd; 32]));
+        // Refused: nothing past the handshake was read.
+        let d = certificate_drift(&was, Some(&now), &failed, "vm").unwrap();
+        assert_eq!(
+            (d.drift, d.severity, d.was.as_str()),
+            (
+                DriftName::CertificateChanged,
+                Severity::Broken,
+                recorded.as_str()
+            )
+        );
+        assert_eq!(d.now, format!("SHA256:{}CD", "CD:".repeat(31)));
+        // Trusted: the level works (or failed past the handshake).
+        let d = certificate_drift(&was, Some(&now), &ok, "vm").unwrap();
+        assert_eq!(d.severity, Severity::Changed);
+        now.set("vm", Value::Text("vm-1".into()));
+        let d = certificate_drift(&was, Some(&now), &failed, "vm").unwrap();
+        assert_eq!(d.severity, Severity::Changed);
+        // A baseline from before certificates were recorded, or nothing seen now.
+        let mut old = was.clone();
+        old.take(CERTIFICATE);
+        assert_eq!(certificate_drift(&old, Some(&now), &ok, "vm"), None);
+        assert_eq!(certificate_drift(&was, None, &failed, "vm"), None);
+        let rows: &[DriftRow] = with_certificate_rows!("Platform"; ("a", "b", "c"));
+        assert_eq!(
+            rows.iter().map(|r| (r.0, r.1)).collect::<Vec<_>>(),
+            [
+                ("a", "b"),
+                ("certificate-changed", "broken"),
+                ("certificate-changed", "changed")
+            ]
+        );
+        assert!(rows[1].2.starts_with("Platform: another certificate"));
     }
 }

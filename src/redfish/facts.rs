@@ -7,7 +7,8 @@ use super::driver::{RedfishDriver, ResetPlan};
 use crate::engine::error::ErrorKind;
 use crate::engine::power::PowerCommand;
 use crate::platform::facts::{
-    DriftName, DriftRow, FactDrift, FactRules, Outcome, Refusal, Section, Severity, Value,
+    certificate_drift, note_certificate, with_certificate_rows, DriftName, DriftRow, FactDrift,
+    FactRules, Outcome, Refusal, Section, Severity, Value,
 };
 use crate::platform::{Driver, Local, Method};
 use std::time::Instant;
@@ -44,7 +45,8 @@ fn note_resets(facts: &mut Section, plan: &ResetPlan) {
     facts.set_some("reset_on", chosen(PowerCommand::On).map(Value::Text));
 }
 
-const ROWS: &[DriftRow] = &[
+const ROWS: &[DriftRow] = with_certificate_rows!(
+    "Redfish";
     (
         "reset-type-gone",
         "broken",
@@ -60,17 +62,7 @@ const ROWS: &[DriftRow] = &[
         "changed",
         "Redfish: another recorded reset type is gone",
     ),
-    (
-        "certificate-changed",
-        "broken",
-        "Redfish: another certificate than recorded, and it is not trusted",
-    ),
-    (
-        "certificate-changed",
-        "changed",
-        "Redfish: another certificate than recorded, trusted (re-issued by a trusted CA)",
-    ),
-];
+);
 
 impl FactRules for Facts {
     fn check<'a>(
@@ -105,10 +97,7 @@ impl FactRules for Facts {
                 .system_uri()
                 .map(|_| if session { "session" } else { "basic" }.to_string());
             facts.set_some("auth", auth.map(Value::Text));
-            let certificate = d
-                .certificate()
-                .map(|fp| crate::fingerprint::format_hex(&fp));
-            facts.set_some("certificate", certificate.map(Value::Text));
+            note_certificate(facts, d.certificate());
             for (k, v) in resets {
                 facts.set_some(k, v);
             }
@@ -163,22 +152,8 @@ impl FactRules for Facts {
                 });
             }
         }
-        if let (Some(a), Some(b)) = (was.text("certificate"), now.text("certificate")) {
-            if a != b {
-                // Refused at the handshake: the system was never read.
-                let refused = o.failed.is_some() && now.text("auth").is_none();
-                out.push(FactDrift {
-                    drift: DriftName::CertificateChanged,
-                    severity: if refused {
-                        Severity::Broken
-                    } else {
-                        Severity::Changed
-                    },
-                    was: a.into(),
-                    now: b.into(),
-                });
-            }
-        }
+        // Refused at the handshake: the system was never read.
+        out.extend(certificate_drift(was, Some(now), o, "auth"));
         out
     }
 }

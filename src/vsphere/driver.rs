@@ -39,6 +39,8 @@ pub struct VsphereDriver {
     detail: Option<String>,
     /// The suspended warning was given.
     said_suspended: bool,
+    /// The certificate vCenter presented (what the TLS client recorded).
+    seen: crate::tls::SeenCert,
 }
 
 fn until(deadline: Option<Instant>) -> Instant {
@@ -78,6 +80,7 @@ impl VsphereDriver {
             warnings: Vec::new(),
             detail: None,
             said_suspended: false,
+            seen: crate::tls::SeenCert::default(),
         }
     }
 
@@ -85,6 +88,19 @@ impl VsphereDriver {
     /// facts.
     pub fn vm(&self) -> Option<&VmView> {
         self.vm.as_ref()
+    }
+
+    /// Where the TLS client configuration of `client` records the
+    /// certificate vCenter presents ([`crate::tls::client_config`]).
+    pub fn with_certificate(mut self, seen: crate::tls::SeenCert) -> Self {
+        self.seen = seen;
+        self
+    }
+
+    /// The SHA-256 fingerprint of the certificate vCenter presented at the
+    /// last handshake (trusted or not), if one got that far.
+    pub fn certificate(&self) -> Option<[u8; 32]> {
+        self.seen.fingerprint()
     }
 
     /// Searches for the VM in the datacenter at this inventory path only

@@ -3,12 +3,13 @@
 //! made again under its name), its BIOS UUID (also the level's identity),
 //! and the ESXi host running it (informative: DRS and vMotion move VMs, so
 //! a new host is no drift). All of it comes from the read `check` makes
-//! anyway.
+//! anyway; so does the certificate vCenter presented (`certificate`,
+//! recorded also when it was refused: `certificate-changed`).
 
 use super::driver::VsphereDriver;
 use crate::platform::facts::{
-    by_kinds, DriftName, DriftRow, FactDrift, FactKind, FactRules, Outcome, Section, Severity,
-    Value,
+    by_kinds, certificate_drift, note_certificate, with_certificate_rows, DriftName, DriftRow,
+    FactDrift, FactKind, FactRules, Outcome, Section, Severity, Value, CERTIFICATE,
 };
 use crate::platform::{Driver, Local, Method};
 use std::time::Instant;
@@ -19,11 +20,14 @@ pub struct Facts;
 /// The registered rules.
 pub static FACTS: Facts = Facts;
 
-const ROWS: &[DriftRow] = &[(
-    "identity-changed",
-    "broken",
-    "vSphere: the VM has another managed-object id or instance UUID than recorded (registered or made again under its name)",
-)];
+const ROWS: &[DriftRow] = with_certificate_rows!(
+    "vSphere";
+    (
+        "identity-changed",
+        "broken",
+        "vSphere: the VM has another managed-object id or instance UUID than recorded (registered or made again under its name)",
+    ),
+);
 
 const KINDS: &[(&str, FactKind)] = &[
     (
@@ -50,16 +54,15 @@ impl FactRules for Facts {
         facts: &'a mut Section,
         _deadline: Option<Instant>,
     ) -> Local<'a, ()> {
-        if let Some(vm) = driver
-            .as_any()
-            .downcast_ref::<VsphereDriver>()
-            .and_then(VsphereDriver::vm)
-        {
-            let text = |s: &str| Value::Text(s.to_string());
-            facts.set("vm", text(&vm.moref.value));
-            facts.set_some("instance_uuid", vm.instance_uuid.as_deref().map(text));
-            facts.set_some("bios_uuid", vm.bios_uuid.as_deref().map(text));
-            facts.set_some("host", vm.host_name.as_deref().map(text));
+        if let Some(d) = driver.as_any().downcast_ref::<VsphereDriver>() {
+            if let Some(vm) = d.vm() {
+                let text = |s: &str| Value::Text(s.to_string());
+                facts.set("vm", text(&vm.moref.value));
+                facts.set_some("instance_uuid", vm.instance_uuid.as_deref().map(text));
+                facts.set_some("bios_uuid", vm.bios_uuid.as_deref().map(text));
+                facts.set_some("host", vm.host_name.as_deref().map(text));
+            }
+            note_certificate(facts, d.certificate());
         }
         Box::pin(async {})
     }
@@ -67,13 +70,16 @@ impl FactRules for Facts {
         KINDS
     }
     fn keys(&self) -> &'static [&'static str] {
-        &["vm", "instance_uuid", "bios_uuid", "host"]
+        &["vm", "instance_uuid", "bios_uuid", "host", CERTIFICATE]
     }
     fn drift_rows(&self) -> &'static [DriftRow] {
         ROWS
     }
     fn drifts(&self, was: &Section, now: Option<&Section>, o: &Outcome<'_>) -> Vec<FactDrift> {
-        by_kinds(KINDS, was, now, o)
+        let mut out = by_kinds(KINDS, was, now, o);
+        // Refused at the handshake: no VM was read.
+        out.extend(certificate_drift(was, now, o, "vm"));
+        out
     }
 }
 
@@ -100,6 +106,17 @@ mod tests {
                 .drifts(&was, Some(&seen("vm-42", "5012-aa", "esx-2")), &ok)
                 .is_empty(),
             "vMotion is no drift"
+        );
+        // A baseline from before the certificate was recorded: no drift for it.
+        let mut now = was.clone();
+        note_certificate(&mut now, Some([7; 32]));
+        assert!(Facts.drifts(&was, Some(&now), &ok).is_empty());
+        let mut other = was.clone();
+        note_certificate(&mut other, Some([8; 32]));
+        let d = Facts.drifts(&now, Some(&other), &ok);
+        assert_eq!(
+            (d[0].drift, d[0].severity),
+            (DriftName::CertificateChanged, Severity::Changed)
         );
         let d = Facts.drifts(&was, Some(&seen("vm-77", "5012-bb", "esx-1")), &ok);
         let named: Vec<_> = d.iter().map(|d| (d.drift, d.severity)).collect();

@@ -168,12 +168,13 @@ impl Method for VsphereMethod {
                 .resolve(deadline)
                 .await
                 .map_err(platform::credential_error)?;
-            let (tls, _, _) = crate::tls::client_config(&c.tls)
+            let (tls, seen, _) = crate::tls::client_config(&c.tls)
                 .map_err(|e| platform::config_error(e.to_string()))?;
             let client = Client::new(&c.sdk_url(), tls)?;
             Ok(Box::new(
                 VsphereDriver::new(client, user, password, c.vm.clone())
-                    .with_datacenter(c.datacenter.clone()),
+                    .with_datacenter(c.datacenter.clone())
+                    .with_certificate(seen),
             ) as Box<dyn Driver>)
         })
     }
