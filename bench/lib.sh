@@ -2,10 +2,11 @@
 #
 #   . "$(dirname "$0")/lib.sh"
 #   BIN=…; RUNS=…; CHECK=0           # defaults (leave CHECK unset: no --check)
+#   WARMUP=1                         # optional: warm-up runs of median (default 2)
 #   bench_options HELP_RANGE "$@"    # --bin, --runs, [--check], -h (sed range of the header)
 #   bench_binary                     # release build when missing, absolute path, hyperfine
 #   WORK=$(mktemp -d …)              # median and rss write their scratch files here
-#   x=$(median RUNS [--prepare CMD] COMMAND…)   # median wall ms, hyperfine -N, 2 warm-ups
+#   x=$(median RUNS [--prepare CMD] COMMAND…)   # median wall ms, hyperfine -N, $WARMUP warm-ups
 #   r=$(rss COMMAND…)                # largest peak RSS of 3 runs, MiB (/usr/bin/time -f %M)
 #   ratio A B [DECIMALS]             # A/B, 1 decimal unless told
 #   fail=0; verdict TEXT CONDITION   # PASS/FAIL line (CONDITION: a Python expression); FAIL sets fail=1
@@ -38,7 +39,7 @@ median() { # runs, [--prepare command], command… → median ms
   local runs=$1; shift
   local prep=()
   if [ "${1:-}" = --prepare ]; then prep=(--prepare "$2"); shift 2; fi
-  hyperfine -N -i --style none --warmup 2 --runs "$runs" "${prep[@]}" --export-json "$WORK/h.json" "$*" \
+  hyperfine -N -i --style none --warmup "${WARMUP:-2}" --runs "$runs" "${prep[@]}" --export-json "$WORK/h.json" "$*" \
     >"$WORK/h.log" 2>&1 || { cat "$WORK/h.log" >&2; return 1; }
   python3 -c "import json;print('%.1f' % (json.load(open('$WORK/h.json'))['results'][0]['median']*1000))"
 }

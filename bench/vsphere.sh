@@ -21,18 +21,10 @@ ROOT="$(cd "$HERE/.." && pwd)"
 BIN="$ROOT/target/release/fencekit"
 RUNS=15
 CHECK=0
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --bin) BIN=$2; shift 2 ;;
-    --runs) RUNS=$2; shift 2 ;;
-    --check) CHECK=1; shift ;;
-    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
-    *) echo "unknown option $1" >&2; exit 64 ;;
-  esac
-done
-[ -x "$BIN" ] || (cd "$ROOT" && cargo build --release --quiet)
-BIN="$(cd "$(dirname "$BIN")" && pwd)/$(basename "$BIN")"
-command -v hyperfine >/dev/null || { echo "hyperfine is needed (apt-get install hyperfine)" >&2; exit 1; }
+WARMUP=1 # upstream parses the 900 KB WSDL each run: one warm-up is enough
+. "$HERE/lib.sh"
+bench_options 2,18 "$@"
+bench_binary
 [ -x /usr/sbin/fence_vmware_soap ] || { echo "upstream fence_vmware_soap is needed (fence-agents)" >&2; exit 1; }
 PEERS_DIR=${PEERS_DIR:-/tmp/fencekit-peers}
 export PEERS_DIR
@@ -58,21 +50,6 @@ export FENCEKIT_PASSWORD=$PASS
 native=1
 $NATIVE >/dev/null 2>&1 || native=0
 
-median() { # runs, command → median ms
-  local runs=$1; shift
-  hyperfine -N -i --style none --warmup 1 --runs "$runs" --export-json "$WORK/h.json" "$*" >"$WORK/h.log" 2>&1 || { cat "$WORK/h.log" >&2; return 1; }
-  python3 -c "import json;print('%.1f' % (json.load(open('$WORK/h.json'))['results'][0]['median']*1000))"
-}
-rss() { # command → largest peak RSS of 3 runs, MiB
-  local best=0 r
-  for _ in 1 2 3; do
-    r=$(/usr/bin/time -f %M "$@" 2>&1 >/dev/null | tail -1)
-    [ "$r" -gt "$best" ] && best=$r
-  done
-  python3 -c "print('%.1f' % ($best/1024))"
-}
-ratio() { python3 -c "print('%.1f' % ($1/$2))"; }
-
 echo "== status (vim25 over HTTPS: login, find the VM, read it, logout; median of $RUNS, upstream 3)"
 up=$(median 3 "$UP -o status")
 fk=$(median "$RUNS" "$FK -o status")
@@ -95,11 +72,10 @@ echo "== peak RSS of a status (largest of 3)"
 up_rss=$(rss $UP -o status)
 fk_rss=$(rss $FK -o status)
 printf '%-48s %8s MiB\n' "upstream fence_vmware_soap" "$up_rss"
-printf '%-48s %8s MiB   %s of upstream\n' "fencekit as fence_vmware_soap" "$fk_rss" "$(python3 -c "print('1/%.1f' % ($up_rss/$fk_rss))")"
+printf '%-48s %8s MiB   %s of upstream\n' "fencekit as fence_vmware_soap" "$fk_rss" "1/$(ratio "$up_rss" "$fk_rss")"
 
 echo
 fail=0
-verdict() { if python3 -c "import sys; sys.exit(0 if $2 else 1)"; then echo "PASS $1"; else echo "FAIL $1"; fail=1; fi; }
 verdict "agent status >= 50x faster than upstream ($(ratio "$up" "$fk")x)" "$up / $fk >= 50"
 verdict "agent RSS <= 1/4 of upstream's (1/$(ratio "$up_rss" "$fk_rss"))" "$fk_rss * 4 <= $up_rss"
 [ "$CHECK" = 1 ] && exit "$fail"

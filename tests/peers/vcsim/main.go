@@ -65,6 +65,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"sort"
 	"strconv"
@@ -142,26 +143,37 @@ type fkVM struct {
 	simulator.VirtualMachine // by value: the simulator finds the mo type through embedded structs only
 }
 
+// The answer bodies of the vim25 task methods (methods.PowerOffVM_TaskBody
+// and its kind) share one shape: Res, a pointer to a response whose
+// Returnval is the task's moref, and Fault_, a *soap.Fault. taskRef and
+// taskBody read and build any of them through that shape.
+
+// taskRef is the task a task method's answer names, if it names one.
 func taskRef(res soap.HasFault) (types.ManagedObjectReference, bool) {
-	switch b := res.(type) {
-	case *methods.PowerOffVM_TaskBody:
-		if b.Res != nil {
-			return b.Res.Returnval, true
-		}
-	case *methods.PowerOnVM_TaskBody:
-		if b.Res != nil {
-			return b.Res.Returnval, true
-		}
-	case *methods.ResetVM_TaskBody:
-		if b.Res != nil {
-			return b.Res.Returnval, true
-		}
-	case *methods.SuspendVM_TaskBody:
-		if b.Res != nil {
-			return b.Res.Returnval, true
-		}
+	none := types.ManagedObjectReference{}
+	b := reflect.ValueOf(res)
+	if b.Kind() != reflect.Pointer || b.IsNil() || b.Elem().Kind() != reflect.Struct {
+		return none, false
 	}
-	return types.ManagedObjectReference{}, false
+	r := b.Elem().FieldByName("Res")
+	if !r.IsValid() || r.Kind() != reflect.Pointer || r.IsNil() {
+		return none, false
+	}
+	ref, ok := r.Elem().FieldByName("Returnval").Interface().(types.ManagedObjectReference)
+	return ref, ok
+}
+
+// taskBody is a new answer body of kind's type: the fault f, or else the task ref.
+func taskBody(kind soap.HasFault, f *soap.Fault, ref types.ManagedObjectReference) soap.HasFault {
+	b := reflect.New(reflect.TypeOf(kind).Elem())
+	if f != nil {
+		b.Elem().FieldByName("Fault_").Set(reflect.ValueOf(f))
+	} else {
+		r := b.Elem().FieldByName("Res")
+		r.Set(reflect.New(r.Type().Elem()))
+		r.Elem().FieldByName("Returnval").Set(reflect.ValueOf(ref))
+	}
+	return b.Interface().(soap.HasFault)
 }
 
 func (vm *fkVM) noteRecent(ref types.ManagedObjectReference) {
@@ -173,21 +185,36 @@ func (vm *fkVM) noteRecent(ref types.ManagedObjectReference) {
 	simulator.Map.Update(vm, []types.PropertyChange{{Name: "recentTask", Val: recent}})
 }
 
+// failedTask runs a task of the VM that ends at once with fault f, listed
+// in the VM's recentTask.
+func (vm *fkVM) failedTask(taskName string, f types.BaseMethodFault) types.ManagedObjectReference {
+	task := simulator.CreateTask(vm, taskName, func(*simulator.Task) (types.AnyType, types.BaseMethodFault) {
+		return nil, f
+	})
+	ref := task.Run()
+	vm.noteRecent(ref)
+	return ref
+}
+
+// knobFault is the fault a knob names (InvalidArgument for a name unknown here).
+func (vm *fkVM) knobFault(name string) types.BaseMethodFault {
+	f, err := faultByName(name, &vm.VirtualMachine)
+	if err != nil {
+		return &types.InvalidArgument{}
+	}
+	return f
+}
+
 // power runs one power method with the knobs: inner is the simulator's own
-// implementation, wrap builds the method's answer body.
-func (vm *fkVM) power(ctx *simulator.Context, method, taskName string,
-	inner func() soap.HasFault, wrap func(*soap.Fault, types.ManagedObjectReference) soap.HasFault) soap.HasFault {
+// implementation, kind an answer body of the method's type (see taskBody).
+func (vm *fkVM) power(method, taskName string, kind soap.HasFault, inner func() soap.HasFault) soap.HasFault {
 	// As vCenter: a VM whose host is not connected cannot change state (the
 	// simulator itself would carry the change out).
 	if vm.Runtime.Host != nil {
 		if h, ok := simulator.Map.Get(*vm.Runtime.Host).(*simulator.HostSystem); ok &&
 			h.Runtime.ConnectionState != types.HostSystemConnectionStateConnected {
-			task := simulator.CreateTask(vm, taskName, func(*simulator.Task) (types.AnyType, types.BaseMethodFault) {
-				return nil, &types.InvalidHostConnectionState{InvalidHostState: types.InvalidHostState{Host: &h.Self}}
-			})
-			ref := task.Run()
-			vm.noteRecent(ref)
-			return wrap(nil, ref)
+			f := &types.InvalidHostConnectionState{InvalidHostState: types.InvalidHostState{Host: &h.Self}}
+			return taskBody(kind, nil, vm.failedTask(taskName, f))
 		}
 	}
 	k := ctl.take(ctl.task, method)
@@ -199,23 +226,10 @@ func (vm *fkVM) power(ctx *simulator.Context, method, taskName string,
 		return res
 	}
 	if k.callFault != "" {
-		f, err := faultByName(k.callFault, &vm.VirtualMachine)
-		if err != nil {
-			f = &types.InvalidArgument{}
-		}
-		return wrap(simulator.Fault("", f), types.ManagedObjectReference{})
+		return taskBody(kind, simulator.Fault("", vm.knobFault(k.callFault)), types.ManagedObjectReference{})
 	}
 	if k.fault != "" {
-		f, err := faultByName(k.fault, &vm.VirtualMachine)
-		if err != nil {
-			f = &types.InvalidArgument{}
-		}
-		task := simulator.CreateTask(vm, taskName, func(*simulator.Task) (types.AnyType, types.BaseMethodFault) {
-			return nil, f
-		})
-		ref := task.Run()
-		vm.noteRecent(ref)
-		return wrap(nil, ref)
+		return taskBody(kind, nil, vm.failedTask(taskName, vm.knobFault(k.fault)))
 	}
 	// A slow task: answered at once, running for delay_ms, then carried out
 	// by the simulator's own implementation (whose own task is internal).
@@ -245,51 +259,27 @@ func (vm *fkVM) power(ctx *simulator.Context, method, taskName string,
 		time.Sleep(time.Duration(k.delayMs) * time.Millisecond)
 		task.Run()
 	}()
-	return wrap(nil, task.Self)
+	return taskBody(kind, nil, task.Self)
 }
 
 func (vm *fkVM) PowerOffVMTask(ctx *simulator.Context, req *types.PowerOffVM_Task) soap.HasFault {
-	return vm.power(ctx, "PowerOffVM_Task", "powerOff",
-		func() soap.HasFault { return vm.VirtualMachine.PowerOffVMTask(ctx, req) },
-		func(f *soap.Fault, ref types.ManagedObjectReference) soap.HasFault {
-			if f != nil {
-				return &methods.PowerOffVM_TaskBody{Fault_: f}
-			}
-			return &methods.PowerOffVM_TaskBody{Res: &types.PowerOffVM_TaskResponse{Returnval: ref}}
-		})
+	return vm.power("PowerOffVM_Task", "powerOff", &methods.PowerOffVM_TaskBody{},
+		func() soap.HasFault { return vm.VirtualMachine.PowerOffVMTask(ctx, req) })
 }
 
 func (vm *fkVM) PowerOnVMTask(ctx *simulator.Context, req *types.PowerOnVM_Task) soap.HasFault {
-	return vm.power(ctx, "PowerOnVM_Task", "powerOn",
-		func() soap.HasFault { return vm.VirtualMachine.PowerOnVMTask(ctx, req) },
-		func(f *soap.Fault, ref types.ManagedObjectReference) soap.HasFault {
-			if f != nil {
-				return &methods.PowerOnVM_TaskBody{Fault_: f}
-			}
-			return &methods.PowerOnVM_TaskBody{Res: &types.PowerOnVM_TaskResponse{Returnval: ref}}
-		})
+	return vm.power("PowerOnVM_Task", "powerOn", &methods.PowerOnVM_TaskBody{},
+		func() soap.HasFault { return vm.VirtualMachine.PowerOnVMTask(ctx, req) })
 }
 
 func (vm *fkVM) ResetVMTask(ctx *simulator.Context, req *types.ResetVM_Task) soap.HasFault {
-	return vm.power(ctx, "ResetVM_Task", "reset",
-		func() soap.HasFault { return vm.VirtualMachine.ResetVMTask(ctx, req) },
-		func(f *soap.Fault, ref types.ManagedObjectReference) soap.HasFault {
-			if f != nil {
-				return &methods.ResetVM_TaskBody{Fault_: f}
-			}
-			return &methods.ResetVM_TaskBody{Res: &types.ResetVM_TaskResponse{Returnval: ref}}
-		})
+	return vm.power("ResetVM_Task", "reset", &methods.ResetVM_TaskBody{},
+		func() soap.HasFault { return vm.VirtualMachine.ResetVMTask(ctx, req) })
 }
 
 func (vm *fkVM) SuspendVMTask(ctx *simulator.Context, req *types.SuspendVM_Task) soap.HasFault {
-	return vm.power(ctx, "SuspendVM_Task", "suspend",
-		func() soap.HasFault { return vm.VirtualMachine.SuspendVMTask(ctx, req) },
-		func(f *soap.Fault, ref types.ManagedObjectReference) soap.HasFault {
-			if f != nil {
-				return &methods.SuspendVM_TaskBody{Fault_: f}
-			}
-			return &methods.SuspendVM_TaskBody{Res: &types.SuspendVM_TaskResponse{Returnval: ref}}
-		})
+	return vm.power("SuspendVM_Task", "suspend", &methods.SuspendVM_TaskBody{},
+		func() soap.HasFault { return vm.VirtualMachine.SuspendVMTask(ctx, req) })
 }
 
 // fkSearchIndex adds FindAllByUuid (vSphere 4.1+), which this simulator
@@ -381,31 +371,27 @@ func findHost(key string) *simulator.HostSystem {
 	return nil
 }
 
-func setVMPower(v *fkVM, state types.VirtualMachinePowerState) {
-	simulator.Map.WithLock(v, func() {
-		simulator.Map.Update(v, []types.PropertyChange{
-			{Name: "runtime.powerState", Val: state},
-			{Name: "summary.runtime.powerState", Val: state},
+// setRuntime sets runtime.FIELD and summary.runtime.FIELD of a VM or host
+// (vCenter keeps both).
+func setRuntime(obj mo.Reference, field string, val interface{}) {
+	simulator.Map.WithLock(obj, func() {
+		simulator.Map.Update(obj, []types.PropertyChange{
+			{Name: "runtime." + field, Val: val},
+			{Name: "summary.runtime." + field, Val: val},
 		})
 	})
+}
+
+func setVMPower(v *fkVM, state types.VirtualMachinePowerState) {
+	setRuntime(v, "powerState", state)
 }
 
 func setVMConnection(v *fkVM, state types.VirtualMachineConnectionState) {
-	simulator.Map.WithLock(v, func() {
-		simulator.Map.Update(v, []types.PropertyChange{
-			{Name: "runtime.connectionState", Val: state},
-			{Name: "summary.runtime.connectionState", Val: state},
-		})
-	})
+	setRuntime(v, "connectionState", state)
 }
 
 func setHostConnection(h *simulator.HostSystem, state types.HostSystemConnectionState) {
-	simulator.Map.WithLock(h, func() {
-		simulator.Map.Update(h, []types.PropertyChange{
-			{Name: "runtime.connectionState", Val: state},
-			{Name: "summary.runtime.connectionState", Val: state},
-		})
-	})
+	setRuntime(h, "connectionState", state)
 	vmState := types.VirtualMachineConnectionStateConnected
 	if state != types.HostSystemConnectionStateConnected {
 		vmState = types.VirtualMachineConnectionStateDisconnected
