@@ -75,8 +75,23 @@ impl Client {
         timing: Timing,
         deadline: Option<Instant>,
     ) -> Result<Client, DriverError> {
+        let deriving = Instant::now();
         let session = Session::new(security)
             .map_err(|e| DriverError::new(ErrorKind::Config, Stage::Authenticate, e.to_string()))?;
+        // Deriving v3 keys hashes a megabyte per password, here, before a
+        // datagram leaves: if that used up the step's time, say so rather
+        // than blame the PDU for an answer it was never asked for.
+        if deadline.is_some_and(|d| Instant::now() >= d) {
+            return Err(DriverError::new(
+                ErrorKind::Timeout,
+                Stage::Authenticate,
+                format!(
+                    "the step's time ran out before anything was sent to {host}:{port}: \
+                     deriving the SNMPv3 keys took {} ms on this machine",
+                    deriving.elapsed().as_millis()
+                ),
+            ));
+        }
         let t = Transport::connect(host, port, deadline, MAX_DATAGRAM).await?;
         let mut c = Client {
             t,
@@ -443,4 +458,52 @@ fn report_error(k: ReportKind, stage: Stage, t: &Transport) -> DriverError {
         ReportKind::Other(o) => (ErrorKind::DeviceError, format!("{peer} sent report {o}")),
     };
     DriverError::new(kind, stage, msg)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::snmp::session::{SecLevel, UsmUser};
+    use crate::snmp::usm::{AuthProtocol, PrivProtocol};
+
+    /// A step whose time the key derivation used up is named as local work,
+    /// not as a PDU that did not answer (nothing was sent to it).
+    #[tokio::test]
+    async fn a_step_spent_deriving_keys_is_not_blamed_on_the_pdu() {
+        let user = UsmUser {
+            name: "fence".into(),
+            level: SecLevel::AuthPriv,
+            auth: Some((
+                AuthProtocol::Sha1,
+                crate::secret::Secret::from_str_value("authpass1"),
+            )),
+            privacy: Some((
+                PrivProtocol::Aes128,
+                crate::secret::Secret::from_str_value("privpass1"),
+            )),
+        };
+        let err = match Client::connect(
+            "192.0.2.1",
+            161,
+            Security::Usm(user),
+            Timing::default(),
+            Some(Instant::now()),
+        )
+        .await
+        {
+            Ok(_) => panic!("connected past its deadline"),
+            Err(e) => e,
+        };
+        assert_eq!(err.kind, ErrorKind::Timeout);
+        let text = err.to_string();
+        assert!(
+            text.contains("before anything was sent to 192.0.2.1:161"),
+            "{text}"
+        );
+        assert!(text.contains("deriving the SNMPv3 keys took"), "{text}");
+        assert!(
+            !text.contains("authpass1") && !text.contains("privpass1"),
+            "{text}"
+        );
+    }
 }
