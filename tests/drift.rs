@@ -54,6 +54,22 @@ fn drifts(r: &support::Run) -> Vec<(String, Option<u64>, String, String)> {
     out
 }
 
+/// Writes `text` as `dir`/inv.toml and returns its path.
+fn inventory_file(dir: &Path, text: &str) -> PathBuf {
+    let inv = dir.join("inv.toml");
+    std::fs::write(&inv, text).unwrap();
+    inv
+}
+
+/// Stops the peer a `tests/peers/NAME_stop.sh` script started on `port`.
+fn stop_peer(name: &str, port: u16) {
+    let mut c = Command::new("bash");
+    c.arg(support::peer_scripts().join(format!("{name}_stop.sh")))
+        .arg(port.to_string())
+        .env("PEERS_DIR", support::peers_dir());
+    let _ = support::run(c, Duration::from_secs(15));
+}
+
 /// Checks `inventory` against `baseline` (JSON), expecting exit `code`.
 fn check(dir: &Path, inventory: &Path, baseline: &Path, code: i32) -> support::Run {
     let r = fk(
@@ -484,10 +500,7 @@ impl Sushy {
 
 impl Drop for Sushy {
     fn drop(&mut self) {
-        let mut c = Command::new("bash");
-        c.arg(support::peer_scripts().join("sushy_stop.sh"))
-            .arg(self.port.to_string());
-        let _ = support::run(c, Duration::from_secs(15));
+        stop_peer("sushy", self.port);
     }
 }
 
@@ -505,17 +518,14 @@ fn sushy_password_and_certificate_changes_are_named() {
     let pw = dir.path().join("pw");
     std::fs::write(&pw, SUSHY_PASS).unwrap();
     let inventory = |ca: &Path| {
-        let inv = dir.path().join("inv.toml");
-        std::fs::write(
-            &inv,
-            format!(
+        inventory_file(
+            dir.path(),
+            &format!(
                 "[defaults]\nusername = \"admin\"\npassword_file = \"{}\"\n\n[[node]]\nname = \"peer\"\n  [[node.fence]]\n  endpoint = \"redfish://127.0.0.1:{port}\"\n  ca_cert = \"{}\"\n",
                 pw.display(),
                 ca.display()
             ),
         )
-        .unwrap();
-        inv
     };
     let inv = inventory(&trusted);
     let base = dir.path().join("baseline.toml");
@@ -568,11 +578,7 @@ impl Vcsim {
 
 impl Drop for Vcsim {
     fn drop(&mut self) {
-        let mut c = Command::new("bash");
-        c.arg(support::peer_scripts().join("vcsim_stop.sh"))
-            .arg(self.port.to_string())
-            .env("PEERS_DIR", support::peers_dir());
-        let _ = support::run(c, Duration::from_secs(15));
+        stop_peer("vcsim", self.port);
     }
 }
 
@@ -588,17 +594,14 @@ fn vcsim_certificate_changes_are_named() {
     let pw = dir.path().join("pw");
     std::fs::write(&pw, "vcsim-secret").unwrap();
     let inventory = |ca: &Path| {
-        let inv = dir.path().join("inv.toml");
-        std::fs::write(
-            &inv,
-            format!(
+        inventory_file(
+            dir.path(),
+            &format!(
                 "[[node]]\nname = \"guest\"\n  [[node.fence]]\n  driver = \"vsphere\"\n  endpoint = \"vsphere://fence@127.0.0.1:{port}/DC0_H0_VM0\"\n  ca_cert = \"{}\"\n  password_file = \"{}\"\n",
                 ca.display(),
                 pw.display()
             ),
         )
-        .unwrap();
-        inv
     };
     let inv = inventory(&trusted);
     let base = dir.path().join("baseline.toml");
@@ -701,11 +704,7 @@ fn kubevirt_reissue(port: u16) {
 
 impl Drop for KubevirtApi {
     fn drop(&mut self) {
-        let mut c = Command::new("bash");
-        c.arg(support::peer_scripts().join("kubevirt_stop.sh"))
-            .arg(self.port.to_string())
-            .env("PEERS_DIR", support::peers_dir());
-        let _ = support::run(c, Duration::from_secs(15));
+        stop_peer("kubevirt", self.port);
     }
 }
 
@@ -727,16 +726,13 @@ fn kubevirt_certificate_changes_are_named() {
             ),
         )
         .unwrap();
-        let inv = dir.path().join("inv.toml");
-        std::fs::write(
-            &inv,
-            format!(
+        inventory_file(
+            dir.path(),
+            &format!(
                 "[[node]]\nname = \"guest\"\n  [[node.fence]]\n  driver = \"kubevirt\"\n  endpoint = \"kubevirt://guests/vm-a\"\n  kubeconfig = \"{}\"\n",
                 kc.display()
             ),
         )
-        .unwrap();
-        inv
     };
     // The inventory trusts the cluster's CA (the peer's ca.pem, kept across
     // restarts while server.pem is).
