@@ -9,7 +9,7 @@ use crate::engine::error::DriverError;
 use crate::engine::identity::ExpectedIdentity;
 use crate::platform::build::{BuildError, MethodBuilder, MethodOptions};
 use crate::platform::credential::CredentialRef;
-use crate::platform::{self, Driver, Listed, Local, Method, Party, PinError, Platform, PlugEntry};
+use crate::platform::{self, Driver, Listed, Local, Method, Party, Platform, PlugEntry};
 use std::fmt;
 use std::time::Instant;
 
@@ -146,15 +146,9 @@ impl Method for AwsMethod {
             None => NONE,
         }
     }
-    fn expected(&self) -> &ExpectedIdentity {
-        &self.expect
-    }
-    fn set_expected(&mut self, identity: ExpectedIdentity) -> Result<(), PinError> {
-        // The method's own names (node_name, a tag) stay when a node's
-        // UUID or serial is pinned over them.
-        platform::pin(&mut self.expect, identity);
-        Ok(())
-    }
+    // The method's own names (node_name, a tag) stay when a node's UUID
+    // or serial is pinned over them ([`platform::pin`]).
+    platform::pinned_in_expect!();
     fn build(&self, deadline: Option<Instant>) -> Local<'_, Result<Box<dyn Driver>, DriverError>> {
         Box::pin(async move {
             let mut c = self.config.clone();

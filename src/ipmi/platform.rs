@@ -7,7 +7,7 @@ use crate::engine::error::DriverError;
 use crate::engine::identity::ExpectedIdentity;
 use crate::platform::build::{BuildError, MethodBuilder, MethodOptions};
 use crate::platform::credential::CredentialRef;
-use crate::platform::{self, Driver, Listed, Local, Method, Party, PinError, Platform};
+use crate::platform::{self, Driver, Listed, Local, Method, Party, Platform};
 use std::fmt;
 use std::time::Instant;
 
@@ -132,13 +132,7 @@ impl Method for IpmiMethod {
     fn credential(&self) -> &CredentialRef {
         &self.credential
     }
-    fn expected(&self) -> &ExpectedIdentity {
-        &self.expect
-    }
-    fn set_expected(&mut self, identity: ExpectedIdentity) -> Result<(), PinError> {
-        platform::pin(&mut self.expect, identity);
-        Ok(())
-    }
+    platform::pinned_in_expect!();
     fn build(&self, deadline: Option<Instant>) -> Local<'_, Result<Box<dyn Driver>, DriverError>> {
         Box::pin(async move {
             let mut c = self.config.clone();

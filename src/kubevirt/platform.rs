@@ -12,7 +12,7 @@ use crate::engine::identity::ExpectedIdentity;
 use crate::engine::power::PowerState;
 use crate::platform::build::{BuildError, MethodBuilder, MethodOptions};
 use crate::platform::credential::CredentialRef;
-use crate::platform::{self, Driver, Listed, Local, Method, Party, PinError, Platform, PlugEntry};
+use crate::platform::{self, Driver, Listed, Local, Method, Party, Platform, PlugEntry};
 use std::fmt;
 use std::time::Instant;
 
@@ -135,13 +135,7 @@ impl Method for KubevirtMethod {
     fn credential(&self) -> &CredentialRef {
         NONE
     }
-    fn expected(&self) -> &ExpectedIdentity {
-        &self.expect
-    }
-    fn set_expected(&mut self, identity: ExpectedIdentity) -> Result<(), PinError> {
-        platform::pin(&mut self.expect, identity);
-        Ok(())
-    }
+    platform::pinned_in_expect!();
     fn warnings(&self) -> Vec<String> {
         if self.config.insecure {
             vec![format!(

@@ -254,6 +254,25 @@ pub fn pin(expect: &mut ExpectedIdentity, identity: ExpectedIdentity) {
     }
 }
 
+/// The pin accessors of a [`Method`] that keeps its pin in a field
+/// `expect: ExpectedIdentity` and pins it by [`pin`] (every platform with a
+/// device to report an identity): `expected` and `set_expected`.
+macro_rules! pinned_in_expect {
+    () => {
+        fn expected(&self) -> &$crate::engine::identity::ExpectedIdentity {
+            &self.expect
+        }
+        fn set_expected(
+            &mut self,
+            identity: $crate::engine::identity::ExpectedIdentity,
+        ) -> Result<(), $crate::platform::PinError> {
+            $crate::platform::pin(&mut self.expect, identity);
+            Ok(())
+        }
+    };
+}
+pub(crate) use pinned_in_expect;
+
 /// Writes `host:port`, an IPv6 address in brackets so that its port can
 /// be told apart (endpoints as plans print them).
 pub fn write_host_port(f: &mut fmt::Formatter<'_>, host: &str, port: u16) -> fmt::Result {

@@ -9,7 +9,7 @@ use crate::engine::error::DriverError;
 use crate::engine::identity::ExpectedIdentity;
 use crate::platform::build::{BuildError, MethodBuilder, MethodOptions};
 use crate::platform::credential::CredentialRef;
-use crate::platform::{self, Driver, Listed, Local, Method, Party, PinError, Platform, PlugEntry};
+use crate::platform::{self, Driver, Listed, Local, Method, Party, Platform, PlugEntry};
 use std::fmt;
 use std::time::Instant;
 
@@ -136,13 +136,7 @@ impl Method for RedfishMethod {
     fn credential(&self) -> &CredentialRef {
         &self.credential
     }
-    fn expected(&self) -> &ExpectedIdentity {
-        &self.expect
-    }
-    fn set_expected(&mut self, identity: ExpectedIdentity) -> Result<(), PinError> {
-        platform::pin(&mut self.expect, identity);
-        Ok(())
-    }
+    platform::pinned_in_expect!();
     fn cleartext(&self) -> bool {
         self.config.scheme == Scheme::Http
     }

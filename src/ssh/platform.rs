@@ -10,7 +10,7 @@ use crate::engine::error::DriverError;
 use crate::engine::identity::ExpectedIdentity;
 use crate::platform::build::{BuildError, MethodBuilder, MethodOptions};
 use crate::platform::credential::CredentialRef;
-use crate::platform::{self, Driver, Listed, Local, Method, Party, PinError, Platform, PlugEntry};
+use crate::platform::{self, Driver, Listed, Local, Method, Party, Platform, PlugEntry};
 use std::fmt;
 use std::path::PathBuf;
 use std::time::Instant;
@@ -165,13 +165,7 @@ impl Method for SshMethod {
     fn credential(&self) -> &CredentialRef {
         &self.credential
     }
-    fn expected(&self) -> &ExpectedIdentity {
-        &self.expect
-    }
-    fn set_expected(&mut self, identity: ExpectedIdentity) -> Result<(), PinError> {
-        platform::pin(&mut self.expect, identity);
-        Ok(())
-    }
+    platform::pinned_in_expect!();
     fn set_login_timeout(&mut self, timeout: std::time::Duration) {
         self.config.connect_timeout = timeout;
     }

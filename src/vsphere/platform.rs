@@ -12,7 +12,7 @@ use crate::engine::error::DriverError;
 use crate::engine::identity::ExpectedIdentity;
 use crate::platform::build::{BuildError, Fields, MethodBuilder, MethodOptions};
 use crate::platform::credential::CredentialRef;
-use crate::platform::{self, Driver, Listed, Local, Method, Party, PinError, Platform};
+use crate::platform::{self, Driver, Listed, Local, Method, Party, Platform};
 use std::fmt;
 use std::time::Instant;
 
@@ -137,13 +137,7 @@ impl Method for VsphereMethod {
     fn credential(&self) -> &CredentialRef {
         &self.credential
     }
-    fn expected(&self) -> &ExpectedIdentity {
-        &self.expect
-    }
-    fn set_expected(&mut self, identity: ExpectedIdentity) -> Result<(), PinError> {
-        platform::pin(&mut self.expect, identity);
-        Ok(())
-    }
+    platform::pinned_in_expect!();
     fn warnings(&self) -> Vec<String> {
         match self.config.tls {
             crate::tls::TlsTrust::Insecure => vec![format!(
