@@ -539,7 +539,7 @@ fn execute<D: AgentDriver>(
             }
         }
     });
-    let mut rep = report(action, policy.method, &result);
+    let mut rep = report(action, policy.method, agent.family.login_refused, &result);
     let names_only = policy.expect.uuid.is_none()
         && policy.expect.serial.is_none()
         && !policy.expect.names.is_empty();

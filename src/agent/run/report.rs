@@ -24,7 +24,17 @@ pub struct Report {
 }
 
 /// Maps an engine result to upstream's output (plus fencekit's precise cause).
-pub fn report(action: Action, method: RebootMethod, result: &Result<Outcome, Failure>) -> Report {
+///
+/// `login_refused` is the family's first line for credentials the device
+/// refused (`login_refused` in its `agents/*.toml`: upstream's wording for
+/// that family); without one, such a refusal gets the line of any failed
+/// status read, which is upstream fence_ipmilan's.
+pub fn report(
+    action: Action,
+    method: RebootMethod,
+    login_refused: Option<&str>,
+    result: &Result<Outcome, Failure>,
+) -> Report {
     let ok = |line: &str, code| Report {
         stdout: Some(line.to_string()),
         log: vec![],
@@ -158,6 +168,14 @@ pub fn report(action: Action, method: RebootMethod, result: &Result<Outcome, Fai
                 },
                 _ => "Failed: Unable to obtain correct plug status or plug is not available",
             };
+            // The device refused the user or its secret (a wrong password,
+            // key, token or v3 user), whatever the action: the family's own
+            // line where it declares one. Not a refused privilege (403,
+            // NoPermission), where upstream's agents print the line above.
+            let first = match (e.kind, login_refused) {
+                (ErrorKind::PasswordInvalid | ErrorKind::UsernameInvalid, Some(line)) => line,
+                _ => first,
+            };
             let mut cause = format!("cause: {e}");
             if let (ErrorKind::Interrupted, Some(s)) = (e.kind, f.last_state) {
                 cause.push_str(&format!("; last state read: {s}"));
@@ -200,7 +218,7 @@ mod tests {
                 last_state: Some(PowerState::On),
             })
         };
-        let first = |a, m, r: &Result<Outcome, Failure>| report(a, m, r).log[0].1.clone();
+        let first = |a, m, r: &Result<Outcome, Failure>| report(a, m, None, r).log[0].1.clone();
         let on = RebootMethod::OnOff;
         assert_eq!(
             first(
@@ -277,6 +295,7 @@ mod tests {
         let r = report(
             Action::Off,
             on,
+            None,
             &fail(ErrorKind::Interrupted, Stage::Wait, "stopped by a signal"),
         );
         assert_eq!(r.code, 1);
@@ -284,10 +303,61 @@ mod tests {
         let r = report(
             Action::Status,
             on,
+            None,
             &Ok(Outcome::Status {
                 state: PowerState::Off,
             }),
         );
         assert_eq!((r.stdout.as_deref(), r.code), (Some("Status: OFF"), 2));
+    }
+
+    #[test]
+    fn refused_credentials_print_the_family_line_and_keep_the_cause() {
+        let fail = |kind, stage| {
+            Err(Failure {
+                error: DriverError::new(kind, stage, "vCenter refused the user name 'fence'"),
+                last_state: None,
+            })
+        };
+        let login = "Unable to connect/login to fencing device";
+        let on = RebootMethod::OnOff;
+        for kind in [ErrorKind::PasswordInvalid, ErrorKind::UsernameInvalid] {
+            for (action, method, stage) in [
+                (Action::Status, on, Stage::Authenticate),
+                (Action::Off, on, Stage::Command),
+                (Action::Reboot, RebootMethod::Cycle, Stage::Status),
+                (Action::On, on, Stage::Wait),
+            ] {
+                let r = report(action, method, Some(login), &fail(kind, stage));
+                assert_eq!(r.code, EXIT_FAILED);
+                assert_eq!(r.log[0], (true, login.to_string()), "{kind:?} {action:?}");
+                let cause = &r.log[1].1;
+                assert!(
+                    cause.starts_with("cause: ") && cause.contains("refused the user name 'fence'"),
+                    "{cause}"
+                );
+                // Without a family line: the default (upstream fence_ipmilan's).
+                let r = report(action, method, None, &fail(kind, stage));
+                assert_ne!(r.log[0].1, login);
+            }
+        }
+        // A refused privilege (403, NoPermission) keeps the usual line.
+        let r = report(
+            Action::Status,
+            on,
+            Some(login),
+            &fail(ErrorKind::PrivilegeNotObtained, Stage::Status),
+        );
+        assert_eq!(
+            r.log[0].1,
+            "Failed: Unable to obtain correct plug status or plug is not available"
+        );
+        let r = report(
+            Action::Off,
+            on,
+            Some(login),
+            &fail(ErrorKind::Timeout, Stage::Authenticate),
+        );
+        assert_eq!(r.log[0].1, "Connection timed out");
     }
 }

@@ -177,6 +177,10 @@ pub struct Family {
     pub actions: &'static [&'static str],
     /// Actions accepted but not listed.
     pub hidden_actions: &'static [&'static str],
+    /// The first error line upstream prints when the device refuses the
+    /// credentials (`login_refused` in its `agents/*.toml`); `None`: the
+    /// agent front's default line (`agent::run::report`).
+    pub login_refused: Option<&'static str>,
     /// The aliases.
     pub aliases: &'static [AliasDef],
     /// Every option, in usage order, with this family's overrides applied.
@@ -324,6 +328,7 @@ mod tests {
             );
             assert_eq!(s.actions, f.actions);
             assert_eq!(s.hidden_actions, f.hidden_actions);
+            assert_eq!(s.login_refused.as_deref(), f.login_refused);
             assert_eq!(s.aliases.len(), f.aliases.len());
             for (sa, a) in s.aliases.iter().zip(f.aliases) {
                 assert_eq!(
@@ -686,5 +691,16 @@ options = ["nope"]
             e.contains("short option `ab` of --nope is not one letter"),
             "{e}"
         );
+        for bad_line in ["\"\"", "\"a\\nb\""] {
+            let two_lines = bad.replace(
+                "hidden_actions = []",
+                &format!("hidden_actions = []\nlogin_refused = {bad_line}"),
+            );
+            let e = load(&common, &[("x.toml", &two_lines)]).unwrap_err();
+            assert!(
+                e.contains("agents/x.toml: login_refused must be one non-empty line"),
+                "{e}"
+            );
+        }
     }
 }

@@ -133,6 +133,8 @@ struct FamilyFile {
     plug_required: bool,
     actions: Vec<String>,
     hidden_actions: Vec<String>,
+    #[serde(default)]
+    login_refused: Option<String>,
     options: Vec<String>,
     #[serde(default)]
     overrides: BTreeMap<String, Override>,
@@ -170,6 +172,9 @@ pub struct SrcFamily {
     pub actions: Vec<String>,
     /// Accepted, unadvertised actions.
     pub hidden_actions: Vec<String>,
+    /// The first error line when the device refuses the credentials
+    /// (`login_refused`; none: the agent front's default line).
+    pub login_refused: Option<String>,
     /// Aliases.
     pub aliases: Vec<SrcAlias>,
     /// Options, resolved.
@@ -190,6 +195,13 @@ pub fn load(common: &str, families: &[(&str, &str)]) -> Result<Vec<SrcFamily>, S
 }
 
 fn resolve(file: &str, f: FamilyFile, common: &[SrcOption]) -> Result<SrcFamily, String> {
+    if let Some(l) = &f.login_refused {
+        if l.trim().is_empty() || l.contains('\n') {
+            return Err(format!(
+                "agents/{file}: login_refused must be one non-empty line"
+            ));
+        }
+    }
     let mut options = Vec::new();
     for key in &f.options {
         let found = f
@@ -256,6 +268,7 @@ fn resolve(file: &str, f: FamilyFile, common: &[SrcOption]) -> Result<SrcFamily,
         plug_required: f.plug_required,
         actions: f.actions,
         hidden_actions: f.hidden_actions,
+        login_refused: f.login_refused,
         aliases: f.alias,
         options,
     })
