@@ -23,16 +23,33 @@ pub struct Report {
     pub code: i32,
 }
 
+/// A family's own first lines for a refusal (its `agents/*.toml`:
+/// upstream's wording for that family); `None`: the default line, that of
+/// any failed status read (upstream fence_ipmilan's).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Refusals<'a> {
+    /// The device refused the user or its secret (`login_refused`).
+    pub login: Option<&'a str>,
+    /// The device accepted the credentials but refused the action to them
+    /// (`privilege_refused`).
+    pub privilege: Option<&'a str>,
+}
+
+impl Refusals<'static> {
+    /// The lines `family` declares.
+    pub fn of(family: &crate::agent::defs::Family) -> Refusals<'static> {
+        Refusals {
+            login: family.login_refused,
+            privilege: family.privilege_refused,
+        }
+    }
+}
+
 /// Maps an engine result to upstream's output (plus fencekit's precise cause).
-///
-/// `login_refused` is the family's first line for credentials the device
-/// refused (`login_refused` in its `agents/*.toml`: upstream's wording for
-/// that family); without one, such a refusal gets the line of any failed
-/// status read, which is upstream fence_ipmilan's.
 pub fn report(
     action: Action,
     method: RebootMethod,
-    login_refused: Option<&str>,
+    refusals: Refusals<'_>,
     result: &Result<Outcome, Failure>,
 ) -> Report {
     let ok = |line: &str, code| Report {
@@ -169,11 +186,14 @@ pub fn report(
                 _ => "Failed: Unable to obtain correct plug status or plug is not available",
             };
             // The device refused the user or its secret (a wrong password,
-            // key, token or v3 user), whatever the action: the family's own
-            // line where it declares one. Not a refused privilege (403,
-            // NoPermission), where upstream's agents print the line above.
-            let first = match (e.kind, login_refused) {
-                (ErrorKind::PasswordInvalid | ErrorKind::UsernameInvalid, Some(line)) => line,
+            // key, token or v3 user), or refused the action to an accepted
+            // user (403, NoPermission), whatever the action: the family's
+            // own line where it declares one.
+            let first = match e.kind {
+                ErrorKind::PasswordInvalid | ErrorKind::UsernameInvalid => {
+                    refusals.login.unwrap_or(first)
+                }
+                ErrorKind::PrivilegeNotObtained => refusals.privilege.unwrap_or(first),
                 _ => first,
             };
             let mut cause = format!("cause: {e}");
@@ -218,7 +238,9 @@ mod tests {
                 last_state: Some(PowerState::On),
             })
         };
-        let first = |a, m, r: &Result<Outcome, Failure>| report(a, m, None, r).log[0].1.clone();
+        let first = |a, m, r: &Result<Outcome, Failure>| {
+            report(a, m, Refusals::default(), r).log[0].1.clone()
+        };
         let on = RebootMethod::OnOff;
         assert_eq!(
             first(
@@ -295,7 +317,7 @@ mod tests {
         let r = report(
             Action::Off,
             on,
-            None,
+            Refusals::default(),
             &fail(ErrorKind::Interrupted, Stage::Wait, "stopped by a signal"),
         );
         assert_eq!(r.code, 1);
@@ -303,7 +325,7 @@ mod tests {
         let r = report(
             Action::Status,
             on,
-            None,
+            Refusals::default(),
             &Ok(Outcome::Status {
                 state: PowerState::Off,
             }),
@@ -320,6 +342,10 @@ mod tests {
             })
         };
         let login = "Unable to connect/login to fencing device";
+        let refusals = Refusals {
+            login: Some(login),
+            privilege: None,
+        };
         let on = RebootMethod::OnOff;
         for kind in [ErrorKind::PasswordInvalid, ErrorKind::UsernameInvalid] {
             for (action, method, stage) in [
@@ -328,7 +354,7 @@ mod tests {
                 (Action::Reboot, RebootMethod::Cycle, Stage::Status),
                 (Action::On, on, Stage::Wait),
             ] {
-                let r = report(action, method, Some(login), &fail(kind, stage));
+                let r = report(action, method, refusals, &fail(kind, stage));
                 assert_eq!(r.code, EXIT_FAILED);
                 assert_eq!(r.log[0], (true, login.to_string()), "{kind:?} {action:?}");
                 let cause = &r.log[1].1;
@@ -337,25 +363,35 @@ mod tests {
                     "{cause}"
                 );
                 // Without a family line: the default (upstream fence_ipmilan's).
-                let r = report(action, method, None, &fail(kind, stage));
+                let r = report(action, method, Refusals::default(), &fail(kind, stage));
                 assert_ne!(r.log[0].1, login);
             }
         }
-        // A refused privilege (403, NoPermission) keeps the usual line.
-        let r = report(
-            Action::Status,
-            on,
-            Some(login),
-            &fail(ErrorKind::PrivilegeNotObtained, Stage::Status),
-        );
-        assert_eq!(
-            r.log[0].1,
-            "Failed: Unable to obtain correct plug status or plug is not available"
-        );
+        // A refused privilege (403, NoPermission): the family's own line
+        // for it where it declares one, else the usual line.
+        let denied = fail(ErrorKind::PrivilegeNotObtained, Stage::Command);
+        let r = report(Action::Off, on, refusals, &denied);
+        assert_eq!(r.log[0].1, "Failed: Timed out waiting to power OFF");
+        let status_line = "Failed: Unable to obtain correct plug status or plug is not available";
         let r = report(
             Action::Off,
             on,
-            Some(login),
+            Refusals {
+                login: None,
+                privilege: Some(status_line),
+            },
+            &denied,
+        );
+        assert_eq!(r.log[0].1, status_line);
+        assert!(r.log[1].1.starts_with("cause: "), "{:?}", r.log);
+        // Other failures keep theirs.
+        let r = report(
+            Action::Off,
+            on,
+            Refusals {
+                login: Some(login),
+                privilege: Some(status_line),
+            },
             &fail(ErrorKind::Timeout, Stage::Authenticate),
         );
         assert_eq!(r.log[0].1, "Connection timed out");

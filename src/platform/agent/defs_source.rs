@@ -135,6 +135,8 @@ struct FamilyFile {
     hidden_actions: Vec<String>,
     #[serde(default)]
     login_refused: Option<String>,
+    #[serde(default)]
+    privilege_refused: Option<String>,
     options: Vec<String>,
     #[serde(default)]
     overrides: BTreeMap<String, Override>,
@@ -175,6 +177,9 @@ pub struct SrcFamily {
     /// The first error line when the device refuses the credentials
     /// (`login_refused`; none: the agent front's default line).
     pub login_refused: Option<String>,
+    /// The first error line when the device accepts the credentials but
+    /// refuses the action to them (`privilege_refused`; none: the default).
+    pub privilege_refused: Option<String>,
     /// Aliases.
     pub aliases: Vec<SrcAlias>,
     /// Options, resolved.
@@ -195,11 +200,15 @@ pub fn load(common: &str, families: &[(&str, &str)]) -> Result<Vec<SrcFamily>, S
 }
 
 fn resolve(file: &str, f: FamilyFile, common: &[SrcOption]) -> Result<SrcFamily, String> {
-    if let Some(l) = &f.login_refused {
-        if l.trim().is_empty() || l.contains('\n') {
-            return Err(format!(
-                "agents/{file}: login_refused must be one non-empty line"
-            ));
+    for (key, line) in [
+        ("login_refused", &f.login_refused),
+        ("privilege_refused", &f.privilege_refused),
+    ] {
+        if line
+            .as_ref()
+            .is_some_and(|l| l.trim().is_empty() || l.contains('\n'))
+        {
+            return Err(format!("agents/{file}: {key} must be one non-empty line"));
         }
     }
     let mut options = Vec::new();
@@ -269,6 +278,7 @@ fn resolve(file: &str, f: FamilyFile, common: &[SrcOption]) -> Result<SrcFamily,
         actions: f.actions,
         hidden_actions: f.hidden_actions,
         login_refused: f.login_refused,
+        privilege_refused: f.privilege_refused,
         aliases: f.alias,
         options,
     })
