@@ -459,9 +459,11 @@ fn execute<D: AgentDriver>(
                 Ok(plugs) if show => print(stdout, &list_lines(&plugs, &sep, state)),
                 Ok(_) => EXIT_OK,
                 Err(e) => {
-                    log.error(
+                    // A refusal: the family's own line (as for an action).
+                    log.error(Refusals::of(agent.family).line(
+                        e.kind,
                         "Failed: Unable to obtain correct plug status or plug is not available",
-                    );
+                    ));
                     log.error(&format!("cause: {e}"));
                     EXIT_FAILED
                 }

@@ -35,6 +35,26 @@ pub struct Refusals<'a> {
     pub privilege: Option<&'a str>,
 }
 
+impl<'a> Refusals<'a> {
+    /// The first line for a failure of `kind`: the family's own for a
+    /// refusal it declares one for, else `otherwise`. The device refused
+    /// the user or its secret (a wrong password, key, token or v3 user), or
+    /// the action to an accepted user (403, NoPermission), whatever the
+    /// action was.
+    pub fn line<'b>(&self, kind: ErrorKind, otherwise: &'b str) -> &'b str
+    where
+        'a: 'b,
+    {
+        match kind {
+            ErrorKind::PasswordInvalid | ErrorKind::UsernameInvalid => {
+                self.login.unwrap_or(otherwise)
+            }
+            ErrorKind::PrivilegeNotObtained => self.privilege.unwrap_or(otherwise),
+            _ => otherwise,
+        }
+    }
+}
+
 impl Refusals<'static> {
     /// The lines `family` declares.
     pub fn of(family: &crate::agent::defs::Family) -> Refusals<'static> {
@@ -185,17 +205,7 @@ pub fn report(
                 },
                 _ => "Failed: Unable to obtain correct plug status or plug is not available",
             };
-            // The device refused the user or its secret (a wrong password,
-            // key, token or v3 user), or refused the action to an accepted
-            // user (403, NoPermission), whatever the action: the family's
-            // own line where it declares one.
-            let first = match e.kind {
-                ErrorKind::PasswordInvalid | ErrorKind::UsernameInvalid => {
-                    refusals.login.unwrap_or(first)
-                }
-                ErrorKind::PrivilegeNotObtained => refusals.privilege.unwrap_or(first),
-                _ => first,
-            };
+            let first = refusals.line(e.kind, first);
             let mut cause = format!("cause: {e}");
             if let (ErrorKind::Interrupted, Some(s)) = (e.kind, f.last_state) {
                 cause.push_str(&format!("; last state read: {s}"));
