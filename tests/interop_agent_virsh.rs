@@ -194,4 +194,16 @@ fn fence_virsh_side_by_side_with_upstream() {
     );
     assert!(us.stdout.trim().is_empty());
     assert!(!us.stderr.contains("wrong"), "the password is not echoed");
+    // The same first line (agents/virsh.toml, login_refused); ours then
+    // names the user and the refusal.
+    let first = |o: &str| support::error_lines(o).first().map(|l| l.to_string());
+    assert_eq!(
+        (first(&up.stderr), first(&us.stderr)),
+        (
+            Some("Unable to connect/login to fencing device".to_string()),
+            Some("Unable to connect/login to fencing device".to_string())
+        ),
+        "upstream\n{up}\nours\n{us}"
+    );
+    assert!(us.stderr.contains("for user"), "{us}");
 }

@@ -826,6 +826,29 @@ fn bad_ids_keys_regions_and_permissions() {
         p.up.stderr
     );
     assert!(p.us.stderr.contains("AuthFailure"), "{}", p.us.stderr);
+    // The same first line (agents/aws.toml, login_refused).
+    let login_refused = "Failed: Incorrect Access Key or Secret Key.";
+    let first = |o: &str| support::error_lines(o).first().map(|l| l.to_string());
+    assert_eq!(
+        (first(&p.up.stderr), first(&p.us.stderr)),
+        (Some(login_refused.into()), Some(login_refused.into())),
+        "{}\n{}",
+        p.up.stderr,
+        p.us.stderr
+    );
+    // An access key ID EC2 does not know: the same.
+    let unknown = Keys {
+        id: "AKIAWRONGWRONGWRONG0".into(),
+        secret: "wrong".into(),
+    };
+    let p = both_fail("unknown key id", &args(&unknown, &id, &["-o", "status"]));
+    assert_eq!(
+        (first(&p.up.stderr), first(&p.us.stderr)),
+        (Some(login_refused.into()), Some(login_refused.into())),
+        "{}\n{}",
+        p.up.stderr,
+        p.us.stderr
+    );
     // The instance is in another region.
     let mut a = args(&m.fencer, &id, &["-o", "status"]);
     a[2] = "--region=eu-west-3".into();
@@ -932,6 +955,14 @@ fn list_and_monitor_match_upstream() {
     assert_eq!(
         (up.code, us.code),
         (Some(1), Some(1)),
+        "{}\n{}",
+        up.stderr,
+        us.stderr
+    );
+    let first = |o: &str| support::error_lines(o).first().map(|l| l.to_string());
+    assert_eq!(
+        first(&us.stderr),
+        first(&up.stderr),
         "{}\n{}",
         up.stderr,
         us.stderr

@@ -25,6 +25,8 @@ use support::{free_port, lock_scope, peer_scripts, peers_dir, Run};
 
 const USER: &str = "fence";
 const PASS: &str = "vcsim-secret";
+/// Upstream's first line for refused credentials (measured; agents/vmware_soap.toml).
+const LOGIN_REFUSED: &str = "Unable to connect/login to fencing device";
 
 struct Sim {
     port: u16,
@@ -308,7 +310,15 @@ fn reading_side_by_side_states_names_login_list_and_monitor() {
     says(&ours[6], 0, "");
     assert!(ours[6].stdout.trim().is_empty(), "{}", ours[6]);
     says(&ours[7], 0, "Status: ON");
+    // A wrong password: upstream's line first (agents/vmware_soap.toml,
+    // login_refused), then the cause, which names vCenter's fault.
     says(&ours[8], 1, "InvalidLogin");
+    assert_eq!(
+        support::error_lines(&ours[8].stderr).first().copied(),
+        Some(LOGIN_REFUSED),
+        "{}",
+        ours[8]
+    );
     says(&ours[9], 0, "Status: ON");
     says(&ours[10], 2, "Status: OFF");
     assert!(!ours.iter().any(|r| r.text().contains(PASS)));
@@ -344,7 +354,15 @@ fn reading_side_by_side_states_names_login_list_and_monitor() {
     }
     says(&up[6], 0, "");
     says(&up[7], 0, "Status: ON");
+    // Upstream logs suds' fault first (worded as a certificate failure,
+    // though the password was wrong), then its own line, which fencekit's
+    // first line is.
     says(&up[8], 1, "Unable to connect/login");
+    assert!(
+        support::error_lines(&up[8].stderr).contains(&LOGIN_REFUSED),
+        "{}",
+        up[8]
+    );
     // Nothing was powered by anyone.
     assert_eq!(sim.power("DC2_H0_VM0"), "suspended");
 }

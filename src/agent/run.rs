@@ -26,7 +26,7 @@ use crate::engine::power::{Action, PowerState};
 use crate::engine::run::{run, Cancel, Failure};
 use input::{fail, read_argv, read_stdin, run_password_script, set_verbosity, usage_error};
 use report::name_pin_line;
-pub use report::{report, Report, EXIT_FAILED, EXIT_OK, EXIT_STATUS_OFF};
+pub use report::{report, Refusals, Report, EXIT_FAILED, EXIT_OK, EXIT_STATUS_OFF};
 use std::ffi::OsString;
 use std::io::{Read, Write};
 use std::time::{Duration, Instant};
@@ -459,9 +459,11 @@ fn execute<D: AgentDriver>(
                 Ok(plugs) if show => print(stdout, &list_lines(&plugs, &sep, state)),
                 Ok(_) => EXIT_OK,
                 Err(e) => {
-                    log.error(
+                    // A refusal: the family's own line (as for an action).
+                    log.error(Refusals::of(agent.family).line(
+                        e.kind,
                         "Failed: Unable to obtain correct plug status or plug is not available",
-                    );
+                    ));
                     log.error(&format!("cause: {e}"));
                     EXIT_FAILED
                 }
@@ -539,7 +541,7 @@ fn execute<D: AgentDriver>(
             }
         }
     });
-    let mut rep = report(action, policy.method, &result);
+    let mut rep = report(action, policy.method, Refusals::of(agent.family), &result);
     let names_only = policy.expect.uuid.is_none()
         && policy.expect.serial.is_none()
         && !policy.expect.names.is_empty();

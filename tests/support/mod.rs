@@ -388,6 +388,16 @@ pub fn venv_tool(tool: &str) -> bool {
     }
 }
 
+/// The messages of an agent's ERROR log lines, in order (what follows
+/// ` ERROR: ` on each line of stderr; upstream and fencekit share the
+/// `DATE TIME LEVEL: message` form).
+pub fn error_lines(stderr: &str) -> Vec<&str> {
+    stderr
+        .lines()
+        .filter_map(|l| l.split_once(" ERROR: ").map(|(_, m)| m.trim_end()))
+        .collect()
+}
+
 /// True when `FENCEKIT_REQUIRE_PEERS=1`: a missing peer is then a failure.
 pub fn require_peers() -> bool {
     std::env::var("FENCEKIT_REQUIRE_PEERS").is_ok_and(|v| v == "1")

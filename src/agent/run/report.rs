@@ -23,8 +23,55 @@ pub struct Report {
     pub code: i32,
 }
 
+/// A family's own first lines for a refusal (its `agents/*.toml`:
+/// upstream's wording for that family); `None`: the default line, that of
+/// any failed status read (upstream fence_ipmilan's).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Refusals<'a> {
+    /// The device refused the user or its secret (`login_refused`).
+    pub login: Option<&'a str>,
+    /// The device accepted the credentials but refused the action to them
+    /// (`privilege_refused`).
+    pub privilege: Option<&'a str>,
+}
+
+impl<'a> Refusals<'a> {
+    /// The first line for a failure of `kind`: the family's own for a
+    /// refusal it declares one for, else `otherwise`. The device refused
+    /// the user or its secret (a wrong password, key, token or v3 user), or
+    /// the action to an accepted user (403, NoPermission), whatever the
+    /// action was.
+    pub fn line<'b>(&self, kind: ErrorKind, otherwise: &'b str) -> &'b str
+    where
+        'a: 'b,
+    {
+        match kind {
+            ErrorKind::PasswordInvalid | ErrorKind::UsernameInvalid => {
+                self.login.unwrap_or(otherwise)
+            }
+            ErrorKind::PrivilegeNotObtained => self.privilege.unwrap_or(otherwise),
+            _ => otherwise,
+        }
+    }
+}
+
+impl Refusals<'static> {
+    /// The lines `family` declares.
+    pub fn of(family: &crate::agent::defs::Family) -> Refusals<'static> {
+        Refusals {
+            login: family.login_refused,
+            privilege: family.privilege_refused,
+        }
+    }
+}
+
 /// Maps an engine result to upstream's output (plus fencekit's precise cause).
-pub fn report(action: Action, method: RebootMethod, result: &Result<Outcome, Failure>) -> Report {
+pub fn report(
+    action: Action,
+    method: RebootMethod,
+    refusals: Refusals<'_>,
+    result: &Result<Outcome, Failure>,
+) -> Report {
     let ok = |line: &str, code| Report {
         stdout: Some(line.to_string()),
         log: vec![],
@@ -158,6 +205,7 @@ pub fn report(action: Action, method: RebootMethod, result: &Result<Outcome, Fai
                 },
                 _ => "Failed: Unable to obtain correct plug status or plug is not available",
             };
+            let first = refusals.line(e.kind, first);
             let mut cause = format!("cause: {e}");
             if let (ErrorKind::Interrupted, Some(s)) = (e.kind, f.last_state) {
                 cause.push_str(&format!("; last state read: {s}"));
@@ -200,7 +248,9 @@ mod tests {
                 last_state: Some(PowerState::On),
             })
         };
-        let first = |a, m, r: &Result<Outcome, Failure>| report(a, m, r).log[0].1.clone();
+        let first = |a, m, r: &Result<Outcome, Failure>| {
+            report(a, m, Refusals::default(), r).log[0].1.clone()
+        };
         let on = RebootMethod::OnOff;
         assert_eq!(
             first(
@@ -277,6 +327,7 @@ mod tests {
         let r = report(
             Action::Off,
             on,
+            Refusals::default(),
             &fail(ErrorKind::Interrupted, Stage::Wait, "stopped by a signal"),
         );
         assert_eq!(r.code, 1);
@@ -284,10 +335,75 @@ mod tests {
         let r = report(
             Action::Status,
             on,
+            Refusals::default(),
             &Ok(Outcome::Status {
                 state: PowerState::Off,
             }),
         );
         assert_eq!((r.stdout.as_deref(), r.code), (Some("Status: OFF"), 2));
+    }
+
+    #[test]
+    fn refused_credentials_print_the_family_line_and_keep_the_cause() {
+        let fail = |kind, stage| {
+            Err(Failure {
+                error: DriverError::new(kind, stage, "vCenter refused the user name 'fence'"),
+                last_state: None,
+            })
+        };
+        let login = "Unable to connect/login to fencing device";
+        let refusals = Refusals {
+            login: Some(login),
+            privilege: None,
+        };
+        let on = RebootMethod::OnOff;
+        for kind in [ErrorKind::PasswordInvalid, ErrorKind::UsernameInvalid] {
+            for (action, method, stage) in [
+                (Action::Status, on, Stage::Authenticate),
+                (Action::Off, on, Stage::Command),
+                (Action::Reboot, RebootMethod::Cycle, Stage::Status),
+                (Action::On, on, Stage::Wait),
+            ] {
+                let r = report(action, method, refusals, &fail(kind, stage));
+                assert_eq!(r.code, EXIT_FAILED);
+                assert_eq!(r.log[0], (true, login.to_string()), "{kind:?} {action:?}");
+                let cause = &r.log[1].1;
+                assert!(
+                    cause.starts_with("cause: ") && cause.contains("refused the user name 'fence'"),
+                    "{cause}"
+                );
+                // Without a family line: the default (upstream fence_ipmilan's).
+                let r = report(action, method, Refusals::default(), &fail(kind, stage));
+                assert_ne!(r.log[0].1, login);
+            }
+        }
+        // A refused privilege (403, NoPermission): the family's own line
+        // for it where it declares one, else the usual line.
+        let denied = fail(ErrorKind::PrivilegeNotObtained, Stage::Command);
+        let r = report(Action::Off, on, refusals, &denied);
+        assert_eq!(r.log[0].1, "Failed: Timed out waiting to power OFF");
+        let status_line = "Failed: Unable to obtain correct plug status or plug is not available";
+        let r = report(
+            Action::Off,
+            on,
+            Refusals {
+                login: None,
+                privilege: Some(status_line),
+            },
+            &denied,
+        );
+        assert_eq!(r.log[0].1, status_line);
+        assert!(r.log[1].1.starts_with("cause: "), "{:?}", r.log);
+        // Other failures keep theirs.
+        let r = report(
+            Action::Off,
+            on,
+            Refusals {
+                login: Some(login),
+                privilege: Some(status_line),
+            },
+            &fail(ErrorKind::Timeout, Stage::Authenticate),
+        );
+        assert_eq!(r.log[0].1, "Connection timed out");
     }
 }

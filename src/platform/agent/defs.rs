@@ -177,6 +177,14 @@ pub struct Family {
     pub actions: &'static [&'static str],
     /// Actions accepted but not listed.
     pub hidden_actions: &'static [&'static str],
+    /// The first error line upstream prints when the device refuses the
+    /// credentials (`login_refused` in its `agents/*.toml`); `None`: the
+    /// agent front's default line (`agent::run::report`).
+    pub login_refused: Option<&'static str>,
+    /// The first error line upstream prints when the device accepts the
+    /// credentials but refuses the action to them (403, NoPermission:
+    /// `privilege_refused`); `None`: the agent front's default line.
+    pub privilege_refused: Option<&'static str>,
     /// The aliases.
     pub aliases: &'static [AliasDef],
     /// Every option, in usage order, with this family's overrides applied.
@@ -324,6 +332,8 @@ mod tests {
             );
             assert_eq!(s.actions, f.actions);
             assert_eq!(s.hidden_actions, f.hidden_actions);
+            assert_eq!(s.login_refused.as_deref(), f.login_refused);
+            assert_eq!(s.privilege_refused.as_deref(), f.privilege_refused);
             assert_eq!(s.aliases.len(), f.aliases.len());
             for (sa, a) in s.aliases.iter().zip(f.aliases) {
                 assert_eq!(
@@ -686,5 +696,18 @@ options = ["nope"]
             e.contains("short option `ab` of --nope is not one letter"),
             "{e}"
         );
+        for key in ["login_refused", "privilege_refused"] {
+            for bad_line in ["\"\"", "\"a\\nb\""] {
+                let two_lines = bad.replace(
+                    "hidden_actions = []",
+                    &format!("hidden_actions = []\n{key} = {bad_line}"),
+                );
+                let e = load(&common, &[("x.toml", &two_lines)]).unwrap_err();
+                assert!(
+                    e.contains(&format!("agents/x.toml: {key} must be one non-empty line")),
+                    "{e}"
+                );
+            }
+        }
     }
 }

@@ -133,6 +133,10 @@ struct FamilyFile {
     plug_required: bool,
     actions: Vec<String>,
     hidden_actions: Vec<String>,
+    #[serde(default)]
+    login_refused: Option<String>,
+    #[serde(default)]
+    privilege_refused: Option<String>,
     options: Vec<String>,
     #[serde(default)]
     overrides: BTreeMap<String, Override>,
@@ -170,6 +174,12 @@ pub struct SrcFamily {
     pub actions: Vec<String>,
     /// Accepted, unadvertised actions.
     pub hidden_actions: Vec<String>,
+    /// The first error line when the device refuses the credentials
+    /// (`login_refused`; none: the agent front's default line).
+    pub login_refused: Option<String>,
+    /// The first error line when the device accepts the credentials but
+    /// refuses the action to them (`privilege_refused`; none: the default).
+    pub privilege_refused: Option<String>,
     /// Aliases.
     pub aliases: Vec<SrcAlias>,
     /// Options, resolved.
@@ -190,6 +200,17 @@ pub fn load(common: &str, families: &[(&str, &str)]) -> Result<Vec<SrcFamily>, S
 }
 
 fn resolve(file: &str, f: FamilyFile, common: &[SrcOption]) -> Result<SrcFamily, String> {
+    for (key, line) in [
+        ("login_refused", &f.login_refused),
+        ("privilege_refused", &f.privilege_refused),
+    ] {
+        if line
+            .as_ref()
+            .is_some_and(|l| l.trim().is_empty() || l.contains('\n'))
+        {
+            return Err(format!("agents/{file}: {key} must be one non-empty line"));
+        }
+    }
     let mut options = Vec::new();
     for key in &f.options {
         let found = f
@@ -256,6 +277,8 @@ fn resolve(file: &str, f: FamilyFile, common: &[SrcOption]) -> Result<SrcFamily,
         plug_required: f.plug_required,
         actions: f.actions,
         hidden_actions: f.hidden_actions,
+        login_refused: f.login_refused,
+        privilege_refused: f.privilege_refused,
         aliases: f.alias,
         options,
     })

@@ -486,3 +486,40 @@ fn virsh_validate_all_checks_the_ssh_settings() {
     );
     assert_eq!(r.code, 1, "a plug the SSH driver refuses: {}", r.stderr);
 }
+
+#[test]
+fn refused_credentials_print_the_family_line_for_actions_and_lists() {
+    let stdin = |action: &str| {
+        format!("action={action}\nipaddr=127.0.0.1\nlogin=root\npasswd=pw\nport=node1\n")
+    };
+    let first_error = |stderr: &str| {
+        stderr
+            .lines()
+            .find_map(|l| l.split_once(" ERROR: ").map(|(_, m)| m.to_string()))
+    };
+    let login = "Unable to connect/login to fencing device";
+    for action in ["status", "off", "list", "monitor"] {
+        let sim = Sim::new(true);
+        sim.st().status_error = Some(ErrorKind::PasswordInvalid);
+        let r = run_dev("fence_virsh", &[], &stdin(action), &sim);
+        assert_eq!(r.out.code, 1, "{action}: {}", r.out.stderr);
+        assert_eq!(
+            first_error(&r.out.stderr).as_deref(),
+            Some(login),
+            "{action}: {}",
+            r.out.stderr
+        );
+        assert!(r.out.stderr.contains(" ERROR: cause: "), "{}", r.out.stderr);
+        assert!(!r.out.stderr.contains("pw"), "{}", r.out.stderr);
+        // A refused privilege: fence_virsh declares no line for it.
+        let sim = Sim::new(true);
+        sim.st().status_error = Some(ErrorKind::PrivilegeNotObtained);
+        let r = run_dev("fence_virsh", &[], &stdin(action), &sim);
+        assert_eq!(
+            first_error(&r.out.stderr).as_deref(),
+            Some("Failed: Unable to obtain correct plug status or plug is not available"),
+            "{action}: {}",
+            r.out.stderr
+        );
+    }
+}
