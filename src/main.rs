@@ -26,10 +26,13 @@
 //! C library's start whichever `main` runs; output is flushed by
 //! `std::process::exit`, the only way this function ends.
 
-#![no_main]
+// Under `cargo test --bins` the test harness brings its own `main`.
+#![cfg_attr(not(test), no_main)]
 
+#[cfg(not(test))]
 use std::ffi::{c_char, c_int};
 
+#[cfg(not(test))]
 #[no_mangle]
 pub extern "C" fn main(_argc: c_int, _argv: *const *const c_char) -> c_int {
     process_start();
@@ -53,6 +56,7 @@ pub extern "C" fn main(_argc: c_int, _argv: *const *const c_char) -> c_int {
 /// Rust's start-up duties that fencekit keeps (see the module comment):
 /// SIGPIPE ignored, and closed standard descriptors opened on `/dev/null`.
 /// One `rt_sigaction` and one `poll` when all three are open.
+#[cfg(not(test))]
 fn process_start() {
     // SAFETY: SIG_IGN for SIGPIPE installs no handler code, and no other
     // thread exists yet.
