@@ -829,26 +829,23 @@ fn bad_ids_keys_regions_and_permissions() {
     // The same first line (agents/aws.toml, login_refused).
     let login_refused = "Failed: Incorrect Access Key or Secret Key.";
     let first = |o: &str| support::error_lines(o).first().map(|l| l.to_string());
-    assert_eq!(
-        (first(&p.up.stderr), first(&p.us.stderr)),
-        (Some(login_refused.into()), Some(login_refused.into())),
-        "{}\n{}",
-        p.up.stderr,
-        p.us.stderr
-    );
+    let both_first_lines_refuse = |p: &Pair| {
+        assert_eq!(
+            (first(&p.up.stderr), first(&p.us.stderr)),
+            (Some(login_refused.into()), Some(login_refused.into())),
+            "{}\n{}",
+            p.up.stderr,
+            p.us.stderr
+        )
+    };
+    both_first_lines_refuse(&p);
     // An access key ID EC2 does not know: the same.
     let unknown = Keys {
         id: "AKIAWRONGWRONGWRONG0".into(),
         secret: "wrong".into(),
     };
     let p = both_fail("unknown key id", &args(&unknown, &id, &["-o", "status"]));
-    assert_eq!(
-        (first(&p.up.stderr), first(&p.us.stderr)),
-        (Some(login_refused.into()), Some(login_refused.into())),
-        "{}\n{}",
-        p.up.stderr,
-        p.us.stderr
-    );
+    both_first_lines_refuse(&p);
     // The instance is in another region.
     let mut a = args(&m.fencer, &id, &["-o", "status"]);
     a[2] = "--region=eu-west-3".into();
