@@ -46,17 +46,10 @@ impl Peer {
             return None;
         }
         let port = support::free_port();
-        let out = Command::new("bash")
-            .arg(support::peer_scripts().join("kubevirt_start.sh"))
-            .args([port.to_string(), grace.to_string(), "0.6".to_string()])
-            .env("PEERS_DIR", support::peers_dir())
-            .env("KUBEVIRT_PARENT_PID", std::process::id().to_string())
-            .output()
-            .expect("kubevirt_start.sh");
-        assert!(
-            out.status.success(),
-            "kubevirt_start.sh: {}",
-            String::from_utf8_lossy(&out.stderr)
+        support::peer_start(
+            "kubevirt_start.sh",
+            &[&port.to_string(), &grace.to_string(), "0.6"],
+            &[("KUBEVIRT_PARENT_PID", &std::process::id().to_string())],
         );
         let dir = support::peer_run_dir().join(format!("kubevirt-{port}"));
         let tmp = std::env::temp_dir().join(format!("fk-kubevirt-{}-{port}", std::process::id()));

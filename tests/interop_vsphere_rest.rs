@@ -47,19 +47,12 @@ impl Peer {
         for f in ["cert.pem", "key.pem"] {
             std::fs::copy(shared_cert().join(f), dir.join(f)).unwrap();
         }
-        let out = Command::new("bash")
-            .arg(support::peer_scripts().join("vsphere_rest_start.sh"))
-            .arg(port.to_string())
-            .env("PEERS_DIR", support::peers_dir())
-            .env("VSREST_BULK", bulk.to_string())
-            .output()
-            .expect("vsphere_rest_start.sh");
-        assert!(
-            out.status.success(),
-            "vsphere_rest_start.sh: {}",
-            String::from_utf8_lossy(&out.stderr)
+        let out = support::peer_start(
+            "vsphere_rest_start.sh",
+            &[&port.to_string()],
+            &[("VSREST_BULK", &bulk.to_string())],
         );
-        let info: Value = serde_json::from_slice(&out.stdout).expect("the peer's JSON line");
+        let info: Value = serde_json::from_slice(&out).expect("the peer's JSON line");
         Some(Peer {
             port,
             cert: PathBuf::from(info["cert"].as_str().unwrap()),

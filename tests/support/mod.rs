@@ -319,19 +319,26 @@ pub fn peers_dir() -> PathBuf {
 /// `env` (`VCSIM_DC`, `VCSIM_WSDL`, …) and returns the JSON line it prints
 /// (certificate, fingerprint, PID). The caller stops it (`vcsim_stop.sh`).
 pub fn vcsim_start(port: u16, env: &[(&str, &str)]) -> serde_json::Value {
+    let out = peer_start("vcsim_start.sh", &[&port.to_string()], env);
+    serde_json::from_slice(&out).expect("vcsim's JSON line")
+}
+
+/// Runs `tests/peers/SCRIPT` with `args` and `env` (and this run's
+/// `PEERS_DIR`), asserting that it started its peer; returns its stdout.
+pub fn peer_start(script: &str, args: &[&str], env: &[(&str, &str)]) -> Vec<u8> {
     let out = Command::new("bash")
-        .arg(peer_scripts().join("vcsim_start.sh"))
-        .arg(port.to_string())
+        .arg(peer_scripts().join(script))
+        .args(args)
         .env("PEERS_DIR", peers_dir())
         .envs(env.iter().copied())
         .output()
-        .expect("run vcsim_start.sh");
+        .unwrap_or_else(|e| panic!("run {script}: {e}"));
     assert!(
         out.status.success(),
-        "vcsim_start.sh: {}",
+        "{script}: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    serde_json::from_slice(&out.stdout).expect("vcsim's JSON line")
+    out.stdout
 }
 
 /// This user's run directory for the peers, `$PEERS_DIR/run/UID` (made
