@@ -361,4 +361,3 @@ pub fn shorten(mut s: String, max: usize) -> String {
     }
     s
 }
-

@@ -49,7 +49,9 @@ pub fn main(c: CheckArgs) -> i32 {
         .map(|c| c.drifts.clone())
         .unwrap_or_default();
     crate::fleet::drift::mark_broken(&mut rows, &drifts);
-    let recorded = c.record_identity.then(|| super::identity::record_identity(&plans, &rows));
+    let recorded = c
+        .record_identity
+        .then(|| super::identity::record_identity(&plans, &rows));
     match a.output {
         Output::Json | Output::Jsonl => {
             let mut doc = serde_json::json!({ "checks": rows });

@@ -13,9 +13,9 @@
 //! are looked at again (at most once a second, when a connection comes)
 //! and a changed set is reloaded, or kept as it was when it no longer reads.
 
-use crate::cli::args::{CheckArgs, Output};
 use super::metrics::{render, LevelSample, OPENMETRICS_TYPE, PROMETHEUS_TYPE};
 use super::webconfig::{AuthResult, RateLimit, WebConfig};
+use crate::cli::args::{CheckArgs, Output};
 use crate::exit;
 use crate::fleet::drift::{compare, mark_broken, Baseline, Drift};
 use crate::fleet::plan::NodePlan;
