@@ -233,6 +233,7 @@ fn emit(families: &[SrcFamily]) -> String {
         let _ = writeln!(s, "        hidden_actions: &{:?},", f.hidden_actions);
         let _ = writeln!(s, "        login_refused: {:?},", f.login_refused);
         let _ = writeln!(s, "        privilege_refused: {:?},", f.privilege_refused);
+        let _ = writeln!(s, "        package: {:?},", f.package);
         s.push_str("        aliases: &[\n");
         for a in &f.aliases {
             let defaults: Vec<(&str, &str)> = a

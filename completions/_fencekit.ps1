@@ -38,6 +38,7 @@ Register-ArgumentCompleter -Native -CommandName 'fencekit' -ScriptBlock {
             [CompletionResult]::new('ack', 'ack', [CompletionResultType]::ParameterValue, 'Acknowledge that a node was fenced by hand (manual method)')
             [CompletionResult]::new('lab', 'lab', [CompletionResultType]::ParameterValue, 'Serve simulated BMCs on loopback until interrupted')
             [CompletionResult]::new('demo', 'demo', [CompletionResultType]::ParameterValue, 'Start an in-process lab and fence a simulated node, step by step')
+            [CompletionResult]::new('agents', 'agents', [CompletionResultType]::ParameterValue, 'List the fence agent names, each with the fence-agents package it stands in for')
             [CompletionResult]::new('agent', 'agent', [CompletionResultType]::ParameterValue, 'Run as a ClusterLabs fence agent (same as invoking fencekit as NAME)')
             [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Print shell completions (bash, zsh, fish, powershell, elvish)')
             [CompletionResult]::new('man', 'man', [CompletionResultType]::ParameterValue, 'Print a man page (fencekit, fencekit-SUBCOMMAND, or a fence agent name)')
@@ -854,6 +855,13 @@ Register-ArgumentCompleter -Native -CommandName 'fencekit' -ScriptBlock {
             [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'fencekit;agents' {
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             break

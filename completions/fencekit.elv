@@ -35,6 +35,7 @@ set edit:completion:arg-completer[fencekit] = {|@words|
             cand ack 'Acknowledge that a node was fenced by hand (manual method)'
             cand lab 'Serve simulated BMCs on loopback until interrupted'
             cand demo 'Start an in-process lab and fence a simulated node, step by step'
+            cand agents 'List the fence agent names, each with the fence-agents package it stands in for'
             cand agent 'Run as a ClusterLabs fence agent (same as invoking fencekit as NAME)'
             cand completions 'Print shell completions (bash, zsh, fish, powershell, elvish)'
             cand man 'Print a man page (fencekit, fencekit-SUBCOMMAND, or a fence agent name)'
@@ -838,6 +839,12 @@ set edit:completion:arg-completer[fencekit] = {|@words|
             cand --output 'Output format'
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'fencekit;agents'= {
+            cand -h 'Print help'
+            cand --help 'Print help'
             cand -V 'Print version'
             cand --version 'Print version'
         }

@@ -29,6 +29,49 @@ fn expected() -> Vec<(PathBuf, String)> {
     for (name, text) in native_pages() {
         out.push((PathBuf::from(format!("man/{name}.1")), text));
     }
+    // The distribution packages' agent names and Provides (issue 42): made
+    // from the definitions, so a new family only sets its `package`.
+    out.push((
+        PathBuf::from("packaging/agents"),
+        fencekit::cli::agents::text(),
+    ));
+    let manifest = std::fs::read_to_string(root().join("Cargo.toml")).expect("Cargo.toml");
+    out.push((PathBuf::from("Cargo.toml"), with_provides(&manifest)));
+    out
+}
+
+/// `Cargo.toml` with the generated `Provides` of `[package.metadata.deb]`
+/// (one `provides = "…"` line) and `[package.metadata.generate-rpm.provides]`
+/// (one `NAME = "= VERSION"` line each) made from the families' packages.
+fn with_provides(manifest: &str) -> String {
+    let packages = fencekit::agent::defs::packages();
+    let deb: Vec<String> = packages
+        .iter()
+        .map(|(p, v)| format!("{p} (= {v})"))
+        .collect();
+    let mut out = String::new();
+    let mut in_rpm_provides = false;
+    for line in manifest.lines() {
+        if in_rpm_provides {
+            if line.starts_with('[') || line.trim().is_empty() {
+                in_rpm_provides = false;
+            } else {
+                continue;
+            }
+        }
+        if line.starts_with("provides = ") {
+            out.push_str(&format!("provides = \"{}\"\n", deb.join(", ")));
+            continue;
+        }
+        out.push_str(line);
+        out.push('\n');
+        if line == "[package.metadata.generate-rpm.provides]" {
+            in_rpm_provides = true;
+            for (p, v) in &packages {
+                out.push_str(&format!("{p} = \"= {v}\"\n"));
+            }
+        }
+    }
     out
 }
 

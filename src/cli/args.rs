@@ -76,6 +76,8 @@ pub enum Command {
         /// The page; `fencekit` by default.
         page: Option<String>,
     },
+    /// List the fence agent names, each with the fence-agents package it stands in for.
+    Agents,
     /// Run as a ClusterLabs fence agent (same as invoking fencekit as NAME).
     #[command(disable_help_flag = true, disable_version_flag = true)]
     Agent {

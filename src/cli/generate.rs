@@ -400,6 +400,7 @@ fn hand_written(sub: Option<&str>) -> String {
         Some("demo") => {
             m.push_str("0 when every step of the demonstration succeeded; 1 otherwise.\n");
         }
+        Some("agents") => m.push_str("0 success; 1 when standard output is gone.\n"),
         Some("completions") | Some("man") => {
             m.push_str(
                 "0 success; 64 an unknown shell or page (the message lists the known ones).\n",
@@ -660,6 +661,13 @@ fn examples(sub: Option<&str>) -> Vec<(&'static str, &'static str)> {
         Some("man") => vec![
             ("Read a page without installing it:", "fencekit man fencekit-off | man -l -"),
             ("An agent's page:", "fencekit man fence_ipmilan | man -l -"),
+        ],
+        Some("agents") => vec![
+            ("Every agent name, its fence-agents package and release:", "fencekit agents"),
+            (
+                "Link every name in a directory (as packaging/Containerfile does):",
+                "for a in $(fencekit agents | cut -d' ' -f1); do ln -sf fencekit \"/usr/sbin/$a\"; done",
+            ),
         ],
         Some("agent") => vec![(
             "Run as fence_ipmilan without a symlink:",

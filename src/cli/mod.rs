@@ -7,6 +7,7 @@
 //! engine, and renders results (human lines, JSON) and exit codes. The
 //! engine never prints; everything a person sees comes from here.
 
+pub mod agents;
 pub mod args;
 pub mod check;
 #[cfg(feature = "lab")]

@@ -69,6 +69,7 @@ pub fn main(args: Vec<OsString>) -> i32 {
         Command::Man { page } => super::generate::man_main(page.as_deref()),
         #[cfg(feature = "lab")]
         Command::Demo(d) => super::demo::main(d),
+        Command::Agents => super::agents::main(),
         Command::Agent { name, args } => crate::agent_entry(&name, args),
     }
 }

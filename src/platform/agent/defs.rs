@@ -185,6 +185,10 @@ pub struct Family {
     /// credentials but refuses the action to them (403, NoPermission:
     /// `privilege_refused`); `None`: the agent front's default line.
     pub privilege_refused: Option<&'static str>,
+    /// The fence-agents package upstream ships this family in
+    /// (`package` in its `agents/*.toml`: `fence-agents-ipmilan`); the
+    /// `.deb` and `.rpm` `Provides` it (`fencekit agents`).
+    pub package: Option<&'static str>,
     /// The aliases.
     pub aliases: &'static [AliasDef],
     /// Every option, in usage order, with this family's overrides applied.
@@ -279,6 +283,20 @@ pub fn is_agent(name: &str) -> bool {
     defs().families.iter().any(|f| f.names().any(|n| n == name))
 }
 
+/// The fence-agents packages the families are served in place of, each
+/// once, with the release followed (sorted): what the distribution packages
+/// `Provide`.
+pub fn packages() -> Vec<(&'static str, &'static str)> {
+    let mut p: Vec<(&str, &str)> = defs()
+        .families
+        .iter()
+        .filter_map(|f| f.package.map(|p| (p, f.compat_version)))
+        .collect();
+    p.sort_unstable();
+    p.dedup();
+    p
+}
+
 /// Every agent name fencekit answers to, main names and aliases.
 pub fn all_names() -> Vec<&'static str> {
     defs().families.iter().flat_map(|f| f.names()).collect()
@@ -334,6 +352,7 @@ mod tests {
             assert_eq!(s.hidden_actions, f.hidden_actions);
             assert_eq!(s.login_refused.as_deref(), f.login_refused);
             assert_eq!(s.privilege_refused.as_deref(), f.privilege_refused);
+            assert_eq!(s.package.as_deref(), f.package);
             assert_eq!(s.aliases.len(), f.aliases.len());
             for (sa, a) in s.aliases.iter().zip(f.aliases) {
                 assert_eq!(
@@ -710,4 +729,22 @@ options = ["nope"]
             }
         }
     }
+
+    /// Every family says which fence-agents package upstream ships it in
+    /// (`package = "fence-agents-NAME"` in its file): the distribution
+    /// packages derive their `Provides` from it.
+    #[test]
+    fn every_family_names_its_fence_agents_package() {
+        let missing: Vec<&str> = defs()
+            .families
+            .iter()
+            .filter(|f| f.package.is_none())
+            .map(|f| f.name)
+            .collect();
+        assert!(
+            missing.is_empty(),
+            "add package = \"fence-agents-…\" to the agents/*.toml of {missing:?}"
+        );
+    }
+
 }

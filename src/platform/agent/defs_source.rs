@@ -137,6 +137,8 @@ struct FamilyFile {
     login_refused: Option<String>,
     #[serde(default)]
     privilege_refused: Option<String>,
+    #[serde(default)]
+    package: Option<String>,
     options: Vec<String>,
     #[serde(default)]
     overrides: BTreeMap<String, Override>,
@@ -180,6 +182,10 @@ pub struct SrcFamily {
     /// The first error line when the device accepts the credentials but
     /// refuses the action to them (`privilege_refused`; none: the default).
     pub privilege_refused: Option<String>,
+    /// The fence-agents package upstream ships these agents in
+    /// (`fence-agents-ipmilan`: Fedora's, RHEL's and FAR's split); the
+    /// distribution packages `Provides` it.
+    pub package: Option<String>,
     /// Aliases.
     pub aliases: Vec<SrcAlias>,
     /// Options, resolved.
@@ -209,6 +215,18 @@ fn resolve(file: &str, f: FamilyFile, common: &[SrcOption]) -> Result<SrcFamily,
             .is_some_and(|l| l.trim().is_empty() || l.contains('\n'))
         {
             return Err(format!("agents/{file}: {key} must be one non-empty line"));
+        }
+    }
+    if let Some(p) = &f.package {
+        if !p.starts_with("fence-agents-")
+            || !p[13..]
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+        {
+            return Err(format!(
+                "agents/{file}: package `{p}` is not a fence-agents package name \
+                 (fence-agents-NAME, lowercase)"
+            ));
         }
     }
     let mut options = Vec::new();
@@ -279,6 +297,7 @@ fn resolve(file: &str, f: FamilyFile, common: &[SrcOption]) -> Result<SrcFamily,
         hidden_actions: f.hidden_actions,
         login_refused: f.login_refused,
         privilege_refused: f.privilege_refused,
+        package: f.package,
         aliases: f.alias,
         options,
     })
