@@ -35,6 +35,7 @@ pub mod engine;
 pub mod exit;
 pub mod fingerprint;
 pub mod fleet;
+pub mod http;
 pub mod ipmi;
 pub mod kdump;
 pub mod kubevirt;

@@ -334,6 +334,8 @@ async fn web_identity(
         ("WebIdentityToken", token),
     ]));
     let peer = format!("STS at {}", endpoint.url);
+    // An endpoint that echoes the request must not print the token.
+    cx.http.remember(token.as_bytes());
     let r = Request {
         method: reqwest::Method::POST,
         url: &format!("{}/", endpoint.url),
@@ -353,7 +355,7 @@ async fn web_identity(
         .await
         .map_err(CredentialError::Sts)?;
     if !reply.ok() {
-        let e = super::model::api_error(reply.status, &reply.body);
+        let e = super::model::api_error(reply.status, reply.scrubbed().as_bytes());
         return Err(CredentialError::Sts(e.classify(
             Stage::Authenticate,
             &format!("AssumeRoleWithWebIdentity for {role}"),

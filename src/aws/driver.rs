@@ -145,7 +145,7 @@ impl AwsDriver {
     /// Counters so far.
     pub fn stats(&self) -> Stats {
         Stats {
-            requests: self.http.as_ref().map_or(0, |h| h.requests),
+            requests: self.http.as_ref().map_or(0, |h| h.requests()),
             throttled: self.throttled,
         }
     }
@@ -253,7 +253,7 @@ impl AwsDriver {
             if reply.ok() {
                 return Ok(Ok(reply.body));
             }
-            let err = model::api_error(reply.status, &reply.body);
+            let err = model::api_error(reply.status, reply.scrubbed().as_bytes());
             if !model::is_throttling(&err.code) {
                 return Ok(Err(err));
             }

@@ -106,18 +106,8 @@ pub fn refuses_parameter(e: &ApiError, param: &str) -> bool {
             .contains(&param.to_ascii_lowercase())
 }
 
-/// Printable, bounded text from the network (control characters dropped).
-pub fn printable(s: &str, max: usize) -> String {
-    let mut out: String = s
-        .chars()
-        .filter(|c| !c.is_control() || *c == ' ')
-        .take(max)
-        .collect();
-    if s.chars().count() > max {
-        out.push('…');
-    }
-    out
-}
+/// Text from the network, bounded and on one line (the shared rule).
+pub use crate::http::printable;
 
 impl ApiError {
     /// The engine's view of this answer to `what` (e.g. `StopInstances i-1`),

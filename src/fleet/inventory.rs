@@ -770,6 +770,33 @@ probe_ports = [5432]
     }
 
     #[test]
+    fn settings_merge_key_by_key_and_only_a_platforms_own_keys_are_taken() {
+        let text = "[defaults]\nsettings = { a = \"d\", b = \"d\" }\n\n[[node]]\nname = \"n1\"\n  \
+                    [[node.fence]]\n  endpoint = \"ipmi://10.0.0.1\"\n  settings = { b = \"own\", c = [1, \"x\"] }\n";
+        // IPMI takes no settings: refused, naming the key.
+        let e = Inventory::parse(text, Path::new("i.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("a ipmi method takes no settings (settings."),
+            "{e}"
+        );
+        // Merged key by key (read before the platform's check).
+        let own: MethodFields =
+            toml::from_str("settings = { b = \"own\", c = [1, \"x\"] }").unwrap();
+        let base: MethodFields = toml::from_str("settings = { a = \"d\", b = \"d\" }").unwrap();
+        let m = own.over(&base);
+        let keys: Vec<_> = m.settings.as_ref().unwrap().keys().cloned().collect();
+        assert_eq!(keys, ["a", "b", "c"]);
+        use crate::platform::build::Fields as _;
+        assert_eq!(m.get("b"), Some("own"));
+        assert_eq!(m.get("a"), Some("d"));
+        assert!(m.has("c"));
+        let stored = fields::StoredFields::new(m.clone());
+        assert_eq!(stored.fields(), m);
+    }
+
+    #[test]
     fn errors_name_file_and_line() {
         let bad = "[[node]]\nname = \"a\"\n  [[node.fence]]\n  endpoint = \"ipmi://x\"\n  passwrd = \"x\"\n";
         let e = Inventory::parse(bad, Path::new("i.toml"))

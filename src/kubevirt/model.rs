@@ -141,18 +141,8 @@ fn s<'a>(v: &'a Value, ptr: &str) -> Option<&'a str> {
     v.pointer(ptr).and_then(Value::as_str)
 }
 
-/// Text from the network, bounded and without control characters.
-pub fn printable(s: &str, max: usize) -> String {
-    let mut out: String = s
-        .chars()
-        .map(|c| if c.is_control() { '?' } else { c })
-        .take(max)
-        .collect();
-    if s.chars().count() > max {
-        out.push('…');
-    }
-    out
-}
+/// Text from the network, bounded and on one line (the shared rule).
+pub use crate::http::printable;
 
 /// Reads a VirtualMachine.
 pub fn vm(v: &Value) -> Result<Vm, String> {

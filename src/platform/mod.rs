@@ -62,6 +62,12 @@ pub trait Platform: Sync {
     fn check_fields(&self, _f: &dyn build::Fields) -> Result<(), String> {
         Ok(())
     }
+    /// The keys of [`build::MethodOptions::settings`] this platform takes
+    /// (an inventory's `settings` table is checked against them: any
+    /// other key is refused, naming these).
+    fn setting_keys(&self) -> &'static [&'static str] {
+        &[]
+    }
     /// Options that only this platform takes, given to a method of
     /// another (`driver`, its name, or `manual`): the error that says so.
     fn foreign_options(

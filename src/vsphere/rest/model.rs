@@ -97,19 +97,8 @@ fn json(body: &[u8]) -> Result<Value, String> {
     })
 }
 
-/// A server's text made safe for one line of a message: control
-/// characters replaced, at most `max` characters.
-pub fn printable(s: &str, max: usize) -> String {
-    let mut out: String = s
-        .chars()
-        .map(|c| if c.is_control() { '?' } else { c })
-        .take(max)
-        .collect();
-    if s.chars().count() > max {
-        out.push('…');
-    }
-    out
-}
+/// Text from the network, bounded and on one line (the shared rule).
+pub use crate::http::printable;
 
 /// The session id of a session's creation: a JSON string, bare or as
 /// `value`. Bounded (a real id is 32–64 characters) and header-safe.
