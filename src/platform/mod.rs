@@ -197,6 +197,13 @@ pub trait Method: fmt::Debug + Send + Sync {
     fn paced(&self) -> bool {
         true
     }
+    /// The most sessions at once a run opens to this method's address
+    /// (its device keys' `address`: a cloud's subscription, project or
+    /// account), when the API's rate limits want fewer than
+    /// `--max-per-address`; the smaller of the two applies.
+    fn address_limit(&self) -> Option<usize> {
+        None
+    }
     /// The user name, for plans and audit records.
     fn username(&self) -> &str {
         ""
