@@ -19,7 +19,7 @@ use crate::azure::config::{Auth, AzureConfig, Cloud, ConfigError};
 use crate::platform::agent::defs::Agent;
 use crate::platform::agent::key::Key;
 use crate::platform::agent::values::Values;
-use crate::platform::agent::{AgentFamily, Device, DeviceConfig, GuideRule, Guidance};
+use crate::platform::agent::{AgentFamily, Device, DeviceConfig, Guidance, GuideRule};
 use crate::platform::Driver;
 use crate::secret::Secret;
 use std::time::Duration;
@@ -37,7 +37,8 @@ pub fn config(values: &Values, agent: &Agent) -> Result<AzureConfig, String> {
         get(Key::ResourceGroup).unwrap_or(""),
         get(Key::Plug).unwrap_or(""),
     );
-    cfg.cloud = Cloud::parse(get(Key::Cloud), get(Key::MetadataEndpoint)).map_err(|e| e.to_string())?;
+    cfg.cloud =
+        Cloud::parse(get(Key::Cloud), get(Key::MetadataEndpoint)).map_err(|e| e.to_string())?;
     cfg.tenant = get(Key::TenantId).map(str::to_string);
     let client_id = get(Key::Username).map(str::to_string);
     let secret = values.get(Key::Password).filter(|p| !p.is_empty());
@@ -60,14 +61,18 @@ pub fn config(values: &Values, agent: &Agent) -> Result<AzureConfig, String> {
             return Err(ConfigError::NoClientId.to_string())
         }
         (false, Some(_), None, None) => {
-            return Err("--username (the application ID) needs --password (its secret) or \
+            return Err(
+                "--username (the application ID) needs --password (its secret) or \
                         --client-certificate"
-                .into())
+                    .into(),
+            )
         }
         (false, None, None, None) => Auth::Chain,
     };
     if cfg.tenant.is_none() && matches!(cfg.auth, Auth::Secret { .. } | Auth::Certificate { .. }) {
-        cfg.tenant = std::env::var("AZURE_TENANT_ID").ok().filter(|t| !t.is_empty());
+        cfg.tenant = std::env::var("AZURE_TENANT_ID")
+            .ok()
+            .filter(|t| !t.is_empty());
     }
     cfg.arm_endpoint = get(Key::EndpointUrl).map(str::to_string);
     cfg.ca_cert = get(Key::CaCert).map(std::path::PathBuf::from);
@@ -88,13 +93,29 @@ pub fn config(values: &Values, agent: &Agent) -> Result<AzureConfig, String> {
 pub fn describe(cfg: &AzureConfig) -> String {
     format!(
         "Azure VM {} in resource group {} of subscription {} ({} cloud), {}, {} s per request{}",
-        if cfg.vm.is_empty() { "(none: listing)" } else { &cfg.vm },
-        if cfg.resource_group.is_empty() { "(metadata service's)" } else { &cfg.resource_group },
-        if cfg.subscription.is_empty() { "(metadata service's)" } else { &cfg.subscription },
+        if cfg.vm.is_empty() {
+            "(none: listing)"
+        } else {
+            &cfg.vm
+        },
+        if cfg.resource_group.is_empty() {
+            "(metadata service's)"
+        } else {
+            &cfg.resource_group
+        },
+        if cfg.subscription.is_empty() {
+            "(metadata service's)"
+        } else {
+            &cfg.subscription
+        },
         cfg.cloud.name(),
         cfg.auth.describe(),
         cfg.request_timeout.as_secs(),
-        if cfg.allow_self_fence { ", self-fencing allowed" } else { "" }
+        if cfg.allow_self_fence {
+            ", self-fencing allowed"
+        } else {
+            ""
+        }
     )
 }
 
@@ -194,7 +215,12 @@ mod tests {
             p.extend_from_slice(extra);
             cfg_of(&p)
         };
-        let c = with(&[("username", "app"), ("password", "hunter2"), ("tenantId", "t")]).unwrap();
+        let c = with(&[
+            ("username", "app"),
+            ("password", "hunter2"),
+            ("tenantId", "t"),
+        ])
+        .unwrap();
         assert!(matches!(c.auth, Auth::Secret { .. }));
         assert_eq!((c.vm.as_str(), c.request_timeout), ("node1", MAX_REQUEST));
         assert!(!describe(&c).contains("hunter2"));
@@ -207,12 +233,16 @@ mod tests {
             Auth::ManagedIdentity { client_id: Some(_) }
         ));
         assert!(with(&[("msi", "1"), ("password", "x")]).is_err());
-        assert!(with(&[("username", "app")]).unwrap_err().contains("--password"));
+        assert!(with(&[("username", "app")])
+            .unwrap_err()
+            .contains("--password"));
         assert!(with(&[("password", "x")]).is_err());
         let e = with(&[("username", "a"), ("password", "x")]);
         assert!(e.is_err() || std::env::var("AZURE_TENANT_ID").is_ok());
         assert!(with(&[("cloud", "mars")]).unwrap_err().contains("mars"));
-        assert!(with(&[("cloud", "stack")]).unwrap_err().contains("metadata-endpoint"));
+        assert!(with(&[("cloud", "stack")])
+            .unwrap_err()
+            .contains("metadata-endpoint"));
         assert_eq!(with(&[("cloud", "china")]).unwrap().cloud, Cloud::China);
         assert_eq!(
             with(&[("power_timeout", "5")]).unwrap().request_timeout,

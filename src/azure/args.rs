@@ -74,7 +74,14 @@ mod tests {
 
     #[test]
     fn the_flags_reach_the_settings() {
-        let cli = Cli::parse_from(["t", "--azure-tenant", "t-1", "--azure-msi", "--expect-vm-id", "v"]);
+        let cli = Cli::parse_from([
+            "t",
+            "--azure-tenant",
+            "t-1",
+            "--azure-msi",
+            "--expect-vm-id",
+            "v",
+        ]);
         let mut o = MethodOptions::default();
         cli.azure.apply(&mut o);
         assert_eq!(o.setting("tenant"), Some("t-1"));

@@ -149,7 +149,12 @@ mod tests {
     fn an_assertion_is_a_signed_jwt_naming_the_certificate() {
         let pem = pem_pair().unwrap();
         let s = Signer::from_pem(&pem, "test").unwrap();
-        let a = s.assertion("app-1", "https://login/t/oauth2/v2.0/token", 1_700_000_000, "j");
+        let a = s.assertion(
+            "app-1",
+            "https://login/t/oauth2/v2.0/token",
+            1_700_000_000,
+            "j",
+        );
         let parts: Vec<&str> = a.split('.').collect();
         assert_eq!(parts.len(), 3);
         let header: serde_json::Value =

@@ -74,7 +74,9 @@ fn settings(mut c: AzureConfig, o: &MethodOptions) -> Result<AzureConfig, BuildE
     c.insecure = o.ssl_insecure;
     c.allow_self_fence = o.allow_self_fence;
     let client_id = o.username.clone().filter(|u| !u.trim().is_empty());
-    let cert = o.setting("client_certificate").map(std::path::PathBuf::from);
+    let cert = o
+        .setting("client_certificate")
+        .map(std::path::PathBuf::from);
     c.auth = match (o.flag("msi"), client_id, cert) {
         (true, id, None) => Auth::ManagedIdentity { client_id: id },
         (true, _, Some(_)) => return Err(ConfigError::MsiWithSecret.into()),
@@ -91,7 +93,9 @@ fn settings(mut c: AzureConfig, o: &MethodOptions) -> Result<AzureConfig, BuildE
         (false, None, None) => Auth::Chain,
     };
     if matches!(c.auth, Auth::Secret { .. } | Auth::Certificate { .. }) && c.tenant.is_none() {
-        c.tenant = std::env::var("AZURE_TENANT_ID").ok().filter(|t| !t.is_empty());
+        c.tenant = std::env::var("AZURE_TENANT_ID")
+            .ok()
+            .filter(|t| !t.is_empty());
     }
     c.validate()?;
     Ok(c)
@@ -114,10 +118,12 @@ pub fn expected_names(
 /// An inventory method's fields: a VM.
 pub fn check_fields(f: &dyn Fields) -> Result<(), String> {
     if !f.has("endpoint") && !f.has("plug") {
-        return Err("an azure method needs endpoint = \"azure://SUBSCRIPTION/RESOURCE-GROUP/VM\" \
+        return Err(
+            "an azure method needs endpoint = \"azure://SUBSCRIPTION/RESOURCE-GROUP/VM\" \
                     or plug = \"VM\" (with settings subscription and resource_group, or the \
                     metadata service's)"
-            .into());
+                .into(),
+        );
     }
     Ok(())
 }

@@ -34,7 +34,9 @@ pub enum ConfigError {
     #[error("'{0}' is not a cloud fencekit knows (china, usgov, germany, stack, or leave it out for public Azure)")]
     BadCloud(String),
     /// `--cloud=stack` without its endpoint.
-    #[error("--cloud=stack needs --metadata-endpoint (the Azure Stack Hub's Resource Manager URL)")]
+    #[error(
+        "--cloud=stack needs --metadata-endpoint (the Azure Stack Hub's Resource Manager URL)"
+    )]
     NoStackEndpoint,
     /// An endpoint that is not an https URL of a host.
     #[error("'{0}' is not an endpoint URL (expected https://HOST[:PORT][/]; credentials are sent only over TLS)")]
@@ -82,8 +84,16 @@ pub struct Endpoints {
 
 impl Cloud {
     /// The cloud `--cloud` names (`None` or empty: public).
-    pub fn parse(name: Option<&str>, metadata_endpoint: Option<&str>) -> Result<Cloud, ConfigError> {
-        match name.map(str::trim).unwrap_or("").to_ascii_lowercase().as_str() {
+    pub fn parse(
+        name: Option<&str>,
+        metadata_endpoint: Option<&str>,
+    ) -> Result<Cloud, ConfigError> {
+        match name
+            .map(str::trim)
+            .unwrap_or("")
+            .to_ascii_lowercase()
+            .as_str()
+        {
             "" | "public" | "azurecloud" => Ok(Cloud::Public),
             "china" | "azurechinacloud" => Ok(Cloud::China),
             "usgov" | "azureusgovernment" => Ok(Cloud::UsGov),
@@ -327,8 +337,7 @@ pub fn check_subscription(s: &str) -> Result<(), ConfigError> {
 pub fn check_resource_group(s: &str) -> Result<(), ConfigError> {
     let ok = (1..=90).contains(&s.len())
         && !s.ends_with('.')
-        && s
-            .chars()
+        && s.chars()
             .all(|c| c.is_ascii_alphanumeric() || "-_.()".contains(c));
     ok.then_some(())
         .ok_or_else(|| ConfigError::BadResourceGroup(s.to_string()))
@@ -337,8 +346,7 @@ pub fn check_resource_group(s: &str) -> Result<(), ConfigError> {
 /// A VM name as Azure takes one (Linux names; Windows' are a subset).
 pub fn check_vm(s: &str) -> Result<(), ConfigError> {
     let ok = (1..=64).contains(&s.len())
-        && s
-            .chars()
+        && s.chars()
             .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
         && !s.starts_with(['.', '-']);
     ok.then_some(())
@@ -457,7 +465,11 @@ mod tests {
         assert_eq!(Cloud::parse(None, None), Ok(Cloud::Public));
         assert_eq!(Cloud::parse(Some("China"), None), Ok(Cloud::China));
         assert_eq!(
-            Cloud::parse(Some("usgov"), None).unwrap().endpoints().unwrap().authority,
+            Cloud::parse(Some("usgov"), None)
+                .unwrap()
+                .endpoints()
+                .unwrap()
+                .authority,
             "https://login.microsoftonline.us"
         );
         assert_eq!(
@@ -465,7 +477,10 @@ mod tests {
             Err(ConfigError::NoStackEndpoint)
         );
         assert_eq!(
-            Cloud::parse(Some("stack"), Some("https://management.local.azurestack.external/")),
+            Cloud::parse(
+                Some("stack"),
+                Some("https://management.local.azurestack.external/")
+            ),
             Ok(Cloud::Stack(
                 "https://management.local.azurestack.external".into()
             ))

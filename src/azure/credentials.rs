@@ -24,8 +24,8 @@ use crate::http::{Client, Patience, Request};
 use crate::secret::Secret;
 use reqwest::Method;
 use std::path::PathBuf;
-use zeroize::Zeroizing;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use zeroize::Zeroizing;
 
 /// The instance metadata service, when `AZURE_POD_IDENTITY_AUTHORITY_HOST`
 /// names no other.
@@ -232,40 +232,45 @@ fn token_of(body: &[u8], stage: Stage, what: &str) -> Result<Token, DriverError>
 /// Fetches a token from `source`.
 pub async fn fetch(source: &Source, l: Login<'_>) -> Result<Token, DriverError> {
     let stage = Stage::Authenticate;
-    let (tenant, client_id, secret_pairs): (&str, &str, Vec<(&str, Zeroizing<String>)>) = match source {
-        Source::Imds { client_id } => return imds_token(client_id.as_deref(), l).await,
-        Source::Secret {
-            tenant,
-            client_id,
-            secret,
-        } => {
-            let s = String::from_utf8_lossy(secret.expose()).into_owned();
-            (tenant, client_id, vec![("client_secret", Zeroizing::new(s))])
-        }
-        Source::Certificate {
-            tenant,
-            client_id,
-            signer,
-            ..
-        } => {
-            let url = token_url(l.authority, tenant);
-            let a = signer.assertion(client_id, &url, now_secs(), &random_jti());
-            (tenant, client_id, assertion_pairs(a))
-        }
-        Source::Workload {
-            tenant,
-            client_id,
-            file,
-        } => {
-            let a = std::fs::read_to_string(file).map_err(|e| {
-                config(format!(
-                    "cannot read the federated token file {} (AZURE_FEDERATED_TOKEN_FILE): {e}",
-                    file.display()
-                ))
-            })?;
-            (tenant, client_id, assertion_pairs(a.trim().to_string()))
-        }
-    };
+    let (tenant, client_id, secret_pairs): (&str, &str, Vec<(&str, Zeroizing<String>)>) =
+        match source {
+            Source::Imds { client_id } => return imds_token(client_id.as_deref(), l).await,
+            Source::Secret {
+                tenant,
+                client_id,
+                secret,
+            } => {
+                let s = String::from_utf8_lossy(secret.expose()).into_owned();
+                (
+                    tenant,
+                    client_id,
+                    vec![("client_secret", Zeroizing::new(s))],
+                )
+            }
+            Source::Certificate {
+                tenant,
+                client_id,
+                signer,
+                ..
+            } => {
+                let url = token_url(l.authority, tenant);
+                let a = signer.assertion(client_id, &url, now_secs(), &random_jti());
+                (tenant, client_id, assertion_pairs(a))
+            }
+            Source::Workload {
+                tenant,
+                client_id,
+                file,
+            } => {
+                let a = std::fs::read_to_string(file).map_err(|e| {
+                    config(format!(
+                        "cannot read the federated token file {} (AZURE_FEDERATED_TOKEN_FILE): {e}",
+                        file.display()
+                    ))
+                })?;
+                (tenant, client_id, assertion_pairs(a.trim().to_string()))
+            }
+        };
     let url = token_url(l.authority, tenant);
     let what = format!("a token for {client_id}");
     let mut pairs: Vec<(&str, &str)> = vec![
@@ -331,7 +336,10 @@ pub fn token_url(authority: &str, tenant: &str) -> String {
 /// The scope's resource, as the metadata service takes it
 /// (`https://management.azure.com/`).
 pub fn resource_of(scope: &str) -> String {
-    format!("{}/", scope.trim_end_matches("/.default").trim_end_matches('/'))
+    format!(
+        "{}/",
+        scope.trim_end_matches("/.default").trim_end_matches('/')
+    )
 }
 
 async fn imds_token(client_id: Option<&str>, l: Login<'_>) -> Result<Token, DriverError> {
@@ -357,19 +365,15 @@ async fn imds_token(client_id: Option<&str>, l: Login<'_>) -> Result<Token, Driv
         statuses: &[429, 500, 503],
         ..Patience::THROTTLE
     };
-    let reply = l
-        .imds
-        .send_patiently(&req, &patience)
-        .await
-        .map_err(|f| {
-            let mut e = f.into_error();
-            e.message = format!(
-                "{} (is this an Azure VM with a managed identity? AZURE_POD_IDENTITY_AUTHORITY_HOST \
+    let reply = l.imds.send_patiently(&req, &patience).await.map_err(|f| {
+        let mut e = f.into_error();
+        e.message = format!(
+            "{} (is this an Azure VM with a managed identity? AZURE_POD_IDENTITY_AUTHORITY_HOST \
                  names another metadata service)",
-                e.message
-            );
-            e
-        })?;
+            e.message
+        );
+        e
+    })?;
     if reply.ok() {
         return token_of(&reply.body, stage, what);
     }
@@ -410,7 +414,10 @@ mod tests {
             ("AZURE_CLIENT_ID", "app"),
             ("AZURE_TENANT_ID", "t"),
             ("AZURE_CLIENT_SECRET", "s3cret"),
-            ("AZURE_FEDERATED_TOKEN_FILE", "/var/run/secrets/azure/tokens/token"),
+            (
+                "AZURE_FEDERATED_TOKEN_FILE",
+                "/var/run/secrets/azure/tokens/token",
+            ),
         ]);
         let s = Source::choose(&cfg(Auth::Chain), &env).unwrap();
         assert!(matches!(s, Source::Secret { ref client_id, .. } if client_id == "app"));
@@ -455,7 +462,10 @@ mod tests {
     #[test]
     fn urls_of_the_token_endpoints() {
         assert_eq!(
-            token_url("https://login.microsoftonline.com/", "contoso.onmicrosoft.com"),
+            token_url(
+                "https://login.microsoftonline.com/",
+                "contoso.onmicrosoft.com"
+            ),
             "https://login.microsoftonline.com/contoso.onmicrosoft.com/oauth2/v2.0/token"
         );
         assert_eq!(

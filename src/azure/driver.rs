@@ -230,7 +230,11 @@ impl PowerDriver for AzureDriver {
         self.prepare(deadline).await?;
         let vm = self.read_vm(Stage::Authenticate, deadline).await?;
         self.fresh = true;
-        let source = self.source.as_ref().map(Source::describe).unwrap_or_default();
+        let source = self
+            .source
+            .as_ref()
+            .map(Source::describe)
+            .unwrap_or_default();
         Ok(format!(
             "Azure Resource Manager at {} (subscription {}, resource group {}), credentials: \
              {source}; VM {} (vmId {}) is {}",

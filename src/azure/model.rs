@@ -371,23 +371,39 @@ mod tests {
         assert_eq!(observed("hibernated"), None, "never guessed");
         let v = vm(&view(&["PowerState/stopped"])).unwrap();
         assert_eq!(v.nics.len(), 1);
-        assert_eq!(v.vm_id.as_deref(), Some("8f2b3c4d-1111-2222-3333-444455556666"));
+        assert_eq!(
+            v.vm_id.as_deref(),
+            Some("8f2b3c4d-1111-2222-3333-444455556666")
+        );
     }
 
     #[test]
     fn an_answer_about_another_vm_is_refused() {
         let v = vm(&view(&["PowerState/running"])).unwrap();
-        let path = "/subscriptions/s/resourceGroups/RG/providers/Microsoft.Compute/virtualMachines/node1";
+        let path =
+            "/subscriptions/s/resourceGroups/RG/providers/Microsoft.Compute/virtualMachines/node1";
         assert_eq!(wrong_vm(&v, path, "NODE1", None), None);
         assert_eq!(
-            wrong_vm(&v, path, "node1", Some("8F2B3C4D-1111-2222-3333-444455556666")),
+            wrong_vm(
+                &v,
+                path,
+                "node1",
+                Some("8F2B3C4D-1111-2222-3333-444455556666")
+            ),
             None
         );
-        assert!(wrong_vm(&v, path, "node2", None).unwrap().contains("not 'node2'"));
-        assert!(wrong_vm(&v, &path.replace("node1", "x/node1"), "node1", None).is_some());
-        assert!(wrong_vm(&v, path, "node1", Some("00000000-0000-0000-0000-000000000001"))
+        assert!(wrong_vm(&v, path, "node2", None)
             .unwrap()
-            .contains("vmId"));
+            .contains("not 'node2'"));
+        assert!(wrong_vm(&v, &path.replace("node1", "x/node1"), "node1", None).is_some());
+        assert!(wrong_vm(
+            &v,
+            path,
+            "node1",
+            Some("00000000-0000-0000-0000-000000000001")
+        )
+        .unwrap()
+        .contains("vmId"));
     }
 
     #[test]
@@ -409,7 +425,10 @@ mod tests {
         assert_eq!(location_status(202, b""), Progress::Running);
         assert_eq!(location_status(204, b""), Progress::Succeeded);
         assert!(matches!(
-            location_status(500, br#"{"error":{"code":"InternalExecutionError","message":"x"}}"#),
+            location_status(
+                500,
+                br#"{"error":{"code":"InternalExecutionError","message":"x"}}"#
+            ),
             Progress::Failed { .. }
         ));
     }
@@ -444,7 +463,10 @@ mod tests {
         );
         let (vms, next) = vm_page(page.as_bytes()).unwrap();
         assert_eq!((vms.len(), next.as_deref()), (1, Some("https://m/next")));
-        let me = this_vm(br#"{"compute":{"vmId":"v","name":"n","resourceGroupName":"rg","subscriptionId":"s"}}"#).unwrap();
+        let me = this_vm(
+            br#"{"compute":{"vmId":"v","name":"n","resourceGroupName":"rg","subscriptionId":"s"}}"#,
+        )
+        .unwrap();
         assert_eq!((me.vm_id.as_str(), me.resource_group.as_str()), ("v", "rg"));
         assert!(this_vm(b"{}").is_err());
         assert_eq!(

@@ -115,7 +115,11 @@ impl Method for AzureMethod {
     }
     fn endpoint(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let c = &self.config;
-        write!(f, "azure://{}/{}/{}", c.subscription, c.resource_group, c.vm)
+        write!(
+            f,
+            "azure://{}/{}/{}",
+            c.subscription, c.resource_group, c.vm
+        )
     }
     fn describe(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let c = &self.config;
@@ -123,11 +127,23 @@ impl Method for AzureMethod {
             f,
             "Azure VM {} in resource group {} of subscription {} ({} cloud), {}{}",
             c.vm,
-            if c.resource_group.is_empty() { "(metadata service's)" } else { &c.resource_group },
-            if c.subscription.is_empty() { "(metadata service's)" } else { &c.subscription },
+            if c.resource_group.is_empty() {
+                "(metadata service's)"
+            } else {
+                &c.resource_group
+            },
+            if c.subscription.is_empty() {
+                "(metadata service's)"
+            } else {
+                &c.subscription
+            },
             c.cloud.name(),
             c.auth.describe(),
-            if c.allow_self_fence { ", self-fencing allowed" } else { "" }
+            if c.allow_self_fence {
+                ", self-fencing allowed"
+            } else {
+                ""
+            }
         )
     }
     fn device_keys(&self) -> Vec<crate::lock::DeviceKey> {

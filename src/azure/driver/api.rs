@@ -44,12 +44,16 @@ impl AzureDriver {
                 trust: Some(trust),
                 proxy: Proxy::Env,
                 env: &lookup,
-                tls_hint: Some("Resource Manager's CA comes from the system trust store or --ca-cert"),
+                tls_hint: Some(
+                    "Resource Manager's CA comes from the system trust store or --ca-cert",
+                ),
                 ..Setup::new("Azure Resource Manager")
             })?);
         }
         if self.imds.is_none() {
+            // Plain HTTP on the host: no proxy, no certificate trust to load.
             self.imds = Some(Client::new(Setup {
+                trust: None,
                 proxy: Proxy::None,
                 ..Setup::new("the instance metadata service")
             })?);
@@ -75,9 +79,14 @@ impl AzureDriver {
             "{}/metadata/instance/compute?api-version=2021-02-01&format=json",
             self.imds_base()
         );
-        let req = Request::new(Method::GET, &url, "the instance metadata", Stage::Authenticate)
-            .header(reqwest::header::HeaderName::from_static("metadata"), "true")
-            .within(credentials::IMDS_TIMEOUT, deadline);
+        let req = Request::new(
+            Method::GET,
+            &url,
+            "the instance metadata",
+            Stage::Authenticate,
+        )
+        .header(reqwest::header::HeaderName::from_static("metadata"), "true")
+        .within(credentials::IMDS_TIMEOUT, deadline);
         let http = self.imds.as_mut().expect("made above");
         let reply = http.send(&req).await.map_err(Failed::into_error)?;
         if !reply.ok() {
@@ -125,7 +134,10 @@ impl AzureDriver {
         self.bearer(deadline).await.map(|_| ())
     }
 
-    async fn find_endpoints(&mut self, deadline: Option<Instant>) -> Result<Endpoints, DriverError> {
+    async fn find_endpoints(
+        &mut self,
+        deadline: Option<Instant>,
+    ) -> Result<Endpoints, DriverError> {
         let mut e = match self.cfg.cloud.endpoints() {
             Some(e) => e,
             None => {
@@ -151,8 +163,13 @@ impl AzureDriver {
         deadline: Option<Instant>,
     ) -> Result<Endpoints, DriverError> {
         let url = format!("{arm}/metadata/endpoints?api-version=2015-01-01");
-        let req = Request::new(Method::GET, &url, "the Stack Hub's endpoints", Stage::Authenticate)
-            .within(self.cfg.request_timeout, deadline);
+        let req = Request::new(
+            Method::GET,
+            &url,
+            "the Stack Hub's endpoints",
+            Stage::Authenticate,
+        )
+        .within(self.cfg.request_timeout, deadline);
         let http = self.arm.as_mut().expect("made first");
         let reply = http.send(&req).await.map_err(Failed::into_error)?;
         let v: Option<serde_json::Value> = reply
@@ -171,7 +188,10 @@ impl AzureDriver {
         match login {
             Some(l) if l.starts_with("https://") => Ok(Endpoints {
                 arm: arm.to_string(),
-                authority: l.trim_end_matches('/').trim_end_matches("/adfs").to_string(),
+                authority: l
+                    .trim_end_matches('/')
+                    .trim_end_matches("/adfs")
+                    .to_string(),
                 scope: format!("{}/.default", audience.trim_end_matches('/')),
             }),
             _ => Err(config(format!(
@@ -189,7 +209,11 @@ impl AzureDriver {
         &mut self,
         deadline: Option<Instant>,
     ) -> Result<zeroize::Zeroizing<Vec<u8>>, DriverError> {
-        if self.token.as_ref().is_none_or(|t| Instant::now() >= t.renew_at) {
+        if self
+            .token
+            .as_ref()
+            .is_none_or(|t| Instant::now() >= t.renew_at)
+        {
             let endpoints = self.endpoints.clone().expect("found in prepare");
             let imds_base = self.imds_base();
             let source = self.source.as_ref().expect("chosen in prepare");
@@ -258,7 +282,9 @@ impl AzureDriver {
                 .within(self.cfg.request_timeout, deadline);
             req.max_body = MAX_BODY;
             if !req.add_secret(reqwest::header::AUTHORIZATION, &auth) {
-                return Err(config("the token cannot be carried in an HTTP header".into()));
+                return Err(config(
+                    "the token cannot be carried in an HTTP header".into(),
+                ));
             }
             let http = self.arm.as_mut().expect("made in prepare");
             let reply = match http.send_patiently(&req, patience).await {
@@ -308,7 +334,10 @@ impl AzureDriver {
                 "no VM '{}' in resource group '{}' of subscription {} ({what}: {} {})",
                 self.cfg.vm, self.cfg.resource_group, self.cfg.subscription, e.code, e.message
             ),
-            s => format!("Resource Manager answered {what} with {s} {}: {}", e.code, e.message),
+            s => format!(
+                "Resource Manager answered {what} with {s} {}: {}",
+                e.code, e.message
+            ),
         };
         DriverError::new(kind, stage, message)
     }
@@ -320,13 +349,21 @@ impl AzureDriver {
         stage: Stage,
         deadline: Option<Instant>,
     ) -> Result<Vm, DriverError> {
+        self.prepare(deadline).await?;
         let path = self.vm_path();
         let url = self.url(&format!(
             "{path}?$expand=instanceView&api-version={COMPUTE_API}"
         ));
         let what = format!("GET virtualMachines/{}", self.cfg.vm);
         let reply = match self
-            .call(Method::GET, &url, &what, stage, &Patience::THROTTLE_OR_BUSY, deadline)
+            .call(
+                Method::GET,
+                &url,
+                &what,
+                stage,
+                &Patience::THROTTLE_OR_BUSY,
+                deadline,
+            )
             .await?
         {
             Call::Reply(r) => r,

@@ -16,6 +16,7 @@ impl AzureDriver {
     /// Every VM of the resource group (names only: a list carries no
     /// instance views), page by page within the deadline.
     pub async fn list_vms(&mut self, deadline: Option<Instant>) -> Result<Vec<Vm>, DriverError> {
+        self.prepare(deadline).await?;
         let first = self.url(&format!(
             "{}/providers/Microsoft.Compute/virtualMachines?api-version={COMPUTE_API}",
             self.group_path()
@@ -26,7 +27,14 @@ impl AzureDriver {
         for _ in 0..self.pages() {
             let what = format!("GET the VMs of resource group {}", self.cfg.resource_group);
             let reply = match self
-                .call(Method::GET, &url, &what, Stage::Status, &Patience::THROTTLE_OR_BUSY, deadline)
+                .call(
+                    Method::GET,
+                    &url,
+                    &what,
+                    Stage::Status,
+                    &Patience::THROTTLE_OR_BUSY,
+                    deadline,
+                )
                 .await?
             {
                 Call::Reply(r) => r,
@@ -65,7 +73,10 @@ impl AzureDriver {
     /// Reads one VM of the group by name (`list-status`): its power
     /// state, `None` when it cannot be read.
     pub async fn state_of(&mut self, name: &str, deadline: Option<Instant>) -> Option<PowerState> {
-        let saved = (std::mem::replace(&mut self.cfg.vm, name.to_string()), self.vm_id.take());
+        let saved = (
+            std::mem::replace(&mut self.cfg.vm, name.to_string()),
+            self.vm_id.take(),
+        );
         let r = self.read_vm(Stage::Status, deadline).await;
         self.cfg.vm = saved.0;
         self.vm_id = saved.1;
@@ -121,7 +132,8 @@ impl AzureDriver {
             _ => self.this_vm(deadline).await.ok(),
         };
         if let Some(me) = me.filter(|m| {
-            m.resource_group.eq_ignore_ascii_case(&self.cfg.resource_group)
+            m.resource_group
+                .eq_ignore_ascii_case(&self.cfg.resource_group)
                 && m.subscription.eq_ignore_ascii_case(&self.cfg.subscription)
                 && !m.name.is_empty()
         }) {

@@ -51,7 +51,14 @@ impl AzureDriver {
         let what = format!("POST virtualMachines/{}/{verb}", self.cfg.vm);
         // 429 refuses before anything is done; a 503 might not.
         let reply = match self
-            .call(Method::POST, &url, &what, Stage::Command, &Patience::THROTTLE, deadline)
+            .call(
+                Method::POST,
+                &url,
+                &what,
+                Stage::Command,
+                &Patience::THROTTLE,
+                deadline,
+            )
             .await?
         {
             Call::Reply(r) => r,
@@ -63,7 +70,10 @@ impl AzureDriver {
                 Ok(())
             }
             201 | 202 => {
-                let op = match (reply.header("azure-asyncoperation"), reply.header("location")) {
+                let op = match (
+                    reply.header("azure-asyncoperation"),
+                    reply.header("location"),
+                ) {
                     (Some(a), _) => Some((a.to_string(), true)),
                     (None, Some(l)) => Some((l.to_string(), false)),
                     (None, None) => None,
@@ -105,13 +115,19 @@ impl AzureDriver {
 
     /// Polls the pending operation until it ends or the deadline comes
     /// (then it stays pending for `observe`).
-    async fn follow(&mut self, first: Duration, deadline: Option<Instant>) -> Result<(), DriverError> {
+    async fn follow(
+        &mut self,
+        first: Duration,
+        deadline: Option<Instant>,
+    ) -> Result<(), DriverError> {
         let until = deadline.unwrap_or_else(|| Instant::now() + FOLLOW_BUDGET);
         let mut pause = first;
         loop {
             // Leave time for the engine's own read after the operation.
             if Instant::now() + pause + Duration::from_millis(200) >= until {
-                tracing::debug!("the operation is still running at the step's end; observe follows it");
+                tracing::debug!(
+                    "the operation is still running at the step's end; observe follows it"
+                );
                 return Ok(());
             }
             tokio::time::sleep(pause).await;
@@ -133,7 +149,14 @@ impl AzureDriver {
         };
         let what = format!("GET the {} operation of {}", p.command, self.cfg.vm);
         let reply = match self
-            .call(Method::GET, &p.url, &what, Stage::Wait, &Patience::THROTTLE_OR_BUSY, deadline)
+            .call(
+                Method::GET,
+                &p.url,
+                &what,
+                Stage::Wait,
+                &Patience::THROTTLE_OR_BUSY,
+                deadline,
+            )
             .await?
         {
             Call::Reply(r) => r,
@@ -178,7 +201,11 @@ impl AzureDriver {
                          ({code}: {message}); the VM is not taken as {}",
                         p.command,
                         self.cfg.vm,
-                        if p.command == PowerCommand::Off { "off" } else { "on" }
+                        if p.command == PowerCommand::Off {
+                            "off"
+                        } else {
+                            "on"
+                        }
                     ),
                 ))
             }
@@ -232,7 +259,8 @@ impl AzureDriver {
                     "{}; whether Azure carried out {what} is not known{}, and it is not sent again",
                     silence.message,
                     match read.as_ref().and_then(|v| v.power.as_deref()) {
-                        Some(p) => format!(" (the VM reads PowerState/{})", model::printable(p, 40)),
+                        Some(p) =>
+                            format!(" (the VM reads PowerState/{})", model::printable(p, 40)),
                         None => String::new(),
                     }
                 ),
@@ -264,7 +292,9 @@ impl AzureDriver {
         let target = self.vm_id.as_deref().unwrap_or("");
         let same = (!me.vm_id.is_empty() && me.vm_id.eq_ignore_ascii_case(target))
             || (me.name.eq_ignore_ascii_case(&self.cfg.vm)
-                && me.resource_group.eq_ignore_ascii_case(&self.cfg.resource_group)
+                && me
+                    .resource_group
+                    .eq_ignore_ascii_case(&self.cfg.resource_group)
                 && me.subscription.eq_ignore_ascii_case(&self.cfg.subscription));
         match (same, self.cfg.allow_self_fence) {
             (false, _) => Ok(()),
