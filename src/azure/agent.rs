@@ -85,7 +85,7 @@ pub fn config(values: &Values, agent: &Agent) -> Result<AzureConfig, String> {
         Some(n) if n > 0 => Duration::from_secs(n as u64).min(MAX_REQUEST),
         _ => MAX_REQUEST,
     };
-    cfg.validate().map_err(|e| e.to_string())?;
+    cfg.validate_with_tenant().map_err(|e| e.to_string())?;
     Ok(cfg)
 }
 

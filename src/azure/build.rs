@@ -152,8 +152,10 @@ mod tests {
         ));
         o.set("client_certificate", "/c.pem");
         assert!(from_url(URL, &o).unwrap().is_err());
-        let mut o = MethodOptions::default();
-        o.plug = Some("node2".into());
+        let mut o = MethodOptions {
+            plug: Some("node2".into()),
+            ..Default::default()
+        };
         o.set("resource_group", "rg");
         let c = from_parts(None, &o).unwrap();
         assert_eq!((c.subscription.as_str(), c.vm.as_str()), ("", "node2"));

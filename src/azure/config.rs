@@ -295,6 +295,14 @@ impl AzureConfig {
         if let Some(e) = &self.arm_endpoint {
             check_https(e)?;
         }
+        Ok(())
+    }
+
+    /// [`AzureConfig::validate`], and a service principal's tenant given
+    /// (the agents check it before acting; a method's is checked when it
+    /// connects, as AZURE_TENANT_ID may name it then).
+    pub fn validate_with_tenant(&self) -> Result<(), ConfigError> {
+        self.validate()?;
         match (&self.auth, &self.tenant) {
             (Auth::Secret { .. } | Auth::Certificate { .. }, None) => Err(ConfigError::NoTenant),
             _ => Ok(()),
@@ -514,9 +522,10 @@ mod tests {
             client_id: "app".into(),
             secret: Secret::from_str_value("s"),
         };
-        assert_eq!(c.validate(), Err(ConfigError::NoTenant));
-        c.tenant = Some("t".into());
         assert_eq!(c.validate(), Ok(()));
+        assert_eq!(c.validate_with_tenant(), Err(ConfigError::NoTenant));
+        c.tenant = Some("t".into());
+        assert_eq!(c.validate_with_tenant(), Ok(()));
         assert!(!c.auth.describe().contains('s') || !c.auth.describe().contains("\"s\""));
         c.arm_endpoint = Some("http://127.0.0.1:1".into());
         assert!(matches!(c.validate(), Err(ConfigError::BadEndpoint(_))));

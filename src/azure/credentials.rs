@@ -54,7 +54,7 @@ pub enum Source {
         /// Its application (client) ID.
         client_id: String,
         /// The certificate and key.
-        signer: Signer,
+        signer: Box<Signer>,
         /// The PEM file, for messages.
         path: PathBuf,
     },
@@ -83,7 +83,7 @@ fn certificate(tenant: &str, client_id: &str, path: PathBuf) -> Result<Source, D
     Ok(Source::Certificate {
         tenant: tenant.to_string(),
         client_id: client_id.to_string(),
-        signer,
+        signer: Box::new(signer),
         path,
     })
 }
