@@ -525,6 +525,20 @@ fn a_lost_answer_is_read_back_never_sent_again() {
         1,
         "read back, not sent again"
     );
+    if has_upstream() {
+        // Upstream does not send it again either, but ends in a traceback
+        // (exit 1) although the VM goes off.
+        peer.set("node1", json!({"power": "running", "pending": null}));
+        peer.fault(json!({"drop": {"powerOff": 1}}));
+        let mut args = creds();
+        args.extend(["-n", "node1", "-o", "off", "--power-timeout", "5"].map(String::from));
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let u = upstream(&peer, &args, &[], None);
+        assert_eq!(u.code, Some(1), "{}", u.text());
+        assert!(u.stderr.contains("ServiceRequestError"), "{}", u.text());
+        assert_eq!(peer.vm_state("node1")["powerOffs"], 2, "one each");
+        peer.set("node1", json!({"power": "stopped", "pending": null}));
+    }
     // A start lost before Azure acted on it: the VM still reads stopped, so
     // whether it was carried out is unknown, and it is never sent again.
     peer.fault(json!({"lose": {"start": 1}}));
@@ -980,4 +994,45 @@ fn pacemaker_stdin_far_argv_and_the_identity_pin() {
     let o = ours(&peer, &pinned, &[], None);
     assert_eq!(o.code, Some(0), "{}", o.text());
     assert_eq!(peer.power("node1"), "running");
+}
+
+/// The native CLI on the peer, directly (`--endpoint-url`, AZURE_AUTHORITY_HOST).
+fn native(peer: &Peer, args: &[&str]) -> Run {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_fencekit"));
+    c.args(args)
+        .args(["-l", APP, "--azure-tenant", TENANT, "--endpoint-url"])
+        .arg(peer.arm())
+        .arg("--ca-cert")
+        .arg(peer.ca())
+        .env("FENCEKIT_PASSWORD", SECRET)
+        .env("AZURE_AUTHORITY_HOST", peer.arm())
+        .env("AZURE_POD_IDENTITY_AUTHORITY_HOST", peer.imds())
+        .env("HOME", &peer.tmp)
+        .env("XDG_RUNTIME_DIR", &peer.tmp);
+    support::run(c, Duration::from_secs(60))
+}
+
+#[test]
+fn native_verify_is_bmc_only_and_check_records_the_vm_id() {
+    let Some(peer) = Peer::start(0.2) else { return };
+    let vm_id = peer.vm("node1", json!({"power": "stopped"}));
+    let target = format!("azure://{SUB}/{RG}/node1");
+    let r = native(&peer, &["status", &target]);
+    assert_eq!(r.code, Some(2), "{}", r.text());
+    // Resource Manager alone is the device's own view: not proof.
+    let r = native(&peer, &["verify", &target, "--samples", "1"]);
+    assert_eq!(r.code, Some(3), "{}", r.text());
+    assert!(r.text().to_lowercase().contains("bmc only"), "{}", r.text());
+    let base = peer.tmp.join("baseline.toml");
+    let b = base.display().to_string();
+    let r = native(&peer, &["check", &target, "--record", "--baseline", &b]);
+    assert_eq!(r.code, Some(0), "{}", r.text());
+    let text = std::fs::read_to_string(&base).unwrap();
+    assert!(text.contains(&format!("vm_id = \"{vm_id}\"")), "{text}");
+    assert!(text.contains("certificate = \"SHA256:"), "{text}");
+    // Deleted and created again under its name: a new vmId is a broken drift.
+    peer.control(json!({"op": "vm", "sub": SUB, "rg": RG, "name": "node1", "power": "stopped"}));
+    let r = native(&peer, &["check", &target, "--baseline", &b]);
+    assert_ne!(r.code, Some(0), "{}", r.text());
+    assert!(r.text().contains("identity-changed"), "{}", r.text());
 }
