@@ -29,6 +29,7 @@ macro_rules! outln {
 
 pub mod agent;
 pub mod aws;
+pub mod azure;
 pub mod cli;
 pub mod doctor;
 pub mod engine;
@@ -76,6 +77,7 @@ pub const AGENT_NAMES: &[&str] = &[
     "fence_kubevirt",
     "fence_vmware_soap",
     "fence_vmware_rest",
+    "fence_azure_arm",
 ];
 
 /// True when `name` (argv[0]'s file name) is a fence agent this binary can be.

@@ -29,7 +29,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     (
         "protocols",
         &[
-            "ipmi", "redfish", "ssh", "snmp", "kdump", "aws", "kubevirt", "vsphere",
+            "ipmi", "redfish", "ssh", "snmp", "kdump", "aws", "kubevirt", "vsphere", "azure",
         ],
     ),
     ("methods", &["method"]),

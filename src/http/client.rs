@@ -162,6 +162,18 @@ impl<'a> Request<'a> {
         self
     }
 
+    /// An `application/x-www-form-urlencoded` body of these pairs (an
+    /// OAuth token request). A credential among them must also be
+    /// `remember`ed by the client's scrub: the body is not a header.
+    pub fn form(self, pairs: &[(&str, &str)]) -> Self {
+        let body = pairs
+            .iter()
+            .map(|(k, v)| format!("{}={}", form_encode(k), form_encode(v)))
+            .collect::<Vec<_>>()
+            .join("&");
+        self.body("application/x-www-form-urlencoded", body.into_bytes())
+    }
+
     /// Bounded by `limit`, and by `deadline` when one is given.
     pub fn within(mut self, limit: Duration, deadline: Option<Instant>) -> Self {
         self.limit = limit;
@@ -587,6 +599,21 @@ impl Client {
             format!("the connection to {peer} broke during {}: {text}", r.what),
         ))
     }
+}
+
+/// `s` percent-encoded for a form body: unreserved characters as they are,
+/// every other byte as `%XX` (a space too, never `+`).
+pub fn form_encode(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                out.push(b as char)
+            }
+            _ => out.push_str(&format!("%{b:02X}")),
+        }
+    }
+    out
 }
 
 /// An error and its causes, each once.

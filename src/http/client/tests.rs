@@ -413,3 +413,19 @@ async fn no_proxy_and_the_environment() {
         .unwrap();
     assert_eq!(r.body, b"via proxy");
 }
+
+#[test]
+fn form_bodies_are_percent_encoded() {
+    assert_eq!(form_encode("a b+c/d=é~"), "a%20b%2Bc%2Fd%3D%C3%A9~");
+    let r = Request::new(Method::POST, "http://h/t", "token", Stage::Authenticate).form(&[
+        ("grant_type", "client_credentials"),
+        ("scope", "https://m/.default"),
+    ]);
+    assert_eq!(
+        r.body.as_deref(),
+        Some(&b"grant_type=client_credentials&scope=https%3A%2F%2Fm%2F.default"[..])
+    );
+    assert!(r.headers.iter().any(
+        |(k, v)| k == reqwest::header::CONTENT_TYPE && v == "application/x-www-form-urlencoded"
+    ));
+}

@@ -127,6 +127,15 @@ keys! {
     Namespace => "namespace",
     ApiPath => "api_path",
     Notls => "notls",
+    ClientCertificate => "client_certificate",
+    Cloud => "cloud",
+    ExpectVmId => "expect_vm_id",
+    MetadataEndpoint => "metadata_endpoint",
+    Msi => "msi",
+    NetworkFencing => "network_fencing",
+    ResourceGroup => "resourceGroup",
+    SubscriptionId => "subscriptionId",
+    TenantId => "tenantId",
 }
 
 impl std::fmt::Display for Key {
