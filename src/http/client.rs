@@ -152,6 +152,22 @@ impl<'a> Request<'a> {
         self
     }
 
+    /// A form body (`application/x-www-form-urlencoded`), each value
+    /// percent-encoded; a credential in it is the caller's to remember
+    /// in the scrub.
+    pub fn form(self, pairs: &[(&str, &str)]) -> Self {
+        let mut body = Vec::new();
+        for (i, (k, v)) in pairs.iter().enumerate() {
+            if i > 0 {
+                body.push(b'&');
+            }
+            form_encode(k.as_bytes(), &mut body);
+            body.push(b'=');
+            form_encode(v.as_bytes(), &mut body);
+        }
+        self.body("application/x-www-form-urlencoded", body)
+    }
+
     /// A body of this content type.
     pub fn body(mut self, content_type: &'static str, body: Vec<u8>) -> Self {
         self.headers.push((
@@ -182,6 +198,18 @@ impl<'a> Request<'a> {
     }
 }
 
+/// `raw` as a form field (WHATWG's urlencoded serializer: `*-._` and
+/// alphanumerics kept, a space as `+`, every other byte `%XX`).
+fn form_encode(raw: &[u8], out: &mut Vec<u8>) {
+    for &b in raw {
+        match b {
+            b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'*' | b'-' | b'.' | b'_' => out.push(b),
+            b' ' => out.push(b'+'),
+            _ => out.extend_from_slice(format!("%{b:02X}").as_bytes()),
+        }
+    }
+}
+
 /// What a request answered.
 #[derive(Debug)]
 pub struct Reply {
@@ -191,6 +219,10 @@ pub struct Reply {
     pub headers: HeaderMap,
     /// The body, at most the request's cap.
     pub body: Vec<u8>,
+    /// The status line's reason phrase when the server wrote its own
+    /// (Proxmox VE words its errors there: `500 VM 100 not running`);
+    /// raw: print it only through [`Reply::reason`].
+    pub reason_phrase: Option<String>,
     scrub: Scrub,
 }
 
@@ -201,8 +233,24 @@ impl Reply {
             status,
             headers,
             body,
+            reason_phrase: None,
             scrub,
         }
+    }
+
+    /// The same reply with the server's own reason phrase.
+    pub fn with_reason(mut self, reason: &str) -> Reply {
+        self.reason_phrase = Some(reason.to_string());
+        self
+    }
+
+    /// The server's own reason phrase as one printable line of at most
+    /// `max` characters, without any credential the client sent; `None`
+    /// when the server wrote the standard one (or none).
+    pub fn reason(&self, max: usize) -> Option<String> {
+        self.reason_phrase
+            .as_deref()
+            .map(|r| self.scrub.printable(r, max))
     }
 
     /// True for 2xx.
@@ -481,6 +529,10 @@ impl Client {
         let exchange = async {
             let mut resp = req.send().await.map_err(|e| this.classify(&e, r, peer))?;
             let status = resp.status().as_u16();
+            let reason_phrase = resp
+                .extensions()
+                .get::<hyper::ext::ReasonPhrase>()
+                .map(|r| String::from_utf8_lossy(r.as_bytes()).into_owned());
             let too_big = || {
                 Failed::TooLarge(this.error(
                     ErrorKind::Protocol,
@@ -506,6 +558,7 @@ impl Client {
                 status,
                 headers: std::mem::take(resp.headers_mut()),
                 body,
+                reason_phrase,
                 scrub: this.scrub.clone(),
             })
         };
