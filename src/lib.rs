@@ -45,6 +45,7 @@ pub mod lock;
 pub mod method;
 pub mod platform;
 pub mod private;
+pub mod pve;
 pub mod redfish;
 pub mod runtime;
 pub mod script;
@@ -76,6 +77,7 @@ pub const AGENT_NAMES: &[&str] = &[
     "fence_kubevirt",
     "fence_vmware_soap",
     "fence_vmware_rest",
+    "fence_pve",
 ];
 
 /// True when `name` (argv[0]'s file name) is a fence agent this binary can be.

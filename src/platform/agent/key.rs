@@ -127,6 +127,11 @@ keys! {
     Namespace => "namespace",
     ApiPath => "api_path",
     Notls => "notls",
+    PveNode => "pve_node",
+    PveNodeAuto => "pve_node_auto",
+    Nodename => "nodename",
+    Vmtype => "vmtype",
+    Skiplock => "skiplock",
 }
 
 impl std::fmt::Display for Key {
