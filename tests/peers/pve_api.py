@@ -59,7 +59,8 @@ Test control, no authentication (a loopback test peer):
   POST /fencekit/drop?action=A[&count=N]  the next A is carried out and its answer lost
   POST /fencekit/throttle?count=N[&retry_after=S]  the next N API requests get 429
   POST /fencekit/hang?count=N            the next N API requests are never answered
-  POST /fencekit/expire                  every ticket issued so far expires
+  POST /fencekit/expire[?after=N]        every ticket issued so far expires (after=N:
+                                         every ticket, new ones too, expires after N requests)
   POST /fencekit/echo?on=1               401 reasons quote the credentials sent
   POST /fencekit/reset
 
@@ -133,6 +134,8 @@ class World:
             self.nodes = dict(NODES)
             self.tickets = {}       # ticket -> (user, csrf, issued)
             self.expired = set()
+            self.expire_after = None
+            self.uses = {}
             self.tasks = {}         # upid -> task
             self.task_knobs = {}    # action -> {fail, ms, count}
             self.drop = {}
@@ -215,7 +218,9 @@ class Handler(BaseHTTPRequestHandler):
             return None, (401, self.echoed("No ticket"))
         with world.lock:
             t = world.tickets.get(ticket)
-            expired = ticket in world.expired
+            world.uses[ticket] = world.uses.get(ticket, 0) + 1
+            expired = ticket in world.expired or (
+                world.expire_after is not None and world.uses[ticket] > world.expire_after)
         if t is None or expired:
             return None, (401, self.echoed("permission denied - invalid PVE ticket"))
         user, csrf, _ = t
@@ -576,6 +581,8 @@ class Handler(BaseHTTPRequestHandler):
                 return self.plain(200, {"ok": True})
             if path == "/fencekit/expire":
                 world.expired.update(world.tickets.keys())
+                if q.get("after"):
+                    world.expire_after = int(q["after"])
                 return self.plain(200, {"ok": True, "expired": len(world.expired)})
             if path == "/fencekit/echo":
                 world.echo = q.get("on", "1") == "1"
