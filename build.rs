@@ -28,6 +28,7 @@ const FAMILY_FILES: &[&str] = &[
     "vmware_soap.toml",
     "vmware_rest.toml",
     "azure_arm.toml",
+    "pve.toml",
 ];
 
 fn main() {

@@ -46,6 +46,7 @@ pub mod lock;
 pub mod method;
 pub mod platform;
 pub mod private;
+pub mod pve;
 pub mod redfish;
 pub mod runtime;
 pub mod script;
@@ -78,6 +79,7 @@ pub const AGENT_NAMES: &[&str] = &[
     "fence_vmware_soap",
     "fence_vmware_rest",
     "fence_azure_arm",
+    "fence_pve",
 ];
 
 /// True when `name` (argv[0]'s file name) is a fence agent this binary can be.

@@ -203,6 +203,10 @@ pub struct Reply {
     pub headers: HeaderMap,
     /// The body, at most the request's cap.
     pub body: Vec<u8>,
+    /// The status line's reason phrase when the server wrote its own
+    /// (Proxmox VE words its errors there: `500 VM 100 not running`);
+    /// raw: print it only through [`Reply::reason`].
+    pub reason_phrase: Option<String>,
     scrub: Scrub,
 }
 
@@ -213,8 +217,24 @@ impl Reply {
             status,
             headers,
             body,
+            reason_phrase: None,
             scrub,
         }
+    }
+
+    /// The same reply with the server's own reason phrase.
+    pub fn with_reason(mut self, reason: &str) -> Reply {
+        self.reason_phrase = Some(reason.to_string());
+        self
+    }
+
+    /// The server's own reason phrase as one printable line of at most
+    /// `max` characters, without any credential the client sent; `None`
+    /// when the server wrote the standard one (or none).
+    pub fn reason(&self, max: usize) -> Option<String> {
+        self.reason_phrase
+            .as_deref()
+            .map(|r| self.scrub.printable(r, max))
     }
 
     /// True for 2xx.
@@ -493,6 +513,10 @@ impl Client {
         let exchange = async {
             let mut resp = req.send().await.map_err(|e| this.classify(&e, r, peer))?;
             let status = resp.status().as_u16();
+            let reason_phrase = resp
+                .extensions()
+                .get::<hyper::ext::ReasonPhrase>()
+                .map(|r| String::from_utf8_lossy(r.as_bytes()).into_owned());
             let too_big = || {
                 Failed::TooLarge(this.error(
                     ErrorKind::Protocol,
@@ -518,6 +542,7 @@ impl Client {
                 status,
                 headers: std::mem::take(resp.headers_mut()),
                 body,
+                reason_phrase,
                 scrub: this.scrub.clone(),
             })
         };

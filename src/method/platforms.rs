@@ -26,6 +26,7 @@ pub static PLATFORMS: &[&dyn Platform] = &[
     &crate::kubevirt::platform::PLATFORM,
     &crate::vsphere::platform::PLATFORM,
     &crate::azure::platform::PLATFORM,
+    &crate::pve::platform::PLATFORM,
 ];
 
 /// The platform of a target without a scheme another platform owns (a
@@ -80,6 +81,9 @@ pub struct PlatformArgs {
     /// Azure.
     #[command(flatten)]
     pub azure: crate::azure::args::Args,
+    /// Proxmox VE.
+    #[command(flatten)]
+    pub pve: crate::pve::args::Args,
     /// Last: the options declared after the composition are listed under
     /// the command's own heading again, not under the last platform's.
     #[command(flatten)]
@@ -95,6 +99,7 @@ impl PlatformArgs {
         self.aws.apply(o);
         self.kubevirt.apply(o);
         self.azure.apply(o);
+        self.pve.apply(o);
     }
 
     /// When a platform's flags name one machine: why the targets must then

@@ -22,6 +22,7 @@
 //! `/tmp/fencekit-peers`), installed by `tests/peers/setup.sh`.
 #![allow(dead_code)]
 
+pub mod hv;
 pub mod pacemaker;
 
 use fencekit::ssh::config::{Profile, SshAuth, SshConfig};

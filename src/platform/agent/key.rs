@@ -136,6 +136,11 @@ keys! {
     ResourceGroup => "resourceGroup",
     SubscriptionId => "subscriptionId",
     TenantId => "tenantId",
+    PveNode => "pve_node",
+    PveNodeAuto => "pve_node_auto",
+    Nodename => "nodename",
+    Vmtype => "vmtype",
+    Skiplock => "skiplock",
 }
 
 impl std::fmt::Display for Key {
