@@ -62,18 +62,11 @@ impl Device {
             .collect()
     }
 
-    /// `pcmk_host_map` as (node, port) pairs: `node:port;node2:port2`
-    /// (also `=` for `:`, and spaces between entries).
+    /// `pcmk_host_map` as (node, port) pairs, as Pacemaker 3.0.2 reads it
+    /// ([`super::hostmap::parse`]: `node:port;node2=port2`, mappings split
+    /// at `;`, spaces and tabs; malformed ones left out).
     pub fn host_map(&self) -> Vec<(String, String)> {
-        self.param("pcmk_host_map")
-            .unwrap_or("")
-            .split([';', ' ', '\t', '\n'])
-            .filter(|e| !e.trim().is_empty())
-            .filter_map(|e| {
-                let (n, p) = e.split_once([':', '='])?;
-                Some((n.trim().to_string(), p.trim().to_string()))
-            })
-            .collect()
+        super::hostmap::parse(self.param("pcmk_host_map").unwrap_or("")).pairs
     }
 
     /// `pcmk_host_list`: names separated by spaces, commas or semicolons.
@@ -295,16 +288,17 @@ impl Cib {
         self.props.get(k).map(String::as_str)
     }
 
-    /// `stonith-timeout` (its default when not set or unreadable).
+    /// `fencing-timeout` / `stonith-timeout` (its default when not set or
+    /// unreadable).
     pub fn stonith_timeout(&self) -> Duration {
-        self.prop("stonith-timeout")
+        self.option_value(super::properties::FENCING_TIMEOUT)
             .and_then(parse_time)
             .unwrap_or(DEFAULT_STONITH_TIMEOUT)
     }
 
-    /// The fencing action (`stonith-action`: reboot unless off).
+    /// The fencing action (`fencing-action` / `stonith-action`: reboot unless off).
     pub fn action(&self) -> Action {
-        match self.prop("stonith-action") {
+        match self.option_value(super::properties::FENCING_ACTION) {
             Some("off" | "poweroff") => Action::Off,
             _ => Action::Reboot,
         }
