@@ -428,7 +428,7 @@ pub struct ApiStatus {
 
 /// Reads an error answer (a `Status`, or anything).
 pub fn api_status(code: u16, body: &[u8]) -> ApiStatus {
-    let v: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
+    let v: Value = crate::parse::json(body, &crate::parse::Limits::ANSWER).unwrap_or(Value::Null);
     let message = s(&v, "/message")
         .map(|m| printable(m, 300))
         .unwrap_or_else(|| printable(&String::from_utf8_lossy(&body[..body.len().min(300)]), 300));
