@@ -29,6 +29,7 @@ macro_rules! outln {
 
 pub mod agent;
 pub mod aws;
+pub mod azure;
 pub mod cli;
 pub mod doctor;
 pub mod engine;
@@ -46,6 +47,7 @@ pub mod method;
 pub mod parse;
 pub mod platform;
 pub mod private;
+pub mod pve;
 pub mod redfish;
 pub mod runtime;
 pub mod script;
@@ -77,6 +79,8 @@ pub const AGENT_NAMES: &[&str] = &[
     "fence_kubevirt",
     "fence_vmware_soap",
     "fence_vmware_rest",
+    "fence_azure_arm",
+    "fence_pve",
 ];
 
 /// True when `name` (argv[0]'s file name) is a fence agent this binary can be.

@@ -29,7 +29,8 @@ const LAYERS: &[(&str, &[&str])] = &[
     (
         "protocols",
         &[
-            "ipmi", "redfish", "ssh", "snmp", "kdump", "aws", "kubevirt", "vsphere",
+            "ipmi", "redfish", "ssh", "snmp", "kdump", "aws", "kubevirt", "vsphere", "azure",
+            "pve", "nutanix",
         ],
     ),
     ("methods", &["method"]),

@@ -1374,7 +1374,7 @@ max_off_watts = 12.5
             ),
             (
                 "driver = \"ilo\"\nip = \"h\"",
-                "unknown driver 'ilo' (expected ipmi, redfish, ssh, snmp, aws, kubevirt, vsphere or manual)",
+                "unknown driver 'ilo' (expected ipmi, redfish, ssh, snmp, aws, kubevirt, vsphere, azure or manual)",
             ),
             (
                 "driver = \"manual\"\nserial = \"S\"",

@@ -162,6 +162,18 @@ impl<'a> Request<'a> {
         self
     }
 
+    /// An `application/x-www-form-urlencoded` body of these pairs (an
+    /// OAuth token request). A credential among them must also be
+    /// `remember`ed by the client's scrub: the body is not a header.
+    pub fn form(self, pairs: &[(&str, &str)]) -> Self {
+        let body = pairs
+            .iter()
+            .map(|(k, v)| format!("{}={}", form_encode(k), form_encode(v)))
+            .collect::<Vec<_>>()
+            .join("&");
+        self.body("application/x-www-form-urlencoded", body.into_bytes())
+    }
+
     /// Bounded by `limit`, and by `deadline` when one is given.
     pub fn within(mut self, limit: Duration, deadline: Option<Instant>) -> Self {
         self.limit = limit;
@@ -191,6 +203,10 @@ pub struct Reply {
     pub headers: HeaderMap,
     /// The body, at most the request's cap.
     pub body: Vec<u8>,
+    /// The status line's reason phrase when the server wrote its own
+    /// (Proxmox VE words its errors there: `500 VM 100 not running`);
+    /// raw: print it only through [`Reply::reason`].
+    pub reason_phrase: Option<String>,
     scrub: Scrub,
 }
 
@@ -201,8 +217,24 @@ impl Reply {
             status,
             headers,
             body,
+            reason_phrase: None,
             scrub,
         }
+    }
+
+    /// The same reply with the server's own reason phrase.
+    pub fn with_reason(mut self, reason: &str) -> Reply {
+        self.reason_phrase = Some(reason.to_string());
+        self
+    }
+
+    /// The server's own reason phrase as one printable line of at most
+    /// `max` characters, without any credential the client sent; `None`
+    /// when the server wrote the standard one (or none).
+    pub fn reason(&self, max: usize) -> Option<String> {
+        self.reason_phrase
+            .as_deref()
+            .map(|r| self.scrub.printable(r, max))
     }
 
     /// True for 2xx.
@@ -481,6 +513,10 @@ impl Client {
         let exchange = async {
             let mut resp = req.send().await.map_err(|e| this.classify(&e, r, peer))?;
             let status = resp.status().as_u16();
+            let reason_phrase = resp
+                .extensions()
+                .get::<hyper::ext::ReasonPhrase>()
+                .map(|r| String::from_utf8_lossy(r.as_bytes()).into_owned());
             let too_big = || {
                 Failed::TooLarge(this.error(
                     ErrorKind::Protocol,
@@ -506,6 +542,7 @@ impl Client {
                 status,
                 headers: std::mem::take(resp.headers_mut()),
                 body,
+                reason_phrase,
                 scrub: this.scrub.clone(),
             })
         };
@@ -587,6 +624,21 @@ impl Client {
             format!("the connection to {peer} broke during {}: {text}", r.what),
         ))
     }
+}
+
+/// `s` percent-encoded for a form body: unreserved characters as they are,
+/// every other byte as `%XX` (a space too, never `+`).
+pub fn form_encode(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                out.push(b as char)
+            }
+            _ => out.push_str(&format!("%{b:02X}")),
+        }
+    }
+    out
 }
 
 /// An error and its causes, each once.

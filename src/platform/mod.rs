@@ -20,6 +20,7 @@ pub mod args;
 pub mod build;
 pub mod credential;
 pub mod facts;
+pub mod target;
 
 use crate::engine::driver::PowerDriver;
 use crate::engine::error::{DriverError, ErrorKind, Stage};
