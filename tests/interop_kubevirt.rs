@@ -1166,3 +1166,43 @@ fn pod_lists_paginated_unasked_are_followed() {
         .count();
     assert!(pages >= 2, "{pages}");
 }
+
+/// Issue 42 §3: an API server whose certificate has a 1024-bit RSA key,
+/// with `--ssl-insecure`: refused naming the key size, no flag advised
+/// (the drop-in; the native driver shares the TLS module).
+#[test]
+fn a_1024_bit_rsa_key_is_refused_by_name_under_ssl_insecure() {
+    use support::small_key::SmallKeyServer;
+    let Some(srv) = SmallKeyServer::start() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let kc = dir.path().join("kubeconfig");
+    std::fs::write(
+        &kc,
+        format!(
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: p\n  cluster:\n    server: https://127.0.0.1:{}\ncontexts:\n- name: c\n  context:\n    cluster: p\n    user: u\n    namespace: {NS}\ncurrent-context: c\nusers:\n- name: u\n  user:\n    token: {TOKEN}\n",
+            srv.port
+        ),
+    )
+    .unwrap();
+    let link = dir.path().join("fence_kubevirt");
+    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_fencekit"), &link).unwrap();
+    let mut c = Command::new(&link);
+    c.arg("--kubeconfig")
+        .arg(&kc)
+        .args([
+            "--namespace",
+            NS,
+            "-n",
+            "vm1",
+            "-o",
+            "status",
+            "--ssl-insecure",
+        ])
+        .env("HOME", dir.path())
+        .env("XDG_RUNTIME_DIR", dir.path())
+        .env_remove("KUBECONFIG");
+    let r = support::run(c, Duration::from_secs(30));
+    SmallKeyServer::assert_refused(&r);
+}

@@ -642,3 +642,43 @@ fn a_reply_of_100000_nested_elements_is_refused_not_a_crash() {
     }
     assert_eq!(sim.power("DC0_H0_VM0"), "poweredOn");
 }
+
+/// Issue 42 §3: vCenter with a 1024-bit RSA key (old ESXi and vCenter, Go's
+/// own test servers) and `--ssl-insecure`: refused naming the key size,
+/// never advising the flag already given, natively and as the drop-in.
+#[test]
+fn a_1024_bit_rsa_key_is_refused_by_name_under_ssl_insecure() {
+    use support::small_key::SmallKeyServer;
+    let Some(srv) = SmallKeyServer::start() else {
+        return;
+    };
+    let r = support::fencekit(
+        &[
+            "status",
+            &format!("vsphere://{USER}@127.0.0.1:{}/vm1", srv.port),
+            "--ssl-insecure",
+        ],
+        PASS,
+    );
+    SmallKeyServer::assert_refused(&r);
+    let dir = tempfile::tempdir().unwrap();
+    let link = dir.path().join("fence_vmware_soap");
+    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_fencekit"), &link).unwrap();
+    let mut c = Command::new(&link);
+    c.args(["--ip", "127.0.0.1", "--ipport", &srv.port.to_string()])
+        .args([
+            "-l",
+            USER,
+            "-p",
+            PASS,
+            "--ssl-insecure",
+            "-n",
+            "vm1",
+            "-o",
+            "status",
+        ])
+        .env("HOME", dir.path())
+        .env("XDG_RUNTIME_DIR", dir.path());
+    let r = support::run(c, Duration::from_secs(30));
+    SmallKeyServer::assert_refused(&r);
+}
