@@ -1206,3 +1206,23 @@ fn a_1024_bit_rsa_key_is_refused_by_name_under_ssl_insecure() {
     let r = support::run(c, Duration::from_secs(30));
     SmallKeyServer::assert_refused(&r);
 }
+
+/// Issue 42 §6 (a note, docs/design.md): a stop carried out but answered
+/// 504 by a gateway is read back, never sent again: off is reached with one
+/// PUT.
+#[test]
+fn a_stop_carried_out_but_answered_504_is_read_back_not_resent() {
+    let Some(peer) = Peer::start(6) else { return };
+    peer.control(json!({"op": "node", "name": "worker-0"}));
+    peer.vm(json!({"name": "vm1"}));
+    peer.control(json!({"op": "gateway", "verb": "stop"}));
+    let mut d = driver(&peer, "vm1");
+    let r = act(&mut d, Action::Off);
+    assert_eq!(
+        r.expect("off"),
+        Outcome::Reached {
+            state: PowerState::Off
+        }
+    );
+    assert_eq!(peer.puts().len(), 1, "{:?}", peer.puts());
+}

@@ -93,6 +93,7 @@ class World:
         self.retry_after = 1
         self.hang = False
         self.lies = {}  # (ns, name) -> {"vm_as", "vmi_as", "pods_as", "after"}: a lying server
+        self.gateway = {}  # verb -> N: the next N are carried out and answered 504
         self.page = 0  # > 0: pod lists split into pages of this many, unasked
         self.log = []
         self.rv = 1000
@@ -722,6 +723,9 @@ class Handler(BaseHTTPRequestHandler):
             if vm is None:
                 return self.fail(404, 'virtualmachine.kubevirt.io "%s" not found' % name,
                                  {"name": name, "group": "kubevirt.io", "kind": "virtualmachine"})
+            gateway = WORLD.gateway.get(verb, 0)
+            if gateway > 0:
+                WORLD.gateway[verb] = gateway - 1
             if verb == "start":
                 code, why = WORLD.start(vm)
             elif verb == "stop":
@@ -731,6 +735,9 @@ class Handler(BaseHTTPRequestHandler):
             if why:
                 return self.fail(code, 'Operation cannot be fulfilled on virtualmachine.kubevirt.io "%s": %s'
                                  % (name, why), {"name": name, "group": "kubevirt.io", "kind": "virtualmachine"})
+            if gateway > 0:
+                # Carried out, but the gateway in front gave up waiting.
+                return self.fail(504, "Gateway Timeout")
             self.send_response(202)
             self.send_header("Content-Length", "0")
             self.end_headers()
@@ -871,6 +878,8 @@ class Handler(BaseHTTPRequestHandler):
             WORLD.lies[(op["namespace"], op["name"])] = {
                 k: op[k] for k in ("vm_as", "vmi_as", "pods_as") if k in op}
             WORLD.lies[(op["namespace"], op["name"])]["after"] = int(op.get("after", 0))
+        elif kind == "gateway":
+            WORLD.gateway[op["verb"]] = int(op.get("count", 1))
         elif kind == "page":
             WORLD.page = int(op.get("size", 1))
         elif kind == "clear_log":
