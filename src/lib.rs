@@ -44,6 +44,7 @@ pub mod kubevirt;
 pub mod lab;
 pub mod lock;
 pub mod method;
+pub mod parse;
 pub mod platform;
 pub mod private;
 pub mod pve;

@@ -192,12 +192,9 @@ impl Cib {
     /// Reads a CIB (`cibadmin -Q` output, or a file with `<cib>` or
     /// `<configuration>` at its root).
     pub fn parse(xml: &str) -> Result<Cib, String> {
-        let opts = roxmltree::ParsingOptions {
-            allow_dtd: false,
-            ..roxmltree::ParsingOptions::default()
-        };
-        let doc = roxmltree::Document::parse_with_options(xml, opts)
-            .map_err(|e| format!("the CIB is not XML: {e}"))?;
+        // A large cluster's CIB with its status section runs to tens of MiB.
+        let limits = crate::parse::Limits::ANSWER.with_bytes(256 << 20);
+        let doc = crate::parse::xml(xml, &limits).map_err(|e| format!("the CIB: {e}"))?;
         let root = doc.root_element();
         let conf = if root.has_tag_name("configuration") {
             root
