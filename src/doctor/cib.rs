@@ -4,7 +4,6 @@
 
 use super::parse_time;
 use super::regex::Pattern;
-use crate::engine::power::Action;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
@@ -283,22 +282,6 @@ impl Cib {
 
     pub(super) fn prop(&self, k: &str) -> Option<&str> {
         self.props.get(k).map(String::as_str)
-    }
-
-    /// `fencing-timeout` / `stonith-timeout` (its default when not set or
-    /// unreadable).
-    pub fn stonith_timeout(&self) -> Duration {
-        self.option_value(super::properties::FENCING_TIMEOUT)
-            .and_then(parse_time)
-            .unwrap_or(DEFAULT_STONITH_TIMEOUT)
-    }
-
-    /// The fencing action (`fencing-action` / `stonith-action`: reboot unless off).
-    pub fn action(&self) -> Action {
-        match self.option_value(super::properties::FENCING_ACTION) {
-            Some("off" | "poweroff") => Action::Off,
-            _ => Action::Reboot,
-        }
     }
 
     pub(super) fn device(&self, id: &str) -> Option<&Device> {
