@@ -4,12 +4,14 @@
 #   OUT/fencekit_VERSION-1_ARCH.deb     cargo-deb           ([package.metadata.deb])
 #   OUT/fencekit-VERSION-1.ARCH.rpm     cargo-generate-rpm  ([package.metadata.generate-rpm])
 #
-# usage: packaging/build.sh [--bin PATH] [--out DIR]
-#   --bin  the binary to package (default target/release/fencekit: build it
-#          first with `cargo build --release --locked`; CI packages its debug
-#          binary, see .ci/run)
-#   --out  where the packages go (default target/packages)
-# needs: cargo install --locked cargo-deb cargo-generate-rpm
+# usage: packaging/build.sh [--bin PATH] [--out DIR] [--fast]
+#   --bin   the binary to package (default target/release/fencekit: build it
+#           first with `cargo build --release --locked`; tests/packages.rs
+#           packages the test build's debug binary)
+#   --out   where the packages go (default target/packages)
+#   --fast  quick compression (a fast xz level, gzip for the .rpm), for tests
+# needs: cargo-deb 3.8.0 and cargo-generate-rpm 0.21.1 (`cargo install
+# --locked`, as tests/peers/setup.sh does); objcopy (binutils), if present.
 #
 # The binary must answer to exactly the names packaging/agents lists
 # (`fencekit agents`; the packages' scripts link those names): a binary of
@@ -18,11 +20,13 @@ set -eu
 cd "$(dirname "$0")/.."
 bin=target/release/fencekit
 out=target/packages
+fast=""
 while [ $# -gt 0 ]; do
   case $1 in
     --bin) bin=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
-    *) echo "usage: packaging/build.sh [--bin PATH] [--out DIR]" >&2; exit 64 ;;
+    --fast) fast=1; shift ;;
+    *) echo "usage: packaging/build.sh [--bin PATH] [--out DIR] [--fast]" >&2; exit 64 ;;
   esac
 done
 if [ ! -x "$bin" ]; then
@@ -35,16 +39,25 @@ if ! "$bin" agents | cmp -s - packaging/agents; then
   exit 1
 fi
 # The tools take the binary from TARGET_DIR/release/fencekit (the asset
-# path target/release/fencekit, rewritten to their --target-dir).
-stage=target/packaging
-rm -rf "$stage/release"
-mkdir -p "$stage/release" "$out"
+# path target/release/fencekit, rewritten to their --target-dir): a staging
+# directory of this run's own, beside the packages.
+mkdir -p "$out"
+stage=$(mktemp -d "$out/.stage.XXXXXX")
+trap 'rm -rf "$stage"' EXIT
+mkdir -p "$stage/release"
 if command -v objcopy >/dev/null 2>&1; then
   objcopy --strip-debug "$bin" "$stage/release/fencekit"
 else
   cp "$bin" "$stage/release/fencekit"
 fi
 chmod 755 "$stage/release/fencekit"
-CARGO_TARGET_DIR=$stage cargo deb --no-build --no-strip --output "$out/"
-cargo generate-rpm --target-dir "$stage" --output "$out/"
+if [ -n "$fast" ]; then
+  deb_opts="--fast" rpm_opts="--payload-compress gzip"
+else
+  deb_opts="" rpm_opts=""
+fi
+# shellcheck disable=SC2086
+CARGO_TARGET_DIR=$stage cargo deb --quiet --no-build --no-strip $deb_opts --output "$out/"
+# shellcheck disable=SC2086
+cargo generate-rpm --target-dir "$stage" $rpm_opts --output "$out/"
 ls -l "$out"

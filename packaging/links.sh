@@ -24,7 +24,13 @@
 #
 # Names linked are recorded in /var/lib/fencekit/linked, so that a name a
 # newer fencekit no longer serves is given back to upstream on upgrade.
+#
+# Paths below are as seen on the installed system; $DPKG_ROOT (set by dpkg
+# when it installs into another root without chroot, `dpkg --root DIR
+# --force-script-chrootless`, as tests/packages.rs does) is put in front of
+# them for every file operation, and dpkg-divert reads it itself.
 set -eu
+R=${DPKG_ROOT:-}
 
 LIST=/usr/share/fencekit/agents
 BIN=/usr/bin/fencekit
@@ -41,13 +47,13 @@ usage() {
 }
 
 # ours PATH [TARGET]: PATH is our link (to TARGET, by default the binary).
-ours() { [ -L "$1" ] && [ "$(readlink "$1")" = "${2:-$BIN}" ]; }
+ours() { [ -L "$R$1" ] && [ "$(readlink "$R$1")" = "${2:-$BIN}" ]; }
 
 # The agent's own man page (its name as the package installed it, which
 # may be compressed), or nothing.
 own_page() {
   for p in "$OWN_MAN8/$1.8.gz" "$OWN_MAN8/$1.8"; do
-    if [ -e "$p" ]; then
+    if [ -e "$R$p" ]; then
       echo "$p"
       return
     fi
@@ -60,8 +66,8 @@ put_aside() {
     dpkg)
       dpkg-divert --package fencekit --quiet --rename --divert "$3" --add "$2" ;;
     rpm)
-      if { [ -e "$2" ] || [ -L "$2" ]; } && ! ours "$2"; then
-        mv -f "$2" "$3"
+      if { [ -e "$R$2" ] || [ -L "$R$2" ]; } && ! ours "$2"; then
+        mv -f "$R$2" "$R$3"
       fi ;;
   esac
 }
@@ -74,11 +80,11 @@ give_back() {
         dpkg-divert --package fencekit --quiet --rename --remove "$2"
       fi ;;
     rpm)
-      if [ -e "$3" ] || [ -L "$3" ]; then
-        if [ -e "$2" ] || [ -L "$2" ]; then
-          rm -f "$3" # upstream put a newer one back meanwhile
+      if [ -e "$R$3" ] || [ -L "$R$3" ]; then
+        if [ -e "$R$2" ] || [ -L "$R$2" ]; then
+          rm -f "$R$3" # upstream put a newer one back meanwhile
         else
-          mv -f "$3" "$2"
+          mv -f "$R$3" "$R$2"
         fi
       fi ;;
   esac
@@ -86,10 +92,10 @@ give_back() {
 
 # drop_links NAME: our links of NAME (the agent, its man page), if any.
 drop_links() {
-  if ours "$SBIN/$1"; then rm -f "$SBIN/$1"; fi
+  if ours "$SBIN/$1"; then rm -f "$R$SBIN/$1"; fi
   for p in "$MAN8/$1.8.gz" "$MAN8/$1.8"; do
-    if [ -L "$p" ]; then
-      case $(readlink "$p") in "$OWN_MAN8"/*) rm -f "$p" ;; esac
+    if [ -L "$R$p" ]; then
+      case $(readlink "$R$p") in "$OWN_MAN8"/*) rm -f "$R$p" ;; esac
     fi
   done
 }
@@ -100,9 +106,9 @@ link() { # MODE NAME
   drop_links "$2"
   put_aside "$1" "$SBIN/$2" "$KEEP/$2"
   put_aside "$1" "$MAN8/$2.8.gz" "$KEEP/man8/$2.8.gz"
-  ln -sfn "$BIN" "$SBIN/$2"
+  ln -sfn "$BIN" "$R$SBIN/$2"
   if [ -n "$page" ]; then
-    ln -sfn "$page" "$MAN8/${page##*/}"
+    ln -sfn "$page" "$R$MAN8/${page##*/}"
   fi
 }
 
@@ -112,39 +118,39 @@ unlink_name() { # MODE NAME
   give_back "$1" "$MAN8/$2.8.gz" "$KEEP/man8/$2.8.gz"
 }
 
-names() { cut -d' ' -f1 "$LIST"; }
+names() { cut -d' ' -f1 "$R$LIST"; }
 
 case ${1:-} in
   install)
     mode=${2:-}
     case $mode in dpkg | rpm) ;; *) usage ;; esac
-    mkdir -p "$KEEP/man8" "$STATE_DIR"
-    if [ -f "$STATE" ]; then
-      for old in $(cat "$STATE"); do
+    mkdir -p "$R$KEEP/man8" "$R$STATE_DIR"
+    if [ -f "$R$STATE" ]; then
+      for old in $(cat "$R$STATE"); do
         names | grep -qx "$old" || unlink_name "$mode" "$old"
       done
     fi
     for n in $(names); do
       link "$mode" "$n"
     done
-    names > "$STATE.new"
-    mv -f "$STATE.new" "$STATE"
+    names > "$R$STATE.new"
+    mv -f "$R$STATE.new" "$R$STATE"
     ;;
   remove)
     mode=${2:-}
     case $mode in dpkg | rpm) ;; *) usage ;; esac
-    if [ -f "$STATE" ]; then
-      for n in $(cat "$STATE"); do
+    if [ -f "$R$STATE" ]; then
+      for n in $(cat "$R$STATE"); do
         unlink_name "$mode" "$n"
       done
     fi
-    rm -f "$STATE"
-    rmdir "$KEEP/man8" "$KEEP" "$STATE_DIR" 2>/dev/null || true
+    rm -f "$R$STATE"
+    rmdir "$R$KEEP/man8" "$R$KEEP" "$R$STATE_DIR" 2>/dev/null || true
     ;;
   status)
     for n in $(names); do
       if ours "$SBIN/$n"; then what=fencekit; else what="not linked"; fi
-      if [ -e "$KEEP/$n" ]; then what="$what (fence-agents' kept in $KEEP)"; fi
+      if [ -e "$R$KEEP/$n" ]; then what="$what (fence-agents' kept in $KEEP)"; fi
       echo "$SBIN/$n: $what"
     done
     ;;

@@ -29,12 +29,14 @@ macro_rules! outln {
 
 pub mod agent;
 pub mod aws;
+pub mod azure;
 pub mod cli;
 pub mod doctor;
 pub mod engine;
 pub mod exit;
 pub mod fingerprint;
 pub mod fleet;
+pub mod http;
 pub mod ipmi;
 pub mod kdump;
 pub mod kubevirt;
@@ -42,8 +44,10 @@ pub mod kubevirt;
 pub mod lab;
 pub mod lock;
 pub mod method;
+pub mod parse;
 pub mod platform;
 pub mod private;
+pub mod pve;
 pub mod redfish;
 pub mod runtime;
 pub mod script;
@@ -75,6 +79,8 @@ pub const AGENT_NAMES: &[&str] = &[
     "fence_kubevirt",
     "fence_vmware_soap",
     "fence_vmware_rest",
+    "fence_azure_arm",
+    "fence_pve",
 ];
 
 /// True when `name` (argv[0]'s file name) is a fence agent this binary can be.

@@ -45,9 +45,11 @@ fn expected() -> Vec<(PathBuf, String)> {
 /// (one `NAME = "= VERSION"` line each) made from the families' packages.
 fn with_provides(manifest: &str) -> String {
     let packages = fencekit::agent::defs::packages();
-    let deb: Vec<String> = packages
-        .iter()
-        .map(|(p, v)| format!("{p} (= {v})"))
+    // Debian ships fence-agents as one package (what Pacemaker recommends):
+    // the .deb provides it at the release followed, and the split names too.
+    let release = packages.iter().map(|(_, v)| *v).max().unwrap_or("0");
+    let deb: Vec<String> = std::iter::once(format!("fence-agents (= {release})"))
+        .chain(packages.iter().map(|(p, v)| format!("{p} (= {v})")))
         .collect();
     let mut out = String::new();
     let mut in_rpm_provides = false;

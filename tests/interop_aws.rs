@@ -1478,3 +1478,84 @@ fn off_skips_the_os_shutdown_and_falls_back_only_on_a_proven_refusal() {
     assert_eq!(stops, vec![skipping], "{}", o.stderr);
     assert!(!o.stderr.contains("EC2 refused"), "{}", o.stderr);
 }
+
+/// An endpoint that quotes the request's credentials back (issue 42's
+/// defect class): the session token fencekit signed with is never printed,
+/// at any verbosity; the secret key itself is never sent.
+#[test]
+fn an_echoed_session_token_is_never_printed() {
+    if !support::venv_tool("python") {
+        return;
+    }
+    let px = proxy(None, &["--echo".into()], None);
+    let token = "FwoGZXIvYXdzEchoedSessionToken0123456789";
+    let secret = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY";
+    for verbose in [None, Some("-vvv")] {
+        let s = Setting {
+            ec2: px.url(),
+            imds: None,
+            env: vec![
+                ("AWS_ACCESS_KEY_ID".into(), "ASIAECHOTEST00000000".into()),
+                ("AWS_SECRET_ACCESS_KEY".into(), secret.into()),
+                ("AWS_SESSION_TOKEN".into(), token.into()),
+            ],
+        };
+        let mut a = vec![
+            format!("--region={REGION}"),
+            "--plug=i-0123456789abcdef0".to_string(),
+            "-o".into(),
+            "status".into(),
+        ];
+        a.extend(verbose.map(String::from));
+        let o = run_agent(Who::Ours, &s, &a, None, LIMIT);
+        let text = format!("{}{}", o.stdout, o.stderr);
+        assert_eq!(o.code, Some(1), "{text}");
+        assert!(text.contains("X-Amz-Security-Token: [redacted]"), "{text}");
+        for leak in [token, &token[..16], secret] {
+            assert!(!text.contains(leak), "{verbose:?} leaks {leak}: {text}");
+        }
+    }
+}
+
+/// Issue 42 §6 on EC2: DescribeInstances for one instance answers about
+/// another (`ec2_proxy.py --lie`, here a stopped decoy's id on the running
+/// instance's record). An answer about another object is a contradiction:
+/// status fails, never "Status: OFF", and off never says "Already OFF".
+#[test]
+fn an_answer_about_another_instance_is_never_believed() {
+    let Some(m) = moto() else { return };
+    let me = launch(m, REGION, None);
+    let stub = imds(&me);
+    let target = launch(m, REGION, None);
+    let decoy = launch(m, REGION, None);
+    set_state(m, REGION, &decoy, "stopped");
+    let px = proxy(
+        Some(m),
+        &["--lie".into(), format!("{target}={decoy}")],
+        None,
+    );
+    let s = Setting {
+        ec2: px.url(),
+        imds: Some(stub.url()),
+        env: vec![],
+    };
+    let o = run_agent(
+        Who::Ours,
+        &s,
+        &args(&m.fencer, &target, &["-o", "status"]),
+        None,
+        LIMIT,
+    );
+    assert_eq!(o.code, Some(1), "{}{}", o.stdout, o.stderr);
+    assert!(!o.stdout.contains("OFF"), "{}", o.stdout);
+    assert!(o.stderr.contains(&decoy), "{}", o.stderr);
+    let o = run_agent(
+        Who::Ours,
+        &s,
+        &args(&m.fencer, &target, &["-o", "off", "--power-timeout=5"]),
+        None,
+        LIMIT,
+    );
+    assert_ne!(o.code, Some(0), "{}{}", o.stdout, o.stderr);
+    assert!(!o.stdout.contains("Already OFF"), "{}", o.stdout);
+}

@@ -508,6 +508,38 @@ fn wrong_password_and_missing_permission_side_by_side() {
     }
 }
 
+/// A server that quotes the request's credentials back (issue 42's
+/// defect: "you sent Authorization: Basic <base64 of user:password>") gets
+/// none of them printed, in any encoding, at any verbosity.
+#[test]
+fn an_echoed_credential_is_never_printed() {
+    use base64::Engine as _;
+    let Some(peer) = Peer::start() else { return };
+    peer.control("POST", "echo?on=1");
+    let pw = "echoed-Pa55word";
+    let mut a = peer.args();
+    let p = a.len() - 1;
+    a[p] = pw.into();
+    let basic = base64::engine::general_purpose::STANDARD.encode(format!("{USER}:{pw}"));
+    for verbose in [None, Some("-vvv")] {
+        let mut a = a.clone();
+        a.extend(["-o", "status", "-n", "node1"].map(String::from));
+        a.extend(verbose.map(String::from));
+        let o = run_as(Who::Fencekit, &a, None, Duration::from_secs(30));
+        let text = format!("{}{}", o.stdout, o.stderr);
+        assert_eq!(o.code, Some(1), "{text}");
+        // The echo reached the message, with the credential taken out.
+        assert!(
+            text.contains("You sent Authorization: [redacted]"),
+            "{text}"
+        );
+        for leak in [pw, basic.as_str(), &basic[..20]] {
+            assert!(!text.contains(leak), "{verbose:?} leaks {leak}: {text}");
+        }
+    }
+    peer.control("POST", "echo?on=0");
+}
+
 #[test]
 fn list_and_monitor_side_by_side() {
     let Some(peer) = Peer::start() else { return };
@@ -856,4 +888,29 @@ fn refusals_by_the_service_side_by_side() {
         assert_eq!(peer.calls(STOP), 1, "{who:?}");
         assert_eq!(peer.state("node2"), "POWERED_ON");
     }
+}
+
+/// Issue 42 §3: vCenter's REST endpoint with a 1024-bit RSA key and
+/// `--ssl-insecure`: refused naming the key size, no flag advised.
+#[test]
+fn a_1024_bit_rsa_key_is_refused_by_name_under_ssl_insecure() {
+    use support::small_key::SmallKeyServer;
+    let Some(srv) = SmallKeyServer::start() else {
+        return;
+    };
+    let mut c = Command::new(ours());
+    c.args(["--ip", "127.0.0.1", "--ipport", &srv.port.to_string()])
+        .args([
+            "-l",
+            USER,
+            "-p",
+            PASSWORD,
+            "--ssl-insecure",
+            "-n",
+            "vm1",
+            "-o",
+            "status",
+        ]);
+    let r = support::run(c, Duration::from_secs(30));
+    SmallKeyServer::assert_refused(&r);
 }

@@ -106,18 +106,8 @@ pub fn refuses_parameter(e: &ApiError, param: &str) -> bool {
             .contains(&param.to_ascii_lowercase())
 }
 
-/// Printable, bounded text from the network (control characters dropped).
-pub fn printable(s: &str, max: usize) -> String {
-    let mut out: String = s
-        .chars()
-        .filter(|c| !c.is_control() || *c == ' ')
-        .take(max)
-        .collect();
-    if s.chars().count() > max {
-        out.push('…');
-    }
-    out
-}
+/// Text from the network, bounded and on one line (the shared rule).
+pub use crate::http::printable;
 
 impl ApiError {
     /// The engine's view of this answer to `what` (e.g. `StopInstances i-1`),
@@ -230,19 +220,21 @@ pub enum BadAnswer {
     /// Not XML.
     #[error("the answer is not XML ({0})")]
     NotXml(String),
+    /// Too large or nested too deep to parse.
+    #[error(transparent)]
+    Refused(crate::parse::Refused),
     /// A part that must be there is missing.
     #[error("the answer has no {0}")]
     Missing(&'static str),
 }
 
 fn parse(body: &[u8]) -> Result<roxmltree::Document<'_>, BadAnswer> {
-    let text = std::str::from_utf8(body).map_err(|e| BadAnswer::NotXml(e.to_string()))?;
-    let opts = roxmltree::ParsingOptions {
-        allow_dtd: false,
-        ..roxmltree::ParsingOptions::default()
-    };
-    roxmltree::Document::parse_with_options(text, opts)
-        .map_err(|e| BadAnswer::NotXml(printable(&e.to_string(), 120)))
+    // Bounded in size and depth before roxmltree, which recurses; no DTD.
+    crate::parse::xml_bytes(body, &crate::parse::Limits::ANSWER).map_err(|e| match e {
+        crate::parse::Refused::Xml(m) => BadAnswer::NotXml(printable(&m, 120)),
+        crate::parse::Refused::NotUtf8 => BadAnswer::NotXml("not UTF-8".into()),
+        other => BadAnswer::Refused(other),
+    })
 }
 
 type Node<'a, 'i> = roxmltree::Node<'a, 'i>;

@@ -4,7 +4,6 @@
 
 use super::parse_time;
 use super::regex::Pattern;
-use crate::engine::power::Action;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
@@ -192,12 +191,9 @@ impl Cib {
     /// Reads a CIB (`cibadmin -Q` output, or a file with `<cib>` or
     /// `<configuration>` at its root).
     pub fn parse(xml: &str) -> Result<Cib, String> {
-        let opts = roxmltree::ParsingOptions {
-            allow_dtd: false,
-            ..roxmltree::ParsingOptions::default()
-        };
-        let doc = roxmltree::Document::parse_with_options(xml, opts)
-            .map_err(|e| format!("the CIB is not XML: {e}"))?;
+        // A large cluster's CIB with its status section runs to tens of MiB.
+        let limits = crate::parse::Limits::ANSWER.with_bytes(256 << 20);
+        let doc = crate::parse::xml(xml, &limits).map_err(|e| format!("the CIB: {e}"))?;
         let root = doc.root_element();
         let conf = if root.has_tag_name("configuration") {
             root
@@ -286,22 +282,6 @@ impl Cib {
 
     pub(super) fn prop(&self, k: &str) -> Option<&str> {
         self.props.get(k).map(String::as_str)
-    }
-
-    /// `fencing-timeout` / `stonith-timeout` (its default when not set or
-    /// unreadable).
-    pub fn stonith_timeout(&self) -> Duration {
-        self.option_value(super::properties::FENCING_TIMEOUT)
-            .and_then(parse_time)
-            .unwrap_or(DEFAULT_STONITH_TIMEOUT)
-    }
-
-    /// The fencing action (`fencing-action` / `stonith-action`: reboot unless off).
-    pub fn action(&self) -> Action {
-        match self.option_value(super::properties::FENCING_ACTION) {
-            Some("off" | "poweroff") => Action::Off,
-            _ => Action::Reboot,
-        }
     }
 
     pub(super) fn device(&self, id: &str) -> Option<&Device> {

@@ -715,7 +715,6 @@ mod tests {
         "fence-agents-rhevm",
         "fence-agents-ibm-powervs",
         "fence-agents-ibm-vpc",
-        "fence-agents-azure-arm",
         "fence-agents-gce",
     ];
 

@@ -8,8 +8,11 @@
 //! cluster's own version does (`dc-version`; when it is not recorded, as
 //! 3.0.2 does), and says when a spelling is set that the cluster ignores.
 
-use super::cib::Cib;
+use super::cib::{Cib, DEFAULT_STONITH_TIMEOUT};
+use super::parse_time;
 use super::{Finding, Severity};
+use crate::engine::power::Action;
+use std::time::Duration;
 
 /// A cluster option, by its name since Pacemaker 3.0.2 and the one before.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -78,6 +81,22 @@ pub fn parse_version(s: &str) -> Option<(u32, u32, u32)> {
 }
 
 impl Cib {
+    /// `fencing-timeout` / `stonith-timeout` (its default when not set or
+    /// unreadable).
+    pub fn stonith_timeout(&self) -> Duration {
+        self.option_value(FENCING_TIMEOUT)
+            .and_then(parse_time)
+            .unwrap_or(DEFAULT_STONITH_TIMEOUT)
+    }
+
+    /// The fencing action (`fencing-action` / `stonith-action`: reboot unless off).
+    pub fn action(&self) -> Action {
+        match self.option_value(FENCING_ACTION) {
+            Some("off" | "poweroff") => Action::Off,
+            _ => Action::Reboot,
+        }
+    }
+
     /// The Pacemaker version of the cluster's DC, when the CIB records it.
     pub fn pacemaker_version(&self) -> Option<(u32, u32, u32)> {
         self.prop("dc-version").and_then(parse_version)

@@ -470,7 +470,10 @@ async fn node(
             false => Duration::ZERO,
             true => opts.bmc_interval,
         };
-        let turn = slots.turn(&keys, interval, opts.per_address);
+        let per_address = method
+            .address_limit()
+            .map_or(opts.per_address, |l| l.min(opts.per_address));
+        let turn = slots.turn(&keys, interval, per_address);
         let turns = match bounded(turn, Some(deadline), &cancel).await {
             Ok(g) => g,
             Err(why) => {

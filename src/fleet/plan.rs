@@ -156,6 +156,26 @@ fn options_of(f: MethodFields) -> Result<MethodOptions, MethodProblem> {
         allow_self_fence: f.allow_self_fence == Some(true),
         kubeconfig: f.kubeconfig,
         vm_uid: f.vm_uid,
+        settings: f
+            .settings
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(k, v)| {
+                let v = match v {
+                    toml::Value::String(s) => s,
+                    toml::Value::Array(a) => a
+                        .iter()
+                        .map(|x| match x {
+                            toml::Value::String(s) => s.clone(),
+                            o => o.to_string(),
+                        })
+                        .collect::<Vec<_>>()
+                        .join(","),
+                    o => o.to_string(),
+                };
+                (k, v)
+            })
+            .collect(),
     })
 }
 

@@ -29,19 +29,19 @@
 //! holds the power commands, their refusals and the engine's trait.
 
 use super::config::{Env, KubevirtConfig};
-use super::http::{sensitive, Failed, Http, Reply, TlsSetup};
+use super::http::TlsSetup;
 use super::kubeconfig::{self, Access, Auth, Selection};
 use super::model::{self, Launchers, NodeReady, Refusal, Verdict, Vm, Vmi};
 use crate::engine::driver::PowerDriver;
 use crate::engine::error::{DriverError, ErrorKind, Stage};
 use crate::engine::identity::{normalise_uuid, Identity, MachineName, UuidForm};
 use crate::engine::power::{Observed, PowerCommand, PowerState};
+use crate::http::{Client, Patience, Reply, Request};
 use crate::secret::Secret;
-use reqwest::header::HeaderValue;
 use reqwest::Method;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 mod api;
 mod read;
@@ -78,7 +78,7 @@ pub struct KubevirtDriver {
     cfg: KubevirtConfig,
     env: Env,
     access: Option<Access>,
-    http: Option<Http>,
+    http: Option<Client>,
     token: Option<Secret>,
     namespace: String,
     vm: Option<Vm>,
@@ -87,7 +87,6 @@ pub struct KubevirtDriver {
     vmi_read: bool,
     detail: Option<String>,
     warnings: Vec<String>,
-    throttled: u32,
     pods_denied: Option<String>,
     nodes_denied: Option<String>,
     device_only_noted: bool,
@@ -114,7 +113,6 @@ impl KubevirtDriver {
             vmi_read: false,
             detail: None,
             warnings: Vec::new(),
-            throttled: 0,
             pods_denied: None,
             nodes_denied: None,
             device_only_noted: false,
@@ -123,13 +121,15 @@ impl KubevirtDriver {
 
     /// (requests sent, requests throttled).
     pub fn stats(&self) -> (u32, u32) {
-        (self.http.as_ref().map_or(0, |h| h.requests), self.throttled)
+        self.http
+            .as_ref()
+            .map_or((0, 0), |h| (h.requests, h.throttled))
     }
 
     /// The SHA-256 fingerprint of the certificate the API server presented
     /// at the last handshake (trusted or not), if one got that far.
     pub fn certificate(&self) -> Option<[u8; 32]> {
-        self.http.as_ref().and_then(|h| h.seen.fingerprint())
+        self.http.as_ref().and_then(|h| h.seen().fingerprint())
     }
 
     /// The VM as last read.
@@ -180,7 +180,9 @@ impl KubevirtDriver {
                 .await?
             {
                 Call::Reply(r) if (200..300).contains(&r.status) => Sub::Accepted,
-                Call::Reply(r) => Sub::Refused(model::api_status(r.status, &r.body)),
+                Call::Reply(r) => {
+                    Sub::Refused(model::api_status(r.status, r.scrubbed().as_bytes()))
+                }
                 Call::Silent(e) => Sub::Silent(e),
             },
         )
@@ -341,6 +343,12 @@ impl PowerDriver for KubevirtDriver {
             Sub::Accepted => {
                 self.vmi_read = false;
                 return Ok(());
+            }
+            // A gateway's 502/504: the API server behind it may have
+            // carried the request out. Read back, never sent again.
+            Sub::Refused(st) if matches!(st.code, 502 | 504) => {
+                let e = self.status_error(&st, &format!("{verb} {}", self.cfg.vm), Stage::Command);
+                return self.took_effect(command, before, e, deadline).await;
             }
             Sub::Refused(st) => st,
             Sub::Silent(e) => return self.took_effect(command, before, e, deadline).await,

@@ -25,6 +25,8 @@ pub static PLATFORMS: &[&dyn Platform] = &[
     &crate::aws::platform::PLATFORM,
     &crate::kubevirt::platform::PLATFORM,
     &crate::vsphere::platform::PLATFORM,
+    &crate::azure::platform::PLATFORM,
+    &crate::pve::platform::PLATFORM,
 ];
 
 /// The platform of a target without a scheme another platform owns (a
@@ -76,6 +78,12 @@ pub struct PlatformArgs {
     /// KubeVirt.
     #[command(flatten)]
     pub kubevirt: crate::kubevirt::args::Args,
+    /// Azure.
+    #[command(flatten)]
+    pub azure: crate::azure::args::Args,
+    /// Proxmox VE.
+    #[command(flatten)]
+    pub pve: crate::pve::args::Args,
     /// Last: the options declared after the composition are listed under
     /// the command's own heading again, not under the last platform's.
     #[command(flatten)]
@@ -90,6 +98,8 @@ impl PlatformArgs {
         self.ssh.apply(o);
         self.aws.apply(o);
         self.kubevirt.apply(o);
+        self.azure.apply(o);
+        self.pve.apply(o);
     }
 
     /// When a platform's flags name one machine: why the targets must then

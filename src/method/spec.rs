@@ -97,6 +97,12 @@ impl MethodSpec {
         self.device().is_none_or(Method::paced)
     }
 
+    /// The platform's own limit of sessions at once to this method's
+    /// address, if it has one ([`Method::address_limit`]).
+    pub fn address_limit(&self) -> Option<usize> {
+        self.device().and_then(Method::address_limit)
+    }
+
     /// Applies a run's login timeout (`--login-timeout`) to the method
     /// where its platform takes one (an SSH connection's TCP connect,
     /// handshake and authentication; the others take theirs from the

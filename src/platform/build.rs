@@ -68,7 +68,8 @@ impl BuildError {
 /// An inventory method's fields as a platform checks them before anything
 /// is built ([`super::Platform::check_fields`]), by their inventory keys
 /// (`endpoint`, `ip`, `plug`, `region`, `ca_cert`, `ssl_fingerprint`,
-/// `ssl_insecure`, `community`, `priv_password`; `outlets`; `pdus`).
+/// `ssl_insecure`, `community`, `priv_password`; `outlets`; `pdus`; a key
+/// of the `settings` table by its own name, after these).
 pub trait Fields {
     /// Whether the field `key` is given (a boolean: given as true; a key
     /// the inventory does not have: false).
@@ -186,4 +187,53 @@ pub struct MethodOptions {
     /// KubeVirt: the VirtualMachine's `metadata.uid` it must have
     /// (`--expect-vm-uid`, inventory `vm_uid`).
     pub vm_uid: Option<String>,
+    /// A platform's own settings by key (`tenant_id`, `zone`, …): what no
+    /// other platform takes, so that a platform's options need no field
+    /// here. From its command-line flags (its `args.rs`) or the
+    /// inventory's `settings` table; the keys a platform takes are its
+    /// [`super::Platform::setting_keys`]. The last of a key wins.
+    pub settings: Vec<(String, String)>,
+}
+
+impl MethodOptions {
+    /// The setting `key`, if given (the last one given).
+    pub fn setting(&self, key: &str) -> Option<&str> {
+        self.settings
+            .iter()
+            .rev()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// Sets `key` (a front's flag; replaces what was set before).
+    pub fn set(&mut self, key: &str, value: impl Into<String>) {
+        self.settings.retain(|(k, _)| k != key);
+        self.settings.push((key.to_string(), value.into()));
+    }
+
+    /// Whether the boolean setting `key` is on (`true`, `yes`, `1`, `on`).
+    pub fn flag(&self, key: &str) -> bool {
+        self.setting(key)
+            .is_some_and(|v| matches!(v.to_ascii_lowercase().as_str(), "true" | "yes" | "1" | "on"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn settings_by_key_last_wins() {
+        let mut o = MethodOptions::default();
+        assert_eq!(o.setting("zone"), None);
+        o.settings.push(("zone".into(), "a".into()));
+        o.settings.push(("zone".into(), "b".into()));
+        assert_eq!(o.setting("zone"), Some("b"));
+        o.set("zone", "c");
+        assert_eq!(o.settings, [("zone".to_string(), "c".to_string())]);
+        o.set("force", "Yes");
+        assert!(o.flag("force"));
+        assert!(!o.flag("zone"));
+        assert!(!o.flag("missing"));
+    }
 }

@@ -20,6 +20,7 @@ pub mod args;
 pub mod build;
 pub mod credential;
 pub mod facts;
+pub mod target;
 
 use crate::engine::driver::PowerDriver;
 use crate::engine::error::{DriverError, ErrorKind, Stage};
@@ -61,6 +62,12 @@ pub trait Platform: Sync {
     /// the user reads after `fence method N: `.
     fn check_fields(&self, _f: &dyn build::Fields) -> Result<(), String> {
         Ok(())
+    }
+    /// The keys of [`build::MethodOptions::settings`] this platform takes
+    /// (an inventory's `settings` table is checked against them: any
+    /// other key is refused, naming these).
+    fn setting_keys(&self) -> &'static [&'static str] {
+        &[]
     }
     /// Options that only this platform takes, given to a method of
     /// another (`driver`, its name, or `manual`): the error that says so.
@@ -190,6 +197,13 @@ pub trait Method: fmt::Debug + Send + Sync {
     /// outlets one request at a time already: false).
     fn paced(&self) -> bool {
         true
+    }
+    /// The most sessions at once a run opens to this method's address
+    /// (its device keys' `address`: a cloud's subscription, project or
+    /// account), when the API's rate limits want fewer than
+    /// `--max-per-address`; the smaller of the two applies.
+    fn address_limit(&self) -> Option<usize> {
+        None
     }
     /// The user name, for plans and audit records.
     fn username(&self) -> &str {

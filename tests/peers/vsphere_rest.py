@@ -41,6 +41,9 @@ Test control, no authentication (a loopback test peer):
   POST /fencekit/fail?action=stop&status=500[&count=N]   the next ACTION fails with STATUS
   POST /fencekit/drop?action=stop[&count=N]   the next ACTION is carried out, and the
                                           connection closed without an answer (a lost answer)
+  POST /fencekit/echo?on=1               401 answers quote the credentials the request
+                                          carried (Authorization, vmware-api-session-id), as
+                                          a careless proxy or debug build does
   GET  /fencekit/sessions                every session id issued, and those still open
   GET  /fencekit/calls                   requests served, by "METHOD path-shape"
   POST /fencekit/reset                   inventory, sessions and knobs as at start
@@ -116,6 +119,7 @@ class World:
             self.slow = {}
             self.fail = {}
             self.drop = {}
+            self.echo = False
             self.issued = []
             self.calls = {}
 
@@ -201,7 +205,12 @@ class Handler(BaseHTTPRequestHandler):
         return (sid, s) if s else (None, None)
 
     def unauthenticated(self, api):
-        self.error(api, 401, "unauthenticated", "Authentication required.",
+        msg = "Authentication required."
+        if self.server.world.echo:
+            msg += " You sent Authorization: %s; vmware-api-session-id: %s" % (
+                self.headers.get("Authorization", "-"),
+                self.headers.get("vmware-api-session-id", "-"))
+        self.error(api, 401, "unauthenticated", msg,
                    "com.vmware.vapi.endpoint.method.authentication.required")
 
     # -- routing --------------------------------------------------------
@@ -449,6 +458,10 @@ class Handler(BaseHTTPRequestHandler):
                 table = {"/fencekit/slow": world.slow, "/fencekit/fail": world.fail,
                          "/fencekit/drop": world.drop}[path]
                 table[q.get("action", "")] = k
+            return self.send(200, {"ok": True})
+        if path == "/fencekit/echo":
+            with world.lock:
+                world.echo = q.get("on", "1") == "1"
             return self.send(200, {"ok": True})
         if path == "/fencekit/reset":
             world.reset()

@@ -110,6 +110,46 @@ pub(super) fn check_pin(uuid: Option<&str>, serial: Option<&str>) -> Result<(), 
     crate::engine::identity::ExpectedIdentity::new(uuid, serial).map(|_| ())
 }
 
+/// The `settings` table holds only keys the platform takes, each a
+/// string, number, boolean or list of them.
+fn check_settings(p: &dyn crate::platform::Platform, m: &MethodFields) -> Result<(), String> {
+    let Some(t) = &m.settings else {
+        return Ok(());
+    };
+    let known = p.setting_keys();
+    for (k, v) in t {
+        if !known.contains(&k.as_str()) {
+            return Err(match known.is_empty() {
+                true => format!("a {} method takes no settings (settings.{k})", p.name()),
+                false => format!(
+                    "a {} method has no setting '{k}' (it takes: {})",
+                    p.name(),
+                    known.join(", ")
+                ),
+            });
+        }
+        let plain = |x: &toml::Value| {
+            matches!(
+                x,
+                toml::Value::String(_)
+                    | toml::Value::Integer(_)
+                    | toml::Value::Float(_)
+                    | toml::Value::Boolean(_)
+            )
+        };
+        let ok = match v {
+            toml::Value::Array(a) => a.iter().all(plain),
+            other => plain(other),
+        };
+        if !ok {
+            return Err(format!(
+                "settings.{k} must be a string, number, boolean or a list of them"
+            ));
+        }
+    }
+    Ok(())
+}
+
 pub(super) fn check_method(m: &MethodFields) -> Result<(), MethodProblem> {
     if m.password.is_some() {
         return Err(MethodProblem::PlainPassword);
@@ -126,7 +166,10 @@ pub(super) fn check_method(m: &MethodFields) -> Result<(), MethodProblem> {
         None => Err(MethodProblem::NoDriver),
         Some("manual") => Ok(()),
         Some(name) => match crate::method::platforms::by_name(name) {
-            Some(p) => p.check_fields(m).map_err(MethodProblem::Platform),
+            Some(p) => {
+                check_settings(p, m).map_err(MethodProblem::Platform)?;
+                p.check_fields(m).map_err(MethodProblem::Platform)
+            }
             None => Err(MethodProblem::UnknownDriver(name.to_string())),
         },
     }

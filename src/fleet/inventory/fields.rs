@@ -134,6 +134,10 @@ pub struct MethodFields {
     pub kubeconfig: Option<PathBuf>,
     /// KubeVirt: the VirtualMachine's `metadata.uid` it must have.
     pub vm_uid: Option<String>,
+    /// A platform's own settings (`settings = { zone = "…" }`: the keys
+    /// its `Platform::setting_keys` names); merged key by key with the
+    /// defaults' settings.
+    pub settings: Option<std::collections::BTreeMap<String, toml::Value>>,
     /// SNMP: the `[pdu.NAME]` tables this method's outlets refer to
     /// (filled while the inventory is read).
     #[serde(skip)]
@@ -142,6 +146,9 @@ pub struct MethodFields {
 
 impl crate::platform::build::Fields for MethodFields {
     fn has(&self, key: &str) -> bool {
+        if let Some(v) = self.settings.as_ref().and_then(|t| t.get(key)) {
+            return !matches!(v, toml::Value::Boolean(false));
+        }
         match key {
             "endpoint" => self.endpoint.is_some(),
             "ip" => self.ip.is_some(),
@@ -176,7 +183,10 @@ impl crate::platform::build::Fields for MethodFields {
             "priv_password_file" => self.priv_password_file.as_deref().and_then(|p| p.to_str()),
             "priv_password_env" => self.priv_password_env.as_deref(),
             "priv_password_script" => self.priv_password_script.as_deref(),
-            _ => None,
+            other => match self.settings.as_ref().and_then(|t| t.get(other)) {
+                Some(toml::Value::String(v)) => Some(v.as_str()),
+                _ => None,
+            },
         }
     }
     fn list(&self, key: &str) -> &[String] {
@@ -271,8 +281,15 @@ impl MethodFields {
             expect_tag,
             allow_self_fence,
             kubeconfig,
-            vm_uid
+            vm_uid,
+            settings
         );
+        // Settings merge key by key: the method's own over the defaults'.
+        if let (Some(own), Some(base)) = (merged.settings.as_mut(), base.settings.as_ref()) {
+            for (k, v) in base {
+                own.entry(k.clone()).or_insert_with(|| v.clone());
+            }
+        }
         if file || env || script {
             // Only the method's own source: the defaults' are dropped.
             if !file {
@@ -438,6 +455,7 @@ stored_fields!(
     allow_self_fence: bool,
     kubeconfig: PathBuf,
     vm_uid: String,
+    settings: std::collections::BTreeMap<String, toml::Value>,
 );
 
 /// A rejoin configuration check: a command run on the node itself whose

@@ -1,15 +1,11 @@
 //! The API client under the driver: credentials set up once (the
 //! kubeconfig or the service account, TLS, the namespace), the bearer or
-//! basic header, one request with its 429 back-off within the deadline and
-//! the token file read again after a 401, GETs, and API `Status` answers
-//! turned into named errors.
+//! basic header, one request on the shared HTTP layer with its 429
+//! back-off within the deadline ([`Patience::THROTTLE`]) and the token
+//! file read again after a 401, GETs, and API `Status` answers turned into
+//! named errors.
 
 use super::*;
-
-/// The longest pause between two attempts of a throttled request.
-const THROTTLE_PAUSE_MAX: Duration = Duration::from_secs(10);
-/// How long throttled requests are tried again without a deadline: never forever.
-const THROTTLE_BUDGET: Duration = Duration::from_secs(60);
 
 impl KubevirtDriver {
     fn base(&self) -> String {
@@ -59,7 +55,7 @@ impl KubevirtDriver {
                 .as_ref()
                 .map(|(c, k)| (c.as_slice(), k.expose())),
         };
-        self.http = Some(Http::new(&tls)?);
+        self.http = Some(super::super::http::client(&tls)?);
         if !access.server.starts_with("https://") {
             return Err(DriverError::new(
                 ErrorKind::Config,
@@ -86,28 +82,20 @@ impl KubevirtDriver {
         Ok(())
     }
 
-    pub(super) fn auth_header(&self) -> Result<Option<HeaderValue>, DriverError> {
-        let bad = || {
-            DriverError::new(
-                ErrorKind::Config,
-                Stage::Authenticate,
-                "the credentials cannot be carried in an HTTP header",
-            )
-        };
+    /// The `Authorization` value of the credentials (`None`: a client
+    /// certificate or no credentials).
+    pub(super) fn auth_header(&self) -> Option<zeroize::Zeroizing<Vec<u8>>> {
         let value = |scheme: &str, s: &Secret| {
             let mut raw = zeroize::Zeroizing::new(scheme.as_bytes().to_vec());
             raw.extend_from_slice(s.expose());
-            sensitive(&raw)
+            raw
         };
-        Ok(match self.access.as_ref().map(|a| &a.auth) {
-            Some(Auth::Token(t)) => Some(value("Bearer ", t).ok_or_else(bad)?),
-            Some(Auth::TokenFile(_)) => match &self.token {
-                Some(t) => Some(value("Bearer ", t).ok_or_else(bad)?),
-                None => None,
-            },
-            Some(Auth::Basic(b)) => Some(value("Basic ", b).ok_or_else(bad)?),
+        match self.access.as_ref().map(|a| &a.auth) {
+            Some(Auth::Token(t)) => Some(value("Bearer ", t)),
+            Some(Auth::TokenFile(_)) => self.token.as_ref().map(|t| value("Bearer ", t)),
+            Some(Auth::Basic(b)) => Some(value("Basic ", b)),
             _ => None,
-        })
+        }
     }
 
     /// One request; 429 is sent again after a pause within the deadline;
@@ -123,90 +111,62 @@ impl KubevirtDriver {
     ) -> Result<Call, DriverError> {
         self.setup()?;
         let url = format!("{}{path}", self.base());
-        let body = body.map(|b| b.to_string().into_bytes());
-        let started = Instant::now();
-        let until = deadline.unwrap_or(started + THROTTLE_BUDGET);
-        let mut pause = Duration::from_millis(250);
         let mut reread = false;
-        let mut tries = 0u32;
         loop {
-            tries += 1;
-            let auth = self.auth_header()?;
-            let timeout = self.cfg.request_timeout;
+            let mut req = Request::new(method.clone(), &url, what, stage)
+                .header(reqwest::header::ACCEPT, "application/json")
+                .within(self.cfg.request_timeout, deadline);
+            req.max_body = super::super::http::MAX_BODY;
+            if let Some(b) = body {
+                req = req.json(b);
+            }
+            if let Some(a) = self.auth_header() {
+                req = req
+                    .secret_header(reqwest::header::AUTHORIZATION, &a)
+                    .ok_or_else(|| {
+                        DriverError::new(
+                            ErrorKind::Config,
+                            Stage::Authenticate,
+                            "the credentials cannot be carried in an HTTP header",
+                        )
+                    })?;
+            }
             let http = self.http.as_mut().expect("set up above");
-            let reply = match http
-                .send(
-                    method.clone(),
-                    &url,
-                    auth,
-                    body.clone(),
-                    what,
-                    stage,
-                    timeout,
-                    deadline,
-                )
-                .await
-            {
+            let reply = match http.send_patiently(&req, &Patience::THROTTLE).await {
                 Ok(r) => r,
-                Err(Failed::Silent(e)) => return Ok(Call::Silent(e)),
+                // Sent and maybe carried out: the caller reads back.
+                Err(f) if f.maybe_delivered() => return Ok(Call::Silent(f.into_error())),
                 Err(f) => return Err(f.into_error()),
             };
-            match reply.status {
-                401 => {
-                    if let (false, Some(Auth::TokenFile(p))) =
-                        (reread, self.access.as_ref().map(|a| a.auth.clone()))
-                    {
-                        reread = true;
-                        if let Ok(t) = kubeconfig::read_token(&p) {
-                            if Some(&t) != self.token.as_ref() {
-                                tracing::debug!(
-                                    "401: the token file holds a new token; sending again"
-                                );
-                                self.token = Some(t);
-                                continue;
-                            }
-                        }
-                    }
-                    return Err(DriverError::new(
-                        ErrorKind::PasswordInvalid,
-                        Stage::Authenticate,
-                        format!(
-                            "the API server refused the credentials for {what} (401 Unauthorized): \
-                             the token is expired, revoked or rotated{} ({})",
-                            if reread { " (the token file was read again)" } else { "" },
-                            self.access.as_ref().map_or("", |a| a.source.as_str())
-                        ),
-                    ));
-                }
-                429 => {
-                    self.throttled += 1;
-                    let asked = reply.retry_after.map(Duration::from_secs);
-                    let wait = asked.unwrap_or(pause).max(pause).min(THROTTLE_PAUSE_MAX);
-                    if Instant::now() + wait >= until {
-                        return Err(DriverError::new(
-                            ErrorKind::Busy,
-                            stage,
-                            format!(
-                                "the API server throttled {what} {tries} time(s) (429{}); no time \
-                                 is left to try again ({:.1}s spent)",
-                                reply
-                                    .retry_after
-                                    .map(|s| format!(", Retry-After {s}s"))
-                                    .unwrap_or_default(),
-                                started.elapsed().as_secs_f64()
-                            ),
-                        ));
-                    }
-                    tracing::debug!(
-                        tries,
-                        wait_ms = wait.as_millis() as u64,
-                        "429; trying again"
-                    );
-                    tokio::time::sleep(wait).await;
-                    pause = (pause * 2).min(THROTTLE_PAUSE_MAX);
-                }
-                _ => return Ok(Call::Reply(reply)),
+            if reply.status != 401 {
+                return Ok(Call::Reply(reply));
             }
+            if let (false, Some(Auth::TokenFile(p))) =
+                (reread, self.access.as_ref().map(|a| a.auth.clone()))
+            {
+                reread = true;
+                if let Ok(t) = kubeconfig::read_token(&p) {
+                    if Some(&t) != self.token.as_ref() {
+                        tracing::debug!("401: the token file holds a new token; sending again");
+                        self.token = Some(t);
+                        continue;
+                    }
+                }
+            }
+            return Err(DriverError::new(
+                ErrorKind::PasswordInvalid,
+                Stage::Authenticate,
+                format!(
+                    "the API server refused the credentials for {what} (401 Unauthorized): \
+                     the token is expired, revoked or rotated{} ({})",
+                    if reread {
+                        " (the token file was read again)"
+                    } else {
+                        ""
+                    },
+                    self.access.as_ref().map_or("", |a| a.source.as_str())
+                ),
+            ));
         }
     }
 
@@ -226,15 +186,14 @@ impl KubevirtDriver {
             Call::Silent(e) => return Err(e),
         };
         if (200..300).contains(&reply.status) {
-            return serde_json::from_slice(&reply.body).map(Ok).map_err(|e| {
-                DriverError::new(
-                    ErrorKind::Protocol,
-                    stage,
-                    format!("the answer to {what} is not JSON: {e}"),
-                )
-            });
+            return crate::parse::json(&reply.body, &crate::parse::Limits::ANSWER)
+                .map(Ok)
+                .map_err(|e| DriverError::new(ErrorKind::Protocol, stage, format!("{what}: {e}")));
         }
-        Ok(Err(model::api_status(reply.status, &reply.body)))
+        Ok(Err(model::api_status(
+            reply.status,
+            reply.scrubbed().as_bytes(),
+        )))
     }
 
     pub(super) fn status_error(

@@ -127,6 +127,20 @@ keys! {
     Namespace => "namespace",
     ApiPath => "api_path",
     Notls => "notls",
+    ClientCertificate => "client_certificate",
+    Cloud => "cloud",
+    ExpectVmId => "expect_vm_id",
+    MetadataEndpoint => "metadata_endpoint",
+    Msi => "msi",
+    NetworkFencing => "network_fencing",
+    ResourceGroup => "resourceGroup",
+    SubscriptionId => "subscriptionId",
+    TenantId => "tenantId",
+    PveNode => "pve_node",
+    PveNodeAuto => "pve_node_auto",
+    Nodename => "nodename",
+    Vmtype => "vmtype",
+    Skiplock => "skiplock",
 }
 
 impl std::fmt::Display for Key {

@@ -63,6 +63,36 @@ pub struct AgentFamily {
     /// would name the platform in shared code. A test keeps every defined
     /// option either a `Key` or listed here.
     pub read_by_name: &'static [&'static str],
+    /// What the device's vendor documents for its Pacemaker resource or
+    /// cluster (`pcmk_reboot_timeout = 900`, `pcmk_action_limit = 3`,
+    /// `stonith-action = off`): the doctor compares a configuration with
+    /// it and says where it falls short, naming the vendor's guide.
+    pub guide: &'static [Guidance],
+}
+
+/// One setting a device's vendor documents for fencing it under Pacemaker.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Guidance {
+    /// The resource parameter or cluster property (`pcmk_reboot_timeout`,
+    /// `pcmk_delay_max`, `stonith-action`), as Pacemaker spells it.
+    pub key: &'static str,
+    /// The value the guide gives (seconds as a number, or a word).
+    pub value: &'static str,
+    /// How a configured value is judged against it.
+    pub rule: GuideRule,
+    /// Whose guide says so (`Azure's Pacemaker guide`).
+    pub source: &'static str,
+}
+
+/// How a configured value is judged against a [`Guidance`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GuideRule {
+    /// The configured value must be at least the guide's (a timeout).
+    AtLeast,
+    /// At most the guide's (a concurrency limit).
+    AtMost,
+    /// Exactly the guide's (an action).
+    Equal,
 }
 
 impl AgentFamily {
@@ -74,6 +104,7 @@ impl AgentFamily {
             lists: false,
             check: no_checks,
             read_by_name: &[],
+            guide: &[],
         }
     }
 }

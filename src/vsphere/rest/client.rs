@@ -1,7 +1,8 @@
-//! A vSphere Automation API session over HTTP(S): one reqwest client (the
-//! TLS policy handed in by the caller), the session id kept as a secret,
-//! a deadline on every request, bounded answers, errors classified and
-//! scrubbed of the password and the session id.
+//! A vSphere Automation API session on the shared HTTP layer
+//! ([`crate::http`]): the TLS policy handed in by the caller, the session
+//! id kept as a secret, a deadline on every request, bounded answers,
+//! errors classified and scrubbed of every credential sent (the password,
+//! the Basic header in any encoding, the session id).
 //!
 //! A request whose connection could not be made is tried again briefly
 //! (nothing was delivered); a request that got a 401 after the session was
@@ -13,45 +14,41 @@
 use super::config::RestConfig;
 use super::model::{self, ApiError, Generation, VmPower, VmSummary};
 use crate::engine::error::{DriverError, ErrorKind, Stage};
+use crate::http::{Failed, Reply, Request, Setup};
 use crate::secret::Secret;
-use reqwest::header::HeaderValue;
+use base64::Engine as _;
+use reqwest::header::HeaderName;
 use reqwest::{Method, Url};
 use std::time::{Duration, Instant};
 
 /// Largest answer read (a list of 1000 VMs is about 120 KB).
 pub const MAX_BODY: usize = 8 << 20;
-/// Attempts of a request whose connection cannot be made.
-const CONNECT_ATTEMPTS: u32 = 3;
 /// The header that carries the session.
-const SESSION_HEADER: &str = "vmware-api-session-id";
+const SESSION_HEADER: HeaderName = HeaderName::from_static("vmware-api-session-id");
 
-/// What a request answered.
+/// Why a call has no answer to judge.
 #[derive(Debug)]
-pub struct Reply {
-    /// HTTP status.
-    pub status: u16,
-    /// `Location`, on a redirect.
-    pub location: Option<String>,
-    /// The body (at most [`MAX_BODY`] bytes).
-    pub body: Vec<u8>,
-}
-
-/// Why a request got no answer.
-#[derive(Debug)]
-pub enum Failed {
-    /// No connection was made: nothing was delivered.
-    Connect(DriverError),
-    /// Sent, and no (whole) answer came in time: it may have been carried out.
+pub enum Lost {
+    /// Sent, and no (whole) answer came: it may have been carried out.
     Silent(DriverError),
-    /// TLS refused, or the set-up failed: nothing was delivered.
-    Other(DriverError),
+    /// Not carried out (no connection, TLS refused, the login failed).
+    Error(DriverError),
 }
 
-impl Failed {
+impl Lost {
     /// The error inside.
     pub fn into_error(self) -> DriverError {
         match self {
-            Failed::Connect(e) | Failed::Silent(e) | Failed::Other(e) => e,
+            Lost::Silent(e) | Lost::Error(e) => e,
+        }
+    }
+}
+
+impl From<Failed> for Lost {
+    fn from(f: Failed) -> Lost {
+        match f.maybe_delivered() {
+            true => Lost::Silent(f.into_error()),
+            false => Lost::Error(f.into_error()),
         }
     }
 }
@@ -69,35 +66,22 @@ pub enum Posted {
 
 /// A session with one vCenter.
 pub struct Client {
-    http: reqwest::Client,
+    http: crate::http::Client,
     base: Url,
     gen: Generation,
     user: String,
     password: Secret,
     session: Option<Secret>,
     timeout: Duration,
-    /// Requests sent.
-    pub requests: u32,
     /// Sessions created.
     pub logins: u32,
+    /// Requests sent.
+    pub requests: u32,
 }
 
 enum Auth {
     Basic,
     Session,
-}
-
-fn chain_text(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut parts = vec![e.to_string()];
-    let mut cur = e.source();
-    while let Some(s) = cur {
-        let t = s.to_string();
-        if !parts.iter().any(|p| p.contains(&t)) {
-            parts.push(t);
-        }
-        cur = s.source();
-    }
-    parts.join(": ")
 }
 
 impl Client {
@@ -110,15 +94,14 @@ impl Client {
             return Err(setup(format!("{} cannot hold a path", cfg.base_url())));
         }
         base.set_query(None);
-        let http = reqwest::Client::builder()
-            .user_agent(concat!("fencekit/", env!("CARGO_PKG_VERSION")))
-            .redirect(reqwest::redirect::Policy::none())
-            .no_proxy()
-            .http1_only()
-            .tcp_nodelay(true)
-            .use_preconfigured_tls(tls)
-            .build()
-            .map_err(|e| setup(format!("cannot set up the HTTP client: {e}")))?;
+        let http = crate::http::Client::with_tls(
+            Setup {
+                tls_hint: None,
+                ..Setup::new("vCenter")
+            },
+            tls,
+        )?;
+        http.scrub().remember(cfg.password.expose());
         Ok(Client {
             http,
             base,
@@ -127,8 +110,8 @@ impl Client {
             password: cfg.password.clone(),
             session: None,
             timeout: cfg.request_timeout,
-            requests: 0,
             logins: 0,
+            requests: 0,
         })
     }
 
@@ -156,68 +139,13 @@ impl Client {
         self.url(&segs)
     }
 
-    /// `s` without the password or the session id (a server may echo them).
+    /// `s` without any credential sent (a server may echo them).
     pub fn scrub(&self, s: String) -> String {
-        let mut s = s;
-        for secret in [Some(&self.password), self.session.as_ref()]
-            .into_iter()
-            .flatten()
-        {
-            if let Ok(t) = std::str::from_utf8(secret.expose()) {
-                if t.len() >= 4 && s.contains(t) {
-                    s = s.replace(t, "[redacted]");
-                }
-            }
-        }
-        s
+        self.http.scrub().apply(&s)
     }
 
     fn err(&self, kind: ErrorKind, stage: Stage, message: String) -> DriverError {
-        DriverError::new(kind, stage, self.scrub(message))
-    }
-
-    fn classify(&self, e: &reqwest::Error, stage: Stage, what: &str) -> Failed {
-        let text = model::printable(&chain_text(e), 240);
-        let lower = text.to_ascii_lowercase();
-        if e.is_timeout() {
-            return Failed::Silent(self.err(
-                ErrorKind::Timeout,
-                stage,
-                format!("no answer from vCenter to {what}"),
-            ));
-        }
-        if e.is_connect() {
-            if lower.contains("certificate") || lower.contains("tls") || lower.contains("handshake")
-            {
-                return Failed::Other(self.err(
-                    ErrorKind::Protocol,
-                    stage,
-                    format!(
-                        "the TLS handshake with vCenter failed ({text}); trust its certificate \
-                         with --ca-cert, pin it with --ssl-fingerprint, or skip the check with \
-                         --ssl-insecure"
-                    ),
-                ));
-            }
-            let why = if lower.contains("refused") {
-                "connection refused"
-            } else if lower.contains("dns") || lower.contains("resolve") {
-                "the name does not resolve"
-            } else {
-                "cannot connect"
-            };
-            return Failed::Connect(self.err(
-                ErrorKind::Unreachable,
-                stage,
-                format!("cannot reach vCenter at {} ({why}) for {what}", self.base),
-            ));
-        }
-        // Sent (or partly): the answer broke off.
-        Failed::Silent(self.err(
-            ErrorKind::Timeout,
-            stage,
-            format!("the connection to vCenter broke during {what}: {text}"),
-        ))
+        self.http.error(kind, stage, message)
     }
 
     /// Sends one request, bounded by the client's timeout and `deadline`.
@@ -230,102 +158,46 @@ impl Client {
         stage: Stage,
         deadline: Instant,
     ) -> Result<Reply, Failed> {
-        let started = Instant::now();
-        let until = deadline.min(started + self.timeout);
-        let late = |c: &Client| {
-            c.err(
-                ErrorKind::Timeout,
-                stage,
-                format!(
-                    "no answer from vCenter to {what} within {:.1}s",
-                    started.elapsed().as_secs_f64()
-                ),
-            )
+        let bad = |c: &Client| {
+            Failed::Connect(c.err(
+                ErrorKind::Config,
+                Stage::Authenticate,
+                "the credentials cannot be carried in an HTTP header".to_string(),
+            ))
         };
-        let mut pause = Duration::from_millis(100);
-        for attempt in 1..=CONNECT_ATTEMPTS {
-            if Instant::now() >= until {
-                return Err(Failed::Silent(late(self)));
+        let mut req = Request::new(method, url.as_str(), what, stage)
+            .header(reqwest::header::ACCEPT, "application/json")
+            .within(self.timeout, Some(deadline));
+        req.max_body = MAX_BODY;
+        req = match auth {
+            Auth::Basic => {
+                let mut raw = zeroize::Zeroizing::new(self.user.as_bytes().to_vec());
+                raw.push(b':');
+                raw.extend_from_slice(self.password.expose());
+                let value = zeroize::Zeroizing::new(format!(
+                    "Basic {}",
+                    base64::engine::general_purpose::STANDARD.encode(&*raw)
+                ));
+                req.secret_header(reqwest::header::AUTHORIZATION, value.as_bytes())
+                    .ok_or_else(|| bad(self))?
             }
-            let mut req = self
-                .http
-                .request(method.clone(), url.clone())
-                .header(reqwest::header::ACCEPT, "application/json");
-            match auth {
-                Auth::Basic => {
-                    let pw = String::from_utf8_lossy(self.password.expose()).into_owned();
-                    req = req.basic_auth(&self.user, Some(zeroize::Zeroizing::new(pw).as_str()));
-                }
-                Auth::Session => {
-                    if let Some(v) = self
-                        .session
-                        .as_ref()
-                        .and_then(|s| HeaderValue::from_bytes(s.expose()).ok())
-                    {
-                        let mut v = v;
-                        v.set_sensitive(true);
-                        req = req.header(SESSION_HEADER, v);
-                    }
-                }
-            }
-            if method == Method::POST {
-                req = req
-                    .header(reqwest::header::CONTENT_LENGTH, "0")
-                    .body(Vec::new());
-            }
-            self.requests += 1;
-            let exchange = async {
-                let mut resp = req
-                    .send()
-                    .await
-                    .map_err(|e| self.classify(&e, stage, what))?;
-                let status = resp.status().as_u16();
-                let location = resp
-                    .headers()
-                    .get(reqwest::header::LOCATION)
-                    .and_then(|v| v.to_str().ok())
-                    .map(|v| model::printable(v, 200));
-                let mut body = Vec::new();
-                while let Some(chunk) = resp
-                    .chunk()
-                    .await
-                    .map_err(|e| self.classify(&e, stage, what))?
-                {
-                    if body.len() + chunk.len() > MAX_BODY {
-                        return Err(Failed::Other(self.err(
-                            ErrorKind::Protocol,
-                            stage,
-                            format!("the answer to {what} is larger than {} MiB", MAX_BODY >> 20),
-                        )));
-                    }
-                    body.extend_from_slice(&chunk);
-                }
-                Ok(Reply {
-                    status,
-                    location,
-                    body,
-                })
-            };
-            match tokio::time::timeout_at(until.into(), exchange).await {
-                Ok(Ok(r)) => return Ok(r),
-                Ok(Err(Failed::Connect(e))) if attempt < CONNECT_ATTEMPTS => {
-                    if Instant::now() + pause >= until {
-                        return Err(Failed::Connect(e));
-                    }
-                    tokio::time::sleep(pause).await;
-                    pause *= 2;
-                }
-                Ok(Err(f)) => return Err(f),
-                Err(_) => return Err(Failed::Silent(late(self))),
-            }
-        }
-        Err(Failed::Silent(late(self)))
+            Auth::Session => match &self.session {
+                Some(s) => req
+                    .secret_header(SESSION_HEADER, s.expose())
+                    .ok_or_else(|| bad(self))?,
+                None => req,
+            },
+        };
+        let r = self.http.send(&req).await;
+        self.requests = self.http.requests;
+        r
     }
 
     /// The error for an answer that is not what `what` needed.
     pub fn http_error(&self, reply: &Reply, what: &str, stage: Stage) -> DriverError {
-        let e = ApiError::parse(&reply.body);
-        self.status_error(reply.status, &e, reply.location.as_deref(), what, stage)
+        let e = ApiError::parse(reply.scrubbed().as_bytes());
+        let location = reply.header("location").map(|l| reply.clean(l, 200));
+        self.status_error(reply.status, &e, location.as_deref(), what, stage)
     }
 
     /// The error for status `status` with error `e`.
@@ -455,9 +327,9 @@ impl Client {
         what: &str,
         stage: Stage,
         deadline: Instant,
-    ) -> Result<Reply, Failed> {
+    ) -> Result<Reply, Lost> {
         if self.session.is_none() {
-            self.login(deadline).await.map_err(Failed::Other)?;
+            self.login(deadline).await.map_err(Lost::Error)?;
         }
         let reply = self
             .send(
@@ -473,9 +345,10 @@ impl Client {
             return Ok(reply);
         }
         self.session = None;
-        self.login(deadline).await.map_err(Failed::Other)?;
-        self.send(method, url, Auth::Session, what, stage, deadline)
-            .await
+        self.login(deadline).await.map_err(Lost::Error)?;
+        Ok(self
+            .send(method, url, Auth::Session, what, stage, deadline)
+            .await?)
     }
 
     /// The VMs a list query selects: `Ok(Err(..))` is the API's refusal
@@ -500,12 +373,15 @@ impl Client {
         let reply = self
             .call(Method::GET, url, "the VM list", stage, deadline)
             .await
-            .map_err(Failed::into_error)?;
+            .map_err(Lost::into_error)?;
         if reply.status != 200 {
             if reply.status == 401 || reply.status == 403 || !(400..500).contains(&reply.status) {
                 return Err(self.http_error(&reply, "list VMs", stage));
             }
-            return Ok(Err((reply.status, ApiError::parse(&reply.body))));
+            return Ok(Err((
+                reply.status,
+                ApiError::parse(reply.scrubbed().as_bytes()),
+            )));
         }
         model::vm_list(&reply.body)
             .map(Ok)
@@ -554,13 +430,13 @@ impl Client {
         let reply = self
             .call(Method::GET, url, &what, stage, deadline)
             .await
-            .map_err(Failed::into_error)?;
+            .map_err(Lost::into_error)?;
         if reply.status != 200 {
             let mut e = self.http_error(&reply, &what, stage);
             if reply.status == 404 {
                 e.message = format!(
                     "vm {id} no longer exists on vCenter (HTTP 404, {})",
-                    ApiError::parse(&reply.body).describe()
+                    ApiError::parse(reply.scrubbed().as_bytes()).describe()
                 );
             }
             return Err(e);
@@ -580,7 +456,7 @@ impl Client {
         let reply = self
             .call(Method::GET, url, &what, Stage::Identity, deadline)
             .await
-            .map_err(Failed::into_error)?;
+            .map_err(Lost::into_error)?;
         if reply.status != 200 {
             return Err(self.http_error(&reply, &what, Stage::Identity));
         }
@@ -606,9 +482,12 @@ impl Client {
             .await
         {
             Ok(r) if (200..300).contains(&r.status) => Ok(Posted::Done),
-            Ok(r) => Ok(Posted::Refused(r.status, ApiError::parse(&r.body))),
-            Err(Failed::Silent(e)) => Ok(Posted::Silent(e)),
-            Err(Failed::Connect(e) | Failed::Other(e)) => Err(e),
+            Ok(r) => Ok(Posted::Refused(
+                r.status,
+                ApiError::parse(r.scrubbed().as_bytes()),
+            )),
+            Err(Lost::Silent(e)) => Ok(Posted::Silent(e)),
+            Err(Lost::Error(e)) => Err(e),
         }
     }
 }
