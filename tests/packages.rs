@@ -82,8 +82,10 @@ fn tools_present() -> bool {
             return false;
         }
     }
-    for (sub, version) in [("deb", "cargo-deb 3.8.0"), ("generate-rpm", "cargo-generate-rpm 0.21.1")]
-    {
+    for (sub, version) in [
+        ("deb", "cargo-deb 3.8.0"),
+        ("generate-rpm", "cargo-generate-rpm 0.21.1"),
+    ] {
         let v = Command::new("cargo").args([sub, "--version"]).output();
         let v = v.map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string());
         if v.as_deref().ok() != Some(version) {
@@ -98,8 +100,11 @@ fn tools_present() -> bool {
 
 fn dpkg(root: &Path) -> Command {
     let mut c = support::tool("dpkg");
-    c.arg(format!("--root={}", root.display()))
-        .args(["--force-script-chrootless", "--force-depends", "--log=/dev/null"]);
+    c.arg(format!("--root={}", root.display())).args([
+        "--force-script-chrootless",
+        "--force-depends",
+        "--log=/dev/null",
+    ]);
     c
 }
 
@@ -145,7 +150,10 @@ fn packages_build_install_into_their_own_root_and_pacemaker_finds_the_agents() {
     let started = Instant::now();
     let agents = agents();
     let names: Vec<&str> = agents.iter().map(|(n, _, _)| n.as_str()).collect();
-    assert!(names.contains(&"fence_ipmilan") && names.len() > 10, "{names:?}");
+    assert!(
+        names.contains(&"fence_ipmilan") && names.len() > 10,
+        "{names:?}"
+    );
     let tmp = tempfile::tempdir().expect("tempdir");
     let out = tmp.path().join("packages");
 
@@ -193,12 +201,16 @@ fn packages_build_install_into_their_own_root_and_pacemaker_finds_the_agents() {
     }
     for w in &wanted {
         assert!(
-            files.iter().any(|f| f == w || f.strip_suffix(".gz") == Some(w)),
+            files
+                .iter()
+                .any(|f| f == w || f.strip_suffix(".gz") == Some(w)),
             "the .deb lacks {w}:\n{listing}"
         );
     }
     assert!(
-        files.iter().any(|f| f.starts_with("/usr/share/man/man1/fencekit")),
+        files
+            .iter()
+            .any(|f| f.starts_with("/usr/share/man/man1/fencekit")),
         "no fencekit man page in the .deb:\n{listing}"
     );
     // No path fence-agents owns: the agent names are made by the scripts.
@@ -209,7 +221,12 @@ fn packages_build_install_into_their_own_root_and_pacemaker_finds_the_agents() {
             panic!("the .deb ships {f}, which fence-agents owns");
         }
     }
-    let provides = stdout(support::tool("dpkg-deb").arg("--field").arg(&deb).arg("Provides"));
+    let provides = stdout(
+        support::tool("dpkg-deb")
+            .arg("--field")
+            .arg(&deb)
+            .arg("Provides"),
+    );
     let mut expected: Vec<String> = vec!["fence-agents (= 4.12.1)".into()];
     for (_, p, v) in &agents {
         expected.push(format!("{p} (= {v})"));
@@ -235,7 +252,10 @@ fn packages_build_install_into_their_own_root_and_pacemaker_finds_the_agents() {
         .iter()
         .filter(|w| !w.ends_with("/copyright") && !w.contains("zsh"))
         .map(String::as_str)
-        .chain(["/usr/share/licenses/fencekit/LICENSE", "/usr/share/zsh/site-functions/_fencekit"])
+        .chain([
+            "/usr/share/licenses/fencekit/LICENSE",
+            "/usr/share/zsh/site-functions/_fencekit",
+        ])
     {
         assert!(
             rpm_files.lines().any(|l| l == w),
@@ -252,14 +272,23 @@ fn packages_build_install_into_their_own_root_and_pacemaker_finds_the_agents() {
     // A root of its own, with upstream's fence_ipmilan where fence-agents
     // installs it.
     let root = tmp.path().join("root");
-    for d in ["var/lib/dpkg/info", "var/lib/dpkg/updates", "usr/sbin", "usr/share/man/man8"] {
+    for d in [
+        "var/lib/dpkg/info",
+        "var/lib/dpkg/updates",
+        "usr/sbin",
+        "usr/share/man/man8",
+    ] {
         fs::create_dir_all(root.join(d)).unwrap();
     }
     fs::write(root.join("var/lib/dpkg/status"), "").unwrap();
     let upstream = fs::read("/usr/sbin/fence_ipmilan").expect("upstream's /usr/sbin/fence_ipmilan");
     let upstream_page = b"upstream's page (stand-in)".to_vec();
     fs::write(root.join("usr/sbin/fence_ipmilan"), &upstream).unwrap();
-    fs::write(root.join("usr/share/man/man8/fence_ipmilan.8.gz"), &upstream_page).unwrap();
+    fs::write(
+        root.join("usr/share/man/man8/fence_ipmilan.8.gz"),
+        &upstream_page,
+    )
+    .unwrap();
 
     let t = Instant::now();
     run(dpkg(&root).arg("--install").arg(&deb));
@@ -331,8 +360,9 @@ fn packages_build_install_into_their_own_root_and_pacemaker_finds_the_agents() {
     let mut differs_from_upstream = 0;
     for n in &names {
         let meta = in_root_view(&root, &format!("stonith_admin --metadata --agent {n}"));
-        let ours = fs::read_to_string(root_dir().join(format!("agents/generated/{n}.metadata.xml")))
-            .unwrap_or_else(|e| panic!("agents/generated/{n}.metadata.xml: {e}"));
+        let ours =
+            fs::read_to_string(root_dir().join(format!("agents/generated/{n}.metadata.xml")))
+                .unwrap_or_else(|e| panic!("agents/generated/{n}.metadata.xml: {e}"));
         assert_eq!(
             said(&meta),
             said(&ours),
@@ -340,7 +370,11 @@ fn packages_build_install_into_their_own_root_and_pacemaker_finds_the_agents() {
         );
         // Upstream's own agent of that name, outside the view, says
         // something else: the call above did not reach it.
-        if let Ok(o) = Command::new(format!("/usr/sbin/{n}")).arg("-o").arg("metadata").output() {
+        if let Ok(o) = Command::new(format!("/usr/sbin/{n}"))
+            .arg("-o")
+            .arg("metadata")
+            .output()
+        {
             if said(&String::from_utf8_lossy(&o.stdout)) != said(&ours) {
                 differs_from_upstream += 1;
             }
@@ -354,7 +388,10 @@ fn packages_build_install_into_their_own_root_and_pacemaker_finds_the_agents() {
 
     // Removing gives upstream's agent and page back.
     run(dpkg(&root).args(["--remove", "fencekit"]));
-    assert_eq!(fs::read(root.join("usr/sbin/fence_ipmilan")).unwrap(), upstream);
+    assert_eq!(
+        fs::read(root.join("usr/sbin/fence_ipmilan")).unwrap(),
+        upstream
+    );
     assert_eq!(
         fs::read(root.join("usr/share/man/man8/fence_ipmilan.8.gz")).unwrap(),
         upstream_page

@@ -751,5 +751,4 @@ options = ["nope"]
             "add package = \"fence-agents-…\" to the agents/*.toml of {missing:?}"
         );
     }
-
 }
