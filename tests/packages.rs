@@ -76,6 +76,7 @@ fn tools_present() -> bool {
         ("objcopy", "binutils"),
         ("stonith_admin", "pacemaker-cli-utils"),
         ("crm_resource", "pacemaker-cli-utils"),
+        ("fence_ipmilan", "fence-agents"),
     ] {
         if support::which(tool).is_none() {
             support::skip(&format!("no `{tool}` (Debian package {from})"));
