@@ -18,7 +18,10 @@
 //!   mount namespace where the root's `/usr` is laid over the machine's (a
 //!   read-only overlay: the machine's own `/usr/sbin/fence_*`, which other
 //!   tests run side by side, are never touched);
-//! * `dpkg --remove` puts upstream's agent and man page back, byte for byte.
+//! * `dpkg --remove` puts upstream's agent and man page back, byte for byte;
+//! * the `.rpm`'s scripts (`links install rpm`, `links remove rpm`) on a
+//!   root of their own: upstream's files moved aside and back (the `.rpm`
+//!   itself is not installed: that needs an RPM database and root).
 //!
 //! Needs root, cargo-deb, cargo-generate-rpm, rpm, dpkg, objcopy, unshare
 //! and pacemaker-cli-utils (tests/peers/setup.sh installs them); skipped
@@ -415,6 +418,69 @@ fn packages_build_install_into_their_own_root_and_pacemaker_finds_the_agents() {
     assert!(!root.join("usr/bin/fencekit").exists());
     run(dpkg(&root).args(["--purge", "fencekit"]));
     assert!(!root.join("var/lib/fencekit").exists());
+
+    // The .rpm's scripts (`links install rpm` / `links remove rpm`, as
+    // `rpm -qp --scripts` showed) on a root of their own: RPM has no
+    // diversions, so upstream's files are moved aside and back.
+    let rroot = tmp.path().join("rpm-root");
+    for d in ["usr/share/fencekit/man8", "usr/sbin", "usr/share/man/man8"] {
+        fs::create_dir_all(rroot.join(d)).unwrap();
+    }
+    fs::copy(
+        root_dir().join("packaging/agents"),
+        rroot.join("usr/share/fencekit/agents"),
+    )
+    .unwrap();
+    for n in &names {
+        let page = format!("{n}.8");
+        fs::copy(
+            root_dir().join("man").join(&page),
+            rroot.join("usr/share/fencekit/man8").join(&page),
+        )
+        .unwrap();
+    }
+    fs::write(rroot.join("usr/sbin/fence_ipmilan"), &upstream).unwrap();
+    fs::write(
+        rroot.join("usr/share/man/man8/fence_ipmilan.8.gz"),
+        &upstream_page,
+    )
+    .unwrap();
+    let links = |what: &str| {
+        run(Command::new("sh")
+            .arg(root_dir().join("packaging/links.sh"))
+            .args([what, "rpm"])
+            .env("DPKG_ROOT", &rroot));
+    };
+    links("install");
+    for n in &names {
+        assert_eq!(
+            fs::read_link(rroot.join("usr/sbin").join(n)).unwrap(),
+            Path::new("/usr/bin/fencekit")
+        );
+    }
+    assert_eq!(
+        fs::read(rroot.join("usr/libexec/fencekit/fence-agents/fence_ipmilan")).unwrap(),
+        upstream
+    );
+    links("remove");
+    assert_eq!(
+        fs::read(rroot.join("usr/sbin/fence_ipmilan")).unwrap(),
+        upstream
+    );
+    assert_eq!(
+        fs::read(rroot.join("usr/share/man/man8/fence_ipmilan.8.gz")).unwrap(),
+        upstream_page
+    );
+    let left: Vec<_> = fs::read_dir(rroot.join("usr/sbin"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    assert_eq!(
+        left,
+        vec![std::ffi::OsString::from("fence_ipmilan")],
+        "after links remove rpm"
+    );
 
     eprintln!(
         "packages: built in {:.1?}, installed in {:.1?}, discovery and {} metadata calls in \
