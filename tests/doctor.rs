@@ -1303,3 +1303,76 @@ fn the_host_map_is_read_as_pacemaker_3_0_2_reads_it() {
         "{r}"
     );
 }
+
+/// An Azure stonith resource set below Microsoft's Pacemaker guide
+/// (`AgentFamily::guide`): each setting outside it is advice naming the
+/// guide's value, never broken; set as the guide says, none is reported.
+#[test]
+fn a_device_outside_its_vendor_guide_gets_advice_naming_the_guide() {
+    let d = tempfile::tempdir().unwrap();
+    let base = [
+        ("subscriptionId", "sub".to_string()),
+        ("resourceGroup", "rg".to_string()),
+        ("username", "app".to_string()),
+        ("password", "secret".to_string()),
+        ("tenantId", "tenant".to_string()),
+        ("pcmk_host_map", "node01:vm1;node02:vm2".to_string()),
+    ];
+    let mut below = base.to_vec();
+    below.extend([
+        ("pcmk_reboot_timeout", "60".to_string()),
+        ("pcmk_action_limit", "5".to_string()),
+    ]);
+    let props = [("stonith-timeout", "1000s")];
+    let r = doctor(
+        d.path(),
+        &cib(&props, &[primitive("az", "fence_azure_arm", &below)], ""),
+        &["--no-device-check"],
+    );
+    let guide: Vec<(String, String, String)> = findings(&r)
+        .into_iter()
+        .filter(|(id, _, _)| id == "vendor-guide-differs")
+        .collect();
+    assert!(
+        guide
+            .iter()
+            .all(|(_, s, subj)| s == "advice" && subj == "az"),
+        "{r}"
+    );
+    for want in [
+        "pcmk_reboot_timeout is 60",
+        "900",
+        "pcmk_action_limit is 5",
+        "pcmk_delay_max is not set",
+        "power_timeout is not set (the agent's default: 150)",
+        "Microsoft's guide",
+    ] {
+        assert!(r.stdout.contains(want), "no {want:?}: {r}");
+    }
+    assert!(guide.len() >= 3, "{r}");
+
+    let mut as_guided = base.to_vec();
+    as_guided.extend([
+        ("pcmk_reboot_timeout", "900".to_string()),
+        ("pcmk_action_limit", "3".to_string()),
+        ("pcmk_delay_max", "15".to_string()),
+        ("pcmk_monitor_retries", "4".to_string()),
+        ("pcmk_monitor_timeout", "120".to_string()),
+        ("power_timeout", "240".to_string()),
+    ]);
+    let r = doctor(
+        d.path(),
+        &cib(
+            &props,
+            &[primitive("az", "fence_azure_arm", &as_guided)],
+            "",
+        ),
+        &["--no-device-check"],
+    );
+    assert!(
+        !findings(&r)
+            .iter()
+            .any(|(id, _, _)| id == "vendor-guide-differs"),
+        "{r}"
+    );
+}

@@ -21,6 +21,7 @@
 pub mod cib;
 pub mod devices;
 pub mod far;
+pub mod guide;
 pub mod hostmap;
 pub mod pacemaker;
 pub mod properties;

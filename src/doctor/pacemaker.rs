@@ -403,6 +403,7 @@ pub fn diagnose(cib: &Cib, opts: &Options) -> Report {
         if let Some(map) = d.param("pcmk_host_map") {
             f.extend(super::hostmap::findings(&d.id, map));
         }
+        f.extend(super::guide::findings(d, &def));
         timed.insert(&d.id, (values, def));
     }
     for l in &cib.levels {
