@@ -28,6 +28,7 @@ const FAMILY_FILES: &[&str] = &[
     "vmware_soap.toml",
     "vmware_rest.toml",
     "pve.toml",
+    "nutanix_ahv.toml",
 ];
 
 fn main() {
@@ -234,6 +235,7 @@ fn emit(families: &[SrcFamily]) -> String {
         let _ = writeln!(s, "        hidden_actions: &{:?},", f.hidden_actions);
         let _ = writeln!(s, "        login_refused: {:?},", f.login_refused);
         let _ = writeln!(s, "        privilege_refused: {:?},", f.privilege_refused);
+        let _ = writeln!(s, "        device_failed: {:?},", f.device_failed);
         s.push_str("        aliases: &[\n");
         for a in &f.aliases {
             let defaults: Vec<(&str, &str)> = a

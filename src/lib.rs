@@ -43,6 +43,7 @@ pub mod kubevirt;
 pub mod lab;
 pub mod lock;
 pub mod method;
+pub mod nutanix;
 pub mod platform;
 pub mod private;
 pub mod pve;
@@ -78,6 +79,7 @@ pub const AGENT_NAMES: &[&str] = &[
     "fence_vmware_soap",
     "fence_vmware_rest",
     "fence_pve",
+    "fence_nutanix_ahv",
 ];
 
 /// True when `name` (argv[0]'s file name) is a fence agent this binary can be.

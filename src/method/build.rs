@@ -173,7 +173,7 @@ mod tests {
         let text = |r: Result<MethodSpec, BuildError>| r.unwrap_err().to_string();
         assert_eq!(
             text(from_parts("n", Some("ilo"), None, Some("h"), &o)),
-            "unknown driver 'ilo' (expected ipmi, redfish, ssh, aws, kubevirt, vsphere or manual)"
+            "unknown driver 'ilo' (expected ipmi, redfish, ssh, aws, kubevirt, vsphere, pve, nutanix or manual)"
         );
         assert_eq!(
             text(from_parts("n", Some("ipmi"), None, None, &o)),

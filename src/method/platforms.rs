@@ -26,6 +26,7 @@ pub static PLATFORMS: &[&dyn Platform] = &[
     &crate::kubevirt::platform::PLATFORM,
     &crate::vsphere::platform::PLATFORM,
     &crate::pve::platform::PLATFORM,
+    &crate::nutanix::platform::PLATFORM,
 ];
 
 /// The platform of a target without a scheme another platform owns (a

@@ -137,6 +137,8 @@ struct FamilyFile {
     login_refused: Option<String>,
     #[serde(default)]
     privilege_refused: Option<String>,
+    #[serde(default)]
+    device_failed: Option<String>,
     options: Vec<String>,
     #[serde(default)]
     overrides: BTreeMap<String, Override>,
@@ -180,6 +182,9 @@ pub struct SrcFamily {
     /// The first error line when the device accepts the credentials but
     /// refuses the action to them (`privilege_refused`; none: the default).
     pub privilege_refused: Option<String>,
+    /// The first error line for any other failure the device reported
+    /// (`device_failed`; none: the default lines by stage).
+    pub device_failed: Option<String>,
     /// Aliases.
     pub aliases: Vec<SrcAlias>,
     /// Options, resolved.
@@ -203,6 +208,7 @@ fn resolve(file: &str, f: FamilyFile, common: &[SrcOption]) -> Result<SrcFamily,
     for (key, line) in [
         ("login_refused", &f.login_refused),
         ("privilege_refused", &f.privilege_refused),
+        ("device_failed", &f.device_failed),
     ] {
         if line
             .as_ref()
@@ -279,6 +285,7 @@ fn resolve(file: &str, f: FamilyFile, common: &[SrcOption]) -> Result<SrcFamily,
         hidden_actions: f.hidden_actions,
         login_refused: f.login_refused,
         privilege_refused: f.privilege_refused,
+        device_failed: f.device_failed,
         aliases: f.alias,
         options,
     })
