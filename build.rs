@@ -27,6 +27,7 @@ const FAMILY_FILES: &[&str] = &[
     "kubevirt.toml",
     "vmware_soap.toml",
     "vmware_rest.toml",
+    "azure_arm.toml",
     "pve.toml",
     "nutanix_ahv.toml",
 ];

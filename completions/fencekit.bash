@@ -103,7 +103,7 @@ _fencekit() {
             return 0
             ;;
         fencekit__subcmd__agent)
-            opts="fence_ipmilan fence_ilo3 fence_ilo4 fence_ilo5 fence_ipmilanplus fence_imm fence_idrac fence_redfish fence_virsh fence_apc_snmp fence_tripplite_snmp fence_eaton_snmp fence_aws fence_kubevirt fence_vmware_soap fence_vmware_rest"
+            opts="fence_ipmilan fence_ilo3 fence_ilo4 fence_ilo5 fence_ipmilanplus fence_imm fence_idrac fence_redfish fence_virsh fence_apc_snmp fence_tripplite_snmp fence_eaton_snmp fence_aws fence_kubevirt fence_vmware_soap fence_vmware_rest fence_azure_arm fence_pve"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -117,7 +117,7 @@ _fencekit() {
             return 0
             ;;
         fencekit__subcmd__check)
-            opts="-i -a -u -l -p -S -n -C -L -A -W -k -m -o -v -h -V --inventory --all --parallel --stagger --bmc-interval --max-per-address --level --audit --dry-run --no-lock --address --probe-port --verify --accept-bmc-only --max-off-watts --allow-host-only --expect-uuid --expect-serial --driver --ip --ipport --username --password --password-file --password-env --password-script --plug --ca-cert --ssl-fingerprint --ssl-insecure --cipher --privlvl --ipmi-version --auth --hexadecimal-kg --accept-unauthenticated-replies --workaround --systems-uri --redfish-uri --redfish-session --identity-file --ssh-agent --ssh-known-hosts --ssh-host-key --ssh-accept-new --use-sudo --missing-as-off --region --access-key --endpoint-url --expect-node-name --expect-tag --allow-self-fence --kubeconfig --expect-vm-uid --power-wait --power-timeout --poll-interval --confirm --retry-on --method --timeout --login-timeout --output --verbose --record-identity --baseline --record --probe-timeout --watch --listen --web-config --pacemaker --cib --sbd-config --far --secret --nodes --remediation-timeout --no-device-check --help --version"
+            opts="-i -a -u -l -p -S -n -C -L -A -W -k -m -o -v -h -V --inventory --all --parallel --stagger --bmc-interval --max-per-address --level --audit --dry-run --no-lock --address --probe-port --verify --accept-bmc-only --max-off-watts --allow-host-only --expect-uuid --expect-serial --driver --ip --ipport --username --password --password-file --password-env --password-script --plug --ca-cert --ssl-fingerprint --ssl-insecure --cipher --privlvl --ipmi-version --auth --hexadecimal-kg --accept-unauthenticated-replies --workaround --systems-uri --redfish-uri --redfish-session --identity-file --ssh-agent --ssh-known-hosts --ssh-host-key --ssh-accept-new --use-sudo --missing-as-off --region --access-key --endpoint-url --expect-node-name --expect-tag --allow-self-fence --kubeconfig --expect-vm-uid --azure-tenant --azure-client-certificate --azure-msi --azure-cloud --azure-metadata-endpoint --expect-vm-id --pve-skiplock --pve-vmtype --power-wait --power-timeout --poll-interval --confirm --retry-on --method --timeout --login-timeout --output --verbose --record-identity --baseline --record --probe-timeout --watch --listen --web-config --pacemaker --cib --sbd-config --far --secret --nodes --remediation-timeout --no-device-check --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -332,6 +332,30 @@ _fencekit() {
                     return 0
                     ;;
                 --expect-vm-uid)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --azure-tenant)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --azure-client-certificate)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --azure-cloud)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --azure-metadata-endpoint)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --expect-vm-id)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --pve-vmtype)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -603,7 +627,7 @@ _fencekit() {
             return 0
             ;;
         fencekit__subcmd__list)
-            opts="-i -a -u -l -p -S -n -C -L -A -W -k -m -o -v -h -V --inventory --all --parallel --stagger --bmc-interval --max-per-address --level --audit --dry-run --no-lock --address --probe-port --verify --accept-bmc-only --max-off-watts --allow-host-only --expect-uuid --expect-serial --driver --ip --ipport --username --password --password-file --password-env --password-script --plug --ca-cert --ssl-fingerprint --ssl-insecure --cipher --privlvl --ipmi-version --auth --hexadecimal-kg --accept-unauthenticated-replies --workaround --systems-uri --redfish-uri --redfish-session --identity-file --ssh-agent --ssh-known-hosts --ssh-host-key --ssh-accept-new --use-sudo --missing-as-off --region --access-key --endpoint-url --expect-node-name --expect-tag --allow-self-fence --kubeconfig --expect-vm-uid --power-wait --power-timeout --poll-interval --confirm --retry-on --method --timeout --login-timeout --output --verbose --help --version"
+            opts="-i -a -u -l -p -S -n -C -L -A -W -k -m -o -v -h -V --inventory --all --parallel --stagger --bmc-interval --max-per-address --level --audit --dry-run --no-lock --address --probe-port --verify --accept-bmc-only --max-off-watts --allow-host-only --expect-uuid --expect-serial --driver --ip --ipport --username --password --password-file --password-env --password-script --plug --ca-cert --ssl-fingerprint --ssl-insecure --cipher --privlvl --ipmi-version --auth --hexadecimal-kg --accept-unauthenticated-replies --workaround --systems-uri --redfish-uri --redfish-session --identity-file --ssh-agent --ssh-known-hosts --ssh-host-key --ssh-accept-new --use-sudo --missing-as-off --region --access-key --endpoint-url --expect-node-name --expect-tag --allow-self-fence --kubeconfig --expect-vm-uid --azure-tenant --azure-client-certificate --azure-msi --azure-cloud --azure-metadata-endpoint --expect-vm-id --pve-skiplock --pve-vmtype --power-wait --power-timeout --poll-interval --confirm --retry-on --method --timeout --login-timeout --output --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -818,6 +842,30 @@ _fencekit() {
                     return 0
                     ;;
                 --expect-vm-uid)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --azure-tenant)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --azure-client-certificate)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --azure-cloud)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --azure-metadata-endpoint)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --expect-vm-id)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --pve-vmtype)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -873,7 +921,7 @@ _fencekit() {
             return 0
             ;;
         fencekit__subcmd__man)
-            opts="-h -V --help --version fencekit fencekit-status fencekit-on fencekit-off fencekit-reboot fencekit-monitor fencekit-verify fencekit-check fencekit-list fencekit-hold fencekit-release fencekit-ack fencekit-lab fencekit-demo fencekit-completions fencekit-man fencekit-agent fence_ipmilan fence_ilo3 fence_ilo4 fence_ilo5 fence_ipmilanplus fence_imm fence_idrac fence_redfish fence_virsh fence_apc_snmp fence_tripplite_snmp fence_eaton_snmp fence_aws fence_kubevirt fence_vmware_soap fence_vmware_rest"
+            opts="-h -V --help --version fencekit fencekit-status fencekit-on fencekit-off fencekit-reboot fencekit-monitor fencekit-verify fencekit-check fencekit-list fencekit-hold fencekit-release fencekit-ack fencekit-lab fencekit-demo fencekit-completions fencekit-man fencekit-agent fence_ipmilan fence_ilo3 fence_ilo4 fence_ilo5 fence_ipmilanplus fence_imm fence_idrac fence_redfish fence_virsh fence_apc_snmp fence_tripplite_snmp fence_eaton_snmp fence_aws fence_kubevirt fence_vmware_soap fence_vmware_rest fence_azure_arm fence_pve"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -887,7 +935,7 @@ _fencekit() {
             return 0
             ;;
         fencekit__subcmd__monitor)
-            opts="-i -a -u -l -p -S -n -C -L -A -W -k -m -o -v -h -V --inventory --all --parallel --stagger --bmc-interval --max-per-address --level --audit --dry-run --no-lock --address --probe-port --verify --accept-bmc-only --max-off-watts --allow-host-only --expect-uuid --expect-serial --driver --ip --ipport --username --password --password-file --password-env --password-script --plug --ca-cert --ssl-fingerprint --ssl-insecure --cipher --privlvl --ipmi-version --auth --hexadecimal-kg --accept-unauthenticated-replies --workaround --systems-uri --redfish-uri --redfish-session --identity-file --ssh-agent --ssh-known-hosts --ssh-host-key --ssh-accept-new --use-sudo --missing-as-off --region --access-key --endpoint-url --expect-node-name --expect-tag --allow-self-fence --kubeconfig --expect-vm-uid --power-wait --power-timeout --poll-interval --confirm --retry-on --method --timeout --login-timeout --output --verbose --help --version"
+            opts="-i -a -u -l -p -S -n -C -L -A -W -k -m -o -v -h -V --inventory --all --parallel --stagger --bmc-interval --max-per-address --level --audit --dry-run --no-lock --address --probe-port --verify --accept-bmc-only --max-off-watts --allow-host-only --expect-uuid --expect-serial --driver --ip --ipport --username --password --password-file --password-env --password-script --plug --ca-cert --ssl-fingerprint --ssl-insecure --cipher --privlvl --ipmi-version --auth --hexadecimal-kg --accept-unauthenticated-replies --workaround --systems-uri --redfish-uri --redfish-session --identity-file --ssh-agent --ssh-known-hosts --ssh-host-key --ssh-accept-new --use-sudo --missing-as-off --region --access-key --endpoint-url --expect-node-name --expect-tag --allow-self-fence --kubeconfig --expect-vm-uid --azure-tenant --azure-client-certificate --azure-msi --azure-cloud --azure-metadata-endpoint --expect-vm-id --pve-skiplock --pve-vmtype --power-wait --power-timeout --poll-interval --confirm --retry-on --method --timeout --login-timeout --output --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1102,6 +1150,30 @@ _fencekit() {
                     return 0
                     ;;
                 --expect-vm-uid)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --azure-tenant)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --azure-client-certificate)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --azure-cloud)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --azure-metadata-endpoint)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --expect-vm-id)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --pve-vmtype)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1157,7 +1229,7 @@ _fencekit() {
             return 0
             ;;
         fencekit__subcmd__off)
-            opts="-i -a -u -l -p -S -n -C -L -A -W -k -m -o -v -h -V --inventory --all --parallel --stagger --bmc-interval --max-per-address --level --audit --dry-run --no-lock --address --probe-port --verify --accept-bmc-only --max-off-watts --allow-host-only --expect-uuid --expect-serial --driver --ip --ipport --username --password --password-file --password-env --password-script --plug --ca-cert --ssl-fingerprint --ssl-insecure --cipher --privlvl --ipmi-version --auth --hexadecimal-kg --accept-unauthenticated-replies --workaround --systems-uri --redfish-uri --redfish-session --identity-file --ssh-agent --ssh-known-hosts --ssh-host-key --ssh-accept-new --use-sudo --missing-as-off --region --access-key --endpoint-url --expect-node-name --expect-tag --allow-self-fence --kubeconfig --expect-vm-uid --power-wait --power-timeout --poll-interval --confirm --retry-on --method --timeout --login-timeout --output --verbose --max-fence --force --reason --on-confirmed-off --hook-timeout --on-despite-hook-failure --crashdump --crashdump-wait --kdump-port --kdump-quiet --help --version"
+            opts="-i -a -u -l -p -S -n -C -L -A -W -k -m -o -v -h -V --inventory --all --parallel --stagger --bmc-interval --max-per-address --level --audit --dry-run --no-lock --address --probe-port --verify --accept-bmc-only --max-off-watts --allow-host-only --expect-uuid --expect-serial --driver --ip --ipport --username --password --password-file --password-env --password-script --plug --ca-cert --ssl-fingerprint --ssl-insecure --cipher --privlvl --ipmi-version --auth --hexadecimal-kg --accept-unauthenticated-replies --workaround --systems-uri --redfish-uri --redfish-session --identity-file --ssh-agent --ssh-known-hosts --ssh-host-key --ssh-accept-new --use-sudo --missing-as-off --region --access-key --endpoint-url --expect-node-name --expect-tag --allow-self-fence --kubeconfig --expect-vm-uid --azure-tenant --azure-client-certificate --azure-msi --azure-cloud --azure-metadata-endpoint --expect-vm-id --pve-skiplock --pve-vmtype --power-wait --power-timeout --poll-interval --confirm --retry-on --method --timeout --login-timeout --output --verbose --max-fence --force --reason --on-confirmed-off --hook-timeout --on-despite-hook-failure --crashdump --crashdump-wait --kdump-port --kdump-quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1372,6 +1444,30 @@ _fencekit() {
                     return 0
                     ;;
                 --expect-vm-uid)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --azure-tenant)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --azure-client-certificate)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --azure-cloud)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --azure-metadata-endpoint)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --expect-vm-id)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --pve-vmtype)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1455,7 +1551,7 @@ _fencekit() {
             return 0
             ;;
         fencekit__subcmd__on)
-            opts="-i -a -u -l -p -S -n -C -L -A -W -k -m -o -v -h -V --inventory --all --parallel --stagger --bmc-interval --max-per-address --level --audit --dry-run --no-lock --address --probe-port --verify --accept-bmc-only --max-off-watts --allow-host-only --expect-uuid --expect-serial --driver --ip --ipport --username --password --password-file --password-env --password-script --plug --ca-cert --ssl-fingerprint --ssl-insecure --cipher --privlvl --ipmi-version --auth --hexadecimal-kg --accept-unauthenticated-replies --workaround --systems-uri --redfish-uri --redfish-session --identity-file --ssh-agent --ssh-known-hosts --ssh-host-key --ssh-accept-new --use-sudo --missing-as-off --region --access-key --endpoint-url --expect-node-name --expect-tag --allow-self-fence --kubeconfig --expect-vm-uid --power-wait --power-timeout --poll-interval --confirm --retry-on --method --timeout --login-timeout --output --verbose --help --version"
+            opts="-i -a -u -l -p -S -n -C -L -A -W -k -m -o -v -h -V --inventory --all --parallel --stagger --bmc-interval --max-per-address --level --audit --dry-run --no-lock --address --probe-port --verify --accept-bmc-only --max-off-watts --allow-host-only --expect-uuid --expect-serial --driver --ip --ipport --username --password --password-file --password-env --password-script --plug --ca-cert --ssl-fingerprint --ssl-insecure --cipher --privlvl --ipmi-version --auth --hexadecimal-kg --accept-unauthenticated-replies --workaround --systems-uri --redfish-uri --redfish-session --identity-file --ssh-agent --ssh-known-hosts --ssh-host-key --ssh-accept-new --use-sudo --missing-as-off --region --access-key --endpoint-url --expect-node-name --expect-tag --allow-self-fence --kubeconfig --expect-vm-uid --azure-tenant --azure-client-certificate --azure-msi --azure-cloud --azure-metadata-endpoint --expect-vm-id --pve-skiplock --pve-vmtype --power-wait --power-timeout --poll-interval --confirm --retry-on --method --timeout --login-timeout --output --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1670,6 +1766,30 @@ _fencekit() {
                     return 0
                     ;;
                 --expect-vm-uid)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --azure-tenant)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --azure-client-certificate)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --azure-cloud)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --azure-metadata-endpoint)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --expect-vm-id)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --pve-vmtype)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1725,7 +1845,7 @@ _fencekit() {
             return 0
             ;;
         fencekit__subcmd__reboot)
-            opts="-i -a -u -l -p -S -n -C -L -A -W -k -m -o -v -h -V --inventory --all --parallel --stagger --bmc-interval --max-per-address --level --audit --dry-run --no-lock --address --probe-port --verify --accept-bmc-only --max-off-watts --allow-host-only --expect-uuid --expect-serial --driver --ip --ipport --username --password --password-file --password-env --password-script --plug --ca-cert --ssl-fingerprint --ssl-insecure --cipher --privlvl --ipmi-version --auth --hexadecimal-kg --accept-unauthenticated-replies --workaround --systems-uri --redfish-uri --redfish-session --identity-file --ssh-agent --ssh-known-hosts --ssh-host-key --ssh-accept-new --use-sudo --missing-as-off --region --access-key --endpoint-url --expect-node-name --expect-tag --allow-self-fence --kubeconfig --expect-vm-uid --power-wait --power-timeout --poll-interval --confirm --retry-on --method --timeout --login-timeout --output --verbose --max-fence --force --reason --on-confirmed-off --hook-timeout --on-despite-hook-failure --crashdump --crashdump-wait --kdump-port --kdump-quiet --help --version"
+            opts="-i -a -u -l -p -S -n -C -L -A -W -k -m -o -v -h -V --inventory --all --parallel --stagger --bmc-interval --max-per-address --level --audit --dry-run --no-lock --address --probe-port --verify --accept-bmc-only --max-off-watts --allow-host-only --expect-uuid --expect-serial --driver --ip --ipport --username --password --password-file --password-env --password-script --plug --ca-cert --ssl-fingerprint --ssl-insecure --cipher --privlvl --ipmi-version --auth --hexadecimal-kg --accept-unauthenticated-replies --workaround --systems-uri --redfish-uri --redfish-session --identity-file --ssh-agent --ssh-known-hosts --ssh-host-key --ssh-accept-new --use-sudo --missing-as-off --region --access-key --endpoint-url --expect-node-name --expect-tag --allow-self-fence --kubeconfig --expect-vm-uid --azure-tenant --azure-client-certificate --azure-msi --azure-cloud --azure-metadata-endpoint --expect-vm-id --pve-skiplock --pve-vmtype --power-wait --power-timeout --poll-interval --confirm --retry-on --method --timeout --login-timeout --output --verbose --max-fence --force --reason --on-confirmed-off --hook-timeout --on-despite-hook-failure --crashdump --crashdump-wait --kdump-port --kdump-quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1940,6 +2060,30 @@ _fencekit() {
                     return 0
                     ;;
                 --expect-vm-uid)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --azure-tenant)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --azure-client-certificate)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --azure-cloud)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --azure-metadata-endpoint)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --expect-vm-id)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --pve-vmtype)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -2053,7 +2197,7 @@ _fencekit() {
             return 0
             ;;
         fencekit__subcmd__status)
-            opts="-i -a -u -l -p -S -n -C -L -A -W -k -m -o -v -h -V --inventory --all --parallel --stagger --bmc-interval --max-per-address --level --audit --dry-run --no-lock --address --probe-port --verify --accept-bmc-only --max-off-watts --allow-host-only --expect-uuid --expect-serial --driver --ip --ipport --username --password --password-file --password-env --password-script --plug --ca-cert --ssl-fingerprint --ssl-insecure --cipher --privlvl --ipmi-version --auth --hexadecimal-kg --accept-unauthenticated-replies --workaround --systems-uri --redfish-uri --redfish-session --identity-file --ssh-agent --ssh-known-hosts --ssh-host-key --ssh-accept-new --use-sudo --missing-as-off --region --access-key --endpoint-url --expect-node-name --expect-tag --allow-self-fence --kubeconfig --expect-vm-uid --power-wait --power-timeout --poll-interval --confirm --retry-on --method --timeout --login-timeout --output --verbose --help --version"
+            opts="-i -a -u -l -p -S -n -C -L -A -W -k -m -o -v -h -V --inventory --all --parallel --stagger --bmc-interval --max-per-address --level --audit --dry-run --no-lock --address --probe-port --verify --accept-bmc-only --max-off-watts --allow-host-only --expect-uuid --expect-serial --driver --ip --ipport --username --password --password-file --password-env --password-script --plug --ca-cert --ssl-fingerprint --ssl-insecure --cipher --privlvl --ipmi-version --auth --hexadecimal-kg --accept-unauthenticated-replies --workaround --systems-uri --redfish-uri --redfish-session --identity-file --ssh-agent --ssh-known-hosts --ssh-host-key --ssh-accept-new --use-sudo --missing-as-off --region --access-key --endpoint-url --expect-node-name --expect-tag --allow-self-fence --kubeconfig --expect-vm-uid --azure-tenant --azure-client-certificate --azure-msi --azure-cloud --azure-metadata-endpoint --expect-vm-id --pve-skiplock --pve-vmtype --power-wait --power-timeout --poll-interval --confirm --retry-on --method --timeout --login-timeout --output --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2268,6 +2412,30 @@ _fencekit() {
                     return 0
                     ;;
                 --expect-vm-uid)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --azure-tenant)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --azure-client-certificate)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --azure-cloud)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --azure-metadata-endpoint)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --expect-vm-id)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --pve-vmtype)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -2323,7 +2491,7 @@ _fencekit() {
             return 0
             ;;
         fencekit__subcmd__verify)
-            opts="-i -a -u -l -p -S -n -C -L -A -W -k -m -o -v -h -V --inventory --all --parallel --stagger --bmc-interval --max-per-address --level --audit --dry-run --no-lock --address --probe-port --verify --accept-bmc-only --max-off-watts --allow-host-only --expect-uuid --expect-serial --driver --ip --ipport --username --password --password-file --password-env --password-script --plug --ca-cert --ssl-fingerprint --ssl-insecure --cipher --privlvl --ipmi-version --auth --hexadecimal-kg --accept-unauthenticated-replies --workaround --systems-uri --redfish-uri --redfish-session --identity-file --ssh-agent --ssh-known-hosts --ssh-host-key --ssh-accept-new --use-sudo --missing-as-off --region --access-key --endpoint-url --expect-node-name --expect-tag --allow-self-fence --kubeconfig --expect-vm-uid --power-wait --power-timeout --poll-interval --confirm --retry-on --method --timeout --login-timeout --output --verbose --expect --samples --interval --probe-timeout --boot-timeout --baseline --record-baseline --help --version"
+            opts="-i -a -u -l -p -S -n -C -L -A -W -k -m -o -v -h -V --inventory --all --parallel --stagger --bmc-interval --max-per-address --level --audit --dry-run --no-lock --address --probe-port --verify --accept-bmc-only --max-off-watts --allow-host-only --expect-uuid --expect-serial --driver --ip --ipport --username --password --password-file --password-env --password-script --plug --ca-cert --ssl-fingerprint --ssl-insecure --cipher --privlvl --ipmi-version --auth --hexadecimal-kg --accept-unauthenticated-replies --workaround --systems-uri --redfish-uri --redfish-session --identity-file --ssh-agent --ssh-known-hosts --ssh-host-key --ssh-accept-new --use-sudo --missing-as-off --region --access-key --endpoint-url --expect-node-name --expect-tag --allow-self-fence --kubeconfig --expect-vm-uid --azure-tenant --azure-client-certificate --azure-msi --azure-cloud --azure-metadata-endpoint --expect-vm-id --pve-skiplock --pve-vmtype --power-wait --power-timeout --poll-interval --confirm --retry-on --method --timeout --login-timeout --output --verbose --expect --samples --interval --probe-timeout --boot-timeout --baseline --record-baseline --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2538,6 +2706,30 @@ _fencekit() {
                     return 0
                     ;;
                 --expect-vm-uid)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --azure-tenant)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --azure-client-certificate)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --azure-cloud)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --azure-metadata-endpoint)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --expect-vm-id)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --pve-vmtype)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -2655,7 +2847,7 @@ _fencekit_with_nodes() {
         *) return 0 ;;
     esac
     [[ "$cur" == -* ]] && return 0
-    case " --access-key --address --audit --auth --baseline --bind --bmc-interval --boot-delay --boot-timeout --by --ca-cert --cib --cipher --ciphers --confirm --crashdump-wait --delay --driver --drop --endpoint-url --expect --expect-node-name --expect-serial --expect-tag --expect-uuid --expect-vm-uid --far --fault --for --hexadecimal-kg --hook-timeout --hosts --identity-file --interval --inventory --ip --ipmi-port-base --ipmi-version --ipport --kdump-port --kdump-quiet --kubeconfig --level --listen --login-timeout --loss --max-fence --max-off-watts --max-per-address --method --nodes --on-confirmed-off --output --parallel --password --password-env --password-file --password-script --pdu-fault --pdus --plug --poll-interval --power --power-timeout --power-wait --privlvl --probe-port --probe-timeout --reason --record-baseline --redfish --redfish-uri --region --remediation-timeout --retry-on --samples --sbd-config --secret --ssh-host-key --ssh-known-hosts --ssl-fingerprint --stagger --systems-uri --timeout --transition --username --vendor --watch --web-config --workaround --write-inventory -A -C -L -S -W -a -i -k -l -m -n -o -p -u " in
+    case " --access-key --address --audit --auth --azure-client-certificate --azure-cloud --azure-metadata-endpoint --azure-tenant --baseline --bind --bmc-interval --boot-delay --boot-timeout --by --ca-cert --cib --cipher --ciphers --confirm --crashdump-wait --delay --driver --drop --endpoint-url --expect --expect-node-name --expect-serial --expect-tag --expect-uuid --expect-vm-id --expect-vm-uid --far --fault --for --hexadecimal-kg --hook-timeout --hosts --identity-file --interval --inventory --ip --ipmi-port-base --ipmi-version --ipport --kdump-port --kdump-quiet --kubeconfig --level --listen --login-timeout --loss --max-fence --max-off-watts --max-per-address --method --nodes --on-confirmed-off --output --parallel --password --password-env --password-file --password-script --pdu-fault --pdus --plug --poll-interval --power --power-timeout --power-wait --privlvl --probe-port --probe-timeout --pve-vmtype --reason --record-baseline --redfish --redfish-uri --region --remediation-timeout --retry-on --samples --sbd-config --secret --ssh-host-key --ssh-known-hosts --ssl-fingerprint --stagger --systems-uri --timeout --transition --username --vendor --watch --web-config --workaround --write-inventory -A -C -L -S -W -a -i -k -l -m -n -o -p -u " in
         *" $prev "*) return 0 ;;
     esac
     local IFS=$'\n'

@@ -87,6 +87,12 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l expect-node
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l expect-tag -d 'AWS: refuse to act unless the instance carries this tag (KEY=VALUE, e.g. Name=worker-0). Inventories use expect_tag' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l kubeconfig -d 'KubeVirt: the kubeconfig file (default: KUBECONFIG, ~/.kube/config, then the pod\'s service account). Inventories use kubeconfig. With `check --far`: read the Secrets and nodes with `kubectl` (or `oc`) through this kubeconfig' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l expect-vm-uid -d 'KubeVirt: refuse to act (before any state change) unless the VirtualMachine\'s metadata.uid is UID. Inventories use vm_uid; --expect-uuid compares the VMI\'s firmware UUID' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l azure-tenant -d 'Azure: the tenant of the service principal (--username is its client ID, the password options its secret; default AZURE_TENANT_ID). Inventories use settings.tenant' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l azure-client-certificate -d 'Azure: a PEM file with the service principal\'s certificate and key, instead of a secret' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l azure-cloud -d 'Azure: the cloud (china, usgov, germany, stack; default public)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l azure-metadata-endpoint -d 'Azure: an Azure Stack Hub\'s Resource Manager URL (with --azure-cloud stack)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l expect-vm-id -d 'Azure: refuse to act (before any state change) unless the VM\'s vmId is this. Inventories use settings.vm_id; --expect-uuid compares the SMBIOS UUID (the vmId in either byte order)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l pve-vmtype -d 'Proxmox VE: the guest\'s type, qemu or lxc (default: found in the cluster\'s resources). Inventories use settings.vmtype' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l power-wait -d 'Blind wait after each power command before polling' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l power-timeout -d 'How long a power transition may take to be observed' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l poll-interval -d 'First interval between status polls (grows up to 1s while nothing changes)' -r
@@ -114,6 +120,8 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l ssh-accept-
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l use-sudo -d 'SSH: run the remote commands through sudo'
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l missing-as-off -d 'SSH (virsh): a domain that does not exist counts as off'
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l allow-self-fence -d 'AWS: allow off/reboot of the instance this process runs on (the metadata service tells; refused otherwise)'
+complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l azure-msi -d 'Azure: authenticate as the managed identity (a workload identity\'s AZURE_FEDERATED_TOKEN_FILE first, then the metadata service; --username names a user-assigned one). Without credentials given, the SDKs\' order is used'
+complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l pve-skiplock -d 'Proxmox VE: send skiplock=1 with power requests, so that a locked guest (backup, migration, snapshot) is powered anyway (root@pam only; warned). Inventories use settings.skiplock'
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -s v -l verbose -d 'More detail on stderr (-v, -vv, -vvv); never shows secrets'
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -s V -l version -d 'Print version'
@@ -162,6 +170,12 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l expect-node-nam
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l expect-tag -d 'AWS: refuse to act unless the instance carries this tag (KEY=VALUE, e.g. Name=worker-0). Inventories use expect_tag' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l kubeconfig -d 'KubeVirt: the kubeconfig file (default: KUBECONFIG, ~/.kube/config, then the pod\'s service account). Inventories use kubeconfig. With `check --far`: read the Secrets and nodes with `kubectl` (or `oc`) through this kubeconfig' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l expect-vm-uid -d 'KubeVirt: refuse to act (before any state change) unless the VirtualMachine\'s metadata.uid is UID. Inventories use vm_uid; --expect-uuid compares the VMI\'s firmware UUID' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l azure-tenant -d 'Azure: the tenant of the service principal (--username is its client ID, the password options its secret; default AZURE_TENANT_ID). Inventories use settings.tenant' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l azure-client-certificate -d 'Azure: a PEM file with the service principal\'s certificate and key, instead of a secret' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l azure-cloud -d 'Azure: the cloud (china, usgov, germany, stack; default public)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l azure-metadata-endpoint -d 'Azure: an Azure Stack Hub\'s Resource Manager URL (with --azure-cloud stack)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l expect-vm-id -d 'Azure: refuse to act (before any state change) unless the VM\'s vmId is this. Inventories use settings.vm_id; --expect-uuid compares the SMBIOS UUID (the vmId in either byte order)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l pve-vmtype -d 'Proxmox VE: the guest\'s type, qemu or lxc (default: found in the cluster\'s resources). Inventories use settings.vmtype' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l power-wait -d 'Blind wait after each power command before polling' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l power-timeout -d 'How long a power transition may take to be observed' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l poll-interval -d 'First interval between status polls (grows up to 1s while nothing changes)' -r
@@ -189,6 +203,8 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l ssh-accept-new 
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l use-sudo -d 'SSH: run the remote commands through sudo'
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l missing-as-off -d 'SSH (virsh): a domain that does not exist counts as off'
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l allow-self-fence -d 'AWS: allow off/reboot of the instance this process runs on (the metadata service tells; refused otherwise)'
+complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l azure-msi -d 'Azure: authenticate as the managed identity (a workload identity\'s AZURE_FEDERATED_TOKEN_FILE first, then the metadata service; --username names a user-assigned one). Without credentials given, the SDKs\' order is used'
+complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l pve-skiplock -d 'Proxmox VE: send skiplock=1 with power requests, so that a locked guest (backup, migration, snapshot) is powered anyway (root@pam only; warned). Inventories use settings.skiplock'
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -s v -l verbose -d 'More detail on stderr (-v, -vv, -vvv); never shows secrets'
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -s V -l version -d 'Print version'
@@ -237,6 +253,12 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l expect-node-na
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l expect-tag -d 'AWS: refuse to act unless the instance carries this tag (KEY=VALUE, e.g. Name=worker-0). Inventories use expect_tag' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l kubeconfig -d 'KubeVirt: the kubeconfig file (default: KUBECONFIG, ~/.kube/config, then the pod\'s service account). Inventories use kubeconfig. With `check --far`: read the Secrets and nodes with `kubectl` (or `oc`) through this kubeconfig' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l expect-vm-uid -d 'KubeVirt: refuse to act (before any state change) unless the VirtualMachine\'s metadata.uid is UID. Inventories use vm_uid; --expect-uuid compares the VMI\'s firmware UUID' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l azure-tenant -d 'Azure: the tenant of the service principal (--username is its client ID, the password options its secret; default AZURE_TENANT_ID). Inventories use settings.tenant' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l azure-client-certificate -d 'Azure: a PEM file with the service principal\'s certificate and key, instead of a secret' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l azure-cloud -d 'Azure: the cloud (china, usgov, germany, stack; default public)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l azure-metadata-endpoint -d 'Azure: an Azure Stack Hub\'s Resource Manager URL (with --azure-cloud stack)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l expect-vm-id -d 'Azure: refuse to act (before any state change) unless the VM\'s vmId is this. Inventories use settings.vm_id; --expect-uuid compares the SMBIOS UUID (the vmId in either byte order)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l pve-vmtype -d 'Proxmox VE: the guest\'s type, qemu or lxc (default: found in the cluster\'s resources). Inventories use settings.vmtype' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l power-wait -d 'Blind wait after each power command before polling' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l power-timeout -d 'How long a power transition may take to be observed' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l poll-interval -d 'First interval between status polls (grows up to 1s while nothing changes)' -r
@@ -271,6 +293,8 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l ssh-accept-new
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l use-sudo -d 'SSH: run the remote commands through sudo'
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l missing-as-off -d 'SSH (virsh): a domain that does not exist counts as off'
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l allow-self-fence -d 'AWS: allow off/reboot of the instance this process runs on (the metadata service tells; refused otherwise)'
+complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l azure-msi -d 'Azure: authenticate as the managed identity (a workload identity\'s AZURE_FEDERATED_TOKEN_FILE first, then the metadata service; --username names a user-assigned one). Without credentials given, the SDKs\' order is used'
+complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l pve-skiplock -d 'Proxmox VE: send skiplock=1 with power requests, so that a locked guest (backup, migration, snapshot) is powered anyway (root@pam only; warned). Inventories use settings.skiplock'
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -s v -l verbose -d 'More detail on stderr (-v, -vv, -vvv); never shows secrets'
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l force -d 'Act beyond --max-fence anyway; needs --reason and an audit trail'
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l on-despite-hook-failure -d 'reboot: power the node on even if the confirmed-off hook failed (the result still fails); without it the node is left off'
@@ -322,6 +346,12 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l expect-node
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l expect-tag -d 'AWS: refuse to act unless the instance carries this tag (KEY=VALUE, e.g. Name=worker-0). Inventories use expect_tag' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l kubeconfig -d 'KubeVirt: the kubeconfig file (default: KUBECONFIG, ~/.kube/config, then the pod\'s service account). Inventories use kubeconfig. With `check --far`: read the Secrets and nodes with `kubectl` (or `oc`) through this kubeconfig' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l expect-vm-uid -d 'KubeVirt: refuse to act (before any state change) unless the VirtualMachine\'s metadata.uid is UID. Inventories use vm_uid; --expect-uuid compares the VMI\'s firmware UUID' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l azure-tenant -d 'Azure: the tenant of the service principal (--username is its client ID, the password options its secret; default AZURE_TENANT_ID). Inventories use settings.tenant' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l azure-client-certificate -d 'Azure: a PEM file with the service principal\'s certificate and key, instead of a secret' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l azure-cloud -d 'Azure: the cloud (china, usgov, germany, stack; default public)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l azure-metadata-endpoint -d 'Azure: an Azure Stack Hub\'s Resource Manager URL (with --azure-cloud stack)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l expect-vm-id -d 'Azure: refuse to act (before any state change) unless the VM\'s vmId is this. Inventories use settings.vm_id; --expect-uuid compares the SMBIOS UUID (the vmId in either byte order)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l pve-vmtype -d 'Proxmox VE: the guest\'s type, qemu or lxc (default: found in the cluster\'s resources). Inventories use settings.vmtype' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l power-wait -d 'Blind wait after each power command before polling' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l power-timeout -d 'How long a power transition may take to be observed' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l poll-interval -d 'First interval between status polls (grows up to 1s while nothing changes)' -r
@@ -356,6 +386,8 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l ssh-accept-
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l use-sudo -d 'SSH: run the remote commands through sudo'
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l missing-as-off -d 'SSH (virsh): a domain that does not exist counts as off'
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l allow-self-fence -d 'AWS: allow off/reboot of the instance this process runs on (the metadata service tells; refused otherwise)'
+complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l azure-msi -d 'Azure: authenticate as the managed identity (a workload identity\'s AZURE_FEDERATED_TOKEN_FILE first, then the metadata service; --username names a user-assigned one). Without credentials given, the SDKs\' order is used'
+complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l pve-skiplock -d 'Proxmox VE: send skiplock=1 with power requests, so that a locked guest (backup, migration, snapshot) is powered anyway (root@pam only; warned). Inventories use settings.skiplock'
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -s v -l verbose -d 'More detail on stderr (-v, -vv, -vvv); never shows secrets'
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l force -d 'Act beyond --max-fence anyway; needs --reason and an audit trail'
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l on-despite-hook-failure -d 'reboot: power the node on even if the confirmed-off hook failed (the result still fails); without it the node is left off'
@@ -407,6 +439,12 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l expect-nod
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l expect-tag -d 'AWS: refuse to act unless the instance carries this tag (KEY=VALUE, e.g. Name=worker-0). Inventories use expect_tag' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l kubeconfig -d 'KubeVirt: the kubeconfig file (default: KUBECONFIG, ~/.kube/config, then the pod\'s service account). Inventories use kubeconfig. With `check --far`: read the Secrets and nodes with `kubectl` (or `oc`) through this kubeconfig' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l expect-vm-uid -d 'KubeVirt: refuse to act (before any state change) unless the VirtualMachine\'s metadata.uid is UID. Inventories use vm_uid; --expect-uuid compares the VMI\'s firmware UUID' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l azure-tenant -d 'Azure: the tenant of the service principal (--username is its client ID, the password options its secret; default AZURE_TENANT_ID). Inventories use settings.tenant' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l azure-client-certificate -d 'Azure: a PEM file with the service principal\'s certificate and key, instead of a secret' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l azure-cloud -d 'Azure: the cloud (china, usgov, germany, stack; default public)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l azure-metadata-endpoint -d 'Azure: an Azure Stack Hub\'s Resource Manager URL (with --azure-cloud stack)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l expect-vm-id -d 'Azure: refuse to act (before any state change) unless the VM\'s vmId is this. Inventories use settings.vm_id; --expect-uuid compares the SMBIOS UUID (the vmId in either byte order)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l pve-vmtype -d 'Proxmox VE: the guest\'s type, qemu or lxc (default: found in the cluster\'s resources). Inventories use settings.vmtype' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l power-wait -d 'Blind wait after each power command before polling' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l power-timeout -d 'How long a power transition may take to be observed' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l poll-interval -d 'First interval between status polls (grows up to 1s while nothing changes)' -r
@@ -434,6 +472,8 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l ssh-accept
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l use-sudo -d 'SSH: run the remote commands through sudo'
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l missing-as-off -d 'SSH (virsh): a domain that does not exist counts as off'
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l allow-self-fence -d 'AWS: allow off/reboot of the instance this process runs on (the metadata service tells; refused otherwise)'
+complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l azure-msi -d 'Azure: authenticate as the managed identity (a workload identity\'s AZURE_FEDERATED_TOKEN_FILE first, then the metadata service; --username names a user-assigned one). Without credentials given, the SDKs\' order is used'
+complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l pve-skiplock -d 'Proxmox VE: send skiplock=1 with power requests, so that a locked guest (backup, migration, snapshot) is powered anyway (root@pam only; warned). Inventories use settings.skiplock'
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -s v -l verbose -d 'More detail on stderr (-v, -vv, -vvv); never shows secrets'
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -s V -l version -d 'Print version'
@@ -482,6 +522,12 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l expect-node
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l expect-tag -d 'AWS: refuse to act unless the instance carries this tag (KEY=VALUE, e.g. Name=worker-0). Inventories use expect_tag' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l kubeconfig -d 'KubeVirt: the kubeconfig file (default: KUBECONFIG, ~/.kube/config, then the pod\'s service account). Inventories use kubeconfig. With `check --far`: read the Secrets and nodes with `kubectl` (or `oc`) through this kubeconfig' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l expect-vm-uid -d 'KubeVirt: refuse to act (before any state change) unless the VirtualMachine\'s metadata.uid is UID. Inventories use vm_uid; --expect-uuid compares the VMI\'s firmware UUID' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l azure-tenant -d 'Azure: the tenant of the service principal (--username is its client ID, the password options its secret; default AZURE_TENANT_ID). Inventories use settings.tenant' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l azure-client-certificate -d 'Azure: a PEM file with the service principal\'s certificate and key, instead of a secret' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l azure-cloud -d 'Azure: the cloud (china, usgov, germany, stack; default public)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l azure-metadata-endpoint -d 'Azure: an Azure Stack Hub\'s Resource Manager URL (with --azure-cloud stack)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l expect-vm-id -d 'Azure: refuse to act (before any state change) unless the VM\'s vmId is this. Inventories use settings.vm_id; --expect-uuid compares the SMBIOS UUID (the vmId in either byte order)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l pve-vmtype -d 'Proxmox VE: the guest\'s type, qemu or lxc (default: found in the cluster\'s resources). Inventories use settings.vmtype' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l power-wait -d 'Blind wait after each power command before polling' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l power-timeout -d 'How long a power transition may take to be observed' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l poll-interval -d 'First interval between status polls (grows up to 1s while nothing changes)' -r
@@ -517,6 +563,8 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l ssh-accept-
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l use-sudo -d 'SSH: run the remote commands through sudo'
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l missing-as-off -d 'SSH (virsh): a domain that does not exist counts as off'
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l allow-self-fence -d 'AWS: allow off/reboot of the instance this process runs on (the metadata service tells; refused otherwise)'
+complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l azure-msi -d 'Azure: authenticate as the managed identity (a workload identity\'s AZURE_FEDERATED_TOKEN_FILE first, then the metadata service; --username names a user-assigned one). Without credentials given, the SDKs\' order is used'
+complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l pve-skiplock -d 'Proxmox VE: send skiplock=1 with power requests, so that a locked guest (backup, migration, snapshot) is powered anyway (root@pam only; warned). Inventories use settings.skiplock'
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -s v -l verbose -d 'More detail on stderr (-v, -vv, -vvv); never shows secrets'
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -s V -l version -d 'Print version'
@@ -565,6 +613,12 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l expect-node-
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l expect-tag -d 'AWS: refuse to act unless the instance carries this tag (KEY=VALUE, e.g. Name=worker-0). Inventories use expect_tag' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l kubeconfig -d 'KubeVirt: the kubeconfig file (default: KUBECONFIG, ~/.kube/config, then the pod\'s service account). Inventories use kubeconfig. With `check --far`: read the Secrets and nodes with `kubectl` (or `oc`) through this kubeconfig' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l expect-vm-uid -d 'KubeVirt: refuse to act (before any state change) unless the VirtualMachine\'s metadata.uid is UID. Inventories use vm_uid; --expect-uuid compares the VMI\'s firmware UUID' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l azure-tenant -d 'Azure: the tenant of the service principal (--username is its client ID, the password options its secret; default AZURE_TENANT_ID). Inventories use settings.tenant' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l azure-client-certificate -d 'Azure: a PEM file with the service principal\'s certificate and key, instead of a secret' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l azure-cloud -d 'Azure: the cloud (china, usgov, germany, stack; default public)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l azure-metadata-endpoint -d 'Azure: an Azure Stack Hub\'s Resource Manager URL (with --azure-cloud stack)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l expect-vm-id -d 'Azure: refuse to act (before any state change) unless the VM\'s vmId is this. Inventories use settings.vm_id; --expect-uuid compares the SMBIOS UUID (the vmId in either byte order)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l pve-vmtype -d 'Proxmox VE: the guest\'s type, qemu or lxc (default: found in the cluster\'s resources). Inventories use settings.vmtype' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l power-wait -d 'Blind wait after each power command before polling' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l power-timeout -d 'How long a power transition may take to be observed' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l poll-interval -d 'First interval between status polls (grows up to 1s while nothing changes)' -r
@@ -603,6 +657,8 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l ssh-accept-n
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l use-sudo -d 'SSH: run the remote commands through sudo'
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l missing-as-off -d 'SSH (virsh): a domain that does not exist counts as off'
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l allow-self-fence -d 'AWS: allow off/reboot of the instance this process runs on (the metadata service tells; refused otherwise)'
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l azure-msi -d 'Azure: authenticate as the managed identity (a workload identity\'s AZURE_FEDERATED_TOKEN_FILE first, then the metadata service; --username names a user-assigned one). Without credentials given, the SDKs\' order is used'
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l pve-skiplock -d 'Proxmox VE: send skiplock=1 with power requests, so that a locked guest (backup, migration, snapshot) is powered anyway (root@pam only; warned). Inventories use settings.skiplock'
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -s v -l verbose -d 'More detail on stderr (-v, -vv, -vvv); never shows secrets'
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l record-identity -d 'Print, on stdout, an `[identity.NODE]` table for each inventory node that is not pinned yet and whose levels agree about who it is, ready to append to the inventory (`>> inventory.toml`); the check table goes to stderr. Exit 1 when a node could not be recorded'
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l record -d 'Record what each working level looks like now (identity, cipher suite and privilege, certificate, host key, reset types, outlet names, whether the node\'s address answers) in --baseline, replacing those levels\' records. Exit 1 when a level would fail (it keeps its earlier record)'
@@ -655,6 +711,12 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l expect-node-n
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l expect-tag -d 'AWS: refuse to act unless the instance carries this tag (KEY=VALUE, e.g. Name=worker-0). Inventories use expect_tag' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l kubeconfig -d 'KubeVirt: the kubeconfig file (default: KUBECONFIG, ~/.kube/config, then the pod\'s service account). Inventories use kubeconfig. With `check --far`: read the Secrets and nodes with `kubectl` (or `oc`) through this kubeconfig' -r -F
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l expect-vm-uid -d 'KubeVirt: refuse to act (before any state change) unless the VirtualMachine\'s metadata.uid is UID. Inventories use vm_uid; --expect-uuid compares the VMI\'s firmware UUID' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l azure-tenant -d 'Azure: the tenant of the service principal (--username is its client ID, the password options its secret; default AZURE_TENANT_ID). Inventories use settings.tenant' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l azure-client-certificate -d 'Azure: a PEM file with the service principal\'s certificate and key, instead of a secret' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l azure-cloud -d 'Azure: the cloud (china, usgov, germany, stack; default public)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l azure-metadata-endpoint -d 'Azure: an Azure Stack Hub\'s Resource Manager URL (with --azure-cloud stack)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l expect-vm-id -d 'Azure: refuse to act (before any state change) unless the VM\'s vmId is this. Inventories use settings.vm_id; --expect-uuid compares the SMBIOS UUID (the vmId in either byte order)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l pve-vmtype -d 'Proxmox VE: the guest\'s type, qemu or lxc (default: found in the cluster\'s resources). Inventories use settings.vmtype' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l power-wait -d 'Blind wait after each power command before polling' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l power-timeout -d 'How long a power transition may take to be observed' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l poll-interval -d 'First interval between status polls (grows up to 1s while nothing changes)' -r
@@ -682,6 +744,8 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l ssh-accept-ne
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l use-sudo -d 'SSH: run the remote commands through sudo'
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l missing-as-off -d 'SSH (virsh): a domain that does not exist counts as off'
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l allow-self-fence -d 'AWS: allow off/reboot of the instance this process runs on (the metadata service tells; refused otherwise)'
+complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l azure-msi -d 'Azure: authenticate as the managed identity (a workload identity\'s AZURE_FEDERATED_TOKEN_FILE first, then the metadata service; --username names a user-assigned one). Without credentials given, the SDKs\' order is used'
+complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l pve-skiplock -d 'Proxmox VE: send skiplock=1 with power requests, so that a locked guest (backup, migration, snapshot) is powered anyway (root@pam only; warned). Inventories use settings.skiplock'
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -s v -l verbose -d 'More detail on stderr (-v, -vv, -vvv); never shows secrets'
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -s V -l version -d 'Print version'

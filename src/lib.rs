@@ -29,6 +29,7 @@ macro_rules! outln {
 
 pub mod agent;
 pub mod aws;
+pub mod azure;
 pub mod cli;
 pub mod doctor;
 pub mod engine;
@@ -78,6 +79,7 @@ pub const AGENT_NAMES: &[&str] = &[
     "fence_kubevirt",
     "fence_vmware_soap",
     "fence_vmware_rest",
+    "fence_azure_arm",
     "fence_pve",
     "fence_nutanix_ahv",
 ];

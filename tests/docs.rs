@@ -55,6 +55,7 @@ const PAGES: &[&str] = &[
     "docs/monitoring.md",
     "docs/vsphere.md",
     "docs/vsphere-rest.md",
+    "docs/azure.md",
 ];
 
 /// What a fenced block is for.
@@ -865,6 +866,11 @@ fn monitoring_manifests_have_their_shape() {
         .find_map(|l| l.trim().strip_prefix(&format!("{user}: ")))
         .unwrap();
     assert!(bcrypt::verify(password, hash).unwrap(), "{user}'s hash");
+}
+
+#[test]
+fn azure() {
+    run_page("docs/azure.md");
 }
 
 #[test]

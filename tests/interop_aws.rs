@@ -1478,3 +1478,41 @@ fn off_skips_the_os_shutdown_and_falls_back_only_on_a_proven_refusal() {
     assert_eq!(stops, vec![skipping], "{}", o.stderr);
     assert!(!o.stderr.contains("EC2 refused"), "{}", o.stderr);
 }
+
+/// An endpoint that quotes the request's credentials back (issue 42's
+/// defect class): the session token fencekit signed with is never printed,
+/// at any verbosity; the secret key itself is never sent.
+#[test]
+fn an_echoed_session_token_is_never_printed() {
+    if !support::venv_tool("python") {
+        return;
+    }
+    let px = proxy(None, &["--echo".into()], None);
+    let token = "FwoGZXIvYXdzEchoedSessionToken0123456789";
+    let secret = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY";
+    for verbose in [None, Some("-vvv")] {
+        let s = Setting {
+            ec2: px.url(),
+            imds: None,
+            env: vec![
+                ("AWS_ACCESS_KEY_ID".into(), "ASIAECHOTEST00000000".into()),
+                ("AWS_SECRET_ACCESS_KEY".into(), secret.into()),
+                ("AWS_SESSION_TOKEN".into(), token.into()),
+            ],
+        };
+        let mut a = vec![
+            format!("--region={REGION}"),
+            "--plug=i-0123456789abcdef0".to_string(),
+            "-o".into(),
+            "status".into(),
+        ];
+        a.extend(verbose.map(String::from));
+        let o = run_agent(Who::Ours, &s, &a, None, LIMIT);
+        let text = format!("{}{}", o.stdout, o.stderr);
+        assert_eq!(o.code, Some(1), "{text}");
+        assert!(text.contains("X-Amz-Security-Token: [redacted]"), "{text}");
+        for leak in [token, &token[..16], secret] {
+            assert!(!text.contains(leak), "{verbose:?} leaks {leak}: {text}");
+        }
+    }
+}

@@ -66,8 +66,12 @@ fn has_upstream() -> bool {
         .map(|o| o.status.success())
         .unwrap_or(false);
     if !ok {
-        let msg = "SKIP upstream part: python3 cannot import pycurl (Debian package python3-pycurl)";
-        assert!(!support::require_peers(), "{msg}, and FENCEKIT_REQUIRE_PEERS=1");
+        let msg =
+            "SKIP upstream part: python3 cannot import pycurl (Debian package python3-pycurl)";
+        assert!(
+            !support::require_peers(),
+            "{msg}, and FENCEKIT_REQUIRE_PEERS=1"
+        );
         eprintln!("{msg}");
     }
     ok
@@ -94,8 +98,17 @@ fn run_as(who: Who, args: &[String], stdin: Option<&str>) -> AgentOut {
 fn args(p: &HvPeer, extra: &[&str]) -> Vec<String> {
     let port = p.port.to_string();
     let mut a: Vec<String> = [
-        "--ip", &p.host, "--ipport", &port, "--ssl-insecure", "-l", "root@pam", "-p", PASSWORD,
-        "--power-wait", "0",
+        "--ip",
+        &p.host,
+        "--ipport",
+        &port,
+        "--ssl-insecure",
+        "-l",
+        "root@pam",
+        "-p",
+        PASSWORD,
+        "--power-wait",
+        "0",
     ]
     .iter()
     .map(|s| s.to_string())
@@ -131,7 +144,10 @@ fn first_line(o: &AgentOut) -> String {
 }
 
 fn status_of(p: &HvPeer, vmid: u64) -> String {
-    p.vm("vmid", &json!(vmid))["status"].as_str().unwrap().to_string()
+    p.vm("vmid", &json!(vmid))["status"]
+        .as_str()
+        .unwrap()
+        .to_string()
 }
 
 #[test]
@@ -147,11 +163,31 @@ fn status_in_every_state_side_by_side() {
         ("105", &[], (2, "Status: OFF"), (0, "Status: ON")),
         ("106", &[], (0, "Status: ON"), (0, "Status: ON")), // locked (backup)
         // HA state fence: the last "stopped" is not evidence.
-        ("108", &[], (2, "Status: OFF"), (1, "Failed: Unable to obtain correct plug status")),
+        (
+            "108",
+            &[],
+            (2, "Status: OFF"),
+            (1, "Failed: Unable to obtain correct plug status"),
+        ),
         // On the offline node pve3: neither can read it.
-        ("107", &["--pve-node", "pve3"], (1, "Failed: Unable to obtain"), (1, "Failed: Unable to obtain")),
-        ("200", &["--vmtype", "lxc", "--pve-node", "pve2"], (0, "Status: ON"), (0, "Status: ON")),
-        ("201", &["--vmtype", "lxc", "--pve-node", "pve2"], (2, "Status: OFF"), (2, "Status: OFF")),
+        (
+            "107",
+            &["--pve-node", "pve3"],
+            (1, "Failed: Unable to obtain"),
+            (1, "Failed: Unable to obtain"),
+        ),
+        (
+            "200",
+            &["--vmtype", "lxc", "--pve-node", "pve2"],
+            (0, "Status: ON"),
+            (0, "Status: ON"),
+        ),
+        (
+            "201",
+            &["--vmtype", "lxc", "--pve-node", "pve2"],
+            (2, "Status: OFF"),
+            (2, "Status: OFF"),
+        ),
     ];
     for who in both() {
         for (vm, extra, up, fk) in cases {
@@ -163,14 +199,30 @@ fn status_in_every_state_side_by_side() {
             let (code, line) = if who == Who::Upstream { up } else { fk };
             let o = agent(who, &p, &a);
             expect(&o, *code, line, who);
-            assert!(first_line(&o).starts_with(line), "{who:?} {vm}: {}", first_line(&o));
+            assert!(
+                first_line(&o).starts_with(line),
+                "{who:?} {vm}: {}",
+                first_line(&o)
+            );
         }
     }
     // Our cause lines name why.
-    let o = agent(Who::Fencekit, &p, &["-o", "status", "-n", "108", "--pve-node", "pve1"]);
+    let o = agent(
+        Who::Fencekit,
+        &p,
+        &["-o", "status", "-n", "108", "--pve-node", "pve1"],
+    );
     assert!(o.stderr.contains("HA state is 'fence'"), "{}", o.stderr);
-    let o = agent(Who::Fencekit, &p, &["-o", "status", "-n", "107", "--pve-node", "pve3"]);
-    assert!(o.stderr.contains("595") && o.stderr.contains("may still run"), "{}", o.stderr);
+    let o = agent(
+        Who::Fencekit,
+        &p,
+        &["-o", "status", "-n", "107", "--pve-node", "pve3"],
+    );
+    assert!(
+        o.stderr.contains("595") && o.stderr.contains("may still run"),
+        "{}",
+        o.stderr
+    );
 }
 
 #[test]
@@ -195,7 +247,22 @@ fn off_on_reboot_and_already_side_by_side() {
         expect(&o, 0, "Success: Rebooted", who);
         // LXC: onoff whatever the method (upstream forces it; fencekit's
         // cycle of a container is a stop seen stopped, then a start).
-        let o = agent(who, &p, &["-n", "200", "--vmtype", "lxc", "--pve-node", "pve2", "-o", "reboot", "-m", "cycle"]);
+        let o = agent(
+            who,
+            &p,
+            &[
+                "-n",
+                "200",
+                "--vmtype",
+                "lxc",
+                "--pve-node",
+                "pve2",
+                "-o",
+                "reboot",
+                "-m",
+                "cycle",
+            ],
+        );
         expect(&o, 0, "Success: Rebooted", who);
         assert_eq!(status_of(&p, 200), "running");
         // HA-managed: the stop goes through the HA manager; both wait for it.
@@ -212,25 +279,63 @@ fn a_refused_reset_and_a_failed_stop_task_are_failures() {
     for who in both() {
         p.reset();
         // Locked guest: the reset is accepted and its task fails.
-        let o = agent(who, &p, &["-n", "106", "--pve-node", "pve1", "-o", "reboot", "-m", "cycle"]);
+        let o = agent(
+            who,
+            &p,
+            &[
+                "-n",
+                "106",
+                "--pve-node",
+                "pve1",
+                "-o",
+                "reboot",
+                "-m",
+                "cycle",
+            ],
+        );
         assert_eq!(p.vm("vmid", &json!(106))["resets"], 0, "the lock kept it");
         match who {
             // Upstream's record: "Rebooted" whatever the task said.
             Who::Upstream => expect(&o, 0, "Success: Rebooted", who),
             Who::Fencekit => {
                 expect(&o, 1, "VM is locked (backup)", who);
-                assert_eq!(first_line(&o), "Connection timed out", "upstream's cycle failure line");
+                assert_eq!(
+                    first_line(&o),
+                    "Connection timed out",
+                    "upstream's cycle failure line"
+                );
             }
         }
         // A stop accepted, then failed: upstream polls until its power
         // timeout; fencekit reads the task and fails at once.
         p.set("task?action=stop&fail=unable%20to%20kill%20the%20QEMU%20process&count=1");
-        let o = agent(who, &p, &["-n", "100", "--pve-node", "pve1", "-o", "off", "--power-timeout", "3"]);
+        let o = agent(
+            who,
+            &p,
+            &[
+                "-n",
+                "100",
+                "--pve-node",
+                "pve1",
+                "-o",
+                "off",
+                "--power-timeout",
+                "3",
+            ],
+        );
         expect(&o, 1, "Failed: Timed out waiting to power OFF", who);
         assert_eq!(status_of(&p, 100), "running");
         if who == Who::Fencekit {
-            assert!(o.stderr.contains("unable to kill the QEMU process"), "{}", o.stderr);
-            assert!(o.took < Duration::from_secs(3), "not waited out: {:?}", o.took);
+            assert!(
+                o.stderr.contains("unable to kill the QEMU process"),
+                "{}",
+                o.stderr
+            );
+            assert!(
+                o.took < Duration::from_secs(3),
+                "not waited out: {:?}",
+                o.took
+            );
         }
         // Hibernated: upstream says Already OFF and sends nothing;
         // fencekit tries the stop, which the lock refuses, and fails.
@@ -239,7 +344,11 @@ fn a_refused_reset_and_a_failed_stop_task_are_failures() {
             Who::Upstream => expect(&o, 0, "Success: Already OFF", who),
             Who::Fencekit => expect(&o, 1, "hibernated", who),
         }
-        assert_eq!(p.vm("vmid", &json!(105))["lock"], "suspended", "its state is kept");
+        assert_eq!(
+            p.vm("vmid", &json!(105))["lock"],
+            "suspended",
+            "its state is kept"
+        );
     }
 }
 
@@ -255,19 +364,39 @@ fn refusals_unknown_and_ambiguous_guests_side_by_side() {
         expect(&o, 1, login, who);
         assert_eq!(first_line(&o), login, "{who:?}");
         // Unknown VMID.
-        let o = agent(who, &p, &["-o", "status", "-n", "999", "--pve-node", "pve1"]);
+        let o = agent(
+            who,
+            &p,
+            &["-o", "status", "-n", "999", "--pve-node", "pve1"],
+        );
         expect(&o, 1, "Failed: Unable to obtain correct plug status", who);
         // A name: upstream cannot (its plug is a VMID); fencekit refuses the
         // one two guests share and takes the one that is unique.
         let o = agent(who, &p, &["-o", "status", "-n", "twin", "--pve-node-auto"]);
         expect(&o, 1, "Failed: Unable to obtain correct plug status", who);
         if who == Who::Fencekit {
-            assert!(o.stderr.contains("2 guests are named 'twin'"), "{}", o.stderr);
+            assert!(
+                o.stderr.contains("2 guests are named 'twin'"),
+                "{}",
+                o.stderr
+            );
             let o = agent(who, &p, &["-o", "status", "-n", "node2", "--pve-node-auto"]);
             expect(&o, 0, "Status: ON", who);
         }
         // A user who may read but not power (403): both fail the off.
-        let mut a = args(&p, &["-o", "off", "-n", "100", "--pve-node", "pve1", "--power-timeout", "2"]);
+        let mut a = args(
+            &p,
+            &[
+                "-o",
+                "off",
+                "-n",
+                "100",
+                "--pve-node",
+                "pve1",
+                "--power-timeout",
+                "2",
+            ],
+        );
         let at = a.iter().position(|s| s == "root@pam").unwrap();
         a[at] = "viewer@pve".into();
         a[at + 2] = "viewer-secret".into();
@@ -276,7 +405,12 @@ fn refusals_unknown_and_ambiguous_guests_side_by_side() {
         assert_eq!(status_of(&p, 100), "running");
         // No node option: upstream's usage error.
         let o = agent(who, &p, &["-o", "status", "-n", "100"]);
-        expect(&o, 1, "At least one of pve-node-auto or pve-node must be supplied", who);
+        expect(
+            &o,
+            1,
+            "At least one of pve-node-auto or pve-node must be supplied",
+            who,
+        );
     }
 }
 
@@ -301,7 +435,20 @@ fn tokens_expired_tickets_and_throttling() {
         // Tickets that expire after two requests: fencekit logs in again.
         p.reset();
         p.set("expire?after=2");
-        let o = agent(who, &p, &["-o", "off", "-n", "100", "--pve-node", "pve1", "--power-timeout", "3"]);
+        let o = agent(
+            who,
+            &p,
+            &[
+                "-o",
+                "off",
+                "-n",
+                "100",
+                "--pve-node",
+                "pve1",
+                "--power-timeout",
+                "3",
+            ],
+        );
         match who {
             Who::Upstream => assert_eq!(o.code, Some(1), "{}", o.stderr),
             Who::Fencekit => {
@@ -312,7 +459,11 @@ fn tokens_expired_tickets_and_throttling() {
         // Two 429s (a proxy in front): fencekit waits them out.
         p.reset();
         p.set("throttle?count=2&retry_after=0");
-        let o = agent(who, &p, &["-o", "status", "-n", "100", "--pve-node", "pve1"]);
+        let o = agent(
+            who,
+            &p,
+            &["-o", "status", "-n", "100", "--pve-node", "pve1"],
+        );
         match who {
             Who::Upstream => expect(&o, 1, "Unable to connect/login to fencing device", who),
             Who::Fencekit => expect(&o, 0, "Status: ON", who),
@@ -332,9 +483,28 @@ fn a_lost_answer_is_read_back_and_a_silent_api_is_bounded() {
         // An API that never answers: both give up within their bounds.
         p.reset();
         p.set("hang?count=50");
-        let o = agent(who, &p, &["-o", "status", "-n", "100", "--pve-node", "pve1", "--shell-timeout", "3", "--login-timeout", "3"]);
+        let o = agent(
+            who,
+            &p,
+            &[
+                "-o",
+                "status",
+                "-n",
+                "100",
+                "--pve-node",
+                "pve1",
+                "--shell-timeout",
+                "3",
+                "--login-timeout",
+                "3",
+            ],
+        );
         assert_eq!(o.code, Some(1), "{who:?}: {}", o.stderr);
-        assert!(o.took < Duration::from_secs(20), "{who:?} took {:?}", o.took);
+        assert!(
+            o.took < Duration::from_secs(20),
+            "{who:?} took {:?}",
+            o.took
+        );
     }
 }
 
@@ -350,8 +520,18 @@ fn list_and_monitor_side_by_side() {
             Who::Upstream => expect(&o, 0, "NOTICE: List option is not working", who),
             Who::Fencekit => {
                 expect(&o, 0, "100,node1,on", who);
-                for line in ["102,node3,off", "105,hibernated,on", "107,stale,UNKNOWN", "108,fenced,UNKNOWN", "200,ct1,on"] {
-                    assert!(o.stdout.lines().any(|l| l == line), "no {line} in {}", o.stdout);
+                for line in [
+                    "102,node3,off",
+                    "105,hibernated,on",
+                    "107,stale,UNKNOWN",
+                    "108,fenced,UNKNOWN",
+                    "200,ct1,on",
+                ] {
+                    assert!(
+                        o.stdout.lines().any(|l| l == line),
+                        "no {line} in {}",
+                        o.stdout
+                    );
                 }
             }
         }
@@ -372,7 +552,11 @@ fn list_and_monitor_side_by_side() {
         let o = agent(who, &p, &["-o", "monitor", "--pve-node-auto"]);
         assert_eq!(o.code, Some(0), "{who:?}: {}", o.stderr);
         if who == Who::Fencekit {
-            assert_eq!(p.calls("GET /cluster/resources"), before, "monitor lists nothing");
+            assert_eq!(
+                p.calls("GET /cluster/resources"),
+                before,
+                "monitor lists nothing"
+            );
             assert_eq!(p.calls("GET /version"), 1);
         }
     }
@@ -397,10 +581,26 @@ fn far_argv_and_pacemaker_stdin() {
         ]
         .to_vec();
         expect(&run_as(who, &far, None), 0, "Success: Rebooted", who);
-        let check: Vec<String> = ["--action", "status", "--ip", &p.host, "--ipport", &port, "--username", "root@pam", "--password", PASSWORD, "--ssl-insecure", "--plug", "100", "--pve-node", "pve1"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
+        let check: Vec<String> = [
+            "--action",
+            "status",
+            "--ip",
+            &p.host,
+            "--ipport",
+            &port,
+            "--username",
+            "root@pam",
+            "--password",
+            PASSWORD,
+            "--ssl-insecure",
+            "--plug",
+            "100",
+            "--pve-node",
+            "pve1",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
         expect(&run_as(who, &check, None), 0, "Status: ON", who);
         // Pacemaker: no argv, key=value lines on stdin (deprecated keys too).
         let stdin = format!(
@@ -408,17 +608,56 @@ fn far_argv_and_pacemaker_stdin() {
              port=102\nnode_name=pve1\npower_wait=0\n",
             p.host
         );
-        expect(&run_as(who, &[], Some(&stdin)), 0, "Success: Already OFF", who);
+        expect(
+            &run_as(who, &[], Some(&stdin)),
+            0,
+            "Success: Already OFF",
+            who,
+        );
     }
 }
 
 #[test]
 fn fencekit_only_pins_moves_and_native_targets() {
     let Some(p) = peer() else { return };
-    let uuid = p.vm("vmid", &json!(100))["smbios_uuid"].as_str().unwrap().to_string();
+    let uuid = p.vm("vmid", &json!(100))["smbios_uuid"]
+        .as_str()
+        .unwrap()
+        .to_string();
     let f = Who::Fencekit;
-    expect(&agent(f, &p, &["-o", "status", "-n", "100", "--pve-node", "pve1", "--expect-uuid", &uuid]), 0, "Status: ON", f);
-    let o = agent(f, &p, &["-o", "off", "-n", "100", "--pve-node", "pve1", "--expect-uuid", "00000000-0000-4000-8000-000000000001"]);
+    expect(
+        &agent(
+            f,
+            &p,
+            &[
+                "-o",
+                "status",
+                "-n",
+                "100",
+                "--pve-node",
+                "pve1",
+                "--expect-uuid",
+                &uuid,
+            ],
+        ),
+        0,
+        "Status: ON",
+        f,
+    );
+    let o = agent(
+        f,
+        &p,
+        &[
+            "-o",
+            "off",
+            "-n",
+            "100",
+            "--pve-node",
+            "pve1",
+            "--expect-uuid",
+            "00000000-0000-4000-8000-000000000001",
+        ],
+    );
     expect(&o, 1, "different machine", f);
     assert_eq!(p.calls(STOP), 0);
     // A guest moved to another node is followed there (upstream fails).
@@ -438,9 +677,30 @@ fn fencekit_only_pins_moves_and_native_targets() {
     let v: Value = serde_json::from_str(&r.stdout).unwrap_or_else(|_| panic!("{}", r.stderr));
     assert_eq!(v["results"][0]["state"], "on", "{}", r.stdout);
     let r = run(&["status", &url]);
-    assert_eq!(r.code, Some(1), "an unknown certificate is refused: {}", r.stderr);
+    assert_eq!(
+        r.code,
+        Some(1),
+        "an unknown certificate is refused: {}",
+        r.stderr
+    );
     let r = run(&["verify", &url, "--ca-cert", cert, "--expect", "on"]);
-    assert_eq!(r.code, Some(3), "alone, the hypervisor is bmc-only: {}{}", r.stdout, r.stderr);
-    let r = run(&["off", &format!("pve://root@pam@{}:{}/pve1/105", p.host, p.port), "--ca-cert", cert]);
-    assert_eq!(r.code, Some(1), "a hibernated guest is never fenced off: {}", r.stderr);
+    assert_eq!(
+        r.code,
+        Some(3),
+        "alone, the hypervisor is bmc-only: {}{}",
+        r.stdout,
+        r.stderr
+    );
+    let r = run(&[
+        "off",
+        &format!("pve://root@pam@{}:{}/pve1/105", p.host, p.port),
+        "--ca-cert",
+        cert,
+    ]);
+    assert_eq!(
+        r.code,
+        Some(1),
+        "a hibernated guest is never fenced off: {}",
+        r.stderr
+    );
 }

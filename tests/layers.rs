@@ -29,8 +29,8 @@ const LAYERS: &[(&str, &[&str])] = &[
     (
         "protocols",
         &[
-            "ipmi", "redfish", "ssh", "snmp", "kdump", "aws", "kubevirt", "vsphere", "pve",
-            "nutanix",
+            "ipmi", "redfish", "ssh", "snmp", "kdump", "aws", "kubevirt", "vsphere", "azure",
+            "pve", "nutanix",
         ],
     ),
     ("methods", &["method"]),

@@ -395,6 +395,12 @@ pub fn expected_identity(values: &Values, agent: &Agent) -> Result<ExpectedIdent
             .with_name("metadata.uid", uid)
             .map_err(|e| format!("--expect-vm-uid: {e}"))?;
     }
+    if let Some(id) = values.get(Key::ExpectVmId) {
+        let id = crate::engine::identity::normalise_uuid(id).unwrap_or_else(|| id.to_string());
+        e = e
+            .with_name("vmId", &id)
+            .map_err(|e| format!("--expect-vm-id: {e}"))?;
+    }
     let (name, tag) = (values.get(Key::ExpectNodeName), values.get(Key::ExpectTag));
     if name.is_none() && tag.is_none() {
         return Ok(e);

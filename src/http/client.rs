@@ -152,22 +152,6 @@ impl<'a> Request<'a> {
         self
     }
 
-    /// A form body (`application/x-www-form-urlencoded`), each value
-    /// percent-encoded; a credential in it is the caller's to remember
-    /// in the scrub.
-    pub fn form(self, pairs: &[(&str, &str)]) -> Self {
-        let mut body = Vec::new();
-        for (i, (k, v)) in pairs.iter().enumerate() {
-            if i > 0 {
-                body.push(b'&');
-            }
-            form_encode(k.as_bytes(), &mut body);
-            body.push(b'=');
-            form_encode(v.as_bytes(), &mut body);
-        }
-        self.body("application/x-www-form-urlencoded", body)
-    }
-
     /// A body of this content type.
     pub fn body(mut self, content_type: &'static str, body: Vec<u8>) -> Self {
         self.headers.push((
@@ -176,6 +160,18 @@ impl<'a> Request<'a> {
         ));
         self.body = Some(body);
         self
+    }
+
+    /// An `application/x-www-form-urlencoded` body of these pairs (an
+    /// OAuth token request). A credential among them must also be
+    /// `remember`ed by the client's scrub: the body is not a header.
+    pub fn form(self, pairs: &[(&str, &str)]) -> Self {
+        let body = pairs
+            .iter()
+            .map(|(k, v)| format!("{}={}", form_encode(k), form_encode(v)))
+            .collect::<Vec<_>>()
+            .join("&");
+        self.body("application/x-www-form-urlencoded", body.into_bytes())
     }
 
     /// Bounded by `limit`, and by `deadline` when one is given.
@@ -195,18 +191,6 @@ impl<'a> Request<'a> {
     pub fn until(&self, started: Instant) -> Instant {
         let own = started + self.limit;
         self.deadline.map_or(own, |d| d.min(own))
-    }
-}
-
-/// `raw` as a form field (WHATWG's urlencoded serializer: `*-._` and
-/// alphanumerics kept, a space as `+`, every other byte `%XX`).
-fn form_encode(raw: &[u8], out: &mut Vec<u8>) {
-    for &b in raw {
-        match b {
-            b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'*' | b'-' | b'.' | b'_' => out.push(b),
-            b' ' => out.push(b'+'),
-            _ => out.extend_from_slice(format!("%{b:02X}").as_bytes()),
-        }
     }
 }
 
@@ -640,6 +624,21 @@ impl Client {
             format!("the connection to {peer} broke during {}: {text}", r.what),
         ))
     }
+}
+
+/// `s` percent-encoded for a form body: unreserved characters as they are,
+/// every other byte as `%XX` (a space too, never `+`).
+pub fn form_encode(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                out.push(b as char)
+            }
+            _ => out.push_str(&format!("%{b:02X}")),
+        }
+    }
+    out
 }
 
 /// An error and its causes, each once.

@@ -25,6 +25,7 @@ pub static PLATFORMS: &[&dyn Platform] = &[
     &crate::aws::platform::PLATFORM,
     &crate::kubevirt::platform::PLATFORM,
     &crate::vsphere::platform::PLATFORM,
+    &crate::azure::platform::PLATFORM,
     &crate::pve::platform::PLATFORM,
     &crate::nutanix::platform::PLATFORM,
 ];
@@ -78,6 +79,9 @@ pub struct PlatformArgs {
     /// KubeVirt.
     #[command(flatten)]
     pub kubevirt: crate::kubevirt::args::Args,
+    /// Azure.
+    #[command(flatten)]
+    pub azure: crate::azure::args::Args,
     /// Proxmox VE.
     #[command(flatten)]
     pub pve: crate::pve::args::Args,
@@ -95,6 +99,7 @@ impl PlatformArgs {
         self.ssh.apply(o);
         self.aws.apply(o);
         self.kubevirt.apply(o);
+        self.azure.apply(o);
         self.pve.apply(o);
     }
 

@@ -17,7 +17,7 @@ use crate::fingerprint::parse_sha256;
 use crate::platform::agent::defs::Agent;
 use crate::platform::agent::key::Key;
 use crate::platform::agent::values::{parse_int, Values};
-use crate::platform::agent::{AgentFamily, Device, DeviceConfig, GuideRule, Guidance};
+use crate::platform::agent::{AgentFamily, Device, DeviceConfig, Guidance, GuideRule};
 use crate::secret::Secret;
 use crate::tls::TlsTrust;
 use std::path::PathBuf;
@@ -51,7 +51,11 @@ pub fn config(values: &Values, agent: &Agent) -> Result<PveDevice, String> {
         .filter(|p| *p != 0)
         .ok_or_else(|| format!("the port {port_text} (--ipport) is not between 1 and 65535"))?;
     c.tls = trust(values, agent)?;
-    let user = values.get(Key::Username).unwrap_or("root@pam").trim().to_string();
+    let user = values
+        .get(Key::Username)
+        .unwrap_or("root@pam")
+        .trim()
+        .to_string();
     c.user = Some(user.clone());
     c.node = match values.flag_of(agent, Key::PveNodeAuto) {
         true => None,
@@ -62,7 +66,8 @@ pub fn config(values: &Values, agent: &Agent) -> Result<PveDevice, String> {
             .filter(|n| !n.is_empty())
             .map(str::to_string),
     };
-    c.kind = Some(Kind::parse(values.get(Key::Vmtype).unwrap_or("qemu")).map_err(|e| e.to_string())?);
+    c.kind =
+        Some(Kind::parse(values.get(Key::Vmtype).unwrap_or("qemu")).map_err(|e| e.to_string())?);
     let plug = values.get(Key::Plug).unwrap_or_default().trim();
     if !plug.is_empty() {
         c.guest = Some(Guest::parse(plug).map_err(|e| e.to_string())?);
@@ -87,7 +92,9 @@ pub fn config(values: &Values, agent: &Agent) -> Result<PveDevice, String> {
 /// A pinned fingerprint, else a CA file, else insecure, else the system store.
 fn trust(values: &Values, agent: &Agent) -> Result<TlsTrust, String> {
     if let Some(fp) = values.get(Key::SslFingerprint).filter(|s| !s.is_empty()) {
-        return Ok(TlsTrust::Fingerprint(parse_sha256(fp).map_err(|e| e.to_string())?));
+        return Ok(TlsTrust::Fingerprint(
+            parse_sha256(fp).map_err(|e| e.to_string())?,
+        ));
     }
     if let Some(path) = values.get(Key::CaCert).filter(|s| !s.is_empty()) {
         return Ok(TlsTrust::Verify {
@@ -144,9 +151,19 @@ impl Device for PveDevice {
             "Proxmox VE {} as '{}' ({}, secret {}), guest {} ({}) on {}, {}, {} s per request{}",
             c.api_url(),
             self.user,
-            if c.token_id().is_some() { "API token" } else { "ticket" },
-            if self.secret.is_empty() { "empty" } else { "[set]" },
-            c.guest.as_ref().map_or("(none: listing)".into(), |g| g.text()),
+            if c.token_id().is_some() {
+                "API token"
+            } else {
+                "ticket"
+            },
+            if self.secret.is_empty() {
+                "empty"
+            } else {
+                "[set]"
+            },
+            c.guest
+                .as_ref()
+                .map_or("(none: listing)".into(), |g| g.text()),
             c.kind.map_or("any", Kind::as_str),
             c.node.as_deref().unwrap_or("(found)"),
             crate::tls::describe(&c.tls),
@@ -160,7 +177,9 @@ impl Device for PveDevice {
             w.push("--ssl-insecure: the node's certificate is not verified".into());
         }
         if self.config.skiplock {
-            w.push("--skiplock: a locked guest (backup, migration, snapshot) is powered anyway".into());
+            w.push(
+                "--skiplock: a locked guest (backup, migration, snapshot) is powered anyway".into(),
+            );
         }
         w
     }
@@ -187,7 +206,11 @@ mod tests {
         config(&v, &a)
     }
 
-    const BASE: &[(&str, &str)] = &[("ip", "pve1.example"), ("password", "hunter22"), ("plug", "100")];
+    const BASE: &[(&str, &str)] = &[
+        ("ip", "pve1.example"),
+        ("password", "hunter22"),
+        ("plug", "100"),
+    ];
 
     #[test]
     fn upstream_defaults_and_the_node_options() {
@@ -204,12 +227,24 @@ mod tests {
         let (v, a) = validated("fence_pve", BASE);
         assert_eq!(check(&v, &a), [NO_NODE]);
         let mut p = BASE.to_vec();
-        p.extend([("nodename", "pve2"), ("vmtype", "lxc"), ("ssl_insecure", "1"), ("skiplock", "1")]);
+        p.extend([
+            ("nodename", "pve2"),
+            ("vmtype", "lxc"),
+            ("ssl_insecure", "1"),
+            ("skiplock", "1"),
+        ]);
         let d = cfg_of(&p).unwrap();
-        assert_eq!((d.config.node.as_deref(), d.config.kind), (Some("pve2"), Some(Kind::Lxc)));
+        assert_eq!(
+            (d.config.node.as_deref(), d.config.kind),
+            (Some("pve2"), Some(Kind::Lxc))
+        );
         assert_eq!(d.warnings().len(), 2);
         let mut p = BASE.to_vec();
-        p.extend([("pve_node", "pve1"), ("pve_node_auto", "1"), ("username", "fence@pve!fk")]);
+        p.extend([
+            ("pve_node", "pve1"),
+            ("pve_node_auto", "1"),
+            ("username", "fence@pve!fk"),
+        ]);
         let d = cfg_of(&p).unwrap();
         assert_eq!(d.config.node, None, "--pve-node-auto overrides --pve-node");
         assert_eq!(d.config.token_id(), Some("fence@pve!fk"));

@@ -103,7 +103,10 @@ mod tests {
         o.set("vmtype", "lxc");
         let c = from_url("pve://pve1/200", &o).unwrap().unwrap();
         assert_eq!(c.user.as_deref(), Some("fence@pve"));
-        assert_eq!((c.kind, c.skiplock, c.tls), (Some(Kind::Lxc), true, TlsTrust::Insecure));
+        assert_eq!(
+            (c.kind, c.skiplock, c.tls),
+            (Some(Kind::Lxc), true, TlsTrust::Insecure)
+        );
         assert!(from_url("vsphere://vc/x", &o).is_none());
         let p = MethodOptions {
             plug: Some("web 1".into()),
@@ -119,6 +122,9 @@ mod tests {
         };
         let c = from_parts(None, Some("10.0.0.5"), &p).unwrap();
         assert_eq!((c.port, c.guest), (443, Some(Guest::Name("web 1".into()))));
-        assert!(matches!(from_parts(None, None, &p), Err(BuildError::NoAddress)));
+        assert!(matches!(
+            from_parts(None, None, &p),
+            Err(BuildError::NoAddress)
+        ));
     }
 }

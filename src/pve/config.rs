@@ -17,8 +17,8 @@ pub const DEFAULT_PORT: u16 = 8006;
 pub const URL_FORMS: &[UrlForm] = &[UrlForm {
     scheme: "pve",
     form: "pve://[USER@]HOST[:PORT]/[NODE/]VM",
-    meaning: "a Proxmox VE guest (QEMU VM or LXC container) by its VMID or name, through any \
-              node's API (8006); USER@REALM!TOKENID uses an API token",
+    meaning:
+        "a Proxmox VE QEMU VM or LXC container by VMID or name; USER@REALM!TOKENID: an API token",
     target: true,
     example: "pve://fence@pve@pve1.example.com/pve1/100",
 }];
@@ -277,10 +277,16 @@ mod tests {
     #[test]
     fn lock_keys_name_the_guest() {
         let a = PveConfig::from_url("pve://pve1/100").unwrap().lock_key();
-        let b = PveConfig::from_url("pve://pve1/pve2/101").unwrap().lock_key();
+        let b = PveConfig::from_url("pve://pve1/pve2/101")
+            .unwrap()
+            .lock_key();
         assert_eq!(a.device(), "pve1");
         assert_eq!(a.system(), Some("vm/100"));
         assert!(!a.conflicts(&b));
-        assert!(a.conflicts(&PveConfig::from_url("pve://pve1/pve1/100").unwrap().lock_key()));
+        assert!(a.conflicts(
+            &PveConfig::from_url("pve://pve1/pve1/100")
+                .unwrap()
+                .lock_key()
+        ));
     }
 }

@@ -135,7 +135,12 @@ impl PveDriver {
         let what = "read the cluster's resources";
         let body = self
             .client
-            .get(&format!("/cluster/resources{query}"), what, Stage::Status, d)
+            .get(
+                &format!("/cluster/resources{query}"),
+                what,
+                Stage::Status,
+                d,
+            )
             .await?;
         model::resources(&body).map_err(|m| self.client.bad_answer(what, Stage::Status, m))
     }
@@ -204,9 +209,10 @@ impl PveDriver {
         if let Some(f) = &self.found {
             return Ok(f.clone());
         }
-        let guest = self.cfg.guest.clone().ok_or_else(|| {
-            self.err(ErrorKind::Config, Stage::Status, "no guest named".into())
-        })?;
+        let guest =
+            self.cfg.guest.clone().ok_or_else(|| {
+                self.err(ErrorKind::Config, Stage::Status, "no guest named".into())
+            })?;
         let direct = match (&guest, &self.cfg.node, self.cfg.kind) {
             (Guest::Id(vmid), Some(node), Some(kind)) => Some(Found {
                 vmid: *vmid,
@@ -240,7 +246,8 @@ impl PveDriver {
             .client
             .get(&f.path("/status/current"), &what, Stage::Status, d)
             .await?;
-        let c = model::current(&body).map_err(|m| self.client.bad_answer(&what, Stage::Status, m))?;
+        let c =
+            model::current(&body).map_err(|m| self.client.bad_answer(&what, Stage::Status, m))?;
         if c.vmid.is_some_and(|v| v != f.vmid) {
             return Err(self.err(
                 ErrorKind::Protocol,
@@ -309,8 +316,13 @@ impl PveDriver {
                 self.noted = Some(n);
             }
         }
-        j.state
-            .map_err(|why| self.err(ErrorKind::StatusUnreadable, Stage::Status, format!("guest {}: {why}", f.vmid)))
+        j.state.map_err(|why| {
+            self.err(
+                ErrorKind::StatusUnreadable,
+                Stage::Status,
+                format!("guest {}: {why}", f.vmid),
+            )
+        })
     }
 
     /// Follows task `upid` to its end within `d`.
@@ -359,7 +371,14 @@ impl PveDriver {
         };
         let reply = match self
             .client
-            .call(Method::POST, &f.path(&format!("/status/{action}")), form, &what, st, d)
+            .call(
+                Method::POST,
+                &f.path(&format!("/status/{action}")),
+                form,
+                &what,
+                st,
+                d,
+            )
             .await
         {
             Ok(r) => r,
@@ -475,7 +494,10 @@ impl PveDriver {
             let (state, why) = match online {
                 false => (
                     None,
-                    Some(format!("node {} is offline: its last report is not evidence", g.node)),
+                    Some(format!(
+                        "node {} is offline: its last report is not evidence",
+                        g.node
+                    )),
                 ),
                 true => match model::judge(&c, false).state {
                     Ok(s) => (Some(s), None),
@@ -496,7 +518,11 @@ impl PowerDriver for PveDriver {
         let mut said = format!(
             "Proxmox VE {} as '{user}' ({})",
             self.cfg.api_url(),
-            if self.client.uses_token() { "API token" } else { "ticket" }
+            if self.client.uses_token() {
+                "API token"
+            } else {
+                "ticket"
+            }
         );
         if self.cfg.guest.is_some() {
             let f = self.locate(d).await?;
@@ -549,7 +575,11 @@ impl PowerDriver for PveDriver {
         id.names.push(MachineName::new("vmid", &f.vmid.to_string()));
         if f.kind == Kind::Qemu {
             let (uuid, _, name) = self.config(&f, Stage::Identity, d).await?;
-            id.uuid = uuid.as_deref().and_then(reported_uuid).into_iter().collect();
+            id.uuid = uuid
+                .as_deref()
+                .and_then(reported_uuid)
+                .into_iter()
+                .collect();
             if let Some(n) = name.or(f.name.clone()) {
                 id.names.push(MachineName::new("name", &n));
             }
@@ -579,7 +609,9 @@ impl PlatformDriver for PveDriver {
     async fn plugs(&mut self, deadline: Option<Instant>) -> Result<Vec<PlugEntry>, DriverError> {
         let d = until(deadline);
         if self.monitor {
-            self.client.get("/version", "read the version", Stage::Status, d).await?;
+            self.client
+                .get("/version", "read the version", Stage::Status, d)
+                .await?;
             return Ok(Vec::new());
         }
         Ok(self
@@ -595,7 +627,10 @@ impl PlatformDriver for PveDriver {
     }
 
     async fn list(&mut self, deadline: Option<Instant>) -> Result<Vec<Listed>, String> {
-        let guests = self.guests(until(deadline)).await.map_err(|e| e.to_string())?;
+        let guests = self
+            .guests(until(deadline))
+            .await
+            .map_err(|e| e.to_string())?;
         let at = |g: &Resource| {
             let mut c = self.cfg.clone();
             c.node = Some(g.node.clone());

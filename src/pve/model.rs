@@ -175,7 +175,9 @@ pub fn current(body: &[u8]) -> Result<Current, String> {
         return Err("the status is not an object".into());
     }
     let ha = d.get("ha");
-    let managed = ha.map(|h| int(h.get("managed")) == Some(1)).unwrap_or(false);
+    let managed = ha
+        .map(|h| int(h.get("managed")) == Some(1))
+        .unwrap_or(false);
     Ok(Current {
         vmid: int(d.get("vmid")).and_then(|n| u32::try_from(n).ok()),
         name: text(&d, "name"),
@@ -191,7 +193,9 @@ pub fn current(body: &[u8]) -> Result<Current, String> {
 
 /// HA states in which the guest's placement or fate is still being
 /// decided: its last status is not evidence.
-const HA_UNSETTLED: &[&str] = &["fence", "recovery", "error", "freeze", "migrate", "relocate"];
+const HA_UNSETTLED: &[&str] = &[
+    "fence", "recovery", "error", "freeze", "migrate", "relocate",
+];
 
 /// What a reading says.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -361,20 +365,41 @@ mod tests {
     fn only_a_stopped_guest_that_cannot_resume_is_off() {
         let off = Ok(PowerState::Off);
         let on = Ok(PowerState::On);
-        assert_eq!(judge(&cur("stopped", Some("stopped"), None, None), false).state, off);
-        assert_eq!(judge(&cur("stopped", None, Some("backup"), None), false).state, off);
+        assert_eq!(
+            judge(&cur("stopped", Some("stopped"), None, None), false).state,
+            off
+        );
+        assert_eq!(
+            judge(&cur("stopped", None, Some("backup"), None), false).state,
+            off
+        );
         for q in ["paused", "suspended", "prelaunch", "running"] {
-            assert_eq!(judge(&cur("running", Some(q), None, None), false).state, on, "{q}");
+            assert_eq!(
+                judge(&cur("running", Some(q), None, None), false).state,
+                on,
+                "{q}"
+            );
         }
-        let h = judge(&cur("stopped", Some("stopped"), Some("suspended"), None), false);
+        let h = judge(
+            &cur("stopped", Some("stopped"), Some("suspended"), None),
+            false,
+        );
         assert_eq!(h.state, on);
         assert!(h.note.unwrap().contains("hibernated"));
         assert_eq!(judge(&cur("stopped", None, None, None), true).state, on);
         let f = judge(&cur("stopped", None, None, Some("fence")), false);
         assert!(f.state.unwrap_err().contains("'fence'"));
-        assert_eq!(judge(&cur("running", None, None, Some("fence")), false).state, on);
-        assert_eq!(judge(&cur("stopped", None, None, Some("stopped")), false).state, off);
-        assert!(judge(&cur("unknown", None, None, None), false).state.is_err());
+        assert_eq!(
+            judge(&cur("running", None, None, Some("fence")), false).state,
+            on
+        );
+        assert_eq!(
+            judge(&cur("stopped", None, None, Some("stopped")), false).state,
+            off
+        );
+        assert!(judge(&cur("unknown", None, None, None), false)
+            .state
+            .is_err());
     }
 
     #[test]
@@ -382,7 +407,10 @@ mod tests {
         let b = json!({"data": {"ticket": "PVE:root@pam:1::x", "CSRFPreventionToken": "1:y",
                                 "username": "root@pam"}});
         let t = ticket(b.to_string().as_bytes()).unwrap();
-        assert_eq!((t.ticket.as_str(), t.csrf.as_str()), ("PVE:root@pam:1::x", "1:y"));
+        assert_eq!(
+            (t.ticket.as_str(), t.csrf.as_str()),
+            ("PVE:root@pam:1::x", "1:y")
+        );
         assert!(ticket(br#"{"data":null}"#).is_err());
         let r = json!({"data": [
             {"type": "node", "node": "pve3", "status": "offline"},
@@ -391,15 +419,33 @@ mod tests {
             {"type": "lxc", "vmid": "200", "node": "pve2", "status": "stopped", "lock": "backup"},
             {"type": "storage", "id": "storage/pve1/local"}]});
         let (g, n) = resources(r.to_string().as_bytes()).unwrap();
-        assert_eq!(n, [NodeInfo { node: "pve3".into(), online: false }]);
-        assert_eq!((g[0].vmid, g[0].kind, g[0].hastate.as_deref()), (100, Kind::Qemu, Some("started")));
-        assert_eq!((g[1].vmid, g[1].kind, g[1].lock.as_deref()), (200, Kind::Lxc, Some("backup")));
+        assert_eq!(
+            n,
+            [NodeInfo {
+                node: "pve3".into(),
+                online: false
+            }]
+        );
+        assert_eq!(
+            (g[0].vmid, g[0].kind, g[0].hastate.as_deref()),
+            (100, Kind::Qemu, Some("started"))
+        );
+        assert_eq!(
+            (g[1].vmid, g[1].kind, g[1].lock.as_deref()),
+            (200, Kind::Lxc, Some("backup"))
+        );
         let c = json!({"data": {"vmid": 105, "status": "stopped", "qmpstatus": "stopped",
                                 "lock": "suspended", "ha": {"managed": 0}}});
         let c = current(c.to_string().as_bytes()).unwrap();
-        assert_eq!((c.vmid, c.lock.as_deref(), c.ha), (Some(105), Some("suspended"), None));
+        assert_eq!(
+            (c.vmid, c.lock.as_deref(), c.ha),
+            (Some(105), Some("suspended"), None)
+        );
         let c = json!({"data": {"status": "running", "ha": {"managed": 1, "state": "fence"}}});
-        assert_eq!(current(c.to_string().as_bytes()).unwrap().ha.as_deref(), Some("fence"));
+        assert_eq!(
+            current(c.to_string().as_bytes()).unwrap().ha.as_deref(),
+            Some("fence")
+        );
         let conf = json!({"data": {"smbios1": "manufacturer=x,uuid=0b8d7e4c-1f0e-4e2a-9a55-3f1e0c9b7d21",
                                    "vmstate": "local:state", "name": "n1"}});
         let (u, saved, name) = config(conf.to_string().as_bytes()).unwrap();
@@ -412,7 +458,10 @@ mod tests {
     fn tasks_end_ok_or_with_their_error_and_must_be_ours() {
         let u = upid(br#"{"data":"UPID:pve1:0000ABCD:00012345:6523A1B2:qmstop:100:root@pam:"}"#)
             .unwrap();
-        assert_eq!((u.node.as_str(), u.kind.as_str(), u.id.as_str()), ("pve1", "qmstop", "100"));
+        assert_eq!(
+            (u.node.as_str(), u.kind.as_str(), u.id.as_str()),
+            ("pve1", "qmstop", "100")
+        );
         assert!(upid(br#"{"data":null}"#).is_err());
         assert!(parse_upid("UPID:bad node:1:2:3:qmstop:100:u:").is_none());
         let body = |s: Value| s.to_string().into_bytes();
@@ -429,8 +478,10 @@ mod tests {
         d["data"]["upid"] = json!("UPID:pve1:1:2:3:qmstop:101:root@pam:");
         assert!(task(&body(d), &u).unwrap_err().contains("another task"));
         assert_eq!(
-            param_errors(r#"{"data":null,"errors":{"skiplock":"Only root may use this option.\n"}}"#)
-                .as_deref(),
+            param_errors(
+                r#"{"data":null,"errors":{"skiplock":"Only root may use this option.\n"}}"#
+            )
+            .as_deref(),
             Some("skiplock: Only root may use this option.")
         );
     }

@@ -119,7 +119,11 @@ impl Method for PveMethod {
             "Proxmox VE guest {} through {} ({}), {}{}",
             c.guest.as_ref().map_or("(none)".into(), |g| g.text()),
             c.api_url(),
-            if c.token_id().is_some() { "API token" } else { "ticket" },
+            if c.token_id().is_some() {
+                "API token"
+            } else {
+                "ticket"
+            },
             crate::tls::describe(&c.tls),
             if c.skiplock { ", skiplock" } else { "" }
         )
@@ -176,7 +180,10 @@ impl Method for PveMethod {
                 .resolve(deadline)
                 .await
                 .map_err(platform::credential_error)?;
-            Ok(Box::new(PveDriver::new(c.clone(), &user, secret, self.timeout)?) as Box<dyn Driver>)
+            Ok(
+                Box::new(PveDriver::new(c.clone(), &user, secret, self.timeout)?)
+                    as Box<dyn Driver>,
+            )
         })
     }
     fn as_any(&self) -> &dyn std::any::Any {
@@ -212,7 +219,10 @@ mod tests {
         assert_eq!(m.platform().name(), "pve");
         assert_eq!(m.username(), "fence@pve!fk");
         assert_eq!((m.party(), m.address_limit()), (Party::Hypervisor, Some(3)));
-        assert_eq!(Shown(m.as_ref(), true).to_string(), "pve://pve1.example.com/pve2/101");
+        assert_eq!(
+            Shown(m.as_ref(), true).to_string(),
+            "pve://pve1.example.com/pve2/101"
+        );
         let d = Shown(m.as_ref(), false).to_string();
         assert!(d.contains("API token") && d.contains("NOT verified"), "{d}");
         assert!(!d.contains("s3cret") && !format!("{m:?}").contains("s3cret"));

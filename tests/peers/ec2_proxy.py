@@ -7,7 +7,7 @@ usage: ec2_proxy.py --listen 127.0.0.1:PORT [--target http://127.0.0.1:MOTO]
                     [--throttle N] [--throttle-action NAME]
                     [--state INSTANCE=STATE[:COUNT]]...
                     [--sign-sts KEYID:SECRET] [--log FILE]
-                    [--refuse-param NAME] [--lose-answer ACTION]
+                    [--refuse-param NAME] [--lose-answer ACTION] [--echo]
 
 Without --target it is a black hole: it accepts connections, reads the
 request and never answers.
@@ -31,6 +31,10 @@ request and never answers.
 --lose-answer A    requests of action A go to moto, then the connection is
                    closed without an answer (a lost answer: carried out, not
                    known to the client).
+--echo             every request gets HTTP 401 with EC2's AuthFailure error
+                   whose message quotes the request's Authorization and
+                   X-Amz-Security-Token headers (a careless endpoint or debug
+                   proxy): what a client prints of it must not carry them.
 Prints "ready PORT" on stdout once it listens."""
 import argparse, http.client, json, re, sys, threading, time, urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -45,6 +49,7 @@ ap.add_argument('--sign-sts')
 ap.add_argument('--log')
 ap.add_argument('--refuse-param')
 ap.add_argument('--lose-answer')
+ap.add_argument('--echo', action='store_true')
 args = ap.parse_args()
 
 CODES = {'pending': 0, 'running': 16, 'shutting-down': 32, 'terminated': 48,
@@ -117,6 +122,14 @@ class Handler(BaseHTTPRequestHandler):
                         if k not in ('Action', 'Version') and not k.startswith('InstanceId')
                         and not re.search('token|secret|password', k, re.I)},
              't': time.time()})
+        if args.echo:
+            quoted = ('You sent Authorization: %s; X-Amz-Security-Token: %s' % (
+                auth, self.headers.get('X-Amz-Security-Token', '-')))
+            quoted = quoted.replace('&', '&amp;').replace('<', '&lt;')
+            return self.answer(401, ('<?xml version="1.0" encoding="UTF-8"?>\n<Response><Errors>'
+                                     '<Error><Code>AuthFailure</Code><Message>%s</Message></Error>'
+                                     '</Errors><RequestID>echo</RequestID></Response>'
+                                     % quoted).encode(), 'text/xml')
         if not args.target:
             time.sleep(3600)
             return

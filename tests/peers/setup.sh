@@ -102,6 +102,18 @@ if [ ! -x "$venv/bin/moto_server" ] \
   "$venv/bin/pip" install -q --disable-pip-version-check \
     'moto[server]==5.2.5' 'boto3==1.44.8' 'pexpect==4.9.0' 'pycurl==7.49.0'
 fi
+# Azure: what upstream fence_azure_arm (4.12.1) imports when run with the
+# venv's Python, at the versions its calls fit (azure-mgmt-compute 27.2.0
+# still takes the instance view as a positional argument, as 4.12.1 passes
+# it; msrestazure for --cloud and network fencing). The peer itself
+# (azure_api.py) needs only the standard library and cryptography (which
+# azure-identity and moto bring).
+if ! "$venv/bin/python" -c 'import azure.identity, azure.mgmt.compute, azure.mgmt.network, msrestazure, cryptography' 2>/dev/null; then
+  echo "setup.sh: installing the Azure SDK packages into $venv" >&2
+  "$venv/bin/pip" install -q --disable-pip-version-check \
+    'azure-identity==1.15.0' 'azure-mgmt-compute==27.2.0' 'azure-mgmt-network==19.3.0' \
+    'msrestazure==0.6.4.post1'
+fi
 # vSphere SOAP peer: fencekit-vcsim, built when missing or when its source
 # (any .go file) changed (~50 s of CPU cold; the Go build cache is dropped afterwards).
 here="$(cd "$(dirname "$0")" && pwd)"

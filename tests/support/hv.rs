@@ -37,18 +37,27 @@ fn cert_for(host: &str) -> PathBuf {
         .unwrap()
         .keep();
     let out = Command::new("openssl")
-        .args(["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "30"])
+        .args([
+            "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "30",
+        ])
         .arg("-keyout")
         .arg(dir.join("key.pem"))
         .arg("-out")
         .arg(dir.join("cert.pem"))
         .args(["-subj", &format!("/CN={host}")])
-        .args(["-addext", &format!("subjectAltName=IP:{host},DNS:localhost")])
+        .args([
+            "-addext",
+            &format!("subjectAltName=IP:{host},DNS:localhost"),
+        ])
         .args(["-addext", "basicConstraints=critical,CA:FALSE"])
         .args(["-addext", "extendedKeyUsage=serverAuth"])
         .output()
         .expect("openssl");
-    assert!(out.status.success(), "openssl: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "openssl: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     dirs.insert(host.to_string(), dir.clone());
     dir
 }
@@ -91,7 +100,10 @@ impl HvPeer {
             .args(["-s", "--max-time", "10", "--cacert"])
             .arg(&self.cert)
             .args(["-X", method])
-            .arg(format!("https://{}:{}/fencekit/{path}", self.host, self.port))
+            .arg(format!(
+                "https://{}:{}/fencekit/{path}",
+                self.host, self.port
+            ))
             .output()
             .expect("curl");
         serde_json::from_slice(&out.stdout)

@@ -508,6 +508,11 @@ fn missing_reason(peer: &str) -> Option<String> {
                 )),
             }
         }
+        "azure_api" => needs_binary("openssl", "openssl")
+            .or_else(|| needs_binary("curl", "curl"))
+            .or_else(|| venv_imports("cryptography")),
+        "fence_azure_arm" => needs_binary("fence_azure_arm", "fence-agents")
+            .or_else(|| venv_imports("azure.identity, azure.mgmt.compute, msrestazure, pexpect")),
         "vcsim" => {
             let bin = peers_dir().join("bin/fencekit-vcsim");
             (!bin.is_file()).then(|| {
@@ -524,6 +529,23 @@ fn missing_reason(peer: &str) -> Option<String> {
         .unwrap()
         .insert(peer.to_string(), reason.clone());
     reason
+}
+
+/// `None` when the peers' venv imports `modules`; otherwise why not.
+fn venv_imports(modules: &str) -> Option<String> {
+    let py = venv_python();
+    match Command::new(&py)
+        .args(["-c", &format!("import {modules}")])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+    {
+        Ok(s) if s.success() => None,
+        _ => Some(format!(
+            "{} cannot import {modules}; run tests/peers/setup.sh",
+            py.display()
+        )),
+    }
 }
 
 /// True when `peer` is installed. When it is not, prints

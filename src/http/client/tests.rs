@@ -126,7 +126,11 @@ async fn an_answer_with_its_headers() {
 async fn a_reason_phrase_of_the_servers_own_is_kept_and_scrubbed() {
     let (base, seen) = server(Arc::new(|n, _| {
         Some(match n {
-            1 => answer("500 VM 100 is locked (backup) s3cret", &[], "{\"data\":null}"),
+            1 => answer(
+                "500 VM 100 is locked (backup) s3cret",
+                &[],
+                "{\"data\":null}",
+            ),
             _ => answer("404 Not Found", &[], ""),
         })
     }))
@@ -146,11 +150,15 @@ async fn a_reason_phrase_of_the_servers_own_is_kept_and_scrubbed() {
     let sent = seen.lock().unwrap()[0].clone();
     assert!(
         sent.contains("application/x-www-form-urlencoded")
-            && sent.ends_with("username=root%40pam&password=a+b%26c%3Dd"),
+            && sent.ends_with("username=root%40pam&password=a%20b%26c%3Dd"),
         "{sent}"
     );
     let r = c.send(&get(&url, Duration::from_secs(5))).await.unwrap();
-    assert_eq!((r.status, r.reason(200)), (404, None), "the standard phrase is none");
+    assert_eq!(
+        (r.status, r.reason(200)),
+        (404, None),
+        "the standard phrase is none"
+    );
 }
 
 #[tokio::test]
@@ -443,4 +451,20 @@ async fn no_proxy_and_the_environment() {
         .await
         .unwrap();
     assert_eq!(r.body, b"via proxy");
+}
+
+#[test]
+fn form_bodies_are_percent_encoded() {
+    assert_eq!(form_encode("a b+c/d=é~"), "a%20b%2Bc%2Fd%3D%C3%A9~");
+    let r = Request::new(Method::POST, "http://h/t", "token", Stage::Authenticate).form(&[
+        ("grant_type", "client_credentials"),
+        ("scope", "https://m/.default"),
+    ]);
+    assert_eq!(
+        r.body.as_deref(),
+        Some(&b"grant_type=client_credentials&scope=https%3A%2F%2Fm%2F.default"[..])
+    );
+    assert!(r.headers.iter().any(
+        |(k, v)| k == reqwest::header::CONTENT_TYPE && v == "application/x-www-form-urlencoded"
+    ));
 }

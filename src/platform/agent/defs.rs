@@ -440,9 +440,11 @@ mod tests {
             for o in f.options {
                 if let Some(old) = o.old_key {
                     assert_ne!(old, o.key_str(), "{}: old key equals the key", o.long);
-                    // Upstream's one exception: fence_redfish's internal keys
-                    // `redfish-uri` / `systems-uri` are the long names themselves.
-                    if !["redfish-uri", "systems-uri"].contains(&old) {
+                    // Upstream's exceptions: fence_redfish's internal keys
+                    // `redfish-uri` / `systems-uri` are the long names
+                    // themselves, and fence_azure_arm lists `network-fencing`
+                    // as the deprecated spelling of `network_fencing`.
+                    if !["redfish-uri", "systems-uri", "network-fencing"].contains(&old) {
                         assert_ne!(
                             old.replace('_', "-"),
                             o.long,
@@ -588,8 +590,11 @@ mod tests {
             let keys = opt_keys(f);
             // fence_aws and fence_kubevirt talk to an API with credentials
             // of its own: no address, no login, no password.
+            // fence_azure_arm: a service principal's ID and secret, no address.
             let device: &[&str] = if f.driver == "aws" || f.driver == "kubevirt" {
                 &[]
+            } else if f.driver == "azure" {
+                &["username", "password", "password_script"]
             } else {
                 &["ip", "ipport", "username", "password", "password_script"]
             };
