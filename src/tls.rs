@@ -276,6 +276,7 @@ impl ServerCertVerifier for DeviceVerifier {
             dss,
             &self.provider.signature_verification_algorithms,
         )
+        .map_err(|e| signature_refused(e, cert))
     }
 
     fn verify_tls13_signature(
@@ -290,6 +291,7 @@ impl ServerCertVerifier for DeviceVerifier {
             dss,
             &self.provider.signature_verification_algorithms,
         )
+        .map_err(|e| signature_refused(e, cert))
     }
 
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
@@ -297,6 +299,106 @@ impl ServerCertVerifier for DeviceVerifier {
             .signature_verification_algorithms
             .supported_schemes()
     }
+}
+
+/// The smallest RSA modulus fencekit's TLS (ring, through rustls) verifies
+/// a handshake signature with.
+pub const MIN_RSA_BITS: usize = 2048;
+
+/// A server key too small for the TLS library's signature checks. No trust
+/// option can lift it (`--ssl-insecure` skips the certificate's checks,
+/// never the handshake signature), so its message advises none.
+#[derive(Debug)]
+pub struct KeyTooSmall {
+    /// The RSA modulus's size in bits.
+    pub bits: usize,
+}
+
+impl fmt::Display for KeyTooSmall {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "the server's {}-bit RSA key is below what fencekit's TLS accepts (RSA keys of \
+             {MIN_RSA_BITS} bits or more, or ECDSA); no trust option lifts this: give the \
+             device a certificate with a larger key",
+            self.bits
+        )
+    }
+}
+
+impl std::error::Error for KeyTooSmall {}
+
+/// A refused handshake signature, named for what it is when the server's
+/// key is an RSA key below [`MIN_RSA_BITS`].
+fn signature_refused(e: rustls::Error, cert: &CertificateDer<'_>) -> rustls::Error {
+    match rsa_bits(cert.as_ref()) {
+        Some(bits) if bits < MIN_RSA_BITS => rustls::Error::InvalidCertificate(
+            CertificateError::Other(OtherError(Arc::new(KeyTooSmall { bits }))),
+        ),
+        _ => e,
+    }
+}
+
+/// Whether `e` is a server key too small for the TLS library.
+pub fn key_too_small(e: &rustls::Error) -> Option<usize> {
+    match e {
+        rustls::Error::InvalidCertificate(CertificateError::Other(o)) => {
+            o.0.downcast_ref::<KeyTooSmall>().map(|k| k.bits)
+        }
+        _ => None,
+    }
+}
+
+/// One DER element: (tag, content, rest); `None` when it does not parse.
+fn der(b: &[u8]) -> Option<(u8, &[u8], &[u8])> {
+    let (&tag, b) = b.split_first()?;
+    let (&first, mut b) = b.split_first()?;
+    let len = if first < 0x80 {
+        first as usize
+    } else {
+        let n = (first & 0x7f) as usize;
+        if n == 0 || n > 4 || b.len() < n {
+            return None;
+        }
+        let l = b[..n].iter().fold(0usize, |a, &x| (a << 8) | x as usize);
+        b = &b[n..];
+        l
+    };
+    (b.len() >= len).then(|| (tag, &b[..len], &b[len..]))
+}
+
+/// The modulus size of a certificate's RSA public key (`None`: not RSA, or
+/// not a certificate this walk reads). A bounded walk over the DER, no
+/// recursion: Certificate → tbsCertificate → subjectPublicKeyInfo.
+pub fn rsa_bits(cert: &[u8]) -> Option<usize> {
+    const RSA: &[u8] = &[0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x01, 0x01];
+    let (_, certificate, _) = der(cert).filter(|t| t.0 == 0x30)?;
+    let (_, mut tbs, _) = der(certificate).filter(|t| t.0 == 0x30)?;
+    // [0] version (optional), serial, signature, issuer, validity, subject.
+    if tbs.first() == Some(&0xa0) {
+        tbs = der(tbs)?.2;
+    }
+    for _ in 0..5 {
+        tbs = der(tbs)?.2;
+    }
+    let (_, spki, _) = der(tbs).filter(|t| t.0 == 0x30)?;
+    let (_, alg, rest) = der(spki).filter(|t| t.0 == 0x30)?;
+    let (_, oid, _) = der(alg).filter(|t| t.0 == 0x06)?;
+    if oid != RSA {
+        return None;
+    }
+    let (_, bits, _) = der(rest).filter(|t| t.0 == 0x03)?;
+    let (_, key, _) = der(bits.get(1..)?).filter(|t| t.0 == 0x30)?;
+    let (_, modulus, _) = der(key).filter(|t| t.0 == 0x02)?;
+    let m: &[u8] = {
+        let mut m = modulus;
+        while m.first() == Some(&0) {
+            m = &m[1..];
+        }
+        m
+    };
+    let top = *m.first()?;
+    Some((m.len() - 1) * 8 + (8 - top.leading_zeros() as usize))
 }
 
 /// A client certificate and its key (a kubeconfig's user).
@@ -430,6 +532,12 @@ pub fn find_rustls<'a>(e: &'a (dyn std::error::Error + 'static)) -> Option<&'a r
 /// A lowercase explanation of a TLS failure, with what to do about it;
 /// `device` names the peer (`the BMC`, `vCenter`).
 pub fn explain(e: &rustls::Error, device: &str) -> String {
+    if let Some(bits) = key_too_small(e) {
+        return format!(
+            "{device}'s certificate cannot be used: {}",
+            KeyTooSmall { bits }
+        );
+    }
     match e {
         rustls::Error::InvalidCertificate(c) => {
             let why = match c {
@@ -512,5 +620,50 @@ mod tests {
             read_pem_certs(&empty),
             Err(TlsSetupError::NoCertificate(p)) if p == empty
         ));
+    }
+
+    const RSA_1024: &str = "-----BEGIN CERTIFICATE-----\nMIICBDCCAW2gAwIBAgIUGVvmn39Jk5g23gtkqxcGu0hIfv0wDQYJKoZIhvcNAQEL\nBQAwFDESMBAGA1UEAwwJMTI3LjAuMC4xMB4XDTI2MTIwNjIzNDU1NVoXDTM2MTIw\nMzIzNDU1NVowFDESMBAGA1UEAwwJMTI3LjAuMC4xMIGfMA0GCSqGSIb3DQEBAQUA\nA4GNADCBiQKBgQCn6x6yD1be8TTJ11J0SRcfQA+XadA+vUWSb9wHF/mYb2Q/cCDe\n8oRaJc8ga4CJapYQedCFjXM/kLLliH2GeU7/fEW2hOwywyiN35RNtnQrMiQnWDE7\nQDo7R1JP+48uwZ4Bv9oTW1QoPaLPl56GG+DHtdOoJeKPXSjLGy7BqSZXKQIDAQAB\no1MwUTAdBgNVHQ4EFgQUOu8MDWVRqqBZpR/Ou0nUi7y7rEQwHwYDVR0jBBgwFoAU\nOu8MDWVRqqBZpR/Ou0nUi7y7rEQwDwYDVR0TAQH/BAUwAwEB/zANBgkqhkiG9w0B\nAQsFAAOBgQBMPAPwYKImgHS21CdG5Itk2IJPQzvhkyDx7mvbku86lliDw7j78lcS\nny6AKoynu163P3iP/k7rWEx9ldRjgNtS6WpC0CEKS5TIoCYswfSzG+yuCd2YHDkV\njPgNXTFGyqucCqtiUHAR11yPLyMsJzsf5Ctxi3zGYrqZf6Y/38IZcQ==\n-----END CERTIFICATE-----";
+    const RSA_2048: &str = "-----BEGIN CERTIFICATE-----\nMIIC+TCCAeGgAwIBAgIUeMAOo8yAd0umzsTXX6LEADDijIAwDQYJKoZIhvcNAQEL\nBQAwDDEKMAgGA1UEAwwBeDAeFw0yNjEyMDYyMzQ1NTVaFw0zNjEyMDMyMzQ1NTVa\nMAwxCjAIBgNVBAMMAXgwggEiMA0GCSqGSIb3DQEBAQUAA4IBDwAwggEKAoIBAQCn\nRTrXAFg4jJhXN9LsIj6D3gjY1BbdgfgNoukWdKxWbsQFUqSw6u4nbgwPva8RJ3gA\ns8eCjAEYgX2sL7zG/U4w17t6F5fD76sxVkcJJY+ThD3ZHcMwRtIgCa5ceHBzgN58\n3CP188Kn4DvT2NF/bK1equM84/9NsUSy49b/tV6+9TwSqZ0U07aeTWlv3hhQfBAa\n89gKUch5HajAa294g93JOcQtw2FcWUnzaNrsMclDrDS3Tb+SKWJKo6SgzBmk+7vi\naTx9SWOSGZV9CSonbZGIh5Ift/8UhUSeknJbD1SP8iPeBct3MloN41zVHL2QWe+L\nzq/msltRAaE44KOXVaX9AgMBAAGjUzBRMB0GA1UdDgQWBBSDZFXsd5lj854Y1ASg\ne+HfJtCSAzAfBgNVHSMEGDAWgBSDZFXsd5lj854Y1ASge+HfJtCSAzAPBgNVHRMB\nAf8EBTADAQH/MA0GCSqGSIb3DQEBCwUAA4IBAQAilQJxPDMGygT949A7pz2b3hDX\nHesnlT9+Ec/dPC19BJAS/hEuQpFXZbEAw3DrQC+XGjZC4WMukiFFcxDCLx1U/uUu\nIVkuFm3LX0k3ZgiLjfhGRJjtSVES2R6+CaoRZCK7AGlRCKiVPa/OBQGvlL+LWkdQ\nUBc058aP59gITTfXYCyOireJk6cuFRZFI4ThosQ4Wy2bsL8FuzuTXRW0bH14oEpS\nsc7LGAMFtf6z6L4LXvizi42AEbuln8KMZwr0BexBc/19k65ALR+aPuRtstUogWFa\nfP2dvXYoS3s1ib2JIiGQ59lMW3ZZoPNQE9rlom2bqDM8fh9ICCDyzO2O6s6I\n-----END CERTIFICATE-----";
+    const EC_P256: &str = "-----BEGIN CERTIFICATE-----\nMIIBbTCCAROgAwIBAgIUMnY496zS5hU69iYQdio+HAwvdpQwCgYIKoZIzj0EAwIw\nDDEKMAgGA1UEAwwBeDAeFw0yNjEyMDYyMzQ1NTVaFw0zNjEyMDMyMzQ1NTVaMAwx\nCjAIBgNVBAMMAXgwWTATBgcqhkjOPQIBBggqhkjOPQMBBwNCAAQBjBvO4djGB2CK\nq05uHBhQA9VxXx+gqM2AeeKX9GfOzKIccix9FJoEtc6ry0wb8LtmUhWg+1zbL/fS\ncLgX4Pgco1MwUTAdBgNVHQ4EFgQUdgFnFdR+Tc1ASH2NOM/WFTabIwQwHwYDVR0j\nBBgwFoAUdgFnFdR+Tc1ASH2NOM/WFTabIwQwDwYDVR0TAQH/BAUwAwEB/zAKBggq\nhkjOPQQDAgNIADBFAiAbvTlfDAS7e01Q+8WGcL7n7ZF0mkbPN/USYAvA5hb9mAIh\nAMlEW84naYxYigE08QWg5pNbHzsb2fGokLULlgZMF3wJ\n-----END CERTIFICATE-----";
+
+    fn der_of(pem: &str) -> Vec<u8> {
+        CertificateDer::from_pem_slice(pem.as_bytes())
+            .unwrap()
+            .as_ref()
+            .to_vec()
+    }
+
+    #[test]
+    fn an_rsa_key_too_small_is_named_and_no_flag_advised() {
+        assert_eq!(rsa_bits(&der_of(RSA_1024)), Some(1024));
+        assert_eq!(rsa_bits(&der_of(RSA_2048)), Some(2048));
+        assert_eq!(rsa_bits(&der_of(EC_P256)), None);
+        for junk in [
+            &b""[..],
+            b"\x30",
+            b"\x30\x84\xff\xff\xff\xff",
+            b"\x30\x03\x30\x01",
+        ] {
+            assert_eq!(rsa_bits(junk), None);
+        }
+        let small = CertificateDer::from(der_of(RSA_1024));
+        let e = signature_refused(
+            rustls::Error::InvalidCertificate(CertificateError::BadSignature),
+            &small,
+        );
+        assert_eq!(key_too_small(&e), Some(1024));
+        let text = explain(&e, "vCenter");
+        assert!(
+            text.contains("the server's 1024-bit RSA key is below what fencekit's TLS accepts"),
+            "{text}"
+        );
+        assert!(!text.contains("--ssl-insecure"), "{text}");
+        // A large key's refused signature stays what it was.
+        let big = CertificateDer::from(der_of(RSA_2048));
+        let e = signature_refused(
+            rustls::Error::InvalidCertificate(CertificateError::BadSignature),
+            &big,
+        );
+        assert_eq!(key_too_small(&e), None);
     }
 }

@@ -481,6 +481,15 @@ fn pacemaker_stdin_against_the_lab() {
     let o = pcmk("status");
     o.ok(0, "Status: ON\n");
     assert_eq!(o.stderr, "", "plug and nodename are accepted silently");
+    // Pacemaker 3.0 no longer passes nodeid (the stdin above has none);
+    // Pacemaker 2.x passed it too, which reads the same (upstream warns
+    // about the unknown key on stderr, and so does fencekit).
+    let o = agent("fence_ilo4")
+        .stdin(&format!("action=status\nnodeid=2\n{base}"))
+        .env("PCMK_service", "pacemaker-fenced")
+        .run();
+    o.ok(0, "Status: ON\n");
+    assert!(o.stderr.contains("nodeid"), "{}", o.stderr);
 }
 
 #[test]

@@ -1,7 +1,9 @@
 //! Our metadata XML against the outside world: upstream's RelaxNG schema
 //! (via `xmllint`), upstream's own agents (same parameters, order, types,
 //! defaults, getopt strings, symlinks and actions), and Pacemaker's parser
-//! (`crm_resource --show-metadata`).
+//! (`crm_resource --show-metadata`); and what Pacemaker 3.0 needs of every
+//! agent's metadata: a `plug` (or `port`) parameter, or the fencer passes
+//! no target at all, within its 20 s metadata timeout.
 //!
 //! Each check skips with a printed reason when its tool is missing, unless
 //! `FENCEKIT_REQUIRE_PEERS=1`, which turns a skip into a failure. The
@@ -297,4 +299,54 @@ fn pacemaker_parses_our_metadata() {
         s.params.retain(|p| !ext.contains(&p[0]));
         assert_eq!(s, theirs, "{name}: Pacemaker's view of ours and upstream's");
     }
+}
+
+/// Pacemaker 3.0's fencer passes the target only to agents whose metadata
+/// has a parameter named `plug` (preferred) or `port`
+/// (`stonith__default_host_arg`, an XPath `//parameter[@name=…]`), and
+/// gives the metadata call 20 s. Every name of every family (those other
+/// families add included) must list `plug`, and answer `-o metadata` from
+/// the binary well inside that bound.
+#[test]
+fn every_agent_tells_pacemaker_3_where_the_target_goes() {
+    let mut slowest = (std::time::Duration::ZERO, "");
+    for name in names() {
+        let t0 = std::time::Instant::now();
+        let o = Command::new(env!("CARGO_BIN_EXE_fencekit"))
+            .args(["agent", name, "-o", "metadata"])
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        let took = t0.elapsed();
+        assert!(o.status.success(), "{name}: -o metadata failed");
+        if took > slowest.0 {
+            slowest = (took, name);
+        }
+        assert!(
+            took < std::time::Duration::from_secs(5),
+            "{name}: metadata took {took:?} (Pacemaker 3.0 allows 20 s)"
+        );
+        let xml = String::from_utf8(o.stdout).unwrap();
+        assert_eq!(
+            xml,
+            ours(name),
+            "{name}: the binary prints the rendered metadata"
+        );
+        let doc = roxmltree::Document::parse(&xml).unwrap();
+        let host_arg = ["plug", "port"].into_iter().find(|p| {
+            doc.descendants()
+                .any(|n| n.has_tag_name("parameter") && n.attribute("name") == Some(*p))
+        });
+        assert_eq!(
+            host_arg,
+            Some("plug"),
+            "{name}: Pacemaker 3.0 would pass the target as {host_arg:?}"
+        );
+    }
+    eprintln!(
+        "slowest metadata call: {} in {:?} ({} agents)",
+        slowest.1,
+        slowest.0,
+        names().len()
+    );
 }

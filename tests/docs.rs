@@ -858,7 +858,7 @@ fn monitoring_manifests_have_their_shape() {
     );
     let file = dir.path().join(web_file);
     std::fs::write(&file, local).unwrap();
-    let loaded = fencekit::cli::webconfig::WebConfig::load(&file)
+    let loaded = fencekit::cli::check::webconfig::WebConfig::load(&file)
         .unwrap_or_else(|e| panic!("the documented web configuration: {e}"));
     assert!(loaded.tls.is_some() && loaded.users.is_some());
     let hash = web

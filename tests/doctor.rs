@@ -133,8 +133,10 @@ fn the_pacemaker_doctor_names_each_mistake_and_passes_a_correct_cluster() {
         "no password in the output: {r}"
     );
 
-    // stonith-timeout below the device's worst case (power_timeout=40:
-    // 40 s login + (2 s power_wait + 40 s) off + the same on = 124 s > 90 s).
+    // stonith-timeout below the device's worst case only (power_timeout=40:
+    // 40 s login + (2 s power_wait + 40 s) off + the same on = 124 s > 90 s,
+    // when every wait lasts its bound; a working BMC takes about 9 s):
+    // advice with the arithmetic, exit 0.
     let mut devs = good();
     devs[1] = device(
         "fk2",
@@ -143,9 +145,56 @@ fn the_pacemaker_doctor_names_each_mistake_and_passes_a_correct_cluster() {
         &[("pcmk_host_list", "node02"), ("power_timeout", "40")],
     );
     let r = doctor(d, &cib(&props, &devs, ""), &["--no-device-check"]);
+    r.assert_code(0);
+    assert!(
+        has(&r, "stonith-timeout-below-worst-case", "advice", "fk2"),
+        "{r}"
+    );
+    assert!(r.stdout.contains("= 124 s"), "{r}");
+    // Below a working BMC's run (power_wait=50: 1 s + 2 × (50 s + 2 s) =
+    // 105 s > 90 s): broken.
+    devs[1] = device(
+        "fk2",
+        b2,
+        "lab",
+        &[("pcmk_host_list", "node02"), ("power_wait", "50")],
+    );
+    let r = doctor(d, &cib(&props, &devs, ""), &["--no-device-check"]);
     r.assert_code(1);
     assert!(has(&r, "stonith-timeout-too-short", "broken", "fk2"), "{r}");
-    assert!(r.stdout.contains("124 s"), "{r}");
+    assert!(r.stdout.contains("takes about 105 s"), "{r}");
+    // The same under Pacemaker 3.0.2's name of the property.
+    let props3 = [("fencing-enabled", "true"), ("fencing-timeout", "90s")];
+    let r = doctor(d, &cib(&props3, &devs, ""), &["--no-device-check"]);
+    r.assert_code(1);
+    assert!(has(&r, "stonith-timeout-too-short", "broken", "fk2"), "{r}");
+    assert!(r.stdout.contains("fencing-timeout = 90 s"), "{r}");
+    // fencing-timeout wins over stonith-timeout (3.0.2's rule), and the
+    // doctor says both are set.
+    let both = [("fencing-timeout", "200s"), ("stonith-timeout", "90s")];
+    let r = doctor(d, &cib(&both, &devs, ""), &["--no-device-check"]);
+    assert!(
+        !has(&r, "stonith-timeout-too-short", "broken", "fk2"),
+        "{r}"
+    );
+    assert!(has(&r, "property-both-names", "advice", "cluster"), "{r}");
+    // ... but a cluster before 3.0.2 ignores fencing-timeout.
+    let old = [
+        ("fencing-timeout", "200s"),
+        ("stonith-timeout", "90s"),
+        ("dc-version", "2.1.5-a3f44794f94"),
+    ];
+    let r = doctor(d, &cib(&old, &devs, ""), &["--no-device-check"]);
+    assert!(has(&r, "stonith-timeout-too-short", "broken", "fk2"), "{r}");
+    assert!(has(&r, "property-name-ignored", "advice", "cluster"), "{r}");
+    // fencing-enabled=false is stonith-enabled=false.
+    let r = doctor(
+        d,
+        &cib(&[("fencing-enabled", "false")], &good(), ""),
+        &["--no-device-check"],
+    );
+    r.assert_code(1);
+    assert!(has(&r, "stonith-disabled", "broken", "cluster"), "{r}");
     // ... and fixed by the device's own pcmk_reboot_timeout.
     devs[1] = device(
         "fk2",
@@ -162,16 +211,26 @@ fn the_pacemaker_doctor_names_each_mistake_and_passes_a_correct_cluster() {
         !has(&r, "stonith-timeout-too-short", "broken", "fk2"),
         "{r}"
     );
-    // Summed over a level: two 64 s devices in one level > 90 s.
-    let r = doctor(
-        d,
-        &cib(
-            &props,
-            &good(),
-            "<fencing-level id=\"lv\" index=\"1\" target=\"node02\" devices=\"fk1,fk2\"/>",
-        ),
-        &["--no-device-check"],
+    // Summed over a level: two 64 s devices in one level exceed 90 s only
+    // at their worst (advice); with power_wait=25 each working device takes
+    // 55 s, 110 s together (broken).
+    let level = "<fencing-level id=\"lv\" index=\"1\" target=\"node02\" devices=\"fk1,fk2\"/>";
+    let r = doctor(d, &cib(&props, &good(), level), &["--no-device-check"]);
+    r.assert_code(0);
+    assert!(
+        has(&r, "stonith-timeout-below-worst-case", "advice", "level lv"),
+        "{r}"
     );
+    let slow: Vec<String> = good()
+        .iter()
+        .map(|x| {
+            x.replace(
+                "</instance_attributes>",
+                "<nvpair id=\"pw\" name=\"power_wait\" value=\"25\"/></instance_attributes>",
+            )
+        })
+        .collect();
+    let r = doctor(d, &cib(&props, &slow, level), &["--no-device-check"]);
     r.assert_code(1);
     assert!(
         has(&r, "stonith-timeout-too-short", "broken", "level lv"),
@@ -269,6 +328,15 @@ fn the_pacemaker_doctor_names_each_mistake_and_passes_a_correct_cluster() {
     let mut devs = good();
     devs[1] = device("fk2", b2, "lab", &[("pcmk_host_list", "node02")])
         .replace("timeout=\"30s\"", "timeout=\"10s\"");
+    let r = doctor(d, &cib(&props, &devs, ""), &["--no-device-check"]);
+    // Below its 20 s login bound only: advice.
+    r.assert_code(0);
+    assert!(
+        has(&r, "monitor-timeout-below-worst-case", "advice", "fk2"),
+        "{r}"
+    );
+    // Below a working BMC's 1 s login: every monitor is killed.
+    devs[1] = devs[1].replace("timeout=\"10s\"", "timeout=\"500ms\"");
     let r = doctor(d, &cib(&props, &devs, ""), &["--no-device-check"]);
     r.assert_code(4);
     assert!(
@@ -535,7 +603,8 @@ fn the_far_doctor_names_each_mistake_and_passes_a_correct_template() {
         "{r}"
     );
 
-    // A timeout below the worst case (FAR's default 60 s < 64 s).
+    // A timeout below the worst case only (FAR's default 60 s < 64 s, when
+    // every wait lasts its whole bound): advice with the arithmetic, exit 0.
     let r = far(
         d,
         &far_template(b1, b2, "", "60s"),
@@ -543,9 +612,41 @@ fn the_far_doctor_names_each_mistake_and_passes_a_correct_template() {
         nodes,
         &["--no-device-check"],
     );
+    r.assert_code(0);
+    assert!(
+        has(&r, "far-timeout-below-worst-case", "advice", "node01"),
+        "{r}"
+    );
+    assert!(!has(&r, "far-timeout-too-short", "broken", "node01"), "{r}");
+    assert!(
+        r.stdout
+            .contains("session set-up 20 s + off: power_wait 2 s + off: the power state 20 s")
+            && r.stdout.contains("= 64 s"),
+        "{r}"
+    );
+    // A timeout below a working BMC's run (1 s set-up + 2 × (2 s power_wait
+    // + 2 s) = 9 s > 5 s): broken, FAR kills every attempt.
+    let r = far(
+        d,
+        &far_template(b1, b2, "", "5s"),
+        &far_secret("lab"),
+        nodes,
+        &["--no-device-check"],
+    );
     r.assert_code(1);
     assert!(has(&r, "far-timeout-too-short", "broken", "node01"), "{r}");
-    assert!(r.stdout.contains("64 s"), "{r}");
+    assert!(has(&r, "far-timeout-too-short", "broken", "node02"), "{r}");
+    assert!(r.stdout.contains("takes about 9 s"), "{r}");
+    // A power_wait that alone outlasts the timeout: broken too.
+    let r = far(
+        d,
+        &far_template(b1, b2, "        --power-wait: \"40\"\n", "60s"),
+        &far_secret("lab"),
+        nodes,
+        &["--no-device-check"],
+    );
+    r.assert_code(1);
+    assert!(has(&r, "far-timeout-too-short", "broken", "node01"), "{r}");
 
     // Retries beyond NHC's timeout: 5 × (90 s + 5 s) = 475 s > 300 s.
     let r = far(
@@ -614,7 +715,7 @@ fn the_far_doctor_names_each_mistake_and_passes_a_correct_template() {
     );
 
     // A FenceAgentsRemediation (the CR NHC creates) reads the same.
-    let t = far_template(b1, b2, "", "60s")
+    let t = far_template(b1, b2, "", "5s")
         .replace(
             "kind: FenceAgentsRemediationTemplate",
             "kind: FenceAgentsRemediation",
@@ -1045,5 +1146,160 @@ fn the_agent_logs_the_worst_case_the_doctor_uses() {
         ],
     )];
     let r = doctor(dir.path(), &cib(&[], &devs, ""), &["--no-device-check"]);
-    assert!(r.stdout.contains("may take 124 s"), "{r}");
+    assert!(r.stdout.contains("= 124 s"), "{r}");
+}
+
+/// The defaults people start from pass the doctor with exit 0 (issue 42):
+/// FAR's documented template (fence_ipmilan with --lanplus, an IP and port
+/// per node, timeout 60s, retrycount 5, retryinterval 5s; FAR's README and
+/// CRD defaults) and the stonith resources `pcs stonith create NAME
+/// fence_ipmilan ip=… username=… password=… lanplus=1 pcmk_host_list=NODE`
+/// writes (instance attributes only, a monitor every 60 s without a
+/// timeout of its own) in a cluster `pcs cluster setup` made (no
+/// stonith-timeout: Pacemaker's 60 s). Every device is checked against the
+/// lab's BMCs. What remains is advice, with the arithmetic.
+#[test]
+fn the_default_far_template_and_pcs_stonith_resources_pass_the_doctor() {
+    let lab = InProcessLab::start(LabSpec {
+        nodes: 3,
+        ..LabSpec::default()
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (b1, b2) = (lab.nodes[0].ipmi, lab.nodes[1].ipmi);
+    let r = far(
+        d,
+        &far_template(b1, b2, "", "60s").replace("        --action: reboot\n", ""),
+        &far_secret("lab"),
+        "node01\nnode02\n",
+        &[],
+    );
+    r.assert_code(0);
+    let v = r.json();
+    let devs = v["devices"].as_array().unwrap();
+    assert_eq!(devs.len(), 2, "{r}");
+    assert!(devs.iter().all(|x| x["result"] == "ok"), "{r}");
+    for (_, severity, _) in findings(&r) {
+        assert_eq!(severity, "advice", "{r}");
+    }
+    assert!(
+        has(&r, "far-timeout-below-worst-case", "advice", "node01"),
+        "{r}"
+    );
+
+    let names = ["node01", "node02", "node03"];
+    let mut prims = String::new();
+    for (i, n) in names.iter().enumerate() {
+        let b = lab.nodes[i].ipmi;
+        let id = format!("fence-{n}");
+        prims.push_str(&format!("<primitive class=\"stonith\" id=\"{id}\" type=\"fence_ipmilan\"><instance_attributes id=\"{id}-instance_attributes\">"));
+        for (k, v) in [
+            ("ip", b.ip().to_string()),
+            ("ipport", b.port().to_string()),
+            ("lanplus", "1".to_string()),
+            ("password", "lab".to_string()),
+            ("pcmk_host_list", n.to_string()),
+            ("username", "admin".to_string()),
+        ] {
+            prims.push_str(&format!(
+                "<nvpair id=\"{id}-instance_attributes-{k}\" name=\"{k}\" value=\"{v}\"/>"
+            ));
+        }
+        prims.push_str(&format!(
+            "</instance_attributes><operations><op id=\"{id}-monitor-interval-60s\" \
+             interval=\"60s\" name=\"monitor\"/></operations></primitive>"
+        ));
+    }
+    let nodes: String = names
+        .iter()
+        .enumerate()
+        .map(|(i, n)| format!("<node id=\"{}\" uname=\"{n}\"/>", i + 1))
+        .collect();
+    let xml = format!(
+        "<cib crm_feature_set=\"3.16.2\" validate-with=\"pacemaker-3.9\"><configuration>\
+         <crm_config><cluster_property_set id=\"cib-bootstrap-options\">\
+         <nvpair id=\"cib-bootstrap-options-have-watchdog\" name=\"have-watchdog\" value=\"false\"/>\
+         <nvpair id=\"cib-bootstrap-options-dc-version\" name=\"dc-version\" value=\"2.1.5-a3f44794f94\"/>\
+         <nvpair id=\"cib-bootstrap-options-cluster-infrastructure\" name=\"cluster-infrastructure\" value=\"corosync\"/>\
+         <nvpair id=\"cib-bootstrap-options-cluster-name\" name=\"cluster-name\" value=\"lab\"/>\
+         </cluster_property_set></crm_config><nodes>{nodes}</nodes><resources>{prims}</resources>\
+         <constraints/></configuration><status/></cib>"
+    );
+    let r = doctor(d, &xml, &[]);
+    r.assert_code(0);
+    let v = r.json();
+    let devs = v["devices"].as_array().unwrap();
+    assert_eq!(devs.len(), 3, "{r}");
+    assert!(devs.iter().all(|x| x["result"] == "ok"), "{r}");
+    for (_, severity, _) in findings(&r) {
+        assert_eq!(severity, "advice", "{r}");
+    }
+    for n in names {
+        let id = format!("fence-{n}");
+        assert!(
+            has(&r, "stonith-timeout-below-worst-case", "advice", &id),
+            "{r}"
+        );
+    }
+    assert!(r.stdout.contains("stonith-timeout = 60 s"), "{r}");
+    // The same cluster on Pacemaker 3.0.2 names the property fencing-timeout.
+    let r = doctor(
+        d,
+        &xml.replace("2.1.5-a3f44794f94", "3.0.2-1"),
+        &["--no-device-check"],
+    );
+    r.assert_code(0);
+    assert!(r.stdout.contains("fencing-timeout = 60 s"), "{r}");
+}
+
+/// `pcmk_host_map` as Pacemaker 3.0.2 parses it: split at `;`, spaces and
+/// tabs, each mapping at its first `:`; a node whose mapping is malformed
+/// is not covered, and a map earlier releases read otherwise is named.
+#[test]
+fn the_host_map_is_read_as_pacemaker_3_0_2_reads_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let bmc: std::net::SocketAddr = "127.0.0.1:9".parse().unwrap();
+    let props = [("stonith-timeout", "90s")];
+    let with_map = |map: &str| {
+        vec![device(
+            "fk1",
+            bmc,
+            "lab",
+            &[("pcmk_host_map", map), ("pcmk_delay_base", "5s")],
+        )]
+    };
+    // Both nodes mapped (either separator, case aside): covered.
+    let r = doctor(
+        d,
+        &cib(&props, &with_map("NODE01:1;node02=2"), ""),
+        &["--no-device-check"],
+    );
+    assert!(
+        !findings(&r)
+            .iter()
+            .any(|(id, _, _)| id.starts_with("host-")),
+        "{r}"
+    );
+    // "node02 : 2" is three malformed mappings to 3.0.2: node02 is not covered.
+    let r = doctor(
+        d,
+        &cib(&props, &with_map("node01:1 node02 : 2"), ""),
+        &["--no-device-check"],
+    );
+    r.assert_code(1);
+    assert!(has(&r, "host-not-covered", "broken", "node02"), "{r}");
+    assert!(has(&r, "host-map-malformed", "weakened", "fk1"), "{r}");
+    // Commas: 3.0.2 maps node01 to "1,node02:2" and leaves node02 out;
+    // 2.1 mapped "1,node02" to 2.
+    let r = doctor(
+        d,
+        &cib(&props, &with_map("node01:1,node02:2"), ""),
+        &["--no-device-check"],
+    );
+    assert!(has(&r, "host-not-covered", "broken", "node02"), "{r}");
+    assert!(
+        has(&r, "host-map-read-differently", "weakened", "fk1"),
+        "{r}"
+    );
 }

@@ -55,7 +55,8 @@ replay_tests!(
     targets,
     snmp_codec,
     snmp_session,
-    lab_pdu_agent
+    lab_pdu_agent,
+    bounded_parse
 );
 
 /// The recorded client sessions in the `lab_ipmi_server` seeds still replay

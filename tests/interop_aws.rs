@@ -1516,3 +1516,46 @@ fn an_echoed_session_token_is_never_printed() {
         }
     }
 }
+
+/// Issue 42 §6 on EC2: DescribeInstances for one instance answers about
+/// another (`ec2_proxy.py --lie`, here a stopped decoy's id on the running
+/// instance's record). An answer about another object is a contradiction:
+/// status fails, never "Status: OFF", and off never says "Already OFF".
+#[test]
+fn an_answer_about_another_instance_is_never_believed() {
+    let Some(m) = moto() else { return };
+    let me = launch(m, REGION, None);
+    let stub = imds(&me);
+    let target = launch(m, REGION, None);
+    let decoy = launch(m, REGION, None);
+    set_state(m, REGION, &decoy, "stopped");
+    let px = proxy(
+        Some(m),
+        &["--lie".into(), format!("{target}={decoy}")],
+        None,
+    );
+    let s = Setting {
+        ec2: px.url(),
+        imds: Some(stub.url()),
+        env: vec![],
+    };
+    let o = run_agent(
+        Who::Ours,
+        &s,
+        &args(&m.fencer, &target, &["-o", "status"]),
+        None,
+        LIMIT,
+    );
+    assert_eq!(o.code, Some(1), "{}{}", o.stdout, o.stderr);
+    assert!(!o.stdout.contains("OFF"), "{}", o.stdout);
+    assert!(o.stderr.contains(&decoy), "{}", o.stderr);
+    let o = run_agent(
+        Who::Ours,
+        &s,
+        &args(&m.fencer, &target, &["-o", "off", "--power-timeout=5"]),
+        None,
+        LIMIT,
+    );
+    assert_ne!(o.code, Some(0), "{}{}", o.stdout, o.stderr);
+    assert!(!o.stdout.contains("Already OFF"), "{}", o.stdout);
+}

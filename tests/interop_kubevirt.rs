@@ -1068,3 +1068,161 @@ fn verify_proves_off_only_with_the_guests_own_address_silent() {
     assert_eq!(r.code, Some(0), "{}", r.text());
     assert_eq!(r.json()["results"][0]["verdict"], "proven", "{r}");
 }
+
+/// Issue 42 §6: the API server answers the VMI read for `vm1` with
+/// `vm-other`'s VMI (Succeeded) and its pod list ignores the selector,
+/// returning `vm-other`'s pods; `vm1` still runs. An answer about another
+/// object is a contradiction: status is unreadable, never off, and `off`
+/// never says "already off", natively and as fence_kubevirt. Upstream
+/// 4.12.1 reads `vm-other`'s phase as "unknown" and refuses too.
+#[test]
+fn an_answer_about_another_object_is_never_believed() {
+    let Some(peer) = Peer::start(6) else { return };
+    peer.control(json!({"op": "node", "name": "worker-0"}));
+    peer.vm(json!({"name": "vm1"}));
+    peer.vm(json!({"name": "vm-other", "phase": "Succeeded", "runStrategy": "Manual"}));
+    peer.control(json!({"op": "pod", "namespace": NS, "name": "vm-other", "phase": "Succeeded"}));
+    peer.control(json!({"op": "lie", "namespace": NS, "name": "vm1",
+        "vmi_as": "vm-other", "pods_as": "vm-other"}));
+    let mut d = driver(&peer, "vm1");
+    match act(&mut d, Action::Status) {
+        Err(f) => {
+            assert_eq!(f.error.kind, ErrorKind::StatusUnreadable, "{f:?}");
+            assert!(f.error.message.contains("vm-other"), "{f:?}");
+        }
+        other => panic!("status believed another VMI: {other:?}"),
+    }
+    let mut d = driver(&peer, "vm1");
+    let r = act_with(&mut d, Action::Off, &policy(Duration::from_secs(3)));
+    assert!(r.is_err(), "off believed another VMI: {r:?}");
+    // Only the pod list lies (the VMI is honestly gone after a stop would
+    // be the dangerous case: a list of another VM's finished pods).
+    peer.control(json!({"op": "lie", "namespace": NS, "name": "vm1", "pods_as": "vm-other"}));
+    peer.control(json!({"op": "vmi", "namespace": NS, "name": "vm1", "phase": "Succeeded"}));
+    let mut d = driver(&peer, "vm1");
+    let r = act(&mut d, Action::Status);
+    let e = r.expect_err("a pod list of another VM believed");
+    assert!(
+        e.error.message.contains("did not apply the selector"),
+        "{e:?}"
+    );
+    peer.control(json!({"op": "vmi", "namespace": NS, "name": "vm1", "phase": "Running"}));
+    peer.control(json!({"op": "lie", "namespace": NS, "name": "vm1",
+        "vmi_as": "vm-other", "pods_as": "vm-other"}));
+    // The drop-in.
+    let r = ours(&peer, &["-n", "vm1", "-o", "status"], None);
+    assert_eq!(r.code, Some(1), "{}", r.text());
+    assert!(!r.stdout.contains("OFF"), "{}", r.text());
+    let r = ours(
+        &peer,
+        &["-n", "vm1", "-o", "off", "--power-timeout", "3"],
+        None,
+    );
+    assert_ne!(r.code, Some(0), "{}", r.text());
+    assert!(!r.text().contains("Already OFF"), "{}", r.text());
+    // A VM of that name deleted and made again is another VM: its uid
+    // changes between two reads by one driver. (The peer's VM read lies
+    // after one honest read.)
+    peer.control(
+        json!({"op": "lie", "namespace": NS, "name": "vm1", "vm_as": "vm-other",
+        "after": 1}),
+    );
+    let mut d = driver(&peer, "vm1");
+    act(&mut d, Action::Status).expect("the first, honest read");
+    let e = act(&mut d, Action::Status).expect_err("a VM read about vm-other believed");
+    assert!(e.error.message.contains("vm-other"), "{e:?}");
+    if !has_upstream() {
+        return;
+    }
+    peer.control(json!({"op": "lie", "namespace": NS, "name": "vm1",
+        "vmi_as": "vm-other", "pods_as": "vm-other"}));
+    let r = up(&peer, &["-n", "vm1", "-o", "status"]);
+    assert_eq!(r.code, Some(1), "{}", r.text());
+    assert!(!r.text().contains("status: off"), "{}", r.text());
+    let r = up(&peer, &["-n", "vm1", "-o", "off", "--power-timeout", "3"]);
+    assert_ne!(r.code, Some(0), "{}", r.text());
+    assert!(!r.text().contains("Already OFF"), "{}", r.text());
+}
+
+/// Issue 42 §6 (a note, docs/kubevirt.md): a pod list split into pages
+/// nobody asked for is followed to its end, so a live launcher on a later
+/// page still keeps the VM from being off.
+#[test]
+fn pod_lists_paginated_unasked_are_followed() {
+    let Some(peer) = Peer::start(6) else { return };
+    peer.control(json!({"op": "node", "name": "worker-0"}));
+    peer.vm(json!({"name": "vm1", "phase": "Succeeded", "runStrategy": "Manual"}));
+    // A second launcher, still Running, on the second page.
+    peer.control(json!({"op": "pod", "namespace": NS, "name": "vm1", "add": true}));
+    peer.control(json!({"op": "page", "size": 1}));
+    let mut d = driver(&peer, "vm1");
+    let got = act(&mut d, Action::Status);
+    assert!(matches!(got, Ok(Outcome::InTransition { .. })), "{got:?}");
+    let pages = peer.state()["log"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["path"].as_str().unwrap_or("").contains("/pods"))
+        .count();
+    assert!(pages >= 2, "{pages}");
+}
+
+/// Issue 42 §3: an API server whose certificate has a 1024-bit RSA key,
+/// with `--ssl-insecure`: refused naming the key size, no flag advised
+/// (the drop-in; the native driver shares the TLS module).
+#[test]
+fn a_1024_bit_rsa_key_is_refused_by_name_under_ssl_insecure() {
+    use support::small_key::SmallKeyServer;
+    let Some(srv) = SmallKeyServer::start() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let kc = dir.path().join("kubeconfig");
+    std::fs::write(
+        &kc,
+        format!(
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: p\n  cluster:\n    server: https://127.0.0.1:{}\ncontexts:\n- name: c\n  context:\n    cluster: p\n    user: u\n    namespace: {NS}\ncurrent-context: c\nusers:\n- name: u\n  user:\n    token: {TOKEN}\n",
+            srv.port
+        ),
+    )
+    .unwrap();
+    let link = dir.path().join("fence_kubevirt");
+    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_fencekit"), &link).unwrap();
+    let mut c = Command::new(&link);
+    c.arg("--kubeconfig")
+        .arg(&kc)
+        .args([
+            "--namespace",
+            NS,
+            "-n",
+            "vm1",
+            "-o",
+            "status",
+            "--ssl-insecure",
+        ])
+        .env("HOME", dir.path())
+        .env("XDG_RUNTIME_DIR", dir.path())
+        .env_remove("KUBECONFIG");
+    let r = support::run(c, Duration::from_secs(30));
+    SmallKeyServer::assert_refused(&r);
+}
+
+/// Issue 42 §6 (a note, docs/design.md): a stop carried out but answered
+/// 504 by a gateway is read back, never sent again: off is reached with one
+/// PUT.
+#[test]
+fn a_stop_carried_out_but_answered_504_is_read_back_not_resent() {
+    let Some(peer) = Peer::start(6) else { return };
+    peer.control(json!({"op": "node", "name": "worker-0"}));
+    peer.vm(json!({"name": "vm1"}));
+    peer.control(json!({"op": "gateway", "verb": "stop"}));
+    let mut d = driver(&peer, "vm1");
+    let r = act(&mut d, Action::Off);
+    assert_eq!(
+        r.expect("off"),
+        Outcome::Reached {
+            state: PowerState::Off
+        }
+    );
+    assert_eq!(peer.puts().len(), 1, "{:?}", peer.puts());
+}

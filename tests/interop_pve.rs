@@ -150,11 +150,14 @@ fn status_of(p: &HvPeer, vmid: u64) -> String {
         .to_string()
 }
 
+/// A status case: the vmid, extra options, upstream's exit and line, ours.
+type StatusCase<'a> = (&'a str, &'a [&'a str], (i32, &'a str), (i32, &'a str));
+
 #[test]
 fn status_in_every_state_side_by_side() {
     let Some(p) = peer() else { return };
     // (vmid, extra options, upstream's exit and line, ours)
-    let cases: &[(&str, &[&str], (i32, &str), (i32, &str))] = &[
+    let cases: &[StatusCase] = &[
         ("100", &[], (0, "Status: ON"), (0, "Status: ON")),
         ("102", &[], (2, "Status: OFF"), (2, "Status: OFF")),
         ("103", &[], (0, "Status: ON"), (0, "Status: ON")), // paused

@@ -189,10 +189,7 @@ fn states_and_power_tasks() {
             panic!("answer lost")
         };
         c.follow(&t, every, soon()).await.unwrap();
-        assert_eq!(
-            judge(&c.read(&vm.moref, soon()).await.unwrap()),
-            Reading::Off
-        );
+        assert_eq!(judge(&c.read(&vm, soon()).await.unwrap()), Reading::Off);
         let Submitted::Task(t) = c.submit(PowerMethod::Off, &vm.moref, soon()).await.unwrap()
         else {
             panic!("answer lost")
@@ -203,7 +200,7 @@ fn states_and_power_tasks() {
 
         // Suspended is on; off powers it off.
         sim.control(&format!("vm?vm={}&power=suspended", vm.moref.value));
-        let r = judge(&c.read(&vm.moref, soon()).await.unwrap());
+        let r = judge(&c.read(&vm, soon()).await.unwrap());
         assert_eq!(r, Reading::Suspended);
         assert_eq!(r.power_state().unwrap(), PowerState::On);
         let Submitted::Task(t) = c.submit(PowerMethod::Off, &vm.moref, soon()).await.unwrap()
@@ -217,7 +214,7 @@ fn states_and_power_tasks() {
         sim.control(&format!("vm?vm={}&power=poweredOn", vm.moref.value));
         let host = vm.host_name.clone().unwrap();
         sim.control(&format!("host?host={host}&connection=notResponding"));
-        let r = judge(&c.read(&vm.moref, soon()).await.unwrap());
+        let r = judge(&c.read(&vm, soon()).await.unwrap());
         let Reading::Stale(why) = &r else {
             panic!("{r:?}")
         };
@@ -262,10 +259,7 @@ fn slow_failed_and_lost_tasks() {
             "{:?}",
             started.elapsed()
         );
-        assert_eq!(
-            judge(&c.read(&vm.moref, soon()).await.unwrap()),
-            Reading::Off
-        );
+        assert_eq!(judge(&c.read(&vm, soon()).await.unwrap()), Reading::Off);
 
         // One that outlasts the deadline: a timeout, never success.
         sim.control("task?method=PowerOnVM_Task&delay_ms=3000");
@@ -304,10 +298,7 @@ fn slow_failed_and_lost_tasks() {
             .unwrap()
             .expect("the lost request's task");
         c.follow(&found, every, soon()).await.unwrap();
-        assert_eq!(
-            judge(&c.read(&vm.moref, soon()).await.unwrap()),
-            Reading::Off
-        );
+        assert_eq!(judge(&c.read(&vm, soon()).await.unwrap()), Reading::Off);
         assert_eq!(
             sim.control("calls")["PowerOffVM_Task"].as_u64().unwrap(),
             calls_before + 1

@@ -889,3 +889,28 @@ fn refusals_by_the_service_side_by_side() {
         assert_eq!(peer.state("node2"), "POWERED_ON");
     }
 }
+
+/// Issue 42 §3: vCenter's REST endpoint with a 1024-bit RSA key and
+/// `--ssl-insecure`: refused naming the key size, no flag advised.
+#[test]
+fn a_1024_bit_rsa_key_is_refused_by_name_under_ssl_insecure() {
+    use support::small_key::SmallKeyServer;
+    let Some(srv) = SmallKeyServer::start() else {
+        return;
+    };
+    let mut c = Command::new(ours());
+    c.args(["--ip", "127.0.0.1", "--ipport", &srv.port.to_string()])
+        .args([
+            "-l",
+            USER,
+            "-p",
+            PASSWORD,
+            "--ssl-insecure",
+            "-n",
+            "vm1",
+            "-o",
+            "status",
+        ]);
+    let r = support::run(c, Duration::from_secs(30));
+    SmallKeyServer::assert_refused(&r);
+}

@@ -572,3 +572,113 @@ fn a_wrong_expected_uuid_changes_nothing() {
     // An inventory path narrows a name to its datacenter.
     says(&runs[2], 0, "Status: ON");
 }
+
+/// Issue 42 §6: after the first read, vCenter's answers for the VM are
+/// about another object (a decoy, poweredOff): with the decoy's moref,
+/// and forged to carry the VM's own moref with the decoy's instance UUID.
+/// An answer about another object is a contradiction: status fails, never
+/// "Status: OFF", and off never says "Already OFF".
+#[test]
+fn an_answer_about_another_object_is_never_believed() {
+    let Some(sim) = Sim::start() else { return };
+    let target = sim.vm("DC0_H0_VM0")["moref"].as_str().unwrap().to_string();
+    let decoy = sim.vm("DC0_C0_RP0_VM1")["moref"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    sim.set_power("DC0_C0_RP0_VM1", "poweredOff");
+    for forge in ["0", "1"] {
+        sim.control("reset");
+        sim.set_power("DC0_C0_RP0_VM1", "poweredOff");
+        // The first read (finding the VM by name) is honest; the next ones lie.
+        sim.control(&format!("lie?vm={target}&as={decoy}&after=1&forge={forge}"));
+        let r = support::run(sim.ours(&status("DC0_H0_VM0")), Duration::from_secs(60));
+        assert_eq!(r.code, Some(1), "forge={forge}: {r}");
+        assert!(!r.stdout.contains("OFF"), "forge={forge}: {r}");
+        assert!(
+            r.text().contains("another object") || r.text().contains("not asked for"),
+            "forge={forge}: {r}"
+        );
+        sim.control("reset");
+        sim.set_power("DC0_C0_RP0_VM1", "poweredOff");
+        sim.control(&format!("lie?vm={target}&as={decoy}&after=1&forge={forge}"));
+        let r = support::run(
+            sim.ours(&["-o", "off", "-n", "DC0_H0_VM0", "--power-timeout", "3"]),
+            Duration::from_secs(60),
+        );
+        assert_ne!(r.code, Some(0), "forge={forge}: {r}");
+        assert!(!r.text().contains("already off"), "forge={forge}: {r}");
+    }
+    // Natively too.
+    sim.control("reset");
+    sim.control(&format!("lie?vm={target}&as={decoy}&after=1&forge=1"));
+    let r = support::fencekit(
+        &[
+            "status",
+            &format!("vsphere://{USER}@127.0.0.1:{}/moref:{target}", sim.port),
+            "--ssl-insecure",
+        ],
+        PASS,
+    );
+    assert_ne!(r.code, Some(0), "{r}");
+    assert!(!r.stdout.to_lowercase().contains("off"), "{r}");
+}
+
+/// Issue 42 §6: a RetrievePropertiesEx answer of 100,000 nested elements
+/// (it overflowed the stack once) is refused as a bounded parse's error:
+/// status, off and the agent end with an error, never a signal.
+#[test]
+fn a_reply_of_100000_nested_elements_is_refused_not_a_crash() {
+    let Some(sim) = Sim::start() else { return };
+    for args in [status("DC0_H0_VM0"), vec!["-o", "off", "-n", "DC0_H0_VM0"]] {
+        sim.control("reset");
+        sim.control("soap?method=RetrievePropertiesEx&nest=100000&count=-1");
+        let r = support::run(sim.ours(&args), Duration::from_secs(60));
+        assert_eq!(r.code, Some(1), "{args:?}: {r}");
+        assert!(
+            r.text().contains("deep") || r.text().contains("nest"),
+            "{r}"
+        );
+    }
+    assert_eq!(sim.power("DC0_H0_VM0"), "poweredOn");
+}
+
+/// Issue 42 §3: vCenter with a 1024-bit RSA key (old ESXi and vCenter, Go's
+/// own test servers) and `--ssl-insecure`: refused naming the key size,
+/// never advising the flag already given, natively and as the drop-in.
+#[test]
+fn a_1024_bit_rsa_key_is_refused_by_name_under_ssl_insecure() {
+    use support::small_key::SmallKeyServer;
+    let Some(srv) = SmallKeyServer::start() else {
+        return;
+    };
+    let r = support::fencekit(
+        &[
+            "status",
+            &format!("vsphere://{USER}@127.0.0.1:{}/vm1", srv.port),
+            "--ssl-insecure",
+        ],
+        PASS,
+    );
+    SmallKeyServer::assert_refused(&r);
+    let dir = tempfile::tempdir().unwrap();
+    let link = dir.path().join("fence_vmware_soap");
+    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_fencekit"), &link).unwrap();
+    let mut c = Command::new(&link);
+    c.args(["--ip", "127.0.0.1", "--ipport", &srv.port.to_string()])
+        .args([
+            "-l",
+            USER,
+            "-p",
+            PASS,
+            "--ssl-insecure",
+            "-n",
+            "vm1",
+            "-o",
+            "status",
+        ])
+        .env("HOME", dir.path())
+        .env("XDG_RUNTIME_DIR", dir.path());
+    let r = support::run(c, Duration::from_secs(30));
+    SmallKeyServer::assert_refused(&r);
+}

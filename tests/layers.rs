@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 const LAYERS: &[(&str, &[&str])] = &[
     (
         "base: leaf helpers",
-        &["secret", "exit", "time", "fingerprint", "private"],
+        &["secret", "exit", "time", "fingerprint", "private", "parse"],
     ),
     ("engine", &["engine"]),
     (

@@ -618,7 +618,7 @@ fn a_bad_web_config_is_refused_at_start_with_the_key_named() {
 
 #[test]
 fn readable_keys_and_old_versions_are_warned_about_and_accepted_options_load() {
-    use fencekit::cli::webconfig::WebConfig;
+    use fencekit::cli::check::webconfig::WebConfig;
     use std::os::unix::fs::PermissionsExt;
     let pki = Pki::new(own_loopback().into());
     let dir = tempfile::tempdir().unwrap();

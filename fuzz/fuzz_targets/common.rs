@@ -1169,3 +1169,40 @@ pub fn lab_pdu_agent(data: &[u8]) {
         }
     });
 }
+
+/// `bounded_parse`: the one bounded parse every XML and JSON answer goes
+/// through (`fencekit::parse`), and the platforms' readers of it: vim25
+/// `RetrievePropertiesEx` and task infos with the object check, the
+/// KubeVirt VM/VMI/pod readers with theirs, vSphere REST and EC2 answers.
+/// None may panic or recurse without bound (100,000 nested elements once
+/// overflowed the stack).
+pub fn bounded_parse(data: &[u8]) {
+    use fencekit::parse::{self, Limits};
+    let limits = Limits::ANSWER.with_bytes(1 << 20);
+    let _ = parse::xml_bytes(data, &limits);
+    let _ = parse::json::<serde_json::Value>(data, &limits);
+    if let Ok(text) = std::str::from_utf8(data) {
+        use fencekit::vsphere::soap;
+        if let Ok(page) = soap::properties_answer(text) {
+            let asked = [soap::MoRef::new("VirtualMachine", "vm-1")];
+            let _ = fencekit::vsphere::model::check_objects(&asked, &page.objects);
+        }
+        let _ = soap::task_infos(text);
+    }
+    if let Ok(v) = parse::json::<serde_json::Value>(data, &limits) {
+        use fencekit::kubevirt::model as kv;
+        if let Ok(vm) = kv::vm(&v) {
+            let _ = kv::check_vm(&vm, "ns", "vm", Some("u"));
+        }
+        if let Ok(vmi) = kv::vmi(&v) {
+            let _ = kv::check_vmi(&vmi, "ns", "vm", "u");
+        }
+        if let Ok((pods, _)) = kv::pods(&v) {
+            let _ = kv::check_pods(&pods, "ns", "vm");
+        }
+    }
+    let _ = fencekit::vsphere::rest::model::vm_list(data);
+    let _ = fencekit::vsphere::rest::model::power(data);
+    let _ = fencekit::aws::model::describe_instances(data);
+    let _ = fencekit::aws::model::instance_status(data);
+}

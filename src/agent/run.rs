@@ -21,7 +21,7 @@ use super::{families, metadata, usage};
 use crate::engine::error::{ErrorKind, Stage};
 use crate::engine::event::Stamped;
 use crate::engine::identity::ExpectedIdentity;
-use crate::engine::policy::Policy;
+use crate::engine::policy::{Case, Policy, Waits};
 use crate::engine::power::{Action, PowerState};
 use crate::engine::run::{run, Cancel, Failure};
 use input::{fail, read_argv, read_stdin, run_password_script, set_verbosity, usage_error};
@@ -382,6 +382,28 @@ pub fn worst_case(values: &Values, agent: &Agent, action: Action) -> Option<Dura
     p.expect = expected_identity(values, agent).unwrap_or_default();
     let delay = delay_for(values, action, Duration::ZERO).unwrap_or_default();
     p.worst_case(action).map(|w| w.saturating_add(delay))
+}
+
+/// The waits behind [`worst_case`] (`Case::Worst`) or of a working
+/// device's run (`Case::Typical`), the agent's `delay` first: the
+/// arithmetic the configuration doctor shows. `None` in the worst case
+/// when the wait for the power state has no bound.
+pub fn waits(values: &Values, agent: &Agent, action: Action, case: Case) -> Option<Waits> {
+    let mut p = policy(values);
+    p.expect = expected_identity(values, agent).unwrap_or_default();
+    let delay = delay_for(values, action, Duration::ZERO).unwrap_or_default();
+    let mut w = p.waits(action, case)?;
+    if !delay.is_zero() {
+        w.0.insert(
+            0,
+            crate::engine::policy::Wait {
+                what: "delay".into(),
+                each: delay,
+                count: 1,
+            },
+        );
+    }
+    Some(w)
 }
 
 /// The identity `--expect-uuid` (stdin `expect_uuid=`) names, and for

@@ -411,7 +411,7 @@ async fn instance_profile(cx: Context<'_>) -> Result<Credentials, CredentialErro
         .get(cx.http, &format!("{ROLES}{role}"), cx.deadline)
         .await
         .map_err(|e| CredentialError::Imds(e.to_string()))?;
-    let v: serde_json::Value = serde_json::from_str(&doc)
+    let v: serde_json::Value = crate::parse::json(doc.as_bytes(), &crate::parse::Limits::ANSWER)
         .map_err(|_| CredentialError::Imds("the role's credentials are not JSON".into()))?;
     let field = |k: &str| v.get(k).and_then(|x| x.as_str()).filter(|s| !s.is_empty());
     if field("Code").is_some_and(|c| c != "Success") {

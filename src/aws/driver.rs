@@ -367,6 +367,29 @@ impl AwsDriver {
                 format!("DescribeInstances {id}: {e}"),
             )
         })?;
+        // The answer must be about the instance asked for, once: another
+        // instance's state is a contradiction, never evidence.
+        let others: Vec<String> = list
+            .iter()
+            .filter(|i| i.id != id)
+            .map(|i| crate::http::printable(&i.id, 40))
+            .collect();
+        let mine = list.iter().filter(|i| i.id == id).count();
+        if !others.is_empty() || mine > 1 {
+            return Err(DriverError::new(
+                ErrorKind::StatusUnreadable,
+                stage,
+                format!(
+                    "DescribeInstances {id} answered about {}: an answer about another object \
+                     is not believed",
+                    if mine > 1 {
+                        format!("{id} {mine} times")
+                    } else {
+                        others.join(", ")
+                    }
+                ),
+            ));
+        }
         match list.into_iter().find(|i| i.id == id) {
             Some(i) => {
                 self.last = Some(i.clone());

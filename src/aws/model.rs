@@ -220,19 +220,21 @@ pub enum BadAnswer {
     /// Not XML.
     #[error("the answer is not XML ({0})")]
     NotXml(String),
+    /// Too large or nested too deep to parse.
+    #[error(transparent)]
+    Refused(crate::parse::Refused),
     /// A part that must be there is missing.
     #[error("the answer has no {0}")]
     Missing(&'static str),
 }
 
 fn parse(body: &[u8]) -> Result<roxmltree::Document<'_>, BadAnswer> {
-    let text = std::str::from_utf8(body).map_err(|e| BadAnswer::NotXml(e.to_string()))?;
-    let opts = roxmltree::ParsingOptions {
-        allow_dtd: false,
-        ..roxmltree::ParsingOptions::default()
-    };
-    roxmltree::Document::parse_with_options(text, opts)
-        .map_err(|e| BadAnswer::NotXml(printable(&e.to_string(), 120)))
+    // Bounded in size and depth before roxmltree, which recurses; no DTD.
+    crate::parse::xml_bytes(body, &crate::parse::Limits::ANSWER).map_err(|e| match e {
+        crate::parse::Refused::Xml(m) => BadAnswer::NotXml(printable(&m, 120)),
+        crate::parse::Refused::NotUtf8 => BadAnswer::NotXml("not UTF-8".into()),
+        other => BadAnswer::Refused(other),
+    })
 }
 
 type Node<'a, 'i> = roxmltree::Node<'a, 'i>;

@@ -1,4 +1,7 @@
 //! The native command line: `fencekit status|on|off|reboot|monitor|lab|demo|agent`.
+//! Each command has one home named after it (`check/`, `verify`, `list`,
+//! `lab`, `demo`); `run` holds the power commands, and what several share
+//! (`args`, `plan`, `render`, `progress`) lies below them.
 //!
 //! Parses options with clap, resolves targets and credentials, runs the
 //! engine, and renders results (human lines, JSON) and exit codes. The
@@ -11,12 +14,10 @@ pub mod demo;
 pub mod generate;
 #[cfg(feature = "lab")]
 pub mod lab;
-pub mod metrics;
+pub mod list;
 pub mod plan;
 pub mod progress;
 pub mod render;
 pub mod run;
 pub mod safety;
 pub mod verify;
-pub mod watch;
-pub mod webconfig;

@@ -348,3 +348,16 @@ pub fn table(results: &[TargetResult]) -> String {
     t.with(tabled::settings::Style::sharp());
     t.to_string()
 }
+
+/// `s` cut to at most `max` bytes (at a character boundary), with `…` when cut.
+pub fn shorten(mut s: String, max: usize) -> String {
+    if s.len() > max {
+        let mut cut = max;
+        while !s.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        s.truncate(cut);
+        s.push('…');
+    }
+    s
+}

@@ -44,8 +44,8 @@ pub fn main(args: Vec<OsString>) -> i32 {
         Command::Hold(h) => super::safety::hold_main(h),
         Command::Release(r) => super::safety::release_main(r),
         Command::Verify(v) => super::verify::verify(v),
-        Command::Check(c) => super::verify::check(c),
-        Command::List(a) => super::verify::list(a),
+        Command::Check(c) => super::check::main(c),
+        Command::List(a) => super::list::main(a),
         Command::Ack { nodes, by } => {
             let mut code = exit::OK;
             for n in nodes {

@@ -4,7 +4,6 @@
 
 use super::parse_time;
 use super::regex::Pattern;
-use crate::engine::power::Action;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
@@ -62,18 +61,11 @@ impl Device {
             .collect()
     }
 
-    /// `pcmk_host_map` as (node, port) pairs: `node:port;node2:port2`
-    /// (also `=` for `:`, and spaces between entries).
+    /// `pcmk_host_map` as (node, port) pairs, as Pacemaker 3.0.2 reads it
+    /// ([`super::hostmap::parse`]: `node:port;node2=port2`, mappings split
+    /// at `;`, spaces and tabs; malformed ones left out).
     pub fn host_map(&self) -> Vec<(String, String)> {
-        self.param("pcmk_host_map")
-            .unwrap_or("")
-            .split([';', ' ', '\t', '\n'])
-            .filter(|e| !e.trim().is_empty())
-            .filter_map(|e| {
-                let (n, p) = e.split_once([':', '='])?;
-                Some((n.trim().to_string(), p.trim().to_string()))
-            })
-            .collect()
+        super::hostmap::parse(self.param("pcmk_host_map").unwrap_or("")).pairs
     }
 
     /// `pcmk_host_list`: names separated by spaces, commas or semicolons.
@@ -199,12 +191,9 @@ impl Cib {
     /// Reads a CIB (`cibadmin -Q` output, or a file with `<cib>` or
     /// `<configuration>` at its root).
     pub fn parse(xml: &str) -> Result<Cib, String> {
-        let opts = roxmltree::ParsingOptions {
-            allow_dtd: false,
-            ..roxmltree::ParsingOptions::default()
-        };
-        let doc = roxmltree::Document::parse_with_options(xml, opts)
-            .map_err(|e| format!("the CIB is not XML: {e}"))?;
+        // A large cluster's CIB with its status section runs to tens of MiB.
+        let limits = crate::parse::Limits::ANSWER.with_bytes(256 << 20);
+        let doc = crate::parse::xml(xml, &limits).map_err(|e| format!("the CIB: {e}"))?;
         let root = doc.root_element();
         let conf = if root.has_tag_name("configuration") {
             root
@@ -293,21 +282,6 @@ impl Cib {
 
     pub(super) fn prop(&self, k: &str) -> Option<&str> {
         self.props.get(k).map(String::as_str)
-    }
-
-    /// `stonith-timeout` (its default when not set or unreadable).
-    pub fn stonith_timeout(&self) -> Duration {
-        self.prop("stonith-timeout")
-            .and_then(parse_time)
-            .unwrap_or(DEFAULT_STONITH_TIMEOUT)
-    }
-
-    /// The fencing action (`stonith-action`: reboot unless off).
-    pub fn action(&self) -> Action {
-        match self.prop("stonith-action") {
-            Some("off" | "poweroff") => Action::Off,
-            _ => Action::Reboot,
-        }
     }
 
     pub(super) fn device(&self, id: &str) -> Option<&Device> {

@@ -14,7 +14,7 @@
 //! attempts `retryinterval` (5 s) apart.
 
 use super::devices::{Form, Probe};
-use super::timing::{values_from_argv, Worst};
+use super::timing::{fit, values_from_argv, worst_or, Fit};
 use super::{secs, Finding, Report, Severity};
 use crate::engine::power::Action;
 use serde_json::Value;
@@ -592,26 +592,44 @@ pub fn diagnose(spec: &Spec, inputs: &Inputs) -> Report {
             a != "--action" && !a.starts_with("--action=") && !a.starts_with("action=")
         });
         if let Some(values) = values_from_argv(def, &args) {
-            let w = match crate::agent::run::worst_case(&values, def, action) {
-                Some(w) => Worst::Bounded(w),
-                None => Worst::Unbounded,
-            };
-            match w {
-                Worst::Bounded(w) if w > spec.timeout => f.push(Finding::new(
+            let what = format!("a {} through {}", action.as_str(), spec.agent);
+            match fit(&values, def, action, spec.timeout) {
+                Fit::NormalRunExceeds { typical } => f.push(Finding::new(
                     "far-timeout-too-short",
                     Severity::Broken,
                     node,
                     format!(
-                        "a {} through {} may take {} with these parameters, more than FAR's \
-                         timeout of {}: FAR kills it (SIGKILL) and tries again",
-                        action.as_str(),
-                        spec.agent,
-                        secs(w),
+                        "{what} takes about {} with these parameters even when the device \
+                         answers at once ({}), more than FAR's timeout of {}: FAR kills every \
+                         attempt (SIGKILL), and fencing that would work fails",
+                        secs(typical.total()),
+                        typical.arithmetic(),
                         secs(spec.timeout)
                     ),
-                    format!("set timeout: {}s in the spec", w.as_secs() + 10),
+                    format!(
+                        "set timeout: {}s in the spec (or lower power_wait/delay)",
+                        worst_or(&values, def, action, typical.total()).as_secs() + 10
+                    ),
                 )),
-                Worst::Unbounded => f.push(Finding::new(
+                Fit::WorstCaseOnly { worst, typical } => f.push(Finding::new(
+                    "far-timeout-below-worst-case",
+                    Severity::Advice,
+                    node,
+                    format!(
+                        "{what} exceeds FAR's timeout of {} only if every wait lasts its whole \
+                         bound ({}); a working device's run takes about {}. FAR kills such an \
+                         attempt and tries again ({} attempts)",
+                        secs(spec.timeout),
+                        worst.arithmetic(),
+                        secs(typical.total()),
+                        spec.retry_count.max(1)
+                    ),
+                    format!(
+                        "nothing, or timeout: {}s in the spec to let even the slowest run finish",
+                        worst.total().as_secs() + 10
+                    ),
+                )),
+                Fit::Unbounded => f.push(Finding::new(
                     "timing-unbounded",
                     Severity::Advice,
                     node,
@@ -619,7 +637,7 @@ pub fn diagnose(spec: &Spec, inputs: &Inputs) -> Report {
                      state: only FAR's SIGKILL ends it",
                     "remove --disable-timeout / --power-timeout=0",
                 )),
-                _ => {}
+                Fit::Fits => {}
             }
         }
         if inputs.probe_devices {

@@ -6,8 +6,12 @@
 //!   properties, nodes) and SBD's configuration, and their findings;
 //! * [`far`]: a FenceAgentsRemediation(Template) with its Secrets, the
 //!   argv FAR builds from it, and its findings;
-//! * [`timing`]: each device's worst case, from the agent front's own
-//!   bounds ([`crate::agent::run::worst_case`]);
+//! * [`timing`]: each device's worst case and a working device's run,
+//!   from the agent front's own bounds ([`crate::agent::run::waits`]), and
+//!   how they fit in a timeout ([`timing::fit`]);
+//! * [`properties`]: the fencing cluster options under their names before
+//!   and since Pacemaker 3.0.2 (`stonith-*`, `fencing-*`);
+//! * [`hostmap`]: `pcmk_host_map` as Pacemaker 3.0.2 (and earlier) parse it;
 //! * [`devices`]: each device checked in-process through the agent front,
 //!   with exactly the parameters the cluster manager would pass.
 //!
@@ -17,7 +21,9 @@
 pub mod cib;
 pub mod devices;
 pub mod far;
+pub mod hostmap;
 pub mod pacemaker;
+pub mod properties;
 pub mod regex;
 pub mod timing;
 

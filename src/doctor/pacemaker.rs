@@ -3,8 +3,11 @@
 //! properties and nodes, SBD's configuration).
 
 use super::devices::{Form, Probe};
-use super::timing::{worst_case, Worst};
+use super::properties::{FENCING_ENABLED, FENCING_TIMEOUT, FENCING_WATCHDOG_TIMEOUT};
+use super::timing::{fit, fit_sum, worst_or, Fit};
 use super::{parse_time, secs, Finding, Report, Severity};
+use crate::agent::defs::Agent;
+use crate::agent::values::Values;
 use crate::engine::power::Action;
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -40,18 +43,21 @@ pub fn diagnose(cib: &Cib, opts: &Options) -> Report {
     let stonith_timeout = cib.stonith_timeout();
     let action = cib.action();
 
-    if cib.prop("stonith-enabled").is_some_and(falsy) {
+    f.extend(super::properties::findings(cib));
+    if let Some((name, _)) = cib.option(FENCING_ENABLED).filter(|(_, v)| falsy(v)) {
         f.push(Finding::new(
             "stonith-disabled",
             Severity::Broken,
             "cluster",
-            "stonith-enabled is false: the cluster never fences a node it lost, and recovers \
-             its resources elsewhere while they may still run",
-            "pcs property set stonith-enabled=true (crm configure property stonith-enabled=true)",
+            format!(
+                "{name} is false: the cluster never fences a node it lost, and recovers its \
+                 resources elsewhere while they may still run"
+            ),
+            format!("pcs property set {name}=true (crm configure property {name}=true)"),
         ));
     }
     let devices: Vec<&Device> = cib.devices.iter().filter(|d| !d.stopped()).collect();
-    if devices.is_empty() && cib.prop("stonith-watchdog-timeout").is_none() {
+    if devices.is_empty() && cib.option(FENCING_WATCHDOG_TIMEOUT).is_none() {
         f.push(Finding::new(
             "no-fence-device",
             Severity::Broken,
@@ -93,7 +99,9 @@ pub fn diagnose(cib: &Cib, opts: &Options) -> Report {
                 "none" => covered = true,
                 "static-list" => {
                     if d.host_list().contains(&node.name)
-                        || d.host_map().iter().any(|(h, _)| *h == node.name)
+                        || d.host_map()
+                            .iter()
+                            .any(|(h, _)| h.eq_ignore_ascii_case(&node.name))
                     {
                         covered = true;
                     }
@@ -104,7 +112,7 @@ pub fn diagnose(cib: &Cib, opts: &Options) -> Report {
                     let alias = d
                         .host_map()
                         .into_iter()
-                        .find(|(n, _)| *n == node.name)
+                        .rfind(|(n, _)| n.eq_ignore_ascii_case(&node.name))
                         .map(|(_, p)| p)
                         .unwrap_or_else(|| node.name.clone());
                     match l {
@@ -212,7 +220,7 @@ pub fn diagnose(cib: &Cib, opts: &Options) -> Report {
                 .into_iter()
                 .chain(d.host_map().into_iter().map(|(n, _)| n));
             for h in claimed {
-                if !names.contains(&h.as_str()) {
+                if !names.iter().any(|n| n.eq_ignore_ascii_case(&h)) {
                     f.push(Finding::new(
                         "host-unknown",
                         Severity::Advice,
@@ -246,7 +254,9 @@ pub fn diagnose(cib: &Cib, opts: &Options) -> Report {
 
     // Timing.
     let action_name = action.as_str();
-    let mut worst: BTreeMap<&str, Worst> = BTreeMap::new();
+    let st_name = cib.spelling(FENCING_TIMEOUT);
+    // Each device's option values and agent, for the levels' sums.
+    let mut timed: BTreeMap<&str, (Values, Agent)> = BTreeMap::new();
     for d in &devices {
         let node = d
             .host_map()
@@ -256,17 +266,19 @@ pub fn diagnose(cib: &Cib, opts: &Options) -> Report {
             .next()
             .or_else(|| names.first().map(|n| n.to_string()))
             .unwrap_or_default();
-        let w = worst_case(&d.agent, &d.params_for(&node), action);
-        worst.insert(&d.id, w);
         let own = d.time(&format!("pcmk_{action_name}_timeout"));
         let budget = own.unwrap_or(stonith_timeout);
         let which = if own.is_some() {
             format!("pcmk_{action_name}_timeout")
         } else {
-            "stonith-timeout".to_string()
+            st_name.to_string()
         };
-        match w {
-            Worst::NotImplemented => f.push(Finding::new(
+        let params = d.params_for(&node);
+        let (Some(def), Some(values)) = (
+            crate::agent::defs::agent(&d.agent),
+            super::timing::values(&d.agent, &params),
+        ) else {
+            f.push(Finding::new(
                 "agent-not-checked",
                 Severity::Advice,
                 &d.id,
@@ -276,8 +288,13 @@ pub fn diagnose(cib: &Cib, opts: &Options) -> Report {
                     d.agent
                 ),
                 "check it by hand (stonith_admin --reboot on a test node)",
-            )),
-            Worst::Unbounded => f.push(Finding::new(
+            ));
+            continue;
+        };
+        let what = format!("a {action_name} through {}", d.agent);
+        match fit(&values, &def, action, budget) {
+            Fit::Fits => {}
+            Fit::Unbounded => f.push(Finding::new(
                 "timing-unbounded",
                 Severity::Advice,
                 &d.id,
@@ -285,32 +302,44 @@ pub fn diagnose(cib: &Cib, opts: &Options) -> Report {
                  only the fencer's timeout ends it",
                 "remove disable_timeout from the device's parameters",
             )),
-            Worst::Bounded(w) if w > budget => f.push(Finding::new(
+            Fit::NormalRunExceeds { typical } => f.push(Finding::new(
                 "stonith-timeout-too-short",
                 Severity::Broken,
                 &d.id,
                 format!(
-                    "a {action_name} through {} may take {} with these parameters (login, \
-                     power_timeout per power step, power_wait, retry_on, delay), more than \
-                     {which} = {}: the fencer kills it first",
-                    d.agent,
-                    secs(w),
+                    "{what} takes about {} with these parameters even when the device answers \
+                     at once ({}), more than {which} = {}: the fencer kills it first, and \
+                     fencing that would work fails",
+                    secs(typical.total()),
+                    typical.arithmetic(),
                     secs(budget)
                 ),
                 format!(
-                    "pcs stonith update {} pcmk_{action_name}_timeout={}s (or raise \
-                     stonith-timeout)",
+                    "pcs stonith update {} pcmk_{action_name}_timeout={}s (or raise {st_name})",
                     d.id,
-                    w.as_secs() + 10
+                    worst_or(&values, &def, action, typical.total()).as_secs() + 10
                 ),
             )),
-            Worst::Bounded(_) => {}
+            Fit::WorstCaseOnly { worst, typical } => f.push(Finding::new(
+                "stonith-timeout-below-worst-case",
+                Severity::Advice,
+                &d.id,
+                format!(
+                    "{what} exceeds {which} = {} only if every wait lasts its whole bound ({}); \
+                     a working device's run takes about {}",
+                    secs(budget),
+                    worst.arithmetic(),
+                    secs(typical.total())
+                ),
+                format!(
+                    "nothing, or pcs stonith update {} pcmk_{action_name}_timeout={}s to let even \
+                     the slowest run finish",
+                    d.id,
+                    worst.total().as_secs() + 10
+                ),
+            )),
         }
-        // The monitor.
-        let mon_worst = match worst_case(&d.agent, &d.agent_params(), Action::Monitor) {
-            Worst::Bounded(m) => Some(m),
-            _ => None,
-        };
+        // The monitor, by the same rule.
         match &d.monitor {
             None => f.push(Finding::new(
                 "monitor-missing",
@@ -325,53 +354,102 @@ pub fn diagnose(cib: &Cib, opts: &Options) -> Report {
                     .and_then(parse_time)
                     .or_else(|| cib.op_defaults.get("timeout").and_then(|t| parse_time(t)))
                     .unwrap_or(DEFAULT_OP_TIMEOUT);
-                if let Some(m) = mon_worst {
-                    if m > t {
-                        f.push(Finding::new(
-                            "monitor-timeout-too-short",
-                            Severity::Weakened,
-                            &d.id,
-                            format!(
-                                "the device's monitor may take {} with these parameters, more \
-                                 than its timeout of {}: a monitor killed at its timeout says \
-                                 nothing about the device and fails the resource",
-                                secs(m),
-                                secs(t)
-                            ),
-                            format!(
-                                "pcs resource update {} op monitor timeout={}s",
-                                d.id,
-                                m.as_secs() + 10
-                            ),
-                        ));
-                    }
+                let mv = super::timing::values(&d.agent, &d.agent_params());
+                match mv.as_ref().map(|v| fit(v, &def, Action::Monitor, t)) {
+                    Some(Fit::NormalRunExceeds { typical }) => f.push(Finding::new(
+                        "monitor-timeout-too-short",
+                        Severity::Weakened,
+                        &d.id,
+                        format!(
+                            "the device's monitor takes about {} even when the device answers \
+                             at once, more than its timeout of {}: every monitor is killed, \
+                             which says nothing about the device and fails the resource",
+                            secs(typical.total()),
+                            secs(t)
+                        ),
+                        format!(
+                            "pcs resource update {} op monitor timeout={}s",
+                            d.id,
+                            mv.as_ref()
+                                .map_or(typical.total(), |v| {
+                                    worst_or(v, &def, Action::Monitor, typical.total())
+                                })
+                                .as_secs()
+                                + 10
+                        ),
+                    )),
+                    Some(Fit::WorstCaseOnly { worst, typical }) => f.push(Finding::new(
+                        "monitor-timeout-below-worst-case",
+                        Severity::Advice,
+                        &d.id,
+                        format!(
+                            "the device's monitor exceeds its timeout of {} only if the device \
+                             uses its whole login bound ({}); a working device's monitor takes \
+                             about {}",
+                            secs(t),
+                            worst.arithmetic(),
+                            secs(typical.total())
+                        ),
+                        format!(
+                            "nothing, or pcs resource update {} op monitor timeout={}s",
+                            d.id,
+                            worst.total().as_secs() + 10
+                        ),
+                    )),
+                    _ => {}
                 }
             }
         }
+        if let Some(map) = d.param("pcmk_host_map") {
+            f.extend(super::hostmap::findings(&d.id, map));
+        }
+        timed.insert(&d.id, (values, def));
     }
     for l in &cib.levels {
-        let mut sum = Duration::ZERO;
-        let mut all = true;
-        for id in &l.devices {
-            match worst.get(id.as_str()) {
-                Some(Worst::Bounded(w)) => sum += *w,
-                _ => all = false,
-            }
-        }
-        if all && l.devices.len() > 1 && sum > stonith_timeout {
-            f.push(Finding::new(
+        let parts: Option<Vec<(Values, Agent)>> = l
+            .devices
+            .iter()
+            .map(|id| timed.get(id.as_str()).cloned())
+            .collect();
+        let Some(parts) = parts.filter(|p| p.len() > 1) else {
+            continue;
+        };
+        let subject = format!("level {}", l.id);
+        let n = parts.len();
+        match fit_sum(&parts, action, stonith_timeout) {
+            Fit::NormalRunExceeds { typical } => f.push(Finding::new(
                 "stonith-timeout-too-short",
                 Severity::Broken,
-                format!("level {}", l.id),
+                subject,
                 format!(
-                    "the level's {} devices run one after the other and may take {} together, \
-                     more than stonith-timeout = {}",
-                    l.devices.len(),
-                    secs(sum),
+                    "the level's {n} devices run one after the other and take about {} together \
+                     even when each answers at once, more than {st_name} = {}",
+                    secs(typical.total()),
                     secs(stonith_timeout)
                 ),
-                format!("pcs property set stonith-timeout={}s", sum.as_secs() + 10),
-            ));
+                format!(
+                    "pcs property set {st_name}={}s",
+                    typical.total().as_secs() + 10
+                ),
+            )),
+            Fit::WorstCaseOnly { worst, typical } => f.push(Finding::new(
+                "stonith-timeout-below-worst-case",
+                Severity::Advice,
+                subject,
+                format!(
+                    "the level's {n} devices run one after the other and exceed {st_name} = {} \
+                     together only if every wait lasts its whole bound ({}); working devices \
+                     take about {}",
+                    secs(stonith_timeout),
+                    secs(worst.total()),
+                    secs(typical.total())
+                ),
+                format!(
+                    "nothing, or pcs property set {st_name}={}s",
+                    worst.total().as_secs() + 10
+                ),
+            )),
+            _ => {}
         }
     }
 
@@ -430,7 +508,8 @@ pub fn diagnose(cib: &Cib, opts: &Options) -> Report {
     }
 
     // SBD and the watchdog.
-    let swt = cib.prop("stonith-watchdog-timeout").map(str::trim);
+    let swt_name = cib.spelling(FENCING_WATCHDOG_TIMEOUT);
+    let swt = cib.option_value(FENCING_WATCHDOG_TIMEOUT).map(str::trim);
     let swt_value: Option<f64> = swt.and_then(|v| {
         let neg = v.starts_with('-');
         let d = parse_time(v.trim_start_matches('-'))?.as_secs_f64();
@@ -447,7 +526,7 @@ pub fn diagnose(cib: &Cib, opts: &Options) -> Report {
                             Severity::Broken,
                             "cluster",
                             format!(
-                                "stonith-watchdog-timeout = {} is not above SBD_WATCHDOG_TIMEOUT \
+                                "{swt_name} = {} is not above SBD_WATCHDOG_TIMEOUT \
                                  = {} ({}): Pacemaker refuses it and stops, and a lost node \
                                  would be taken for dead before its watchdog fired",
                                 secs(swt),
@@ -455,7 +534,7 @@ pub fn diagnose(cib: &Cib, opts: &Options) -> Report {
                                 sbd.source
                             ),
                             format!(
-                                "pcs property set stonith-watchdog-timeout={}s (twice \
+                                "pcs property set {swt_name}={}s (twice \
                                  SBD_WATCHDOG_TIMEOUT)",
                                 (sbd.watchdog_timeout * 2).as_secs()
                             ),
@@ -466,13 +545,13 @@ pub fn diagnose(cib: &Cib, opts: &Options) -> Report {
                             Severity::Advice,
                             "cluster",
                             format!(
-                                "stonith-watchdog-timeout = {} is less than twice \
+                                "{swt_name} = {} is less than twice \
                                  SBD_WATCHDOG_TIMEOUT = {}",
                                 secs(swt),
                                 secs(sbd.watchdog_timeout)
                             ),
                             format!(
-                                "pcs property set stonith-watchdog-timeout={}s",
+                                "pcs property set {swt_name}={}s",
                                 (sbd.watchdog_timeout * 2).as_secs()
                             ),
                         ));
@@ -483,12 +562,14 @@ pub fn diagnose(cib: &Cib, opts: &Options) -> Report {
                     Severity::Broken,
                     "cluster",
                     format!(
-                        "stonith-watchdog-timeout = {} but sbd is not running on this node: \
+                        "{swt_name} = {} but sbd is not running on this node: \
                          Pacemaker stops, and watchdog fencing cannot work",
                         secs(swt)
                     ),
-                    "enable and start sbd (with SBD_WATCHDOG_TIMEOUT below \
-                     stonith-watchdog-timeout) on every node, or set stonith-watchdog-timeout=0",
+                    format!(
+                        "enable and start sbd (with SBD_WATCHDOG_TIMEOUT below {swt_name}) on \
+                         every node, or set {swt_name}=0"
+                    ),
                 )),
             }
             for d in devices.iter().filter(|d| d.agent == "fence_watchdog") {
@@ -501,7 +582,7 @@ pub fn diagnose(cib: &Cib, opts: &Options) -> Report {
                         Severity::Broken,
                         &d.id,
                         format!(
-                            "fence_watchdog waits stonith-watchdog-timeout = {} for the lost node \
+                            "fence_watchdog waits {swt_name} = {} for the lost node \
                              to self-fence, but its timeout is {}",
                             secs(swt),
                             secs(budget)
@@ -519,7 +600,7 @@ pub fn diagnose(cib: &Cib, opts: &Options) -> Report {
             "watchdog-timeout-auto",
             Severity::Advice,
             "cluster",
-            "a negative stonith-watchdog-timeout asks Pacemaker to compute it from each node's \
+            "a negative fencing-watchdog-timeout (stonith-watchdog-timeout) asks Pacemaker to compute it from each node's \
              SBD_WATCHDOG_TIMEOUT, which is unsafe when the nodes differ",
             "set it explicitly to twice SBD_WATCHDOG_TIMEOUT, the same on every node",
         )),

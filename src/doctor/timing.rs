@@ -2,11 +2,14 @@
 //! agent and those parameters: the options are read as the agent reads
 //! them ([`crate::agent::stdin::parse`], defaults applied), and the bound
 //! is [`crate::agent::run::worst_case`], the same computation the agent
-//! logs when it runs. No second formula lives here.
+//! logs when it runs. No second formula lives here: [`fit`] compares a
+//! cluster manager's timeout with the same waits, in the worst case and in
+//! a working device's run.
 
 use crate::agent::defs;
 use crate::agent::key::Key;
 use crate::agent::values::Values;
+use crate::engine::policy::{Case, Waits};
 use crate::engine::power::Action;
 use std::time::Duration;
 
@@ -79,6 +82,99 @@ pub fn worst_case(agent: &str, params: &[(String, String)], action: Action) -> W
             None => Worst::Unbounded,
         },
     }
+}
+
+/// How a device's action fits in the time the cluster manager gives it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Fit {
+    /// Even the worst case ends in time.
+    Fits,
+    /// The wait for the power state has no bound (the worst case is
+    /// unknown), but a working device's run ends in time.
+    Unbounded,
+    /// Only a run whose waits use up their bounds takes longer: the worst
+    /// case (with its arithmetic) and a working device's run.
+    WorstCaseOnly {
+        /// Every wait at its bound.
+        worst: Waits,
+        /// A working device's run.
+        typical: Waits,
+    },
+    /// A working device's run already takes longer: fencing fails even
+    /// when everything answers.
+    NormalRunExceeds {
+        /// A working device's run.
+        typical: Waits,
+    },
+}
+
+/// How `action` of `def` with `values` fits in `budget`: the doctor's one
+/// rule for FAR's `timeout`, `stonith-timeout`/`fencing-timeout` and
+/// `pcmk_<action>_timeout`. A timeout below a working device's run
+/// ([`Case::Typical`]) fails fencing that would have worked; one only below
+/// the worst case fails a run only when its waits use up their bounds.
+pub fn fit(values: &Values, def: &defs::Agent, action: Action, budget: Duration) -> Fit {
+    use crate::agent::run::waits;
+    classify(
+        waits(values, def, action, Case::Typical).unwrap_or_default(),
+        waits(values, def, action, Case::Worst),
+        budget,
+    )
+}
+
+fn classify(typical: Waits, worst: Option<Waits>, budget: Duration) -> Fit {
+    if typical.total() > budget {
+        return Fit::NormalRunExceeds { typical };
+    }
+    match worst {
+        None => Fit::Unbounded,
+        Some(worst) if worst.total() > budget => Fit::WorstCaseOnly { worst, typical },
+        Some(_) => Fit::Fits,
+    }
+}
+
+/// [`fit`] for `agent` with `params` (as on stdin); `None` when fencekit
+/// does not implement the agent.
+pub fn fit_params(
+    agent: &str,
+    params: &[(String, String)],
+    action: Action,
+    budget: Duration,
+) -> Option<Fit> {
+    let def = defs::agent(agent)?;
+    let v = values(agent, params)?;
+    Some(fit(&v, &def, action, budget))
+}
+
+/// [`fit`] of several devices run one after the other (a fencing level):
+/// their waits added up.
+pub fn fit_sum(parts: &[(Values, defs::Agent)], action: Action, budget: Duration) -> Fit {
+    use crate::agent::run::waits;
+    let mut typical = Waits::default();
+    let mut worst = Some(Waits::default());
+    for (v, def) in parts {
+        typical
+            .0
+            .extend(waits(v, def, action, Case::Typical).unwrap_or_default().0);
+        worst = match (worst, waits(v, def, action, Case::Worst)) {
+            (Some(mut all), Some(w)) => {
+                all.0.extend(w.0);
+                Some(all)
+            }
+            _ => None,
+        };
+    }
+    classify(typical, worst, budget)
+}
+
+/// The worst case of `action`, or `otherwise` when it has no bound.
+pub fn worst_or(
+    values: &Values,
+    def: &defs::Agent,
+    action: Action,
+    otherwise: Duration,
+) -> Duration {
+    crate::agent::run::worst_case(values, def, action).unwrap_or(otherwise)
 }
 
 #[cfg(test)]

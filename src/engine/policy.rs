@@ -43,6 +43,81 @@ pub enum Mode {
     Agent,
 }
 
+/// How long each exchange with the device takes in a [`Case::Typical`] run.
+pub const TYPICAL_EXCHANGE: Duration = Duration::from_secs(1);
+/// How long after its `power_wait` a command's new power state shows in a
+/// [`Case::Typical`] run.
+pub const TYPICAL_TRANSITION: Duration = Duration::from_secs(2);
+
+/// Which run [`Policy::waits`] adds up.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Case {
+    /// Every wait lasts its whole bound.
+    Worst,
+    /// A working device's run (see [`Policy::waits`]).
+    Typical,
+}
+
+/// One wait of a run: what it is, how long once, how many times.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Wait {
+    /// What is waited for (`session set-up`, `off: power_wait`).
+    pub what: String,
+    /// How long one takes.
+    pub each: Duration,
+    /// How many times it happens.
+    pub count: u32,
+}
+
+/// The waits of one run, in order.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Waits(pub Vec<Wait>);
+
+impl Waits {
+    /// Adds a wait.
+    pub fn push(&mut self, what: impl Into<String>, each: Duration, count: u32) {
+        self.0.push(Wait {
+            what: what.into(),
+            each,
+            count,
+        });
+    }
+
+    fn push_command(&mut self, command: &str, what: &str, each: Duration, count: u32) {
+        self.push(format!("{command}: {what}"), each, count);
+    }
+
+    /// Their sum (saturating).
+    pub fn total(&self) -> Duration {
+        self.0.iter().fold(Duration::ZERO, |t, w| {
+            t.saturating_add(times(w.each, w.count))
+        })
+    }
+
+    /// The sum as a person checks it: `session set-up 20 s + off: power_wait
+    /// 2 s + … = 64 s`.
+    pub fn arithmetic(&self) -> String {
+        let secs = |d: Duration| {
+            let s = d.as_secs_f64();
+            if s.fract() == 0.0 {
+                format!("{s:.0} s")
+            } else {
+                format!("{s:.1} s")
+            }
+        };
+        let terms: Vec<String> = self
+            .0
+            .iter()
+            .filter(|w| !w.each.is_zero() && w.count > 0)
+            .map(|w| match w.count {
+                1 => format!("{} {}", w.what, secs(w.each)),
+                n => format!("{n} × {} {}", w.what, secs(w.each)),
+            })
+            .collect();
+        format!("{} = {}", terms.join(" + "), secs(self.total()))
+    }
+}
+
 /// Timing, confirmation and retry rules for one action on one target.
 #[derive(Clone, Debug)]
 pub struct Policy {
@@ -150,8 +225,27 @@ impl Policy {
     /// front logs it, and the configuration doctor compares a cluster's
     /// timeouts with it.
     pub fn worst_case(&self, action: Action) -> Option<Duration> {
+        let total = self.waits(action, Case::Worst)?.total();
+        Some(match self.deadline {
+            Some(d) => total.min(d.saturating_duration_since(Instant::now())),
+            None => total,
+        })
+    }
+
+    /// The waits of one `action` in `case`, one [`Wait`] each (the
+    /// arithmetic behind [`worst_case`](Self::worst_case), and behind the
+    /// configuration doctor's "a normal run takes about …"). `None` in the
+    /// worst case when the wait for the power state has no bound. The
+    /// overall deadline is not applied.
+    ///
+    /// [`Case::Typical`] is a run in which the device answers each
+    /// exchange within [`TYPICAL_EXCHANGE`] and shows the new power state
+    /// within [`TYPICAL_TRANSITION`] of the command's `power_wait` (each
+    /// cut at its bound), and the first power-on attempt succeeds: what a
+    /// working device takes, so a timeout below it fails working fencing.
+    pub fn waits(&self, action: Action, case: Case) -> Option<Waits> {
         let step = self.step_timeout.min(MAX_STEP);
-        let transition = match self.power_timeout {
+        let bound = match self.power_timeout {
             PowerTimeout::Polls(n) => Some(times(
                 self.poll_interval_max.max(self.poll_interval),
                 n.max(1),
@@ -159,34 +253,62 @@ impl Policy {
             PowerTimeout::Wall(d) => Some(d.min(MAX_STEP)),
             PowerTimeout::Unlimited => None,
         };
-        // One power command: the blind wait, then the transition observed.
-        let command = transition.map(|t| self.power_wait.min(MAX_STEP).saturating_add(t));
-        let on_attempts = |agent_style: bool| match self.mode {
-            Mode::Agent if agent_style => self.retry_on,
-            _ => self.retry_on.saturating_add(1),
+        let (exchange, transition) = match case {
+            Case::Worst => (step, bound),
+            Case::Typical => (
+                step.min(TYPICAL_EXCHANGE),
+                Some(bound.map_or(TYPICAL_TRANSITION, |b| b.min(TYPICAL_TRANSITION))),
+            ),
         };
-        let pin = if self.expect.is_empty() {
-            Duration::ZERO
-        } else {
-            step
+        // Attempts of the power-on: fence-agents' retry_on counts them all
+        // in a reboot; elsewhere one more than retry_on.
+        let on_attempts = |agent_style: bool| {
+            let n = match self.mode {
+                Mode::Agent if agent_style => self.retry_on,
+                _ => self.retry_on.saturating_add(1),
+            };
+            match case {
+                Case::Worst => n,
+                Case::Typical => n.min(1),
+            }
         };
-        let opening = step.saturating_add(pin);
-        let body = match action {
-            Action::Status | Action::Monitor | Action::Diag => Duration::ZERO,
-            Action::Off => command?,
-            Action::On => times(command?, on_attempts(false)),
+        let power_wait = self.power_wait.min(MAX_STEP);
+        let mut w = Waits::default();
+        w.push("session set-up", exchange, 1);
+        if !self.expect.is_empty() {
+            w.push("identity read", exchange, 1);
+        }
+        let command = |w: &mut Waits, name: &'static str, count: u32| -> Option<()> {
+            let t = transition?;
+            if !power_wait.is_zero() {
+                w.push_command(name, "power_wait", power_wait, count);
+            }
+            w.push_command(name, "the power state", t, count);
+            Some(())
+        };
+        match action {
+            Action::Status | Action::Monitor | Action::Diag => {}
+            Action::Off => command(&mut w, "off", 1)?,
+            Action::On => command(&mut w, "on", on_attempts(false))?,
             Action::Reboot => match self.method {
-                RebootMethod::OnOff => command?.saturating_add(times(command?, on_attempts(true))),
+                RebootMethod::OnOff => {
+                    command(&mut w, "off", 1)?;
+                    let n = on_attempts(true);
+                    if n > 0 {
+                        command(&mut w, "on", n)?;
+                    }
+                }
                 RebootMethod::Cycle => {
-                    times(command?, self.retry_on.saturating_add(1)).saturating_add(transition?)
+                    let n = match case {
+                        Case::Worst => self.retry_on.saturating_add(1),
+                        Case::Typical => 1,
+                    };
+                    command(&mut w, "cycle", n)?;
+                    w.push("the cycle's power state", transition?, 1);
                 }
             },
-        };
-        let total = opening.saturating_add(body);
-        Some(match self.deadline {
-            Some(d) => total.min(d.saturating_duration_since(Instant::now())),
-            None => total,
-        })
+        }
+        Some(w)
     }
 
     /// [`step_end`](Self::step_end) as the std instant drivers, sockets and
@@ -233,6 +355,56 @@ mod tests {
         p.power_timeout = PowerTimeout::Unlimited;
         assert_eq!(p.worst_case(Action::Off), None);
         assert_eq!(p.worst_case(Action::Status), s(40));
+    }
+
+    #[test]
+    fn the_waits_add_up_to_the_worst_case_and_a_working_run() {
+        use RebootMethod::{Cycle, OnOff};
+        for (pt, pw, retry, method, pinned) in [
+            (20, 2, 1, OnOff, false),
+            (40, 0, 2, OnOff, true),
+            (20, 4, 0, OnOff, false),
+            (10, 1, 1, Cycle, false),
+        ] {
+            let mut p = agent(pt, pw, retry);
+            p.method = method;
+            if pinned {
+                p.expect =
+                    ExpectedIdentity::new(Some("4c4c4544-0042-3510-8052-b4c04f395831"), None)
+                        .unwrap();
+            }
+            for a in [Action::Status, Action::Off, Action::On, Action::Reboot] {
+                let w = p.waits(a, Case::Worst).unwrap();
+                assert_eq!(Some(w.total()), p.worst_case(a), "{a:?} {w:?}");
+                let t = p.waits(a, Case::Typical).unwrap();
+                assert!(t.total() <= w.total(), "{a:?}");
+            }
+        }
+        // fence_ipmilan's defaults: 64 s at worst, about 9 s for a working BMC.
+        let p = agent(20, 2, 1);
+        let w = p.waits(Action::Reboot, Case::Worst).unwrap();
+        assert_eq!(
+            w.arithmetic(),
+            "session set-up 20 s + off: power_wait 2 s + off: the power state 20 s + on: \
+             power_wait 2 s + on: the power state 20 s = 64 s"
+        );
+        let t = p.waits(Action::Reboot, Case::Typical).unwrap();
+        assert_eq!(t.total(), Duration::from_secs(1 + 2 + 2 + 2 + 2));
+        // Repeated attempts are counted, not listed.
+        let p = agent(20, 0, 3);
+        assert!(p
+            .waits(Action::On, Case::Worst)
+            .unwrap()
+            .arithmetic()
+            .contains("4 × on: the power state 20 s"));
+        // No bound on the wait: no worst case, but a working run still has a figure.
+        let mut p = agent(20, 2, 1);
+        p.power_timeout = PowerTimeout::Unlimited;
+        assert_eq!(p.waits(Action::Off, Case::Worst), None);
+        assert_eq!(
+            p.waits(Action::Off, Case::Typical).unwrap().total(),
+            Duration::from_secs(1 + 2 + 2)
+        );
     }
 
     #[test]

@@ -570,7 +570,12 @@ impl Client {
         if e.is_connect() {
             if let Some(tls) = crate::tls::find_rustls(e) {
                 let mut why = crate::tls::explain(tls, peer);
-                if let Some(h) = &self.tls_hint {
+                // A hint about trust cannot help a key no trust option lifts.
+                if let Some(h) = self
+                    .tls_hint
+                    .as_ref()
+                    .filter(|_| crate::tls::key_too_small(tls).is_none())
+                {
                     why = format!("{why}; {h}");
                 }
                 return Failed::Tls(self.error(ErrorKind::Protocol, r.stage, why));

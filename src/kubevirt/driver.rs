@@ -344,6 +344,12 @@ impl PowerDriver for KubevirtDriver {
                 self.vmi_read = false;
                 return Ok(());
             }
+            // A gateway's 502/504: the API server behind it may have
+            // carried the request out. Read back, never sent again.
+            Sub::Refused(st) if matches!(st.code, 502 | 504) => {
+                let e = self.status_error(&st, &format!("{verb} {}", self.cfg.vm), Stage::Command);
+                return self.took_effect(command, before, e, deadline).await;
+            }
             Sub::Refused(st) => st,
             Sub::Silent(e) => return self.took_effect(command, before, e, deadline).await,
         };

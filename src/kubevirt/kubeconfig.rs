@@ -363,7 +363,8 @@ pub fn parse(text: &[u8]) -> Result<Value, String> {
     let text = std::str::from_utf8(text).map_err(|_| "not UTF-8".to_string())?;
     let trimmed = text.trim_start_matches('\u{feff}').trim_start();
     if trimmed.starts_with('{') {
-        return serde_json::from_str(trimmed).map_err(|e| e.to_string());
+        return crate::parse::json(trimmed.as_bytes(), &crate::parse::Limits::ANSWER)
+            .map_err(|e| e.to_string());
     }
     let mut lines = Vec::new();
     for (n, raw) in text.lines().enumerate() {

@@ -57,9 +57,37 @@ impl RunStrategy {
     }
 }
 
+/// The controlling owner an object names (`metadata.ownerReferences`
+/// with `controller: true`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Owner {
+    /// `kind` (`VirtualMachine`, `VirtualMachineInstance`).
+    pub kind: String,
+    /// `name`.
+    pub name: String,
+    /// `uid`.
+    pub uid: String,
+}
+
+/// Who an answer says its object is: `metadata.namespace` and `.name`,
+/// and its controlling owner. Every answer is checked against what was
+/// asked for ([`check_vm`], [`check_vmi`], [`check_pods`]): an answer
+/// about another object is a contradiction, never evidence.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Meta {
+    /// `metadata.namespace` (absent: not said).
+    pub namespace: Option<String>,
+    /// `metadata.name` (empty: not said).
+    pub name: String,
+    /// The controlling owner.
+    pub owner: Option<Owner>,
+}
+
 /// What fencekit reads of a VirtualMachine.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Vm {
+    /// Who it is.
+    pub meta: Meta,
     /// `metadata.uid`.
     pub uid: String,
     /// The run strategy.
@@ -75,6 +103,8 @@ pub struct Vm {
 /// What fencekit reads of a VirtualMachineInstance.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Vmi {
+    /// Who it is (its owner: the VirtualMachine).
+    pub meta: Meta,
     /// `metadata.uid`.
     pub uid: String,
     /// `status.phase` (empty when unset).
@@ -92,6 +122,10 @@ pub struct Vmi {
 /// A virt-launcher pod.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Pod {
+    /// Who it is (its owner: the VirtualMachineInstance).
+    pub meta: Meta,
+    /// Its `vm.kubevirt.io/name` label: the VM it runs.
+    pub vm_label: Option<String>,
     /// `metadata.name`.
     pub name: String,
     /// `spec.nodeName`.
@@ -144,6 +178,105 @@ fn s<'a>(v: &'a Value, ptr: &str) -> Option<&'a str> {
 /// Text from the network, bounded and on one line (the shared rule).
 pub use crate::http::printable;
 
+fn meta(v: &Value) -> Meta {
+    let owner = v
+        .pointer("/metadata/ownerReferences")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .find(|o| o.get("controller").and_then(Value::as_bool) == Some(true))
+        .map(|o| Owner {
+            kind: printable(s(o, "/kind").unwrap_or(""), 60),
+            name: printable(s(o, "/name").unwrap_or(""), 253),
+            uid: printable(s(o, "/uid").unwrap_or(""), 64),
+        });
+    Meta {
+        namespace: s(v, "/metadata/namespace").map(|n| printable(n, 63)),
+        name: printable(s(v, "/metadata/name").unwrap_or(""), 253),
+        owner,
+    }
+}
+
+fn check_meta(m: &Meta, kind: &str, namespace: &str, name: &str) -> Result<(), String> {
+    if m.name != name {
+        return Err(format!(
+            "the answer is about {kind} '{}', not '{name}' that was asked for",
+            m.name
+        ));
+    }
+    match &m.namespace {
+        Some(ns) if ns != namespace => Err(format!(
+            "the answer is about {kind} {name} in namespace '{ns}', not '{namespace}'"
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// Checks that a VirtualMachine answer is about `namespace/name` and, once
+/// its uid is known (the first read), about the same object: a VM of that
+/// name deleted and created again is another machine.
+pub fn check_vm(vm: &Vm, namespace: &str, name: &str, uid: Option<&str>) -> Result<(), String> {
+    check_meta(&vm.meta, "VirtualMachine", namespace, name)?;
+    match uid {
+        Some(u) if u != vm.uid => Err(format!(
+            "VirtualMachine {name} has uid {}, not {u} as first read: another object of that name",
+            vm.uid
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// Checks that a VirtualMachineInstance answer is `namespace/name`'s and
+/// is controlled by the VirtualMachine of uid `vm_uid` (KubeVirt sets
+/// that owner on every VMI a VM starts).
+pub fn check_vmi(vmi: &Vmi, namespace: &str, name: &str, vm_uid: &str) -> Result<(), String> {
+    check_meta(&vmi.meta, "VirtualMachineInstance", namespace, name)?;
+    match &vmi.meta.owner {
+        None => Err(format!(
+            "VirtualMachineInstance {name} names no controlling VirtualMachine (ownerReferences): it cannot be shown to be VirtualMachine {name}'s"
+        )),
+        Some(o) if o.kind != "VirtualMachine" || o.name != name || o.uid != vm_uid => Err(format!(
+            "VirtualMachineInstance {name} is controlled by {} '{}' (uid {}), not by VirtualMachine {name} (uid {vm_uid})",
+            o.kind, o.name, o.uid
+        )),
+        Some(_) => Ok(()),
+    }
+}
+
+/// Checks that every pod of a list asked for with the selector
+/// `vm.kubevirt.io/name=NAME` is a launcher of that VM in that namespace.
+/// A pod of another VM means the server ignored the selector: the list
+/// cannot show that NAME's launchers are gone (they may simply be left
+/// out), so it is a contradiction, not a list to filter.
+pub fn check_pods(pods: &[Pod], namespace: &str, name: &str) -> Result<(), String> {
+    for p in pods {
+        if p.vm_label.as_deref() != Some(name) {
+            return Err(format!(
+                "the list of VM {name}'s launcher pods (labelSelector vm.kubevirt.io/name={name}) holds pod {} of {}: the API server did not apply the selector",
+                p.name,
+                p.vm_label
+                    .as_deref()
+                    .map_or("no VM".to_string(), |l| format!("VM '{l}'"))
+            ));
+        }
+        if let Some(ns) = p.meta.namespace.as_deref().filter(|ns| *ns != namespace) {
+            return Err(format!(
+                "the list of VM {name}'s launcher pods in namespace '{namespace}' holds pod {} of namespace '{ns}'",
+                p.name
+            ));
+        }
+        if let Some(o) = &p.meta.owner {
+            if o.kind != "VirtualMachineInstance" || o.name != name {
+                return Err(format!(
+                    "pod {} of VM {name} is controlled by {} '{}', not by VirtualMachineInstance {name}",
+                    p.name, o.kind, o.name
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Reads a VirtualMachine.
 pub fn vm(v: &Value) -> Result<Vm, String> {
     if s(v, "/kind").is_some_and(|k| k != "VirtualMachine") {
@@ -166,6 +299,7 @@ pub fn vm(v: &Value) -> Result<Vm, String> {
         },
     };
     Ok(Vm {
+        meta: meta(v),
         uid: printable(uid, 64),
         strategy,
         deprecated_running,
@@ -189,6 +323,7 @@ pub fn vmi(v: &Value) -> Result<Vmi, String> {
         .flatten()
         .any(|c| s(c, "/type") == Some("Paused") && s(c, "/status") == Some("True"));
     Ok(Vmi {
+        meta: meta(v),
         uid: printable(s(v, "/metadata/uid").unwrap_or(""), 64),
         phase: printable(s(v, "/status/phase").unwrap_or(""), 40),
         node: s(v, "/status/nodeName")
@@ -202,15 +337,21 @@ pub fn vmi(v: &Value) -> Result<Vmi, String> {
     })
 }
 
-/// Reads a PodList.
-pub fn pods(v: &Value) -> Result<Vec<Pod>, String> {
+/// Reads a PodList: its pods and, when the server split the list into
+/// pages, the `metadata.continue` token of the next one.
+pub fn pods(v: &Value) -> Result<(Vec<Pod>, Option<String>), String> {
     let items = v
         .pointer("/items")
         .and_then(Value::as_array)
         .ok_or("the pod list has no items")?;
-    Ok(items
+    let next = s(v, "/metadata/continue")
+        .filter(|c| !c.is_empty())
+        .map(str::to_string);
+    let pods = items
         .iter()
         .map(|p| Pod {
+            meta: meta(p),
+            vm_label: s(p, "/metadata/labels/vm.kubevirt.io~1name").map(|l| printable(l, 253)),
             name: printable(s(p, "/metadata/name").unwrap_or("?"), 253),
             node: s(p, "/spec/nodeName")
                 .filter(|n| !n.is_empty())
@@ -221,7 +362,8 @@ pub fn pods(v: &Value) -> Result<Vec<Pod>, String> {
                 .is_some_and(|d| !d.is_null()),
             vmi_uid: s(p, "/metadata/labels/kubevirt.io~1created-by").map(|u| printable(u, 64)),
         })
-        .collect())
+        .collect();
+    Ok((pods, next))
 }
 
 /// Reads a Node's Ready condition.
@@ -428,7 +570,7 @@ pub struct ApiStatus {
 
 /// Reads an error answer (a `Status`, or anything).
 pub fn api_status(code: u16, body: &[u8]) -> ApiStatus {
-    let v: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
+    let v: Value = crate::parse::json(body, &crate::parse::Limits::ANSWER).unwrap_or(Value::Null);
     let message = s(&v, "/message")
         .map(|m| printable(m, 300))
         .unwrap_or_else(|| printable(&String::from_utf8_lossy(&body[..body.len().min(300)]), 300));
@@ -474,6 +616,7 @@ mod tests {
 
     fn vmi_in(phase: &str, node: Option<&str>) -> Vmi {
         Vmi {
+            meta: Meta::default(),
             uid: "u1".into(),
             phase: phase.into(),
             node: node.map(str::to_string),
@@ -485,6 +628,8 @@ mod tests {
 
     fn pod(phase: &str, node: &str, deleting: bool) -> Pod {
         Pod {
+            meta: Meta::default(),
+            vm_label: Some("vm".into()),
             name: "virt-launcher-vm-abcde".into(),
             node: Some(node.into()),
             phase: phase.into(),
@@ -643,7 +788,8 @@ mod tests {
         let p = pods(&json!({"items":[{"metadata":{"name":"virt-launcher-a",
             "labels":{"kubevirt.io/created-by":"u"}},"spec":{"nodeName":"w0"},"status":{"phase":"Running"}}]}))
         .unwrap();
-        assert_eq!(p[0].vmi_uid.as_deref(), Some("u"));
+        assert_eq!(p.0[0].vmi_uid.as_deref(), Some("u"));
+        assert_eq!(p.1, None);
         assert_eq!(
             node_ready(
                 &json!({"status":{"conditions":[{"type":"Ready","status":"Unknown","reason":"NodeStatusUnknown"}]}})
@@ -673,5 +819,59 @@ mod tests {
         // Bytes that are not JSON are shown bounded and printable.
         let st = api_status(500, b"\x1b[31mboom");
         assert!(!st.message.contains('\x1b'));
+    }
+
+    #[test]
+    fn an_answer_about_another_object_is_refused() {
+        let obj = |kind: &str, name: &str, uid: &str, owner: serde_json::Value| {
+            json!({"kind": kind, "metadata": {"name": name, "namespace": "ns", "uid": uid,
+                "ownerReferences": [owner]}, "spec": {"runStrategy": "Always"},
+                "status": {"phase": "Running"}})
+        };
+        let vm1 = vm(&obj("VirtualMachine", "vm1", "u1", json!({}))).unwrap();
+        assert!(check_vm(&vm1, "ns", "vm1", None).is_ok());
+        assert!(check_vm(&vm1, "ns", "vm1", Some("u1")).is_ok());
+        // Same name, another uid: deleted and created again.
+        assert!(check_vm(&vm1, "ns", "vm1", Some("u0"))
+            .unwrap_err()
+            .contains("another object"));
+        assert!(check_vm(&vm1, "other", "vm1", None).is_err());
+        assert!(check_vm(&vm1, "ns", "vm2", None).is_err());
+        let own = |name: &str, uid: &str| json!({"kind": "VirtualMachine", "name": name, "uid": uid, "controller": true});
+        let i = vmi(&obj(
+            "VirtualMachineInstance",
+            "vm1",
+            "i1",
+            own("vm1", "u1"),
+        ))
+        .unwrap();
+        assert!(check_vmi(&i, "ns", "vm1", "u1").is_ok());
+        assert!(check_vmi(&i, "ns", "vm1", "u9").is_err());
+        let other = vmi(&obj(
+            "VirtualMachineInstance",
+            "vm-other",
+            "i2",
+            own("vm-other", "u2"),
+        ))
+        .unwrap();
+        assert!(check_vmi(&other, "ns", "vm1", "u1")
+            .unwrap_err()
+            .contains("vm-other"));
+        let orphan = vmi(&obj("VirtualMachineInstance", "vm1", "i3", json!({}))).unwrap();
+        assert!(check_vmi(&orphan, "ns", "vm1", "u1").is_err());
+        // A pod list that ignored its selector.
+        let list = |vm: &str| {
+            json!({"items": [{"metadata": {"name": format!("virt-launcher-{vm}-x"),
+                "namespace": "ns", "labels": {"vm.kubevirt.io/name": vm},
+                "ownerReferences": [{"kind": "VirtualMachineInstance", "name": vm,
+                "uid": "i", "controller": true}]}, "status": {"phase": "Running"}}]})
+        };
+        assert!(check_pods(&pods(&list("vm1")).unwrap().0, "ns", "vm1").is_ok());
+        assert!(check_pods(&pods(&list("vm-other")).unwrap().0, "ns", "vm1")
+            .unwrap_err()
+            .contains("did not apply the selector"));
+        let mut paged = list("vm1");
+        paged["metadata"] = json!({"continue": "tok"});
+        assert_eq!(pods(&paged).unwrap().1.as_deref(), Some("tok"));
     }
 }

@@ -104,12 +104,16 @@ pub struct RedfishDriver {
 }
 
 fn parse_json(reply: &Reply, stage: Stage, what: &str) -> Result<Value, DriverError> {
-    serde_json::from_slice(&reply.body).map_err(|e| {
+    crate::parse::json(&reply.body, &crate::parse::Limits::ANSWER).map_err(|e| {
         let head = model::printable(&String::from_utf8_lossy(&reply.body), 60);
+        let why = match e {
+            crate::parse::Refused::Json(j) => format!("is not JSON ({j}; it begins '{head}')"),
+            other => format!("is refused: {other}"),
+        };
         DriverError::new(
             ErrorKind::Protocol,
             stage,
-            format!("the answer to {what} is not JSON ({e}; it begins '{head}')"),
+            format!("the answer to {what} {why}"),
         )
     })
 }
@@ -285,7 +289,7 @@ impl RedfishDriver {
             )
         })?;
         let uri = r.location.clone().or_else(|| {
-            serde_json::from_slice::<Value>(&r.body)
+            crate::parse::json::<Value>(&r.body, &crate::parse::Limits::ANSWER)
                 .ok()
                 .and_then(|v| model::odata_id(&v).map(path_of))
         });

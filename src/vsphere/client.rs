@@ -257,6 +257,13 @@ impl Client {
             )
             .await?;
         let page = soap::properties_answer(&xml).map_err(|e| self.soap_err(e, stage))?;
+        model::check_objects(objs, &page.objects).map_err(|e| {
+            DriverError::new(
+                ErrorKind::StatusUnreadable,
+                stage,
+                format!("RetrievePropertiesEx of {kind}: {e}"),
+            )
+        })?;
         Ok(page.objects)
     }
 
@@ -477,8 +484,10 @@ impl Client {
         model::pick(sel, views)
     }
 
-    /// Reads one VM again (its host's state included).
-    pub async fn read(&mut self, vm: &MoRef, deadline: Instant) -> Result<VmView, DriverError> {
+    /// Reads one VM again (its host's state included): the answer must be
+    /// about the VM `first` found (moref and UUIDs).
+    pub async fn read(&mut self, first: &VmView, deadline: Instant) -> Result<VmView, DriverError> {
+        let vm = &first.moref;
         let objects = self
             .properties(
                 "VirtualMachine",
@@ -496,7 +505,15 @@ impl Client {
                 format!("virtual machine {} is gone", vm.value),
             ));
         }
-        Ok(views.remove(0))
+        let now = views.remove(0);
+        model::check_same_vm(first, &now).map_err(|e| {
+            DriverError::new(
+                ErrorKind::StatusUnreadable,
+                Stage::Status,
+                format!("RetrievePropertiesEx of VirtualMachine: {e}; not believed"),
+            )
+        })?;
+        Ok(now)
     }
 
     /// The VM's `recentTask` list.

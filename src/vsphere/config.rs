@@ -50,23 +50,7 @@ pub struct VsphereConfig {
 
 /// Decodes `%XX` escapes (a VM name with a space or a slash, a user with `@`).
 fn unescape(s: &str) -> Result<String, ConfigError> {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'%' {
-            let hex = s
-                .get(i + 1..i + 3)
-                .and_then(|h| u8::from_str_radix(h, 16).ok())
-                .ok_or_else(|| ConfigError::BadEscape(s.to_string()))?;
-            out.push(hex);
-            i += 3;
-        } else {
-            out.push(b[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8(out).map_err(|_| ConfigError::BadEscape(s.to_string()))
+    crate::platform::target::unescape(s).map_err(|_| ConfigError::BadEscape(s.to_string()))
 }
 
 /// Escapes what the URL form gives a meaning to (`%`, `/`, `?`, `#`, `@`,

@@ -168,7 +168,10 @@ impl VsphereDriver {
 
     async fn current(&mut self, deadline: Instant) -> Result<VmView, DriverError> {
         let v = match &self.vm {
-            Some(v) => self.client.read(&v.moref, deadline).await?,
+            Some(v) => {
+                let first = v.clone();
+                self.client.read(&first, deadline).await?
+            }
             None => {
                 let dc = match &self.datacenter {
                     Some(path) => Some(self.client.datacenter(path, deadline).await?),

@@ -6,6 +6,75 @@ use super::soap::{MoRef, Object, PowerMethod, TaskInfo};
 use crate::engine::error::{DriverError, ErrorKind, Stage};
 use crate::engine::power::PowerState;
 
+/// Checks that a `RetrievePropertiesEx` answer is about the objects asked
+/// for: every `objectContent` names one of `asked` (type and id), none
+/// twice, and no property twice with two values (the same value twice is
+/// tolerated: it says one thing). An answer about another object is a
+/// contradiction, never evidence.
+pub fn check_objects(asked: &[MoRef], got: &[Object]) -> Result<(), String> {
+    let mut seen: Vec<&MoRef> = Vec::new();
+    for o in got {
+        if !asked.contains(&o.obj) {
+            let wanted: Vec<&str> = asked.iter().map(|m| m.value.as_str()).collect();
+            return Err(format!(
+                "the answer is about {} {}, which was not asked for ({}): an answer about \
+                 another object is not believed",
+                o.obj.kind,
+                o.obj.value,
+                wanted.join(", ")
+            ));
+        }
+        if seen.contains(&&o.obj) {
+            return Err(format!(
+                "the answer holds {} {} twice: it cannot say which is its state",
+                o.obj.kind, o.obj.value
+            ));
+        }
+        seen.push(&o.obj);
+        for (i, (path, v)) in o.props.iter().enumerate() {
+            if o.props[..i].iter().any(|(p, w)| p == path && w != v) {
+                return Err(format!(
+                    "the answer gives property {path} of {} twice with two values: it \
+                     contradicts itself",
+                    o.obj.value
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Checks that a VM read again is the one first found: same moref (the
+/// answer's object) and, where vCenter gave them, the same instance and
+/// BIOS UUIDs (a VM removed and another registered under a reused id is
+/// another machine).
+pub fn check_same_vm(first: &VmView, now: &VmView) -> Result<(), String> {
+    if now.moref != first.moref {
+        return Err(format!(
+            "the answer for {} is about {}",
+            first.moref.value, now.moref.value
+        ));
+    }
+    let same = |a: &Option<String>, b: &Option<String>| a.is_none() || a == b;
+    if !same(&first.instance_uuid, &now.instance_uuid) {
+        return Err(format!(
+            "{} now has instance UUID {}, not {} as first read: another object",
+            first.moref.value,
+            now.instance_uuid.as_deref().unwrap_or("(none)"),
+            first.instance_uuid.as_deref().unwrap_or("")
+        ));
+    }
+    if !same(&first.bios_uuid, &now.bios_uuid) {
+        return Err(format!(
+            "{} now has BIOS UUID {}, not {} as first read: another object",
+            first.moref.value,
+            now.bios_uuid.as_deref().unwrap_or("(none)"),
+            first.bios_uuid.as_deref().unwrap_or("")
+        ));
+    }
+    Ok(())
+}
+
 /// How a target names its VM.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum VmSelector {

@@ -351,7 +351,9 @@ pub fn answer<T>(
     expect: &str,
     read: impl FnOnce(roxmltree::Node) -> Result<T, SoapError>,
 ) -> Result<T, SoapError> {
-    let doc = roxmltree::Document::parse(xml).map_err(|e| malformed(format!("not XML: {e}")))?;
+    // Bounded in size and depth before roxmltree, which recurses.
+    let doc = crate::parse::xml(xml, &crate::parse::Limits::ANSWER)
+        .map_err(|e| malformed(e.to_string()))?;
     let env = doc.root_element();
     if env.tag_name().name() != "Envelope" {
         return Err(malformed("no SOAP envelope"));

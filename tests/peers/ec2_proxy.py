@@ -8,6 +8,7 @@ usage: ec2_proxy.py --listen 127.0.0.1:PORT [--target http://127.0.0.1:MOTO]
                     [--state INSTANCE=STATE[:COUNT]]...
                     [--sign-sts KEYID:SECRET] [--log FILE]
                     [--refuse-param NAME] [--lose-answer ACTION] [--echo]
+                    [--lie FROM=TO]
 
 Without --target it is a black hole: it accepts connections, reads the
 request and never answers.
@@ -35,6 +36,8 @@ request and never answers.
                    whose message quotes the request's Authorization and
                    X-Amz-Security-Token headers (a careless endpoint or debug
                    proxy): what a client prints of it must not carry them.
+--lie FROM=TO      DescribeInstances answers name instance TO where moto
+                   answered about FROM (an answer about another object).
 Prints "ready PORT" on stdout once it listens."""
 import argparse, http.client, json, re, sys, threading, time, urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -50,6 +53,7 @@ ap.add_argument('--log')
 ap.add_argument('--refuse-param')
 ap.add_argument('--lose-answer')
 ap.add_argument('--echo', action='store_true')
+ap.add_argument('--lie')
 args = ap.parse_args()
 
 CODES = {'pending': 0, 'running': 16, 'shutting-down': 32, 'terminated': 48,
@@ -160,6 +164,10 @@ class Handler(BaseHTTPRequestHandler):
             return
         if action == 'DescribeInstances' and r.status == 200 and states:
             data = rewrite(data)
+        if action == 'DescribeInstances' and r.status == 200 and args.lie:
+            frm, to = args.lie.split('=', 1)
+            data = data.replace(('<instanceId>%s</instanceId>' % frm).encode(),
+                                ('<instanceId>%s</instanceId>' % to).encode())
         self.answer(r.status, data, r.getheader('Content-Type') or 'text/xml')
 
     def answer(self, status, data, ctype):

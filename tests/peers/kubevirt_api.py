@@ -44,6 +44,10 @@ Behaviour modelled:
     API requests are never answered (until the mode is lifted).
   Not modelled: the VM controller restarting a failed VMI of its own accord.
 
+  * A lying server (control op "lie"): reads about one VM answer another
+    VM's VM, VMI or launcher pods (a selector ignored), after N honest
+    reads; pod lists split into pages nobody asked for (op "page").
+
 Control (no token; loopback): POST /fencekit/control with a JSON op, GET
 /fencekit/state (objects and the request log).
 
@@ -88,8 +92,21 @@ class World:
         self.throttle = 0
         self.retry_after = 1
         self.hang = False
+        self.lies = {}  # (ns, name) -> {"vm_as", "vmi_as", "pods_as", "after"}: a lying server
+        self.gateway = {}  # verb -> N: the next N are carried out and answered 504
+        self.page = 0  # > 0: pod lists split into pages of this many, unasked
         self.log = []
         self.rv = 1000
+
+    def lie(self, ns, name, what):
+        """The VM whose object a read of NAME's `what` answers instead, or None."""
+        lie = self.lies.get((ns, name))
+        if lie is None or what not in lie:
+            return None
+        if lie["after"] > 0:
+            lie["after"] -= 1
+            return None
+        return lie[what]
 
     # --- records -------------------------------------------------------
     def add_vm(self, op):
@@ -345,6 +362,16 @@ class World:
                 "vm.kubevirt.io/name": vm["name"],
                 "kubevirt.io/domain": vm["name"],
             },
+            "ownerReferences": [
+                {
+                    "apiVersion": "kubevirt.io/v1",
+                    "kind": "VirtualMachineInstance",
+                    "name": vm["name"],
+                    "uid": pod["vmi_uid"],
+                    "controller": True,
+                    "blockOwnerDeletion": True,
+                }
+            ],
         }
         if pod["deleting"] is not None:
             meta["deletionTimestamp"] = stamp(pod["deleting"])
@@ -671,6 +698,9 @@ class Handler(BaseHTTPRequestHandler):
                 return self.send_json(200, {"apiVersion": "kubevirt.io/v1", "kind": kind + "List",
                                             "metadata": {"resourceVersion": WORLD.next_rv()}, "items": items})
             vm = WORLD.vms.get((ns, name))
+            lie = WORLD.lie(ns, name, "vm_as" if res == "virtualmachines" else "vmi_as")
+            if lie is not None:
+                vm = WORLD.vms[(ns, lie)]
             if vm is None or (res == "virtualmachineinstances" and vm["vmi"] is None):
                 return self.fail(404, '%s.kubevirt.io "%s" not found' % (res, name),
                                  {"name": name, "group": "kubevirt.io", "kind": res})
@@ -693,6 +723,9 @@ class Handler(BaseHTTPRequestHandler):
             if vm is None:
                 return self.fail(404, 'virtualmachine.kubevirt.io "%s" not found' % name,
                                  {"name": name, "group": "kubevirt.io", "kind": "virtualmachine"})
+            gateway = WORLD.gateway.get(verb, 0)
+            if gateway > 0:
+                WORLD.gateway[verb] = gateway - 1
             if verb == "start":
                 code, why = WORLD.start(vm)
             elif verb == "stop":
@@ -702,6 +735,9 @@ class Handler(BaseHTTPRequestHandler):
             if why:
                 return self.fail(code, 'Operation cannot be fulfilled on virtualmachine.kubevirt.io "%s": %s'
                                  % (name, why), {"name": name, "group": "kubevirt.io", "kind": "virtualmachine"})
+            if gateway > 0:
+                # Carried out, but the gateway in front gave up waiting.
+                return self.fail(504, "Gateway Timeout")
             self.send_response(202)
             self.send_header("Content-Length", "0")
             self.end_headers()
@@ -720,15 +756,27 @@ class Handler(BaseHTTPRequestHandler):
                     k, v = part.split("=", 1)
                     sel[k.rstrip("=").rstrip("!")] = v.lstrip("=")
             items = []
-            for (vns, _), vm in sorted(WORLD.vms.items()):
+            liar = WORLD.lie(ns, sel.get("vm.kubevirt.io/name"), "pods_as")
+            for (vns, vname), vm in sorted(WORLD.vms.items()):
                 if vns != ns:
                     continue
                 for pod in vm["pods"]:
                     o = WORLD.pod_object(vm, pod)
-                    if all(o["metadata"]["labels"].get(k) == v for k, v in sel.items()):
+                    if liar is not None:
+                        # A server that ignores the selector: another VM's pods.
+                        if vname == liar:
+                            items.append(o)
+                    elif all(o["metadata"]["labels"].get(k) == v for k, v in sel.items()):
                         items.append(o)
+            meta = {"resourceVersion": WORLD.next_rv()}
+            if WORLD.page > 0:
+                # Pages nobody asked for (no limit= was sent): continue=N is the offset.
+                start = int(q.get("continue", ["0"])[0] or 0)
+                if start + WORLD.page < len(items):
+                    meta["continue"] = str(start + WORLD.page)
+                items = items[start:start + WORLD.page]
             return self.send_json(200, {"apiVersion": "v1", "kind": "PodList",
-                                        "metadata": {"resourceVersion": WORLD.next_rv()}, "items": items})
+                                        "metadata": meta, "items": items})
         # Nodes.
         if len(p) in (3, 4) and p[:3] == ["api", "v1", "nodes"]:
             if method != "GET":
@@ -800,6 +848,13 @@ class Handler(BaseHTTPRequestHandler):
                 vmi["paused"] = op["paused"]
         elif kind == "pod":
             vm = WORLD.vms[(op["namespace"], op["name"])]
+            if op.get("add"):
+                # A second launcher of the same VMI (a migration target, a stuck pod).
+                extra = dict(vm["pods"][0], uid=str(uuid.uuid4()), phase=op.get("add_phase", "Running"),
+                             deleting=None)
+                extra["name"] = extra["name"] + "-b"
+                vm["pods"].append(extra)
+                return None
             for pod in vm["pods"]:
                 if "phase" in op:
                     pod["phase"] = op["phase"]
@@ -817,6 +872,16 @@ class Handler(BaseHTTPRequestHandler):
             WORLD.retry_after = int(op.get("retry_after", 1))
         elif kind == "hang":
             WORLD.hang = bool(op.get("on", True))
+        elif kind == "lie":
+            # Reads about NAME answer another VM's objects (after `after` honest reads):
+            # vm_as (the VM), vmi_as (the VMI), pods_as (the pod list, selector ignored).
+            WORLD.lies[(op["namespace"], op["name"])] = {
+                k: op[k] for k in ("vm_as", "vmi_as", "pods_as") if k in op}
+            WORLD.lies[(op["namespace"], op["name"])]["after"] = int(op.get("after", 0))
+        elif kind == "gateway":
+            WORLD.gateway[op["verb"]] = int(op.get("count", 1))
+        elif kind == "page":
+            WORLD.page = int(op.get("size", 1))
         elif kind == "clear_log":
             WORLD.log = []
         else:

@@ -24,6 +24,7 @@
 
 pub mod hv;
 pub mod pacemaker;
+pub mod small_key;
 
 use fencekit::ssh::config::{Profile, SshAuth, SshConfig};
 use fencekit::ssh::hostkey::HostKeyPolicy;
@@ -477,6 +478,7 @@ fn missing_reason(peer: &str) -> Option<String> {
                     .to_string()
             })
         }),
+        "openssl" => needs_binary("openssl", "openssl"),
         "kubevirt_api" => needs_binary("openssl", "openssl")
             .or_else(|| needs_binary("curl", "curl"))
             .or_else(|| needs_binary("python3", "python3")),

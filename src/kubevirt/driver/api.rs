@@ -186,13 +186,9 @@ impl KubevirtDriver {
             Call::Silent(e) => return Err(e),
         };
         if (200..300).contains(&reply.status) {
-            return serde_json::from_slice(&reply.body).map(Ok).map_err(|e| {
-                DriverError::new(
-                    ErrorKind::Protocol,
-                    stage,
-                    format!("the answer to {what} is not JSON: {e}"),
-                )
-            });
+            return crate::parse::json(&reply.body, &crate::parse::Limits::ANSWER)
+                .map(Ok)
+                .map_err(|e| DriverError::new(ErrorKind::Protocol, stage, format!("{what}: {e}")));
         }
         Ok(Err(model::api_status(
             reply.status,

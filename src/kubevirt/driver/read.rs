@@ -4,6 +4,20 @@
 
 use super::*;
 
+/// Pages of one pod list fencekit follows (it never asks for pages: a
+/// server that splits a VM's few launchers into more is not believed).
+const MAX_POD_PAGES: usize = 8;
+
+/// An answer about another object than the one asked for: a
+/// contradiction, never evidence (the state is unreadable).
+fn contradiction(stage: Stage, what: &str, why: String) -> DriverError {
+    DriverError::new(
+        ErrorKind::StatusUnreadable,
+        stage,
+        format!("{what}: {why}; an answer about another object is not believed"),
+    )
+}
+
 impl KubevirtDriver {
     pub(super) async fn read_vm(
         &mut self,
@@ -17,6 +31,11 @@ impl KubevirtDriver {
                 let vm = model::vm(&v).map_err(|e| {
                     DriverError::new(ErrorKind::Protocol, stage, format!("{what}: {e}"))
                 })?;
+                // On every read: the answer is about this VM, and about the
+                // object first read (its uid), never another one.
+                let first = self.vm.as_ref().map(|v| v.uid.as_str());
+                model::check_vm(&vm, &self.namespace, &self.cfg.vm, first)
+                    .map_err(|e| contradiction(stage, &what, e))?;
                 self.vm = Some(vm.clone());
                 Ok(vm)
             }
@@ -35,9 +54,16 @@ impl KubevirtDriver {
             self.namespace, self.cfg.vm
         );
         let vmi = match self.get(&path, &what, stage, deadline).await? {
-            Ok(v) => Some(model::vmi(&v).map_err(|e| {
-                DriverError::new(ErrorKind::Protocol, stage, format!("{what}: {e}"))
-            })?),
+            Ok(v) => {
+                let vmi = model::vmi(&v).map_err(|e| {
+                    DriverError::new(ErrorKind::Protocol, stage, format!("{what}: {e}"))
+                })?;
+                // The VM is read first (connect), so its uid is known.
+                let vm_uid = self.vm.as_ref().map_or("", |v| v.uid.as_str());
+                model::check_vmi(&vmi, &self.namespace, &self.cfg.vm, vm_uid)
+                    .map_err(|e| contradiction(stage, &what, e))?;
+                Some(vmi)
+            }
             Err(st) if st.code == 404 => None,
             Err(st) => return Err(self.status_error(&st, &what, stage)),
         };
@@ -53,25 +79,52 @@ impl KubevirtDriver {
         if let Some(why) = &self.pods_denied {
             return Ok(Launchers::Unread(why.clone()));
         }
-        let path = format!(
+        let base = format!(
             "/api/v1/namespaces/{}/pods?labelSelector=vm.kubevirt.io%2Fname%3D{}",
             self.namespace, self.cfg.vm
         );
         let what = format!("list pods of VM {} in {}", self.cfg.vm, self.namespace);
-        match self.get(&path, &what, Stage::Status, deadline).await? {
-            Ok(v) => model::pods(&v).map(Launchers::Listed).map_err(|e| {
-                DriverError::new(ErrorKind::Protocol, Stage::Status, format!("{what}: {e}"))
-            }),
-            Err(st) if st.code == 403 => {
-                let why = format!(
-                    "RBAC forbids list pods in namespace {}: {}",
-                    self.namespace, st.message
-                );
-                self.pods_denied = Some(why.clone());
-                Ok(Launchers::Unread(why))
+        let mut all = Vec::new();
+        let mut next: Option<String> = None;
+        // A list split into pages nobody asked for is followed to its end
+        // (a page left out could hold the live launcher), within a bound.
+        for _ in 0..MAX_POD_PAGES {
+            let path = match &next {
+                None => base.clone(),
+                Some(c) => format!("{base}&continue={}", crate::http::client::form_encode(c)),
+            };
+            match self.get(&path, &what, Stage::Status, deadline).await? {
+                Ok(v) => {
+                    let (pods, more) = model::pods(&v).map_err(|e| {
+                        DriverError::new(ErrorKind::Protocol, Stage::Status, format!("{what}: {e}"))
+                    })?;
+                    model::check_pods(&pods, &self.namespace, &self.cfg.vm)
+                        .map_err(|e| contradiction(Stage::Status, &what, e))?;
+                    all.extend(pods);
+                    match more {
+                        None => return Ok(Launchers::Listed(all)),
+                        Some(c) => next = Some(c),
+                    }
+                }
+                Err(st) if st.code == 403 => {
+                    let why = format!(
+                        "RBAC forbids list pods in namespace {}: {}",
+                        self.namespace, st.message
+                    );
+                    self.pods_denied = Some(why.clone());
+                    return Ok(Launchers::Unread(why));
+                }
+                Err(st) => return Err(self.status_error(&st, &what, Stage::Status)),
             }
-            Err(st) => Err(self.status_error(&st, &what, Stage::Status)),
         }
+        Err(DriverError::new(
+            ErrorKind::StatusUnreadable,
+            Stage::Status,
+            format!(
+                "{what}: the API server split the list into more than {MAX_POD_PAGES} pages \
+                 (never asked for): the launchers cannot be shown to be gone"
+            ),
+        ))
     }
 
     pub(super) async fn read_node(

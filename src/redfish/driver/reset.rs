@@ -84,7 +84,8 @@ impl RedfishDriver {
         deadline: Option<Instant>,
     ) -> Result<(), DriverError> {
         let stage = Stage::Command;
-        let first: Option<Value> = serde_json::from_slice(&accepted.body).ok();
+        let first: Option<Value> =
+            crate::parse::json(&accepted.body, &crate::parse::Limits::ANSWER).ok();
         if let Some(b) = &first {
             if b.get("TaskState").is_some() {
                 match model::task_progress(200, Some(b)) {
@@ -141,7 +142,8 @@ impl RedfishDriver {
                     &format!("GET {monitor}"),
                 ));
             }
-            let body: Option<Value> = serde_json::from_slice(&r.body).ok();
+            let body: Option<Value> =
+                crate::parse::json(&r.body, &crate::parse::Limits::ANSWER).ok();
             match model::task_progress(r.status, body.as_ref()) {
                 TaskProgress::Done => return Ok(()),
                 TaskProgress::Failed(why) => return Err(task_failed(&why)),

@@ -270,7 +270,7 @@ fn reason_phrase(status: u16) -> &'static str {
 /// vendor's MessageIds are quoted in the message, so an unknown refusal
 /// still names what the BMC said.
 pub fn classify(status: u16, raw: &[u8], stage: Stage, what: &str) -> DriverError {
-    let body: Option<Value> = serde_json::from_slice(raw).ok();
+    let body: Option<Value> = crate::parse::json(raw, &crate::parse::Limits::ANSWER).ok();
     let text = body.as_ref().and_then(error_text).or_else(|| {
         let t = String::from_utf8_lossy(raw);
         let t = printable(&t, 160);

@@ -88,12 +88,13 @@ fn payload(v: &Value) -> &Value {
 }
 
 fn json(body: &[u8]) -> Result<Value, String> {
-    serde_json::from_slice(body).map_err(|_| {
-        format!(
+    crate::parse::json(body, &crate::parse::Limits::ANSWER).map_err(|e| match e {
+        crate::parse::Refused::Json(_) => format!(
             "the answer is not JSON ({} bytes: {})",
             body.len(),
             printable(&String::from_utf8_lossy(body), 60)
-        )
+        ),
+        other => other.to_string(),
     })
 }
 
@@ -240,7 +241,7 @@ impl ApiError {
     /// Reads an error body of either generation; anything else (HTML from
     /// a proxy, nothing) gives an empty error.
     pub fn parse(body: &[u8]) -> ApiError {
-        let Ok(v) = serde_json::from_slice::<Value>(body) else {
+        let Ok(v) = crate::parse::json::<Value>(body, &crate::parse::Limits::ANSWER) else {
             return ApiError::default();
         };
         let kind = v

@@ -26,6 +26,12 @@
 //	                                        the next N SOAP calls of the method: the answer
 //	                                        waits, or the call is carried out and its
 //	                                        answer lost (connection closed)
+//	POST /fencekit/soap?method=NAME&nest=N  the next call's answer: a SOAP body of N nested
+//	                                        elements (a hostile reply)
+//	POST /fencekit/lie?vm=MOREF&as=MOREF [&after=N] [&forge=1]
+//	                                        after N honest ones, RetrievePropertiesEx calls
+//	                                        naming vm are answered about as (another object);
+//	                                        forge=1: that answer carries vm's moref
 //	GET  /fencekit/calls                    SOAP calls served, by method name
 //	POST /fencekit/reset                    knobs cleared, the first states restored
 //
@@ -89,6 +95,19 @@ type knob struct {
 	fault     string
 	callFault string
 	drop      bool
+	nest      int
+}
+
+// lie: RetrievePropertiesEx about one VM answered about another.
+type lie struct {
+	vm, as string
+	after  int
+	forge  bool
+}
+
+var lies struct {
+	sync.Mutex
+	all []*lie
 }
 
 type knobs struct {
@@ -530,6 +549,14 @@ func control(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		k := &knob{count: 1, fault: q.Get("fault"), callFault: q.Get("call_fault"), drop: q.Get("drop") == "1"}
+		if s := q.Get("nest"); s != "" {
+			n, err := strconv.Atoi(s)
+			if err != nil || n < 0 {
+				bad(w, "nest %q", s)
+				return
+			}
+			k.nest = n
+		}
 		if s := q.Get("count"); s != "" {
 			n, err := strconv.Atoi(s)
 			if err != nil {
@@ -553,7 +580,27 @@ func control(w http.ResponseWriter, r *http.Request) {
 			ctl.soap[method] = k
 		}
 		ctl.Unlock()
+	case "/fencekit/lie":
+		l := &lie{vm: q.Get("vm"), as: q.Get("as"), forge: q.Get("forge") == "1"}
+		if l.vm == "" || l.as == "" {
+			bad(w, "vm= and as= needed")
+			return
+		}
+		if s := q.Get("after"); s != "" {
+			n, err := strconv.Atoi(s)
+			if err != nil || n < 0 {
+				bad(w, "after %q", s)
+				return
+			}
+			l.after = n
+		}
+		lies.Lock()
+		lies.all = append(lies.all, l)
+		lies.Unlock()
 	case "/fencekit/reset":
+		lies.Lock()
+		lies.all = nil
+		lies.Unlock()
 		ctl.Lock()
 		ctl.task, ctl.soap, ctl.calls = map[string]*knob{}, map[string]*knob{}, map[string]int{}
 		ctl.Unlock()
@@ -609,6 +656,56 @@ func front(sdk http.Handler, wsdlDir string) http.Handler {
 		k := ctl.take(ctl.soap, method)
 		if k != nil && k.delayMs > 0 {
 			time.Sleep(time.Duration(k.delayMs) * time.Millisecond)
+		}
+		if k != nil && k.nest > 0 {
+			var b strings.Builder
+			b.WriteString(`<?xml version="1.0" encoding="UTF-8"?><soapenv:Envelope xmlns:soapenv="http://schemas.xmlsoap.org/soap/envelope/"><soapenv:Body><RetrievePropertiesExResponse xmlns="urn:vim25"><returnval>`)
+			for i := 0; i < k.nest; i++ {
+				b.WriteString("<a>")
+			}
+			for i := 0; i < k.nest; i++ {
+				b.WriteString("</a>")
+			}
+			b.WriteString(`</returnval></RetrievePropertiesExResponse></soapenv:Body></soapenv:Envelope>`)
+			w.Header().Set("Content-Type", "text/xml; charset=utf-8")
+			w.WriteHeader(200)
+			_, _ = io.WriteString(w, b.String())
+			return
+		}
+		var forged *lie
+		if method == "RetrievePropertiesEx" {
+			lies.Lock()
+			for _, l := range lies.all {
+				if !bytes.Contains(body, []byte(">"+l.vm+"<")) {
+					continue
+				}
+				if l.after > 0 {
+					l.after--
+					continue
+				}
+				body = bytes.ReplaceAll(body, []byte(">"+l.vm+"<"), []byte(">"+l.as+"<"))
+				if l.forge {
+					forged = l
+				}
+			}
+			lies.Unlock()
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			r.ContentLength = int64(len(body))
+		}
+		if forged != nil {
+			rec := httptest.NewRecorder()
+			sdk.ServeHTTP(rec, r)
+			out := bytes.ReplaceAll(rec.Body.Bytes(), []byte(">"+forged.as+"<"), []byte(">"+forged.vm+"<"))
+			if old != nil {
+				out = old.strip(out)
+			}
+			for k, v := range rec.Header() {
+				w.Header()[k] = v
+			}
+			w.Header().Set("Content-Length", strconv.Itoa(len(out)))
+			w.WriteHeader(rec.Code)
+			_, _ = w.Write(out)
+			return
 		}
 		if k != nil && k.drop {
 			rec := httptest.NewRecorder()

@@ -13,9 +13,9 @@
 //! are looked at again (at most once a second, when a connection comes)
 //! and a changed set is reloaded, or kept as it was when it no longer reads.
 
-use super::args::{CheckArgs, Output};
 use super::metrics::{render, LevelSample, OPENMETRICS_TYPE, PROMETHEUS_TYPE};
 use super::webconfig::{AuthResult, RateLimit, WebConfig};
+use crate::cli::args::{CheckArgs, Output};
 use crate::exit;
 use crate::fleet::drift::{compare, mark_broken, Baseline, Drift};
 use crate::fleet::plan::NodePlan;
@@ -253,7 +253,7 @@ impl State {
             })
             .collect();
         let text = render(&samples, &self.drifts(), SystemTime::now(), openmetrics);
-        super::check::with_findings(text, self.doctor.as_deref())
+        super::doctor::with_findings(text, self.doctor.as_deref())
     }
 
     /// `/healthz`: whether checks are still finishing.
@@ -337,12 +337,12 @@ pub fn main(c: CheckArgs) -> i32 {
         crate::runtime::init_logging(a.verbose);
         Vec::new()
     } else {
-        match super::plan::begin(a) {
+        match crate::cli::plan::begin(a) {
             Ok(p) => p,
             Err(code) => return code,
         }
     };
-    let baseline = match super::check::load_baseline(&c) {
+    let baseline = match super::baseline::load_baseline(&c) {
         Ok(b) => b,
         Err(code) => return code,
     };
@@ -377,7 +377,7 @@ pub fn main(c: CheckArgs) -> i32 {
         started: Instant::now(),
         stale_after: interval * 3 + a.login_timeout * (4 * most_levels + 2),
         unseen: plans.len(),
-        doctor: super::check::watch_doctor(&c, interval),
+        doctor: super::doctor::watch_doctor(&c, interval),
     }));
     let local = tokio::task::LocalSet::new();
     let web = Rc::new(RefCell::new(Web::new(web)));
