@@ -3,7 +3,7 @@
 //! requests, run with Debian 12's /usr/share/fence library) side by side
 //! against the same Prism Central v4 API, tests/peers/nutanix_api.py (VMs
 //! in every power state, a disconnected host, two VMs of one name, tasks
-//! with timing, 401/403/404/429, tasks that fail after acceptance, lost
+//! with timing, 401/403/404/409/429, tasks that fail after acceptance, lost
 //! answers, an API that never answers).
 //!
 //! Upstream's agent is the file tests/peers/setup.sh puts at
@@ -303,6 +303,28 @@ fn unknown_ambiguous_and_refused_side_by_side() {
         assert_eq!(o.code, Some(1), "{who:?}: {}{}", o.stdout, o.stderr);
         assert!(!o.stdout.contains("Success"), "{who:?}: {}", o.stdout);
         assert_eq!(power_of(&p, "node1"), "ON", "{who:?}");
+    }
+}
+
+#[test]
+fn a_conflict_refused_before_acceptance_is_sent_again() {
+    let Some(p) = peer() else { return };
+    for who in both() {
+        p.reset();
+        // 409: another operation holds the VM; nothing was done.
+        p.set("conflict?action=power-off");
+        let o = agent(who, &p, &["-o", "off", "-n", "node1"]);
+        if who == Who::Upstream {
+            // Upstream crashes reading the error (KeyError), the VM still on.
+            expect(&o, 1, "KeyError", who);
+            assert_eq!(power_of(&p, "node1"), "ON");
+        } else {
+            // fencekit reads the VM again and sends once more: a refusal
+            // carried nothing out, so this is not a second power request.
+            expect(&o, 0, "Success: Powered OFF", who);
+            assert_eq!(p.calls(OFF), 2);
+            assert_eq!(power_of(&p, "node1"), "OFF");
+        }
     }
 }
 

@@ -41,6 +41,7 @@ Test control, no authentication (a loopback test peer):
   POST /fencekit/host?host=H&connected=0|1
   POST /fencekit/task?action=A[&outcome=FAILED|CANCELED][&ms=N][&count=N]
   POST /fencekit/drop?action=A[&count=N]      carried out, the answer lost
+  POST /fencekit/conflict?action=A[&count=N]  409: another operation holds the VM
   POST /fencekit/throttle?count=N[&retry_after=S][&what=get|post|all]   429s
   POST /fencekit/hang?count=N                 requests never answered
   POST /fencekit/reset
@@ -106,6 +107,7 @@ class World:
             self.request_ids = {}
             self.knobs = {}
             self.drop = {}
+            self.conflict = {}
             self.throttle = {"count": 0, "retry_after": None, "what": "all"}
             self.hang = 0
             self.calls = {}
@@ -314,6 +316,9 @@ class Handler(BaseHTTPRequestHandler):
         if match != etag:
             return self.error(412, "VMM-40013", "The VM was changed since it was read (ETag %s)."
                               % etag)
+        if world.take(world.conflict, action):
+            return self.error(409, "VMM-30409", "Another operation is in progress on VM %s."
+                              % ext)
         knob = world.take(world.knobs, action) or {}
         task = "ZXJnb24=:" + str(uuid.uuid4())
         with world.lock:
@@ -421,6 +426,9 @@ class Handler(BaseHTTPRequestHandler):
                 ms = q.get("ms")
                 world.knobs[q.get("action", "")] = {"outcome": q.get("outcome"),
                                                     "ms": int(ms) if ms else None, "count": count}
+                return self.plain(200, {"ok": True})
+            if path == "/fencekit/conflict":
+                world.conflict[q.get("action", "")] = {"count": count}
                 return self.plain(200, {"ok": True})
             if path == "/fencekit/drop":
                 world.drop[q.get("action", "")] = {"count": count}
