@@ -329,6 +329,29 @@ fn a_conflict_refused_before_acceptance_is_sent_again() {
 }
 
 #[test]
+fn an_answer_about_another_machine_is_never_evidence() {
+    let Some(p) = peer() else { return };
+    // The VM read by its extId names another BIOS UUID than the list did.
+    p.set("lie?count=100");
+    for action in ["status", "off"] {
+        let o = agent(Who::Fencekit, &p, &["-o", action, "-n", "node1"]);
+        assert_eq!(o.code, Some(1), "{action}: {}{}", o.stdout, o.stderr);
+        assert!(
+            !o.stdout.contains("Status") && !o.stdout.contains("Success"),
+            "{}",
+            o.stdout
+        );
+        assert!(o.stderr.contains("BIOS UUID"), "{}", o.stderr);
+    }
+    assert_eq!(
+        p.calls(OFF),
+        0,
+        "powered on the word of an answer about another VM"
+    );
+    assert_eq!(power_of(&p, "node1"), "ON");
+}
+
+#[test]
 fn a_task_accepted_then_failed_is_never_success() {
     let Some(p) = peer() else { return };
     for who in both() {

@@ -161,6 +161,22 @@ impl NutanixDriver {
                 ),
             ));
         }
+        // The first read's BIOS UUID is the VM's: a later answer under the
+        // same extId with another one is about another machine.
+        if let Some(first) = self.vm.as_ref().and_then(|v| v.bios_uuid.as_deref()) {
+            if let Some(b) = vm.bios_uuid.as_deref() {
+                if !b.eq_ignore_ascii_case(first) {
+                    return Err(Self::err(
+                        ErrorKind::Protocol,
+                        stage,
+                        format!(
+                            "{what}: the answer names BIOS UUID {}, not {first} as first read (never evidence)",
+                            model::printable(b, 60)
+                        ),
+                    ));
+                }
+            }
+        }
         if let Some(VmRef::Name(want)) = &self.cfg.vm {
             if vm.name != *want {
                 return Err(Self::err(

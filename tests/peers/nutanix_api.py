@@ -42,6 +42,7 @@ Test control, no authentication (a loopback test peer):
   POST /fencekit/task?action=A[&outcome=FAILED|CANCELED][&ms=N][&count=N]
   POST /fencekit/drop?action=A[&count=N]      carried out, the answer lost
   POST /fencekit/conflict?action=A[&count=N]  409: another operation holds the VM
+  POST /fencekit/lie?count=N                  a VM read by extId names another BIOS UUID
   POST /fencekit/throttle?count=N[&retry_after=S][&what=get|post|all]   429s
   POST /fencekit/hang?count=N                 requests never answered
   POST /fencekit/reset
@@ -108,6 +109,7 @@ class World:
             self.knobs = {}
             self.drop = {}
             self.conflict = {}
+            self.lie = 0
             self.throttle = {"count": 0, "retry_after": None, "what": "all"}
             self.hang = 0
             self.calls = {}
@@ -279,6 +281,12 @@ class Handler(BaseHTTPRequestHandler):
             vm = copy.deepcopy(self.server.world.vms.get(ext))
         if vm is None:
             return self.error(404, "VMM-30303", "VM with extId %s was not found." % ext)
+        with self.server.world.lock:
+            lie = self.server.world.lie > 0
+            if lie:
+                self.server.world.lie -= 1
+        if lie:
+            vm["biosUuid"] = str(uuid.uuid4())
         self.send(200, {"data": self.view(vm)}, [("ETag", self.etag(vm))])
 
     def host(self, cluster, ext):
@@ -426,6 +434,9 @@ class Handler(BaseHTTPRequestHandler):
                 ms = q.get("ms")
                 world.knobs[q.get("action", "")] = {"outcome": q.get("outcome"),
                                                     "ms": int(ms) if ms else None, "count": count}
+                return self.plain(200, {"ok": True})
+            if path == "/fencekit/lie":
+                world.lie = count
                 return self.plain(200, {"ok": True})
             if path == "/fencekit/conflict":
                 world.conflict[q.get("action", "")] = {"count": count}
