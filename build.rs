@@ -29,6 +29,7 @@ const FAMILY_FILES: &[&str] = &[
     "vmware_rest.toml",
     "azure_arm.toml",
     "pve.toml",
+    "nutanix_ahv.toml",
 ];
 
 fn main() {
@@ -236,6 +237,7 @@ fn emit(families: &[SrcFamily]) -> String {
         let _ = writeln!(s, "        login_refused: {:?},", f.login_refused);
         let _ = writeln!(s, "        privilege_refused: {:?},", f.privilege_refused);
         let _ = writeln!(s, "        package: {:?},", f.package);
+        let _ = writeln!(s, "        device_failed: {:?},", f.device_failed);
         s.push_str("        aliases: &[\n");
         for a in &f.aliases {
             let defaults: Vec<(&str, &str)> = a

@@ -24,6 +24,19 @@ fn names() -> Vec<&'static str> {
     defs().families.iter().flat_map(|f| f.names()).collect()
 }
 
+/// Agents fence-agents 4.12.1 (Debian 12) lacks: their facts follow the
+/// newest upstream, so there is no installed agent to compare with (not a
+/// missing peer: the comparison does not apply).
+const NOT_IN_4_12_1: &[&str] = &["fence_nutanix_ahv"];
+
+/// The agents that 4.12.1 has, which the comparisons with it cover.
+fn upstream_names() -> Vec<&'static str> {
+    names()
+        .into_iter()
+        .filter(|n| !NOT_IN_4_12_1.contains(n))
+        .collect()
+}
+
 fn ours(name: &str) -> String {
     metadata::render(&agent(name).expect("known agent"))
 }
@@ -205,7 +218,7 @@ fn our_metadata_validates_against_upstreams_schema() {
 
 #[test]
 fn our_metadata_matches_upstreams_agents_except_for_wording() {
-    for name in names() {
+    for name in upstream_names() {
         let bin = format!("/usr/sbin/{name}");
         if !Path::new(&bin).exists() {
             return skip(&format!(
@@ -253,7 +266,7 @@ fn pacemaker_parses_our_metadata() {
             "not root: cannot bind-mount over /usr/sbin/fence_* in a private mount namespace",
         );
     }
-    for name in names() {
+    for name in upstream_names() {
         let target = format!("/usr/sbin/{name}");
         if !Path::new(&target).exists() {
             skip(&format!("{target} does not exist to be replaced"));

@@ -56,6 +56,7 @@ const PAGES: &[&str] = &[
     "docs/vsphere.md",
     "docs/vsphere-rest.md",
     "docs/azure.md",
+    "docs/hypervisors.md",
 ];
 
 /// What a fenced block is for.
@@ -871,6 +872,11 @@ fn monitoring_manifests_have_their_shape() {
 #[test]
 fn azure() {
     run_page("docs/azure.md");
+}
+
+#[test]
+fn hypervisors() {
+    run_page("docs/hypervisors.md");
 }
 
 #[test]

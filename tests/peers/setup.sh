@@ -156,4 +156,37 @@ if command -v cargo >/dev/null 2>&1; then
     fi
   done
 fi
+# The newest upstream fence_nutanix_ahv (fence-agents 4.12.1 lacks it), run
+# side by side with fencekit against tests/peers/nutanix_api.py
+# (tests/interop_nutanix.rs, bench/nutanix.sh) by Debian's python3 with
+# PYTHONPATH=/usr/share/fence (4.12.1's library serves it) and python3-requests.
+# The agent comes from Debian's own fence-agents-nutanix-ahv 4.17.0-2 (the
+# development distribution's; the same agent as upstream's tree at the time),
+# fetched from the mirror this machine's apt sources name, its SHA-256
+# checked, and unpacked under $PEERS_DIR, never installed. When the mirror no
+# longer carries that version, the development distribution's current one is
+# taken, checked against its index's SHA-256.
+nutanix_up="$PEERS_DIR/upstream/fence_nutanix_ahv.py"
+if [ ! -s "$nutanix_up" ]; then
+  mirror=$({ sed -n -e 's/^URIs: *\(http[^ ]*\).*/\1/p' -e 's/^deb  *\(http[^ ]*\) .*/\1/p' \
+    /etc/apt/sources.list.d/*.sources /etc/apt/sources.list 2>/dev/null || true; } \
+    | grep -v -- '-security' | head -n 1)
+  ntmp=$(mktemp -d)
+  nfile=pool/main/f/fence-agents/fence-agents-nutanix-ahv_4.17.0-2_all.deb
+  nsum=9338e1b17e30e4a75b2362161200be75b95310462cf23b8d67ae084e51117ff3
+  if ! curl -fsSL --retry 3 -o "$ntmp/agent.deb" "$mirror/$nfile"; then
+    echo "setup.sh: 4.17.0-2 of fence-agents-nutanix-ahv gone from $mirror; taking sid's" >&2
+    curl -fsSL --retry 3 "$mirror/dists/sid/main/binary-all/Packages.xz" | xz -dc \
+      | awk '/^Package: fence-agents-nutanix-ahv$/{p=1} p&&/^Filename:/{f=$2} p&&/^SHA256:/{s=$2} p&&/^$/{exit} END{print f, s}' \
+      > "$ntmp/entry"
+    read -r nfile nsum < "$ntmp/entry"
+    curl -fsSL --retry 3 -o "$ntmp/agent.deb" "$mirror/$nfile"
+  fi
+  echo "$nsum  $ntmp/agent.deb" | sha256sum -c --status
+  dpkg-deb -x "$ntmp/agent.deb" "$ntmp/root"
+  mkdir -p "$PEERS_DIR/upstream"
+  cp "$ntmp/root/usr/sbin/fence_nutanix_ahv" "$nutanix_up.tmp"
+  mv "$nutanix_up.tmp" "$nutanix_up"
+  rm -rf "$ntmp"
+fi
 echo "peers ready in $PEERS_DIR"

@@ -33,6 +33,9 @@ pub struct Refusals<'a> {
     /// The device accepted the credentials but refused the action to them
     /// (`privilege_refused`).
     pub privilege: Option<&'a str>,
+    /// Any other failure the device reported (`device_failed`): not a
+    /// timeout, an interruption or an identity refusal.
+    pub device: Option<&'a str>,
 }
 
 impl<'a> Refusals<'a> {
@@ -49,8 +52,14 @@ impl<'a> Refusals<'a> {
             ErrorKind::PasswordInvalid | ErrorKind::UsernameInvalid => {
                 self.login.unwrap_or(otherwise)
             }
-            ErrorKind::PrivilegeNotObtained => self.privilege.unwrap_or(otherwise),
-            _ => otherwise,
+            ErrorKind::PrivilegeNotObtained => self.privilege.or(self.device).unwrap_or(otherwise),
+            ErrorKind::Timeout
+            | ErrorKind::TransitionTimeout
+            | ErrorKind::Interrupted
+            | ErrorKind::IdentityMismatch
+            | ErrorKind::IdentityUnavailable
+            | ErrorKind::SelfFence => otherwise,
+            _ => self.device.unwrap_or(otherwise),
         }
     }
 }
@@ -61,6 +70,7 @@ impl Refusals<'static> {
         Refusals {
             login: family.login_refused,
             privilege: family.privilege_refused,
+            device: family.device_failed,
         }
     }
 }
@@ -354,7 +364,7 @@ mod tests {
         let login = "Unable to connect/login to fencing device";
         let refusals = Refusals {
             login: Some(login),
-            privilege: None,
+            ..Refusals::default()
         };
         let on = RebootMethod::OnOff;
         for kind in [ErrorKind::PasswordInvalid, ErrorKind::UsernameInvalid] {
@@ -387,8 +397,8 @@ mod tests {
             Action::Off,
             on,
             Refusals {
-                login: None,
                 privilege: Some(status_line),
+                ..Refusals::default()
             },
             &denied,
         );
@@ -401,9 +411,35 @@ mod tests {
             Refusals {
                 login: Some(login),
                 privilege: Some(status_line),
+                device: Some("Failed: Generic error"),
             },
             &fail(ErrorKind::Timeout, Stage::Authenticate),
         );
         assert_eq!(r.log[0].1, "Connection timed out");
+        // A family's line for the device's other failures (fence_nutanix_ahv's).
+        let generic = Refusals {
+            device: Some("Failed: Generic error"),
+            ..refusals
+        };
+        for (kind, stage) in [
+            (ErrorKind::DeviceError, Stage::Status),
+            (ErrorKind::StatusUnreadable, Stage::Status),
+            (ErrorKind::Config, Stage::Status),
+            (ErrorKind::DeviceError, Stage::Command),
+        ] {
+            let r = report(Action::Off, on, generic, &fail(kind, stage));
+            assert_eq!(r.log[0].1, "Failed: Generic error", "{kind:?}");
+        }
+        for kind in [ErrorKind::TransitionTimeout, ErrorKind::IdentityMismatch] {
+            let r = report(Action::Off, on, generic, &fail(kind, Stage::Wait));
+            assert_ne!(r.log[0].1, "Failed: Generic error", "{kind:?}");
+        }
+        let r = report(
+            Action::Status,
+            on,
+            generic,
+            &fail(ErrorKind::PasswordInvalid, Stage::Status),
+        );
+        assert_eq!(r.log[0].1, login);
     }
 }

@@ -189,6 +189,11 @@ pub struct Family {
     /// (`package` in its `agents/*.toml`: `fence-agents-ipmilan`); the
     /// `.deb` and `.rpm` `Provides` it (`fencekit agents`).
     pub package: Option<&'static str>,
+    /// The first error line upstream prints for any other failure the
+    /// device reported (a VM it cannot find, a task that failed:
+    /// `device_failed`; fence_nutanix_ahv's `Failed: Generic error`);
+    /// `None`: the agent front's lines by stage.
+    pub device_failed: Option<&'static str>,
     /// The aliases.
     pub aliases: &'static [AliasDef],
     /// Every option, in usage order, with this family's overrides applied.
@@ -353,6 +358,7 @@ mod tests {
             assert_eq!(s.login_refused.as_deref(), f.login_refused);
             assert_eq!(s.privilege_refused.as_deref(), f.privilege_refused);
             assert_eq!(s.package.as_deref(), f.package);
+            assert_eq!(s.device_failed.as_deref(), f.device_failed);
             assert_eq!(s.aliases.len(), f.aliases.len());
             for (sa, a) in s.aliases.iter().zip(f.aliases) {
                 assert_eq!(
@@ -720,7 +726,7 @@ options = ["nope"]
             e.contains("short option `ab` of --nope is not one letter"),
             "{e}"
         );
-        for key in ["login_refused", "privilege_refused"] {
+        for key in ["login_refused", "privilege_refused", "device_failed"] {
             for bad_line in ["\"\"", "\"a\\nb\""] {
                 let two_lines = bad.replace(
                     "hidden_actions = []",

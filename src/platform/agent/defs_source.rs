@@ -139,6 +139,7 @@ struct FamilyFile {
     privilege_refused: Option<String>,
     #[serde(default)]
     package: Option<String>,
+    device_failed: Option<String>,
     options: Vec<String>,
     #[serde(default)]
     overrides: BTreeMap<String, Override>,
@@ -186,6 +187,9 @@ pub struct SrcFamily {
     /// (`fence-agents-ipmilan`: Fedora's, RHEL's and FAR's split); the
     /// distribution packages `Provides` it.
     pub package: Option<String>,
+    /// The first error line for any other failure the device reported
+    /// (`device_failed`; none: the default lines by stage).
+    pub device_failed: Option<String>,
     /// Aliases.
     pub aliases: Vec<SrcAlias>,
     /// Options, resolved.
@@ -209,6 +213,7 @@ fn resolve(file: &str, f: FamilyFile, common: &[SrcOption]) -> Result<SrcFamily,
     for (key, line) in [
         ("login_refused", &f.login_refused),
         ("privilege_refused", &f.privilege_refused),
+        ("device_failed", &f.device_failed),
     ] {
         if line
             .as_ref()
@@ -298,6 +303,7 @@ fn resolve(file: &str, f: FamilyFile, common: &[SrcOption]) -> Result<SrcFamily,
         login_refused: f.login_refused,
         privilege_refused: f.privilege_refused,
         package: f.package,
+        device_failed: f.device_failed,
         aliases: f.alias,
         options,
     })
