@@ -29,6 +29,7 @@ const FAMILY_FILES: &[&str] = &[
     "vmware_rest.toml",
     "azure_arm.toml",
     "pve.toml",
+    "rhevm.toml",
 ];
 
 fn main() {

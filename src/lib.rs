@@ -44,6 +44,7 @@ pub mod kubevirt;
 pub mod lab;
 pub mod lock;
 pub mod method;
+pub mod ovirt;
 pub mod parse;
 pub mod platform;
 pub mod private;
@@ -81,6 +82,7 @@ pub const AGENT_NAMES: &[&str] = &[
     "fence_vmware_rest",
     "fence_azure_arm",
     "fence_pve",
+    "fence_rhevm",
 ];
 
 /// True when `name` (argv[0]'s file name) is a fence agent this binary can be.

@@ -27,6 +27,7 @@ pub static PLATFORMS: &[&dyn Platform] = &[
     &crate::vsphere::platform::PLATFORM,
     &crate::azure::platform::PLATFORM,
     &crate::pve::platform::PLATFORM,
+    &crate::ovirt::platform::PLATFORM,
 ];
 
 /// The platform of a target without a scheme another platform owns (a
