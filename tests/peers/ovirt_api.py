@@ -173,6 +173,8 @@ class Handler(BaseHTTPRequestHandler):
             except Exception:
                 return None, None
             if USERS.get(u) == p:
+                with w.lock:
+                    w.calls["auth basic"] = w.calls.get("auth basic", 0) + 1
                 new = None
                 if "persistent-auth" in self.headers.get("Prefer", ""):
                     new = secrets.token_hex(16)
@@ -182,7 +184,10 @@ class Handler(BaseHTTPRequestHandler):
             return None, None
         if cookie:
             with w.lock:
-                return w.sessions.get(cookie), None
+                u = w.sessions.get(cookie)
+                if u:
+                    w.calls["auth cookie"] = w.calls.get("auth cookie", 0) + 1
+                return u, None
         return None, None
 
     def handle_api(self, method):
