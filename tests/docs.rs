@@ -56,6 +56,7 @@ const PAGES: &[&str] = &[
     "docs/vsphere.md",
     "docs/vsphere-rest.md",
     "docs/azure.md",
+    "docs/hypervisors.md",
 ];
 
 /// What a fenced block is for.
