@@ -139,7 +139,9 @@ impl Client {
             ),
             404 => (
                 ErrorKind::DeviceError,
-                format!("{what}: the engine has no such VM ({said})"),
+                format!(
+                    "{what}: the engine has no such object (a VM deleted, a job purged) ({said})"
+                ),
             ),
             409 => (
                 ErrorKind::NotInPresentState,
