@@ -43,6 +43,7 @@ import base64
 import json
 import os
 import secrets
+import socket
 import ssl
 import threading
 import time
@@ -108,6 +109,12 @@ def vm_xml(v):
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "ovirt-engine"
+
+    def setup(self):
+        super().setup()
+        # Headers and body go out as two writes: without this, Nagle's
+        # algorithm and the client's delayed ACK add 40 ms to every answer.
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
     def log_message(self, fmt, *args):
         if self.server.log:
