@@ -30,6 +30,7 @@ const FAMILY_FILES: &[&str] = &[
     "azure_arm.toml",
     "pve.toml",
     "nutanix_ahv.toml",
+    "rhevm.toml",
 ];
 
 fn main() {

@@ -45,6 +45,7 @@ pub mod lab;
 pub mod lock;
 pub mod method;
 pub mod nutanix;
+pub mod ovirt;
 pub mod parse;
 pub mod platform;
 pub mod private;
@@ -83,6 +84,7 @@ pub const AGENT_NAMES: &[&str] = &[
     "fence_azure_arm",
     "fence_pve",
     "fence_nutanix_ahv",
+    "fence_rhevm",
 ];
 
 /// True when `name` (argv[0]'s file name) is a fence agent this binary can be.

@@ -30,7 +30,7 @@ const LAYERS: &[(&str, &[&str])] = &[
         "protocols",
         &[
             "ipmi", "redfish", "ssh", "snmp", "kdump", "aws", "kubevirt", "vsphere", "azure",
-            "pve", "nutanix",
+            "pve", "nutanix", "ovirt",
         ],
     ),
     ("methods", &["method"]),

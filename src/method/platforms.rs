@@ -28,6 +28,7 @@ pub static PLATFORMS: &[&dyn Platform] = &[
     &crate::azure::platform::PLATFORM,
     &crate::pve::platform::PLATFORM,
     &crate::nutanix::platform::PLATFORM,
+    &crate::ovirt::platform::PLATFORM,
 ];
 
 /// The platform of a target without a scheme another platform owns (a

@@ -388,6 +388,31 @@ pub fn lost_task<'a>(
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn answers_about_other_objects_or_twice_with_two_values_are_refused() {
+        use crate::vsphere::soap::Value;
+        let vm = |id: &str, props: &[(&str, &str)]| Object {
+            obj: MoRef::new("VirtualMachine", id),
+            props: props
+                .iter()
+                .map(|(p, v)| (p.to_string(), Value::Text(v.to_string())))
+                .collect(),
+            missing: Vec::new(),
+        };
+        let asked = [MoRef::new("VirtualMachine", "vm-101")];
+        let on = ("runtime.powerState", "poweredOn");
+        let off = ("runtime.powerState", "poweredOff");
+        assert!(check_objects(&asked, &[vm("vm-101", &[on])]).is_ok());
+        assert!(check_objects(&asked, &[vm("vm-101", &[on, on])]).is_ok());
+        assert!(check_objects(&asked, &[vm("vm-101", &[on, off])])
+            .unwrap_err()
+            .contains("two values"));
+        assert!(check_objects(&asked, &[vm("vm-999", &[off])])
+            .unwrap_err()
+            .contains("vm-999"));
+        assert!(check_objects(&asked, &[vm("vm-101", &[on]), vm("vm-101", &[off])]).is_err());
+    }
+
     use super::*;
 
     fn vm(power: &str, conn: &str, host_conn: Option<&str>) -> VmView {

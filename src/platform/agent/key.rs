@@ -141,6 +141,10 @@ keys! {
     Nodename => "nodename",
     Vmtype => "vmtype",
     Skiplock => "skiplock",
+    UseCookies => "use_cookies",
+    CookieFile => "cookie_file",
+    ApiVersion => "api_version",
+    DisableHttpFilter => "disable_http_filter",
 }
 
 impl std::fmt::Display for Key {
