@@ -65,6 +65,12 @@ fn settings(region: &str, instance: &str, o: &MethodOptions) -> Result<AwsConfig
     let mut c = AwsConfig::new(region, instance);
     c.endpoint = o.endpoint_url.clone();
     c.allow_self_fence = o.allow_self_fence;
+    c.trust = crate::tls::trust(
+        o.ssl_insecure,
+        o.ca_cert.as_deref(),
+        o.ssl_fingerprint.as_deref(),
+    )
+    .map_err(BuildError::platform)?;
     c.validate()?;
     Ok(c)
 }

@@ -94,6 +94,10 @@ pub struct AwsConfig {
     /// it refused the parameter. On by default, as upstream fence_aws's
     /// `skip_os_shutdown`.
     pub skip_os_shutdown: bool,
+    /// How the endpoints' certificates are trusted (`--ca-cert`,
+    /// `--ssl-fingerprint`, `--ssl-insecure`: the system store, or only
+    /// `AWS_CA_BUNDLE`, by default).
+    pub trust: crate::tls::TlsTrust,
 }
 
 impl AwsConfig {
@@ -115,6 +119,7 @@ impl AwsConfig {
             allow_self_fence: false,
             list_filter: None,
             skip_os_shutdown: true,
+            trust: crate::tls::TlsTrust::default(),
         }
     }
 

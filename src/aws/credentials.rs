@@ -446,7 +446,7 @@ mod tests {
             .build()
             .unwrap();
         rt.block_on(async {
-            let mut http = Http::new(false, None).unwrap();
+            let mut http = Http::new(false, &Default::default(), None).unwrap();
             let mut imds = Err(ImdsError::Disabled);
             resolve(
                 &given,

@@ -169,11 +169,14 @@ impl AwsDriver {
                     .env
                     .endpoint("sts")
                     .is_none_or(|e| e.starts_with("https"));
-            let http = Http::new(self.ec2.tls || sts_tls, self.env.get("AWS_CA_BUNDLE")).map_err(
-                |e: ClientError| {
-                    DriverError::new(ErrorKind::Config, Stage::Authenticate, e.to_string())
-                },
-            )?;
+            let http = Http::new(
+                self.ec2.tls || sts_tls,
+                &self.cfg.trust,
+                self.env.get("AWS_CA_BUNDLE"),
+            )
+            .map_err(|e: ClientError| {
+                DriverError::new(ErrorKind::Config, Stage::Authenticate, e.to_string())
+            })?;
             self.http = Some(http);
         }
         Ok(self.http.as_mut().expect("just set"))

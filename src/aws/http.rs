@@ -78,10 +78,10 @@ fn anchors(
 
 impl Http {
     /// A client; `tls` reads the trust store (only needed for https).
-    pub fn new(tls: bool, ca_bundle: Option<&str>) -> Result<Http, ClientError> {
+    pub fn new(tls: bool, trust: &TlsTrust, ca_bundle: Option<&str>) -> Result<Http, ClientError> {
         let setup = match tls {
             true => Setup {
-                trust: Some(TlsTrust::default()),
+                trust: Some(trust.clone()),
                 anchors: anchors(ca_bundle)?,
                 tls_hint: Some("a private endpoint's CA goes in AWS_CA_BUNDLE"),
                 ..Setup::new("EC2")

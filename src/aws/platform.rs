@@ -149,6 +149,16 @@ impl Method for AwsMethod {
     // The method's own names (node_name, a tag) stay when a node's UUID
     // or serial is pinned over them ([`platform::pin`]).
     platform::pinned_in_expect!();
+    fn warnings(&self) -> Vec<String> {
+        match self.config.trust {
+            crate::tls::TlsTrust::Insecure => vec![format!(
+                "{}: the endpoints' certificates are not verified (--ssl-insecure): anyone \
+                 on the path can impersonate EC2 and read the signed requests",
+                self.config.instance_id
+            )],
+            _ => Vec::new(),
+        }
+    }
     fn build(&self, deadline: Option<Instant>) -> Local<'_, Result<Box<dyn Driver>, DriverError>> {
         Box::pin(async move {
             let mut c = self.config.clone();
