@@ -712,7 +712,6 @@ mod tests {
         "fence-agents-ilo2",
         "fence-agents-intelmodular",
         "fence-agents-ipdu",
-        "fence-agents-rhevm",
         "fence-agents-ibm-powervs",
         "fence-agents-ibm-vpc",
         "fence-agents-gce",
