@@ -45,6 +45,7 @@ pub mod lab;
 pub mod lock;
 pub mod method;
 pub mod nutanix;
+pub mod openstack;
 pub mod ovirt;
 pub mod parse;
 pub mod platform;
