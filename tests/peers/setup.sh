@@ -139,6 +139,14 @@ if ! "$venv/bin/python" -c 'import azure.identity, azure.mgmt.compute, azure.mgm
     'azure-identity==1.15.0' 'azure-mgmt-compute==27.2.0' 'azure-mgmt-network==19.3.0' \
     'msrestazure==0.6.4.post1'
 fi
+# OpenStack: what upstream fence_openstack (4.12.1) imports when run with the
+# venv's Python (keystoneauth1 for the token, python-novaclient for Nova, PyYAML
+# for --cloud); the peer (openstack_api.py) needs only the standard library.
+if ! "$venv/bin/python" -c 'import keystoneauth1, novaclient, yaml' 2>/dev/null; then
+  echo "setup.sh: installing keystoneauth1 and python-novaclient into $venv" >&2
+  "$venv/bin/pip" install -q --disable-pip-version-check \
+    'keystoneauth1==5.18.1' 'python-novaclient==18.13.1' 'PyYAML==6.0.4'
+fi
 # vSphere SOAP peer: fencekit-vcsim, built when missing or when its source
 # (any .go file) changed (~50 s of CPU cold; the Go build cache is dropped afterwards).
 here="$(cd "$(dirname "$0")" && pwd)"
