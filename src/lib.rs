@@ -86,6 +86,7 @@ pub const AGENT_NAMES: &[&str] = &[
     "fence_pve",
     "fence_nutanix_ahv",
     "fence_rhevm",
+    "fence_openstack",
 ];
 
 /// True when `name` (argv[0]'s file name) is a fence agent this binary can be.

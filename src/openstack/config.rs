@@ -9,9 +9,6 @@ use crate::engine::driver::UrlForm;
 use crate::platform::target::{escape, Target};
 use crate::tls::TlsTrust;
 
-/// Keystone's usual port (only for the lock key's text).
-pub const KEYSTONE_PORT: u16 = 5000;
-
 /// The URL forms (`--help`, man pages, README).
 pub const URL_FORMS: &[UrlForm] = &[UrlForm {
     scheme: "openstack",
@@ -223,21 +220,22 @@ impl OpenstackConfig {
         s
     }
 
-    /// The lock key: Keystone's host, narrowed to the project and server
-    /// (other servers may be fenced at the same time).
+    /// The lock key: the server of the cloud (its name in clouds.yaml, or
+    /// Keystone's host); native runs and the agent with `--cloud` take the
+    /// same one.
     pub fn lock_key(&self) -> crate::lock::DeviceKey {
-        let (host, port) = reqwest::Url::parse(self.auth_url.trim())
-            .ok()
-            .and_then(|u| {
-                let h = u.host_str()?.trim_matches(['[', ']']).to_string();
-                Some((h, u.port_or_known_default().unwrap_or(KEYSTONE_PORT)))
-            })
-            .unwrap_or_else(|| (self.auth_url.clone(), KEYSTONE_PORT));
-        let s = self
-            .server
-            .as_ref()
-            .map(|v| format!("server/{}/{v}", self.project.text()));
-        crate::lock::DeviceKey::new(&host, port, KEYSTONE_PORT).with_system(s.as_deref(), "server/")
+        let label = match &self.cloud {
+            Some(c) => c.clone(),
+            None => reqwest::Url::parse(self.auth_url.trim())
+                .ok()
+                .and_then(|u| u.host_str().map(str::to_string))
+                .unwrap_or_else(|| self.auth_url.clone()),
+        };
+        let name = format!(
+            "{}.{label}.openstack",
+            self.server.as_deref().unwrap_or("-")
+        );
+        crate::lock::DeviceKey::new(&name, 0, 0)
     }
 }
 

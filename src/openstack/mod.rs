@@ -8,6 +8,11 @@
 //! docs/hypervisors.md is the user's guide; the peer is
 //! `tests/peers/openstack_api.py`.
 
+pub mod agent;
+pub mod build;
+pub mod client;
 pub mod cloud;
 pub mod config;
+pub mod driver;
 pub mod model;
+pub mod platform;

@@ -49,7 +49,8 @@ Test control, no authentication (a loopback test peer):
   POST /fencekit/fail?action=os-stop|os-start|reboot[&count=N]  accepted, then ERROR
   POST /fencekit/drop?action=A[&count=N]   carried out, its answer lost
   POST /fencekit/throttle?count=N[&retry_after=S]   POST /fencekit/hang?count=N
-  POST /fencekit/expire                    every token issued so far is refused (401)
+  POST /fencekit/expire[?after=N]          every token issued so far is refused (401);
+                                           after=N: once N more compute requests were served
   POST /fencekit/max_limit?n=N             POST /fencekit/regions?n=1|2
   POST /fencekit/reset
 Run: openstack_api.py --port P --cert C --key K [--bind ADDR] [--info FILE] [--log FILE]
@@ -124,6 +125,7 @@ class World:
             self.hang = 0
             self.max_limit = 1000
             self.regions = 1
+            self.expire_after = 0
             self.calls = {}
 
 
@@ -168,11 +170,8 @@ class Handler(BaseHTTPRequestHandler):
             w.calls[shape] = w.calls.get(shape, 0) + 1
 
     def body(self):
-        n = int(self.headers.get("Content-Length") or 0)
-        if not n:
-            return None
         try:
-            return json.loads(self.rfile.read(n))
+            return json.loads(self.raw) if self.raw else None
         except ValueError:
             return None
 
@@ -210,7 +209,10 @@ class Handler(BaseHTTPRequestHandler):
             elif path == "hang":
                 w.hang = int(arg("count", "1"))
             elif path == "expire":
-                w.tokens = {}
+                if arg("after"):
+                    w.expire_after = int(arg("after"))
+                else:
+                    w.tokens = {}
             elif path == "max_limit":
                 w.max_limit = int(arg("n"))
             elif path == "regions":
@@ -332,6 +334,10 @@ class Handler(BaseHTTPRequestHandler):
         tok = self.headers.get("X-Auth-Token")
         with w.lock:
             t = w.tokens.get(tok)
+            if t is not None and w.expire_after > 0:
+                w.expire_after -= 1
+                if w.expire_after == 0:
+                    w.tokens = {}
         if t is None or not t["scoped"]:
             return self.unauthorized()
         role = USERS[t["user"]][1]
@@ -447,6 +453,10 @@ class Handler(BaseHTTPRequestHandler):
         w = self.server.world
         url = urlsplit(self.path)
         path = url.path
+        # Read the whole request first: an answer before it leaves the rest
+        # of the body to be read as the next request.
+        n = int(self.headers.get("Content-Length") or 0)
+        self.raw = self.rfile.read(n) if n else b""
         if path.startswith("/fencekit/"):
             return self.control(method, path[len("/fencekit/"):], parse_qs(url.query))
         with w.lock:

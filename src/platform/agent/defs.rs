@@ -462,8 +462,19 @@ mod tests {
                     // Upstream's exceptions: fence_redfish's internal keys
                     // `redfish-uri` / `systems-uri` are the long names
                     // themselves, and fence_azure_arm lists `network-fencing`
-                    // as the deprecated spelling of `network_fencing`.
-                    if !["redfish-uri", "systems-uri", "network-fencing"].contains(&old) {
+                    // as the deprecated spelling of `network_fencing`, and
+                    // fence_openstack its four Keystone options' long names.
+                    if ![
+                        "redfish-uri",
+                        "systems-uri",
+                        "network-fencing",
+                        "auth-url",
+                        "project-name",
+                        "user-domain-name",
+                        "project-domain-name",
+                    ]
+                    .contains(&old)
+                    {
                         assert_ne!(
                             old.replace('_', "-"),
                             o.long,
@@ -609,10 +620,11 @@ mod tests {
             let keys = opt_keys(f);
             // fence_aws and fence_kubevirt talk to an API with credentials
             // of its own: no address, no login, no password.
-            // fence_azure_arm: a service principal's ID and secret, no address.
+            // fence_azure_arm: a service principal's ID and secret, no
+            // address; fence_openstack: Keystone's URL, no address.
             let device: &[&str] = if f.driver == "aws" || f.driver == "kubevirt" {
                 &[]
-            } else if f.driver == "azure" {
+            } else if f.driver == "azure" || f.driver == "openstack" {
                 &["username", "password", "password_script"]
             } else {
                 &["ip", "ipport", "username", "password", "password_script"]

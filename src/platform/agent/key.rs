@@ -145,6 +145,16 @@ keys! {
     CookieFile => "cookie_file",
     ApiVersion => "api_version",
     DisableHttpFilter => "disable_http_filter",
+    AuthUrl => "auth_url",
+    ProjectName => "project_name",
+    UserDomainName => "user_domain_name",
+    ProjectDomainName => "project_domain_name",
+    Openrc => "openrc",
+    Uuid => "uuid",
+    Cacert => "cacert",
+    Apitimeout => "apitimeout",
+    RegionName => "region_name",
+    Interface => "interface",
 }
 
 impl std::fmt::Display for Key {
