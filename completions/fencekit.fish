@@ -94,6 +94,11 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l azure-cloud
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l azure-metadata-endpoint -d 'Azure: an Azure Stack Hub\'s Resource Manager URL (with --azure-cloud stack)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l expect-vm-id -d 'Azure: refuse to act (before any state change) unless the VM\'s vmId is this. Inventories use settings.vm_id; --expect-uuid compares the SMBIOS UUID (the vmId in either byte order)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l pve-vmtype -d 'Proxmox VE: the guest\'s type, qemu or lxc (default: found in the cluster\'s resources). Inventories use settings.vmtype' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l os-auth-url -d 'OpenStack: Keystone\'s URL (https://keystone:5000/v3), instead of the cloud of clouds.yaml the target names. Inventories use settings.auth_url' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l os-project-name -d 'OpenStack: the project to scope the token to (with --os-auth-url)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l os-domain-name -d 'OpenStack: the users\' and the project\'s domain (default: Default)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l os-region-name -d 'OpenStack: the catalog\'s region to take compute from' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l os-interface -d 'OpenStack: the catalog\'s interface: public (default), internal or admin' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l power-wait -d 'Blind wait after each power command before polling' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l power-timeout -d 'How long a power transition may take to be observed' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l poll-interval -d 'First interval between status polls (grows up to 1s while nothing changes)' -r
@@ -177,6 +182,11 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l azure-cloud -d 
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l azure-metadata-endpoint -d 'Azure: an Azure Stack Hub\'s Resource Manager URL (with --azure-cloud stack)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l expect-vm-id -d 'Azure: refuse to act (before any state change) unless the VM\'s vmId is this. Inventories use settings.vm_id; --expect-uuid compares the SMBIOS UUID (the vmId in either byte order)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l pve-vmtype -d 'Proxmox VE: the guest\'s type, qemu or lxc (default: found in the cluster\'s resources). Inventories use settings.vmtype' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l os-auth-url -d 'OpenStack: Keystone\'s URL (https://keystone:5000/v3), instead of the cloud of clouds.yaml the target names. Inventories use settings.auth_url' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l os-project-name -d 'OpenStack: the project to scope the token to (with --os-auth-url)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l os-domain-name -d 'OpenStack: the users\' and the project\'s domain (default: Default)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l os-region-name -d 'OpenStack: the catalog\'s region to take compute from' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l os-interface -d 'OpenStack: the catalog\'s interface: public (default), internal or admin' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l power-wait -d 'Blind wait after each power command before polling' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l power-timeout -d 'How long a power transition may take to be observed' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l poll-interval -d 'First interval between status polls (grows up to 1s while nothing changes)' -r
@@ -260,6 +270,11 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l azure-cloud -d
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l azure-metadata-endpoint -d 'Azure: an Azure Stack Hub\'s Resource Manager URL (with --azure-cloud stack)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l expect-vm-id -d 'Azure: refuse to act (before any state change) unless the VM\'s vmId is this. Inventories use settings.vm_id; --expect-uuid compares the SMBIOS UUID (the vmId in either byte order)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l pve-vmtype -d 'Proxmox VE: the guest\'s type, qemu or lxc (default: found in the cluster\'s resources). Inventories use settings.vmtype' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l os-auth-url -d 'OpenStack: Keystone\'s URL (https://keystone:5000/v3), instead of the cloud of clouds.yaml the target names. Inventories use settings.auth_url' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l os-project-name -d 'OpenStack: the project to scope the token to (with --os-auth-url)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l os-domain-name -d 'OpenStack: the users\' and the project\'s domain (default: Default)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l os-region-name -d 'OpenStack: the catalog\'s region to take compute from' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l os-interface -d 'OpenStack: the catalog\'s interface: public (default), internal or admin' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l power-wait -d 'Blind wait after each power command before polling' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l power-timeout -d 'How long a power transition may take to be observed' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l poll-interval -d 'First interval between status polls (grows up to 1s while nothing changes)' -r
@@ -353,6 +368,11 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l azure-cloud
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l azure-metadata-endpoint -d 'Azure: an Azure Stack Hub\'s Resource Manager URL (with --azure-cloud stack)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l expect-vm-id -d 'Azure: refuse to act (before any state change) unless the VM\'s vmId is this. Inventories use settings.vm_id; --expect-uuid compares the SMBIOS UUID (the vmId in either byte order)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l pve-vmtype -d 'Proxmox VE: the guest\'s type, qemu or lxc (default: found in the cluster\'s resources). Inventories use settings.vmtype' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l os-auth-url -d 'OpenStack: Keystone\'s URL (https://keystone:5000/v3), instead of the cloud of clouds.yaml the target names. Inventories use settings.auth_url' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l os-project-name -d 'OpenStack: the project to scope the token to (with --os-auth-url)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l os-domain-name -d 'OpenStack: the users\' and the project\'s domain (default: Default)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l os-region-name -d 'OpenStack: the catalog\'s region to take compute from' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l os-interface -d 'OpenStack: the catalog\'s interface: public (default), internal or admin' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l power-wait -d 'Blind wait after each power command before polling' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l power-timeout -d 'How long a power transition may take to be observed' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l poll-interval -d 'First interval between status polls (grows up to 1s while nothing changes)' -r
@@ -446,6 +466,11 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l azure-clou
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l azure-metadata-endpoint -d 'Azure: an Azure Stack Hub\'s Resource Manager URL (with --azure-cloud stack)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l expect-vm-id -d 'Azure: refuse to act (before any state change) unless the VM\'s vmId is this. Inventories use settings.vm_id; --expect-uuid compares the SMBIOS UUID (the vmId in either byte order)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l pve-vmtype -d 'Proxmox VE: the guest\'s type, qemu or lxc (default: found in the cluster\'s resources). Inventories use settings.vmtype' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l os-auth-url -d 'OpenStack: Keystone\'s URL (https://keystone:5000/v3), instead of the cloud of clouds.yaml the target names. Inventories use settings.auth_url' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l os-project-name -d 'OpenStack: the project to scope the token to (with --os-auth-url)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l os-domain-name -d 'OpenStack: the users\' and the project\'s domain (default: Default)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l os-region-name -d 'OpenStack: the catalog\'s region to take compute from' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l os-interface -d 'OpenStack: the catalog\'s interface: public (default), internal or admin' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l power-wait -d 'Blind wait after each power command before polling' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l power-timeout -d 'How long a power transition may take to be observed' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l poll-interval -d 'First interval between status polls (grows up to 1s while nothing changes)' -r
@@ -529,6 +554,11 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l azure-cloud
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l azure-metadata-endpoint -d 'Azure: an Azure Stack Hub\'s Resource Manager URL (with --azure-cloud stack)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l expect-vm-id -d 'Azure: refuse to act (before any state change) unless the VM\'s vmId is this. Inventories use settings.vm_id; --expect-uuid compares the SMBIOS UUID (the vmId in either byte order)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l pve-vmtype -d 'Proxmox VE: the guest\'s type, qemu or lxc (default: found in the cluster\'s resources). Inventories use settings.vmtype' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l os-auth-url -d 'OpenStack: Keystone\'s URL (https://keystone:5000/v3), instead of the cloud of clouds.yaml the target names. Inventories use settings.auth_url' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l os-project-name -d 'OpenStack: the project to scope the token to (with --os-auth-url)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l os-domain-name -d 'OpenStack: the users\' and the project\'s domain (default: Default)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l os-region-name -d 'OpenStack: the catalog\'s region to take compute from' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l os-interface -d 'OpenStack: the catalog\'s interface: public (default), internal or admin' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l power-wait -d 'Blind wait after each power command before polling' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l power-timeout -d 'How long a power transition may take to be observed' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l poll-interval -d 'First interval between status polls (grows up to 1s while nothing changes)' -r
@@ -620,6 +650,11 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l azure-cloud 
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l azure-metadata-endpoint -d 'Azure: an Azure Stack Hub\'s Resource Manager URL (with --azure-cloud stack)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l expect-vm-id -d 'Azure: refuse to act (before any state change) unless the VM\'s vmId is this. Inventories use settings.vm_id; --expect-uuid compares the SMBIOS UUID (the vmId in either byte order)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l pve-vmtype -d 'Proxmox VE: the guest\'s type, qemu or lxc (default: found in the cluster\'s resources). Inventories use settings.vmtype' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l os-auth-url -d 'OpenStack: Keystone\'s URL (https://keystone:5000/v3), instead of the cloud of clouds.yaml the target names. Inventories use settings.auth_url' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l os-project-name -d 'OpenStack: the project to scope the token to (with --os-auth-url)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l os-domain-name -d 'OpenStack: the users\' and the project\'s domain (default: Default)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l os-region-name -d 'OpenStack: the catalog\'s region to take compute from' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l os-interface -d 'OpenStack: the catalog\'s interface: public (default), internal or admin' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l power-wait -d 'Blind wait after each power command before polling' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l power-timeout -d 'How long a power transition may take to be observed' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l poll-interval -d 'First interval between status polls (grows up to 1s while nothing changes)' -r
@@ -718,6 +753,11 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l azure-cloud -
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l azure-metadata-endpoint -d 'Azure: an Azure Stack Hub\'s Resource Manager URL (with --azure-cloud stack)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l expect-vm-id -d 'Azure: refuse to act (before any state change) unless the VM\'s vmId is this. Inventories use settings.vm_id; --expect-uuid compares the SMBIOS UUID (the vmId in either byte order)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l pve-vmtype -d 'Proxmox VE: the guest\'s type, qemu or lxc (default: found in the cluster\'s resources). Inventories use settings.vmtype' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l os-auth-url -d 'OpenStack: Keystone\'s URL (https://keystone:5000/v3), instead of the cloud of clouds.yaml the target names. Inventories use settings.auth_url' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l os-project-name -d 'OpenStack: the project to scope the token to (with --os-auth-url)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l os-domain-name -d 'OpenStack: the users\' and the project\'s domain (default: Default)' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l os-region-name -d 'OpenStack: the catalog\'s region to take compute from' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l os-interface -d 'OpenStack: the catalog\'s interface: public (default), internal or admin' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l power-wait -d 'Blind wait after each power command before polling' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l power-timeout -d 'How long a power transition may take to be observed' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l poll-interval -d 'First interval between status polls (grows up to 1s while nothing changes)' -r

@@ -87,6 +87,9 @@ pub struct PlatformArgs {
     /// Proxmox VE.
     #[command(flatten)]
     pub pve: crate::pve::args::Args,
+    /// OpenStack.
+    #[command(flatten)]
+    pub openstack: crate::openstack::args::Args,
     /// Last: the options declared after the composition are listed under
     /// the command's own heading again, not under the last platform's.
     #[command(flatten)]
@@ -103,6 +106,7 @@ impl PlatformArgs {
         self.kubevirt.apply(o);
         self.azure.apply(o);
         self.pve.apply(o);
+        self.openstack.apply(o);
     }
 
     /// When a platform's flags name one machine: why the targets must then

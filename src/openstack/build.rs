@@ -20,6 +20,7 @@ pub const SETTING_KEYS: &[&str] = &[
     "project_domain",
     "user_domain",
     "interface",
+    "region",
     "app_credential",
 ];
 
@@ -62,7 +63,7 @@ impl Overrides {
         let text = |s: Option<&str>| s.filter(|s| !s.is_empty()).map(str::to_string);
         Ok(Overrides {
             user: text(o.username.as_deref()),
-            region: text(o.region.as_deref()),
+            region: text(o.setting("region").or(o.region.as_deref())),
             interface: text(o.setting("interface")).map(|i| i.trim().to_ascii_lowercase()),
             kind: o.setting("auth_type").map(AuthKind::parse).transpose()?,
             app_cred: text(o.setting("app_credential")),

@@ -9,6 +9,7 @@
 //! `tests/peers/openstack_api.py`.
 
 pub mod agent;
+pub mod args;
 pub mod build;
 pub mod client;
 pub mod cloud;
