@@ -31,6 +31,7 @@ const FAMILY_FILES: &[&str] = &[
     "pve.toml",
     "nutanix_ahv.toml",
     "rhevm.toml",
+    "eps.toml",
 ];
 
 fn main() {

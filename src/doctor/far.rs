@@ -706,7 +706,6 @@ mod tests {
         "fence-agents-amt-ws",
         "fence-agents-cisco-ucs",
         "fence-agents-emerson",
-        "fence-agents-eps",
         "fence-agents-ibmblade",
         "fence-agents-ifmib",
         "fence-agents-ilo2",
