@@ -37,10 +37,7 @@ pub fn lines(page: &str) -> Result<Vec<Line>, String> {
             && b.get(i + 3) == Some(&b'=')
         {
             let rest = &page[i + 4..];
-            let end = rest
-                .find(|c: char| c == '<' || c == '\n' || c == '\r')
-                .unwrap_or(rest.len())
-                .min(32);
+            let end = rest.find(['<', '\n', '\r']).unwrap_or(rest.len()).min(32);
             let value = rest.get(..end).unwrap_or("").trim().to_string();
             out.push(Line {
                 outlet: page[i + 1..i + 3].to_string(),
