@@ -397,11 +397,11 @@ impl SnmpDriver {
     ) -> Result<Vec<OutletEntry>, DriverError> {
         let conn = self.conn(pdu, deadline).await?;
         let v = conn.variant.clone();
-        let Some(root) = v.names.clone() else {
+        let Some(root) = v.names.clone().or_else(|| v.list_table.clone()) else {
             return Err(DriverError::new(
                 ErrorKind::Unsupported,
                 Stage::Status,
-                format!("{} has no outlet names table to list", v.label),
+                format!("{} has no outlet table to list", v.label),
             ));
         };
         let table = conn.client.walk(&root, Stage::Status, deadline).await?;
@@ -424,6 +424,7 @@ impl SnmpDriver {
             let alias = match v.alias {
                 Alias::Value => text.trim_matches('"').to_string(),
                 Alias::Number => number.to_string(),
+                Alias::None => String::new(),
             };
             if let Some(o) = v.status.render(sw, i64::from(idx)) {
                 status_oids.push((entries.len(), o));

@@ -86,6 +86,12 @@ const MAX_PROFILE: u64 = 1 << 20;
 const BUILTIN: &[(&str, &str)] = &[
     ("apc", include_str!("../../agents/pdu/apc.toml")),
     ("eaton", include_str!("../../agents/pdu/eaton.toml")),
+    ("ibmblade", include_str!("../../agents/pdu/ibmblade.toml")),
+    (
+        "intelmodular",
+        include_str!("../../agents/pdu/intelmodular.toml"),
+    ),
+    ("ipdu", include_str!("../../agents/pdu/ipdu.toml")),
 ];
 
 /// What the alias column of a listing shows.
@@ -97,6 +103,8 @@ pub enum Alias {
     Value,
     /// The outlet number again (devices whose table holds numbers).
     Number,
+    /// Nothing: the device has no outlet names (blade chassis).
+    None,
 }
 
 #[derive(Deserialize)]
@@ -124,6 +132,8 @@ struct RawVariant {
     names: Option<String>,
     #[serde(default)]
     names_index: Option<String>,
+    #[serde(default)]
+    list_table: Option<String>,
     #[serde(default)]
     index_offset: i64,
     #[serde(default)]
@@ -228,6 +238,9 @@ pub struct Variant {
     pub names: Option<Oid>,
     /// How the names table is indexed below `names` (default `{outlet}`).
     pub names_index: Template,
+    /// The table walked to enumerate outlets for `list` when the device
+    /// has no names table (indexed like `names_index`).
+    pub list_table: Option<Oid>,
     /// OID index = outlet number + this (Eaton Managed: −1).
     pub index_offset: i64,
     /// Added to the index of the control OID only (Eaton Switched: +1).
@@ -308,6 +321,12 @@ impl Profile {
                     .transpose()
                     .map_err(|e| ctx(e.into()))?,
                 names_index,
+                list_table: v
+                    .list_table
+                    .as_deref()
+                    .map(Oid::parse)
+                    .transpose()
+                    .map_err(|e| ctx(e.into()))?,
                 index_offset: v.index_offset,
                 control_offset: v.control_offset,
                 alias: v.alias,
@@ -445,6 +464,101 @@ mod tests {
             .is_none());
     }
 
+    /// One row per device: the fence-agents 4.12.1 facts, written out here
+    /// independently of `agents/pdu/*.toml`, against what the profile
+    /// resolves for bay/outlet 3.
+    #[test]
+    fn blade_and_ipdu_profiles_row_by_row() {
+        struct Row {
+            profile: &'static str,
+            sys: Option<&'static str>,
+            variant: &'static str,
+            status: &'static str,
+            control: &'static str,
+            names: Option<&'static str>,
+            list: &'static str,
+            alias: Alias,
+            read: (i64, i64),
+            write: (i64, i64),
+        }
+        let rows = [
+            Row {
+                profile: "ibmblade",
+                sys: None,
+                variant: "ibm-bladecenter",
+                status: ".1.3.6.1.4.1.2.3.51.2.22.1.5.1.1.4.3",
+                control: ".1.3.6.1.4.1.2.3.51.2.22.1.6.1.1.7.3",
+                names: None,
+                list: ".1.3.6.1.4.1.2.3.51.2.22.1.5.1.1.4",
+                alias: Alias::None,
+                read: (1, 0),
+                write: (1, 0),
+            },
+            Row {
+                profile: "intelmodular",
+                sys: None,
+                variant: "intel-modular",
+                status: ".1.3.6.1.4.1.343.2.19.1.2.10.202.1.1.6.3",
+                control: ".1.3.6.1.4.1.343.2.19.1.2.10.202.1.1.6.3",
+                names: None,
+                list: ".1.3.6.1.4.1.343.2.19.1.2.10.202.1.1.6",
+                alias: Alias::None,
+                read: (2, 0),
+                write: (2, 3),
+            },
+            Row {
+                profile: "ipdu",
+                sys: Some(".1.3.6.1.4.1.2.6.223"),
+                variant: "ibm-ipdu",
+                status: ".1.3.6.1.4.1.2.6.223.8.2.2.1.11.3",
+                control: ".1.3.6.1.4.1.2.6.223.8.2.2.1.11.3",
+                names: Some(".1.3.6.1.4.1.2.6.223.8.2.2.1.2"),
+                list: ".1.3.6.1.4.1.2.6.223.8.2.2.1.2",
+                alias: Alias::Value,
+                read: (1, 0),
+                write: (1, 0),
+            },
+            // Upstream uses the iPDU table whatever the sysObjectID says.
+            Row {
+                profile: "ipdu",
+                sys: Some(".1.3.6.1.4.1.99.1"),
+                variant: "ibm-ipdu",
+                status: ".1.3.6.1.4.1.2.6.223.8.2.2.1.11.3",
+                control: ".1.3.6.1.4.1.2.6.223.8.2.2.1.11.3",
+                names: Some(".1.3.6.1.4.1.2.6.223.8.2.2.1.2"),
+                list: ".1.3.6.1.4.1.2.6.223.8.2.2.1.2",
+                alias: Alias::Value,
+                read: (1, 0),
+                write: (1, 0),
+            },
+        ];
+        for r in rows {
+            let p = Profile::builtin(r.profile).expect(r.profile);
+            let sys = r.sys.map(|s| Oid::parse(s).unwrap());
+            let v = p.pick(sys.as_ref()).expect("a variant");
+            let ctx = format!("{} {:?}", r.profile, r.sys);
+            assert_eq!(v.id, r.variant, "{ctx}");
+            let at = |t: &Template| t.render(1, 3 + v.index_offset).unwrap().to_string();
+            assert_eq!(at(&v.status), r.status, "{ctx}");
+            assert_eq!(
+                v.control
+                    .render(1, 3 + v.index_offset + v.control_offset)
+                    .unwrap()
+                    .to_string(),
+                r.control,
+                "{ctx}"
+            );
+            assert_eq!(v.names.as_ref().map(|o| o.to_string()).as_deref(), r.names);
+            let listed = v.names.clone().or_else(|| v.list_table.clone()).unwrap();
+            assert_eq!(listed.to_string(), r.list, "{ctx}");
+            assert_eq!(v.names_index.match_suffix(&[3]), Some((1, 3)), "{ctx}");
+            assert_eq!(v.alias, r.alias, "{ctx}");
+            assert_eq!((v.state_on, v.state_off), r.read, "{ctx}");
+            assert_eq!((v.turn_on, v.turn_off), r.write, "{ctx}");
+            assert!(!v.has_switches() && v.load.is_none(), "{ctx}");
+        }
+    }
+
     #[test]
     fn bad_profiles_are_refused_with_a_reason() {
         let e = Profile::parse("name='x'\n[[variant]]\nid='a'\nstatus='1.3.{outlet}'\ncontrol='1.3.{outlet}'\nstate_on=1\nstate_off=1\nturn_on=1\nturn_off=2\n").unwrap_err();
@@ -503,7 +617,7 @@ mod tests {
         );
         assert_eq!(
             Profile::load("nosuch").unwrap_err().to_string(),
-            "unknown PDU profile 'nosuch' (built-in: apc, eaton; or give a path to a profile file)"
+            "unknown PDU profile 'nosuch' (built-in: apc, eaton, ibmblade, intelmodular, ipdu; or give a path to a profile file)"
         );
         assert!(Profile::load("/nonexistent/p.toml")
             .unwrap_err()
