@@ -26,6 +26,7 @@ const FAMILY_FILES: &[&str] = &[
     "ibmblade.toml",
     "intelmodular.toml",
     "ipdu.toml",
+    "emerson.toml",
     "aws.toml",
     "kubevirt.toml",
     "vmware_soap.toml",

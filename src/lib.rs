@@ -80,6 +80,7 @@ pub const AGENT_NAMES: &[&str] = &[
     "fence_ibmblade",
     "fence_intelmodular",
     "fence_ipdu",
+    "fence_emerson",
     "fence_aws",
     "fence_kubevirt",
     "fence_vmware_soap",

@@ -1,5 +1,6 @@
 //! The SNMP family beyond APC and Eaton (issue 41): upstream
-//! `fence_ibmblade`, `fence_intelmodular` and `fence_ipdu` (Python +
+//! `fence_ibmblade`, `fence_intelmodular`, `fence_ipdu` and
+//! `fence_emerson` (Python +
 //! net-snmp's tools) and ours, side by side, with the same arguments
 //! against the same real agent: net-snmp's snmpd serving the device's MIB
 //! subtree through `tests/peers/snmp_pdu.py`. Exit code, stdout and the
@@ -11,7 +12,10 @@
 //!   (exit 1), where upstream reads anything but "on" as off and prints
 //!   `Success: Already OFF`;
 //! * a name two outlets carry is refused before anything is switched;
-//! * fence_ipdu's list-status shows the states (upstream: UNKNOWN).
+//! * fence_ipdu's list-status shows the states (upstream: UNKNOWN);
+//! * fence_emerson's list prints names without quotes (upstream keeps
+//!   net-snmp's), and a receptacle name as plug is looked up (upstream
+//!   appends it to the OID and fails).
 
 mod support;
 
@@ -35,6 +39,38 @@ struct Subject {
     securities: Vec<(&'static str, Vec<String>)>,
     /// Whether the device names its outlets.
     named: bool,
+    /// Whether outlets are PDU.BRANCH.RECEPTACLE (`1.1.N` for outlet N).
+    dotted: bool,
+}
+
+impl Subject {
+    /// The plug text for outlet `n`.
+    fn plug(&self, n: u64) -> String {
+        if self.dotted {
+            format!("1.1.{n}")
+        } else {
+            n.to_string()
+        }
+    }
+
+    /// `args` with every `--plug=N` written as this device's plug.
+    fn args(&self, args: &[&str]) -> Vec<String> {
+        args.iter()
+            .map(|a| match a.strip_prefix("--plug=").map(str::parse::<u64>) {
+                Some(Ok(n)) => format!("--plug={}", self.plug(n)),
+                _ => a.to_string(),
+            })
+            .collect()
+    }
+
+    /// Upstream's stdout as ours prints it (fence_emerson: no quotes).
+    fn normal(&self, stdout: &str) -> String {
+        if self.dotted {
+            stdout.replace('"', "")
+        } else {
+            stdout.to_string()
+        }
+    }
 }
 
 fn v3_sha() -> Vec<String> {
@@ -66,6 +102,7 @@ fn subjects() -> Vec<Subject> {
                 ("v3 authPriv SHA/AES", v3_sha()),
             ],
             named: false,
+            dotted: false,
         },
         Subject {
             agent: "fence_intelmodular",
@@ -76,15 +113,41 @@ fn subjects() -> Vec<Subject> {
                 ("v3 authPriv SHA/AES", v3_sha()),
             ],
             named: false,
+            dotted: false,
         },
         Subject {
             agent: "fence_ipdu",
             kind: "ipdu",
             securities: vec![
                 ("v3 (default) authPriv SHA/AES", v3_sha_default()),
-                ("v2c", v2c),
+                ("v2c", v2c.clone()),
             ],
             named: true,
+            dotted: false,
+        },
+        // power_wait is 5 s by default for this agent (its metadata test
+        // holds that): 0 here keeps the cases quick for both.
+        Subject {
+            agent: "fence_emerson",
+            kind: "emerson",
+            securities: vec![
+                (
+                    "community alone (v2c)",
+                    words(&["--community=private", "--power-wait=0"]),
+                ),
+                ("v1", {
+                    let mut a = words(&["--snmp-version=1", "--community=private"]);
+                    a.push("--power-wait=0".into());
+                    a
+                }),
+                ("v3 authPriv SHA/AES", {
+                    let mut a = v3_sha();
+                    a.push("--power-wait=0".into());
+                    a
+                }),
+            ],
+            named: true,
+            dotted: true,
         },
     ]
 }
@@ -144,7 +207,7 @@ struct Case<'a> {
 fn compare(s: &Subject, ours: &Ours, peer: &Snmpd, sec: &(&str, Vec<String>), c: &Case) {
     let mut args = base(peer.port);
     args.extend(sec.1.iter().cloned());
-    args.extend(words(c.args));
+    args.extend(s.args(c.args));
     reset(peer, c.off);
     let up = exec(&upstream(s.agent), &args, None);
     let up_state = peer.is_on(c.watch);
@@ -156,7 +219,7 @@ fn compare(s: &Subject, ours: &Ours, peer: &Snmpd, sec: &(&str, Vec<String>), c:
         s.agent, c.name, sec.0, up.took, up.stdout, up.stderr, us.took, us.stdout, us.stderr
     );
     assert_eq!(
-        (up.code, up.stdout.trim()),
+        (up.code, s.normal(&up.stdout).trim()),
         (us.code, us.stdout.trim()),
         "{ctx}"
     );
@@ -240,7 +303,26 @@ fn side_by_side(s: &Subject) {
         }
     }
     let sec = &s.securities[0];
-    if s.named {
+    if s.dotted {
+        // Deliberate difference: a receptacle name is looked up; upstream
+        // appends it to the OID, which net-snmp refuses (exit 1).
+        let mut args = base(peer.port);
+        args.extend(sec.1.iter().cloned());
+        args.extend(words(&["--plug=node05", "-o", "off"]));
+        reset(&peer, &[]);
+        let up = exec(&upstream(s.agent), &args, None);
+        assert_eq!((up.code, up.stdout.trim()), (Some(1), ""), "{}", up.stderr);
+        assert!(peer.is_on(5));
+        let us = exec(&ours.path(s.agent), &args, None);
+        assert_eq!(
+            (us.code, us.stdout.trim()),
+            (Some(0), "Success: Powered OFF"),
+            "{}",
+            us.stderr
+        );
+        assert!(!peer.is_on(5));
+    }
+    if s.named && !s.dotted {
         compare(
             s,
             &ours,
@@ -265,7 +347,8 @@ fn side_by_side(s: &Subject) {
                 watch: 1,
             },
         );
-    } else {
+    }
+    if !s.named {
         // No names on a chassis: a name is refused by both (upstream's
         // OID does not parse; ours: no names table), nothing switched.
         compare(
@@ -280,6 +363,8 @@ fn side_by_side(s: &Subject) {
                 watch: 5,
             },
         );
+    }
+    if !s.named || s.dotted {
         // list-status: upstream reads the states from the same walk.
         compare(
             s,
@@ -297,8 +382,9 @@ fn side_by_side(s: &Subject) {
 
     // Pacemaker's way: key=value lines on stdin, no arguments.
     let mut stdin = format!(
-        "ipaddr=127.0.0.1\nipport={}\nport=4\naction=off\nnodename=n4\n",
-        peer.port
+        "ipaddr=127.0.0.1\nipport={}\nport={}\naction=off\nnodename=n4\n",
+        peer.port,
+        s.plug(4)
     );
     for a in &sec.1 {
         let (k, v) = a.trim_start_matches("--").split_once('=').unwrap();
@@ -328,7 +414,7 @@ fn side_by_side(s: &Subject) {
         peer.set_state(&st);
         let mut args = base(peer.port);
         args.extend(sec.1.iter().cloned());
-        args.extend(words(&["--plug=2", "-o", "off"]));
+        args.extend(s.args(&["--plug=2", "-o", "off"]));
         let r = exec(&prog, &args, None);
         assert_eq!(
             (r.code, r.stdout.trim()),
@@ -344,7 +430,7 @@ fn side_by_side(s: &Subject) {
     // noAccess / authorizationError): both fail, nothing switched.
     reset(&peer, &[]);
     let mut args = base(peer.port);
-    args.extend(words(&[
+    args.extend(s.args(&[
         "--snmp-version=2c",
         "--community=public",
         "--plug=3",
@@ -367,7 +453,7 @@ fn side_by_side(s: &Subject) {
     // noSuchInstance). Upstream reads it as off and fences nothing.
     reset(&peer, &[]);
     let mut args = base(peer.port);
-    args.extend(words(&[
+    args.extend(s.args(&[
         "--snmp-version=2c",
         "--community=private",
         "--plug=99",
@@ -383,7 +469,7 @@ fn side_by_side(s: &Subject) {
         up.stderr
     );
     assert_eq!((us.code, us.stdout.trim()), (Some(1), ""), "{}", us.stderr);
-    assert!(us.stderr.contains("99"), "{}", us.stderr);
+    assert!(us.stderr.contains(&s.plug(99)), "{}", us.stderr);
 }
 
 #[test]
@@ -399,6 +485,11 @@ fn fence_intelmodular_side_by_side_with_upstream() {
 #[test]
 fn fence_ipdu_side_by_side_with_upstream() {
     side_by_side(&subjects()[2]);
+}
+
+#[test]
+fn fence_emerson_side_by_side_with_upstream() {
+    side_by_side(&subjects()[3]);
 }
 
 /// A wrong community (silence on the wire, as snmpd gives it) and a
@@ -430,7 +521,7 @@ fn wrong_community_and_silent_device_are_bounded_failures() {
         ] {
             let mut args = base(port);
             args.extend(extra);
-            args.extend(words(&[
+            args.extend(s.args(&[
                 "--plug=1",
                 "-o",
                 "off",
@@ -536,4 +627,35 @@ fn fence_ipdu_ambiguous_name_and_list_status() {
         "{}",
         us.stdout
     );
+}
+
+/// fence_emerson: a name two receptacles carry is refused, naming both
+/// (upstream cannot take a name at all: it appends it to the OID).
+#[test]
+fn fence_emerson_refuses_an_ambiguous_name() {
+    if !(peer_available("fence_emerson") && peer_available("snmpget")) {
+        return;
+    }
+    let Some(peer) = Snmpd::start("emerson", OUTLETS as u32) else {
+        return;
+    };
+    let ours = Ours::new();
+    reset(&peer, &[]);
+    let mut st = peer.state();
+    st["names"] = serde_json::json!({"4": "dup", "5": "dup"});
+    peer.set_state(&st);
+    let mut args = base(peer.port);
+    args.extend(words(&["--community=private", "--plug=dup", "-o", "off"]));
+    let up = exec(&upstream("fence_emerson"), &args, None);
+    assert_eq!((up.code, up.stdout.trim()), (Some(1), ""), "{}", up.stderr);
+    let sets = peer.ops().len();
+    let us = exec(&ours.path("fence_emerson"), &args, None);
+    assert_eq!((us.code, us.stdout.trim()), (Some(1), ""), "{}", us.stderr);
+    assert!(
+        us.stderr.contains("ambiguous") && us.stderr.contains("outlets 1.1.4 and 1.1.5"),
+        "{}",
+        us.stderr
+    );
+    assert!(peer.is_on(4) && peer.is_on(5));
+    assert_eq!(peer.ops().len(), sets, "no set at all");
 }

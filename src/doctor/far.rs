@@ -705,7 +705,6 @@ mod tests {
     const FAR_PACKAGES_NOT_YET_SERVED: &[&str] = &[
         "fence-agents-amt-ws",
         "fence-agents-cisco-ucs",
-        "fence-agents-emerson",
         "fence-agents-eps",
         "fence-agents-ifmib",
         "fence-agents-ilo2",
