@@ -42,6 +42,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "nutanix",
             "ovirt",
             "openstack",
+            "eps",
         ],
     ),
     ("methods", &["method"]),

@@ -705,13 +705,8 @@ mod tests {
     const FAR_PACKAGES_NOT_YET_SERVED: &[&str] = &[
         "fence-agents-amt-ws",
         "fence-agents-cisco-ucs",
-        "fence-agents-emerson",
-        "fence-agents-eps",
-        "fence-agents-ibmblade",
         "fence-agents-ifmib",
         "fence-agents-ilo2",
-        "fence-agents-intelmodular",
-        "fence-agents-ipdu",
         "fence-agents-ibm-powervs",
         "fence-agents-ibm-vpc",
         "fence-agents-gce",

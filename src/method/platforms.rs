@@ -30,6 +30,7 @@ pub static PLATFORMS: &[&dyn Platform] = &[
     &crate::nutanix::platform::PLATFORM,
     &crate::ovirt::platform::PLATFORM,
     &crate::openstack::platform::PLATFORM,
+    &crate::eps::platform::PLATFORM,
 ];
 
 /// The platform of a target without a scheme another platform owns (a
