@@ -7,7 +7,7 @@
 //! failure. An action whose answer was lost is never sent again: the
 //! engine's view is read back.
 
-use super::client::{Client, Lost};
+use super::client::Client;
 use super::config::OvirtConfig;
 use super::model::{self, Job, Vm};
 use crate::engine::driver::PowerDriver;
@@ -227,21 +227,8 @@ impl OvirtDriver {
         let st = Stage::Command;
         let what = format!("{action} VM {}", model::printable(&f.name, 80));
         let path = format!("/vms/{}/{action}", f.id);
-        let reply = match self.client.call(Method::POST, &path, &what, st, d).await {
-            Ok(r) => r,
-            Err(Lost::Silent(e)) => {
-                return Err(self.err(
-                    ErrorKind::OutcomeUnknown,
-                    st,
-                    format!(
-                        "{what} was sent and not answered ({}): it is never sent again; the \
-                         VM's state is read back",
-                        e.message
-                    ),
-                ))
-            }
-            Err(Lost::Error(e)) => return Err(e),
-        };
+        let reply = (self.client.call(Method::POST, &path, &what, st, d).await)
+            .map_err(|l| l.read_back(st, &what, "VM"))?;
         if !reply.ok() {
             return Err(self.client.status_error(&reply, &what, st));
         }
