@@ -363,6 +363,21 @@ fn throttling_is_waited_within_the_deadline() {
     );
     assert_eq!(o.code, Some(1), "{}{}", o.stdout, o.stderr);
     assert!(o.took < Duration::from_secs(15), "took {:?}", o.took);
+    // The message says the time really spent throttled (the run's, not the
+    // last request's 0.0s) and how far the deadline was.
+    let spent = o
+        .stderr
+        .split("throttled answer(s) in ")
+        .nth(1)
+        .and_then(|t| t.split('s').next())
+        .and_then(|n| n.parse::<f64>().ok());
+    assert!(
+        spent.is_some_and(|s| s >= 2.0 && s <= o.took.as_secs_f64()),
+        "spent {spent:?} of {:?}: {}",
+        o.took,
+        o.stderr
+    );
+    assert!(o.stderr.contains("the deadline "), "{}", o.stderr);
 }
 
 #[test]

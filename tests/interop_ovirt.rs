@@ -214,6 +214,21 @@ fn cookies_jobs_lost_answers_throttling_and_silence() {
     let o = agent(f, &p, &["-o", "reboot", "-n", "node2", "--use-cookies"]);
     expect(&o, 0, "Success: Rebooted", f);
     assert_eq!(p.calls("auth basic"), 1, "one login for the run");
+    // The session expires before the stop: the engine answers the stop 401
+    // (nothing carried out); fencekit logs in again once (Basic) and sends
+    // it once more, then reads the VM down.
+    p.reset();
+    p.set("expire?on=POST");
+    let o = agent(f, &p, &["-o", "off", "-n", "node1", "--use-cookies"]);
+    expect(&o, 0, "Success: Powered OFF", f);
+    assert_eq!(
+        p.calls("expired cookie"),
+        1,
+        "the stop met the expired cookie"
+    );
+    assert_eq!(p.calls("auth basic"), 2, "logged in again exactly once");
+    assert_eq!(p.calls(STOP), 2, "refused once, carried out once");
+    assert_eq!(status_of(&p, "node1"), "down");
     // A stop accepted and then failed: a failure at once, sent once.
     p.reset();
     p.set("task?action=stop&fail=VDSM%20error");

@@ -86,6 +86,9 @@ pub struct PlatformArgs {
     /// Proxmox VE.
     #[command(flatten)]
     pub pve: crate::pve::args::Args,
+    /// oVirt.
+    #[command(flatten)]
+    pub ovirt: crate::ovirt::args::Args,
     /// Last: the options declared after the composition are listed under
     /// the command's own heading again, not under the last platform's.
     #[command(flatten)]
@@ -102,6 +105,7 @@ impl PlatformArgs {
         self.kubevirt.apply(o);
         self.azure.apply(o);
         self.pve.apply(o);
+        self.ovirt.apply(o);
     }
 
     /// When a platform's flags name one machine: why the targets must then

@@ -209,6 +209,11 @@ impl Client {
         }
     }
 
+    /// The certificate the engine presented last.
+    pub fn certificate(&self) -> Option<[u8; 32]> {
+        self.http.seen().fingerprint()
+    }
+
     /// An answer that does not parse.
     pub fn bad_answer(&self, what: &str, stage: Stage, why: String) -> DriverError {
         self.err(ErrorKind::Protocol, stage, format!("{what}: {why}"))

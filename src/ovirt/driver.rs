@@ -63,6 +63,16 @@ impl OvirtDriver {
         self
     }
 
+    /// The VM the target found (after a read), for `check --record`.
+    pub fn found(&self) -> Option<&Vm> {
+        self.found.as_ref()
+    }
+
+    /// The certificate the engine presented last (none over plain HTTP).
+    pub fn certificate(&self) -> Option<[u8; 32]> {
+        self.client.certificate()
+    }
+
     fn err(&self, kind: ErrorKind, stage: Stage, m: String) -> DriverError {
         DriverError::new(kind, stage, m)
     }

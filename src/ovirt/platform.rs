@@ -29,7 +29,7 @@ pub static PLATFORM: Plain = Plain {
     check_fields: super::build::check_fields,
     setting_keys: super::build::SETTING_KEYS,
     family: &super::agent::FAMILY,
-    facts: None,
+    facts: Some(&super::facts::FACTS),
 };
 
 /// How its methods are built (`super::build`).

@@ -35,6 +35,7 @@ Test control, no authentication (a loopback test peer):
   POST /fencekit/drop?action=A           (carried out, its answer lost)
   POST /fencekit/throttle?count=N[&retry_after=S]   POST /fencekit/hang?count=N
   POST /fencekit/expire                  (every session cookie is refused)
+  POST /fencekit/expire?on=POST          (refused from the next POST that sends only the cookie)
   POST /fencekit/reset
 Run: ovirt_api.py --port P --cert C --key K [--bind ADDR] [--info FILE] [--log FILE]
 """
@@ -86,6 +87,7 @@ class World:
                                          "host": host}
             self.jobs = {}
             self.sessions = {}
+            self.expire_on = None
             self.fail = {}
             self.drop = {}
             self.throttle = {"count": 0, "retry_after": "1"}
@@ -155,7 +157,9 @@ class Handler(hvpeer.Handler):
                 elif path == "hang":
                     w.hang = int(arg("count", "1"))
                 elif path == "expire":
-                    w.sessions = {}
+                    w.expire_on = arg("on")
+                    if w.expire_on is None:
+                        w.sessions = {}
                 else:
                     return self.send(404, json.dumps({"ok": False}), "application/json")
         self.send(200, json.dumps({"ok": True}), "application/json")
@@ -220,6 +224,11 @@ class Handler(hvpeer.Handler):
         if rest is None:
             return self.send(404, "<html><head><title>Error</title></head><body>Not Found</body></html>",
                              "text/html")
+        with w.lock:
+            if (w.expire_on == method and "JSESSIONID" in self.headers.get("Cookie", "")
+                    and not self.headers.get("Authorization")):
+                w.sessions, w.expire_on = {}, None
+                w.calls["expired cookie"] = w.calls.get("expired cookie", 0) + 1
         user, new = self.who()
         if user is None:
             return self.send(401, ERROR_PAGE, "text/html;charset=utf-8",
