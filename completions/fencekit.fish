@@ -94,6 +94,7 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l azure-cloud
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l azure-metadata-endpoint -d 'Azure: an Azure Stack Hub\'s Resource Manager URL (with --azure-cloud stack)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l expect-vm-id -d 'Azure: refuse to act (before any state change) unless the VM\'s vmId is this. Inventories use settings.vm_id; --expect-uuid compares the SMBIOS UUID (the vmId in either byte order)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l pve-vmtype -d 'Proxmox VE: the guest\'s type, qemu or lxc (default: found in the cluster\'s resources). Inventories use settings.vmtype' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l ovirt-api-path -d 'oVirt: the API\'s path (default /ovirt-engine/api). Inventories use settings.api_path' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l power-wait -d 'Blind wait after each power command before polling' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l power-timeout -d 'How long a power transition may take to be observed' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l poll-interval -d 'First interval between status polls (grows up to 1s while nothing changes)' -r
@@ -123,6 +124,8 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l missing-as-
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l allow-self-fence -d 'AWS: allow off/reboot of the instance this process runs on (the metadata service tells; refused otherwise)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l azure-msi -d 'Azure: authenticate as the managed identity (a workload identity\'s AZURE_FEDERATED_TOKEN_FILE first, then the metadata service; --username names a user-assigned one). Without credentials given, the SDKs\' order is used'
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l pve-skiplock -d 'Proxmox VE: send skiplock=1 with power requests, so that a locked guest (backup, migration, snapshot) is powered anyway (root@pam only; warned). Inventories use settings.skiplock'
+complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l ovirt-no-filter -d 'oVirt: send `Filter: false` (an administrator\'s view of every VM; default: `Filter: true`, what a user\'s permissions show). Inventories use settings.filter'
+complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l ovirt-cookies -d 'oVirt: keep the engine\'s session cookie for the run (logged in again once when it expires). Inventories use settings.cookies'
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -s v -l verbose -d 'More detail on stderr (-v, -vv, -vvv); never shows secrets'
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -s V -l version -d 'Print version'
@@ -177,6 +180,7 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l azure-cloud -d 
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l azure-metadata-endpoint -d 'Azure: an Azure Stack Hub\'s Resource Manager URL (with --azure-cloud stack)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l expect-vm-id -d 'Azure: refuse to act (before any state change) unless the VM\'s vmId is this. Inventories use settings.vm_id; --expect-uuid compares the SMBIOS UUID (the vmId in either byte order)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l pve-vmtype -d 'Proxmox VE: the guest\'s type, qemu or lxc (default: found in the cluster\'s resources). Inventories use settings.vmtype' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l ovirt-api-path -d 'oVirt: the API\'s path (default /ovirt-engine/api). Inventories use settings.api_path' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l power-wait -d 'Blind wait after each power command before polling' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l power-timeout -d 'How long a power transition may take to be observed' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l poll-interval -d 'First interval between status polls (grows up to 1s while nothing changes)' -r
@@ -206,6 +210,8 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l missing-as-off 
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l allow-self-fence -d 'AWS: allow off/reboot of the instance this process runs on (the metadata service tells; refused otherwise)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l azure-msi -d 'Azure: authenticate as the managed identity (a workload identity\'s AZURE_FEDERATED_TOKEN_FILE first, then the metadata service; --username names a user-assigned one). Without credentials given, the SDKs\' order is used'
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l pve-skiplock -d 'Proxmox VE: send skiplock=1 with power requests, so that a locked guest (backup, migration, snapshot) is powered anyway (root@pam only; warned). Inventories use settings.skiplock'
+complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l ovirt-no-filter -d 'oVirt: send `Filter: false` (an administrator\'s view of every VM; default: `Filter: true`, what a user\'s permissions show). Inventories use settings.filter'
+complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l ovirt-cookies -d 'oVirt: keep the engine\'s session cookie for the run (logged in again once when it expires). Inventories use settings.cookies'
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -s v -l verbose -d 'More detail on stderr (-v, -vv, -vvv); never shows secrets'
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -s V -l version -d 'Print version'
@@ -260,6 +266,7 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l azure-cloud -d
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l azure-metadata-endpoint -d 'Azure: an Azure Stack Hub\'s Resource Manager URL (with --azure-cloud stack)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l expect-vm-id -d 'Azure: refuse to act (before any state change) unless the VM\'s vmId is this. Inventories use settings.vm_id; --expect-uuid compares the SMBIOS UUID (the vmId in either byte order)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l pve-vmtype -d 'Proxmox VE: the guest\'s type, qemu or lxc (default: found in the cluster\'s resources). Inventories use settings.vmtype' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l ovirt-api-path -d 'oVirt: the API\'s path (default /ovirt-engine/api). Inventories use settings.api_path' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l power-wait -d 'Blind wait after each power command before polling' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l power-timeout -d 'How long a power transition may take to be observed' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l poll-interval -d 'First interval between status polls (grows up to 1s while nothing changes)' -r
@@ -296,6 +303,8 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l missing-as-off
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l allow-self-fence -d 'AWS: allow off/reboot of the instance this process runs on (the metadata service tells; refused otherwise)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l azure-msi -d 'Azure: authenticate as the managed identity (a workload identity\'s AZURE_FEDERATED_TOKEN_FILE first, then the metadata service; --username names a user-assigned one). Without credentials given, the SDKs\' order is used'
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l pve-skiplock -d 'Proxmox VE: send skiplock=1 with power requests, so that a locked guest (backup, migration, snapshot) is powered anyway (root@pam only; warned). Inventories use settings.skiplock'
+complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l ovirt-no-filter -d 'oVirt: send `Filter: false` (an administrator\'s view of every VM; default: `Filter: true`, what a user\'s permissions show). Inventories use settings.filter'
+complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l ovirt-cookies -d 'oVirt: keep the engine\'s session cookie for the run (logged in again once when it expires). Inventories use settings.cookies'
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -s v -l verbose -d 'More detail on stderr (-v, -vv, -vvv); never shows secrets'
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l force -d 'Act beyond --max-fence anyway; needs --reason and an audit trail'
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l on-despite-hook-failure -d 'reboot: power the node on even if the confirmed-off hook failed (the result still fails); without it the node is left off'
@@ -353,6 +362,7 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l azure-cloud
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l azure-metadata-endpoint -d 'Azure: an Azure Stack Hub\'s Resource Manager URL (with --azure-cloud stack)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l expect-vm-id -d 'Azure: refuse to act (before any state change) unless the VM\'s vmId is this. Inventories use settings.vm_id; --expect-uuid compares the SMBIOS UUID (the vmId in either byte order)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l pve-vmtype -d 'Proxmox VE: the guest\'s type, qemu or lxc (default: found in the cluster\'s resources). Inventories use settings.vmtype' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l ovirt-api-path -d 'oVirt: the API\'s path (default /ovirt-engine/api). Inventories use settings.api_path' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l power-wait -d 'Blind wait after each power command before polling' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l power-timeout -d 'How long a power transition may take to be observed' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l poll-interval -d 'First interval between status polls (grows up to 1s while nothing changes)' -r
@@ -389,6 +399,8 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l missing-as-
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l allow-self-fence -d 'AWS: allow off/reboot of the instance this process runs on (the metadata service tells; refused otherwise)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l azure-msi -d 'Azure: authenticate as the managed identity (a workload identity\'s AZURE_FEDERATED_TOKEN_FILE first, then the metadata service; --username names a user-assigned one). Without credentials given, the SDKs\' order is used'
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l pve-skiplock -d 'Proxmox VE: send skiplock=1 with power requests, so that a locked guest (backup, migration, snapshot) is powered anyway (root@pam only; warned). Inventories use settings.skiplock'
+complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l ovirt-no-filter -d 'oVirt: send `Filter: false` (an administrator\'s view of every VM; default: `Filter: true`, what a user\'s permissions show). Inventories use settings.filter'
+complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l ovirt-cookies -d 'oVirt: keep the engine\'s session cookie for the run (logged in again once when it expires). Inventories use settings.cookies'
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -s v -l verbose -d 'More detail on stderr (-v, -vv, -vvv); never shows secrets'
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l force -d 'Act beyond --max-fence anyway; needs --reason and an audit trail'
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l on-despite-hook-failure -d 'reboot: power the node on even if the confirmed-off hook failed (the result still fails); without it the node is left off'
@@ -446,6 +458,7 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l azure-clou
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l azure-metadata-endpoint -d 'Azure: an Azure Stack Hub\'s Resource Manager URL (with --azure-cloud stack)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l expect-vm-id -d 'Azure: refuse to act (before any state change) unless the VM\'s vmId is this. Inventories use settings.vm_id; --expect-uuid compares the SMBIOS UUID (the vmId in either byte order)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l pve-vmtype -d 'Proxmox VE: the guest\'s type, qemu or lxc (default: found in the cluster\'s resources). Inventories use settings.vmtype' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l ovirt-api-path -d 'oVirt: the API\'s path (default /ovirt-engine/api). Inventories use settings.api_path' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l power-wait -d 'Blind wait after each power command before polling' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l power-timeout -d 'How long a power transition may take to be observed' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l poll-interval -d 'First interval between status polls (grows up to 1s while nothing changes)' -r
@@ -475,6 +488,8 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l missing-as
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l allow-self-fence -d 'AWS: allow off/reboot of the instance this process runs on (the metadata service tells; refused otherwise)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l azure-msi -d 'Azure: authenticate as the managed identity (a workload identity\'s AZURE_FEDERATED_TOKEN_FILE first, then the metadata service; --username names a user-assigned one). Without credentials given, the SDKs\' order is used'
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l pve-skiplock -d 'Proxmox VE: send skiplock=1 with power requests, so that a locked guest (backup, migration, snapshot) is powered anyway (root@pam only; warned). Inventories use settings.skiplock'
+complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l ovirt-no-filter -d 'oVirt: send `Filter: false` (an administrator\'s view of every VM; default: `Filter: true`, what a user\'s permissions show). Inventories use settings.filter'
+complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l ovirt-cookies -d 'oVirt: keep the engine\'s session cookie for the run (logged in again once when it expires). Inventories use settings.cookies'
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -s v -l verbose -d 'More detail on stderr (-v, -vv, -vvv); never shows secrets'
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -s V -l version -d 'Print version'
@@ -529,6 +544,7 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l azure-cloud
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l azure-metadata-endpoint -d 'Azure: an Azure Stack Hub\'s Resource Manager URL (with --azure-cloud stack)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l expect-vm-id -d 'Azure: refuse to act (before any state change) unless the VM\'s vmId is this. Inventories use settings.vm_id; --expect-uuid compares the SMBIOS UUID (the vmId in either byte order)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l pve-vmtype -d 'Proxmox VE: the guest\'s type, qemu or lxc (default: found in the cluster\'s resources). Inventories use settings.vmtype' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l ovirt-api-path -d 'oVirt: the API\'s path (default /ovirt-engine/api). Inventories use settings.api_path' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l power-wait -d 'Blind wait after each power command before polling' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l power-timeout -d 'How long a power transition may take to be observed' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l poll-interval -d 'First interval between status polls (grows up to 1s while nothing changes)' -r
@@ -566,6 +582,8 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l missing-as-
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l allow-self-fence -d 'AWS: allow off/reboot of the instance this process runs on (the metadata service tells; refused otherwise)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l azure-msi -d 'Azure: authenticate as the managed identity (a workload identity\'s AZURE_FEDERATED_TOKEN_FILE first, then the metadata service; --username names a user-assigned one). Without credentials given, the SDKs\' order is used'
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l pve-skiplock -d 'Proxmox VE: send skiplock=1 with power requests, so that a locked guest (backup, migration, snapshot) is powered anyway (root@pam only; warned). Inventories use settings.skiplock'
+complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l ovirt-no-filter -d 'oVirt: send `Filter: false` (an administrator\'s view of every VM; default: `Filter: true`, what a user\'s permissions show). Inventories use settings.filter'
+complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l ovirt-cookies -d 'oVirt: keep the engine\'s session cookie for the run (logged in again once when it expires). Inventories use settings.cookies'
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -s v -l verbose -d 'More detail on stderr (-v, -vv, -vvv); never shows secrets'
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -s V -l version -d 'Print version'
@@ -620,6 +638,7 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l azure-cloud 
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l azure-metadata-endpoint -d 'Azure: an Azure Stack Hub\'s Resource Manager URL (with --azure-cloud stack)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l expect-vm-id -d 'Azure: refuse to act (before any state change) unless the VM\'s vmId is this. Inventories use settings.vm_id; --expect-uuid compares the SMBIOS UUID (the vmId in either byte order)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l pve-vmtype -d 'Proxmox VE: the guest\'s type, qemu or lxc (default: found in the cluster\'s resources). Inventories use settings.vmtype' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l ovirt-api-path -d 'oVirt: the API\'s path (default /ovirt-engine/api). Inventories use settings.api_path' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l power-wait -d 'Blind wait after each power command before polling' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l power-timeout -d 'How long a power transition may take to be observed' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l poll-interval -d 'First interval between status polls (grows up to 1s while nothing changes)' -r
@@ -660,6 +679,8 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l missing-as-o
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l allow-self-fence -d 'AWS: allow off/reboot of the instance this process runs on (the metadata service tells; refused otherwise)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l azure-msi -d 'Azure: authenticate as the managed identity (a workload identity\'s AZURE_FEDERATED_TOKEN_FILE first, then the metadata service; --username names a user-assigned one). Without credentials given, the SDKs\' order is used'
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l pve-skiplock -d 'Proxmox VE: send skiplock=1 with power requests, so that a locked guest (backup, migration, snapshot) is powered anyway (root@pam only; warned). Inventories use settings.skiplock'
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l ovirt-no-filter -d 'oVirt: send `Filter: false` (an administrator\'s view of every VM; default: `Filter: true`, what a user\'s permissions show). Inventories use settings.filter'
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l ovirt-cookies -d 'oVirt: keep the engine\'s session cookie for the run (logged in again once when it expires). Inventories use settings.cookies'
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -s v -l verbose -d 'More detail on stderr (-v, -vv, -vvv); never shows secrets'
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l record-identity -d 'Print, on stdout, an `[identity.NODE]` table for each inventory node that is not pinned yet and whose levels agree about who it is, ready to append to the inventory (`>> inventory.toml`); the check table goes to stderr. Exit 1 when a node could not be recorded'
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l record -d 'Record what each working level looks like now (identity, cipher suite and privilege, certificate, host key, reset types, outlet names, whether the node\'s address answers) in --baseline, replacing those levels\' records. Exit 1 when a level would fail (it keeps its earlier record)'
@@ -718,6 +739,7 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l azure-cloud -
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l azure-metadata-endpoint -d 'Azure: an Azure Stack Hub\'s Resource Manager URL (with --azure-cloud stack)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l expect-vm-id -d 'Azure: refuse to act (before any state change) unless the VM\'s vmId is this. Inventories use settings.vm_id; --expect-uuid compares the SMBIOS UUID (the vmId in either byte order)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l pve-vmtype -d 'Proxmox VE: the guest\'s type, qemu or lxc (default: found in the cluster\'s resources). Inventories use settings.vmtype' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l ovirt-api-path -d 'oVirt: the API\'s path (default /ovirt-engine/api). Inventories use settings.api_path' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l power-wait -d 'Blind wait after each power command before polling' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l power-timeout -d 'How long a power transition may take to be observed' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l poll-interval -d 'First interval between status polls (grows up to 1s while nothing changes)' -r
@@ -747,6 +769,8 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l missing-as-of
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l allow-self-fence -d 'AWS: allow off/reboot of the instance this process runs on (the metadata service tells; refused otherwise)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l azure-msi -d 'Azure: authenticate as the managed identity (a workload identity\'s AZURE_FEDERATED_TOKEN_FILE first, then the metadata service; --username names a user-assigned one). Without credentials given, the SDKs\' order is used'
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l pve-skiplock -d 'Proxmox VE: send skiplock=1 with power requests, so that a locked guest (backup, migration, snapshot) is powered anyway (root@pam only; warned). Inventories use settings.skiplock'
+complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l ovirt-no-filter -d 'oVirt: send `Filter: false` (an administrator\'s view of every VM; default: `Filter: true`, what a user\'s permissions show). Inventories use settings.filter'
+complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l ovirt-cookies -d 'oVirt: keep the engine\'s session cookie for the run (logged in again once when it expires). Inventories use settings.cookies'
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -s v -l verbose -d 'More detail on stderr (-v, -vv, -vvv); never shows secrets'
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -s V -l version -d 'Print version'
