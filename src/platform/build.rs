@@ -218,6 +218,9 @@ impl MethodOptions {
     }
 }
 
+/// A platform's settings of an inventory method: its endpoint, or `ip`.
+pub type FromParts<C> = fn(Option<&str>, Option<&str>, &MethodOptions) -> Result<C, BuildError>;
+
 /// A [`MethodBuilder`] made of a platform's own functions (its `build.rs`
 /// and its method's constructor): what every platform of plain methods
 /// (one endpoint and [`MethodOptions`]) would otherwise write out again.
@@ -227,7 +230,7 @@ pub struct Builder<C: 'static> {
     pub from_url: fn(&str, &MethodOptions) -> Option<Result<C, BuildError>>,
     /// The settings of an inventory method: its endpoint, or `ip` (with
     /// `o.ipport`).
-    pub from_parts: fn(Option<&str>, Option<&str>, &MethodOptions) -> Result<C, BuildError>,
+    pub from_parts: FromParts<C>,
     /// The method of those settings (its credential, keys from the options).
     pub method: fn(C, &MethodOptions) -> Box<dyn Method>,
 }
