@@ -23,6 +23,10 @@ const FAMILY_FILES: &[&str] = &[
     "virsh.toml",
     "apc_snmp.toml",
     "eaton_snmp.toml",
+    "ibmblade.toml",
+    "intelmodular.toml",
+    "ipdu.toml",
+    "emerson.toml",
     "aws.toml",
     "kubevirt.toml",
     "vmware_soap.toml",
@@ -31,6 +35,7 @@ const FAMILY_FILES: &[&str] = &[
     "pve.toml",
     "nutanix_ahv.toml",
     "rhevm.toml",
+    "eps.toml",
 ];
 
 fn main() {

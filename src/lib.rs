@@ -33,6 +33,7 @@ pub mod azure;
 pub mod cli;
 pub mod doctor;
 pub mod engine;
+pub mod eps;
 pub mod exit;
 pub mod fingerprint;
 pub mod fleet;
@@ -77,6 +78,10 @@ pub const AGENT_NAMES: &[&str] = &[
     "fence_apc_snmp",
     "fence_tripplite_snmp",
     "fence_eaton_snmp",
+    "fence_ibmblade",
+    "fence_intelmodular",
+    "fence_ipdu",
+    "fence_emerson",
     "fence_aws",
     "fence_kubevirt",
     "fence_vmware_soap",
@@ -85,6 +90,7 @@ pub const AGENT_NAMES: &[&str] = &[
     "fence_pve",
     "fence_nutanix_ahv",
     "fence_rhevm",
+    "fence_eps",
 ];
 
 /// True when `name` (argv[0]'s file name) is a fence agent this binary can be.

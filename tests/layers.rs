@@ -30,7 +30,7 @@ const LAYERS: &[(&str, &[&str])] = &[
         "protocols",
         &[
             "ipmi", "redfish", "ssh", "snmp", "kdump", "aws", "kubevirt", "vsphere", "azure",
-            "pve", "nutanix", "ovirt",
+            "pve", "nutanix", "ovirt", "eps",
         ],
     ),
     ("methods", &["method"]),

@@ -29,6 +29,7 @@ pub static PLATFORMS: &[&dyn Platform] = &[
     &crate::pve::platform::PLATFORM,
     &crate::nutanix::platform::PLATFORM,
     &crate::ovirt::platform::PLATFORM,
+    &crate::eps::platform::PLATFORM,
 ];
 
 /// The platform of a target without a scheme another platform owns (a

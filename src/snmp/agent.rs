@@ -1,9 +1,12 @@
 //! The SNMP PDU family's own part (fence_apc_snmp, fence_tripplite_snmp,
-//! fence_eaton_snmp): options → [`SnmpConfig`].
+//! fence_eaton_snmp, fence_ibmblade, fence_intelmodular, fence_ipdu):
+//! options → [`SnmpConfig`].
 //!
 //! Parsing, validation, timing and output are shared ([`crate::agent::run`]).
-//! Kept from upstream (fence-agents 4.12.1 with net-snmp's tools): version 1
-//! and community `private` by default; for v3, `--username`, `--password`
+//! Kept from upstream (fence-agents 4.12.1 with net-snmp's tools): each
+//! agent's default version and community (its definition's defaults; one
+//! without a version speaks v2c when given a community, else net-snmp's
+//! v3); for v3, `--username`, `--password`
 //! (authentication), `--snmp-priv-passwd`, and net-snmp's defaults where an
 //! option is missing (MD5, DES, noAuthNoPriv), except that both passwords
 //! without `--snmp-sec-level` mean authPriv (upstream's rule); `--ip
@@ -43,7 +46,7 @@ const UPSTREAM: PduDefaults = PduDefaults {
 /// password scripts, if any, have already replaced the passwords) through
 /// the one PDU builder ([`build::snmp_parts`]). The error is a message that
 /// reads after "Failed: ".
-pub fn config(values: &Values, agent: &Agent) -> Result<SnmpConfig, String> {
+pub fn config(values: &Values, _agent: &Agent) -> Result<SnmpConfig, String> {
     let mut host = values.get(Key::Ip).unwrap_or_default().to_string();
     let mut port_text = values.get(Key::Ipport).unwrap_or("161").to_string();
     // net-snmp reads `host:port` (one colon) as a port; keep IPv6 as is.
@@ -68,27 +71,38 @@ pub fn config(values: &Values, agent: &Agent) -> Result<SnmpConfig, String> {
         Some(p) => CredentialRef::Inline(Secret::from_str_value(p)),
         None => CredentialRef::None,
     };
+    // Each agent names its profile as the default of --pdu-profile.
     let profile = values
         .get(Key::PduProfile)
         .filter(|s| !s.is_empty())
-        .unwrap_or(if agent.family.name.contains("eaton") {
-            "eaton"
-        } else {
-            "apc"
-        });
+        .unwrap_or(UPSTREAM.profile);
+    let community = values.get(Key::Community).filter(|c| !c.is_empty());
+    // Agents without a default version leave it to net-snmp, as upstream
+    // does: a community alone means v2c (fence-agents' rule), otherwise
+    // net-snmp's own default, v3.
+    let version = values
+        .get(Key::SnmpVersion)
+        .map(str::to_string)
+        .or_else(|| Some(if community.is_some() { "2c" } else { "3" }.to_string()));
+    let v1_or_v2c = version
+        .as_deref()
+        .and_then(crate::snmp::config::parse_version)
+        .is_some_and(|v| v != Version::V3);
+    if v1_or_v2c && community.is_none() {
+        // net-snmp refuses to send without one ("No community name specified").
+        return Err("SNMP v1 and v2c need a community (--community)".into());
+    }
     let pdu = PduOptions {
         endpoint: None,
         ip: Some(host),
         ipport: Some(port),
         profile: Some(profile.to_string()),
-        version: values.get(Key::SnmpVersion).map(str::to_string),
+        version,
         security_level: values.get(Key::SnmpSecLevel).map(str::to_string),
         auth_protocol: values.get(Key::SnmpAuthProt).map(str::to_string),
         priv_protocol: values.get(Key::SnmpPrivProt).map(str::to_string),
         username: values.get(Key::Username).map(str::to_string),
-        community: CredentialRef::Inline(Secret::from_str_value(
-            values.get(Key::Community).unwrap_or("private"),
-        )),
+        community: CredentialRef::Inline(Secret::from_str_value(community.unwrap_or_default())),
         auth: given(Key::Password),
         privacy: given(Key::SnmpPrivPasswd),
         timing: Some(timing(values)),
@@ -224,5 +238,67 @@ mod tests {
         v.set(Key::Plug, "1");
         v.apply_defaults(&eaton);
         assert_eq!(config(&v, &eaton).unwrap().pdus[0].profile.name, "eaton");
+    }
+
+    /// Each agent's defaults as upstream's: fence_ibmblade v1 without a
+    /// community (net-snmp then refuses), fence_intelmodular no version
+    /// (a community alone: v2c; else v3), fence_ipdu v3 and `private`.
+    #[test]
+    fn each_agent_keeps_its_own_defaults() {
+        let with = |name: &str, pairs: &[(&str, &str)]| {
+            let agent = defs::agent(name).expect("defined");
+            let mut v = Values::new();
+            for (k, val) in pairs {
+                v.set_named(k, *val);
+            }
+            v.apply_defaults(&agent);
+            config(&v, &agent)
+        };
+        let version = |c: &SnmpConfig| match &c.pdus[0].security {
+            Security::Community { version, .. } => *version,
+            Security::Usm(_) => Version::V3,
+        };
+        let e = with("fence_ibmblade", &[("ip", "b"), ("plug", "2")]).unwrap_err();
+        assert!(e.contains("community"), "{e}");
+        let c = with(
+            "fence_ibmblade",
+            &[("ip", "b"), ("plug", "2"), ("community", "x")],
+        )
+        .unwrap();
+        assert_eq!(
+            (version(&c), c.pdus[0].profile.name.as_str()),
+            (Version::V1, "ibmblade")
+        );
+        let c = with(
+            "fence_intelmodular",
+            &[("ip", "b"), ("plug", "2"), ("community", "x")],
+        )
+        .unwrap();
+        assert_eq!(version(&c), Version::V2c);
+        assert_eq!(c.pdus[0].profile.name, "intelmodular");
+        assert!(with("fence_intelmodular", &[("ip", "b"), ("plug", "2")]).is_err());
+        let c = with(
+            "fence_intelmodular",
+            &[("ip", "b"), ("plug", "2"), ("username", "u")],
+        )
+        .unwrap();
+        assert_eq!(version(&c), Version::V3);
+        let c = with(
+            "fence_ipdu",
+            &[("ip", "b"), ("plug", "2"), ("username", "u")],
+        )
+        .unwrap();
+        assert_eq!(
+            (version(&c), c.pdus[0].profile.name.as_str()),
+            (Version::V3, "ipdu")
+        );
+        let c = with(
+            "fence_ipdu",
+            &[("ip", "b"), ("plug", "2"), ("snmp_version", "2c")],
+        )
+        .unwrap();
+        assert!(
+            matches!(&c.pdus[0].security, Security::Community { community, .. } if community.expose() == b"private")
+        );
     }
 }

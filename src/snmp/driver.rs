@@ -25,7 +25,7 @@ use super::ber::Oid;
 use super::client::Client;
 use super::config::{Plug, SnmpConfig};
 use super::message::{Value, VarBind};
-use super::profile::{self, Alias, Variant};
+use super::profile::{self, Alias, Index, Variant};
 use crate::engine::driver::PowerDriver;
 use crate::engine::error::{DriverError, ErrorKind, Stage};
 use crate::engine::power::{Observed, PowerCommand, PowerReading, PowerState};
@@ -41,6 +41,19 @@ const BATCH: usize = 32;
 struct Resolved {
     switch: u32,
     outlet: i64,
+    /// The outlet's arcs on devices that identify it by several (`{index}`).
+    index: Option<Index>,
+}
+
+impl Resolved {
+    /// What a plug option takes for this outlet (`7`, `2:7`, `1.1.7`).
+    fn id(&self, v: &Variant) -> String {
+        match (&self.index, v.has_switches()) {
+            (Some(i), _) => i.to_string(),
+            (None, true) => format!("{}:{}", self.switch, self.outlet),
+            (None, false) => self.outlet.to_string(),
+        }
+    }
 }
 
 struct Conn {
@@ -174,7 +187,22 @@ impl SnmpDriver {
                         1
                     },
                     outlet: i64::from(*outlet),
+                    index: v
+                        .has_index()
+                        .then(|| Index::from_arcs(&[*outlet]))
+                        .flatten(),
                 },
+                // A device whose outlets are dotted numbers takes them as given.
+                Plug::Name(name) if v.has_index() && Index::parse(name).is_some() => {
+                    let index = Index::parse(name);
+                    Resolved {
+                        switch: 1,
+                        outlet: index
+                            .and_then(|i| i.arcs().last().copied())
+                            .map_or(0, i64::from),
+                        index,
+                    }
+                }
                 Plug::Name(name) => {
                     let Some(root) = v.names.clone() else {
                         return Err(DriverError::new(
@@ -194,11 +222,12 @@ impl SnmpDriver {
                             if text.trim_matches('"') != name {
                                 return None;
                             }
-                            let (sw, idx) =
-                                v.names_index.match_suffix(&vb.oid.0[root.0.len()..])?;
+                            let suffix = &vb.oid.0[root.0.len()..];
+                            let (sw, idx) = v.names_index.match_suffix(suffix)?;
                             Some(Resolved {
                                 switch: sw,
                                 outlet: i64::from(idx) - v.index_offset,
+                                index: v.names_index.index_of(suffix),
                             })
                         })
                         .collect();
@@ -215,16 +244,7 @@ impl SnmpDriver {
                         // the node cannot be told, so none is touched
                         // (upstream switches one of them and says Success).
                         many => {
-                            let ids: Vec<String> = many
-                                .iter()
-                                .map(|r| {
-                                    if v.has_switches() {
-                                        format!("{}:{}", r.switch, r.outlet)
-                                    } else {
-                                        r.outlet.to_string()
-                                    }
-                                })
-                                .collect();
+                            let ids: Vec<String> = many.iter().map(|r| r.id(&v)).collect();
                             return Err(DriverError::new(
                                 ErrorKind::Config,
                                 Stage::Authenticate,
@@ -247,9 +267,12 @@ impl SnmpDriver {
     fn oid(v: &Variant, which: Which, r: Resolved) -> Option<Oid> {
         let idx = r.outlet + v.index_offset;
         match which {
-            Which::Status => v.status.render(r.switch, idx),
-            Which::Control => v.control.render(r.switch, idx + v.control_offset),
-            Which::Load => v.load.as_ref()?.render(r.switch, idx),
+            Which::Status => v.status.render_at(r.switch, idx, r.index.as_ref()),
+            Which::Control => {
+                v.control
+                    .render_at(r.switch, idx + v.control_offset, r.index.as_ref())
+            }
+            Which::Load => v.load.as_ref()?.render_at(r.switch, idx, r.index.as_ref()),
         }
     }
 
@@ -397,18 +420,19 @@ impl SnmpDriver {
     ) -> Result<Vec<OutletEntry>, DriverError> {
         let conn = self.conn(pdu, deadline).await?;
         let v = conn.variant.clone();
-        let Some(root) = v.names.clone() else {
+        let Some(root) = v.names.clone().or_else(|| v.list_table.clone()) else {
             return Err(DriverError::new(
                 ErrorKind::Unsupported,
                 Stage::Status,
-                format!("{} has no outlet names table to list", v.label),
+                format!("{} has no outlet table to list", v.label),
             ));
         };
         let table = conn.client.walk(&root, Stage::Status, deadline).await?;
         let mut entries = Vec::new();
         let mut status_oids = Vec::new();
         for vb in table {
-            let Some((sw, idx)) = v.names_index.match_suffix(&vb.oid.0[root.0.len()..]) else {
+            let suffix = &vb.oid.0[root.0.len()..];
+            let Some((sw, idx)) = v.names_index.match_suffix(suffix) else {
                 continue;
             };
             let text = vb.value.to_text();
@@ -416,16 +440,19 @@ impl SnmpDriver {
                 continue;
             }
             let number = i64::from(idx) - v.index_offset;
-            let id = if v.has_switches() {
-                format!("{sw}:{number}")
-            } else {
-                number.to_string()
-            };
+            let index = v.names_index.index_of(suffix);
+            let id = Resolved {
+                switch: sw,
+                outlet: number,
+                index,
+            }
+            .id(&v);
             let alias = match v.alias {
                 Alias::Value => text.trim_matches('"').to_string(),
                 Alias::Number => number.to_string(),
+                Alias::None => String::new(),
             };
-            if let Some(o) = v.status.render(sw, i64::from(idx)) {
+            if let Some(o) = v.status.render_at(sw, i64::from(idx), index.as_ref()) {
                 status_oids.push((entries.len(), o));
             }
             entries.push(OutletEntry {

@@ -86,6 +86,13 @@ const MAX_PROFILE: u64 = 1 << 20;
 const BUILTIN: &[(&str, &str)] = &[
     ("apc", include_str!("../../agents/pdu/apc.toml")),
     ("eaton", include_str!("../../agents/pdu/eaton.toml")),
+    ("ibmblade", include_str!("../../agents/pdu/ibmblade.toml")),
+    (
+        "intelmodular",
+        include_str!("../../agents/pdu/intelmodular.toml"),
+    ),
+    ("ipdu", include_str!("../../agents/pdu/ipdu.toml")),
+    ("emerson", include_str!("../../agents/pdu/emerson.toml")),
 ];
 
 /// What the alias column of a listing shows.
@@ -97,6 +104,8 @@ pub enum Alias {
     Value,
     /// The outlet number again (devices whose table holds numbers).
     Number,
+    /// Nothing: the device has no outlet names (blade chassis).
+    None,
 }
 
 #[derive(Deserialize)]
@@ -125,6 +134,8 @@ struct RawVariant {
     #[serde(default)]
     names_index: Option<String>,
     #[serde(default)]
+    list_table: Option<String>,
+    #[serde(default)]
     index_offset: i64,
     #[serde(default)]
     control_offset: i64,
@@ -146,7 +157,64 @@ fn one() -> f64 {
     1.0
 }
 
-/// An OID with `{switch}` / `{outlet}` placeholders.
+/// Most arcs an `{index}` outlet identifier has.
+pub const MAX_INDEX: usize = 6;
+
+/// An outlet identified by several arcs (`{index}`: Emerson's
+/// PDU.BRANCH.RECEPTACLE), written as dotted numbers (`1.1.3`); empty for
+/// devices that number outlets.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Index {
+    arcs: [u32; MAX_INDEX],
+    len: u8,
+}
+
+impl Index {
+    /// From arcs; `None` when there are none or more than [`MAX_INDEX`].
+    pub fn from_arcs(arcs: &[u32]) -> Option<Index> {
+        if arcs.is_empty() || arcs.len() > MAX_INDEX {
+            return None;
+        }
+        let mut i = Index::default();
+        i.arcs[..arcs.len()].copy_from_slice(arcs);
+        i.len = arcs.len() as u8;
+        Some(i)
+    }
+
+    /// `1.1.3` (numbers only, no empty arc).
+    pub fn parse(text: &str) -> Option<Index> {
+        let arcs: Option<Vec<u32>> = text
+            .split('.')
+            .map(|a| {
+                a.bytes()
+                    .all(|b| b.is_ascii_digit())
+                    .then(|| a.parse().ok())
+                    .flatten()
+            })
+            .collect();
+        Index::from_arcs(&arcs?)
+    }
+
+    /// The arcs.
+    pub fn arcs(&self) -> &[u32] {
+        &self.arcs[..usize::from(self.len)]
+    }
+}
+
+impl std::fmt::Display for Index {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for (k, a) in self.arcs().iter().enumerate() {
+            if k > 0 {
+                f.write_str(".")?;
+            }
+            write!(f, "{a}")?;
+        }
+        Ok(())
+    }
+}
+
+/// An OID with `{switch}` / `{outlet}` placeholders, or a final `{index}`
+/// (an outlet identified by several arcs).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Template {
     parts: Vec<Part>,
@@ -157,6 +225,7 @@ enum Part {
     Arc(u32),
     Switch,
     Outlet,
+    Index,
 }
 
 impl Template {
@@ -167,8 +236,20 @@ impl Template {
             parts.push(match a {
                 "{switch}" => Part::Switch,
                 "{outlet}" => Part::Outlet,
+                "{index}" => Part::Index,
                 n => Part::Arc(n.parse().map_err(|_| NotATemplate(text.to_string()))?),
             });
+        }
+        // `{index}` takes the rest of the OID: it can only end it, alone.
+        let indexes = parts.iter().filter(|p| **p == Part::Index).count();
+        if indexes > 1
+            || (indexes == 1 && parts.last() != Some(&Part::Index))
+            || (indexes == 1
+                && parts
+                    .iter()
+                    .any(|p| matches!(p, Part::Outlet | Part::Switch)))
+        {
+            return Err(NotATemplate(text.to_string()));
         }
         Ok(Template { parts })
     }
@@ -178,23 +259,49 @@ impl Template {
         self.parts.contains(&Part::Switch)
     }
 
+    /// True when the template ends in `{index}`.
+    pub fn has_index(&self) -> bool {
+        self.parts.last() == Some(&Part::Index)
+    }
+
     /// The OID for a switch and an outlet index (already offset). `None`
     /// when a negative index results.
     pub fn render(&self, switch: u32, outlet: i64) -> Option<Oid> {
-        let outlet = u32::try_from(outlet).ok()?;
-        Some(Oid(self
-            .parts
-            .iter()
-            .map(|p| match p {
-                Part::Arc(a) => *a,
-                Part::Switch => switch,
-                Part::Outlet => outlet,
-            })
-            .collect()))
+        self.render_at(switch, outlet, None)
     }
 
-    /// Matches an OID suffix against the template: `(switch, outlet index)`.
+    /// As [`render`](Self::render); `{index}` takes `index`'s arcs, or the
+    /// outlet number when there is none.
+    pub fn render_at(&self, switch: u32, outlet: i64, index: Option<&Index>) -> Option<Oid> {
+        let outlet = u32::try_from(outlet).ok()?;
+        let mut arcs = Vec::with_capacity(self.parts.len() + MAX_INDEX);
+        for p in &self.parts {
+            match p {
+                Part::Arc(a) => arcs.push(*a),
+                Part::Switch => arcs.push(switch),
+                Part::Outlet => arcs.push(outlet),
+                Part::Index => match index {
+                    Some(i) => arcs.extend_from_slice(i.arcs()),
+                    None => arcs.push(outlet),
+                },
+            }
+        }
+        Some(Oid(arcs))
+    }
+
+    /// Matches an OID suffix against the template: `(switch, outlet index)`
+    /// (for `{index}`, its last arc).
     pub fn match_suffix(&self, suffix: &[u32]) -> Option<(u32, u32)> {
+        if self.has_index() {
+            let n = self.parts.len() - 1;
+            let (head, index) = (suffix.get(..n)?, suffix.get(n..)?);
+            let prefix_ok = self.parts[..n]
+                .iter()
+                .zip(head)
+                .all(|(p, a)| matches!(p, Part::Arc(x) if x == a));
+            Index::from_arcs(index).filter(|_| prefix_ok)?;
+            return index.last().map(|&o| (1, o));
+        }
         if suffix.len() != self.parts.len() {
             return None;
         }
@@ -202,12 +309,20 @@ impl Template {
         for (p, &a) in self.parts.iter().zip(suffix) {
             match p {
                 Part::Arc(x) if *x != a => return None,
-                Part::Arc(_) => {}
+                Part::Arc(_) | Part::Index => {}
                 Part::Switch => sw = a,
                 Part::Outlet => out = Some(a),
             }
         }
         out.map(|o| (sw, o))
+    }
+
+    /// The `{index}` arcs of a suffix that [`match_suffix`](Self::match_suffix) matched.
+    pub fn index_of(&self, suffix: &[u32]) -> Option<Index> {
+        self.match_suffix(suffix)?;
+        self.has_index()
+            .then(|| Index::from_arcs(&suffix[self.parts.len() - 1..]))
+            .flatten()
     }
 }
 
@@ -228,6 +343,9 @@ pub struct Variant {
     pub names: Option<Oid>,
     /// How the names table is indexed below `names` (default `{outlet}`).
     pub names_index: Template,
+    /// The table walked to enumerate outlets for `list` when the device
+    /// has no names table (indexed like `names_index`).
+    pub list_table: Option<Oid>,
     /// OID index = outlet number + this (Eaton Managed: −1).
     pub index_offset: i64,
     /// Added to the index of the control OID only (Eaton Switched: +1).
@@ -254,6 +372,12 @@ impl Variant {
     /// True for devices addressed as switch:outlet.
     pub fn has_switches(&self) -> bool {
         self.status.has_switch()
+    }
+
+    /// True for devices whose outlets are identified by several arcs
+    /// (`{index}`, given as `1.1.3`).
+    pub fn has_index(&self) -> bool {
+        self.status.has_index()
     }
 }
 
@@ -308,6 +432,12 @@ impl Profile {
                     .transpose()
                     .map_err(|e| ctx(e.into()))?,
                 names_index,
+                list_table: v
+                    .list_table
+                    .as_deref()
+                    .map(Oid::parse)
+                    .transpose()
+                    .map_err(|e| ctx(e.into()))?,
                 index_offset: v.index_offset,
                 control_offset: v.control_offset,
                 alias: v.alias,
@@ -445,6 +575,148 @@ mod tests {
             .is_none());
     }
 
+    /// One row per device: the fence-agents 4.12.1 facts, written out here
+    /// independently of `agents/pdu/*.toml`, against what the profile
+    /// resolves for bay/outlet 3.
+    #[test]
+    fn blade_and_ipdu_profiles_row_by_row() {
+        struct Row {
+            profile: &'static str,
+            sys: Option<&'static str>,
+            variant: &'static str,
+            status: &'static str,
+            control: &'static str,
+            names: Option<&'static str>,
+            list: &'static str,
+            alias: Alias,
+            read: (i64, i64),
+            write: (i64, i64),
+        }
+        let rows = [
+            Row {
+                profile: "ibmblade",
+                sys: None,
+                variant: "ibm-bladecenter",
+                status: ".1.3.6.1.4.1.2.3.51.2.22.1.5.1.1.4.3",
+                control: ".1.3.6.1.4.1.2.3.51.2.22.1.6.1.1.7.3",
+                names: None,
+                list: ".1.3.6.1.4.1.2.3.51.2.22.1.5.1.1.4",
+                alias: Alias::None,
+                read: (1, 0),
+                write: (1, 0),
+            },
+            Row {
+                profile: "intelmodular",
+                sys: None,
+                variant: "intel-modular",
+                status: ".1.3.6.1.4.1.343.2.19.1.2.10.202.1.1.6.3",
+                control: ".1.3.6.1.4.1.343.2.19.1.2.10.202.1.1.6.3",
+                names: None,
+                list: ".1.3.6.1.4.1.343.2.19.1.2.10.202.1.1.6",
+                alias: Alias::None,
+                read: (2, 0),
+                write: (2, 3),
+            },
+            Row {
+                profile: "ipdu",
+                sys: Some(".1.3.6.1.4.1.2.6.223"),
+                variant: "ibm-ipdu",
+                status: ".1.3.6.1.4.1.2.6.223.8.2.2.1.11.3",
+                control: ".1.3.6.1.4.1.2.6.223.8.2.2.1.11.3",
+                names: Some(".1.3.6.1.4.1.2.6.223.8.2.2.1.2"),
+                list: ".1.3.6.1.4.1.2.6.223.8.2.2.1.2",
+                alias: Alias::Value,
+                read: (1, 0),
+                write: (1, 0),
+            },
+            // Upstream uses the iPDU table whatever the sysObjectID says.
+            Row {
+                profile: "ipdu",
+                sys: Some(".1.3.6.1.4.1.99.1"),
+                variant: "ibm-ipdu",
+                status: ".1.3.6.1.4.1.2.6.223.8.2.2.1.11.3",
+                control: ".1.3.6.1.4.1.2.6.223.8.2.2.1.11.3",
+                names: Some(".1.3.6.1.4.1.2.6.223.8.2.2.1.2"),
+                list: ".1.3.6.1.4.1.2.6.223.8.2.2.1.2",
+                alias: Alias::Value,
+                read: (1, 0),
+                write: (1, 0),
+            },
+            // Receptacles are PDU.BRANCH.RECEPTACLE: the plug 3 is index 3,
+            // `1.1.3` is checked below.
+            Row {
+                profile: "emerson",
+                sys: None,
+                variant: "emerson-mpx",
+                status: ".1.3.6.1.4.1.476.1.42.3.8.50.20.1.95.3",
+                control: ".1.3.6.1.4.1.476.1.42.3.8.50.20.1.100.3",
+                names: Some(".1.3.6.1.4.1.476.1.42.3.8.50.20.1.10"),
+                list: ".1.3.6.1.4.1.476.1.42.3.8.50.20.1.10",
+                alias: Alias::Value,
+                read: (2, 1),
+                write: (1, 0),
+            },
+        ];
+        for r in rows {
+            let p = Profile::builtin(r.profile).expect(r.profile);
+            let sys = r.sys.map(|s| Oid::parse(s).unwrap());
+            let v = p.pick(sys.as_ref()).expect("a variant");
+            let ctx = format!("{} {:?}", r.profile, r.sys);
+            assert_eq!(v.id, r.variant, "{ctx}");
+            let at = |t: &Template| t.render(1, 3 + v.index_offset).unwrap().to_string();
+            assert_eq!(at(&v.status), r.status, "{ctx}");
+            assert_eq!(
+                v.control
+                    .render(1, 3 + v.index_offset + v.control_offset)
+                    .unwrap()
+                    .to_string(),
+                r.control,
+                "{ctx}"
+            );
+            assert_eq!(v.names.as_ref().map(|o| o.to_string()).as_deref(), r.names);
+            let listed = v.names.clone().or_else(|| v.list_table.clone()).unwrap();
+            assert_eq!(listed.to_string(), r.list, "{ctx}");
+            assert_eq!(v.names_index.match_suffix(&[3]), Some((1, 3)), "{ctx}");
+            assert_eq!(v.alias, r.alias, "{ctx}");
+            assert_eq!((v.state_on, v.state_off), r.read, "{ctx}");
+            assert_eq!((v.turn_on, v.turn_off), r.write, "{ctx}");
+            assert!(!v.has_switches() && v.load.is_none(), "{ctx}");
+            assert_eq!(v.has_index(), r.profile == "emerson", "{ctx}");
+        }
+        let em = Profile::builtin("emerson").unwrap().pick(None).unwrap();
+        let i = Index::parse("1.1.3").unwrap();
+        assert_eq!(
+            em.control.render_at(1, 3, Some(&i)).unwrap().to_string(),
+            ".1.3.6.1.4.1.476.1.42.3.8.50.20.1.100.1.1.3"
+        );
+        assert_eq!(em.names_index.match_suffix(&[1, 2, 7]), Some((1, 7)));
+        assert_eq!(
+            em.names_index.index_of(&[1, 2, 7]).map(|i| i.to_string()),
+            Some("1.2.7".into())
+        );
+    }
+
+    #[test]
+    fn index_templates_and_dotted_plugs() {
+        for bad in ["1.3.{index}.4", "1.3.{index}.{index}", "1.{switch}.{index}"] {
+            assert!(Template::parse(bad).is_err(), "{bad}");
+        }
+        for (text, ok) in [
+            ("1.1.3", true),
+            ("7", true),
+            ("1..3", false),
+            ("a.1", false),
+            ("", false),
+            ("1.2.3.4.5.6.7", false),
+            ("+1.2", false),
+        ] {
+            assert_eq!(Index::parse(text).is_some(), ok, "{text}");
+        }
+        let t = Template::parse(".1.3.{index}").unwrap();
+        assert_eq!(t.match_suffix(&[]), None);
+        assert_eq!(t.render(1, 9).unwrap().to_string(), ".1.3.9");
+    }
+
     #[test]
     fn bad_profiles_are_refused_with_a_reason() {
         let e = Profile::parse("name='x'\n[[variant]]\nid='a'\nstatus='1.3.{outlet}'\ncontrol='1.3.{outlet}'\nstate_on=1\nstate_off=1\nturn_on=1\nturn_off=2\n").unwrap_err();
@@ -503,7 +775,7 @@ mod tests {
         );
         assert_eq!(
             Profile::load("nosuch").unwrap_err().to_string(),
-            "unknown PDU profile 'nosuch' (built-in: apc, eaton; or give a path to a profile file)"
+            "unknown PDU profile 'nosuch' (built-in: apc, eaton, ibmblade, intelmodular, ipdu, emerson; or give a path to a profile file)"
         );
         assert!(Profile::load("/nonexistent/p.toml")
             .unwrap_err()

@@ -1,8 +1,10 @@
 #!/usr/bin/python3
 """A simulated switched PDU for net-snmp's snmpd, through pass_persist.
 
-usage (in snmpd.conf):  pass_persist .1.3.6.1.4.1.318 /usr/bin/python3 snmp_pdu.py RUNDIR apc
-                        pass_persist .1.3.6.1.4.1.534 /usr/bin/python3 snmp_pdu.py RUNDIR eaton
+usage (in snmpd.conf):  pass_persist ROOT /usr/bin/python3 snmp_pdu.py RUNDIR KIND
+  KIND (ROOT): apc (.1.3.6.1.4.1.318), eaton (.1.3.6.1.4.1.534), ibmblade
+  (.1.3.6.1.4.1.2.3.51), intelmodular (.1.3.6.1.4.1.343), ipdu
+  (.1.3.6.1.4.1.2.6.223), emerson (.1.3.6.1.4.1.476); snmpd_start.sh picks it.
 
 State lives in RUNDIR/state.json and is re-read on every request, so a test
 can change it between requests:
@@ -11,7 +13,10 @@ can change it between requests:
   - "refuse": outlets that accept a command but do not switch (a stuck relay);
   - "welded": outlets whose state follows the commands but whose relay
               never opens: they read off and still carry their load;
-  - "watts":  load of an outlet that is on, or welded (0 otherwise).
+  - "watts":  load of an outlet that is on, or welded (0 otherwise);
+  - "delay":  seconds an accepted command takes to change the state (a
+              blade that shuts down, a relay with a delay); until then the
+              outlet reads its old state ("pending" holds what is due).
 Every set is appended to RUNDIR/ops.log as "OID VALUE".
 
 MIB served (facts from PowerNet-MIB and EATON-EPDU-MIB as fence-agents uses them):
@@ -22,10 +27,20 @@ MIB served (facts from PowerNet-MIB and EATON-EPDU-MIB as fence-agents uses them
          sPDUOutletCtl                  .318.1.1.4.4.2.1.3.N     (1 on / 2 off, writable)
          sPDUOutletCtlName              .318.1.1.4.4.2.1.4.N
   eaton: Managed ePDU outlet table      .534.6.6.6.1.2.2.1.{1,3}.I  (I = outlet - 1; 3: 1 on / 0 off, writable)
+  ibmblade: remoteControlBladePowerState .2.3.51.2.22.1.5.1.1.4.N (1 on / 0 off, read-only)
+         powerOnOffBlade                .2.3.51.2.22.1.6.1.1.7.N (write 1 on / 0 off)
+  intelmodular: module power            .343.2.19.1.2.10.202.1.1.6.N (reads 2 on / 0 off; write 2 on, 3 off)
+  ipdu:  outlet name                    .2.6.223.8.2.2.1.2.N
+         outlet state                   .2.6.223.8.2.2.1.11.N (1 on / 0 off, writable)
+  emerson: receptacle name              .476.1.42.3.8.50.20.1.10.1.1.N
+         receptacle power state         .476.1.42.3.8.50.20.1.95.1.1.N (2 on / 1 off, read-only)
+         receptacle control             .476.1.42.3.8.50.20.1.100.1.1.N (write 1 on / 0 off)
+  (the emerson table is indexed PDU.BRANCH.RECEPTACLE; this PDU is 1, branch 1)
 """
 import json
 import os
 import sys
+import time
 
 RUN = sys.argv[1]
 KIND = sys.argv[2] if len(sys.argv) > 2 else "apc"
@@ -35,7 +50,18 @@ OPS = os.path.join(RUN, "ops.log")
 
 def load():
     with open(STATE) as f:
-        return json.load(f)
+        st = json.load(f)
+    # Commands whose delay has passed take effect now.
+    pending = st.get("pending", {})
+    due = [k for k, (_, at) in pending.items() if at <= time.time()]
+    if due:
+        cur = set(st["on"])
+        for k in due:
+            want_on, _ = pending.pop(k)
+            (cur.add if want_on else cur.discard)(int(k))
+        st["on"] = sorted(cur)
+        save(st)
+    return st
 
 
 def save(st):
@@ -59,6 +85,10 @@ def table(st):
     def switch(i, want_on):
         def w(st, value):
             if i in st.get("refuse", []):
+                return None
+            if st.get("delay", 0) > 0:
+                st.setdefault("pending", {})[str(i)] = [
+                    bool(want_on(value)), time.time() + st["delay"]]
                 return None
             cur = set(st["on"])
             if want_on(value):
@@ -90,6 +120,9 @@ def table(st):
             t[b + (1, 1, 26, 9, 4, 3, 1, 7, i)] = ("integer", st.get("watts", 120) if fed else 0, None)
             t[b + (1, 1, 4, 4, 2, 1, 3, i)] = ("integer", state, writer())
             t[b + (1, 1, 4, 4, 2, 1, 4, i)] = ("string", name, None)
+    elif KIND in ("ibmblade", "intelmodular", "ipdu", "emerson"):
+        for i in range(1, n + 1):
+            device_rows(t, i, i in on, names.get(str(i), "node%02d" % i), switch)
     else:
         b = (1, 3, 6, 1, 4, 1, 534, 6, 6, 6, 1, 2, 2, 1)
         for i in range(1, n + 1):
@@ -107,6 +140,45 @@ def table(st):
             t[b + (1, idx)] = ("integer", idx, None)
             t[b + (3, idx)] = ("integer", state, writer())
     return t
+
+
+def checked(allowed, inner):
+    """A writer taking only `allowed` values (others: wrongValue)."""
+    def w(st, value):
+        if value not in allowed:
+            return "wrong-value"
+        return inner(st, value)
+    return w
+
+
+# Per kind: (state column, read on/off values, control column or None when
+# the state column is written, write on/off values, names column or None,
+# index prefix below each column).
+DEVICES = {
+    "ibmblade": ((1, 3, 6, 1, 4, 1, 2, 3, 51, 2, 22, 1, 5, 1, 1, 4), (1, 0),
+                 (1, 3, 6, 1, 4, 1, 2, 3, 51, 2, 22, 1, 6, 1, 1, 7), (1, 0), None, ()),
+    "intelmodular": ((1, 3, 6, 1, 4, 1, 343, 2, 19, 1, 2, 10, 202, 1, 1, 6), (2, 0),
+                     None, (2, 3), None, ()),
+    "ipdu": ((1, 3, 6, 1, 4, 1, 2, 6, 223, 8, 2, 2, 1, 11), (1, 0),
+             None, (1, 0), (1, 3, 6, 1, 4, 1, 2, 6, 223, 8, 2, 2, 1, 2), ()),
+    "emerson": ((1, 3, 6, 1, 4, 1, 476, 1, 42, 3, 8, 50, 20, 1, 95), (2, 1),
+                (1, 3, 6, 1, 4, 1, 476, 1, 42, 3, 8, 50, 20, 1, 100), (1, 0),
+                (1, 3, 6, 1, 4, 1, 476, 1, 42, 3, 8, 50, 20, 1, 10), (1, 1)),
+}
+
+
+def device_rows(t, i, is_on, name, switch):
+    state_col, (r_on, r_off), control_col, (w_on, w_off), names_col, pre = DEVICES[KIND]
+    idx = pre + (i,)
+    state = r_on if is_on else r_off
+    writer = checked((w_on, w_off), switch(i, lambda v: v == w_on))
+    if control_col is None:
+        t[state_col + idx] = ("integer", state, writer)
+    else:
+        t[state_col + idx] = ("integer", state, None)
+        t[control_col + idx] = ("integer", state, writer)
+    if names_col is not None:
+        t[names_col + idx] = ("string", name, None)
 
 
 def dotted(k):

@@ -2,7 +2,7 @@
 # Start a private net-snmp snmpd on 127.0.0.1:PORT serving a simulated PDU
 # (tests/peers/snmp_pdu.py through pass_persist).
 #
-#   snmpd_start.sh PORT [KIND=apc|eaton] [OUTLETS=24]
+#   snmpd_start.sh PORT [KIND=apc|eaton|ibmblade|intelmodular|ipdu|emerson] [OUTLETS=24]
 #
 # Run directory: $PEERS_DIR/run/UID/snmpd-PORT (snmpd.conf, state.json, ops.log,
 # snmpd.log, snmpd.pid, persistent dir for the v3 users).
@@ -30,6 +30,11 @@ rm -rf "$D"; mkdir -p "$D/persist"
 case "$KIND" in
   apc)   ROOT=.1.3.6.1.4.1.318; SYSOID=.1.3.6.1.4.1.318.1.3.4.5 ;;
   eaton) ROOT=.1.3.6.1.4.1.534; SYSOID=.1.3.6.1.4.1.534.6.6.6 ;;
+  # The next sysObjectIDs are not read by the agents but ipdu's (IBM iPDU).
+  ibmblade) ROOT=.1.3.6.1.4.1.2.3.51; SYSOID=.1.3.6.1.4.1.2.3.51.2 ;;
+  intelmodular) ROOT=.1.3.6.1.4.1.343; SYSOID=.1.3.6.1.4.1.343.2.19 ;;
+  ipdu)  ROOT=.1.3.6.1.4.1.2.6.223; SYSOID=.1.3.6.1.4.1.2.6.223 ;;
+  emerson) ROOT=.1.3.6.1.4.1.476; SYSOID=.1.3.6.1.4.1.476.1.42 ;;
   *) echo "unknown kind $KIND" >&2; exit 2 ;;
 esac
 ON=$(seq -s, 1 "$N")

@@ -244,8 +244,9 @@ fn resolve(file: &str, f: FamilyFile, common: &[SrcOption]) -> Result<SrcFamily,
             .ok_or_else(|| format!("agents/{file}: option `{key}` is defined nowhere"))?;
         let mut o = found.clone();
         if let Some(ov) = f.overrides.get(key) {
+            // `default = ""` takes the shared default away (the agent has none).
             if let Some(d) = &ov.default {
-                o.default = Some(d.clone());
+                o.default = (!d.is_empty()).then(|| d.clone());
             }
             if let Some(m) = &ov.metavar {
                 o.metavar = Some(m.clone());
