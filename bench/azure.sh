@@ -49,36 +49,21 @@ UP="$PY /usr/sbin/fence_azure_arm $ARGS"
 FK="$WORK/fence_azure_arm $ARGS --ca-cert=$CA"
 NAT="env -u HTTPS_PROXY AZURE_AUTHORITY_HOST=$ARM FENCEKIT_PASSWORD=$SECRET $BIN status azure://$SUB/rg-ha/node1 -l $APP --azure-tenant $TENANT --endpoint-url $ARM --ca-cert $CA"
 # Every timed command must succeed (hyperfine -i would time failures too).
-for c in "$UP -o status" "$FK -o status"; do
-  [ "$($c 2>&1)" = "Status: ON" ] || { echo "not 'Status: ON': $c" >&2; $c >&2; exit 1; }
-done
+status_on --stderr "$UP -o status" "$FK -o status"
 $NAT >/dev/null || { echo "fencekit status failed" >&2; $NAT >&2; exit 1; }
 
 echo "== status (HTTPS: a token and one GET of the VM, median of $RUNS; upstream 5)"
 up=$(median 5 "$UP -o status")
 fk=$(median "$RUNS" "$FK -o status")
 nat=$(median "$RUNS" "$NAT")
-printf '%-48s %8s ms\n' "upstream fence_azure_arm (python3 + Azure SDK)" "$up"
-printf '%-48s %8s ms   %sx faster than upstream\n' "fencekit as fence_azure_arm (same proxy)" "$fk" "$(ratio "$up" "$fk")"
-printf '%-48s %8s ms\n' "fencekit status azure:// (native, direct)" "$nat"
+row 48 "upstream fence_azure_arm (python3 + Azure SDK)" "$up" ms
+row 48 "fencekit as fence_azure_arm (same proxy)" "$fk" ms "$(ratio "$up" "$fk")x faster than upstream"
+row 48 "fencekit status azure:// (native, direct)" "$nat" ms
 
 echo
 echo "== off then on (median of 3; each transition takes 0.2 s on the peer)"
-up_oo=$(median 3 "sh -c '$UP -o off >/dev/null; $UP -o on'")
-fk_oo=$(median 3 "sh -c '$FK -o off >/dev/null; $FK -o on'")
-printf '%-48s %8s ms\n' "upstream fence_azure_arm off+on" "$up_oo"
-printf '%-48s %8s ms   %sx faster\n' "fencekit as fence_azure_arm off+on" "$fk_oo" "$(ratio "$up_oo" "$fk_oo")"
+off_on_rows 48 "upstream fence_azure_arm off+on" "fencekit as fence_azure_arm off+on"
 
 echo
-echo "== peak RSS of a status (largest of 3)"
-up_rss=$(rss $UP -o status)
-fk_rss=$(rss $FK -o status)
-printf '%-48s %8s MiB\n' "upstream fence_azure_arm" "$up_rss"
-printf '%-48s %8s MiB   %s of upstream\n' "fencekit as fence_azure_arm" "$fk_rss" "$(python3 -c "print('1/%.1f' % ($up_rss/$fk_rss))")"
-
-echo
-fail=0
-verdict "agent status >= 20x faster than upstream ($(ratio "$up" "$fk")x)" "$up / $fk >= 20"
-verdict "agent RSS <= 1/4 of upstream's (1/$(ratio "$up_rss" "$fk_rss"))" "$fk_rss * 4 <= $up_rss"
-[ "$CHECK" = 1 ] && exit "$fail"
-exit 0
+rss_rows 48 "upstream fence_azure_arm" "fencekit as fence_azure_arm"
+agent_verdicts "$up" "$fk"

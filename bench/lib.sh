@@ -11,6 +11,14 @@
 #   ratio A B [DECIMALS]             # A/B, 1 decimal unless told
 #   fail=0; verdict TEXT CONDITION   # PASS/FAIL line (CONDITION: a Python expression); FAIL sets fail=1
 #
+# The drop-in agents' benches (upstream's agent UP and fencekit's FK, each a
+# command line without the action) also share:
+#   status_on [--stderr] COMMAND…    # each must print just "Status: ON" (--stderr: stderr counts)
+#   row WIDTH LABEL VALUE UNIT [NOTE]  # one aligned result row
+#   off_on_rows WIDTH UP_LABEL FK_LABEL [OPTION…]  # off then on, median of 3 → $up_oo $fk_oo
+#   rss_rows WIDTH UP_LABEL FK_LABEL # peak RSS of a status → $up_rss $fk_rss
+#   agent_verdicts UP_MS FK_MS       # the targets (status >= 20x, RSS <= 1/4); exits, 1 on a miss with --check
+#
 # Timed commands must succeed: hyperfine -i times failures too, so each
 # bench checks its commands' answers before timing them.
 
@@ -64,4 +72,49 @@ verdict() { # description, Python condition → PASS/FAIL line; a FAIL sets fail
     echo "FAIL $1"
     fail=1
   fi
+}
+
+status_on() { # [--stderr] command… → exits 1 unless each prints just "Status: ON"
+  local err=/dev/null c out
+  if [ "${1:-}" = --stderr ]; then err=/dev/stdout; shift; fi
+  for c in "$@"; do
+    out=$($c 2>"$err") || true
+    [ "$out" = "Status: ON" ] || { echo "not 'Status: ON': $c" >&2; $c >&2; exit 1; }
+  done
+}
+
+row() { # width, label, value, unit, [note] → one aligned row
+  if [ -n "${5:-}" ]; then
+    printf "%-${1}s %8s %s   %s\n" "$2" "$3" "$4" "$5"
+  else
+    printf "%-${1}s %8s %s\n" "$2" "$3" "$4"
+  fi
+}
+
+off_on_rows() { # width, upstream's label, fencekit's label, [option…] → $up_oo, $fk_oo and their rows
+  local w=$1 ul=$2 fl=$3; shift 3
+  local x="${*:+ $*}"
+  up_oo=$(median 3 "sh -c '$UP -o off$x >/dev/null; $UP -o on$x'")
+  fk_oo=$(median 3 "sh -c '$FK -o off$x >/dev/null; $FK -o on$x'")
+  row "$w" "$ul" "$up_oo" ms
+  row "$w" "$fl" "$fk_oo" ms "$(ratio "$up_oo" "$fk_oo")x faster"
+}
+
+rss_rows() { # width, upstream's label, fencekit's label → $up_rss, $fk_rss and their rows
+  echo "== peak RSS of a status (largest of 3)"
+  # shellcheck disable=SC2086
+  up_rss=$(rss $UP -o status)
+  # shellcheck disable=SC2086
+  fk_rss=$(rss $FK -o status)
+  row "$1" "$2" "$up_rss" MiB
+  row "$1" "$3" "$fk_rss" MiB "1/$(ratio "$up_rss" "$fk_rss") of upstream"
+}
+
+agent_verdicts() { # upstream's status ms, fencekit's → the targets' lines; exits (1 on a miss with --check)
+  echo
+  fail=0
+  verdict "agent status >= 20x faster than upstream ($(ratio "$1" "$2")x)" "$1 / $2 >= 20"
+  verdict "agent RSS <= 1/4 of upstream's (1/$(ratio "$up_rss" "$fk_rss"))" "$fk_rss * 4 <= $up_rss"
+  [ "$CHECK" = 1 ] && exit "$fail"
+  exit 0
 }

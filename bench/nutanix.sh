@@ -41,36 +41,21 @@ ARGS="--ip=$ADDR --username=admin --password=nutanix-secret --plug=node1"
 UP="$WORK/upstream $ARGS"
 FK="$WORK/fence_nutanix_ahv $ARGS --ca-cert=$CA"
 NAT="$BIN status nutanix://admin@$ADDR/node1 --ca-cert $CA"
-for c in "$UP -o status" "$FK -o status"; do
-  [ "$($c 2>&1)" = "Status: ON" ] || { echo "not 'Status: ON': $c" >&2; $c >&2; exit 1; }
-done
+status_on --stderr "$UP -o status" "$FK -o status"
 $NAT >/dev/null || { echo "fencekit status failed: $NAT" >&2; exit 1; }
 
 echo "== status (HTTPS, Basic auth, median of $RUNS; upstream 5)"
 up=$(median 5 "$UP -o status")
 fk=$(median "$RUNS" "$FK -o status")
 nat=$(median "$RUNS" "$NAT")
-printf '%-50s %8s ms\n' "upstream fence_nutanix_ahv (python3 + requests)" "$up"
-printf '%-50s %8s ms   %sx faster than upstream\n' "fencekit as fence_nutanix_ahv" "$fk" "$(ratio "$up" "$fk")"
-printf '%-50s %8s ms   %sx faster than upstream\n' "fencekit status nutanix:// (native)" "$nat" "$(ratio "$up" "$nat")"
+row 50 "upstream fence_nutanix_ahv (python3 + requests)" "$up" ms
+row 50 "fencekit as fence_nutanix_ahv" "$fk" ms "$(ratio "$up" "$fk")x faster than upstream"
+row 50 "fencekit status nutanix:// (native)" "$nat" ms "$(ratio "$up" "$nat")x faster than upstream"
 
 echo
 echo "== off then on (median of 3; each task runs 150 ms)"
-up_oo=$(median 3 "sh -c '$UP -o off >/dev/null; $UP -o on'")
-fk_oo=$(median 3 "sh -c '$FK -o off >/dev/null; $FK -o on'")
-printf '%-50s %8s ms\n' "upstream off+on" "$up_oo"
-printf '%-50s %8s ms   %sx faster\n' "fencekit as fence_nutanix_ahv off+on" "$fk_oo" "$(ratio "$up_oo" "$fk_oo")"
+off_on_rows 50 "upstream off+on" "fencekit as fence_nutanix_ahv off+on"
 
 echo
-echo "== peak RSS of a status (largest of 3)"
-up_rss=$(rss $UP -o status)
-fk_rss=$(rss $FK -o status)
-printf '%-50s %8s MiB\n' "upstream fence_nutanix_ahv" "$up_rss"
-printf '%-50s %8s MiB   1/%s of upstream\n' "fencekit as fence_nutanix_ahv" "$fk_rss" "$(ratio "$up_rss" "$fk_rss")"
-
-echo
-fail=0
-verdict "agent status >= 20x faster than upstream ($(ratio "$up" "$fk")x)" "$up / $fk >= 20"
-verdict "agent RSS <= 1/4 of upstream's (1/$(ratio "$up_rss" "$fk_rss"))" "$fk_rss * 4 <= $up_rss"
-[ "$CHECK" = 1 ] && exit "$fail"
-exit 0
+rss_rows 50 "upstream fence_nutanix_ahv" "fencekit as fence_nutanix_ahv"
+agent_verdicts "$up" "$fk"

@@ -32,36 +32,21 @@ ARGS="--ip=127.0.0.1 --ipport=$PORT --ssl-insecure --username=admin@internal --p
 UP="/usr/sbin/fence_rhevm $ARGS"
 FK="$WORK/fence_rhevm $ARGS"
 NAT="env FENCEKIT_PASSWORD=ovirt-secret $BIN status ovirt://admin@internal@127.0.0.1:$PORT/node1 --ca-cert $CA"
-for c in "$UP -o status" "$FK -o status"; do
-  [ "$($c 2>/dev/null)" = "Status: ON" ] || { echo "not 'Status: ON': $c" >&2; $c >&2; exit 1; }
-done
+status_on "$UP -o status" "$FK -o status"
 $NAT >/dev/null || { echo "fencekit status failed" >&2; $NAT >&2; exit 1; }
 
 echo "== status (HTTPS, median of $RUNS)"
 up=$(median "$RUNS" "$UP -o status")
 fk=$(median "$RUNS" "$FK -o status")
 nat=$(median "$RUNS" "$NAT")
-printf '%-48s %8s ms\n' "upstream fence_rhevm (python3 + pycurl)" "$up"
-printf '%-48s %8s ms   %sx faster than upstream\n' "fencekit as fence_rhevm" "$fk" "$(ratio "$up" "$fk")"
-printf '%-48s %8s ms\n' "fencekit status ovirt:// (native)" "$nat"
+row 48 "upstream fence_rhevm (python3 + pycurl)" "$up" ms
+row 48 "fencekit as fence_rhevm" "$fk" ms "$(ratio "$up" "$fk")x faster than upstream"
+row 48 "fencekit status ovirt:// (native)" "$nat" ms
 
 echo
 echo "== off then on (median of 3; each job takes 0.15 s on the peer)"
-up_oo=$(median 3 "sh -c '$UP -o off >/dev/null; $UP -o on'")
-fk_oo=$(median 3 "sh -c '$FK -o off >/dev/null; $FK -o on'")
-printf '%-48s %8s ms\n' "upstream fence_rhevm off+on" "$up_oo"
-printf '%-48s %8s ms   %sx faster\n' "fencekit as fence_rhevm off+on" "$fk_oo" "$(ratio "$up_oo" "$fk_oo")"
+off_on_rows 48 "upstream fence_rhevm off+on" "fencekit as fence_rhevm off+on"
 
 echo
-echo "== peak RSS of a status (largest of 3)"
-up_rss=$(rss $UP -o status)
-fk_rss=$(rss $FK -o status)
-printf '%-48s %8s MiB\n' "upstream fence_rhevm" "$up_rss"
-printf '%-48s %8s MiB   %s of upstream\n' "fencekit as fence_rhevm" "$fk_rss" "$(python3 -c "print('1/%.1f' % ($up_rss/$fk_rss))")"
-
-echo
-fail=0
-verdict "agent status >= 20x faster than upstream ($(ratio "$up" "$fk")x)" "$up / $fk >= 20"
-verdict "agent RSS <= 1/4 of upstream's (1/$(ratio "$up_rss" "$fk_rss"))" "$fk_rss * 4 <= $up_rss"
-[ "$CHECK" = 1 ] && exit "$fail"
-exit 0
+rss_rows 48 "upstream fence_rhevm" "fencekit as fence_rhevm"
+agent_verdicts "$up" "$fk"

@@ -35,36 +35,21 @@ ARGS="--ip=$ADDR --ipport=$PORT --ssl-insecure --username=root@pam --password=pv
 UP="/usr/sbin/fence_pve $ARGS"
 FK="$WORK/fence_pve $ARGS"
 NAT="$BIN status pve://root@pam@$ADDR:$PORT/pve1/100 --ca-cert $CA"
-for c in "$UP -o status" "$FK -o status"; do
-  [ "$($c 2>/dev/null)" = "Status: ON" ] || { echo "not 'Status: ON': $c" >&2; $c >&2; exit 1; }
-done
+status_on "$UP -o status" "$FK -o status"
 $NAT >/dev/null || { echo "fencekit status failed: $NAT" >&2; exit 1; }
 
 echo "== status (HTTPS, password ticket, median of $RUNS; upstream 5)"
 up=$(median 5 "$UP -o status")
 fk=$(median "$RUNS" "$FK -o status")
 nat=$(median "$RUNS" "$NAT")
-printf '%-44s %8s ms\n' "upstream fence_pve (python3 + pycurl)" "$up"
-printf '%-44s %8s ms   %sx faster than upstream\n' "fencekit as fence_pve" "$fk" "$(ratio "$up" "$fk")"
-printf '%-44s %8s ms   %sx faster than upstream\n' "fencekit status pve:// (native)" "$nat" "$(ratio "$up" "$nat")"
+row 44 "upstream fence_pve (python3 + pycurl)" "$up" ms
+row 44 "fencekit as fence_pve" "$fk" ms "$(ratio "$up" "$fk")x faster than upstream"
+row 44 "fencekit status pve:// (native)" "$nat" ms "$(ratio "$up" "$nat")x faster than upstream"
 
 echo
 echo "== off then on (median of 3)"
-up_oo=$(median 3 "sh -c '$UP -o off --power-wait=0 >/dev/null; $UP -o on --power-wait=0'")
-fk_oo=$(median 3 "sh -c '$FK -o off --power-wait=0 >/dev/null; $FK -o on --power-wait=0'")
-printf '%-44s %8s ms\n' "upstream fence_pve off+on" "$up_oo"
-printf '%-44s %8s ms   %sx faster\n' "fencekit as fence_pve off+on" "$fk_oo" "$(ratio "$up_oo" "$fk_oo")"
+off_on_rows 44 "upstream fence_pve off+on" "fencekit as fence_pve off+on" --power-wait=0
 
 echo
-echo "== peak RSS of a status (largest of 3)"
-up_rss=$(rss $UP -o status)
-fk_rss=$(rss $FK -o status)
-printf '%-44s %8s MiB\n' "upstream fence_pve" "$up_rss"
-printf '%-44s %8s MiB   1/%s of upstream\n' "fencekit as fence_pve" "$fk_rss" "$(ratio "$up_rss" "$fk_rss")"
-
-echo
-fail=0
-verdict "agent status >= 20x faster than upstream ($(ratio "$up" "$fk")x)" "$up / $fk >= 20"
-verdict "agent RSS <= 1/4 of upstream's (1/$(ratio "$up_rss" "$fk_rss"))" "$fk_rss * 4 <= $up_rss"
-[ "$CHECK" = 1 ] && exit "$fail"
-exit 0
+rss_rows 44 "upstream fence_pve" "fencekit as fence_pve"
+agent_verdicts "$up" "$fk"

@@ -99,6 +99,7 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l os-project-
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l os-domain-name -d 'OpenStack: the users\' and the project\'s domain (default: Default)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l os-region-name -d 'OpenStack: the catalog\'s region to take compute from' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l os-interface -d 'OpenStack: the catalog\'s interface: public (default), internal or admin' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l ovirt-api-path -d 'oVirt: the API\'s path (default /ovirt-engine/api). Inventories use settings.api_path' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l power-wait -d 'Blind wait after each power command before polling' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l power-timeout -d 'How long a power transition may take to be observed' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l poll-interval -d 'First interval between status polls (grows up to 1s while nothing changes)' -r
@@ -128,6 +129,8 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l missing-as-
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l allow-self-fence -d 'AWS: allow off/reboot of the instance this process runs on (the metadata service tells; refused otherwise)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l azure-msi -d 'Azure: authenticate as the managed identity (a workload identity\'s AZURE_FEDERATED_TOKEN_FILE first, then the metadata service; --username names a user-assigned one). Without credentials given, the SDKs\' order is used'
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l pve-skiplock -d 'Proxmox VE: send skiplock=1 with power requests, so that a locked guest (backup, migration, snapshot) is powered anyway (root@pam only; warned). Inventories use settings.skiplock'
+complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l ovirt-no-filter -d 'oVirt: send `Filter: false` (an administrator\'s view of every VM; default: `Filter: true`, what a user\'s permissions show). Inventories use settings.filter'
+complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l ovirt-cookies -d 'oVirt: keep the engine\'s session cookie for the run (logged in again once when it expires). Inventories use settings.cookies'
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -s v -l verbose -d 'More detail on stderr (-v, -vv, -vvv); never shows secrets'
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -s V -l version -d 'Print version'
@@ -187,6 +190,7 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l os-project-name
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l os-domain-name -d 'OpenStack: the users\' and the project\'s domain (default: Default)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l os-region-name -d 'OpenStack: the catalog\'s region to take compute from' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l os-interface -d 'OpenStack: the catalog\'s interface: public (default), internal or admin' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l ovirt-api-path -d 'oVirt: the API\'s path (default /ovirt-engine/api). Inventories use settings.api_path' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l power-wait -d 'Blind wait after each power command before polling' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l power-timeout -d 'How long a power transition may take to be observed' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l poll-interval -d 'First interval between status polls (grows up to 1s while nothing changes)' -r
@@ -216,6 +220,8 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l missing-as-off 
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l allow-self-fence -d 'AWS: allow off/reboot of the instance this process runs on (the metadata service tells; refused otherwise)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l azure-msi -d 'Azure: authenticate as the managed identity (a workload identity\'s AZURE_FEDERATED_TOKEN_FILE first, then the metadata service; --username names a user-assigned one). Without credentials given, the SDKs\' order is used'
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l pve-skiplock -d 'Proxmox VE: send skiplock=1 with power requests, so that a locked guest (backup, migration, snapshot) is powered anyway (root@pam only; warned). Inventories use settings.skiplock'
+complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l ovirt-no-filter -d 'oVirt: send `Filter: false` (an administrator\'s view of every VM; default: `Filter: true`, what a user\'s permissions show). Inventories use settings.filter'
+complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l ovirt-cookies -d 'oVirt: keep the engine\'s session cookie for the run (logged in again once when it expires). Inventories use settings.cookies'
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -s v -l verbose -d 'More detail on stderr (-v, -vv, -vvv); never shows secrets'
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -s V -l version -d 'Print version'
@@ -275,6 +281,7 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l os-project-nam
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l os-domain-name -d 'OpenStack: the users\' and the project\'s domain (default: Default)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l os-region-name -d 'OpenStack: the catalog\'s region to take compute from' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l os-interface -d 'OpenStack: the catalog\'s interface: public (default), internal or admin' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l ovirt-api-path -d 'oVirt: the API\'s path (default /ovirt-engine/api). Inventories use settings.api_path' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l power-wait -d 'Blind wait after each power command before polling' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l power-timeout -d 'How long a power transition may take to be observed' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l poll-interval -d 'First interval between status polls (grows up to 1s while nothing changes)' -r
@@ -311,6 +318,8 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l missing-as-off
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l allow-self-fence -d 'AWS: allow off/reboot of the instance this process runs on (the metadata service tells; refused otherwise)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l azure-msi -d 'Azure: authenticate as the managed identity (a workload identity\'s AZURE_FEDERATED_TOKEN_FILE first, then the metadata service; --username names a user-assigned one). Without credentials given, the SDKs\' order is used'
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l pve-skiplock -d 'Proxmox VE: send skiplock=1 with power requests, so that a locked guest (backup, migration, snapshot) is powered anyway (root@pam only; warned). Inventories use settings.skiplock'
+complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l ovirt-no-filter -d 'oVirt: send `Filter: false` (an administrator\'s view of every VM; default: `Filter: true`, what a user\'s permissions show). Inventories use settings.filter'
+complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l ovirt-cookies -d 'oVirt: keep the engine\'s session cookie for the run (logged in again once when it expires). Inventories use settings.cookies'
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -s v -l verbose -d 'More detail on stderr (-v, -vv, -vvv); never shows secrets'
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l force -d 'Act beyond --max-fence anyway; needs --reason and an audit trail'
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l on-despite-hook-failure -d 'reboot: power the node on even if the confirmed-off hook failed (the result still fails); without it the node is left off'
@@ -373,6 +382,7 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l os-project-
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l os-domain-name -d 'OpenStack: the users\' and the project\'s domain (default: Default)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l os-region-name -d 'OpenStack: the catalog\'s region to take compute from' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l os-interface -d 'OpenStack: the catalog\'s interface: public (default), internal or admin' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l ovirt-api-path -d 'oVirt: the API\'s path (default /ovirt-engine/api). Inventories use settings.api_path' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l power-wait -d 'Blind wait after each power command before polling' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l power-timeout -d 'How long a power transition may take to be observed' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l poll-interval -d 'First interval between status polls (grows up to 1s while nothing changes)' -r
@@ -409,6 +419,8 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l missing-as-
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l allow-self-fence -d 'AWS: allow off/reboot of the instance this process runs on (the metadata service tells; refused otherwise)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l azure-msi -d 'Azure: authenticate as the managed identity (a workload identity\'s AZURE_FEDERATED_TOKEN_FILE first, then the metadata service; --username names a user-assigned one). Without credentials given, the SDKs\' order is used'
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l pve-skiplock -d 'Proxmox VE: send skiplock=1 with power requests, so that a locked guest (backup, migration, snapshot) is powered anyway (root@pam only; warned). Inventories use settings.skiplock'
+complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l ovirt-no-filter -d 'oVirt: send `Filter: false` (an administrator\'s view of every VM; default: `Filter: true`, what a user\'s permissions show). Inventories use settings.filter'
+complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l ovirt-cookies -d 'oVirt: keep the engine\'s session cookie for the run (logged in again once when it expires). Inventories use settings.cookies'
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -s v -l verbose -d 'More detail on stderr (-v, -vv, -vvv); never shows secrets'
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l force -d 'Act beyond --max-fence anyway; needs --reason and an audit trail'
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l on-despite-hook-failure -d 'reboot: power the node on even if the confirmed-off hook failed (the result still fails); without it the node is left off'
@@ -471,6 +483,7 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l os-project
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l os-domain-name -d 'OpenStack: the users\' and the project\'s domain (default: Default)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l os-region-name -d 'OpenStack: the catalog\'s region to take compute from' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l os-interface -d 'OpenStack: the catalog\'s interface: public (default), internal or admin' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l ovirt-api-path -d 'oVirt: the API\'s path (default /ovirt-engine/api). Inventories use settings.api_path' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l power-wait -d 'Blind wait after each power command before polling' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l power-timeout -d 'How long a power transition may take to be observed' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l poll-interval -d 'First interval between status polls (grows up to 1s while nothing changes)' -r
@@ -500,6 +513,8 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l missing-as
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l allow-self-fence -d 'AWS: allow off/reboot of the instance this process runs on (the metadata service tells; refused otherwise)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l azure-msi -d 'Azure: authenticate as the managed identity (a workload identity\'s AZURE_FEDERATED_TOKEN_FILE first, then the metadata service; --username names a user-assigned one). Without credentials given, the SDKs\' order is used'
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l pve-skiplock -d 'Proxmox VE: send skiplock=1 with power requests, so that a locked guest (backup, migration, snapshot) is powered anyway (root@pam only; warned). Inventories use settings.skiplock'
+complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l ovirt-no-filter -d 'oVirt: send `Filter: false` (an administrator\'s view of every VM; default: `Filter: true`, what a user\'s permissions show). Inventories use settings.filter'
+complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l ovirt-cookies -d 'oVirt: keep the engine\'s session cookie for the run (logged in again once when it expires). Inventories use settings.cookies'
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -s v -l verbose -d 'More detail on stderr (-v, -vv, -vvv); never shows secrets'
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -s V -l version -d 'Print version'
@@ -559,6 +574,7 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l os-project-
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l os-domain-name -d 'OpenStack: the users\' and the project\'s domain (default: Default)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l os-region-name -d 'OpenStack: the catalog\'s region to take compute from' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l os-interface -d 'OpenStack: the catalog\'s interface: public (default), internal or admin' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l ovirt-api-path -d 'oVirt: the API\'s path (default /ovirt-engine/api). Inventories use settings.api_path' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l power-wait -d 'Blind wait after each power command before polling' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l power-timeout -d 'How long a power transition may take to be observed' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l poll-interval -d 'First interval between status polls (grows up to 1s while nothing changes)' -r
@@ -596,6 +612,8 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l missing-as-
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l allow-self-fence -d 'AWS: allow off/reboot of the instance this process runs on (the metadata service tells; refused otherwise)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l azure-msi -d 'Azure: authenticate as the managed identity (a workload identity\'s AZURE_FEDERATED_TOKEN_FILE first, then the metadata service; --username names a user-assigned one). Without credentials given, the SDKs\' order is used'
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l pve-skiplock -d 'Proxmox VE: send skiplock=1 with power requests, so that a locked guest (backup, migration, snapshot) is powered anyway (root@pam only; warned). Inventories use settings.skiplock'
+complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l ovirt-no-filter -d 'oVirt: send `Filter: false` (an administrator\'s view of every VM; default: `Filter: true`, what a user\'s permissions show). Inventories use settings.filter'
+complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l ovirt-cookies -d 'oVirt: keep the engine\'s session cookie for the run (logged in again once when it expires). Inventories use settings.cookies'
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -s v -l verbose -d 'More detail on stderr (-v, -vv, -vvv); never shows secrets'
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -s V -l version -d 'Print version'
@@ -655,6 +673,7 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l os-project-n
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l os-domain-name -d 'OpenStack: the users\' and the project\'s domain (default: Default)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l os-region-name -d 'OpenStack: the catalog\'s region to take compute from' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l os-interface -d 'OpenStack: the catalog\'s interface: public (default), internal or admin' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l ovirt-api-path -d 'oVirt: the API\'s path (default /ovirt-engine/api). Inventories use settings.api_path' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l power-wait -d 'Blind wait after each power command before polling' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l power-timeout -d 'How long a power transition may take to be observed' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l poll-interval -d 'First interval between status polls (grows up to 1s while nothing changes)' -r
@@ -695,6 +714,8 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l missing-as-o
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l allow-self-fence -d 'AWS: allow off/reboot of the instance this process runs on (the metadata service tells; refused otherwise)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l azure-msi -d 'Azure: authenticate as the managed identity (a workload identity\'s AZURE_FEDERATED_TOKEN_FILE first, then the metadata service; --username names a user-assigned one). Without credentials given, the SDKs\' order is used'
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l pve-skiplock -d 'Proxmox VE: send skiplock=1 with power requests, so that a locked guest (backup, migration, snapshot) is powered anyway (root@pam only; warned). Inventories use settings.skiplock'
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l ovirt-no-filter -d 'oVirt: send `Filter: false` (an administrator\'s view of every VM; default: `Filter: true`, what a user\'s permissions show). Inventories use settings.filter'
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l ovirt-cookies -d 'oVirt: keep the engine\'s session cookie for the run (logged in again once when it expires). Inventories use settings.cookies'
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -s v -l verbose -d 'More detail on stderr (-v, -vv, -vvv); never shows secrets'
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l record-identity -d 'Print, on stdout, an `[identity.NODE]` table for each inventory node that is not pinned yet and whose levels agree about who it is, ready to append to the inventory (`>> inventory.toml`); the check table goes to stderr. Exit 1 when a node could not be recorded'
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l record -d 'Record what each working level looks like now (identity, cipher suite and privilege, certificate, host key, reset types, outlet names, whether the node\'s address answers) in --baseline, replacing those levels\' records. Exit 1 when a level would fail (it keeps its earlier record)'
@@ -758,6 +779,7 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l os-project-na
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l os-domain-name -d 'OpenStack: the users\' and the project\'s domain (default: Default)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l os-region-name -d 'OpenStack: the catalog\'s region to take compute from' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l os-interface -d 'OpenStack: the catalog\'s interface: public (default), internal or admin' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l ovirt-api-path -d 'oVirt: the API\'s path (default /ovirt-engine/api). Inventories use settings.api_path' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l power-wait -d 'Blind wait after each power command before polling' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l power-timeout -d 'How long a power transition may take to be observed' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l poll-interval -d 'First interval between status polls (grows up to 1s while nothing changes)' -r
@@ -787,6 +809,8 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l missing-as-of
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l allow-self-fence -d 'AWS: allow off/reboot of the instance this process runs on (the metadata service tells; refused otherwise)'
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l azure-msi -d 'Azure: authenticate as the managed identity (a workload identity\'s AZURE_FEDERATED_TOKEN_FILE first, then the metadata service; --username names a user-assigned one). Without credentials given, the SDKs\' order is used'
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l pve-skiplock -d 'Proxmox VE: send skiplock=1 with power requests, so that a locked guest (backup, migration, snapshot) is powered anyway (root@pam only; warned). Inventories use settings.skiplock'
+complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l ovirt-no-filter -d 'oVirt: send `Filter: false` (an administrator\'s view of every VM; default: `Filter: true`, what a user\'s permissions show). Inventories use settings.filter'
+complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l ovirt-cookies -d 'oVirt: keep the engine\'s session cookie for the run (logged in again once when it expires). Inventories use settings.cookies'
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -s v -l verbose -d 'More detail on stderr (-v, -vv, -vvv); never shows secrets'
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -s V -l version -d 'Print version'

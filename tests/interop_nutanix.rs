@@ -21,7 +21,7 @@ mod support;
 use std::path::PathBuf;
 use std::sync::OnceLock;
 use std::time::Duration;
-use support::hv::HvPeer;
+use support::hv::{self, DropIn, HvPeer, Who};
 use support::AgentOut;
 
 const PASSWORD: &str = "nutanix-secret";
@@ -30,27 +30,6 @@ const LIST: &str = "GET /api/vmm/v4.0/ahv/config/vms";
 
 fn peer() -> Option<HvPeer> {
     HvPeer::start("nutanix", &support::own_loopback().to_string(), 9440, "")
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Who {
-    Upstream,
-    Fencekit,
-}
-
-/// `fence_nutanix_ahv` → the fencekit binary (made once).
-fn ours() -> &'static PathBuf {
-    static BIN: OnceLock<PathBuf> = OnceLock::new();
-    BIN.get_or_init(|| {
-        let dir = tempfile::Builder::new()
-            .prefix("fencekit-interop-nutanix")
-            .tempdir()
-            .unwrap()
-            .keep();
-        let link = dir.join("fence_nutanix_ahv");
-        std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_fencekit"), &link).unwrap();
-        link
-    })
 }
 
 /// Upstream's agent as a program: a wrapper running its source with
@@ -94,21 +73,17 @@ fn upstream() -> Option<&'static PathBuf> {
     .as_ref()
 }
 
-/// The agents to run: upstream (when it can run), then fencekit.
+const AGENT: DropIn = DropIn {
+    name: "fence_nutanix_ahv",
+    upstream: |_| upstream().cloned(),
+};
+
 fn both() -> Vec<Who> {
-    let mut w = vec![Who::Fencekit];
-    if upstream().is_some() {
-        w.insert(0, Who::Upstream);
-    }
-    w
+    AGENT.both()
 }
 
 fn run_limited(who: Who, args: &[String], stdin: Option<&str>, limit: Duration) -> AgentOut {
-    let prog = match who {
-        Who::Fencekit => ours().clone(),
-        Who::Upstream => upstream().expect("upstream's agent").clone(),
-    };
-    support::exec_agent(&prog, args, stdin, limit)
+    AGENT.run(who, args, stdin, limit)
 }
 
 fn run_as(who: Who, args: &[String], stdin: Option<&str>) -> AgentOut {
@@ -117,20 +92,7 @@ fn run_as(who: Who, args: &[String], stdin: Option<&str>) -> AgentOut {
 
 /// The peer's connection options (as both agents take them) and `extra`.
 fn args_as(p: &HvPeer, user: &str, password: &str, extra: &[&str]) -> Vec<String> {
-    let mut a: Vec<String> = [
-        "--ip",
-        &p.host,
-        "--ssl-insecure",
-        "-l",
-        user,
-        "-p",
-        password,
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    a.extend(extra.iter().map(|s| s.to_string()));
-    a
+    hv::conn_args(&p.host, None, user, password, extra)
 }
 
 fn agent(who: Who, p: &HvPeer, extra: &[&str]) -> AgentOut {
@@ -139,13 +101,7 @@ fn agent(who: Who, p: &HvPeer, extra: &[&str]) -> AgentOut {
 
 #[track_caller]
 fn expect(o: &AgentOut, code: i32, needle: &str, who: Who) {
-    let text = format!("{}\n{}", o.stdout, o.stderr);
-    assert_eq!(o.code, Some(code), "{who:?}: {text}");
-    assert!(text.contains(needle), "{who:?}: no '{needle}' in:\n{text}");
-    assert!(
-        !text.contains(PASSWORD),
-        "{who:?} printed a secret:\n{text}"
-    );
+    hv::expect_out(o, code, needle, who, &[PASSWORD]);
 }
 
 /// The power state the peer holds for the VM named `name`.
@@ -407,6 +363,21 @@ fn throttling_is_waited_within_the_deadline() {
     );
     assert_eq!(o.code, Some(1), "{}{}", o.stdout, o.stderr);
     assert!(o.took < Duration::from_secs(15), "took {:?}", o.took);
+    // The message says the time really spent throttled (the run's, not the
+    // last request's 0.0s) and how far the deadline was.
+    let spent = o
+        .stderr
+        .split("throttled answer(s) in ")
+        .nth(1)
+        .and_then(|t| t.split('s').next())
+        .and_then(|n| n.parse::<f64>().ok());
+    assert!(
+        spent.is_some_and(|s| s >= 2.0 && s <= o.took.as_secs_f64()),
+        "spent {spent:?} of {:?}: {}",
+        o.took,
+        o.stderr
+    );
+    assert!(o.stderr.contains("the deadline "), "{}", o.stderr);
 }
 
 #[test]

@@ -16,11 +16,9 @@
 mod support;
 
 use serde_json::Value;
-use std::path::PathBuf;
 use std::process::Command;
-use std::sync::OnceLock;
 use std::time::{Duration, Instant};
-use support::hv::HvPeer;
+use support::hv::{self, first_line, DropIn, HvPeer, Who};
 use support::AgentOut;
 
 const PASSWORD: &str = "ovirt-secret";
@@ -31,82 +29,21 @@ fn peer() -> Option<HvPeer> {
     HvPeer::start("ovirt", support::HOST, support::free_port(), "")
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Who {
-    Upstream,
-    Fencekit,
-}
-
-fn ours() -> &'static PathBuf {
-    static BIN: OnceLock<PathBuf> = OnceLock::new();
-    BIN.get_or_init(|| {
-        let dir = tempfile::Builder::new()
-            .prefix("fencekit-interop-ovirt")
-            .tempdir()
-            .unwrap()
-            .keep();
-        let link = dir.join("fence_rhevm");
-        std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_fencekit"), &link).unwrap();
-        link
-    })
-}
-
-/// Whether upstream's agent can run here (fence-agents and pycurl).
-fn has_upstream() -> bool {
-    if !support::peer_available("fence_rhevm") {
-        return false;
-    }
-    let ok = Command::new("/usr/bin/python3")
-        .args(["-c", "import pycurl"])
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false);
-    if !ok {
-        let msg =
-            "SKIP upstream part: python3 cannot import pycurl (Debian package python3-pycurl)";
-        assert!(
-            !support::require_peers(),
-            "{msg}, and FENCEKIT_REQUIRE_PEERS=1"
-        );
-        eprintln!("{msg}");
-    }
-    ok
-}
+const AGENT: DropIn = DropIn {
+    name: "fence_rhevm",
+    upstream: hv::pycurl_upstream,
+};
 
 fn both() -> Vec<Who> {
-    let mut w = vec![Who::Fencekit];
-    if has_upstream() {
-        w.insert(0, Who::Upstream);
-    }
-    w
+    AGENT.both()
 }
 
 fn run_as(who: Who, args: &[String], stdin: Option<&str>) -> AgentOut {
-    let prog = match who {
-        Who::Fencekit => ours().clone(),
-        Who::Upstream => support::which("fence_rhevm").expect("fence_rhevm"),
-    };
-    support::exec_agent(&prog, args, stdin, Duration::from_secs(60))
+    AGENT.run(who, args, stdin, Duration::from_secs(60))
 }
 
 fn args_as(p: &HvPeer, user: &str, password: &str, extra: &[&str]) -> Vec<String> {
-    let port = p.port.to_string();
-    let mut a: Vec<String> = [
-        "--ip",
-        &p.host,
-        "--ipport",
-        &port,
-        "--ssl-insecure",
-        "-l",
-        user,
-        "-p",
-        password,
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    a.extend(extra.iter().map(|s| s.to_string()));
-    a
+    hv::conn_args(&p.host, Some(p.port), user, password, extra)
 }
 
 fn agent(who: Who, p: &HvPeer, extra: &[&str]) -> AgentOut {
@@ -115,23 +52,7 @@ fn agent(who: Who, p: &HvPeer, extra: &[&str]) -> AgentOut {
 
 #[track_caller]
 fn expect(o: &AgentOut, code: i32, needle: &str, who: Who) {
-    let text = format!("{}\n{}", o.stdout, o.stderr);
-    assert_eq!(o.code, Some(code), "{who:?}: {text}");
-    assert!(text.contains(needle), "{who:?}: no '{needle}' in:\n{text}");
-    for secret in [PASSWORD, "user-secret"] {
-        assert!(!text.contains(secret), "{who:?} printed a secret:\n{text}");
-    }
-}
-
-fn first_line(o: &AgentOut) -> String {
-    let line = o.stdout.lines().next().unwrap_or_default();
-    if !line.is_empty() {
-        return line.to_string();
-    }
-    support::error_lines(&o.stderr)
-        .first()
-        .map(|l| l.to_string())
-        .unwrap_or_default()
+    hv::expect_out(o, code, needle, who, &[PASSWORD, "user-secret"]);
 }
 
 fn status_of(p: &HvPeer, name: &str) -> Value {
@@ -293,6 +214,21 @@ fn cookies_jobs_lost_answers_throttling_and_silence() {
     let o = agent(f, &p, &["-o", "reboot", "-n", "node2", "--use-cookies"]);
     expect(&o, 0, "Success: Rebooted", f);
     assert_eq!(p.calls("auth basic"), 1, "one login for the run");
+    // The session expires before the stop: the engine answers the stop 401
+    // (nothing carried out); fencekit logs in again once (Basic) and sends
+    // it once more, then reads the VM down.
+    p.reset();
+    p.set("expire?on=POST");
+    let o = agent(f, &p, &["-o", "off", "-n", "node1", "--use-cookies"]);
+    expect(&o, 0, "Success: Powered OFF", f);
+    assert_eq!(
+        p.calls("expired cookie"),
+        1,
+        "the stop met the expired cookie"
+    );
+    assert_eq!(p.calls("auth basic"), 2, "logged in again exactly once");
+    assert_eq!(p.calls(STOP), 2, "refused once, carried out once");
+    assert_eq!(status_of(&p, "node1"), "down");
     // A stop accepted and then failed: a failure at once, sent once.
     p.reset();
     p.set("task?action=stop&fail=VDSM%20error");

@@ -18,11 +18,9 @@
 mod support;
 
 use serde_json::{json, Value};
-use std::path::PathBuf;
 use std::process::Command;
-use std::sync::OnceLock;
 use std::time::Duration;
-use support::hv::HvPeer;
+use support::hv::{self, first_line, DropIn, HvPeer, Who};
 use support::AgentOut;
 
 const PASSWORD: &str = "pve-secret";
@@ -34,87 +32,23 @@ fn peer() -> Option<HvPeer> {
     HvPeer::start("pve", support::HOST, support::free_port(), "")
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Who {
-    Upstream,
-    Fencekit,
-}
+const AGENT: DropIn = DropIn {
+    name: "fence_pve",
+    upstream: hv::pycurl_upstream,
+};
 
-/// `fence_pve` → the fencekit binary (made once).
-fn ours() -> &'static PathBuf {
-    static BIN: OnceLock<PathBuf> = OnceLock::new();
-    BIN.get_or_init(|| {
-        let dir = tempfile::Builder::new()
-            .prefix("fencekit-interop-pve")
-            .tempdir()
-            .unwrap()
-            .keep();
-        let link = dir.join("fence_pve");
-        std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_fencekit"), &link).unwrap();
-        link
-    })
-}
-
-/// Whether upstream's agent can run here (fence-agents and pycurl).
-fn has_upstream() -> bool {
-    if !support::peer_available("fence_pve") {
-        return false;
-    }
-    let ok = Command::new("/usr/bin/python3")
-        .args(["-c", "import pycurl"])
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false);
-    if !ok {
-        let msg =
-            "SKIP upstream part: python3 cannot import pycurl (Debian package python3-pycurl)";
-        assert!(
-            !support::require_peers(),
-            "{msg}, and FENCEKIT_REQUIRE_PEERS=1"
-        );
-        eprintln!("{msg}");
-    }
-    ok
-}
-
-/// The agents to run: upstream (when it can run), then fencekit.
 fn both() -> Vec<Who> {
-    let mut w = vec![Who::Fencekit];
-    if has_upstream() {
-        w.insert(0, Who::Upstream);
-    }
-    w
+    AGENT.both()
 }
 
 fn run_as(who: Who, args: &[String], stdin: Option<&str>) -> AgentOut {
-    let prog = match who {
-        Who::Fencekit => ours().clone(),
-        Who::Upstream => support::which("fence_pve").expect("fence_pve"),
-    };
-    support::exec_agent(&prog, args, stdin, Duration::from_secs(60))
+    AGENT.run(who, args, stdin, Duration::from_secs(60))
 }
 
 /// The peer's connection options (as both agents take them) and `extra`.
 fn args(p: &HvPeer, extra: &[&str]) -> Vec<String> {
-    let port = p.port.to_string();
-    let mut a: Vec<String> = [
-        "--ip",
-        &p.host,
-        "--ipport",
-        &port,
-        "--ssl-insecure",
-        "-l",
-        "root@pam",
-        "-p",
-        PASSWORD,
-        "--power-wait",
-        "0",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    a.extend(extra.iter().map(|s| s.to_string()));
-    a
+    let extra = [&["--power-wait", "0"], extra].concat();
+    hv::conn_args(&p.host, Some(p.port), "root@pam", PASSWORD, &extra)
 }
 
 fn agent(who: Who, p: &HvPeer, extra: &[&str]) -> AgentOut {
@@ -123,24 +57,7 @@ fn agent(who: Who, p: &HvPeer, extra: &[&str]) -> AgentOut {
 
 #[track_caller]
 fn expect(o: &AgentOut, code: i32, needle: &str, who: Who) {
-    let text = format!("{}\n{}", o.stdout, o.stderr);
-    assert_eq!(o.code, Some(code), "{who:?}: {text}");
-    assert!(text.contains(needle), "{who:?}: no '{needle}' in:\n{text}");
-    for secret in [PASSWORD, TOKEN] {
-        assert!(!text.contains(secret), "{who:?} printed a secret:\n{text}");
-    }
-}
-
-/// The first line an agent printed (stdout's, else stderr's first error).
-fn first_line(o: &AgentOut) -> String {
-    let line = o.stdout.lines().next().unwrap_or_default();
-    if !line.is_empty() {
-        return line.to_string();
-    }
-    support::error_lines(&o.stderr)
-        .first()
-        .map(|l| l.to_string())
-        .unwrap_or_default()
+    hv::expect_out(o, code, needle, who, &[PASSWORD, TOKEN]);
 }
 
 fn status_of(p: &HvPeer, vmid: u64) -> String {

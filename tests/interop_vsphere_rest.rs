@@ -18,6 +18,7 @@ use std::path::PathBuf;
 use std::process::Command;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
+use support::hv::{self, DropIn, Who};
 use support::AgentOut;
 
 const USER: &str = "fence";
@@ -182,64 +183,21 @@ fn shared_cert() -> &'static PathBuf {
 const STOP: &str = "POST /rest/vcenter/vm/{vm}/power/stop";
 const START: &str = "POST /rest/vcenter/vm/{vm}/power/start";
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Who {
-    Upstream,
-    Fencekit,
-}
+const AGENT: DropIn = DropIn {
+    name: "fence_vmware_rest",
+    upstream: hv::pycurl_upstream,
+};
 
-/// `fence_vmware_rest` → the fencekit binary (made once).
-fn ours() -> &'static PathBuf {
-    static BIN: OnceLock<PathBuf> = OnceLock::new();
-    BIN.get_or_init(|| {
-        let dir = tempfile::Builder::new()
-            .prefix("fencekit-interop-vsrest")
-            .tempdir()
-            .unwrap()
-            .keep();
-        let link = dir.join("fence_vmware_rest");
-        std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_fencekit"), &link).unwrap();
-        link
-    })
-}
-
-/// Whether upstream's agent can run here (fence-agents and pycurl).
 fn has_upstream() -> bool {
-    if !support::peer_available("fence_vmware_rest") {
-        return false;
-    }
-    let ok = Command::new("/usr/bin/python3")
-        .args(["-c", "import pycurl"])
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false);
-    if !ok {
-        let msg =
-            "SKIP upstream part: python3 cannot import pycurl (Debian package python3-pycurl)";
-        assert!(
-            !support::require_peers(),
-            "{msg}, and FENCEKIT_REQUIRE_PEERS=1"
-        );
-        eprintln!("{msg}");
-    }
-    ok
+    hv::pycurl_upstream(AGENT.name).is_some()
 }
 
-/// The agents to run: fencekit, and upstream when it can run.
 fn both() -> Vec<Who> {
-    let mut w = vec![Who::Fencekit];
-    if has_upstream() {
-        w.insert(0, Who::Upstream);
-    }
-    w
+    AGENT.both()
 }
 
 fn run_as(who: Who, args: &[String], stdin: Option<&str>, limit: Duration) -> AgentOut {
-    let prog = match who {
-        Who::Fencekit => ours().clone(),
-        Who::Upstream => support::which("fence_vmware_rest").expect("fence_vmware_rest"),
-    };
-    support::exec_agent(&prog, args, stdin, limit)
+    AGENT.run(who, args, stdin, limit)
 }
 
 /// `who` with the peer's connection options and `extra`.
@@ -251,13 +209,7 @@ fn agent(who: Who, peer: &Peer, extra: &[&str]) -> AgentOut {
 
 #[track_caller]
 fn expect(o: &AgentOut, code: i32, needle: &str, who: Who) {
-    let text = format!("{}\n{}", o.stdout, o.stderr);
-    assert_eq!(o.code, Some(code), "{who:?}: {text}");
-    assert!(text.contains(needle), "{who:?}: no '{needle}' in:\n{text}");
-    assert!(
-        !text.contains(PASSWORD),
-        "{who:?} printed the password:\n{text}"
-    );
+    hv::expect_out(o, code, needle, who, &[PASSWORD]);
 }
 
 #[test]
@@ -898,7 +850,7 @@ fn a_1024_bit_rsa_key_is_refused_by_name_under_ssl_insecure() {
     let Some(srv) = SmallKeyServer::start() else {
         return;
     };
-    let mut c = Command::new(ours());
+    let mut c = Command::new(hv::ours(AGENT.name));
     c.args(["--ip", "127.0.0.1", "--ipport", &srv.port.to_string()])
         .args([
             "-l",

@@ -7,7 +7,7 @@ use super::config::{AwsConfig, GivenKeys};
 use super::driver::AwsDriver;
 use crate::engine::error::DriverError;
 use crate::engine::identity::ExpectedIdentity;
-use crate::platform::build::{BuildError, MethodBuilder, MethodOptions};
+use crate::platform::build::{BuildError, Builder, MethodBuilder, MethodOptions};
 use crate::platform::credential::CredentialRef;
 use crate::platform::{self, Driver, Listed, Local, Method, Party, Platform, PlugEntry};
 use std::fmt;
@@ -33,7 +33,7 @@ impl Platform for Aws {
         super::build::check_fields(f)
     }
     fn builder(&self) -> Option<&'static dyn MethodBuilder> {
-        Some(&PLATFORM)
+        Some(&BUILDER)
     }
     fn foreign_options(&self, _driver: &str, o: &MethodOptions) -> Result<(), BuildError> {
         super::build::foreign_options(o)
@@ -53,23 +53,12 @@ impl Platform for Aws {
     }
 }
 
-impl MethodBuilder for Aws {
-    fn build_url(
-        &self,
-        url: &str,
-        o: &MethodOptions,
-    ) -> Option<Result<Box<dyn Method>, BuildError>> {
-        super::build::from_url(url, o).map(|r| r.map(|c| AwsMethod::boxed(c, o)))
-    }
-    fn build_parts(
-        &self,
-        endpoint: Option<&str>,
-        _ip: Option<&str>,
-        o: &MethodOptions,
-    ) -> Result<Box<dyn Method>, BuildError> {
-        super::build::from_parts(endpoint, o).map(|c| AwsMethod::boxed(c, o))
-    }
-}
+/// How its methods are built (`super::build`).
+pub static BUILDER: Builder<AwsConfig> = Builder {
+    from_url: super::build::from_url,
+    from_parts: |endpoint, _ip, o| super::build::from_parts(endpoint, o),
+    method: AwsMethod::boxed,
+};
 
 /// An EC2 instance through the EC2 API. With an access key ID, the secret
 /// access key comes from `credential` at build time; without one, the

@@ -5,17 +5,10 @@
 
 use super::driver::AzureDriver;
 use crate::platform::facts::{
-    by_kinds, certificate_drift, note_certificate, with_certificate_rows, DriftName, DriftRow,
-    FactDrift, FactKind, FactRules, Outcome, Section, Severity, Value, CERTIFICATE,
+    note_certificate, with_certificate_rows, DriftRow, FactKind, Section, Seen, Value, CERTIFICATE,
+    IDENTITY_BROKEN,
 };
-use crate::platform::{Driver, Local, Method};
-use std::time::Instant;
-
-/// Azure's rules.
-pub struct Facts;
-
-/// The registered rules.
-pub static FACTS: Facts = Facts;
+use crate::platform::Driver;
 
 const ROWS: &[DriftRow] = with_certificate_rows!(
     "Azure";
@@ -26,52 +19,34 @@ const ROWS: &[DriftRow] = with_certificate_rows!(
     ),
 );
 
-const KINDS: &[(&str, FactKind)] = &[(
-    "vm_id",
-    FactKind {
-        drift: DriftName::IdentityChanged,
-        severity: Severity::Broken,
-    },
-)];
+const KINDS: &[(&str, FactKind)] = &[("vm_id", IDENTITY_BROKEN)];
 
-impl FactRules for Facts {
-    fn note<'a>(
-        &'a self,
-        driver: &'a mut dyn Driver,
-        _method: &'a dyn Method,
-        facts: &'a mut Section,
-        _deadline: Option<Instant>,
-    ) -> Local<'a, ()> {
-        if let Some(d) = driver.as_any().downcast_ref::<AzureDriver>() {
-            if let Some(vm) = d.vm() {
-                let text = |s: &str| Value::Text(s.to_string());
-                facts.set_some("vm_id", vm.vm_id.as_deref().map(text));
-                facts.set("resource_id", text(&vm.id));
-                facts.set_some("location", vm.location.as_deref().map(text));
-            }
-            note_certificate(facts, d.certificate());
+/// Azure's rules.
+pub static FACTS: Seen = Seen {
+    rows: ROWS,
+    kinds: KINDS,
+    keys: &["vm_id", "resource_id", "location", CERTIFICATE],
+    read: "vm_id",
+    note,
+};
+
+/// What the driver found, and the certificate it was shown.
+fn note(driver: &dyn Driver, facts: &mut Section) {
+    if let Some(d) = driver.as_any().downcast_ref::<AzureDriver>() {
+        if let Some(vm) = d.vm() {
+            let text = |s: &str| Value::Text(s.to_string());
+            facts.set_some("vm_id", vm.vm_id.as_deref().map(text));
+            facts.set("resource_id", text(&vm.id));
+            facts.set_some("location", vm.location.as_deref().map(text));
         }
-        Box::pin(async {})
-    }
-    fn kinds(&self) -> &'static [(&'static str, FactKind)] {
-        KINDS
-    }
-    fn keys(&self) -> &'static [&'static str] {
-        &["vm_id", "resource_id", "location", CERTIFICATE]
-    }
-    fn drift_rows(&self) -> &'static [DriftRow] {
-        ROWS
-    }
-    fn drifts(&self, was: &Section, now: Option<&Section>, o: &Outcome<'_>) -> Vec<FactDrift> {
-        let mut out = by_kinds(KINDS, was, now, o);
-        out.extend(certificate_drift(was, now, o, "vm_id"));
-        out
+        note_certificate(facts, d.certificate());
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::platform::facts::{DriftName, FactRules, Outcome, Severity};
 
     fn seen(vm_id: &str) -> Section {
         let mut s = Section::default();
@@ -84,8 +59,8 @@ mod tests {
     fn a_new_vm_id_is_broken_and_a_new_certificate_changed() {
         let ok = Outcome::default();
         let was = seen("v-1");
-        assert!(Facts.drifts(&was, Some(&was), &ok).is_empty());
-        let d = Facts.drifts(&was, Some(&seen("v-2")), &ok);
+        assert!(FACTS.drifts(&was, Some(&was), &ok).is_empty());
+        let d = FACTS.drifts(&was, Some(&seen("v-2")), &ok);
         assert_eq!(
             (d[0].drift, d[0].severity),
             (DriftName::IdentityChanged, Severity::Broken)
@@ -94,7 +69,7 @@ mod tests {
         note_certificate(&mut a, Some([1; 32]));
         let mut b = was.clone();
         note_certificate(&mut b, Some([2; 32]));
-        let d = Facts.drifts(&a, Some(&b), &ok);
+        let d = FACTS.drifts(&a, Some(&b), &ok);
         assert_eq!(d[0].drift, DriftName::CertificateChanged);
     }
 }

@@ -9,7 +9,7 @@ use super::config::{Auth, AzureConfig};
 use super::driver::AzureDriver;
 use crate::engine::error::DriverError;
 use crate::engine::identity::ExpectedIdentity;
-use crate::platform::build::{BuildError, MethodBuilder, MethodOptions};
+use crate::platform::build::{BuildError, Builder, MethodBuilder, MethodOptions};
 use crate::platform::credential::CredentialRef;
 use crate::platform::{self, Driver, Listed, Local, Method, Party, Platform, PlugEntry};
 use std::fmt;
@@ -44,7 +44,7 @@ impl Platform for Azure {
         super::build::SETTINGS
     }
     fn builder(&self) -> Option<&'static dyn MethodBuilder> {
-        Some(&PLATFORM)
+        Some(&BUILDER)
     }
     fn expected_names(
         &self,
@@ -64,23 +64,12 @@ impl Platform for Azure {
     }
 }
 
-impl MethodBuilder for Azure {
-    fn build_url(
-        &self,
-        url: &str,
-        o: &MethodOptions,
-    ) -> Option<Result<Box<dyn Method>, BuildError>> {
-        super::build::from_url(url, o).map(|r| r.map(|c| AzureMethod::boxed(c, o)))
-    }
-    fn build_parts(
-        &self,
-        endpoint: Option<&str>,
-        _ip: Option<&str>,
-        o: &MethodOptions,
-    ) -> Result<Box<dyn Method>, BuildError> {
-        super::build::from_parts(endpoint, o).map(|c| AzureMethod::boxed(c, o))
-    }
-}
+/// How its methods are built (`super::build`).
+pub static BUILDER: Builder<AzureConfig> = Builder {
+    from_url: super::build::from_url,
+    from_parts: |endpoint, _ip, o| super::build::from_parts(endpoint, o),
+    method: AzureMethod::boxed,
+};
 
 /// An Azure VM through Resource Manager. A service principal's secret
 /// comes from `credential` at build time.

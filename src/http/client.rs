@@ -337,6 +337,9 @@ pub struct Client {
     /// Answers that were throttling (429/503 waited out by
     /// [`Client::send_patiently`]).
     pub throttled: u32,
+    /// When the first throttling answer came (the time a run has spent
+    /// throttled is counted from it, across requests).
+    pub throttled_since: Option<Instant>,
 }
 
 impl std::fmt::Debug for Client {
@@ -418,6 +421,7 @@ impl Client {
             scrub,
             requests: 0,
             throttled: 0,
+            throttled_since: None,
         })
     }
 

@@ -55,22 +55,26 @@ impl Client {
                 return Ok(reply);
             }
             self.throttled += 1;
+            let since = *self.throttled_since.get_or_insert_with(Instant::now);
             let asked = reply.retry_after();
             let wait = asked.unwrap_or(pause).max(pause).min(p.max_pause);
-            if Instant::now() + wait >= until {
+            let now = Instant::now();
+            if now + wait >= until {
                 let peer = r.peer.unwrap_or(self.device()).to_string();
                 return Err(Failed::Throttled(self.error(
                     ErrorKind::Busy,
                     r.stage,
                     format!(
                         "{peer} throttled {} {tries} time(s) ({}{}); no time is left to try \
-                         again ({:.1}s spent)",
+                         again: {} throttled answer(s) in {:.1}s, the deadline {:.1}s away",
                         r.what,
                         reply.status,
                         asked
                             .map(|a| format!(", Retry-After {}s", a.as_secs()))
                             .unwrap_or_default(),
-                        started.elapsed().as_secs_f64()
+                        self.throttled,
+                        now.duration_since(since).as_secs_f64(),
+                        until.saturating_duration_since(now).as_secs_f64()
                     ),
                 )));
             }

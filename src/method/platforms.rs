@@ -91,6 +91,9 @@ pub struct PlatformArgs {
     /// OpenStack.
     #[command(flatten)]
     pub openstack: crate::openstack::args::Args,
+    /// oVirt.
+    #[command(flatten)]
+    pub ovirt: crate::ovirt::args::Args,
     /// Last: the options declared after the composition are listed under
     /// the command's own heading again, not under the last platform's.
     #[command(flatten)]
@@ -108,6 +111,7 @@ impl PlatformArgs {
         self.azure.apply(o);
         self.pve.apply(o);
         self.openstack.apply(o);
+        self.ovirt.apply(o);
     }
 
     /// When a platform's flags name one machine: why the targets must then

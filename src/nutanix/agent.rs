@@ -14,14 +14,12 @@
 
 use super::config::{NutanixConfig, VmRef, DEFAULT_PORT};
 use super::driver::NutanixDriver;
-use crate::fingerprint::parse_sha256;
 use crate::platform::agent::defs::Agent;
 use crate::platform::agent::key::Key;
-use crate::platform::agent::values::{parse_int, Values};
+use crate::platform::agent::values::{secret_state, Values};
 use crate::platform::agent::{AgentFamily, Device, DeviceConfig, Guidance, GuideRule};
 use crate::secret::Secret;
 use crate::tls::TlsTrust;
-use std::path::PathBuf;
 use std::time::Duration;
 
 /// The port upstream's metadata names and never uses.
@@ -46,24 +44,11 @@ pub struct NutanixDevice {
 pub fn config(values: &Values, agent: &Agent) -> Result<NutanixDevice, String> {
     let host = values.get(Key::Ip).unwrap_or_default().trim().to_string();
     let mut c = NutanixConfig::new(&host);
-    if let Some(t) = values.get(Key::Ipport) {
-        let p = parse_int(t)
-            .and_then(|p| u16::try_from(p).ok())
-            .filter(|p| *p != 0)
-            .ok_or_else(|| format!("the port {t} (--ipport) is not between 1 and 65535"))?;
+    if values.has(Key::Ipport) {
+        let p = values.port("")?;
         c.port = if p == METADATA_PORT { DEFAULT_PORT } else { p };
     }
-    c.tls = if let Some(fp) = values.get(Key::SslFingerprint).filter(|s| !s.is_empty()) {
-        TlsTrust::Fingerprint(parse_sha256(fp).map_err(|e| e.to_string())?)
-    } else if let Some(p) = values.get(Key::CaCert).filter(|s| !s.is_empty()) {
-        TlsTrust::Verify {
-            ca_cert: Some(PathBuf::from(p)),
-        }
-    } else if values.flag_of(agent, Key::SslInsecure) {
-        TlsTrust::Insecure
-    } else {
-        TlsTrust::Verify { ca_cert: None }
-    };
+    c.tls = values.https_trust(agent)?;
     let plug = values.get(Key::Plug).unwrap_or_default().trim();
     if !plug.is_empty() {
         c.vm = Some(VmRef::parse(plug).map_err(|e| e.to_string())?);
@@ -114,11 +99,7 @@ impl Device for NutanixDevice {
             "Prism Central {} (v4) as '{}', password {}, VM {}, {}, {} s per request",
             c.api_url(),
             self.user,
-            if self.password.is_empty() {
-                "empty"
-            } else {
-                "[set]"
-            },
+            secret_state(&self.password),
             c.vm.as_ref().map_or("(none: listing)", |v| v.text()),
             crate::tls::describe(&c.tls),
             self.timeout.as_secs()

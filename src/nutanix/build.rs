@@ -4,7 +4,7 @@
 //! `--ssl-fingerprint`, `--ssl-insecure`: at most one).
 
 use super::config::{ConfigError, NutanixConfig, VmRef};
-use crate::platform::build::{BuildError, Fields, MethodOptions};
+use crate::platform::build::{check_https_fields, has_scheme, BuildError, Fields, MethodOptions};
 
 impl From<ConfigError> for BuildError {
     fn from(e: ConfigError) -> BuildError {
@@ -14,13 +14,11 @@ impl From<ConfigError> for BuildError {
 
 /// The settings a `nutanix://` URL names, or `None` for another URL.
 pub fn from_url(url: &str, o: &MethodOptions) -> Option<Result<NutanixConfig, BuildError>> {
-    url.get(..10)
-        .is_some_and(|s| s.eq_ignore_ascii_case("nutanix://"))
-        .then(|| {
-            NutanixConfig::from_url(url)
-                .map_err(BuildError::from)
-                .and_then(|c| settings(c, o))
-        })
+    has_scheme(url, "nutanix").then(|| {
+        NutanixConfig::from_url(url)
+            .map_err(BuildError::from)
+            .and_then(|c| settings(c, o))
+    })
 }
 
 /// The settings of an inventory method: its endpoint (a `nutanix://` URL),
@@ -45,15 +43,8 @@ pub fn from_parts(
 }
 
 fn settings(mut c: NutanixConfig, o: &MethodOptions) -> Result<NutanixConfig, BuildError> {
-    if c.user.is_none() {
-        c.user = o.username.clone().filter(|u| !u.is_empty());
-    }
-    c.tls = crate::tls::trust(
-        o.ssl_insecure,
-        o.ca_cert.as_deref(),
-        o.ssl_fingerprint.as_deref(),
-    )
-    .map_err(BuildError::platform)?;
+    c.user = o.user_or(c.user.take());
+    c.tls = o.tls_trust()?;
     c.validate()?;
     Ok(c)
 }
@@ -61,14 +52,10 @@ fn settings(mut c: NutanixConfig, o: &MethodOptions) -> Result<NutanixConfig, Bu
 /// An inventory method's fields: an endpoint, or `ip` and `plug`; one kind
 /// of TLS trust.
 pub fn check_fields(f: &dyn Fields) -> Result<(), String> {
-    if !(f.has("endpoint") || (f.has("ip") && f.has("plug"))) {
-        return Err("a nutanix method needs endpoint = \"nutanix://[USER@]PRISM[:PORT]/VM\" (or ip and plug)".into());
-    }
-    let trusts = ["ca_cert", "ssl_fingerprint", "ssl_insecure"];
-    if trusts.iter().filter(|k| f.has(k)).count() > 1 {
-        return Err("give only one of ca_cert, ssl_fingerprint and ssl_insecure".into());
-    }
-    Ok(())
+    check_https_fields(
+        f,
+        "a nutanix method needs endpoint = \"nutanix://[USER@]PRISM[:PORT]/VM\" (or ip and plug)",
+    )
 }
 
 #[cfg(test)]

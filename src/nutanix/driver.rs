@@ -27,6 +27,7 @@ use crate::engine::driver::PowerDriver;
 use crate::engine::error::{DriverError, ErrorKind, Stage};
 use crate::engine::identity::{Identity, MachineName, UuidForm};
 use crate::engine::power::{PowerCommand, PowerState};
+use crate::platform::lost::sent_unanswered;
 use crate::platform::{Listed, PlatformDriver, PlugEntry};
 use crate::secret::Secret;
 use std::time::{Duration, Instant};
@@ -353,19 +354,17 @@ impl NutanixDriver {
         })?;
         let st = Stage::Command;
         let what = format!("{action} VM {ext}");
-        let task = match self.client.action(&ext, action, &etag, &request_id(), d).await? {
+        let task = match self
+            .client
+            .action(&ext, action, &etag, &request_id(), d)
+            .await?
+        {
             Posted::Task(t) => t,
             Posted::Refused(r) => {
                 self.etag = None;
                 return Err(self.client.status_error(&r, &what, st));
             }
-            Posted::Silent(e) => {
-                return Err(Self::err(
-                    ErrorKind::OutcomeUnknown,
-                    st,
-                    format!("{what} was sent and not answered ({}): it is never sent again; the VM's state is read back", e.message),
-                ))
-            }
+            Posted::Silent(e) => return Err(sent_unanswered(st, &what, &e, "VM")),
         };
         self.etag = None;
         match self.follow(&task, &ext, d).await? {

@@ -5,17 +5,10 @@
 
 use super::driver::NutanixDriver;
 use crate::platform::facts::{
-    by_kinds, certificate_drift, note_certificate, with_certificate_rows, DriftName, DriftRow,
-    FactDrift, FactKind, FactRules, Outcome, Section, Severity, Value, CERTIFICATE,
+    note_certificate, with_certificate_rows, DriftRow, FactKind, Section, Seen, Value, CERTIFICATE,
+    IDENTITY_BROKEN,
 };
-use crate::platform::{Driver, Local, Method};
-use std::time::Instant;
-
-/// Nutanix's rules.
-pub struct Facts;
-
-/// The registered rules.
-pub static FACTS: Facts = Facts;
+use crate::platform::Driver;
 
 const ROWS: &[DriftRow] = with_certificate_rows!(
     "Nutanix";
@@ -26,55 +19,34 @@ const ROWS: &[DriftRow] = with_certificate_rows!(
     ),
 );
 
-const IDENTITY: FactKind = FactKind {
-    drift: DriftName::IdentityChanged,
-    severity: Severity::Broken,
+const KINDS: &[(&str, FactKind)] = &[("ext_id", IDENTITY_BROKEN), ("bios_uuid", IDENTITY_BROKEN)];
+
+/// Nutanix's rules.
+pub static FACTS: Seen = Seen {
+    rows: ROWS,
+    kinds: KINDS,
+    keys: &["ext_id", "bios_uuid", "cluster", CERTIFICATE],
+    read: "ext_id",
+    note,
 };
 
-const KINDS: &[(&str, FactKind)] = &[("ext_id", IDENTITY), ("bios_uuid", IDENTITY)];
-
-impl FactRules for Facts {
-    fn note<'a>(
-        &'a self,
-        driver: &'a mut dyn Driver,
-        _method: &'a dyn Method,
-        facts: &'a mut Section,
-        _deadline: Option<Instant>,
-    ) -> Local<'a, ()> {
-        if let Some(d) = driver.as_any().downcast_ref::<NutanixDriver>() {
-            if let Some(vm) = d.vm() {
-                let text = |s: &str| Value::Text(s.to_string());
-                facts.set("ext_id", text(&vm.ext_id));
-                facts.set_some("bios_uuid", vm.bios_uuid.as_deref().map(text));
-                facts.set_some("cluster", vm.cluster.as_deref().map(text));
-            }
-            note_certificate(facts, d.certificate());
+/// What the driver found, and the certificate it was shown.
+fn note(driver: &dyn Driver, facts: &mut Section) {
+    if let Some(d) = driver.as_any().downcast_ref::<NutanixDriver>() {
+        if let Some(vm) = d.vm() {
+            let text = |s: &str| Value::Text(s.to_string());
+            facts.set("ext_id", text(&vm.ext_id));
+            facts.set_some("bios_uuid", vm.bios_uuid.as_deref().map(text));
+            facts.set_some("cluster", vm.cluster.as_deref().map(text));
         }
-        Box::pin(async {})
-    }
-
-    fn kinds(&self) -> &'static [(&'static str, FactKind)] {
-        KINDS
-    }
-
-    fn keys(&self) -> &'static [&'static str] {
-        &["ext_id", "bios_uuid", "cluster", CERTIFICATE]
-    }
-
-    fn drift_rows(&self) -> &'static [DriftRow] {
-        ROWS
-    }
-
-    fn drifts(&self, was: &Section, now: Option<&Section>, o: &Outcome<'_>) -> Vec<FactDrift> {
-        let mut out = by_kinds(KINDS, was, now, o);
-        out.extend(certificate_drift(was, now, o, "ext_id"));
-        out
+        note_certificate(facts, d.certificate());
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::platform::facts::{DriftName, FactRules, Outcome, Severity};
 
     #[test]
     fn another_vm_under_the_name_is_broken() {
@@ -84,8 +56,8 @@ mod tests {
             s
         };
         let ok = Outcome::default();
-        assert!(Facts.drifts(&seen("a"), Some(&seen("a")), &ok).is_empty());
-        let d = Facts.drifts(&seen("a"), Some(&seen("b")), &ok);
+        assert!(FACTS.drifts(&seen("a"), Some(&seen("a")), &ok).is_empty());
+        let d = FACTS.drifts(&seen("a"), Some(&seen("b")), &ok);
         assert_eq!(
             d.iter().map(|d| (d.drift, d.severity)).collect::<Vec<_>>(),
             [(DriftName::IdentityChanged, Severity::Broken)]

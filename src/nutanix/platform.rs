@@ -10,9 +10,9 @@ use super::config::NutanixConfig;
 use super::driver::NutanixDriver;
 use crate::engine::error::DriverError;
 use crate::engine::identity::ExpectedIdentity;
-use crate::platform::build::{BuildError, Fields, MethodBuilder, MethodOptions};
+use crate::platform::build::{Builder, MethodOptions};
 use crate::platform::credential::CredentialRef;
-use crate::platform::{self, Driver, Local, Method, Party, Platform};
+use crate::platform::{self, Driver, Local, Method, Party, Plain, Platform};
 use std::fmt;
 use std::time::{Duration, Instant};
 
@@ -23,57 +23,22 @@ pub const ADDRESS_LIMIT: usize = 4;
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(20);
 
 /// Nutanix AHV (through Prism Central).
-pub struct Nutanix;
+pub static PLATFORM: Plain = Plain {
+    name: "nutanix",
+    url_forms: super::config::URL_FORMS,
+    builder: &BUILDER,
+    check_fields: super::build::check_fields,
+    setting_keys: &[],
+    family: &super::agent::FAMILY,
+    facts: Some(&super::facts::FACTS),
+};
 
-/// The registered platform.
-pub static PLATFORM: Nutanix = Nutanix;
-
-impl Platform for Nutanix {
-    fn name(&self) -> &'static str {
-        "nutanix"
-    }
-    fn owns_scheme(&self, scheme: &str) -> bool {
-        scheme == "nutanix"
-    }
-    fn url_forms(&self) -> &'static [crate::engine::driver::UrlForm] {
-        super::config::URL_FORMS
-    }
-    fn builder(&self) -> Option<&'static dyn MethodBuilder> {
-        Some(&PLATFORM)
-    }
-    fn check_fields(&self, f: &dyn Fields) -> Result<(), String> {
-        super::build::check_fields(f)
-    }
-    fn agent_family(
-        &self,
-        _def: &platform::agent::defs::Family,
-    ) -> Option<&'static platform::agent::AgentFamily> {
-        Some(&super::agent::FAMILY)
-    }
-    fn facts(&self) -> Option<&'static dyn platform::facts::FactRules> {
-        Some(&super::facts::FACTS)
-    }
-}
-
-impl MethodBuilder for Nutanix {
-    fn build_url(
-        &self,
-        url: &str,
-        o: &MethodOptions,
-    ) -> Option<Result<Box<dyn Method>, BuildError>> {
-        super::build::from_url(url, o)
-            .map(|r| r.map(|c| NutanixMethod::boxed(c, o.credential.clone())))
-    }
-    fn build_parts(
-        &self,
-        endpoint: Option<&str>,
-        ip: Option<&str>,
-        o: &MethodOptions,
-    ) -> Result<Box<dyn Method>, BuildError> {
-        super::build::from_parts(endpoint, ip, o)
-            .map(|c| NutanixMethod::boxed(c, o.credential.clone()))
-    }
-}
+/// How its methods are built (`super::build`).
+pub static BUILDER: Builder<NutanixConfig> = Builder {
+    from_url: super::build::from_url,
+    from_parts: super::build::from_parts,
+    method: NutanixMethod::boxed,
+};
 
 /// One VM through Prism Central.
 #[derive(Clone, Debug)]
@@ -90,10 +55,10 @@ pub struct NutanixMethod {
 
 impl NutanixMethod {
     /// The method, unpinned, as a plan holds it.
-    pub fn boxed(config: NutanixConfig, credential: CredentialRef) -> Box<dyn Method> {
+    pub fn boxed(config: NutanixConfig, o: &MethodOptions) -> Box<dyn Method> {
         Box::new(NutanixMethod {
             config,
-            credential,
+            credential: o.credential.clone(),
             expect: ExpectedIdentity::default(),
             timeout: REQUEST_TIMEOUT,
         })
@@ -142,10 +107,10 @@ impl Method for NutanixMethod {
     }
     fn warnings(&self) -> Vec<String> {
         match self.config.tls {
-            crate::tls::TlsTrust::Insecure => vec![format!(
-                "{}: Prism Central's certificate is not verified (--ssl-insecure): anyone on \
-                 the path can impersonate it and read the password",
-                self.config.api_url()
+            crate::tls::TlsTrust::Insecure => vec![platform::insecure_warning(
+                &self.config.api_url(),
+                "Prism Central's",
+                "it",
             )],
             _ => Vec::new(),
         }
@@ -153,23 +118,16 @@ impl Method for NutanixMethod {
     fn build(&self, deadline: Option<Instant>) -> Local<'_, Result<Box<dyn Driver>, DriverError>> {
         Box::pin(async move {
             let c = &self.config;
-            let user = c.user.clone().ok_or_else(|| {
-                platform::config_error(format!(
-                    "{}: no user (give USER@ in the target or --username)",
-                    c.url()
-                ))
-            })?;
-            let password = self
-                .credential
-                .resolve(deadline)
-                .await
-                .map_err(platform::credential_error)?;
-            Ok(Box::new(NutanixDriver::new(
-                c.clone(),
-                &user,
-                password,
-                self.timeout,
-            )?) as Box<dyn Driver>)
+            let (user, password) = platform::user_and_secret(
+                c.user.as_deref(),
+                &c.url(),
+                "USER@",
+                &self.credential,
+                deadline,
+            )
+            .await?;
+            let driver = NutanixDriver::new(c.clone(), &user, password, self.timeout)?;
+            Ok(Box::new(driver) as Box<dyn Driver>)
         })
     }
     fn as_any(&self) -> &dyn std::any::Any {
@@ -180,6 +138,7 @@ impl Method for NutanixMethod {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::platform::build::MethodBuilder;
 
     #[test]
     fn a_method_shows_prism_and_the_vm_never_a_secret() {
@@ -187,7 +146,7 @@ mod tests {
             credential: CredentialRef::Inline(crate::secret::Secret::new(b"s3cret".to_vec())),
             ..MethodOptions::default()
         };
-        let m = PLATFORM
+        let m = BUILDER
             .build_url("nutanix://fence@pc.example.com/node-1", &o)
             .unwrap()
             .unwrap();

@@ -14,14 +14,12 @@
 
 use super::config::OvirtConfig;
 use super::driver::OvirtDriver;
-use crate::fingerprint::parse_sha256;
 use crate::platform::agent::defs::Agent;
 use crate::platform::agent::key::Key;
-use crate::platform::agent::values::{parse_int, Values};
+use crate::platform::agent::values::{secret_state, Values};
 use crate::platform::agent::{AgentFamily, Device, DeviceConfig, Guidance, GuideRule};
 use crate::secret::Secret;
 use crate::tls::TlsTrust;
-use std::path::PathBuf;
 use std::time::Duration;
 
 /// One VM as the agent reaches it.
@@ -41,14 +39,10 @@ pub struct OvirtDevice {
 
 /// Builds the device from validated option values. The error reads after "Failed: ".
 pub fn config(values: &Values, agent: &Agent) -> Result<OvirtDevice, String> {
-    let tls = trust(values, agent)?;
+    let tls = values.tls_trust(agent)?;
     let host = values.get(Key::Ip).unwrap_or_default().trim().to_string();
     let mut c = OvirtConfig::new(&host);
-    let port_text = values.get(Key::Ipport).unwrap_or("80");
-    let mut port = parse_int(port_text)
-        .and_then(|p| u16::try_from(p).ok())
-        .filter(|p| *p != 0)
-        .ok_or_else(|| format!("the port {port_text} (--ipport) is not between 1 and 65535"))?;
+    let mut port = values.port("80")?;
     if tls.is_some() && port == 80 {
         port = 443;
     }
@@ -85,42 +79,13 @@ pub fn config(values: &Values, agent: &Agent) -> Result<OvirtDevice, String> {
         c.vm = Some(plug.to_string());
     }
     c.validate().map_err(|e| e.to_string())?;
-    let timeout = [Key::ShellTimeout, Key::LoginTimeout]
-        .iter()
-        .filter_map(|k| values.int(*k))
-        .max()
-        .unwrap_or(5)
-        .clamp(5, 60);
     Ok(OvirtDevice {
         config: c,
         user,
         secret: Secret::from_str_value(values.get(Key::Password).unwrap_or_default()),
-        timeout: Duration::from_secs(timeout as u64),
+        timeout: values.request_timeout(),
         monitor: values.get(Key::Action) == Some("monitor"),
     })
-}
-
-/// A pinned fingerprint, else a CA file, else insecure, else the system
-/// store when `--ssl`/`--ssl-secure` asks for TLS; `None` (plain HTTP) when
-/// nothing does, as upstream.
-fn trust(values: &Values, agent: &Agent) -> Result<Option<TlsTrust>, String> {
-    if let Some(fp) = values.get(Key::SslFingerprint).filter(|s| !s.is_empty()) {
-        return Ok(Some(TlsTrust::Fingerprint(
-            parse_sha256(fp).map_err(|e| e.to_string())?,
-        )));
-    }
-    if let Some(path) = values.get(Key::CaCert).filter(|s| !s.is_empty()) {
-        return Ok(Some(TlsTrust::Verify {
-            ca_cert: Some(PathBuf::from(path)),
-        }));
-    }
-    if values.flag_of(agent, Key::SslInsecure) {
-        return Ok(Some(TlsTrust::Insecure));
-    }
-    if values.flag_of(agent, Key::Ssl) || values.flag_of(agent, Key::SslSecure) {
-        return Ok(Some(TlsTrust::Verify { ca_cert: None }));
-    }
-    Ok(None)
 }
 
 fn device(values: &Values, agent: &Agent) -> Result<DeviceConfig, String> {
@@ -153,11 +118,7 @@ impl Device for OvirtDevice {
             "oVirt engine {} as '{}' (password {}), VM {}, Filter: {}{}, {}, {} s per request",
             c.api_url(),
             self.user,
-            if self.secret.is_empty() {
-                "empty"
-            } else {
-                "[set]"
-            },
+            secret_state(&self.secret),
             c.vm.as_deref().unwrap_or("(none: listing)"),
             c.filter,
             if c.cookies { ", session cookie" } else { "" },

@@ -5,7 +5,9 @@
 //! view), `cookies` (use the engine's session cookie), `api_path`.
 
 use super::config::{ConfigError, OvirtConfig};
-use crate::platform::build::{BuildError, Fields, MethodOptions};
+use crate::platform::build::{
+    check_https_fields, has_scheme, parts_url, BuildError, Fields, MethodOptions,
+};
 use crate::platform::target::escape;
 
 /// The settings an inventory's `settings` table may give.
@@ -19,9 +21,7 @@ impl From<ConfigError> for BuildError {
 
 /// The settings an `ovirt://` URL names, or `None` for another URL.
 pub fn from_url(url: &str, o: &MethodOptions) -> Option<Result<OvirtConfig, BuildError>> {
-    url.get(..8)
-        .is_some_and(|s| s.eq_ignore_ascii_case("ovirt://"))
-        .then(|| settings(url, o))
+    has_scheme(url, "ovirt").then(|| settings(url, o))
 }
 
 /// An inventory method: its endpoint (an `ovirt://` URL), or `ip` (with
@@ -31,27 +31,12 @@ pub fn from_parts(
     ip: Option<&str>,
     o: &MethodOptions,
 ) -> Result<OvirtConfig, BuildError> {
-    let url = match (endpoint, ip) {
-        (Some(e), _) => e.to_string(),
-        (None, Some(ip)) => {
-            let plug = o.plug.as_deref().ok_or(BuildError::NoEndpoint)?;
-            let host = match ip.contains(':') {
-                true => format!("[{ip}]"),
-                false => ip.to_string(),
-            };
-            let port = o.ipport.map(|p| format!(":{p}")).unwrap_or_default();
-            format!("ovirt://{host}{port}/{}", escape(plug))
-        }
-        (None, None) => return Err(BuildError::NoAddress),
-    };
-    settings(&url, o)
+    settings(&parts_url("ovirt", endpoint, ip, o, escape)?, o)
 }
 
 fn settings(url: &str, o: &MethodOptions) -> Result<OvirtConfig, BuildError> {
     let mut c = OvirtConfig::from_url(url)?;
-    if c.user.is_none() {
-        c.user = o.username.clone().filter(|u| !u.is_empty());
-    }
+    c.user = o.user_or(c.user.take());
     if let Some(f) = o.setting("filter") {
         c.filter = !matches!(f.trim().to_ascii_lowercase().as_str(), "false" | "0" | "no");
     }
@@ -59,14 +44,7 @@ fn settings(url: &str, o: &MethodOptions) -> Result<OvirtConfig, BuildError> {
     if let Some(p) = o.setting("api_path").filter(|p| !p.is_empty()) {
         c.api_path = p.to_string();
     }
-    c.tls = Some(
-        crate::tls::trust(
-            o.ssl_insecure,
-            o.ca_cert.as_deref(),
-            o.ssl_fingerprint.as_deref(),
-        )
-        .map_err(BuildError::platform)?,
-    );
+    c.tls = Some(o.tls_trust()?);
     c.validate()?;
     Ok(c)
 }
@@ -74,17 +52,10 @@ fn settings(url: &str, o: &MethodOptions) -> Result<OvirtConfig, BuildError> {
 /// An inventory method's fields: an endpoint, or `ip` and `plug`; one kind
 /// of TLS trust.
 pub fn check_fields(f: &dyn Fields) -> Result<(), String> {
-    if !(f.has("endpoint") || (f.has("ip") && f.has("plug"))) {
-        return Err(
-            "an ovirt method needs endpoint = \"ovirt://[USER@]ENGINE[:PORT]/VM\" (or ip and plug)"
-                .into(),
-        );
-    }
-    let trusts = ["ca_cert", "ssl_fingerprint", "ssl_insecure"];
-    if trusts.iter().filter(|k| f.has(k)).count() > 1 {
-        return Err("give only one of ca_cert, ssl_fingerprint and ssl_insecure".into());
-    }
-    Ok(())
+    check_https_fields(
+        f,
+        "an ovirt method needs endpoint = \"ovirt://[USER@]ENGINE[:PORT]/VM\" (or ip and plug)",
+    )
 }
 
 #[cfg(test)]

@@ -8,7 +8,8 @@
 use super::config::OvirtConfig;
 use super::model;
 use crate::engine::error::{DriverError, ErrorKind, Stage};
-use crate::http::{Failed, Patience, Reply, Request, Setup};
+use crate::http::{Patience, Reply, Request, Setup};
+use crate::platform::lost::Lost;
 use crate::secret::Secret;
 use base64::Engine;
 use reqwest::header::{HeaderName, AUTHORIZATION, COOKIE};
@@ -19,33 +20,6 @@ use std::time::{Duration, Instant};
 pub const MAX_BODY: usize = 8 << 20;
 /// How messages name the device.
 pub const DEVICE: &str = "the oVirt engine";
-
-/// A request whose answer may be lost after it was carried out, or an error.
-#[derive(Debug)]
-pub enum Lost {
-    /// Sent, not answered: it may have been carried out.
-    Silent(DriverError),
-    /// Not carried out (or answered with an error).
-    Error(DriverError),
-}
-
-impl Lost {
-    /// The error either way.
-    pub fn into_error(self) -> DriverError {
-        match self {
-            Lost::Silent(e) | Lost::Error(e) => e,
-        }
-    }
-}
-
-impl From<Failed> for Lost {
-    fn from(f: Failed) -> Lost {
-        match f.maybe_delivered() {
-            true => Lost::Silent(f.into_error()),
-            false => Lost::Error(f.into_error()),
-        }
-    }
-}
 
 /// The engine's API for one user.
 pub struct Client {
@@ -233,6 +207,11 @@ impl Client {
             true => Ok(reply.body),
             false => Err(self.status_error(&reply, what, stage)),
         }
+    }
+
+    /// The certificate the engine presented last.
+    pub fn certificate(&self) -> Option<[u8; 32]> {
+        self.http.seen().fingerprint()
     }
 
     /// An answer that does not parse.

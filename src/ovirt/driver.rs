@@ -7,7 +7,7 @@
 //! failure. An action whose answer was lost is never sent again: the
 //! engine's view is read back.
 
-use super::client::{Client, Lost};
+use super::client::Client;
 use super::config::OvirtConfig;
 use super::model::{self, Job, Vm};
 use crate::engine::driver::PowerDriver;
@@ -61,6 +61,16 @@ impl OvirtDriver {
     pub fn for_monitor(mut self) -> OvirtDriver {
         self.monitor = true;
         self
+    }
+
+    /// The VM the target found (after a read), for `check --record`.
+    pub fn found(&self) -> Option<&Vm> {
+        self.found.as_ref()
+    }
+
+    /// The certificate the engine presented last (none over plain HTTP).
+    pub fn certificate(&self) -> Option<[u8; 32]> {
+        self.client.certificate()
     }
 
     fn err(&self, kind: ErrorKind, stage: Stage, m: String) -> DriverError {
@@ -227,21 +237,8 @@ impl OvirtDriver {
         let st = Stage::Command;
         let what = format!("{action} VM {}", model::printable(&f.name, 80));
         let path = format!("/vms/{}/{action}", f.id);
-        let reply = match self.client.call(Method::POST, &path, &what, st, d).await {
-            Ok(r) => r,
-            Err(Lost::Silent(e)) => {
-                return Err(self.err(
-                    ErrorKind::OutcomeUnknown,
-                    st,
-                    format!(
-                        "{what} was sent and not answered ({}): it is never sent again; the \
-                         VM's state is read back",
-                        e.message
-                    ),
-                ))
-            }
-            Err(Lost::Error(e)) => return Err(e),
-        };
+        let reply = (self.client.call(Method::POST, &path, &what, st, d).await)
+            .map_err(|l| l.read_back(st, &what, "VM"))?;
         if !reply.ok() {
             return Err(self.client.status_error(&reply, &what, st));
         }

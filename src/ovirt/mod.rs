@@ -11,9 +11,11 @@
 //! the user's guide; the peer is `tests/peers/ovirt_api.py`.
 
 pub mod agent;
+pub mod args;
 pub mod build;
 pub mod client;
 pub mod config;
 pub mod driver;
+pub mod facts;
 pub mod model;
 pub mod platform;

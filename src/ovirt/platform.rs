@@ -10,9 +10,9 @@ use super::config::OvirtConfig;
 use super::driver::OvirtDriver;
 use crate::engine::error::DriverError;
 use crate::engine::identity::ExpectedIdentity;
-use crate::platform::build::{BuildError, Fields, MethodBuilder, MethodOptions};
+use crate::platform::build::{Builder, MethodOptions};
 use crate::platform::credential::CredentialRef;
-use crate::platform::{self, Driver, Local, Method, Party, Platform};
+use crate::platform::{self, Driver, Local, Method, Party, Plain, Platform};
 use std::fmt;
 use std::time::{Duration, Instant};
 
@@ -22,57 +22,22 @@ pub const ADDRESS_LIMIT: usize = 4;
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(20);
 
 /// oVirt / RHV.
-pub struct Ovirt;
+pub static PLATFORM: Plain = Plain {
+    name: "ovirt",
+    url_forms: super::config::URL_FORMS,
+    builder: &BUILDER,
+    check_fields: super::build::check_fields,
+    setting_keys: super::build::SETTING_KEYS,
+    family: &super::agent::FAMILY,
+    facts: Some(&super::facts::FACTS),
+};
 
-/// The registered platform.
-pub static PLATFORM: Ovirt = Ovirt;
-
-impl Platform for Ovirt {
-    fn name(&self) -> &'static str {
-        "ovirt"
-    }
-    fn owns_scheme(&self, scheme: &str) -> bool {
-        scheme == "ovirt"
-    }
-    fn url_forms(&self) -> &'static [crate::engine::driver::UrlForm] {
-        super::config::URL_FORMS
-    }
-    fn builder(&self) -> Option<&'static dyn MethodBuilder> {
-        Some(&PLATFORM)
-    }
-    fn check_fields(&self, f: &dyn Fields) -> Result<(), String> {
-        super::build::check_fields(f)
-    }
-    fn setting_keys(&self) -> &'static [&'static str] {
-        super::build::SETTING_KEYS
-    }
-    fn agent_family(
-        &self,
-        _def: &platform::agent::defs::Family,
-    ) -> Option<&'static platform::agent::AgentFamily> {
-        Some(&super::agent::FAMILY)
-    }
-}
-
-impl MethodBuilder for Ovirt {
-    fn build_url(
-        &self,
-        url: &str,
-        o: &MethodOptions,
-    ) -> Option<Result<Box<dyn Method>, BuildError>> {
-        super::build::from_url(url, o)
-            .map(|r| r.map(|c| OvirtMethod::boxed(c, o.credential.clone())))
-    }
-    fn build_parts(
-        &self,
-        endpoint: Option<&str>,
-        ip: Option<&str>,
-        o: &MethodOptions,
-    ) -> Result<Box<dyn Method>, BuildError> {
-        super::build::from_parts(endpoint, ip, o)
-            .map(|c| OvirtMethod::boxed(c, o.credential.clone()))
-    }
-}
+/// How its methods are built (`super::build`).
+pub static BUILDER: Builder<OvirtConfig> = Builder {
+    from_url: super::build::from_url,
+    from_parts: super::build::from_parts,
+    method: OvirtMethod::boxed,
+};
 
 /// One VM through an oVirt engine's API.
 #[derive(Clone, Debug)]
@@ -89,10 +54,10 @@ pub struct OvirtMethod {
 
 impl OvirtMethod {
     /// The method, unpinned, as a plan holds it.
-    pub fn boxed(config: OvirtConfig, credential: CredentialRef) -> Box<dyn Method> {
+    pub fn boxed(config: OvirtConfig, o: &MethodOptions) -> Box<dyn Method> {
         Box::new(OvirtMethod {
             config,
-            credential,
+            credential: o.credential.clone(),
             expect: ExpectedIdentity::default(),
             timeout: REQUEST_TIMEOUT,
         })
@@ -144,10 +109,10 @@ impl Method for OvirtMethod {
     }
     fn warnings(&self) -> Vec<String> {
         match self.config.tls {
-            Some(crate::tls::TlsTrust::Insecure) => vec![format!(
-                "{}: the engine's certificate is not verified (--ssl-insecure): anyone on the \
-                 path can impersonate the engine and read the password",
-                self.config.api_url()
+            Some(crate::tls::TlsTrust::Insecure) => vec![platform::insecure_warning(
+                &self.config.api_url(),
+                "the engine's",
+                "the engine",
             )],
             _ => Vec::new(),
         }
@@ -155,21 +120,16 @@ impl Method for OvirtMethod {
     fn build(&self, deadline: Option<Instant>) -> Local<'_, Result<Box<dyn Driver>, DriverError>> {
         Box::pin(async move {
             let c = &self.config;
-            let user = c.user.clone().ok_or_else(|| {
-                platform::config_error(format!(
-                    "{}: no user (give USER@PROFILE@ in the target or --username)",
-                    c.url()
-                ))
-            })?;
-            let secret = self
-                .credential
-                .resolve(deadline)
-                .await
-                .map_err(platform::credential_error)?;
-            Ok(
-                Box::new(OvirtDriver::new(c.clone(), &user, secret, self.timeout)?)
-                    as Box<dyn Driver>,
+            let (user, secret) = platform::user_and_secret(
+                c.user.as_deref(),
+                &c.url(),
+                "USER@PROFILE@",
+                &self.credential,
+                deadline,
             )
+            .await?;
+            let driver = OvirtDriver::new(c.clone(), &user, secret, self.timeout)?;
+            Ok(Box::new(driver) as Box<dyn Driver>)
         })
     }
     fn as_any(&self) -> &dyn std::any::Any {

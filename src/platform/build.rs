@@ -218,6 +218,104 @@ impl MethodOptions {
     }
 }
 
+/// A platform's settings of an inventory method: its endpoint, or `ip`.
+pub type FromParts<C> = fn(Option<&str>, Option<&str>, &MethodOptions) -> Result<C, BuildError>;
+
+/// A [`MethodBuilder`] made of a platform's own functions (its `build.rs`
+/// and its method's constructor): what every platform of plain methods
+/// (one endpoint and [`MethodOptions`]) would otherwise write out again.
+pub struct Builder<C: 'static> {
+    /// The settings a target URL of the platform's scheme names, or `None`
+    /// for another URL.
+    pub from_url: fn(&str, &MethodOptions) -> Option<Result<C, BuildError>>,
+    /// The settings of an inventory method: its endpoint, or `ip` (with
+    /// `o.ipport`).
+    pub from_parts: FromParts<C>,
+    /// The method of those settings (its credential, keys from the options).
+    pub method: fn(C, &MethodOptions) -> Box<dyn Method>,
+}
+
+impl<C: 'static> MethodBuilder for Builder<C> {
+    fn build_url(
+        &self,
+        url: &str,
+        o: &MethodOptions,
+    ) -> Option<Result<Box<dyn Method>, BuildError>> {
+        (self.from_url)(url, o).map(|r| r.map(|c| (self.method)(c, o)))
+    }
+    fn build_parts(
+        &self,
+        endpoint: Option<&str>,
+        ip: Option<&str>,
+        o: &MethodOptions,
+    ) -> Result<Box<dyn Method>, BuildError> {
+        (self.from_parts)(endpoint, ip, o).map(|c| (self.method)(c, o))
+    }
+}
+
+/// Whether `url` begins with `SCHEME://` (any case).
+pub fn has_scheme(url: &str, scheme: &str) -> bool {
+    let (u, n) = (url.as_bytes(), scheme.len());
+    u.len() >= n + 3 && u[..n].eq_ignore_ascii_case(scheme.as_bytes()) && &u[n..n + 3] == b"://"
+}
+
+/// The target URL of an inventory method of `scheme`: its endpoint as
+/// given, or `SCHEME://IP[:PORT]/PLUG` from `ip`, `o.ipport` and `o.plug`
+/// (`escape`d as the platform's path wants it).
+pub fn parts_url(
+    scheme: &str,
+    endpoint: Option<&str>,
+    ip: Option<&str>,
+    o: &MethodOptions,
+    escape: fn(&str) -> String,
+) -> Result<String, BuildError> {
+    match (endpoint, ip) {
+        (Some(e), _) => Ok(e.to_string()),
+        (None, Some(ip)) => {
+            let plug = o.plug.as_deref().ok_or(BuildError::NoEndpoint)?;
+            let host = match ip.contains(':') {
+                true => format!("[{ip}]"),
+                false => ip.to_string(),
+            };
+            let port = o.ipport.map(|p| format!(":{p}")).unwrap_or_default();
+            Ok(format!("{scheme}://{host}{port}/{}", escape(plug)))
+        }
+        (None, None) => Err(BuildError::NoAddress),
+    }
+}
+
+impl MethodOptions {
+    /// `--username` when the target names no user (`given`); an empty one
+    /// is none.
+    pub fn user_or(&self, given: Option<String>) -> Option<String> {
+        given.or_else(|| self.username.clone().filter(|u| !u.is_empty()))
+    }
+
+    /// The certificate trust the options ask for (`--ca-cert`,
+    /// `--ssl-fingerprint`, `--ssl-insecure`: at most one).
+    pub fn tls_trust(&self) -> Result<crate::tls::TlsTrust, BuildError> {
+        crate::tls::trust(
+            self.ssl_insecure,
+            self.ca_cert.as_deref(),
+            self.ssl_fingerprint.as_deref(),
+        )
+        .map_err(BuildError::platform)
+    }
+}
+
+/// An inventory method's fields of an HTTPS platform: an endpoint, or `ip`
+/// and `plug` (else `needs`, what the user reads); one kind of TLS trust.
+pub fn check_https_fields(f: &dyn Fields, needs: &str) -> Result<(), String> {
+    if !(f.has("endpoint") || (f.has("ip") && f.has("plug"))) {
+        return Err(needs.to_string());
+    }
+    let trusts = ["ca_cert", "ssl_fingerprint", "ssl_insecure"];
+    if trusts.iter().filter(|k| f.has(k)).count() > 1 {
+        return Err("give only one of ca_cert, ssl_fingerprint and ssl_insecure".into());
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -475,6 +475,56 @@ macro_rules! with_certificate_rows {
 }
 pub(crate) use with_certificate_rows;
 
+/// How a fact that names the machine itself is named when it differs: a
+/// target that now finds another machine is broken.
+pub const IDENTITY_BROKEN: FactKind = FactKind {
+    drift: DriftName::IdentityChanged,
+    severity: Severity::Broken,
+};
+
+/// The rules of an HTTPS platform whose facts are what its driver found
+/// (a VM's ids, where it runs) and the certificate presented: each key of
+/// `kinds` by [`by_kinds`], the certificate by [`certificate_drift`].
+pub struct Seen {
+    /// Its rows of the drift table ([`with_certificate_rows`]).
+    pub rows: &'static [DriftRow],
+    /// How each compared fact is named when it differs.
+    pub kinds: &'static [(&'static str, FactKind)],
+    /// The order its keys are written in.
+    pub keys: &'static [&'static str],
+    /// A fact seen only past the handshake ([`certificate_drift`]'s `read`).
+    pub read: &'static str,
+    /// Notes what the driver saw (nothing when it is another platform's).
+    pub note: fn(&dyn Driver, &mut Section),
+}
+
+impl FactRules for Seen {
+    fn note<'a>(
+        &'a self,
+        driver: &'a mut dyn Driver,
+        _method: &'a dyn Method,
+        facts: &'a mut Section,
+        _deadline: Option<Instant>,
+    ) -> Local<'a, ()> {
+        (self.note)(driver, facts);
+        Box::pin(async {})
+    }
+    fn kinds(&self) -> &'static [(&'static str, FactKind)] {
+        self.kinds
+    }
+    fn keys(&self) -> &'static [&'static str] {
+        self.keys
+    }
+    fn drift_rows(&self) -> &'static [DriftRow] {
+        self.rows
+    }
+    fn drifts(&self, was: &Section, now: Option<&Section>, o: &Outcome<'_>) -> Vec<FactDrift> {
+        let mut out = by_kinds(self.kinds, was, now, o);
+        out.extend(certificate_drift(was, now, o, self.read));
+        out
+    }
+}
+
 /// A value as drift texts show it.
 pub fn show(v: &Value) -> String {
     match v {

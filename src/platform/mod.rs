@@ -20,6 +20,7 @@ pub mod args;
 pub mod build;
 pub mod credential;
 pub mod facts;
+pub mod lost;
 pub mod target;
 
 use crate::engine::driver::PowerDriver;
@@ -121,6 +122,53 @@ pub trait Platform: Sync {
     /// its methods cannot.
     fn node_session<'a>(&self, _driver: &'a mut dyn Driver) -> Option<&'a mut dyn NodeSession> {
         None
+    }
+}
+
+/// A platform of plain methods declared by its parts (a hypervisor's API
+/// behind one scheme: one builder, one agent family, its facts); each
+/// part is its folder's own.
+pub struct Plain {
+    /// [`Platform::name`], also its one scheme.
+    pub name: &'static str,
+    /// [`Platform::url_forms`].
+    pub url_forms: &'static [crate::engine::driver::UrlForm],
+    /// [`Platform::builder`].
+    pub builder: &'static dyn build::MethodBuilder,
+    /// [`Platform::check_fields`].
+    pub check_fields: fn(&dyn build::Fields) -> Result<(), String>,
+    /// [`Platform::setting_keys`].
+    pub setting_keys: &'static [&'static str],
+    /// The agent family it serves ([`Platform::agent_family`]).
+    pub family: &'static agent::AgentFamily,
+    /// [`Platform::facts`].
+    pub facts: Option<&'static dyn facts::FactRules>,
+}
+
+impl Platform for Plain {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+    fn owns_scheme(&self, scheme: &str) -> bool {
+        scheme == self.name
+    }
+    fn url_forms(&self) -> &'static [crate::engine::driver::UrlForm] {
+        self.url_forms
+    }
+    fn builder(&self) -> Option<&'static dyn build::MethodBuilder> {
+        Some(self.builder)
+    }
+    fn check_fields(&self, f: &dyn build::Fields) -> Result<(), String> {
+        (self.check_fields)(f)
+    }
+    fn setting_keys(&self) -> &'static [&'static str] {
+        self.setting_keys
+    }
+    fn agent_family(&self, _def: &agent::defs::Family) -> Option<&'static agent::AgentFamily> {
+        Some(self.family)
+    }
+    fn facts(&self) -> Option<&'static dyn facts::FactRules> {
+        self.facts
     }
 }
 
@@ -306,6 +354,38 @@ pub fn credential_error(e: credential::CredentialError) -> DriverError {
     DriverError::new(e.kind(), Stage::Authenticate, e.to_string())
 }
 
+/// The user a method logs in as and its secret (resolved until
+/// `deadline`); no user is a configuration error naming `url` and how to
+/// give one (`hint`: `USER@` in the target).
+pub async fn user_and_secret(
+    user: Option<&str>,
+    url: &str,
+    hint: &str,
+    credential: &CredentialRef,
+    deadline: Option<Instant>,
+) -> Result<(String, crate::secret::Secret), DriverError> {
+    let user = user.ok_or_else(|| {
+        config_error(format!(
+            "{url}: no user (give {hint} in the target or --username)"
+        ))
+    })?;
+    let secret = credential
+        .resolve(deadline)
+        .await
+        .map_err(credential_error)?;
+    Ok((user.to_string(), secret))
+}
+
+/// The warning of a method whose server certificate is not checked
+/// (`--ssl-insecure`): `whose` certificate, at `url`, and `whom` anyone on
+/// the path can impersonate.
+pub fn insecure_warning(url: &str, whose: &str, whom: &str) -> String {
+    format!(
+        "{url}: {whose} certificate is not verified (--ssl-insecure): anyone on the path can \
+         impersonate {whom} and read the password"
+    )
+}
+
 /// One row of `fencekit list`: a system, domain, outlet or instance behind
 /// a device.
 #[derive(Clone, Debug, PartialEq)]
@@ -488,4 +568,20 @@ impl<T: PlatformDriver> Driver for T {
     fn into_any(self: Box<Self>) -> Box<dyn Any> {
         self
     }
+}
+
+/// A method's endpoint and its description, as plans print them (for the
+/// platforms' tests).
+#[cfg(test)]
+pub(crate) fn shown(m: &dyn Method) -> (String, String) {
+    struct Shown<'a>(&'a dyn Method, bool);
+    impl fmt::Display for Shown<'_> {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            match self.1 {
+                true => self.0.endpoint(f),
+                false => self.0.describe(f),
+            }
+        }
+    }
+    (Shown(m, true).to_string(), Shown(m, false).to_string())
 }

@@ -13,14 +13,12 @@
 
 use super::config::{Guest, Kind, PveConfig};
 use super::driver::PveDriver;
-use crate::fingerprint::parse_sha256;
 use crate::platform::agent::defs::Agent;
 use crate::platform::agent::key::Key;
-use crate::platform::agent::values::{parse_int, Values};
+use crate::platform::agent::values::{secret_state, Values};
 use crate::platform::agent::{AgentFamily, Device, DeviceConfig, Guidance, GuideRule};
 use crate::secret::Secret;
 use crate::tls::TlsTrust;
-use std::path::PathBuf;
 use std::time::Duration;
 
 /// One guest as the agent reaches it.
@@ -45,12 +43,8 @@ pub const NO_NODE: &str = "At least one of pve-node-auto or pve-node must be sup
 pub fn config(values: &Values, agent: &Agent) -> Result<PveDevice, String> {
     let host = values.get(Key::Ip).unwrap_or_default().trim().to_string();
     let mut c = PveConfig::new(&host);
-    let port_text = values.get(Key::Ipport).unwrap_or("8006");
-    c.port = parse_int(port_text)
-        .and_then(|p| u16::try_from(p).ok())
-        .filter(|p| *p != 0)
-        .ok_or_else(|| format!("the port {port_text} (--ipport) is not between 1 and 65535"))?;
-    c.tls = trust(values, agent)?;
+    c.port = values.port("8006")?;
+    c.tls = values.https_trust(agent)?;
     let user = values
         .get(Key::Username)
         .unwrap_or("root@pam")
@@ -74,37 +68,13 @@ pub fn config(values: &Values, agent: &Agent) -> Result<PveDevice, String> {
     }
     c.skiplock = values.flag_of(agent, Key::Skiplock);
     c.validate().map_err(|e| e.to_string())?;
-    let timeout = [Key::ShellTimeout, Key::LoginTimeout]
-        .iter()
-        .filter_map(|k| values.int(*k))
-        .max()
-        .unwrap_or(5)
-        .clamp(5, 60);
     Ok(PveDevice {
         config: c,
         user,
         secret: Secret::from_str_value(values.get(Key::Password).unwrap_or_default()),
-        timeout: Duration::from_secs(timeout as u64),
+        timeout: values.request_timeout(),
         monitor: values.get(Key::Action) == Some("monitor"),
     })
-}
-
-/// A pinned fingerprint, else a CA file, else insecure, else the system store.
-fn trust(values: &Values, agent: &Agent) -> Result<TlsTrust, String> {
-    if let Some(fp) = values.get(Key::SslFingerprint).filter(|s| !s.is_empty()) {
-        return Ok(TlsTrust::Fingerprint(
-            parse_sha256(fp).map_err(|e| e.to_string())?,
-        ));
-    }
-    if let Some(path) = values.get(Key::CaCert).filter(|s| !s.is_empty()) {
-        return Ok(TlsTrust::Verify {
-            ca_cert: Some(PathBuf::from(path)),
-        });
-    }
-    match values.flag_of(agent, Key::SslInsecure) {
-        true => Ok(TlsTrust::Insecure),
-        false => Ok(TlsTrust::Verify { ca_cert: None }),
-    }
 }
 
 /// Upstream's own input check: a node option (unless only metadata).
@@ -156,11 +126,7 @@ impl Device for PveDevice {
             } else {
                 "ticket"
             },
-            if self.secret.is_empty() {
-                "empty"
-            } else {
-                "[set]"
-            },
+            secret_state(&self.secret),
             c.guest
                 .as_ref()
                 .map_or("(none: listing)".into(), |g| g.text()),

@@ -6,7 +6,9 @@
 //! `node`.
 
 use super::config::{ConfigError, Kind, PveConfig};
-use crate::platform::build::{BuildError, Fields, MethodOptions};
+use crate::platform::build::{
+    check_https_fields, has_scheme, parts_url, BuildError, Fields, MethodOptions,
+};
 use crate::platform::target::escape;
 
 /// The settings an inventory's `settings` table (or the native flags) may give.
@@ -20,9 +22,7 @@ impl From<ConfigError> for BuildError {
 
 /// The settings a `pve://` URL names, or `None` for another URL.
 pub fn from_url(url: &str, o: &MethodOptions) -> Option<Result<PveConfig, BuildError>> {
-    url.get(..6)
-        .is_some_and(|s| s.eq_ignore_ascii_case("pve://"))
-        .then(|| settings(url, o))
+    has_scheme(url, "pve").then(|| settings(url, o))
 }
 
 /// The settings of an inventory method: its endpoint (a `pve://` URL), or
@@ -32,27 +32,12 @@ pub fn from_parts(
     ip: Option<&str>,
     o: &MethodOptions,
 ) -> Result<PveConfig, BuildError> {
-    let url = match (endpoint, ip) {
-        (Some(e), _) => e.to_string(),
-        (None, Some(ip)) => {
-            let plug = o.plug.as_deref().ok_or(BuildError::NoEndpoint)?;
-            let host = match ip.contains(':') {
-                true => format!("[{ip}]"),
-                false => ip.to_string(),
-            };
-            let port = o.ipport.map(|p| format!(":{p}")).unwrap_or_default();
-            format!("pve://{host}{port}/{}", escape(plug))
-        }
-        (None, None) => return Err(BuildError::NoAddress),
-    };
-    settings(&url, o)
+    settings(&parts_url("pve", endpoint, ip, o, escape)?, o)
 }
 
 fn settings(url: &str, o: &MethodOptions) -> Result<PveConfig, BuildError> {
     let mut c = PveConfig::from_url(url)?;
-    if c.user.is_none() {
-        c.user = o.username.clone().filter(|u| !u.is_empty());
-    }
+    c.user = o.user_or(c.user.take());
     if let Some(k) = o.setting("vmtype") {
         c.kind = Some(Kind::parse(k)?);
     }
@@ -60,12 +45,7 @@ fn settings(url: &str, o: &MethodOptions) -> Result<PveConfig, BuildError> {
         c.node = Some(n.to_string());
     }
     c.skiplock = o.flag("skiplock");
-    c.tls = crate::tls::trust(
-        o.ssl_insecure,
-        o.ca_cert.as_deref(),
-        o.ssl_fingerprint.as_deref(),
-    )
-    .map_err(BuildError::platform)?;
+    c.tls = o.tls_trust()?;
     c.validate()?;
     Ok(c)
 }
@@ -73,17 +53,10 @@ fn settings(url: &str, o: &MethodOptions) -> Result<PveConfig, BuildError> {
 /// An inventory method's fields: an endpoint, or `ip` and `plug`; one kind
 /// of TLS trust.
 pub fn check_fields(f: &dyn Fields) -> Result<(), String> {
-    if !(f.has("endpoint") || (f.has("ip") && f.has("plug"))) {
-        return Err(
-            "a pve method needs endpoint = \"pve://[USER@]HOST[:PORT]/[NODE/]VM\" (or ip and plug)"
-                .into(),
-        );
-    }
-    let trusts = ["ca_cert", "ssl_fingerprint", "ssl_insecure"];
-    if trusts.iter().filter(|k| f.has(k)).count() > 1 {
-        return Err("give only one of ca_cert, ssl_fingerprint and ssl_insecure".into());
-    }
-    Ok(())
+    check_https_fields(
+        f,
+        "a pve method needs endpoint = \"pve://[USER@]HOST[:PORT]/[NODE/]VM\" (or ip and plug)",
+    )
 }
 
 #[cfg(test)]

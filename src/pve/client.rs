@@ -19,6 +19,7 @@ use super::config::PveConfig;
 use super::model;
 use crate::engine::error::{DriverError, ErrorKind, Stage};
 use crate::http::{Failed, Patience, Reply, Request, Setup};
+use crate::platform::lost::Lost;
 use crate::secret::Secret;
 use reqwest::header::{HeaderName, AUTHORIZATION, COOKIE};
 use reqwest::Method;
@@ -30,33 +31,6 @@ pub const MAX_BODY: usize = 8 << 20;
 /// Who answers, as messages name it.
 pub const DEVICE: &str = "Proxmox VE";
 const CSRF: HeaderName = HeaderName::from_static("csrfpreventiontoken");
-
-/// Why a call has no answer to judge.
-#[derive(Debug)]
-pub enum Lost {
-    /// Sent, and no (whole) answer came: it may have been carried out.
-    Silent(DriverError),
-    /// Not carried out (no connection, TLS refused, the login failed).
-    Error(DriverError),
-}
-
-impl Lost {
-    /// The error inside.
-    pub fn into_error(self) -> DriverError {
-        match self {
-            Lost::Silent(e) | Lost::Error(e) => e,
-        }
-    }
-}
-
-impl From<Failed> for Lost {
-    fn from(f: Failed) -> Lost {
-        match f.maybe_delivered() {
-            true => Lost::Silent(f.into_error()),
-            false => Lost::Error(f.into_error()),
-        }
-    }
-}
 
 enum Auth {
     /// A ticket from the password (`None` until logged in).

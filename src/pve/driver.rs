@@ -23,7 +23,7 @@
 //! As a witness, Proxmox VE is the fencing device's own view: alone it is
 //! "bmc-only" for `verify`.
 
-use super::client::{Client, Lost};
+use super::client::Client;
 use super::config::{Guest, Kind, PveConfig};
 use super::model::{self, Current, Resource, TaskState, Upid};
 use crate::engine::driver::PowerDriver;
@@ -369,32 +369,12 @@ impl PveDriver {
             true => &[("skiplock", "1")],
             false => &[],
         };
-        let reply = match self
+        let path = f.path(&format!("/status/{action}"));
+        let reply = (self
             .client
-            .call(
-                Method::POST,
-                &f.path(&format!("/status/{action}")),
-                form,
-                &what,
-                st,
-                d,
-            )
-            .await
-        {
-            Ok(r) => r,
-            Err(Lost::Silent(e)) => {
-                return Err(self.err(
-                    ErrorKind::OutcomeUnknown,
-                    st,
-                    format!(
-                        "{what} was sent and not answered ({}): it is never sent again; the \
-                         guest's state is read back",
-                        e.message
-                    ),
-                ))
-            }
-            Err(Lost::Error(e)) => return Err(e),
-        };
+            .call(Method::POST, &path, form, &what, st, d)
+            .await)
+            .map_err(|l| l.read_back(st, &what, "guest"))?;
         if !reply.ok() {
             return Err(self.client.status_error(&reply, &what, st));
         }

@@ -5,17 +5,10 @@
 
 use super::driver::PveDriver;
 use crate::platform::facts::{
-    by_kinds, certificate_drift, note_certificate, with_certificate_rows, DriftName, DriftRow,
-    FactDrift, FactKind, FactRules, Outcome, Section, Severity, Value, CERTIFICATE,
+    note_certificate, with_certificate_rows, DriftRow, FactKind, Section, Seen, Value, CERTIFICATE,
+    IDENTITY_BROKEN,
 };
-use crate::platform::{Driver, Local, Method};
-use std::time::Instant;
-
-/// Proxmox VE's rules.
-pub struct Facts;
-
-/// The registered rules.
-pub static FACTS: Facts = Facts;
+use crate::platform::Driver;
 
 const ROWS: &[DriftRow] = with_certificate_rows!(
     "Proxmox VE";
@@ -26,54 +19,33 @@ const ROWS: &[DriftRow] = with_certificate_rows!(
     ),
 );
 
-const IDENTITY: FactKind = FactKind {
-    drift: DriftName::IdentityChanged,
-    severity: Severity::Broken,
+const KINDS: &[(&str, FactKind)] = &[("vmid", IDENTITY_BROKEN), ("kind", IDENTITY_BROKEN)];
+
+/// Proxmox VE's rules.
+pub static FACTS: Seen = Seen {
+    rows: ROWS,
+    kinds: KINDS,
+    keys: &["vmid", "kind", "node", CERTIFICATE],
+    read: "vmid",
+    note,
 };
 
-const KINDS: &[(&str, FactKind)] = &[("vmid", IDENTITY), ("kind", IDENTITY)];
-
-impl FactRules for Facts {
-    fn note<'a>(
-        &'a self,
-        driver: &'a mut dyn Driver,
-        _method: &'a dyn Method,
-        facts: &'a mut Section,
-        _deadline: Option<Instant>,
-    ) -> Local<'a, ()> {
-        if let Some(d) = driver.as_any().downcast_ref::<PveDriver>() {
-            if let Some(f) = d.found() {
-                facts.set("vmid", Value::Number(f.vmid.into()));
-                facts.set("kind", Value::Text(f.kind.as_str().into()));
-                facts.set("node", Value::Text(f.node.clone()));
-            }
-            note_certificate(facts, d.certificate());
+/// What the driver found, and the certificate it was shown.
+fn note(driver: &dyn Driver, facts: &mut Section) {
+    if let Some(d) = driver.as_any().downcast_ref::<PveDriver>() {
+        if let Some(f) = d.found() {
+            facts.set("vmid", Value::Number(f.vmid.into()));
+            facts.set("kind", Value::Text(f.kind.as_str().into()));
+            facts.set("node", Value::Text(f.node.clone()));
         }
-        Box::pin(async {})
-    }
-
-    fn kinds(&self) -> &'static [(&'static str, FactKind)] {
-        KINDS
-    }
-
-    fn keys(&self) -> &'static [&'static str] {
-        &["vmid", "kind", "node", CERTIFICATE]
-    }
-
-    fn drift_rows(&self) -> &'static [DriftRow] {
-        ROWS
-    }
-
-    fn drifts(&self, was: &Section, now: Option<&Section>, o: &Outcome<'_>) -> Vec<FactDrift> {
-        let mut out = by_kinds(KINDS, was, now, o);
-        out.extend(certificate_drift(was, now, o, "vmid"));
-        out
+        note_certificate(facts, d.certificate());
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::platform::facts::{DriftName, FactRules, Outcome, Severity};
 
     fn seen(vmid: i64, node: &str) -> Section {
         let mut s = Section::default();
@@ -87,8 +59,8 @@ mod tests {
     fn another_vmid_is_another_machine_another_node_is_not_a_drift() {
         let ok = Outcome::default();
         let was = seen(100, "pve1");
-        assert!(Facts.drifts(&was, Some(&seen(100, "pve2")), &ok).is_empty());
-        let d = Facts.drifts(&was, Some(&seen(109, "pve1")), &ok);
+        assert!(FACTS.drifts(&was, Some(&seen(100, "pve2")), &ok).is_empty());
+        let d = FACTS.drifts(&was, Some(&seen(109, "pve1")), &ok);
         assert_eq!(
             d.iter().map(|d| (d.drift, d.severity)).collect::<Vec<_>>(),
             [(DriftName::IdentityChanged, Severity::Broken)]

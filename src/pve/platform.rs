@@ -11,9 +11,9 @@ use super::config::PveConfig;
 use super::driver::PveDriver;
 use crate::engine::error::DriverError;
 use crate::engine::identity::ExpectedIdentity;
-use crate::platform::build::{BuildError, Fields, MethodBuilder, MethodOptions};
+use crate::platform::build::{Builder, MethodOptions};
 use crate::platform::credential::CredentialRef;
-use crate::platform::{self, Driver, Local, Method, Party, Platform};
+use crate::platform::{self, Driver, Local, Method, Party, Plain, Platform};
 use std::fmt;
 use std::time::{Duration, Instant};
 
@@ -24,58 +24,22 @@ pub const ADDRESS_LIMIT: usize = 3;
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(20);
 
 /// Proxmox VE (QEMU VMs and LXC containers).
-pub struct Pve;
+pub static PLATFORM: Plain = Plain {
+    name: "pve",
+    url_forms: super::config::URL_FORMS,
+    builder: &BUILDER,
+    check_fields: super::build::check_fields,
+    setting_keys: super::build::SETTING_KEYS,
+    family: &super::agent::FAMILY,
+    facts: Some(&super::facts::FACTS),
+};
 
-/// The registered platform.
-pub static PLATFORM: Pve = Pve;
-
-impl Platform for Pve {
-    fn name(&self) -> &'static str {
-        "pve"
-    }
-    fn owns_scheme(&self, scheme: &str) -> bool {
-        scheme == "pve"
-    }
-    fn url_forms(&self) -> &'static [crate::engine::driver::UrlForm] {
-        super::config::URL_FORMS
-    }
-    fn builder(&self) -> Option<&'static dyn MethodBuilder> {
-        Some(&PLATFORM)
-    }
-    fn check_fields(&self, f: &dyn Fields) -> Result<(), String> {
-        super::build::check_fields(f)
-    }
-    fn setting_keys(&self) -> &'static [&'static str] {
-        super::build::SETTING_KEYS
-    }
-    fn agent_family(
-        &self,
-        _def: &platform::agent::defs::Family,
-    ) -> Option<&'static platform::agent::AgentFamily> {
-        Some(&super::agent::FAMILY)
-    }
-    fn facts(&self) -> Option<&'static dyn platform::facts::FactRules> {
-        Some(&super::facts::FACTS)
-    }
-}
-
-impl MethodBuilder for Pve {
-    fn build_url(
-        &self,
-        url: &str,
-        o: &MethodOptions,
-    ) -> Option<Result<Box<dyn Method>, BuildError>> {
-        super::build::from_url(url, o).map(|r| r.map(|c| PveMethod::boxed(c, o.credential.clone())))
-    }
-    fn build_parts(
-        &self,
-        endpoint: Option<&str>,
-        ip: Option<&str>,
-        o: &MethodOptions,
-    ) -> Result<Box<dyn Method>, BuildError> {
-        super::build::from_parts(endpoint, ip, o).map(|c| PveMethod::boxed(c, o.credential.clone()))
-    }
-}
+/// How its methods are built (`super::build`).
+pub static BUILDER: Builder<PveConfig> = Builder {
+    from_url: super::build::from_url,
+    from_parts: super::build::from_parts,
+    method: PveMethod::boxed,
+};
 
 /// One guest through a Proxmox VE cluster's API.
 #[derive(Clone, Debug)]
@@ -92,10 +56,10 @@ pub struct PveMethod {
 
 impl PveMethod {
     /// The method, unpinned, as a plan holds it.
-    pub fn boxed(config: PveConfig, credential: CredentialRef) -> Box<dyn Method> {
+    pub fn boxed(config: PveConfig, o: &MethodOptions) -> Box<dyn Method> {
         Box::new(PveMethod {
             config,
-            credential,
+            credential: o.credential.clone(),
             expect: ExpectedIdentity::default(),
             timeout: REQUEST_TIMEOUT,
         })
@@ -152,10 +116,10 @@ impl Method for PveMethod {
     fn warnings(&self) -> Vec<String> {
         let mut w = Vec::new();
         if self.config.tls == crate::tls::TlsTrust::Insecure {
-            w.push(format!(
-                "{}: the node's certificate is not verified (--ssl-insecure): anyone on the \
-                 path can impersonate the cluster and read the password",
-                self.config.api_url()
+            w.push(platform::insecure_warning(
+                &self.config.api_url(),
+                "the node's",
+                "the cluster",
             ));
         }
         if self.config.skiplock {
@@ -169,21 +133,16 @@ impl Method for PveMethod {
     fn build(&self, deadline: Option<Instant>) -> Local<'_, Result<Box<dyn Driver>, DriverError>> {
         Box::pin(async move {
             let c = &self.config;
-            let user = c.user.clone().ok_or_else(|| {
-                platform::config_error(format!(
-                    "{}: no user (give USER@REALM@ in the target or --username)",
-                    c.url()
-                ))
-            })?;
-            let secret = self
-                .credential
-                .resolve(deadline)
-                .await
-                .map_err(platform::credential_error)?;
-            Ok(
-                Box::new(PveDriver::new(c.clone(), &user, secret, self.timeout)?)
-                    as Box<dyn Driver>,
+            let (user, secret) = platform::user_and_secret(
+                c.user.as_deref(),
+                &c.url(),
+                "USER@REALM@",
+                &self.credential,
+                deadline,
             )
+            .await?;
+            let driver = PveDriver::new(c.clone(), &user, secret, self.timeout)?;
+            Ok(Box::new(driver) as Box<dyn Driver>)
         })
     }
     fn as_any(&self) -> &dyn std::any::Any {
@@ -194,16 +153,7 @@ impl Method for PveMethod {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    struct Shown<'a>(&'a dyn Method, bool);
-    impl fmt::Display for Shown<'_> {
-        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            match self.1 {
-                true => self.0.endpoint(f),
-                false => self.0.describe(f),
-            }
-        }
-    }
+    use crate::platform::build::MethodBuilder;
 
     #[test]
     fn a_method_shows_its_cluster_and_guest_never_a_secret() {
@@ -212,18 +162,15 @@ mod tests {
             credential: CredentialRef::Inline(crate::secret::Secret::new(b"s3cret".to_vec())),
             ..MethodOptions::default()
         };
-        let m = PLATFORM
+        let m = BUILDER
             .build_url("pve://fence@pve!fk@pve1.example.com/pve2/101", &o)
             .unwrap()
             .unwrap();
         assert_eq!(m.platform().name(), "pve");
         assert_eq!(m.username(), "fence@pve!fk");
         assert_eq!((m.party(), m.address_limit()), (Party::Hypervisor, Some(3)));
-        assert_eq!(
-            Shown(m.as_ref(), true).to_string(),
-            "pve://pve1.example.com/pve2/101"
-        );
-        let d = Shown(m.as_ref(), false).to_string();
+        let (endpoint, d) = platform::shown(m.as_ref());
+        assert_eq!(endpoint, "pve://pve1.example.com/pve2/101");
         assert!(d.contains("API token") && d.contains("NOT verified"), "{d}");
         assert!(!d.contains("s3cret") && !format!("{m:?}").contains("s3cret"));
         assert_eq!(m.warnings().len(), 1);

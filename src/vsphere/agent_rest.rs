@@ -17,7 +17,7 @@
 //! HTTPS) and `--expect-uuid` (the VM's BIOS UUID, checked by the engine
 //! before any change).
 
-use crate::fingerprint::{format_hex as format_fingerprint, parse_sha256 as parse_fingerprint};
+use crate::fingerprint::format_hex as format_fingerprint;
 use crate::platform::agent::defs::Agent;
 use crate::platform::agent::key::Key;
 use crate::platform::agent::values::{parse_int, Values};
@@ -25,7 +25,6 @@ use crate::platform::agent::{AgentFamily, Device, DeviceConfig};
 use crate::secret::Secret;
 use crate::tls::TlsTrust;
 use crate::vsphere::rest::config::{RestConfig, HTTPS_PORT};
-use std::path::PathBuf;
 use std::time::Duration;
 
 /// Per-request bound when `power_timeout` is 0 (upstream's pycurl waits
@@ -48,7 +47,7 @@ pub struct RestDevice {
 /// Builds the device from validated option values (the password script,
 /// if any, has already replaced `password`). The error reads after "Failed: ".
 pub fn config(values: &Values, agent: &Agent) -> Result<RestDevice, String> {
-    let trust = trust(values, agent)?;
+    let trust = values.tls_trust(agent)?;
     let host = values.get(Key::Ip).unwrap_or_default().trim().to_string();
     let port_text = values.get(Key::Ipport).unwrap_or("80").to_string();
     let mut port = parse_int(&port_text)
@@ -85,29 +84,6 @@ pub fn config(values: &Values, agent: &Agent) -> Result<RestDevice, String> {
     };
     rest.validate()?;
     Ok(RestDevice { rest, trust })
-}
-
-/// The certificate trust: a pinned fingerprint, else a CA file, else
-/// insecure, else the system store when `--ssl`/`--ssl-secure` asks for
-/// TLS; `None` (plain HTTP) when nothing does, as upstream.
-fn trust(values: &Values, agent: &Agent) -> Result<Option<TlsTrust>, String> {
-    if let Some(fp) = values.get(Key::SslFingerprint).filter(|s| !s.is_empty()) {
-        return Ok(Some(TlsTrust::Fingerprint(
-            parse_fingerprint(fp).map_err(|e| e.to_string())?,
-        )));
-    }
-    if let Some(path) = values.get(Key::CaCert).filter(|s| !s.is_empty()) {
-        return Ok(Some(TlsTrust::Verify {
-            ca_cert: Some(PathBuf::from(path)),
-        }));
-    }
-    if values.flag_of(agent, Key::SslInsecure) {
-        return Ok(Some(TlsTrust::Insecure));
-    }
-    if values.flag_of(agent, Key::Ssl) || values.flag_of(agent, Key::SslSecure) {
-        return Ok(Some(TlsTrust::Verify { ca_cert: None }));
-    }
-    Ok(None)
 }
 
 /// A one-line description of the configuration for `-v` (never the password).

@@ -4,7 +4,9 @@
 //! `--ssl-fingerprint`, `--ssl-insecure`: at most one).
 
 use super::config::{ConfigError, VsphereConfig};
-use crate::platform::build::{BuildError, Fields, MethodOptions};
+use crate::platform::build::{
+    check_https_fields, has_scheme, parts_url, BuildError, Fields, MethodOptions,
+};
 
 impl From<ConfigError> for BuildError {
     fn from(e: ConfigError) -> BuildError {
@@ -14,9 +16,7 @@ impl From<ConfigError> for BuildError {
 
 /// The settings a `vsphere://` URL names, or `None` for another URL.
 pub fn from_url(url: &str, o: &MethodOptions) -> Option<Result<VsphereConfig, BuildError>> {
-    url.get(..10)
-        .is_some_and(|s| s.eq_ignore_ascii_case("vsphere://"))
-        .then(|| settings(url, o))
+    has_scheme(url, "vsphere").then(|| settings(url, o))
 }
 
 /// The settings of an inventory method: its endpoint (a `vsphere://`
@@ -26,55 +26,24 @@ pub fn from_parts(
     ip: Option<&str>,
     o: &MethodOptions,
 ) -> Result<VsphereConfig, BuildError> {
-    let url = match (endpoint, ip) {
-        (Some(e), _) => e.to_string(),
-        (None, Some(ip)) => {
-            let plug = o.plug.as_deref().ok_or(BuildError::NoEndpoint)?;
-            let host = match ip.contains(':') {
-                true => format!("[{ip}]"),
-                false => ip.to_string(),
-            };
-            let port = o.ipport.map(|p| format!(":{p}")).unwrap_or_default();
-            format!(
-                "vsphere://{host}{port}/{}",
-                plug.replace('%', "%25").replace('/', "%2F")
-            )
-        }
-        (None, None) => return Err(BuildError::NoAddress),
-    };
-    settings(&url, o)
+    let escape = |plug: &str| plug.replace('%', "%25").replace('/', "%2F");
+    settings(&parts_url("vsphere", endpoint, ip, o, escape)?, o)
 }
 
 fn settings(url: &str, o: &MethodOptions) -> Result<VsphereConfig, BuildError> {
     let mut c = VsphereConfig::from_url(url)?;
-    if c.user.is_none() {
-        c.user = o.username.clone().filter(|u| !u.is_empty());
-    }
-    c.tls = crate::tls::trust(
-        o.ssl_insecure,
-        o.ca_cert.as_deref(),
-        o.ssl_fingerprint.as_deref(),
-    )
-    .map_err(BuildError::platform)?;
+    c.user = o.user_or(c.user.take());
+    c.tls = o.tls_trust()?;
     Ok(c)
 }
 
 /// An inventory method's fields: an endpoint, or `ip` and `plug`; one kind
 /// of TLS trust.
 pub fn check_fields(f: &dyn Fields) -> Result<(), String> {
-    let addressed = f.has("endpoint") || (f.has("ip") && f.has("plug"));
-    if !addressed {
-        return Err(
-            "a vsphere method needs endpoint = \"vsphere://[USER@]HOST[:PORT]/VM\" \
-                    (or ip and plug)"
-                .into(),
-        );
-    }
-    let trusts = ["ca_cert", "ssl_fingerprint", "ssl_insecure"];
-    if trusts.iter().filter(|k| f.has(k)).count() > 1 {
-        return Err("give only one of ca_cert, ssl_fingerprint and ssl_insecure".into());
-    }
-    Ok(())
+    check_https_fields(
+        f,
+        "a vsphere method needs endpoint = \"vsphere://[USER@]HOST[:PORT]/VM\" (or ip and plug)",
+    )
 }
 
 #[cfg(test)]

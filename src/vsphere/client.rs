@@ -12,6 +12,7 @@ use super::model::{self, TaskEnd, VmSelector, VmView};
 use super::soap::{self, MoRef, PowerMethod, ServiceContent, SoapError, TaskInfo};
 use crate::engine::error::{DriverError, ErrorKind, Stage};
 use crate::http::{Request, Setup};
+use crate::platform::lost::Lost;
 use reqwest::header::{HeaderName, COOKIE};
 use reqwest::Method;
 use std::time::{Duration, Instant};
@@ -30,22 +31,6 @@ pub struct Client {
     content: Option<ServiceContent>,
     /// SOAP calls sent.
     pub calls: u32,
-}
-
-/// Why a call has no SOAP answer.
-enum Lost {
-    /// Nothing reached the server (no connection, TLS refused).
-    NotSent(DriverError),
-    /// Sent: no (whole) answer, or one that is no SOAP.
-    MaybeSent(DriverError),
-}
-
-impl Lost {
-    fn into_error(self) -> DriverError {
-        match self {
-            Lost::NotSent(e) | Lost::MaybeSent(e) => e,
-        }
-    }
 }
 
 /// What became of a power request.
@@ -150,14 +135,9 @@ impl Client {
             req.add_secret(COOKIE, c.expose());
         }
         self.calls += 1;
-        let reply = self
-            .http
-            .send(&req)
-            .await
-            .map_err(|f| match f.maybe_delivered() {
-                true => Lost::MaybeSent(f.into_error()),
-                false => Lost::NotSent(f.into_error()),
-            })?;
+        // Nothing reached the server: `Lost::Error`; sent, no (whole)
+        // answer, or one that is no SOAP: `Lost::Silent`.
+        let reply = self.http.send(&req).await?;
         let cookie = reply
             .headers
             .get_all("set-cookie")
@@ -172,7 +152,7 @@ impl Client {
         }
         // vim25 answers faults with 500; anything else not 200 is no SOAP.
         if reply.status != 200 && reply.status != 500 {
-            return Err(Lost::MaybeSent(self.http.error(
+            return Err(Lost::Silent(self.http.error(
                 ErrorKind::DeviceError,
                 stage,
                 format!("{what}: HTTP {} from {}", reply.status, self.url),
@@ -181,7 +161,7 @@ impl Client {
         // The answer as sent: a session's key is part of some morefs, so
         // only what is printed of it is scrubbed (`soap_err`).
         String::from_utf8(reply.body).map_err(|_| {
-            Lost::MaybeSent(DriverError::new(
+            Lost::Silent(DriverError::new(
                 ErrorKind::Protocol,
                 stage,
                 format!("{what}: not UTF-8"),
@@ -577,9 +557,9 @@ impl Client {
             }
             // Sent and maybe carried out (no answer, or one that is no
             // SOAP): the task is looked for, never sent again.
-            Err(Lost::MaybeSent(e)) => Ok(Submitted::Lost(e)),
+            Err(Lost::Silent(e)) => Ok(Submitted::Lost(e)),
             // Nothing reached the server (no connection, TLS refused).
-            Err(Lost::NotSent(e)) => Err(e),
+            Err(Lost::Error(e)) => Err(e),
         }
     }
 

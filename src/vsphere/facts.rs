@@ -8,17 +8,10 @@
 
 use super::driver::VsphereDriver;
 use crate::platform::facts::{
-    by_kinds, certificate_drift, note_certificate, with_certificate_rows, DriftName, DriftRow,
-    FactDrift, FactKind, FactRules, Outcome, Section, Severity, Value, CERTIFICATE,
+    note_certificate, with_certificate_rows, DriftRow, FactKind, Section, Seen, Value, CERTIFICATE,
+    IDENTITY_BROKEN,
 };
-use crate::platform::{Driver, Local, Method};
-use std::time::Instant;
-
-/// vSphere's rules.
-pub struct Facts;
-
-/// The registered rules.
-pub static FACTS: Facts = Facts;
+use crate::platform::Driver;
 
 const ROWS: &[DriftRow] = with_certificate_rows!(
     "vSphere";
@@ -29,63 +22,35 @@ const ROWS: &[DriftRow] = with_certificate_rows!(
     ),
 );
 
-const KINDS: &[(&str, FactKind)] = &[
-    (
-        "vm",
-        FactKind {
-            drift: DriftName::IdentityChanged,
-            severity: Severity::Broken,
-        },
-    ),
-    (
-        "instance_uuid",
-        FactKind {
-            drift: DriftName::IdentityChanged,
-            severity: Severity::Broken,
-        },
-    ),
-];
+const KINDS: &[(&str, FactKind)] = &[("vm", IDENTITY_BROKEN), ("instance_uuid", IDENTITY_BROKEN)];
 
-impl FactRules for Facts {
-    fn note<'a>(
-        &'a self,
-        driver: &'a mut dyn Driver,
-        _method: &'a dyn Method,
-        facts: &'a mut Section,
-        _deadline: Option<Instant>,
-    ) -> Local<'a, ()> {
-        if let Some(d) = driver.as_any().downcast_ref::<VsphereDriver>() {
-            if let Some(vm) = d.vm() {
-                let text = |s: &str| Value::Text(s.to_string());
-                facts.set("vm", text(&vm.moref.value));
-                facts.set_some("instance_uuid", vm.instance_uuid.as_deref().map(text));
-                facts.set_some("bios_uuid", vm.bios_uuid.as_deref().map(text));
-                facts.set_some("host", vm.host_name.as_deref().map(text));
-            }
-            note_certificate(facts, d.certificate());
+/// vSphere's rules.
+pub static FACTS: Seen = Seen {
+    rows: ROWS,
+    kinds: KINDS,
+    keys: &["vm", "instance_uuid", "bios_uuid", "host", CERTIFICATE],
+    read: "vm",
+    note,
+};
+
+/// What the driver found, and the certificate it was shown.
+fn note(driver: &dyn Driver, facts: &mut Section) {
+    if let Some(d) = driver.as_any().downcast_ref::<VsphereDriver>() {
+        if let Some(vm) = d.vm() {
+            let text = |s: &str| Value::Text(s.to_string());
+            facts.set("vm", text(&vm.moref.value));
+            facts.set_some("instance_uuid", vm.instance_uuid.as_deref().map(text));
+            facts.set_some("bios_uuid", vm.bios_uuid.as_deref().map(text));
+            facts.set_some("host", vm.host_name.as_deref().map(text));
         }
-        Box::pin(async {})
-    }
-    fn kinds(&self) -> &'static [(&'static str, FactKind)] {
-        KINDS
-    }
-    fn keys(&self) -> &'static [&'static str] {
-        &["vm", "instance_uuid", "bios_uuid", "host", CERTIFICATE]
-    }
-    fn drift_rows(&self) -> &'static [DriftRow] {
-        ROWS
-    }
-    fn drifts(&self, was: &Section, now: Option<&Section>, o: &Outcome<'_>) -> Vec<FactDrift> {
-        let mut out = by_kinds(KINDS, was, now, o);
-        // Refused at the handshake: no VM was read.
-        out.extend(certificate_drift(was, now, o, "vm"));
-        out
+        note_certificate(facts, d.certificate());
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::platform::facts::{DriftName, FactRules, Outcome, Severity};
 
     fn seen(vm: &str, instance: &str, host: &str) -> Section {
         let mut s = Section::default();
@@ -100,9 +65,9 @@ mod tests {
     fn a_new_moref_or_instance_is_broken_and_a_new_host_is_no_drift() {
         let ok = Outcome::default();
         let was = seen("vm-42", "5012-aa", "esx-1");
-        assert!(Facts.drifts(&was, Some(&was), &ok).is_empty());
+        assert!(FACTS.drifts(&was, Some(&was), &ok).is_empty());
         assert!(
-            Facts
+            FACTS
                 .drifts(&was, Some(&seen("vm-42", "5012-aa", "esx-2")), &ok)
                 .is_empty(),
             "vMotion is no drift"
@@ -110,15 +75,15 @@ mod tests {
         // A baseline from before the certificate was recorded: no drift for it.
         let mut now = was.clone();
         note_certificate(&mut now, Some([7; 32]));
-        assert!(Facts.drifts(&was, Some(&now), &ok).is_empty());
+        assert!(FACTS.drifts(&was, Some(&now), &ok).is_empty());
         let mut other = was.clone();
         note_certificate(&mut other, Some([8; 32]));
-        let d = Facts.drifts(&now, Some(&other), &ok);
+        let d = FACTS.drifts(&now, Some(&other), &ok);
         assert_eq!(
             (d[0].drift, d[0].severity),
             (DriftName::CertificateChanged, Severity::Changed)
         );
-        let d = Facts.drifts(&was, Some(&seen("vm-77", "5012-bb", "esx-1")), &ok);
+        let d = FACTS.drifts(&was, Some(&seen("vm-77", "5012-bb", "esx-1")), &ok);
         let named: Vec<_> = d.iter().map(|d| (d.drift, d.severity)).collect();
         assert_eq!(
             named,

@@ -10,7 +10,7 @@ use super::config::VsphereConfig;
 use super::driver::VsphereDriver;
 use crate::engine::error::DriverError;
 use crate::engine::identity::ExpectedIdentity;
-use crate::platform::build::{BuildError, Fields, MethodBuilder, MethodOptions};
+use crate::platform::build::{Builder, Fields, MethodBuilder, MethodOptions};
 use crate::platform::credential::CredentialRef;
 use crate::platform::{self, Driver, Listed, Local, Method, Party, Platform};
 use std::fmt;
@@ -46,32 +46,19 @@ impl Platform for Vsphere {
         super::config::URL_FORMS
     }
     fn builder(&self) -> Option<&'static dyn MethodBuilder> {
-        Some(&PLATFORM)
+        Some(&BUILDER)
     }
     fn check_fields(&self, f: &dyn Fields) -> Result<(), String> {
         super::build::check_fields(f)
     }
 }
 
-impl MethodBuilder for Vsphere {
-    fn build_url(
-        &self,
-        url: &str,
-        o: &MethodOptions,
-    ) -> Option<Result<Box<dyn Method>, BuildError>> {
-        super::build::from_url(url, o)
-            .map(|r| r.map(|c| VsphereMethod::boxed(c, o.credential.clone())))
-    }
-    fn build_parts(
-        &self,
-        endpoint: Option<&str>,
-        ip: Option<&str>,
-        o: &MethodOptions,
-    ) -> Result<Box<dyn Method>, BuildError> {
-        super::build::from_parts(endpoint, ip, o)
-            .map(|c| VsphereMethod::boxed(c, o.credential.clone()))
-    }
-}
+/// How its methods are built (`super::build`).
+pub static BUILDER: Builder<VsphereConfig> = Builder {
+    from_url: super::build::from_url,
+    from_parts: super::build::from_parts,
+    method: VsphereMethod::boxed,
+};
 
 /// One VM through vCenter: the password is read from `credential` at build
 /// time.
@@ -87,10 +74,10 @@ pub struct VsphereMethod {
 
 impl VsphereMethod {
     /// The method, unpinned, as a plan holds it.
-    pub fn boxed(config: VsphereConfig, credential: CredentialRef) -> Box<dyn Method> {
+    pub fn boxed(config: VsphereConfig, o: &MethodOptions) -> Box<dyn Method> {
         Box::new(VsphereMethod {
             config,
-            credential,
+            credential: o.credential.clone(),
             expect: ExpectedIdentity::default(),
         })
     }
@@ -140,10 +127,10 @@ impl Method for VsphereMethod {
     platform::pinned_in_expect!();
     fn warnings(&self) -> Vec<String> {
         match self.config.tls {
-            crate::tls::TlsTrust::Insecure => vec![format!(
-                "{}: vCenter's certificate is not verified (--ssl-insecure): anyone on the \
-                 path can impersonate it and read the password",
-                self.config.sdk_url()
+            crate::tls::TlsTrust::Insecure => vec![platform::insecure_warning(
+                &self.config.sdk_url(),
+                "vCenter's",
+                "it",
             )],
             _ => Vec::new(),
         }
@@ -151,22 +138,19 @@ impl Method for VsphereMethod {
     fn build(&self, deadline: Option<Instant>) -> Local<'_, Result<Box<dyn Driver>, DriverError>> {
         Box::pin(async move {
             let c = &self.config;
-            let user = c.user.as_deref().ok_or_else(|| {
-                platform::config_error(format!(
-                    "{}: no user (give USER@ in the target or --username)",
-                    c.url()
-                ))
-            })?;
-            let password = self
-                .credential
-                .resolve(deadline)
-                .await
-                .map_err(platform::credential_error)?;
+            let (user, password) = platform::user_and_secret(
+                c.user.as_deref(),
+                &c.url(),
+                "USER@",
+                &self.credential,
+                deadline,
+            )
+            .await?;
             let (tls, seen, _) = crate::tls::client_config(&c.tls)
                 .map_err(|e| platform::config_error(e.to_string()))?;
             let client = Client::new(&c.sdk_url(), tls)?;
             Ok(Box::new(
-                VsphereDriver::new(client, user, password, c.vm.clone())
+                VsphereDriver::new(client, &user, password, c.vm.clone())
                     .with_datacenter(c.datacenter.clone())
                     .with_certificate(seen),
             ) as Box<dyn Driver>)
@@ -219,16 +203,6 @@ impl platform::PlatformDriver for VsphereDriver {
 mod tests {
     use super::*;
 
-    struct Shown<'a>(&'a dyn Method, bool);
-    impl fmt::Display for Shown<'_> {
-        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            match self.1 {
-                true => self.0.endpoint(f),
-                false => self.0.describe(f),
-            }
-        }
-    }
-
     #[test]
     fn a_method_shows_its_vcenter_and_vm_never_a_secret() {
         let o = MethodOptions {
@@ -236,16 +210,15 @@ mod tests {
             credential: CredentialRef::Inline(crate::secret::Secret::new(b"s3cret".to_vec())),
             ..MethodOptions::default()
         };
-        let m = PLATFORM
+        let m = BUILDER
             .build_url("vsphere://fence@vc.example.com/node-1?datacenter=DC1", &o)
             .unwrap()
             .unwrap();
         assert_eq!(m.platform().name(), "vsphere");
         assert_eq!(m.username(), "fence");
         assert_eq!(m.party(), Party::Hypervisor);
-        let endpoint = Shown(m.as_ref(), true).to_string();
+        let (endpoint, described) = platform::shown(m.as_ref());
         assert_eq!(endpoint, "vsphere://vc.example.com/node-1?datacenter=DC1");
-        let described = Shown(m.as_ref(), false).to_string();
         assert!(
             described.contains("TLS NOT verified") && described.contains("datacenter DC1"),
             "{described}"

@@ -23,9 +23,11 @@ GET /_peer/state (VMs, operations, the request log). Power transitions take
 ("stuck"), an accepted operation can fail ("fail_next"), answers can be
 throttled, dropped after the work is done, or never sent.
 """
-import argparse, base64, hashlib, json, select, socket, ssl, threading, time, uuid
+import argparse, base64, hashlib, json, socket, ssl, threading, time, uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import urlsplit, parse_qs
+
+import hvpeer
 
 LOCK = threading.RLock()
 S = {
@@ -487,66 +489,6 @@ def check_assertion(assertion, cl, cid, tenant):
     return None
 
 
-# ---- the TLS-terminating proxy ------------------------------------------
-def pipe(a, b):
-    try:
-        while True:
-            r, _, _ = select.select([a, b], [], [], 60)
-            if not r:
-                return
-            for s in r:
-                d = s.recv(65536)
-                if not d:
-                    return
-                (b if s is a else a).sendall(d)
-    except OSError:
-        pass
-    finally:
-        for s in (a, b):
-            try:
-                s.close()
-            except OSError:
-                pass
-
-
-def proxy_conn(c, ctx):
-    try:
-        head = b""
-        while b"\r\n\r\n" not in head:
-            d = c.recv(4096)
-            if not d:
-                return c.close()
-            head += d
-        line, _, rest = head.partition(b"\r\n")
-        method, target, version = line.decode().split(" ", 2)
-        upstream = socket.create_connection(("127.0.0.1", ARGS.port))
-        for sock in (c, upstream):
-            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        if method == "CONNECT":
-            c.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
-            t = ctx.wrap_socket(c, server_side=True)
-            return pipe(t, upstream)
-        # Absolute form (http://169.254.169.254/...): relayed in origin form.
-        u = urlsplit(target)
-        upstream.sendall(f"{method} {u.path}{'?' + u.query if u.query else ''} {version}\r\n".encode() + rest)
-        pipe(c, upstream)
-    except Exception:
-        try:
-            c.close()
-        except OSError:
-            pass
-
-
-def serve_proxy(port, ctx):
-    s = socket.socket()
-    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    s.bind(("127.0.0.1", port))
-    s.listen(64)
-    while True:
-        c, _ = s.accept()
-        threading.Thread(target=proxy_conn, args=(c, ctx), daemon=True).start()
-
-
 def main():
     global ARGS
     p = argparse.ArgumentParser()
@@ -564,7 +506,8 @@ def main():
     tls = ThreadingHTTPServer(("127.0.0.1", ARGS.tls_port), Handler)
     tls.socket = ctx.wrap_socket(tls.socket, server_side=True)
     threading.Thread(target=plain.serve_forever, daemon=True).start()
-    threading.Thread(target=serve_proxy, args=(ARGS.proxy_port, ctx), daemon=True).start()
+    threading.Thread(target=hvpeer.serve_proxy, args=(ARGS.proxy_port, ctx, ARGS.port),
+                     daemon=True).start()
     print(f"azure peer: http {ARGS.port} https {ARGS.tls_port} proxy {ARGS.proxy_port}", flush=True)
     tls.serve_forever()
 

@@ -56,13 +56,13 @@ import copy
 import json
 import os
 import re
-import ssl
 import sys
 import threading
 import time
 import uuid
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
+
+import hvpeer
 
 USERS = {"admin": "nutanix-secret", "viewer": "viewer-secret"}
 CLUSTER = "0005f1a2-b3c4-4d5e-8f60-718293a4b5c6"
@@ -144,18 +144,12 @@ def odata_filter(f):
     return None
 
 
-class Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
+class Handler(hvpeer.Handler):
     # One write per answer, sent at once (as a real server does): without these
     # the body waits behind the headers for the client's delayed ACK (~40 ms).
     wbufsize = 1 << 16
     disable_nagle_algorithm = True
     server_version = "envoy"
-
-    def log_message(self, fmt, *args):
-        if self.server.log:
-            self.server.log.write("%s %s\n" % (time.strftime("%H:%M:%S"), fmt % args))
-            self.server.log.flush()
 
     def send(self, status, body, headers=()):
         raw = json.dumps(body).encode()
@@ -396,25 +390,10 @@ class Handler(BaseHTTPRequestHandler):
         t.pop("createdTime", None)
         self.send(200, {"data": t})
 
-    def plain(self, status, obj):
-        raw = json.dumps(obj).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(raw)))
-        self.end_headers()
-        self.wfile.write(raw)
-
     def control(self, method, path, q):
         world = self.server.world
         if method == "GET":
-            with world.lock:
-                if path == "/fencekit/vms":
-                    return self.plain(200, list(world.vms.values()))
-                if path == "/fencekit/calls":
-                    return self.plain(200, dict(world.calls))
-                if path == "/fencekit/tasks":
-                    return self.plain(200, list(world.tasks.values()))
-            return self.plain(404, {"error": "no such control"})
+            return self.views(path, ("vms", "calls", "tasks"))
         count = int(q.get("count", "1"))
         with world.lock:
             if path == "/fencekit/vm":
@@ -460,35 +439,13 @@ class Handler(BaseHTTPRequestHandler):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--port", type=int, default=9440)
-    ap.add_argument("--bind", default="127.0.0.1")
-    ap.add_argument("--cert", required=True)
-    ap.add_argument("--key", required=True)
+    hvpeer.server_args(ap, port=9440)
     ap.add_argument("--task-ms", type=int, default=150)
-    ap.add_argument("--info")
-    ap.add_argument("--log")
     a = ap.parse_args()
-    srv = ThreadingHTTPServer((a.bind, a.port), Handler)
-    srv.daemon_threads = True
-    srv.world = World(a.task_ms)
-    srv.log = open(a.log, "a") if a.log else None
-    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    ctx.minimum_version = ssl.TLSVersion.TLSv1_2
-    ctx.load_cert_chain(a.cert, a.key)
-    srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
-    port = srv.server_address[1]
-    line = json.dumps({"url": "https://%s:%d" % (a.bind, port), "host": a.bind, "port": port,
-                       "user": "admin", "password": USERS["admin"], "cluster": CLUSTER,
-                       "cert": a.cert, "pid": os.getpid()})
-    if a.info:
-        with open(a.info + ".tmp", "w") as f:
-            f.write(line + "\n")
-        os.rename(a.info + ".tmp", a.info)
-    print(line, flush=True)
-    try:
-        srv.serve_forever()
-    except KeyboardInterrupt:
-        pass
+    hvpeer.serve(Handler, World(a.task_ms), a, lambda port: {
+        "url": "https://%s:%d" % (a.bind, port), "host": a.bind, "port": port,
+        "user": "admin", "password": USERS["admin"], "cluster": CLUSTER,
+        "cert": a.cert, "pid": os.getpid()})
 
 
 if __name__ == "__main__":

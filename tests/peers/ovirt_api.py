@@ -35,6 +35,7 @@ Test control, no authentication (a loopback test peer):
   POST /fencekit/drop?action=A           (carried out, its answer lost)
   POST /fencekit/throttle?count=N[&retry_after=S]   POST /fencekit/hang?count=N
   POST /fencekit/expire                  (every session cookie is refused)
+  POST /fencekit/expire?on=POST          (refused from the next POST that sends only the cookie)
   POST /fencekit/reset
 Run: ovirt_api.py --port P --cert C --key K [--bind ADDR] [--info FILE] [--log FILE]
 """
@@ -44,13 +45,13 @@ import json
 import os
 import secrets
 import socket
-import ssl
 import threading
 import time
 import uuid
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 from xml.sax.saxutils import escape
+
+import hvpeer
 
 API = "/ovirt-engine/api"
 USERS = {"admin@internal": "ovirt-secret", "user@internal": "user-secret"}
@@ -86,6 +87,7 @@ class World:
                                          "host": host}
             self.jobs = {}
             self.sessions = {}
+            self.expire_on = None
             self.fail = {}
             self.drop = {}
             self.throttle = {"count": 0, "retry_after": "1"}
@@ -106,8 +108,7 @@ def vm_xml(v):
     return s + "</vm>\n"
 
 
-class Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
+class Handler(hvpeer.Handler):
     server_version = "ovirt-engine"
 
     def setup(self):
@@ -115,11 +116,6 @@ class Handler(BaseHTTPRequestHandler):
         # Headers and body go out as two writes: without this, Nagle's
         # algorithm and the client's delayed ACK add 40 ms to every answer.
         self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-
-    def log_message(self, fmt, *args):
-        if self.server.log:
-            self.server.log.write("%s %s\n" % (time.strftime("%H:%M:%S"), fmt % args))
-            self.server.log.flush()
 
     def send(self, status, body, ctype="application/xml", headers=()):
         raw = body.encode() if isinstance(body, str) else body
@@ -161,7 +157,9 @@ class Handler(BaseHTTPRequestHandler):
                 elif path == "hang":
                     w.hang = int(arg("count", "1"))
                 elif path == "expire":
-                    w.sessions = {}
+                    w.expire_on = arg("on")
+                    if w.expire_on is None:
+                        w.sessions = {}
                 else:
                     return self.send(404, json.dumps({"ok": False}), "application/json")
         self.send(200, json.dumps({"ok": True}), "application/json")
@@ -226,6 +224,11 @@ class Handler(BaseHTTPRequestHandler):
         if rest is None:
             return self.send(404, "<html><head><title>Error</title></head><body>Not Found</body></html>",
                              "text/html")
+        with w.lock:
+            if (w.expire_on == method and "JSESSIONID" in self.headers.get("Cookie", "")
+                    and not self.headers.get("Authorization")):
+                w.sessions, w.expire_on = {}, None
+                w.calls["expired cookie"] = w.calls.get("expired cookie", 0) + 1
         user, new = self.who()
         if user is None:
             return self.send(401, ERROR_PAGE, "text/html;charset=utf-8",
@@ -328,30 +331,12 @@ class Handler(BaseHTTPRequestHandler):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--port", type=int, required=True)
-    ap.add_argument("--bind", default="127.0.0.1")
-    ap.add_argument("--cert", required=True)
-    ap.add_argument("--key", required=True)
-    ap.add_argument("--info")
-    ap.add_argument("--log")
+    hvpeer.server_args(ap, port=None)
     ap.add_argument("--task-ms", type=int, default=150)
     a = ap.parse_args()
-    srv = ThreadingHTTPServer((a.bind, a.port), Handler)
-    srv.daemon_threads = True
-    srv.world = World(a.task_ms)
-    srv.log = open(a.log, "a") if a.log else None
-    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    ctx.load_cert_chain(a.cert, a.key)
-    srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
-    info = json.dumps({"url": "https://%s:%d%s" % (a.bind, a.port, API), "host": a.bind,
-                       "port": a.port, "users": USERS, "cert": a.cert, "pid": os.getpid()})
-    if a.info:
-        tmp = a.info + ".tmp"
-        with open(tmp, "w") as f:
-            f.write(info + "\n")
-        os.rename(tmp, a.info)
-    print(info, flush=True)
-    srv.serve_forever()
+    hvpeer.serve(Handler, World(a.task_ms), a, lambda port: {
+        "url": "https://%s:%d%s" % (a.bind, port, API), "host": a.bind,
+        "port": port, "users": USERS, "cert": a.cert, "pid": os.getpid()})
 
 
 if __name__ == "__main__":

@@ -74,13 +74,13 @@ import json
 import os
 import re
 import secrets
-import ssl
 import sys
 import threading
 import time
 import uuid
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit, unquote
+
+import hvpeer
 
 USERS = {"root@pam": "pve-secret", "fence@pve": "fence-secret", "viewer@pve": "viewer-secret"}
 TOKEN_ID = "fence@pve!fencekit"
@@ -160,18 +160,12 @@ def upid_of(node, kind, vmid, user, pid):
     return "UPID:%s:%08X:%08X:%08X:%s:%s:%s:" % (node, pid, pid * 7, now, kind, vmid, user)
 
 
-class Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
+class Handler(hvpeer.Handler):
     # One write per answer, sent at once (as a real server does): without these
     # the body waits behind the headers for the client's delayed ACK (~40 ms).
     wbufsize = 1 << 16
     disable_nagle_algorithm = True
     server_version = "pve-api-daemon/3.0"
-
-    def log_message(self, fmt, *args):
-        if self.server.log:
-            self.server.log.write("%s %s\n" % (time.strftime("%H:%M:%S"), fmt % args))
-            self.server.log.flush()
 
     # -- answers ----------------------------------------------------------
     def send(self, status, data=None, reason=None, errors=None, headers=()):
@@ -529,25 +523,10 @@ class Handler(BaseHTTPRequestHandler):
         self.send(200, out)
 
     # -- control ----------------------------------------------------------
-    def plain(self, status, obj):
-        raw = json.dumps(obj).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(raw)))
-        self.end_headers()
-        self.wfile.write(raw)
-
     def control(self, method, path, q):
         world = self.server.world
         if method == "GET":
-            with world.lock:
-                if path == "/fencekit/vms":
-                    return self.plain(200, list(world.vms.values()))
-                if path == "/fencekit/calls":
-                    return self.plain(200, dict(world.calls))
-                if path == "/fencekit/tasks":
-                    return self.plain(200, list(world.tasks.values()))
-            return self.plain(404, {"error": "no such control"})
+            return self.views(path, ("vms", "calls", "tasks"))
         try:
             count = int(q.get("count", "1"))
         except ValueError:
@@ -599,38 +578,15 @@ class Handler(BaseHTTPRequestHandler):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--port", type=int, default=0)
-    ap.add_argument("--bind", default="127.0.0.1")
-    ap.add_argument("--cert", required=True)
-    ap.add_argument("--key", required=True)
+    hvpeer.server_args(ap)
     ap.add_argument("--task-ms", type=int, default=150)
     ap.add_argument("--ha-ms", type=int, default=400)
     ap.add_argument("--token-secret", default=TOKEN_SECRET)
-    ap.add_argument("--info")
-    ap.add_argument("--log")
     a = ap.parse_args()
-    srv = ThreadingHTTPServer((a.bind, a.port), Handler)
-    srv.daemon_threads = True
-    srv.world = World(a.task_ms, a.ha_ms)
-    srv.token_secret = a.token_secret
-    srv.log = open(a.log, "a") if a.log else None
-    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    ctx.minimum_version = ssl.TLSVersion.TLSv1_2
-    ctx.load_cert_chain(a.cert, a.key)
-    srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
-    port = srv.server_address[1]
-    line = json.dumps({"url": "https://%s:%d" % (a.bind, port), "host": a.bind, "port": port,
-                       "users": USERS, "token_id": TOKEN_ID, "token_secret": a.token_secret,
-                       "cert": a.cert, "pid": os.getpid()})
-    if a.info:
-        with open(a.info + ".tmp", "w") as f:
-            f.write(line + "\n")
-        os.rename(a.info + ".tmp", a.info)
-    print(line, flush=True)
-    try:
-        srv.serve_forever()
-    except KeyboardInterrupt:
-        pass
+    hvpeer.serve(Handler, World(a.task_ms, a.ha_ms), a, lambda port: {
+        "url": "https://%s:%d" % (a.bind, port), "host": a.bind, "port": port,
+        "users": USERS, "token_id": TOKEN_ID, "token_secret": a.token_secret,
+        "cert": a.cert, "pid": os.getpid()}, token_secret=a.token_secret)
 
 
 if __name__ == "__main__":

@@ -58,13 +58,13 @@ import json
 import os
 import re
 import secrets
-import ssl
 import sys
 import threading
 import time
 import uuid
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
+
+import hvpeer
 
 STATES = ("POWERED_ON", "POWERED_OFF", "SUSPENDED")
 LIST_LIMIT = 1000
@@ -144,14 +144,8 @@ ERRORS = {
 }
 
 
-class Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
+class Handler(hvpeer.Handler):
     server_version = "fencekit-vsphere-rest"
-
-    def log_message(self, fmt, *args):
-        if self.server.log:
-            self.server.log.write("%s %s\n" % (time.strftime("%H:%M:%S"), fmt % args))
-            self.server.log.flush()
 
     # -- answers --------------------------------------------------------
     def send(self, status, body=None, ctype="application/json"):
@@ -475,36 +469,18 @@ def main():
     ap.add_argument("--cert")
     ap.add_argument("--key")
     ap.add_argument("--plain", action="store_true", help="HTTP, no TLS")
+    ap.add_argument("--info", help="also write the JSON line to this file")
+    ap.add_argument("--log", help="request log file")
     ap.add_argument("--user", default="fence")
     ap.add_argument("--password", default="rest-secret")
     ap.add_argument("--bulk", type=int, default=0, help="extra VMs bulk-0000 ...")
-    ap.add_argument("--info", help="also write the JSON line to this file")
-    ap.add_argument("--log", help="request log file")
     a = ap.parse_args()
     users = {a.user: a.password, "viewer": "viewer-secret"}
-    srv = ThreadingHTTPServer(("127.0.0.1", a.port), Handler)
-    srv.daemon_threads = True
-    srv.world = World(users, a.bulk)
-    srv.log = open(a.log, "a") if a.log else None
-    if not a.plain:
-        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        ctx.minimum_version = ssl.TLSVersion.TLSv1_2
-        ctx.load_cert_chain(a.cert, a.key)
-        srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
-    port = srv.server_address[1]
-    line = json.dumps({"url": "%s://127.0.0.1:%d" % ("http" if a.plain else "https", port),
-                       "host": "127.0.0.1", "port": port, "user": a.user,
-                       "password": a.password, "viewer": "viewer", "viewer_password": "viewer-secret",
-                       "cert": a.cert, "pid": os.getpid()})
-    if a.info:
-        with open(a.info + ".tmp", "w") as f:
-            f.write(line + "\n")
-        os.rename(a.info + ".tmp", a.info)
-    print(line, flush=True)
-    try:
-        srv.serve_forever()
-    except KeyboardInterrupt:
-        pass
+    hvpeer.serve(Handler, World(users, a.bulk), a, lambda port: {
+        "url": "%s://127.0.0.1:%d" % ("http" if a.plain else "https", port),
+        "host": "127.0.0.1", "port": port, "user": a.user,
+        "password": a.password, "viewer": "viewer", "viewer_password": "viewer-secret",
+        "cert": a.cert, "pid": os.getpid()}, bind="127.0.0.1", tls=not a.plain)
 
 
 if __name__ == "__main__":

@@ -91,6 +91,69 @@ impl Values {
     pub fn int(&self, key: Key) -> Option<i64> {
         self.get(key).and_then(parse_int)
     }
+
+    /// `--ipport`, or `default` when not given (the error reads after
+    /// "Failed: ").
+    pub fn port(&self, default: &str) -> Result<u16, String> {
+        let text = self.get(Key::Ipport).unwrap_or(default);
+        parse_int(text)
+            .and_then(|p| u16::try_from(p).ok())
+            .filter(|p| *p != 0)
+            .ok_or_else(|| format!("the port {text} (--ipport) is not between 1 and 65535"))
+    }
+
+    /// The certificate trust an HTTP agent's options ask for: a pinned
+    /// fingerprint, else a CA file, else insecure, else the system store
+    /// when `--ssl`/`--ssl-secure` asks for TLS; `None` (plain HTTP) when
+    /// nothing does, as upstream.
+    pub fn tls_trust(&self, agent: &Agent) -> Result<Option<crate::tls::TlsTrust>, String> {
+        use crate::tls::TlsTrust;
+        if let Some(fp) = self.get(Key::SslFingerprint).filter(|s| !s.is_empty()) {
+            let fp = crate::fingerprint::parse_sha256(fp).map_err(|e| e.to_string())?;
+            return Ok(Some(TlsTrust::Fingerprint(fp)));
+        }
+        if let Some(path) = self.get(Key::CaCert).filter(|s| !s.is_empty()) {
+            return Ok(Some(TlsTrust::Verify {
+                ca_cert: Some(std::path::PathBuf::from(path)),
+            }));
+        }
+        if self.flag_of(agent, Key::SslInsecure) {
+            return Ok(Some(TlsTrust::Insecure));
+        }
+        if self.flag_of(agent, Key::Ssl) || self.flag_of(agent, Key::SslSecure) {
+            return Ok(Some(TlsTrust::Verify { ca_cert: None }));
+        }
+        Ok(None)
+    }
+
+    /// The trust of an agent that speaks HTTPS only: [`Values::tls_trust`],
+    /// the system store when no option names one.
+    pub fn https_trust(&self, agent: &Agent) -> Result<crate::tls::TlsTrust, String> {
+        Ok(self
+            .tls_trust(agent)?
+            .unwrap_or(crate::tls::TlsTrust::Verify { ca_cert: None }))
+    }
+
+    /// Each request's bound: the larger of `--shell-timeout` and
+    /// `--login-timeout`, 5 s when neither is given, within 5 to 60 s.
+    pub fn request_timeout(&self) -> std::time::Duration {
+        let secs = [Key::ShellTimeout, Key::LoginTimeout]
+            .iter()
+            .filter_map(|k| self.int(*k))
+            .max()
+            .unwrap_or(5)
+            .clamp(5, 60);
+        std::time::Duration::from_secs(secs as u64)
+    }
+}
+
+/// How a description for `-v` shows a secret: `empty` or `[set]`, never
+/// the secret.
+pub fn secret_state(s: &crate::secret::Secret) -> &'static str {
+    match s.is_empty() {
+        true => "empty",
+        false => "[set]",
+    }
 }
 
 /// Python `int()` on a string: surrounding whitespace, an optional sign,
