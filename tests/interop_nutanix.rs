@@ -372,7 +372,7 @@ fn throttling_is_waited_within_the_deadline() {
         .and_then(|t| t.split('s').next())
         .and_then(|n| n.parse::<f64>().ok());
     assert!(
-        spent.is_some_and(|s| s >= 2.0 && s <= o.took.as_secs_f64()),
+        spent.is_some_and(|s| s >= 2.0 && s <= o.took.as_secs_f64() + 0.05), // printed to 0.1 s
         "spent {spent:?} of {:?}: {}",
         o.took,
         o.stderr
