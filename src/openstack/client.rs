@@ -29,32 +29,7 @@ pub const DEVICE: &str = "OpenStack";
 const TOKEN: HeaderName = HeaderName::from_static("x-auth-token");
 const MICROVERSION: HeaderName = HeaderName::from_static("openstack-api-version");
 
-/// Why a call has no answer to judge.
-#[derive(Debug)]
-pub enum Lost {
-    /// Sent, and no (whole) answer came: it may have been carried out.
-    Silent(DriverError),
-    /// Not carried out (no connection, TLS refused, no token).
-    Error(DriverError),
-}
-
-impl Lost {
-    /// The error inside.
-    pub fn into_error(self) -> DriverError {
-        match self {
-            Lost::Silent(e) | Lost::Error(e) => e,
-        }
-    }
-}
-
-impl From<Failed> for Lost {
-    fn from(f: Failed) -> Lost {
-        match f.maybe_delivered() {
-            true => Lost::Silent(f.into_error()),
-            false => Lost::Error(f.into_error()),
-        }
-    }
-}
+pub use crate::platform::lost::Lost;
 
 /// A session with one cloud's Keystone and Nova.
 pub struct Client {

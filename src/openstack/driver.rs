@@ -386,18 +386,7 @@ impl OpenstackDriver {
             .await
         {
             Ok(r) => r,
-            Err(Lost::Silent(e)) => {
-                return Err(self.err(
-                    ErrorKind::OutcomeUnknown,
-                    st,
-                    format!(
-                        "{what} was sent and not answered ({}): it is never sent again; the \
-                         server's state is read back",
-                        e.message
-                    ),
-                ))
-            }
-            Err(Lost::Error(e)) => return Err(e),
+            Err(l) => return Err(l.read_back(st, &what, "server")),
         };
         if !reply.ok() {
             return Err(self.client.status_error(&reply, &what, st));
