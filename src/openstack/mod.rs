@@ -15,5 +15,6 @@ pub mod client;
 pub mod cloud;
 pub mod config;
 pub mod driver;
+pub mod facts;
 pub mod model;
 pub mod platform;

@@ -53,6 +53,9 @@ impl Platform for Openstack {
     ) -> Option<&'static platform::agent::AgentFamily> {
         Some(&super::agent::FAMILY)
     }
+    fn facts(&self) -> Option<&'static dyn platform::facts::FactRules> {
+        Some(&super::facts::FACTS)
+    }
 }
 
 impl MethodBuilder for Openstack {
