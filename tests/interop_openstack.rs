@@ -502,6 +502,29 @@ fn list_monitor_far_argv_pacemaker_stdin_clouds_and_native() {
         r.stdout,
         r.stderr
     );
+    // check --record keeps the server's UUID (its SMBIOS UUID) and a
+    // second check against the same record finds no drift.
+    let rec = tempfile::tempdir().unwrap();
+    let base = rec.path().join("baseline.toml");
+    let base_s = base.to_str().unwrap();
+    let r = run(
+        &[
+            "check",
+            "openstack://peer/node1",
+            "--baseline",
+            base_s,
+            "--record",
+        ],
+        true,
+    );
+    assert_eq!(r.code, Some(0), "{}{}", r.stdout, r.stderr);
+    let kept = std::fs::read_to_string(&base).unwrap();
+    assert!(kept.contains(&id_of(&p, "node1")), "{kept}");
+    let r = run(
+        &["check", "openstack://peer/node1", "--baseline", base_s],
+        true,
+    );
+    assert_eq!(r.code, Some(0), "no drift: {}{}", r.stdout, r.stderr);
     let r = run(&["off", "openstack://peer/paused"], true);
     assert_eq!(r.code, Some(1), "paused is never off: {}", r.stderr);
     let r = run(&["status", "openstack://peer/node1"], false);

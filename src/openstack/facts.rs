@@ -38,7 +38,10 @@ fn note(driver: &dyn Driver, facts: &mut Section) {
         if let Some(s) = d.found() {
             let text = |s: &str| Value::Text(s.to_string());
             facts.set("server_id", text(&s.id));
-            facts.set_some("name", Some(&s.name).filter(|n| !n.is_empty()).map(|n| text(n)));
+            facts.set_some(
+                "name",
+                Some(&s.name).filter(|n| !n.is_empty()).map(|n| text(n)),
+            );
             facts.set_some("host_status", s.host_status.as_deref().map(text));
         }
         note_certificate(facts, d.certificate());
@@ -62,7 +65,9 @@ mod tests {
     fn another_server_uuid_is_broken_a_host_status_change_is_no_drift() {
         let ok = Outcome::default();
         let was = seen("a1", "UP");
-        assert!(FACTS.drifts(&was, Some(&seen("a1", "DOWN")), &ok).is_empty());
+        assert!(FACTS
+            .drifts(&was, Some(&seen("a1", "DOWN")), &ok)
+            .is_empty());
         let d = FACTS.drifts(&was, Some(&seen("b2", "UP")), &ok);
         assert_eq!(
             d.iter().map(|d| (d.drift, d.severity)).collect::<Vec<_>>(),
