@@ -215,8 +215,23 @@ fn cookies_jobs_lost_answers_throttling_and_silence() {
     expect(&o, 0, "Success: Rebooted", f);
     assert_eq!(p.calls("auth basic"), 1, "one login for the run");
     // The session expires before the stop: the engine answers the stop 401
-    // (nothing carried out); fencekit logs in again once (Basic) and sends
-    // it once more, then reads the VM down.
+    // (nothing carried out). Upstream fails (its message blames the VM's
+    // name) and the VM stays up; fencekit logs in again once (Basic),
+    // sends the stop once more, then reads the VM down.
+    p.reset();
+    p.set("expire?on=POST");
+    let o = agent(
+        Who::Upstream,
+        &p,
+        &["-o", "off", "-n", "node1", "--use-cookies"],
+    );
+    expect(&o, 1, "Failed:", Who::Upstream);
+    assert_eq!(
+        p.calls("expired cookie"),
+        1,
+        "upstream met the expired cookie"
+    );
+    assert_eq!(status_of(&p, "node1"), "up");
     p.reset();
     p.set("expire?on=POST");
     let o = agent(f, &p, &["-o", "off", "-n", "node1", "--use-cookies"]);
@@ -244,26 +259,34 @@ fn cookies_jobs_lost_answers_throttling_and_silence() {
     let o = agent(f, &p, &["-o", "off", "-n", "node1"]);
     expect(&o, 0, "Success: Powered OFF", f);
     assert_eq!(p.calls(STOP), 1, "never re-sent");
-    // 429: waited out within the deadline.
-    p.reset();
-    p.set("throttle?count=2&retry_after=1");
-    expect(
-        &agent(f, &p, &["-o", "status", "-n", "node1"]),
-        0,
-        "Status: ON",
-        f,
-    );
-    // An API that never answers: bounded.
-    p.reset();
-    p.set("hang?count=5");
-    let t = Instant::now();
-    let o = agent(
-        f,
-        &p,
-        &["-o", "status", "-n", "node1", "--power-timeout", "8"],
-    );
-    assert_eq!(o.code, Some(1), "{}", o.stderr);
-    assert!(t.elapsed() < Duration::from_secs(20), "{:?}", t.elapsed());
+    // 429: upstream fails (it reads the answer as no such VM); fencekit
+    // waits it out within the deadline.
+    for who in both() {
+        p.reset();
+        p.set("throttle?count=2&retry_after=1");
+        let o = agent(who, &p, &["-o", "status", "-n", "node1"]);
+        match who {
+            Who::Upstream => expect(&o, 1, "Failed:", who),
+            Who::Fencekit => expect(&o, 0, "Status: ON", who),
+        }
+    }
+    // An API that never answers: both bounded, both fail.
+    for who in both() {
+        p.reset();
+        p.set("hang?count=5");
+        let t = Instant::now();
+        let o = agent(
+            who,
+            &p,
+            &["-o", "status", "-n", "node1", "--power-timeout", "8"],
+        );
+        assert_eq!(o.code, Some(1), "{who:?}: {}", o.stderr);
+        assert!(
+            t.elapsed() < Duration::from_secs(20),
+            "{who:?}: {:?}",
+            t.elapsed()
+        );
+    }
     // The UUID pin: the VM id is the guest's SMBIOS UUID.
     p.reset();
     let id = p.vm("name", &Value::from("node1"))["id"]
