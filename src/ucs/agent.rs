@@ -1,7 +1,7 @@
 //! The fence_cisco_ucs family's own part: options → [`UcsDevice`].
 //!
 //! Upstream's rules kept: plain HTTP on 80 unless `--ssl`, `--ssl-secure`
-//! or `--ssl-insecure` (then HTTPS, on 443 unless `--ipport`), the plug the
+//! or `--ssl-insecure` (then HTTPS, on 443 unless `--ipport` names another port than 80), the plug the
 //! service profile's name, `--suborg` the organization below `org-root`,
 //! `--missing-as-off`, `list` printing each profile's distinguished name
 //! and description. Differences (docs/ucs.md): `--suborg` may omit the
@@ -45,10 +45,11 @@ pub fn config(values: &Values, agent: &Agent) -> Result<UcsDevice, String> {
     let host = values.get(Key::Ip).unwrap_or_default().trim().to_string();
     let mut c = UcsConfig::new(&host);
     c.tls = values.tls_trust(agent)?;
-    c.port = match (values.has(Key::Ipport), &c.tls) {
-        (true, _) => values.port("")?,
-        (false, Some(_)) => 443,
-        (false, None) => 80,
+    // The metadata's 80 is filled in when --ipport is not given: with TLS
+    // it is 443, as upstream's default is then.
+    c.port = match (values.port("80")?, &c.tls) {
+        (80, Some(_)) => 443,
+        (p, _) => p,
     };
     c.set_suborg(values.get_named(SUBORG).unwrap_or_default())
         .map_err(|e| e.to_string())?;

@@ -56,7 +56,7 @@ fn settings(mut c: UcsConfig, o: &MethodOptions) -> Result<UcsConfig, BuildError
 pub fn check_fields(f: &dyn Fields) -> Result<(), String> {
     check_https_fields(
         f,
-        "a ucs method needs endpoint = \"ucs://[USER@]UCSM[:PORT]/[ORG/…/]PROFILE\" (or ip and plug)",
+        "a ucs method needs endpoint = \"ucs://[USER@]UCSM[:PORT]/[ORG/]PROFILE\" (or ip and plug)",
     )
 }
 

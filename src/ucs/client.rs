@@ -17,7 +17,7 @@ use reqwest::Method;
 use std::time::{Duration, Instant};
 
 /// The largest answer read (the service profiles of a large domain fit).
-pub const MAX_BODY: usize = 16 << 20;
+pub const MAX_BODY: usize = model::MAX_BODY;
 /// Who answers, as messages name it.
 pub const DEVICE: &str = "UCS Manager";
 /// How long `aaaLogout` may take at the end.

@@ -3,7 +3,7 @@
 //! no TLS option is given), the user, the organization the profile lives
 //! in (`org-root` or a sub-organization below it), the profile's name, the
 //! TLS trust, and whether a profile without a server reads as off.
-//! `ucs://[USER@]UCSM[:PORT]/[ORG/…/]PROFILE` targets.
+//! `ucs://[USER@]UCSM[:PORT]/[ORG/]PROFILE` targets.
 
 use crate::engine::driver::UrlForm;
 use crate::platform::target::{escape, host_port, Target};
@@ -17,8 +17,8 @@ pub const ROOT: &str = "org-root";
 /// The URL forms (`--help`, man pages, README).
 pub const URL_FORMS: &[UrlForm] = &[UrlForm {
     scheme: "ucs",
-    form: "ucs://[USER@]UCSM[:PORT]/[ORG/…/]PROFILE",
-    meaning: "a Cisco UCS service profile's server, through UCS Manager's XML API (HTTPS); ORG: sub-organizations below org-root",
+    form: "ucs://[USER@]UCSM[:PORT]/[ORG/]PROFILE",
+    meaning: "a Cisco UCS service profile's server via UCS Manager (ORG/: sub-organizations)",
     target: true,
     example: "ucs://fence@ucsm.example.com/Finance/web-1",
 }];
@@ -26,8 +26,8 @@ pub const URL_FORMS: &[UrlForm] = &[UrlForm {
 /// Why a UCS target cannot work, found before anything is contacted.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum ConfigError {
-    /// Not `ucs://[USER@]UCSM[:PORT]/[ORG/…/]PROFILE`.
-    #[error("'{0}' is not a Cisco UCS target (expected ucs://[USER@]UCSM[:PORT]/[ORG/…/]PROFILE, e.g. ucs://fence@ucsm.example.com/web-1 or ucs://fence@ucsm.example.com/Finance/web-1)")]
+    /// Not `ucs://[USER@]UCSM[:PORT]/[ORG/]PROFILE`.
+    #[error("'{0}' is not a Cisco UCS target (expected ucs://[USER@]UCSM[:PORT]/[ORG/]PROFILE, e.g. ucs://fence@ucsm.example.com/web-1 or ucs://fence@ucsm.example.com/Finance/web-1)")]
     BadTarget(String),
     /// A host, organization or profile name that cannot be one.
     #[error("'{0}' cannot be a {1}")]
@@ -76,7 +76,7 @@ impl UcsConfig {
         }
     }
 
-    /// Parses `ucs://[USER@]UCSM[:PORT]/[ORG/…/]PROFILE` (an ORG written
+    /// Parses `ucs://[USER@]UCSM[:PORT]/[ORG/]PROFILE` (an ORG written
     /// `Finance` or `org-Finance`).
     pub fn from_url(url: &str) -> Result<UcsConfig, ConfigError> {
         let bad = || ConfigError::BadTarget(url.to_string());

@@ -5,7 +5,7 @@
 //! [`client`] the session (aaaLogin's cookie, one login again on 552,
 //! aaaLogout always) on the shared HTTP layer, [`driver`] the engine's
 //! `PowerDriver` for one service profile (and the listing). On the
-//! platform seam: [`config`] (`ucs://[USER@]UCSM[:PORT]/[ORG/…/]PROFILE`
+//! platform seam: [`config`] (`ucs://[USER@]UCSM[:PORT]/[ORG/]PROFILE`
 //! targets), [`build`], [`platform`], [`agent`] (the fence_cisco_ucs
 //! family). docs/ucs.md is the user's guide; the peer is
 //! `tests/peers/ucs_api.py`.

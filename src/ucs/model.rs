@@ -10,8 +10,10 @@
 //! from its slot is off only with `--missing-as-off`; a `mismatch` (other
 //! hardware in the slot) is never off (upstream counts both as off).
 //!
-//! Any bytes may come back: parsing never panics (roxmltree, DTDs refused),
-//! and every text taken from an answer is bounded and printable.
+//! Any bytes may come back: parsing never panics nor overflows the stack
+//! (the shared bounded parser, [`crate::parse::xml_bytes`]: size, depth and
+//! nodes bounded before roxmltree sees it, DTDs refused), and every text
+//! taken from an answer is bounded and printable.
 
 use crate::engine::power::PowerState;
 
@@ -105,6 +107,8 @@ pub struct Answer {
 
 /// Element names that wrap objects rather than being ones.
 const WRAPPERS: &[&str] = &["outConfig", "outConfigs", "pair", "inConfig", "inConfigs"];
+/// The largest answer parsed (the HTTP layer reads no more either).
+pub const MAX_BODY: usize = 16 << 20;
 /// Most objects one answer may carry (the whole of a large domain's
 /// service profiles fits).
 const MAX_OBJECTS: usize = 20_000;
@@ -112,9 +116,8 @@ const MAX_OBJECTS: usize = 20_000;
 /// Reads the answer to `method`: its root must be that method (or carry an
 /// error).
 pub fn answer(body: &[u8], method: &str) -> Result<Answer, String> {
-    let text = std::str::from_utf8(body).map_err(|_| "the answer is not UTF-8 text".to_string())?;
-    let doc = roxmltree::Document::parse(text)
-        .map_err(|e| format!("the answer is not XML ({})", printable(&e.to_string(), 120)))?;
+    let doc = crate::parse::xml_bytes(body, &crate::parse::Limits::ANSWER.with_bytes(MAX_BODY))
+        .map_err(|e| e.to_string())?;
     let r = doc.root_element();
     let mo = |n: roxmltree::Node| Mo {
         class: n.tag_name().name().to_string(),

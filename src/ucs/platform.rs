@@ -1,5 +1,5 @@
 //! Cisco UCS Manager on the platform seam ([`crate::platform`]):
-//! `ucs://[USER@]UCSM[:PORT]/[ORG/…/]PROFILE` targets and inventory
+//! `ucs://[USER@]UCSM[:PORT]/[ORG/]PROFILE` targets and inventory
 //! `driver = "ucs"`, a method that builds a [`UcsDriver`] (the password
 //! from fencekit's password sources, the shared HTTPS trust), UCS Manager
 //! as its verify party (the chassis' own controller: it powers the blade

@@ -31,8 +31,10 @@ The inventory: org-root: node1 (blade-1, on), node2 (blade-2, on), node3
 (blade-5, on). Users: admin / ucs-secret.
 
 Test control (no authentication; a loopback test peer):
-  GET  /fencekit/servers | /fencekit/calls | /fencekit/sessions
-  POST /fencekit/expire          every cookie given so far stops working (552)
+  GET  /fencekit/servers | /fencekit/calls | /fencekit/sessions (open, last cookie)
+  POST /fencekit/expire[?count=N&method=M]   the next N requests (of method M) with a
+                                 valid cookie find it expired (552; the cookie is gone);
+                                 without count: every cookie given so far stops working
   POST /fencekit/drop?count=N    configConfMo(s) carried out, the answer lost
   POST /fencekit/hang?count=N    requests never answered (the connection held)
   POST /fencekit/slow?ms=N       every answer N ms late
@@ -101,6 +103,9 @@ class World:
         self.hang = 0
         self.slow_ms = 0
         self.logouts = 0
+        self.expire = 0
+        self.expire_method = None
+        self.last_cookie = None
 
     def settle(self):
         now = time.time()
@@ -152,7 +157,7 @@ class H(hvpeer.Handler):
             if path == "/fencekit/calls":
                 return self.plain(200, dict(w.calls, logouts=w.logouts))
             if path == "/fencekit/sessions":
-                return self.plain(200, {"open": len(w.cookies)})
+                return self.plain(200, {"open": len(w.cookies), "last": w.last_cookie})
         self.plain(404, {"error": "no such control"})
 
     def control(self, path, q):
@@ -162,7 +167,10 @@ class H(hvpeer.Handler):
             if path == "/fencekit/reset":
                 w.reset()
             elif path == "/fencekit/expire":
-                w.cookies.clear()
+                if "count" in q:
+                    w.expire, w.expire_method = n, q.get("method", [None])[0]
+                else:
+                    w.cookies.clear()
             elif path == "/fencekit/drop":
                 w.drop = n
             elif path == "/fencekit/hang":
@@ -226,6 +234,7 @@ class H(hvpeer.Handler):
                     return err(551, "Authentication failed")
                 cookie = "%d/%s" % (int(time.time()), secrets.token_hex(16))
                 w.cookies[cookie] = a.get("inName")
+                w.last_cookie = cookie
                 return ('<aaaLogin cookie="" response="yes" outCookie="%s" outRefreshPeriod="600" '
                         'outPriv="admin" outDomains="" outChannel="noencssl" outEvtChannel="noencssl" '
                         'outSessionId="web_1" outVersion="4.2(3b)" outName="%s"/>' % (cookie, a.get("inName")))
@@ -235,6 +244,10 @@ class H(hvpeer.Handler):
                 w.logouts += 1
                 return '<aaaLogout cookie="" response="yes" outStatus="success"/>'
             cookie = a.get("cookie")
+            if cookie in w.cookies and w.expire > 0 and w.expire_method in (None, m):
+                w.expire -= 1
+                del w.cookies[cookie]
+                w.calls["expired"] = w.calls.get("expired", 0) + 1
             if cookie not in w.cookies:
                 return err(552, "Authorization required")
             if m == "configResolveDn":
