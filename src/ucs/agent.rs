@@ -81,6 +81,7 @@ fn device(values: &Values, agent: &Agent) -> Result<DeviceConfig, String> {
 /// How the UCS platform serves fence_cisco_ucs.
 pub static FAMILY: AgentFamily = AgentFamily {
     lists: true,
+    read_by_name: &[SUBORG],
     ..AgentFamily::new(device)
 };
 
