@@ -38,7 +38,7 @@ fn until(deadline: Option<Instant>) -> Instant {
 /// What a reading of the profile found.
 enum Found {
     /// Its server.
-    Server(Profile, Server),
+    Server(Box<(Profile, Server)>),
     /// No such profile, or one without a server: why.
     Missing(String),
 }
@@ -179,7 +179,7 @@ impl UcsDriver {
         if self.first_uuid.is_none() {
             self.first_uuid = s.uuid.clone();
         }
-        Ok(Found::Server(p, s))
+        Ok(Found::Server(Box::new((p, s))))
     }
 
     /// Reads and judges the profile's server.
@@ -194,7 +194,8 @@ impl UcsDriver {
                 self.detail = Some(why.clone());
                 Err(Self::err(ErrorKind::DeviceError, Stage::Status, why))
             }
-            Found::Server(p, s) => {
+            Found::Server(b) => {
+                let (p, s) = *b;
                 self.detail = Some(format!(
                     "UCS Manager reports server {} of profile {} operPower {}, presence {}",
                     s.dn, p.name, s.power, s.presence
@@ -222,7 +223,8 @@ impl UcsDriver {
             // read it off): nothing is sent.
             match self.find(st, d).await? {
                 Found::Missing(why) => return Err(Self::err(ErrorKind::DeviceError, st, why)),
-                Found::Server(p, s) => {
+                Found::Server(b) => {
+                    let (p, s) = *b;
                     self.profile = Some(p);
                     self.server = Some(s);
                 }
@@ -296,7 +298,8 @@ impl PowerDriver for UcsDriver {
                         why,
                     ))
                 }
-                Found::Server(p, s) => {
+                Found::Server(b) => {
+                    let (p, s) = *b;
                     self.profile = Some(p);
                     self.server = Some(s);
                 }
