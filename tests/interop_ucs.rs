@@ -426,7 +426,11 @@ fn side_by_side() {
         for (name, f) in groups {
             std::thread::Builder::new()
                 .name(format!("side_by_side::{name}"))
-                .spawn_scoped(s, f)
+                .spawn_scoped(s, move || {
+                    let t = Instant::now();
+                    f();
+                    eprintln!("side_by_side::{name}: {:.1} s", t.elapsed().as_secs_f64());
+                })
                 .unwrap();
         }
     });
