@@ -37,6 +37,7 @@ const FAMILY_FILES: &[&str] = &[
     "rhevm.toml",
     "openstack.toml",
     "eps.toml",
+    "cisco_ucs.toml",
 ];
 
 fn main() {

@@ -60,6 +60,7 @@ pub mod snmp;
 pub mod ssh;
 pub mod time;
 pub mod tls;
+pub mod ucs;
 pub mod udp;
 pub mod vsphere;
 
@@ -93,6 +94,7 @@ pub const AGENT_NAMES: &[&str] = &[
     "fence_rhevm",
     "fence_openstack",
     "fence_eps",
+    "fence_cisco_ucs",
 ];
 
 /// True when `name` (argv[0]'s file name) is a fence agent this binary can be.

@@ -57,6 +57,7 @@ const PAGES: &[&str] = &[
     "docs/vsphere-rest.md",
     "docs/azure.md",
     "docs/hypervisors.md",
+    "docs/ucs.md",
 ];
 
 /// What a fenced block is for.
@@ -877,6 +878,11 @@ fn azure() {
 #[test]
 fn hypervisors() {
     run_page("docs/hypervisors.md");
+}
+
+#[test]
+fn ucs() {
+    run_page("docs/ucs.md");
 }
 
 #[test]

@@ -43,6 +43,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "ovirt",
             "openstack",
             "eps",
+            "ucs",
         ],
     ),
     ("methods", &["method"]),

@@ -62,7 +62,7 @@ pub const FAR_IMAGE_AGENTS: &[&str] = &[
 pub const FAR_IMAGE_PACKAGES: &[(&str, bool)] = &[
     ("fence-agents-amt-ws", false),
     ("fence-agents-apc-snmp", true),
-    ("fence-agents-cisco-ucs", false),
+    ("fence-agents-cisco-ucs", true),
     ("fence-agents-eaton-snmp", true),
     ("fence-agents-emerson", true),
     ("fence-agents-eps", true),

@@ -31,6 +31,7 @@ pub static PLATFORMS: &[&dyn Platform] = &[
     &crate::ovirt::platform::PLATFORM,
     &crate::openstack::platform::PLATFORM,
     &crate::eps::platform::PLATFORM,
+    &crate::ucs::platform::PLATFORM,
 ];
 
 /// The platform of a target without a scheme another platform owns (a

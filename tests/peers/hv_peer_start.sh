@@ -14,7 +14,7 @@ HERE="$(cd "$(dirname "$0")" && pwd)"
 KIND="${1:?usage: hv_peer_start.sh pve|nutanix PORT [BIND]}"
 PORT="${2:?usage: hv_peer_start.sh pve|nutanix PORT [BIND]}"
 BIND="${3:-127.0.0.1}"
-case "$KIND" in pve|nutanix|ovirt|openstack) ;; *) echo "unknown peer $KIND" >&2; exit 64 ;; esac
+case "$KIND" in pve|nutanix|ovirt|openstack|ucs) ;; *) echo "unknown peer $KIND" >&2; exit 64 ;; esac
 . "$HERE/run_dir.sh"
 D="$PEER_RUN/$KIND-$BIND-$PORT"
 mkdir -p "$D"
