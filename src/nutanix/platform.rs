@@ -9,12 +9,12 @@
 use super::config::NutanixConfig;
 use super::driver::NutanixDriver;
 use crate::engine::error::DriverError;
-use crate::engine::identity::ExpectedIdentity;
-use crate::platform::build::{Builder, MethodOptions};
-use crate::platform::credential::CredentialRef;
-use crate::platform::{self, Driver, Local, Method, Party, Plain, Platform};
+use crate::platform::api::{ApiDevice, ApiMethod};
+use crate::platform::build::Builder;
+use crate::platform::{self, Driver, Party, Plain, Platform};
+use crate::secret::Secret;
 use std::fmt;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Sessions at once to one Prism Central: its v4 gateway rate-limits each
 /// user (upstream learned to wait on 429); a fleet stays below it.
@@ -41,104 +41,68 @@ pub static BUILDER: Builder<NutanixConfig> = Builder {
 };
 
 /// One VM through Prism Central.
-#[derive(Clone, Debug)]
-pub struct NutanixMethod {
-    /// Everything but the password.
-    pub config: NutanixConfig,
-    /// Where the password comes from.
-    pub credential: CredentialRef,
-    /// The BIOS UUID (or extId) the VM must have.
-    pub expect: ExpectedIdentity,
-    /// Each request's bound.
-    pub timeout: Duration,
-}
+pub type NutanixMethod = ApiMethod<NutanixConfig>;
 
-impl NutanixMethod {
-    /// The method, unpinned, as a plan holds it.
-    pub fn boxed(config: NutanixConfig, o: &MethodOptions) -> Box<dyn Method> {
-        Box::new(NutanixMethod {
-            config,
-            credential: o.credential.clone(),
-            expect: ExpectedIdentity::default(),
-            timeout: REQUEST_TIMEOUT,
-        })
-    }
-}
-
-impl Method for NutanixMethod {
-    fn platform(&self) -> &'static dyn Platform {
+impl ApiDevice for NutanixConfig {
+    fn platform() -> &'static dyn Platform {
         &PLATFORM
     }
-    fn clone_box(&self) -> Box<dyn Method> {
-        Box::new(self.clone())
-    }
-    fn endpoint(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.config.url())
-    }
-    fn describe(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "Nutanix AHV VM {} through {} (v4, basic auth), {}",
-            self.config.vm.as_ref().map_or("(none)", |v| v.text()),
-            self.config.api_url(),
-            crate::tls::describe(&self.config.tls)
-        )
-    }
-    fn device_keys(&self) -> Vec<crate::lock::DeviceKey> {
-        vec![self.config.lock_key()]
-    }
+    const REQUEST_TIMEOUT: Duration = REQUEST_TIMEOUT;
+    const ADDRESS_LIMIT: usize = ADDRESS_LIMIT;
+    const USER_HINT: &'static str = "USER@";
     fn party(&self) -> Party {
         // Prism Central is the fencing device's own view of the VM: proven
         // needs a witness outside it.
         Party::Hypervisor
     }
-    fn address_limit(&self) -> Option<usize> {
-        Some(ADDRESS_LIMIT)
+    fn url(&self) -> String {
+        NutanixConfig::url(self)
     }
-    fn username(&self) -> &str {
-        self.config.user.as_deref().unwrap_or("")
+    fn describe(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "Nutanix AHV VM {} through {} (v4, basic auth), {}",
+            self.vm.as_ref().map_or("(none)", |v| v.text()),
+            self.api_url(),
+            crate::tls::describe(&self.tls)
+        )
     }
-    fn credential(&self) -> &CredentialRef {
-        &self.credential
+    fn lock_key(&self) -> crate::lock::DeviceKey {
+        NutanixConfig::lock_key(self)
     }
-    platform::pinned_in_expect!();
-    fn set_login_timeout(&mut self, timeout: Duration) {
-        self.timeout = timeout.max(Duration::from_secs(1));
+    fn user(&self) -> Option<&str> {
+        self.user.as_deref()
     }
     fn warnings(&self) -> Vec<String> {
-        match self.config.tls {
+        match self.tls {
             crate::tls::TlsTrust::Insecure => vec![platform::insecure_warning(
-                &self.config.api_url(),
+                &self.api_url(),
                 "Prism Central's",
                 "it",
             )],
             _ => Vec::new(),
         }
     }
-    fn build(&self, deadline: Option<Instant>) -> Local<'_, Result<Box<dyn Driver>, DriverError>> {
-        Box::pin(async move {
-            let c = &self.config;
-            let (user, password) = platform::user_and_secret(
-                c.user.as_deref(),
-                &c.url(),
-                "USER@",
-                &self.credential,
-                deadline,
-            )
-            .await?;
-            let driver = NutanixDriver::new(c.clone(), &user, password, self.timeout)?;
-            Ok(Box::new(driver) as Box<dyn Driver>)
-        })
-    }
-    fn as_any(&self) -> &dyn std::any::Any {
-        self
+    fn driver(
+        &self,
+        user: &str,
+        secret: Secret,
+        timeout: Duration,
+    ) -> Result<Box<dyn Driver>, DriverError> {
+        Ok(Box::new(NutanixDriver::new(
+            self.clone(),
+            user,
+            secret,
+            timeout,
+        )?))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::platform::build::MethodBuilder;
+    use crate::platform::build::{MethodBuilder, MethodOptions};
+    use crate::platform::credential::CredentialRef;
 
     #[test]
     fn a_method_shows_prism_and_the_vm_never_a_secret() {

@@ -9,12 +9,12 @@
 use super::config::OvirtConfig;
 use super::driver::OvirtDriver;
 use crate::engine::error::DriverError;
-use crate::engine::identity::ExpectedIdentity;
-use crate::platform::build::{Builder, MethodOptions};
-use crate::platform::credential::CredentialRef;
-use crate::platform::{self, Driver, Local, Method, Party, Plain, Platform};
+use crate::platform::api::{ApiDevice, ApiMethod};
+use crate::platform::build::Builder;
+use crate::platform::{self, Driver, Party, Plain, Platform};
+use crate::secret::Secret;
 use std::fmt;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Sessions at once to one engine.
 pub const ADDRESS_LIMIT: usize = 4;
@@ -40,42 +40,23 @@ pub static BUILDER: Builder<OvirtConfig> = Builder {
 };
 
 /// One VM through an oVirt engine's API.
-#[derive(Clone, Debug)]
-pub struct OvirtMethod {
-    /// Everything but the secret.
-    pub config: OvirtConfig,
-    /// Where the password comes from.
-    pub credential: CredentialRef,
-    /// The VM id (its SMBIOS UUID) or name the VM must have.
-    pub expect: ExpectedIdentity,
-    /// Each request's bound.
-    pub timeout: Duration,
-}
+pub type OvirtMethod = ApiMethod<OvirtConfig>;
 
-impl OvirtMethod {
-    /// The method, unpinned, as a plan holds it.
-    pub fn boxed(config: OvirtConfig, o: &MethodOptions) -> Box<dyn Method> {
-        Box::new(OvirtMethod {
-            config,
-            credential: o.credential.clone(),
-            expect: ExpectedIdentity::default(),
-            timeout: REQUEST_TIMEOUT,
-        })
-    }
-}
-
-impl Method for OvirtMethod {
-    fn platform(&self) -> &'static dyn Platform {
+impl ApiDevice for OvirtConfig {
+    fn platform() -> &'static dyn Platform {
         &PLATFORM
     }
-    fn clone_box(&self) -> Box<dyn Method> {
-        Box::new(self.clone())
+    const REQUEST_TIMEOUT: Duration = REQUEST_TIMEOUT;
+    const ADDRESS_LIMIT: usize = ADDRESS_LIMIT;
+    const USER_HINT: &'static str = "USER@PROFILE@";
+    fn party(&self) -> Party {
+        Party::Hypervisor
     }
-    fn endpoint(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.config.url())
+    fn url(&self) -> String {
+        OvirtConfig::url(self)
     }
     fn describe(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let c = &self.config;
+        let c = self;
         write!(
             f,
             "oVirt VM {} through {}, Filter: {}{}, {}",
@@ -88,51 +69,33 @@ impl Method for OvirtMethod {
                 .map_or("plain HTTP".into(), crate::tls::describe)
         )
     }
-    fn device_keys(&self) -> Vec<crate::lock::DeviceKey> {
-        vec![self.config.lock_key()]
+    fn lock_key(&self) -> crate::lock::DeviceKey {
+        OvirtConfig::lock_key(self)
     }
-    fn party(&self) -> Party {
-        Party::Hypervisor
-    }
-    fn address_limit(&self) -> Option<usize> {
-        Some(ADDRESS_LIMIT)
-    }
-    fn username(&self) -> &str {
-        self.config.user.as_deref().unwrap_or("")
-    }
-    fn credential(&self) -> &CredentialRef {
-        &self.credential
-    }
-    platform::pinned_in_expect!();
-    fn set_login_timeout(&mut self, timeout: Duration) {
-        self.timeout = timeout.max(Duration::from_secs(1));
+    fn user(&self) -> Option<&str> {
+        self.user.as_deref()
     }
     fn warnings(&self) -> Vec<String> {
-        match self.config.tls {
+        match self.tls {
             Some(crate::tls::TlsTrust::Insecure) => vec![platform::insecure_warning(
-                &self.config.api_url(),
+                &self.api_url(),
                 "the engine's",
                 "the engine",
             )],
             _ => Vec::new(),
         }
     }
-    fn build(&self, deadline: Option<Instant>) -> Local<'_, Result<Box<dyn Driver>, DriverError>> {
-        Box::pin(async move {
-            let c = &self.config;
-            let (user, secret) = platform::user_and_secret(
-                c.user.as_deref(),
-                &c.url(),
-                "USER@PROFILE@",
-                &self.credential,
-                deadline,
-            )
-            .await?;
-            let driver = OvirtDriver::new(c.clone(), &user, secret, self.timeout)?;
-            Ok(Box::new(driver) as Box<dyn Driver>)
-        })
-    }
-    fn as_any(&self) -> &dyn std::any::Any {
-        self
+    fn driver(
+        &self,
+        user: &str,
+        secret: Secret,
+        timeout: Duration,
+    ) -> Result<Box<dyn Driver>, DriverError> {
+        Ok(Box::new(OvirtDriver::new(
+            self.clone(),
+            user,
+            secret,
+            timeout,
+        )?))
     }
 }

@@ -16,6 +16,7 @@
 //! (docs/design.md, "Layers"), so a protocol folder may implement it.
 
 pub mod agent;
+pub mod api;
 pub mod args;
 pub mod build;
 pub mod credential;

@@ -10,12 +10,12 @@
 use super::config::PveConfig;
 use super::driver::PveDriver;
 use crate::engine::error::DriverError;
-use crate::engine::identity::ExpectedIdentity;
-use crate::platform::build::{Builder, MethodOptions};
-use crate::platform::credential::CredentialRef;
-use crate::platform::{self, Driver, Local, Method, Party, Plain, Platform};
+use crate::platform::api::{ApiDevice, ApiMethod};
+use crate::platform::build::Builder;
+use crate::platform::{self, Driver, Party, Plain, Platform};
+use crate::secret::Secret;
 use std::fmt;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Sessions at once to one API address: pveproxy serves with three worker
 /// processes by default, each a request at a time.
@@ -42,118 +42,81 @@ pub static BUILDER: Builder<PveConfig> = Builder {
 };
 
 /// One guest through a Proxmox VE cluster's API.
-#[derive(Clone, Debug)]
-pub struct PveMethod {
-    /// Everything but the secret.
-    pub config: PveConfig,
-    /// Where the password (or the API token's secret) comes from.
-    pub credential: CredentialRef,
-    /// The SMBIOS UUID (or VMID, name) the guest must have.
-    pub expect: ExpectedIdentity,
-    /// Each request's bound.
-    pub timeout: Duration,
-}
+pub type PveMethod = ApiMethod<PveConfig>;
 
-impl PveMethod {
-    /// The method, unpinned, as a plan holds it.
-    pub fn boxed(config: PveConfig, o: &MethodOptions) -> Box<dyn Method> {
-        Box::new(PveMethod {
-            config,
-            credential: o.credential.clone(),
-            expect: ExpectedIdentity::default(),
-            timeout: REQUEST_TIMEOUT,
-        })
-    }
-}
-
-impl Method for PveMethod {
-    fn platform(&self) -> &'static dyn Platform {
+impl ApiDevice for PveConfig {
+    fn platform() -> &'static dyn Platform {
         &PLATFORM
     }
-    fn clone_box(&self) -> Box<dyn Method> {
-        Box::new(self.clone())
-    }
-    fn endpoint(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.config.url())
-    }
-    fn describe(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let c = &self.config;
-        write!(
-            f,
-            "Proxmox VE guest {} through {} ({}), {}{}",
-            c.guest.as_ref().map_or("(none)".into(), |g| g.text()),
-            c.api_url(),
-            if c.token_id().is_some() {
-                "API token"
-            } else {
-                "ticket"
-            },
-            crate::tls::describe(&c.tls),
-            if c.skiplock { ", skiplock" } else { "" }
-        )
-    }
-    fn device_keys(&self) -> Vec<crate::lock::DeviceKey> {
-        vec![self.config.lock_key()]
-    }
+    const REQUEST_TIMEOUT: Duration = REQUEST_TIMEOUT;
+    const ADDRESS_LIMIT: usize = ADDRESS_LIMIT;
+    const USER_HINT: &'static str = "USER@REALM@";
     fn party(&self) -> Party {
         // The cluster's API is the fencing device's own view of the guest:
         // proven needs a witness outside it.
         Party::Hypervisor
     }
-    fn address_limit(&self) -> Option<usize> {
-        Some(ADDRESS_LIMIT)
+    fn url(&self) -> String {
+        PveConfig::url(self)
     }
-    fn username(&self) -> &str {
-        self.config.user.as_deref().unwrap_or("")
+    fn describe(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "Proxmox VE guest {} through {} ({}), {}{}",
+            self.guest.as_ref().map_or("(none)".into(), |g| g.text()),
+            self.api_url(),
+            if self.token_id().is_some() {
+                "API token"
+            } else {
+                "ticket"
+            },
+            crate::tls::describe(&self.tls),
+            if self.skiplock { ", skiplock" } else { "" }
+        )
     }
-    fn credential(&self) -> &CredentialRef {
-        &self.credential
+    fn lock_key(&self) -> crate::lock::DeviceKey {
+        PveConfig::lock_key(self)
     }
-    platform::pinned_in_expect!();
-    fn set_login_timeout(&mut self, timeout: Duration) {
-        self.timeout = timeout.max(Duration::from_secs(1));
+    fn user(&self) -> Option<&str> {
+        self.user.as_deref()
     }
     fn warnings(&self) -> Vec<String> {
         let mut w = Vec::new();
-        if self.config.tls == crate::tls::TlsTrust::Insecure {
+        if self.tls == crate::tls::TlsTrust::Insecure {
             w.push(platform::insecure_warning(
-                &self.config.api_url(),
+                &self.api_url(),
                 "the node's",
                 "the cluster",
             ));
         }
-        if self.config.skiplock {
+        if self.skiplock {
             w.push(format!(
                 "{}: skiplock: a locked guest (backup, migration, snapshot) is powered anyway",
-                self.config.url()
+                PveConfig::url(self)
             ));
         }
         w
     }
-    fn build(&self, deadline: Option<Instant>) -> Local<'_, Result<Box<dyn Driver>, DriverError>> {
-        Box::pin(async move {
-            let c = &self.config;
-            let (user, secret) = platform::user_and_secret(
-                c.user.as_deref(),
-                &c.url(),
-                "USER@REALM@",
-                &self.credential,
-                deadline,
-            )
-            .await?;
-            let driver = PveDriver::new(c.clone(), &user, secret, self.timeout)?;
-            Ok(Box::new(driver) as Box<dyn Driver>)
-        })
-    }
-    fn as_any(&self) -> &dyn std::any::Any {
-        self
+    fn driver(
+        &self,
+        user: &str,
+        secret: Secret,
+        timeout: Duration,
+    ) -> Result<Box<dyn Driver>, DriverError> {
+        Ok(Box::new(PveDriver::new(
+            self.clone(),
+            user,
+            secret,
+            timeout,
+        )?))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::platform::build::MethodBuilder;
+    use crate::platform::build::{MethodBuilder, MethodOptions};
+    use crate::platform::credential::CredentialRef;
 
     #[test]
     fn a_method_shows_its_cluster_and_guest_never_a_secret() {

@@ -10,12 +10,12 @@
 use super::config::UcsConfig;
 use super::driver::UcsDriver;
 use crate::engine::error::DriverError;
-use crate::engine::identity::ExpectedIdentity;
-use crate::platform::build::{Builder, MethodOptions};
-use crate::platform::credential::CredentialRef;
-use crate::platform::{self, Driver, Local, Method, Party, Plain, Platform};
+use crate::platform::api::{ApiDevice, ApiMethod};
+use crate::platform::build::Builder;
+use crate::platform::{self, Driver, Party, Plain, Platform};
+use crate::secret::Secret;
 use std::fmt;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Sessions at once to one UCS Manager: it limits the web sessions of a
 /// user (32 by default); a fleet stays well below.
@@ -42,42 +42,23 @@ pub static BUILDER: Builder<UcsConfig> = Builder {
 };
 
 /// One service profile through UCS Manager.
-#[derive(Clone, Debug)]
-pub struct UcsMethod {
-    /// Everything but the password.
-    pub config: UcsConfig,
-    /// Where the password comes from.
-    pub credential: CredentialRef,
-    /// The UUID (or serial) the server must have.
-    pub expect: ExpectedIdentity,
-    /// Each request's bound.
-    pub timeout: Duration,
-}
+pub type UcsMethod = ApiMethod<UcsConfig>;
 
-impl UcsMethod {
-    /// The method, unpinned, as a plan holds it.
-    pub fn boxed(config: UcsConfig, o: &MethodOptions) -> Box<dyn Method> {
-        Box::new(UcsMethod {
-            config,
-            credential: o.credential.clone(),
-            expect: ExpectedIdentity::default(),
-            timeout: REQUEST_TIMEOUT,
-        })
-    }
-}
-
-impl Method for UcsMethod {
-    fn platform(&self) -> &'static dyn Platform {
+impl ApiDevice for UcsConfig {
+    fn platform() -> &'static dyn Platform {
         &PLATFORM
     }
-    fn clone_box(&self) -> Box<dyn Method> {
-        Box::new(self.clone())
+    const REQUEST_TIMEOUT: Duration = REQUEST_TIMEOUT;
+    const ADDRESS_LIMIT: usize = ADDRESS_LIMIT;
+    const USER_HINT: &'static str = "USER@";
+    fn party(&self) -> Party {
+        Party::Controller
     }
-    fn endpoint(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.config.url())
+    fn url(&self) -> String {
+        UcsConfig::url(self)
     }
     fn describe(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let c = &self.config;
+        let c = self;
         write!(
             f,
             "Cisco UCS service profile {} through {} (XML API), {}",
@@ -88,59 +69,42 @@ impl Method for UcsMethod {
                 .map_or("plain http".to_string(), crate::tls::describe)
         )
     }
-    fn device_keys(&self) -> Vec<crate::lock::DeviceKey> {
-        vec![self.config.lock_key()]
+    fn lock_key(&self) -> crate::lock::DeviceKey {
+        UcsConfig::lock_key(self)
     }
-    fn party(&self) -> Party {
-        Party::Controller
-    }
-    fn address_limit(&self) -> Option<usize> {
-        Some(ADDRESS_LIMIT)
-    }
-    fn username(&self) -> &str {
-        self.config.user.as_deref().unwrap_or("")
-    }
-    fn credential(&self) -> &CredentialRef {
-        &self.credential
-    }
-    platform::pinned_in_expect!();
-    fn set_login_timeout(&mut self, timeout: Duration) {
-        self.timeout = timeout.max(Duration::from_secs(1));
+    fn user(&self) -> Option<&str> {
+        self.user.as_deref()
     }
     fn warnings(&self) -> Vec<String> {
-        match self.config.tls {
+        match self.tls {
             Some(crate::tls::TlsTrust::Insecure) => vec![platform::insecure_warning(
-                &self.config.api_url(),
+                &self.api_url(),
                 "UCS Manager's",
                 "it",
             )],
             _ => Vec::new(),
         }
     }
-    fn build(&self, deadline: Option<Instant>) -> Local<'_, Result<Box<dyn Driver>, DriverError>> {
-        Box::pin(async move {
-            let c = &self.config;
-            let (user, password) = platform::user_and_secret(
-                c.user.as_deref(),
-                &c.url(),
-                "USER@",
-                &self.credential,
-                deadline,
-            )
-            .await?;
-            let driver = UcsDriver::new(c.clone(), &user, password, self.timeout)?;
-            Ok(Box::new(driver) as Box<dyn Driver>)
-        })
-    }
-    fn as_any(&self) -> &dyn std::any::Any {
-        self
+    fn driver(
+        &self,
+        user: &str,
+        secret: Secret,
+        timeout: Duration,
+    ) -> Result<Box<dyn Driver>, DriverError> {
+        Ok(Box::new(UcsDriver::new(
+            self.clone(),
+            user,
+            secret,
+            timeout,
+        )?))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::platform::build::MethodBuilder;
+    use crate::platform::build::{MethodBuilder, MethodOptions};
+    use crate::platform::credential::CredentialRef;
 
     #[test]
     fn a_method_shows_the_profile_never_a_secret() {
