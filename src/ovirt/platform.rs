@@ -56,15 +56,14 @@ impl ApiDevice for OvirtConfig {
         OvirtConfig::url(self)
     }
     fn describe(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let c = self;
         write!(
             f,
             "oVirt VM {} through {}, Filter: {}{}, {}",
-            c.vm.as_deref().unwrap_or("(none)"),
-            c.api_url(),
-            c.filter,
-            if c.cookies { ", session cookie" } else { "" },
-            c.tls
+            self.vm.as_deref().unwrap_or("(none)"),
+            self.api_url(),
+            self.filter,
+            if self.cookies { ", session cookie" } else { "" },
+            self.tls
                 .as_ref()
                 .map_or("plain HTTP".into(), crate::tls::describe)
         )

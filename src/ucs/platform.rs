@@ -58,13 +58,12 @@ impl ApiDevice for UcsConfig {
         UcsConfig::url(self)
     }
     fn describe(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let c = self;
         write!(
             f,
             "Cisco UCS service profile {} through {} (XML API), {}",
-            c.profile_dn().as_deref().unwrap_or("(none)"),
-            c.api_url(),
-            c.tls
+            self.profile_dn().as_deref().unwrap_or("(none)"),
+            self.api_url(),
+            self.tls
                 .as_ref()
                 .map_or("plain http".to_string(), crate::tls::describe)
         )
