@@ -30,6 +30,7 @@ macro_rules! outln {
 pub mod agent;
 pub mod aws;
 pub mod azure;
+pub mod gce;
 pub mod cli;
 pub mod doctor;
 pub mod engine;
@@ -95,6 +96,7 @@ pub const AGENT_NAMES: &[&str] = &[
     "fence_openstack",
     "fence_eps",
     "fence_cisco_ucs",
+    "fence_gce",
 ];
 
 /// True when `name` (argv[0]'s file name) is a fence agent this binary can be.

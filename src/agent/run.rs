@@ -423,6 +423,11 @@ pub fn expected_identity(values: &Values, agent: &Agent) -> Result<ExpectedIdent
             .with_name("vmId", &id)
             .map_err(|e| format!("--expect-vm-id: {e}"))?;
     }
+    if let Some(id) = values.get(Key::ExpectInstanceId) {
+        e = e
+            .with_name("instanceId", id)
+            .map_err(|e| format!("--expect-instance-id: {e}"))?;
+    }
     let (name, tag) = (values.get(Key::ExpectNodeName), values.get(Key::ExpectTag));
     if name.is_none() && tag.is_none() {
         return Ok(e);

@@ -3,15 +3,14 @@
 //! the certificate's private key, naming the certificate by its SHA-1
 //! thumbprint (`x5t`) as the Azure SDKs do.
 //!
-//! The key is signed with `ring` (already built for rustls; its RSA
-//! signing reads PKCS#8 and PKCS#1 keys). Pure: the caller gives the time
+//! The JWT is signed by the shared RS256 signer ([`crate::http::jwt`]). Pure: the caller gives the time
 //! and the token endpoint; nothing here does I/O but reading the PEM file.
 
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine as _;
-use ring::signature::{RsaKeyPair, RSA_PKCS1_SHA256};
+use crate::http::jwt::RsaSigner;
 use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+use rustls::pki_types::CertificateDer;
 use sha1::Digest as _;
 use std::path::Path;
 
@@ -36,7 +35,7 @@ pub enum CertError {
 
 /// A certificate and its key, ready to sign assertions.
 pub struct Signer {
-    key: RsaKeyPair,
+    key: RsaSigner,
     thumbprint: String,
 }
 
@@ -66,12 +65,7 @@ impl Signer {
             .filter_map(Result::ok)
             .next()
             .ok_or_else(|| CertError::NoCertificate(shown.to_string()))?;
-        let key = match PrivateKeyDer::from_pem_slice(pem) {
-            Ok(PrivateKeyDer::Pkcs8(k)) => RsaKeyPair::from_pkcs8(k.secret_pkcs8_der()).ok(),
-            Ok(PrivateKeyDer::Pkcs1(k)) => RsaKeyPair::from_der(k.secret_pkcs1_der()).ok(),
-            _ => None,
-        }
-        .ok_or_else(|| CertError::NoKey(shown.to_string()))?;
+        let key = RsaSigner::from_pem(pem).ok_or_else(|| CertError::NoKey(shown.to_string()))?;
         Ok(Signer {
             key,
             thumbprint: URL_SAFE_NO_PAD.encode(sha1::Sha1::digest(cert.as_ref())),
@@ -86,7 +80,6 @@ impl Signer {
     /// A client assertion for `client_id` at `token_url`, valid from
     /// `now` (seconds since the epoch) for ten minutes, with `jti` unique.
     pub fn assertion(&self, client_id: &str, token_url: &str, now: u64, jti: &str) -> String {
-        let header = serde_json::json!({"alg": "RS256", "typ": "JWT", "x5t": self.thumbprint});
         let claims = serde_json::json!({
             "aud": token_url,
             "iss": client_id,
@@ -96,41 +89,14 @@ impl Signer {
             "iat": now,
             "exp": now + 600,
         });
-        let signed = format!(
-            "{}.{}",
-            URL_SAFE_NO_PAD.encode(header.to_string()),
-            URL_SAFE_NO_PAD.encode(claims.to_string())
-        );
-        let mut sig = vec![0u8; self.key.public().modulus_len()];
-        // Fails only for a key ring refused to load, which from_pem did not.
-        if self
-            .key
-            .sign(
-                &RSA_PKCS1_SHA256,
-                &ring::rand::SystemRandom::new(),
-                signed.as_bytes(),
-                &mut sig,
-            )
-            .is_err()
-        {
-            sig.clear();
-        }
-        format!("{signed}.{}", URL_SAFE_NO_PAD.encode(sig))
+        self.key
+            .sign(serde_json::json!({"x5t": self.thumbprint}), &claims)
     }
 }
 
 /// A random UUID (v4) for an assertion's `jti`.
 pub fn random_jti() -> String {
-    let b: [u8; 16] = rand::random();
-    let h: String = b.iter().map(|x| format!("{x:02x}")).collect();
-    format!(
-        "{}-{}-4{}-{}-{}",
-        &h[..8],
-        &h[8..12],
-        &h[13..16],
-        &h[16..20],
-        &h[20..32]
-    )
+    crate::http::jwt::random_uuid()
 }
 
 #[cfg(test)]
@@ -170,7 +136,7 @@ mod tests {
         // The signature verifies with the certificate's public key.
         let public = ring::signature::UnparsedPublicKey::new(
             &ring::signature::RSA_PKCS1_2048_8192_SHA256,
-            s.key.public().as_ref(),
+            s.key.public_der(),
         );
         public
             .verify(format!("{}.{}", parts[0], parts[1]).as_bytes(), &sig)

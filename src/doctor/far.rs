@@ -81,7 +81,7 @@ pub const FAR_IMAGE_PACKAGES: &[(&str, bool)] = &[
     ("fence-agents-ibm-vpc", false),
     ("fence-agents-aws", true),
     ("fence-agents-azure-arm", true),
-    ("fence-agents-gce", false),
+    ("fence-agents-gce", true),
 ];
 
 /// FAR's defaults (its CRD).

@@ -18,6 +18,7 @@
 //! device and what to do about a refused certificate).
 
 pub mod client;
+pub mod jwt;
 pub mod patience;
 pub mod proxy;
 pub mod scrub;

@@ -468,6 +468,7 @@ mod tests {
                         "redfish-uri",
                         "systems-uri",
                         "network-fencing",
+                        "stackdriver-logging",
                         "auth-url",
                         "project-name",
                         "user-domain-name",

@@ -155,6 +155,22 @@ keys! {
     Apitimeout => "apitimeout",
     RegionName => "region_name",
     Interface => "interface",
+    Zone => "zone",
+    Project => "project",
+    StackdriverLogging => "stackdriver_logging",
+    Baremetalsolution => "baremetalsolution",
+    Retries => "retries",
+    Retrysleep => "retrysleep",
+    Serviceaccount => "serviceaccount",
+    Plugzonemap => "plugzonemap",
+    Proxyhost => "proxyhost",
+    Proxyport => "proxyport",
+    Earlyexit => "earlyexit",
+    Warntimeout => "warntimeout",
+    Errortimeout => "errortimeout",
+    Runonwarn => "runonwarn",
+    Runonfail => "runonfail",
+    ExpectInstanceId => "expect_instance_id",
 }
 
 impl std::fmt::Display for Key {
