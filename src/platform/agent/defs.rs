@@ -619,11 +619,11 @@ mod tests {
     fn the_options_every_front_relies_on_exist() {
         for f in &defs().families {
             let keys = opt_keys(f);
-            // fence_aws and fence_kubevirt talk to an API with credentials
-            // of its own: no address, no login, no password.
+            // fence_aws, fence_kubevirt and fence_gce talk to an API with
+            // credentials of its own: no address, no login, no password.
             // fence_azure_arm: a service principal's ID and secret, no
             // address; fence_openstack: Keystone's URL, no address.
-            let device: &[&str] = if f.driver == "aws" || f.driver == "kubevirt" {
+            let device: &[&str] = if ["aws", "kubevirt", "gce"].contains(&f.driver) {
                 &[]
             } else if f.driver == "azure" || f.driver == "openstack" {
                 &["username", "password", "password_script"]
