@@ -139,6 +139,17 @@ if ! "$venv/bin/python" -c 'import azure.identity, azure.mgmt.compute, azure.mgm
     'azure-identity==1.15.0' 'azure-mgmt-compute==27.2.0' 'azure-mgmt-network==19.3.0' \
     'msrestazure==0.6.4.post1'
 fi
+# GCE: what upstream fence_gce (4.12.1) imports when run with the venv's
+# Python: googleapiclient (its bundled discovery document for compute v1, so
+# nothing is fetched), google-auth for the service-account key, httplib2
+# (brought by the client; it reads HTTPS_PROXY and HTTPLIB2_CA_CERTS) and
+# PySocks, through which httplib2 tunnels to a proxy. The peer (gce_api.py)
+# needs only the standard library and cryptography.
+if ! "$venv/bin/python" -c 'import googleapiclient.discovery, google.oauth2.service_account, httplib2, socks' 2>/dev/null; then
+  echo "setup.sh: installing google-api-python-client and google-auth into $venv" >&2
+  "$venv/bin/pip" install -q --disable-pip-version-check \
+    'google-api-python-client==2.202.0' 'google-auth==2.62.2' 'PySocks==1.7.1'
+fi
 # OpenStack: what upstream fence_openstack (4.12.1) imports when run with the
 # venv's Python (keystoneauth1 for the token, python-novaclient for Nova, PyYAML
 # for --cloud); the peer (openstack_api.py) needs only the standard library.
