@@ -56,6 +56,7 @@ const PAGES: &[&str] = &[
     "docs/vsphere.md",
     "docs/vsphere-rest.md",
     "docs/azure.md",
+    "docs/gce.md",
     "docs/hypervisors.md",
     "docs/ucs.md",
 ];
@@ -873,6 +874,11 @@ fn monitoring_manifests_have_their_shape() {
 #[test]
 fn azure() {
     run_page("docs/azure.md");
+}
+
+#[test]
+fn gce() {
+    run_page("docs/gce.md");
 }
 
 #[test]
