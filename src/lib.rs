@@ -30,7 +30,6 @@ macro_rules! outln {
 pub mod agent;
 pub mod aws;
 pub mod azure;
-pub mod gce;
 pub mod cli;
 pub mod doctor;
 pub mod engine;
@@ -38,6 +37,7 @@ pub mod eps;
 pub mod exit;
 pub mod fingerprint;
 pub mod fleet;
+pub mod gce;
 pub mod http;
 pub mod ipmi;
 pub mod kdump;

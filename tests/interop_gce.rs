@@ -127,8 +127,10 @@ impl Peer {
     }
 
     fn set(&self, name: &str, fields: Value) {
-        self.control(json!({"op": "set", "project": PROJECT, "zone": ZONE, "name": name,
-            "fields": fields}));
+        self.control(
+            json!({"op": "set", "project": PROJECT, "zone": ZONE, "name": name,
+            "fields": fields}),
+        );
     }
 
     fn fault(&self, set: Value) {
@@ -151,7 +153,10 @@ impl Peer {
             .values()
             .filter(|o| {
                 o["operationType"] == verb
-                    && o["targetLink"].as_str().unwrap_or("").ends_with(&format!("/{name}"))
+                    && o["targetLink"]
+                        .as_str()
+                        .unwrap_or("")
+                        .ends_with(&format!("/{name}"))
             })
             .cloned()
             .collect()
@@ -238,7 +243,10 @@ fn upstream_bg(
     env: &[(&str, &str)],
 ) -> std::thread::JoinHandle<Option<Run>> {
     let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
-    let env: Vec<(String, String)> = env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    let env: Vec<(String, String)> = env
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
     std::thread::spawn(move || {
         has_upstream().then(|| {
             let a: Vec<&str> = args.iter().map(String::as_str).collect();
@@ -257,7 +265,13 @@ fn on<'a>(n: &'a str, more: &[&'a str]) -> Vec<&'a str> {
 
 #[track_caller]
 fn expect(r: &Run, code: i32, line: &str) {
-    assert_eq!((r.code, first(r)), (Some(code), line), "{}: {}", r.what, r.text());
+    assert_eq!(
+        (r.code, first(r)),
+        (Some(code), line),
+        "{}: {}",
+        r.what,
+        r.text()
+    );
 }
 
 // ---- the native driver -----------------------------------------------------------
@@ -272,8 +286,11 @@ fn config(peer: &Peer, name: &str) -> GceConfig {
 }
 
 fn driver_of(peer: &Peer, c: GceConfig) -> GceDriver {
-    GceDriver::with_env(c, Env::from_pairs(&[("GCE_METADATA_HOST", &peer.metadata_host())]))
-        .expect("config")
+    GceDriver::with_env(
+        c,
+        Env::from_pairs(&[("GCE_METADATA_HOST", &peer.metadata_host())]),
+    )
+    .expect("config")
 }
 
 fn policy(timeout: Duration) -> Policy {
@@ -289,7 +306,13 @@ fn act(d: &mut GceDriver, action: Action, timeout: Duration) -> Result<Outcome, 
         .enable_all()
         .build()
         .unwrap();
-    rt.block_on(run(d, action, &policy(timeout), &mut Discard, Cancel::never()))
+    rt.block_on(run(
+        d,
+        action,
+        &policy(timeout),
+        &mut Discard,
+        Cancel::never(),
+    ))
 }
 
 // ---- the tests -------------------------------------------------------------------
@@ -299,11 +322,20 @@ fn status_in_every_state_side_by_side() {
     let t0 = Instant::now();
     let Some(peer) = shared() else { return };
     let states = [
-        "RUNNING", "TERMINATED", "STOPPED", "SUSPENDED", "SUSPENDING", "STAGING", "STOPPING",
+        "RUNNING",
+        "TERMINATED",
+        "STOPPED",
+        "SUSPENDED",
+        "SUSPENDING",
+        "STAGING",
+        "STOPPING",
         "REPAIRING",
     ];
     for s in states {
-        peer.instance(&format!("st-{}", s.to_lowercase()), json!({"status": s, "stuck": true}));
+        peer.instance(
+            &format!("st-{}", s.to_lowercase()),
+            json!({"status": s, "stuck": true}),
+        );
     }
     let jobs: Vec<_> = states
         .iter()
@@ -315,7 +347,20 @@ fn status_in_every_state_side_by_side() {
     let mut mine = Vec::new();
     for s in states {
         let n = format!("st-{}", s.to_lowercase());
-        mine.push(ours(peer, &["--zone", ZONE, "-n", &n, "-o", "status", "--power-timeout", "2"], &[]));
+        mine.push(ours(
+            peer,
+            &[
+                "--zone",
+                ZONE,
+                "-n",
+                &n,
+                "-o",
+                "status",
+                "--power-timeout",
+                "2",
+            ],
+            &[],
+        ));
     }
     let theirs: Vec<Option<Run>> = jobs.into_iter().map(|j| j.join().unwrap()).collect();
     let fails = "Failed: Unable to obtain correct plug status or plug is not available";
@@ -345,11 +390,33 @@ fn status_in_every_state_side_by_side() {
     }
     // Natively, through the metadata server's credentials: SUSPENDED is on,
     // STOPPING a transition, STOPPED off.
-    let read = |n: &str| act(&mut driver_of(peer, config(peer, n)), Action::Status, Duration::from_secs(1));
-    assert_eq!(read("st-suspended").unwrap(), Outcome::Status { state: PowerState::On });
-    assert!(matches!(read("st-stopping").unwrap(), Outcome::InTransition { .. }));
-    assert_eq!(read("st-stopped").unwrap(), Outcome::Status { state: PowerState::Off });
-    eprintln!("status_in_every_state_side_by_side: {:.1}s", t0.elapsed().as_secs_f64());
+    let read = |n: &str| {
+        act(
+            &mut driver_of(peer, config(peer, n)),
+            Action::Status,
+            Duration::from_secs(1),
+        )
+    };
+    assert_eq!(
+        read("st-suspended").unwrap(),
+        Outcome::Status {
+            state: PowerState::On
+        }
+    );
+    assert!(matches!(
+        read("st-stopping").unwrap(),
+        Outcome::InTransition { .. }
+    ));
+    assert_eq!(
+        read("st-stopped").unwrap(),
+        Outcome::Status {
+            state: PowerState::Off
+        }
+    );
+    eprintln!(
+        "status_in_every_state_side_by_side: {:.1}s",
+        t0.elapsed().as_secs_f64()
+    );
 }
 
 #[test]
@@ -420,10 +487,16 @@ fn off_on_reboot_and_already_side_by_side() {
     assert_eq!(stops.len(), 2, "{stops:?}");
     for s in &stops {
         let q = s["query"].as_str().unwrap();
-        assert!(q.contains("noGracefulShutdown=true") && q.contains("requestId="), "{q}");
+        assert!(
+            q.contains("noGracefulShutdown=true") && q.contains("requestId="),
+            "{q}"
+        );
     }
     if has_upstream() {
-        let q = peer.requests("/pw-up/stop")[0]["query"].as_str().unwrap().to_string();
+        let q = peer.requests("/pw-up/stop")[0]["query"]
+            .as_str()
+            .unwrap()
+            .to_string();
         assert!(!q.contains("noGracefulShutdown"), "{q}");
     }
     // One reset for the cycle, followed to DONE.
@@ -438,7 +511,10 @@ fn off_on_reboot_and_already_side_by_side() {
         assert!(u.stderr.contains("did not complete"), "{}", u.text());
         assert_ne!(peer.status("hung-up"), "TERMINATED");
     }
-    eprintln!("off_on_reboot_and_already_side_by_side: {:.1}s", t0.elapsed().as_secs_f64());
+    eprintln!(
+        "off_on_reboot_and_already_side_by_side: {:.1}s",
+        t0.elapsed().as_secs_f64()
+    );
 }
 
 #[test]
@@ -447,10 +523,14 @@ fn list_every_zone_and_page_and_monitor_one_read() {
     let Some(peer) = shared() else { return };
     let big = "europe-west4-b";
     let small = "europe-west4-c";
-    peer.control(json!({"op": "instances", "project": PROJECT, "zone": big, "prefix": "n",
-        "count": 520}));
-    peer.control(json!({"op": "instances", "project": PROJECT, "zone": small, "prefix": "m",
-        "count": 3, "status": "TERMINATED"}));
+    peer.control(
+        json!({"op": "instances", "project": PROJECT, "zone": big, "prefix": "n",
+        "count": 520}),
+    );
+    peer.control(
+        json!({"op": "instances", "project": PROJECT, "zone": small, "prefix": "m",
+        "count": 3, "status": "TERMINATED"}),
+    );
     let zones = format!("{big},{small}");
     let u = upstream_bg(peer, &["--zone", &zones, "-o", "list"], &[]);
     let o = ours(peer, &["--zone", &zones, "-o", "list"], &[]);
@@ -461,7 +541,11 @@ fn list_every_zone_and_page_and_monitor_one_read() {
     assert!(o.stdout.contains(",n0519\n") && o.stdout.contains(",m0002"));
     let s = ours(peer, &["--zone", small, "-o", "list-status"], &[]);
     // Upstream prints a known state as it has it (lower case).
-    assert!(s.stdout.lines().all(|l| l.ends_with(",off")), "{}", s.stdout);
+    assert!(
+        s.stdout.lines().all(|l| l.ends_with(",off")),
+        "{}",
+        s.stdout
+    );
     if let Some(u) = u.join().unwrap() {
         // Upstream reads one page of each zone (#617): 500 of the 520.
         u.assert_code(0);
@@ -474,21 +558,34 @@ fn list_every_zone_and_page_and_monitor_one_read() {
     o.assert_code(0);
     let after = peer.requests("/instances");
     let mine: Vec<&Value> = after[before..].iter().collect();
-    assert!(mine.iter().all(|l| l["path"].as_str().unwrap().ends_with("/instances/mon")), "{mine:?}");
+    assert!(
+        mine.iter()
+            .all(|l| l["path"].as_str().unwrap().ends_with("/instances/mon")),
+        "{mine:?}"
+    );
     if has_upstream() {
         let u = upstream(peer, &["--zone", ZONE, "-n", "mon", "-o", "monitor"], &[]);
         u.assert_code(0);
         let theirs = peer.requests("/instances");
-        assert!(theirs.last().unwrap()["path"].as_str().unwrap().ends_with(&format!("zones/{ZONE}/instances")));
+        assert!(theirs.last().unwrap()["path"]
+            .as_str()
+            .unwrap()
+            .ends_with(&format!("zones/{ZONE}/instances")));
     }
     // Natively: list covers the zones it is given.
     let mut c = config(peer, "");
     c.zones = vec![big.into(), small.into()];
     let mut d = driver_of(peer, c);
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
     let list = rt.block_on(d.list_instances(None)).unwrap();
     assert_eq!(list.len(), 523);
-    eprintln!("list_every_zone_and_page_and_monitor_one_read: {:.1}s", t0.elapsed().as_secs_f64());
+    eprintln!(
+        "list_every_zone_and_page_and_monitor_one_read: {:.1}s",
+        t0.elapsed().as_secs_f64()
+    );
 }
 
 #[test]
@@ -507,25 +604,83 @@ fn guards_pins_and_refusals() {
         assert!(o.text().contains("self-fencing"), "{}", o.text());
     }
     assert!(peer.ops("self", "stop").is_empty() && peer.ops("self", "reset").is_empty());
-    let o = ours(peer, &["--zone", ZONE, "-n", "self", "-o", "off", "--allow-self-fence"], &md);
+    let o = ours(
+        peer,
+        &[
+            "--zone",
+            ZONE,
+            "-n",
+            "self",
+            "-o",
+            "off",
+            "--allow-self-fence",
+        ],
+        &md,
+    );
     expect(&o, 0, "Success: Powered OFF");
     // The identity pin: a wrong id changes nothing.
-    let o = ours(peer, &["--zone", ZONE, "-n", "other", "-o", "off", "--expect-instance-id", "1"], &md);
+    let o = ours(
+        peer,
+        &[
+            "--zone",
+            ZONE,
+            "-n",
+            "other",
+            "-o",
+            "off",
+            "--expect-instance-id",
+            "1",
+        ],
+        &md,
+    );
     assert_eq!(o.code, Some(1), "{}", o.text());
     assert_eq!(peer.status("other"), "RUNNING");
-    let o = ours(peer, &["--zone", ZONE, "-n", "self", "-o", "status", "--expect-instance-id", &id], &md);
+    let o = ours(
+        peer,
+        &[
+            "--zone",
+            ZONE,
+            "-n",
+            "self",
+            "-o",
+            "status",
+            "--expect-instance-id",
+            &id,
+        ],
+        &md,
+    );
     expect(&o, 2, "Status: OFF");
     // Bare Metal Solution is refused before anything is sent; --earlyexit
     // still confirms the state.
-    let o = ours(peer, &["--zone", ZONE, "-n", "other", "-o", "off", "--baremetalsolution"], &md);
+    let o = ours(
+        peer,
+        &[
+            "--zone",
+            ZONE,
+            "-n",
+            "other",
+            "-o",
+            "off",
+            "--baremetalsolution",
+        ],
+        &md,
+    );
     assert_eq!(o.code, Some(1));
     assert!(o.text().contains("bare metal solution"), "{}", o.text());
-    let o = ours(peer, &["--zone", ZONE, "-n", "other", "-o", "off", "--earlyexit"], &md);
+    let o = ours(
+        peer,
+        &["--zone", ZONE, "-n", "other", "-o", "off", "--earlyexit"],
+        &md,
+    );
     expect(&o, 0, "Success: Powered OFF");
     assert_eq!(peer.status("other"), "TERMINATED");
     // The zone is found by name (upstream's aggregated list), on both.
     let u = upstream_bg(peer, &["-n", "other", "-o", "status"], &[]);
-    expect(&ours(peer, &["-n", "other", "-o", "status"], &[]), 2, "Status: OFF");
+    expect(
+        &ours(peer, &["-n", "other", "-o", "status"], &[]),
+        2,
+        "Status: OFF",
+    );
     if let Some(u) = u.join().unwrap() {
         expect(&u, 2, "Status: OFF");
     }
@@ -534,7 +689,10 @@ fn guards_pins_and_refusals() {
     peer.set("self", json!({"status": "RUNNING"}));
     let e = act(&mut d, Action::Off, Duration::from_secs(3)).unwrap_err();
     assert_eq!(e.error.kind, ErrorKind::SelfFence, "{e:?}");
-    eprintln!("guards_pins_and_refusals: {:.1}s", t0.elapsed().as_secs_f64());
+    eprintln!(
+        "guards_pins_and_refusals: {:.1}s",
+        t0.elapsed().as_secs_f64()
+    );
 }
 
 /// The faults are the peer's, so they run one after another on a peer of
@@ -557,7 +715,20 @@ fn faults_credentials_throttling_silence() {
 
     // An unknown instance: both fail, nothing sent.
     let lap = |what: &str| eprintln!("  {what}: {:.1}s", t0.elapsed().as_secs_f64());
-    let u = upstream_bg(peer, &["--zone", ZONE, "-n", "nosuch", "-o", "status", "--retries", "0"], &[]);
+    let u = upstream_bg(
+        peer,
+        &[
+            "--zone",
+            ZONE,
+            "-n",
+            "nosuch",
+            "-o",
+            "status",
+            "--retries",
+            "0",
+        ],
+        &[],
+    );
     let o = ours(peer, &["--zone", ZONE, "-n", "nosuch", "-o", "status"], &[]);
     assert_eq!(o.code, Some(1), "{}", o.text());
     assert!(o.text().contains("no instance 'nosuch'"), "{}", o.text());
@@ -570,7 +741,21 @@ fn faults_credentials_throttling_silence() {
     let other = std::fs::read_to_string(peer.dir.join("key.pem")).unwrap();
     let wrong = peer.key_file("wrong.json", EMAIL, &other);
     let sa = format!("--serviceaccount={}", wrong.display());
-    let u = upstream_bg(peer, &["--zone", ZONE, "-n", "f-up", "-o", "status", &sa, "--retries", "0"], &[]);
+    let u = upstream_bg(
+        peer,
+        &[
+            "--zone",
+            ZONE,
+            "-n",
+            "f-up",
+            "-o",
+            "status",
+            &sa,
+            "--retries",
+            "0",
+        ],
+        &[],
+    );
     let o = ours(peer, &z("f-ours", &["-o", "status", &sa]), &[]);
     assert_eq!(o.code, Some(1), "{}", o.text());
     assert!(o.text().contains("invalid jwt signature"), "{}", o.text());
@@ -588,7 +773,11 @@ fn faults_credentials_throttling_silence() {
     assert!(o.elapsed >= Duration::from_millis(900), "{:?}", o.elapsed);
     if has_upstream() {
         peer.fault(json!({"throttle": 1}));
-        let u = upstream(peer, &z("f-up", &["-o", "status", "--retrysleep", "1"]), &[]);
+        let u = upstream(
+            peer,
+            &z("f-up", &["-o", "status", "--retrysleep", "1"]),
+            &[],
+        );
         expect(&u, 0, "Status: ON");
     }
 
@@ -607,18 +796,44 @@ fn faults_credentials_throttling_silence() {
     peer.fault(json!({"hang": 30.0}));
     let u = upstream_bg(
         peer,
-        &z("f-up", &["-o", "status", "--apitimeout", "2", "--retries", "1", "--retrysleep", "1"]),
+        &z(
+            "f-up",
+            &[
+                "-o",
+                "status",
+                "--apitimeout",
+                "2",
+                "--retries",
+                "1",
+                "--retrysleep",
+                "1",
+            ],
+        ),
         &[],
     );
-    let o = ours(peer, &z("f-ours", &["-o", "status", "--apitimeout", "2", "--power-timeout", "3"]), &[]);
+    let o = ours(
+        peer,
+        &z(
+            "f-ours",
+            &["-o", "status", "--apitimeout", "2", "--power-timeout", "3"],
+        ),
+        &[],
+    );
     assert_eq!(o.code, Some(1), "{}", o.text());
     assert!(o.elapsed < Duration::from_secs(9), "{:?}", o.elapsed);
     if let Some(u) = u.join().unwrap() {
         assert_eq!(u.code, Some(1), "{}", u.text());
-        assert!(!u.timed_out && u.elapsed < Duration::from_secs(20), "{:?}", u.elapsed);
+        assert!(
+            !u.timed_out && u.elapsed < Duration::from_secs(20),
+            "{:?}",
+            u.elapsed
+        );
     }
     peer.fault(json!({"hang": 0.0}));
-    eprintln!("faults_credentials_throttling_silence: {:.1}s", t0.elapsed().as_secs_f64());
+    eprintln!(
+        "faults_credentials_throttling_silence: {:.1}s",
+        t0.elapsed().as_secs_f64()
+    );
 }
 
 /// The second half of the faults, on a peer of its own: a lost answer,
@@ -641,7 +856,11 @@ fn faults_power_requests() {
     // power_timeout (on a thread: no fault of the peer's is involved).
     peer.instance("stuck-ours", json!({"status": "STOPPING", "stuck": true}));
     let stuck = std::thread::spawn(move || {
-        ours(peer, &on("stuck-ours", &["-o", "off", "--power-timeout", "2"]), &[])
+        ours(
+            peer,
+            &on("stuck-ours", &["-o", "off", "--power-timeout", "2"]),
+            &[],
+        )
     });
     lap("A lost answer");
     // A lost answer: the stop is carried out and its answer dropped.
@@ -656,7 +875,11 @@ fn faults_power_requests() {
         peer.fault(json!({"drop": {"stop": 1}}));
         let u = upstream(peer, &z("f-up", &["-o", "off", "--retrysleep", "1"]), &[]);
         expect(&u, 0, "Success: Powered OFF");
-        assert_eq!(peer.ops("f-up", "stop").len(), 2, "upstream sent the stop twice");
+        assert_eq!(
+            peer.ops("f-up", "stop").len(),
+            2,
+            "upstream sent the stop twice"
+        );
     }
     expect(&both(&["-o", "on"], &[]).0, 0, "Success: Powered ON");
     peer.set("f-up", json!({"status": "RUNNING"}));
@@ -670,7 +893,10 @@ fn faults_power_requests() {
     if let Some(u) = u {
         assert_eq!(u.code, Some(1), "{}", u.text());
     }
-    assert_eq!((peer.status("f-ours"), peer.status("f-up")), ("RUNNING".into(), "RUNNING".into()));
+    assert_eq!(
+        (peer.status("f-ours"), peer.status("f-up")),
+        ("RUNNING".into(), "RUNNING".into())
+    );
     peer.fault(json!({"forbid": []}));
 
     lap("409");
@@ -678,14 +904,22 @@ fn faults_power_requests() {
     peer.fault(json!({"conflict": 1}));
     let o = ours(peer, &z("f-ours", &["-o", "off"]), &[]);
     expect(&o, 0, "Success: Powered OFF");
-    expect(&ours(peer, &z("f-ours", &["-o", "on"]), &[]), 0, "Success: Powered ON");
+    expect(
+        &ours(peer, &z("f-ours", &["-o", "on"]), &[]),
+        0,
+        "Success: Powered ON",
+    );
 
     lap("An operation that");
     // An operation that fails after acceptance: never off, on both.
     peer.fault(json!({"fail_next": true}));
     let o = ours(peer, &z("f-ours", &["-o", "off"]), &[]);
     assert_eq!(o.code, Some(1), "{}", o.text());
-    assert!(o.text().contains("zone_resource_pool_exhausted"), "{}", o.text());
+    assert!(
+        o.text().contains("zone_resource_pool_exhausted"),
+        "{}",
+        o.text()
+    );
     assert_eq!(peer.status("f-ours"), "RUNNING");
     if has_upstream() {
         peer.fault(json!({"fail_next": true}));

@@ -6,9 +6,9 @@
 //! The JWT is signed by the shared RS256 signer ([`crate::http::jwt`]). Pure: the caller gives the time
 //! and the token endpoint; nothing here does I/O but reading the PEM file.
 
+use crate::http::jwt::RsaSigner;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine as _;
-use crate::http::jwt::RsaSigner;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::CertificateDer;
 use sha1::Digest as _;

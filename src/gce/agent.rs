@@ -169,8 +169,16 @@ mod tests {
         assert!(cfg_of(&[("plug", "n"), ("proxyhost", "h")]).is_err());
         let c = cfg_of(&[("plug", "n"), ("proxyhost", "h"), ("proxyport", "3128")]).unwrap();
         assert_eq!(c.proxy.as_deref(), Some("http://h:3128"));
-        assert!(cfg_of(&[("plug", "n"), ("earlyexit", "1")]).unwrap().early_exit);
-        assert!(cfg_of(&[("plug", "n"), ("action", "monitor")]).unwrap().monitor_only);
+        assert!(
+            cfg_of(&[("plug", "n"), ("earlyexit", "1")])
+                .unwrap()
+                .early_exit
+        );
+        assert!(
+            cfg_of(&[("plug", "n"), ("action", "monitor")])
+                .unwrap()
+                .monitor_only
+        );
         assert!(cfg_of(&[("plug", "Bad_Name")]).is_err());
         assert_eq!(cfg_of(&[("plug", "n")]).unwrap().auth, Auth::Default);
     }

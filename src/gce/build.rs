@@ -6,14 +6,24 @@
 //! (`GOOGLE_APPLICATION_CREDENTIALS`, then the metadata server) unless
 //! `service_account` names a key file.
 
-use super::config::{check_instance, check_project, check_zone, is_gce_url, parse_target, Auth, GceConfig, ConfigError};
+use super::config::{
+    check_instance, check_project, check_zone, is_gce_url, parse_target, Auth, ConfigError,
+    GceConfig,
+};
 use crate::engine::identity::ExpectedIdentity;
 use crate::platform::build::{BuildError, Fields, MethodOptions};
 
 /// GCE's setting keys: `service_account` (a key file), `project` and
 /// `zone` (with `plug`, without an endpoint), `zones` (what `list`
 /// covers, comma-separated), `instance_id` (a pin), `proxy`.
-pub const SETTINGS: &[&str] = &["service_account", "project", "zone", "zones", "instance_id", "proxy"];
+pub const SETTINGS: &[&str] = &[
+    "service_account",
+    "project",
+    "zone",
+    "zones",
+    "instance_id",
+    "proxy",
+];
 
 impl From<ConfigError> for BuildError {
     fn from(e: ConfigError) -> BuildError {
@@ -64,7 +74,12 @@ fn settings(mut c: GceConfig, o: &MethodOptions) -> Result<GceConfig, BuildError
         c.auth = Auth::KeyFile(k.into());
     }
     if let Some(z) = o.setting("zones") {
-        c.zones = z.split(',').map(str::trim).filter(|z| !z.is_empty()).map(String::from).collect();
+        c.zones = z
+            .split(',')
+            .map(str::trim)
+            .filter(|z| !z.is_empty())
+            .map(String::from)
+            .collect();
     }
     c.proxy = o.setting("proxy").map(str::to_string);
     c.validate()?;
@@ -85,10 +100,12 @@ pub fn expected_names(
 /// An inventory method's fields: an instance.
 pub fn check_fields(f: &dyn Fields) -> Result<(), String> {
     if !f.has("endpoint") && !f.has("plug") {
-        return Err("a gce method needs endpoint = \"gce://PROJECT/ZONE/INSTANCE\" or plug = \
+        return Err(
+            "a gce method needs endpoint = \"gce://PROJECT/ZONE/INSTANCE\" or plug = \
                     \"INSTANCE\" (with settings project and zone, or the metadata server's \
                     project and the zone found by name)"
-            .into());
+                .into(),
+        );
     }
     Ok(())
 }

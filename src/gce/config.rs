@@ -170,7 +170,8 @@ impl GceConfig {
 
 /// True for a `gce://` URL.
 pub fn is_gce_url(url: &str) -> bool {
-    url.get(..6).is_some_and(|s| s.eq_ignore_ascii_case("gce://"))
+    url.get(..6)
+        .is_some_and(|s| s.eq_ignore_ascii_case("gce://"))
 }
 
 /// Project, zone and instance of a `gce://` target.
@@ -322,8 +323,14 @@ mod tests {
             ("my-project".into(), "us-central1-a".into(), "node-1".into())
         );
         assert!(parse_target("GCE://example.com:my-proj/z-1/n/").is_ok());
-        assert!(matches!(parse_target("gce://x/z/n"), Err(ConfigError::BadProject(_))));
-        assert!(matches!(parse_target("gce://my-project/z"), Err(ConfigError::BadTarget(_))));
+        assert!(matches!(
+            parse_target("gce://x/z/n"),
+            Err(ConfigError::BadProject(_))
+        ));
+        assert!(matches!(
+            parse_target("gce://my-project/z"),
+            Err(ConfigError::BadTarget(_))
+        ));
         assert!(matches!(
             parse_target("gce://my-project/Z/n"),
             Err(ConfigError::BadZone(_))
@@ -350,7 +357,9 @@ mod tests {
     #[test]
     fn proxies_zones_and_the_metadata_server() {
         assert_eq!(
-            proxy_url(Some("10.0.0.1"), Some("3128")).unwrap().as_deref(),
+            proxy_url(Some("10.0.0.1"), Some("3128"))
+                .unwrap()
+                .as_deref(),
             Some("http://10.0.0.1:3128")
         );
         assert_eq!(proxy_url(Some("h"), None), Err(ConfigError::BadProxy));

@@ -82,10 +82,11 @@ impl Source {
 /// A service-account key file's account and key.
 pub fn key_file(path: &Path) -> Result<Source, DriverError> {
     let shown = path.display();
-    let text = zeroize::Zeroizing::new(
-        std::fs::read(path)
-            .map_err(|e| config(format!("cannot read the service-account key file {shown}: {e}")))?,
-    );
+    let text = zeroize::Zeroizing::new(std::fs::read(path).map_err(|e| {
+        config(format!(
+            "cannot read the service-account key file {shown}: {e}"
+        ))
+    })?);
     let v: serde_json::Value = serde_json::from_slice(&text)
         .map_err(|_| config(format!("the service-account key file {shown} is not JSON")))?;
     let get = |k: &str| v.get(k).and_then(|x| x.as_str()).map(str::to_string);
@@ -100,13 +101,16 @@ pub fn key_file(path: &Path) -> Result<Source, DriverError> {
         }
         None => return Err(config(format!("{shown} has no credential type"))),
     }
-    let email = get("client_email")
-        .ok_or_else(|| config(format!("{shown} has no client_email")))?;
+    let email =
+        get("client_email").ok_or_else(|| config(format!("{shown} has no client_email")))?;
     let pem = zeroize::Zeroizing::new(
         get("private_key").ok_or_else(|| config(format!("{shown} has no private_key")))?,
     );
-    let signer = RsaSigner::from_pem(pem.as_bytes())
-        .ok_or_else(|| config(format!("the private_key in {shown} is not an RSA key (PEM)")))?;
+    let signer = RsaSigner::from_pem(pem.as_bytes()).ok_or_else(|| {
+        config(format!(
+            "the private_key in {shown} is not an RSA key (PEM)"
+        ))
+    })?;
     let token_uri = get("token_uri").unwrap_or_else(|| TOKEN_URI.to_string());
     if !token_uri.starts_with("https://") {
         return Err(config(format!(
@@ -153,7 +157,11 @@ fn now_secs() -> u64 {
 
 fn token_of(body: &[u8], what: &str) -> Result<Token, DriverError> {
     let (t, secs) = model::token(body).map_err(|e| {
-        DriverError::new(ErrorKind::Protocol, Stage::Authenticate, format!("{what}: {e}"))
+        DriverError::new(
+            ErrorKind::Protocol,
+            Stage::Authenticate,
+            format!("{what}: {e}"),
+        )
     })?;
     let life = Duration::from_secs(secs);
     let renew = match life > MARGIN * 2 {
@@ -332,13 +340,18 @@ mod tests {
         assert_eq!(claims["scope"], SCOPE);
         assert_eq!(claims["exp"], 1_700_003_600u64);
         let env = Env::from_pairs(&[("GOOGLE_APPLICATION_CREDENTIALS", p.to_str().unwrap())]);
-        assert!(matches!(Source::choose(&Auth::Default, &env).unwrap(), Source::Key { .. }));
+        assert!(matches!(
+            Source::choose(&Auth::Default, &env).unwrap(),
+            Source::Key { .. }
+        ));
         assert!(matches!(
             Source::choose(&Auth::Default, &Env::default()).unwrap(),
             Source::Metadata
         ));
         let u = write_key(dir.path(), "authorized_user");
-        let e = Source::choose(&Auth::KeyFile(u), &Env::default()).err().unwrap();
+        let e = Source::choose(&Auth::KeyFile(u), &Env::default())
+            .err()
+            .unwrap();
         assert!(e.message.contains("authorized_user"), "{}", e.message);
         let e = Source::choose(&Auth::KeyFile("/nonexistent.json".into()), &Env::default())
             .err()

@@ -97,8 +97,8 @@ pub fn wrong_instance(i: &Instance, name: &str, zone: &str, id: Option<&str>) ->
 
 /// A page of a zone's instance list: the instances and the next page's token.
 pub fn instance_page(body: &[u8]) -> Result<(Vec<Instance>, Option<String>), BadAnswer> {
-    let v: Value =
-        serde_json::from_slice(body).map_err(|e| BadAnswer(format!("a list page: not JSON: {e}")))?;
+    let v: Value = serde_json::from_slice(body)
+        .map_err(|e| BadAnswer(format!("a list page: not JSON: {e}")))?;
     let items = match v.get("items") {
         None | Some(Value::Null) => Vec::new(),
         Some(Value::Array(a)) => a.iter().map(instance).collect::<Result<_, _>>()?,
@@ -109,7 +109,10 @@ pub fn instance_page(body: &[u8]) -> Result<(Vec<Instance>, Option<String>), Bad
 }
 
 /// The zone of `name` in an aggregated list page, and the next page's token.
-pub fn aggregated_zone(body: &[u8], name: &str) -> Result<(Option<String>, Option<String>), BadAnswer> {
+pub fn aggregated_zone(
+    body: &[u8],
+    name: &str,
+) -> Result<(Option<String>, Option<String>), BadAnswer> {
     let v: Value = serde_json::from_slice(body)
         .map_err(|e| BadAnswer(format!("an aggregated list: not JSON: {e}")))?;
     let next = text(&v, "nextPageToken").filter(|t| !t.is_empty());
@@ -208,9 +211,9 @@ pub fn api_error(status: u16, body: &[u8]) -> ApiError {
         .and_then(|f| text(f, "reason"))
         .or_else(|| e.and_then(|e| text(e, "status")))
         .unwrap_or_default();
-    let message = e.and_then(|e| text(e, "message")).unwrap_or_else(|| {
-        String::from_utf8_lossy(&body[..body.len().min(200)]).into_owned()
-    });
+    let message = e
+        .and_then(|e| text(e, "message"))
+        .unwrap_or_else(|| String::from_utf8_lossy(&body[..body.len().min(200)]).into_owned());
     ApiError {
         status,
         reason: printable(&reason, 60),
@@ -220,8 +223,8 @@ pub fn api_error(status: u16, body: &[u8]) -> ApiError {
 
 /// A token answer: the access token and its lifetime in seconds.
 pub fn token(body: &[u8]) -> Result<(String, u64), BadAnswer> {
-    let v: Value =
-        serde_json::from_slice(body).map_err(|_| BadAnswer("the token answer is not JSON".into()))?;
+    let v: Value = serde_json::from_slice(body)
+        .map_err(|_| BadAnswer("the token answer is not JSON".into()))?;
     let t = v
         .get("access_token")
         .and_then(Value::as_str)
@@ -293,7 +296,10 @@ mod tests {
         let agg = json!({"items": {"zones/z-a": {"warning": {}}, "zones/z-b": {"instances": [
             {"id": "1", "name": "n1", "zone": "projects/p/zones/z-b"}]}}});
         assert_eq!(
-            aggregated_zone(agg.to_string().as_bytes(), "n1").unwrap().0.as_deref(),
+            aggregated_zone(agg.to_string().as_bytes(), "n1")
+                .unwrap()
+                .0
+                .as_deref(),
             Some("z-b")
         );
     }
@@ -301,7 +307,10 @@ mod tests {
     #[test]
     fn operations_errors_and_tokens() {
         let op = |v: Value| operation(v.to_string().as_bytes()).unwrap();
-        assert_eq!(op(json!({"name": "o", "status": "RUNNING"})).1, Progress::Running);
+        assert_eq!(
+            op(json!({"name": "o", "status": "RUNNING"})).1,
+            Progress::Running
+        );
         assert_eq!(op(json!({"name": "o", "status": "DONE"})).1, Progress::Done);
         let f = op(json!({"name": "o", "status": "DONE", "error": {"errors": [
             {"code": "RESOURCE_NOT_READY", "message": "no"}]}}));
@@ -311,8 +320,14 @@ mod tests {
             404,
             br#"{"error":{"code":404,"message":"gone","errors":[{"reason":"notFound"}]}}"#,
         );
-        assert_eq!((e.reason.as_str(), e.message.as_str()), ("notFound", "gone"));
-        assert_eq!(token(br#"{"access_token":"t","expires_in":60}"#).unwrap(), ("t".into(), 60));
+        assert_eq!(
+            (e.reason.as_str(), e.message.as_str()),
+            ("notFound", "gone")
+        );
+        assert_eq!(
+            token(br#"{"access_token":"t","expires_in":60}"#).unwrap(),
+            ("t".into(), 60)
+        );
         assert!(token(b"{}").is_err());
         assert_eq!(
             token_error(br#"{"error":"invalid_grant","error_description":"bad"}"#).0,

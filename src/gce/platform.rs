@@ -104,7 +104,11 @@ impl Method for GceMethod {
             f,
             "GCE instance {} in zone {} of project {}, {}{}",
             c.instance,
-            if c.zone.is_empty() { "(found by name)" } else { &c.zone },
+            if c.zone.is_empty() {
+                "(found by name)"
+            } else {
+                &c.zone
+            },
             if c.project.is_empty() {
                 "(metadata server's)"
             } else {
@@ -160,7 +164,10 @@ impl platform::PlatformDriver for GceDriver {
     }
     /// The zones' instances, with their states.
     async fn list(&mut self, deadline: Option<Instant>) -> Result<Vec<Listed>, String> {
-        let list = self.list_instances(deadline).await.map_err(|e| e.to_string())?;
+        let list = self
+            .list_instances(deadline)
+            .await
+            .map_err(|e| e.to_string())?;
         Ok(list
             .into_iter()
             .map(|i| Listed {

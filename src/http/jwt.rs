@@ -96,12 +96,18 @@ mod tests {
     fn a_jwt_is_signed_rs256_and_verifies() {
         let pem = include_str!("../azure/testdata/client-key.pem");
         let s = RsaSigner::from_pem(pem.as_bytes()).unwrap();
-        let t = s.sign(serde_json::json!({"kid": "k1"}), &serde_json::json!({"iss": "a"}));
+        let t = s.sign(
+            serde_json::json!({"kid": "k1"}),
+            &serde_json::json!({"iss": "a"}),
+        );
         let parts: Vec<&str> = t.split('.').collect();
         assert_eq!(parts.len(), 3);
         let header: serde_json::Value =
             serde_json::from_slice(&URL_SAFE_NO_PAD.decode(parts[0]).unwrap()).unwrap();
-        assert_eq!((header["alg"].as_str(), header["kid"].as_str()), (Some("RS256"), Some("k1")));
+        assert_eq!(
+            (header["alg"].as_str(), header["kid"].as_str()),
+            (Some("RS256"), Some("k1"))
+        );
         let sig = URL_SAFE_NO_PAD.decode(parts[2]).unwrap();
         ring::signature::UnparsedPublicKey::new(
             &ring::signature::RSA_PKCS1_2048_8192_SHA256,

@@ -91,7 +91,10 @@ impl GceDriver {
                 ),
             ));
         }
-        Ok(model::printable(String::from_utf8_lossy(&reply.body).trim(), 200))
+        Ok(model::printable(
+            String::from_utf8_lossy(&reply.body).trim(),
+            200,
+        ))
     }
 
     /// Everything before the first API request: the clients, the project,
@@ -195,7 +198,9 @@ impl GceDriver {
             }
             req.max_body = MAX_BODY;
             if !req.add_secret(reqwest::header::AUTHORIZATION, &auth) {
-                return Err(config("the token cannot be carried in an HTTP header".into()));
+                return Err(config(
+                    "the token cannot be carried in an HTTP header".into(),
+                ));
             }
             let http = self.api.as_mut().expect("made in prepare");
             let reply = match http.send_patiently(&req, patience).await {
@@ -234,7 +239,14 @@ impl GceDriver {
         deadline: Option<Instant>,
     ) -> Result<Reply, DriverError> {
         match self
-            .call(Method::GET, url, what, stage, &Patience::THROTTLE_OR_BUSY, deadline)
+            .call(
+                Method::GET,
+                url,
+                what,
+                stage,
+                &Patience::THROTTLE_OR_BUSY,
+                deadline,
+            )
             .await?
         {
             Call::Reply(r) => Ok(r),
@@ -316,7 +328,10 @@ impl GceDriver {
             self.cfg.project
         );
         let mut url = base.clone();
-        let what = format!("GET aggregated/instances (the zone of {})", self.cfg.instance);
+        let what = format!(
+            "GET aggregated/instances (the zone of {})",
+            self.cfg.instance
+        );
         for _ in 0..list::MAX_PAGES {
             let reply = self.get(&url, &what, Stage::Authenticate, deadline).await?;
             if !reply.ok() {
@@ -329,7 +344,9 @@ impl GceDriver {
                 return Ok(z);
             }
             match next {
-                Some(t) => url = format!("{base}&pageToken={}", crate::http::client::form_encode(&t)),
+                Some(t) => {
+                    url = format!("{base}&pageToken={}", crate::http::client::form_encode(&t))
+                }
                 None => break,
             }
         }

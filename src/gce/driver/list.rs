@@ -100,7 +100,10 @@ impl GceDriver {
         }
         self.prepare(deadline).await?;
         if !self.cfg.instance.is_empty() && !self.cfg.zone.is_empty() {
-            return self.read_instance(Stage::Status, deadline).await.map(|_| ());
+            return self
+                .read_instance(Stage::Status, deadline)
+                .await
+                .map(|_| ());
         }
         let Some(zone) = self.cfg.list_zones().into_iter().next() else {
             return Err(DriverError::new(

@@ -46,19 +46,36 @@ impl GceDriver {
     ) -> Result<(), DriverError> {
         self.prepare(deadline).await?;
         let request_id = crate::http::jwt::random_uuid();
-        let url = format!("{}/{verb}?{query}requestId={request_id}", self.instance_url());
+        let url = format!(
+            "{}/{verb}?{query}requestId={request_id}",
+            self.instance_url()
+        );
         let what = format!("POST instances/{}/{verb}", self.cfg.instance);
         // A requestId makes a 503's retry safe: the API never starts a
         // second operation for one requestId.
         let first = self
-            .call(Method::POST, &url, &what, Stage::Command, &Patience::THROTTLE_OR_BUSY, deadline)
+            .call(
+                Method::POST,
+                &url,
+                &what,
+                Stage::Command,
+                &Patience::THROTTLE_OR_BUSY,
+                deadline,
+            )
             .await?;
         let reply = match first {
             Call::Reply(r) => r,
             Call::Silent(e) => {
                 tracing::info!(%what, "no answer: asking again with the same requestId");
                 match self
-                    .call(Method::POST, &url, &what, Stage::Command, &Patience::THROTTLE, deadline)
+                    .call(
+                        Method::POST,
+                        &url,
+                        &what,
+                        Stage::Command,
+                        &Patience::THROTTLE,
+                        deadline,
+                    )
                     .await
                 {
                     Ok(Call::Reply(r)) if r.ok() => r,
@@ -83,8 +100,7 @@ impl GceDriver {
         let e = model::api_error(reply.status, reply.scrubbed().as_bytes());
         // A reset of an instance that is not running: "not in the present
         // state"; the engine reads it and powers it on.
-        if command == PowerCommand::Cycle && reply.status == 400 && e.reason == "resourceNotReady"
-        {
+        if command == PowerCommand::Cycle && reply.status == 400 && e.reason == "resourceNotReady" {
             return DriverError::new(
                 ErrorKind::NotInPresentState,
                 Stage::Command,
@@ -127,7 +143,9 @@ impl GceDriver {
         let until = deadline.unwrap_or_else(|| Instant::now() + FOLLOW_BUDGET);
         loop {
             if Instant::now() + POLL + Duration::from_millis(200) >= until {
-                tracing::debug!("the operation is still running at the step's end; observe follows it");
+                tracing::debug!(
+                    "the operation is still running at the step's end; observe follows it"
+                );
                 return Ok(());
             }
             tokio::time::sleep(POLL).await;
@@ -145,7 +163,14 @@ impl GceDriver {
         let url = format!("{}/operations/{}", self.zone_url(&self.cfg.zone), p.name);
         let what = format!("GET the {} operation of {}", p.command, self.cfg.instance);
         let reply = match self
-            .call(Method::GET, &url, &what, Stage::Wait, &Patience::THROTTLE_OR_BUSY, deadline)
+            .call(
+                Method::GET,
+                &url,
+                &what,
+                Stage::Wait,
+                &Patience::THROTTLE_OR_BUSY,
+                deadline,
+            )
             .await?
         {
             Call::Reply(r) => r,
@@ -160,14 +185,18 @@ impl GceDriver {
             return Err(DriverError::new(
                 ErrorKind::DeviceError,
                 Stage::Wait,
-                format!("{what}: Compute Engine no longer knows operation {} (404)", p.name),
+                format!(
+                    "{what}: Compute Engine no longer knows operation {} (404)",
+                    p.name
+                ),
             ));
         }
         if !reply.ok() {
             return Err(self.refusal(&reply, &what, Stage::Wait));
         }
-        let (_, progress) = model::operation(&reply.body)
-            .map_err(|e| DriverError::new(ErrorKind::Protocol, Stage::Wait, format!("{what}: {e}")))?;
+        let (_, progress) = model::operation(&reply.body).map_err(|e| {
+            DriverError::new(ErrorKind::Protocol, Stage::Wait, format!("{what}: {e}"))
+        })?;
         self.settle(progress)
     }
 
@@ -201,7 +230,8 @@ impl GceDriver {
             _ => self.read_instance(Stage::Command, deadline).await.ok(),
         };
         let observed = read.as_ref().and_then(|i| model::observed(&i.status));
-        if command != PowerCommand::Cycle && observed == Some(Observed::InTransition(towards(command)))
+        if command != PowerCommand::Cycle
+            && observed == Some(Observed::InTransition(towards(command)))
         {
             tracing::info!(%what, "no answer, but the instance is on its way to the target");
             return Ok(());
@@ -217,7 +247,8 @@ impl GceDriver {
                      sent again",
                     silence.message,
                     match &read {
-                        Some(i) => format!(" (the instance reads {})", model::printable(&i.status, 40)),
+                        Some(i) =>
+                            format!(" (the instance reads {})", model::printable(&i.status, 40)),
                         None => String::new(),
                     }
                 ),
