@@ -1,5 +1,5 @@
 //! Power requests and their zone operations: one POST with a `requestId`;
-//! its operation followed (one GET a second, at most) until `DONE` or the
+//! its operation followed (polled after 0.2 s, then at most once a second) until `DONE` or the
 //! step's deadline (then `observe` keeps asking it); an operation that
 //! ends with an error fails the action; a lost answer asked again with the
 //! same `requestId` (the API answers with the operation it already
@@ -14,8 +14,10 @@ use crate::http::{Patience, Reply};
 use reqwest::Method;
 use std::time::Duration;
 
-/// The pause between two polls of an operation.
-const POLL: Duration = Duration::from_millis(500);
+/// The first pause before an operation is polled, and the longest (each
+/// pause is half again the one before).
+const POLL_FIRST: Duration = Duration::from_millis(200);
+const POLL_MAX: Duration = Duration::from_secs(1);
 /// How long an operation is followed without a deadline.
 const FOLLOW_BUDGET: Duration = Duration::from_secs(300);
 
@@ -141,17 +143,19 @@ impl GceDriver {
     /// (then it stays pending for `observe`).
     async fn follow(&mut self, deadline: Option<Instant>) -> Result<(), DriverError> {
         let until = deadline.unwrap_or_else(|| Instant::now() + FOLLOW_BUDGET);
+        let mut pause = POLL_FIRST;
         loop {
-            if Instant::now() + POLL + Duration::from_millis(200) >= until {
+            if Instant::now() + pause + Duration::from_millis(200) >= until {
                 tracing::debug!(
                     "the operation is still running at the step's end; observe follows it"
                 );
                 return Ok(());
             }
-            tokio::time::sleep(POLL).await;
+            tokio::time::sleep(pause).await;
             if self.poll_pending(deadline).await? {
                 return Ok(());
             }
+            pause = (pause * 3 / 2).min(POLL_MAX);
         }
     }
 
