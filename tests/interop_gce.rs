@@ -861,13 +861,13 @@ fn faults_power_requests() {
     // A lost answer: the stop is carried out and its answer dropped.
     // fencekit asks again with the same requestId: one operation. Upstream
     // sends the stop again: a second one.
-    peer.fault(json!({"drop": {"stop": 1}}));
+    peer.fault(json!({"drop": {"stop:f-ours": 1}}));
     let o = ours(peer, &z("f-ours", &["-o", "off"]), &[]);
     expect(&o, 0, "Success: Powered OFF");
     assert_eq!(peer.ops("f-ours", "stop").len(), 1, "one stop operation");
     assert_eq!(peer.requests("/f-ours/stop").len(), 2);
     if has_upstream() {
-        peer.fault(json!({"drop": {"stop": 1}}));
+        peer.fault(json!({"drop": {"stop:f-up": 1}}));
         let u = upstream(peer, &z("f-up", &["-o", "off", "--retrysleep", "1"]), &[]);
         expect(&u, 0, "Success: Powered OFF");
         assert_eq!(

@@ -423,9 +423,10 @@ class Handler(BaseHTTPRequestHandler):
         S["ops"][key(project, zone, opname)] = o
         if rid:
             S["requests"][rid] = key(project, zone, opname)
-        d = S["faults"]["drop"]
-        if d.get(verb, 0) > 0:
-            d[verb] -= 1
+        d = S["faults"]["drop"]  # {"stop": n} or {"stop:NAME": n}
+        which = next((k for k in (f"{verb}:{name}", verb) if d.get(k, 0) > 0), None)
+        if which:
+            d[which] -= 1
             # Carried out, and the answer lost: the connection just closes.
             self.close_connection = True
             self.wfile.flush()
