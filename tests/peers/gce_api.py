@@ -275,6 +275,15 @@ class Handler(BaseHTTPRequestHandler):
             return self.reply(503, gerror(503, "backendError", "late", "UNAVAILABLE"))
         with LOCK:
             p = self.principal()
+            r = S["faults"].get("revoke_after")
+            if p is not None and r:
+                # After this many authorized requests, every token held is
+                # revoked (once): the next request is refused with 401.
+                S["faults"]["revoke_after"] = r - 1
+                if r == 1:
+                    for t in S["tokens"].values():
+                        t["exp"] = now() - 1
+                    p = None
             if p is None:
                 return self.reply(401, gerror(401, "authError",
                     "Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential.",
