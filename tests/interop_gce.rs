@@ -10,8 +10,9 @@
 //!
 //! Each test asserts what both do. Where they differ, fencekit's answer is
 //! the documented, safer one (docs/gce.md, "Differences from upstream").
-//! Tests share one peer (each its own instances); the faults, which are the
-//! peer's own, are one test's, on a peer of their own.
+//! The scenarios run at once; four share one peer (each its own
+//! instances), and the faults, which are the peer's own, have two peers of
+//! their own.
 
 mod support;
 
@@ -317,7 +318,44 @@ fn act(d: &mut GceDriver, action: Action, timeout: Duration) -> Result<Outcome, 
 
 // ---- the tests -------------------------------------------------------------------
 
+/// Every scenario at once, each on a thread of its own: most of their time
+/// is waiting (on the peer's transitions, on upstream's retry pauses), so
+/// the binary takes as long as its longest scenario, not their sum (the
+/// test harness's own threads are as many as the cores). A scenario that
+/// fails is named.
 #[test]
+fn gce_side_by_side() {
+    let scenarios: [(&str, fn()); 6] = [
+        (
+            "status_in_every_state_side_by_side",
+            status_in_every_state_side_by_side,
+        ),
+        (
+            "off_on_reboot_and_already_side_by_side",
+            off_on_reboot_and_already_side_by_side,
+        ),
+        (
+            "list_every_zone_and_page_and_monitor_one_read",
+            list_every_zone_and_page_and_monitor_one_read,
+        ),
+        ("guards_pins_and_refusals", guards_pins_and_refusals),
+        (
+            "faults_credentials_throttling_silence",
+            faults_credentials_throttling_silence,
+        ),
+        ("faults_power_requests", faults_power_requests),
+    ];
+    let running: Vec<_> = scenarios
+        .into_iter()
+        .map(|(name, f)| (name, std::thread::spawn(f)))
+        .collect();
+    let failed: Vec<&str> = running
+        .into_iter()
+        .filter_map(|(name, t)| t.join().is_err().then_some(name))
+        .collect();
+    assert!(failed.is_empty(), "failed: {failed:?}");
+}
+
 fn status_in_every_state_side_by_side() {
     let t0 = Instant::now();
     let Some(peer) = shared() else { return };
@@ -419,7 +457,6 @@ fn status_in_every_state_side_by_side() {
     );
 }
 
-#[test]
 fn off_on_reboot_and_already_side_by_side() {
     let t0 = Instant::now();
     let Some(peer) = shared() else { return };
@@ -517,7 +554,6 @@ fn off_on_reboot_and_already_side_by_side() {
     );
 }
 
-#[test]
 fn list_every_zone_and_page_and_monitor_one_read() {
     let t0 = Instant::now();
     let Some(peer) = shared() else { return };
@@ -553,24 +589,27 @@ fn list_every_zone_and_page_and_monitor_one_read() {
     }
     // monitor: fencekit reads the one instance; upstream lists the zone.
     peer.instance("mon", json!({}));
-    let before = peer.requests("/instances").len();
+    // (Other tests share the peer: count this zone's lists and mon's reads.)
+    let lists = || {
+        peer.requests(&format!("zones/{ZONE}/instances"))
+            .iter()
+            .filter(|l| l["path"].as_str().unwrap().ends_with("/instances"))
+            .count()
+    };
+    let reads = || peer.requests("/instances/mon").len();
+    let (l0, r0) = (lists(), reads());
     let o = ours(peer, &["--zone", ZONE, "-n", "mon", "-o", "monitor"], &[]);
     o.assert_code(0);
-    let after = peer.requests("/instances");
-    let mine: Vec<&Value> = after[before..].iter().collect();
-    assert!(
-        mine.iter()
-            .all(|l| l["path"].as_str().unwrap().ends_with("/instances/mon")),
-        "{mine:?}"
+    assert_eq!(
+        (lists() - l0, reads() - r0),
+        (0, 1),
+        "fencekit: one read, no list"
     );
     if has_upstream() {
+        let l1 = lists();
         let u = upstream(peer, &["--zone", ZONE, "-n", "mon", "-o", "monitor"], &[]);
         u.assert_code(0);
-        let theirs = peer.requests("/instances");
-        assert!(theirs.last().unwrap()["path"]
-            .as_str()
-            .unwrap()
-            .ends_with(&format!("zones/{ZONE}/instances")));
+        assert_eq!(lists() - l1, 1, "upstream lists the zone");
     }
     // Natively: list covers the zones it is given.
     let mut c = config(peer, "");
@@ -588,7 +627,6 @@ fn list_every_zone_and_page_and_monitor_one_read() {
     );
 }
 
-#[test]
 fn guards_pins_and_refusals() {
     let t0 = Instant::now();
     let Some(peer) = shared() else { return };
@@ -698,7 +736,6 @@ fn guards_pins_and_refusals() {
 /// The faults are the peer's, so they run one after another on a peer of
 /// their own: an unknown instance, wrong credentials, throttling, an
 /// expired token, and an API that never answers.
-#[test]
 fn faults_credentials_throttling_silence() {
     let t0 = Instant::now();
     let Some(peer) = Peer::start(0.3) else { return };
@@ -853,7 +890,6 @@ fn faults_credentials_throttling_silence() {
 
 /// The second half of the faults, on a peer of its own: a lost answer,
 /// 403 and 409, an operation that fails after acceptance, a stuck transition.
-#[test]
 fn faults_power_requests() {
     let t0 = Instant::now();
     let Some(peer) = Peer::start(0.3) else { return };
