@@ -32,7 +32,10 @@ fn upstream(name: &'static str) -> Option<PathBuf> {
     let ok = *GNUTLS.get_or_init(|| support::which("gnutls-cli").is_some());
     if !ok {
         let msg = "SKIP upstream part: no gnutls-cli (Debian package gnutls-bin)";
-        assert!(!support::require_peers(), "{msg}, and FENCEKIT_REQUIRE_PEERS=1");
+        assert!(
+            !support::require_peers(),
+            "{msg}, and FENCEKIT_REQUIRE_PEERS=1"
+        );
         eprintln!("{msg}");
         return None;
     }
@@ -100,9 +103,19 @@ fn calls(p: &HvPeer, cmd: &str) -> u64 {
 fn ilo2_status_off_and_already(a: &DropIn, who: Who, p: &HvPeer) {
     {
         expect(&run(a, who, p, &["-o", "status"]), 0, "Status: ON", who);
-        expect(&run(a, who, p, &["-o", "off"]), 0, "Success: Powered OFF", who);
+        expect(
+            &run(a, who, p, &["-o", "off"]),
+            0,
+            "Success: Powered OFF",
+            who,
+        );
         assert_eq!(state(p)["power"], "OFF", "{who:?}");
-        expect(&run(a, who, p, &["-o", "off"]), 0, "Success: Already OFF", who);
+        expect(
+            &run(a, who, p, &["-o", "off"]),
+            0,
+            "Success: Already OFF",
+            who,
+        );
         expect(&run(a, who, p, &["-o", "status"]), 2, "Status: OFF", who);
         let (hold, set) = (calls(p, "HOLD_PWR_BTN"), calls(p, "SET_HOST_POWER"));
         assert_eq!((hold, set), (1, 0), "{who:?}");
@@ -115,9 +128,19 @@ fn ilo2_status_off_and_already(a: &DropIn, who: Who, p: &HvPeer) {
 fn ilo2_on_and_already(a: &DropIn, who: Who, p: &HvPeer) {
     {
         p.set("set?power=OFF");
-        expect(&run(a, who, p, &["-o", "on"]), 0, "Success: Powered ON", who);
+        expect(
+            &run(a, who, p, &["-o", "on"]),
+            0,
+            "Success: Powered ON",
+            who,
+        );
         assert_eq!(state(p)["power"], "ON", "{who:?}");
-        expect(&run(a, who, p, &["-o", "on"]), 0, "Success: Already ON", who);
+        expect(
+            &run(a, who, p, &["-o", "on"]),
+            0,
+            "Success: Already ON",
+            who,
+        );
         let (hold, set) = (calls(p, "HOLD_PWR_BTN"), calls(p, "SET_HOST_POWER"));
         match who {
             Who::Upstream => assert_eq!((hold, set), (1, 0)),
@@ -135,7 +158,12 @@ fn reboot_by_firmware_flavour(a: &DropIn, who: Who, p: &HvPeer) {
     {
         {
             let old = state(p)["flavour"]["ribcl"] == "2.20";
-            expect(&run(a, who, p, &["-o", "reboot"]), 0, "Success: Rebooted", who);
+            expect(
+                &run(a, who, p, &["-o", "reboot"]),
+                0,
+                "Success: Rebooted",
+                who,
+            );
             assert_eq!(state(p)["power"], "ON");
             let c = |n| calls(p, n);
             let got = (c("HOLD_PWR_BTN"), c("SET_HOST_POWER"), c("PRESS_PWR_BTN"));
@@ -184,10 +212,21 @@ fn refusals(a: &DropIn, who: Who, p: &HvPeer) {
         let o = a.run(who, &args, Some(&stdin), Duration::from_secs(30));
         expect(&o, 1, LOGIN, who);
         // An untrusted certificate: refused without --ssl-insecure.
-        let a2: Vec<String> = ["--ip", &p.host, "--ipport", &p.port.to_string(), "-l", "admin", "-p", PASSWORD, "-o", "status"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
+        let a2: Vec<String> = [
+            "--ip",
+            &p.host,
+            "--ipport",
+            &p.port.to_string(),
+            "-l",
+            "admin",
+            "-p",
+            PASSWORD,
+            "-o",
+            "status",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
         let o = a.run(who, &a2, None, Duration::from_secs(30));
         assert_eq!(o.code, Some(1), "{who:?}: {o:?}");
         // --notls: upstream asks gnutls-cli for SSL 3.0 and still gets a
@@ -212,13 +251,22 @@ fn monitor_list_and_stuck(a: &DropIn, who: Who, p: &HvPeer) {
         let o = run(a, who, p, &["-o", "monitor"]);
         assert_eq!((o.code, o.stdout.as_str()), (Some(0), ""), "{who:?}: {o:?}");
         let o = run(a, who, p, &["-o", "list"]);
-        expect(&o, 0, "NOTICE: List option is not working on this device yet", who);
+        expect(
+            &o,
+            0,
+            "NOTICE: List option is not working on this device yet",
+            who,
+        );
         // A machine whose power never changes.
         p.set("set?stuck=1");
         let o = run(a, who, p, &["-o", "off", "--power-timeout", "2"]);
         expect(&o, 1, "Failed: Timed out waiting to power OFF", who);
         assert_eq!(state(p)["power"], "ON");
-        assert_eq!(calls(p, "HOLD_PWR_BTN"), 1, "{who:?} sent off more than once");
+        assert_eq!(
+            calls(p, "HOLD_PWR_BTN"),
+            1,
+            "{who:?} sent off more than once"
+        );
     }
 }
 
@@ -227,7 +275,13 @@ fn silent(a: &DropIn, who: Who, p: &HvPeer) {
     {
         // An iLO that accepts TCP and never answers: bounded by --login-timeout.
         let silent = p.info["silent_port"].as_u64().unwrap().to_string();
-        let a3 = hv::conn_args(&p.host, None, "admin", PASSWORD, &["--ipport", &silent, "-o", "off", "--login-timeout", "2"]);
+        let a3 = hv::conn_args(
+            &p.host,
+            None,
+            "admin",
+            PASSWORD,
+            &["--ipport", &silent, "-o", "off", "--login-timeout", "2"],
+        );
         let o = a.run(who, &a3, None, Duration::from_secs(30));
         assert_eq!(o.code, Some(1), "{who:?}: {o:?}");
         assert!(o.took < Duration::from_secs(6), "{who:?} took {:?}", o.took);
@@ -295,7 +349,10 @@ fn native_target_and_its_identity_pin() {
     let wrong = "00000000-0000-0000-0000-000000000001";
     let r = fk(&["off", &target, "--expect-uuid", wrong]);
     assert_ne!(r.code, Some(0), "{}", r.text());
-    assert_eq!((state(&p)["power"].as_str(), calls(&p, "HOLD_PWR_BTN")), (Some("ON"), 0));
+    assert_eq!(
+        (state(&p)["power"].as_str(), calls(&p, "HOLD_PWR_BTN")),
+        (Some("ON"), 0)
+    );
     let r = fk(&["off", &target, "--expect-uuid", &uuid]);
     r.assert_code(0);
     assert_eq!(state(&p)["power"], "OFF", "{}", r.text());

@@ -113,7 +113,8 @@ impl Device for IloDevice {
     }
     fn driver(self: Box<Self>) -> Result<Box<dyn crate::platform::Driver>, String> {
         let d = *self;
-        let drv = IloDriver::new(d.config, &d.user, d.password, d.timeout).map_err(|e| e.message)?;
+        let drv =
+            IloDriver::new(d.config, &d.user, d.password, d.timeout).map_err(|e| e.message)?;
         Ok(Box::new(drv))
     }
     fn as_any(&self) -> &dyn std::any::Any {
@@ -140,7 +141,7 @@ mod tests {
         assert!(!d.describe().contains("hunter22"));
         assert!(check(&v, &a).is_empty());
         let mut p = base.to_vec();
-        p.extend([("ssl_insecure", "1"), ("ribcl", "2.20"), ("ipport", "4443")]);
+        p.extend([("ssl_insecure", "1"), ("ribcl_version", "2.20"), ("ipport", "4443")]);
         let (v, a) = validated("fence_ilo2", &p);
         let d = config(&v, &a).unwrap();
         assert_eq!(

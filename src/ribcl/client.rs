@@ -46,9 +46,8 @@ impl Client {
         password: Secret,
         timeout: Duration,
     ) -> Result<Client, DriverError> {
-        let (tls, seen, _) = crate::tls::client_config(trust).map_err(|e| {
-            DriverError::new(ErrorKind::Config, Stage::Negotiate, e.to_string())
-        })?;
+        let (tls, seen, _) = crate::tls::client_config(trust)
+            .map_err(|e| DriverError::new(ErrorKind::Config, Stage::Negotiate, e.to_string()))?;
         Ok(Client {
             host: host.to_string(),
             port,

@@ -199,8 +199,14 @@ mod tests {
             ..MethodOptions::default()
         };
         let c = from_parts(None, Some("10.0.0.9"), &o).unwrap();
-        assert_eq!((c.port, c.user.as_deref(), &c.tls), (4443, Some("admin"), &TlsTrust::Insecure));
+        assert_eq!(
+            (c.port, c.user.as_deref(), &c.tls),
+            (4443, Some("admin"), &TlsTrust::Insecure)
+        );
         assert!(from_url("ucs://u/p", &o).is_none());
-        assert!(matches!(from_parts(None, None, &o), Err(BuildError::NoAddress)));
+        assert!(matches!(
+            from_parts(None, None, &o),
+            Err(BuildError::NoAddress)
+        ));
     }
 }

@@ -162,7 +162,11 @@ impl PowerDriver for IloDriver {
                 ))
             }
         };
-        let what = format!("{} ({})", command.as_str(), cmd.trim_matches(['<', '>', '/']));
+        let what = format!(
+            "{} ({})",
+            command.as_str(),
+            cmd.trim_matches(['<', '>', '/'])
+        );
         self.client
             .exchange(Section::ServerWrite, cmd, &what, st, d)
             .await
@@ -184,7 +188,10 @@ impl PowerDriver for IloDriver {
             .map_err(|l| l.into_error())?;
         let (uuid, serial) = a.system();
         let mut id = Identity::default();
-        if let Some(u) = uuid.as_deref().and_then(crate::engine::identity::reported_uuid) {
+        if let Some(u) = uuid
+            .as_deref()
+            .and_then(crate::engine::identity::reported_uuid)
+        {
             id.uuid.push(UuidForm {
                 uuid: u.uuid,
                 encoding: "smbios",

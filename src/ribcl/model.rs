@@ -76,7 +76,12 @@ pub enum Section {
 /// One request document: the header, `RIBCL`, `LOGIN` with the user and
 /// password, one section holding `command`. Zeroed when dropped (it holds
 /// the password).
-pub fn document(user: &str, password: &Secret, section: Section, command: &str) -> Zeroizing<Vec<u8>> {
+pub fn document(
+    user: &str,
+    password: &Secret,
+    section: Section,
+    command: &str,
+) -> Zeroizing<Vec<u8>> {
     let (name, mode) = match section {
         Section::ServerRead => ("SERVER_INFO", "read"),
         Section::ServerWrite => ("SERVER_INFO", "write"),
@@ -286,7 +291,10 @@ impl Answer {
     /// `GET_HOST_POWER HOST_POWER`, judged: `ON` on, `OFF` off, anything
     /// else (or nothing) unreadable.
     pub fn power(&self) -> Result<PowerState, String> {
-        let Some(v) = self.find("GET_HOST_POWER").and_then(|t| t.get("HOST_POWER")) else {
+        let Some(v) = self
+            .find("GET_HOST_POWER")
+            .and_then(|t| t.get("HOST_POWER"))
+        else {
             return Err("the answer has no GET_HOST_POWER HOST_POWER".into());
         };
         match v.trim().to_ascii_uppercase().as_str() {
@@ -320,7 +328,11 @@ impl Answer {
                 ("SMBIOS_RECORD", true) => in_type1 = false,
                 ("FIELD", false) if in_type1 => {
                     let v = t.get("VALUE").map(|v| printable(v.trim(), 64));
-                    match t.get("NAME").map(|n| n.trim().to_ascii_lowercase()).as_deref() {
+                    match t
+                        .get("NAME")
+                        .map(|n| n.trim().to_ascii_lowercase())
+                        .as_deref()
+                    {
                         Some("uuid") => uuid = v,
                         Some("serial number") => serial = v,
                         _ => {}
@@ -329,13 +341,19 @@ impl Answer {
                 _ => {}
             }
         }
-        (uuid.filter(|s| !s.is_empty()), serial.filter(|s| !s.is_empty()))
+        (
+            uuid.filter(|s| !s.is_empty()),
+            serial.filter(|s| !s.is_empty()),
+        )
     }
 }
 
 /// A version number (`2.22`).
 pub fn number(s: &str) -> Option<f64> {
-    s.trim().parse::<f64>().ok().filter(|v| v.is_finite() && *v >= 0.0)
+    s.trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|v| v.is_finite() && *v >= 0.0)
 }
 
 /// What the iLO says of its firmware.
@@ -416,7 +434,14 @@ mod tests {
         let a = answer(b"<RIBCL VERSION=\"2.2\"><RESPONSE STATUS=\"0x0000\"/><GET_HOST_POWER HOST_POWER=\"UNKNOWN\"/>");
         assert!(a.power().is_err());
         assert!(answer(b"").power().is_err());
-        for junk in [&b"<<<<\"'"[..], b"<A B='", b"<A B=", b"\xff\xfe<X", b"</", b"<?"] {
+        for junk in [
+            &b"<<<<\"'"[..],
+            b"<A B='",
+            b"<A B=",
+            b"\xff\xfe<X",
+            b"</",
+            b"<?",
+        ] {
             let _ = answer(junk);
         }
         let many = "<A/>".repeat(MAX_TAGS * 2);
@@ -430,7 +455,10 @@ mod tests {
             version: Some("1.0".into()),
             processor: Some(p.into()),
         };
-        assert_eq!(off_command(&fw(2.20, "iLO")), "<SET_HOST_POWER HOST_POWER=\"No\"/>");
+        assert_eq!(
+            off_command(&fw(2.20, "iLO")),
+            "<SET_HOST_POWER HOST_POWER=\"No\"/>"
+        );
         assert_eq!(off_command(&fw(2.20, "iLO2")), "<HOLD_PWR_BTN/>");
         assert_eq!(off_command(&fw(2.21, "iLO")), "<HOLD_PWR_BTN/>");
         assert_eq!(off_command(&Firmware::default()), "<HOLD_PWR_BTN/>");
@@ -438,11 +466,21 @@ mod tests {
 
     #[test]
     fn documents_escape_and_hold_the_login() {
-        let d = document("a\"<b", &Secret::new(b"p&'x".to_vec()), Section::ServerWrite, ON_COMMAND);
+        let d = document(
+            "a\"<b",
+            &Secret::new(b"p&'x".to_vec()),
+            Section::ServerWrite,
+            ON_COMMAND,
+        );
         let s = String::from_utf8(d.to_vec()).unwrap();
         assert!(s.starts_with("<?xml version=\"1.0\"?>\r\n<RIBCL VERSION=\"2.0\">"));
-        assert!(s.contains("USER_LOGIN=\"a&quot;&lt;b\" PASSWORD=\"p&amp;&apos;x\""), "{s}");
-        assert!(s.contains("<SERVER_INFO MODE=\"write\"><SET_HOST_POWER HOST_POWER=\"Yes\"/></SERVER_INFO>"));
+        assert!(
+            s.contains("USER_LOGIN=\"a&quot;&lt;b\" PASSWORD=\"p&amp;&apos;x\""),
+            "{s}"
+        );
+        assert!(s.contains(
+            "<SERVER_INFO MODE=\"write\"><SET_HOST_POWER HOST_POWER=\"Yes\"/></SERVER_INFO>"
+        ));
         let t = tags(&s);
         assert_eq!(t[1].get("USER_LOGIN"), Some("a\"<b"));
     }

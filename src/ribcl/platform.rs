@@ -88,7 +88,12 @@ impl ApiDevice for IloConfig {
         secret: Secret,
         timeout: Duration,
     ) -> Result<Box<dyn Driver>, DriverError> {
-        Ok(Box::new(IloDriver::new(self.clone(), user, secret, timeout)?))
+        Ok(Box::new(IloDriver::new(
+            self.clone(),
+            user,
+            secret,
+            timeout,
+        )?))
     }
 }
 
