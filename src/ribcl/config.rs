@@ -16,7 +16,7 @@ pub const DEFAULT_PORT: u16 = 443;
 pub const URL_FORMS: &[UrlForm] = &[UrlForm {
     scheme: "ilo",
     form: "ilo://[USER@]HOST[:PORT]",
-    meaning: "an HPE iLO (iLO, iLO 2, iLO 3/4 without IPMI) through RIBCL over TLS",
+    meaning: "an HPE iLO (iLO, iLO 2, iLO 3/4) through RIBCL over TLS",
     target: true,
     example: "ilo://fence@ilo-node1.example.com",
 }];
