@@ -25,7 +25,6 @@ use std::time::Duration;
 
 /// The options its code reads by their definition's names.
 const RIBCL: &str = "ribcl_version";
-const NOTLS: &str = "notls";
 const TLS10: &str = "tls1.0";
 
 /// One iLO as the agent reaches it.
@@ -62,7 +61,7 @@ pub fn config(values: &Values, agent: &Agent) -> Result<IloDevice, String> {
 /// `--notls` and `--tls1.0`, refused by name.
 fn check(values: &Values, agent: &Agent) -> Vec<String> {
     let mut out = Vec::new();
-    for (key, what) in [(NOTLS, "SSL 3.0"), (TLS10, "TLS 1.0")] {
+    for (key, what) in [(Key::Notls.as_str(), "SSL 3.0"), (TLS10, "TLS 1.0")] {
         if agent.option(key).is_some_and(|o| values.flag(o)) {
             out.push(format!(
                 "Failed: --{key} asks for {what}, which fencekit never speaks (TLS 1.2 and 1.3 \
@@ -81,7 +80,7 @@ fn device(values: &Values, agent: &Agent) -> Result<DeviceConfig, String> {
 /// How the RIBCL platform serves fence_ilo and fence_ilo2.
 pub static FAMILY: AgentFamily = AgentFamily {
     check,
-    read_by_name: &[RIBCL, NOTLS, TLS10],
+    read_by_name: &[RIBCL, TLS10],
     ..AgentFamily::new(device)
 };
 
@@ -141,7 +140,11 @@ mod tests {
         assert!(!d.describe().contains("hunter22"));
         assert!(check(&v, &a).is_empty());
         let mut p = base.to_vec();
-        p.extend([("ssl_insecure", "1"), ("ribcl_version", "2.20"), ("ipport", "4443")]);
+        p.extend([
+            ("ssl_insecure", "1"),
+            ("ribcl_version", "2.20"),
+            ("ipport", "4443"),
+        ]);
         let (v, a) = validated("fence_ilo2", &p);
         let d = config(&v, &a).unwrap();
         assert_eq!(
