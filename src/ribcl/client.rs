@@ -108,12 +108,21 @@ impl Client {
             }
         };
         self.requests += 1;
-        let tcp = match tokio::time::timeout_at(
-            until_t,
-            tokio::net::TcpStream::connect((self.host.as_str(), self.port)),
-        )
-        .await
-        {
+        // An address is connected to as it is: a name only is resolved (on
+        // tokio's blocking pool, a thread of its own).
+        let ip = self
+            .host
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .parse::<std::net::IpAddr>()
+            .ok();
+        let connect = async {
+            match ip {
+                Some(ip) => tokio::net::TcpStream::connect((ip, self.port)).await,
+                None => tokio::net::TcpStream::connect((self.host.as_str(), self.port)).await,
+            }
+        };
+        let tcp = match tokio::time::timeout_at(until_t, connect).await {
             Err(_) => return Err(timed_out(self, false)),
             Ok(Err(e)) => {
                 return Err(Lost::Error(self.err(

@@ -270,6 +270,9 @@ def control(world, conn, first):
 def handle(world, ctx, raw, log):
     try:
         raw.settimeout(60)
+        # Each answer document is its own write: without this, Nagle holds
+        # the second one for the client's delayed ACK (40 ms a document).
+        raw.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         conn = ctx.wrap_socket(raw, server_side=True)
         first = conn.recv(65536)
         if first.startswith((b"GET ", b"POST ")):
