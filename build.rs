@@ -38,6 +38,7 @@ const FAMILY_FILES: &[&str] = &[
     "openstack.toml",
     "eps.toml",
     "cisco_ucs.toml",
+    "ilo.toml",
     "gce.toml",
 ];
 

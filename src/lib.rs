@@ -54,6 +54,7 @@ pub mod platform;
 pub mod private;
 pub mod pve;
 pub mod redfish;
+pub mod ribcl;
 pub mod runtime;
 pub mod script;
 pub mod secret;
@@ -96,6 +97,8 @@ pub const AGENT_NAMES: &[&str] = &[
     "fence_openstack",
     "fence_eps",
     "fence_cisco_ucs",
+    "fence_ilo",
+    "fence_ilo2",
     "fence_gce",
 ];
 

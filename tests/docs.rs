@@ -59,6 +59,7 @@ const PAGES: &[&str] = &[
     "docs/gce.md",
     "docs/hypervisors.md",
     "docs/ucs.md",
+    "docs/ilo.md",
 ];
 
 /// What a fenced block is for.
@@ -898,6 +899,11 @@ fn hypervisors() {
 #[test]
 fn ucs() {
     run_page("docs/ucs.md");
+}
+
+#[test]
+fn ilo() {
+    run_page("docs/ilo.md");
 }
 
 #[test]

@@ -75,7 +75,6 @@ const FAR_NOT_YET: &[&str] = &[
     "fence-agents-ibm-powervs",
     "fence-agents-ibm-vpc",
     "fence-agents-ifmib",
-    "fence-agents-ilo2",
 ];
 
 /// The packages FAR's image installs, read from the FAR reference's
