@@ -38,6 +38,8 @@ const FAMILY_FILES: &[&str] = &[
     "openstack.toml",
     "eps.toml",
     "cisco_ucs.toml",
+    "ibm_vpc.toml",
+    "ibm_powervs.toml",
 ];
 
 fn main() {

@@ -38,6 +38,7 @@ pub mod exit;
 pub mod fingerprint;
 pub mod fleet;
 pub mod http;
+pub mod ibm;
 pub mod ipmi;
 pub mod kdump;
 pub mod kubevirt;
@@ -95,6 +96,8 @@ pub const AGENT_NAMES: &[&str] = &[
     "fence_openstack",
     "fence_eps",
     "fence_cisco_ucs",
+    "fence_ibm_vpc",
+    "fence_ibm_powervs",
 ];
 
 /// True when `name` (argv[0]'s file name) is a fence agent this binary can be.

@@ -155,6 +155,14 @@ keys! {
     Apitimeout => "apitimeout",
     RegionName => "region_name",
     Interface => "interface",
+    Apikey => "apikey",
+    Limit => "limit",
+    Proxy => "proxy",
+    TokenFile => "token_file",
+    Token => "token",
+    Crn => "crn",
+    Instance => "instance",
+    ApiType => "api_type",
 }
 
 impl std::fmt::Display for Key {
