@@ -515,6 +515,7 @@ fn missing_reason(peer: &str) -> Option<String> {
             .or_else(|| venv_imports("cryptography")),
         "fence_azure_arm" => needs_binary("fence_azure_arm", "fence-agents")
             .or_else(|| venv_imports("azure.identity, azure.mgmt.compute, msrestazure, pexpect")),
+        "ibm_api" => needs_binary("openssl", "openssl").or_else(|| needs_binary("curl", "curl")),
         "vcsim" => {
             let bin = peers_dir().join("bin/fencekit-vcsim");
             (!bin.is_file()).then(|| {
