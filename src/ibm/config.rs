@@ -372,7 +372,7 @@ pub const URL_FORMS: &[crate::engine::driver::UrlForm] = &[
     crate::engine::driver::UrlForm {
         scheme: "powervs",
         form: "powervs://REGION/WORKSPACE-ID/INSTANCE-ID",
-        meaning: "an IBM Power Virtual Server instance of a workspace (its CRN in settings.crn), through the Power Cloud API and IAM",
+        meaning: "an IBM Power Virtual Server instance of a workspace (its CRN: --ibm-crn)",
         target: true,
         example: "powervs://us-south/3a5798f1-4d2b-4e0a-9311-9b2f3c0e4a11/5b6c7d8e-0000-4000-8000-00000000aa01",
     },
