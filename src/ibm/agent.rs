@@ -81,6 +81,9 @@ pub fn config(values: &Values, agent: &Agent) -> Result<IbmConfig, String> {
     if service == Service::PowerVs {
         cfg.workspace = get(Key::Instance).unwrap_or("").to_string();
         cfg.crn = get(Key::Crn).unwrap_or("").to_string();
+        if cfg.crn.is_empty() {
+            return Err(super::config::ConfigError::NoCrn.to_string());
+        }
     }
     cfg.proxy = get(Key::Proxy).map(str::to_string);
     if let Some(n) = values.int(Key::Limit) {

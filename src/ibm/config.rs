@@ -212,10 +212,8 @@ impl IbmConfig {
                 return Err(ConfigError::NoWorkspace);
             }
             check_id(&self.workspace)?;
-            if self.crn.is_empty() {
-                return Err(ConfigError::NoCrn);
-            }
-            if !self.crn.starts_with("crn:v1:") || self.crn.contains(['\r', '\n']) {
+            // A missing CRN is found when connecting (a target URL names none).
+            if !self.crn.is_empty() && !self.crn.starts_with("crn:v1:") || self.crn.contains(['\r', '\n']) {
                 return Err(ConfigError::BadCrn(self.crn.clone()));
             }
         }
@@ -424,7 +422,7 @@ mod tests {
         let mut c = IbmConfig::new(Service::PowerVs, "lon", "pvm-1");
         assert_eq!(c.validate(), Err(ConfigError::NoWorkspace));
         c.workspace = "ws-1".into();
-        assert_eq!(c.validate(), Err(ConfigError::NoCrn));
+        assert_eq!(c.validate(), Ok(()), "the CRN is asked for when connecting");
         c.crn = "nope".into();
         assert!(matches!(c.validate(), Err(ConfigError::BadCrn(_))));
         c.crn = "crn:v1:bluemix:public:power-iaas:lon04:a/abc:ws-1::".into();

@@ -463,11 +463,13 @@ mod tests {
                     // `redfish-uri` / `systems-uri` are the long names
                     // themselves, and fence_azure_arm lists `network-fencing`
                     // as the deprecated spelling of `network_fencing`, and
-                    // fence_openstack its four Keystone options' long names.
+                    // fence_openstack its four Keystone options' long names, and
+                    // fence_ibm_powervs `api-type`.
                     if ![
                         "redfish-uri",
                         "systems-uri",
                         "network-fencing",
+                        "api-type",
                         "auth-url",
                         "project-name",
                         "user-domain-name",
@@ -622,7 +624,8 @@ mod tests {
             // of its own: no address, no login, no password.
             // fence_azure_arm: a service principal's ID and secret, no
             // address; fence_openstack: Keystone's URL, no address.
-            let device: &[&str] = if f.driver == "aws" || f.driver == "kubevirt" {
+            // fence_ibm_vpc and fence_ibm_powervs: an API key of their own.
+            let device: &[&str] = if f.driver == "aws" || f.driver == "kubevirt" || f.driver == "ibm" {
                 &[]
             } else if f.driver == "azure" || f.driver == "openstack" {
                 &["username", "password", "password_script"]
