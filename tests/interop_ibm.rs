@@ -123,11 +123,17 @@ impl Peer {
     }
 
     fn status_of(&self, kind: &str, id: &str) -> String {
-        self.state()[kind][id]["status"].as_str().unwrap().to_string()
+        self.state()[kind][id]["status"]
+            .as_str()
+            .unwrap()
+            .to_string()
     }
 
     fn actions(&self, kind: &str, id: &str) -> Vec<Value> {
-        self.state()[kind][id]["actions"].as_array().unwrap().clone()
+        self.state()[kind][id]["actions"]
+            .as_array()
+            .unwrap()
+            .clone()
     }
 }
 
@@ -161,7 +167,10 @@ fn has_upstream(agent: &'static str) -> bool {
     });
     if !ns {
         let msg = "SKIP upstream part: no mount namespace (unshare -m) for upstream's CA bundle";
-        assert!(!support::require_peers(), "{msg}, and FENCEKIT_REQUIRE_PEERS=1");
+        assert!(
+            !support::require_peers(),
+            "{msg}, and FENCEKIT_REQUIRE_PEERS=1"
+        );
         eprintln!("{msg}");
     }
     ns
@@ -181,7 +190,14 @@ fn vpc_args(plug: &str, extra: &[&str]) -> Vec<String> {
 
 fn pvs_args(ws: &str, plug: &str, extra: &[&str]) -> Vec<String> {
     let mut a: Vec<String> = [
-        "--token", KEY, "--region", REGION, "--api-type", "public", "--instance", ws,
+        "--token",
+        KEY,
+        "--region",
+        REGION,
+        "--api-type",
+        "public",
+        "--instance",
+        ws,
     ]
     .iter()
     .map(|s| s.to_string())
@@ -209,7 +225,10 @@ fn upstream(peer: &Peer, agent: &str, args: &[String]) -> Run {
         // file (O_EXCL), so runs at once must not share one.
         static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
         let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        c.arg(format!("--token-file={}/t{n}/[hash].token", peer.tmp.display()));
+        c.arg(format!(
+            "--token-file={}/t{n}/[hash].token",
+            peer.tmp.display()
+        ));
     }
     support::run(c, Duration::from_secs(60))
 }
@@ -282,7 +301,12 @@ fn run_cases(peer: &Peer, agent: &'static str, cases: Vec<Case>) -> Vec<(Run, Op
 }
 
 fn case(name: &'static str, ours: Vec<String>, up: Vec<String>) -> Case {
-    Case { name, ours, up, env: Vec::new() }
+    Case {
+        name,
+        ours,
+        up,
+        env: Vec::new(),
+    }
 }
 
 /// Asserts ours and (when it ran) upstream.
@@ -326,8 +350,19 @@ fn vpc_states_power_and_refusals_side_by_side() {
     let st = |s: &str| json!({"status": s, "stuck": true});
     let mut cases = Vec::new();
     for s in [
-        "running", "stopped", "starting", "stopping", "pending", "restarting", "paused",
-        "pausing", "suspended", "suspending", "resuming", "failed", "deleting",
+        "running",
+        "stopped",
+        "starting",
+        "stopping",
+        "pending",
+        "restarting",
+        "paused",
+        "pausing",
+        "suspended",
+        "suspending",
+        "resuming",
+        "failed",
+        "deleting",
     ] {
         let name: &'static str = Box::leak(format!("status-{s}").into_boxed_str());
         cases.push(vpc_case(&peer, name, st(s), &["-o", "status"]));
@@ -337,18 +372,42 @@ fn vpc_states_power_and_refusals_side_by_side() {
     cases.push(vpc_case(&peer, "off", run_.clone(), &["-o", "off"]));
     cases.push(vpc_case(&peer, "on", stop_.clone(), &["-o", "on"]));
     cases.push(vpc_case(&peer, "reboot", run_.clone(), &["-o", "reboot"]));
-    cases.push(vpc_case(&peer, "already-off", stop_.clone(), &["-o", "off"]));
+    cases.push(vpc_case(
+        &peer,
+        "already-off",
+        stop_.clone(),
+        &["-o", "off"],
+    ));
     cases.push(vpc_case(&peer, "already-on", run_.clone(), &["-o", "on"]));
-    cases.push(vpc_case(&peer, "off-paused", json!({"status": "paused"}), &["-o", "off"]));
-    cases.push(vpc_case(&peer, "fails-after", json!({"status": "running", "fail_next": true, "transition": 2.5}),
-        &["-o", "off", "--power-timeout", "4"]));
-    cases.push(vpc_case(&peer, "stuck", json!({"status": "running", "stuck": true}),
-        &["-o", "off", "--power-timeout", "2"]));
+    cases.push(vpc_case(
+        &peer,
+        "off-paused",
+        json!({"status": "paused"}),
+        &["-o", "off"],
+    ));
+    cases.push(vpc_case(
+        &peer,
+        "fails-after",
+        json!({"status": "running", "fail_next": true, "transition": 2.5}),
+        &["-o", "off", "--power-timeout", "4"],
+    ));
+    cases.push(vpc_case(
+        &peer,
+        "stuck",
+        json!({"status": "running", "stuck": true}),
+        &["-o", "off", "--power-timeout", "2"],
+    ));
     let mut selfish = vpc_case(&peer, "self", run_.clone(), &["-o", "off"]);
-    selfish.env.push(("IBM_VPC_METADATA_SERVICE_ENDPOINT", peer.metadata()));
+    selfish
+        .env
+        .push(("IBM_VPC_METADATA_SERVICE_ENDPOINT", peer.metadata()));
     peer.control(json!({"op": "imds", "id": ids("self").0}));
     cases.push(selfish);
-    cases.push(case("unknown", vpc_args("0717_nope", &["-o", "status"]), vpc_args("0717_nope", &["-o", "status"])));
+    cases.push(case(
+        "unknown",
+        vpc_args("0717_nope", &["-o", "status"]),
+        vpc_args("0717_nope", &["-o", "status"]),
+    ));
     let mut bad = vpc_args("0717_off-o", &["-o", "status"]);
     bad[1] = "WrongKey".into();
     cases.push(case("wrong-key", bad.clone(), bad));
@@ -384,27 +443,78 @@ fn vpc_states_power_and_refusals_side_by_side() {
     }
     expect(next(), "failed", (1, FAILED_STATUS), (1, FAILED_STATUS));
     expect(next(), "deleting", (1, FAILED_STATUS), (1, FAILED_STATUS));
-    expect(next(), "off", (0, "Success: Powered OFF"), (0, "Success: Powered OFF"));
+    expect(
+        next(),
+        "off",
+        (0, "Success: Powered OFF"),
+        (0, "Success: Powered OFF"),
+    );
     let (o, u) = ids("off");
-    assert_eq!(peer.actions("vpc", &o), vec![json!({"type": "stop", "force": true})], "a forced stop");
+    assert_eq!(
+        peer.actions("vpc", &o),
+        vec![json!({"type": "stop", "force": true})],
+        "a forced stop"
+    );
     if has_upstream("fence_ibm_vpc") {
-        assert_eq!(peer.actions("vpc", &u), vec![json!({"type": "stop"})], "4.12.1's plain stop");
+        assert_eq!(
+            peer.actions("vpc", &u),
+            vec![json!({"type": "stop"})],
+            "4.12.1's plain stop"
+        );
     }
-    expect(next(), "on", (0, "Success: Powered ON"), (0, "Success: Powered ON"));
-    expect(next(), "reboot", (0, "Success: Rebooted"), (0, "Success: Rebooted"));
-    expect(next(), "already-off", (0, "Success: Already OFF"), (0, "Success: Already OFF"));
-    expect(next(), "already-on", (0, "Success: Already ON"), (0, "Success: Already ON"));
-    expect(next(), "off-paused", (0, "Success: Powered OFF"), (1, FAILED_STATUS));
+    expect(
+        next(),
+        "on",
+        (0, "Success: Powered ON"),
+        (0, "Success: Powered ON"),
+    );
+    expect(
+        next(),
+        "reboot",
+        (0, "Success: Rebooted"),
+        (0, "Success: Rebooted"),
+    );
+    expect(
+        next(),
+        "already-off",
+        (0, "Success: Already OFF"),
+        (0, "Success: Already OFF"),
+    );
+    expect(
+        next(),
+        "already-on",
+        (0, "Success: Already ON"),
+        (0, "Success: Already ON"),
+    );
+    expect(
+        next(),
+        "off-paused",
+        (0, "Success: Powered OFF"),
+        (1, FAILED_STATUS),
+    );
     assert_eq!(peer.status_of("vpc", &ids("off-paused").0), "stopped");
     let x = next();
-    expect(x, "fails-after", (1, ""), (1, "Failed: Timed out waiting to power OFF"));
+    expect(
+        x,
+        "fails-after",
+        (1, ""),
+        (1, "Failed: Timed out waiting to power OFF"),
+    );
     assert!(x.0.stderr.contains("after acceptance"), "{}", x.0.text());
     assert_eq!(peer.status_of("vpc", &ids("fails-after").0), "running");
-    expect(next(), "stuck", (1, ""), (1, "Failed: Timed out waiting to power OFF"));
+    expect(
+        next(),
+        "stuck",
+        (1, ""),
+        (1, "Failed: Timed out waiting to power OFF"),
+    );
     let x = next();
     expect(x, "self", (1, ""), (0, "Success: Powered OFF"));
     assert!(x.0.stderr.contains("self-fencing"), "{}", x.0.text());
-    assert!(peer.actions("vpc", &ids("self").0).is_empty(), "nothing sent");
+    assert!(
+        peer.actions("vpc", &ids("self").0).is_empty(),
+        "nothing sent"
+    );
     expect(next(), "unknown", (1, ""), (1, FAILED_STATUS));
     expect(next(), "wrong-key", (1, LOGIN_DENIED), (1, LOGIN_DENIED));
     let x = next();
@@ -423,7 +533,11 @@ fn vpc_faults_tokens_lists_side_by_side() {
     let up = has_upstream("fence_ibm_vpc");
     let sides: Vec<bool> = if up { vec![true, false] } else { vec![true] };
     std::thread::scope(|s| {
-        for h in sides.into_iter().map(|o| s.spawn(move || vpc_faults(o))).collect::<Vec<_>>() {
+        for h in sides
+            .into_iter()
+            .map(|o| s.spawn(move || vpc_faults(o)))
+            .collect::<Vec<_>>()
+        {
             h.join().unwrap();
         }
     });
@@ -453,11 +567,20 @@ fn vpc_faults(is_ours: bool) {
     let r = agent("0717_a", &["-o", "off"]);
     peer.fault(json!({"token_uses": 0}));
     match is_ours {
-        true => assert_eq!(seen(&r), (Some(0), "Success: Powered OFF".into()), "{}", r.text()),
+        true => assert_eq!(
+            seen(&r),
+            (Some(0), "Success: Powered OFF".into()),
+            "{}",
+            r.text()
+        ),
         false => {
             assert_eq!(r.code, Some(1), "{}", r.text());
             assert!(r.stderr.contains(LOGIN_DENIED), "{}", r.text());
-            assert!(r.stderr.contains("iam.cloud.ibm.com"), "the refresh bypassed the proxy: {}", r.text());
+            assert!(
+                r.stderr.contains("iam.cloud.ibm.com"),
+                "the refresh bypassed the proxy: {}",
+                r.text()
+            );
             peer.control(json!({"op": "set", "kind": "vpc", "id": "0717_a", "fields": {"status": "stopped"}}));
         }
     }
@@ -476,8 +599,15 @@ fn vpc_faults(is_ours: bool) {
     peer.fault(json!({"drop": {"stop": 1}}));
     let r = agent("0717_c", &["-o", "off"]);
     let sent = peer.actions("vpc", "0717_c").len();
-    assert_eq!((seen(&r), sent), ((Some(0), "Success: Powered OFF".into()), if is_ours { 1 } else { 2 }),
-        "{side}, a lost answer: {}", r.text());
+    assert_eq!(
+        (seen(&r), sent),
+        (
+            (Some(0), "Success: Powered OFF".into()),
+            if is_ours { 1 } else { 2 }
+        ),
+        "{side}, a lost answer: {}",
+        r.text()
+    );
     // The stop is lost before the work: fencekit says the outcome is
     // unknown and does not send it again (the instance stays up: a fence
     // not done is never reported as one).
@@ -485,7 +615,12 @@ fn vpc_faults(is_ours: bool) {
     let r = agent("0717_e", &["-o", "off", "--power-timeout", "1"]);
     if !is_ours {
         // libcurl sends it again on a new connection, and that one is done.
-        assert_eq!((r.code, peer.actions("vpc", "0717_e").len()), (Some(0), 2), "{}", r.text());
+        assert_eq!(
+            (r.code, peer.actions("vpc", "0717_e").len()),
+            (Some(0), 2),
+            "{}",
+            r.text()
+        );
     } else {
         assert_eq!(r.code, Some(1), "{side}: {}", r.text());
         assert!(r.stderr.contains("not sent again"), "{}", r.text());
@@ -494,21 +629,56 @@ fn vpc_faults(is_ours: bool) {
     }
     // A silent API: bounded by --shell-timeout.
     peer.fault(json!({"hang": 30}));
-    let r = agent("0717_f", &["-o", "status", "--shell-timeout", "1", "--power-timeout", "2"]);
+    let r = agent(
+        "0717_f",
+        &[
+            "-o",
+            "status",
+            "--shell-timeout",
+            "1",
+            "--power-timeout",
+            "2",
+        ],
+    );
     peer.fault(json!({"hang": 0}));
     assert_eq!(r.code, Some(1), "{side} silent: {}", r.text());
-    assert!(r.elapsed < Duration::from_secs(8), "{side} bounded: {:?}", r.elapsed);
+    assert!(
+        r.elapsed < Duration::from_secs(8),
+        "{side} bounded: {:?}",
+        r.elapsed
+    );
     // list and monitor (every instance here is running or stopped: 4.12.1's
     // list fails on any other state).
-    let mut list: Vec<String> = agent("", &["-o", "list"]).stdout.lines().map(str::to_string).collect();
+    let mut list: Vec<String> = agent("", &["-o", "list"])
+        .stdout
+        .lines()
+        .map(str::to_string)
+        .collect();
     list.sort();
-    assert_eq!(list, ["0717_a,n-0717_a", "0717_c,n-0717_c", "0717_e,n-0717_e", "0717_f,n-0717_f", "0717_g,n-0717_g"], "{side}");
+    assert_eq!(
+        list,
+        [
+            "0717_a,n-0717_a",
+            "0717_c,n-0717_c",
+            "0717_e,n-0717_e",
+            "0717_f,n-0717_f",
+            "0717_g,n-0717_g"
+        ],
+        "{side}"
+    );
     let r = agent("", &["-o", "monitor"]);
     assert_eq!(r.code, Some(0), "{side} monitor: {}", r.text());
     if is_ours {
         let log = peer.state()["log"].as_array().unwrap().clone();
-        let q: Vec<&str> = log.iter().filter(|e| e["path"] == "/v1/instances").filter_map(|e| e["query"].as_str()).collect();
-        assert!(q.last().is_some_and(|q| q.contains("limit=1")), "our monitor reads one: {q:?}");
+        let q: Vec<&str> = log
+            .iter()
+            .filter(|e| e["path"] == "/v1/instances")
+            .filter_map(|e| e["query"].as_str())
+            .collect();
+        assert!(
+            q.last().is_some_and(|q| q.contains("limit=1")),
+            "our monitor reads one: {q:?}"
+        );
     }
     eprintln!("vpc faults, {side}: {:?}", t0.elapsed());
 }
@@ -519,7 +689,11 @@ fn pvs_case(peer: &Peer, name: &'static str, fields: Value, extra: &[&str]) -> C
     // and fails on any state of any instance it does not know.
     peer.pvm(&format!("ws-{o}"), &o, fields.clone());
     peer.pvm(&format!("ws-{u}"), &u, fields);
-    case(name, pvs_args(&format!("ws-{o}"), &o, extra), pvs_args(&format!("ws-{u}"), &u, extra))
+    case(
+        name,
+        pvs_args(&format!("ws-{o}"), &o, extra),
+        pvs_args(&format!("ws-{u}"), &u, extra),
+    )
 }
 
 #[test]
@@ -533,7 +707,12 @@ fn powervs_states_power_tokens_side_by_side() {
         pvs_case(&peer, "active", st("ACTIVE", "OK"), &["-o", "status"]),
         pvs_case(&peer, "shutoff", st("SHUTOFF", "OK"), &["-o", "status"]),
         pvs_case(&peer, "error", st("ERROR", "UNKNOWN"), &["-o", "status"]),
-        pvs_case(&peer, "warning", st("WARNING", "UNKNOWN"), &["-o", "status"]),
+        pvs_case(
+            &peer,
+            "warning",
+            st("WARNING", "UNKNOWN"),
+            &["-o", "status"],
+        ),
         pvs_case(&peer, "warning-ok", st("WARNING", "OK"), &["-o", "status"]),
         pvs_case(&peer, "build", st("BUILD", "PENDING"), &["-o", "status"]),
         pvs_case(&peer, "off", on_.clone(), &["-o", "off"]),
@@ -541,13 +720,22 @@ fn powervs_states_power_tokens_side_by_side() {
         pvs_case(&peer, "reboot", on_.clone(), &["-o", "reboot"]),
         pvs_case(&peer, "already-off", off_.clone(), &["-o", "off"]),
         pvs_case(&peer, "already-on", on_.clone(), &["-o", "on"]),
-        pvs_case(&peer, "off-error", st("ERROR", "CRITICAL"), &["-o", "off", "--power-timeout", "2"]),
+        pvs_case(
+            &peer,
+            "off-error",
+            st("ERROR", "CRITICAL"),
+            &["-o", "off", "--power-timeout", "2"],
+        ),
     ];
     peer.control(json!({"op": "ws", "id": "ws-list", "crn": crn("ws-list")}));
     for (id, s) in [("l1", "ACTIVE"), ("l2", "SHUTOFF")] {
         peer.pvm("ws-list", id, json!({"status": s}));
     }
-    cases.push(case("unknown", pvs_args("ws-list", "nope", &["-o", "status"]), pvs_args("ws-list", "nope", &["-o", "status"])));
+    cases.push(case(
+        "unknown",
+        pvs_args("ws-list", "nope", &["-o", "status"]),
+        pvs_args("ws-list", "nope", &["-o", "status"]),
+    ));
     let mut bad = pvs_args("ws-list", "l1", &["-o", "status"]);
     bad[1] = "WrongKey".into();
     cases.push(case("wrong-key", bad.clone(), bad));
@@ -555,8 +743,16 @@ fn powervs_states_power_tokens_side_by_side() {
     let at = other.iter().position(|a| a == "--crn").unwrap();
     other[at + 1] = crn("ws-elsewhere");
     cases.push(case("wrong-crn", other.clone(), other));
-    cases.push(case("list", pvs_args("ws-list", "", &["-o", "list-status"]), pvs_args("ws-list", "", &["-o", "list-status"])));
-    cases.push(case("monitor", pvs_args("ws-list", "", &["-o", "monitor"]), pvs_args("ws-list", "", &["-o", "monitor"])));
+    cases.push(case(
+        "list",
+        pvs_args("ws-list", "", &["-o", "list-status"]),
+        pvs_args("ws-list", "", &["-o", "list-status"]),
+    ));
+    cases.push(case(
+        "monitor",
+        pvs_args("ws-list", "", &["-o", "monitor"]),
+        pvs_args("ws-list", "", &["-o", "monitor"]),
+    ));
     let r = run_cases(&peer, "fence_ibm_powervs", cases);
     let mut i = 0;
     let mut next = || {
@@ -570,15 +766,46 @@ fn powervs_states_power_tokens_side_by_side() {
     expect(next(), "warning-ok", (0, "Status: ON"), (1, FAILED_STATUS));
     let x = next();
     assert_ne!(x.0.code, Some(2), "BUILD is never off: {}", x.0.text());
-    expect(next(), "off", (0, "Success: Powered OFF"), (0, "Success: Powered OFF"));
-    assert_eq!(peer.actions("pvm", "off-o"), vec![json!({"action": "immediate-shutdown"})]);
-    expect(next(), "on", (0, "Success: Powered ON"), (0, "Success: Powered ON"));
-    expect(next(), "reboot", (0, "Success: Rebooted"), (0, "Success: Rebooted"));
-    expect(next(), "already-off", (0, "Success: Already OFF"), (0, "Success: Already OFF"));
-    expect(next(), "already-on", (0, "Success: Already ON"), (0, "Success: Already ON"));
+    expect(
+        next(),
+        "off",
+        (0, "Success: Powered OFF"),
+        (0, "Success: Powered OFF"),
+    );
+    assert_eq!(
+        peer.actions("pvm", "off-o"),
+        vec![json!({"action": "immediate-shutdown"})]
+    );
+    expect(
+        next(),
+        "on",
+        (0, "Success: Powered ON"),
+        (0, "Success: Powered ON"),
+    );
+    expect(
+        next(),
+        "reboot",
+        (0, "Success: Rebooted"),
+        (0, "Success: Rebooted"),
+    );
+    expect(
+        next(),
+        "already-off",
+        (0, "Success: Already OFF"),
+        (0, "Success: Already OFF"),
+    );
+    expect(
+        next(),
+        "already-on",
+        (0, "Success: Already ON"),
+        (0, "Success: Already ON"),
+    );
     let x = next();
     expect(x, "off-error", (1, ""), (1, FAILED_STATUS));
-    assert!(peer.actions("pvm", "off-error-o").is_empty(), "an unreadable state is not acted on");
+    assert!(
+        peer.actions("pvm", "off-error-o").is_empty(),
+        "an unreadable state is not acted on"
+    );
     expect(next(), "unknown", (1, ""), (1, ""));
     // 4.12.1 sends its placeholder token and fails on the 401 (a traceback).
     expect(next(), "wrong-key", (1, FAILED_STATUS), (1, ""));
@@ -589,7 +816,15 @@ fn powervs_states_power_tokens_side_by_side() {
         l.sort();
         l
     };
-    assert_eq!((x.0.code, lines(&x.0)), (Some(0), vec!["l1,lpar-l1,on".to_string(), "l2,lpar-l2,off".to_string()]), "{}", x.0.text());
+    assert_eq!(
+        (x.0.code, lines(&x.0)),
+        (
+            Some(0),
+            vec!["l1,lpar-l1,on".to_string(), "l2,lpar-l2,off".to_string()]
+        ),
+        "{}",
+        x.0.text()
+    );
     if let Some(u) = &x.1 {
         assert_eq!((u.code, lines(u)), (Some(0), lines(&x.0)), "{}", u.text());
     }
@@ -597,23 +832,70 @@ fn powervs_states_power_tokens_side_by_side() {
     // Every token good for one request: fencekit fetches a new one after
     // each 401; 4.12.1 fetches one token per run and fails.
     peer.fault(json!({"token_uses": 1}));
-    let r = run_cases(&peer, "fence_ibm_powervs", vec![
-        case("expired", pvs_args("ws-list", "l1", &["-o", "off"]), pvs_args("ws-list", "l1", &["-o", "status"])),
-    ]);
+    let r = run_cases(
+        &peer,
+        "fence_ibm_powervs",
+        vec![case(
+            "expired",
+            pvs_args("ws-list", "l1", &["-o", "off"]),
+            pvs_args("ws-list", "l1", &["-o", "status"]),
+        )],
+    );
     peer.fault(json!({"token_uses": 0}));
     expect(&r[0], "expired", (0, "Success: Powered OFF"), (1, ""));
     // Throttled, then silent: waited out; bounded.
     peer.fault(json!({"throttle": 2}));
-    let o = ours(&peer, "fence_ibm_powervs", &pvs_args("ws-list", "l2", &["-o", "status"]), &[]);
-    assert_eq!((o.code, first(&o).as_str()), (Some(2), "Status: OFF"), "{}", o.text());
+    let o = ours(
+        &peer,
+        "fence_ibm_powervs",
+        &pvs_args("ws-list", "l2", &["-o", "status"]),
+        &[],
+    );
+    assert_eq!(
+        (o.code, first(&o).as_str()),
+        (Some(2), "Status: OFF"),
+        "{}",
+        o.text()
+    );
     peer.fault(json!({"hang": 30}));
-    let r = run_cases(&peer, "fence_ibm_powervs", vec![
-        case("silent", pvs_args("ws-list", "l2", &["-o", "status", "--shell-timeout", "1", "--power-timeout", "2"]),
-             pvs_args("ws-list", "l2", &["-o", "status", "--shell-timeout", "1", "--power-timeout", "2"])),
-    ]);
+    let r = run_cases(
+        &peer,
+        "fence_ibm_powervs",
+        vec![case(
+            "silent",
+            pvs_args(
+                "ws-list",
+                "l2",
+                &[
+                    "-o",
+                    "status",
+                    "--shell-timeout",
+                    "1",
+                    "--power-timeout",
+                    "2",
+                ],
+            ),
+            pvs_args(
+                "ws-list",
+                "l2",
+                &[
+                    "-o",
+                    "status",
+                    "--shell-timeout",
+                    "1",
+                    "--power-timeout",
+                    "2",
+                ],
+            ),
+        )],
+    );
     peer.fault(json!({"hang": 0}));
     expect(&r[0], "silent", (1, ""), (1, ""));
-    assert!(r[0].0.elapsed < Duration::from_secs(8), "bounded: {:?}", r[0].0.elapsed);
+    assert!(
+        r[0].0.elapsed < Duration::from_secs(8),
+        "bounded: {:?}",
+        r[0].0.elapsed
+    );
     eprintln!("powervs: {:?}", t0.elapsed());
 }
 
@@ -637,10 +919,20 @@ fn native_driver_refreshes_tokens_and_stops_a_paused_instance() {
     p.poll_interval = Duration::from_millis(100);
     p.power_timeout = PowerTimeout::Wall(Duration::from_secs(10));
     p.deadline = Some(fencekit::engine::clock::Instant::now() + Duration::from_secs(15));
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
     let out = rt.block_on(run(&mut d, Action::Off, &p, &mut Discard, Cancel::never()));
     assert!(out.is_ok(), "{out:?}");
     assert_eq!(peer.status_of("vpc", "0717_native"), "stopped");
-    assert_eq!(peer.actions("vpc", "0717_native"), vec![json!({"type": "stop", "force": true})]);
-    assert!(d.stats().tokens >= 2, "a two-second token is fetched again: {:?}", d.stats());
+    assert_eq!(
+        peer.actions("vpc", "0717_native"),
+        vec![json!({"type": "stop", "force": true})]
+    );
+    assert!(
+        d.stats().tokens >= 2,
+        "a two-second token is fetched again: {:?}",
+        d.stats()
+    );
 }

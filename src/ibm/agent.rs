@@ -45,7 +45,8 @@ fn key_from(value: &str) -> Result<Secret, String> {
         return Ok(Secret::from_str_value(value));
     };
     let text = zeroize::Zeroizing::new(
-        std::fs::read_to_string(path).map_err(|e| format!("cannot read the API key file {path}: {e}"))?,
+        std::fs::read_to_string(path)
+            .map_err(|e| format!("cannot read the API key file {path}: {e}"))?,
     );
     if let Ok(v) = serde_json::from_str::<serde_json::Value>(&text) {
         for k in ["Apikey", "apikey"] {
@@ -113,7 +114,11 @@ pub fn describe(cfg: &IbmConfig) -> String {
     format!(
         "{} instance {}{} in region {}, {} endpoints{}, API key {}, {} s per request{}",
         cfg.service.name(),
-        if cfg.instance.is_empty() { "(none: listing)" } else { &cfg.instance },
+        if cfg.instance.is_empty() {
+            "(none: listing)"
+        } else {
+            &cfg.instance
+        },
         match cfg.service {
             Service::PowerVs => format!(" of workspace {}", cfg.workspace),
             Service::Vpc => String::new(),
@@ -126,7 +131,11 @@ pub fn describe(cfg: &IbmConfig) -> String {
         },
         crate::platform::agent::values::secret_state(&cfg.apikey),
         cfg.request_timeout.as_secs(),
-        if cfg.allow_self_fence { ", self-fencing allowed" } else { "" }
+        if cfg.allow_self_fence {
+            ", self-fencing allowed"
+        } else {
+            ""
+        }
     )
 }
 
@@ -202,13 +211,20 @@ mod tests {
     fn vpc_options_map_to_the_instance() {
         let (v, a) = validated(
             "fence_ibm_vpc",
-            &[("apikey", "k-1"), ("region", "us-south"), ("plug", "0717_a")],
+            &[
+                ("apikey", "k-1"),
+                ("region", "us-south"),
+                ("plug", "0717_a"),
+            ],
         );
         let c = config(&v, &a).unwrap();
         assert_eq!((c.service, c.private, c.limit), (Service::Vpc, false, 50));
         assert_eq!(c.request_timeout, Duration::from_secs(15));
         assert!(!describe(&c).contains("k-1"));
-        let (v, a) = validated("fence_ibm_vpc", &[("region", "us-south"), ("plug", "0717_a")]);
+        let (v, a) = validated(
+            "fence_ibm_vpc",
+            &[("region", "us-south"), ("plug", "0717_a")],
+        );
         assert!(config(&v, &a).is_err());
     }
 
@@ -221,8 +237,13 @@ mod tests {
         let at = format!("@{}", f.display());
         let (v, a) = validated(
             "fence_ibm_powervs",
-            &[("token", &at), ("region", "lon"), ("plug", "pvm-1"), ("instance", "ws-1"),
-              ("crn", "crn:v1:bluemix:public:power-iaas:lon06:a/acc:ws-1::")],
+            &[
+                ("token", &at),
+                ("region", "lon"),
+                ("plug", "pvm-1"),
+                ("instance", "ws-1"),
+                ("crn", "crn:v1:bluemix:public:power-iaas:lon06:a/acc:ws-1::"),
+            ],
         );
         let c = config(&v, &a).unwrap();
         assert_eq!(c.apikey.expose(), b"from-file");

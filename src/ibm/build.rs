@@ -3,7 +3,10 @@
 //! the service's endpoint, `ca_cert` the trust; IBM's own settings by key
 //! ([`SETTINGS`]).
 
-use super::config::{check_id, check_region, parse_api_type, parse_target, service_of, ConfigError, IbmConfig, Service};
+use super::config::{
+    check_id, check_region, parse_api_type, parse_target, service_of, ConfigError, IbmConfig,
+    Service,
+};
 use crate::platform::build::{BuildError, Fields, MethodOptions};
 
 /// IBM's setting keys: `crn` (Power VS: the workspace's CRN, sent with
@@ -11,7 +14,15 @@ use crate::platform::build::{BuildError, Fields, MethodOptions};
 /// `iam_endpoint`, `proxy`, and for an inventory method without an
 /// endpoint `service` (`vpc` or `powervs`), `region` and `workspace`
 /// with the instance in `plug`.
-pub const SETTINGS: &[&str] = &["crn", "api_type", "iam_endpoint", "proxy", "service", "region", "workspace"];
+pub const SETTINGS: &[&str] = &[
+    "crn",
+    "api_type",
+    "iam_endpoint",
+    "proxy",
+    "service",
+    "region",
+    "workspace",
+];
 
 impl From<ConfigError> for BuildError {
     fn from(e: ConfigError) -> BuildError {
@@ -38,7 +49,9 @@ pub fn from_parts(endpoint: Option<&str>, o: &MethodOptions) -> Result<IbmConfig
         "vpc" | "ibmvpc" => Service::Vpc,
         "powervs" | "power-vs" => Service::PowerVs,
         other => {
-            return Err(ConfigError::BadTarget(format!("service '{other}' (vpc or powervs)")).into())
+            return Err(
+                ConfigError::BadTarget(format!("service '{other}' (vpc or powervs)")).into(),
+            )
         }
     };
     let r = o.setting("region").or(o.region.as_deref()).unwrap_or("");
@@ -49,7 +62,13 @@ pub fn from_parts(endpoint: Option<&str>, o: &MethodOptions) -> Result<IbmConfig
     settings(service, r, w, i, o)
 }
 
-fn settings(service: Service, region: &str, workspace: &str, instance: &str, o: &MethodOptions) -> Result<IbmConfig, BuildError> {
+fn settings(
+    service: Service,
+    region: &str,
+    workspace: &str,
+    instance: &str,
+    o: &MethodOptions,
+) -> Result<IbmConfig, BuildError> {
     let mut c = IbmConfig::new(service, region, instance);
     c.workspace = workspace.to_string();
     c.crn = o.setting("crn").unwrap_or("").trim().to_string();
@@ -66,10 +85,12 @@ fn settings(service: Service, region: &str, workspace: &str, instance: &str, o: 
 /// An inventory method's fields: an instance.
 pub fn check_fields(f: &dyn Fields) -> Result<(), String> {
     if !f.has("endpoint") && !f.has("plug") {
-        return Err("an ibm method needs endpoint = \"ibmvpc://REGION/INSTANCE-ID\" (or \
+        return Err(
+            "an ibm method needs endpoint = \"ibmvpc://REGION/INSTANCE-ID\" (or \
                     \"powervs://REGION/WORKSPACE-ID/INSTANCE-ID\") or plug = \"INSTANCE-ID\" \
                     with settings region (and service, workspace, crn for Power VS)"
-            .into());
+                .into(),
+        );
     }
     Ok(())
 }
@@ -85,11 +106,20 @@ mod tests {
         let c = from_url("ibmvpc://us-south/0717_a", &o).unwrap().unwrap();
         assert!(c.private && c.service == Service::Vpc);
         assert!(from_url("aws://x/y", &o).is_none());
-        assert!(from_url("powervs://lon/ws-1/pvm-1", &o).unwrap().is_ok(), "the CRN is asked for when connecting");
+        assert!(
+            from_url("powervs://lon/ws-1/pvm-1", &o).unwrap().is_ok(),
+            "the CRN is asked for when connecting"
+        );
         o.set("crn", "crn:v1:bluemix:public:power-iaas:lon06:a/acc:ws-1::");
         let c = from_url("powervs://lon/ws-1/pvm-1", &o).unwrap().unwrap();
-        assert_eq!((c.workspace.as_str(), c.instance.as_str()), ("ws-1", "pvm-1"));
-        let mut o = MethodOptions { plug: Some("pvm-2".into()), ..Default::default() };
+        assert_eq!(
+            (c.workspace.as_str(), c.instance.as_str()),
+            ("ws-1", "pvm-1")
+        );
+        let mut o = MethodOptions {
+            plug: Some("pvm-2".into()),
+            ..Default::default()
+        };
         o.set("service", "powervs");
         o.set("region", "lon");
         o.set("workspace", "ws-1");

@@ -19,7 +19,9 @@ pub enum ConfigError {
     #[error("'{0}' is not an IBM Cloud target (expected ibmvpc://REGION/INSTANCE-ID or powervs://REGION/WORKSPACE-ID/INSTANCE-ID)")]
     BadTarget(String),
     /// A region name IBM Cloud would not have.
-    #[error("'{0}' is not a region (lower-case letters, digits and '-', e.g. us-south, eu-de, lon)")]
+    #[error(
+        "'{0}' is not a region (lower-case letters, digits and '-', e.g. us-south, eu-de, lon)"
+    )]
     BadRegion(String),
     /// An ID with characters an ID never has.
     #[error("'{0}' is not an instance ID (letters, digits, '-' and '_', at most 64)")]
@@ -31,7 +33,9 @@ pub enum ConfigError {
     #[error("Power Virtual Server needs the workspace (cloud instance) ID (--instance)")]
     NoWorkspace,
     /// Power VS without the CRN.
-    #[error("Power Virtual Server needs the workspace's CRN (--crn crn:v1:bluemix:public:power-iaas:…)")]
+    #[error(
+        "Power Virtual Server needs the workspace's CRN (--crn crn:v1:bluemix:public:power-iaas:…)"
+    )]
     NoCrn,
     /// A CRN that is not one.
     #[error("'{0}' is not a CRN (expected crn:v1:…)")]
@@ -213,11 +217,16 @@ impl IbmConfig {
             }
             check_id(&self.workspace)?;
             // A missing CRN is found when connecting (a target URL names none).
-            if !self.crn.is_empty() && !self.crn.starts_with("crn:v1:") || self.crn.contains(['\r', '\n']) {
+            if !self.crn.is_empty() && !self.crn.starts_with("crn:v1:")
+                || self.crn.contains(['\r', '\n'])
+            {
                 return Err(ConfigError::BadCrn(self.crn.clone()));
             }
         }
-        for e in [&self.api_endpoint, &self.iam_endpoint].into_iter().flatten() {
+        for e in [&self.api_endpoint, &self.iam_endpoint]
+            .into_iter()
+            .flatten()
+        {
             check_https(e)?;
         }
         if let Some(p) = self.proxy_url() {
@@ -232,7 +241,11 @@ impl IbmConfig {
     /// The proxy URL to use, with `http://` added to a bare `HOST:PORT`
     /// (as curl reads upstream's option); `None` for none given.
     pub fn proxy_url(&self) -> Option<String> {
-        let p = self.proxy.as_deref().map(str::trim).filter(|p| !p.is_empty())?;
+        let p = self
+            .proxy
+            .as_deref()
+            .map(str::trim)
+            .filter(|p| !p.is_empty())?;
         Some(match p.contains("://") {
             true => p.to_string(),
             false => format!("http://{p}"),
@@ -308,7 +321,11 @@ pub fn service_of(url: &str) -> Option<Service> {
 pub fn parse_target(url: &str) -> Result<(Service, String, String, String), ConfigError> {
     let bad = || ConfigError::BadTarget(url.to_string());
     let service = service_of(url).ok_or_else(bad)?;
-    let rest = url.split_once("://").ok_or_else(bad)?.1.trim_end_matches('/');
+    let rest = url
+        .split_once("://")
+        .ok_or_else(bad)?
+        .1
+        .trim_end_matches('/');
     let parts: Vec<&str> = rest.split('/').collect();
     let (region, workspace, instance) = match (service, &parts[..]) {
         (Service::Vpc, [r, i]) => (*r, "", *i),
@@ -383,13 +400,31 @@ mod tests {
     #[test]
     fn targets_name_a_region_and_an_instance() {
         let (s, r, w, i) = parse_target("ibmvpc://us-south/0717_abc-1").unwrap();
-        assert_eq!((s, r.as_str(), w.as_str(), i.as_str()), (Service::Vpc, "us-south", "", "0717_abc-1"));
+        assert_eq!(
+            (s, r.as_str(), w.as_str(), i.as_str()),
+            (Service::Vpc, "us-south", "", "0717_abc-1")
+        );
         let (s, r, w, i) = parse_target("POWERVS://lon/ws-1/pvm-1/").unwrap();
-        assert_eq!((s, r.as_str(), w.as_str(), i.as_str()), (Service::PowerVs, "lon", "ws-1", "pvm-1"));
-        assert!(matches!(parse_target("ibmvpc://us-south"), Err(ConfigError::BadTarget(_))));
-        assert!(matches!(parse_target("powervs://lon/pvm"), Err(ConfigError::BadTarget(_))));
-        assert!(matches!(parse_target("ibmvpc://US_South/i"), Err(ConfigError::BadRegion(_))));
-        assert!(matches!(parse_target("ibmvpc://us-south/a%2fb"), Err(ConfigError::BadId(_))));
+        assert_eq!(
+            (s, r.as_str(), w.as_str(), i.as_str()),
+            (Service::PowerVs, "lon", "ws-1", "pvm-1")
+        );
+        assert!(matches!(
+            parse_target("ibmvpc://us-south"),
+            Err(ConfigError::BadTarget(_))
+        ));
+        assert!(matches!(
+            parse_target("powervs://lon/pvm"),
+            Err(ConfigError::BadTarget(_))
+        ));
+        assert!(matches!(
+            parse_target("ibmvpc://US_South/i"),
+            Err(ConfigError::BadRegion(_))
+        ));
+        assert!(matches!(
+            parse_target("ibmvpc://us-south/a%2fb"),
+            Err(ConfigError::BadId(_))
+        ));
         assert!(service_of("aws://x").is_none());
         for f in URL_FORMS {
             parse_target(f.example).unwrap_or_else(|e| panic!("{f:?}: {e}"));
@@ -401,16 +436,27 @@ mod tests {
         let env = Env::default();
         let mut c = IbmConfig::new(Service::Vpc, "eu-de", "i");
         assert_eq!(c.api_base(&env), "https://eu-de.iaas.cloud.ibm.com");
-        assert_eq!(c.iam_token_url(&env), "https://iam.cloud.ibm.com/identity/token");
+        assert_eq!(
+            c.iam_token_url(&env),
+            "https://iam.cloud.ibm.com/identity/token"
+        );
         c.private = true;
         assert_eq!(c.api_base(&env), "https://eu-de.private.iaas.cloud.ibm.com");
-        assert_eq!(c.iam_token_url(&env), "https://private.iam.cloud.ibm.com/identity/token");
+        assert_eq!(
+            c.iam_token_url(&env),
+            "https://private.iam.cloud.ibm.com/identity/token"
+        );
         c.service = Service::PowerVs;
-        assert_eq!(c.api_base(&env), "https://private.eu-de.power-iaas.cloud.ibm.com");
+        assert_eq!(
+            c.api_base(&env),
+            "https://private.eu-de.power-iaas.cloud.ibm.com"
+        );
         c.private = false;
         assert_eq!(c.api_base(&env), "https://eu-de.power-iaas.cloud.ibm.com");
-        let env = Env::from_pairs(&[("IBMCLOUD_PI_API_ENDPOINT", "https://127.0.0.1:9/"),
-            ("IBMCLOUD_IAM_API_ENDPOINT", "https://127.0.0.1:8")]);
+        let env = Env::from_pairs(&[
+            ("IBMCLOUD_PI_API_ENDPOINT", "https://127.0.0.1:9/"),
+            ("IBMCLOUD_IAM_API_ENDPOINT", "https://127.0.0.1:8"),
+        ]);
         assert_eq!(c.api_base(&env), "https://127.0.0.1:9");
         assert_eq!(c.iam_token_url(&env), "https://127.0.0.1:8/identity/token");
         c.proxy = Some("proxy:3128".into());

@@ -142,10 +142,16 @@ impl IbmDriver {
     fn no_instance(&self) -> Result<(), DriverError> {
         let missing = match () {
             _ if self.cfg.instance.is_empty() => ConfigError::NoInstance,
-            _ if self.cfg.service == Service::PowerVs && self.cfg.crn.is_empty() => ConfigError::NoCrn,
+            _ if self.cfg.service == Service::PowerVs && self.cfg.crn.is_empty() => {
+                ConfigError::NoCrn
+            }
             _ => return Ok(()),
         };
-        Err(DriverError::new(ErrorKind::Config, Stage::Authenticate, missing.to_string()))
+        Err(DriverError::new(
+            ErrorKind::Config,
+            Stage::Authenticate,
+            missing.to_string(),
+        ))
     }
 
     /// The reading of `m`, or why it is none (busy: read again while time
@@ -304,7 +310,10 @@ mod tests {
     #[test]
     fn a_configuration_is_checked_before_anything_is_sent() {
         let c = IbmConfig::new(Service::PowerVs, "lon", "pvm-1");
-        assert!(IbmDriver::with_env(c, Env::default()).is_err(), "no workspace");
+        assert!(
+            IbmDriver::with_env(c, Env::default()).is_err(),
+            "no workspace"
+        );
         let c = IbmConfig::new(Service::Vpc, "us-south", "i-1");
         let d = IbmDriver::with_env(c, Env::default()).unwrap();
         assert_eq!(d.stats(), Stats::default());

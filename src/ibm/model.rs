@@ -82,10 +82,14 @@ pub fn vpc_instance(v: &Value) -> Result<Machine, BadAnswer> {
     let id = text(v, "id").ok_or_else(|| BadAnswer("the instance has no id".into()))?;
     Ok(Machine {
         name: text(v, "name").unwrap_or_default(),
-        status: text(v, "status").ok_or_else(|| BadAnswer(format!("instance {id} has no status")))?,
+        status: text(v, "status")
+            .ok_or_else(|| BadAnswer(format!("instance {id} has no status")))?,
         health: None,
         crn: text(v, "crn"),
-        zone: v.pointer("/zone/name").and_then(Value::as_str).map(str::to_string),
+        zone: v
+            .pointer("/zone/name")
+            .and_then(Value::as_str)
+            .map(str::to_string),
         id,
     })
 }
@@ -96,8 +100,12 @@ pub fn powervs_instance(v: &Value) -> Result<Machine, BadAnswer> {
         .ok_or_else(|| BadAnswer("the instance has no pvmInstanceID".into()))?;
     Ok(Machine {
         name: text(v, "serverName").unwrap_or_default(),
-        status: text(v, "status").ok_or_else(|| BadAnswer(format!("instance {id} has no status")))?,
-        health: v.pointer("/health/status").and_then(Value::as_str).map(str::to_string),
+        status: text(v, "status")
+            .ok_or_else(|| BadAnswer(format!("instance {id} has no status")))?,
+        health: v
+            .pointer("/health/status")
+            .and_then(Value::as_str)
+            .map(str::to_string),
         crn: text(v, "crn"),
         zone: None,
         id,
@@ -112,8 +120,14 @@ pub fn vpc_page(body: &[u8]) -> Result<(Vec<Machine>, Option<String>), BadAnswer
         .get("instances")
         .and_then(Value::as_array)
         .ok_or_else(|| BadAnswer("the instance list has no instances".into()))?;
-    let list = items.iter().map(vpc_instance).collect::<Result<Vec<_>, _>>()?;
-    let next = v.pointer("/next/href").and_then(Value::as_str).map(str::to_string);
+    let list = items
+        .iter()
+        .map(vpc_instance)
+        .collect::<Result<Vec<_>, _>>()?;
+    let next = v
+        .pointer("/next/href")
+        .and_then(Value::as_str)
+        .map(str::to_string);
     Ok((list, next))
 }
 
@@ -172,13 +186,25 @@ pub fn observed(service: super::config::Service, m: &Machine) -> Option<Observed
 /// `errorCode`/`errorMessage`); the body's start otherwise.
 pub fn api_error(body: &str) -> (String, String) {
     let v: Option<Value> = serde_json::from_str(body).ok();
-    let pick = |v: &Value, keys: &[&str]| keys.iter().find_map(|k| v.pointer(k).and_then(Value::as_str)).map(str::to_string);
+    let pick = |v: &Value, keys: &[&str]| {
+        keys.iter()
+            .find_map(|k| v.pointer(k).and_then(Value::as_str))
+            .map(str::to_string)
+    };
     match v {
         Some(v) => (
             pick(&v, &["/errors/0/code", "/errorCode", "/error", "/code"]).unwrap_or_default(),
-            pick(&v, &["/errors/0/message", "/errorMessage", "/description", "/message"])
-                .map(|m| printable(&m, 300))
-                .unwrap_or_else(|| printable(body, 200)),
+            pick(
+                &v,
+                &[
+                    "/errors/0/message",
+                    "/errorMessage",
+                    "/description",
+                    "/message",
+                ],
+            )
+            .map(|m| printable(&m, 300))
+            .unwrap_or_else(|| printable(body, 200)),
         ),
         None => (String::new(), printable(body, 200)),
     }
@@ -188,7 +214,8 @@ pub fn api_error(body: &str) -> (String, String) {
 pub fn this_instance(body: &[u8]) -> Result<(String, String), BadAnswer> {
     let v: Value = serde_json::from_slice(body)
         .map_err(|e| BadAnswer(format!("the metadata service's instance is not JSON: {e}")))?;
-    let id = text(&v, "id").ok_or_else(|| BadAnswer("the metadata service's instance has no id".into()))?;
+    let id = text(&v, "id")
+        .ok_or_else(|| BadAnswer("the metadata service's instance has no id".into()))?;
     Ok((id, text(&v, "name").unwrap_or_default()))
 }
 
@@ -196,7 +223,8 @@ pub fn this_instance(body: &[u8]) -> Result<(String, String), BadAnswer> {
 pub fn identity_token(body: &[u8]) -> Result<String, BadAnswer> {
     let v: Value = serde_json::from_slice(body)
         .map_err(|e| BadAnswer(format!("the metadata service's token is not JSON: {e}")))?;
-    text(&v, "access_token").ok_or_else(|| BadAnswer("the metadata service gave no access_token".into()))
+    text(&v, "access_token")
+        .ok_or_else(|| BadAnswer("the metadata service gave no access_token".into()))
 }
 
 #[cfg(test)]
@@ -207,14 +235,31 @@ mod tests {
 
     #[test]
     fn vpc_states_paused_is_never_off() {
-        assert_eq!(vpc_observed("running"), Some(Observed::Settled(PowerState::On)));
-        assert_eq!(vpc_observed("stopped"), Some(Observed::Settled(PowerState::Off)));
-        assert_eq!(vpc_observed("stopping"), Some(Observed::InTransition(Transition::PoweringOff)));
+        assert_eq!(
+            vpc_observed("running"),
+            Some(Observed::Settled(PowerState::On))
+        );
+        assert_eq!(
+            vpc_observed("stopped"),
+            Some(Observed::Settled(PowerState::Off))
+        );
+        assert_eq!(
+            vpc_observed("stopping"),
+            Some(Observed::InTransition(Transition::PoweringOff))
+        );
         for s in ["starting", "pending", "restarting", "resuming"] {
-            assert_eq!(vpc_observed(s), Some(Observed::InTransition(Transition::PoweringOn)), "{s}");
+            assert_eq!(
+                vpc_observed(s),
+                Some(Observed::InTransition(Transition::PoweringOn)),
+                "{s}"
+            );
         }
         for s in ["paused", "pausing", "suspended", "suspending"] {
-            assert_eq!(vpc_observed(s), Some(Observed::Settled(PowerState::On)), "{s}");
+            assert_eq!(
+                vpc_observed(s),
+                Some(Observed::Settled(PowerState::On)),
+                "{s}"
+            );
         }
         for s in ["failed", "deleting", "", "STOPPED"] {
             assert_eq!(vpc_observed(s), None, "{s}");
@@ -223,10 +268,22 @@ mod tests {
 
     #[test]
     fn power_vs_states_error_is_never_off() {
-        assert_eq!(powervs_observed("ACTIVE", None), Some(Observed::Settled(PowerState::On)));
-        assert_eq!(powervs_observed("SHUTOFF", Some("OK")), Some(Observed::Settled(PowerState::Off)));
-        assert_eq!(powervs_observed("BUILD", None), Some(Observed::InTransition(Transition::PoweringOn)));
-        assert_eq!(powervs_observed("WARNING", Some("OK")), Some(Observed::Settled(PowerState::On)));
+        assert_eq!(
+            powervs_observed("ACTIVE", None),
+            Some(Observed::Settled(PowerState::On))
+        );
+        assert_eq!(
+            powervs_observed("SHUTOFF", Some("OK")),
+            Some(Observed::Settled(PowerState::Off))
+        );
+        assert_eq!(
+            powervs_observed("BUILD", None),
+            Some(Observed::InTransition(Transition::PoweringOn))
+        );
+        assert_eq!(
+            powervs_observed("WARNING", Some("OK")),
+            Some(Observed::Settled(PowerState::On))
+        );
         assert_eq!(powervs_observed("WARNING", Some("UNKNOWN")), None);
         assert_eq!(powervs_observed("ERROR", Some("OK")), None);
         assert_eq!(powervs_observed("ERROR", None), None);
@@ -234,20 +291,45 @@ mod tests {
 
     #[test]
     fn answers_parse() {
-        let t = token(br#"{"access_token":"eyJ","expires_in":1200,"token_type":"Bearer"}"#).unwrap();
-        assert_eq!((t.access_token.as_str(), t.life), ("eyJ", Duration::from_secs(1200)));
+        let t =
+            token(br#"{"access_token":"eyJ","expires_in":1200,"token_type":"Bearer"}"#).unwrap();
+        assert_eq!(
+            (t.access_token.as_str(), t.life),
+            ("eyJ", Duration::from_secs(1200))
+        );
         assert!(token(b"{}").is_err());
-        let m = vpc_instance(&json!({"id":"0717_a","name":"n1","status":"running","zone":{"name":"us-south-1"}})).unwrap();
-        assert_eq!((m.name.as_str(), m.zone.as_deref()), ("n1", Some("us-south-1")));
-        assert_eq!(observed(Service::Vpc, &m), Some(Observed::Settled(PowerState::On)));
+        let m = vpc_instance(
+            &json!({"id":"0717_a","name":"n1","status":"running","zone":{"name":"us-south-1"}}),
+        )
+        .unwrap();
+        assert_eq!(
+            (m.name.as_str(), m.zone.as_deref()),
+            ("n1", Some("us-south-1"))
+        );
+        assert_eq!(
+            observed(Service::Vpc, &m),
+            Some(Observed::Settled(PowerState::On))
+        );
         let p = powervs_instance(&json!({"pvmInstanceID":"p1","serverName":"lpar1","status":"ERROR","health":{"status":"UNKNOWN"}})).unwrap();
         assert_eq!(observed(Service::PowerVs, &p), None);
         let (list, next) = vpc_page(br#"{"instances":[{"id":"a","name":"x","status":"stopped"}],"next":{"href":"https://h/v1/instances?start=2"}}"#).unwrap();
-        assert_eq!((list.len(), next.as_deref()), (1, Some("https://h/v1/instances?start=2")));
+        assert_eq!(
+            (list.len(), next.as_deref()),
+            (1, Some("https://h/v1/instances?start=2"))
+        );
         assert_eq!(powervs_list(br#"{"pvmInstances":[]}"#).unwrap(), vec![]);
-        assert_eq!(api_error(r#"{"errors":[{"code":"not_found","message":"Instance not found"}]}"#).0, "not_found");
+        assert_eq!(
+            api_error(r#"{"errors":[{"code":"not_found","message":"Instance not found"}]}"#).0,
+            "not_found"
+        );
         assert_eq!(api_error(r#"{"errorCode":"BXNIM0415E","errorMessage":"Provided API key could not be found."}"#).0, "BXNIM0415E");
-        assert_eq!(api_error(r#"{"description":"pvm-instance not found","error":"not found"}"#).1, "pvm-instance not found");
-        assert_eq!(this_instance(br#"{"id":"0717_x","name":"me"}"#).unwrap().0, "0717_x");
+        assert_eq!(
+            api_error(r#"{"description":"pvm-instance not found","error":"not found"}"#).1,
+            "pvm-instance not found"
+        );
+        assert_eq!(
+            this_instance(br#"{"id":"0717_x","name":"me"}"#).unwrap().0,
+            "0717_x"
+        );
     }
 }

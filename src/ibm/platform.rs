@@ -153,7 +153,10 @@ impl platform::PlatformDriver for IbmDriver {
     /// The instances, with their states.
     async fn list(&mut self, deadline: Option<Instant>) -> Result<Vec<Listed>, String> {
         let service = self.config().service;
-        let list = self.list_machines(deadline).await.map_err(|e| e.to_string())?;
+        let list = self
+            .list_machines(deadline)
+            .await
+            .map_err(|e| e.to_string())?;
         Ok(list
             .into_iter()
             .map(|m| Listed {

@@ -156,7 +156,9 @@ impl IbmDriver {
             }
             req.max_body = MAX_BODY;
             if !req.add_secret(reqwest::header::AUTHORIZATION, &auth) {
-                return Err(config("the token cannot be carried in an HTTP header".into()));
+                return Err(config(
+                    "the token cannot be carried in an HTTP header".into(),
+                ));
             }
             let http = self.http.as_mut().expect("made in bearer");
             let reply = match http.send_patiently(&req, patience).await {
@@ -218,9 +220,9 @@ impl IbmDriver {
     pub(super) fn instance_url(&self, id: &str, suffix: &str) -> String {
         let base = self.cfg.api_base(&self.env);
         match self.cfg.service {
-            Service::Vpc => format!(
-                "{base}/v1/instances/{id}{suffix}?version={VPC_VERSION}&generation=2"
-            ),
+            Service::Vpc => {
+                format!("{base}/v1/instances/{id}{suffix}?version={VPC_VERSION}&generation=2")
+            }
             Service::PowerVs => format!(
                 "{base}/pcloud/v1/cloud-instances/{}/pvm-instances/{id}{suffix}",
                 self.cfg.workspace
@@ -238,7 +240,15 @@ impl IbmDriver {
         let url = self.instance_url(id, "");
         let what = format!("GET instance {id}");
         let reply = match self
-            .call(Method::GET, &url, None, &what, stage, &Patience::THROTTLE_OR_BUSY, deadline)
+            .call(
+                Method::GET,
+                &url,
+                None,
+                &what,
+                stage,
+                &Patience::THROTTLE_OR_BUSY,
+                deadline,
+            )
             .await?
         {
             Call::Reply(r) => r,

@@ -125,7 +125,8 @@ impl IbmDriver {
                     silence.message,
                     self.cfg.service.name(),
                     match &read {
-                        Some(m) => format!(" (the instance reads {})", model::printable(&m.status, 40)),
+                        Some(m) =>
+                            format!(" (the instance reads {})", model::printable(&m.status, 40)),
                         None => String::new(),
                     }
                 ),
@@ -140,29 +141,50 @@ impl IbmDriver {
         let base = self.metadata_base();
         let fail = |m: String| DriverError::new(ErrorKind::DeviceError, Stage::Authenticate, m);
         let url = format!("{base}/instance_identity/v1/token?version=2022-03-01");
-        let req = Request::new(Method::PUT, &url, "an instance identity token", Stage::Authenticate)
-            .header(reqwest::header::HeaderName::from_static("metadata-flavor"), "ibm")
-            .json(&json!({"expires_in": 300}))
-            .within(METADATA_TIMEOUT, deadline);
+        let req = Request::new(
+            Method::PUT,
+            &url,
+            "an instance identity token",
+            Stage::Authenticate,
+        )
+        .header(
+            reqwest::header::HeaderName::from_static("metadata-flavor"),
+            "ibm",
+        )
+        .json(&json!({"expires_in": 300}))
+        .within(METADATA_TIMEOUT, deadline);
         let meta = self.meta.as_mut().expect("made in clients");
         let reply = meta.send(&req).await.map_err(Failed::into_error)?;
         if !reply.ok() {
-            return Err(fail(format!("the metadata service answered {}", reply.status)));
+            return Err(fail(format!(
+                "the metadata service answered {}",
+                reply.status
+            )));
         }
         let token = model::identity_token(&reply.body).map_err(|e| fail(e.0))?;
         meta.scrub().remember(token.as_bytes());
         let url = format!("{base}/metadata/v1/instance?version=2022-03-01");
-        let mut req = Request::new(Method::GET, &url, "the instance metadata", Stage::Authenticate)
-            .within(METADATA_TIMEOUT, deadline);
+        let mut req = Request::new(
+            Method::GET,
+            &url,
+            "the instance metadata",
+            Stage::Authenticate,
+        )
+        .within(METADATA_TIMEOUT, deadline);
         if !req.add_secret(
             reqwest::header::AUTHORIZATION,
             format!("Bearer {token}").as_bytes(),
         ) {
-            return Err(fail("the metadata token cannot be carried in a header".into()));
+            return Err(fail(
+                "the metadata token cannot be carried in a header".into(),
+            ));
         }
         let reply = meta.send(&req).await.map_err(Failed::into_error)?;
         if !reply.ok() {
-            return Err(fail(format!("the metadata service answered {}", reply.status)));
+            return Err(fail(format!(
+                "the metadata service answered {}",
+                reply.status
+            )));
         }
         model::this_instance(&reply.body)
             .map(|(id, _)| id)
@@ -228,10 +250,13 @@ impl IbmDriver {
                     .map_err(|e| DriverError::new(ErrorKind::Protocol, Stage::Status, e.0))?;
             }
             Service::Vpc => {
-                let limit = if self.cfg.monitor_only { 1 } else { self.cfg.limit.clamp(1, 100) };
-                let mut url = format!(
-                    "{base}/v1/instances?version={VPC_VERSION}&generation=2&limit={limit}"
-                );
+                let limit = if self.cfg.monitor_only {
+                    1
+                } else {
+                    self.cfg.limit.clamp(1, 100)
+                };
+                let mut url =
+                    format!("{base}/v1/instances?version={VPC_VERSION}&generation=2&limit={limit}");
                 for _ in 0..MAX_PAGES {
                     let body = self.get_ok(&url, &what, deadline).await?;
                     let (page, next) = model::vpc_page(&body)
@@ -271,7 +296,15 @@ impl IbmDriver {
         deadline: Option<Instant>,
     ) -> Result<Vec<u8>, DriverError> {
         let reply = match self
-            .call(Method::GET, url, None, what, Stage::Status, &Patience::THROTTLE_OR_BUSY, deadline)
+            .call(
+                Method::GET,
+                url,
+                None,
+                what,
+                Stage::Status,
+                &Patience::THROTTLE_OR_BUSY,
+                deadline,
+            )
             .await?
         {
             Call::Reply(r) => r,
@@ -320,7 +353,9 @@ impl IbmDriver {
                     self.cfg.api_base(&self.env),
                     self.cfg.workspace
                 );
-                self.get_ok(&url, "GET the workspace", deadline).await.map(|_| ())
+                self.get_ok(&url, "GET the workspace", deadline)
+                    .await
+                    .map(|_| ())
             }
         }
     }

@@ -625,13 +625,14 @@ mod tests {
             // fence_azure_arm: a service principal's ID and secret, no
             // address; fence_openstack: Keystone's URL, no address.
             // fence_ibm_vpc and fence_ibm_powervs: an API key of their own.
-            let device: &[&str] = if f.driver == "aws" || f.driver == "kubevirt" || f.driver == "ibm" {
-                &[]
-            } else if f.driver == "azure" || f.driver == "openstack" {
-                &["username", "password", "password_script"]
-            } else {
-                &["ip", "ipport", "username", "password", "password_script"]
-            };
+            let device: &[&str] =
+                if f.driver == "aws" || f.driver == "kubevirt" || f.driver == "ibm" {
+                    &[]
+                } else if f.driver == "azure" || f.driver == "openstack" {
+                    &["username", "password", "password_script"]
+                } else {
+                    &["ip", "ipport", "username", "password", "password_script"]
+                };
             for k in device {
                 assert!(keys.contains(k), "{}: missing {k}", f.name);
             }
