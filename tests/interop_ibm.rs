@@ -176,7 +176,20 @@ fn has_upstream(agent: &'static str) -> bool {
     ns
 }
 
+/// Power actions without upstream's pause after the request
+/// (`power_wait`); the status sleep stays (whole seconds: with none, its
+/// polls could all pass within one transition).
+fn fast(extra: &[&str]) -> Vec<String> {
+    let mut a: Vec<String> = extra.iter().map(|s| s.to_string()).collect();
+    if extra.iter().any(|e| matches!(*e, "off" | "on" | "reboot")) {
+        a.extend(["--power-wait", "0"].map(String::from));
+    }
+    a
+}
+
 fn vpc_args(plug: &str, extra: &[&str]) -> Vec<String> {
+    let extra = fast(extra);
+    let extra: Vec<&str> = extra.iter().map(String::as_str).collect();
     let mut a: Vec<String> = ["--apikey", KEY, "--region", REGION]
         .iter()
         .map(|s| s.to_string())
@@ -189,6 +202,8 @@ fn vpc_args(plug: &str, extra: &[&str]) -> Vec<String> {
 }
 
 fn pvs_args(ws: &str, plug: &str, extra: &[&str]) -> Vec<String> {
+    let extra = fast(extra);
+    let extra: Vec<&str> = extra.iter().map(String::as_str).collect();
     let mut a: Vec<String> = [
         "--token",
         KEY,
@@ -388,7 +403,7 @@ fn vpc_states_power_and_refusals_side_by_side() {
     cases.push(vpc_case(
         &peer,
         "fails-after",
-        json!({"status": "running", "fail_next": true, "transition": 2.5}),
+        json!({"status": "running", "fail_next": true, "transition": 1.5}),
         &["-o", "off", "--power-timeout", "4"],
     ));
     cases.push(vpc_case(
@@ -612,7 +627,8 @@ fn vpc_faults(is_ours: bool) {
     // unknown and does not send it again (the instance stays up: a fence
     // not done is never reported as one).
     peer.fault(json!({"lose": {"stop": 1}}));
-    let r = agent("0717_e", &["-o", "off", "--power-timeout", "1"]);
+    let polls = if is_ours { "1" } else { "3" };
+    let r = agent("0717_e", &["-o", "off", "--power-timeout", polls]);
     if !is_ours {
         // libcurl sends it again on a new connection, and that one is done.
         assert_eq!(
