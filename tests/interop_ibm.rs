@@ -357,7 +357,6 @@ fn vpc_case(peer: &Peer, name: &'static str, fields: Value, extra: &[&str]) -> C
     case(name, vpc_args(&o, extra), vpc_args(&u, extra))
 }
 
-#[test]
 fn vpc_states_power_and_refusals_side_by_side() {
     let Some(peer) = Peer::start(0.3) else { return };
     let t0 = Instant::now();
@@ -542,7 +541,6 @@ fn vpc_states_power_and_refusals_side_by_side() {
 /// Throttling, an expired token, a lost answer, a lost request and a silent
 /// API (each a fault of the whole peer), then list and monitor: fencekit's
 /// side on one peer and upstream's on another, at once.
-#[test]
 fn vpc_faults_tokens_lists_side_by_side() {
     let t0 = Instant::now();
     let up = has_upstream("fence_ibm_vpc");
@@ -712,7 +710,6 @@ fn pvs_case(peer: &Peer, name: &'static str, fields: Value, extra: &[&str]) -> C
     )
 }
 
-#[test]
 fn powervs_states_power_tokens_side_by_side() {
     let Some(peer) = Peer::start(0.3) else { return };
     let t0 = Instant::now();
@@ -845,6 +842,18 @@ fn powervs_states_power_tokens_side_by_side() {
         assert_eq!((u.code, lines(u)), (Some(0), lines(&x.0)), "{}", u.text());
     }
     expect(next(), "monitor", (0, ""), (0, ""));
+    eprintln!("powervs: {:?}", t0.elapsed());
+}
+
+/// Power VS's faults of the whole peer (one at a time): an expired token,
+/// throttling, a silent API.
+fn powervs_tokens_and_faults() {
+    let Some(peer) = Peer::start(0.3) else { return };
+    peer.control(json!({"op": "ws", "id": "ws-list", "crn": crn("ws-list")}));
+    for (id, s) in [("l1", "ACTIVE"), ("l2", "SHUTOFF")] {
+        peer.pvm("ws-list", id, json!({"status": s}));
+    }
+    peer.fault(json!({"retry_after": 0}));
     // Every token good for one request: fencekit fetches a new one after
     // each 401; 4.12.1 fetches one token per run and fails.
     peer.fault(json!({"token_uses": 1}));
@@ -912,13 +921,11 @@ fn powervs_states_power_tokens_side_by_side() {
         "bounded: {:?}",
         r[0].0.elapsed
     );
-    eprintln!("powervs: {:?}", t0.elapsed());
 }
 
 /// The native driver through the engine: IAM and the API at the peer's
 /// TLS port, a token that lives two seconds (fetched again before its end),
 /// a paused instance stopped and confirmed off.
-#[test]
 fn native_driver_refreshes_tokens_and_stops_a_paused_instance() {
     let Some(peer) = Peer::start(0.3) else { return };
     peer.vpc("0717_native", json!({"status": "paused"}));
@@ -951,4 +958,43 @@ fn native_driver_refreshes_tokens_and_stops_a_paused_instance() {
         "a two-second token is fetched again: {:?}",
         d.stats()
     );
+}
+
+/// The four groups at once (each has its own peers; most of their time is
+/// waiting for transitions and polls, not CPU), printing each one's time.
+#[test]
+fn ibm_side_by_side() {
+    let groups: [(&str, fn()); 5] = [
+        (
+            "vpc states, power, refusals",
+            vpc_states_power_and_refusals_side_by_side,
+        ),
+        (
+            "vpc faults, tokens, lists",
+            vpc_faults_tokens_lists_side_by_side,
+        ),
+        ("powervs", powervs_states_power_tokens_side_by_side),
+        ("powervs tokens and faults", powervs_tokens_and_faults),
+        (
+            "native driver",
+            native_driver_refreshes_tokens_and_stops_a_paused_instance,
+        ),
+    ];
+    let t0 = Instant::now();
+    std::thread::scope(|s| {
+        let hs: Vec<_> = groups
+            .iter()
+            .map(|(name, f)| {
+                s.spawn(move || {
+                    let t = Instant::now();
+                    f();
+                    eprintln!("group {name}: {:?}", t.elapsed());
+                })
+            })
+            .collect();
+        for h in hs {
+            h.join().expect("a group failed (its panic is above)");
+        }
+    });
+    eprintln!("all groups: {:?}", t0.elapsed());
 }
