@@ -72,8 +72,6 @@ fn agents() -> Vec<(String, String, String)> {
 const FAR_NOT_YET: &[&str] = &[
     "fence-agents-amt-ws",
     "fence-agents-gce",
-    "fence-agents-ibm-powervs",
-    "fence-agents-ibm-vpc",
     "fence-agents-ifmib",
     "fence-agents-ilo2",
 ];
