@@ -40,6 +40,8 @@ const FAMILY_FILES: &[&str] = &[
     "cisco_ucs.toml",
     "ilo.toml",
     "gce.toml",
+    "ibm_vpc.toml",
+    "ibm_powervs.toml",
 ];
 
 fn main() {

@@ -134,7 +134,7 @@ _fencekit() {
             return 0
             ;;
         fencekit__subcmd__check)
-            opts="-i -a -u -l -p -S -n -C -L -A -W -k -m -o -v -h -V --inventory --all --parallel --stagger --bmc-interval --max-per-address --level --audit --dry-run --no-lock --address --probe-port --verify --accept-bmc-only --max-off-watts --allow-host-only --expect-uuid --expect-serial --driver --ip --ipport --username --password --password-file --password-env --password-script --plug --ca-cert --ssl-fingerprint --ssl-insecure --cipher --privlvl --ipmi-version --auth --hexadecimal-kg --accept-unauthenticated-replies --workaround --systems-uri --redfish-uri --redfish-session --identity-file --ssh-agent --ssh-known-hosts --ssh-host-key --ssh-accept-new --use-sudo --missing-as-off --region --access-key --endpoint-url --expect-node-name --expect-tag --allow-self-fence --kubeconfig --expect-vm-uid --azure-tenant --azure-client-certificate --azure-msi --azure-cloud --azure-metadata-endpoint --expect-vm-id --pve-skiplock --pve-vmtype --os-auth-url --os-project-name --os-domain-name --os-region-name --os-interface --ovirt-no-filter --ovirt-cookies --ovirt-api-path --power-wait --power-timeout --poll-interval --confirm --retry-on --method --timeout --login-timeout --output --verbose --record-identity --baseline --record --probe-timeout --watch --listen --web-config --pacemaker --cib --sbd-config --far --secret --nodes --remediation-timeout --no-device-check --help --version"
+            opts="-i -a -u -l -p -S -n -C -L -A -W -k -m -o -v -h -V --inventory --all --parallel --stagger --bmc-interval --max-per-address --level --audit --dry-run --no-lock --address --probe-port --verify --accept-bmc-only --max-off-watts --allow-host-only --expect-uuid --expect-serial --driver --ip --ipport --username --password --password-file --password-env --password-script --plug --ca-cert --ssl-fingerprint --ssl-insecure --cipher --privlvl --ipmi-version --auth --hexadecimal-kg --accept-unauthenticated-replies --workaround --systems-uri --redfish-uri --redfish-session --identity-file --ssh-agent --ssh-known-hosts --ssh-host-key --ssh-accept-new --use-sudo --missing-as-off --region --access-key --endpoint-url --expect-node-name --expect-tag --allow-self-fence --kubeconfig --expect-vm-uid --azure-tenant --azure-client-certificate --azure-msi --azure-cloud --azure-metadata-endpoint --expect-vm-id --pve-skiplock --pve-vmtype --os-auth-url --os-project-name --os-domain-name --os-region-name --os-interface --ovirt-no-filter --ovirt-cookies --ovirt-api-path --ibm-crn --ibm-private --ibm-proxy --power-wait --power-timeout --poll-interval --confirm --retry-on --method --timeout --login-timeout --output --verbose --record-identity --baseline --record --probe-timeout --watch --listen --web-config --pacemaker --cib --sbd-config --far --secret --nodes --remediation-timeout --no-device-check --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -397,6 +397,14 @@ _fencekit() {
                     return 0
                     ;;
                 --ovirt-api-path)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --ibm-crn)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --ibm-proxy)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -668,7 +676,7 @@ _fencekit() {
             return 0
             ;;
         fencekit__subcmd__list)
-            opts="-i -a -u -l -p -S -n -C -L -A -W -k -m -o -v -h -V --inventory --all --parallel --stagger --bmc-interval --max-per-address --level --audit --dry-run --no-lock --address --probe-port --verify --accept-bmc-only --max-off-watts --allow-host-only --expect-uuid --expect-serial --driver --ip --ipport --username --password --password-file --password-env --password-script --plug --ca-cert --ssl-fingerprint --ssl-insecure --cipher --privlvl --ipmi-version --auth --hexadecimal-kg --accept-unauthenticated-replies --workaround --systems-uri --redfish-uri --redfish-session --identity-file --ssh-agent --ssh-known-hosts --ssh-host-key --ssh-accept-new --use-sudo --missing-as-off --region --access-key --endpoint-url --expect-node-name --expect-tag --allow-self-fence --kubeconfig --expect-vm-uid --azure-tenant --azure-client-certificate --azure-msi --azure-cloud --azure-metadata-endpoint --expect-vm-id --pve-skiplock --pve-vmtype --os-auth-url --os-project-name --os-domain-name --os-region-name --os-interface --ovirt-no-filter --ovirt-cookies --ovirt-api-path --power-wait --power-timeout --poll-interval --confirm --retry-on --method --timeout --login-timeout --output --verbose --help --version"
+            opts="-i -a -u -l -p -S -n -C -L -A -W -k -m -o -v -h -V --inventory --all --parallel --stagger --bmc-interval --max-per-address --level --audit --dry-run --no-lock --address --probe-port --verify --accept-bmc-only --max-off-watts --allow-host-only --expect-uuid --expect-serial --driver --ip --ipport --username --password --password-file --password-env --password-script --plug --ca-cert --ssl-fingerprint --ssl-insecure --cipher --privlvl --ipmi-version --auth --hexadecimal-kg --accept-unauthenticated-replies --workaround --systems-uri --redfish-uri --redfish-session --identity-file --ssh-agent --ssh-known-hosts --ssh-host-key --ssh-accept-new --use-sudo --missing-as-off --region --access-key --endpoint-url --expect-node-name --expect-tag --allow-self-fence --kubeconfig --expect-vm-uid --azure-tenant --azure-client-certificate --azure-msi --azure-cloud --azure-metadata-endpoint --expect-vm-id --pve-skiplock --pve-vmtype --os-auth-url --os-project-name --os-domain-name --os-region-name --os-interface --ovirt-no-filter --ovirt-cookies --ovirt-api-path --ibm-crn --ibm-private --ibm-proxy --power-wait --power-timeout --poll-interval --confirm --retry-on --method --timeout --login-timeout --output --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -931,6 +939,14 @@ _fencekit() {
                     return 0
                     ;;
                 --ovirt-api-path)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --ibm-crn)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --ibm-proxy)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1000,7 +1016,7 @@ _fencekit() {
             return 0
             ;;
         fencekit__subcmd__monitor)
-            opts="-i -a -u -l -p -S -n -C -L -A -W -k -m -o -v -h -V --inventory --all --parallel --stagger --bmc-interval --max-per-address --level --audit --dry-run --no-lock --address --probe-port --verify --accept-bmc-only --max-off-watts --allow-host-only --expect-uuid --expect-serial --driver --ip --ipport --username --password --password-file --password-env --password-script --plug --ca-cert --ssl-fingerprint --ssl-insecure --cipher --privlvl --ipmi-version --auth --hexadecimal-kg --accept-unauthenticated-replies --workaround --systems-uri --redfish-uri --redfish-session --identity-file --ssh-agent --ssh-known-hosts --ssh-host-key --ssh-accept-new --use-sudo --missing-as-off --region --access-key --endpoint-url --expect-node-name --expect-tag --allow-self-fence --kubeconfig --expect-vm-uid --azure-tenant --azure-client-certificate --azure-msi --azure-cloud --azure-metadata-endpoint --expect-vm-id --pve-skiplock --pve-vmtype --os-auth-url --os-project-name --os-domain-name --os-region-name --os-interface --ovirt-no-filter --ovirt-cookies --ovirt-api-path --power-wait --power-timeout --poll-interval --confirm --retry-on --method --timeout --login-timeout --output --verbose --help --version"
+            opts="-i -a -u -l -p -S -n -C -L -A -W -k -m -o -v -h -V --inventory --all --parallel --stagger --bmc-interval --max-per-address --level --audit --dry-run --no-lock --address --probe-port --verify --accept-bmc-only --max-off-watts --allow-host-only --expect-uuid --expect-serial --driver --ip --ipport --username --password --password-file --password-env --password-script --plug --ca-cert --ssl-fingerprint --ssl-insecure --cipher --privlvl --ipmi-version --auth --hexadecimal-kg --accept-unauthenticated-replies --workaround --systems-uri --redfish-uri --redfish-session --identity-file --ssh-agent --ssh-known-hosts --ssh-host-key --ssh-accept-new --use-sudo --missing-as-off --region --access-key --endpoint-url --expect-node-name --expect-tag --allow-self-fence --kubeconfig --expect-vm-uid --azure-tenant --azure-client-certificate --azure-msi --azure-cloud --azure-metadata-endpoint --expect-vm-id --pve-skiplock --pve-vmtype --os-auth-url --os-project-name --os-domain-name --os-region-name --os-interface --ovirt-no-filter --ovirt-cookies --ovirt-api-path --ibm-crn --ibm-private --ibm-proxy --power-wait --power-timeout --poll-interval --confirm --retry-on --method --timeout --login-timeout --output --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1263,6 +1279,14 @@ _fencekit() {
                     return 0
                     ;;
                 --ovirt-api-path)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --ibm-crn)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --ibm-proxy)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1318,7 +1342,7 @@ _fencekit() {
             return 0
             ;;
         fencekit__subcmd__off)
-            opts="-i -a -u -l -p -S -n -C -L -A -W -k -m -o -v -h -V --inventory --all --parallel --stagger --bmc-interval --max-per-address --level --audit --dry-run --no-lock --address --probe-port --verify --accept-bmc-only --max-off-watts --allow-host-only --expect-uuid --expect-serial --driver --ip --ipport --username --password --password-file --password-env --password-script --plug --ca-cert --ssl-fingerprint --ssl-insecure --cipher --privlvl --ipmi-version --auth --hexadecimal-kg --accept-unauthenticated-replies --workaround --systems-uri --redfish-uri --redfish-session --identity-file --ssh-agent --ssh-known-hosts --ssh-host-key --ssh-accept-new --use-sudo --missing-as-off --region --access-key --endpoint-url --expect-node-name --expect-tag --allow-self-fence --kubeconfig --expect-vm-uid --azure-tenant --azure-client-certificate --azure-msi --azure-cloud --azure-metadata-endpoint --expect-vm-id --pve-skiplock --pve-vmtype --os-auth-url --os-project-name --os-domain-name --os-region-name --os-interface --ovirt-no-filter --ovirt-cookies --ovirt-api-path --power-wait --power-timeout --poll-interval --confirm --retry-on --method --timeout --login-timeout --output --verbose --max-fence --force --reason --on-confirmed-off --hook-timeout --on-despite-hook-failure --crashdump --crashdump-wait --kdump-port --kdump-quiet --help --version"
+            opts="-i -a -u -l -p -S -n -C -L -A -W -k -m -o -v -h -V --inventory --all --parallel --stagger --bmc-interval --max-per-address --level --audit --dry-run --no-lock --address --probe-port --verify --accept-bmc-only --max-off-watts --allow-host-only --expect-uuid --expect-serial --driver --ip --ipport --username --password --password-file --password-env --password-script --plug --ca-cert --ssl-fingerprint --ssl-insecure --cipher --privlvl --ipmi-version --auth --hexadecimal-kg --accept-unauthenticated-replies --workaround --systems-uri --redfish-uri --redfish-session --identity-file --ssh-agent --ssh-known-hosts --ssh-host-key --ssh-accept-new --use-sudo --missing-as-off --region --access-key --endpoint-url --expect-node-name --expect-tag --allow-self-fence --kubeconfig --expect-vm-uid --azure-tenant --azure-client-certificate --azure-msi --azure-cloud --azure-metadata-endpoint --expect-vm-id --pve-skiplock --pve-vmtype --os-auth-url --os-project-name --os-domain-name --os-region-name --os-interface --ovirt-no-filter --ovirt-cookies --ovirt-api-path --ibm-crn --ibm-private --ibm-proxy --power-wait --power-timeout --poll-interval --confirm --retry-on --method --timeout --login-timeout --output --verbose --max-fence --force --reason --on-confirmed-off --hook-timeout --on-despite-hook-failure --crashdump --crashdump-wait --kdump-port --kdump-quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1581,6 +1605,14 @@ _fencekit() {
                     return 0
                     ;;
                 --ovirt-api-path)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --ibm-crn)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --ibm-proxy)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1664,7 +1696,7 @@ _fencekit() {
             return 0
             ;;
         fencekit__subcmd__on)
-            opts="-i -a -u -l -p -S -n -C -L -A -W -k -m -o -v -h -V --inventory --all --parallel --stagger --bmc-interval --max-per-address --level --audit --dry-run --no-lock --address --probe-port --verify --accept-bmc-only --max-off-watts --allow-host-only --expect-uuid --expect-serial --driver --ip --ipport --username --password --password-file --password-env --password-script --plug --ca-cert --ssl-fingerprint --ssl-insecure --cipher --privlvl --ipmi-version --auth --hexadecimal-kg --accept-unauthenticated-replies --workaround --systems-uri --redfish-uri --redfish-session --identity-file --ssh-agent --ssh-known-hosts --ssh-host-key --ssh-accept-new --use-sudo --missing-as-off --region --access-key --endpoint-url --expect-node-name --expect-tag --allow-self-fence --kubeconfig --expect-vm-uid --azure-tenant --azure-client-certificate --azure-msi --azure-cloud --azure-metadata-endpoint --expect-vm-id --pve-skiplock --pve-vmtype --os-auth-url --os-project-name --os-domain-name --os-region-name --os-interface --ovirt-no-filter --ovirt-cookies --ovirt-api-path --power-wait --power-timeout --poll-interval --confirm --retry-on --method --timeout --login-timeout --output --verbose --help --version"
+            opts="-i -a -u -l -p -S -n -C -L -A -W -k -m -o -v -h -V --inventory --all --parallel --stagger --bmc-interval --max-per-address --level --audit --dry-run --no-lock --address --probe-port --verify --accept-bmc-only --max-off-watts --allow-host-only --expect-uuid --expect-serial --driver --ip --ipport --username --password --password-file --password-env --password-script --plug --ca-cert --ssl-fingerprint --ssl-insecure --cipher --privlvl --ipmi-version --auth --hexadecimal-kg --accept-unauthenticated-replies --workaround --systems-uri --redfish-uri --redfish-session --identity-file --ssh-agent --ssh-known-hosts --ssh-host-key --ssh-accept-new --use-sudo --missing-as-off --region --access-key --endpoint-url --expect-node-name --expect-tag --allow-self-fence --kubeconfig --expect-vm-uid --azure-tenant --azure-client-certificate --azure-msi --azure-cloud --azure-metadata-endpoint --expect-vm-id --pve-skiplock --pve-vmtype --os-auth-url --os-project-name --os-domain-name --os-region-name --os-interface --ovirt-no-filter --ovirt-cookies --ovirt-api-path --ibm-crn --ibm-private --ibm-proxy --power-wait --power-timeout --poll-interval --confirm --retry-on --method --timeout --login-timeout --output --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1927,6 +1959,14 @@ _fencekit() {
                     return 0
                     ;;
                 --ovirt-api-path)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --ibm-crn)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --ibm-proxy)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1982,7 +2022,7 @@ _fencekit() {
             return 0
             ;;
         fencekit__subcmd__reboot)
-            opts="-i -a -u -l -p -S -n -C -L -A -W -k -m -o -v -h -V --inventory --all --parallel --stagger --bmc-interval --max-per-address --level --audit --dry-run --no-lock --address --probe-port --verify --accept-bmc-only --max-off-watts --allow-host-only --expect-uuid --expect-serial --driver --ip --ipport --username --password --password-file --password-env --password-script --plug --ca-cert --ssl-fingerprint --ssl-insecure --cipher --privlvl --ipmi-version --auth --hexadecimal-kg --accept-unauthenticated-replies --workaround --systems-uri --redfish-uri --redfish-session --identity-file --ssh-agent --ssh-known-hosts --ssh-host-key --ssh-accept-new --use-sudo --missing-as-off --region --access-key --endpoint-url --expect-node-name --expect-tag --allow-self-fence --kubeconfig --expect-vm-uid --azure-tenant --azure-client-certificate --azure-msi --azure-cloud --azure-metadata-endpoint --expect-vm-id --pve-skiplock --pve-vmtype --os-auth-url --os-project-name --os-domain-name --os-region-name --os-interface --ovirt-no-filter --ovirt-cookies --ovirt-api-path --power-wait --power-timeout --poll-interval --confirm --retry-on --method --timeout --login-timeout --output --verbose --max-fence --force --reason --on-confirmed-off --hook-timeout --on-despite-hook-failure --crashdump --crashdump-wait --kdump-port --kdump-quiet --help --version"
+            opts="-i -a -u -l -p -S -n -C -L -A -W -k -m -o -v -h -V --inventory --all --parallel --stagger --bmc-interval --max-per-address --level --audit --dry-run --no-lock --address --probe-port --verify --accept-bmc-only --max-off-watts --allow-host-only --expect-uuid --expect-serial --driver --ip --ipport --username --password --password-file --password-env --password-script --plug --ca-cert --ssl-fingerprint --ssl-insecure --cipher --privlvl --ipmi-version --auth --hexadecimal-kg --accept-unauthenticated-replies --workaround --systems-uri --redfish-uri --redfish-session --identity-file --ssh-agent --ssh-known-hosts --ssh-host-key --ssh-accept-new --use-sudo --missing-as-off --region --access-key --endpoint-url --expect-node-name --expect-tag --allow-self-fence --kubeconfig --expect-vm-uid --azure-tenant --azure-client-certificate --azure-msi --azure-cloud --azure-metadata-endpoint --expect-vm-id --pve-skiplock --pve-vmtype --os-auth-url --os-project-name --os-domain-name --os-region-name --os-interface --ovirt-no-filter --ovirt-cookies --ovirt-api-path --ibm-crn --ibm-private --ibm-proxy --power-wait --power-timeout --poll-interval --confirm --retry-on --method --timeout --login-timeout --output --verbose --max-fence --force --reason --on-confirmed-off --hook-timeout --on-despite-hook-failure --crashdump --crashdump-wait --kdump-port --kdump-quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2245,6 +2285,14 @@ _fencekit() {
                     return 0
                     ;;
                 --ovirt-api-path)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --ibm-crn)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --ibm-proxy)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -2358,7 +2406,7 @@ _fencekit() {
             return 0
             ;;
         fencekit__subcmd__status)
-            opts="-i -a -u -l -p -S -n -C -L -A -W -k -m -o -v -h -V --inventory --all --parallel --stagger --bmc-interval --max-per-address --level --audit --dry-run --no-lock --address --probe-port --verify --accept-bmc-only --max-off-watts --allow-host-only --expect-uuid --expect-serial --driver --ip --ipport --username --password --password-file --password-env --password-script --plug --ca-cert --ssl-fingerprint --ssl-insecure --cipher --privlvl --ipmi-version --auth --hexadecimal-kg --accept-unauthenticated-replies --workaround --systems-uri --redfish-uri --redfish-session --identity-file --ssh-agent --ssh-known-hosts --ssh-host-key --ssh-accept-new --use-sudo --missing-as-off --region --access-key --endpoint-url --expect-node-name --expect-tag --allow-self-fence --kubeconfig --expect-vm-uid --azure-tenant --azure-client-certificate --azure-msi --azure-cloud --azure-metadata-endpoint --expect-vm-id --pve-skiplock --pve-vmtype --os-auth-url --os-project-name --os-domain-name --os-region-name --os-interface --ovirt-no-filter --ovirt-cookies --ovirt-api-path --power-wait --power-timeout --poll-interval --confirm --retry-on --method --timeout --login-timeout --output --verbose --help --version"
+            opts="-i -a -u -l -p -S -n -C -L -A -W -k -m -o -v -h -V --inventory --all --parallel --stagger --bmc-interval --max-per-address --level --audit --dry-run --no-lock --address --probe-port --verify --accept-bmc-only --max-off-watts --allow-host-only --expect-uuid --expect-serial --driver --ip --ipport --username --password --password-file --password-env --password-script --plug --ca-cert --ssl-fingerprint --ssl-insecure --cipher --privlvl --ipmi-version --auth --hexadecimal-kg --accept-unauthenticated-replies --workaround --systems-uri --redfish-uri --redfish-session --identity-file --ssh-agent --ssh-known-hosts --ssh-host-key --ssh-accept-new --use-sudo --missing-as-off --region --access-key --endpoint-url --expect-node-name --expect-tag --allow-self-fence --kubeconfig --expect-vm-uid --azure-tenant --azure-client-certificate --azure-msi --azure-cloud --azure-metadata-endpoint --expect-vm-id --pve-skiplock --pve-vmtype --os-auth-url --os-project-name --os-domain-name --os-region-name --os-interface --ovirt-no-filter --ovirt-cookies --ovirt-api-path --ibm-crn --ibm-private --ibm-proxy --power-wait --power-timeout --poll-interval --confirm --retry-on --method --timeout --login-timeout --output --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2621,6 +2669,14 @@ _fencekit() {
                     return 0
                     ;;
                 --ovirt-api-path)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --ibm-crn)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --ibm-proxy)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -2676,7 +2732,7 @@ _fencekit() {
             return 0
             ;;
         fencekit__subcmd__verify)
-            opts="-i -a -u -l -p -S -n -C -L -A -W -k -m -o -v -h -V --inventory --all --parallel --stagger --bmc-interval --max-per-address --level --audit --dry-run --no-lock --address --probe-port --verify --accept-bmc-only --max-off-watts --allow-host-only --expect-uuid --expect-serial --driver --ip --ipport --username --password --password-file --password-env --password-script --plug --ca-cert --ssl-fingerprint --ssl-insecure --cipher --privlvl --ipmi-version --auth --hexadecimal-kg --accept-unauthenticated-replies --workaround --systems-uri --redfish-uri --redfish-session --identity-file --ssh-agent --ssh-known-hosts --ssh-host-key --ssh-accept-new --use-sudo --missing-as-off --region --access-key --endpoint-url --expect-node-name --expect-tag --allow-self-fence --kubeconfig --expect-vm-uid --azure-tenant --azure-client-certificate --azure-msi --azure-cloud --azure-metadata-endpoint --expect-vm-id --pve-skiplock --pve-vmtype --os-auth-url --os-project-name --os-domain-name --os-region-name --os-interface --ovirt-no-filter --ovirt-cookies --ovirt-api-path --power-wait --power-timeout --poll-interval --confirm --retry-on --method --timeout --login-timeout --output --verbose --expect --samples --interval --probe-timeout --boot-timeout --baseline --record-baseline --help --version"
+            opts="-i -a -u -l -p -S -n -C -L -A -W -k -m -o -v -h -V --inventory --all --parallel --stagger --bmc-interval --max-per-address --level --audit --dry-run --no-lock --address --probe-port --verify --accept-bmc-only --max-off-watts --allow-host-only --expect-uuid --expect-serial --driver --ip --ipport --username --password --password-file --password-env --password-script --plug --ca-cert --ssl-fingerprint --ssl-insecure --cipher --privlvl --ipmi-version --auth --hexadecimal-kg --accept-unauthenticated-replies --workaround --systems-uri --redfish-uri --redfish-session --identity-file --ssh-agent --ssh-known-hosts --ssh-host-key --ssh-accept-new --use-sudo --missing-as-off --region --access-key --endpoint-url --expect-node-name --expect-tag --allow-self-fence --kubeconfig --expect-vm-uid --azure-tenant --azure-client-certificate --azure-msi --azure-cloud --azure-metadata-endpoint --expect-vm-id --pve-skiplock --pve-vmtype --os-auth-url --os-project-name --os-domain-name --os-region-name --os-interface --ovirt-no-filter --ovirt-cookies --ovirt-api-path --ibm-crn --ibm-private --ibm-proxy --power-wait --power-timeout --poll-interval --confirm --retry-on --method --timeout --login-timeout --output --verbose --expect --samples --interval --probe-timeout --boot-timeout --baseline --record-baseline --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2939,6 +2995,14 @@ _fencekit() {
                     return 0
                     ;;
                 --ovirt-api-path)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --ibm-crn)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --ibm-proxy)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -3056,7 +3120,7 @@ _fencekit_with_nodes() {
         *) return 0 ;;
     esac
     [[ "$cur" == -* ]] && return 0
-    case " --access-key --address --audit --auth --azure-client-certificate --azure-cloud --azure-metadata-endpoint --azure-tenant --baseline --bind --bmc-interval --boot-delay --boot-timeout --by --ca-cert --cib --cipher --ciphers --confirm --crashdump-wait --delay --driver --drop --endpoint-url --expect --expect-node-name --expect-serial --expect-tag --expect-uuid --expect-vm-id --expect-vm-uid --far --fault --for --hexadecimal-kg --hook-timeout --hosts --identity-file --interval --inventory --ip --ipmi-port-base --ipmi-version --ipport --kdump-port --kdump-quiet --kubeconfig --level --listen --login-timeout --loss --max-fence --max-off-watts --max-per-address --method --nodes --on-confirmed-off --os-auth-url --os-domain-name --os-interface --os-project-name --os-region-name --output --ovirt-api-path --parallel --password --password-env --password-file --password-script --pdu-fault --pdus --plug --poll-interval --power --power-timeout --power-wait --privlvl --probe-port --probe-timeout --pve-vmtype --reason --record-baseline --redfish --redfish-uri --region --remediation-timeout --retry-on --samples --sbd-config --secret --ssh-host-key --ssh-known-hosts --ssl-fingerprint --stagger --systems-uri --timeout --transition --username --vendor --watch --web-config --workaround --write-inventory -A -C -L -S -W -a -i -k -l -m -n -o -p -u " in
+    case " --access-key --address --audit --auth --azure-client-certificate --azure-cloud --azure-metadata-endpoint --azure-tenant --baseline --bind --bmc-interval --boot-delay --boot-timeout --by --ca-cert --cib --cipher --ciphers --confirm --crashdump-wait --delay --driver --drop --endpoint-url --expect --expect-node-name --expect-serial --expect-tag --expect-uuid --expect-vm-id --expect-vm-uid --far --fault --for --hexadecimal-kg --hook-timeout --hosts --ibm-crn --ibm-proxy --identity-file --interval --inventory --ip --ipmi-port-base --ipmi-version --ipport --kdump-port --kdump-quiet --kubeconfig --level --listen --login-timeout --loss --max-fence --max-off-watts --max-per-address --method --nodes --on-confirmed-off --os-auth-url --os-domain-name --os-interface --os-project-name --os-region-name --output --ovirt-api-path --parallel --password --password-env --password-file --password-script --pdu-fault --pdus --plug --poll-interval --power --power-timeout --power-wait --privlvl --probe-port --probe-timeout --pve-vmtype --reason --record-baseline --redfish --redfish-uri --region --remediation-timeout --retry-on --samples --sbd-config --secret --ssh-host-key --ssh-known-hosts --ssl-fingerprint --stagger --systems-uri --timeout --transition --username --vendor --watch --web-config --workaround --write-inventory -A -C -L -S -W -a -i -k -l -m -n -o -p -u " in
         *" $prev "*) return 0 ;;
     esac
     local IFS=$'\n'

@@ -100,6 +100,8 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l os-domain-n
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l os-region-name -d 'OpenStack: the catalog\'s region to take compute from' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l os-interface -d 'OpenStack: the catalog\'s interface: public (default), internal or admin' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l ovirt-api-path -d 'oVirt: the API\'s path (default /ovirt-engine/api). Inventories use settings.api_path' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l ibm-crn -d 'IBM Power VS: the workspace\'s CRN, sent with every request (crn:v1:bluemix:public:power-iaas:ZONE:a/ACCOUNT:WORKSPACE::). Inventories use settings.crn' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l ibm-proxy -d 'IBM Cloud: an HTTP proxy for IAM and the API (default HTTPS_PROXY)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l power-wait -d 'Blind wait after each power command before polling' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l power-timeout -d 'How long a power transition may take to be observed' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l poll-interval -d 'First interval between status polls (grows up to 1s while nothing changes)' -r
@@ -131,6 +133,7 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l azure-msi -
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l pve-skiplock -d 'Proxmox VE: send skiplock=1 with power requests, so that a locked guest (backup, migration, snapshot) is powered anyway (root@pam only; warned). Inventories use settings.skiplock'
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l ovirt-no-filter -d 'oVirt: send `Filter: false` (an administrator\'s view of every VM; default: `Filter: true`, what a user\'s permissions show). Inventories use settings.filter'
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l ovirt-cookies -d 'oVirt: keep the engine\'s session cookie for the run (logged in again once when it expires). Inventories use settings.cookies'
+complete -c fencekit -n "__fish_fencekit_using_subcommand status" -l ibm-private -d 'IBM Cloud: the private endpoints (IAM and the service, from inside IBM Cloud) instead of the public ones'
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -s v -l verbose -d 'More detail on stderr (-v, -vv, -vvv); never shows secrets'
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c fencekit -n "__fish_fencekit_using_subcommand status" -s V -l version -d 'Print version'
@@ -191,6 +194,8 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l os-domain-name 
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l os-region-name -d 'OpenStack: the catalog\'s region to take compute from' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l os-interface -d 'OpenStack: the catalog\'s interface: public (default), internal or admin' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l ovirt-api-path -d 'oVirt: the API\'s path (default /ovirt-engine/api). Inventories use settings.api_path' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l ibm-crn -d 'IBM Power VS: the workspace\'s CRN, sent with every request (crn:v1:bluemix:public:power-iaas:ZONE:a/ACCOUNT:WORKSPACE::). Inventories use settings.crn' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l ibm-proxy -d 'IBM Cloud: an HTTP proxy for IAM and the API (default HTTPS_PROXY)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l power-wait -d 'Blind wait after each power command before polling' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l power-timeout -d 'How long a power transition may take to be observed' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l poll-interval -d 'First interval between status polls (grows up to 1s while nothing changes)' -r
@@ -222,6 +227,7 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l azure-msi -d 'A
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l pve-skiplock -d 'Proxmox VE: send skiplock=1 with power requests, so that a locked guest (backup, migration, snapshot) is powered anyway (root@pam only; warned). Inventories use settings.skiplock'
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l ovirt-no-filter -d 'oVirt: send `Filter: false` (an administrator\'s view of every VM; default: `Filter: true`, what a user\'s permissions show). Inventories use settings.filter'
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l ovirt-cookies -d 'oVirt: keep the engine\'s session cookie for the run (logged in again once when it expires). Inventories use settings.cookies'
+complete -c fencekit -n "__fish_fencekit_using_subcommand on" -l ibm-private -d 'IBM Cloud: the private endpoints (IAM and the service, from inside IBM Cloud) instead of the public ones'
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -s v -l verbose -d 'More detail on stderr (-v, -vv, -vvv); never shows secrets'
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c fencekit -n "__fish_fencekit_using_subcommand on" -s V -l version -d 'Print version'
@@ -282,6 +288,8 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l os-domain-name
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l os-region-name -d 'OpenStack: the catalog\'s region to take compute from' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l os-interface -d 'OpenStack: the catalog\'s interface: public (default), internal or admin' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l ovirt-api-path -d 'oVirt: the API\'s path (default /ovirt-engine/api). Inventories use settings.api_path' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l ibm-crn -d 'IBM Power VS: the workspace\'s CRN, sent with every request (crn:v1:bluemix:public:power-iaas:ZONE:a/ACCOUNT:WORKSPACE::). Inventories use settings.crn' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l ibm-proxy -d 'IBM Cloud: an HTTP proxy for IAM and the API (default HTTPS_PROXY)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l power-wait -d 'Blind wait after each power command before polling' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l power-timeout -d 'How long a power transition may take to be observed' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l poll-interval -d 'First interval between status polls (grows up to 1s while nothing changes)' -r
@@ -320,6 +328,7 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l azure-msi -d '
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l pve-skiplock -d 'Proxmox VE: send skiplock=1 with power requests, so that a locked guest (backup, migration, snapshot) is powered anyway (root@pam only; warned). Inventories use settings.skiplock'
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l ovirt-no-filter -d 'oVirt: send `Filter: false` (an administrator\'s view of every VM; default: `Filter: true`, what a user\'s permissions show). Inventories use settings.filter'
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l ovirt-cookies -d 'oVirt: keep the engine\'s session cookie for the run (logged in again once when it expires). Inventories use settings.cookies'
+complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l ibm-private -d 'IBM Cloud: the private endpoints (IAM and the service, from inside IBM Cloud) instead of the public ones'
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -s v -l verbose -d 'More detail on stderr (-v, -vv, -vvv); never shows secrets'
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l force -d 'Act beyond --max-fence anyway; needs --reason and an audit trail'
 complete -c fencekit -n "__fish_fencekit_using_subcommand off" -l on-despite-hook-failure -d 'reboot: power the node on even if the confirmed-off hook failed (the result still fails); without it the node is left off'
@@ -383,6 +392,8 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l os-domain-n
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l os-region-name -d 'OpenStack: the catalog\'s region to take compute from' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l os-interface -d 'OpenStack: the catalog\'s interface: public (default), internal or admin' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l ovirt-api-path -d 'oVirt: the API\'s path (default /ovirt-engine/api). Inventories use settings.api_path' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l ibm-crn -d 'IBM Power VS: the workspace\'s CRN, sent with every request (crn:v1:bluemix:public:power-iaas:ZONE:a/ACCOUNT:WORKSPACE::). Inventories use settings.crn' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l ibm-proxy -d 'IBM Cloud: an HTTP proxy for IAM and the API (default HTTPS_PROXY)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l power-wait -d 'Blind wait after each power command before polling' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l power-timeout -d 'How long a power transition may take to be observed' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l poll-interval -d 'First interval between status polls (grows up to 1s while nothing changes)' -r
@@ -421,6 +432,7 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l azure-msi -
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l pve-skiplock -d 'Proxmox VE: send skiplock=1 with power requests, so that a locked guest (backup, migration, snapshot) is powered anyway (root@pam only; warned). Inventories use settings.skiplock'
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l ovirt-no-filter -d 'oVirt: send `Filter: false` (an administrator\'s view of every VM; default: `Filter: true`, what a user\'s permissions show). Inventories use settings.filter'
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l ovirt-cookies -d 'oVirt: keep the engine\'s session cookie for the run (logged in again once when it expires). Inventories use settings.cookies'
+complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l ibm-private -d 'IBM Cloud: the private endpoints (IAM and the service, from inside IBM Cloud) instead of the public ones'
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -s v -l verbose -d 'More detail on stderr (-v, -vv, -vvv); never shows secrets'
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l force -d 'Act beyond --max-fence anyway; needs --reason and an audit trail'
 complete -c fencekit -n "__fish_fencekit_using_subcommand reboot" -l on-despite-hook-failure -d 'reboot: power the node on even if the confirmed-off hook failed (the result still fails); without it the node is left off'
@@ -484,6 +496,8 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l os-domain-
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l os-region-name -d 'OpenStack: the catalog\'s region to take compute from' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l os-interface -d 'OpenStack: the catalog\'s interface: public (default), internal or admin' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l ovirt-api-path -d 'oVirt: the API\'s path (default /ovirt-engine/api). Inventories use settings.api_path' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l ibm-crn -d 'IBM Power VS: the workspace\'s CRN, sent with every request (crn:v1:bluemix:public:power-iaas:ZONE:a/ACCOUNT:WORKSPACE::). Inventories use settings.crn' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l ibm-proxy -d 'IBM Cloud: an HTTP proxy for IAM and the API (default HTTPS_PROXY)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l power-wait -d 'Blind wait after each power command before polling' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l power-timeout -d 'How long a power transition may take to be observed' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l poll-interval -d 'First interval between status polls (grows up to 1s while nothing changes)' -r
@@ -515,6 +529,7 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l azure-msi 
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l pve-skiplock -d 'Proxmox VE: send skiplock=1 with power requests, so that a locked guest (backup, migration, snapshot) is powered anyway (root@pam only; warned). Inventories use settings.skiplock'
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l ovirt-no-filter -d 'oVirt: send `Filter: false` (an administrator\'s view of every VM; default: `Filter: true`, what a user\'s permissions show). Inventories use settings.filter'
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l ovirt-cookies -d 'oVirt: keep the engine\'s session cookie for the run (logged in again once when it expires). Inventories use settings.cookies'
+complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -l ibm-private -d 'IBM Cloud: the private endpoints (IAM and the service, from inside IBM Cloud) instead of the public ones'
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -s v -l verbose -d 'More detail on stderr (-v, -vv, -vvv); never shows secrets'
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c fencekit -n "__fish_fencekit_using_subcommand monitor" -s V -l version -d 'Print version'
@@ -575,6 +590,8 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l os-domain-n
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l os-region-name -d 'OpenStack: the catalog\'s region to take compute from' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l os-interface -d 'OpenStack: the catalog\'s interface: public (default), internal or admin' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l ovirt-api-path -d 'oVirt: the API\'s path (default /ovirt-engine/api). Inventories use settings.api_path' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l ibm-crn -d 'IBM Power VS: the workspace\'s CRN, sent with every request (crn:v1:bluemix:public:power-iaas:ZONE:a/ACCOUNT:WORKSPACE::). Inventories use settings.crn' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l ibm-proxy -d 'IBM Cloud: an HTTP proxy for IAM and the API (default HTTPS_PROXY)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l power-wait -d 'Blind wait after each power command before polling' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l power-timeout -d 'How long a power transition may take to be observed' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l poll-interval -d 'First interval between status polls (grows up to 1s while nothing changes)' -r
@@ -614,6 +631,7 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l azure-msi -
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l pve-skiplock -d 'Proxmox VE: send skiplock=1 with power requests, so that a locked guest (backup, migration, snapshot) is powered anyway (root@pam only; warned). Inventories use settings.skiplock'
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l ovirt-no-filter -d 'oVirt: send `Filter: false` (an administrator\'s view of every VM; default: `Filter: true`, what a user\'s permissions show). Inventories use settings.filter'
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l ovirt-cookies -d 'oVirt: keep the engine\'s session cookie for the run (logged in again once when it expires). Inventories use settings.cookies'
+complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -l ibm-private -d 'IBM Cloud: the private endpoints (IAM and the service, from inside IBM Cloud) instead of the public ones'
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -s v -l verbose -d 'More detail on stderr (-v, -vv, -vvv); never shows secrets'
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c fencekit -n "__fish_fencekit_using_subcommand verify" -s V -l version -d 'Print version'
@@ -674,6 +692,8 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l os-domain-na
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l os-region-name -d 'OpenStack: the catalog\'s region to take compute from' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l os-interface -d 'OpenStack: the catalog\'s interface: public (default), internal or admin' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l ovirt-api-path -d 'oVirt: the API\'s path (default /ovirt-engine/api). Inventories use settings.api_path' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l ibm-crn -d 'IBM Power VS: the workspace\'s CRN, sent with every request (crn:v1:bluemix:public:power-iaas:ZONE:a/ACCOUNT:WORKSPACE::). Inventories use settings.crn' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l ibm-proxy -d 'IBM Cloud: an HTTP proxy for IAM and the API (default HTTPS_PROXY)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l power-wait -d 'Blind wait after each power command before polling' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l power-timeout -d 'How long a power transition may take to be observed' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l poll-interval -d 'First interval between status polls (grows up to 1s while nothing changes)' -r
@@ -716,6 +736,7 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l azure-msi -d
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l pve-skiplock -d 'Proxmox VE: send skiplock=1 with power requests, so that a locked guest (backup, migration, snapshot) is powered anyway (root@pam only; warned). Inventories use settings.skiplock'
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l ovirt-no-filter -d 'oVirt: send `Filter: false` (an administrator\'s view of every VM; default: `Filter: true`, what a user\'s permissions show). Inventories use settings.filter'
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l ovirt-cookies -d 'oVirt: keep the engine\'s session cookie for the run (logged in again once when it expires). Inventories use settings.cookies'
+complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l ibm-private -d 'IBM Cloud: the private endpoints (IAM and the service, from inside IBM Cloud) instead of the public ones'
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -s v -l verbose -d 'More detail on stderr (-v, -vv, -vvv); never shows secrets'
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l record-identity -d 'Print, on stdout, an `[identity.NODE]` table for each inventory node that is not pinned yet and whose levels agree about who it is, ready to append to the inventory (`>> inventory.toml`); the check table goes to stderr. Exit 1 when a node could not be recorded'
 complete -c fencekit -n "__fish_fencekit_using_subcommand check" -l record -d 'Record what each working level looks like now (identity, cipher suite and privilege, certificate, host key, reset types, outlet names, whether the node\'s address answers) in --baseline, replacing those levels\' records. Exit 1 when a level would fail (it keeps its earlier record)'
@@ -780,6 +801,8 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l os-domain-nam
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l os-region-name -d 'OpenStack: the catalog\'s region to take compute from' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l os-interface -d 'OpenStack: the catalog\'s interface: public (default), internal or admin' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l ovirt-api-path -d 'oVirt: the API\'s path (default /ovirt-engine/api). Inventories use settings.api_path' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l ibm-crn -d 'IBM Power VS: the workspace\'s CRN, sent with every request (crn:v1:bluemix:public:power-iaas:ZONE:a/ACCOUNT:WORKSPACE::). Inventories use settings.crn' -r
+complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l ibm-proxy -d 'IBM Cloud: an HTTP proxy for IAM and the API (default HTTPS_PROXY)' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l power-wait -d 'Blind wait after each power command before polling' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l power-timeout -d 'How long a power transition may take to be observed' -r
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l poll-interval -d 'First interval between status polls (grows up to 1s while nothing changes)' -r
@@ -811,6 +834,7 @@ complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l azure-msi -d 
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l pve-skiplock -d 'Proxmox VE: send skiplock=1 with power requests, so that a locked guest (backup, migration, snapshot) is powered anyway (root@pam only; warned). Inventories use settings.skiplock'
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l ovirt-no-filter -d 'oVirt: send `Filter: false` (an administrator\'s view of every VM; default: `Filter: true`, what a user\'s permissions show). Inventories use settings.filter'
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l ovirt-cookies -d 'oVirt: keep the engine\'s session cookie for the run (logged in again once when it expires). Inventories use settings.cookies'
+complete -c fencekit -n "__fish_fencekit_using_subcommand list" -l ibm-private -d 'IBM Cloud: the private endpoints (IAM and the service, from inside IBM Cloud) instead of the public ones'
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -s v -l verbose -d 'More detail on stderr (-v, -vv, -vvv); never shows secrets'
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c fencekit -n "__fish_fencekit_using_subcommand list" -s V -l version -d 'Print version'

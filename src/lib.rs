@@ -39,6 +39,7 @@ pub mod fingerprint;
 pub mod fleet;
 pub mod gce;
 pub mod http;
+pub mod ibm;
 pub mod ipmi;
 pub mod kdump;
 pub mod kubevirt;
@@ -100,6 +101,8 @@ pub const AGENT_NAMES: &[&str] = &[
     "fence_ilo",
     "fence_ilo2",
     "fence_gce",
+    "fence_ibm_vpc",
+    "fence_ibm_powervs",
 ];
 
 /// True when `name` (argv[0]'s file name) is a fence agent this binary can be.

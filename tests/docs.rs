@@ -60,6 +60,7 @@ const PAGES: &[&str] = &[
     "docs/hypervisors.md",
     "docs/ucs.md",
     "docs/ilo.md",
+    "docs/ibm.md",
 ];
 
 /// What a fenced block is for.
@@ -904,6 +905,8 @@ fn ucs() {
 #[test]
 fn ilo() {
     run_page("docs/ilo.md");
+fn ibm() {
+    run_page("docs/ibm.md");
 }
 
 #[test]

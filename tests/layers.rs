@@ -46,6 +46,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "ucs",
             "ribcl",
             "gce",
+            "ibm",
         ],
     ),
     ("methods", &["method"]),

@@ -71,8 +71,6 @@ fn agents() -> Vec<(String, String, String)> {
 /// branch that brings it, and leaves this list when it lands.
 const FAR_NOT_YET: &[&str] = &[
     "fence-agents-amt-ws",
-    "fence-agents-ibm-powervs",
-    "fence-agents-ibm-vpc",
     "fence-agents-ifmib",
 ];
 

@@ -34,6 +34,7 @@ pub static PLATFORMS: &[&dyn Platform] = &[
     &crate::ucs::platform::PLATFORM,
     &crate::ribcl::platform::PLATFORM,
     &crate::gce::platform::PLATFORM,
+    &crate::ibm::platform::PLATFORM,
 ];
 
 /// The platform of a target without a scheme another platform owns (a
@@ -97,6 +98,9 @@ pub struct PlatformArgs {
     /// oVirt.
     #[command(flatten)]
     pub ovirt: crate::ovirt::args::Args,
+    /// IBM Cloud.
+    #[command(flatten)]
+    pub ibm: crate::ibm::args::Args,
     /// Last: the options declared after the composition are listed under
     /// the command's own heading again, not under the last platform's.
     #[command(flatten)]
@@ -115,6 +119,7 @@ impl PlatformArgs {
         self.pve.apply(o);
         self.openstack.apply(o);
         self.ovirt.apply(o);
+        self.ibm.apply(o);
     }
 
     /// When a platform's flags name one machine: why the targets must then

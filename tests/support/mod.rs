@@ -520,6 +520,7 @@ fn missing_reason(peer: &str) -> Option<String> {
             .or_else(|| venv_imports("cryptography")),
         "fence_gce" => needs_binary("fence_gce", "fence-agents")
             .or_else(|| venv_imports("googleapiclient.discovery, google.oauth2.service_account, httplib2, socks, pexpect")),
+        "ibm_api" => needs_binary("openssl", "openssl").or_else(|| needs_binary("curl", "curl")),
         "vcsim" => {
             let bin = peers_dir().join("bin/fencekit-vcsim");
             (!bin.is_file()).then(|| {

@@ -463,12 +463,14 @@ mod tests {
                     // `redfish-uri` / `systems-uri` are the long names
                     // themselves, and fence_azure_arm lists `network-fencing`
                     // as the deprecated spelling of `network_fencing`, and
-                    // fence_openstack its four Keystone options' long names.
+                    // fence_openstack its four Keystone options' long names, and
+                    // fence_ibm_powervs `api-type`.
                     if ![
                         "redfish-uri",
                         "systems-uri",
                         "network-fencing",
                         "stackdriver-logging",
+                        "api-type",
                         "auth-url",
                         "project-name",
                         "user-domain-name",
@@ -619,11 +621,12 @@ mod tests {
     fn the_options_every_front_relies_on_exist() {
         for f in &defs().families {
             let keys = opt_keys(f);
-            // fence_aws, fence_kubevirt and fence_gce talk to an API with
-            // credentials of its own: no address, no login, no password.
+            // fence_aws, fence_kubevirt, fence_gce, fence_ibm_vpc and
+            // fence_ibm_powervs talk to an API with credentials of its own:
+            // no address, no login, no password.
             // fence_azure_arm: a service principal's ID and secret, no
             // address; fence_openstack: Keystone's URL, no address.
-            let device: &[&str] = if ["aws", "kubevirt", "gce"].contains(&f.driver) {
+            let device: &[&str] = if ["aws", "kubevirt", "gce", "ibm"].contains(&f.driver) {
                 &[]
             } else if f.driver == "azure" || f.driver == "openstack" {
                 &["username", "password", "password_script"]

@@ -171,6 +171,14 @@ keys! {
     Runonwarn => "runonwarn",
     Runonfail => "runonfail",
     ExpectInstanceId => "expect_instance_id",
+    Apikey => "apikey",
+    Limit => "limit",
+    Proxy => "proxy",
+    TokenFile => "token_file",
+    Token => "token",
+    Crn => "crn",
+    Instance => "instance",
+    ApiType => "api_type",
 }
 
 impl std::fmt::Display for Key {
