@@ -28,6 +28,7 @@ macro_rules! outln {
 }
 
 pub mod agent;
+pub mod amt;
 pub mod aws;
 pub mod azure;
 pub mod cli;
