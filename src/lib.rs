@@ -96,6 +96,7 @@ pub const AGENT_NAMES: &[&str] = &[
     "fence_openstack",
     "fence_eps",
     "fence_cisco_ucs",
+    "fence_amt_ws",
 ];
 
 /// True when `name` (argv[0]'s file name) is a fence agent this binary can be.

@@ -140,12 +140,14 @@ impl Client {
             match self.digest.as_mut() {
                 Some(dg) if answered => match dg.refused(www) {
                     Refusal::Stale => continue,
-                    Refusal::Credentials => return Err(Lost::Error(self.refused(
-                        stage,
-                        format!(
+                    Refusal::Credentials => {
+                        return Err(Lost::Error(self.refused(
+                            stage,
+                            format!(
                             "AMT refused the user '{user}' or its password (HTTP 401 to {what})"
                         ),
-                    ))),
+                        )))
+                    }
                 },
                 _ => match Challenge::parse(www) {
                     Ok(c) => self.digest = Some(Digest::new(c)),
