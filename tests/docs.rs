@@ -58,6 +58,7 @@ const PAGES: &[&str] = &[
     "docs/azure.md",
     "docs/hypervisors.md",
     "docs/ucs.md",
+    "docs/amt.md",
 ];
 
 /// What a fenced block is for.
@@ -883,6 +884,11 @@ fn hypervisors() {
 #[test]
 fn ucs() {
     run_page("docs/ucs.md");
+}
+
+#[test]
+fn amt() {
+    run_page("docs/amt.md");
 }
 
 #[test]
