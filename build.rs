@@ -39,6 +39,7 @@ const FAMILY_FILES: &[&str] = &[
     "eps.toml",
     "cisco_ucs.toml",
     "amt_ws.toml",
+    "ilo.toml",
 ];
 
 fn main() {

@@ -1,6 +1,8 @@
 #!/bin/bash
 # Regenerates bench/startup.order: the functions a fence agent's start runs
-# (`fence_ipmilan --version`, `-o metadata`, `-o status` against a lab BMC),
+# (`fence_ipmilan --version`, `-o metadata`, `-o status` against a lab BMC,
+# then `fence_ilo -o status` against tests/peers/ribcl_peer.py: the TLS
+# handshake's code),
 # in the order they first run, by their symbol names. build.rs hands the
 # list to the linker (LLD's --symbol-ordering-file) for release builds, so
 # that this code sits together in the binary instead of spread over all of
@@ -25,8 +27,10 @@ cargo rustc --release --locked --bin fencekit -- -C link-arg=-Wl,-Map="$map" \
 bin=$(realpath target/release/fencekit)
 work=$(mktemp -d)
 lab_pid=""
+ilo_port=""
 cleanup() {
   if [ -n "$lab_pid" ]; then kill "$lab_pid" 2>/dev/null || true; wait "$lab_pid" 2>/dev/null || true; fi
+  if [ -n "$ilo_port" ]; then bash tests/peers/hv_peer_stop.sh ribcl "$ilo_port" >/dev/null 2>&1 || true; fi
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -44,6 +48,12 @@ for cmd in "--version" "-o metadata" "--ip $addr --ipport $port --username admin
   # shellcheck disable=SC2086
   valgrind -q --tool=callgrind --demangle=no --callgrind-out-file="$work/cg.$n" "$a" $cmd > /dev/null
 done
+export PEERS_DIR=${PEERS_DIR:-/tmp/fencekit-peers}
+ilo_port=$(( 20000 + RANDOM % 20000 ))
+PEER_ARGS="--flavour ilo2 --power-ms 0" bash tests/peers/hv_peer_start.sh ribcl "$ilo_port" > /dev/null
+ln -s "$bin" "$work/fence_ilo"
+valgrind -q --tool=callgrind --demangle=no --callgrind-out-file="$work/cg.4" "$work/fence_ilo" \
+  --ip 127.0.0.1 --ipport "$ilo_port" --ssl-insecure -l admin -p ilo-secret -o status > /dev/null
 python3 - "$bin" "$map" "$work"/cg.* > "$work/order" <<'PY'
 import bisect, re, sys
 binary, mapfile, files = sys.argv[1], sys.argv[2], sys.argv[3:]

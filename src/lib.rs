@@ -54,6 +54,7 @@ pub mod platform;
 pub mod private;
 pub mod pve;
 pub mod redfish;
+pub mod ribcl;
 pub mod runtime;
 pub mod script;
 pub mod secret;
@@ -97,6 +98,8 @@ pub const AGENT_NAMES: &[&str] = &[
     "fence_eps",
     "fence_cisco_ucs",
     "fence_amt_ws",
+    "fence_ilo",
+    "fence_ilo2",
 ];
 
 /// True when `name` (argv[0]'s file name) is a fence agent this binary can be.

@@ -311,7 +311,16 @@ fn bash_completes_node_names_and_agents() {
     );
     assert!(got.is_empty(), "{got:?}");
     let got = bash_complete(dir.path(), &["fencekit", "agent", "fence_ilo"], &[]);
-    assert_eq!(got, ["fence_ilo3", "fence_ilo4", "fence_ilo5"]);
+    assert_eq!(
+        got,
+        [
+            "fence_ilo3",
+            "fence_ilo4",
+            "fence_ilo5",
+            "fence_ilo",
+            "fence_ilo2"
+        ]
+    );
 }
 
 #[test]

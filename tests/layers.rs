@@ -45,6 +45,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "eps",
             "ucs",
             "amt",
+            "ribcl",
         ],
     ),
     ("methods", &["method"]),

@@ -68,7 +68,7 @@ pub const FAR_IMAGE_PACKAGES: &[(&str, bool)] = &[
     ("fence-agents-eps", true),
     ("fence-agents-ibmblade", true),
     ("fence-agents-ifmib", false),
-    ("fence-agents-ilo2", false),
+    ("fence-agents-ilo2", true),
     ("fence-agents-intelmodular", true),
     ("fence-agents-ipdu", true),
     ("fence-agents-ipmilan", true),

@@ -33,6 +33,7 @@ pub static PLATFORMS: &[&dyn Platform] = &[
     &crate::eps::platform::PLATFORM,
     &crate::ucs::platform::PLATFORM,
     &crate::amt::platform::PLATFORM,
+    &crate::ribcl::platform::PLATFORM,
 ];
 
 /// The platform of a target without a scheme another platform owns (a

@@ -14,7 +14,7 @@ HERE="$(cd "$(dirname "$0")" && pwd)"
 KIND="${1:?usage: hv_peer_start.sh pve|nutanix PORT [BIND]}"
 PORT="${2:?usage: hv_peer_start.sh pve|nutanix PORT [BIND]}"
 BIND="${3:-127.0.0.1}"
-case "$KIND" in pve|nutanix|ovirt|openstack|ucs) ;; *) echo "unknown peer $KIND" >&2; exit 64 ;; esac
+case "$KIND" in pve|nutanix|ovirt|openstack|ucs|ribcl) ;; *) echo "unknown peer $KIND" >&2; exit 64 ;; esac
 . "$HERE/run_dir.sh"
 D="$PEER_RUN/$KIND-$BIND-$PORT"
 mkdir -p "$D"
@@ -29,7 +29,8 @@ if [ ! -s "$D/cert.pem" ]; then
 fi
 rm -f "$D/info.json"
 # shellcheck disable=SC2086
-python3 "$HERE/${KIND}_api.py" --port "$PORT" --bind "$BIND" --cert "$D/cert.pem" --key "$D/key.pem" \
+script="${KIND}_api.py"; [ "$KIND" = ribcl ] && script=ribcl_peer.py
+python3 "$HERE/$script" --port "$PORT" --bind "$BIND" --cert "$D/cert.pem" --key "$D/key.pem" \
   --info "$D/info.json" --log "$D/requests.log" ${PEER_ARGS:-} >/dev/null 2>"$D/stderr.log" &
 pid=$!
 echo "$pid" > "$D/pid"

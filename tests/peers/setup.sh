@@ -62,14 +62,16 @@ fi
 # golang-go and golang-github-vmware-govmomi-dev: the vSphere SOAP peer
 # (tests/peers/vcsim/main.go on govmomi's simulator package, built below in
 # GOPATH mode from Debian's Go sources: no Go module proxy); rpm (rpm -qp
-# reads the .rpm's Provides and files: tests/packages.rs) and binutils
-# (objcopy strips the packaged binary's debug sections: packaging/build.sh).
+# reads the .rpm's Provides and files: tests/packages.rs), binutils
+# (objcopy strips the packaged binary's debug sections: packaging/build.sh)
+# and gnutls-bin (gnutls-cli: upstream fence_ilo speaks TLS through it,
+# against tests/peers/ribcl_peer.py: tests/interop_ilo.rs, bench/ilo.sh).
 pkgs="time hyperfine openipmi ipmitool freeipmi-tools fence-agents openssh-server
       sshpass libvirt-clients pacemaker-cli-utils libxml2-utils tcpdump iproute2
       procps curl openssl python3-venv bc snmpd snmp
       zsh fish util-linux corosync pacemaker prometheus python3-yaml systemd
       apache2-utils python3-kubernetes python3-openshift
-      golang-go golang-github-vmware-govmomi-dev rpm binutils"
+      golang-go golang-github-vmware-govmomi-dev rpm binutils gnutls-bin"
 missing=""
 for p in $pkgs; do
   dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"
