@@ -38,6 +38,7 @@ const FAMILY_FILES: &[&str] = &[
     "openstack.toml",
     "eps.toml",
     "cisco_ucs.toml",
+    "amt_ws.toml",
     "ilo.toml",
     "gce.toml",
     "ibm_vpc.toml",

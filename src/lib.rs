@@ -28,6 +28,7 @@ macro_rules! outln {
 }
 
 pub mod agent;
+pub mod amt;
 pub mod aws;
 pub mod azure;
 pub mod cli;
@@ -98,6 +99,7 @@ pub const AGENT_NAMES: &[&str] = &[
     "fence_openstack",
     "fence_eps",
     "fence_cisco_ucs",
+    "fence_amt_ws",
     "fence_ilo",
     "fence_ilo2",
     "fence_gce",

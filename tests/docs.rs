@@ -59,6 +59,7 @@ const PAGES: &[&str] = &[
     "docs/gce.md",
     "docs/hypervisors.md",
     "docs/ucs.md",
+    "docs/amt.md",
     "docs/ilo.md",
     "docs/ibm.md",
 ];
@@ -900,6 +901,11 @@ fn hypervisors() {
 #[test]
 fn ucs() {
     run_page("docs/ucs.md");
+}
+
+#[test]
+fn amt() {
+    run_page("docs/amt.md");
 }
 
 #[test]

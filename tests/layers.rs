@@ -44,6 +44,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "openstack",
             "eps",
             "ucs",
+            "amt",
             "ribcl",
             "gce",
             "ibm",

@@ -70,7 +70,6 @@ fn agents() -> Vec<(String, String, String)> {
 /// FAR's agent packages not served yet; each is named with the issue's
 /// branch that brings it, and leaves this list when it lands.
 const FAR_NOT_YET: &[&str] = &[
-    "fence-agents-amt-ws",
     "fence-agents-ifmib",
 ];
 

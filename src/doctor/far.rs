@@ -60,7 +60,7 @@ pub const FAR_IMAGE_AGENTS: &[&str] = &[
 /// `agents/*.toml`; a test holds the marks to it). A package only ever
 /// turns served: when every one is, every package of FAR's image is.
 pub const FAR_IMAGE_PACKAGES: &[(&str, bool)] = &[
-    ("fence-agents-amt-ws", false),
+    ("fence-agents-amt-ws", true),
     ("fence-agents-apc-snmp", true),
     ("fence-agents-cisco-ucs", true),
     ("fence-agents-eaton-snmp", true),

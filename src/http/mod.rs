@@ -10,7 +10,8 @@
 //! deadline when the caller asks (`patience`), proxies (`HTTPS_PROXY`,
 //! `NO_PROXY`, an agent's own proxy option: `proxy`), and the credentials
 //! it sent scrubbed from every text a server sends back (`scrub`) and
-//! made printable (`text`).
+//! made printable (`text`), and HTTP Digest authentication computed
+//! without I/O (`digest`, RFC 7616).
 //!
 //! What it leaves to each platform: its retry policy beyond connecting
 //! and throttling, its model of the answers, its login and its wording
@@ -19,6 +20,7 @@
 
 pub mod client;
 pub mod jwt;
+pub mod digest;
 pub mod patience;
 pub mod proxy;
 pub mod scrub;

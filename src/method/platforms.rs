@@ -32,6 +32,7 @@ pub static PLATFORMS: &[&dyn Platform] = &[
     &crate::openstack::platform::PLATFORM,
     &crate::eps::platform::PLATFORM,
     &crate::ucs::platform::PLATFORM,
+    &crate::amt::platform::PLATFORM,
     &crate::ribcl::platform::PLATFORM,
     &crate::gce::platform::PLATFORM,
     &crate::ibm::platform::PLATFORM,

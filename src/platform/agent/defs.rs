@@ -630,6 +630,9 @@ mod tests {
                 &[]
             } else if f.driver == "azure" || f.driver == "openstack" {
                 &["username", "password", "password_script"]
+            } else if f.driver == "amt" {
+                // fence_amt_ws logs in as AMT's admin, always: no login.
+                &["ip", "ipport", "password", "password_script"]
             } else {
                 &["ip", "ipport", "username", "password", "password_script"]
             };
