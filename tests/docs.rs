@@ -911,6 +911,9 @@ fn amt() {
 #[test]
 fn ilo() {
     run_page("docs/ilo.md");
+}
+
+#[test]
 fn ibm() {
     run_page("docs/ibm.md");
 }

@@ -69,9 +69,7 @@ fn agents() -> Vec<(String, String, String)> {
 
 /// FAR's agent packages not served yet; each is named with the issue's
 /// branch that brings it, and leaves this list when it lands.
-const FAR_NOT_YET: &[&str] = &[
-    "fence-agents-ifmib",
-];
+const FAR_NOT_YET: &[&str] = &["fence-agents-ifmib"];
 
 /// The packages FAR's image installs, read from the FAR reference's
 /// `Dockerfile` block (`fence-agents-amt-ws  -apc-snmp …`: every name after

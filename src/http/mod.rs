@@ -19,8 +19,8 @@
 //! device and what to do about a refused certificate).
 
 pub mod client;
-pub mod jwt;
 pub mod digest;
+pub mod jwt;
 pub mod patience;
 pub mod proxy;
 pub mod scrub;
