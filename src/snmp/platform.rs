@@ -121,8 +121,23 @@ impl Method for SnmpMethod {
         keys
     }
     fn party(&self) -> Party {
-        // A PDU cuts the node's power from outside: independent of the BMC.
-        Party::Outlet
+        // A PDU cuts the node's power from outside: independent of the BMC;
+        // a switch's ports cut its network.
+        match self.effect() {
+            platform::Effect::Isolated => Party::Fabric,
+            platform::Effect::Power => Party::Outlet,
+        }
+    }
+    fn effect(&self) -> platform::Effect {
+        let pdus = &self.config.pdus;
+        let isolated = !pdus.is_empty()
+            && pdus
+                .iter()
+                .all(|p| p.profile.effect == super::profile::Effect::Isolated);
+        match isolated {
+            true => platform::Effect::Isolated,
+            false => platform::Effect::Power,
+        }
     }
     fn paced(&self) -> bool {
         false
@@ -185,6 +200,10 @@ impl platform::PlatformDriver for SnmpDriver {
     fn traffic(&self) -> (u32, u32, u32) {
         let s = self.stats();
         (s.sent, s.received, s.retransmits)
+    }
+    /// Switch ports: each port's administrative state and link.
+    async fn context(&mut self, _expect_on: bool, _deadline: Option<Instant>) -> Vec<String> {
+        self.link_words()
     }
     /// The PDU's outlets: number (or SWITCH:OUTLET), name, state.
     async fn plugs(&mut self, deadline: Option<Instant>) -> Result<Vec<PlugEntry>, DriverError> {

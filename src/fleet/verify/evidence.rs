@@ -170,6 +170,7 @@ fn role(m: &MethodSpec) -> Role {
         Some(Party::Hypervisor) => Role::Channel(ChannelKind::Hypervisor),
         Some(Party::Cloud) => Role::Channel(ChannelKind::Cloud),
         Some(Party::Outlet) => Role::Channel(ChannelKind::Outlet),
+        Some(Party::Fabric) => Role::Channel(ChannelKind::Fabric),
         Some(Party::Host { host, port }) => Role::HostProbe(host, port),
         None => Role::Manual,
     }
@@ -279,6 +280,8 @@ async fn sample(
                 // An outlet on offers power; it does not show the node on.
                 let agrees = match (kind, s) {
                     (ChannelKind::Outlet, PowerState::On) => None,
+                    // A port up lets traffic through; it does not show the node up.
+                    (ChannelKind::Fabric, PowerState::On) => None,
                     _ => Some(s == opts.expect),
                 };
                 evidence.push(Evidence::new(
@@ -287,6 +290,7 @@ async fn sample(
                         "{} reports power {s} (read {} of {})",
                         match kind {
                             ChannelKind::Outlet => "the outlet",
+                            ChannelKind::Fabric => "the switch port",
                             ChannelKind::Bmc => "BMC",
                             ChannelKind::Hypervisor => "the hypervisor",
                             ChannelKind::Cloud => "the cloud API",
