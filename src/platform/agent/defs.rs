@@ -189,6 +189,10 @@ pub struct Family {
     /// (`package` in its `agents/*.toml`: `fence-agents-ipmilan`); the
     /// `.deb` and `.rpm` `Provides` it (`fencekit agents`).
     pub package: Option<&'static str>,
+    /// Fabric fencing (a switch port down, `fabric` in its
+    /// `agents/*.toml`): the metadata's `on` is automatic (unfencing, as
+    /// fence-agents' `fabric_fencing`).
+    pub fabric: bool,
     /// The first error line upstream prints for any other failure the
     /// device reported (a VM it cannot find, a task that failed:
     /// `device_failed`; fence_nutanix_ahv's `Failed: Generic error`);
