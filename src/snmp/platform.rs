@@ -37,7 +37,10 @@ impl Platform for Snmp {
         "snmp"
     }
     fn owns_scheme(&self, scheme: &str) -> bool {
-        scheme == "snmp"
+        scheme == "snmp" || scheme == "ifmib"
+    }
+    fn builder(&self) -> Option<&'static dyn crate::platform::build::MethodBuilder> {
+        Some(&PLATFORM)
     }
     fn url_forms(&self) -> &'static [crate::engine::driver::UrlForm] {
         super::config::URL_FORMS
@@ -51,6 +54,90 @@ impl Platform for Snmp {
     ) -> Option<&'static platform::agent::AgentFamily> {
         Some(&super::agent::FAMILY)
     }
+}
+
+impl crate::platform::build::MethodBuilder for Snmp {
+    /// `ifmib://SWITCH[:PORT]/PORT[,PORT…]`: the node's switch ports.
+    fn build_url(
+        &self,
+        url: &str,
+        o: &crate::platform::build::MethodOptions,
+    ) -> Option<Result<Box<dyn Method>, crate::platform::build::BuildError>> {
+        ifmib_url(url, o)
+    }
+    /// Inventories build PDU methods from their fields
+    /// ([`Platform::build_fields`]), never from here.
+    fn build_parts(
+        &self,
+        _endpoint: Option<&str>,
+        _ip: Option<&str>,
+        _o: &crate::platform::build::MethodOptions,
+    ) -> Result<Box<dyn Method>, crate::platform::build::BuildError> {
+        Err(crate::platform::build::BuildError::NoEndpoint)
+    }
+}
+
+/// Why an `ifmib://` target cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum IfmibUrlError {
+    /// Not `ifmib://SWITCH[:PORT]/PORT[,PORT…]`.
+    #[error("'{0}': a switch's ports are ifmib://SWITCH[:PORT]/PORT[,PORT...] (a port by ifIndex, ifDescr or ifName, %2F for a '/')")]
+    Shape(String),
+    /// A user in the URL (SNMPv3 is an inventory's).
+    #[error("'{0}': ifmib:// speaks SNMPv2c with the community from the password options; for SNMPv3 use an inventory method (driver = \"snmp\", profile = \"ifmib\")")]
+    User(String),
+}
+
+/// The method an `ifmib://` target names (`None`: another scheme).
+pub fn ifmib_url(
+    url: &str,
+    o: &crate::platform::build::MethodOptions,
+) -> Option<Result<Box<dyn Method>, crate::platform::build::BuildError>> {
+    use crate::platform::build::BuildError;
+    if !crate::platform::build::has_scheme(url, "ifmib") {
+        return None;
+    }
+    let shape = || BuildError::Platform(Box::new(IfmibUrlError::Shape(url.to_string())));
+    let Ok(t) = crate::platform::target::Target::parse(url, "ifmib") else {
+        return Some(Err(shape()));
+    };
+    if t.user.is_some() {
+        return Some(Err(BuildError::Platform(Box::new(IfmibUrlError::User(
+            url.to_string(),
+        )))));
+    }
+    let [ports] = t.segments.as_slice() else {
+        return Some(Err(shape()));
+    };
+    let outlets: Vec<String> = ports.split(',').map(str::to_string).collect();
+    if outlets.iter().any(String::is_empty) || !t.query.is_empty() {
+        return Some(Err(shape()));
+    }
+    let host = crate::platform::target::host_port(&t.host, t.port.unwrap_or(161));
+    let pdu = super::build::PduOptions {
+        endpoint: Some(format!("snmp://{host}")),
+        ip: None,
+        ipport: None,
+        profile: Some("ifmib".into()),
+        version: Some("2c".into()),
+        security_level: None,
+        auth_protocol: None,
+        priv_protocol: None,
+        username: None,
+        community: o.credential.clone(),
+        auth: CredentialRef::None,
+        privacy: CredentialRef::None,
+        timing: None,
+    };
+    Some(
+        snmp(&SnmpOptions {
+            own: Some(pdu),
+            named: Vec::new(),
+            outlets,
+            defaults: super::build::PduDefaults::NATIVE,
+        })
+        .map_err(Into::into),
+    )
 }
 
 /// The PDU method of a node: its outlets on their PDUs

@@ -286,18 +286,29 @@ async fn sample(
                 };
                 evidence.push(Evidence::new(
                     witness.clone(),
-                    format!(
-                        "{} reports power {s} (read {} of {})",
-                        match kind {
-                            ChannelKind::Outlet => "the outlet",
-                            ChannelKind::Fabric => "the switch port",
-                            ChannelKind::Bmc => "BMC",
-                            ChannelKind::Hypervisor => "the hypervisor",
-                            ChannelKind::Cloud => "the cloud API",
-                        },
-                        i + 1,
-                        opts.samples
-                    ),
+                    match kind {
+                        // A switch port isolates; it has no power to report.
+                        ChannelKind::Fabric => format!(
+                            "the switch reports the port(s) {} (read {} of {})",
+                            match s {
+                                PowerState::Off => "down: the node is isolated",
+                                PowerState::On => "up",
+                            },
+                            i + 1,
+                            opts.samples
+                        ),
+                        _ => format!(
+                            "{} reports power {s} (read {} of {})",
+                            match kind {
+                                ChannelKind::Outlet => "the outlet",
+                                ChannelKind::Bmc => "BMC",
+                                ChannelKind::Hypervisor => "the hypervisor",
+                                _ => "the cloud API",
+                            },
+                            i + 1,
+                            opts.samples
+                        ),
+                    },
                     at_ms,
                     agrees,
                 ));

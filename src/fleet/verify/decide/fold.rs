@@ -277,7 +277,7 @@ impl<'a> Facts<'a> {
         } else if reads_off(ChannelKind::Hypervisor) {
             "the hypervisor reports"
         } else if reads_off(ChannelKind::Fabric) {
-            "the switch reports the node's port(s)"
+            "the switch reports the node's port(s) down, i.e."
         } else {
             "the outlets read"
         }
