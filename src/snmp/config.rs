@@ -343,8 +343,7 @@ pub const URL_FORMS: &[crate::engine::driver::UrlForm] = &[
     crate::engine::driver::UrlForm {
         scheme: "ifmib",
         form: "ifmib://SWITCH[:PORT]/PORT[,PORT...]",
-        meaning: "a node's ports on a network switch (IF-MIB, SNMPv2c, the community from the \
-                  password options): fabric fencing, off isolates; port 161",
+        meaning: "a node's switch ports (IF-MIB, SNMPv2c): off isolates the node; port 161",
         target: true,
         example: "ifmib://sw1:1161/Gi1%2F0%2F3,7",
     },
