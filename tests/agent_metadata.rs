@@ -185,7 +185,11 @@ fn our_metadata_has_the_structure_the_schema_requires() {
         let fabric = name == "fence_ifmib";
         assert_eq!(s.actions.contains(&"reboot".to_string()), !fabric, "{name}");
         assert!(s.actions.contains(&"status".to_string()));
-        let on = if fabric { "on automatic=1" } else { "on automatic=0" };
+        let on = if fabric {
+            "on automatic=1"
+        } else {
+            "on automatic=0"
+        };
         assert_eq!(s.actions[0], on, "{name}");
     }
 }

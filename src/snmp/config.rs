@@ -473,8 +473,7 @@ mod url_form_tests {
         for f in super::URL_FORMS {
             assert!(f.form.starts_with(&format!("{}://", f.scheme)), "{f:?}");
             if f.scheme == "ifmib" {
-                let o = crate::platform::build::MethodOptions::default();
-                assert!(crate::snmp::platform::ifmib_url(f.example, &o).is_some());
+                // A target, built by the platform (its tests parse it).
                 continue;
             }
             super::parse_endpoint(f.example)

@@ -386,3 +386,43 @@ pub fn from_fields(
         defaults: super::build::PduDefaults::NATIVE,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::platform::build::MethodOptions;
+
+    #[test]
+    fn ifmib_targets_name_a_switchs_ports() {
+        let o = MethodOptions::default();
+        assert!(ifmib_url("snmp://sw/3", &o).is_none());
+        for f in super::super::config::URL_FORMS.iter().filter(|f| f.target) {
+            let m = ifmib_url(f.example, &o).expect("ifmib").expect(f.example);
+            let m = m.as_any().downcast_ref::<SnmpMethod>().unwrap();
+            assert_eq!(m.effect(), platform::Effect::Isolated);
+            assert_eq!(m.party(), Party::Fabric);
+            let ports: Vec<String> = m
+                .config
+                .outlets
+                .iter()
+                .map(|p| p.plug.to_string())
+                .collect();
+            assert_eq!(ports, ["Gi1/0/3", "7"]);
+            assert_eq!(m.config.pdus[0].port, 1161);
+        }
+        for bad in [
+            "ifmib://sw",
+            "ifmib://sw/",
+            "ifmib://sw/3/4",
+            "ifmib://sw/3,,4",
+            "ifmib://u@sw/3",
+        ] {
+            assert!(ifmib_url(bad, &o).is_some_and(|r| r.is_err()), "{bad}");
+        }
+        let e = ifmib_url("ifmib://u@sw/3", &o)
+            .unwrap()
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("SNMPv3"), "{e}");
+    }
+}

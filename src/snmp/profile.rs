@@ -752,6 +752,42 @@ mod tests {
         );
     }
 
+    /// The switch profile (fabric fencing), against IF-MIB (RFC 2863) and
+    /// fence-agents 4.12.1 facts written out here: ifAdminStatus read and
+    /// written (up 1, down 2), ifOperStatus as the link, ifDescr and
+    /// ifName as names, the effect isolation.
+    #[test]
+    fn the_switch_profile_row() {
+        let p = Profile::builtin("ifmib").expect("ifmib profile");
+        assert_eq!(p.effect, Effect::Isolated);
+        let v = p.pick(None).expect("one variant for any device");
+        let at = |t: &Template| t.render(1, 3).unwrap().to_string();
+        assert_eq!(at(&v.status), ".1.3.6.1.2.1.2.2.1.7.3");
+        assert_eq!(at(&v.control), ".1.3.6.1.2.1.2.2.1.7.3");
+        assert_eq!(at(v.link.as_ref().unwrap()), ".1.3.6.1.2.1.2.2.1.8.3");
+        assert_eq!(
+            v.names.as_ref().map(|o| o.to_string()).as_deref(),
+            Some(".1.3.6.1.2.1.2.2.1.2")
+        );
+        let more: Vec<String> = v.more_names.iter().map(|o| o.to_string()).collect();
+        assert_eq!(more, [".1.3.6.1.2.1.31.1.1.1.1"]);
+        assert_eq!(
+            (v.state_on, v.state_off, v.turn_on, v.turn_off),
+            (1, 2, 1, 2)
+        );
+        assert_eq!((v.link_up, v.link_down.as_slice()), (1, &[2, 6, 7][..]));
+        assert!(!v.has_switches() && !v.has_index() && v.load.is_none());
+        for other in ["apc", "eaton", "ipdu"] {
+            assert_eq!(Profile::builtin(other).unwrap().effect, Effect::Power);
+        }
+        let e = Profile::parse(
+            "name='x'\n[[variant]]\nid='a'\nstatus='1.3.{outlet}'\ncontrol='1.3.{outlet}'\n\
+             state_on=1\nstate_off=2\nturn_on=1\nturn_off=2\nlink='1.4.{outlet}'\n",
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("link needs link_down"), "{e}");
+    }
+
     #[test]
     fn index_templates_and_dotted_plugs() {
         for bad in ["1.3.{index}.4", "1.3.{index}.{index}", "1.{switch}.{index}"] {
