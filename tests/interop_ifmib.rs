@@ -197,6 +197,22 @@ fn power_cases_agree_with_upstream() {
         assert_eq!(up, want, "upstream, {name}: {ctx}");
         assert_eq!(us, want, "ours, {name}: {ctx}");
     }
+    // Pacemaker's way: key=value lines on stdin, no arguments.
+    let stdin = format!(
+        "ipaddr=127.0.0.1\nipport={}\ncommunity=private\nport=3\naction=off\nnodename=n3\n",
+        peer.port
+    );
+    for prog in [upstream(), ours.agent()] {
+        reset(&peer, &[], &[]);
+        let r = support::exec_agent(&prog, &[], Some(&stdin), LIMIT);
+        assert_eq!(
+            (r.code, r.stdout.trim()),
+            (Some(0), "Success: Powered OFF"),
+            "{prog:?}: {}",
+            r.stderr
+        );
+        assert!(!peer.is_on(3), "{prog:?}");
+    }
     // Two ports of one node (a bond): ours sets both down and confirms
     // both links down. Upstream caches the first port's index and sets
     // port 3 down twice: port 4 stays up, and it says Success.
