@@ -77,6 +77,12 @@ fn args(peer: &Snmpd, rest: &[&str]) -> Vec<String> {
     a
 }
 
+/// What one agent did: exit code, stdout, whether the watched port is up.
+type Seen = (Option<i32>, String, bool);
+
+/// One power case: name, arguments, ports down first, (exit, stdout, up).
+type PowerCase<'a> = (&'a str, &'a [&'a str], &'a [u64], (i32, &'a str, bool));
+
 /// Both agents from the same state: (exit code, stdout, port `watch` up).
 fn both(
     ours: &Ours,
@@ -84,11 +90,7 @@ fn both(
     rest: &[&str],
     down: &[u64],
     watch: u64,
-) -> (
-    (Option<i32>, String, bool),
-    (Option<i32>, String, bool),
-    String,
-) {
+) -> (Seen, Seen, String) {
     let a = args(peer, rest);
     reset(peer, down, &[]);
     let up = exec(&upstream(), &a);
@@ -118,7 +120,7 @@ fn power_cases_agree_with_upstream() {
     };
     let t0 = Instant::now();
     let ours = Ours::new();
-    let cases: &[(&str, &[&str], &[u64], (i32, &str, bool))] = &[
+    let cases: &[PowerCase] = &[
         (
             "status on",
             &["-n", "3", "-o", "status"],

@@ -359,6 +359,7 @@ mod tests {
             );
             assert_eq!(s.actions, f.actions);
             assert_eq!(s.hidden_actions, f.hidden_actions);
+            assert_eq!(s.fabric, f.fabric);
             assert_eq!(s.login_refused.as_deref(), f.login_refused);
             assert_eq!(s.privilege_refused.as_deref(), f.privilege_refused);
             assert_eq!(s.package.as_deref(), f.package);
@@ -587,6 +588,9 @@ mod tests {
             "manpage",
             "validate-all",
             "diag",
+            // fence-agents' fabric fencing: on and off.
+            "enable",
+            "disable",
         ];
         for f in &defs().families {
             let all: Vec<_> = f.actions.iter().chain(f.hidden_actions).collect();
