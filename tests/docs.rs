@@ -202,7 +202,10 @@ fn replace_number(text: &str, from: u16, to: u16) -> String {
     out
 }
 
-/// Labs with simulated hosts share the 127.1.x.y addresses: one page at a time.
+/// Labs share the 127.0.0.N and 127.1.x.y addresses: one lab starts at a
+/// time, so that the free ports one page picks are bound before the next
+/// page looks (each page has its own runtime directory, so its locks are its
+/// own).
 static LABS: Mutex<()> = Mutex::new(());
 
 /// Runs every `sh test` block of `page`, against its `sh lab` lab if any.
@@ -248,9 +251,11 @@ fn run_page(page: &str) {
     }
     std::os::unix::fs::symlink(support::bin(), agents.join("fencekit")).unwrap();
 
-    let _serial = LABS.lock().unwrap_or_else(|e| e.into_inner());
     let mut ports: Vec<(u16, u16)> = Vec::new();
     let _lab = labs.first().map(|b| {
+        // Held until this lab is up: its ports are bound before another
+        // page looks for free ones. The pages then run side by side.
+        let _serial = LABS.lock().unwrap_or_else(|e| e.into_inner());
         let line = b.text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
         let w = words(line);
         assert!(
@@ -273,7 +278,11 @@ fn run_page(page: &str) {
                     let doc: u16 = w[i + 1].parse().expect("numeric port base");
                     // The page's own ports when they are free, so that the
                     // numbers a reader sees are the ones used.
-                    let real = if (0..nodes).all(|k| support::port_is_free(doc + k)) {
+                    let real = if (0..nodes).all(|k| {
+                        // node k+1 is 127.0.0.(k+1), on port doc+k
+                        let at = std::net::Ipv4Addr::new(127, 0, 0, (k + 1) as u8);
+                        support::port_is_free_at(at, doc + k)
+                    }) {
                         doc
                     } else {
                         support::free_ports(nodes)
