@@ -26,6 +26,7 @@ const FAMILY_FILES: &[&str] = &[
     "ibmblade.toml",
     "intelmodular.toml",
     "ipdu.toml",
+    "ifmib.toml",
     "emerson.toml",
     "aws.toml",
     "kubevirt.toml",
@@ -250,6 +251,7 @@ fn emit(families: &[SrcFamily]) -> String {
         let _ = writeln!(s, "        login_refused: {:?},", f.login_refused);
         let _ = writeln!(s, "        privilege_refused: {:?},", f.privilege_refused);
         let _ = writeln!(s, "        package: {:?},", f.package);
+        let _ = writeln!(s, "        fabric: {},", f.fabric);
         let _ = writeln!(s, "        device_failed: {:?},", f.device_failed);
         s.push_str("        aliases: &[\n");
         for a in &f.aliases {

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Side-by-side status benchmark for the SNMP family beyond APC and Eaton
 # (issue 41), loopback only: fencekit as fence_ibmblade, fence_intelmodular,
-# fence_ipdu and fence_emerson vs upstream's (Python + net-snmp's tools),
+# fence_ipdu, fence_emerson and fence_ifmib (a switch's IF-MIB ports) vs upstream's (Python + net-snmp's tools),
 # each against a net-snmp snmpd serving that device's MIB subtree
 # (tests/peers/snmpd_start.sh KIND 8), v2c.
 #
@@ -28,7 +28,7 @@ cleanup() {
 trap cleanup EXIT
 fail=0
 printf '%-20s %9s %9s %9s %9s %8s %8s\n' "agent (status, v2c)" "up ms" "ours ms" "up MiB" "ours MiB" "faster" "RSS"
-for kind in ibmblade intelmodular ipdu emerson; do
+for kind in ibmblade intelmodular ipdu emerson ifmib; do
   agent=fence_$kind
   port=$(( 20000 + RANDOM % 20000 ))
   PORTS+=("$port")

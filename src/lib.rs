@@ -87,6 +87,7 @@ pub const AGENT_NAMES: &[&str] = &[
     "fence_ibmblade",
     "fence_intelmodular",
     "fence_ipdu",
+    "fence_ifmib",
     "fence_emerson",
     "fence_aws",
     "fence_kubevirt",

@@ -180,10 +180,17 @@ fn our_metadata_has_the_structure_the_schema_requires() {
             p.contains(&"plug") && p.contains(&"port"),
             "Pacemaker looks for plug/port"
         );
-        assert!(
-            s.actions.contains(&"reboot".to_string()) && s.actions.contains(&"status".to_string())
-        );
-        assert_eq!(s.actions[0], "on automatic=0");
+        // Fabric fencing (fence_ifmib) has no reboot, and its on is
+        // automatic (unfencing), as upstream's fabric_fencing.
+        let fabric = name == "fence_ifmib";
+        assert_eq!(s.actions.contains(&"reboot".to_string()), !fabric, "{name}");
+        assert!(s.actions.contains(&"status".to_string()));
+        let on = if fabric {
+            "on automatic=1"
+        } else {
+            "on automatic=0"
+        };
+        assert_eq!(s.actions[0], on, "{name}");
     }
 }
 

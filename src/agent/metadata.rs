@@ -182,7 +182,10 @@ pub fn render(agent: &Agent) -> String {
     x.push_str("</parameters>\n<actions>\n");
     for a in fam.actions {
         if *a == "on" {
-            x.push_str("\t<action name=\"on\" automatic=\"0\"/>\n");
+            let automatic = u8::from(fam.fabric);
+            x.push_str(&format!(
+                "\t<action name=\"on\" automatic=\"{automatic}\"/>\n"
+            ));
         } else {
             put(&mut x, &[Raw("\t<action name=\""), Text(a), Raw("\" />\n")]);
         }

@@ -337,8 +337,9 @@ fn prepare(
     // prints a notice instead. A plug-based agent's monitor is a listing.
     let plug_based = !agent.family.port_as_ip;
     let job = match action.as_str() {
-        "on" => Job::Power(Action::On),
-        "off" => Job::Power(Action::Off),
+        // fence-agents' fabric fencing takes enable and disable for on and off.
+        "on" | "enable" => Job::Power(Action::On),
+        "off" | "disable" => Job::Power(Action::Off),
         "reboot" => Job::Power(Action::Reboot),
         "status" => Job::Power(Action::Status),
         "monitor" if plug_based => Job::List {

@@ -34,6 +34,18 @@ fn action_words(r: &TargetResult, outcome: Option<TargetOutcome>) -> String {
             "{} (a transition under way: neither on nor off yet)",
             r.transition.map_or("in transition", |t| t.words())
         ),
+        Some(TargetOutcome::Already | TargetOutcome::Reached) if isolated(r) => {
+            let already = match outcome {
+                Some(TargetOutcome::Already) => "already ",
+                _ => "",
+            };
+            match r.state {
+                Some(crate::engine::power::PowerState::Off) => {
+                    format!("{already}isolated (port down, confirmed)")
+                }
+                _ => format!("{already}port(s) up (confirmed)"),
+            }
+        }
         Some(TargetOutcome::Already) => format!("already {state} (confirmed)"),
         Some(TargetOutcome::Reached) => format!("powered {state} (confirmed)"),
         Some(TargetOutcome::Rebooted) => "rebooted: off confirmed, then on confirmed".to_string(),
@@ -54,6 +66,11 @@ fn action_words(r: &TargetResult, outcome: Option<TargetOutcome>) -> String {
         }
         _ => state.to_string(),
     }
+}
+
+/// A switch's ports: the node is isolated, not powered off.
+fn isolated(r: &TargetResult) -> bool {
+    r.effect == crate::platform::Effect::Isolated
 }
 
 /// The one-line human summary of a result.

@@ -67,7 +67,7 @@ pub const FAR_IMAGE_PACKAGES: &[(&str, bool)] = &[
     ("fence-agents-emerson", true),
     ("fence-agents-eps", true),
     ("fence-agents-ibmblade", true),
-    ("fence-agents-ifmib", false),
+    ("fence-agents-ifmib", true),
     ("fence-agents-ilo2", true),
     ("fence-agents-intelmodular", true),
     ("fence-agents-ipdu", true),

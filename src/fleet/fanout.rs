@@ -699,6 +699,7 @@ async fn attempt(
     );
     t.method = Some(method.driver_name().into());
     t.endpoint = Some(method.endpoint());
+    t.effect = method.device().map(|m| m.effect()).unwrap_or_default();
     t.crashdump = reports.crashdump;
     if let Some(h) = reports.hook {
         if !h.ok {

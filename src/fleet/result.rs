@@ -185,6 +185,10 @@ pub struct TargetResult {
     /// Its endpoint.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub endpoint: Option<String>,
+    /// What its off does: `"isolated"` for a switch's ports (fabric
+    /// fencing: the node is cut off, not powered off); absent for power.
+    #[serde(skip_serializing_if = "is_power")]
+    pub effect: crate::platform::Effect,
     /// The level (1-based) that produced this result.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub level: Option<usize>,
@@ -240,6 +244,10 @@ pub struct TargetResult {
     pub hook: Option<crate::fleet::hook::HookReport>,
 }
 
+fn is_power(e: &crate::platform::Effect) -> bool {
+    *e == crate::platform::Effect::Power
+}
+
 impl TargetResult {
     /// Builds a result from the engine's answer.
     pub fn new(
@@ -290,6 +298,7 @@ impl TargetResult {
             target,
             method: None,
             endpoint: None,
+            effect: crate::platform::Effect::Power,
             level: None,
             attempts: Vec::new(),
             action,

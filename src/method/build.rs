@@ -174,7 +174,8 @@ mod tests {
         // Every platform added lengthens the list: its ends are what stays.
         let unknown = text(from_parts("n", Some("nosuch"), None, Some("h"), &o));
         assert!(
-            unknown.starts_with("unknown driver 'nosuch' (expected ipmi, redfish, ssh, aws, ")
+            unknown
+                .starts_with("unknown driver 'nosuch' (expected ipmi, redfish, ssh, snmp, aws, ")
                 && unknown.contains(", azure")
                 && unknown.ends_with(" or manual)"),
             "{unknown}"

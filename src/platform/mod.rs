@@ -216,6 +216,10 @@ pub enum Party {
     Cloud,
     /// A switched outlet: cuts the power from outside, independent of the BMC.
     Outlet,
+    /// A network switch's ports: cut the node off a network from outside
+    /// (fabric fencing); the node keeps running, so only its own silence
+    /// backs the switch's word.
+    Fabric,
     /// The node itself (its SSH port is probed, never read as a channel).
     Host {
         /// The node's address.
@@ -223,6 +227,28 @@ pub enum Party {
         /// The port probed.
         port: u16,
     },
+}
+
+/// What a method's off does to the node: results and verify say which.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Effect {
+    /// The node's power is cut (a BMC, an outlet, a hypervisor, a cloud).
+    #[default]
+    Power,
+    /// The node is cut off a network and keeps running (a switch port
+    /// down: fabric fencing). "isolated (port down)", never "powered off".
+    Isolated,
+}
+
+impl Effect {
+    /// `"power"` or `"isolated"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Effect::Power => "power",
+            Effect::Isolated => "isolated",
+        }
+    }
 }
 
 /// One configured fencing method of a platform: everything but its
@@ -242,6 +268,10 @@ pub trait Method: fmt::Debug + Send + Sync {
     fn device_keys(&self) -> Vec<crate::lock::DeviceKey>;
     /// Who it is for `verify`.
     fn party(&self) -> Party;
+    /// What its off does to the node (power, unless it isolates).
+    fn effect(&self) -> Effect {
+        Effect::Power
+    }
     /// Whether `--bmc-interval` spaces its sessions (a PDU serves a rack's
     /// outlets one request at a time already: false).
     fn paced(&self) -> bool {

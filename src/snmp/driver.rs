@@ -32,6 +32,8 @@ use crate::engine::power::{Observed, PowerCommand, PowerReading, PowerState};
 use std::sync::Arc;
 use std::time::Instant;
 
+mod fabric;
+
 /// Most bindings per Get when reading many outlets (stays far below any
 /// agent's message size limit).
 const BATCH: usize = 32;
@@ -83,6 +85,8 @@ pub struct SnmpDriver {
     loaded: Option<(Vec<String>, f64)>,
     /// Traffic of sessions already closed.
     spent: super::client::Stats,
+    /// Switch ports: what the last read found of each port's link.
+    links: Vec<Option<fabric::Link>>,
 }
 
 impl SnmpDriver {
@@ -98,6 +102,7 @@ impl SnmpDriver {
             last: vec![None; m],
             loaded: None,
             spent: super::client::Stats::default(),
+            links: vec![None; m],
         })
     }
 
@@ -211,26 +216,33 @@ impl SnmpDriver {
                             format!("outlet '{label}': PDU {pdu_label} ({}) has no names table; give the outlet number", v.label),
                         ));
                     };
-                    let table = conn
-                        .client
-                        .walk(&root, Stage::Authenticate, deadline)
-                        .await?;
-                    let found: Vec<Resolved> = table
-                        .iter()
-                        .filter_map(|vb| {
+                    // Every names table (IF-MIB: ifDescr, then ifName); a
+                    // port that carries the name in both is one port.
+                    let mut found: Vec<Resolved> = Vec::new();
+                    for root in std::iter::once(&root).chain(&v.more_names) {
+                        let table = conn
+                            .client
+                            .walk(root, Stage::Authenticate, deadline)
+                            .await?;
+                        for vb in &table {
                             let text = vb.value.to_text();
                             if text.trim_matches('"') != name {
-                                return None;
+                                continue;
                             }
                             let suffix = &vb.oid.0[root.0.len()..];
-                            let (sw, idx) = v.names_index.match_suffix(suffix)?;
-                            Some(Resolved {
+                            let Some((sw, idx)) = v.names_index.match_suffix(suffix) else {
+                                continue;
+                            };
+                            let r = Resolved {
                                 switch: sw,
                                 outlet: i64::from(idx) - v.index_offset,
                                 index: v.names_index.index_of(suffix),
-                            })
-                        })
-                        .collect();
+                            };
+                            if !found.contains(&r) {
+                                found.push(r);
+                            }
+                        }
+                    }
                     match found.as_slice() {
                         [one] => *one,
                         [] => {
@@ -273,6 +285,7 @@ impl SnmpDriver {
                     .render_at(r.switch, idx + v.control_offset, r.index.as_ref())
             }
             Which::Load => v.load.as_ref()?.render_at(r.switch, idx, r.index.as_ref()),
+            Which::Link => v.link.as_ref()?.render_at(r.switch, idx, r.index.as_ref()),
         }
     }
 
@@ -588,6 +601,8 @@ enum Which {
     Status,
     Control,
     Load,
+    /// A switch port's link state (profiles with `link`: IF-MIB).
+    Link,
 }
 
 fn state_value(v: &Variant, value: &Value) -> Option<PowerState> {
@@ -634,6 +649,11 @@ impl PowerDriver for SnmpDriver {
             let s = self.state_of(&v, i, &value)?;
             self.last[i] = Some(s);
             any_on |= s == PowerState::On;
+        }
+        // Switch ports: down only once their link reads down too.
+        if self.has_links() {
+            let all_down = self.read_links(deadline).await?;
+            any_on |= !all_down;
         }
         Ok(if any_on {
             PowerState::On
@@ -711,6 +731,9 @@ impl PowerDriver for SnmpDriver {
                 parts.join(", "),
                 self.cfg.max_off_watts
             ));
+        }
+        if let Some(d) = self.link_detail() {
+            return Some(d);
         }
         let on: Vec<String> = (0..self.cfg.outlets.len())
             .filter(|&i| self.last[i] == Some(PowerState::On))

@@ -37,7 +37,10 @@ impl Platform for Snmp {
         "snmp"
     }
     fn owns_scheme(&self, scheme: &str) -> bool {
-        scheme == "snmp"
+        scheme == "snmp" || scheme == "ifmib"
+    }
+    fn builder(&self) -> Option<&'static dyn crate::platform::build::MethodBuilder> {
+        Some(&PLATFORM)
     }
     fn url_forms(&self) -> &'static [crate::engine::driver::UrlForm] {
         super::config::URL_FORMS
@@ -51,6 +54,90 @@ impl Platform for Snmp {
     ) -> Option<&'static platform::agent::AgentFamily> {
         Some(&super::agent::FAMILY)
     }
+}
+
+impl crate::platform::build::MethodBuilder for Snmp {
+    /// `ifmib://SWITCH[:PORT]/PORT[,PORT…]`: the node's switch ports.
+    fn build_url(
+        &self,
+        url: &str,
+        o: &crate::platform::build::MethodOptions,
+    ) -> Option<Result<Box<dyn Method>, crate::platform::build::BuildError>> {
+        ifmib_url(url, o)
+    }
+    /// Inventories build PDU methods from their fields
+    /// ([`Platform::build_fields`]), never from here.
+    fn build_parts(
+        &self,
+        _endpoint: Option<&str>,
+        _ip: Option<&str>,
+        _o: &crate::platform::build::MethodOptions,
+    ) -> Result<Box<dyn Method>, crate::platform::build::BuildError> {
+        Err(crate::platform::build::BuildError::NoEndpoint)
+    }
+}
+
+/// Why an `ifmib://` target cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum IfmibUrlError {
+    /// Not `ifmib://SWITCH[:PORT]/PORT[,PORT…]`.
+    #[error("'{0}': a switch's ports are ifmib://SWITCH[:PORT]/PORT[,PORT...] (a port by ifIndex, ifDescr or ifName, %2F for a '/')")]
+    Shape(String),
+    /// A user in the URL (SNMPv3 is an inventory's).
+    #[error("'{0}': ifmib:// speaks SNMPv2c with the community from the password options; for SNMPv3 use an inventory method (driver = \"snmp\", profile = \"ifmib\")")]
+    User(String),
+}
+
+/// The method an `ifmib://` target names (`None`: another scheme).
+pub fn ifmib_url(
+    url: &str,
+    o: &crate::platform::build::MethodOptions,
+) -> Option<Result<Box<dyn Method>, crate::platform::build::BuildError>> {
+    use crate::platform::build::BuildError;
+    if !crate::platform::build::has_scheme(url, "ifmib") {
+        return None;
+    }
+    let shape = || BuildError::Platform(Box::new(IfmibUrlError::Shape(url.to_string())));
+    let Ok(t) = crate::platform::target::Target::parse(url, "ifmib") else {
+        return Some(Err(shape()));
+    };
+    if t.user.is_some() {
+        return Some(Err(BuildError::Platform(Box::new(IfmibUrlError::User(
+            url.to_string(),
+        )))));
+    }
+    let [ports] = t.segments.as_slice() else {
+        return Some(Err(shape()));
+    };
+    let outlets: Vec<String> = ports.split(',').map(str::to_string).collect();
+    if outlets.iter().any(String::is_empty) || !t.query.is_empty() {
+        return Some(Err(shape()));
+    }
+    let host = crate::platform::target::host_port(&t.host, t.port.unwrap_or(161));
+    let pdu = super::build::PduOptions {
+        endpoint: Some(format!("snmp://{host}")),
+        ip: None,
+        ipport: None,
+        profile: Some("ifmib".into()),
+        version: Some("2c".into()),
+        security_level: None,
+        auth_protocol: None,
+        priv_protocol: None,
+        username: None,
+        community: o.credential.clone(),
+        auth: CredentialRef::None,
+        privacy: CredentialRef::None,
+        timing: None,
+    };
+    Some(
+        snmp(&SnmpOptions {
+            own: Some(pdu),
+            named: Vec::new(),
+            outlets,
+            defaults: super::build::PduDefaults::NATIVE,
+        })
+        .map_err(Into::into),
+    )
 }
 
 /// The PDU method of a node: its outlets on their PDUs
@@ -121,8 +208,23 @@ impl Method for SnmpMethod {
         keys
     }
     fn party(&self) -> Party {
-        // A PDU cuts the node's power from outside: independent of the BMC.
-        Party::Outlet
+        // A PDU cuts the node's power from outside: independent of the BMC;
+        // a switch's ports cut its network.
+        match self.effect() {
+            platform::Effect::Isolated => Party::Fabric,
+            platform::Effect::Power => Party::Outlet,
+        }
+    }
+    fn effect(&self) -> platform::Effect {
+        let pdus = &self.config.pdus;
+        let isolated = !pdus.is_empty()
+            && pdus
+                .iter()
+                .all(|p| p.profile.effect == super::profile::Effect::Isolated);
+        match isolated {
+            true => platform::Effect::Isolated,
+            false => platform::Effect::Power,
+        }
     }
     fn paced(&self) -> bool {
         false
@@ -185,6 +287,10 @@ impl platform::PlatformDriver for SnmpDriver {
     fn traffic(&self) -> (u32, u32, u32) {
         let s = self.stats();
         (s.sent, s.received, s.retransmits)
+    }
+    /// Switch ports: each port's administrative state and link.
+    async fn context(&mut self, _expect_on: bool, _deadline: Option<Instant>) -> Vec<String> {
+        self.link_words()
     }
     /// The PDU's outlets: number (or SWITCH:OUTLET), name, state.
     async fn plugs(&mut self, deadline: Option<Instant>) -> Result<Vec<PlugEntry>, DriverError> {
@@ -279,4 +385,44 @@ pub fn from_fields(
         outlets: f.list("outlets").to_vec(),
         defaults: super::build::PduDefaults::NATIVE,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::platform::build::MethodOptions;
+
+    #[test]
+    fn ifmib_targets_name_a_switchs_ports() {
+        let o = MethodOptions::default();
+        assert!(ifmib_url("snmp://sw/3", &o).is_none());
+        for f in super::super::config::URL_FORMS.iter().filter(|f| f.target) {
+            let m = ifmib_url(f.example, &o).expect("ifmib").expect(f.example);
+            let m = m.as_any().downcast_ref::<SnmpMethod>().unwrap();
+            assert_eq!(m.effect(), platform::Effect::Isolated);
+            assert_eq!(m.party(), Party::Fabric);
+            let ports: Vec<String> = m
+                .config
+                .outlets
+                .iter()
+                .map(|p| p.plug.to_string())
+                .collect();
+            assert_eq!(ports, ["Gi1/0/3", "7"]);
+            assert_eq!(m.config.pdus[0].port, 1161);
+        }
+        for bad in [
+            "ifmib://sw",
+            "ifmib://sw/",
+            "ifmib://sw/3/4",
+            "ifmib://sw/3,,4",
+            "ifmib://u@sw/3",
+        ] {
+            assert!(ifmib_url(bad, &o).is_some_and(|r| r.is_err()), "{bad}");
+        }
+        let e = ifmib_url("ifmib://u@sw/3", &o)
+            .unwrap()
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("SNMPv3"), "{e}");
+    }
 }

@@ -34,6 +34,9 @@ pub enum VariantProblem {
     /// A load scale that is not a positive number.
     #[error("load_scale must be a positive number")]
     LoadScale,
+    /// A link column without the values that mean down.
+    #[error("link needs link_down (the values that mean the link is down)")]
+    LinkValues,
 }
 
 /// Why a PDU profile cannot be loaded. The texts are what users read.
@@ -93,7 +96,20 @@ const BUILTIN: &[(&str, &str)] = &[
     ),
     ("ipdu", include_str!("../../agents/pdu/ipdu.toml")),
     ("emerson", include_str!("../../agents/pdu/emerson.toml")),
+    ("ifmib", include_str!("../../agents/pdu/ifmib.toml")),
 ];
+
+/// What switching a profile's ports does to the node.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Effect {
+    /// The outlets feed the node: off cuts its power.
+    #[default]
+    Power,
+    /// The ports are the node's network links (a switch's IF-MIB): off
+    /// isolates the node, which keeps running (fabric fencing).
+    Isolated,
+}
 
 /// What the alias column of a listing shows.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
@@ -116,6 +132,8 @@ struct RawProfile {
     description: String,
     #[serde(default)]
     fallback: Option<String>,
+    #[serde(default)]
+    effect: Effect,
     variant: Vec<RawVariant>,
 }
 
@@ -151,6 +169,14 @@ struct RawVariant {
     load: Option<String>,
     #[serde(default = "one")]
     load_scale: f64,
+    #[serde(default)]
+    more_names: Vec<String>,
+    #[serde(default)]
+    link: Option<String>,
+    #[serde(default)]
+    link_up: Option<i64>,
+    #[serde(default)]
+    link_down: Vec<i64>,
 }
 
 fn one() -> f64 {
@@ -366,6 +392,16 @@ pub struct Variant {
     pub load: Option<Template>,
     /// Multiplier from the load OID's unit to watts.
     pub load_scale: f64,
+    /// Further names tables a name given as a plug is looked up in (IF-MIB
+    /// ifName besides ifDescr), indexed like `names`.
+    pub more_names: Vec<Oid>,
+    /// Where a port's link (operational) state is read: a port is off only
+    /// once it also reads one of `link_down` here (IF-MIB ifOperStatus).
+    pub link: Option<Template>,
+    /// The link value meaning up.
+    pub link_up: i64,
+    /// The link values meaning down.
+    pub link_down: Vec<i64>,
 }
 
 impl Variant {
@@ -392,6 +428,8 @@ pub struct Profile {
     pub variants: Vec<Arc<Variant>>,
     /// The variant used when no sysObjectID matches.
     pub fallback: Option<Arc<Variant>>,
+    /// What switching off does to the node.
+    pub effect: Effect,
 }
 
 /// The sysObjectID scalar (SNMPv2-MIB), read to pick a variant.
@@ -453,8 +491,25 @@ impl Profile {
                     .transpose()
                     .map_err(|e| ctx(e.into()))?,
                 load_scale: v.load_scale,
+                more_names: v
+                    .more_names
+                    .iter()
+                    .map(|s| Oid::parse(s))
+                    .collect::<Result<_, _>>()
+                    .map_err(|e| ctx(e.into()))?,
+                link: v
+                    .link
+                    .as_deref()
+                    .map(Template::parse)
+                    .transpose()
+                    .map_err(|e| ctx(e.into()))?,
+                link_up: v.link_up.unwrap_or(1),
+                link_down: v.link_down.clone(),
                 id: v.id.clone(),
             };
+            if variant.link.is_some() && variant.link_down.is_empty() {
+                return Err(ctx(VariantProblem::LinkValues));
+            }
             if variant.state_on == variant.state_off {
                 return Err(ctx(VariantProblem::SameStates));
             }
@@ -479,6 +534,7 @@ impl Profile {
             description: raw.description,
             variants,
             fallback,
+            effect: raw.effect,
         })
     }
 
@@ -696,6 +752,42 @@ mod tests {
         );
     }
 
+    /// The switch profile (fabric fencing), against IF-MIB (RFC 2863) and
+    /// fence-agents 4.12.1 facts written out here: ifAdminStatus read and
+    /// written (up 1, down 2), ifOperStatus as the link, ifDescr and
+    /// ifName as names, the effect isolation.
+    #[test]
+    fn the_switch_profile_row() {
+        let p = Profile::builtin("ifmib").expect("ifmib profile");
+        assert_eq!(p.effect, Effect::Isolated);
+        let v = p.pick(None).expect("one variant for any device");
+        let at = |t: &Template| t.render(1, 3).unwrap().to_string();
+        assert_eq!(at(&v.status), ".1.3.6.1.2.1.2.2.1.7.3");
+        assert_eq!(at(&v.control), ".1.3.6.1.2.1.2.2.1.7.3");
+        assert_eq!(at(v.link.as_ref().unwrap()), ".1.3.6.1.2.1.2.2.1.8.3");
+        assert_eq!(
+            v.names.as_ref().map(|o| o.to_string()).as_deref(),
+            Some(".1.3.6.1.2.1.2.2.1.2")
+        );
+        let more: Vec<String> = v.more_names.iter().map(|o| o.to_string()).collect();
+        assert_eq!(more, [".1.3.6.1.2.1.31.1.1.1.1"]);
+        assert_eq!(
+            (v.state_on, v.state_off, v.turn_on, v.turn_off),
+            (1, 2, 1, 2)
+        );
+        assert_eq!((v.link_up, v.link_down.as_slice()), (1, &[2, 6, 7][..]));
+        assert!(!v.has_switches() && !v.has_index() && v.load.is_none());
+        for other in ["apc", "eaton", "ipdu"] {
+            assert_eq!(Profile::builtin(other).unwrap().effect, Effect::Power);
+        }
+        let e = Profile::parse(
+            "name='x'\n[[variant]]\nid='a'\nstatus='1.3.{outlet}'\ncontrol='1.3.{outlet}'\n\
+             state_on=1\nstate_off=2\nturn_on=1\nturn_off=2\nlink='1.4.{outlet}'\n",
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("link needs link_down"), "{e}");
+    }
+
     #[test]
     fn index_templates_and_dotted_plugs() {
         for bad in ["1.3.{index}.4", "1.3.{index}.{index}", "1.{switch}.{index}"] {
@@ -775,7 +867,7 @@ mod tests {
         );
         assert_eq!(
             Profile::load("nosuch").unwrap_err().to_string(),
-            "unknown PDU profile 'nosuch' (built-in: apc, eaton, ibmblade, intelmodular, ipdu, emerson; or give a path to a profile file)"
+            "unknown PDU profile 'nosuch' (built-in: apc, eaton, ibmblade, intelmodular, ipdu, emerson, ifmib; or give a path to a profile file)"
         );
         assert!(Profile::load("/nonexistent/p.toml")
             .unwrap_err()

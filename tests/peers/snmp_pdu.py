@@ -36,6 +36,15 @@ MIB served (facts from PowerNet-MIB and EATON-EPDU-MIB as fence-agents uses them
          receptacle power state         .476.1.42.3.8.50.20.1.95.1.1.N (2 on / 1 off, read-only)
          receptacle control             .476.1.42.3.8.50.20.1.100.1.1.N (write 1 on / 0 off)
   (the emerson table is indexed PDU.BRANCH.RECEPTACLE; this PDU is 1, branch 1)
+  ifmib (roots .1.3.6.1.2.1.2 and .1.3.6.1.2.1.31; IF-MIB, RFC 2863): a switch
+         ifNumber .2.1.0; per port N: ifIndex .2.2.1.1.N, ifDescr .2.2.1.2.N,
+         ifAdminStatus .2.2.1.7.N (1 up / 2 down, writable), ifOperStatus
+         .2.2.1.8.N (1 up / 2 down), ifName .31.1.1.1.1.N, ifAlias .31.1.1.1.18.N.
+         "on" holds the ports administratively up; the link (ifOperStatus)
+         follows ifAdminStatus "link_delay" seconds later (0.3 by default),
+         except for ports in "nolink" (the node's NIC is off: never up) and
+         "stuck" (the link reads up whatever the admin state). Names:
+         "descr" / "ifname" override "GigabitEthernet1/0/N" / "Gi1/0/N".
 """
 import json
 import os
@@ -51,6 +60,8 @@ OPS = os.path.join(RUN, "ops.log")
 def load():
     with open(STATE) as f:
         st = json.load(f)
+    if KIND == "ifmib":
+        return st
     # Commands whose delay has passed take effect now.
     pending = st.get("pending", {})
     due = [k for k, (_, at) in pending.items() if at <= time.time()]
@@ -99,7 +110,9 @@ def table(st):
             return None
         return w
 
-    if KIND == "apc":
+    if KIND == "ifmib":
+        ifmib_rows(t, st)
+    elif KIND == "apc":
         b = (1, 3, 6, 1, 4, 1, 318)
         for i in range(1, n + 1):
             state = 1 if i in on else 2
@@ -179,6 +192,50 @@ def device_rows(t, i, is_on, name, switch):
         t[control_col + idx] = ("integer", state, writer)
     if names_col is not None:
         t[names_col + idx] = ("string", name, None)
+
+
+def link_up(st, i, now):
+    """ifOperStatus of port i: the admin state as it was link_delay ago."""
+    if i in st.get("stuck", []):
+        return True
+    if i in st.get("nolink", []):
+        return False
+    up = i in st["on"]
+    changed = st.get("changed", {}).get(str(i))
+    if changed is not None and now < changed + st.get("link_delay", 0.3):
+        return not up
+    return up
+
+
+def ifmib_rows(t, st):
+    n = st["outlets"]
+    now = time.time()
+    descr = st.get("descr", {})
+    ifname = st.get("ifname", {})
+    t[(1, 3, 6, 1, 2, 1, 2, 1, 0)] = ("integer", n, None)
+    b = (1, 3, 6, 1, 2, 1, 2, 2, 1)
+    x = (1, 3, 6, 1, 2, 1, 31, 1, 1, 1)
+
+    def writer(i):
+        def w(st, value):
+            if value not in (1, 2):
+                return "wrong-value"
+            cur = set(st["on"])
+            was = i in cur
+            (cur.add if value == 1 else cur.discard)(i)
+            st["on"] = sorted(cur)
+            if was != (value == 1):
+                st.setdefault("changed", {})[str(i)] = time.time()
+            return None
+        return w
+
+    for i in range(1, n + 1):
+        t[b + (1, i)] = ("integer", i, None)
+        t[b + (2, i)] = ("string", descr.get(str(i), "GigabitEthernet1/0/%d" % i), None)
+        t[b + (7, i)] = ("integer", 1 if i in st["on"] else 2, writer(i))
+        t[b + (8, i)] = ("integer", 1 if link_up(st, i, now) else 2, None)
+        t[x + (1, i)] = ("string", ifname.get(str(i), "Gi1/0/%d" % i), None)
+        t[x + (18, i)] = ("string", "node%02d" % i, None)
 
 
 def dotted(k):

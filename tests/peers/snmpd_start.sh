@@ -2,7 +2,7 @@
 # Start a private net-snmp snmpd on 127.0.0.1:PORT serving a simulated PDU
 # (tests/peers/snmp_pdu.py through pass_persist).
 #
-#   snmpd_start.sh PORT [KIND=apc|eaton|ibmblade|intelmodular|ipdu|emerson] [OUTLETS=24]
+#   snmpd_start.sh PORT [KIND=apc|eaton|ibmblade|intelmodular|ipdu|emerson|ifmib] [OUTLETS=24]
 #
 # Run directory: $PEERS_DIR/run/UID/snmpd-PORT (snmpd.conf, state.json, ops.log,
 # snmpd.log, snmpd.pid, persistent dir for the v3 users).
@@ -35,6 +35,8 @@ case "$KIND" in
   intelmodular) ROOT=.1.3.6.1.4.1.343; SYSOID=.1.3.6.1.4.1.343.2.19 ;;
   ipdu)  ROOT=.1.3.6.1.4.1.2.6.223; SYSOID=.1.3.6.1.4.1.2.6.223 ;;
   emerson) ROOT=.1.3.6.1.4.1.476; SYSOID=.1.3.6.1.4.1.476.1.42 ;;
+  # A switch: IF-MIB's interfaces and ifMIB subtrees (snmpd's own are left out).
+  ifmib) ROOT=.1.3.6.1.2.1.2; ROOT2=.1.3.6.1.2.1.31; SYSOID=.1.3.6.1.4.1.8072.3.2.10 ;;
   *) echo "unknown kind $KIND" >&2; exit 2 ;;
 esac
 ON=$(seq -s, 1 "$N")
@@ -56,11 +58,14 @@ rwuser fenceMd5 priv
 rwuser fenceAuth auth
 pass_persist $ROOT /usr/bin/python3 $HERE/snmp_pdu.py $D $KIND
 CONF
+if [ -n "${ROOT2:-}" ]; then
+  echo "pass_persist $ROOT2 /usr/bin/python3 $HERE/snmp_pdu.py $D $KIND" >> "$D/snmpd.conf"
+fi
 # -C: only this configuration; -f: foreground (we background it); the
 # persistent directory keeps the v3 users private to this run.
 SNMP_PERSISTENT_DIR="$D/persist" MIBS="" MIBDIRS=/nonexistent \
   setsid "$SNMPD" -f -C -c "$D/snmpd.conf" -Lf "$D/snmpd.log" -p "$D/snmpd.pid" \
-  -I -smux,mteTrigger,mteTriggerConf </dev/null >/dev/null 2>&1 &
+  -I -smux,mteTrigger,mteTriggerConf${ROOT2:+,interfaces,ifTable,ifXTable} </dev/null >/dev/null 2>&1 &
 PID=$!
 for _ in $(seq 1 100); do
   if ss -Hlun "src 127.0.0.1:$PORT" 2>/dev/null | grep -q .; then

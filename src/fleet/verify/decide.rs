@@ -403,6 +403,7 @@ fn no_device_reading(f: &Facts) -> Found {
     let device = [
         Party::Controller,
         Party::Pdu,
+        Party::Fabric,
         Party::Hypervisor,
         Party::Cloud,
     ];
@@ -441,6 +442,12 @@ fn device_only(f: &Facts) -> Found {
         )
     };
     let missing = match (f.o.expect, f.agree.contains(&Party::Pdu)) {
+        // A switch port down isolates a node that keeps running: only the
+        // node's own address, silent from here, backs the switch's word.
+        _ if f.agree.contains(&Party::Fabric) => {
+            "the node's own address was not found silent or unreachable from here, and a \
+             switch port down isolates, it does not power off"
+        }
         (PowerState::Off, false) => "no probe answered silent or unreachable, no outlet read off",
         (PowerState::Off, true) => "no probe answered silent or unreachable, no other device",
         (PowerState::On, _) => "no probe is configured",

@@ -170,6 +170,7 @@ fn role(m: &MethodSpec) -> Role {
         Some(Party::Hypervisor) => Role::Channel(ChannelKind::Hypervisor),
         Some(Party::Cloud) => Role::Channel(ChannelKind::Cloud),
         Some(Party::Outlet) => Role::Channel(ChannelKind::Outlet),
+        Some(Party::Fabric) => Role::Channel(ChannelKind::Fabric),
         Some(Party::Host { host, port }) => Role::HostProbe(host, port),
         None => Role::Manual,
     }
@@ -279,21 +280,35 @@ async fn sample(
                 // An outlet on offers power; it does not show the node on.
                 let agrees = match (kind, s) {
                     (ChannelKind::Outlet, PowerState::On) => None,
+                    // A port up lets traffic through; it does not show the node up.
+                    (ChannelKind::Fabric, PowerState::On) => None,
                     _ => Some(s == opts.expect),
                 };
                 evidence.push(Evidence::new(
                     witness.clone(),
-                    format!(
-                        "{} reports power {s} (read {} of {})",
-                        match kind {
-                            ChannelKind::Outlet => "the outlet",
-                            ChannelKind::Bmc => "BMC",
-                            ChannelKind::Hypervisor => "the hypervisor",
-                            ChannelKind::Cloud => "the cloud API",
-                        },
-                        i + 1,
-                        opts.samples
-                    ),
+                    match kind {
+                        // A switch port isolates; it has no power to report.
+                        ChannelKind::Fabric => format!(
+                            "the switch reports the port(s) {} (read {} of {})",
+                            match s {
+                                PowerState::Off => "down: the node is isolated",
+                                PowerState::On => "up",
+                            },
+                            i + 1,
+                            opts.samples
+                        ),
+                        _ => format!(
+                            "{} reports power {s} (read {} of {})",
+                            match kind {
+                                ChannelKind::Outlet => "the outlet",
+                                ChannelKind::Bmc => "BMC",
+                                ChannelKind::Hypervisor => "the hypervisor",
+                                _ => "the cloud API",
+                            },
+                            i + 1,
+                            opts.samples
+                        ),
+                    },
                     at_ms,
                     agrees,
                 ));

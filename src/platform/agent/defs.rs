@@ -189,6 +189,10 @@ pub struct Family {
     /// (`package` in its `agents/*.toml`: `fence-agents-ipmilan`); the
     /// `.deb` and `.rpm` `Provides` it (`fencekit agents`).
     pub package: Option<&'static str>,
+    /// Fabric fencing (a switch port down, `fabric` in its
+    /// `agents/*.toml`): the metadata's `on` is automatic (unfencing, as
+    /// fence-agents' `fabric_fencing`).
+    pub fabric: bool,
     /// The first error line upstream prints for any other failure the
     /// device reported (a VM it cannot find, a task that failed:
     /// `device_failed`; fence_nutanix_ahv's `Failed: Generic error`);
@@ -355,6 +359,7 @@ mod tests {
             );
             assert_eq!(s.actions, f.actions);
             assert_eq!(s.hidden_actions, f.hidden_actions);
+            assert_eq!(s.fabric, f.fabric);
             assert_eq!(s.login_refused.as_deref(), f.login_refused);
             assert_eq!(s.privilege_refused.as_deref(), f.privilege_refused);
             assert_eq!(s.package.as_deref(), f.package);
@@ -586,6 +591,9 @@ mod tests {
             "manpage",
             "validate-all",
             "diag",
+            // fence-agents' fabric fencing: on and off.
+            "enable",
+            "disable",
         ];
         for f in &defs().families {
             let all: Vec<_> = f.actions.iter().chain(f.hidden_actions).collect();

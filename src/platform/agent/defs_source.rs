@@ -139,6 +139,8 @@ struct FamilyFile {
     privilege_refused: Option<String>,
     #[serde(default)]
     package: Option<String>,
+    #[serde(default)]
+    fabric: bool,
     device_failed: Option<String>,
     options: Vec<String>,
     #[serde(default)]
@@ -187,6 +189,9 @@ pub struct SrcFamily {
     /// (`fence-agents-ipmilan`: Fedora's, RHEL's and FAR's split); the
     /// distribution packages `Provides` it.
     pub package: Option<String>,
+    /// Fabric fencing (`fabric = true`): the metadata marks `on` automatic
+    /// (unfencing), as fence-agents' `fabric_fencing` does.
+    pub fabric: bool,
     /// The first error line for any other failure the device reported
     /// (`device_failed`; none: the default lines by stage).
     pub device_failed: Option<String>,
@@ -304,6 +309,7 @@ fn resolve(file: &str, f: FamilyFile, common: &[SrcOption]) -> Result<SrcFamily,
         login_refused: f.login_refused,
         privilege_refused: f.privilege_refused,
         package: f.package,
+        fabric: f.fabric,
         device_failed: f.device_failed,
         aliases: f.alias,
         options,

@@ -60,7 +60,10 @@ impl<'a> Facts<'a> {
         let state_reads = |s: PowerState| -> usize {
             o.channels
                 .iter()
-                .filter(|c| s == PowerState::Off || c.kind != ChannelKind::Outlet)
+                .filter(|c| {
+                    s == PowerState::Off
+                        || !matches!(c.kind, ChannelKind::Outlet | ChannelKind::Fabric)
+                })
                 .flat_map(|c| c.reads.iter())
                 .filter(|r| **r == Some(s))
                 .count()
@@ -155,7 +158,12 @@ impl<'a> Facts<'a> {
             ChannelKind::Hypervisor,
             ChannelKind::Cloud,
             ChannelKind::Outlet,
+            ChannelKind::Fabric,
         ] {
+            if kind == ChannelKind::Fabric && o.expect == PowerState::On {
+                // A port up lets traffic through; it does not show the node up.
+                continue;
+            }
             if kind == ChannelKind::Outlet && o.expect == PowerState::On && hot_outlets == 0 {
                 // An outlet on offers power; it does not show the node on,
                 // unless its meter shows a running machine's load.
@@ -268,6 +276,8 @@ impl<'a> Facts<'a> {
             "the BMC reports"
         } else if reads_off(ChannelKind::Hypervisor) {
             "the hypervisor reports"
+        } else if reads_off(ChannelKind::Fabric) {
+            "the switch reports the node's port(s) down, i.e."
         } else {
             "the outlets read"
         }
@@ -301,6 +311,11 @@ impl<'a> Facts<'a> {
                     )),
                     ChannelKind::Cloud => parts.push(format!(
                         "the cloud API reports {state} on {n} consecutive read(s) through {}",
+                        c.source
+                    )),
+                    ChannelKind::Fabric => parts.push(format!(
+                        "the switch reports the node's port(s) down (isolated, not powered \
+                         off) on {n} consecutive read(s) through {}",
                         c.source
                     )),
                     ChannelKind::Bmc => {}
@@ -356,6 +371,13 @@ impl<'a> Facts<'a> {
                 .iter()
                 .filter(|c| c.kind == ChannelKind::Hypervisor)
                 .map(|c| format!("{} (hypervisor reads {})", c.source, self.o.expect))
+                .collect(),
+            Party::Fabric => self
+                .o
+                .channels
+                .iter()
+                .filter(|c| c.kind == ChannelKind::Fabric)
+                .map(|c| format!("{} (switch port(s) down)", c.source))
                 .collect(),
             Party::Cloud => self
                 .o

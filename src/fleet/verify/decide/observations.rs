@@ -32,6 +32,12 @@ pub enum Witness {
         /// The method's endpoint.
         channel: String,
     },
+    /// A node's ports on a network switch (fabric fencing): the switch's
+    /// word that the node is cut off; it says nothing of the node's power.
+    Port {
+        /// The method's endpoint.
+        channel: String,
+    },
     /// Those outlets' own load meter (per-outlet metering only).
     OutletLoad {
         /// The method's endpoint.
@@ -78,6 +84,8 @@ pub enum Party {
     Controller,
     /// The PDU outlets feeding the node.
     Pdu,
+    /// The switch ports that connect the node (fabric fencing).
+    Fabric,
     /// The hypervisor running the node.
     Hypervisor,
     /// The cloud provider running the instance.
@@ -92,6 +100,7 @@ impl Witness {
         match self {
             Witness::Bmc { channel }
             | Witness::Outlet { channel }
+            | Witness::Port { channel }
             | Witness::Hypervisor { channel }
             | Witness::Cloud { channel }
             | Witness::Manual { channel } => channel.clone(),
@@ -110,6 +119,7 @@ impl Witness {
             Witness::Bmc { .. } => "bmc",
             Witness::BmcMeter { .. } => "bmc-meter",
             Witness::Outlet { .. } => "outlet",
+            Witness::Port { .. } => "switch-port",
             Witness::OutletLoad { .. } => "outlet-load",
             Witness::HostProbe { .. } => "host-probe",
             Witness::Hypervisor { .. } => "hypervisor",
@@ -125,6 +135,7 @@ impl Witness {
         match self {
             Witness::Bmc { .. } | Witness::BmcMeter { .. } => Some(Party::Controller),
             Witness::Outlet { .. } | Witness::OutletLoad { .. } => Some(Party::Pdu),
+            Witness::Port { .. } => Some(Party::Fabric),
             Witness::Hypervisor { .. } => Some(Party::Hypervisor),
             Witness::Cloud { .. } => Some(Party::Cloud),
             Witness::HostProbe { .. } => Some(Party::Host),
@@ -274,6 +285,9 @@ pub enum ChannelKind {
     Bmc,
     /// A device that cuts the node's power from outside (PDU outlets).
     Outlet,
+    /// A switch that cuts the node's network (its ports down): it isolates,
+    /// it does not power off, so the node's own silence must back it.
+    Fabric,
     /// The hypervisor of a virtual machine.
     Hypervisor,
     /// A cloud provider's API (EC2): it sees the instance from outside the
@@ -288,6 +302,7 @@ impl ChannelKind {
         match self {
             ChannelKind::Bmc => Witness::Bmc { channel },
             ChannelKind::Outlet => Witness::Outlet { channel },
+            ChannelKind::Fabric => Witness::Port { channel },
             ChannelKind::Hypervisor => Witness::Hypervisor { channel },
             ChannelKind::Cloud => Witness::Cloud { channel },
         }
@@ -299,7 +314,7 @@ impl ChannelKind {
         match self {
             ChannelKind::Bmc => Some(Witness::BmcMeter { channel }),
             ChannelKind::Outlet => Some(Witness::OutletLoad { channel }),
-            ChannelKind::Hypervisor | ChannelKind::Cloud => None,
+            ChannelKind::Hypervisor | ChannelKind::Cloud | ChannelKind::Fabric => None,
         }
     }
 
@@ -307,6 +322,7 @@ impl ChannelKind {
         match self {
             ChannelKind::Bmc => Party::Controller,
             ChannelKind::Outlet => Party::Pdu,
+            ChannelKind::Fabric => Party::Fabric,
             ChannelKind::Hypervisor => Party::Hypervisor,
             ChannelKind::Cloud => Party::Cloud,
         }

@@ -777,6 +777,51 @@ fn a_cloud_api_is_a_party_of_its_own_never_proof_alone() {
     );
 }
 
+/// Fabric fencing (issue 41): a switch port down isolates a node that
+/// keeps running. The switch alone is its own word (bmc-only), the node's
+/// address silent besides proves it, the address answering contradicts it;
+/// a port up says nothing of the node, and it never darkens a BMC.
+#[test]
+fn a_switch_port_down_is_isolation_backed_only_by_the_nodes_silence() {
+    let port = |r: PowerState| chan(ChannelKind::Fabric, "ifmib://sw/3", &[Some(r); 3]);
+    let (rule_name, v) = rule(&obs(Off, vec![port(Off)], vec![], vec![]));
+    assert_eq!((rule_name, v), ("device-only", Verdict::BmcOnly));
+    let (_, why) = decide(&obs(Off, vec![port(Off)], vec![], vec![]));
+    assert!(why.contains("isolated, not powered off"), "{why}");
+    let (v, why) = decide(&obs(Off, vec![port(Off)], p(Probe::Silent), vec![]));
+    assert_eq!(v, Verdict::Proven, "{why}");
+    assert!(why.contains("ifmib://sw/3 (switch port(s) down)"), "{why}");
+    let (rule_name, v) = rule(&obs(Off, vec![port(Off)], p(Probe::Accepted), vec![]));
+    assert_eq!(
+        (rule_name, v),
+        ("read-off-host-alive", Verdict::Contradiction)
+    );
+    assert_eq!(
+        verdict(&obs(Off, vec![port(Off)], p(Probe::Reset), vec![])),
+        Verdict::Contradiction
+    );
+    // A port up is no reading of the node: the host's acceptance decides.
+    let (rule_name, _) = rule(&obs(On, vec![port(On)], vec![], vec![]));
+    assert_ne!(rule_name, "proven");
+    // A BMC that cannot be read while the port is down is a gap, not dark:
+    // the port cut the network, not the BMC's power.
+    let dark = vec![port(Off), bmc("ipmi://bmc", &[None, None, None])];
+    assert_eq!(rule(&obs(Off, dark, p(Probe::Silent), vec![])).0, "gap");
+    assert_eq!(
+        (
+            Witness::Port {
+                channel: "ifmib://sw/3".into()
+            }
+            .kind(),
+            Witness::Port {
+                channel: "x".into()
+            }
+            .party()
+        ),
+        ("switch-port", Some(Party::Fabric))
+    );
+}
+
 #[test]
 fn probe_errors_are_classified_as_on_the_wire() {
     let e = std::io::Error::from_raw_os_error;
