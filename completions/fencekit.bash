@@ -106,7 +106,7 @@ _fencekit() {
             return 0
             ;;
         fencekit__subcmd__agent)
-            opts="fence_ipmilan fence_ilo3 fence_ilo4 fence_ilo5 fence_ipmilanplus fence_imm fence_idrac fence_redfish fence_virsh fence_apc_snmp fence_tripplite_snmp fence_eaton_snmp fence_ibmblade fence_intelmodular fence_ipdu fence_emerson fence_aws fence_kubevirt fence_vmware_soap fence_vmware_rest fence_azure_arm fence_pve fence_nutanix_ahv fence_rhevm fence_openstack fence_eps fence_cisco_ucs fence_amt_ws fence_ilo fence_ilo2 fence_gce fence_ibm_vpc fence_ibm_powervs"
+            opts="fence_ipmilan fence_ilo3 fence_ilo4 fence_ilo5 fence_ipmilanplus fence_imm fence_idrac fence_redfish fence_virsh fence_apc_snmp fence_tripplite_snmp fence_eaton_snmp fence_ibmblade fence_intelmodular fence_ipdu fence_ifmib fence_emerson fence_aws fence_kubevirt fence_vmware_soap fence_vmware_rest fence_azure_arm fence_pve fence_nutanix_ahv fence_rhevm fence_openstack fence_eps fence_cisco_ucs fence_amt_ws fence_ilo fence_ilo2 fence_gce fence_ibm_vpc fence_ibm_powervs"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1002,7 +1002,7 @@ _fencekit() {
             return 0
             ;;
         fencekit__subcmd__man)
-            opts="-h -V --help --version fencekit fencekit-status fencekit-on fencekit-off fencekit-reboot fencekit-monitor fencekit-verify fencekit-check fencekit-list fencekit-hold fencekit-release fencekit-ack fencekit-lab fencekit-demo fencekit-completions fencekit-man fencekit-agents fencekit-agent fence_ipmilan fence_ilo3 fence_ilo4 fence_ilo5 fence_ipmilanplus fence_imm fence_idrac fence_redfish fence_virsh fence_apc_snmp fence_tripplite_snmp fence_eaton_snmp fence_ibmblade fence_intelmodular fence_ipdu fence_emerson fence_aws fence_kubevirt fence_vmware_soap fence_vmware_rest fence_azure_arm fence_pve fence_nutanix_ahv fence_rhevm fence_openstack fence_eps fence_cisco_ucs fence_amt_ws fence_ilo fence_ilo2 fence_gce fence_ibm_vpc fence_ibm_powervs"
+            opts="-h -V --help --version fencekit fencekit-status fencekit-on fencekit-off fencekit-reboot fencekit-monitor fencekit-verify fencekit-check fencekit-list fencekit-hold fencekit-release fencekit-ack fencekit-lab fencekit-demo fencekit-completions fencekit-man fencekit-agents fencekit-agent fence_ipmilan fence_ilo3 fence_ilo4 fence_ilo5 fence_ipmilanplus fence_imm fence_idrac fence_redfish fence_virsh fence_apc_snmp fence_tripplite_snmp fence_eaton_snmp fence_ibmblade fence_intelmodular fence_ipdu fence_ifmib fence_emerson fence_aws fence_kubevirt fence_vmware_soap fence_vmware_rest fence_azure_arm fence_pve fence_nutanix_ahv fence_rhevm fence_openstack fence_eps fence_cisco_ucs fence_amt_ws fence_ilo fence_ilo2 fence_gce fence_ibm_vpc fence_ibm_powervs"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
