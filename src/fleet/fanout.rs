@@ -662,6 +662,7 @@ async fn attempt(
                 level,
                 method: method.driver_name(),
                 endpoint: method.endpoint(),
+                effect: method.device().map(|m| m.effect()).unwrap_or_default(),
                 lock: lock::Inherit::from_locks(&_locks),
             };
             let extras = Extras {

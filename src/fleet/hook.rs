@@ -58,6 +58,8 @@ pub struct HookContext {
     pub level: usize,
     /// Its endpoint (no secret).
     pub endpoint: String,
+    /// What the off did: `power`, or `isolated` (a switch port down).
+    pub effect: crate::platform::Effect,
     /// The node's own address, if known.
     pub address: Option<String>,
     /// How off was established: `reached` or `already`.
@@ -78,6 +80,7 @@ pub fn environment(c: &HookContext) -> Vec<(String, String)> {
         ("FENCEKIT_LEVEL".to_string(), c.level.to_string()),
         ("FENCEKIT_ENDPOINT".to_string(), c.endpoint.clone()),
         ("FENCEKIT_STATE".to_string(), "off".to_string()),
+        ("FENCEKIT_EFFECT".to_string(), c.effect.as_str().to_string()),
         ("FENCEKIT_OUTCOME".to_string(), c.outcome.clone()),
         ("FENCEKIT_EVIDENCE".to_string(), c.evidence.clone()),
     ];
@@ -185,6 +188,7 @@ mod tests {
             method: "ipmi".into(),
             level: 1,
             endpoint: "ipmi://h:623".into(),
+            effect: crate::platform::Effect::Power,
             address: None,
             outcome: "reached".into(),
             evidence: "e".into(),

@@ -67,6 +67,8 @@ pub struct NodeInfo<'a> {
     pub method: &'a str,
     /// Its endpoint.
     pub endpoint: String,
+    /// What its off does: power, or isolation (a switch port down).
+    pub effect: crate::platform::Effect,
     /// What a hook inherits from the locks held for the node.
     pub lock: crate::lock::Inherit,
 }
@@ -190,12 +192,19 @@ pub async fn run_with_extras<D: PowerDriver>(
         method: node.method.to_string(),
         level: node.level,
         endpoint: node.endpoint.clone(),
+        effect: node.effect,
         address: node.address.map(str::to_string),
         outcome: match outcome {
             Outcome::Already { .. } => "already".into(),
             _ => "reached".into(),
         },
-        evidence: evidence(&tl, &outcome, policy, reports.crashdump.as_ref()),
+        evidence: evidence(
+            &tl,
+            &outcome,
+            node.effect,
+            policy,
+            reports.crashdump.as_ref(),
+        ),
         lock: node.lock.clone(),
     };
     let left = policy
@@ -246,16 +255,21 @@ pub async fn run_with_extras<D: PowerDriver>(
     (r, reports)
 }
 
-/// One line for `FENCEKIT_EVIDENCE`: how off was established.
+/// One line for `FENCEKIT_EVIDENCE`: how off (or, for a switch port,
+/// isolation) was established.
 fn evidence(
     tl: &Timeline<'_>,
     outcome: &Outcome,
+    effect: crate::platform::Effect,
     policy: &Policy,
     dump: Option<&CrashdumpReport>,
 ) -> String {
-    let how = match outcome {
-        Outcome::Already { .. } => "already off",
-        _ => "powered off",
+    use crate::platform::Effect;
+    let (how, what) = match (effect, outcome) {
+        (Effect::Power, Outcome::Already { .. }) => ("already off", "off"),
+        (Effect::Power, _) => ("powered off", "off"),
+        (Effect::Isolated, Outcome::Already { .. }) => ("already isolated (port down)", "down"),
+        (Effect::Isolated, _) => ("isolated (port down)", "down"),
     };
     let dump = dump
         .map(|d| {
@@ -266,7 +280,7 @@ fn evidence(
         })
         .unwrap_or_default();
     format!(
-        "{how}; off confirmed by {} consecutive read(s) at {} ({:.1}s into the action){dump}",
+        "{how}; {what} confirmed by {} consecutive read(s) at {} ({:.1}s into the action){dump}",
         policy.confirm.max(1),
         crate::time::utc_now(),
         tl.began.elapsed().as_secs_f64()
@@ -533,6 +547,7 @@ mod tests {
             level: 1,
             method: "ipmi",
             endpoint: "ipmi://127.0.0.1:623".into(),
+            effect: crate::platform::Effect::Power,
             lock: Default::default(),
         }
     }
@@ -597,6 +612,43 @@ mod tests {
             })
             .unwrap();
         assert!(hook_at < on_at, "the hook runs before the power-on");
+    }
+
+    #[tokio::test]
+    async fn a_hook_after_a_port_set_down_is_told_isolated_not_powered_off() {
+        // The hook checks its own environment: exit 0 only for fabric words.
+        let cmd = "test \"$FENCEKIT_EFFECT\" = isolated && \
+                   case \"$FENCEKIT_EVIDENCE\" in \
+                   *'isolated (port down); down confirmed by '*) exit 0 ;; *) exit 7 ;; esac";
+        let h = hook(cmd, false);
+        let extras = Extras {
+            crashdump: None,
+            hook: Some((cmd, &h)),
+        };
+        let mut info = info();
+        info.method = "ifmib";
+        info.effect = crate::platform::Effect::Isolated;
+        for (on, want) in [(true, "reached"), (false, "already")] {
+            let mut d = device(on);
+            let mut sink = |_: &Stamped| {};
+            let (r, rep) = run_with_extras(
+                &mut d,
+                Action::Off,
+                &policy(),
+                &mut sink,
+                Cancel::never(),
+                &info,
+                &extras,
+            )
+            .await;
+            assert!(r.is_ok(), "{want}: {r:?}");
+            let rep = rep.hook.unwrap();
+            assert!(rep.ok, "{want}: the hook saw power words: {rep:?}");
+        }
+        // And a power method's hook is not told isolated.
+        let mut d = device(true);
+        let (_, rep, _) = go(&mut d, Action::Off, &extras).await;
+        assert_eq!(rep.hook.unwrap().exit_code, Some(1));
     }
 
     #[tokio::test]

@@ -224,6 +224,33 @@ impl SnmpConfig {
         Ok(())
     }
 
+    /// What one plug is, in messages: `port` when every device is a switch
+    /// (IF-MIB: fabric fencing), else `outlet`.
+    pub fn unit(&self) -> &'static str {
+        match self.is_fabric() {
+            true => "port",
+            false => "outlet",
+        }
+    }
+
+    /// What one device is, in messages: `switch` or `PDU`.
+    pub fn device_word(&self) -> &'static str {
+        match self.is_fabric() {
+            true => "switch",
+            false => "PDU",
+        }
+    }
+
+    /// Every device is a switch whose ports are set down (IF-MIB): the
+    /// node is isolated, not powered off.
+    pub fn is_fabric(&self) -> bool {
+        !self.pdus.is_empty()
+            && self
+                .pdus
+                .iter()
+                .all(|p| p.profile.effect == super::profile::Effect::Isolated)
+    }
+
     /// `A:7` for outlet 7 on PDU A (just `7` with a single PDU).
     pub fn outlet_label(&self, i: usize) -> String {
         let o = &self.outlets[i];

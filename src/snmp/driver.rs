@@ -168,11 +168,12 @@ impl SnmpDriver {
     /// Connects to every PDU and resolves every outlet (names are looked up
     /// in the device's names table).
     async fn prepare(&mut self, deadline: Option<Instant>) -> Result<(), DriverError> {
+        let (unit, device) = (self.cfg.unit(), self.cfg.device_word());
         if self.cfg.outlets.is_empty() {
             return Err(DriverError::new(
                 ErrorKind::Config,
                 Stage::Authenticate,
-                "no outlet is given (the plug or outlets setting)",
+                format!("no {unit} is given (the plug or outlets setting)"),
             ));
         }
         for i in 0..self.cfg.outlets.len() {
@@ -213,7 +214,7 @@ impl SnmpDriver {
                         return Err(DriverError::new(
                             ErrorKind::Config,
                             Stage::Authenticate,
-                            format!("outlet '{label}': PDU {pdu_label} ({}) has no names table; give the outlet number", v.label),
+                            format!("{unit} '{label}': {device} {pdu_label} ({}) has no names table; give the {unit} number", v.label),
                         ));
                     };
                     // Every names table (IF-MIB: ifDescr, then ifName); a
@@ -249,7 +250,7 @@ impl SnmpDriver {
                             return Err(DriverError::new(
                                 ErrorKind::Config,
                                 Stage::Authenticate,
-                                format!("Can't find port with name {name} on PDU {pdu_label}"),
+                                format!("Can't find port with name {name} on {device} {pdu_label}"),
                             ))
                         }
                         // Several outlets carry the name: which one feeds
@@ -261,9 +262,9 @@ impl SnmpDriver {
                                 ErrorKind::Config,
                                 Stage::Authenticate,
                                 format!(
-                                    "the outlet name '{name}' is ambiguous on PDU {pdu_label}: \
-                                     outlets {} all carry it; nothing was switched (give the \
-                                     outlet number)",
+                                    "the {unit} name '{name}' is ambiguous on {device} {pdu_label}: \
+                                     {unit}s {} all carry it; nothing was switched (give the \
+                                     {unit} number)",
                                     ids.join(" and ")
                                 ),
                             ));
@@ -311,6 +312,7 @@ impl SnmpDriver {
         deadline: Option<Instant>,
     ) -> Result<Vec<(usize, Value)>, DriverError> {
         self.prepare(deadline).await?;
+        let unit = self.cfg.unit();
         let mut out = Vec::with_capacity(self.cfg.outlets.len());
         for pdu in 0..self.cfg.pdus.len() {
             let Some((mine, labels, resolved)) = self.on_pdu(pdu) else {
@@ -325,7 +327,7 @@ impl SnmpDriver {
                         ErrorKind::Config,
                         stage,
                         format!(
-                            "outlet {} has no OID on {} (index out of range)",
+                            "{unit} {} has no OID on {} (index out of range)",
                             labels[k], v.label
                         ),
                     )
@@ -338,7 +340,7 @@ impl SnmpDriver {
                     .await
                     .map_err(|mut e| {
                         if e.kind == ErrorKind::DeviceError {
-                            e.message = format!("outlet(s) {}: {}", labels.join(", "), e.message);
+                            e.message = format!("{unit}(s) {}: {}", labels.join(", "), e.message);
                         }
                         e
                     })?;
@@ -358,7 +360,8 @@ impl SnmpDriver {
                 ErrorKind::StatusUnreadable,
                 Stage::Status,
                 format!(
-                    "outlet {} reads '{}', neither on ({}) nor off ({})",
+                    "{} {} reads '{}', neither on ({}) nor off ({})",
+                    self.cfg.unit(),
                     self.cfg.outlet_label(i),
                     value.to_text(),
                     v.state_on,
@@ -508,6 +511,7 @@ impl SnmpDriver {
         deadline: Option<Instant>,
     ) -> Result<(), DriverError> {
         self.prepare(deadline).await?;
+        let unit = self.cfg.unit();
         let mut first_err: Option<DriverError> = None;
         for pdu in 0..self.cfg.pdus.len() {
             let Some((_, labels, resolved)) = self.on_pdu(pdu) else {
@@ -526,7 +530,7 @@ impl SnmpDriver {
                         DriverError::new(
                             ErrorKind::Config,
                             Stage::Command,
-                            format!("outlet {} has no control OID", labels[k]),
+                            format!("{unit} {} has no control OID", labels[k]),
                         )
                     })?;
                     vbs.push(VarBind {
@@ -538,7 +542,7 @@ impl SnmpDriver {
                     .set(vbs, Stage::Command, deadline)
                     .await
                     .map_err(|mut e| {
-                        e.message = format!("outlet(s) {}: {}", labels.join(", "), e.message);
+                        e.message = format!("{unit}(s) {}: {}", labels.join(", "), e.message);
                         e
                     })
             }
@@ -631,8 +635,9 @@ impl PowerDriver for SnmpDriver {
             .map(|i| self.cfg.outlet_label(i))
             .collect();
         Ok(format!(
-            "{}; outlets {}",
+            "{}; {}s {}",
             parts.join("; "),
+            self.cfg.unit(),
             outlets.join(", ")
         ))
     }
@@ -742,7 +747,11 @@ impl PowerDriver for SnmpDriver {
         if on.is_empty() {
             return None;
         }
-        Some(format!("outlet(s) still on: {}", on.join(", ")))
+        Some(format!(
+            "{}(s) still on: {}",
+            self.cfg.unit(),
+            on.join(", ")
+        ))
     }
 
     async fn close(&mut self) {

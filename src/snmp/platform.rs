@@ -216,12 +216,7 @@ impl Method for SnmpMethod {
         }
     }
     fn effect(&self) -> platform::Effect {
-        let pdus = &self.config.pdus;
-        let isolated = !pdus.is_empty()
-            && pdus
-                .iter()
-                .all(|p| p.profile.effect == super::profile::Effect::Isolated);
-        match isolated {
+        match self.config.is_fabric() {
             true => platform::Effect::Isolated,
             false => platform::Effect::Power,
         }
