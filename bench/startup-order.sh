@@ -2,7 +2,8 @@
 # Regenerates bench/startup.order: the functions a fence agent's start runs
 # (`fence_ipmilan --version`, `-o metadata`, `-o status` against a lab BMC,
 # then `fence_ilo -o status` against tests/peers/ribcl_peer.py: the TLS
-# handshake's code),
+# handshake's code; then `fence_ipdu -o status` and `fence_ifmib -o status`
+# against net-snmp snmpd peers: the SNMP family's code),
 # in the order they first run, by their symbol names. build.rs hands the
 # list to the linker (LLD's --symbol-ordering-file) for release builds, so
 # that this code sits together in the binary instead of spread over all of
@@ -28,9 +29,11 @@ bin=$(realpath target/release/fencekit)
 work=$(mktemp -d)
 lab_pid=""
 ilo_port=""
+snmp_ports=()
 cleanup() {
   if [ -n "$lab_pid" ]; then kill "$lab_pid" 2>/dev/null || true; wait "$lab_pid" 2>/dev/null || true; fi
   if [ -n "$ilo_port" ]; then bash tests/peers/hv_peer_stop.sh ribcl "$ilo_port" >/dev/null 2>&1 || true; fi
+  for p in "${snmp_ports[@]}"; do bash tests/peers/snmpd_stop.sh "$p" >/dev/null 2>&1 || true; done
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -54,6 +57,16 @@ PEER_ARGS="--flavour ilo2 --power-ms 0" bash tests/peers/hv_peer_start.sh ribcl 
 ln -s "$bin" "$work/fence_ilo"
 valgrind -q --tool=callgrind --demangle=no --callgrind-out-file="$work/cg.4" "$work/fence_ilo" \
   --ip 127.0.0.1 --ipport "$ilo_port" --ssl-insecure -l admin -p ilo-secret -o status > /dev/null
+n=4
+for kind in ipdu ifmib; do
+  n=$((n + 1))
+  p=$(( 20000 + RANDOM % 20000 ))
+  snmp_ports+=("$p")
+  bash tests/peers/snmpd_start.sh "$p" "$kind" 8 > /dev/null
+  ln -s "$bin" "$work/fence_$kind"
+  valgrind -q --tool=callgrind --demangle=no --callgrind-out-file="$work/cg.$n" "$work/fence_$kind" \
+    --ip 127.0.0.1 --ipport "$p" --snmp-version 2c --community private --plug 3 -o status > /dev/null
+done
 python3 - "$bin" "$map" "$work"/cg.* > "$work/order" <<'PY'
 import bisect, re, sys
 binary, mapfile, files = sys.argv[1], sys.argv[2], sys.argv[3:]
