@@ -648,10 +648,9 @@ fn under_pacemaker_a_bmc_that_cannot_be_reached_fails_with_its_cause() {
             "IPMI, silent",
             "fence_ipmilan",
             at(ipmi_udp.local_addr().unwrap()) + ipmi,
-            format!(
-                "no answer from {} for 20.0s",
-                ipmi_udp.local_addr().unwrap()
-            ),
+            // The time said is the one measured: 20.0s, or 20.1s on a
+            // loaded machine.
+            format!("no answer from {} for 20.", ipmi_udp.local_addr().unwrap()),
             20,
         ),
         (
