@@ -445,8 +445,7 @@ fn hand_written(sub: Option<&str>) -> String {
                 "FENCEKIT_NODE, FENCEKIT_ACTION, FENCEKIT_METHOD, FENCEKIT_LEVEL",
                 "Set for the --on-confirmed-off hook (with FENCEKIT_ENDPOINT, FENCEKIT_ADDRESS, \
                  FENCEKIT_STATE=off, FENCEKIT_EFFECT, FENCEKIT_OUTCOME and FENCEKIT_EVIDENCE): the \
-                 node, off or \
-                 reboot, the driver and level that fenced it. The hook never sees \
+                 node, off or reboot, the driver and level that fenced it. The hook never sees \
                  FENCEKIT_PASSWORD, any other inherited FENCEKIT_ variable, or a variable a \
                  credential reference names.",
             );

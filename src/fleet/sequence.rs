@@ -557,6 +557,16 @@ mod tests {
         action: Action,
         extras: &Extras<'_>,
     ) -> (Result<Outcome, Failure>, Reports, Vec<Event>) {
+        go_as(d, action, extras, &info()).await
+    }
+
+    /// [`go`] for another node.
+    async fn go_as(
+        d: &mut Device,
+        action: Action,
+        extras: &Extras<'_>,
+        node: &NodeInfo<'_>,
+    ) -> (Result<Outcome, Failure>, Reports, Vec<Event>) {
         let mut events = Vec::new();
         let mut sink = |s: &Stamped| events.push(s.event.clone());
         let (r, rep) = run_with_extras(
@@ -565,7 +575,7 @@ mod tests {
             &policy(),
             &mut sink,
             Cancel::never(),
-            &info(),
+            node,
             extras,
         )
         .await;
@@ -630,17 +640,7 @@ mod tests {
         info.effect = crate::platform::Effect::Isolated;
         for (on, want) in [(true, "reached"), (false, "already")] {
             let mut d = device(on);
-            let mut sink = |_: &Stamped| {};
-            let (r, rep) = run_with_extras(
-                &mut d,
-                Action::Off,
-                &policy(),
-                &mut sink,
-                Cancel::never(),
-                &info,
-                &extras,
-            )
-            .await;
+            let (r, rep, _) = go_as(&mut d, Action::Off, &extras, &info).await;
             assert!(r.is_ok(), "{want}: {r:?}");
             let rep = rep.hook.unwrap();
             assert!(rep.ok, "{want}: the hook saw power words: {rep:?}");
@@ -810,22 +810,11 @@ mod tests {
             crashdump: Some((&opts, &listener)),
             hook: None,
         };
-        let mut events = Vec::new();
-        let mut sink = |s: &Stamped| events.push(s.event.clone());
         let node = NodeInfo {
             address: None,
             ..info()
         };
-        let (r, rep) = run_with_extras(
-            &mut d,
-            Action::Off,
-            &policy(),
-            &mut sink,
-            Cancel::never(),
-            &node,
-            &extras,
-        )
-        .await;
+        let (r, rep, events) = go_as(&mut d, Action::Off, &extras, &node).await;
         assert!(r.is_ok(), "{r:?}");
         assert_eq!(rep.crashdump.unwrap().waited_ms, 300);
         assert!(
