@@ -17,6 +17,7 @@ use super::proxy::{reqwest_proxies, Proxy, Resolved};
 use super::scrub::Scrub;
 use crate::engine::error::{DriverError, ErrorKind, Stage};
 use crate::tls::{ClientAuth, SeenCert, TlsTrust};
+use preopen::Opening;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use reqwest::Method;
 use rustls::pki_types::CertificateDer;
@@ -332,6 +333,9 @@ pub struct Client {
     trust_described: String,
     proxy: Option<Resolved>,
     scrub: Scrub,
+    tls: std::sync::Arc<rustls::ClientConfig>,
+    /// A connection opened ahead of its first request ([`Client::preopen`]).
+    opening: Option<Opening>,
     /// Requests sent (each attempt counts).
     pub requests: u32,
     /// Answers that were throttling (429/503 waited out by
@@ -404,7 +408,7 @@ impl Client {
             .no_proxy()
             .http1_only()
             .tcp_nodelay(true)
-            .use_preconfigured_tls(config);
+            .use_preconfigured_tls(config.clone());
         if let Some(r) = &proxy {
             for p in reqwest_proxies(r).map_err(setup_error)? {
                 b = b.proxy(p);
@@ -419,6 +423,8 @@ impl Client {
             trust_described,
             proxy,
             scrub,
+            tls: std::sync::Arc::new(config),
+            opening: None,
             requests: 0,
             throttled: 0,
             throttled_since: None,
@@ -449,6 +455,24 @@ impl Client {
     /// it puts in bodies, and cleans what it prints).
     pub fn scrub(&self) -> &Scrub {
         &self.scrub
+    }
+
+    /// Starts opening a connection to `url`'s host (https only) in the
+    /// background, bounded by `limit`, for the next request there (while
+    /// a token is fetched from another host: `preopen`). One at a
+    /// time; a connection that cannot be opened is never an error.
+    pub fn preopen(&mut self, url: &str, limit: Duration) {
+        let Some(authority) = preopen::authority(url) else {
+            return;
+        };
+        if self
+            .opening
+            .as_ref()
+            .is_some_and(|o| o.authority == authority)
+        {
+            return;
+        }
+        self.opening = Opening::start(url, self.tls.clone(), self.proxy.as_ref(), limit);
     }
 
     /// Sends `r` once (a connection that cannot be made is tried again
@@ -513,6 +537,9 @@ impl Client {
             req = req.header(reqwest::header::CONTENT_LENGTH, "0");
         }
         self.requests += 1;
+        if let Some(reply) = self.over_opened(r, peer, until).await {
+            return reply;
+        }
         let this = &*self;
         let exchange = async {
             let mut resp = req.send().await.map_err(|e| this.classify(&e, r, peer))?;
@@ -664,5 +691,6 @@ fn chain_text(e: &(dyn std::error::Error + 'static)) -> String {
     parts.join(": ")
 }
 
+mod preopen;
 #[cfg(test)]
 mod tests;

@@ -215,6 +215,10 @@ impl AzureDriver {
             .is_none_or(|t| Instant::now() >= t.renew_at)
         {
             let endpoints = self.endpoints.clone().expect("found in prepare");
+            // Azure Resource Manager's connection opens while the token comes.
+            let arm = self.url("/");
+            let http = self.arm.as_mut().expect("made in prepare");
+            http.preopen(&arm, self.cfg.request_timeout);
             let imds_base = self.imds_base();
             let source = self.source.as_ref().expect("chosen in prepare");
             let token = credentials::fetch(

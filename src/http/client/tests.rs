@@ -468,3 +468,6 @@ fn form_bodies_are_percent_encoded() {
         |(k, v)| k == reqwest::header::CONTENT_TYPE && v == "application/x-www-form-urlencoded"
     ));
 }
+
+#[cfg(feature = "lab")]
+mod opened_ahead;

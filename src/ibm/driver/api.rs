@@ -68,6 +68,10 @@ impl IbmDriver {
             .as_ref()
             .is_none_or(|t| Instant::now() >= t.renew_at)
         {
+            // The API's connection opens while IAM answers.
+            let api = self.cfg.api_base(&self.env);
+            let http = self.http.as_mut().expect("made in clients");
+            http.preopen(&api, self.cfg.request_timeout);
             self.token = Some(self.fetch_token(deadline).await?);
         }
         let t = self.token.as_ref().expect("fetched above");
