@@ -14,6 +14,8 @@
 //! instances), and the faults, which are the peer's own, have two peers of
 //! their own.
 
+#[path = "interop_gce/lost.rs"]
+mod lost;
 mod support;
 
 use fencekit::engine::error::ErrorKind;
@@ -325,7 +327,7 @@ fn act(d: &mut GceDriver, action: Action, timeout: Duration) -> Result<Outcome, 
 /// fails is named.
 #[test]
 fn gce_side_by_side() {
-    let scenarios: [(&str, fn()); 6] = [
+    let scenarios: [(&str, fn()); 7] = [
         (
             "status_in_every_state_side_by_side",
             status_in_every_state_side_by_side,
@@ -344,6 +346,10 @@ fn gce_side_by_side() {
             faults_credentials_throttling_silence,
         ),
         ("faults_power_requests", faults_power_requests),
+        (
+            "lost_answers_are_read_back",
+            lost::lost_answers_are_read_back,
+        ),
     ];
     let running: Vec<_> = scenarios
         .into_iter()
@@ -914,16 +920,17 @@ fn faults_power_requests() {
         )
     });
     lap("A lost answer");
-    // A lost answer: the stop is carried out and its answer dropped.
-    // fencekit asks again with the same requestId: one operation. Upstream
-    // sends the stop again: a second one.
-    // (Each drop names its instance: the two sides run at once.)
-    peer.fault(json!({"drop": {"stop:f-ours": 1, "stop:f-up": 1}}));
+    // A lost answer: the stop is carried out and its answer lost.
+    // fencekit reads it back and follows its operation: one stop sent, one
+    // operation. Upstream sends the stop again: a second one (the other
+    // lost answers: the lost module).
+    // (Each fault names its instance: the two sides run at once.)
+    peer.fault(json!({"lose": {"stop:f-ours": 1, "stop:f-up": 1}}));
     let u = upstream_bg(peer, &z("f-up", &["-o", "off"]), &[]);
     let o = ours(peer, &z("f-ours", &["-o", "off"]), &[]);
     expect(&o, 0, "Success: Powered OFF");
     assert_eq!(peer.ops("f-ours", "stop").len(), 1, "one stop operation");
-    assert_eq!(peer.requests("/f-ours/stop").len(), 2);
+    assert_eq!(peer.requests("/f-ours/stop").len(), 1);
     if let Some(u) = u.join().unwrap() {
         expect(&u, 0, "Success: Powered OFF");
         assert_eq!(

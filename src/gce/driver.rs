@@ -18,9 +18,13 @@
 //!   `command(Cycle)`: the guard, then `reset` (upstream's default
 //!   method). Each carries a `requestId`; its zone operation is followed
 //!   to `DONE` within the step and its error read. A request whose answer
-//!   was lost is asked again with the same `requestId` (Compute Engine
-//!   answers it with the operation it already started, never a second
-//!   one), then the instance is read; otherwise "outcome unknown".
+//!   was lost is read back first, never sent again blindly: the instance,
+//!   and the zone's operations whose `clientOperationId` is the
+//!   `requestId`. An operation found is followed; an instance at or on its
+//!   way to the target (a stop, a start) took it; only when both reads
+//!   answer and show nothing is it sent again, once, under the same
+//!   `requestId`; a read-back that fails is "outcome unknown" and nothing
+//!   is sent again.
 //! * Throttling (429, 503 with `Retry-After`) is waited out within the
 //!   deadline; a token the API refuses (401) is fetched again once.
 

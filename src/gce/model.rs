@@ -1,7 +1,9 @@
 //! Pure decisions over Compute Engine's JSON answers: an instance (its
 //! status as a reading: on, off, a transition, or unreadable), whether an
 //! answer is about the instance asked for, zone operations and their
-//! errors, the API's error answers, token answers and list pages. No I/O.
+//! errors, the operation a `requestId` started (read back from the zone's
+//! operation list), the API's error answers, token answers and list pages.
+//! No I/O.
 //!
 //! Statuses (Compute Engine v1, `Instance.status`): `RUNNING` is on;
 //! `TERMINATED` and `STOPPED` are off (the guest is gone); `PROVISIONING`
@@ -150,12 +152,70 @@ pub enum Progress {
     },
 }
 
+/// An operation's name and progress.
+pub type Named = (String, Progress);
+
 /// An operation: its name and progress.
-pub fn operation(body: &[u8]) -> Result<(String, Progress), BadAnswer> {
+pub fn operation(body: &[u8]) -> Result<Named, BadAnswer> {
     let v: Value = serde_json::from_slice(body)
         .map_err(|e| BadAnswer(format!("an operation: not JSON: {e}")))?;
-    let name = text(&v, "name").ok_or_else(|| BadAnswer("the operation has no name".into()))?;
-    let status = text(&v, "status").unwrap_or_default();
+    operation_of(&v)
+}
+
+/// The operation a power request's `requestId` started, from one page of
+/// a zone's operation list (`zoneOperations.list` filtered by
+/// `clientOperationId`, which Compute Engine sets to the `requestId` a
+/// request carried), and the next page's token. Entries with another
+/// `clientOperationId` are passed over (a filter the server did not
+/// apply); one with this `requestId` about another instance or another
+/// verb is a contradiction, never evidence.
+pub fn request_operation(
+    body: &[u8],
+    request_id: &str,
+    instance: &str,
+    verb: &str,
+) -> Result<(Option<Named>, Option<String>), BadAnswer> {
+    let v: Value = serde_json::from_slice(body)
+        .map_err(|e| BadAnswer(format!("an operation list: not JSON: {e}")))?;
+    let next = text(&v, "nextPageToken").filter(|t| !t.is_empty());
+    let items = match v.get("items") {
+        None | Some(Value::Null) => return Ok((None, next)),
+        Some(Value::Array(a)) => a,
+        Some(_) => {
+            return Err(BadAnswer(
+                "an operation list whose items are not a list".into(),
+            ))
+        }
+    };
+    for o in items {
+        if text(o, "clientOperationId").as_deref() != Some(request_id) {
+            continue;
+        }
+        let (name, progress) = operation_of(o)?;
+        let target = text(o, "targetLink").unwrap_or_default();
+        if last_part(&target) != instance {
+            return Err(BadAnswer(format!(
+                "operation {} of requestId {request_id} is about '{}', not instance {instance}",
+                printable(&name, 80),
+                printable(&target, 120)
+            )));
+        }
+        let kind = text(o, "operationType").unwrap_or_default();
+        if kind != verb {
+            return Err(BadAnswer(format!(
+                "operation {} of requestId {request_id} is a '{}', not a {verb}",
+                printable(&name, 80),
+                printable(&kind, 40)
+            )));
+        }
+        return Ok((Some((name, progress)), next));
+    }
+    Ok((None, next))
+}
+
+fn operation_of(v: &Value) -> Result<(String, Progress), BadAnswer> {
+    let name = text(v, "name").ok_or_else(|| BadAnswer("the operation has no name".into()))?;
+    let status = text(v, "status").unwrap_or_default();
     let progress = match status.as_str() {
         "PENDING" | "RUNNING" => Progress::Running,
         "DONE" => match v.get("error") {
@@ -171,7 +231,7 @@ pub fn operation(body: &[u8]) -> Result<(String, Progress), BadAnswer> {
                         .unwrap_or_else(|| "(no code)".into()),
                     message: first
                         .and_then(|f| text(f, "message"))
-                        .or_else(|| text(&v, "httpErrorMessage"))
+                        .or_else(|| text(v, "httpErrorMessage"))
                         .map(|m| printable(&m, 300))
                         .unwrap_or_default(),
                 }
@@ -316,6 +376,7 @@ mod tests {
             {"code": "RESOURCE_NOT_READY", "message": "no"}]}}));
         assert!(matches!(f.1, Progress::Failed { ref code, .. } if code == "RESOURCE_NOT_READY"));
         assert!(operation(br#"{"name":"o","status":"WEIRD"}"#).is_err());
+        assert!(operation(b"[]").is_err());
         let e = api_error(
             404,
             br#"{"error":{"code":404,"message":"gone","errors":[{"reason":"notFound"}]}}"#,
@@ -333,5 +394,58 @@ mod tests {
             token_error(br#"{"error":"invalid_grant","error_description":"bad"}"#).0,
             "invalid_grant"
         );
+    }
+
+    #[test]
+    fn the_operation_a_request_id_started_is_found_in_a_list_page() {
+        let r = "0b6f1f5e-8d3a-4c1e-9a57-3d2b7c1e4f10";
+        let link = "https://x/compute/v1/projects/p/zones/z-a/instances/n1";
+        let page = |items: Value| {
+            let v = json!({"kind": "compute#operationList", "items": items});
+            request_operation(v.to_string().as_bytes(), r, "n1", "stop")
+        };
+        // Compute Engine's answer to the filter: the one operation.
+        let (found, next) = page(json!([{"name": "op-1", "status": "RUNNING",
+            "operationType": "stop", "targetLink": link, "clientOperationId": r}]))
+        .unwrap();
+        assert_eq!(found, Some(("op-1".into(), Progress::Running)));
+        assert_eq!(next, None);
+        // An ended one keeps its error.
+        let (found, _) = page(
+            json!([{"name": "op-1", "status": "DONE", "operationType": "stop",
+            "targetLink": link, "clientOperationId": r,
+            "error": {"errors": [{"code": "QUOTA", "message": "no"}]}}]),
+        )
+        .unwrap();
+        assert!(matches!(found, Some((_, Progress::Failed { ref code, .. })) if code == "QUOTA"));
+        // Nothing for it: no items at all (the API leaves `items` out), or
+        // other requests' operations (a filter not applied) with the next page.
+        let empty = br#"{"kind":"compute#operationList","id":"projects/p/zones/z-a/operations"}"#;
+        assert_eq!(
+            request_operation(empty, r, "n1", "stop").unwrap(),
+            (None, None)
+        );
+        let other = json!({"items": [{"name": "op-2", "status": "DONE", "operationType": "stop",
+            "targetLink": link, "clientOperationId": "another"}, {"name": "op-3",
+            "status": "DONE", "operationType": "stop", "targetLink": link}],
+            "nextPageToken": "p2"});
+        assert_eq!(
+            request_operation(other.to_string().as_bytes(), r, "n1", "stop").unwrap(),
+            (None, Some("p2".into()))
+        );
+        // This requestId about another instance or verb: a contradiction.
+        let elsewhere = link.replace("/n1", "/n2");
+        assert!(page(
+            json!([{"name": "op-1", "status": "DONE", "operationType": "stop",
+            "targetLink": elsewhere, "clientOperationId": r}])
+        )
+        .is_err());
+        assert!(page(
+            json!([{"name": "op-1", "status": "DONE", "operationType": "start",
+            "targetLink": link, "clientOperationId": r}])
+        )
+        .is_err());
+        assert!(page(json!({"name": "op-1"})).is_err());
+        assert!(request_operation(b"<html>", r, "n1", "stop").is_err());
     }
 }

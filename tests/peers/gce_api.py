@@ -19,8 +19,15 @@ Tests drive it through POST /_peer/control (JSON {"op": ...}) and read
 GET /_peer/state. Transitions take --transition seconds (or an instance's
 own "transition"); an instance can stay in one ("stuck"), a guest can hang
 so that a graceful stop never ends ("hung"), an accepted operation can fail
-("fail_next"), answers can be throttled, dropped after the work is done, or
-never sent ("hang").
+("fail_next"), answers can be throttled, lost after the work is done
+("lose": the connection closes without an answer), the request dropped
+before anything is done ("drop_before"), or an answer never sent ("hang").
+Each power fault counts down per verb ({"stop": n}) or per verb and
+instance ({"stop:NAME": n}). An operation records the requestId it was
+started with as its clientOperationId, and zoneOperations.list (which needs
+compute.zoneOperations.list) honours a filter on it, in AIP-160's form
+(clientOperationId = "R") and the older regular-expression one
+(clientOperationId eq R).
 """
 import argparse, base64, json, re, ssl, threading, time, uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -35,7 +42,7 @@ S = {
     "instances": {},    # "project/zone/name" -> instance
     "ops": {},          # "project/zone/name" -> op
     "requests": {},     # requestId -> op key
-    "faults": {"throttle": 0, "throttle_tokens": 0, "drop": {}, "hang": 0.0, "conflict": 0,
+    "faults": {"throttle": 0, "throttle_tokens": 0, "lose": {}, "drop_before": {}, "hang": 0.0, "conflict": 0,
                "retry_after": 1, "token_life": 3599, "forbid": []},
     "metadata": {"project": "", "instance": None, "perms": ["*"]},
     "next_id": 4000000000000000000,
@@ -327,6 +334,23 @@ class Handler(BaseHTTPRequestHandler):
                 return self.power(p, parts[5], project, zone, name, inst, link, q, host)
         self.reply(405, gerror(405, "httpMethodNotAllowed", "Method not allowed", "METHOD_NOT_ALLOWED"))
 
+    def hang_up(self):
+        """Closes the connection without an answer."""
+        self.close_connection = True
+        self.wfile.flush()
+        try:
+            self.connection.shutdown(2)
+        except OSError:
+            pass
+
+    def fault_due(self, fault, verb, name):
+        """Counts down `fault` for this verb (on this instance): whether it applies now."""
+        d = S["faults"][fault]
+        which = next((k for k in (f"{verb}:{name}", verb) if d.get(k, 0) > 0), None)
+        if which:
+            d[which] -= 1
+        return which is not None
+
     def forbid(self, perm, what):
         return self.reply(403, gerror(403, "forbidden", f"Required '{perm}' permission for '{what}'", "PERMISSION_DENIED"))
 
@@ -348,17 +372,22 @@ class Handler(BaseHTTPRequestHandler):
         self.reply(200, out)
 
     def operations(self, p, project, zone, rest, q, host):
-        if not self.allowed(p, "compute.zoneOperations.get"):
-            return self.forbid("compute.zoneOperations.get", f"projects/{project}/zones/{zone}")
-        if not rest:  # list, with upstream's filter (targetLink, operationType, status)
+        perm = "compute.zoneOperations.list" if not rest else "compute.zoneOperations.get"
+        if not self.allowed(p, perm):
+            return self.forbid(perm, f"projects/{project}/zones/{zone}")
+        if not rest:  # list, with upstream's filter (targetLink, operationType, status) and clientOperationId
             f = q.get("filter", "")
             tl = re.search(r'targetLink = "([^"]+)"', f)
             ot = re.search(r'operationType = "([^"]+)"', f)
             st = re.search(r'status = "([^"]+)"', f)
+            co = re.search(r'clientOperationId\s*(?:=\s*"([^"]*)"|=\s*([^\s")]+)|\s+eq\s+([^\s")]+))', f)
+            co = co and next(g for g in co.groups() if g is not None)
             items = []
             for o in S["ops"].values():
                 finish(o)
                 if o["_zone"] != zone or o["_project"] != project:
+                    continue
+                if co is not None and o.get("clientOperationId") != co:
                     continue
                 if tl and not o["targetLink"].endswith(tl.group(1).split("/compute/v1/", 1)[-1].split("/v1/", 1)[-1]):
                     continue
@@ -381,6 +410,9 @@ class Handler(BaseHTTPRequestHandler):
             return self.forbid(perm, link)
         if not inst:
             return self.reply(404, gerror(404, "notFound", f"The resource '{link}' was not found", "NOT_FOUND"))
+        if self.fault_due("drop_before", verb, name):
+            # Lost on the way in: nothing is done, no answer comes.
+            return self.hang_up()
         rid = q.get("requestId")
         if rid and rid in S["requests"]:
             o = S["ops"][S["requests"][rid]]
@@ -429,21 +461,14 @@ class Handler(BaseHTTPRequestHandler):
         if S["faults"].get("fail_next"):
             S["faults"]["fail_next"] = False
             o["_fail"] = True
-        S["ops"][key(project, zone, opname)] = o
         if rid:
+            # Output only: the requestId the operation was started with.
+            o["clientOperationId"] = rid
             S["requests"][rid] = key(project, zone, opname)
-        d = S["faults"]["drop"]  # {"stop": n} or {"stop:NAME": n}
-        which = next((k for k in (f"{verb}:{name}", verb) if d.get(k, 0) > 0), None)
-        if which:
-            d[which] -= 1
+        S["ops"][key(project, zone, opname)] = o
+        if self.fault_due("lose", verb, name):
             # Carried out, and the answer lost: the connection just closes.
-            self.close_connection = True
-            self.wfile.flush()
-            try:
-                self.connection.shutdown(2)
-            except OSError:
-                pass
-            return
+            return self.hang_up()
         self.reply(200, op_json(o))
 
 

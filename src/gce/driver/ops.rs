@@ -1,10 +1,20 @@
 //! Power requests and their zone operations: one POST with a `requestId`;
 //! its operation followed (polled after 0.2 s, then at most once a second) until `DONE` or the
 //! step's deadline (then `observe` keeps asking it); an operation that
-//! ends with an error fails the action; a lost answer asked again with the
-//! same `requestId` (the API answers with the operation it already
-//! started: never a second one), then read from the instance; and the
-//! self-fencing guard before a stop or a reset.
+//! ends with an error fails the action; and the self-fencing guard before
+//! a stop or a reset.
+//!
+//! A POST whose answer was lost is read back before anything else is sent:
+//! the instance, and the zone's operations filtered by
+//! `clientOperationId = "R"` (Compute Engine sets an operation's
+//! `clientOperationId` to the `requestId` it was sent with). An operation
+//! found is adopted and followed; an instance at or on its way to the
+//! target (a stop or a start; a reset shows nothing there) took the
+//! request. Only when both reads answer and show nothing of it is the
+//! request sent again: once, under the same `requestId` (the API never
+//! starts a second operation for one), and the timeline says so. A
+//! read-back that fails (no answer, an error status, a 403 on the list)
+//! is "outcome unknown", and nothing is sent again.
 
 use super::api::Call;
 use super::*;
@@ -36,9 +46,43 @@ fn settled_goal(command: PowerCommand) -> &'static str {
     }
 }
 
+/// How many pages of a filtered operation list are read (the filter
+/// leaves at most one operation: more pages mean it was not applied).
+const READ_BACK_PAGES: usize = 5;
+
+/// What the read-back of a power request whose answer was lost found.
+enum ReadBack {
+    /// An operation carries the request's `requestId`: it was accepted.
+    Operation(String, model::Progress),
+    /// No operation to follow, but the instance reads at or on its way to
+    /// the target (its status).
+    Effect(String),
+    /// Both reads answered and neither shows the request (the instance's
+    /// status): it may be sent again, once, under the same `requestId`.
+    Nothing(String),
+    /// A read failed (why): the outcome is unknown.
+    Unreadable(String),
+}
+
+/// "Outcome unknown" for `what`, whose answer `silence` lost, after a
+/// read-back that could not tell (`why`): never sent again.
+fn outcome_unknown(silence: &DriverError, what: &str, why: &str) -> DriverError {
+    DriverError::new(
+        ErrorKind::OutcomeUnknown,
+        Stage::Command,
+        format!(
+            "{}; whether Compute Engine carried out {what} is not known ({why}), and it is not \
+             sent again",
+            silence.message
+        ),
+    )
+}
+
 impl GceDriver {
     /// Sends `verb` (with `query`, each part ending in `&`) once and
-    /// follows its operation.
+    /// follows its operation; a lost answer is read back first
+    /// ([`Self::read_back`]) and the request sent again, once and under the
+    /// same `requestId`, only when the read-back shows nothing of it.
     pub(super) async fn power(
         &mut self,
         command: PowerCommand,
@@ -65,23 +109,67 @@ impl GceDriver {
                 deadline,
             )
             .await?;
-        let reply = match first {
-            Call::Reply(r) => r,
-            Call::Silent(e) => {
-                tracing::info!(%what, "no answer: asking again with the same requestId");
-                match self
-                    .call(
-                        Method::POST,
-                        &url,
-                        &what,
-                        Stage::Command,
-                        &Patience::THROTTLE,
-                        deadline,
-                    )
-                    .await
-                {
-                    Ok(Call::Reply(r)) if r.ok() => r,
-                    _ => return self.unanswered(command, &what, e, deadline).await,
+        let (reply, what) = match first {
+            Call::Reply(r) => (r, what),
+            Call::Silent(silence) => {
+                match self.read_back(command, verb, &request_id, deadline).await {
+                    ReadBack::Operation(name, progress) => {
+                        let note = format!(
+                            "the answer to {what} was lost; Compute Engine's operation {name} \
+                             carries its requestId {request_id}: it is followed, nothing is \
+                             sent again"
+                        );
+                        tracing::info!(%what, operation = %name, "{note}");
+                        self.warnings.push(note);
+                        self.pending = Some(Pending { command, name });
+                        if self.settle(progress)? {
+                            return Ok(());
+                        }
+                        return self.follow(deadline).await;
+                    }
+                    ReadBack::Effect(status) => {
+                        tracing::info!(
+                            %what,
+                            %status,
+                            "no answer, but the instance reads at or on its way to the target"
+                        );
+                        return Ok(());
+                    }
+                    ReadBack::Unreadable(why) => {
+                        return Err(outcome_unknown(&silence, &what, &why));
+                    }
+                    ReadBack::Nothing(status) => {
+                        let note = format!(
+                            "the answer to {what} was lost and the read-back showed nothing of \
+                             it (the instance reads {status}; no operation carries its \
+                             requestId): sent again, once, with the same requestId {request_id}"
+                        );
+                        tracing::info!(%what, %request_id, "{note}");
+                        self.warnings.push(note);
+                        let again = format!(
+                            "{what} (sent again after the read-back showed nothing of the first)"
+                        );
+                        match self
+                            .call(
+                                Method::POST,
+                                &url,
+                                &again,
+                                Stage::Command,
+                                &Patience::THROTTLE,
+                                deadline,
+                            )
+                            .await?
+                        {
+                            Call::Reply(r) => (r, again),
+                            Call::Silent(e) => {
+                                return Err(outcome_unknown(
+                                    &e,
+                                    &again,
+                                    "no answer again; it is not sent a third time",
+                                ))
+                            }
+                        }
+                    }
                 }
             }
         };
@@ -219,45 +307,119 @@ impl GceDriver {
         }
     }
 
-    /// A power request whose answer never came, twice: read the instance;
-    /// at or on its way to the target, it took the request; otherwise the
-    /// outcome is unknown and the request is not sent again.
-    async fn unanswered(
+    /// A power request whose answer was lost, read back: the instance, and
+    /// the zone's operations filtered by the request's `requestId`
+    /// (`clientOperationId = "R"`; Compute Engine sets an operation's
+    /// `clientOperationId` to the `requestId` it was sent with).
+    async fn read_back(
         &mut self,
         command: PowerCommand,
-        what: &str,
-        silence: DriverError,
+        verb: &str,
+        request_id: &str,
         deadline: Option<Instant>,
-    ) -> Result<(), DriverError> {
-        let read = match deadline {
-            Some(d) if d <= Instant::now() + Duration::from_millis(100) => None,
-            _ => self.read_instance(Stage::Command, deadline).await.ok(),
+    ) -> ReadBack {
+        if deadline.is_some_and(|d| d <= Instant::now() + Duration::from_millis(100)) {
+            return ReadBack::Unreadable("no time was left in the step to read it back".into());
+        }
+        let instance = match self.read_instance(Stage::Command, deadline).await {
+            Ok(i) => i,
+            Err(e) => {
+                return ReadBack::Unreadable(format!(
+                    "the instance could not be read: {}",
+                    e.message
+                ))
+            }
         };
-        let observed = read.as_ref().and_then(|i| model::observed(&i.status));
-        if command != PowerCommand::Cycle
-            && observed == Some(Observed::InTransition(towards(command)))
-        {
-            tracing::info!(%what, "no answer, but the instance is on its way to the target");
-            return Ok(());
+        let status = model::printable(&instance.status, 40);
+        // The instance shows a stop or a start (at the target, or on its
+        // way there); a reset leaves it RUNNING, which shows nothing.
+        let observed = model::observed(&instance.status);
+        let effect = command != PowerCommand::Cycle
+            && (observed == Some(Observed::InTransition(towards(command)))
+                || once::after_silence(
+                    command,
+                    None,
+                    observed.and_then(|o| o.settled()),
+                    Silence::Late,
+                ) == AfterSilence::TookEffect);
+        match self.request_operation(verb, request_id, deadline).await {
+            Ok(Some((name, progress))) => ReadBack::Operation(name, progress),
+            Ok(None) if effect => ReadBack::Effect(status),
+            Ok(None) => ReadBack::Nothing(status),
+            // The instance's reading stands on its own: the engine confirms
+            // the state before it reports success.
+            Err(why) if effect => {
+                tracing::info!(%why, "the operations could not be listed; the instance reads {status}");
+                ReadBack::Effect(status)
+            }
+            Err(why) => ReadBack::Unreadable(format!("the instance reads {status}, and {why}")),
         }
-        let now = observed.and_then(|o| o.settled());
-        match once::after_silence(command, None, now, Silence::Late) {
-            AfterSilence::TookEffect if command != PowerCommand::Cycle => Ok(()),
-            _ => Err(DriverError::new(
-                ErrorKind::OutcomeUnknown,
-                Stage::Command,
-                format!(
-                    "{}; whether Compute Engine carried out {what} is not known{}, and it is not \
-                     sent again",
-                    silence.message,
-                    match &read {
-                        Some(i) =>
-                            format!(" (the instance reads {})", model::printable(&i.status, 40)),
-                        None => String::new(),
+    }
+
+    /// The zone operation whose `clientOperationId` is `request_id` (all
+    /// pages of the filtered list, up to [`READ_BACK_PAGES`]), or why the
+    /// list could not be read.
+    async fn request_operation(
+        &mut self,
+        verb: &str,
+        request_id: &str,
+        deadline: Option<Instant>,
+    ) -> Result<Option<model::Named>, String> {
+        let filter =
+            crate::http::client::form_encode(&format!("clientOperationId = \"{request_id}\""));
+        let base = format!(
+            "{}/operations?filter={filter}",
+            self.zone_url(&self.cfg.zone)
+        );
+        let what = format!(
+            "GET operations of zone {} (requestId {request_id})",
+            self.cfg.zone
+        );
+        let mut url = base.clone();
+        for _ in 0..READ_BACK_PAGES {
+            let reply = match self
+                .call(
+                    Method::GET,
+                    &url,
+                    &what,
+                    Stage::Command,
+                    &Patience::THROTTLE_OR_BUSY,
+                    deadline,
+                )
+                .await
+            {
+                Ok(Call::Reply(r)) => r,
+                Ok(Call::Silent(e)) | Err(e) => {
+                    return Err(format!("the operations could not be listed: {}", e.message))
+                }
+            };
+            if !reply.ok() {
+                let e = self.refusal(&reply, &what, Stage::Command);
+                return Err(match reply.status {
+                    403 => e.message,
+                    s => {
+                        let a = model::api_error(s, reply.scrubbed().as_bytes());
+                        format!(
+                            "Compute Engine answered {what} with {s} {}: {}",
+                            a.reason, a.message
+                        )
                     }
-                ),
-            )),
+                });
+            }
+            let (found, next) =
+                model::request_operation(&reply.body, request_id, &self.cfg.instance, verb)
+                    .map_err(|e| format!("{what}: {e}"))?;
+            match (found, next) {
+                (Some(op), _) => return Ok(Some(op)),
+                (None, None) => return Ok(None),
+                (None, Some(t)) => {
+                    url = format!("{base}&pageToken={}", crate::http::client::form_encode(&t))
+                }
+            }
         }
+        Err(format!(
+            "{what}: the list did not end within {READ_BACK_PAGES} pages"
+        ))
     }
 
     /// The self-fencing guard before a stop or a reset: the metadata
