@@ -3,7 +3,9 @@
 # (`fence_ipmilan --version`, `-o metadata`, `-o status` against a lab BMC,
 # then `fence_ilo -o status` against tests/peers/ribcl_peer.py: the TLS
 # handshake's code; then `fence_ipdu -o status` and `fence_ifmib -o status`
-# against net-snmp snmpd peers: the SNMP family's code),
+# against net-snmp snmpd peers: the SNMP family's code; then
+# `fence_ibm_vpc -o status` through tests/peers/ibm_api.py's proxy: the REST
+# platforms' HTTP layer),
 # in the order they first run, by their symbol names. build.rs hands the
 # list to the linker (LLD's --symbol-ordering-file) for release builds, so
 # that this code sits together in the binary instead of spread over all of
@@ -30,10 +32,12 @@ work=$(mktemp -d)
 lab_pid=""
 ilo_port=""
 snmp_ports=()
+ibm_port=""
 cleanup() {
   if [ -n "$lab_pid" ]; then kill "$lab_pid" 2>/dev/null || true; wait "$lab_pid" 2>/dev/null || true; fi
   if [ -n "$ilo_port" ]; then bash tests/peers/hv_peer_stop.sh ribcl "$ilo_port" >/dev/null 2>&1 || true; fi
   for p in "${snmp_ports[@]}"; do bash tests/peers/snmpd_stop.sh "$p" >/dev/null 2>&1 || true; done
+  if [ -n "$ibm_port" ]; then bash tests/peers/ibm_stop.sh "$ibm_port" >/dev/null 2>&1 || true; fi
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -67,6 +71,20 @@ for kind in ipdu ifmib; do
   valgrind -q --tool=callgrind --demangle=no --callgrind-out-file="$work/cg.$n" "$work/fence_$kind" \
     --ip 127.0.0.1 --ipport "$p" --snmp-version 2c --community private --plug 3 -o status > /dev/null
 done
+# The REST platforms' path (the shared HTTP layer, a token from IAM and the
+# API's connection opened meanwhile, both through a CONNECT proxy):
+# fence_ibm_vpc -o status against tests/peers/ibm_api.py.
+ibm_port=$(( 20000 + RANDOM % 20000 ))
+IBM_PARENT_PID=$$ bash tests/peers/ibm_start.sh "$ibm_port" 0.2 > /dev/null
+ibm_dir="$PEERS_DIR/run/$(id -u)/ibm-$ibm_port"
+ibm_ctl() { curl -s --cacert "$ibm_dir/ca.pem" -X POST "https://127.0.0.1:$((ibm_port + 1))/_peer/control" -d "$1" > /dev/null; }
+ibm_ctl '{"op":"key","key":"ApiKey-order-0123456789"}'
+ibm_ctl '{"op":"vpc","id":"0717_order","name":"node1"}'
+ln -s "$bin" "$work/fence_ibm_vpc"
+n=$((n + 1))
+valgrind -q --tool=callgrind --demangle=no --callgrind-out-file="$work/cg.$n" "$work/fence_ibm_vpc" \
+  --apikey=ApiKey-order-0123456789 --region=us-south --plug=0717_order \
+  --proxy="http://127.0.0.1:$((ibm_port + 2))" --ca-cert="$ibm_dir/ca.pem" -o status > /dev/null
 python3 - "$bin" "$map" "$work"/cg.* > "$work/order" <<'PY'
 import bisect, re, sys
 binary, mapfile, files = sys.argv[1], sys.argv[2], sys.argv[3:]

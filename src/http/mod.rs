@@ -10,8 +10,9 @@
 //! deadline when the caller asks (`patience`), proxies (`HTTPS_PROXY`,
 //! `NO_PROXY`, an agent's own proxy option: `proxy`), and the credentials
 //! it sent scrubbed from every text a server sends back (`scrub`) and
-//! made printable (`text`), and HTTP Digest authentication computed
-//! without I/O (`digest`, RFC 7616).
+//! made printable (`text`), HTTP Digest authentication computed without
+//! I/O (`digest`, RFC 7616), and a connection opened ahead of its first
+//! request while a token comes from another host (`Client::preopen`).
 //!
 //! What it leaves to each platform: its retry policy beyond connecting
 //! and throttling, its model of the answers, its login and its wording

@@ -136,6 +136,10 @@ impl GceDriver {
             .as_ref()
             .is_none_or(|t| Instant::now() >= t.renew_at)
         {
+            // The compute API's connection opens while the token comes.
+            let api = self.api_base();
+            let http = self.api.as_mut().expect("made in prepare");
+            http.preopen(&api, self.cfg.request_timeout);
             let base = self.env.metadata_base();
             let source = self.source.as_ref().expect("chosen in prepare");
             let token = credentials::fetch(

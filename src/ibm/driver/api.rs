@@ -1,6 +1,7 @@
 //! The API under the driver: one client for IAM and the service (the
 //! shared trust, upstream's `--proxy` or the environment's), the metadata
-//! service's client (plain HTTP on the host, no proxy), the bearer token
+//! service's client (plain HTTP on the host, no proxy; made only for the
+//! self-fencing guard), the bearer token
 //! (fetched when none is held or the one held is near its end, and again
 //! once after a 401), one request with 429 waited out, and the read of
 //! the instance.
@@ -46,6 +47,12 @@ impl IbmDriver {
             http.scrub().remember(self.cfg.apikey.expose());
             self.http = Some(http);
         }
+        Ok(())
+    }
+
+    /// The VPC metadata service's client, made when the self-fencing guard
+    /// first needs it (a status never does).
+    pub(super) fn meta_client(&mut self) -> Result<(), DriverError> {
         if self.meta.is_none() && self.cfg.service == Service::Vpc {
             self.meta = Some(Client::new(Setup {
                 trust: None,

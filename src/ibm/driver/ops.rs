@@ -137,7 +137,7 @@ impl IbmDriver {
     /// The VPC metadata service's view of the instance this process runs
     /// on: an identity token, then the instance (its ID).
     async fn this_instance(&mut self, deadline: Option<Instant>) -> Result<String, DriverError> {
-        self.clients()?;
+        self.meta_client()?;
         let base = self.metadata_base();
         let fail = |m: String| DriverError::new(ErrorKind::DeviceError, Stage::Authenticate, m);
         let url = format!("{base}/instance_identity/v1/token?version=2022-03-01");
@@ -153,7 +153,7 @@ impl IbmDriver {
         )
         .json(&json!({"expires_in": 300}))
         .within(METADATA_TIMEOUT, deadline);
-        let meta = self.meta.as_mut().expect("made in clients");
+        let meta = self.meta.as_mut().expect("made in meta_client");
         let reply = meta.send(&req).await.map_err(Failed::into_error)?;
         if !reply.ok() {
             return Err(fail(format!(
