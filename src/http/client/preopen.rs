@@ -19,16 +19,16 @@
 //! an HTTP proxy that names no credentials while no `NO_PROXY` applies;
 //! anything else is left to the usual way.
 
-use super::{Client, Failed, Reply, Request};
-use crate::engine::error::ErrorKind;
+use super::message::{Failed, Reply, Request};
+use crate::engine::error::{DriverError, ErrorKind};
 use crate::http::proxy::Resolved;
+use crate::http::scrub::Scrub;
 use http_body_util::Full;
 use hyper::body::Bytes;
 use hyper::client::conn::http1::SendRequest;
 use reqwest::Method;
 use std::sync::Arc;
 use std::time::Duration;
-use std::time::Instant;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::task::JoinHandle;
@@ -155,125 +155,106 @@ impl Opening {
     }
 }
 
-impl Client {
-    /// `r` over the connection opened ahead for its host, if there is one
-    /// and it is open: `None` when the request was not sent on it (the
-    /// usual way takes it, as if nothing had been tried).
-    pub(super) async fn over_opened(
+impl Opening {
+    /// `r` over this connection, if it is open: `None` when the request
+    /// was not sent on it (the usual way takes it, as if nothing had been
+    /// tried). Errors name `peer`, without what `scrub` knows.
+    pub(super) async fn carry(
         &mut self,
         r: &Request<'_>,
         peer: &str,
-        until: Instant,
-    ) -> Option<Result<Reply, Option<Failed>>> {
-        let authority = authority(r.url)?;
-        if self.opening.as_ref()?.authority != authority {
-            return None;
-        }
-        let u = reqwest::Url::parse(r.url).ok()?;
-        let host = match u.port() {
-            Some(p) => format!("{}:{p}", u.host_str()?),
-            None => u.host_str()?.to_string(),
+        scrub: &Scrub,
+    ) -> Option<Result<Reply, Failed>> {
+        let req = request(r)?;
+        let sender = self.ready().await?;
+        let error = |kind, message: String| DriverError::new(kind, r.stage, scrub.apply(&message));
+        let broke = |e: &dyn std::fmt::Display| {
+            Failed::Silent(error(
+                ErrorKind::Timeout,
+                format!("the connection to {peer} broke during {}: {e}", r.what),
+            ))
         };
-        let path = match u.query() {
-            Some(q) => format!("{}?{q}", u.path()),
-            None => u.path().to_string(),
-        };
-        let mut b = hyper::Request::builder()
-            .method(r.method.clone())
-            .uri(path)
-            .header(reqwest::header::HOST, host)
-            .header(
-                reqwest::header::USER_AGENT,
-                concat!("fencekit/", env!("CARGO_PKG_VERSION")),
-            );
-        if !r.headers.iter().any(|(k, _)| k == reqwest::header::ACCEPT) {
-            b = b.header(reqwest::header::ACCEPT, "*/*");
-        }
-        for (k, v) in &r.headers {
-            b = b.header(k, v);
-        }
-        let body = r.body.clone().unwrap_or_default();
-        if body.is_empty() && (r.method == Method::POST || r.method == Method::PUT) {
-            b = b.header(reqwest::header::CONTENT_LENGTH, "0");
-        }
-        let req = b.body(http_body_util::Full::new(body.into())).ok()?;
-        let mut opening = self.opening.take()?;
-        let this = &*self;
-        let exchange = async {
-            let sender = opening.ready().await?;
-            let broke = |e: &dyn std::fmt::Display| {
-                Failed::Silent(this.error(
-                    ErrorKind::Timeout,
-                    r.stage,
-                    format!("the connection to {peer} broke during {}: {e}", r.what),
-                ))
-            };
-            let resp = match sender.try_send_request(req).await {
-                Ok(resp) => resp,
-                Err(mut e) => {
-                    // Handed back: it was not sent.
-                    return match e.take_message() {
-                        Some(_) => None,
-                        None => Some(Err(broke(e.error()))),
-                    };
-                }
-            };
-            let (parts, mut incoming) = resp.into_parts();
-            let reason_phrase = parts
-                .extensions
-                .get::<hyper::ext::ReasonPhrase>()
-                .map(|r| String::from_utf8_lossy(r.as_bytes()).into_owned());
-            let too_big = || {
-                Failed::TooLarge(this.error(
-                    ErrorKind::Protocol,
-                    r.stage,
-                    format!(
-                        "the answer of {peer} to {} is larger than {} KiB; refusing to read it",
-                        r.what,
-                        r.max_body >> 10
-                    ),
-                ))
-            };
-            let announced = parts
-                .headers
-                .get(reqwest::header::CONTENT_LENGTH)
-                .and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
-            if announced.is_some_and(|n| n > r.max_body as u64) {
-                return Some(Err(too_big()));
-            }
-            let mut body = Vec::new();
-            while let Some(frame) = http_body_util::BodyExt::frame(&mut incoming).await {
-                let frame = match frame {
-                    Ok(f) => f,
-                    Err(e) => return Some(Err(broke(&e))),
+        let resp = match sender.try_send_request(req).await {
+            Ok(resp) => resp,
+            Err(mut e) => {
+                // Handed back: it was not sent.
+                return match e.take_message() {
+                    Some(_) => None,
+                    None => Some(Err(broke(e.error()))),
                 };
-                if let Ok(chunk) = frame.into_data() {
-                    if body.len() + chunk.len() > r.max_body {
-                        return Some(Err(too_big()));
-                    }
-                    body.extend_from_slice(&chunk);
-                }
             }
-            Some(Ok(Reply {
-                status: parts.status.as_u16(),
-                headers: parts.headers,
-                body,
-                reason_phrase,
-                scrub: this.scrub.clone(),
-            }))
         };
-        let out = match tokio::time::timeout_at(until.into(), exchange).await {
-            Ok(Some(r)) => Some(r.map_err(Some)),
-            Ok(None) => None,
-            Err(_) => Some(Err(None)),
+        let (parts, mut incoming) = resp.into_parts();
+        let too_big = || {
+            Failed::TooLarge(error(
+                ErrorKind::Protocol,
+                format!(
+                    "the answer of {peer} to {} is larger than {} KiB; refusing to read it",
+                    r.what,
+                    r.max_body >> 10
+                ),
+            ))
         };
-        // Kept after a whole answer only; otherwise (not opened, closed,
-        // handed back, broken, late) the usual way from now on.
-        if matches!(out, Some(Ok(_))) {
-            self.opening = Some(opening);
+        let announced = parts
+            .headers
+            .get(reqwest::header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
+        if announced.is_some_and(|n| n > r.max_body as u64) {
+            return Some(Err(too_big()));
         }
-        out
+        let mut body = Vec::new();
+        while let Some(frame) = http_body_util::BodyExt::frame(&mut incoming).await {
+            let frame = match frame {
+                Ok(f) => f,
+                Err(e) => return Some(Err(broke(&e))),
+            };
+            if let Ok(chunk) = frame.into_data() {
+                if body.len() + chunk.len() > r.max_body {
+                    return Some(Err(too_big()));
+                }
+                body.extend_from_slice(&chunk);
+            }
+        }
+        let mut reply = Reply::new(parts.status.as_u16(), parts.headers, body, scrub.clone());
+        if let Some(reason) = parts.extensions.get::<hyper::ext::ReasonPhrase>() {
+            reply = reply.with_reason(&String::from_utf8_lossy(reason.as_bytes()));
+        }
+        Some(Ok(reply))
     }
+}
+
+/// `r` as hyper sends it on a connection of its own: origin form, the
+/// `Host`, the client's `User-Agent`, and what reqwest would add (`Accept:
+/// */*`, a zero `Content-Length` on an empty POST or PUT).
+fn request(r: &Request<'_>) -> Option<hyper::Request<Full<Bytes>>> {
+    let u = reqwest::Url::parse(r.url).ok()?;
+    let host = match u.port() {
+        Some(p) => format!("{}:{p}", u.host_str()?),
+        None => u.host_str()?.to_string(),
+    };
+    let path = match u.query() {
+        Some(q) => format!("{}?{q}", u.path()),
+        None => u.path().to_string(),
+    };
+    let mut b = hyper::Request::builder()
+        .method(r.method.clone())
+        .uri(path)
+        .header(reqwest::header::HOST, host)
+        .header(
+            reqwest::header::USER_AGENT,
+            concat!("fencekit/", env!("CARGO_PKG_VERSION")),
+        );
+    if !r.headers.iter().any(|(k, _)| k == reqwest::header::ACCEPT) {
+        b = b.header(reqwest::header::ACCEPT, "*/*");
+    }
+    for (k, v) in &r.headers {
+        b = b.header(k, v);
+    }
+    let body = r.body.clone().unwrap_or_default();
+    if body.is_empty() && (r.method == Method::POST || r.method == Method::PUT) {
+        b = b.header(reqwest::header::CONTENT_LENGTH, "0");
+    }
+    b.body(Full::new(body.into())).ok()
 }
 
 /// A TCP connection to `authority` through the HTTP proxy at
