@@ -173,3 +173,19 @@ fn the_directory_follows_the_environment_and_the_switch() {
     assert!(c.path().starts_with(d.path().join("fencekit/tokens")));
     assert_eq!(mode(&d.path().join("fencekit/tokens")), 0o700);
 }
+
+#[test]
+fn a_directory_that_cannot_be_made_or_is_gone_is_no_cache_and_no_error() {
+    let d = tempfile::tempdir().unwrap();
+    let file = d.path().join("a-file");
+    std::fs::write(&file, "").unwrap();
+    // Not creatable (as on a read-only root, where root's permissions do
+    // not help either).
+    assert!(TokenCache::in_dir(file.join("tokens"), "test IAM", URL, b"k").is_none());
+    // Gone after the cache was made: a store is silent, a load is none.
+    let c = cache(d.path(), b"key-one");
+    std::fs::remove_dir(d.path().join("tokens")).unwrap();
+    c.store(b"eyJ.token.sig", in_an_hour());
+    assert!(c.load().is_none());
+    c.forget();
+}
