@@ -9,9 +9,10 @@
 #
 #   bench/ibm.sh [--bin PATH] [--runs N] [--check]
 #
-# Rows per agent: status (median wall, hyperfine -N: a token and one GET;
-# upstream VPC reuses its token file, Power VS reads the instance and then the
-# workspace's list), off+on (the peer's transitions take 0.2 s), peak RSS of a
+# Rows per agent: status (median wall, hyperfine -N: warm, one GET; upstream
+# VPC reuses its token file, upstream Power VS fetches a token and reads the
+# instance and then the workspace's list; fencekit takes the token from its
+# cache, kept in this run's own XDG_RUNTIME_DIR), off+on (the peer's transitions take 0.2 s), peak RSS of a
 # status (largest of 3). Targets: agent status >= 20x faster than upstream;
 # agent RSS <= 1/4 of upstream's. --check exits 1 when one is missed.
 set -euo pipefail
@@ -30,6 +31,9 @@ D="$PEERS_DIR/run/$(id -u)/ibm-$PORT"
 WORK=$(mktemp -d /tmp/fencekit-ibm-bench.XXXXXX)
 cleanup() { bash "$ROOT/tests/peers/ibm_stop.sh" "$PORT" >/dev/null 2>&1 || true; rm -rf "$WORK"; }
 trap cleanup EXIT
+# fencekit's token cache (and locks) in this run's directory, removed after.
+export XDG_RUNTIME_DIR="$WORK/run"
+mkdir -m 0700 "$XDG_RUNTIME_DIR"
 IBM_PARENT_PID=$$ bash "$ROOT/tests/peers/ibm_start.sh" "$PORT" 0.2 >/dev/null
 API="https://127.0.0.1:$((PORT + 1))"
 PROXY="http://127.0.0.1:$((PORT + 2))"

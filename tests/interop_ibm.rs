@@ -249,18 +249,25 @@ fn upstream(peer: &Peer, agent: &str, args: &[String]) -> Run {
 }
 
 /// fencekit as `agent` (a symlink) through the same proxy, `--ca-cert`
-/// trusting the test CA.
+/// trusting the test CA; a run-time directory of its own (so a token
+/// cache of its own: the cases count IAM's exchanges) unless `env` names
+/// one.
 fn ours(peer: &Peer, agent: &str, args: &[String], env: &[(&str, String)]) -> Run {
+    static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let link = peer.tmp.join(agent);
     if !link.exists() {
         let _ = std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_fencekit"), &link);
     }
+    let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let run_dir = peer.tmp.join(format!("xdg{n}"));
+    std::fs::create_dir_all(&run_dir).unwrap();
     let mut c = Command::new(&link);
     c.args(args)
         .arg(format!("--proxy={}", peer.proxy()))
         .arg(format!("--ca-cert={}", peer.ca().display()))
-        .env("XDG_RUNTIME_DIR", &peer.tmp)
+        .env("XDG_RUNTIME_DIR", &run_dir)
         .env("HOME", &peer.tmp)
+        .env_remove("FENCEKIT_TOKEN_CACHE")
         .env("IBM_VPC_METADATA_SERVICE_ENDPOINT", "http://127.0.0.1:9")
         .envs(env.iter().map(|(k, v)| (k, v)));
     support::run(c, Duration::from_secs(60))
@@ -936,7 +943,10 @@ fn native_driver_refreshes_tokens_and_stops_a_paused_instance() {
     c.iam_endpoint = Some(peer.tls());
     c.ca_cert = Some(peer.ca());
     c.request_timeout = Duration::from_secs(3);
-    let env = Env::from_pairs(&[("IBM_VPC_METADATA_SERVICE_ENDPOINT", &peer.metadata())]);
+    let env = Env::from_pairs(&[
+        ("IBM_VPC_METADATA_SERVICE_ENDPOINT", &peer.metadata()),
+        ("FENCEKIT_TOKEN_CACHE", "off"),
+    ]);
     let mut d = IbmDriver::with_env(c, env).unwrap();
     let mut p = Policy::native();
     p.poll_interval = Duration::from_millis(100);
@@ -954,17 +964,137 @@ fn native_driver_refreshes_tokens_and_stops_a_paused_instance() {
         vec![json!({"type": "stop", "force": true})]
     );
     assert!(
-        d.stats().tokens >= 2,
+        d.stats().tokens >= 2 && d.stats().cached == 0,
         "a two-second token is fetched again: {:?}",
         d.stats()
     );
+}
+
+/// IAM's exchanges the peer saw.
+fn iam_exchanges(peer: &Peer) -> usize {
+    peer.state()["log"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["path"] == "/identity/token")
+        .count()
+}
+
+/// The API's answers to GETs of `path`, in order (401 or not).
+fn gets(peer: &Peer, path: &str) -> usize {
+    peer.state()["log"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["method"] == "GET" && e["path"] == path)
+        .count()
+}
+
+/// `args` in region `r` (another device for the per-device lock, whose
+/// sessions the other groups' many runs in us-south take).
+fn in_region(mut args: Vec<String>, r: &str) -> Vec<String> {
+    let at = args.iter().position(|a| a == "--region").unwrap();
+    args[at + 1] = r.to_string();
+    args
+}
+
+/// The token cache between runs: two statuses with one run-time directory
+/// make one IAM exchange (the second run's token comes from the cache, a
+/// 0600 file in a 0700 directory, and the API's GET is its only request);
+/// a token IAM revoked is refused (401), removed from the cache and
+/// fetched once more; `FENCEKIT_TOKEN_CACHE=off` always exchanges; Power VS
+/// keeps its own (another IAM URL is not involved: the same key and URL
+/// share the file).
+fn statuses_in_a_row_take_the_token_from_the_cache() {
+    use std::os::unix::fs::MetadataExt;
+    let Some(peer) = Peer::start(0.3) else { return };
+    peer.vpc("0717_warm", json!({"status": "running"}));
+    let run_dir = peer.tmp.join("warm");
+    std::fs::create_dir_all(&run_dir).unwrap();
+    let env = vec![("XDG_RUNTIME_DIR", run_dir.display().to_string())];
+    let status = |env: &[(&str, String)]| {
+        let r = ours(
+            &peer,
+            "fence_ibm_vpc",
+            &in_region(vpc_args("0717_warm", &["-o", "status", "-v"]), "eu-de"),
+            env,
+        );
+        assert_eq!(seen(&r), (Some(0), "Status: ON".into()), "{}", r.text());
+        r
+    };
+    let iam0 = iam_exchanges(&peer);
+    let r = status(&env);
+    assert!(r.stderr.contains("IAM token fetched"), "{}", r.text());
+    assert_eq!(iam_exchanges(&peer), iam0 + 1, "cold: one exchange");
+    let r = status(&env);
+    assert!(
+        r.stderr.contains("token from the token cache"),
+        "the timeline says where the token came from: {}",
+        r.text()
+    );
+    assert!(!r.stderr.contains(KEY), "{}", r.text());
+    assert_eq!(iam_exchanges(&peer), iam0 + 1, "warm: no exchange");
+    let dir = run_dir.join("fencekit/tokens");
+    let files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(files.len(), 1, "one file per key: {files:?}");
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().mode() & 0o777;
+    assert_eq!((mode(&files[0]), mode(&dir)), (0o600, 0o700));
+    let held = std::fs::read(&files[0]).unwrap();
+    let tokens = peer.state()["tokens"].clone();
+    for t in tokens.as_object().unwrap().keys() {
+        assert!(
+            !held.windows(t.len()).any(|w| w == t.as_bytes()),
+            "no token in the clear"
+        );
+    }
+    // Revoked at IAM: the cached token is refused, then one new exchange.
+    peer.control(json!({"op": "expire_tokens"}));
+    let path = "/v1/instances/0717_warm";
+    let g0 = gets(&peer, path);
+    let r = status(&env);
+    assert!(r.stderr.contains("IAM token fetched"), "{}", r.text());
+    assert_eq!(
+        (iam_exchanges(&peer), gets(&peer, path)),
+        (iam0 + 2, g0 + 2),
+        "401, one exchange, the GET again: {}",
+        r.text()
+    );
+    assert_ne!(std::fs::read(&files[0]).unwrap(), held, "replaced");
+    // The new token is the one kept.
+    status(&env);
+    assert_eq!(iam_exchanges(&peer), iam0 + 2, "warm again");
+    // Turned off: every run exchanges.
+    let mut off = env.clone();
+    off.push(("FENCEKIT_TOKEN_CACHE", "off".into()));
+    status(&off);
+    status(&off);
+    assert_eq!(iam_exchanges(&peer), iam0 + 4, "no cache when off");
+    // Power VS through the same cache: one exchange for two runs.
+    peer.pvm("ws-warm", "warm-1", json!({"status": "ACTIVE"}));
+    let pvs_dir = peer.tmp.join("warm-pvs");
+    std::fs::create_dir_all(&pvs_dir).unwrap();
+    let penv = vec![("XDG_RUNTIME_DIR", pvs_dir.display().to_string())];
+    let before = iam_exchanges(&peer);
+    for _ in 0..2 {
+        let r = ours(
+            &peer,
+            "fence_ibm_powervs",
+            &in_region(pvs_args("ws-warm", "warm-1", &["-o", "status"]), "lon"),
+            &penv,
+        );
+        assert_eq!(seen(&r), (Some(0), "Status: ON".into()), "{}", r.text());
+    }
+    assert_eq!(iam_exchanges(&peer), before + 1, "Power VS warm");
 }
 
 /// The four groups at once (each has its own peers; most of their time is
 /// waiting for transitions and polls, not CPU), printing each one's time.
 #[test]
 fn ibm_side_by_side() {
-    let groups: [(&str, fn()); 5] = [
+    let groups: [(&str, fn()); 6] = [
         (
             "vpc states, power, refusals",
             vpc_states_power_and_refusals_side_by_side,
@@ -978,6 +1108,10 @@ fn ibm_side_by_side() {
         (
             "native driver",
             native_driver_refreshes_tokens_and_stops_a_paused_instance,
+        ),
+        (
+            "token cache",
+            statuses_in_a_row_take_the_token_from_the_cache,
         ),
     ];
     let t0 = Instant::now();

@@ -12,7 +12,9 @@
 //! it sent scrubbed from every text a server sends back (`scrub`) and
 //! made printable (`text`), HTTP Digest authentication computed without
 //! I/O (`digest`, RFC 7616), and a connection opened ahead of its first
-//! request while a token comes from another host (`Client::preopen`).
+//! request while a token comes from another host (`Client::preopen`), and
+//! a bearer token kept between processes, encrypted with a key derived from
+//! the credential it came for (`token_cache`).
 //!
 //! What it leaves to each platform: its retry policy beyond connecting
 //! and throttling, its model of the answers, its login and its wording
@@ -26,6 +28,7 @@ pub mod patience;
 pub mod proxy;
 pub mod scrub;
 pub mod text;
+pub mod token_cache;
 pub mod when;
 
 pub use client::{Client, Failed, Reply, Request, Setup};
@@ -33,3 +36,4 @@ pub use patience::Patience;
 pub use proxy::Proxy;
 pub use scrub::Scrub;
 pub use text::printable;
+pub use token_cache::TokenCache;

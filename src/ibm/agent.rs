@@ -3,7 +3,8 @@
 //!
 //! fence_ibm_vpc: `--apikey` the API key, `--region`, the plug the
 //! instance ID, `--proxy`, `--limit` (the list's page size);
-//! `--token-file` is accepted and not used (no token is written to disk).
+//! `--token-file` is accepted and not used (no plaintext token file: the
+//! driver keeps its token in the HTTP layer's encrypted cache).
 //! fence_ibm_powervs: `--token` the API key (or, as later upstream
 //! releases read it, `@FILE`: a file with the key, as text or as IBM's
 //! JSON key file), `--crn` the workspace's CRN, `--instance` the

@@ -82,7 +82,8 @@ impl Service {
 }
 
 /// The environment variables fencekit reads (IBM's SDKs' and Terraform
-/// provider's names for the endpoints; the proxy variables).
+/// provider's names for the endpoints; the proxy variables; where the
+/// token cache is, and its switch).
 pub const ENV_VARS: &[&str] = &[
     "IBMCLOUD_IAM_API_ENDPOINT",
     "IBMCLOUD_IS_NG_API_ENDPOINT",
@@ -92,6 +93,8 @@ pub const ENV_VARS: &[&str] = &[
     "https_proxy",
     "NO_PROXY",
     "no_proxy",
+    "XDG_RUNTIME_DIR",
+    crate::http::token_cache::SWITCH,
 ];
 
 /// The environment, as a snapshot (tests build their own).

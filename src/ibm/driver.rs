@@ -18,6 +18,11 @@
 //! * Throttling (429, `Retry-After`) is waited out within the deadline; a
 //!   token the API refuses (401) is fetched again once; a token near its
 //!   end is fetched again before it is used.
+//! * The token is kept between processes in the HTTP layer's encrypted
+//!   cache ([`crate::http::TokenCache`], one file per API key and IAM
+//!   URL): a warm call takes it from there and sends the API's request
+//!   alone; a token the API refuses is removed from it before a new one
+//!   is fetched.
 
 mod api;
 mod ops;
@@ -28,9 +33,9 @@ use crate::engine::driver::PowerDriver;
 use crate::engine::error::{DriverError, ErrorKind, Stage};
 use crate::engine::identity::{Identity, MachineName};
 use crate::engine::power::{Observed, PowerCommand, PowerState};
-use crate::http::Client;
+use crate::http::{Client, TokenCache};
 use crate::secret::Secret;
-use std::time::Instant;
+use std::time::{Instant, SystemTime};
 
 /// The VPC API version fencekit speaks (`version=`).
 pub const VPC_VERSION: &str = "2024-11-12";
@@ -39,6 +44,10 @@ pub const VPC_VERSION: &str = "2024-11-12";
 struct Token {
     value: Secret,
     renew_at: Instant,
+    /// When IAM said it ends (by the wall clock).
+    expires: SystemTime,
+    /// Taken from the token cache (not fetched by this process).
+    cached: bool,
 }
 
 /// What the self-fencing guard found.
@@ -68,8 +77,10 @@ pub struct Stats {
     pub requests: u32,
     /// Answers that were throttling.
     pub throttled: u32,
-    /// Tokens fetched.
+    /// Tokens fetched from IAM.
     pub tokens: u32,
+    /// Tokens taken from the token cache.
+    pub cached: u32,
 }
 
 /// One IBM Cloud instance as the engine drives it.
@@ -80,6 +91,12 @@ pub struct IbmDriver {
     meta: Option<Client>,
     token: Option<Token>,
     tokens: u32,
+    /// The token cache: `None` until first asked for.
+    cache: Option<Option<TokenCache>>,
+    /// Tokens taken from it.
+    cached: u32,
+    /// The API refused a token: the cache is not read again.
+    cache_refused: bool,
     last: Option<Machine>,
     fresh: bool,
     sent: Option<Sent>,
@@ -104,6 +121,9 @@ impl IbmDriver {
             meta: None,
             token: None,
             tokens: 0,
+            cache: None,
+            cached: 0,
+            cache_refused: false,
             last: None,
             fresh: false,
             sent: None,
@@ -121,6 +141,7 @@ impl IbmDriver {
             requests: a + m,
             throttled: at + mt,
             tokens: self.tokens,
+            cached: self.cached,
         }
     }
 
@@ -223,8 +244,12 @@ impl PowerDriver for IbmDriver {
         self.no_instance()?;
         let m = self.read_machine(Stage::Authenticate, deadline).await?;
         self.fresh = true;
+        let from = match self.token.as_ref().is_some_and(|t| t.cached) {
+            true => "token from the cache",
+            false => "token from IAM",
+        };
         Ok(format!(
-            "{} at {} (IAM {}): instance {} ({}) is {}",
+            "{} at {} (IAM {}, {from}): instance {} ({}) is {}",
             self.cfg.service.name(),
             self.cfg.api_base(&self.env),
             self.cfg.iam_token_url(&self.env),

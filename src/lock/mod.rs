@@ -436,7 +436,13 @@ fn euid() -> u32 {
 /// Where lock files (the fallback), holds and manual-fencing
 /// acknowledgments go.
 pub fn lock_dir() -> PathBuf {
-    match std::env::var_os("XDG_RUNTIME_DIR") {
+    run_dir(std::env::var_os("XDG_RUNTIME_DIR").as_deref())
+}
+
+/// fencekit's run-time directory for a value of `XDG_RUNTIME_DIR`:
+/// `$XDG_RUNTIME_DIR/fencekit` when it is set, else `/run/fencekit`.
+pub fn run_dir(xdg_runtime_dir: Option<&std::ffi::OsStr>) -> PathBuf {
+    match xdg_runtime_dir {
         Some(d) if !d.is_empty() => PathBuf::from(d).join("fencekit"),
         _ => PathBuf::from("/run/fencekit"),
     }

@@ -2,14 +2,15 @@
 //! shared trust, upstream's `--proxy` or the environment's), the metadata
 //! service's client (plain HTTP on the host, no proxy; made only for the
 //! self-fencing guard), the bearer token
-//! (fetched when none is held or the one held is near its end, and again
-//! once after a 401), one request with 429 waited out, and the read of
+//! (taken from the token cache or fetched when none is held, fetched when
+//! the one held is near its end, and again once after a 401, the cached
+//! one then removed), one request with 429 waited out, and the read of
 //! the instance.
 
 use super::*;
-use crate::http::{Failed, Patience, Proxy, Reply, Request, Setup};
+use crate::http::{Failed, Patience, Proxy, Reply, Request, Setup, TokenCache};
 use reqwest::Method;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 /// Largest answer read.
 pub const MAX_BODY: usize = 8 << 20;
@@ -20,6 +21,13 @@ pub(super) enum Call {
     Reply(Reply),
     /// Sent, and no answer: it may have been carried out.
     Silent(DriverError),
+}
+
+/// When a token that lives `life` from now is fetched again: IBM's SDKs
+/// refresh at 80 % of the life; never later than 10 s before its end.
+fn renew_at(life: Duration) -> Instant {
+    let early = (life / 5).max(Duration::from_secs(10)).min(life);
+    Instant::now() + (life - early)
 }
 
 fn config(message: String) -> DriverError {
@@ -63,8 +71,49 @@ impl IbmDriver {
         Ok(())
     }
 
-    /// The bearer header's value, with a token fetched when none is held
-    /// or the one held is near its end.
+    /// The token cache of this API key and IAM URL, when there is one.
+    fn cache(&mut self) -> Option<&TokenCache> {
+        if self.cache.is_none() {
+            let env = self.env.clone();
+            let lookup = move |k: &str| env.lookup(k);
+            let url = self.cfg.iam_token_url(&self.env);
+            self.cache = Some(TokenCache::for_key_in_env(
+                &lookup,
+                "IBM Cloud IAM",
+                &url,
+                self.cfg.apikey.expose(),
+            ));
+        }
+        self.cache.as_ref().and_then(Option::as_ref)
+    }
+
+    /// A token from the cache, when none is held and one there has time
+    /// left.
+    fn cached_token(&mut self) -> Option<Token> {
+        if self.token.is_some() || self.cache_refused || self.cfg.apikey.is_empty() {
+            return None;
+        }
+        let (value, expires) = self.cache()?.load()?;
+        let left = expires
+            .duration_since(SystemTime::now())
+            .unwrap_or(Duration::ZERO);
+        self.cached += 1;
+        let http = self.http.as_mut().expect("made in clients");
+        http.scrub().remember(value.expose());
+        tracing::info!(
+            left_s = left.as_secs(),
+            "IAM token from the token cache (no IAM exchange)"
+        );
+        Some(Token {
+            value,
+            renew_at: renew_at(left),
+            expires,
+            cached: true,
+        })
+    }
+
+    /// The bearer header's value: the token held, else one from the
+    /// cache, else one fetched (also when the one held is near its end).
     pub(super) async fn bearer(
         &mut self,
         deadline: Option<Instant>,
@@ -79,7 +128,17 @@ impl IbmDriver {
             let api = self.cfg.api_base(&self.env);
             let http = self.http.as_mut().expect("made in clients");
             http.preopen(&api, self.cfg.request_timeout);
-            self.token = Some(self.fetch_token(deadline).await?);
+            match self.cached_token() {
+                Some(t) => self.token = Some(t),
+                None => {
+                    let t = self.fetch_token(deadline).await?;
+                    if let Some(c) = self.cache() {
+                        c.store(t.value.expose(), t.expires);
+                    }
+                    tracing::info!("IAM token fetched");
+                    self.token = Some(t);
+                }
+            }
         }
         let t = self.token.as_ref().expect("fetched above");
         let mut v = zeroize::Zeroizing::new(b"Bearer ".to_vec());
@@ -127,12 +186,11 @@ impl IbmDriver {
         let t = model::token(&reply.body)
             .map_err(|e| DriverError::new(ErrorKind::Protocol, Stage::Authenticate, e.0))?;
         http.scrub().remember(t.access_token.as_bytes());
-        // IBM's SDKs refresh at 80 % of the life; never later than 10 s
-        // before its end.
-        let early = (t.life / 5).max(Duration::from_secs(10)).min(t.life);
         Ok(Token {
             value: Secret::from_str_value(&t.access_token),
-            renew_at: Instant::now() + (t.life - early),
+            renew_at: renew_at(t.life),
+            expires: SystemTime::now() + t.life,
+            cached: false,
         })
     }
 
@@ -185,7 +243,12 @@ impl IbmDriver {
                 // Refused before it was carried out: a new token, once.
                 tracing::debug!(%code, "401: fetching a new token");
                 refreshed = true;
+                // Never the refused token again, from the cache either.
                 self.token = None;
+                self.cache_refused = true;
+                if let Some(c) = self.cache() {
+                    c.forget();
+                }
                 continue;
             }
             return Err(DriverError::new(
