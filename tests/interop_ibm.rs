@@ -853,11 +853,16 @@ fn powervs_states_power_tokens_side_by_side() {
 }
 
 /// Power VS's faults of the whole peer (one at a time): an expired token,
-/// throttling, a silent API.
+/// throttling, a lost answer and a lost request, a silent API.
 fn powervs_tokens_and_faults() {
     let Some(peer) = Peer::start(0.3) else { return };
     peer.control(json!({"op": "ws", "id": "ws-list", "crn": crn("ws-list")}));
-    for (id, s) in [("l1", "ACTIVE"), ("l2", "SHUTOFF")] {
+    for (id, s) in [
+        ("l1", "ACTIVE"),
+        ("l2", "SHUTOFF"),
+        ("l3", "ACTIVE"),
+        ("l4", "ACTIVE"),
+    ] {
         peer.pvm("ws-list", id, json!({"status": s}));
     }
     peer.fault(json!({"retry_after": 0}));
@@ -889,6 +894,34 @@ fn powervs_tokens_and_faults() {
         "{}",
         o.text()
     );
+    // The immediate-shutdown's answer is lost after the work: read back,
+    // off confirmed, never sent again.
+    peer.fault(json!({"drop": {"immediate-shutdown": 1}}));
+    let o = ours(
+        &peer,
+        "fence_ibm_powervs",
+        &pvs_args("ws-list", "l3", &["-o", "off"]),
+        &[],
+    );
+    assert_eq!(
+        (seen(&o), peer.actions("pvm", "l3").len()),
+        ((Some(0), "Success: Powered OFF".into()), 1),
+        "a lost answer: {}",
+        o.text()
+    );
+    // Lost before the work: the outcome is unknown, it is not sent again,
+    // and the LPAR that still runs is never reported off.
+    peer.fault(json!({"lose": {"immediate-shutdown": 1}}));
+    let o = ours(
+        &peer,
+        "fence_ibm_powervs",
+        &pvs_args("ws-list", "l4", &["-o", "off", "--power-timeout", "1"]),
+        &[],
+    );
+    assert_eq!(o.code, Some(1), "a lost request: {}", o.text());
+    assert!(o.stderr.contains("not sent again"), "{}", o.text());
+    assert_eq!(peer.actions("pvm", "l4").len(), 1, "never re-sent");
+    assert_eq!(peer.status_of("pvm", "l4"), "ACTIVE");
     peer.fault(json!({"hang": 30}));
     let r = run_cases(
         &peer,
