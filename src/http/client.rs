@@ -17,7 +17,7 @@ use super::proxy::{reqwest_proxies, Proxy, Resolved};
 use super::scrub::Scrub;
 use crate::engine::error::{DriverError, ErrorKind, Stage};
 use crate::tls::{ClientAuth, SeenCert, TlsTrust};
-pub use message::{form_encode, Failed, Reply, Request, MAX_BODY};
+pub use message::{form_encode, Failed, Reply, Request, MAX_BODY, USER_AGENT};
 use preopen::Opening;
 use reqwest::header::HeaderMap;
 use reqwest::Method;
@@ -150,7 +150,7 @@ impl Client {
             .resolve(s.env, &scrub)
             .map_err(|e| DriverError::new(ErrorKind::Config, Stage::Authenticate, e.to_string()))?;
         let mut b = reqwest::Client::builder()
-            .user_agent(concat!("fencekit/", env!("CARGO_PKG_VERSION")))
+            .user_agent(USER_AGENT)
             .redirect(reqwest::redirect::Policy::none())
             .no_proxy()
             .http1_only()
@@ -295,17 +295,7 @@ impl Client {
                 .extensions()
                 .get::<hyper::ext::ReasonPhrase>()
                 .map(|r| String::from_utf8_lossy(r.as_bytes()).into_owned());
-            let too_big = || {
-                Failed::TooLarge(this.error(
-                    ErrorKind::Protocol,
-                    r.stage,
-                    format!(
-                        "the answer of {peer} to {} is larger than {} KiB; refusing to read it",
-                        r.what,
-                        r.max_body >> 10
-                    ),
-                ))
-            };
+            let too_big = || r.too_large(peer, &this.scrub);
             if resp.content_length().is_some_and(|n| n > r.max_body as u64) {
                 return Err(too_big());
             }
@@ -428,11 +418,7 @@ impl Client {
             ));
         }
         // The request may have left: the answer broke off or never came.
-        Failed::Silent(self.error(
-            ErrorKind::Timeout,
-            r.stage,
-            format!("the connection to {peer} broke during {}: {text}", r.what),
-        ))
+        r.broke(peer, &text, &self.scrub)
     }
 }
 

@@ -91,11 +91,25 @@ fn private_dir(dir: &Path) -> Result<(), &'static str> {
     if !m.file_type().is_dir() {
         return Err("not a directory (or a symlink)");
     }
+    private(
+        &m,
+        "the directory belongs to another user",
+        "the directory is open to its group or others",
+    )
+}
+
+/// Whether what `m` describes is this user's and closed to everyone else
+/// (`other_user`, `open`: why not).
+fn private(
+    m: &std::fs::Metadata,
+    other_user: &'static str,
+    open: &'static str,
+) -> Result<(), &'static str> {
     if m.uid() != euid() {
-        return Err("the directory belongs to another user");
+        return Err(other_user);
     }
     if m.mode() & 0o077 != 0 {
-        return Err("the directory is open to its group or others");
+        return Err(open);
     }
     Ok(())
 }
@@ -210,12 +224,11 @@ impl TokenCache {
         if !m.file_type().is_file() {
             return Err("not a regular file");
         }
-        if m.uid() != euid() {
-            return Err("the file belongs to another user");
-        }
-        if m.mode() & 0o077 != 0 {
-            return Err("the file is open to its group or others");
-        }
+        private(
+            &m,
+            "the file belongs to another user",
+            "the file is open to its group or others",
+        )?;
         if m.len() > MAX_FILE {
             return Err("the file is too large");
         }

@@ -2,8 +2,7 @@
 //! answer: the client's messages, apart from the client (so that the
 //! connection opened ahead, `preopen`, speaks them too).
 
-use crate::engine::error::DriverError;
-use crate::engine::error::Stage;
+use crate::engine::error::{DriverError, ErrorKind, Stage};
 use crate::http::scrub::Scrub;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use reqwest::Method;
@@ -11,6 +10,9 @@ use std::time::{Duration, Instant};
 
 /// The default cap of an answer's body.
 pub const MAX_BODY: usize = 8 << 20;
+
+/// The client's `User-Agent`.
+pub const USER_AGENT: &str = concat!("fencekit/", env!("CARGO_PKG_VERSION"));
 
 /// One request.
 pub struct Request<'a> {
@@ -126,6 +128,31 @@ impl<'a> Request<'a> {
     pub fn peer(mut self, peer: &'a str) -> Self {
         self.peer = Some(peer);
         self
+    }
+
+    /// Its answer was larger than its cap: received, and not read.
+    pub(super) fn too_large(&self, peer: &str, scrub: &Scrub) -> Failed {
+        Failed::TooLarge(DriverError::new(
+            ErrorKind::Protocol,
+            self.stage,
+            scrub.apply(&format!(
+                "the answer of {peer} to {} is larger than {} KiB; refusing to read it",
+                self.what,
+                self.max_body >> 10
+            )),
+        ))
+    }
+
+    /// The connection broke after it may have left: `why`, scrubbed.
+    pub(super) fn broke(&self, peer: &str, why: &dyn std::fmt::Display, scrub: &Scrub) -> Failed {
+        Failed::Silent(DriverError::new(
+            ErrorKind::Timeout,
+            self.stage,
+            scrub.apply(&format!(
+                "the connection to {peer} broke during {}: {why}",
+                self.what
+            )),
+        ))
     }
 
     /// When the request must have its answer.

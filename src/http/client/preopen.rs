@@ -19,8 +19,7 @@
 //! an HTTP proxy that names no credentials while no `NO_PROXY` applies;
 //! anything else is left to the usual way.
 
-use super::message::{Failed, Reply, Request};
-use crate::engine::error::{DriverError, ErrorKind};
+use super::message::{Failed, Reply, Request, USER_AGENT};
 use crate::http::proxy::Resolved;
 use crate::http::scrub::Scrub;
 use http_body_util::Full;
@@ -167,13 +166,7 @@ impl Opening {
     ) -> Option<Result<Reply, Failed>> {
         let req = request(r)?;
         let sender = self.ready().await?;
-        let error = |kind, message: String| DriverError::new(kind, r.stage, scrub.apply(&message));
-        let broke = |e: &dyn std::fmt::Display| {
-            Failed::Silent(error(
-                ErrorKind::Timeout,
-                format!("the connection to {peer} broke during {}: {e}", r.what),
-            ))
-        };
+        let broke = |e: &dyn std::fmt::Display| r.broke(peer, e, scrub);
         let resp = match sender.try_send_request(req).await {
             Ok(resp) => resp,
             Err(mut e) => {
@@ -185,16 +178,7 @@ impl Opening {
             }
         };
         let (parts, mut incoming) = resp.into_parts();
-        let too_big = || {
-            Failed::TooLarge(error(
-                ErrorKind::Protocol,
-                format!(
-                    "the answer of {peer} to {} is larger than {} KiB; refusing to read it",
-                    r.what,
-                    r.max_body >> 10
-                ),
-            ))
-        };
+        let too_big = || r.too_large(peer, scrub);
         let announced = parts
             .headers
             .get(reqwest::header::CONTENT_LENGTH)
@@ -240,10 +224,7 @@ fn request(r: &Request<'_>) -> Option<hyper::Request<Full<Bytes>>> {
         .method(r.method.clone())
         .uri(path)
         .header(reqwest::header::HOST, host)
-        .header(
-            reqwest::header::USER_AGENT,
-            concat!("fencekit/", env!("CARGO_PKG_VERSION")),
-        );
+        .header(reqwest::header::USER_AGENT, USER_AGENT);
     if !r.headers.iter().any(|(k, _)| k == reqwest::header::ACCEPT) {
         b = b.header(reqwest::header::ACCEPT, "*/*");
     }
